@@ -75,6 +75,20 @@ $(B)/unit/%: tests/unit/%.c $(LIB_OBJS)
 unit: all $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 
+# docs/ops.md is generated from ir/ops.def + docs/ops_meta.txt by tools/opsdoc;
+# ops-doc-check (part of `make test`) fails when the committed file is stale.
+.PHONY: ops-doc ops-doc-check
+tools/opsdoc: tools/opsdoc.c ir/ops.def ir/ir.h
+	$(CC) $(CFLAGS) -o $@ tools/opsdoc.c
+ops-doc: tools/opsdoc
+	@mkdir -p $(B)
+	tools/opsdoc docs/ops_meta.txt > $(B)/ops.md.tmp
+	mv $(B)/ops.md.tmp docs/ops.md
+ops-doc-check: tools/opsdoc
+	@mkdir -p $(B)
+	tools/opsdoc docs/ops_meta.txt > $(B)/ops.md.check
+	@cmp -s $(B)/ops.md.check docs/ops.md || { echo "docs/ops.md is stale: run make ops-doc"; exit 1; }
+
 FILTER ?= .
 conformance: all
 	ONNX_TESTS=$(ONNX_TESTS) tests/e2e/conformance.sh -o $(B)/conformance.tsv '$(FILTER)'
@@ -84,7 +98,7 @@ conformance-check: all
 zoo: all deps-models
 	tests/e2e/zoo.sh $(B)/zoo
 
-test: all unit conformance-check zoo footprint
+test: all ops-doc-check unit conformance-check zoo footprint
 
 # memory plan within 1.05 x its lower bound on the zoo, freestanding network
 # code without malloc/stdio, the three weights modes (tests/e2e/footprint.sh)
@@ -102,4 +116,4 @@ bench: all deps-models
 	bench/zoo_bench.sh -d $(B)/zoo --md docs/benchmarks.md --zoo-md docs/zoo.md
 
 clean:
-	rm -rf $(B) onnxcc tests/e2e/oxcmp
+	rm -rf $(B) onnxcc tests/e2e/oxcmp tools/opsdoc

@@ -2,7 +2,7 @@
  *
  *   onnxcc MODEL.onnx -o OUT.c [--target c] [--name PREFIX]
  *          [--shape INPUT=D0xD1x...]... [--dim SYMBOL=N]...
- *          [--const INPUT=FILE]... [--weights embed|external|c] [--report[=json]]
+ *          [--const INPUT=FILE]... [--like INPUT=FILE]... [--weights embed|external|c] [--report[=json]]
  *          [--main] [--build] [-v] [--dump-ir[=PASS]]
  *
  * Load (frontend/) -> bind shapes -> pass pipeline (opt/) -> emit (codegen/)
@@ -22,7 +22,8 @@
 static const char usage[] =
 	"usage: onnxcc MODEL.onnx -o OUT.c [--target c] [--name PREFIX]\n"
 	"              [--shape INPUT=D0xD1x...]... [--dim SYMBOL=N]...\n"
-	"              [--const INPUT=FILE]... [--weights embed|external|c] [--report[=json]]\n"
+	"              [--const INPUT=FILE]... [--like INPUT=FILE]...\n"
+	"              [--weights embed|external|c] [--report[=json]]\n"
 	"              [--main] [--build] [-v] [--dump-ir[=PASS]]\n"
 	"Writes OUT.c, OUT.h and the weights (OUT_weights.c and its blob), and OUT_main.c\n"
 	"with --main.\n"
@@ -30,6 +31,9 @@ static const char usage[] =
 	"  --dim      fix a symbolic dim everywhere\n"
 	"  --const    freeze a graph input to the tensor in FILE (.pb or .npy): the code\n"
 	"             is then specialized for that value and the input disappears\n"
+	"  --like     compile a graph input for the structure of the example in FILE:\n"
+	"             a sequence (SequenceProto: its length, element types and shapes),\n"
+	"             an optional (OptionalProto: empty or not) or a tensor's shape\n"
 	"  --weights  embed (default): the weights are compiled in, from OUT_weights.c.bin\n"
 	"             (.incbin/#embed) or OUT_weights.inc (a C array), inline when tiny;\n"
 	"             external: written to OUT_weights.bin, which the application passes\n"
@@ -342,8 +346,8 @@ static void print_report(ox_graph *g, const char *model, const char *out, int we
 int main(int argc, char **argv)
 {
 	const char *model = NULL, *out = NULL, *target = "c", *name = NULL, *dump = NULL;
-	const char *shapes[MAX_BINDS], *dims[MAX_BINDS], *consts[MAX_BINDS];
-	int nshapes = 0, ndims = 0, nconsts = 0, with_main = 0, build = 0, report = 0;
+	const char *shapes[MAX_BINDS], *dims[MAX_BINDS], *consts[MAX_BINDS], *likes[MAX_BINDS];
+	int nshapes = 0, ndims = 0, nconsts = 0, nlikes = 0, with_main = 0, build = 0, report = 0;
 	int weights = OX_CG_WEIGHTS_EMBED;
 	const char *wmode = NULL;
 	for (int i = 1; i < argc; i++) {
@@ -363,6 +367,8 @@ int main(int argc, char **argv)
 			dims[ndims++] = argv[++i];
 		else if (!strcmp(a, "--const") && more && nconsts < MAX_BINDS)
 			consts[nconsts++] = argv[++i];
+		else if (!strcmp(a, "--like") && more && nlikes < MAX_BINDS)
+			likes[nlikes++] = argv[++i];
 		else if (!strcmp(a, "--weights") && more)
 			wmode = argv[++i];
 		else if (!strncmp(a, "--weights=", 10))
@@ -430,6 +436,15 @@ int main(int argc, char **argv)
 	int rc = 0;
 	for (int i = 0; i < nconsts && !rc; i++)
 		rc = apply_const(g, consts[i]);
+	for (int i = 0; i < nlikes && !rc; i++) {
+		const char *eq = strchr(likes[i], '=');
+		char name[512];
+		if (!eq || !eq[1])
+			rc = bad_option("--like needs INPUT=FILE.pb, got '%s'", likes[i]);
+		else
+			snprintf(name, sizeof name, "%.*s", (int)(eq - likes[i]), likes[i]),
+				rc = ox_fe_like(g, name, eq + 1) ? 1 : 0;
+	}
 	for (int i = 0; i < nshapes && !rc; i++)
 		rc = apply_shape(g, shapes[i]);
 	for (int i = 0; i < ndims && !rc; i++)

@@ -195,7 +195,7 @@ const char *ox_cg_ctype(int dt)
 	case OX_F32: return "float";
 	case OX_F64: return "double";
 	case OX_F16: case OX_BF16: case OX_U16: return "uint16_t";
-	case OX_I8: return "int8_t";
+	case OX_I8: case OX_I4: case OX_I2: return "int8_t";
 	case OX_U8: case OX_BOOL: return "uint8_t";
 	case OX_I16: return "int16_t";
 	case OX_I32: return "int32_t";
@@ -203,7 +203,7 @@ const char *ox_cg_ctype(int dt)
 	case OX_I64: return "int64_t";
 	case OX_U64: return "uint64_t";
 	}
-	return "uint8_t"; /* float8 kinds: bytes */
+	return "uint8_t"; /* float8 kinds, u4/u2 and the f4e2m1 code: bytes */
 }
 
 const char *ox_cg_ntype(int dt)
@@ -606,6 +606,26 @@ static void emit_desc(ox_buf *b, ox_graph *g, const char *prefix, const char *wh
 	ox_buf_puts(b, "\t{NULL, 0, 0, NULL, 0, 0},\n};\n\n");
 }
 
+/* The ONNX inputs or outputs over the C tensors (a sequence is several);
+ * without port tables (a graph that did not go through fold) one each. */
+static void emit_ports(ox_buf *b, ox_graph *g, const char *prefix, const char *what, int nports,
+		       const ox_port *ports, int cnt, const char *const *names, const ox_id *ids)
+{
+	ox_buf_printf(b, "const %s_port_desc %s_%s_ports[] = {\n", prefix, prefix, what);
+	for (int k = 0; k < (ports ? nports : cnt); k++) {
+		ox_buf_puts(b, "\t{");
+		if (ports) {
+			int kind = ports[k].agg == OX_AGG_SEQ ? 1 : ports[k].agg == OX_AGG_OPT ? 2 + ports[k].seq : 0;
+			c_string(b, ports[k].name);
+			ox_buf_printf(b, ", %d, %d, %d},\n", kind, ports[k].first, ports[k].n);
+		} else {
+			c_string(b, names ? names[k] : g->vals[ids[k]].name);
+			ox_buf_printf(b, ", 0, %d, 1},\n", k);
+		}
+	}
+	ox_buf_puts(b, "\t{NULL, 0, 0, 0},\n};\n\n");
+}
+
 static char *sibling(const char *out_c, const char *suffix)
 {
 	size_t n = strlen(out_c);
@@ -929,6 +949,19 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 		      P, P, PU);
 	ox_buf_printf(&h, "extern const %s_tensor_desc %s_outputs[]; /* %s_NUM_OUTPUTS entries, then a NULL name */\n\n",
 		      P, P, PU);
+	ox_buf_printf(&h, "/* The ONNX graph's inputs and outputs over the tensors above: a tensor is\n"
+			  " * one entry, a sequence of n tensors n consecutive ones (first .. first+n-1),\n"
+			  " * an optional 0 or 1 (or a sequence). Their structure is fixed at compile\n"
+			  " * time (onnxcc --like). */\n");
+	ox_buf_printf(&h, "#define %s_NUM_INPUT_PORTS %d\n#define %s_NUM_OUTPUT_PORTS %d\n", PU,
+		      g->in_ports ? g->nin_ports : g->ninputs, PU, g->out_ports ? g->nout_ports : g->noutputs);
+	ox_buf_printf(&h, "#define %s_PORT_TENSOR 0\n#define %s_PORT_SEQUENCE 1\n#define %s_PORT_OPTIONAL 2\n"
+			  "#define %s_PORT_OPTIONAL_SEQUENCE 3\n", PU, PU, PU, PU);
+	ox_buf_printf(&h, "typedef struct {\n\tconst char *name;\n\tint kind;  /* %s_PORT_* */\n"
+			  "\tint first; /* index of its first tensor */\n\tint count; /* its tensors */\n"
+			  "} %s_port_desc;\n", PU, P);
+	ox_buf_printf(&h, "extern const %s_port_desc %s_input_ports[];  /* then a NULL name */\n", P, P);
+	ox_buf_printf(&h, "extern const %s_port_desc %s_output_ports[]; /* then a NULL name */\n\n", P, P);
 	ox_buf_printf(&h, "/* Run the network: inputs[k] and outputs[k] point to buffers of\n"
 			  " * %s_inputs[k].bytes / %s_outputs[k].bytes in graph order. Uses a static\n"
 			  " * arena: not reentrant. Returns 0%s. */\n", P, P,
@@ -974,6 +1007,8 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 	ox_buf_puts(&c, nodes.s ? nodes.s : "");
 	emit_desc(&c, g, P, "input", g->ninputs, g->inputs, NULL);
 	emit_desc(&c, g, P, "output", g->noutputs, g->outputs, g->output_names);
+	emit_ports(&c, g, P, "input", g->nin_ports, g->in_ports, g->ninputs, NULL, g->inputs);
+	emit_ports(&c, g, P, "output", g->nout_ports, g->out_ports, g->noutputs, g->output_names, g->outputs);
 	ox_buf_printf(&c, "int %s_run_with_arena(void *arena, const void *const *inputs, void *const *outputs)\n{\n", P);
 	ox_buf_puts(&c, "\tunsigned char *A = arena;\n");
 	if (mode == OX_CG_WEIGHTS_EMBED)

@@ -9,7 +9,8 @@
  * (stride 0 on broadcast dims) after dropping size-1 dims and merging dims
  * that are contiguous for every operand. Anything needing more than an
  * expression (integer division guards, NaN-propagating Min/Max) is a small
- * static helper added once per type with ox_cg_helper.
+ * static helper added once per type with ox_cg_helper. Casts to and from
+ * float8 and the sub-byte kinds use templates/quant_f8.c, quant_sub.c.
  */
 #include "cg.h"
 #include <stdio.h>
@@ -610,12 +611,80 @@ static int cast_f8_tmpl(ox_cg *cg, ox_graph *g, ox_node *n, int from, int to, ox
 	return 0;
 }
 
+static int is_subbyte(int dt)
+{
+	return dt == OX_U4 || dt == OX_I4 || dt == OX_F4E2M1 || dt == OX_U2 || dt == OX_I2;
+}
+
+/* Casts touching a sub-byte kind (one element per byte, see
+ * templates/quant_sub.c). The source becomes a double (the float kinds,
+ * f4 and f8) or an int64 (the integer kinds), then the target's rule
+ * applies: f4 rounds once from the double, the 4- and 2-bit integers
+ * truncate and wrap. The signed kinds are read through int8_t whatever the
+ * buffer's C type, so a sign-extended byte reads back as its value.
+ * Operands are raw ($0 in its storage type). */
+static int cast_sub_tmpl(ox_cg *cg, ox_graph *g, ox_node *n, int from, int to, ox_buf *t)
+{
+	if (ox_cg_use(cg, "quant_sub", OX_F32))
+		return ox_error(g, n, "kernel template templates/quant_sub.c is missing");
+	if ((is_f8(from) || is_f8(to)) && ox_cg_use(cg, "quant_f8", OX_F32))
+		return ox_error(g, n, "kernel template templates/quant_f8.c is missing");
+	char src[256];
+	int fsrc = 1; /* src is a double (else an int64) */
+	if (from == OX_F4E2M1)
+		snprintf(src, sizeof src, "(double)ox_f4e2m1_to_f32($0)");
+	else if (is_f8(from))
+		snprintf(src, sizeof src, "(double)ox_%s_to_f32($0)", ox_cg_sfx(from));
+	else if (is_fp(from))
+		snprintf(src, sizeof src, "(double)%s", ox_cg_load(from, "$0"));
+	else {
+		fsrc = 0;
+		snprintf(src, sizeof src, "(int64_t)%s$0", from == OX_I4 || from == OX_I2 ? "(int8_t)" : "");
+	}
+	const char *ct = ox_cg_ctype(to);
+	if (to == OX_F4E2M1) {
+		ox_buf_printf(t, "ox_f4e2m1_from_f64(%s)", src);
+	} else if (is_subbyte(to)) {
+		int bits = to == OX_U2 || to == OX_I2 ? 2 : 4, sgn = to == OX_I4 || to == OX_I2;
+		if (fsrc)
+			ox_buf_printf(t, "(%s)ox_sub_wrap(ox_sub_trunc(%s), %d, %d)", ct, src, bits, sgn);
+		else
+			ox_buf_printf(t, "(%s)ox_sub_wrap(%s, %d, %d)", ct, src, bits, sgn);
+	} else if (to == OX_BOOL) {
+		ox_buf_printf(t, "%s != 0", src);
+	} else if (is_f8(to)) {
+		int sat = ox_attr_int(n, "saturate", 1) != 0;
+		if (to == OX_F8E8M0) {
+			const char *rm = ox_attr_str(n, "round_mode", "up");
+			int mode = !strcmp(rm, "down") ? 1 : !strcmp(rm, "nearest") ? 2 : 0;
+			ox_buf_printf(t, "ox_f8e8m0_from_f32((float)%s, %d, %d)", src, sat, mode);
+		} else {
+			/* every sub-byte value is exact in float: one rounding */
+			ox_buf_printf(t, "ox_f32_to_%s((float)%s, %d)", ox_cg_sfx(to), src, sat);
+		}
+	} else if (is_fp(to)) {
+		char v[300];
+		snprintf(v, sizeof v, "(%s)%s", ox_cg_ntype(to), src);
+		ox_buf_puts(t, ox_cg_store(to, v));
+	} else if (fsrc) {
+		/* f4 to an integer: |x| <= 6, through int64 so a negative value
+		 * wraps into an unsigned type instead of being undefined */
+		ox_buf_printf(t, "(%s)(int64_t)%s", ct, src);
+	} else {
+		ox_buf_printf(t, "(%s)%s", ct, src);
+	}
+	return 0;
+}
+
 static int cast_tmpl(ox_cg *cg, ox_graph *g, ox_node *n, ox_buf *t, int *raw)
 {
 	int from = ox_in(g, n, 0)->dtype, to = ox_out(g, n, 0)->dtype;
 	if (from == to) {
 		*raw = 1;
 		ox_buf_puts(t, "$0");
+	} else if (is_subbyte(from) || is_subbyte(to)) {
+		*raw = 1;
+		return cast_sub_tmpl(cg, g, n, from, to, t);
 	} else if (is_f8(from) || is_f8(to)) {
 		*raw = 1;
 		return cast_f8_tmpl(cg, g, n, from, to, t);

@@ -1,6 +1,7 @@
 /* emit_index.c: C for indexing, scatter/gather, cumulative ops, TopK,
  * OneHot, Compress, NonZero, EyeLike, DepthToSpace/SpaceToDepth,
- * ReverseSequence, Shrink and the NLL / softmax cross-entropy losses.
+ * ReverseSequence, Shrink, the NLL / softmax cross-entropy losses and
+ * TensorScatter.
  *
  * Every kernel is loops over literal bounds. Elements that are only moved
  * stay in their storage type; arithmetic goes through ox_cg_load/store
@@ -617,6 +618,44 @@ static int emit_loss(ox_cg *cg, ox_graph *g, ox_node *n, int sce)
 	return 0;
 }
 
+/* ---- TensorScatter: copy the cache, then each batch's update rows land
+ * at write_indices[b] + s along the sequence axis (mod its size when
+ * circular; a linear write past the end is invalid input and skipped). */
+static int emit_tensorscatter(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	const ox_shape *xs = shp(g, n->in[0]), *us = shp(g, n->in[1]);
+	int axis, circ = !strcmp(ox_attr_str(n, "mode", "linear"), "circular");
+	if (ox_index_axis(g, n, &axis))
+		return -1;
+	int64_t B = xs->d[0], mid = prod(xs, 1, axis), L = xs->d[axis], S = us->d[axis];
+	int64_t inner = prod(xs, axis + 1, xs->rank);
+	ox_cg_line(cg, 1, "memcpy(out0, in0, %lld * sizeof *out0);", (long long)prod(xs, 0, xs->rank));
+	if (prod(us, 0, us->rank) == 0)
+		return 0;
+	int lvl = open_loop(cg, 1, "b", B);
+	if (n->nin > 2 && n->in[2] >= 0)
+		ox_cg_line(cg, lvl, "const int64_t w0 = (int64_t)in2[b];");
+	else
+		ox_cg_line(cg, lvl, "const int64_t w0 = 0; /* write_indices omitted */");
+	lvl = open_loop(cg, lvl, "o", mid);
+	lvl = open_loop(cg, lvl, "s", S);
+	if (circ) {
+		ox_cg_line(cg, lvl, "int64_t t = (w0 + s) %% %lld;", (long long)L);
+		ox_cg_line(cg, lvl, "if (t < 0)");
+		ox_cg_line(cg, lvl + 1, "t += %lld;", (long long)L);
+	} else {
+		/* an if, not continue: with unit bounds there may be no loop */
+		ox_cg_line(cg, lvl, "const int64_t t = w0 + s;");
+		ox_cg_line(cg, lvl, "if (t >= 0 && t < %lld)", (long long)L);
+		lvl++;
+	}
+	ox_cg_line(cg, lvl, "memcpy(out0 + ((b * %lld + o) * %lld + t) * %lld, in1 + ((b * %lld + o) * %lld + s) * %lld, "
+		   "%lld * sizeof *out0);", (long long)mid, (long long)L, (long long)inner, (long long)mid,
+		   (long long)S, (long long)inner, (long long)inner);
+	close_loops(cg, circ ? lvl : lvl - 1, 1);
+	return 0;
+}
+
 int emit_index(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	switch (n->op) {
@@ -655,6 +694,8 @@ int emit_index(ox_cg *cg, ox_graph *g, ox_node *n)
 		return emit_loss(cg, g, n, 0);
 	case OX_OP_SoftmaxCrossEntropyLoss:
 		return emit_loss(cg, g, n, 1);
+	case OX_OP_TensorScatter:
+		return emit_tensorscatter(cg, g, n);
 	}
 	return ox_error(g, n, "no C emitter for this op");
 }

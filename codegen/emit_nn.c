@@ -3,7 +3,8 @@
  * Conv, ConvTranspose and the pools call templates/ kernels written for
  * 3 spatial axes (1-D and 2-D pass leading 1s); Gemm and each MatMul
  * batch call templates/gemm.c; BatchNormalization and the global pools
- * are short loops printed inline. Resize is turned into per-axis tap
+ * are short loops printed inline; DeformConv calls templates/deform_conv.c
+ * (a plain loop nest: it is rare and small). Resize is turned into per-axis tap
  * tables (input offsets and weights) computed here in double precision
  * following the ONNX reference, so the generated kernel only gathers
  * and multiplies. Window and Resize parameters come from the decoders
@@ -682,6 +683,38 @@ static int emit_resize(ox_cg *cg, ox_graph *g, ox_node *n)
 	return 0;
 }
 
+/* ---- DeformConv (2-D, checked by infer_deformconv) ---- */
+static int emit_deformconv(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	ox_value *x = val(g, n, 0, 0), *w = val(g, n, 1, 0), *y = val(g, n, 0, 1);
+	int dt = x->dtype;
+	int64_t k[MAXSP], s[MAXSP], d[MAXSP], pads[2 * MAXSP];
+	int ap;
+	if (ox_ir_nn_window(g, n, 2, &w->shape, k, s, d, pads, &ap))
+		return -1;
+	if (ap != 0)
+		return ox_error(g, n, "auto_pad is not a DeformConv attribute");
+	if (use(cg, g, n, "deform_conv", dt))
+		return -1;
+	char b1[128], b2[128], b3[128], b4[64], b5[64], b6[128];
+	int64_t G = ox_attr_int(n, "group", 1), OG = ox_attr_int(n, "offset_group", 1);
+	ox_cg_printf(cg, "\t/* DeformConv group %lld, offset_group %lld: x %s, w %s -> %s; strides %s, pads %s, dilations %s */\n",
+		     (long long)G, (long long)OG, shape_str(&x->shape, b1, sizeof b1), shape_str(&w->shape, b2, sizeof b2),
+		     shape_str(&y->shape, b3, sizeof b3), list_str(s, 2, "x", b4, sizeof b4),
+		     list_str(pads, 4, ",", b6, sizeof b6), list_str(d, 2, "x", b5, sizeof b5));
+	ox_cg_printf(cg, "\tox_deform_conv_%s(in0, in1, in2, %s, %s, out0,\n", ox_cg_sfx(dt),
+		     n->nin > 3 && n->in[3] >= 0 ? "in3" : "NULL", n->nin > 4 && n->in[4] >= 0 ? "in4" : "NULL");
+	ox_cg_printf(cg, "\t\t%lld, %lld, %lld, %lld, %lld, %lld, %lld, /* N, C, H, W, M, group, offset_group */\n",
+		     (long long)x->shape.d[0], (long long)x->shape.d[1], (long long)x->shape.d[2],
+		     (long long)x->shape.d[3], (long long)y->shape.d[1], (long long)G, (long long)OG);
+	ox_cg_printf(cg, "\t\t%lld, %lld, %lld, %lld, /* kernel, output size */\n", (long long)k[0], (long long)k[1],
+		     (long long)y->shape.d[2], (long long)y->shape.d[3]);
+	ox_cg_printf(cg, "\t\t%lld, %lld, %lld, %lld, %lld, %lld); /* strides, begin pads, dilations */\n",
+		     (long long)s[0], (long long)s[1], (long long)pads[0], (long long)pads[1], (long long)d[0],
+		     (long long)d[1]);
+	return 0;
+}
+
 int emit_nn(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	switch (n->op) {
@@ -703,6 +736,8 @@ int emit_nn(ox_cg *cg, ox_graph *g, ox_node *n)
 		return emit_matmul(cg, g, n);
 	case OX_OP_Resize:
 		return emit_resize(cg, g, n);
+	case OX_OP_DeformConv:
+		return emit_deformconv(cg, g, n);
 	}
 	return ox_error(g, n, "not a dense compute op");
 }

@@ -5,7 +5,9 @@
  * ox_ir_quant_layout in ir/infer_quant.c). Arithmetic follows the ONNX
  * reference's numpy precision: x / scale in the scale's float type, rint
  * (ties to even) then saturation for integer outputs, templates/quant_f8.c
- * for the float8 kinds. MatMulInteger and QLinearMatMul call
+ * for the float8 kinds, templates/quant_sub.c for float4e2m1. The sub-byte
+ * kinds are one element per byte (int4 / int2 sign-extended, read through
+ * int8_t whatever the buffer's C type). MatMulInteger and QLinearMatMul call
  * templates/quant_matmul.c per row, ConvInteger and QLinearConv call
  * templates/quant_conv.c; both take u8/i8 operands as bytes with a sign
  * flip (see those files), and requantize in double as the reference does
@@ -40,6 +42,10 @@ static void qrange(int dt, long *lo, long *hi)
 {
 	switch (dt) {
 	case OX_I8: *lo = -128, *hi = 127; return;
+	case OX_I4: *lo = -8, *hi = 7; return;
+	case OX_U4: *lo = 0, *hi = 15; return;
+	case OX_I2: *lo = -2, *hi = 1; return;
+	case OX_U2: *lo = 0, *hi = 3; return;
 	case OX_U16: *lo = 0, *hi = 65535; return;
 	case OX_I16: *lo = -32768, *hi = 32767; return;
 	default: *lo = 0, *hi = 255; return;
@@ -59,6 +65,10 @@ static const char *as_float(int dt, const char *e, char *buf, size_t n)
 {
 	if (is_f8(dt))
 		snprintf(buf, n, "ox_%s_to_f32(%s)", ox_cg_sfx(dt), e);
+	else if (dt == OX_F4E2M1)
+		snprintf(buf, n, "ox_f4e2m1_to_f32(%s)", e);
+	else if (dt == OX_I4 || dt == OX_I2)
+		snprintf(buf, n, "(float)(int8_t)%s", e);
 	else if (dt == OX_F16 || dt == OX_BF16)
 		snprintf(buf, n, "%s", ox_cg_load(dt, e));
 	else if (dt == OX_F32)
@@ -125,6 +135,11 @@ static void qdq_stmt(ox_cg *cg, ox_graph *g, ox_node *n, const char *ind, int dq
 		ox_cg_printf(cg, "%sout0[k] = ox_f32_to_%s((float)(%s) + z, %d);\n", ind, ox_cg_sfx(y->dtype), q, sat);
 		return;
 	}
+	if (y->dtype == OX_F4E2M1) {
+		/* f4 has no infinity: it always saturates */
+		ox_cg_printf(cg, "%sout0[k] = ox_f4e2m1_from_f64((double)((float)(%s) + z));\n", ind, q);
+		return;
+	}
 	long lo, hi;
 	qrange(y->dtype, &lo, &hi);
 	ox_cg_printf(cg, "%sout0[k] = (%s)ox_qsat(%s(%s) + z, %ld, %ld);\n", ind, ox_cg_ctype(y->dtype),
@@ -143,7 +158,9 @@ static int emit_qdq(ox_cg *cg, ox_graph *g, ox_node *n, int dq)
 	if (is_f8(x->dtype) || is_f8(y->dtype))
 		if (use_f8(cg, g, n))
 			return -1;
-	if (!dq && !is_f8(y->dtype))
+	if ((x->dtype == OX_F4E2M1 || y->dtype == OX_F4E2M1) && ox_cg_use(cg, "quant_sub", OX_F32))
+		return ox_error(g, n, "kernel template templates/quant_sub.c is missing");
+	if (!dq && !is_f8(y->dtype) && y->dtype != OX_F4E2M1)
 		ox_cg_helper(cg, "ox_qsat", qsat_text);
 	long long N = ox_shape_numel(&x->shape), O = 1, D = 1, I = 1;
 	for (int i = 0; i < x->shape.rank; i++) {

@@ -10,6 +10,7 @@
  */
 #include "frontend.h"
 #include "onnx.pb-c.h"
+#include "functions.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,22 @@ typedef struct {
 	const char *path;   /* model file */
 	char *dir;          /* its folder, for external data */
 	int nunsupported;
+	ox_fe_functions *fns; /* the model's local functions, inlined per call */
+	const Onnx__ModelProto *mp; /* for the opset of each domain */
 } ctx;
+
+/* the model's opset for a node's domain ("" / ai.onnx: the graph's) */
+static int domain_opset(const ctx *c, const ox_graph *g, const char *domain)
+{
+	if (!*domain || !strcmp(domain, "ai.onnx") || !c->mp)
+		return g->opset;
+	for (size_t i = 0; i < c->mp->n_opset_import; i++) {
+		const char *d = c->mp->opset_import[i]->domain;
+		if (d && !strcmp(d, domain))
+			return (int)c->mp->opset_import[i]->version;
+	}
+	return 1;
+}
 
 static int import_graph(ctx *c, ox_graph *g, const Onnx__GraphProto *gp);
 
@@ -106,7 +122,71 @@ static int load_external(ctx *c, ox_graph *g, const Onnx__TensorProto *tp, ox_te
 	return rc;
 }
 
-/* TensorProto -> ox_tensor (constant dims, little-endian data). */
+/* Bits per element of a sub-byte dtype, 0 for the others. */
+static int subbyte_bits(int dt)
+{
+	switch (dt) {
+	case OX_U4: case OX_I4: case OX_F4E2M1: return 4;
+	case OX_U2: case OX_I2: return 2;
+	}
+	return 0;
+}
+
+/* ONNX packs sub-byte elements into bytes, lowest bits first (element 0 in
+ * the low nibble / low 2 bits); the IR holds them one per byte, the signed
+ * kinds sign-extended (ir/types.c). `packed` has (n * bits + 7) / 8 bytes. */
+static void unpack_subbyte(int dt, const unsigned char *packed, int64_t n, unsigned char *out)
+{
+	int bits = subbyte_bits(dt), per = 8 / bits;
+	unsigned mask = (1u << bits) - 1, sign = 1u << (bits - 1);
+	int is_signed = dt == OX_I4 || dt == OX_I2;
+	for (int64_t i = 0; i < n; i++) {
+		unsigned v = packed[i / per] >> (i % per * bits) & mask;
+		if (is_signed && (v & sign))
+			v |= ~mask & 0xffu; /* sign-extend into the byte */
+		out[i] = (unsigned char)v;
+	}
+}
+
+/* import_tensor for a sub-byte dtype: the packed bytes come from raw_data,
+ * from int32_data (one packed byte per value, as onnx.proto says) or from
+ * external data, and are unpacked into t. */
+static ox_tensor *import_subbyte(ctx *c, ox_graph *g, const Onnx__TensorProto *tp, ox_tensor *t)
+{
+	int dt = t->dtype;
+	int64_t n = ox_tensor_numel(t);
+	size_t nb = (size_t)((n * subbyte_bits(dt) + 7) / 8);
+	unsigned char *packed = malloc(nb + 1);
+	if (!packed)
+		ox_die("out of memory");
+	const char *name = tp->name ? tp->name : "";
+	int bad = 0;
+	if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+		ox_tensor tmp = *t;
+		tmp.data = packed;
+		tmp.nbytes = nb;
+		bad = load_external(c, g, tp, &tmp);
+	} else if (tp->has_raw_data) {
+		if (tp->raw_data.len != nb)
+			bad = ox_error(g, NULL, "tensor '%s': raw_data has %zu bytes, %s[%lld] packs into %zu",
+				       name, tp->raw_data.len, ox_dtype_name(dt), (long long)n, nb);
+		else
+			memcpy(packed, tp->raw_data.data, nb);
+	} else if (tp->n_int32_data != nb) {
+		bad = ox_error(g, NULL, "tensor '%s': %zu int32_data values, %s[%lld] packs into %zu",
+			       name, tp->n_int32_data, ox_dtype_name(dt), (long long)n, nb);
+	} else {
+		for (size_t i = 0; i < nb; i++)
+			packed[i] = (unsigned char)tp->int32_data[i];
+	}
+	if (!bad)
+		unpack_subbyte(dt, packed, n, t->data);
+	free(packed);
+	return bad ? NULL : t;
+}
+
+/* TensorProto -> ox_tensor (constant dims, little-endian data; sub-byte
+ * kinds unpacked to one element per byte). */
 static ox_tensor *import_tensor(ctx *c, ox_graph *g, const Onnx__TensorProto *tp)
 {
 	int dt = tp->data_type;
@@ -142,6 +222,8 @@ static ox_tensor *import_tensor(ctx *c, ox_graph *g, const Onnx__TensorProto *tp
 		}
 		return t;
 	}
+	if (subbyte_bits(dt))
+		return import_subbyte(c, g, tp, t);
 	if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
 		return load_external(c, g, tp, t) ? NULL : t;
 	if (tp->has_raw_data) {
@@ -191,6 +273,13 @@ static ox_tensor *import_tensor(ctx *c, ox_graph *g, const Onnx__TensorProto *tp
 
 static void import_type(ox_graph *g, ox_value *v, const Onnx__TypeProto *tp)
 {
+	if (tp && (tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE ||
+		   tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE)) {
+		/* structure unknown until --like gives an example (opt/expand.c) */
+		v->agg = tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE ? OX_AGG_SEQ : OX_AGG_OPT;
+		v->nelems = -1;
+		return;
+	}
 	if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
 		return;
 	const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
@@ -394,8 +483,12 @@ static int import_graph(ctx *c, ox_graph *g, const Onnx__GraphProto *gp)
 		g->inputs[nin++] = v;
 	}
 	g->ninputs = nin;
-	for (size_t i = 0; i < gp->n_node; i++) {
-		const Onnx__NodeProto *np = gp->node[i];
+	size_t nnodes = 0;
+	Onnx__NodeProto **nodes = ox_fe_functions_expand(c->fns, gp->node, gp->n_node, &nnodes);
+	if (!nodes)
+		return ox_error(g, NULL, "model-local functions could not be inlined");
+	for (size_t i = 0; i < nnodes; i++) {
+		const Onnx__NodeProto *np = nodes[i];
 		const char *domain = np->domain ? np->domain : "";
 		if (!strcmp(np->op_type, "Constant") && (!*domain || !strcmp(domain, "ai.onnx"))) {
 			ox_tensor *t = constant_value(c, g, np);
@@ -408,6 +501,7 @@ static int import_graph(ctx *c, ox_graph *g, const Onnx__GraphProto *gp)
 		ox_id nid = ox_ir_add_node(g, op, np->op_type, np->name, (int)np->n_input, (int)np->n_output);
 		ox_node *n = &g->nodes[nid];
 		n->domain = ox_ir_strdup(g, domain);
+		n->opset = domain_opset(c, g, domain);
 		if (op == OX_OP_UNKNOWN) {
 			ox_error(g, n, "unsupported operator%s%s", *domain ? " in domain " : "", domain);
 			c->nunsupported++;
@@ -452,6 +546,8 @@ static int import_graph(ctx *c, ox_graph *g, const Onnx__GraphProto *gp)
 			if (dt)
 				val->dtype = dt;
 			val->has_shape = 0; /* inference decides */
+			val->agg = 0;       /* so does expansion, for sequences */
+			val->nelems = 0;
 		}
 	}
 	return rc;
@@ -459,7 +555,7 @@ static int import_graph(ctx *c, ox_graph *g, const Onnx__GraphProto *gp)
 
 ox_tensor *ox_fe_tensor(ox_graph *g, const char *path, const void *tensorproto)
 {
-	ctx c = {path, NULL, 0};
+	ctx c = {path, NULL, 0, NULL, NULL};
 	c.dir = strdup(path);
 	char *slash = strrchr(c.dir, '/');
 	if (slash)
@@ -486,7 +582,7 @@ ox_graph *ox_fe_load(const char *path)
 		return NULL;
 	}
 	ox_graph *g = ox_ir_new(path);
-	ctx c = {path, NULL, 0};
+	ctx c = {path, NULL, 0, ox_fe_functions_new(mp), mp};
 	c.dir = strdup(path);
 	char *slash = strrchr(c.dir, '/');
 	if (slash)
@@ -512,6 +608,7 @@ ox_graph *ox_fe_load(const char *path)
 			rc = ox_error(g, NULL, "%d node%s with unsupported operators (listed above)",
 				      c.nunsupported, c.nunsupported > 1 ? "s" : "");
 	}
+	ox_fe_functions_free(c.fns);
 	onnx__model_proto__free_unpacked(mp, NULL);
 	free(c.dir);
 	if (rc) {

@@ -106,3 +106,105 @@ ox_tensor *ox_fe_load_tensor(ox_graph *g, const char *path)
 	free(b);
 	return t;
 }
+
+/* ---- --like: the structure of a graph input from an example value ---- */
+
+static void type_like(ox_value *val, const Onnx__TensorProto *tp)
+{
+	val->dtype = tp->has_data_type ? tp->data_type : 0;
+	val->has_shape = 1;
+	val->shape.rank = (int)(tp->n_dims < OX_MAX_RANK ? tp->n_dims : OX_MAX_RANK);
+	for (int d = 0; d < val->shape.rank; d++)
+		val->shape.d[d] = tp->dims[d];
+}
+
+/* v becomes an aggregate of the given parts */
+static void set_agg(ox_graph *g, ox_id v, int agg, const ox_id *e, int n, int dt)
+{
+	ox_value *val = &g->vals[v];
+	val->kind = OX_V_AGG;
+	val->agg = agg;
+	val->nelems = n;
+	val->elem_dtype = dt;
+	val->elems = ox_ir_alloc(g, (n + 1) * sizeof *e);
+	if (n)
+		memcpy(val->elems, e, n * sizeof *e);
+}
+
+/* v becomes a sequence of new graph-input tensors NAME[i] typed like sp's */
+static int like_seq(ox_graph *g, ox_id v, const char *name, const Onnx__SequenceProto *sp)
+{
+	if (sp->n_sequence_values || sp->n_optional_values || sp->n_sparse_tensor_values)
+		return ox_error(g, NULL, "--like %s: only sequences of dense tensors are supported", name);
+	ox_id *e = calloc(sp->n_tensor_values + 1, sizeof *e);
+	int dt = 0;
+	for (size_t i = 0; i < sp->n_tensor_values; i++) {
+		char nm[600];
+		snprintf(nm, sizeof nm, "%s[%zu]", name, i);
+		e[i] = ox_ir_add_value(g, nm, OX_V_INPUT);
+		type_like(&g->vals[e[i]], sp->tensor_values[i]);
+		dt = g->vals[e[i]].dtype;
+	}
+	set_agg(g, v, OX_AGG_SEQ, e, (int)sp->n_tensor_values, dt);
+	free(e);
+	return 0;
+}
+
+int ox_fe_like(ox_graph *g, const char *name, const char *path)
+{
+	int k = 0;
+	while (k < g->ninputs && strcmp(g->vals[g->inputs[k]].name, name))
+		k++;
+	if (k == g->ninputs)
+		return ox_error(g, NULL, "--like: the model has no input '%s'", name);
+	size_t n = 0;
+	unsigned char *b = slurp(path, &n);
+	if (!b)
+		return ox_error(g, NULL, "cannot read %s: %s", path, strerror(errno));
+	ox_id id = g->inputs[k];
+	int agg = g->vals[id].agg, rc = -2;
+	if (agg == OX_AGG_SEQ) {
+		Onnx__SequenceProto *sp = onnx__sequence_proto__unpack(NULL, n, b);
+		if (sp) {
+			rc = like_seq(g, id, name, sp);
+			onnx__sequence_proto__free_unpacked(sp, NULL);
+		}
+	} else if (agg == OX_AGG_OPT) {
+		Onnx__OptionalProto *op = onnx__optional_proto__unpack(NULL, n, b);
+		if (op) {
+			rc = 0;
+			if (op->optional_value || op->sparse_tensor_value) {
+				rc = ox_error(g, NULL, "--like %s: only optionals of tensors or sequences are supported",
+					      name);
+			} else if (op->tensor_value || op->sequence_value) {
+				/* the part is a new input (or sequence) of the same name */
+				ox_id part = ox_ir_add_value(g, name, OX_V_INPUT);
+				if (op->tensor_value)
+					type_like(&g->vals[part], op->tensor_value);
+				else
+					rc = like_seq(g, part, name, op->sequence_value);
+				set_agg(g, id, OX_AGG_OPT, &part, 1, 0);
+			} else {
+				set_agg(g, id, OX_AGG_OPT, NULL, 0, 0);
+			}
+			onnx__optional_proto__free_unpacked(op, NULL);
+		}
+	} else {
+		Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, n, b);
+		if (tp) {
+			ox_value v = g->vals[id];
+			type_like(&v, tp);
+			if (g->vals[id].dtype && g->vals[id].dtype != v.dtype)
+				rc = ox_error(g, NULL, "--like %s: the file holds %s, the input is %s", name,
+					      ox_dtype_name(v.dtype), ox_dtype_name(g->vals[id].dtype));
+			else
+				rc = 0, g->vals[id] = v;
+			onnx__tensor_proto__free_unpacked(tp, NULL);
+		}
+	}
+	free(b);
+	if (rc == -2)
+		return ox_error(g, NULL, "%s: not a %s", path,
+				agg == OX_AGG_SEQ ? "SequenceProto" : agg == OX_AGG_OPT ? "OptionalProto" : "TensorProto");
+	return rc;
+}

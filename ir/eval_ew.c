@@ -6,8 +6,8 @@
  * output dtype. Inputs broadcast numpy-style onto the output shape. Anything
  * this file cannot reproduce exactly as the generated code would (integer
  * division by zero, float-to-int overflow, sign-sensitive u64 arithmetic,
- * more than MAXIN inputs, casts to or from float8) returns -1 and is left
- * to run time. BitCast copies the bytes.
+ * more than MAXIN inputs, casts to or from float8 or the sub-byte kinds)
+ * returns -1 and is left to run time. BitCast copies the bytes.
  */
 #include "ir.h"
 #include <math.h>

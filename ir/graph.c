@@ -194,6 +194,19 @@ ox_id ox_ir_add_const(ox_graph *g, const char *name, ox_tensor *t)
 	return v;
 }
 
+ox_id ox_ir_add_agg(ox_graph *g, const char *name, int agg, const ox_id *elems, int n, int elem_dtype)
+{
+	ox_id id = ox_ir_add_value(g, name, OX_V_AGG);
+	ox_value *v = &g->vals[id];
+	v->agg = agg;
+	v->nelems = n;
+	v->elem_dtype = elem_dtype;
+	v->elems = ox_ir_alloc(g, (n + 1) * sizeof *v->elems);
+	if (n)
+		memcpy(v->elems, elems, n * sizeof *elems);
+	return id;
+}
+
 void ox_ir_replace_uses(ox_graph *g, ox_id from, ox_id to)
 {
 	for (int i = 0; i < g->nnodes; i++) {
@@ -241,53 +254,99 @@ void ox_ir_compact(ox_graph *g)
 }
 
 /* Kahn's algorithm, stable: among ready nodes, the one first in the current
- * order goes first, so an already sorted graph is left as it is. */
+ * order goes first (a binary heap on the index), so an already sorted graph
+ * is left as it is. A node that reads an aggregate (OX_V_AGG) depends on
+ * the producers of its parts. O((V + E) log V). */
+typedef struct { int *edge, *start, *prod; ox_graph *g; } topo;
+
+static void topo_deps(topo *t, ox_id v, int node, int *count, int fill)
+{
+	ox_value *val = &t->g->vals[v];
+	if (val->kind == OX_V_AGG) {
+		for (int e = 0; e < val->nelems; e++)
+			if (val->elems[e] >= 0)
+				topo_deps(t, val->elems[e], node, count, fill);
+		return;
+	}
+	int p = t->prod[v];
+	if (p < 0 || p == node)
+		return;
+	if (fill)
+		t->edge[t->start[p] + count[p]] = node;
+	count[p]++;
+}
+
+static void heap_push(int *h, int *n, int x)
+{
+	int i = (*n)++;
+	while (i > 0 && h[(i - 1) / 2] > x) {
+		h[i] = h[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h[i] = x;
+}
+
+static int heap_pop(int *h, int *n)
+{
+	int top = h[0], x = h[--*n], i = 0;
+	for (;;) {
+		int c = 2 * i + 1;
+		if (c >= *n)
+			break;
+		if (c + 1 < *n && h[c + 1] < h[c])
+			c++;
+		if (h[c] >= x)
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	h[i] = x;
+	return top;
+}
+
 int ox_ir_toposort(ox_graph *g)
 {
 	ox_ir_compact(g);
 	int n = g->nnodes;
-	if (!n)
+	if (n <= 0)
 		return 0;
-	int *pending = calloc(n, sizeof *pending);
-	int *order = calloc(n, sizeof *order);
-	char *done = calloc(n, 1);
-	int *prod = malloc(g->nvals * sizeof *prod);
+	topo t = {0};
+	t.g = g;
+	t.prod = malloc((g->nvals + 1) * sizeof *t.prod);
 	for (int i = 0; i < g->nvals; i++)
-		prod[i] = -1;
+		t.prod[i] = -1;
 	for (int i = 0; i < n; i++)
 		for (int k = 0; k < g->nodes[i].nout; k++)
 			if (g->nodes[i].out[k] >= 0)
-				prod[g->nodes[i].out[k]] = i;
+				t.prod[g->nodes[i].out[k]] = i;
+	int *count = calloc(n + 1, sizeof *count), *pending = calloc(n, sizeof *pending);
 	for (int i = 0; i < n; i++)
-		for (int k = 0; k < g->nodes[i].nin; k++) {
-			ox_id v = g->nodes[i].in[k];
-			if (v >= 0 && prod[v] >= 0)
-				pending[i]++;
-		}
-	int m = 0, rc = 0;
-	while (m < n) {
-		int pick = -1;
-		for (int i = 0; i < n; i++)
-			if (!done[i] && !pending[i]) {
-				pick = i;
-				break;
-			}
-		if (pick < 0) {
-			rc = -1;
-			break;
-		}
-		done[pick] = 1;
-		order[m++] = pick;
-		ox_node *p = &g->nodes[pick];
-		for (int i = 0; i < n; i++) {
-			if (done[i])
-				continue;
-			for (int k = 0; k < g->nodes[i].nin; k++)
-				for (int o = 0; o < p->nout; o++)
-					if (p->out[o] >= 0 && g->nodes[i].in[k] == p->out[o])
-						pending[i]--;
-		}
+		for (int k = 0; k < g->nodes[i].nin; k++)
+			if (g->nodes[i].in[k] >= 0)
+				topo_deps(&t, g->nodes[i].in[k], i, count, 0);
+	t.start = calloc(n + 1, sizeof *t.start);
+	for (int i = 0; i < n; i++)
+		t.start[i + 1] = t.start[i] + count[i];
+	t.edge = malloc((t.start[n] + 1) * sizeof *t.edge);
+	memset(count, 0, (n + 1) * sizeof *count);
+	for (int i = 0; i < n; i++)
+		for (int k = 0; k < g->nodes[i].nin; k++)
+			if (g->nodes[i].in[k] >= 0)
+				topo_deps(&t, g->nodes[i].in[k], i, count, 1);
+	for (int e = 0; e < t.start[n]; e++)
+		pending[t.edge[e]]++;
+	int *heap = malloc((size_t)n * sizeof *heap), nh = 0, *order = malloc((size_t)n * sizeof *order), m = 0;
+	for (int i = 0; i < n; i++)
+		if (!pending[i])
+			heap_push(heap, &nh, i);
+	while (nh) {
+		int p = heap_pop(heap, &nh);
+		order[m++] = p;
+		for (int e = t.start[p]; e < t.start[p + 1]; e++)
+			if (!--pending[t.edge[e]])
+				heap_push(heap, &nh, t.edge[e]);
 	}
+	int rc = m == n ? 0 : -1;
 	if (!rc) {
 		ox_node *tmp = malloc((unsigned)n * sizeof *tmp);
 		for (int i = 0; i < n; i++)
@@ -296,10 +355,13 @@ int ox_ir_toposort(ox_graph *g)
 		free(tmp);
 		ox_ir_fill_uses(g);
 	}
+	free(count);
 	free(pending);
+	free(t.prod);
+	free(t.start);
+	free(t.edge);
+	free(heap);
 	free(order);
-	free(done);
-	free(prod);
 	return rc;
 }
 
@@ -358,12 +420,19 @@ const ox_opinfo ox_ops[OX_NOPS] = {
 };
 #undef OP
 
+const char *ox_op_domain(int op)
+{
+	unsigned f = ox_ops[op].flags;
+	return f & OX_F_ML ? "ai.onnx.ml" : f & OX_F_PREVIEW ? "ai.onnx.preview"
+	     : f & OX_F_TRAINING ? "ai.onnx.preview.training" : "";
+}
+
 int ox_op_lookup(const char *domain, const char *optype)
 {
-	if (domain && *domain && strcmp(domain, "ai.onnx"))
-		return OX_OP_UNKNOWN;
+	if (!domain || !strcmp(domain, "ai.onnx"))
+		domain = "";
 	for (int i = 0; i < OX_NOPS; i++)
-		if (!strcmp(ox_ops[i].name, optype))
+		if (!strcmp(ox_ops[i].name, optype) && !strcmp(ox_op_domain(i), domain))
 			return i;
 	return OX_OP_UNKNOWN;
 }

@@ -112,8 +112,22 @@ int infer_dropout(ox_graph *g, ox_node *n)
 		const ox_tensor *t = ox_in_const(g, n, 2);
 		if (!t)
 			return ox_need_const(g, n, 2, "training_mode input '%s' is not a constant; only inference is supported", tm->name);
-		if (ox_tensor_numel(t) > 0 && ox_tensor_get_i64(t, 0))
-			return ox_error(g, n, "training_mode is true: training-mode Dropout is not supported");
+		if (ox_tensor_numel(t) > 0 && ox_tensor_get_i64(t, 0)) {
+			/* training with ratio 0 drops nothing: the identity with an
+			 * all-true mask, exactly. Any other ratio needs random numbers
+			 * that cannot reproduce the reference's RNG. */
+			double ratio = 0.5; /* the spec's default when input 1 is omitted */
+			if (ox_in(g, n, 1)) {
+				const ox_tensor *r = ox_in_const(g, n, 1);
+				if (!r)
+					return ox_need_const(g, n, 1, "ratio input '%s' is not a constant; training-mode Dropout needs ratio 0",
+					                     ox_in(g, n, 1)->name);
+				ratio = ox_tensor_numel(r) > 0 ? ox_tensor_get_f64(r, 0) : 0.5;
+			}
+			if (ratio != 0)
+				return ox_error(g, n, "training_mode is true with ratio %g: random dropout is not supported "
+				                "(only ratio 0, the identity, is)", ratio);
+		}
 	}
 	ox_set_out(g, n, 0, x->dtype, &x->shape);
 	/* the mask is T before opset 10, bool after */

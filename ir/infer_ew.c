@@ -217,9 +217,16 @@ static const char *dt_str(int dt, char *buf, size_t len)
 	return buf;
 }
 
+static int is_subbyte(int dt)
+{
+	return dt == OX_U4 || dt == OX_I4 || dt == OX_F4E2M1 || dt == OX_U2 || dt == OX_I2;
+}
+
 /* Cast, CastLike and BitCast. Float8 kinds cast to and from the others
  * through float (codegen/emit_ew.c); 64-bit integers are not narrowed to
- * float8 (they would round twice). BitCast needs equal element sizes. */
+ * float8 (they would round twice). Sub-byte kinds (held one per byte) cast
+ * to and from all of these, but never BitCast: their ONNX bits are packed.
+ * BitCast needs equal element sizes. */
 int infer_cast(ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0);
@@ -233,7 +240,10 @@ int infer_cast(ox_graph *g, ox_node *n)
 	}
 	char a[32], b[32];
 	int from = x->dtype;
-	int ok = (dtype_class(from) || is_f8(from)) && (dtype_class(to) || is_f8(to));
+	int ok = (dtype_class(from) || is_f8(from) || is_subbyte(from)) &&
+		 (dtype_class(to) || is_f8(to) || is_subbyte(to));
+	if (ok && n->op == OX_OP_BitCast && (is_subbyte(from) || is_subbyte(to)))
+		ok = 0;
 	if (ok && n->op == OX_OP_BitCast && ox_dtype_size(from) != ox_dtype_size(to))
 		return ox_error(g, n, "bitcast from %s to %s: element sizes differ",
 				dt_str(from, a, sizeof a), dt_str(to, b, sizeof b));

@@ -1,6 +1,6 @@
 /* infer_index.c: shape inference for indexing, scatter/gather, cumulative,
- * TopK, OneHot, Compress, NonZero, EyeLike, depth/space shuffles and the
- * two loss ops.
+ * TopK, OneHot, Compress, NonZero, EyeLike, depth/space shuffles, the
+ * two loss ops and TensorScatter (the KV-cache update).
  *
  * Inputs that steer an output's shape (TopK's k, OneHot's depth, Compress's
  * condition, NonZero's data, CumSum's axis) must be constants: when they
@@ -25,6 +25,8 @@ int ox_index_axis(ox_graph *g, ox_node *n, int *axis)
 	if (n->op == OX_OP_CumSum || n->op == OX_OP_CumProd) {
 		if (ox_in_ints(g, n, 1, &a, 1) != 1)
 			return ox_need_const(g, n, 1, "axis input '%s' is not a constant", ox_in(g, n, 1)->name);
+	} else if (n->op == OX_OP_TensorScatter) {
+		a = ox_attr_int(n, "axis", -2); /* the sequence axis */
 	} else if (n->op == OX_OP_TopK || n->op == OX_OP_OneHot) {
 		a = ox_attr_int(n, "axis", -1);
 		if (n->op == OX_OP_OneHot)
@@ -200,6 +202,44 @@ static int infer_space(ox_graph *g, ox_node *n)
 	return 0;
 }
 
+/* TensorScatter (opset 24): update (B, ..., S, ...) is written into a copy
+ * of past_cache (B, ..., max S, ...) along the sequence axis (not the
+ * batch axis 0) at write_indices[b] (int64, default 0), wrapping in
+ * "circular" mode. */
+static int infer_tensorscatter(ox_graph *g, ox_node *n)
+{
+	const ox_value *x = ox_in(g, n, 0), *u = ox_in(g, n, 1), *wi = ox_in(g, n, 2);
+	const char *mode = ox_attr_str(n, "mode", "linear");
+	int axis;
+	if (strcmp(mode, "linear") && strcmp(mode, "circular"))
+		return ox_error(g, n, "mode '%s' is not 'linear' or 'circular'", mode);
+	if (x->shape.rank < 2)
+		return ox_error(g, n, "past_cache must have rank >= 2 (batch and sequence axes)");
+	if (ox_index_axis(g, n, &axis))
+		return -1;
+	if (axis == 0)
+		return ox_error(g, n, "axis is the batch axis 0");
+	if (u->dtype != x->dtype)
+		return ox_error(g, n, "update has dtype %s, past_cache has %s", ox_dtype_name(u->dtype),
+				ox_dtype_name(x->dtype));
+	if (u->shape.rank != x->shape.rank)
+		return ox_error(g, n, "update must have past_cache's rank");
+	for (int k = 0; k < x->shape.rank; k++) {
+		ox_dim a = x->shape.d[k], b = u->shape.d[k];
+		if (k != axis && a != b && a >= 0 && b >= 0)
+			return ox_error(g, n, "update differs from past_cache on axis %d", k);
+		if (k == axis && a >= 0 && b >= 0 && b > a)
+			return ox_error(g, n, "update has %lld steps, more than the cache's %lld", (long long)b,
+					(long long)a);
+	}
+	if (wi && (wi->shape.rank != 1 || (wi->shape.d[0] >= 0 && x->shape.d[0] >= 0 && wi->shape.d[0] != x->shape.d[0])))
+		return ox_error(g, n, "write_indices must be a vector of the batch size");
+	if (need_int(g, n, 2, "write_indices"))
+		return -1;
+	ox_set_out(g, n, 0, x->dtype, &x->shape);
+	return 0;
+}
+
 int infer_index(ox_graph *g, ox_node *n)
 {
 	const ox_value *x = ox_in(g, n, 0);
@@ -299,6 +339,8 @@ int infer_index(ox_graph *g, ox_node *n)
 	case OX_OP_NegativeLogLikelihoodLoss:
 	case OX_OP_SoftmaxCrossEntropyLoss:
 		return infer_loss(g, n);
+	case OX_OP_TensorScatter:
+		return infer_tensorscatter(g, n);
 	}
 	return ox_error(g, n, "no shape inference for this op");
 }

@@ -1,7 +1,7 @@
 /* infer_nn.c: shape inference for the dense compute ops.
  *
  * Conv, ConvTranspose, MaxPool, AveragePool, GlobalAveragePool,
- * GlobalMaxPool, BatchNormalization, Gemm, MatMul, Resize. The window
+ * GlobalMaxPool, BatchNormalization, Gemm, MatMul, Resize, DeformConv. The window
  * decoder (kernel, strides, dilations, pads, auto_pad) and the Resize
  * decoder (output sizes and scales from scales/sizes/axes/policy, every
  * opset) are shared with codegen/emit_nn.c, which repeats their
@@ -614,6 +614,64 @@ int infer_resize(ox_graph *g, ox_node *n)
 	double scale[OX_MAX_RANK], roi[2 * OX_MAX_RANK];
 	if (ox_ir_nn_resize(g, n, &x->shape, o.d, scale, roi))
 		return -1;
+	ox_set_out(g, n, 0, x->dtype, &o);
+	return 0;
+}
+
+/* DeformConv (opset 19): 2-D only, like the ONNX reference. The output
+ * shape is Conv's; offset must be (N, offset_group*2*KH*KW, OH, OW) and
+ * the mask (N, offset_group*KH*KW, OH, OW). */
+static int want_shape(ox_graph *g, const ox_node *n, int k, const char *what, const ox_dim *d, int rank)
+{
+	ox_value *v = ox_in(g, n, k);
+	int ok = v->shape.rank == rank;
+	for (int i = 0; ok && i < rank; i++)
+		ok = v->shape.d[i] == d[i] || v->shape.d[i] < 0 || d[i] < 0;
+	if (ok)
+		return 0;
+	char have[128], want[128];
+	ox_shape ws = {rank, {0}};
+	for (int i = 0; i < rank; i++)
+		ws.d[i] = d[i];
+	ox_shape_str(g, &v->shape, have, sizeof have);
+	ox_shape_str(g, &ws, want, sizeof want);
+	return ox_error(g, n, "%s has shape %s, expected %s", what, have, want);
+}
+
+int infer_deformconv(ox_graph *g, ox_node *n)
+{
+	ox_value *x = ox_in(g, n, 0), *w = ox_in(g, n, 1);
+	ox_value *b = ox_in(g, n, 3), *mask = ox_in(g, n, 4);
+	if (!nn_float(x->dtype))
+		return ox_error(g, n, "dtype %s is not supported (float types only)", ox_dtype_name(x->dtype));
+	for (int k = 1; k < 5; k++)
+		if (ox_in(g, n, k) && ox_in(g, n, k)->dtype != x->dtype)
+			return ox_error(g, n, "input %d has dtype %s, X has %s", k, ox_dtype_name(ox_in(g, n, k)->dtype),
+					ox_dtype_name(x->dtype));
+	if (x->shape.rank != 4)
+		return ox_error(g, n, "input has rank %d: only 2-D DeformConv (rank 4) is supported", x->shape.rank);
+	ox_shape o;
+	if (ox_ir_conv_shape(g, n, x, w, &o))
+		return -1;
+	int64_t og = ox_attr_int(n, "offset_group", 1);
+	if (og < 1 || (x->shape.d[1] >= 0 && x->shape.d[1] % og))
+		return ox_error(g, n, "offset_group = %lld does not divide the input channels", (long long)og);
+	if (w->shape.d[2] < 0 || w->shape.d[3] < 0)
+		return ox_error(g, n, "the kernel size is symbolic");
+	int64_t kk = w->shape.d[2] * w->shape.d[3];
+	ox_dim od[4] = {o.d[0], og * 2 * kk, o.d[2], o.d[3]};
+	if (want_shape(g, n, 2, "offset", od, 4))
+		return -1;
+	if (b) {
+		ox_dim bd[1] = {o.d[1]};
+		if (want_shape(g, n, 3, "bias", bd, 1))
+			return -1;
+	}
+	if (mask) {
+		ox_dim md[4] = {o.d[0], og * kk, o.d[2], o.d[3]};
+		if (want_shape(g, n, 4, "mask", md, 4))
+			return -1;
+	}
 	ox_set_out(g, n, 0, x->dtype, &o);
 	return 0;
 }

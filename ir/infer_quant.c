@@ -6,8 +6,8 @@
  * decoder ox_ir_quant_layout is shared with codegen/emit_quant.c (which
  * repeats its prototype) so the emitted indexing and the checks here agree.
  * Scales and zero points may be run-time inputs: only their shapes matter
- * here. Sub-byte types (int4, uint4, int2, uint2, float4e2m1) have no
- * storage type in the IR and are refused with a message.
+ * here. The sub-byte types (int4, uint4, int2, uint2, float4e2m1) are
+ * quantized types like int8: the IR holds them one element per byte.
  */
 #include "ir.h"
 #include <string.h>
@@ -20,10 +20,6 @@ int ox_ir_matmul_shape(ox_graph *g, const ox_node *n, const ox_value *a, const o
 
 static const char *dt_name(int dt)
 {
-	switch (dt) {
-	case 25: return "uint2";
-	case 26: return "int2";
-	}
 	return ox_dtype_name(dt);
 }
 
@@ -42,8 +38,8 @@ static int check_qtype(ox_graph *g, const ox_node *n, int dt, const char *what)
 {
 	if (dt == OX_U8 || dt == OX_I8 || dt == OX_U16 || dt == OX_I16 || is_f8(dt))
 		return 0;
-	if (dt == OX_U4 || dt == OX_I4 || dt == OX_F4E2M1 || dt == 25 || dt == 26)
-		return ox_error(g, n, "%s type %s is sub-byte, which is not supported", what, dt_name(dt));
+	if (dt == OX_U4 || dt == OX_I4 || dt == OX_F4E2M1 || dt == OX_U2 || dt == OX_I2)
+		return 0;
 	return ox_error(g, n, "%s type %s is not supported", what, dt_name(dt));
 }
 

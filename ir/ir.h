@@ -26,8 +26,12 @@ enum {
 	OX_F64 = 11, OX_U32 = 12, OX_U64 = 13, OX_C64 = 14, OX_C128 = 15,
 	OX_BF16 = 16, OX_F8E4M3FN = 17, OX_F8E4M3FNUZ = 18, OX_F8E5M2 = 19,
 	OX_F8E5M2FNUZ = 20, OX_U4 = 21, OX_I4 = 22, OX_F4E2M1 = 23,
-	OX_F8E8M0 = 24, OX_NDTYPE
+	OX_F8E8M0 = 24, OX_U2 = 25, OX_I2 = 26, OX_NDTYPE
 };
+/* Sub-byte dtypes (u4, i4, f4e2m1, u2, i2) are stored unpacked, one element
+ * per byte: i4/i2 as sign-extended int8, u4/u2 as uint8, f4e2m1 as its 4-bit
+ * code; ox_dtype_size() is 1 for them, and ONNX's packed form exists only at
+ * the file boundary (frontend/import.c, runtime_min/ox_main.c). */
 const char *ox_dtype_name(int dt);     /* "f32", "i64", ... ("?" if unknown) */
 int ox_dtype_from_name(const char *s); /* inverse of ox_dtype_name, -1 if none */
 size_t ox_dtype_size(int dt);          /* bytes per element; 0 if sub-byte/unsupported */
@@ -77,7 +81,15 @@ typedef struct {
 } ox_attr;
 
 /* ---- values and nodes ---- */
-enum { OX_V_INTERNAL, OX_V_INPUT, OX_V_CONST };
+/* OX_V_AGG: a sequence or an optional (agg says which), known part by part
+ * at compile time: elems lists the values it holds (an optional 0 or 1;
+ * an element may itself be an aggregate). It has no storage and no
+ * producer; opt/expand.c creates and consumes aggregates during fold, so
+ * none is used by a node after it. A graph input declared as a sequence or
+ * optional is an OX_V_INPUT with agg set and nelems -1 until its structure
+ * is given (--like); fold then splits it into one input per tensor. */
+enum { OX_V_INTERNAL, OX_V_INPUT, OX_V_CONST, OX_V_AGG };
+enum { OX_AGG_NONE, OX_AGG_SEQ, OX_AGG_OPT };
 typedef struct {
 	const char *name;
 	int kind;        /* OX_V_* */
@@ -90,7 +102,21 @@ typedef struct {
 	int is_output;   /* a graph output (filled by ox_ir_fill_uses) */
 	int64_t offset;  /* arena byte offset (opt/plan.c), -1 if not in the arena */
 	int64_t first, last; /* live range in node positions (opt/plan.c) */
+	int agg;         /* OX_AGG_*: what an OX_V_AGG value (or declared input) is */
+	int nelems;      /* parts of an aggregate; -1 while unknown */
+	ox_id *elems;
+	int elem_dtype;  /* element dtype of a sequence (an empty one too) */
 } ox_value;
+
+/* One ONNX graph input or output as the generated API groups it: a tensor
+ * is one C tensor, a sequence of n tensors is n consecutive ones, an
+ * optional 0 or 1 (seq: it holds a sequence). Filled when fold ends. */
+typedef struct {
+	const char *name;
+	int agg;      /* OX_AGG_NONE (a tensor), OX_AGG_SEQ, OX_AGG_OPT */
+	int seq;      /* an optional that holds a sequence */
+	int first, n; /* C tensors first .. first+n-1 of g->inputs / g->outputs */
+} ox_port;
 
 typedef struct {
 	int op;            /* OX_OP_* from ops.def; OX_OP_UNKNOWN if not in the table */
@@ -103,6 +129,10 @@ typedef struct {
 	int nattr;
 	ox_attr *attrs;
 	int dead;          /* removed; compacted away by ox_ir_compact */
+	int folded;        /* opt/fold.c: outputs inferred in the current walk */
+	struct ox_env *env;/* names a subgraph attribute captures, for a node
+			      inlined from a subgraph (opt/expand.c); else NULL */
+	void *aux;         /* expansion state of a partly expanded Loop / If */
 } ox_node;
 
 /* ---- op table (ir/ops.def) ---- */
@@ -118,7 +148,14 @@ enum {
 	OX_F_INPLACE = 1 << 1,  /* output may share input 0's storage */
 	OX_F_VIEW = 1 << 2,     /* output is input 0's bytes (reshape-like) */
 	OX_F_SHAPEOP = 1 << 3,  /* output depends only on input shapes */
+	/* the op's domain, when not ai.onnx (ox_op_lookup matches it) */
+	OX_F_ML = 1 << 4,       /* ai.onnx.ml */
+	OX_F_PREVIEW = 1 << 5,  /* ai.onnx.preview */
+	OX_F_TRAINING = 1 << 6, /* ai.onnx.preview.training */
+	OX_F_EXPAND = 1 << 7,   /* replaced by other ops during fold (opt/expand.c) */
 };
+#define OX_F_DOMAINS (OX_F_ML | OX_F_PREVIEW | OX_F_TRAINING)
+const char *ox_op_domain(int op); /* "" for ai.onnx */
 typedef int (*ox_infer_fn)(ox_graph *g, ox_node *n);
 typedef int (*ox_eval_fn)(ox_graph *g, ox_node *n, ox_tensor **in, ox_tensor **out);
 typedef struct {
@@ -147,6 +184,8 @@ struct ox_graph {
 	const char **output_names;     /* names the user sees, kept across rewrites */
 	ox_dexpr *dexprs; int ndexprs, capdexprs;
 	int nunknown;                  /* counter for anonymous dims */
+	ox_port *in_ports, *out_ports; /* ONNX inputs/outputs over inputs/outputs */
+	int nin_ports, nout_ports;     /* (filled by opt/fold.c when it ends) */
 	int64_t arena_size;            /* bytes, from opt/plan.c */
 	int64_t arena_lower_bound;     /* most bytes live at one step */
 };
@@ -161,6 +200,8 @@ ox_id ox_ir_find_value(ox_graph *g, const char *name); /* -1 if none */
 ox_id ox_ir_add_node(ox_graph *g, int op, const char *optype, const char *name, int nin, int nout);
 ox_tensor *ox_ir_new_tensor(ox_graph *g, int dtype, const ox_shape *shape); /* zeroed data */
 ox_id ox_ir_add_const(ox_graph *g, const char *name, ox_tensor *t);
+/* a new aggregate (OX_V_AGG) holding n values (copied) */
+ox_id ox_ir_add_agg(ox_graph *g, const char *name, int agg, const ox_id *elems, int n, int elem_dtype);
 void ox_ir_set_const(ox_graph *g, ox_id v, ox_tensor *t); /* turn v into a constant */
 void ox_ir_replace_uses(ox_graph *g, ox_id from, ox_id to);
 void ox_ir_fill_uses(ox_graph *g);

@@ -3,6 +3,9 @@
  * A dim is an int64: >= 0 a constant, < 0 the id of a hash-consed
  * expression over symbols (N, 2*N, N/8, ...). ox_dim_op folds constants and
  * simple identities, so shapes stay constant whenever their inputs are.
+ * Sub-byte dtypes (u4 i4 f4e2m1 u2 i2) are held unpacked, one element per
+ * byte: i4/i2 as a sign-extended int8, u4/u2 as a uint8, f4e2m1 as its 4-bit
+ * code; ONNX's packed form exists only at the file boundary (frontend).
  */
 #include "ir.h"
 #include <math.h>
@@ -21,8 +24,8 @@ static const struct {
 	[OX_C128] = {"c128", 16}, [OX_BF16] = {"bf16", 2},
 	[OX_F8E4M3FN] = {"f8e4m3fn", 1}, [OX_F8E4M3FNUZ] = {"f8e4m3fnuz", 1},
 	[OX_F8E5M2] = {"f8e5m2", 1}, [OX_F8E5M2FNUZ] = {"f8e5m2fnuz", 1},
-	[OX_U4] = {"u4", 0}, [OX_I4] = {"i4", 0}, [OX_F4E2M1] = {"f4e2m1", 0},
-	[OX_F8E8M0] = {"f8e8m0", 1},
+	[OX_U4] = {"u4", 1}, [OX_I4] = {"i4", 1}, [OX_F4E2M1] = {"f4e2m1", 1},
+	[OX_F8E8M0] = {"f8e8m0", 1}, [OX_U2] = {"u2", 1}, [OX_I2] = {"i2", 1},
 };
 
 const char *ox_dtype_name(int dt)
@@ -61,7 +64,8 @@ int ox_dtype_is_int(int dt)
 
 int ox_dtype_is_signed(int dt)
 {
-	return dt == OX_I8 || dt == OX_I16 || dt == OX_I32 || dt == OX_I64 || ox_dtype_is_float(dt);
+	return dt == OX_I8 || dt == OX_I16 || dt == OX_I32 || dt == OX_I64 || dt == OX_I4 ||
+	       dt == OX_I2 || ox_dtype_is_float(dt);
 }
 
 /* ---- symbolic dims ---- */
@@ -264,6 +268,30 @@ uint16_t ox_f32_to_f16(float f) { return rt_f32_to_f16(f); }
 float ox_bf16_to_f32(uint16_t h) { return rt_bf16_to_f32(h); }
 uint16_t ox_f32_to_bf16(float f) { return rt_f32_to_bf16(f); }
 
+/* ---- float4e2m1: 1 sign, 2 exponent, 1 mantissa bit; no inf, no NaN ---- */
+static const float f4_mag[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
+
+static float ox_f4e2m1_to_f32(uint8_t c)
+{
+	float v = f4_mag[c & 7];
+	return c & 8 ? -v : v;
+}
+
+/* Round to nearest, ties to the even code, saturating to +-6. ONNX maps
+ * NaN to 0x8 (the reference implementation's choice: f4 has no NaN). The
+ * thresholds are the midpoints between neighbouring magnitudes; at a tie
+ * the comparison (<= or <) picks the even code. */
+static uint8_t ox_f32_to_f4e2m1(float x)
+{
+	if (isnan(x))
+		return 0x8;
+	uint8_t s = signbit(x) ? 8 : 0;
+	float a = fabsf(x);
+	uint8_t c = a <= 0.25f ? 0 : a < 0.75f ? 1 : a <= 1.25f ? 2 : a < 1.75f ? 3 :
+		    a <= 2.5f ? 4 : a < 3.5f ? 5 : a <= 5.0f ? 6 : 7;
+	return s | c;
+}
+
 /* ---- element access ---- */
 #define LOAD(T) do { T x; memcpy(&x, p, sizeof x); return x; } while (0)
 double ox_tensor_get_f64(const ox_tensor *t, int64_t k)
@@ -274,6 +302,7 @@ double ox_tensor_get_f64(const ox_tensor *t, int64_t k)
 	case OX_F64: LOAD(double);
 	case OX_F16: { uint16_t h; memcpy(&h, p, 2); return ox_f16_to_f32(h); }
 	case OX_BF16: { uint16_t h; memcpy(&h, p, 2); return ox_bf16_to_f32(h); }
+	case OX_F4E2M1: return ox_f4e2m1_to_f32(*p);
 	case OX_U64: LOAD(uint64_t);
 	default: return (double)ox_tensor_get_i64(t, k);
 	}
@@ -283,15 +312,15 @@ int64_t ox_tensor_get_i64(const ox_tensor *t, int64_t k)
 {
 	const unsigned char *p = (const unsigned char *)t->data + k * ox_dtype_size(t->dtype);
 	switch (t->dtype) {
-	case OX_U8: case OX_BOOL: LOAD(uint8_t);
-	case OX_I8: LOAD(int8_t);
+	case OX_U8: case OX_BOOL: case OX_U4: case OX_U2: LOAD(uint8_t);
+	case OX_I8: case OX_I4: case OX_I2: LOAD(int8_t);
 	case OX_U16: LOAD(uint16_t);
 	case OX_I16: LOAD(int16_t);
 	case OX_I32: LOAD(int32_t);
 	case OX_U32: LOAD(uint32_t);
 	case OX_I64: LOAD(int64_t);
 	case OX_U64: LOAD(uint64_t);
-	case OX_F32: case OX_F64: case OX_F16: case OX_BF16:
+	case OX_F32: case OX_F64: case OX_F16: case OX_BF16: case OX_F4E2M1:
 		return (int64_t)ox_tensor_get_f64(t, k);
 	}
 	ox_die("element access to a %s tensor", ox_dtype_name(t->dtype));
@@ -308,6 +337,7 @@ void ox_tensor_set_f64(ox_tensor *t, int64_t k, double v)
 	case OX_F16: STORE(uint16_t, ox_f32_to_f16((float)v));
 	case OX_BF16: STORE(uint16_t, ox_f32_to_bf16((float)v));
 	case OX_BOOL: STORE(uint8_t, v != 0);
+	case OX_F4E2M1: STORE(uint8_t, ox_f32_to_f4e2m1((float)v));
 	default:
 		if (isnan(v))
 			v = 0;
@@ -330,7 +360,12 @@ void ox_tensor_set_i64(ox_tensor *t, int64_t k, int64_t v)
 	case OX_U32: STORE(uint32_t, v);
 	case OX_I64: STORE(int64_t, v);
 	case OX_U64: STORE(uint64_t, v);
-	case OX_F32: case OX_F64: case OX_F16: case OX_BF16:
+	/* sub-byte integers wrap to their width, like ONNX's Cast to them */
+	case OX_U4: STORE(uint8_t, v & 15);
+	case OX_U2: STORE(uint8_t, v & 3);
+	case OX_I4: STORE(int8_t, ((v & 15) ^ 8) - 8);
+	case OX_I2: STORE(int8_t, ((v & 3) ^ 2) - 2);
+	case OX_F32: case OX_F64: case OX_F16: case OX_BF16: case OX_F4E2M1:
 		ox_tensor_set_f64(t, k, (double)v);
 		return;
 	}

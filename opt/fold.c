@@ -9,7 +9,7 @@
  * Shape/Gather/Unsqueeze/Concat chains into constant Reshape shapes.
  * Invalidates: node positions (compacts).
  */
-#include "opt.h"
+#include "expand.h"
 #include <string.h>
 
 #define FOLD_MAX_BYTES ((size_t)64 << 20)
@@ -61,42 +61,79 @@ static int try_fold(ox_graph *g, ox_node *n)
 	return 0;
 }
 
+/* An input of n that is an aggregate, where n wants tensors: -1 if none. */
+static int agg_input(const ox_graph *g, const ox_node *n)
+{
+	for (int k = 0; k < n->nin; k++)
+		if (n->in[k] >= 0 && (g->vals[n->in[k]].kind == OX_V_AGG || g->vals[n->in[k]].agg))
+			return k;
+	return -1;
+}
+
 int ox_opt_fold(ox_graph *g)
 {
-	if (ox_ir_toposort(g))
-		return ox_error(g, NULL, "the graph has a cycle or uses a value before it is defined");
+	if (ox_expand_check_inputs(g))
+		return -1;
 	ox_ir_resolve_dims(g);
+	for (int i = 0; i < g->nnodes; i++)
+		g->nodes[i].folded = 0;
 	int errors = 0;
-	for (int i = 0; i < g->nnodes; i++) {
-		ox_node *n = &g->nodes[i];
-		int poisoned = 0;
-		for (int k = 0; k < n->nin; k++) {
-			ox_value *v = ox_in(g, n, k);
-			if (v && v->kind == OX_V_INTERNAL && v->producer >= 0 && !v->has_shape)
-				poisoned = 1; /* an earlier node failed: do not cascade */
-		}
-		if (poisoned) {
-			errors++;
-			continue;
-		}
-		if (ox_infer_node(g, n)) {
-			errors++;
-			continue;
-		}
-		for (int k = 0; k < n->nout; k++) {
-			ox_value *v = ox_out(g, n, k);
-			if (!v)
+	/* Walk in topological order; an expansion appends nodes, so the walk
+	 * re-sorts and starts again, skipping the nodes already done. */
+	for (int again = 1; again;) {
+		again = 0;
+		if (ox_ir_toposort(g))
+			return ox_error(g, NULL, "the graph has a cycle or uses a value before it is defined");
+		for (int i = 0; i < g->nnodes && !again; i++) {
+			ox_node *n = &g->nodes[i];
+			if (n->dead || n->folded)
 				continue;
-			for (int d = 0; d < v->shape.rank; d++) {
-				int64_t x = ox_dim_eval(g, v->shape.d[d]);
-				if (x >= 0)
-					v->shape.d[d] = x;
+			n->folded = 1;
+			int poisoned = 0;
+			for (int k = 0; k < n->nin; k++) {
+				ox_value *v = ox_in(g, n, k);
+				if (v && v->kind == OX_V_INTERNAL && v->producer >= 0 && !v->has_shape)
+					poisoned = 1; /* an earlier node failed: do not cascade */
 			}
+			if (poisoned) {
+				errors++;
+				continue;
+			}
+			if (ox_expand_wanted(g, n)) {
+				n->folded = 0;
+				if (ox_expand_node(g, i)) {
+					g->nodes[i].folded = 1;
+					errors++;
+					continue;
+				}
+				again = 1;
+				continue;
+			}
+			int k = agg_input(g, n);
+			if (k >= 0) {
+				ox_error(g, n, "input %d is a sequence or an optional; this op takes tensors", k);
+				errors++;
+				continue;
+			}
+			if (ox_infer_node(g, n)) {
+				errors++;
+				continue;
+			}
+			for (int k = 0; k < n->nout; k++) {
+				ox_value *v = ox_out(g, n, k);
+				if (!v)
+					continue;
+				for (int d = 0; d < v->shape.rank; d++) {
+					int64_t x = ox_dim_eval(g, v->shape.d[d]);
+					if (x >= 0)
+						v->shape.d[d] = x;
+				}
+			}
+			try_fold(g, n);
 		}
-		try_fold(g, n);
 	}
 	if (errors)
 		return -1;
 	ox_ir_compact(g);
-	return 0;
+	return ox_expand_ports(g);
 }

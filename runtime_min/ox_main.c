@@ -7,7 +7,9 @@
  * contain them. tests/e2e/oxcmp.c includes this file with OX_NO_MAIN defined to
  * reuse the readers, so everything that names the network sits inside
  * #ifndef OX_NO_MAIN. Tensors are read into oxt_tensor: ONNX dtype codes,
- * C order, host byte order, data owned by malloc. Needs libc and libm only
+ * C order, host byte order, data owned by malloc; sub-byte kinds (int4,
+ * uint4, float4e2m1, int2, uint2) unpacked to one element per byte, as the
+ * generated API passes them. Needs libc and libm only
  * (plus POSIX clock_gettime and mkdir where available).
  */
 #ifndef _POSIX_C_SOURCE
@@ -28,15 +30,18 @@ enum {
 	OXT_F32 = 1, OXT_U8 = 2, OXT_I8 = 3, OXT_U16 = 4, OXT_I16 = 5, OXT_I32 = 6,
 	OXT_I64 = 7, OXT_STRING = 8, OXT_BOOL = 9, OXT_F16 = 10, OXT_F64 = 11,
 	OXT_U32 = 12, OXT_U64 = 13, OXT_BF16 = 16, OXT_F8E4M3FN = 17,
-	OXT_F8E4M3FNUZ = 18, OXT_F8E5M2 = 19, OXT_F8E5M2FNUZ = 20, OXT_F8E8M0 = 24
+	OXT_F8E4M3FNUZ = 18, OXT_F8E5M2 = 19, OXT_F8E5M2FNUZ = 20, OXT_U4 = 21,
+	OXT_I4 = 22, OXT_F4E2M1 = 23, OXT_F8E8M0 = 24, OXT_U2 = 25, OXT_I2 = 26
 };
 
 #define OXT_MAXRANK 16
 
 /* bf16 and the f8 kinds have no numpy type code: we write their bit
  * patterns as '<u2' / '|u1' and accept those (or '<V2' / '|V1') where such
- * a dtype is expected; see oxt_bits_as. Sub-byte types (int4, ...) are not
- * supported. */
+ * a dtype is expected; see oxt_bits_as. Sub-byte types are held unpacked,
+ * one element per byte, and written as '|i1' (int4, int2: sign-extended) or
+ * '|u1' (uint4, uint2, and float4e2m1 as its 4-bit code); in a TensorProto
+ * they are packed, lowest bits first (oxt_read_pb unpacks them). */
 static const struct { int code; const char *name; size_t size; const char *npy; } oxt_dtypes[] = {
 	{ OXT_F32, "f32", 4, "<f4" }, { OXT_U8, "u8", 1, "|u1" }, { OXT_I8, "i8", 1, "|i1" },
 	{ OXT_U16, "u16", 2, "<u2" }, { OXT_I16, "i16", 2, "<i2" }, { OXT_I32, "i32", 4, "<i4" },
@@ -45,6 +50,8 @@ static const struct { int code; const char *name; size_t size; const char *npy; 
 	{ OXT_BF16, "bf16", 2, "<u2" }, { OXT_F8E4M3FN, "f8e4m3fn", 1, "|u1" },
 	{ OXT_F8E4M3FNUZ, "f8e4m3fnuz", 1, "|u1" }, { OXT_F8E5M2, "f8e5m2", 1, "|u1" },
 	{ OXT_F8E5M2FNUZ, "f8e5m2fnuz", 1, "|u1" }, { OXT_F8E8M0, "f8e8m0", 1, "|u1" },
+	{ OXT_U4, "u4", 1, "|u1" }, { OXT_I4, "i4", 1, "|i1" }, { OXT_F4E2M1, "f4e2m1", 1, "|u1" },
+	{ OXT_U2, "u2", 1, "|u1" }, { OXT_I2, "i2", 1, "|i1" },
 };
 #define OXT_NDTYPES (sizeof oxt_dtypes / sizeof oxt_dtypes[0])
 
@@ -70,20 +77,32 @@ static size_t oxt_dtsize(int dt)
 
 typedef struct {
 	int dtype;       /* ONNX code */
-	int bits_only;   /* from a '|u1' '<u2' '|V1' '<V2' .npy: may be f8 / bf16 bits */
+	int bits_only;   /* from a '|u1' '<u2' '|V1' '<V2' '|i1' .npy: may be f8 / bf16
+			  * bits or an unpacked sub-byte tensor */
 	int rank;
 	int64_t shape[OXT_MAXRANK];
 	size_t numel;
 	void *data;      /* numel elements, host byte order; malloc'd (>= 1 byte) */
 } oxt_tensor;
 
+/* Bits per element of a sub-byte dtype, 0 for the others. */
+static int oxt_subbyte_bits(int dt)
+{
+	return dt == OXT_U4 || dt == OXT_I4 || dt == OXT_F4E2M1 ? 4 : dt == OXT_U2 || dt == OXT_I2 ? 2 : 0;
+}
+
 /* Retype t as `want` when t is bare bits (from .npy) that stand for a
- * bf16 / f8 tensor; returns whether t now has dtype want. */
+ * bf16 / f8 tensor, or bytes ('|i1' for the signed kinds, else '|u1') that
+ * stand for an unpacked sub-byte tensor; returns whether t now has dtype
+ * want. */
 static int oxt_bits_as(oxt_tensor *t, int want)
 {
 	int nocode = want == OXT_BF16 || (want >= OXT_F8E4M3FN && want <= OXT_F8E5M2FNUZ) ||
 		     want == OXT_F8E8M0;
-	if (t->bits_only && nocode && oxt_dtsize(want) == oxt_dtsize(t->dtype))
+	if (t->bits_only && nocode && t->dtype != OXT_I8 && oxt_dtsize(want) == oxt_dtsize(t->dtype))
+		t->dtype = want;
+	if (t->bits_only && oxt_subbyte_bits(want) &&
+	    t->dtype == (want == OXT_I4 || want == OXT_I2 ? OXT_I8 : OXT_U8))
 		t->dtype = want;
 	return t->dtype == want;
 }
@@ -225,7 +244,7 @@ static int oxt_npy_descr(const char *d, oxt_tensor *t, char *err, size_t nerr)
 	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
 		if (map[i].kind == kind && map[i].size == size) {
 			t->dtype = map[i].dt;
-			t->bits_only = map[i].dt == OXT_U8 || map[i].dt == OXT_U16;
+			t->bits_only = map[i].dt == OXT_U8 || map[i].dt == OXT_U16 || map[i].dt == OXT_I8;
 			return 0;
 		}
 	return oxt_fail(err, nerr, "unsupported descr '%s'", d);
@@ -497,6 +516,42 @@ static int oxt_read_pb(const unsigned char *b, size_t len, oxt_tensor *t, char *
 	case OXT_I64: src = &i64; fname = "int64_data"; break;
 	case OXT_U32: case OXT_U64: src = &u64; fname = "uint64_data"; break;
 	default: src = &i32; fname = "int32_data"; break;
+	}
+	/* sub-byte kinds: raw_data, or int32_data with one packed byte per
+	 * value, hold (numel * bits + 7) / 8 bytes */
+	int bits = oxt_subbyte_bits(t->dtype);
+	if (bits) {
+		size_t nb = (t->numel * (size_t)bits + 7) / 8;
+		if (raw ? rawlen != nb : src->n != nb) {
+			oxt_fail(err, nerr, "%s has %llu %s, %s[%zu] packs into %zu", raw ? "raw_data" : fname,
+				 raw ? (unsigned long long)rawlen : (unsigned long long)src->n,
+				 raw ? "bytes" : "values", oxt_dtname(t->dtype), t->numel, nb);
+			goto out;
+		}
+		t->data = malloc(t->numel + 1);
+		if (!t->data) {
+			oxt_fail(err, nerr, "out of memory");
+			goto out;
+		}
+		unsigned per = 8 / (unsigned)bits, mask = (1u << bits) - 1;
+		int is_signed = t->dtype == OXT_I4 || t->dtype == OXT_I2;
+		unsigned char *d = t->data;
+		for (size_t i = 0; i < t->numel; i++) {
+			unsigned byte;
+			if (raw)
+				byte = raw[i / per];
+			else {
+				uint64_t x;
+				memcpy(&x, src->v + 8 * (i / per), 8);
+				byte = (unsigned)(x & 0xff);
+			}
+			unsigned v = byte >> (i % per * (unsigned)bits) & mask;
+			if (is_signed && (v >> (bits - 1)))
+				v |= ~mask & 0xffu; /* sign-extend into the byte */
+			d[i] = (unsigned char)v;
+		}
+		rc = 0;
+		goto out;
 	}
 	/* counts first: garbage dims must not turn into a huge malloc */
 	if (raw && rawlen != t->numel * size) {

@@ -4,7 +4,9 @@
  *
  * Shapes and dtypes must match exactly (a '<u2' / '|u1' .npy stands for
  * bf16 / f8 when the other side is: the harness writes them that way).
- * Integers, bools and f8 bit patterns compare exactly; floats pass when |got-exp| <= atol + rtol*|exp|,
+ * Integers, bools and f8 bit patterns compare exactly (sub-byte kinds
+ * unpacked, one per byte; float4e2m1 codes by value, so +0 equals -0);
+ * floats pass when |got-exp| <= atol + rtol*|exp|,
  * NaN matches NaN and an infinity only the same infinity. Prints one line,
  * `ok max_abs=.. max_rel=.. max_ulp=..` or `MISMATCH ...`; exit 0 ok,
  * 1 mismatch, 2 unreadable input or bad usage. The readers are the ones the
@@ -86,14 +88,19 @@ static void int_str(char *buf, size_t n, const oxt_tensor *t, size_t i)
 	int8_t i8; int16_t i16; int32_t i32; int64_t i64;
 	uint16_t u16; uint32_t u32; uint64_t u64;
 	switch (t->dtype) {
-	case OXT_I8: memcpy(&i8, p, 1); snprintf(buf, n, "%d", i8); break;
+	case OXT_I8: case OXT_I4: case OXT_I2: memcpy(&i8, p, 1); snprintf(buf, n, "%d", i8); break;
 	case OXT_I16: memcpy(&i16, p, 2); snprintf(buf, n, "%d", i16); break;
 	case OXT_I32: memcpy(&i32, p, 4); snprintf(buf, n, "%" PRId32, i32); break;
 	case OXT_I64: memcpy(&i64, p, 8); snprintf(buf, n, "%" PRId64, i64); break;
 	case OXT_U16: memcpy(&u16, p, 2); snprintf(buf, n, "%u", u16); break;
 	case OXT_U32: memcpy(&u32, p, 4); snprintf(buf, n, "%" PRIu32, u32); break;
 	case OXT_U64: memcpy(&u64, p, 8); snprintf(buf, n, "%" PRIu64, u64); break;
-	case OXT_U8: case OXT_BOOL: snprintf(buf, n, "%u", p[0]); break;
+	case OXT_U8: case OXT_BOOL: case OXT_U4: case OXT_U2: snprintf(buf, n, "%u", p[0]); break;
+	case OXT_F4E2M1: {
+		static const char *mag[8] = { "0", "0.5", "1", "1.5", "2", "3", "4", "6" };
+		snprintf(buf, n, "%s%s (0x%x)", p[0] & 8 ? "-" : "", mag[p[0] & 7], p[0]);
+		break;
+	}
 	default: snprintf(buf, n, "0x%02x", p[0]); break; /* f8 bits */
 	}
 }
@@ -202,6 +209,8 @@ int main(int argc, char **argv)
 			const unsigned char *pa = (const unsigned char *)g->data + i * size;
 			const unsigned char *pb = (const unsigned char *)x->data + i * size;
 			ok = memcmp(pa, pb, size) == 0;
+			if (dt == OXT_F4E2M1) /* by value: the two zeros are equal */
+				ok = (pa[0] & 15) == (pb[0] & 15) || ((pa[0] | pb[0]) & 7) == 0;
 			if (!ok) {
 				int_str(gs, sizeof gs, g, i);
 				int_str(xs, sizeof xs, x, i);

@@ -1,0 +1,1043 @@
+/* expand.c: control flow, sequences and optionals, expanded at compile time.
+ *
+ * The C target has static shapes and no heap, so the ops of ops.def flagged
+ * OX_F_EXPAND are replaced, while fold walks the graph, by the plain ops
+ * they amount to for the values known at compile time:
+ *   If        a constant condition inlines the branch taken; otherwise both
+ *             branches are inlined and Where selects (same dtypes and shapes
+ *             required: the C code computes both, which is correct because
+ *             ONNX ops have no side effects)
+ *   Loop      unrolled one iteration per visit while the trip count and the
+ *             condition are constants (the condition the body computes must
+ *             fold); scan outputs are stacked with Unsqueeze + Concat
+ *   Scan      unrolled over the (static) scan axis, opset 8 batches too
+ *   SequenceMap  the body inlined once per element
+ *   sequences and optionals: OX_V_AGG values that list their parts, so
+ *             SequenceAt / SequenceLength / OptionalHasElement ... resolve
+ *             to parts and constants, ConcatFromSequence to Concat,
+ *             SplitToSequence to Split
+ *   FlexAttention  MatMul, Softmax and its score_mod / prob_mod bodies
+ * Subgraph bodies are inlined with ox_expand_inline: each body value gets
+ * a fresh value; names the body captures from enclosing scopes resolve
+ * through the chain of inlinings (ox_env) that produced the node, then the
+ * top graph. An expansion appends nodes; fold re-sorts and walks again.
+ * Unrolling stops at EXPAND_MAX_NODES nodes with an error, never silently.
+ */
+#include "expand.h"
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <math.h>
+
+#define EXPAND_MAX_NODES 200000
+
+struct ox_env {
+	struct ox_env *parent;
+	ox_graph *body; /* the subgraph inlined */
+	ox_id *map;     /* body value id -> value id in the top graph */
+};
+
+static int counter; /* suffix making inlined names unique (deterministic per run) */
+
+/* ---- small builders ---- */
+
+static const char *fresh_name(ox_graph *g, const char *base)
+{
+	char buf[512];
+	snprintf(buf, sizeof buf, "%.400s~%d", base, ++counter);
+	return ox_ir_strdup(g, buf);
+}
+
+static ox_id new_value(ox_graph *g, const char *base)
+{
+	return ox_ir_add_value(g, fresh_name(g, base), OX_V_INTERNAL);
+}
+
+/* a node of op at the given opset; output k gets value out[k] or a fresh one */
+static ox_id add_node(ox_graph *g, int op, const char *name, int opset, int nin, const ox_id *in, int nout,
+		      const ox_id *out)
+{
+	ox_id id = ox_ir_add_node(g, op, ox_ops[op].name, name, nin, nout);
+	ox_node *n = &g->nodes[id];
+	n->opset = opset;
+	for (int k = 0; k < nin; k++)
+		n->in[k] = in[k];
+	for (int k = 0; k < nout; k++) {
+		ox_id v = out && out[k] >= 0 ? out[k] : new_value(g, name);
+		g->nodes[id].out[k] = v;
+		g->vals[v].producer = id;
+	}
+	return id;
+}
+
+static void add_attr_int(ox_graph *g, ox_id nid, const char *name, int64_t v)
+{
+	ox_node *n = &g->nodes[nid];
+	ox_attr *a = ox_ir_alloc(g, (n->nattr + 2) * sizeof *a);
+	if (n->nattr)
+		memcpy(a, n->attrs, n->nattr * sizeof *a);
+	a[n->nattr].name = ox_ir_strdup(g, name);
+	a[n->nattr].type = OX_AT_INT;
+	a[n->nattr].i = v;
+	g->nodes[nid].attrs = a;
+	g->nodes[nid].nattr++;
+}
+
+static ox_id const_i64(ox_graph *g, const char *base, const int64_t *v, int n, int scalar)
+{
+	ox_shape s = {scalar ? 0 : 1, {n}};
+	ox_tensor *t = ox_ir_new_tensor(g, OX_I64, &s);
+	for (int i = 0; i < n; i++)
+		ox_tensor_set_i64(t, i, v[i]);
+	return ox_ir_add_const(g, fresh_name(g, base), t);
+}
+
+static ox_id const_bool(ox_graph *g, const char *base, int b)
+{
+	ox_shape s = {0, {0}};
+	ox_tensor *t = ox_ir_new_tensor(g, OX_BOOL, &s);
+	((uint8_t *)t->data)[0] = (uint8_t)!!b;
+	return ox_ir_add_const(g, fresh_name(g, base), t);
+}
+
+/* Turn value v (the output of the node being expanded) into the aggregate
+ * agg holding elems; v keeps its id, so its consumers need no rewiring. */
+static void make_agg(ox_graph *g, ox_id v, int agg, const ox_id *elems, int n, int elem_dtype)
+{
+	ox_value *val = &g->vals[v];
+	val->kind = OX_V_AGG;
+	val->producer = -1;
+	val->agg = agg;
+	val->nelems = n;
+	val->elem_dtype = elem_dtype;
+	val->elems = ox_ir_alloc(g, (n + 1) * sizeof *val->elems);
+	if (n)
+		memcpy(val->elems, elems, n * sizeof *elems);
+}
+
+/* out becomes what src is: an aggregate copy, or an Identity of a tensor */
+static void alias(ox_graph *g, ox_id out, ox_id src, const char *name)
+{
+	if (out < 0)
+		return;
+	ox_value *s = &g->vals[src];
+	if (s->kind == OX_V_AGG) {
+		make_agg(g, out, s->agg, s->elems, s->nelems, s->elem_dtype);
+		return;
+	}
+	add_node(g, OX_OP_Identity, name, 16, 1, &src, 1, &out);
+}
+
+static int is_agg(const ox_graph *g, ox_id v)
+{
+	return v >= 0 && g->vals[v].kind == OX_V_AGG;
+}
+
+/* the parts of sequence input k of n, or an error */
+static int seq_in(ox_graph *g, ox_node *n, int k, ox_value **s)
+{
+	if (n->in[k] < 0 || !is_agg(g, n->in[k]) || g->vals[n->in[k]].agg != OX_AGG_SEQ)
+		return ox_error(g, n, "input %d must be a sequence", k);
+	*s = &g->vals[n->in[k]];
+	return 0;
+}
+
+/* constant integer scalar input k (default dflt when omitted) */
+static int const_pos(ox_graph *g, ox_node *n, int k, int64_t dflt, int64_t *pos)
+{
+	*pos = dflt;
+	if (k >= n->nin || n->in[k] < 0)
+		return 0;
+	int64_t v[2];
+	if (ox_in_ints(g, n, k, v, 2) != 1)
+		return ox_need_const(g, n, k, "input %d (a position) must be a compile-time constant scalar", k);
+	*pos = v[0];
+	return 0;
+}
+
+static int check_budget(ox_graph *g, ox_node *n, int more)
+{
+	if (g->nnodes + more > EXPAND_MAX_NODES)
+		return ox_error(g, n, "expanding this node would exceed %d nodes; loops are unrolled at "
+				"compile time, and this one is too long for that", EXPAND_MAX_NODES);
+	return 0;
+}
+
+/* ---- inlining a subgraph ---- */
+
+static ox_id env_lookup(ox_graph *g, const struct ox_env *e, const char *name)
+{
+	for (; e; e = e->parent) {
+		ox_id b = ox_ir_find_value(e->body, name);
+		if (b >= 0 && e->map[b] >= 0)
+			return e->map[b];
+	}
+	return ox_ir_find_value(g, name);
+}
+
+static int count_nodes(const ox_graph *b)
+{
+	return b->nnodes;
+}
+
+int ox_expand_inline(ox_graph *g, ox_node *site, ox_graph *body, const ox_id *bind, int nbind, ox_id *outs)
+{
+	if (nbind != body->ninputs)
+		return ox_error(g, site, "the subgraph '%s' has %d inputs, %d given", body->name ? body->name : "",
+				body->ninputs, nbind);
+	if (check_budget(g, site, count_nodes(body)))
+		return -1;
+	struct ox_env *env = ox_ir_alloc(g, sizeof *env);
+	env->parent = site->env;
+	env->body = body;
+	env->map = ox_ir_alloc(g, (body->nvals + 1) * sizeof *env->map);
+	for (int i = 0; i < body->nvals; i++)
+		env->map[i] = -1;
+	for (int k = 0; k < nbind; k++)
+		env->map[body->inputs[k]] = bind[k];
+	const char *site_name = site->name[0] ? site->name : site->optype;
+	char prefix[300];
+	snprintf(prefix, sizeof prefix, "%.200s/%.80s", site_name, body->name ? body->name : "body");
+	for (int i = 0; i < body->nvals; i++) {
+		ox_value *bv = &body->vals[i];
+		if (env->map[i] >= 0)
+			continue;
+		if (bv->kind == OX_V_CONST) {
+			env->map[i] = ox_ir_add_const(g, fresh_name(g, bv->name), bv->data);
+		} else if (bv->kind == OX_V_INPUT) {
+			ox_id v = env_lookup(g, site->env, bv->name);
+			if (v < 0)
+				return ox_error(g, site, "the subgraph uses '%s', which no enclosing graph defines",
+						bv->name);
+			env->map[i] = v;
+		}
+	}
+	for (int i = 0; i < body->nnodes; i++) {
+		const ox_node *bn = &body->nodes[i];
+		char nm[600];
+		snprintf(nm, sizeof nm, "%s/%s", prefix, bn->name[0] ? bn->name : bn->optype);
+		ox_id id = ox_ir_add_node(g, bn->op, bn->optype, nm, bn->nin, bn->nout);
+		ox_node *n = &g->nodes[id];
+		n->domain = bn->domain;
+		n->opset = bn->opset;
+		n->nattr = bn->nattr;
+		n->attrs = bn->attrs;
+		n->env = env;
+		for (int k = 0; k < bn->nin; k++) {
+			if (bn->in[k] < 0)
+				continue;
+			ox_id v = env->map[bn->in[k]];
+			if (v < 0)
+				return ox_error(g, site, "subgraph node '%s' reads '%s' before it is defined", nm,
+						body->vals[bn->in[k]].name);
+			g->nodes[id].in[k] = v;
+		}
+		for (int k = 0; k < bn->nout; k++) {
+			if (bn->out[k] < 0)
+				continue;
+			ox_id v = new_value(g, body->vals[bn->out[k]].name);
+			g->vals[v].producer = id;
+			g->nodes[id].out[k] = v;
+			env->map[bn->out[k]] = v;
+		}
+	}
+	for (int k = 0; k < body->noutputs; k++) {
+		outs[k] = env->map[body->outputs[k]];
+		if (outs[k] < 0)
+			return ox_error(g, site, "subgraph output '%s' is not defined", body->vals[body->outputs[k]].name);
+	}
+	return 0;
+}
+
+static ox_graph *graph_attr(ox_graph *g, ox_node *n, const char *name)
+{
+	const ox_attr *a = ox_attr_get(n, name);
+	if (!a || a->type != OX_AT_GRAPH || !a->g || !a->g[0]) {
+		ox_error(g, n, "attribute '%s' (a graph) is missing", name);
+		return NULL;
+	}
+	return a->g[0];
+}
+
+/* ---- If ---- */
+
+static int expand_if(ox_graph *g, ox_id nid)
+{
+	ox_node *n = &g->nodes[nid];
+	ox_graph *then_g = graph_attr(g, n, "then_branch"), *else_g = graph_attr(g, n, "else_branch");
+	if (!then_g || !else_g)
+		return -1;
+	int nout = n->nout;
+	if (then_g->noutputs != nout || else_g->noutputs != nout)
+		return ox_error(g, n, "the branches have %d and %d outputs, the node %d", then_g->noutputs,
+				else_g->noutputs, nout);
+	const ox_tensor *c = ox_in_const(g, n, 0);
+	ox_id *outs = calloc(2 * nout + 1, sizeof *outs);
+	int rc = -1;
+	if (c) {
+		ox_graph *b = ox_tensor_get_i64(c, 0) ? then_g : else_g;
+		ox_id site = nid;
+		if (ox_expand_inline(g, &g->nodes[site], b, NULL, 0, outs))
+			goto out;
+		n = &g->nodes[nid];
+		n->dead = 1;
+		for (int k = 0; k < nout; k++)
+			alias(g, g->nodes[nid].out[k], outs[k], g->nodes[nid].name);
+		rc = 0;
+	} else if (!n->aux) {
+		/* phase 1: inline both; the node waits for them to be inferred */
+		if (ox_expand_inline(g, &g->nodes[nid], then_g, NULL, 0, outs) ||
+		    ox_expand_inline(g, &g->nodes[nid], else_g, NULL, 0, outs + nout))
+			goto out;
+		n = &g->nodes[nid];
+		ox_id *in = ox_ir_alloc(g, (2 * nout + 2) * sizeof *in);
+		in[0] = n->in[0];
+		memcpy(in + 1, outs, 2 * nout * sizeof *outs);
+		n->in = in;
+		n->nin = 1 + 2 * nout;
+		n->aux = n; /* any non-NULL marker: phase 2 next */
+		rc = 0;
+	} else {
+		/* phase 2: select between the two results */
+		for (int k = 0; k < nout; k++) {
+			ox_value *a = &g->vals[n->in[1 + k]], *b = &g->vals[n->in[1 + nout + k]];
+			char sa[200], sb[200];
+			if (a->kind == OX_V_AGG || b->kind == OX_V_AGG) {
+				ox_need_const(g, n, 0, "the condition is not a compile-time constant and output %d "
+					      "is a sequence or optional: only a constant condition can choose it", k);
+				goto out;
+			}
+			ox_shape_str(g, &a->shape, sa, sizeof sa);
+			ox_shape_str(g, &b->shape, sb, sizeof sb);
+			int same = a->dtype == b->dtype && a->shape.rank == b->shape.rank;
+			for (int d = 0; same && d < a->shape.rank; d++)
+				same = a->shape.d[d] == b->shape.d[d];
+			if (!same) {
+				ox_need_const(g, n, 0, "the condition is not a compile-time constant and the branches "
+					      "give output %d as %s%s and %s%s: only a constant condition can choose "
+					      "between different types or shapes", k, ox_dtype_name(a->dtype), sa,
+					      ox_dtype_name(b->dtype), sb);
+				goto out;
+			}
+		}
+		n->dead = 1;
+		for (int k = 0; k < nout; k++) {
+			n = &g->nodes[nid];
+			ox_id in[3] = {n->in[0], n->in[1 + k], n->in[1 + nout + k]};
+			add_node(g, OX_OP_Where, n->name, 16, 3, in, 1, &n->out[k]);
+		}
+		rc = 0;
+	}
+out:
+	free(outs);
+	return rc;
+}
+
+/* ---- stacking per-step results: Unsqueeze each at axis, Concat ---- */
+
+static int stack(ox_graph *g, ox_node *site, const ox_id *parts, int n, int64_t axis, int reverse, ox_id out)
+{
+	if (n == 0)
+		return ox_error(g, site, "zero iterations: the stacked output's shape is unknown");
+	ox_id *un = calloc(n + 1, sizeof *un);
+	const char *name = site->name;
+	ox_id ax = const_i64(g, "axes", &axis, 1, 0);
+	for (int i = 0; i < n; i++) {
+		ox_id in[2] = {parts[reverse ? n - 1 - i : i], ax};
+		ox_id u = add_node(g, OX_OP_Unsqueeze, name, 13, 2, in, 1, NULL);
+		un[i] = g->nodes[u].out[0];
+	}
+	ox_id c = add_node(g, OX_OP_Concat, name, 13, n, un, 1, &out);
+	add_attr_int(g, c, "axis", axis);
+	free(un);
+	return 0;
+}
+
+/* ---- Loop ---- */
+
+typedef struct {
+	int64_t iter;
+	int nscan;
+	int *n, *cap;
+	ox_id **acc; /* per scan output: the values of each iteration */
+} loop_state;
+
+static int expand_loop(ox_graph *g, ox_id nid)
+{
+	ox_node *n = &g->nodes[nid];
+	ox_graph *body = graph_attr(g, n, "body");
+	if (!body)
+		return -1;
+	int ncarried = n->nin - 2;
+	int nscan = n->nout - ncarried;
+	if (nscan < 0 || body->ninputs != 2 + ncarried || body->noutputs != 1 + ncarried + nscan)
+		return ox_error(g, n, "the body has %d inputs and %d outputs; the node carries %d values",
+				body->ninputs, body->noutputs, ncarried);
+	loop_state *st = n->aux;
+	if (!st) {
+		st = ox_ir_alloc(g, sizeof *st);
+		st->nscan = nscan;
+		st->n = ox_ir_alloc(g, (nscan + 1) * sizeof *st->n);
+		st->cap = ox_ir_alloc(g, (nscan + 1) * sizeof *st->cap);
+		st->acc = ox_ir_alloc(g, (nscan + 1) * sizeof *st->acc);
+		n->aux = st;
+	}
+	int64_t m = -1;
+	if (n->in[0] >= 0) {
+		int64_t v[2];
+		if (ox_in_ints(g, n, 0, v, 2) != 1)
+			return ox_need_const(g, n, 0, "the trip count must be a compile-time constant: loops are "
+					     "unrolled");
+		m = v[0];
+	}
+	int go = 1;
+	if (n->in[1] >= 0) {
+		const ox_tensor *c = ox_in_const(g, n, 1);
+		if (!c) {
+			if (st->iter == 0)
+				return ox_need_const(g, n, 1, "the loop condition must be a compile-time constant: "
+						     "loops are unrolled");
+			return ox_error(g, n, "the condition computed by iteration %lld is not a compile-time "
+					"constant: loops whose exit depends on data are not supported",
+					(long long)st->iter - 1);
+		}
+		go = ox_tensor_get_i64(c, 0) != 0;
+	} else if (m < 0) {
+		return ox_error(g, n, "a loop with neither a trip count nor a condition never ends");
+	}
+	if (m >= 0 && st->iter >= m)
+		go = 0;
+	if (!go) {
+		n->dead = 1;
+		for (int j = 0; j < ncarried; j++)
+			alias(g, g->nodes[nid].out[j], g->nodes[nid].in[2 + j], g->nodes[nid].name);
+		for (int s = 0; s < nscan; s++) {
+			n = &g->nodes[nid];
+			if (n->out[ncarried + s] >= 0 &&
+			    stack(g, n, st->acc[s], st->n[s], 0, 0, n->out[ncarried + s]))
+				return -1;
+		}
+		return 0;
+	}
+	ox_id *bind = calloc(2 + ncarried + 1, sizeof *bind), *outs = calloc(body->noutputs + 1, sizeof *outs);
+	int rc = -1;
+	bind[0] = const_i64(g, "iter", &st->iter, 1, 1);
+	n = &g->nodes[nid];
+	bind[1] = n->in[1] >= 0 ? n->in[1] : const_bool(g, "cond", 1);
+	for (int j = 0; j < ncarried; j++)
+		bind[2 + j] = g->nodes[nid].in[2 + j];
+	if (ox_expand_inline(g, &g->nodes[nid], body, bind, 2 + ncarried, outs))
+		goto out;
+	n = &g->nodes[nid];
+	if (n->in[1] >= 0)
+		n->in[1] = outs[0];
+	for (int j = 0; j < ncarried; j++)
+		n->in[2 + j] = outs[1 + j];
+	for (int s = 0; s < nscan; s++) {
+		if (st->n[s] == st->cap[s]) {
+			int cap = st->cap[s] ? 2 * st->cap[s] : 8;
+			ox_id *a = ox_ir_alloc(g, cap * sizeof *a);
+			if (st->n[s])
+				memcpy(a, st->acc[s], st->n[s] * sizeof *a);
+			st->acc[s] = a;
+			st->cap[s] = cap;
+		}
+		st->acc[s][st->n[s]++] = outs[1 + ncarried + s];
+	}
+	st->iter++;
+	rc = 0;
+out:
+	free(bind);
+	free(outs);
+	return rc;
+}
+
+/* ---- Scan ---- */
+
+static int64_t attr_at(const ox_node *n, const char *name, int k, int64_t dflt)
+{
+	const int64_t *v;
+	int c = ox_attr_ints(n, name, &v);
+	return c > k ? v[k] : dflt;
+}
+
+/* element idx of x along axis, the axis removed (Gather with a scalar index) */
+static ox_id take(ox_graph *g, ox_node *site, ox_id x, int64_t axis, int64_t idx)
+{
+	ox_id in[2] = {x, const_i64(g, "idx", &idx, 1, 1)};
+	ox_id gn = add_node(g, OX_OP_Gather, site->name, 13, 2, in, 1, NULL);
+	add_attr_int(g, gn, "axis", axis);
+	return g->nodes[gn].out[0];
+}
+
+/* one pass of the body over scan inputs xs (already without a batch axis) */
+static int scan_run(ox_graph *g, ox_id nid, ox_graph *body, int nstate, int nx, ox_id *state, const ox_id *xs,
+		    const int64_t *in_axes, int64_t len, ox_id **scan_parts)
+{
+	ox_node *n = &g->nodes[nid];
+	int nscan = body->noutputs - nstate;
+	ox_id *bind = calloc(nstate + nx + 1, sizeof *bind), *outs = calloc(body->noutputs + 1, sizeof *outs);
+	int rc = -1;
+	for (int64_t t = 0; t < len; t++) {
+		memcpy(bind, state, nstate * sizeof *bind);
+		for (int k = 0; k < nx; k++) {
+			int rev = (int)attr_at(&g->nodes[nid], n->opset >= 9 ? "scan_input_directions" : "directions",
+					       k, 0);
+			bind[nstate + k] = take(g, &g->nodes[nid], xs[k], in_axes[k], rev ? len - 1 - t : t);
+		}
+		if (ox_expand_inline(g, &g->nodes[nid], body, bind, nstate + nx, outs))
+			goto out;
+		memcpy(state, outs, nstate * sizeof *state);
+		for (int s = 0; s < nscan; s++)
+			scan_parts[s][t] = outs[nstate + s];
+		n = &g->nodes[nid];
+	}
+	rc = 0;
+out:
+	free(bind);
+	free(outs);
+	return rc;
+}
+
+static int expand_scan(ox_graph *g, ox_id nid)
+{
+	ox_node *n = &g->nodes[nid];
+	ox_graph *body = graph_attr(g, n, "body");
+	if (!body)
+		return -1;
+	int v8 = n->opset < 9, first = v8 ? 1 : 0;
+	int nx = (int)ox_attr_int(n, "num_scan_inputs", 0);
+	int nstate = n->nin - first - nx, nscan = n->nout - nstate;
+	if (nx < 1 || nstate < 0 || nscan < 0 || body->ninputs != nstate + nx || body->noutputs != nstate + nscan)
+		return ox_error(g, n, "num_scan_inputs %d does not fit the node and its body", nx);
+	for (int k = 0; k < n->nin; k++)
+		if (n->in[k] >= 0 && !g->vals[n->in[k]].has_shape)
+			return ox_error(g, n, "input %d has no known shape", k);
+	int64_t *axes = calloc(nx + 1, sizeof *axes);
+	ox_id *state = calloc(nstate + 1, sizeof *state), *xs = calloc(nx + 1, sizeof *xs);
+	ox_id **parts = calloc(nscan + 1, sizeof *parts);
+	ox_id **bparts = calloc(nstate + nscan + 1, sizeof *bparts);
+	int rc = -1;
+	int64_t len = -1, batch = 1;
+	for (int k = 0; k < nx; k++) {
+		ox_value *x = &g->vals[n->in[first + nstate + k]];
+		int64_t a = v8 ? 1 : attr_at(n, "scan_input_axes", k, 0);
+		if (a < 0)
+			a += x->shape.rank;
+		if (a < 0 || a >= x->shape.rank) {
+			ox_error(g, n, "scan input %d: axis out of range", k);
+			goto out;
+		}
+		axes[k] = v8 ? 0 : a;
+		int64_t l = x->shape.d[a];
+		if (l < 0 || (len >= 0 && l != len)) {
+			ox_error(g, n, "the scan inputs must have one static length along their scan axes");
+			goto out;
+		}
+		len = l;
+		if (v8)
+			batch = x->shape.d[0];
+	}
+	if (v8 && n->in[0] >= 0) {
+		int64_t sl[4096];
+		int c = ox_in_ints(g, n, 0, sl, 4096);
+		if (c < 0) {
+			ox_need_const(g, n, 0, "sequence_lens must be a compile-time constant");
+			goto out;
+		}
+		for (int i = 0; i < c; i++)
+			if (sl[i] != len) {
+				ox_error(g, n, "sequence_lens shorter than the scan length are not supported");
+				goto out;
+			}
+	}
+	if (check_budget(g, n, (int)(batch * len * (body->nnodes + 2 * nx + 4))))
+		goto out;
+	for (int s = 0; s < nscan; s++)
+		parts[s] = calloc(len + 1, sizeof **parts);
+	for (int j = 0; j < nstate + nscan; j++)
+		bparts[j] = calloc(batch + 1, sizeof **bparts);
+	for (int64_t b = 0; b < batch; b++) {
+		for (int j = 0; j < nstate; j++) {
+			ox_id s0 = g->nodes[nid].in[first + j];
+			state[j] = v8 ? take(g, &g->nodes[nid], s0, 0, b) : s0;
+		}
+		for (int k = 0; k < nx; k++) {
+			ox_id x = g->nodes[nid].in[first + nstate + k];
+			xs[k] = v8 ? take(g, &g->nodes[nid], x, 0, b) : x;
+		}
+		if (scan_run(g, nid, body, nstate, nx, state, xs, axes, len, parts))
+			goto out;
+		for (int j = 0; j < nstate; j++)
+			bparts[j][b] = state[j];
+		for (int s = 0; s < nscan; s++) {
+			n = &g->nodes[nid];
+			ox_id dst = v8 ? new_value(g, n->name) : n->out[nstate + s];
+			if (dst < 0)
+				continue;
+			int64_t oa = v8 ? 0 : attr_at(n, "scan_output_axes", s, 0);
+			int rev = (int)attr_at(n, v8 ? "directions" : "scan_output_directions", v8 ? nstate + s : s, 0);
+			if (v8)
+				rev = 0; /* opset 8: directions apply to the inputs only */
+			/* a negative axis means the same to Unsqueeze and Concat (rank + 1) */
+			if (stack(g, &g->nodes[nid], parts[s], (int)len, oa, rev, dst))
+				goto out;
+			bparts[nstate + s][b] = dst;
+		}
+	}
+	n = &g->nodes[nid];
+	n->dead = 1;
+	for (int j = 0; j < nstate + nscan; j++) {
+		ox_id out = g->nodes[nid].out[j];
+		if (out < 0 || (!v8 && j >= nstate))
+			continue;
+		if (v8) {
+			if (stack(g, &g->nodes[nid], bparts[j], (int)batch, 0, 0, out))
+				goto out;
+		} else {
+			alias(g, out, bparts[j][0], g->nodes[nid].name);
+		}
+	}
+	rc = 0;
+out:
+	for (int s = 0; s < nscan; s++)
+		free(parts[s]);
+	for (int j = 0; j < nstate + nscan; j++)
+		free(bparts[j]);
+	free(parts);
+	free(bparts);
+	free(axes);
+	free(state);
+	free(xs);
+	return rc;
+}
+
+/* ---- SequenceMap ---- */
+
+static int expand_seqmap(ox_graph *g, ox_id nid)
+{
+	ox_node *n = &g->nodes[nid];
+	ox_graph *body = graph_attr(g, n, "body");
+	ox_value *s0 = NULL;
+	if (!body || seq_in(g, n, 0, &s0))
+		return -1;
+	int len = s0->nelems, nin = n->nin, nout = n->nout;
+	if (body->ninputs != nin || body->noutputs != nout)
+		return ox_error(g, n, "the body has %d inputs and %d outputs, the node %d and %d", body->ninputs,
+				body->noutputs, nin, nout);
+	for (int k = 1; k < nin; k++)
+		if (is_agg(g, n->in[k]) && g->vals[n->in[k]].nelems != len)
+			return ox_error(g, n, "input %d is a sequence of %d, input 0 of %d", k,
+					g->vals[n->in[k]].nelems, len);
+	ox_id *bind = calloc(nin + 1, sizeof *bind), *outs = calloc(nout + 1, sizeof *outs);
+	ox_id *res = calloc((size_t)nout * len + 1, sizeof *res);
+	int rc = -1;
+	for (int i = 0; i < len; i++) {
+		n = &g->nodes[nid];
+		for (int k = 0; k < nin; k++) {
+			ox_id v = n->in[k];
+			bind[k] = is_agg(g, v) ? g->vals[v].elems[i] : v;
+		}
+		if (ox_expand_inline(g, &g->nodes[nid], body, bind, nin, outs))
+			goto out;
+		for (int k = 0; k < nout; k++)
+			res[(size_t)k * len + i] = outs[k];
+	}
+	n = &g->nodes[nid];
+	n->dead = 1;
+	for (int k = 0; k < nout; k++)
+		if (n->out[k] >= 0)
+			make_agg(g, n->out[k], OX_AGG_SEQ, res + (size_t)k * len, len, 0);
+	rc = 0;
+out:
+	free(bind);
+	free(outs);
+	free(res);
+	return rc;
+}
+
+/* ---- sequence and optional ops ---- */
+
+static int norm_pos(ox_graph *g, ox_node *n, int64_t pos, int len, int insert)
+{
+	int64_t hi = insert ? len : len - 1;
+	if (pos < 0)
+		pos += len;
+	if (pos < 0 || pos > hi)
+		return ox_error(g, n, "position %lld is outside the sequence of %d", (long long)pos, len), -1;
+	return (int)pos;
+}
+
+static int expand_seq_op(ox_graph *g, ox_id nid)
+{
+	ox_node *n = &g->nodes[nid];
+	ox_id out = n->out[0];
+	ox_value *s = NULL;
+	int64_t pos;
+	switch (n->op) {
+	case OX_OP_SequenceConstruct:
+		for (int k = 1; k < n->nin; k++)
+			if (g->vals[n->in[k]].dtype != g->vals[n->in[0]].dtype)
+				return ox_error(g, n, "the tensors of a sequence must have one dtype");
+		n->dead = 1;
+		make_agg(g, out, OX_AGG_SEQ, n->in, n->nin, g->vals[n->in[0]].dtype);
+		return 0;
+	case OX_OP_SequenceEmpty:
+		n->dead = 1;
+		make_agg(g, out, OX_AGG_SEQ, NULL, 0, (int)ox_attr_int(n, "dtype", OX_F32));
+		return 0;
+	case OX_OP_SequenceInsert: {
+		if (seq_in(g, n, 0, &s) || const_pos(g, n, 2, s->nelems, &pos))
+			return -1;
+		int p = norm_pos(g, n, pos, s->nelems, 1);
+		if (p < 0)
+			return -1;
+		if (s->nelems && g->vals[n->in[1]].dtype != s->elem_dtype && s->elem_dtype)
+			return ox_error(g, n, "inserting %s into a sequence of %s", ox_dtype_name(g->vals[n->in[1]].dtype),
+					ox_dtype_name(s->elem_dtype));
+		ox_id *e = calloc(s->nelems + 2, sizeof *e);
+		memcpy(e, s->elems, p * sizeof *e);
+		e[p] = n->in[1];
+		memcpy(e + p + 1, s->elems + p, (s->nelems - p) * sizeof *e);
+		n->dead = 1;
+		make_agg(g, out, OX_AGG_SEQ, e, s->nelems + 1, g->vals[n->in[1]].dtype);
+		free(e);
+		return 0;
+	}
+	case OX_OP_SequenceErase: {
+		if (seq_in(g, n, 0, &s) || const_pos(g, n, 1, -1, &pos))
+			return -1;
+		int p = norm_pos(g, n, pos, s->nelems, 0);
+		if (p < 0)
+			return -1;
+		ox_id *e = calloc(s->nelems + 1, sizeof *e);
+		memcpy(e, s->elems, p * sizeof *e);
+		memcpy(e + p, s->elems + p + 1, (s->nelems - p - 1) * sizeof *e);
+		n->dead = 1;
+		make_agg(g, out, OX_AGG_SEQ, e, s->nelems - 1, s->elem_dtype);
+		free(e);
+		return 0;
+	}
+	case OX_OP_SequenceAt: {
+		if (seq_in(g, n, 0, &s) || const_pos(g, n, 1, 0, &pos))
+			return -1;
+		int p = norm_pos(g, n, pos, s->nelems, 0);
+		if (p < 0)
+			return -1;
+		n->dead = 1;
+		alias(g, out, s->elems[p], n->name);
+		return 0;
+	}
+	case OX_OP_SequenceLength: {
+		if (seq_in(g, n, 0, &s))
+			return -1;
+		int64_t len = s->nelems;
+		ox_shape sh = {0, {0}};
+		ox_tensor *t = ox_ir_new_tensor(g, OX_I64, &sh);
+		ox_tensor_set_i64(t, 0, len);
+		n->dead = 1;
+		ox_ir_set_const(g, out, t);
+		g->vals[out].producer = -1;
+		return 0;
+	}
+	case OX_OP_ConcatFromSequence: {
+		if (seq_in(g, n, 0, &s))
+			return -1;
+		if (!s->nelems)
+			return ox_error(g, n, "the sequence is empty: there is nothing to concatenate");
+		int64_t axis = ox_attr_int(n, "axis", 0), newax = ox_attr_int(n, "new_axis", 0);
+		int len = s->nelems;
+		ox_id *e = calloc(len + 1, sizeof *e);
+		memcpy(e, s->elems, len * sizeof *e);
+		n->dead = 1;
+		if (newax) {
+			ox_node site = *n;
+			if (stack(g, &site, e, len, axis, 0, out)) {
+				free(e);
+				return -1;
+			}
+		} else {
+			ox_id c = add_node(g, OX_OP_Concat, n->name, 13, len, e, 1, &out);
+			add_attr_int(g, c, "axis", axis);
+		}
+		free(e);
+		return 0;
+	}
+	case OX_OP_SplitToSequence: {
+		ox_value *x = &g->vals[n->in[0]];
+		if (!x->has_shape || !ox_shape_is_const(&x->shape))
+			return ox_error(g, n, "the input's shape must be static");
+		int64_t axis = ox_attr_int(n, "axis", 0), keep = ox_attr_int(n, "keepdims", 1);
+		if (axis < 0)
+			axis += x->shape.rank;
+		if (axis < 0 || axis >= x->shape.rank)
+			return ox_error(g, n, "axis out of range");
+		int64_t dim = x->shape.d[axis], sizes[4096];
+		int m = 0, has_split = n->nin > 1 && n->in[1] >= 0;
+		if (has_split) {
+			int c = ox_in_ints(g, n, 1, sizes, 4096);
+			if (c < 0)
+				return ox_need_const(g, n, 1, "split must be a compile-time constant");
+			if (g->vals[n->in[1]].shape.rank == 0) {
+				int64_t chunk = sizes[0];
+				if (chunk <= 0)
+					return ox_error(g, n, "split must be positive");
+				for (int64_t done = 0; done < dim; done += chunk)
+					sizes[m++] = done + chunk <= dim ? chunk : dim - done;
+			} else {
+				m = c;
+			}
+		} else {
+			for (int64_t i = 0; i < dim && m < 4096; i++)
+				sizes[m++] = 1;
+		}
+		if (m <= 0 || m >= 4096)
+			return ox_error(g, n, "splitting into %d parts is not supported", m);
+		ox_id in[2] = {n->in[0], const_i64(g, "split", sizes, m, 0)};
+		ox_id sp = add_node(g, OX_OP_Split, g->nodes[nid].name, 18, 2, in, m, NULL);
+		add_attr_int(g, sp, "axis", axis);
+		ox_id *parts = calloc(m + 1, sizeof *parts);
+		for (int i = 0; i < m; i++)
+			parts[i] = g->nodes[sp].out[i];
+		if (!has_split && !keep) {
+			ox_id ax = const_i64(g, "axes", &axis, 1, 0);
+			for (int i = 0; i < m; i++) {
+				ox_id sin[2] = {parts[i], ax};
+				ox_id q = add_node(g, OX_OP_Squeeze, g->nodes[nid].name, 13, 2, sin, 1, NULL);
+				parts[i] = g->nodes[q].out[0];
+			}
+		}
+		n = &g->nodes[nid];
+		n->dead = 1;
+		make_agg(g, n->out[0], OX_AGG_SEQ, parts, m, g->vals[n->in[0]].dtype);
+		free(parts);
+		return 0;
+	}
+	case OX_OP_Optional:
+		n->dead = 1;
+		if (n->nin > 0 && n->in[0] >= 0)
+			make_agg(g, out, OX_AGG_OPT, n->in, 1, 0);
+		else
+			make_agg(g, out, OX_AGG_OPT, NULL, 0, 0);
+		return 0;
+	case OX_OP_OptionalHasElement: {
+		ox_id v = n->nin > 0 ? n->in[0] : -1;
+		int has = v >= 0 && !(is_agg(g, v) && g->vals[v].agg == OX_AGG_OPT && g->vals[v].nelems == 0);
+		ox_shape sh = {0, {0}};
+		ox_tensor *t = ox_ir_new_tensor(g, OX_BOOL, &sh);
+		((uint8_t *)t->data)[0] = (uint8_t)has;
+		n->dead = 1;
+		ox_ir_set_const(g, out, t);
+		g->vals[out].producer = -1;
+		return 0;
+	}
+	case OX_OP_OptionalGetElement: {
+		ox_id v = n->in[0];
+		if (is_agg(g, v) && g->vals[v].agg == OX_AGG_OPT) {
+			if (!g->vals[v].nelems)
+				return ox_error(g, n, "the optional is empty");
+			v = g->vals[v].elems[0];
+		}
+		n->dead = 1;
+		alias(g, out, v, n->name);
+		return 0;
+	}
+	}
+	return ox_error(g, n, "no expansion for this op");
+}
+
+/* ---- FlexAttention (ai.onnx.preview) ----
+ * Y = prob_mod(Softmax(score_mod((Q @ K^T) * scale))) @ V, the bodies
+ * inlined on the whole [B, H, L, S] tensors; GQA repeats each K/V head for
+ * its contiguous group of query heads (Unsqueeze, Expand, Reshape). */
+
+static ox_id repeat_heads(ox_graph *g, ox_node *site, ox_id x, const ox_value *xv, int64_t group)
+{
+	int64_t ax = 2, b = xv->shape.d[0], h = xv->shape.d[1], s = xv->shape.d[2], e = xv->shape.d[3];
+	int64_t full[5] = {b, h, group, s, e}, flat[4] = {b, h * group, s, e};
+	ox_id in[2] = {x, const_i64(g, "axes", &ax, 1, 0)};
+	ox_id u = g->nodes[add_node(g, OX_OP_Unsqueeze, site->name, 13, 2, in, 1, NULL)].out[0];
+	ox_id ein[2] = {u, const_i64(g, "shape", full, 5, 0)};
+	ox_id ex = g->nodes[add_node(g, OX_OP_Expand, site->name, 13, 2, ein, 1, NULL)].out[0];
+	ox_id rin[2] = {ex, const_i64(g, "shape", flat, 4, 0)};
+	return g->nodes[add_node(g, OX_OP_Reshape, site->name, 14, 2, rin, 1, NULL)].out[0];
+}
+
+static int expand_flex(ox_graph *g, ox_id nid)
+{
+	ox_node *n = &g->nodes[nid];
+	ox_value *q = ox_in(g, n, 0), *k = ox_in(g, n, 1), *v = ox_in(g, n, 2);
+	if (q->shape.rank != 4 || k->shape.rank != 4 || v->shape.rank != 4 || !ox_shape_is_const(&q->shape) ||
+	    !ox_shape_is_const(&k->shape) || !ox_shape_is_const(&v->shape))
+		return ox_error(g, n, "Q, K and V must be rank-4 tensors of static shape");
+	if (!ox_dtype_is_float(q->dtype) || k->dtype != q->dtype || v->dtype != q->dtype)
+		return ox_error(g, n, "Q, K and V must have one floating-point dtype");
+	int64_t hq = q->shape.d[1], hkv = k->shape.d[1];
+	if (v->shape.d[1] != hkv || hkv <= 0 || hq % hkv)
+		return ox_error(g, n, "q_num_heads (%lld) must be a multiple of kv_num_heads (%lld)", (long long)hq,
+				(long long)hkv);
+	const ox_attr *sa = ox_attr_get(n, "scale");
+	double scale = sa ? sa->f : 1.0 / sqrt((double)q->shape.d[3]);
+	int dt = q->dtype;
+	ox_id kk = n->in[1], vv = n->in[2], qq = n->in[0];
+	if (hq != hkv) {
+		ox_value kc = *k, vc = *v;
+		kk = repeat_heads(g, &g->nodes[nid], kk, &kc, hq / hkv);
+		vv = repeat_heads(g, &g->nodes[nid], vv, &vc, hq / hkv);
+	}
+	const char *nm = g->nodes[nid].name;
+	ox_id kt = g->nodes[add_node(g, OX_OP_Transpose, nm, 13, 1, &kk, 1, NULL)].out[0];
+	ox_node *tn = &g->nodes[g->vals[kt].producer];
+	tn->nattr = 1;
+	tn->attrs = ox_ir_alloc(g, 2 * sizeof *tn->attrs);
+	tn->attrs[0].name = "perm";
+	tn->attrs[0].type = OX_AT_INTS;
+	tn->attrs[0].n = 4;
+	tn->attrs[0].ints = ox_ir_alloc(g, 4 * sizeof(int64_t));
+	memcpy(tn->attrs[0].ints, (int64_t[]){0, 1, 3, 2}, 4 * sizeof(int64_t));
+	ox_id min[2] = {qq, kt};
+	ox_id sc = g->nodes[add_node(g, OX_OP_MatMul, nm, 13, 2, min, 1, NULL)].out[0];
+	ox_shape s0 = {0, {0}};
+	ox_tensor *st = ox_ir_new_tensor(g, dt, &s0);
+	ox_tensor_set_f64(st, 0, scale);
+	ox_id mulin[2] = {sc, ox_ir_add_const(g, fresh_name(g, "scale"), st)};
+	ox_id cur = g->nodes[add_node(g, OX_OP_Mul, nm, 14, 2, mulin, 1, NULL)].out[0];
+	const char *mods[2] = {"score_mod", "prob_mod"};
+	for (int m = 0; m < 2; m++) {
+		if (m == 1) {
+			ox_id sm = add_node(g, OX_OP_Softmax, nm, 13, 1, &cur, 1, NULL);
+			add_attr_int(g, sm, "axis", -1);
+			cur = g->nodes[sm].out[0];
+		}
+		const ox_attr *a = ox_attr_get(&g->nodes[nid], mods[m]);
+		if (!a)
+			continue;
+		if (a->type != OX_AT_GRAPH || !a->g || !a->g[0] || a->g[0]->noutputs != 1)
+			return ox_error(g, &g->nodes[nid], "%s must be a graph with one input and one output", mods[m]);
+		ox_id o;
+		if (ox_expand_inline(g, &g->nodes[nid], a->g[0], &cur, 1, &o))
+			return -1;
+		cur = o;
+	}
+	n = &g->nodes[nid];
+	n->dead = 1;
+	ox_id pin[2] = {cur, vv};
+	add_node(g, OX_OP_MatMul, nm, 13, 2, pin, 1, &n->out[0]);
+	return 0;
+}
+
+/* ---- entry points ---- */
+
+int ox_expand_wanted(const ox_graph *g, const ox_node *n)
+{
+	if (ox_ops[n->op].flags & OX_F_EXPAND)
+		return 1;
+	if (n->op == OX_OP_Identity && n->nin == 1 && is_agg(g, n->in[0]))
+		return 1;
+	return 0;
+}
+
+int ox_expand_node(ox_graph *g, ox_id nid)
+{
+	ox_node *n = &g->nodes[nid];
+	for (int k = 0; k < n->nin; k++) {
+		ox_id v = n->in[k];
+		if (v >= 0 && g->vals[v].kind == OX_V_INPUT && g->vals[v].agg && g->vals[v].nelems < 0)
+			return -1; /* reported once by ox_expand_check_inputs */
+	}
+	switch (n->op) {
+	case OX_OP_If:
+		return expand_if(g, nid);
+	case OX_OP_Loop:
+		return expand_loop(g, nid);
+	case OX_OP_Scan:
+		return expand_scan(g, nid);
+	case OX_OP_SequenceMap:
+		return expand_seqmap(g, nid);
+	case OX_OP_Identity:
+		n->dead = 1;
+		alias(g, n->out[0], n->in[0], n->name);
+		return 0;
+	case OX_OP_FlexAttention:
+		return expand_flex(g, nid);
+	}
+	return expand_seq_op(g, nid);
+}
+
+int ox_expand_check_inputs(ox_graph *g)
+{
+	int bad = 0;
+	for (int i = 0; i < g->ninputs; i++) {
+		ox_value *v = &g->vals[g->inputs[i]];
+		if (v->kind != OX_V_INPUT || !v->agg || v->nelems >= 0)
+			continue;
+		ox_error(g, NULL, "graph input #%d '%s' is %s: how many tensors it holds, and their types and "
+			 "shapes, must be known at compile time", i, v->name,
+			 v->agg == OX_AGG_SEQ ? "a sequence" : "an optional");
+		fprintf(stderr, "%s: hint: graph input #%d '%s' needs an example; to compile for the structure of "
+			"one value pass --like %s=FILE\n", g->path, i, v->name, v->name);
+		bad = 1;
+	}
+	return bad ? -1 : 0;
+}
+
+/* Graph inputs and outputs that are aggregates become their tensors, in
+ * order; g->in_ports / g->out_ports record the grouping for codegen. */
+static int flatten(ox_graph *g, ox_id **list, int *nlist, const char ***names, ox_port **ports, int *nports)
+{
+	int n = *nlist, cap = 0, m = 0;
+	for (int i = 0; i < n; i++) {
+		ox_value *v = &g->vals[(*list)[i]];
+		cap += v->kind == OX_V_AGG ? v->nelems + 64 : 1;
+	}
+	ox_id *out = ox_ir_alloc(g, (cap + 1) * sizeof *out);
+	const char **onames = ox_ir_alloc(g, (cap + 1) * sizeof *onames);
+	ox_port *p = ox_ir_alloc(g, (n + 1) * sizeof *p);
+	for (int i = 0; i < n; i++) {
+		ox_id id = (*list)[i];
+		ox_value *v = &g->vals[id];
+		const char *nm = names ? (*names)[i] : v->name;
+		p[i].name = nm;
+		p[i].first = m;
+		if (v->kind != OX_V_AGG) {
+			onames[m] = nm;
+			out[m++] = id;
+			p[i].n = 1;
+			continue;
+		}
+		p[i].agg = v->agg;
+		ox_value *inner = v;
+		if (v->agg == OX_AGG_OPT && v->nelems == 1 && is_agg(g, v->elems[0])) {
+			inner = &g->vals[v->elems[0]];
+			if (inner->agg != OX_AGG_SEQ)
+				return ox_error(g, NULL, "'%s': an optional of an optional is not supported", nm);
+			p[i].seq = 1;
+		}
+		for (int e = 0; e < inner->nelems; e++) {
+			if (is_agg(g, inner->elems[e]))
+				return ox_error(g, NULL, "'%s': nested sequences are not supported", nm);
+			char buf[600];
+			snprintf(buf, sizeof buf, "%s[%d]", nm, e);
+			onames[m] = ox_ir_strdup(g, inner == v && v->agg == OX_AGG_OPT ? nm : buf);
+			out[m++] = inner->elems[e];
+		}
+		p[i].n = m - p[i].first;
+		if (v->agg == OX_AGG_OPT && v->nelems == 1 && p[i].seq)
+			p[i].n = m - p[i].first;
+	}
+	*list = out;
+	*nlist = m;
+	if (names)
+		*names = onames;
+	*ports = p;
+	*nports = n;
+	return 0;
+}
+
+int ox_expand_ports(ox_graph *g)
+{
+	if (flatten(g, &g->inputs, &g->ninputs, NULL, &g->in_ports, &g->nin_ports) ||
+	    flatten(g, &g->outputs, &g->noutputs, &g->output_names, &g->out_ports, &g->nout_ports))
+		return -1;
+	return 0;
+}

@@ -1,0 +1,20 @@
+/* expand.h: compile-time expansion of control flow, sequences, optionals
+ * and graph-attributed ops (opt/expand.c), called by fold. */
+#ifndef OX_EXPAND_H
+#define OX_EXPAND_H
+#include "opt.h"
+
+/* n must be expanded rather than inferred (an OX_F_EXPAND op, or an
+ * Identity of a sequence / optional) */
+int ox_expand_wanted(const ox_graph *g, const ox_node *n);
+/* Expand node nid: appends nodes (g->nodes may move), kills nid or leaves
+ * it waiting with rewired inputs. 0, or -1 after an error. */
+int ox_expand_node(ox_graph *g, ox_id nid);
+/* Inline body at site: body input k is bind[k]; outs[k] receives the value
+ * of body output k. Names the body captures resolve from the site's scope. */
+int ox_expand_inline(ox_graph *g, ox_node *site, ox_graph *body, const ox_id *bind, int nbind, ox_id *outs);
+/* error (with a --like hint) for a sequence/optional input of unknown structure */
+int ox_expand_check_inputs(ox_graph *g);
+/* split aggregate graph inputs/outputs into tensors; fill the port tables */
+int ox_expand_ports(ox_graph *g);
+#endif
