@@ -459,6 +459,8 @@ int main(int argc, char **argv)
 #else
 	int check = 1;
 #endif
+	/* a dump that stops before the static pass may show symbolic dims */
+	g->symbolic_ok = dump && *dump && strcmp(dump, "static") && strcmp(dump, "plan");
 	if (!rc)
 		rc = ox_opt_run(g, check, dump && *dump ? dump : NULL) ? 1 : 0;
 	if (!rc && dump) {

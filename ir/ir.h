@@ -184,6 +184,8 @@ struct ox_graph {
 	const char **output_names;     /* names the user sees, kept across rewrites */
 	ox_dexpr *dexprs; int ndexprs, capdexprs;
 	int nunknown;                  /* counter for anonymous dims */
+	int symbolic_ok;               /* inputs may keep unbound dims (a --dump-ir
+	                                  that stops before the static pass) */
 	ox_port *in_ports, *out_ports; /* ONNX inputs/outputs over inputs/outputs */
 	int nin_ports, nout_ports;     /* (filled by opt/fold.c when it ends) */
 	int64_t arena_size;            /* bytes, from opt/plan.c */

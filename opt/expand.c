@@ -964,19 +964,37 @@ int ox_expand_node(ox_graph *g, ox_id nid)
 	return expand_seq_op(g, nid);
 }
 
+static void like_hint(ox_graph *g, int i, const char *name)
+{
+	fprintf(stderr, "%s: hint: graph input #%d '%s' needs an example; to compile for the structure of "
+		"one value pass --like %s=FILE\n", g->path, i, name, name);
+}
+
 int ox_expand_check_inputs(ox_graph *g)
 {
 	int bad = 0;
 	for (int i = 0; i < g->ninputs; i++) {
 		ox_value *v = &g->vals[g->inputs[i]];
-		if (v->kind != OX_V_INPUT || !v->agg || v->nelems >= 0)
+		if (v->kind == OX_V_INPUT && v->agg && v->nelems < 0) {
+			ox_error(g, NULL, "graph input #%d '%s' is %s: how many tensors it holds, and their "
+				 "types and shapes, must be known at compile time", i, v->name,
+				 v->agg == OX_AGG_SEQ ? "a sequence" : "an optional");
+			like_hint(g, i, v->name);
+			bad = 1;
 			continue;
-		ox_error(g, NULL, "graph input #%d '%s' is %s: how many tensors it holds, and their types and "
-			 "shapes, must be known at compile time", i, v->name,
-			 v->agg == OX_AGG_SEQ ? "a sequence" : "an optional");
-		fprintf(stderr, "%s: hint: graph input #%d '%s' needs an example; to compile for the structure of "
-			"one value pass --like %s=FILE\n", g->path, i, v->name, v->name);
-		bad = 1;
+		}
+		/* a dim nothing binds (--shape, --dim) would stop the static pass
+		 * later anyway: say it here, where an example can still fix it */
+		for (int d = 0; !g->symbolic_ok && v->kind == OX_V_INPUT && v->has_shape && d < v->shape.rank; d++) {
+			if (ox_dim_eval(g, v->shape.d[d]) >= 0)
+				continue;
+			const char *sym = ox_dim_unbound(g, v->shape.d[d]);
+			ox_error(g, NULL, "graph input #%d '%s': dim %d (%s) is not bound; give it with --shape, "
+				 "--dim or --like", i, v->name, d, sym && sym[0] != '?' ? sym : "unknown");
+			like_hint(g, i, v->name);
+			bad = 1;
+			break;
+		}
 	}
 	return bad ? -1 : 0;
 }

@@ -613,6 +613,108 @@ static int oxt_read(const char *path, oxt_tensor *t, char *err, size_t nerr)
 	return rc;
 }
 
+/* ---- sequences and optionals (onnx-data.proto) ----
+ * A graph input or output that is a sequence or an optional is several
+ * tensors (or none): kind 0 a TensorProto (or .npy), 1 a SequenceProto
+ * (tensor_values = 3), 2 an OptionalProto holding a tensor (tensor_value = 3)
+ * or nothing, 3 an OptionalProto holding a SequenceProto (sequence_value =
+ * 5) or nothing. oxt_read_parts reads them into *parts (malloc'd). */
+enum { OXT_PORT_TENSOR, OXT_PORT_SEQUENCE, OXT_PORT_OPTIONAL, OXT_PORT_OPTIONAL_SEQUENCE };
+
+static int oxt_seq_parts(const unsigned char *b, size_t len, oxt_tensor **parts, int *nparts, char *err,
+			 size_t nerr)
+{
+	const unsigned char *p = b, *end = b + len;
+	while (p < end) {
+		uint64_t key, n;
+		if (oxt_varint(&p, end, &key))
+			return oxt_fail(err, nerr, "malformed SequenceProto");
+		int field = (int)(key >> 3), wt = (int)(key & 7);
+		if (field != 3 || wt != 2) {
+			if (field == 5 || field == 7)
+				return oxt_fail(err, nerr, "nested sequences and optionals are not supported");
+			if (oxt_pb_skip(wt, &p, end))
+				return oxt_fail(err, nerr, "malformed SequenceProto");
+			continue;
+		}
+		if (oxt_varint(&p, end, &n) || n > (uint64_t)(end - p))
+			return oxt_fail(err, nerr, "malformed SequenceProto");
+		oxt_tensor *q = realloc(*parts, (size_t)(*nparts + 1) * sizeof *q);
+		if (!q)
+			return oxt_fail(err, nerr, "out of memory");
+		*parts = q;
+		memset(&q[*nparts], 0, sizeof *q);
+		if (oxt_read_pb(p, (size_t)n, &q[*nparts], err, nerr))
+			return -1;
+		(*nparts)++;
+		p += n;
+	}
+	return 0;
+}
+
+static int oxt_read_parts(const char *path, int kind, oxt_tensor **parts, int *nparts, char *err, size_t nerr)
+{
+	*parts = NULL;
+	*nparts = 0;
+	if (kind == OXT_PORT_TENSOR) {
+		*parts = calloc(1, sizeof **parts);
+		if (!*parts)
+			return oxt_fail(err, nerr, "out of memory");
+		if (oxt_read(path, *parts, err, nerr))
+			return -1;
+		*nparts = 1;
+		return 0;
+	}
+	size_t len;
+	unsigned char *b = oxt_slurp(path, &len, err, nerr);
+	if (!b)
+		return -1;
+	int rc = 0;
+	if (kind == OXT_PORT_SEQUENCE) {
+		rc = oxt_seq_parts(b, len, parts, nparts, err, nerr);
+	} else {
+		const unsigned char *p = b, *end = b + len;
+		while (p < end && !rc) {
+			uint64_t key, n;
+			if (oxt_varint(&p, end, &key)) {
+				rc = oxt_fail(err, nerr, "malformed OptionalProto");
+				break;
+			}
+			int field = (int)(key >> 3), wt = (int)(key & 7);
+			if ((field != 3 && field != 5) || wt != 2) {
+				if (oxt_pb_skip(wt, &p, end))
+					rc = oxt_fail(err, nerr, "malformed OptionalProto");
+				continue;
+			}
+			if (oxt_varint(&p, end, &n) || n > (uint64_t)(end - p)) {
+				rc = oxt_fail(err, nerr, "malformed OptionalProto");
+				break;
+			}
+			if ((field == 5) != (kind == OXT_PORT_OPTIONAL_SEQUENCE)) {
+				rc = oxt_fail(err, nerr, "the optional holds a %s, a %s was expected",
+					      field == 5 ? "sequence" : "tensor", field == 5 ? "tensor" : "sequence");
+			} else if (field == 5) {
+				rc = oxt_seq_parts(p, (size_t)n, parts, nparts, err, nerr);
+			} else if (!(*parts = calloc(1, sizeof **parts))) {
+				rc = oxt_fail(err, nerr, "out of memory");
+			} else {
+				*nparts = 1;
+				rc = oxt_read_pb(p, (size_t)n, *parts, err, nerr);
+			}
+			p += n;
+		}
+	}
+	free(b);
+	return rc;
+}
+
+static void oxt_free_parts(oxt_tensor *parts, int n)
+{
+	for (int i = 0; i < n; i++)
+		oxt_free(&parts[i]);
+	free(parts);
+}
+
 #ifndef OX_NO_MAIN
 /* ---- the test program ---- */
 #include "HEADER_NAME"
@@ -726,14 +828,19 @@ static void oxt_usage(const char *argv0)
 {
 	char t[256];
 	fprintf(stderr, "usage: %s [--bench N] INPUT... -o OUTDIR\n"
-		"  one .npy or TensorProto .pb per input, in order:\n", argv0);
-	for (int k = 0; k < PFXU_NUM_INPUTS; k++) {
-		const PFX_tensor_desc *d = oxt_in_desc(k);
-		oxt_typestr(t, sizeof t, d->dtype, d->rank, d->shape);
-		fprintf(stderr, "    %d: %s %s\n", k, d->name, t);
+		"  one .npy or TensorProto .pb per input (a SequenceProto for a sequence,\n"
+		"  an OptionalProto for an optional), in order:\n", argv0);
+	for (int pk = 0; pk < PFXU_NUM_INPUT_PORTS; pk++) {
+		const PFX_port_desc *port = &PFX_input_ports[pk];
+		for (int k = port->first; k < port->first + port->count; k++) {
+			const PFX_tensor_desc *d = oxt_in_desc(k);
+			oxt_typestr(t, sizeof t, d->dtype, d->rank, d->shape);
+			fprintf(stderr, "    %d: %s %s\n", pk, d->name, t);
+		}
 	}
-	fprintf(stderr, "  writes OUTDIR/output_K.npy for each of the %d outputs\n"
-		"  (bf16 outputs are written as '<u2', their bit patterns)\n", PFXU_NUM_OUTPUTS);
+	fprintf(stderr, "  writes OUTDIR/output_K.npy for each of the %d outputs (a sequence or\n"
+		"  optional: output_K.list and output_K_J.npy)\n"
+		"  (bf16 outputs are written as '<u2', their bit patterns)\n", PFXU_NUM_OUTPUT_PORTS);
 }
 
 int main(int argc, char **argv)
@@ -760,9 +867,10 @@ int main(int argc, char **argv)
 		} else
 			files[nfiles++] = argv[i];
 	}
-	if (nfiles != PFXU_NUM_INPUTS || (!outdir && !bench)) {
-		if (nfiles != PFXU_NUM_INPUTS)
-			fprintf(stderr, "%s: expected %d input files, got %d\n", argv[0], PFXU_NUM_INPUTS, nfiles);
+	if (nfiles != PFXU_NUM_INPUT_PORTS || (!outdir && !bench)) {
+		if (nfiles != PFXU_NUM_INPUT_PORTS)
+			fprintf(stderr, "%s: expected %d input files, got %d\n", argv[0], PFXU_NUM_INPUT_PORTS,
+				nfiles);
 		oxt_usage(argv[0]);
 		return 2;
 	}
@@ -776,25 +884,41 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: out of memory\n", argv[0]);
 		return 1;
 	}
-	for (int k = 0; k < PFXU_NUM_INPUTS; k++) {
-		const PFX_tensor_desc *d = oxt_in_desc(k);
+	for (int pk = 0; pk < PFXU_NUM_INPUT_PORTS; pk++) {
+		const PFX_port_desc *port = &PFX_input_ports[pk];
 		char err[512], want[256], got[256];
-		if (oxt_read(files[k], &in[k], err, sizeof err)) {
-			fprintf(stderr, "%s: input %d '%s': %s\n", files[k], k, d->name, err);
+		oxt_tensor *parts;
+		int nparts;
+		if (oxt_read_parts(files[pk], port->kind, &parts, &nparts, err, sizeof err)) {
+			fprintf(stderr, "%s: input %d '%s': %s\n", files[pk], pk, port->name, err);
+			oxt_free_parts(parts, nparts);
 			goto out;
 		}
-		oxt_tensor *t = &in[k];
-		int same = oxt_bits_as(t, d->dtype) && t->rank == d->rank;
-		for (int r = 0; same && r < d->rank; r++)
-			same = t->shape[r] == d->shape[r];
-		if (!same || t->numel * oxt_dtsize(t->dtype) != d->bytes) {
-			oxt_typestr(want, sizeof want, d->dtype, d->rank, d->shape);
-			oxt_typestr(got, sizeof got, t->dtype, t->rank, t->shape);
-			fprintf(stderr, "%s: input %d '%s': expected %s, found %s\n", files[k], k, d->name,
-				want, got);
+		if (nparts != port->count) {
+			fprintf(stderr, "%s: input %d '%s': holds %d tensors, the network was compiled for %d "
+				"(onnxcc --like)\n", files[pk], pk, port->name, nparts, port->count);
+			oxt_free_parts(parts, nparts);
 			goto out;
 		}
-		inp[k] = t->data;
+		/* the parts move into in[], which frees them */
+		for (int j = 0; j < nparts; j++)
+			in[port->first + j] = parts[j];
+		free(parts);
+		for (int k = port->first; k < port->first + nparts; k++) {
+			const PFX_tensor_desc *d = oxt_in_desc(k);
+			oxt_tensor *t = &in[k];
+			int same = oxt_bits_as(t, d->dtype) && t->rank == d->rank;
+			for (int r = 0; same && r < d->rank; r++)
+				same = t->shape[r] == d->shape[r];
+			if (!same || t->numel * oxt_dtsize(t->dtype) != d->bytes) {
+				oxt_typestr(want, sizeof want, d->dtype, d->rank, d->shape);
+				oxt_typestr(got, sizeof got, t->dtype, t->rank, t->shape);
+				fprintf(stderr, "%s: input %d '%s': expected %s, found %s\n", files[pk], pk, d->name,
+					want, got);
+				goto out;
+			}
+			inp[k] = t->data;
+		}
 	}
 	for (int k = 0; k < PFXU_NUM_OUTPUTS; k++) {
 		const PFX_tensor_desc *d = oxt_out_desc(k);
@@ -831,13 +955,31 @@ int main(int argc, char **argv)
 			fprintf(stderr, "%s: cannot create directory: %s\n", outdir, strerror(errno));
 			goto out;
 		}
-		for (int k = 0; k < PFXU_NUM_OUTPUTS; k++) {
-			size_t n = strlen(outdir) + 32;
+		for (int pk = 0; pk < PFXU_NUM_OUTPUT_PORTS; pk++) {
+			const PFX_port_desc *port = &PFX_output_ports[pk];
+			size_t n = strlen(outdir) + 64;
 			char *path = malloc(n);
 			if (!path)
 				goto out;
-			snprintf(path, n, "%s/output_%d.npy", outdir, k);
-			int bad = oxt_write_npy(path, oxt_out_desc(k), outp[k]);
+			int bad = 0;
+			if (port->kind == OXT_PORT_TENSOR) {
+				snprintf(path, n, "%s/output_%d.npy", outdir, pk);
+				bad = oxt_write_npy(path, oxt_out_desc(port->first), outp[port->first]);
+			} else {
+				/* output_K.list names the structure; its tensors are output_K_J.npy */
+				static const char *const kinds[] = {"tensor", "sequence", "optional", "optional-sequence"};
+				snprintf(path, n, "%s/output_%d.list", outdir, pk);
+				FILE *f = fopen(path, "w");
+				bad = !f || fprintf(f, "%s %d\n", kinds[port->kind], port->count) < 0;
+				if (f && fclose(f))
+					bad = 1;
+				if (bad)
+					fprintf(stderr, "%s: cannot write\n", path);
+				for (int j = 0; j < port->count && !bad; j++) {
+					snprintf(path, n, "%s/output_%d_%d.npy", outdir, pk, j);
+					bad = oxt_write_npy(path, oxt_out_desc(port->first + j), outp[port->first + j]);
+				}
+			}
 			free(path);
 			if (bad)
 				goto out;

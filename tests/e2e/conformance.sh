@@ -57,6 +57,25 @@ check() {
 		(cd "$t" && timeout -k 5 "${OX_COMPILE_TIMEOUT:-300}" "$OXC_ONNXCC" "$dir/model.onnx" -o "$t/net.c" --main "${consts[@]}") >"$t/onnxcc.log" 2>&1
 		rc=$?
 		[ $rc = 1 ] || break
+		# a sequence / optional input: compile for the structure of the test's value
+		hint=$(grep -o "graph input #[0-9]* '[^']*' needs an example; to compile for the structure of one value pass --like" "$t/onnxcc.log")
+		if [ -n "$hint" ]; then
+			local -a likes=()
+			while read -r line; do
+				idx=$(echo "$line" | sed -E 's/graph input #([0-9]+) .*/\1/')
+				nm=$(echo "$line" | sed -E "s/[^']*'([^']*)'.*/\1/")
+				local orig=0 seen=-1
+				while :; do
+					[[ " ${frozen[*]} " == *" $orig "* ]] || seen=$((seen + 1))
+					[ "$seen" = "$idx" ] && break
+					orig=$((orig + 1))
+				done
+				[ -f "$data/input_$orig.pb" ] || break 2
+				likes+=(--like "$nm=$data/input_$orig.pb")
+			done <<<"$hint"
+			consts+=("${likes[@]}")
+			continue
+		fi
 		hint=$(grep -o "graph input #[0-9]* '[^']*'; to compile for one value of it pass --const" "$t/onnxcc.log" | head -n 1)
 		[ -n "$hint" ] || break
 		idx=$(echo "$hint" | sed -E 's/graph input #([0-9]+) .*/\1/')
@@ -114,17 +133,21 @@ check() {
 	read -r -a tol <<<"$(tolerance "$name" "$id")"
 	local got nexp out lines=''
 	nexp=$(find "$data" -maxdepth 1 -name 'output_*.pb' | wc -l)
-	got=$(find "$t/out" -maxdepth 1 -name 'output_*.npy' | wc -l)
+	# a tensor output is output_K.npy; a sequence or optional output_K.list + output_K_J.npy
+	got=$(find "$t/out" -maxdepth 1 \( -regex '.*/output_[0-9]*\.npy' -o -name 'output_*.list' \) | wc -l)
 	[ "$got" = "$nexp" ] || { echo "run wrote $got outputs, the test has $nexp"; return 1; }
 	for ((k = 0; k < nexp; k++)); do
 		[ -f "$data/output_$k.pb" ] || { echo "test data: no output_$k.pb"; return 1; }
-		out=$("$OXC_OXCMP" "${tol[@]}" "$t/out/output_$k.npy" "$data/output_$k.pb" 2>&1)
+		local gotf=$t/out/output_$k.npy
+		[ -f "$t/out/output_$k.list" ] && gotf=$t/out/output_$k.list
+		out=$("$OXC_OXCMP" "${tol[@]}" "$gotf" "$data/output_$k.pb" 2>&1)
 		rc=$?
 		out=$(printf '%s' "$out" | head -n 1)
 		[ $rc = 0 ] || { echo "output_$k: $out"; return 1; }
 		[ "$nexp" = 1 ] && lines=$out || lines="$lines${lines:+; }output_$k: $out"
 	done
 	[ ${#frozen[@]} = 0 ] || lines="[const: ${frozen[*]}] $lines"
+	[[ " ${consts[*]} " != *" --like "* ]] || lines="[like] $lines"
 	echo "$lines"
 	return 0
 }

@@ -9,7 +9,9 @@
  * floats pass when |got-exp| <= atol + rtol*|exp|,
  * NaN matches NaN and an infinity only the same infinity. Prints one line,
  * `ok max_abs=.. max_rel=.. max_ulp=..` or `MISMATCH ...`; exit 0 ok,
- * 1 mismatch, 2 unreadable input or bad usage. The readers are the ones the
+ * 1 mismatch, 2 unreadable input or bad usage. A sequence or optional
+ * output is GOT.list (its kind and count) with GOT_J.npy per tensor, compared
+ * part by part with a SequenceProto / OptionalProto. The readers are the ones the
  * generated test program uses (runtime_min/ox_main.c without its main).
  */
 #define OX_NO_MAIN
@@ -108,45 +110,24 @@ static void int_str(char *buf, size_t n, const oxt_tensor *t, size_t i)
 static int usage(void)
 {
 	fprintf(stderr, "usage: oxcmp [--rtol R] [--atol A] GOT EXPECTED\n"
-		"  GOT, EXPECTED: .npy or ONNX TensorProto .pb\n"
+		"  GOT, EXPECTED: .npy or ONNX TensorProto .pb; or GOT.list (a sequence or\n"
+		"  optional the test program wrote as GOT.list + GOT_J.npy) and EXPECTED a\n"
+		"  SequenceProto / OptionalProto .pb\n"
 		"  defaults: f32/f64 rtol 1e-5 atol 1e-6; f16 rtol 1e-3 atol 1e-3;\n"
 		"            bf16 rtol 8e-3 atol 1e-3; integers, bool, f8 exact\n");
 	return 2;
 }
 
-int main(int argc, char **argv)
-{
-	double rtol = -1, atol = -1;
-	const char *path[2] = { NULL, NULL };
-	int np = 0;
-	for (int i = 1; i < argc; i++) {
-		double *opt = strcmp(argv[i], "--rtol") == 0 ? &rtol
-			    : strcmp(argv[i], "--atol") == 0 ? &atol : NULL;
-		if (opt) {
-			char *e;
-			if (i + 1 == argc)
-				return usage();
-			*opt = strtod(argv[++i], &e);
-			if (*e || e == argv[i] || !(*opt >= 0))
-				return usage();
-		} else if (argv[i][0] == '-' && argv[i][1])
-			return usage();
-		else if (np < 2)
-			path[np++] = argv[i];
-		else
-			return usage();
-	}
-	if (np != 2)
-		return usage();
+typedef struct {
+	double max_abs, max_rel;
+	uint64_t max_ulp;
+} stats;
 
-	oxt_tensor t[2];
-	char err[512];
-	for (int k = 0; k < 2; k++)
-		if (oxt_read(path[k], &t[k], err, sizeof err)) {
-			printf("ERROR %s: %s\n", path[k], err);
-			return 2;
-		}
-	oxt_tensor *g = &t[0], *x = &t[1];
+/* Compare got g with expected x; 0 if they match. Folds the errors into
+ * *st; on a mismatch writes the MISMATCH line into msg. rtol/atol < 0: the
+ * dtype's defaults. */
+static int compare(oxt_tensor *g, oxt_tensor *x, double rtol, double atol, stats *st, char *msg, size_t nmsg)
+{
 	oxt_bits_as(x, g->dtype);
 	oxt_bits_as(g, x->dtype);
 
@@ -157,7 +138,7 @@ int main(int argc, char **argv)
 		char a[256], b[256];
 		oxt_typestr(a, sizeof a, g->dtype, g->rank, g->shape);
 		oxt_typestr(b, sizeof b, x->dtype, x->rank, x->shape);
-		printf("MISMATCH %s: got %s expected %s\n", g->dtype == x->dtype ? "shape" : "dtype", a, b);
+		snprintf(msg, nmsg, "MISMATCH %s: got %s expected %s", g->dtype == x->dtype ? "shape" : "dtype", a, b);
 		return 1;
 	}
 
@@ -168,13 +149,13 @@ int main(int argc, char **argv)
 		rtol = dt == OXT_BF16 ? 8e-3 : half ? 1e-3 : 1e-5;
 	if (atol < 0)
 		atol = half ? 1e-3 : 1e-6;
+	double max_abs = 0, max_rel = 0;
+	uint64_t max_ulp = 0;
 	/* relative error denominator floor: the dtype's smallest normal */
 	double tiny = dt == OXT_F64 ? DBL_MIN : dt == OXT_F16 ? 6.103515625e-05 : FLT_MIN;
 	const char *ffmt = dt == OXT_F64 ? "%.17g" : "%.9g";
 	size_t size = oxt_dtsize(dt);
 
-	double max_abs = 0, max_rel = 0;
-	uint64_t max_ulp = 0;
 	size_t nbad = 0;
 	int nan_bad = 0; /* a NaN where a number was expected, or the reverse */
 	char report[1024] = "";
@@ -225,17 +206,113 @@ int main(int argc, char **argv)
 	}
 	if (nan_bad)
 		max_abs = NAN;
+	size_t k = 0;
 	if (nbad) {
 		char ty[256];
 		oxt_typestr(ty, sizeof ty, dt, g->rank, g->shape);
-		printf("MISMATCH %zu/%zu elements of %s", nbad, g->numel, ty);
-		if (isfloat)
-			printf(" (rtol=%g atol=%g) max_abs=%.3g max_rel=%.3g max_ulp=%" PRIu64, rtol, atol,
-			       max_abs, max_rel, max_ulp);
-		printf(": %s%s\n", report, nbad > 5 ? "; ..." : "");
-	} else
-		printf("ok max_abs=%.3g max_rel=%.3g max_ulp=%" PRIu64 "\n", max_abs, max_rel, max_ulp);
-	oxt_free(g);
-	oxt_free(x);
+		k += (size_t)snprintf(msg, nmsg, "MISMATCH %zu/%zu elements of %s", nbad, g->numel, ty);
+		if (isfloat && k < nmsg)
+			k += (size_t)snprintf(msg + k, nmsg - k, " (rtol=%g atol=%g) max_abs=%.3g max_rel=%.3g max_ulp=%" PRIu64,
+					      rtol, atol, max_abs, max_rel, max_ulp);
+		if (k < nmsg)
+			snprintf(msg + k, nmsg - k, ": %s%s", report, nbad > 5 ? "; ..." : "");
+	}
+	st->max_abs = isnan(max_abs) || isnan(st->max_abs) ? NAN : fmax(st->max_abs, max_abs);
+	st->max_rel = fmax(st->max_rel, max_rel);
+	st->max_ulp = max_ulp > st->max_ulp ? max_ulp : st->max_ulp;
 	return nbad ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	double rtol = -1, atol = -1;
+	const char *path[2] = { NULL, NULL };
+	int np = 0;
+	for (int i = 1; i < argc; i++) {
+		double *opt = strcmp(argv[i], "--rtol") == 0 ? &rtol
+			    : strcmp(argv[i], "--atol") == 0 ? &atol : NULL;
+		if (opt) {
+			char *e;
+			if (i + 1 == argc)
+				return usage();
+			*opt = strtod(argv[++i], &e);
+			if (*e || e == argv[i] || !(*opt >= 0))
+				return usage();
+		} else if (argv[i][0] == '-' && argv[i][1])
+			return usage();
+		else if (np < 2)
+			path[np++] = argv[i];
+		else
+			return usage();
+	}
+	if (np != 2)
+		return usage();
+
+	stats st = {0, 0, 0};
+	char err[512], msg[2048] = "";
+	size_t pl = strlen(path[0]);
+	if (pl > 5 && !strcmp(path[0] + pl - 5, ".list")) {
+		/* a sequence or optional output: GOT.list, then GOT_J.npy */
+		static const char *const kinds[] = {"tensor", "sequence", "optional", "optional-sequence"};
+		char kind[64];
+		int count = -1, k = -1;
+		FILE *f = fopen(path[0], "r");
+		if (!f || fscanf(f, "%63s %d", kind, &count) != 2) {
+			printf("ERROR %s: unreadable\n", path[0]);
+			if (f)
+				fclose(f);
+			return 2;
+		}
+		fclose(f);
+		for (int i = 0; i < 4; i++)
+			if (!strcmp(kind, kinds[i]))
+				k = i;
+		oxt_tensor *parts;
+		int nparts;
+		if (k < 1 || oxt_read_parts(path[1], k, &parts, &nparts, err, sizeof err)) {
+			printf("ERROR %s: %s\n", path[1], k < 1 ? "unknown kind in the .list" : err);
+			return 2;
+		}
+		int bad = 0;
+		if (nparts != count) {
+			printf("MISMATCH %s of %d tensors, expected %d\n", kind, count, nparts);
+			bad = 1;
+		}
+		for (int j = 0; j < nparts && !bad; j++) {
+			char *gp = malloc(pl + 32);
+			oxt_tensor t;
+			snprintf(gp, pl + 32, "%.*s_%d.npy", (int)(pl - 5), path[0], j);
+			if (oxt_read(gp, &t, err, sizeof err)) {
+				printf("ERROR %s: %s\n", gp, err);
+				free(gp);
+				oxt_free_parts(parts, nparts);
+				return 2;
+			}
+			free(gp);
+			if (compare(&t, &parts[j], rtol, atol, &st, msg, sizeof msg)) {
+				printf("[%d] %s\n", j, msg);
+				bad = 1;
+			}
+			oxt_free(&t);
+		}
+		oxt_free_parts(parts, nparts);
+		if (!bad)
+			printf("ok max_abs=%.3g max_rel=%.3g max_ulp=%" PRIu64 " (%s of %d)\n", st.max_abs, st.max_rel,
+			       st.max_ulp, kind, count);
+		return bad;
+	}
+	oxt_tensor t[2];
+	for (int k = 0; k < 2; k++)
+		if (oxt_read(path[k], &t[k], err, sizeof err)) {
+			printf("ERROR %s: %s\n", path[k], err);
+			return 2;
+		}
+	int bad = compare(&t[0], &t[1], rtol, atol, &st, msg, sizeof msg);
+	if (bad)
+		printf("%s\n", msg);
+	else
+		printf("ok max_abs=%.3g max_rel=%.3g max_ulp=%" PRIu64 "\n", st.max_abs, st.max_rel, st.max_ulp);
+	oxt_free(&t[0]);
+	oxt_free(&t[1]);
+	return bad;
 }
