@@ -98,7 +98,20 @@ conformance-check: all
 zoo: all deps-models
 	tests/e2e/zoo.sh $(B)/zoo
 
-test: all ops-doc-check unit conformance-check zoo footprint
+# onnxcc's own end-to-end cases (model-local functions, Gradient: expected
+# outputs computed with numpy and committed) and the classical-ML checks
+# (built and compared with numpy at test time, so they need deps-models)
+.PHONY: cases ml
+cases: all
+	@out=$$(ONNX_TESTS=tests/e2e/cases OXC_SUITES=local tests/e2e/conformance.sh . | tail -n 1); echo "$$out"; \
+	  case "$$out" in *" 0 failed, 0 unsupported") ;; *) exit 1 ;; esac
+	@if ./onnxcc tests/e2e/cases/bad/recursive_function.onnx -o $(B)/cases_bad.c 2>$(B)/cases_bad.log; then \
+	  echo "cases: a recursive function was accepted"; exit 1; fi; \
+	  grep -q "calls itself" $(B)/cases_bad.log || { echo "cases: no message for a recursive function"; exit 1; }
+ml: all deps-models
+	tests/e2e/ml/run.sh
+
+test: all ops-doc-check unit conformance-check cases ml zoo footprint
 
 # memory plan within 1.05 x its lower bound on the zoo, freestanding network
 # code without malloc/stdio, the three weights modes (tests/e2e/footprint.sh)

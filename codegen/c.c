@@ -600,10 +600,10 @@ static void emit_desc(ox_buf *b, ox_graph *g, const char *prefix, const char *wh
 			ox_buf_printf(b, ", %d, %d, %s_%s%d_shape", v->dtype, v->shape.rank, prefix, what, k);
 		else
 			ox_buf_printf(b, ", %d, 0, NULL", v->dtype);
-		ox_buf_printf(b, ", %lld, %lld},\n", (long long)numel,
-			      (long long)(numel * (int64_t)ox_dtype_size(v->dtype)));
+		ox_buf_printf(b, ", %lld, %lld, %d},\n", (long long)numel,
+			      (long long)(numel * (int64_t)ox_dtype_size(v->dtype)), v->dyn - 1);
 	}
-	ox_buf_puts(b, "\t{NULL, 0, 0, NULL, 0, 0},\n};\n\n");
+	ox_buf_puts(b, "\t{NULL, 0, 0, NULL, 0, 0, -1},\n};\n\n");
 }
 
 /* The ONNX inputs or outputs over the C tensors (a sequence is several);
@@ -748,7 +748,8 @@ static const char loader_text[] =
 	"\t\tfprintf(stderr, \"%s: PFX_init failed with %d\\n\", path, rc);\n"
 	"\t\tfree(blob);\n\t\tblob = NULL;\n\t}\n"
 	"\treturn rc;\n}\n"
-	"#define PFX_run(inputs, outputs) (PFX_load_weights() ? -1 : PFX_run(inputs, outputs))\n\n";
+	"#define PFX_run(inputs, outputs) (PFX_load_weights() ? -1 : PFX_run(inputs, outputs))\n"
+	"#define PFX_run_ex(a, i, o, e) (PFX_load_weights() ? -1 : PFX_run_ex(a, i, o, e))\n\n";
 
 static void emit_init(ox_buf *c, const char *P, const char *PU)
 {
@@ -825,7 +826,7 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 	/* node functions */
 	ox_cg cg = {g, P, {0}, {0}, NULL, 0};
 	ox_buf nodes = {0}, run = {0};
-	int errors = 0, nfuncs = 0, nviews = 0;
+	int errors = 0, nfuncs = 0, nviews = 0, ndyn = 0;
 	for (int i = 0; i < g->nnodes; i++) {
 		ox_node *n = &g->nodes[i];
 		for (int k = 0; k < n->nin + n->nout; k++) {
@@ -873,6 +874,21 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 			ox_buf_printf(&nodes, "%s%s%s *%s%d", sep, isin ? "const " : "", ox_cg_ctype(v->dtype),
 				      isin ? "in" : "out", isin ? k : k - n->nin);
 			ox_buf_printf(&run, "%s%s", sep, vptr(g, id, isin, pb, sizeof pb, &L));
+		}
+		/* a run-time extent (v->dyn): the node reports it through extK */
+		for (int k = 0; k < n->nout; k++) {
+			ox_id id = n->out[k];
+			if (id < 0 || !g->vals[id].dyn)
+				continue;
+			int j = 0;
+			while (j < g->noutputs && g->outputs[j] != id)
+				j++;
+			ox_buf_printf(&nodes, ", int64_t *ext%d", k);
+			if (j < g->noutputs)
+				ox_buf_printf(&run, ", &ext[%d]", j);
+			else
+				ox_buf_puts(&run, ", &ext_unused");
+			ndyn++;
 		}
 		if (n->nin + n->nout == 0)
 			ox_buf_puts(&nodes, "void");
@@ -944,7 +960,9 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 	}
 	ox_buf_printf(&h, "/* dtype: ONNX TensorProto.DataType code (1 f32, 7 i64, 9 bool, 10 f16, ...) */\n");
 	ox_buf_printf(&h, "typedef struct {\n\tconst char *name;\n\tint dtype;\n\tint rank;\n"
-			  "\tconst int64_t *shape;\n\tsize_t numel;\n\tsize_t bytes;\n} %s_tensor_desc;\n\n", P);
+			  "\tconst int64_t *shape;\n\tsize_t numel;\n\tsize_t bytes;\n"
+			  "\tint dynamic_axis; /* -1, or the axis whose size each run reports (shape and\n"
+			  "\t\t\t     bytes are for its maximum; see %s_run_ex) */\n} %s_tensor_desc;\n\n", P, P);
 	ox_buf_printf(&h, "extern const %s_tensor_desc %s_inputs[];  /* %s_NUM_INPUTS entries, then a NULL name */\n",
 		      P, P, PU);
 	ox_buf_printf(&h, "extern const %s_tensor_desc %s_outputs[]; /* %s_NUM_OUTPUTS entries, then a NULL name */\n\n",
@@ -970,6 +988,12 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 	ox_buf_printf(&h, "/* The same with caller-provided scratch memory of %s_ARENA_SIZE bytes,\n"
 			  " * 64-byte aligned: reentrant with one arena per thread. */\n", PU);
 	ox_buf_printf(&h, "int %s_run_with_arena(void *arena, const void *const *inputs, void *const *outputs);\n\n", P);
+	ox_buf_printf(&h, "/* Either, and the run-time sizes: extents (NULL, or %s_NUM_OUTPUTS entries)\n"
+			  " * receives for each output the size of its dynamic_axis, -1 for an output\n"
+			  " * of static shape. Such an output's buffer holds the tensor of that shape\n"
+			  " * at its start. arena NULL: the static one. */\n", PU);
+	ox_buf_printf(&h, "int %s_run_ex(void *arena, const void *const *inputs, void *const *outputs, int64_t *extents);\n", P);
+	ox_buf_printf(&h, "#define %s_HAS_DYNAMIC_OUTPUTS %d\n\n", PU, ndyn > 0);
 	ox_buf_printf(&h, "#endif\n");
 
 	/* OUT.c */
@@ -1009,8 +1033,10 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 	emit_desc(&c, g, P, "output", g->noutputs, g->outputs, g->output_names);
 	emit_ports(&c, g, P, "input", g->nin_ports, g->in_ports, g->ninputs, NULL, g->inputs);
 	emit_ports(&c, g, P, "output", g->nout_ports, g->out_ports, g->noutputs, g->output_names, g->outputs);
-	ox_buf_printf(&c, "int %s_run_with_arena(void *arena, const void *const *inputs, void *const *outputs)\n{\n", P);
-	ox_buf_puts(&c, "\tunsigned char *A = arena;\n");
+	ox_buf_printf(&c, "int %s_run_ex(void *arena, const void *const *inputs, void *const *outputs, int64_t *extents)\n{\n", P);
+	ox_buf_printf(&c, "\tunsigned char *A = arena ? arena : %s_arena;\n", P);
+	ox_buf_printf(&c, "\tint64_t ext[%d], ext_unused = 0;\n\tfor (int k = 0; k < %d; k++)\n\t\text[k] = -1;\n"
+			  "\t(void)ext_unused;\n", g->noutputs + 1, g->noutputs + 1);
 	if (mode == OX_CG_WEIGHTS_EMBED)
 		ox_buf_printf(&c, "\tconst unsigned char *W = %s_weights;\n\t(void)A, (void)W, (void)inputs;\n", P);
 	else if (mode == OX_CG_WEIGHTS_EXTERNAL)
@@ -1019,9 +1045,12 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 	else
 		ox_buf_puts(&c, "\t(void)A, (void)inputs;\n");
 	ox_buf_puts(&c, run.s ? run.s : "");
+	ox_buf_printf(&c, "\tif (extents)\n\t\tmemcpy(extents, ext, %d * sizeof *ext);\n", g->noutputs);
 	ox_buf_puts(&c, "\treturn 0;\n}\n\n");
+	ox_buf_printf(&c, "int %s_run_with_arena(void *arena, const void *const *inputs, void *const *outputs)\n{\n"
+			  "\treturn %s_run_ex(arena, inputs, outputs, NULL);\n}\n\n", P, P);
 	ox_buf_printf(&c, "int %s_run(const void *const *inputs, void *const *outputs)\n{\n"
-			  "\treturn %s_run_with_arena(%s_arena, inputs, outputs);\n}\n", P, P, P);
+			  "\treturn %s_run_ex(%s_arena, inputs, outputs, NULL);\n}\n", P, P, P);
 
 	/* OUT_weights.c */
 	ox_buf w = {0};

@@ -404,8 +404,30 @@ static int emit_compress(ox_cg *cg, ox_graph *g, ox_node *n)
 static int emit_nonzero(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	const ox_tensor *x = ox_in_const(g, n, 0);
-	if (!x)
-		return ox_error(g, n, "NonZero is supported only for a constant input");
+	if (!x) {
+		/* count, then write the [rank, count] tensor compacted; report count */
+		const ox_shape *xs = shp(g, n->in[0]);
+		int dt = dtype_of(g, n->in[0]), r = xs->rank;
+		int64_t m = ox_shape_numel(xs);
+		char nz[64];
+		snprintf(nz, sizeof nz, "%s != 0", ox_cg_load(dt, "in0[i]"));
+		ox_cg_line(cg, 1, "int64_t cnt = 0, j = 0;");
+		ox_cg_line(cg, 1, "for (int64_t i = 0; i < %lld; i++)", (long long)m);
+		ox_cg_line(cg, 2, "cnt += %s;", nz);
+		ox_cg_line(cg, 1, "for (int64_t i = 0; i < %lld; i++) {", (long long)m);
+		ox_cg_line(cg, 2, "if (!(%s))", nz);
+		ox_cg_line(cg, 3, "continue;");
+		ox_cg_line(cg, 2, "int64_t rest = i;");
+		for (int k = r - 1; k >= 0; k--) {
+			ox_cg_line(cg, 2, "out0[%d * cnt + j] = rest %% %lld;", k, (long long)xs->d[k]);
+			if (k)
+				ox_cg_line(cg, 2, "rest /= %lld;", (long long)xs->d[k]);
+		}
+		ox_cg_line(cg, 2, "j++;");
+		ox_cg_line(cg, 1, "}");
+		ox_cg_line(cg, 1, "*ext0 = cnt;");
+		return 0;
+	}
 	int r = x->shape.rank;
 	int64_t m = ox_tensor_numel(x), cnt = ox_index_count(x, -1), j = 0;
 	if (cnt * r == 0)

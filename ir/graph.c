@@ -194,6 +194,30 @@ ox_id ox_ir_add_const(ox_graph *g, const char *name, ox_tensor *t)
 	return v;
 }
 
+ox_id ox_ir_add_scratch(ox_graph *g, ox_node *n, int64_t bytes)
+{
+	ox_id v;
+	if (n->scratch) {
+		v = n->out[n->nout - 1];
+	} else {
+		char nm[600];
+		snprintf(nm, sizeof nm, "%s/scratch", n->name[0] ? n->name : n->optype);
+		v = ox_ir_add_value(g, nm, OX_V_INTERNAL);
+		ox_id *out = ox_ir_alloc(g, (n->nout + 2) * sizeof *out);
+		memcpy(out, n->out, n->nout * sizeof *out);
+		out[n->nout++] = v;
+		n->out = out;
+		n->scratch = 1;
+		g->vals[v].producer = (ox_id)(n - g->nodes);
+	}
+	ox_value *val = &g->vals[v];
+	val->dtype = OX_U8;
+	val->has_shape = 1;
+	val->shape.rank = 1;
+	val->shape.d[0] = bytes > 0 ? bytes : 1;
+	return v;
+}
+
 ox_id ox_ir_add_agg(ox_graph *g, const char *name, int agg, const ox_id *elems, int n, int elem_dtype)
 {
 	ox_id id = ox_ir_add_value(g, name, OX_V_AGG);

@@ -302,11 +302,19 @@ int infer_index(ox_graph *g, ox_node *n)
 		return infer_compress(g, n);
 	case OX_OP_NonZero: {
 		const ox_tensor *t = ox_in_const(g, n, 0);
-		if (!t)
-			return ox_need_const(g, n, 0, "NonZero is supported only for a constant input "
-					     "(its output size depends on the data); '%s' is not one", x->name);
+		if (!t) {
+			/* data-dependent count: bounded by the element count, reported at run time */
+			int64_t m = ox_shape_numel(&x->shape);
+			if (m < 0)
+				return ox_error(g, n, "the input's shape must be static");
+			ox_shape s = {.rank = 2, .d = {x->shape.rank, m}};
+			ox_set_out(g, n, 0, OX_I64, &s);
+			ox_out(g, n, 0)->dyn = 2;
+			return 0;
+		}
 		ox_shape s = {.rank = 2, .d = {x->shape.rank, ox_index_count(t, -1)}};
 		ox_set_out(g, n, 0, OX_I64, &s);
+		ox_out(g, n, 0)->dyn = 0;
 		return 0;
 	}
 	case OX_OP_EyeLike: {

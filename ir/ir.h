@@ -106,6 +106,11 @@ typedef struct {
 	int nelems;      /* parts of an aggregate; -1 while unknown */
 	ox_id *elems;
 	int elem_dtype;  /* element dtype of a sequence (an empty one too) */
+	int dyn;         /* 1 + the axis whose extent is known only at run time
+			    (NonZero, NonMaxSuppression, Unique): shape.d[axis]
+			    holds its bound, the code writes the actual tensor
+			    compacted at the buffer's start and reports the extent;
+			    only a graph output may be such a value */
 } ox_value;
 
 /* One ONNX graph input or output as the generated API groups it: a tensor
@@ -133,6 +138,7 @@ typedef struct {
 	struct ox_env *env;/* names a subgraph attribute captures, for a node
 			      inlined from a subgraph (opt/expand.c); else NULL */
 	void *aux;         /* expansion state of a partly expanded Loop / If */
+	int scratch;       /* its last output is scratch memory (ox_ir_add_scratch) */
 } ox_node;
 
 /* ---- op table (ir/ops.def) ---- */
@@ -202,6 +208,10 @@ ox_id ox_ir_find_value(ox_graph *g, const char *name); /* -1 if none */
 ox_id ox_ir_add_node(ox_graph *g, int op, const char *optype, const char *name, int nin, int nout);
 ox_tensor *ox_ir_new_tensor(ox_graph *g, int dtype, const ox_shape *shape); /* zeroed data */
 ox_id ox_ir_add_const(ox_graph *g, const char *name, ox_tensor *t);
+/* An extra last output of node n: bytes of scratch memory its emitter may
+ * use (planned in the arena like any output; nothing reads it). Idempotent:
+ * a second call resizes the same value. Returns it. */
+ox_id ox_ir_add_scratch(ox_graph *g, ox_node *n, int64_t bytes);
 /* a new aggregate (OX_V_AGG) holding n values (copied) */
 ox_id ox_ir_add_agg(ox_graph *g, const char *name, int agg, const ox_id *elems, int n, int elem_dtype);
 void ox_ir_set_const(ox_graph *g, ox_id v, ox_tensor *t); /* turn v into a constant */

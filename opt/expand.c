@@ -41,20 +41,20 @@ static int counter; /* suffix making inlined names unique (deterministic per run
 
 /* ---- small builders ---- */
 
-static const char *fresh_name(ox_graph *g, const char *base)
+const char *ox_expand_name(ox_graph *g, const char *base)
 {
 	char buf[512];
 	snprintf(buf, sizeof buf, "%.400s~%d", base, ++counter);
 	return ox_ir_strdup(g, buf);
 }
 
-static ox_id new_value(ox_graph *g, const char *base)
+ox_id ox_expand_value(ox_graph *g, const char *base)
 {
-	return ox_ir_add_value(g, fresh_name(g, base), OX_V_INTERNAL);
+	return ox_ir_add_value(g, ox_expand_name(g, base), OX_V_INTERNAL);
 }
 
 /* a node of op at the given opset; output k gets value out[k] or a fresh one */
-static ox_id add_node(ox_graph *g, int op, const char *name, int opset, int nin, const ox_id *in, int nout,
+ox_id ox_expand_add_node(ox_graph *g, int op, const char *name, int opset, int nin, const ox_id *in, int nout,
 		      const ox_id *out)
 {
 	ox_id id = ox_ir_add_node(g, op, ox_ops[op].name, name, nin, nout);
@@ -63,14 +63,14 @@ static ox_id add_node(ox_graph *g, int op, const char *name, int opset, int nin,
 	for (int k = 0; k < nin; k++)
 		n->in[k] = in[k];
 	for (int k = 0; k < nout; k++) {
-		ox_id v = out && out[k] >= 0 ? out[k] : new_value(g, name);
+		ox_id v = out && out[k] >= 0 ? out[k] : ox_expand_value(g, name);
 		g->nodes[id].out[k] = v;
 		g->vals[v].producer = id;
 	}
 	return id;
 }
 
-static void add_attr_int(ox_graph *g, ox_id nid, const char *name, int64_t v)
+void ox_expand_attr_int(ox_graph *g, ox_id nid, const char *name, int64_t v)
 {
 	ox_node *n = &g->nodes[nid];
 	ox_attr *a = ox_ir_alloc(g, (n->nattr + 2) * sizeof *a);
@@ -83,13 +83,13 @@ static void add_attr_int(ox_graph *g, ox_id nid, const char *name, int64_t v)
 	g->nodes[nid].nattr++;
 }
 
-static ox_id const_i64(ox_graph *g, const char *base, const int64_t *v, int n, int scalar)
+ox_id ox_expand_const_i64(ox_graph *g, const char *base, const int64_t *v, int n, int scalar)
 {
 	ox_shape s = {scalar ? 0 : 1, {n}};
 	ox_tensor *t = ox_ir_new_tensor(g, OX_I64, &s);
 	for (int i = 0; i < n; i++)
 		ox_tensor_set_i64(t, i, v[i]);
-	return ox_ir_add_const(g, fresh_name(g, base), t);
+	return ox_ir_add_const(g, ox_expand_name(g, base), t);
 }
 
 static ox_id const_bool(ox_graph *g, const char *base, int b)
@@ -97,7 +97,7 @@ static ox_id const_bool(ox_graph *g, const char *base, int b)
 	ox_shape s = {0, {0}};
 	ox_tensor *t = ox_ir_new_tensor(g, OX_BOOL, &s);
 	((uint8_t *)t->data)[0] = (uint8_t)!!b;
-	return ox_ir_add_const(g, fresh_name(g, base), t);
+	return ox_ir_add_const(g, ox_expand_name(g, base), t);
 }
 
 /* Turn value v (the output of the node being expanded) into the aggregate
@@ -125,7 +125,7 @@ static void alias(ox_graph *g, ox_id out, ox_id src, const char *name)
 		make_agg(g, out, s->agg, s->elems, s->nelems, s->elem_dtype);
 		return;
 	}
-	add_node(g, OX_OP_Identity, name, 16, 1, &src, 1, &out);
+	ox_expand_add_node(g, OX_OP_Identity, name, 16, 1, &src, 1, &out);
 }
 
 static int is_agg(const ox_graph *g, ox_id v)
@@ -203,7 +203,7 @@ int ox_expand_inline(ox_graph *g, ox_node *site, ox_graph *body, const ox_id *bi
 		if (env->map[i] >= 0)
 			continue;
 		if (bv->kind == OX_V_CONST) {
-			env->map[i] = ox_ir_add_const(g, fresh_name(g, bv->name), bv->data);
+			env->map[i] = ox_ir_add_const(g, ox_expand_name(g, bv->name), bv->data);
 		} else if (bv->kind == OX_V_INPUT) {
 			ox_id v = env_lookup(g, site->env, bv->name);
 			if (v < 0)
@@ -235,7 +235,7 @@ int ox_expand_inline(ox_graph *g, ox_node *site, ox_graph *body, const ox_id *bi
 		for (int k = 0; k < bn->nout; k++) {
 			if (bn->out[k] < 0)
 				continue;
-			ox_id v = new_value(g, body->vals[bn->out[k]].name);
+			ox_id v = ox_expand_value(g, body->vals[bn->out[k]].name);
 			g->vals[v].producer = id;
 			g->nodes[id].out[k] = v;
 			env->map[bn->out[k]] = v;
@@ -324,7 +324,7 @@ static int expand_if(ox_graph *g, ox_id nid)
 		for (int k = 0; k < nout; k++) {
 			n = &g->nodes[nid];
 			ox_id in[3] = {n->in[0], n->in[1 + k], n->in[1 + nout + k]};
-			add_node(g, OX_OP_Where, n->name, 16, 3, in, 1, &n->out[k]);
+			ox_expand_add_node(g, OX_OP_Where, n->name, 16, 3, in, 1, &n->out[k]);
 		}
 		rc = 0;
 	}
@@ -341,14 +341,14 @@ static int stack(ox_graph *g, ox_node *site, const ox_id *parts, int n, int64_t 
 		return ox_error(g, site, "zero iterations: the stacked output's shape is unknown");
 	ox_id *un = calloc(n + 1, sizeof *un);
 	const char *name = site->name;
-	ox_id ax = const_i64(g, "axes", &axis, 1, 0);
+	ox_id ax = ox_expand_const_i64(g, "axes", &axis, 1, 0);
 	for (int i = 0; i < n; i++) {
 		ox_id in[2] = {parts[reverse ? n - 1 - i : i], ax};
-		ox_id u = add_node(g, OX_OP_Unsqueeze, name, 13, 2, in, 1, NULL);
+		ox_id u = ox_expand_add_node(g, OX_OP_Unsqueeze, name, 13, 2, in, 1, NULL);
 		un[i] = g->nodes[u].out[0];
 	}
-	ox_id c = add_node(g, OX_OP_Concat, name, 13, n, un, 1, &out);
-	add_attr_int(g, c, "axis", axis);
+	ox_id c = ox_expand_add_node(g, OX_OP_Concat, name, 13, n, un, 1, &out);
+	ox_expand_attr_int(g, c, "axis", axis);
 	free(un);
 	return 0;
 }
@@ -421,7 +421,7 @@ static int expand_loop(ox_graph *g, ox_id nid)
 	}
 	ox_id *bind = calloc(2 + ncarried + 1, sizeof *bind), *outs = calloc(body->noutputs + 1, sizeof *outs);
 	int rc = -1;
-	bind[0] = const_i64(g, "iter", &st->iter, 1, 1);
+	bind[0] = ox_expand_const_i64(g, "iter", &st->iter, 1, 1);
 	n = &g->nodes[nid];
 	bind[1] = n->in[1] >= 0 ? n->in[1] : const_bool(g, "cond", 1);
 	for (int j = 0; j < ncarried; j++)
@@ -464,9 +464,9 @@ static int64_t attr_at(const ox_node *n, const char *name, int k, int64_t dflt)
 /* element idx of x along axis, the axis removed (Gather with a scalar index) */
 static ox_id take(ox_graph *g, ox_node *site, ox_id x, int64_t axis, int64_t idx)
 {
-	ox_id in[2] = {x, const_i64(g, "idx", &idx, 1, 1)};
-	ox_id gn = add_node(g, OX_OP_Gather, site->name, 13, 2, in, 1, NULL);
-	add_attr_int(g, gn, "axis", axis);
+	ox_id in[2] = {x, ox_expand_const_i64(g, "idx", &idx, 1, 1)};
+	ox_id gn = ox_expand_add_node(g, OX_OP_Gather, site->name, 13, 2, in, 1, NULL);
+	ox_expand_attr_int(g, gn, "axis", axis);
 	return g->nodes[gn].out[0];
 }
 
@@ -572,7 +572,7 @@ static int expand_scan(ox_graph *g, ox_id nid)
 			bparts[j][b] = state[j];
 		for (int s = 0; s < nscan; s++) {
 			n = &g->nodes[nid];
-			ox_id dst = v8 ? new_value(g, n->name) : n->out[nstate + s];
+			ox_id dst = v8 ? ox_expand_value(g, n->name) : n->out[nstate + s];
 			if (dst < 0)
 				continue;
 			int64_t oa = v8 ? 0 : attr_at(n, "scan_output_axes", s, 0);
@@ -757,8 +757,8 @@ static int expand_seq_op(ox_graph *g, ox_id nid)
 				return -1;
 			}
 		} else {
-			ox_id c = add_node(g, OX_OP_Concat, n->name, 13, len, e, 1, &out);
-			add_attr_int(g, c, "axis", axis);
+			ox_id c = ox_expand_add_node(g, OX_OP_Concat, n->name, 13, len, e, 1, &out);
+			ox_expand_attr_int(g, c, "axis", axis);
 		}
 		free(e);
 		return 0;
@@ -793,17 +793,17 @@ static int expand_seq_op(ox_graph *g, ox_id nid)
 		}
 		if (m <= 0 || m >= 4096)
 			return ox_error(g, n, "splitting into %d parts is not supported", m);
-		ox_id in[2] = {n->in[0], const_i64(g, "split", sizes, m, 0)};
-		ox_id sp = add_node(g, OX_OP_Split, g->nodes[nid].name, 18, 2, in, m, NULL);
-		add_attr_int(g, sp, "axis", axis);
+		ox_id in[2] = {n->in[0], ox_expand_const_i64(g, "split", sizes, m, 0)};
+		ox_id sp = ox_expand_add_node(g, OX_OP_Split, g->nodes[nid].name, 18, 2, in, m, NULL);
+		ox_expand_attr_int(g, sp, "axis", axis);
 		ox_id *parts = calloc(m + 1, sizeof *parts);
 		for (int i = 0; i < m; i++)
 			parts[i] = g->nodes[sp].out[i];
 		if (!has_split && !keep) {
-			ox_id ax = const_i64(g, "axes", &axis, 1, 0);
+			ox_id ax = ox_expand_const_i64(g, "axes", &axis, 1, 0);
 			for (int i = 0; i < m; i++) {
 				ox_id sin[2] = {parts[i], ax};
-				ox_id q = add_node(g, OX_OP_Squeeze, g->nodes[nid].name, 13, 2, sin, 1, NULL);
+				ox_id q = ox_expand_add_node(g, OX_OP_Squeeze, g->nodes[nid].name, 13, 2, sin, 1, NULL);
 				parts[i] = g->nodes[q].out[0];
 			}
 		}
@@ -855,12 +855,12 @@ static ox_id repeat_heads(ox_graph *g, ox_node *site, ox_id x, const ox_value *x
 {
 	int64_t ax = 2, b = xv->shape.d[0], h = xv->shape.d[1], s = xv->shape.d[2], e = xv->shape.d[3];
 	int64_t full[5] = {b, h, group, s, e}, flat[4] = {b, h * group, s, e};
-	ox_id in[2] = {x, const_i64(g, "axes", &ax, 1, 0)};
-	ox_id u = g->nodes[add_node(g, OX_OP_Unsqueeze, site->name, 13, 2, in, 1, NULL)].out[0];
-	ox_id ein[2] = {u, const_i64(g, "shape", full, 5, 0)};
-	ox_id ex = g->nodes[add_node(g, OX_OP_Expand, site->name, 13, 2, ein, 1, NULL)].out[0];
-	ox_id rin[2] = {ex, const_i64(g, "shape", flat, 4, 0)};
-	return g->nodes[add_node(g, OX_OP_Reshape, site->name, 14, 2, rin, 1, NULL)].out[0];
+	ox_id in[2] = {x, ox_expand_const_i64(g, "axes", &ax, 1, 0)};
+	ox_id u = g->nodes[ox_expand_add_node(g, OX_OP_Unsqueeze, site->name, 13, 2, in, 1, NULL)].out[0];
+	ox_id ein[2] = {u, ox_expand_const_i64(g, "shape", full, 5, 0)};
+	ox_id ex = g->nodes[ox_expand_add_node(g, OX_OP_Expand, site->name, 13, 2, ein, 1, NULL)].out[0];
+	ox_id rin[2] = {ex, ox_expand_const_i64(g, "shape", flat, 4, 0)};
+	return g->nodes[ox_expand_add_node(g, OX_OP_Reshape, site->name, 14, 2, rin, 1, NULL)].out[0];
 }
 
 static int expand_flex(ox_graph *g, ox_id nid)
@@ -886,7 +886,7 @@ static int expand_flex(ox_graph *g, ox_id nid)
 		vv = repeat_heads(g, &g->nodes[nid], vv, &vc, hq / hkv);
 	}
 	const char *nm = g->nodes[nid].name;
-	ox_id kt = g->nodes[add_node(g, OX_OP_Transpose, nm, 13, 1, &kk, 1, NULL)].out[0];
+	ox_id kt = g->nodes[ox_expand_add_node(g, OX_OP_Transpose, nm, 13, 1, &kk, 1, NULL)].out[0];
 	ox_node *tn = &g->nodes[g->vals[kt].producer];
 	tn->nattr = 1;
 	tn->attrs = ox_ir_alloc(g, 2 * sizeof *tn->attrs);
@@ -896,17 +896,17 @@ static int expand_flex(ox_graph *g, ox_id nid)
 	tn->attrs[0].ints = ox_ir_alloc(g, 4 * sizeof(int64_t));
 	memcpy(tn->attrs[0].ints, (int64_t[]){0, 1, 3, 2}, 4 * sizeof(int64_t));
 	ox_id min[2] = {qq, kt};
-	ox_id sc = g->nodes[add_node(g, OX_OP_MatMul, nm, 13, 2, min, 1, NULL)].out[0];
+	ox_id sc = g->nodes[ox_expand_add_node(g, OX_OP_MatMul, nm, 13, 2, min, 1, NULL)].out[0];
 	ox_shape s0 = {0, {0}};
 	ox_tensor *st = ox_ir_new_tensor(g, dt, &s0);
 	ox_tensor_set_f64(st, 0, scale);
-	ox_id mulin[2] = {sc, ox_ir_add_const(g, fresh_name(g, "scale"), st)};
-	ox_id cur = g->nodes[add_node(g, OX_OP_Mul, nm, 14, 2, mulin, 1, NULL)].out[0];
+	ox_id mulin[2] = {sc, ox_ir_add_const(g, ox_expand_name(g, "scale"), st)};
+	ox_id cur = g->nodes[ox_expand_add_node(g, OX_OP_Mul, nm, 14, 2, mulin, 1, NULL)].out[0];
 	const char *mods[2] = {"score_mod", "prob_mod"};
 	for (int m = 0; m < 2; m++) {
 		if (m == 1) {
-			ox_id sm = add_node(g, OX_OP_Softmax, nm, 13, 1, &cur, 1, NULL);
-			add_attr_int(g, sm, "axis", -1);
+			ox_id sm = ox_expand_add_node(g, OX_OP_Softmax, nm, 13, 1, &cur, 1, NULL);
+			ox_expand_attr_int(g, sm, "axis", -1);
 			cur = g->nodes[sm].out[0];
 		}
 		const ox_attr *a = ox_attr_get(&g->nodes[nid], mods[m]);
@@ -922,7 +922,7 @@ static int expand_flex(ox_graph *g, ox_id nid)
 	n = &g->nodes[nid];
 	n->dead = 1;
 	ox_id pin[2] = {cur, vv};
-	add_node(g, OX_OP_MatMul, nm, 13, 2, pin, 1, &n->out[0]);
+	ox_expand_add_node(g, OX_OP_MatMul, nm, 13, 2, pin, 1, &n->out[0]);
 	return 0;
 }
 
@@ -960,6 +960,8 @@ int ox_expand_node(ox_graph *g, ox_id nid)
 		return 0;
 	case OX_OP_FlexAttention:
 		return expand_flex(g, nid);
+	case OX_OP_Gradient:
+		return ox_expand_gradient(g, nid);
 	}
 	return expand_seq_op(g, nid);
 }

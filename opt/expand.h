@@ -17,4 +17,17 @@ int ox_expand_inline(ox_graph *g, ox_node *site, ox_graph *body, const ox_id *bi
 int ox_expand_check_inputs(ox_graph *g);
 /* split aggregate graph inputs/outputs into tensors; fill the port tables */
 int ox_expand_ports(ox_graph *g);
+
+/* Gradient (ai.onnx.preview.training) by reverse-mode differentiation of
+ * the forward nodes between xs and y (opt/gradient.c) */
+int ox_expand_gradient(ox_graph *g, ox_id nid);
+
+/* Builders for expansions (and opt/ passes that add nodes during fold) */
+const char *ox_expand_name(ox_graph *g, const char *base); /* base~N, unique */
+ox_id ox_expand_value(ox_graph *g, const char *base);      /* a fresh internal value */
+/* a node of op at opset; output k is out[k] or a fresh value (out may be NULL) */
+ox_id ox_expand_add_node(ox_graph *g, int op, const char *name, int opset, int nin, const ox_id *in, int nout,
+			 const ox_id *out);
+void ox_expand_attr_int(ox_graph *g, ox_id nid, const char *name, int64_t v);
+ox_id ox_expand_const_i64(ox_graph *g, const char *base, const int64_t *v, int n, int scalar);
 #endif

@@ -49,6 +49,22 @@ int ox_opt_static(ox_graph *g)
 			rc = check_value(g, NULL, g->outputs[k]);
 	for (int k = 0; k < g->ninputs && !rc; k++)
 		rc = check_value(g, NULL, g->inputs[k]);
+	/* a run-time extent (v->dyn) is reported to the caller for graph
+	 * outputs only: no node can read such a tensor */
+	ox_ir_fill_uses(g);
+	for (int i = 0; i < g->nnodes && !rc; i++) {
+		ox_node *n = &g->nodes[i];
+		for (int k = 0; k < n->nin && !rc; k++) {
+			ox_value *v = ox_in(g, n, k);
+			if (!v || !v->dyn)
+				continue;
+			ox_node *p = v->producer >= 0 ? &g->nodes[v->producer] : NULL;
+			rc = ox_error(g, n, "input %d '%s' has a size known only at run time (from %s '%s', at most "
+				      "%lld along axis %d): only a graph output may; tensors of data-dependent size "
+				      "cannot feed other ops in the C target yet", k, v->name, p ? p->optype : "?",
+				      p ? p->name : "", (long long)v->shape.d[v->dyn - 1], v->dyn - 1);
+		}
+	}
 	free(seen);
 	return rc;
 }

@@ -790,6 +790,26 @@ static int oxt_write_npy(const char *path, const PFX_tensor_desc *d, const void 
 }
 
 /* mkdir -p */
+/* Output k as .npy: an output with a dynamic axis is written with the
+ * extent this run reported (the tensor sits compacted at the buffer's start). */
+static int oxt_write_out(const char *path, int k, const void *data, const int64_t *ext)
+{
+	const PFX_tensor_desc *d = oxt_out_desc(k);
+	if (d->dynamic_axis < 0 || ext[k] < 0)
+		return oxt_write_npy(path, d, data);
+	PFX_tensor_desc e = *d;
+	int64_t shape[OXT_MAXRANK];
+	size_t numel = 1;
+	for (int r = 0; r < d->rank; r++) {
+		shape[r] = r == d->dynamic_axis ? ext[k] : d->shape[r];
+		numel *= (size_t)shape[r];
+	}
+	e.shape = shape;
+	e.bytes = d->numel ? d->bytes / d->numel * numel : 0;
+	e.numel = numel;
+	return oxt_write_npy(path, &e, data);
+}
+
 static int oxt_mkdirs(const char *path)
 {
 	char *p = malloc(strlen(path) + 1);
@@ -879,8 +899,9 @@ int main(int argc, char **argv)
 	oxt_tensor *in = calloc((size_t)PFXU_NUM_INPUTS + 1, sizeof *in);
 	const void **inp = calloc((size_t)PFXU_NUM_INPUTS + 1, sizeof *inp);
 	void **outp = calloc((size_t)PFXU_NUM_OUTPUTS + 1, sizeof *outp);
+	int64_t *ext = calloc((size_t)PFXU_NUM_OUTPUTS + 1, sizeof *ext);
 	double *times = calloc((size_t)bench + 1, sizeof *times);
-	if (!in || !inp || !outp || !times) {
+	if (!in || !inp || !outp || !ext || !times) {
 		fprintf(stderr, "%s: out of memory\n", argv[0]);
 		return 1;
 	}
@@ -931,7 +952,7 @@ int main(int argc, char **argv)
 		memset(outp[k], 0xff, d->bytes);
 	}
 
-	int rc = PFX_run(inp, outp);
+	int rc = PFX_run_ex(NULL, inp, outp, ext);
 	if (rc) {
 		fprintf(stderr, "%s: run failed with code %d\n", argv[0], rc);
 		goto out;
@@ -939,7 +960,7 @@ int main(int argc, char **argv)
 	if (bench) {
 		for (long r = 0; r < bench; r++) {
 			double t0 = oxt_now_ms();
-			rc |= PFX_run(inp, outp);
+			rc |= PFX_run_ex(NULL, inp, outp, ext);
 			times[r] = oxt_now_ms() - t0;
 		}
 		if (rc) {
@@ -964,7 +985,7 @@ int main(int argc, char **argv)
 			int bad = 0;
 			if (port->kind == OXT_PORT_TENSOR) {
 				snprintf(path, n, "%s/output_%d.npy", outdir, pk);
-				bad = oxt_write_npy(path, oxt_out_desc(port->first), outp[port->first]);
+				bad = oxt_write_out(path, port->first, outp[port->first], ext);
 			} else {
 				/* output_K.list names the structure; its tensors are output_K_J.npy */
 				static const char *const kinds[] = {"tensor", "sequence", "optional", "optional-sequence"};
@@ -977,7 +998,7 @@ int main(int argc, char **argv)
 					fprintf(stderr, "%s: cannot write\n", path);
 				for (int j = 0; j < port->count && !bad; j++) {
 					snprintf(path, n, "%s/output_%d_%d.npy", outdir, pk, j);
-					bad = oxt_write_npy(path, oxt_out_desc(port->first + j), outp[port->first + j]);
+					bad = oxt_write_out(path, port->first + j, outp[port->first + j], ext);
 				}
 			}
 			free(path);
@@ -994,6 +1015,7 @@ out:
 	free(in);
 	free(inp);
 	free(outp);
+	free(ext);
 	free(times);
 	free(files);
 	return status;

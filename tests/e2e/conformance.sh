@@ -5,7 +5,8 @@
 #   tests/e2e/conformance.sh [-j N] [-o RESULTS.tsv] --check EXPECTED_LIST
 #
 # Per test folder (suites node, pytorch-converted, pytorch-operator, simple
-# under $ONNX_TESTS): onnxcc --main, cc, run on test_data_set_0, oxcmp each
+# under $ONNX_TESTS, or the folders named in $OXC_SUITES, e.g. OXC_SUITES=local
+# with ONNX_TESTS=tests/e2e/cases): onnxcc --main, cc, run on test_data_set_0, oxcmp each
 # output with the tolerance from tests/e2e/tolerances.txt. onnxcc refusing
 # with a message is "unsupported"; a crash, a build error, a run error, a
 # timeout or a wrong value is "fail". The last line is always
@@ -236,7 +237,7 @@ fi
 export OXC_TESTS OXC_ONNXCC OXC_OXCMP OXC_TOL OXC_WORK OXC_RES
 
 # ---- select ----
-suites="node pytorch-converted pytorch-operator simple"
+suites=${OXC_SUITES:-"node pytorch-converted pytorch-operator simple"}
 sel=()
 if [ -n "$checklist" ]; then
 	missing=()
