@@ -14,7 +14,7 @@ ONNX_TESTS ?= ../shared/onnx-backend-tests
 DEB_BUILD := gcc make protobuf-c-compiler libprotobuf-c-dev libcmocka-dev
 DEB_MODELS := python3-torch python3-torchvision python3-onnx python3-numpy
 
-.PHONY: all deps deps-models test unit conformance conformance-check zoo demo clean
+.PHONY: all deps deps-models test unit conformance conformance-check conformance-report zoo demo clean
 all: deps onnxcc tests/e2e/oxcmp
 
 # Install missing Debian packages (root or sudo); a no-op when all are there.
@@ -92,6 +92,11 @@ ops-doc-check: tools/opsdoc
 FILTER ?= .
 conformance: all
 	ONNX_TESTS=$(ONNX_TESTS) tests/e2e/conformance.sh -o $(B)/conformance.tsv '$(FILTER)'
+# the full suite, then docs/conformance.md (counts, every test that does not
+# pass with its reason, error statistics)
+conformance-report: all
+	ONNX_TESTS=$(ONNX_TESTS) tests/e2e/conformance.sh -o $(B)/conformance.tsv .
+	tools/conformance_report.sh $(B)/conformance.tsv > docs/conformance.md
 conformance-check: all
 	ONNX_TESTS=$(ONNX_TESTS) tests/e2e/conformance.sh --check tests/e2e/expected_pass.txt
 

@@ -1,5 +1,6 @@
 /* emit_index.c: C for indexing, scatter/gather, cumulative ops, TopK,
- * OneHot, Compress, NonZero, EyeLike, DepthToSpace/SpaceToDepth,
+ * OneHot, Compress, NonZero, NonMaxSuppression and Unique (kernels in
+ * templates/nms.c, templates/unique.c), EyeLike, DepthToSpace/SpaceToDepth,
  * ReverseSequence, Shrink, the NLL / softmax cross-entropy losses and
  * TensorScatter.
  *
@@ -448,6 +449,83 @@ static int emit_nonzero(ox_cg *cg, ox_graph *g, ox_node *n)
 	return 0;
 }
 
+/* Pull in templates/NAME.c for dt */
+static int use_tmpl(ox_cg *cg, ox_graph *g, ox_node *n, const char *name, int dt)
+{
+	if (ox_cg_use(cg, name, dt))
+		return ox_error(g, n, "kernel template templates/%s.c is missing", name);
+	return 0;
+}
+
+/* NonMaxSuppression (templates/nms.c): the selected rows go compacted to
+ * out0, their count to *ext0; the last output is the kernel's scratch */
+static int emit_nms(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	const ox_shape *bs = shp(g, n->in[0]), *ss = shp(g, n->in[1]);
+	int dt = dtype_of(g, n->in[0]);
+	int64_t B = bs->d[0], N = bs->d[1], C = ss->d[1];
+	if (n->out[0] < 0 || !n->scratch)
+		return ox_error(g, n, "selected_indices is omitted or the scratch memory is missing");
+	int64_t bound = shp(g, n->out[0])->d[0];
+	if (bound == 0) {
+		ox_cg_line(cg, 1, "*ext0 = 0; /* max_output_boxes_per_class is 0, or there are no boxes */");
+		return 0;
+	}
+	if (use_tmpl(cg, g, n, "nms", dt))
+		return -1;
+	int has_iou = n->nin > 3 && n->in[3] >= 0, has_sthr = n->nin > 4 && n->in[4] >= 0;
+	ox_cg_line(cg, 1, "/* boxes [%lld, %lld, 4], scores [%lld, %lld, %lld], at most %lld per class */", (long long)B,
+		   (long long)N, (long long)B, (long long)C, (long long)N, (long long)(bound / (B * C)));
+	ox_cg_line(cg, 1, "*ext0 = ox_nms_%s(in0, in1, %lld, %lld, %lld, %lld, %d, %s, %d, %s, out0, (int64_t *)(void *)out%d);",
+		   ox_cg_sfx(dt), (long long)B, (long long)C, (long long)N, (long long)(bound / (B * C)),
+		   ox_attr_int(n, "center_point_box", 0) != 0, has_iou ? "in3[0]" : "0.0f", has_sthr,
+		   has_sthr ? "in4[0]" : "0.0f", n->nout - 1);
+	return 0;
+}
+
+/* Unique (templates/unique.c): the outputs present are written compacted;
+ * Y, indices and counts report the unique count u through their extK */
+static int emit_unique(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	const ox_shape *xs = shp(g, n->in[0]);
+	int dt = dtype_of(g, n->in[0]), nout = n->nout - n->scratch;
+	int64_t O = 1, L = prod(xs, 0, xs->rank), I = 1;
+	if (!n->scratch)
+		return ox_error(g, n, "the scratch memory is missing");
+	if (ox_attr_get(n, "axis")) {
+		int axis = ox_norm_axis(ox_attr_int(n, "axis", 0), xs->rank);
+		if (axis < 0)
+			return ox_error(g, n, "axis is out of range");
+		O = prod(xs, 0, axis), L = xs->d[axis], I = prod(xs, axis + 1, xs->rank);
+	}
+	char nan[160], key[32];
+	snprintf(key, sizeof key, "uq_nan/%s", ox_cg_sfx(dt));
+	if (ox_dtype_is_float(dt))
+		snprintf(nan, sizeof nan, "static inline int ox_uq_nan_%s(%s v) { return v != v; }\n", ox_cg_sfx(dt),
+			 ox_cg_ntype(dt));
+	else
+		snprintf(nan, sizeof nan, "static inline int ox_uq_nan_%s(%s v) { (void)v; return 0; }\n", ox_cg_sfx(dt),
+			 ox_cg_ntype(dt));
+	ox_cg_helper(cg, key, nan);
+	if (use_tmpl(cg, g, n, "unique", dt))
+		return -1;
+	char arg[4][16];
+	for (int k = 0; k < 4; k++)
+		snprintf(arg[k], sizeof arg[k], k < nout && n->out[k] >= 0 ? "out%d" : "NULL", k);
+	ox_cg_line(cg, 1, "const int64_t u = ox_unique_%s(in0, %lld, %lld, %lld, %d, (int64_t *)(void *)out%d, %s, %s, %s, %s);",
+		   ox_cg_sfx(dt), (long long)O, (long long)L, (long long)I, ox_attr_int(n, "sorted", 1) != 0,
+		   n->nout - 1, arg[0], arg[1], arg[2], arg[3]);
+	int used = 0;
+	for (int k = 0; k < nout; k++)
+		if (k != 2 && n->out[k] >= 0) {
+			ox_cg_line(cg, 1, "*ext%d = u;", k);
+			used = 1;
+		}
+	if (!used)
+		ox_cg_line(cg, 1, "(void)u;");
+	return 0;
+}
+
 static int emit_eyelike(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	const ox_shape *ys = shp(g, n->out[0]);
@@ -703,6 +781,10 @@ int emit_index(ox_cg *cg, ox_graph *g, ox_node *n)
 		return emit_compress(cg, g, n);
 	case OX_OP_NonZero:
 		return emit_nonzero(cg, g, n);
+	case OX_OP_NonMaxSuppression:
+		return emit_nms(cg, g, n);
+	case OX_OP_Unique:
+		return emit_unique(cg, g, n);
 	case OX_OP_EyeLike:
 		return emit_eyelike(cg, g, n);
 	case OX_OP_DepthToSpace:

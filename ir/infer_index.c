@@ -1,6 +1,8 @@
 /* infer_index.c: shape inference for indexing, scatter/gather, cumulative,
- * TopK, OneHot, Compress, NonZero, EyeLike, depth/space shuffles, the
- * two loss ops and TensorScatter (the KV-cache update).
+ * TopK, OneHot, Compress, NonZero, NonMaxSuppression, Unique, EyeLike,
+ * depth/space shuffles, the two loss ops and TensorScatter (the KV-cache
+ * update). NonZero, NonMaxSuppression and Unique may have an output whose
+ * extent along one axis is known only at run time (value->dyn, bounded).
  *
  * Inputs that steer an output's shape (TopK's k, OneHot's depth, Compress's
  * condition, NonZero's data, CumSum's axis) must be constants: when they
@@ -240,6 +242,87 @@ static int infer_tensorscatter(ox_graph *g, ox_node *n)
 	return 0;
 }
 
+/* NonMaxSuppression (opsets 10, 11): selected_indices [num, 3] of int64
+ * (batch, class, box), num known only at run time and bounded by
+ * B * C * min(max_output_boxes_per_class, N): the bound needs that input
+ * as a constant. The thresholds are read at run time. Scratch: the sort
+ * order and its merge buffer (2 * N) and the boxes kept for one class. */
+static int infer_nms(ox_graph *g, ox_node *n)
+{
+	const ox_value *bx = ox_in(g, n, 0), *sc = ox_in(g, n, 1);
+	int64_t maxout = 0;
+	if (bx->dtype != OX_F32 && bx->dtype != OX_F16 && bx->dtype != OX_BF16 && bx->dtype != OX_F64)
+		return ox_error(g, n, "boxes have dtype %s, expected a float type", ox_dtype_name(bx->dtype));
+	if (sc->dtype != bx->dtype)
+		return ox_error(g, n, "scores have dtype %s, boxes %s", ox_dtype_name(sc->dtype), ox_dtype_name(bx->dtype));
+	for (int k = 3; k < 5; k++) {
+		const ox_value *t = ox_in(g, n, k);
+		if (t && (t->dtype != OX_F32 || ox_shape_numel(&t->shape) != 1))
+			return ox_error(g, n, "input %d must be one float, not %s with %lld elements", k,
+					ox_dtype_name(t->dtype), (long long)ox_shape_numel(&t->shape));
+	}
+	if (bx->shape.rank != 3 || sc->shape.rank != 3 || !ox_shape_is_const(&bx->shape) ||
+	    !ox_shape_is_const(&sc->shape))
+		return ox_error(g, n, "boxes and scores must be rank 3 with static shapes");
+	int64_t B = bx->shape.d[0], N = bx->shape.d[1], C = sc->shape.d[1];
+	if (bx->shape.d[2] != 4 || sc->shape.d[0] != B || sc->shape.d[2] != N)
+		return ox_error(g, n, "boxes must be [B, N, 4] and scores [B, C, N]");
+	if (ox_in(g, n, 2)) {
+		const ox_tensor *t = ox_in_const(g, n, 2);
+		if (!t)
+			return ox_need_const(g, n, 2, "max_output_boxes_per_class input '%s' is not a constant "
+					     "(it bounds the output size)", ox_in(g, n, 2)->name);
+		if (ox_tensor_numel(t) != 1)
+			return ox_error(g, n, "max_output_boxes_per_class must have one element");
+		maxout = ox_tensor_get_i64(t, 0);
+	}
+	if (maxout < 0)
+		maxout = 0; /* as onnxruntime: a negative count selects nothing */
+	if (maxout > N)
+		maxout = N;
+	ox_shape s = {.rank = 2, .d = {B * C * maxout, 3}};
+	ox_set_out(g, n, 0, OX_I64, &s);
+	ox_out(g, n, 0)->dyn = 1;
+	ox_ir_add_scratch(g, n, (2 * N + maxout) * 8);
+	return 0;
+}
+
+/* Unique (opset 11): outputs Y, indices, inverse_indices, counts, each
+ * optional. u, the number of unique elements (slices along axis), is
+ * known only at run time: Y (along axis, or its only axis), indices and
+ * counts are bounded by the count L of elements (slices); inverse_indices
+ * has L entries. Scratch: 6 * L int64 (templates/unique.c). */
+static int infer_unique(ox_graph *g, ox_node *n)
+{
+	const ox_value *x = ox_in(g, n, 0);
+	int nout = n->nout - n->scratch, axis = 0;
+	if (!ox_shape_is_const(&x->shape))
+		return ox_error(g, n, "the input's shape must be static");
+	if (x->dtype == OX_STRING || x->dtype == OX_C64 || x->dtype == OX_C128 || x->dtype > OX_BF16)
+		return ox_error(g, n, "dtype %s is not supported", ox_dtype_name(x->dtype));
+	ox_shape ys = x->shape;
+	int64_t L;
+	if (ox_attr_get(n, "axis")) {
+		int64_t a = ox_attr_int(n, "axis", 0);
+		axis = ox_norm_axis(a, x->shape.rank);
+		if (axis < 0)
+			return ox_error(g, n, "axis %lld is out of range for rank %d", (long long)a, x->shape.rank);
+		L = x->shape.d[axis];
+	} else {
+		L = ox_shape_numel(&x->shape);
+		ys.rank = 1;
+		ys.d[0] = L;
+	}
+	ox_shape vs = {.rank = 1, .d = {L}};
+	for (int k = 0; k < nout; k++) {
+		ox_set_out(g, n, k, k ? OX_I64 : x->dtype, k ? &vs : &ys);
+		if (ox_out(g, n, k))
+			ox_out(g, n, k)->dyn = k == 0 ? 1 + axis : k == 2 ? 0 : 1;
+	}
+	ox_ir_add_scratch(g, n, 6 * L * 8);
+	return 0;
+}
+
 int infer_index(ox_graph *g, ox_node *n)
 {
 	const ox_value *x = ox_in(g, n, 0);
@@ -317,6 +400,10 @@ int infer_index(ox_graph *g, ox_node *n)
 		ox_out(g, n, 0)->dyn = 0;
 		return 0;
 	}
+	case OX_OP_NonMaxSuppression:
+		return infer_nms(g, n);
+	case OX_OP_Unique:
+		return infer_unique(g, n);
 	case OX_OP_EyeLike: {
 		int dt = (int)ox_attr_int(n, "dtype", x->dtype);
 		if (x->shape.rank != 2)

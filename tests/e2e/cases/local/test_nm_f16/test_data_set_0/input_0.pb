@@ -1,0 +1,2 @@
+(
+BboxesJÀqBE0:GÃEÍEÊF´Dæ?CgA=@;=†AkBGHì@®ECGAâDzHxG‘C}D»C…DH@¹EwC³F²Eê0ÜG»EBD8Æ8RHåE[DcHyDP3¶F5E[F;Eÿ?D¤GŠE¢FúGÃG¼AaB>BÜCUGZHÊ<÷A¹F\EÛGëEyH G~DiD@HÃHH­E`H7]BÐ85E:ZE,=qH&H¹C™FFÔEmHŽFNDoC@†5CAFgGç$ÂH’HaFÙHK8ü@ë;WG{HÈH5FDÍ<¾?\C‘@àH5@56A>î4˜4=ÔGèF:#EE,H}EÑH¶H¯FZGžGîHÌE©>"DÙEëAd@IG¥H2F·CÞHGãH´HžDâE÷C'E.FïAED%H

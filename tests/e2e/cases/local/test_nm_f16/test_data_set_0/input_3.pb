@@ -1,0 +1,1 @@
+Biou_thresholdJмлл>

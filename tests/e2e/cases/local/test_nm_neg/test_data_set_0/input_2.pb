@@ -1,0 +1,1 @@
+Bmax_output_boxes_per_classJþÿÿÿÿÿÿÿ
