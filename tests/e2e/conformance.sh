@@ -42,6 +42,18 @@ first_error() {
 	printf '%s' "$l"
 }
 
+# onnxcc's hints count graph inputs still there: map #IDX past the inputs
+# frozen so far (check's $frozen) to the test's input_K.pb number.
+orig_index() {
+	local orig=0 seen=-1
+	while :; do
+		[[ " ${frozen[*]} " == *" $orig "* ]] || seen=$((seen + 1))
+		[ "$seen" = "$1" ] && break
+		orig=$((orig + 1))
+	done
+	echo "$orig"
+}
+
 # Prints the detail; returns 0 pass, 1 fail, 3 unsupported. Uses one's locals.
 check() {
 	local t=$1 rc k n
@@ -53,7 +65,7 @@ check() {
 	# test is then compiled for the test's value (--const) and run without
 	# that input. Such passes are marked [const: NAME] in the results.
 	local -a consts=() frozen=()
-	local try hint idx nm
+	local try hint idx nm orig line
 	for try in 1 2 3 4 5 6 7 8; do
 		(cd "$t" && timeout -k 5 "${OX_COMPILE_TIMEOUT:-300}" "$OXC_ONNXCC" "$dir/model.onnx" -o "$t/net.c" --main "${consts[@]}") >"$t/onnxcc.log" 2>&1
 		rc=$?
@@ -65,12 +77,7 @@ check() {
 			while read -r line; do
 				idx=$(echo "$line" | sed -E 's/graph input #([0-9]+) .*/\1/')
 				nm=$(echo "$line" | sed -E "s/[^']*'([^']*)'.*/\1/")
-				local orig=0 seen=-1
-				while :; do
-					[[ " ${frozen[*]} " == *" $orig "* ]] || seen=$((seen + 1))
-					[ "$seen" = "$idx" ] && break
-					orig=$((orig + 1))
-				done
+				orig=$(orig_index "$idx")
 				[ -f "$data/input_$orig.pb" ] || break 2
 				likes+=(--like "$nm=$data/input_$orig.pb")
 			done <<<"$hint"
@@ -80,14 +87,7 @@ check() {
 		hint=$(grep -o "graph input #[0-9]* '[^']*'; to compile for one value of it pass --const" "$t/onnxcc.log" | head -n 1)
 		[ -n "$hint" ] || break
 		idx=$(echo "$hint" | sed -E 's/graph input #([0-9]+) .*/\1/')
-		# #idx counts the inputs still there: map it past the frozen ones
-		local orig=0 seen=-1
-		while :; do
-			[[ " ${frozen[*]} " == *" $orig "* ]] || seen=$((seen + 1))
-			[ "$seen" = "$idx" ] && break
-			orig=$((orig + 1))
-		done
-		idx=$orig
+		idx=$(orig_index "$idx")
 		nm=$(echo "$hint" | sed -E "s/[^']*'([^']*)'.*/\1/")
 		[ -f "$data/input_$idx.pb" ] || break
 		consts+=(--const "$nm=$data/input_$idx.pb")
