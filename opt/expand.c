@@ -70,17 +70,32 @@ ox_id ox_expand_add_node(ox_graph *g, int op, const char *name, int opset, int n
 	return id;
 }
 
-void ox_expand_attr_int(ox_graph *g, ox_id nid, const char *name, int64_t v)
+/* a new attribute appended to node nid: the caller fills it in */
+static ox_attr *append_attr(ox_graph *g, ox_id nid, const char *name, int type)
 {
 	ox_node *n = &g->nodes[nid];
 	ox_attr *a = ox_ir_alloc(g, (n->nattr + 2) * sizeof *a);
 	if (n->nattr)
 		memcpy(a, n->attrs, n->nattr * sizeof *a);
-	a[n->nattr].name = ox_ir_strdup(g, name);
-	a[n->nattr].type = OX_AT_INT;
-	a[n->nattr].i = v;
-	g->nodes[nid].attrs = a;
-	g->nodes[nid].nattr++;
+	n->attrs = a;
+	a += n->nattr++;
+	a->name = ox_ir_strdup(g, name);
+	a->type = type;
+	return a;
+}
+
+void ox_expand_attr_int(ox_graph *g, ox_id nid, const char *name, int64_t v)
+{
+	append_attr(g, nid, name, OX_AT_INT)->i = v;
+}
+
+void ox_expand_attr_ints(ox_graph *g, ox_id nid, const char *name, const int64_t *v, int n)
+{
+	ox_attr *a = append_attr(g, nid, name, OX_AT_INTS);
+	a->n = n;
+	a->ints = ox_ir_alloc(g, (n + 1) * sizeof *v);
+	if (n)
+		memcpy(a->ints, v, n * sizeof *v);
 }
 
 ox_id ox_expand_const_i64(ox_graph *g, const char *base, const int64_t *v, int n, int scalar)
@@ -887,14 +902,7 @@ static int expand_flex(ox_graph *g, ox_id nid)
 	}
 	const char *nm = g->nodes[nid].name;
 	ox_id kt = g->nodes[ox_expand_add_node(g, OX_OP_Transpose, nm, 13, 1, &kk, 1, NULL)].out[0];
-	ox_node *tn = &g->nodes[g->vals[kt].producer];
-	tn->nattr = 1;
-	tn->attrs = ox_ir_alloc(g, 2 * sizeof *tn->attrs);
-	tn->attrs[0].name = "perm";
-	tn->attrs[0].type = OX_AT_INTS;
-	tn->attrs[0].n = 4;
-	tn->attrs[0].ints = ox_ir_alloc(g, 4 * sizeof(int64_t));
-	memcpy(tn->attrs[0].ints, (int64_t[]){0, 1, 3, 2}, 4 * sizeof(int64_t));
+	ox_expand_attr_ints(g, g->vals[kt].producer, "perm", (int64_t[]){0, 1, 3, 2}, 4);
 	ox_id min[2] = {qq, kt};
 	ox_id sc = g->nodes[ox_expand_add_node(g, OX_OP_MatMul, nm, 13, 2, min, 1, NULL)].out[0];
 	ox_shape s0 = {0, {0}};

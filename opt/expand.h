@@ -21,6 +21,9 @@ int ox_expand_ports(ox_graph *g);
 /* Gradient (ai.onnx.preview.training) by reverse-mode differentiation of
  * the forward nodes between xs and y (opt/gradient.c) */
 int ox_expand_gradient(ox_graph *g, ox_id nid);
+/* Record each Gradient node's forward path before fold can fold it away
+ * (constant xs): fold calls it before its walk. */
+int ox_gradient_prepare(ox_graph *g);
 
 /* Builders for expansions (and opt/ passes that add nodes during fold) */
 const char *ox_expand_name(ox_graph *g, const char *base); /* base~N, unique */
@@ -29,5 +32,6 @@ ox_id ox_expand_value(ox_graph *g, const char *base);      /* a fresh internal v
 ox_id ox_expand_add_node(ox_graph *g, int op, const char *name, int opset, int nin, const ox_id *in, int nout,
 			 const ox_id *out);
 void ox_expand_attr_int(ox_graph *g, ox_id nid, const char *name, int64_t v);
+void ox_expand_attr_ints(ox_graph *g, ox_id nid, const char *name, const int64_t *v, int n);
 ox_id ox_expand_const_i64(ox_graph *g, const char *base, const int64_t *v, int n, int scalar);
 #endif

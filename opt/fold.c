@@ -72,7 +72,7 @@ static int agg_input(const ox_graph *g, const ox_node *n)
 
 int ox_opt_fold(ox_graph *g)
 {
-	if (ox_expand_check_inputs(g))
+	if (ox_expand_check_inputs(g) || ox_gradient_prepare(g))
 		return -1;
 	ox_ir_resolve_dims(g);
 	for (int i = 0; i < g->nnodes; i++)
