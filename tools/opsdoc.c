@@ -219,7 +219,7 @@ int main(int argc, char **argv)
 	       "can replace it by its value. *dtypes* are the element types the\n"
 	       "compiler accepts for the main input: `float` is f32, f64, f16 and\n"
 	       "bf16 (f16 and bf16 computed in float), `int` is i8..i64 and u8..u64\n"
-	       "(`sint` / `uint` the signed / unsigned ones), `f8` the float8 kinds,\n"
+	       "(`sint` / `uint` the signed / unsigned ones), `f8` the float8 kinds, `sub-byte` int4, uint4, float4e2m1, int2 and uint2 (stored one per byte),\n"
 	       "`any` every fixed-size dtype (not string). *limitations*\n"
 	       "are the cases the compiler rejects with an error (never with wrong\n"
 	       "output). Ops marked *expanded at compile time* are rewritten into the\n"
