@@ -2,7 +2,7 @@
  *
  *   onnxcc MODEL.onnx -o OUT.c [--target c] [--name PREFIX]
  *          [--shape INPUT=D0xD1x...]... [--dim SYMBOL=N]...
- *          [--const INPUT=FILE]... [--like INPUT=FILE]... [--weights embed|external|c] [--report[=json]]
+ *          [--const INPUT=FILE]... [--like INPUT=FILE]... [--string-capacity N] [--weights embed|external|c] [--report[=json]]
  *          [--main] [--build] [-v] [--dump-ir[=PASS]]
  *
  * Load (frontend/) -> bind shapes -> pass pipeline (opt/) -> emit (codegen/)
@@ -23,7 +23,7 @@ static const char usage[] =
 	"usage: onnxcc MODEL.onnx -o OUT.c [--target c] [--name PREFIX]\n"
 	"              [--shape INPUT=D0xD1x...]... [--dim SYMBOL=N]...\n"
 	"              [--const INPUT=FILE]... [--like INPUT=FILE]...\n"
-	"              [--weights embed|external|c] [--report[=json]]\n"
+	"              [--weights embed|external|c] [--string-capacity N] [--report[=json]]\n"
 	"              [--main] [--build] [-v] [--dump-ir[=PASS]]\n"
 	"Writes OUT.c, OUT.h and the weights (OUT_weights.c and its blob), and OUT_main.c\n"
 	"with --main.\n"
@@ -38,6 +38,8 @@ static const char usage[] =
 	"             (.incbin/#embed) or OUT_weights.inc (a C array), inline when tiny;\n"
 	"             external: written to OUT_weights.bin, which the application passes\n"
 	"             to PREFIX_init; c: one C array per tensor in OUT_weights.c\n"
+	"  --string-capacity  bytes each new string element may hold (default 256);\n"
+	"             a longer result makes the run return PREFIX_ERR_CAPACITY\n"
 	"  --report   print the memory plan (arena, lower bound, largest live set),\n"
 	"             weight and code sizes; =json: also every tensor's place and lifetime\n"
 	"  --main     also write a test program: OUT [--bench N] INPUT... -o OUTDIR\n"
@@ -347,6 +349,7 @@ int main(int argc, char **argv)
 {
 	const char *model = NULL, *out = NULL, *target = "c", *name = NULL, *dump = NULL;
 	const char *shapes[MAX_BINDS], *dims[MAX_BINDS], *consts[MAX_BINDS], *likes[MAX_BINDS];
+	const char *strcap = NULL;
 	int nshapes = 0, ndims = 0, nconsts = 0, nlikes = 0, with_main = 0, build = 0, report = 0;
 	int weights = OX_CG_WEIGHTS_EMBED;
 	const char *wmode = NULL;
@@ -369,6 +372,8 @@ int main(int argc, char **argv)
 			consts[nconsts++] = argv[++i];
 		else if (!strcmp(a, "--like") && more && nlikes < MAX_BINDS)
 			likes[nlikes++] = argv[++i];
+		else if (!strcmp(a, "--string-capacity") && more)
+			strcap = argv[++i];
 		else if (!strcmp(a, "--weights") && more)
 			wmode = argv[++i];
 		else if (!strncmp(a, "--weights=", 10))
@@ -430,9 +435,17 @@ int main(int argc, char **argv)
 		default_prefix(out ? out : "net", prefix, sizeof prefix);
 	}
 
+	long capacity = 256;
+	if (strcap) {
+		char *e;
+		capacity = strtol(strcap, &e, 10);
+		if (*e || capacity < 1 || capacity > (1L << 24))
+			return bad_option("--string-capacity '%s': expected 1 to 16777216 bytes", strcap);
+	}
 	ox_graph *g = ox_fe_load(model);
 	if (!g)
 		return 1;
+	g->string_capacity = (int)capacity;
 	int rc = 0;
 	for (int i = 0; i < nconsts && !rc; i++)
 		rc = apply_const(g, consts[i]);

@@ -202,6 +202,7 @@ const char *ox_cg_ctype(int dt)
 	case OX_U32: return "uint32_t";
 	case OX_I64: return "int64_t";
 	case OX_U64: return "uint64_t";
+	case OX_STRING: return "ox_str";
 	}
 	return "uint8_t"; /* float8 kinds, u4/u2 and the f4e2m1 code: bytes */
 }
@@ -824,16 +825,18 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 	}
 
 	/* node functions */
-	ox_cg cg = {g, P, {0}, {0}, NULL, 0};
+	ox_cg cg = {g, P, {0}, {0}, NULL, 0, 0};
 	ox_buf nodes = {0}, run = {0};
-	int errors = 0, nfuncs = 0, nviews = 0, ndyn = 0;
+	int errors = 0, nfuncs = 0, nviews = 0, ndyn = 0, nfail = 0;
 	for (int i = 0; i < g->nnodes; i++) {
 		ox_node *n = &g->nodes[i];
-		for (int k = 0; k < n->nin + n->nout; k++) {
+		/* string tensors: only emitters flagged OX_F_STRINGS handle them
+		 * (views of them need no code) */
+		for (int k = 0; k < n->nin + n->nout && !(ox_ops[n->op].flags & OX_F_STRINGS); k++) {
 			ox_id id = k < n->nin ? n->in[k] : n->out[k - n->nin];
-			if (id >= 0 && g->vals[id].dtype == OX_STRING) {
+			if (id >= 0 && g->vals[id].dtype == OX_STRING && !ox_plan_is_noop(g, n)) {
 				errors++;
-				ox_error(g, n, "string tensors are not supported by the C target");
+				ox_error(g, n, "string tensors are not supported by this op in the C target");
 				goto next;
 			}
 		}
@@ -849,6 +852,7 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 		cg.body.len = 0;
 		if (cg.body.s)
 			cg.body.s[0] = 0;
+		cg.can_fail = 0;
 		if (!emitters[n->op] || emitters[n->op](&cg, g, n)) {
 			errors++;
 			continue;
@@ -857,8 +861,9 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 		ox_buf_printf(&nodes, "/* node %d: %s \"", i, n->optype);
 		comment_safe(&nodes, n->name);
 		ox_buf_puts(&nodes, "\" */\n");
-		ox_buf_printf(&nodes, "static void node%d_%s(", i, ox_ops[n->op].name);
-		ox_buf_printf(&run, "\tnode%d_%s(", i, ox_ops[n->op].name);
+		ox_buf_printf(&nodes, "static %s node%d_%s(", cg.can_fail ? "int" : "void", i, ox_ops[n->op].name);
+		ox_buf_printf(&run, "\t%snode%d_%s(", cg.can_fail ? "if (" : "", i, ox_ops[n->op].name);
+		nfail += cg.can_fail;
 		for (int k = 0; k < n->nin + n->nout; k++) {
 			int isin = k < n->nin;
 			ox_id id = isin ? n->in[k] : n->out[k - n->nin];
@@ -900,8 +905,13 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 				ox_buf_printf(&nodes, "\t(void)%s;\n", pname);
 		}
 		ox_buf_puts(&nodes, cg.body.s ? cg.body.s : "");
+		if (cg.can_fail)
+			ox_buf_puts(&nodes, "\treturn 0;\n");
 		ox_buf_puts(&nodes, "}\n\n");
-		ox_buf_puts(&run, ");\n");
+		if (cg.can_fail)
+			ox_buf_printf(&run, "))\n\t\treturn %s_ERR_CAPACITY;\n", PU);
+		else
+			ox_buf_puts(&run, ");\n");
 	next:;
 	}
 	if (errors) {
@@ -919,8 +929,12 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 		ox_value *v = &g->vals[id];
 		char pb[256];
 		size_t bytes = (size_t)ox_shape_numel(&v->shape) * ox_dtype_size(v->dtype);
-		ox_buf_printf(&run, "\tmemcpy(outputs[%d], %s, %zu);\n", k, vptr(g, id, 1, pb, sizeof pb, &L),
-			      bytes);
+		if (v->dtype == OX_STRING) /* pointers: the target's size, not the 8-byte slot */
+			ox_buf_printf(&run, "\tmemcpy(outputs[%d], %s, %lld * sizeof(ox_str));\n", k,
+				      vptr(g, id, 1, pb, sizeof pb, &L), (long long)ox_shape_numel(&v->shape));
+		else
+			ox_buf_printf(&run, "\tmemcpy(outputs[%d], %s, %zu);\n", k,
+				      vptr(g, id, 1, pb, sizeof pb, &L), bytes);
 	}
 
 	/* OUT.h */
@@ -934,6 +948,10 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 		      (long long)g->arena_size);
 	ox_buf_printf(&h, "#define %s_WEIGHTS_SIZE %zu /* bytes of constant data */\n", PU, wsize);
 	ox_buf_printf(&h, "#define %s_WEIGHTS_CRC32 0x%08xu /* their CRC-32 (as zlib's) */\n\n", PU, (unsigned)crc);
+	ox_buf_printf(&h, "/* A string result longer than the %d bytes per element compiled in\n"
+			  " * (onnxcc --string-capacity) makes a run return this%s. */\n"
+			  "#define %s_ERR_CAPACITY (-9)\n\n", g->string_capacity,
+		      nfail ? "" : " (no op of this network can)", PU);
 	if (mode == OX_CG_WEIGHTS_EXTERNAL) {
 		ox_buf_printf(&h, "/* --weights external: the constants are not in the program. Pass the\n"
 				  " * blob (%s, %s_WEIGHTS_BLOB_SIZE bytes: a 64-byte header, then\n"

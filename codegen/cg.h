@@ -35,6 +35,10 @@ typedef struct ox_cg {
 	ox_buf body;          /* the node function being emitted */
 	ox_buf kernels;       /* instantiated templates and helpers */
 	char **used; int nused; /* "template/dtype" keys already instantiated */
+	int can_fail;         /* set by an emitter whose node can fail at run time
+				 (a string result over --string-capacity): the
+				 node then returns int, its body `return 1;` on
+				 failure, and the run returns PREFIX_ERR_CAPACITY */
 } ox_cg;
 
 /* print into the current node's body */

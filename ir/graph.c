@@ -32,6 +32,7 @@ ox_graph *ox_ir_new(const char *path)
 	memset(g, 0, sizeof *g);
 	g->path = path ? path : "<graph>";
 	g->name = "";
+	g->string_capacity = 256;
 	return g;
 }
 
@@ -40,6 +41,7 @@ ox_graph *ox_ir_new_sub(ox_graph *parent)
 	ox_graph *g = ox_ir_new(parent->path);
 	g->parent = parent;
 	g->opset = parent->opset;
+	g->string_capacity = parent->string_capacity;
 	g->ir_version = parent->ir_version;
 	return g;
 }

@@ -159,6 +159,7 @@ enum {
 	OX_F_PREVIEW = 1 << 5,  /* ai.onnx.preview */
 	OX_F_TRAINING = 1 << 6, /* ai.onnx.preview.training */
 	OX_F_EXPAND = 1 << 7,   /* replaced by other ops during fold (opt/expand.c) */
+	OX_F_STRINGS = 1 << 8,  /* its emitter handles string tensors */
 };
 #define OX_F_DOMAINS (OX_F_ML | OX_F_PREVIEW | OX_F_TRAINING)
 const char *ox_op_domain(int op); /* "" for ai.onnx */
@@ -190,6 +191,7 @@ struct ox_graph {
 	const char **output_names;     /* names the user sees, kept across rewrites */
 	ox_dexpr *dexprs; int ndexprs, capdexprs;
 	int nunknown;                  /* counter for anonymous dims */
+	int string_capacity;           /* bytes per new string element (--string-capacity) */
 	int symbolic_ok;               /* inputs may keep unbound dims (a --dump-ir
 	                                  that stops before the static pass) */
 	ox_port *in_ports, *out_ports; /* ONNX inputs/outputs over inputs/outputs */

@@ -50,6 +50,7 @@ static const struct { int code; const char *name; size_t size; const char *npy; 
 	{ OXT_BF16, "bf16", 2, "<u2" }, { OXT_F8E4M3FN, "f8e4m3fn", 1, "|u1" },
 	{ OXT_F8E4M3FNUZ, "f8e4m3fnuz", 1, "|u1" }, { OXT_F8E5M2, "f8e5m2", 1, "|u1" },
 	{ OXT_F8E5M2FNUZ, "f8e5m2fnuz", 1, "|u1" }, { OXT_F8E8M0, "f8e8m0", 1, "|u1" },
+	{ OXT_STRING, "string", sizeof(char *), "|S" },
 	{ OXT_U4, "u4", 1, "|u1" }, { OXT_I4, "i4", 1, "|i1" }, { OXT_F4E2M1, "f4e2m1", 1, "|u1" },
 	{ OXT_U2, "u2", 1, "|u1" }, { OXT_I2, "i2", 1, "|i1" },
 };
@@ -82,7 +83,9 @@ typedef struct {
 	int rank;
 	int64_t shape[OXT_MAXRANK];
 	size_t numel;
-	void *data;      /* numel elements, host byte order; malloc'd (>= 1 byte) */
+	void *data;      /* numel elements, host byte order; malloc'd (>= 1 byte);
+			  * strings: numel malloc'd NUL-terminated char * */
+	size_t str_width; /* reading a '|Sw' .npy: its width */
 } oxt_tensor;
 
 /* Bits per element of a sub-byte dtype, 0 for the others. */
@@ -109,9 +112,13 @@ static int oxt_bits_as(oxt_tensor *t, int want)
 
 static void oxt_free(oxt_tensor *t)
 {
+	if (t->dtype == OXT_STRING && t->data) /* an array of malloc'd strings */
+		for (size_t i = 0; i < t->numel; i++)
+			free(((char **)t->data)[i]);
 	free(t->data);
 	t->data = NULL;
 }
+
 
 /* "f32[2,3]"; "f32[]" for a scalar */
 static void oxt_typestr(char *buf, size_t nbuf, int dtype, int rank, const int64_t *shape)
@@ -155,6 +162,24 @@ static int oxt_fail(char *err, size_t nerr, const char *fmt, ...)
 }
 
 /* Whole file into memory; works on pipes too. */
+/* numel strings of width w (NUL padded, as .npy '|Sw') -> char *[numel] */
+static int oxt_fixed_strings(oxt_tensor *t, const unsigned char *b, size_t w, char *err, size_t nerr)
+{
+	char **v = calloc(t->numel + 1, sizeof *v);
+	if (!v)
+		return oxt_fail(err, nerr, "out of memory");
+	t->data = v;
+	for (size_t i = 0; i < t->numel; i++) {
+		const unsigned char *e = memchr(b + i * w, 0, w);
+		size_t n = e ? (size_t)(e - (b + i * w)) : w;
+		if (!(v[i] = malloc(n + 1)))
+			return oxt_fail(err, nerr, "out of memory");
+		memcpy(v[i], b + i * w, n);
+		v[i][n] = 0;
+	}
+	return 0;
+}
+
 static unsigned char *oxt_slurp(const char *path, size_t *len, char *err, size_t nerr)
 {
 	FILE *f = fopen(path, "rb");
@@ -231,6 +256,11 @@ static int oxt_npy_descr(const char *d, oxt_tensor *t, char *err, size_t nerr)
 {
 	char bo = d[0], kind = d[1];
 	int size = atoi(d + 2);
+	if (kind == 'S' && size > 0) { /* fixed-width byte strings: read into char *[] */
+		t->dtype = OXT_STRING;
+		t->str_width = (size_t)size;
+		return 0;
+	}
 	if (bo != '<' && bo != '|' && bo != '=' && bo != '>')
 		return oxt_fail(err, nerr, "unsupported descr '%s'", d);
 	if (bo == '>' && size > 1)
@@ -324,6 +354,15 @@ static int oxt_read_npy(const unsigned char *b, size_t len, oxt_tensor *t, char 
 	}
 
 	size_t size = oxt_dtsize(t->dtype), want = t->numel * size;
+	if (t->dtype == OXT_STRING) {
+		if (len - off != t->numel * t->str_width) {
+			oxt_fail(err, nerr, "data has %zu bytes, %s needs %zu", len - off, descr,
+				 t->numel * t->str_width);
+			goto out;
+		}
+		rc = oxt_fixed_strings(t, b + off, t->str_width, err, nerr);
+		goto out;
+	}
 	if (len - off != want) {
 		oxt_fail(err, nerr, "data has %zu bytes, %s needs %zu", len - off,
 			 descr, want);
@@ -444,7 +483,8 @@ static int oxt_read_pb(const unsigned char *b, size_t len, oxt_tensor *t, char *
 	oxt_vec dims = { 0, 0, 0, 8 }, f32 = { 0, 0, 0, 8 }, i32 = { 0, 0, 0, 8 },
 		i64 = { 0, 0, 0, 8 }, f64 = { 0, 0, 0, 8 }, u64 = { 0, 0, 0, 8 };
 	const unsigned char *p = b, *end = b + len, *raw = NULL;
-	uint64_t rawlen = 0, dtype = 0, location = 0;
+	uint64_t rawlen = 0, dtype = 0, location = 0, slen = 0;
+	oxt_vec strs = { 0, 0, 0, 8 };
 	int rc = -1, field3 = 0;
 	while (p < end) {
 		uint64_t key;
@@ -467,6 +507,14 @@ static int oxt_read_pb(const unsigned char *b, size_t len, oxt_tensor *t, char *
 				p += rawlen;
 			}
 			break;
+		case 6: /* string_data: bytes; kept as (offset, length) pairs */
+			bad = wt != 2 || oxt_varint(&p, end, &slen) || slen > (uint64_t)(end - p);
+			if (!bad) {
+				uint64_t pair[2] = { (uint64_t)(p - b), slen };
+				bad = oxt_push(&strs, &pair[0]) || oxt_push(&strs, &pair[1]);
+				p += slen;
+			}
+			break;
 		case 10: bad = oxt_pb_values(wt, &p, end, '8', &f64); break;
 		case 11: bad = oxt_pb_values(wt, &p, end, 'v', &u64); break;
 		case 14: bad = wt != 0 || oxt_varint(&p, end, &location); break;
@@ -480,7 +528,7 @@ static int oxt_read_pb(const unsigned char *b, size_t len, oxt_tensor *t, char *
 	}
 	/* SequenceProto / OptionalProto carry their tensors in field 3 and
 	 * more; as a TensorProto that reads as a segment and no data */
-	if (field3 && !raw && !f32.n && !i32.n && !i64.n && !f64.n && !u64.n) {
+	if (field3 && !raw && !f32.n && !i32.n && !i64.n && !f64.n && !u64.n && !strs.n) {
 		oxt_fail(err, nerr, "not a TensorProto (a sequence or optional?); only tensors are supported");
 		goto out;
 	}
@@ -490,7 +538,7 @@ static int oxt_read_pb(const unsigned char *b, size_t len, oxt_tensor *t, char *
 	}
 	t->dtype = (int)dtype;
 	size_t size = oxt_dtsize(t->dtype);
-	if (dtype == OXT_STRING || size == 0) {
+	if (size == 0) {
 		oxt_fail(err, nerr, "unsupported TensorProto data_type %llu%s", (unsigned long long)dtype,
 			 dtype == 0 ? " (not a TensorProto?)" : "");
 		goto out;
@@ -507,6 +555,29 @@ static int oxt_read_pb(const unsigned char *b, size_t len, oxt_tensor *t, char *
 	}
 	if (oxt_set_numel(t, err, nerr))
 		goto out;
+	if (t->dtype == OXT_STRING) {
+		if (strs.n / 2 != t->numel) {
+			oxt_fail(err, nerr, "string_data has %zu strings for %zu elements", strs.n / 2, t->numel);
+			goto out;
+		}
+		char **v = calloc(t->numel + 1, sizeof *v);
+		t->data = v;
+		for (size_t i = 0; v && i < t->numel; i++) {
+			uint64_t o, n;
+			memcpy(&o, strs.v + 16 * i, 8);
+			memcpy(&n, strs.v + 16 * i + 8, 8);
+			if (!(v[i] = malloc(n + 1)))
+				break;
+			memcpy(v[i], b + o, n);
+			v[i][n] = 0;
+			if (memchr(v[i], 0, n)) {
+				oxt_fail(err, nerr, "string %zu holds a NUL byte, which C strings cannot", i);
+				goto out;
+			}
+		}
+		rc = 0;
+		goto out;
+	}
 	/* typed fields: which one carries which dtype (onnx.proto) */
 	oxt_vec *src;
 	const char *fname;
@@ -587,7 +658,7 @@ static int oxt_read_pb(const unsigned char *b, size_t len, oxt_tensor *t, char *
 	}
 	rc = 0;
 out:
-	free(dims.v); free(f32.v); free(i32.v); free(i64.v); free(f64.v); free(u64.v);
+	free(dims.v); free(f32.v); free(i32.v); free(i64.v); free(f64.v); free(u64.v); free(strs.v);
 	if (rc)
 		oxt_free(t);
 	return rc;
@@ -754,9 +825,23 @@ static int oxt_write_npy(const char *path, const PFX_tensor_desc *d, const void 
 		fprintf(stderr, "%s: cannot write dtype %d\n", path, d->dtype);
 		return -1;
 	}
-	char hdr[1024];
+	/* strings: fixed width '|Sw', w the longest (at least 1), NUL padded */
+	const char *const *strs = d->dtype == OXT_STRING ? (const char *const *)data : NULL;
+	size_t width = 1;
+	for (size_t j = 0; strs && j < d->numel; j++) {
+		if (!strs[j]) {
+			fprintf(stderr, "%s: string %zu was not written\n", path, j);
+			return -1;
+		}
+		width = strlen(strs[j]) > width ? strlen(strs[j]) : width;
+	}
+	char hdr[1024], descr[32];
+	if (strs)
+		snprintf(descr, sizeof descr, "|S%zu", width);
+	else
+		snprintf(descr, sizeof descr, "%s", oxt_dtypes[i].npy);
 	size_t k = (size_t)snprintf(hdr, sizeof hdr, "{'descr': '%s', 'fortran_order': False, 'shape': (",
-				    oxt_dtypes[i].npy);
+				    descr);
 	for (int r = 0; r < d->rank && k < sizeof hdr - 64; r++)
 		k += (size_t)snprintf(hdr + k, sizeof hdr - k, "%s%lld", r ? ", " : "", (long long)d->shape[r]);
 	k += (size_t)snprintf(hdr + k, sizeof hdr - k, "%s), }", d->rank == 1 ? "," : "");
@@ -770,16 +855,21 @@ static int oxt_write_npy(const char *path, const PFX_tensor_desc *d, const void 
 		hdr[k++] = ' ';
 	hdr[k++] = '\n';
 
-	size_t size = oxt_dtypes[i].size, bytes = d->numel * size;
-	unsigned char *buf = malloc(bytes ? bytes : 1);
+	size_t size = strs ? width : oxt_dtypes[i].size, bytes = d->numel * size;
+	unsigned char *buf = calloc(bytes ? bytes : 1, 1);
 	FILE *f = buf ? fopen(path, "wb") : NULL;
 	if (!f) {
 		fprintf(stderr, "%s: cannot write: %s\n", path, buf ? strerror(errno) : "out of memory");
 		free(buf);
 		return -1;
 	}
-	memcpy(buf, data, bytes);
-	oxt_to_host(buf, d->numel, size); /* the swap is its own inverse */
+	if (strs) {
+		for (size_t j = 0; j < d->numel; j++)
+			memcpy(buf + j * width, strs[j], strlen(strs[j]));
+	} else {
+		memcpy(buf, data, bytes);
+		oxt_to_host(buf, d->numel, size); /* the swap is its own inverse */
+	}
 	int ok = fwrite(pre, 1, 10, f) == 10 && fwrite(hdr, 1, k, f) == k &&
 		 fwrite(buf, 1, bytes, f) == bytes;
 	ok = fclose(f) == 0 && ok;
@@ -948,8 +1038,9 @@ int main(int argc, char **argv)
 			fprintf(stderr, "%s: out of memory\n", argv[0]);
 			goto out;
 		}
-		/* poison: an element the net forgets to write reads as NaN / -1 */
-		memset(outp[k], 0xff, d->bytes);
+		/* poison: an element the net forgets to write reads as NaN / -1
+		 * (a string as NULL, which the writer reports) */
+		memset(outp[k], d->dtype == OXT_STRING ? 0 : 0xff, d->bytes);
 	}
 
 	int rc = PFX_run_ex(NULL, inp, outp, ext);

@@ -1,7 +1,9 @@
 /* ox_rt.h: the few helpers generated network code needs, copied verbatim
  * into every generated OUT.c (so the output stays self-contained).
  * f16 and bf16 are stored as uint16_t and computed in float; conversions
- * round to nearest even and keep NaN/Inf. Needs <stdint.h>, <string.h>. */
+ * round to nearest even and keep NaN/Inf. Needs <stdint.h>, <string.h>.
+ * A string tensor element is an ox_str: a NUL-terminated UTF-8 string. */
+typedef const char *ox_str;
 static inline float ox_f16_to_f32(uint16_t h)
 {
 	uint32_t s = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, u;

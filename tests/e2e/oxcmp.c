@@ -4,7 +4,7 @@
  *
  * Shapes and dtypes must match exactly (a '<u2' / '|u1' .npy stands for
  * bf16 / f8 when the other side is: the harness writes them that way).
- * Integers, bools and f8 bit patterns compare exactly (sub-byte kinds
+ * Strings, integers, bools and f8 bit patterns compare exactly (sub-byte kinds
  * unpacked, one per byte; float4e2m1 codes by value, so +0 equals -0);
  * floats pass when |got-exp| <= atol + rtol*|exp|,
  * NaN matches NaN and an infinity only the same infinity. Prints one line,
@@ -185,6 +185,13 @@ static int compare(oxt_tensor *g, oxt_tensor *x, double rtol, double atol, stats
 					max_abs = INFINITY;
 				snprintf(gs, sizeof gs, ffmt, a);
 				snprintf(xs, sizeof xs, ffmt, b);
+			}
+		} else if (dt == OXT_STRING) {
+			const char *sa = ((char **)g->data)[i], *sb = ((char **)x->data)[i];
+			ok = strcmp(sa, sb) == 0;
+			if (!ok) {
+				snprintf(gs, sizeof gs, "\"%.40s\"", sa);
+				snprintf(xs, sizeof xs, "\"%.40s\"", sb);
 			}
 		} else {
 			const unsigned char *pa = (const unsigned char *)g->data + i * size;

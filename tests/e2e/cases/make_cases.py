@@ -76,6 +76,16 @@ def main():
     y3 = (y2 * np.float32(3.0) + np.float32(0)) * np.float32(2.0) + np.float32(1)
     save("test_local_functions", m, [x, b], [y2, y3])
 
+    # string tensors through the API: an input passed through to an output
+    # (pointers copied; UTF-8 and the empty string kept)
+    g = h.make_graph([h.make_node("Identity", ["s"], ["t"])], "strings",
+                     [h.make_tensor_value_info("s", T.STRING, [2, 2])],
+                     [h.make_tensor_value_info("t", T.STRING, [2, 2])])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    strs = np.array([["a", "b\u00e9"], ["", "long string"]], dtype=object)
+    save("test_string_passthrough", m, [strs], [strs])
+
     # a recursive function is an error, not a hang
     rec = h.make_function("local", "Rec", ["X"], ["Y"],
                           [h.make_node("Rec", ["X"], ["Y"], domain="local")], ops)
