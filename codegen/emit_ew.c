@@ -741,7 +741,12 @@ int emit_ew(ox_cg *cg, ox_graph *g, ox_node *n)
 		break;
 	default:
 		ins[nops++] = 0;
-		if (ox_ops[n->op].maxin == 2) {
+		if (x->dtype == OX_STRING && n->op == OX_OP_Equal) {
+			/* the elements are ox_str pointers: compare the text */
+			ins[nops++] = 1;
+			raw = 1;
+			ox_buf_puts(&t, "strcmp($0, $1) == 0");
+		} else if (ox_ops[n->op].maxin == 2) {
 			ins[nops++] = 1;
 			rc = binary_tmpl(cg, g, n, x->dtype, &t);
 		} else {

@@ -17,6 +17,8 @@
 int ox_ir_ml_tfidf(ox_graph *g, const ox_node *n, int64_t **pool, int64_t **start, int64_t **len,
 		   int64_t **idx, int *nout);
 int ox_ir_ml_labels(ox_graph *g, const ox_node *n, double **keys, double **vals, int *kdt, int *vdt, double *dflt);
+void ox_ir_ml_label_strs(ox_graph *g, const ox_node *n, const char ***ks, const char ***vs, const char **ds);
+void ox_cg_str_literal(ox_buf *b, const char *s); /* codegen/emit_str.c */
 int ox_ir_ml_trees(ox_graph *g, const ox_node *n, void *out);
 enum { OX_ML_LEQ, OX_ML_LT, OX_ML_GTE, OX_ML_GT, OX_ML_EQ, OX_ML_NEQ, OX_ML_MEMBER };
 enum { OX_ML_AVERAGE, OX_ML_SUM, OX_ML_MIN, OX_ML_MAX };
@@ -163,28 +165,68 @@ static int emit_tfidf(ox_cg *cg, ox_graph *g, ox_node *n)
 
 /* ---- LabelEncoder ---- */
 
+/* "static const char *const name[n] = {...};" of C string literals */
+static void table_s(ox_cg *cg, const char *name, const char *const *v, int64_t n)
+{
+	ox_buf b = {0};
+	ox_buf_printf(&b, "\tstatic const char *const %s[%lld] = {", name, (long long)n);
+	for (int64_t i = 0; i < n; i++) {
+		ox_buf_puts(&b, i % 6 ? " " : "\n\t\t");
+		ox_cg_str_literal(&b, v[i]);
+		ox_buf_puts(&b, i + 1 < n ? "," : "");
+	}
+	ox_buf_puts(&b, "\n\t};\n");
+	ox_cg_printf(cg, "%s", b.s);
+	ox_buf_free(&b);
+}
+
+/* Keys and values in tables, a linear search per element; strings (keys or
+ * values) are ox_str, compared with strcmp, and string outputs point at the
+ * tables' literals. */
 static int emit_label_encoder(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	double *keys, *vals, dflt;
+	const char **ks, **vs, *ds;
 	int kdt = OX_UNDEF, vdt = OX_UNDEF;
 	int nk = ox_ir_ml_labels(g, n, &keys, &vals, &kdt, &vdt, &dflt);
 	if (nk < 0)
 		return -1;
+	ox_ir_ml_label_strs(g, n, &ks, &vs, &ds);
 	const ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
 	int xdt = x->dtype, ydt = y->dtype;
-	ox_cg_line(cg, 1, "/* LabelEncoder: %d %s keys to %s values, default %.17g */", nk, ox_dtype_name(kdt),
-		   ox_dtype_name(vdt), dflt);
+	ox_buf d = {0};
+	if (ydt == OX_STRING)
+		ox_cg_str_literal(&d, ds);
+	else
+		ox_buf_printf(&d, "%.17g", dflt);
+	ox_cg_line(cg, 1, "/* LabelEncoder: %d %s keys to %s values, default %s */", nk, ox_dtype_name(kdt),
+		   ox_dtype_name(vdt), d.s);
 	if (nk) {
-		table_f(cg, xdt, "keys", keys, nk);
-		table_f(cg, ydt, "vals", vals, nk);
+		if (xdt == OX_STRING)
+			table_s(cg, "keys", ks, nk);
+		else
+			table_f(cg, xdt, "keys", keys, nk);
+		if (ydt == OX_STRING)
+			table_s(cg, "vals", vs, nk);
+		else
+			table_f(cg, ydt, "vals", vals, nk);
 	}
 	ox_cg_line(cg, 1, "for (size_t i = 0; i < %lld; i++) {", (long long)numel(g, n->in[0]));
-	ox_cg_line(cg, 2, "%s x = %s;", ox_cg_ntype(xdt), ox_cg_load(xdt, "in0[i]"));
-	ox_cg_line(cg, 2, "%s v = %s;", ox_cg_ntype(ydt), ox_cg_lit(ydt, dflt));
+	if (xdt == OX_STRING)
+		ox_cg_line(cg, 2, "const char *x = in0[i];");
+	else
+		ox_cg_line(cg, 2, "%s x = %s;", ox_cg_ntype(xdt), ox_cg_load(xdt, "in0[i]"));
+	if (ydt == OX_STRING)
+		ox_cg_line(cg, 2, "const char *v = %s;", d.s);
+	else
+		ox_cg_line(cg, 2, "%s v = %s;", ox_cg_ntype(ydt), ox_cg_lit(ydt, dflt));
+	ox_buf_free(&d);
 	if (nk) {
 		ox_cg_line(cg, 2, "for (size_t k = 0; k < %d; k++)", nk);
 		/* a NaN key matches a NaN input, as onnxruntime does */
-		if (ox_dtype_is_float(xdt))
+		if (xdt == OX_STRING)
+			ox_cg_line(cg, 3, "if (strcmp(x, keys[k]) == 0) {");
+		else if (ox_dtype_is_float(xdt))
 			ox_cg_line(cg, 3, "if (x == keys[k] || (isnan(x) && isnan(keys[k]))) {");
 		else
 			ox_cg_line(cg, 3, "if (x == keys[k]) {");
@@ -192,7 +234,10 @@ static int emit_label_encoder(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_line(cg, 4, "break;");
 		ox_cg_line(cg, 3, "}");
 	}
-	ox_cg_line(cg, 2, "out0[i] = %s;", ox_cg_store(ydt, "v"));
+	if (ydt == OX_STRING)
+		ox_cg_line(cg, 2, "out0[i] = v;");
+	else
+		ox_cg_line(cg, 2, "out0[i] = %s;", ox_cg_store(ydt, "v"));
 	ox_cg_line(cg, 1, "}");
 	return 0;
 }

@@ -13,7 +13,7 @@
 #include <string.h>
 
 /* dtype classes an op accepts */
-enum { C_FLOAT = 1, C_SINT = 2, C_UINT = 4, C_BOOL = 8 };
+enum { C_FLOAT = 1, C_SINT = 2, C_UINT = 4, C_BOOL = 8, C_STR = 16 };
 #define C_INT (C_SINT | C_UINT)
 #define C_NUM (C_FLOAT | C_INT)
 
@@ -28,6 +28,8 @@ static int dtype_class(int dt)
 		return C_UINT;
 	case OX_BOOL:
 		return C_BOOL;
+	case OX_STRING:
+		return C_STR;
 	}
 	return 0;
 }
@@ -59,7 +61,7 @@ static int allowed_classes(const ox_node *n)
 	case OX_OP_Neg: case OX_OP_Relu:
 		return C_FLOAT | C_SINT;
 	case OX_OP_Equal:
-		return C_NUM | C_BOOL;
+		return C_NUM | C_BOOL | C_STR; /* strings: opset 19 (emit_ew compares with strcmp) */
 	case OX_OP_Not: case OX_OP_And: case OX_OP_Or: case OX_OP_Xor:
 		return C_BOOL;
 	case OX_OP_BitShift:

@@ -7,8 +7,8 @@
  * attributes are validated here, once, and codegen/emit_ml.c prints them as
  * static const tables. Both tree-ensemble forms are decoded by
  * ox_ir_ml_trees into one flat layout (the struct is repeated in
- * emit_ml.c: ir.h is not ours to extend). String tensors have no C
- * representation in the generated code: they are a clear error.
+ * emit_ml.c: ir.h is not ours to extend). Strings (ox_str in the generated
+ * code) are handled by LabelEncoder only; elsewhere they are a clear error.
  */
 #include "ir.h"
 #include <math.h>
@@ -166,22 +166,74 @@ static int infer_tfidf(ox_graph *g, ox_node *n)
 
 /* ---- LabelEncoder ---- */
 
+/* A string list from a STRINGS attribute `name` or a string TENSOR
+ * attribute `tname`; count, or -1 when neither is there. */
+static int attr_strs(const ox_node *n, const char *name, const char *tname, const char ***s)
+{
+	const ox_attr *a = tname ? ox_attr_get(n, tname) : NULL;
+	if (a && a->type == OX_AT_TENSOR && a->t && a->t->dtype == OX_STRING && a->t->strs) {
+		*s = a->t->strs;
+		return (int)ox_tensor_numel(a->t);
+	}
+	a = ox_attr_get(n, name);
+	if (a && a->type == OX_AT_STRINGS) {
+		*s = a->strs;
+		return a->n;
+	}
+	return -1;
+}
+
+/* LabelEncoder's string sides, for a node ox_ir_ml_labels accepted: *ks /
+ * *vs the key / value strings where that side is strings (else NULL), *ds
+ * the default of string values. Shared with emit_ml.c. */
+void ox_ir_ml_label_strs(ox_graph *g, const ox_node *n, const char ***ks, const char ***vs, const char **ds)
+{
+	const ox_attr *dt = ox_attr_get(n, "default_tensor");
+	*ks = *vs = NULL;
+	*ds = ox_attr_str(n, "default_string", "_Unused");
+	if (dt && dt->type == OX_AT_TENSOR && dt->t->dtype == OX_STRING && dt->t->strs && ox_tensor_numel(dt->t) > 0)
+		*ds = dt->t->strs[0];
+	if (ox_attr_get(n, "classes_strings")) {
+		/* opset 1: strings map to their index, indices to their string */
+		if (ox_in(g, n, 0)->dtype == OX_STRING)
+			attr_strs(n, "classes_strings", NULL, ks);
+		else
+			attr_strs(n, "classes_strings", NULL, vs);
+		return;
+	}
+	if (attr_strs(n, "keys_strings", "keys_tensor", ks) < 0)
+		*ks = NULL;
+	if (attr_strs(n, "values_strings", "values_tensor", vs) < 0)
+		*vs = NULL;
+}
+
 /* Keys and values as doubles (exact for every int32 and for the int64
  * labels models use; checked below), the key and value dtypes and the
- * default. Shared with emit_ml.c. */
+ * default. A string side (OX_STRING) has zeros here: its strings come from
+ * ox_ir_ml_label_strs. Shared with emit_ml.c. */
 int ox_ir_ml_labels(ox_graph *g, const ox_node *n, double **keys, double **vals, int *kdt, int *vdt, double *dflt)
 {
 	const ox_attr *kt = ox_attr_get(n, "keys_tensor"), *vt = ox_attr_get(n, "values_tensor");
+	const char **strs;
 	int nk = -1, nv = -1;
-	/* opset 1 (classes_strings) always maps strings; n->opset is not
-	 * consulted, the attributes tell the forms apart */
-	if (ox_attr_get(n, "classes_strings"))
-		return ox_error(g, n, "classes_strings: strings are not supported by the C target");
-	if ((kt && kt->type == OX_AT_TENSOR && kt->t->dtype == OX_STRING) || ox_attr_get(n, "keys_strings"))
-		return ox_error(g, n, "string keys: strings are not supported by the C target");
-	if ((vt && vt->type == OX_AT_TENSOR && vt->t->dtype == OX_STRING) || ox_attr_get(n, "values_strings"))
-		return ox_error(g, n, "string values: strings are not supported by the C target");
-	if (kt && kt->type == OX_AT_TENSOR) {
+	/* opset 1 (classes_strings) maps strings to indices or back, as the
+	 * input's dtype says; n->opset is not consulted, the attributes tell
+	 * the forms apart */
+	if ((nk = attr_strs(n, "classes_strings", NULL, &strs)) >= 0) {
+		int in_str = ox_in(g, n, 0)->dtype == OX_STRING;
+		double *idx = ox_ir_alloc(g, (size_t)(nk + 1) * sizeof *idx);
+		for (int i = 0; i < nk; i++)
+			idx[i] = i;
+		*keys = *vals = idx;
+		*kdt = in_str ? OX_STRING : OX_I64;
+		*vdt = in_str ? OX_I64 : OX_STRING;
+		*dflt = (double)ox_attr_int(n, "default_int64", -1);
+		return nk;
+	}
+	if ((nk = attr_strs(n, "keys_strings", "keys_tensor", &strs)) >= 0) {
+		*kdt = OX_STRING;
+		*keys = ox_ir_alloc(g, (size_t)(nk + 1) * sizeof(double));
+	} else if (kt && kt->type == OX_AT_TENSOR) {
 		*kdt = kt->t->dtype;
 		nk = attr_f64s(g, n, NULL, "keys_tensor", keys);
 	} else if ((nk = attr_f64s(g, n, "keys_floats", NULL, keys)) >= 0) {
@@ -197,7 +249,10 @@ int ox_ir_ml_labels(ox_graph *g, const ox_node *n, double **keys, double **vals,
 		}
 		*kdt = OX_I64;
 	}
-	if (vt && vt->type == OX_AT_TENSOR) {
+	if ((nv = attr_strs(n, "values_strings", "values_tensor", &strs)) >= 0) {
+		*vdt = OX_STRING;
+		*vals = ox_ir_alloc(g, (size_t)(nv + 1) * sizeof(double));
+	} else if (vt && vt->type == OX_AT_TENSOR) {
 		*vdt = vt->t->dtype;
 		nv = attr_f64s(g, n, NULL, "values_tensor", vals);
 	} else if ((nv = attr_f64s(g, n, "values_floats", NULL, vals)) >= 0) {
@@ -217,7 +272,7 @@ int ox_ir_ml_labels(ox_graph *g, const ox_node *n, double **keys, double **vals,
 		return ox_error(g, n, "keys and values attributes are required");
 	if (nk != nv)
 		return ox_error(g, n, "%d keys but %d values", nk, nv);
-	int ok[] = {OX_F32, OX_F64, OX_I64, OX_I32, OX_I16};
+	int ok[] = {OX_F32, OX_F64, OX_I64, OX_I32, OX_I16, OX_STRING};
 	int kok = 0, vok = 0;
 	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
 		kok |= *kdt == ok[i];
@@ -228,7 +283,9 @@ int ox_ir_ml_labels(ox_graph *g, const ox_node *n, double **keys, double **vals,
 				ox_dtype_name(*vdt));
 	/* the default: default_tensor (opset 4), else default_float/int64 */
 	const ox_attr *dt = ox_attr_get(n, "default_tensor");
-	if (dt && dt->type == OX_AT_TENSOR) {
+	if (*vdt == OX_STRING) {
+		*dflt = 0; /* the default string: ox_ir_ml_label_strs */
+	} else if (dt && dt->type == OX_AT_TENSOR) {
 		if (dt->t->dtype == OX_STRING || ox_tensor_numel(dt->t) < 1)
 			return ox_error(g, n, "default_tensor is not a numeric scalar");
 		*dflt = ox_tensor_get_f64(dt->t, 0);
@@ -245,8 +302,6 @@ static int infer_label_encoder(ox_graph *g, ox_node *n)
 	ox_value *x = ox_in(g, n, 0);
 	double *k, *v, d;
 	int kdt = OX_UNDEF, vdt = OX_UNDEF;
-	if (x->dtype == OX_STRING)
-		return bad_dtype(g, n, "input X", x->dtype);
 	if (ox_ir_ml_labels(g, n, &k, &v, &kdt, &vdt, &d) < 0)
 		return -1;
 	if (kdt != x->dtype && !(kdt == OX_I64 && ox_dtype_is_int(x->dtype)) &&

@@ -469,6 +469,16 @@ static void plan_classes(ox_graph *g, plan *P)
 	for (int k = 0; k < g->noutputs; k++)
 		if (g->vals[g->outputs[k]].kind == OX_V_INTERNAL)
 			P->last[g->outputs[k]] = nn;
+	/* the bytes of the strings a node makes sit in its scratch, and the
+	 * pointers may travel anywhere, a graph output included: keep it */
+	for (int p = 0; p < nn; p++) {
+		const ox_node *n = &g->nodes[P->order[p]];
+		int strings = 0;
+		for (int k = 0; k < n->nout; k++)
+			strings |= n->out[k] >= 0 && g->vals[n->out[k]].dtype == OX_STRING;
+		if (n->scratch && strings)
+			P->last[n->out[n->nout - 1]] = nn;
+	}
 
 	/* views join their input's class; other outputs start one */
 	for (int p = 0; p < nn; p++) {

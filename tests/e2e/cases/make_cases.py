@@ -16,10 +16,11 @@ from onnx import helper as h, numpy_helper as nh, TensorProto as T
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "local")
 
 
-def save(name, model, inputs, outputs):
+def save(name, model, inputs, outputs, check=True):
     d = os.path.join(ROOT, name)
     os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
-    onnx.checker.check_model(model)
+    if check:  # Debian's onnx 1.12 checker does not know opsets past 17
+        onnx.checker.check_model(model)
     onnx.save(model, os.path.join(d, "model.onnx"))
     for k, a in enumerate(inputs):
         with open(os.path.join(d, "test_data_set_0", "input_%d.pb" % k), "wb") as f:
@@ -85,6 +86,22 @@ def main():
     m.ir_version = 8
     strs = np.array([["a", "b\u00e9"], ["", "long string"]], dtype=object)
     save("test_string_passthrough", m, [strs], [strs])
+
+    # strings made by one op and read by the next: the bytes of a, in its
+    # node's scratch, must survive b (a planner bug once let b overwrite them)
+    g = h.make_graph([h.make_node("StringConcat", ["x", "y"], ["a"]),
+                      h.make_node("StringConcat", ["y", "a"], ["b"])], "string_chain",
+                     [h.make_tensor_value_info("x", T.STRING, [3]),
+                      h.make_tensor_value_info("y", T.STRING, [3])],
+                     [h.make_tensor_value_info("b", T.STRING, [3]),
+                      h.make_tensor_value_info("a", T.STRING, [3])])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 20)])
+    m.ir_version = 9
+    xs = np.array(["abc", "de", "f"], dtype=object)
+    ys = np.array(["1", "22", "333"], dtype=object)
+    a = np.array([p + q for p, q in zip(xs, ys)], dtype=object)
+    b = np.array([p + q for p, q in zip(ys, a)], dtype=object)
+    save("test_string_chain", m, [xs, ys], [b, a], check=False)
 
     # a recursive function is an error, not a hang
     rec = h.make_function("local", "Rec", ["X"], ["Y"],
