@@ -63,6 +63,9 @@ const char *ox_cg_sfx(int dtype); /* "f32", "i64", ... */
  * rotating buffer: copy it if you need it past a few calls. */
 const char *ox_cg_load(int dtype, const char *e);
 const char *ox_cg_store(int dtype, const char *e);
+/* s as a C string literal (escaped: any bytes are safe), appended to b
+ * (codegen/emit_str.c) */
+void ox_cg_str_literal(ox_buf *b, const char *s);
 /* A literal of the compute type of dtype: "%.9g" with f suffix for f32/f16,
  * NAN/INFINITY spelled out, integers as integer literals. Rotating buffer. */
 const char *ox_cg_lit(int dtype, double v);

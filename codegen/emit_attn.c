@@ -10,18 +10,12 @@
  * bias (mask, causal, padding), softmax, times V.
  */
 #include "cg.h"
+#include "../ir/family.h"
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-typedef struct {
-	int rank;
-	ox_dim b, sq, skv, past;
-	ox_dim hq, hkv, dk, dv;
-} ox_attn_geom;
-int ox_attn_dims(ox_graph *g, ox_node *n, ox_attn_geom *a); /* ir/infer_attn.c */
-int ox_rope_dims(ox_graph *g, ox_node *n, int64_t *heads, int64_t *hd, int64_t *rot);
 
 /* "for (size_t v = 0; v < n; v++) {" unless n == 1 (then v is a constant 0
  * in a plain block, so the body can still name it); returns the new depth */

@@ -9,13 +9,9 @@
  * run when it is contiguous. Index arithmetic uses ptrdiff_t.
  */
 #include "cg.h"
+#include "../ir/family.h"
 #include <stdio.h>
 #include <string.h>
-
-/* defined in ir/infer_data.c (see there) */
-enum { OX_PLAN_LIN, OX_PLAN_EDGE, OX_PLAN_REFLECT, OX_PLAN_WRAP };
-int ox_ir_data_plan(ox_graph *g, const ox_node *n, int64_t (*ax)[7], int *nax, int64_t *ib, int64_t *ob);
-int ox_ir_data_split(ox_graph *g, const ox_node *n, int *axis, ox_dim *sizes);
 
 static void ind(ox_cg *cg, int depth)
 {

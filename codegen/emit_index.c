@@ -13,11 +13,11 @@
  * constants here; infer_index.c made sure of it.
  */
 #include "cg.h"
+#include "../ir/family.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-int ox_index_axis(ox_graph *g, ox_node *n, int *axis);     /* ir/infer_index.c */
 int64_t ox_index_count(const ox_tensor *t, int64_t limit); /* ir/infer_index.c */
 
 static const ox_shape *shp(ox_graph *g, ox_id id)

@@ -9,36 +9,10 @@
  * only re-checks what depends on now-constant shapes.
  */
 #include "cg.h"
+#include "../ir/family.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-/* defined in ir/infer_ml.c (see there) */
-int ox_ir_ml_tfidf(ox_graph *g, const ox_node *n, int64_t **pool, int64_t **start, int64_t **len,
-		   int64_t **idx, int *nout);
-int ox_ir_ml_labels(ox_graph *g, const ox_node *n, double **keys, double **vals, int *kdt, int *vdt, double *dflt);
-void ox_ir_ml_label_strs(ox_graph *g, const ox_node *n, const char ***ks, const char ***vs, const char **ds);
-void ox_cg_str_literal(ox_buf *b, const char *s); /* codegen/emit_str.c */
-int ox_ir_ml_trees(ox_graph *g, const ox_node *n, void *out);
-enum { OX_ML_LEQ, OX_ML_LT, OX_ML_GTE, OX_ML_GT, OX_ML_EQ, OX_ML_NEQ, OX_ML_MEMBER };
-enum { OX_ML_AVERAGE, OX_ML_SUM, OX_ML_MIN, OX_ML_MAX };
-enum { OX_ML_NONE, OX_ML_SOFTMAX, OX_ML_LOGISTIC, OX_ML_SOFTMAX_ZERO, OX_ML_PROBIT };
-typedef struct { /* keep in sync with ir/infer_ml.c */
-	int nnodes, nleaves, nentries, ntrees, ntargets, nmembers;
-	int64_t *feat;
-	int *mode;
-	double *split;
-	int *missing_true;
-	int64_t *next;
-	int64_t *mstart;
-	double *members;
-	int64_t *lstart;
-	int64_t *ltarget;
-	double *lweight;
-	int64_t *roots;
-	double *base;
-	int agg, post;
-} ox_ml_trees;
 
 /* ---- tables ---- */
 

@@ -11,13 +11,13 @@
  * goes through the ox_ir_norm_* decoders (prototypes repeated below).
  */
 #include "cg.h"
+#include "../ir/family.h"
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 /* decoders from ir/infer_norm.c and ir/infer_nn.c */
-int ox_ir_norm_upsample_scales(ox_graph *g, const ox_node *n, int rank, double *scale);
 int ox_ir_norm_unpool(ox_graph *g, const ox_node *n, int nsp, const int64_t *in, int64_t *k, int64_t *s,
 		      int64_t *pads, int64_t *out);
 int ox_ir_norm_col2im(ox_graph *g, const ox_node *n, int nsp, int64_t *img, int64_t *blk, int64_t *dil,

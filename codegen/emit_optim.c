@@ -9,10 +9,10 @@
  * by ir/infer_optim.c: outputs are X_new..., then each state tensor group.
  */
 #include "cg.h"
+#include "../ir/family.h"
 #include <stdio.h>
 #include <string.h>
 
-int ox_ir_optim_groups(const ox_node *n); /* ir/infer_optim.c */
 
 /* "(double)LOAD(inK[i])" for input k; rotating buffers, so copy */
 static void ld(ox_graph *g, ox_node *n, int k, char *buf, size_t cap)

@@ -14,12 +14,12 @@
  * (int32 sums times a float32 multiplier promote to float64).
  */
 #include "cg.h"
+#include "../ir/family.h"
 #include <stdio.h>
 #include <string.h>
 
 /* from ir/infer_quant.c and ir/infer_nn.c */
 enum { OX_QL_TENSOR, OX_QL_AXIS, OX_QL_BLOCK };
-int ox_ir_quant_layout(ox_graph *g, const ox_node *n, int *axis, int64_t *block);
 int ox_ir_nn_window(ox_graph *g, const ox_node *n, int nsp, const ox_shape *w, int64_t *k,
 		    int64_t *s, int64_t *d, int64_t *pads, int *autopad);
 void ox_ir_nn_same_pads(int autopad, int nsp, const int64_t *in, const int64_t *out, const int64_t *k,

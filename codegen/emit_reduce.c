@@ -12,12 +12,12 @@
  * lowest, LogSum(Exp) -inf, Mean NaN), as the spec's reference does.
  */
 #include "cg.h"
+#include "../ir/family.h"
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-int ox_reduce_axes(ox_graph *g, ox_node *n, int *mask); /* ir/infer_reduce.c */
 
 /* "for (size_t v = 0; v < n; v++) {" unless n == 1; returns the new depth */
 static int open_loop(ox_cg *cg, int lvl, const char *var, int64_t n, int64_t from)

@@ -12,6 +12,7 @@
  * inputs, and emitted as literal stores.
  */
 #include "cg.h"
+#include "../ir/family.h"
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,8 +22,6 @@
 #define EIN_NLABELS (OX_MAX_RANK + 52)
 int ox_einsum_parse(ox_graph *g, const ox_node *n, int (*lab)[OX_MAX_RANK], int *olab, int *orank,
                     ox_dim *size); /* ir/infer_signal.c */
-int ox_dft_params(ox_graph *g, const ox_node *n, int *axis, int64_t *len, int *irfft);
-int ox_signal_scalar(ox_graph *g, const ox_node *n, int k, const char *what, int64_t *v);
 
 static const char *or0(const char *s)
 {

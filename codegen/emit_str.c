@@ -11,21 +11,9 @@
  * other bytes (UTF-8 sequences) are left as they are.
  */
 #include "cg.h"
+#include "../ir/family.h"
 #include <stdio.h>
 #include <string.h>
-
-/* shared with ir/infer_str.c (see there) */
-enum { OX_RE_CHAR, OX_RE_ANY, OX_RE_ANYNL, OX_RE_CLASS, OX_RE_SPLIT, OX_RE_JMP,
-       OX_RE_BOT, OX_RE_EOT, OX_RE_WORDB, OX_RE_NWORDB, OX_RE_MATCH };
-typedef struct { int op; int32_t x, y; } ox_re_inst;
-typedef struct {
-	ox_re_inst *code; int n;
-	int32_t *ranges; int nranges;
-} ox_re_prog;
-int ox_ir_regex(ox_graph *g, const ox_node *n, ox_re_prog *p);
-int64_t ox_str_capacity(const ox_graph *g);
-int64_t ox_str_split_bound(ox_graph *g, const ox_node *n);
-void ox_cg_str_literal(ox_buf *b, const char *s);
 
 /* s as a C string literal: printable ASCII as is, everything else as a
  * three-digit octal escape (so a following digit cannot join it); '/' is

@@ -118,19 +118,6 @@ static void type_like(ox_value *val, const Onnx__TensorProto *tp)
 		val->shape.d[d] = tp->dims[d];
 }
 
-/* v becomes an aggregate of the given parts */
-static void set_agg(ox_graph *g, ox_id v, int agg, const ox_id *e, int n, int dt)
-{
-	ox_value *val = &g->vals[v];
-	val->kind = OX_V_AGG;
-	val->agg = agg;
-	val->nelems = n;
-	val->elem_dtype = dt;
-	val->elems = ox_ir_alloc(g, (n + 1) * sizeof *e);
-	if (n)
-		memcpy(val->elems, e, n * sizeof *e);
-}
-
 /* v becomes a sequence of new graph-input tensors NAME[i] typed like sp's */
 static int like_seq(ox_graph *g, ox_id v, const char *name, const Onnx__SequenceProto *sp)
 {
@@ -145,7 +132,7 @@ static int like_seq(ox_graph *g, ox_id v, const char *name, const Onnx__Sequence
 		type_like(&g->vals[e[i]], sp->tensor_values[i]);
 		dt = g->vals[e[i]].dtype;
 	}
-	set_agg(g, v, OX_AGG_SEQ, e, (int)sp->n_tensor_values, dt);
+	ox_ir_set_agg(g, v, OX_AGG_SEQ, e, (int)sp->n_tensor_values, dt);
 	free(e);
 	return 0;
 }
@@ -183,9 +170,9 @@ int ox_fe_like(ox_graph *g, const char *name, const char *path)
 					type_like(&g->vals[part], op->tensor_value);
 				else
 					rc = like_seq(g, part, name, op->sequence_value);
-				set_agg(g, id, OX_AGG_OPT, &part, 1, 0);
+				ox_ir_set_agg(g, id, OX_AGG_OPT, &part, 1, 0);
 			} else {
-				set_agg(g, id, OX_AGG_OPT, NULL, 0, 0);
+				ox_ir_set_agg(g, id, OX_AGG_OPT, NULL, 0, 0);
 			}
 			onnx__optional_proto__free_unpacked(op, NULL);
 		}

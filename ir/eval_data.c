@@ -8,12 +8,8 @@
  * allocated with the inferred dtype and (constant) shape.
  */
 #include "ir.h"
+#include "family.h"
 #include <string.h>
-
-/* defined in ir/infer_data.c (see there) */
-enum { OX_PLAN_LIN, OX_PLAN_EDGE, OX_PLAN_REFLECT, OX_PLAN_WRAP };
-int ox_ir_data_plan(ox_graph *g, const ox_node *n, int64_t (*ax)[7], int *nax, int64_t *ib, int64_t *ob);
-int ox_ir_data_split(ox_graph *g, const ox_node *n, int *axis, ox_dim *sizes);
 
 /* c(i) of a plan row (see ox_ir_data_plan) */
 static int64_t coord(const int64_t *a, int64_t i)

@@ -8,9 +8,9 @@
  * their compute type). Everything else returns -1 and is left to run time.
  */
 #include "ir.h"
+#include "family.h"
 #include <string.h>
 
-int ox_index_axis(ox_graph *g, ox_node *n, int *axis);     /* ir/infer_index.c */
 
 static int64_t prod(const ox_shape *s, int from, int to)
 {

@@ -10,10 +10,10 @@
  * LayerNormalization are never folded (eval_none in ops.def).
  */
 #include "ir.h"
+#include "family.h"
 #include <math.h>
 #include <stdlib.h>
 
-int ox_reduce_axes(ox_graph *g, ox_node *n, int *mask); /* ir/infer_reduce.c */
 
 static int foldable(int dt)
 {

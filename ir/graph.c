@@ -220,16 +220,23 @@ ox_id ox_ir_add_scratch(ox_graph *g, ox_node *n, int64_t bytes)
 	return v;
 }
 
+void ox_ir_set_agg(ox_graph *g, ox_id v, int agg, const ox_id *elems, int n, int elem_dtype)
+{
+	ox_value *val = &g->vals[v];
+	val->kind = OX_V_AGG;
+	val->producer = -1;
+	val->agg = agg;
+	val->nelems = n;
+	val->elem_dtype = elem_dtype;
+	val->elems = ox_ir_alloc(g, (n + 1) * sizeof *val->elems);
+	if (n)
+		memcpy(val->elems, elems, n * sizeof *elems);
+}
+
 ox_id ox_ir_add_agg(ox_graph *g, const char *name, int agg, const ox_id *elems, int n, int elem_dtype)
 {
 	ox_id id = ox_ir_add_value(g, name, OX_V_AGG);
-	ox_value *v = &g->vals[id];
-	v->agg = agg;
-	v->nelems = n;
-	v->elem_dtype = elem_dtype;
-	v->elems = ox_ir_alloc(g, (n + 1) * sizeof *v->elems);
-	if (n)
-		memcpy(v->elems, elems, n * sizeof *elems);
+	ox_ir_set_agg(g, id, agg, elems, n, elem_dtype);
 	return id;
 }
 

@@ -8,14 +8,8 @@
  * qk_matmul_output is [B, q_heads, q_len, past + kv_len].
  */
 #include "ir.h"
+#include "family.h"
 
-/* Attention geometry, every dim possibly symbolic */
-typedef struct {
-	int rank;                 /* 3 or 4 (Q, K and V agree) */
-	ox_dim b, sq, skv, past;  /* batch, q length, new kv length, past length */
-	ox_dim hq, hkv, dk, dv;   /* head counts, q/k head size, v head size */
-} ox_attn_geom;
-int ox_attn_dims(ox_graph *g, ox_node *n, ox_attn_geom *a);
 
 static int float_dtype(int dt)
 {
@@ -191,7 +185,6 @@ static int infer_rmsnorm(ox_graph *g, ox_node *n)
 /* RotaryEmbedding: input [B, H, S, D] or [B, S, H*D] (num_heads given);
  * cos/sin caches [max_pos, rot/2] with position_ids [B, S], or [B, S, rot/2]
  * without. The output has the input's shape. */
-int ox_rope_dims(ox_graph *g, ox_node *n, int64_t *heads, int64_t *hd, int64_t *rot);
 int ox_rope_dims(ox_graph *g, ox_node *n, int64_t *heads, int64_t *hd, int64_t *rot)
 {
 	const ox_value *x = ox_in(g, n, 0);

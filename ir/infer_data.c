@@ -9,17 +9,10 @@
  * three layers read an op's attributes-or-inputs in exactly one way.
  */
 #include "ir.h"
+#include "family.h"
 #include <math.h>
 #include <string.h>
 
-/* Decoders shared with eval_data.c and emit_data.c. */
-int ox_ir_data_perm(ox_graph *g, const ox_node *n, int rank, int *perm);
-int ox_ir_data_slice(ox_graph *g, const ox_node *n, const ox_shape *in,
-		     int64_t *start, int64_t *step, ox_dim *len);
-int ox_ir_data_pads(ox_graph *g, const ox_node *n, int rank, int64_t *pads);
-int ox_ir_data_split(ox_graph *g, const ox_node *n, int *axis, ox_dim *sizes);
-enum { OX_PLAN_LIN, OX_PLAN_EDGE, OX_PLAN_REFLECT, OX_PLAN_WRAP };
-int ox_ir_data_plan(ox_graph *g, const ox_node *n, int64_t (*ax)[7], int *nax, int64_t *ib, int64_t *ob);
 
 /* Symbolic dims at or above this are treated as "to the end" by Slice: an
  * exporter's INT32_MAX/INT64_MAX end. No real axis is that long. */

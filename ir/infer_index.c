@@ -13,9 +13,9 @@
  * emit_index.c so the three layers cannot disagree.
  */
 #include "ir.h"
+#include "family.h"
 #include <string.h>
 
-int ox_index_axis(ox_graph *g, ox_node *n, int *axis);
 int64_t ox_index_count(const ox_tensor *t, int64_t limit);
 
 /* the axis a node works along, normalised against input 0's rank; CumSum

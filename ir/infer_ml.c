@@ -6,11 +6,11 @@
  * Everything these ops learn from training lives in attributes, so the
  * attributes are validated here, once, and codegen/emit_ml.c prints them as
  * static const tables. Both tree-ensemble forms are decoded by
- * ox_ir_ml_trees into one flat layout (the struct is repeated in
- * emit_ml.c: ir.h is not ours to extend). Strings (ox_str in the generated
+ * ox_ir_ml_trees into one flat layout (ox_ml_trees, ir/family.h). Strings (ox_str in the generated
  * code) are handled by LabelEncoder only; elsewhere they are a clear error.
  */
 #include "ir.h"
+#include "family.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -314,30 +314,6 @@ static int infer_label_encoder(ox_graph *g, ox_node *n)
 
 /* ---- tree ensembles ---- */
 
-/* One flat layout for both tree-ensemble forms (repeated in emit_ml.c).
- * Internal node i tests X[feat[i]] with mode[i]; next[2*i] / next[2*i+1]
- * is where a true / false outcome goes: >= 0 another internal node, < 0
- * leaf -(v+1), whose votes are entries lstart[v] .. lstart[v+1] of
- * (ltarget, lweight). A tree whose root is a leaf has root < 0 too. */
-enum { OX_ML_LEQ, OX_ML_LT, OX_ML_GTE, OX_ML_GT, OX_ML_EQ, OX_ML_NEQ, OX_ML_MEMBER };
-enum { OX_ML_AVERAGE, OX_ML_SUM, OX_ML_MIN, OX_ML_MAX };
-enum { OX_ML_NONE, OX_ML_SOFTMAX, OX_ML_LOGISTIC, OX_ML_SOFTMAX_ZERO, OX_ML_PROBIT };
-typedef struct {
-	int nnodes, nleaves, nentries, ntrees, ntargets, nmembers;
-	int64_t *feat;     /* nnodes */
-	int *mode;         /* nnodes */
-	double *split;     /* nnodes */
-	int *missing_true; /* nnodes */
-	int64_t *next;     /* 2 * nnodes */
-	int64_t *mstart;   /* nnodes + 1: membership set of node i (mode MEMBER) */
-	double *members;   /* nmembers */
-	int64_t *lstart;   /* nleaves + 1 */
-	int64_t *ltarget;  /* nentries */
-	double *lweight;   /* nentries */
-	int64_t *roots;    /* ntrees */
-	double *base;      /* ntargets, or NULL */
-	int agg, post;
-} ox_ml_trees;
 
 /* Every path from a root must end in a leaf: reject cycles (the generated
  * traversal would never stop) with a colouring DFS over internal nodes. */

@@ -11,6 +11,7 @@
  * fractional scales need constant dims.
  */
 #include "ir.h"
+#include "family.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +22,6 @@ int ox_ir_nn_window(ox_graph *g, const ox_node *n, int nsp, const ox_shape *w, i
 		    int64_t *s, int64_t *d, int64_t *pads, int *autopad);
 void ox_ir_nn_same_pads(int autopad, int nsp, const int64_t *in, const int64_t *out, const int64_t *k,
 			const int64_t *s, const int64_t *d, int64_t *pads);
-int ox_ir_conv_shape(ox_graph *g, const ox_node *n, const ox_value *x, const ox_value *w, ox_shape *o);
-int ox_ir_matmul_shape(ox_graph *g, const ox_node *n, const ox_value *a, const ox_value *b, ox_shape *o);
 int ox_ir_nn_convt(ox_graph *g, const ox_node *n, int nsp, const int64_t *in, const int64_t *k,
 		   const int64_t *s, const int64_t *d, int64_t *pads, int autopad, int64_t *out);
 int ox_ir_nn_resize(ox_graph *g, const ox_node *n, const ox_shape *x, ox_dim *osize, double *scale,

@@ -10,13 +10,13 @@
  * inferred shape and the emitted kernel read attributes in one way.
  */
 #include "ir.h"
+#include "family.h"
 #include <math.h>
 #include <string.h>
 
 int infer_pool(ox_graph *g, ox_node *n); /* ir/infer_nn.c: LpPool's window is AveragePool's */
 
 /* Shared with codegen/emit_norm.c. */
-int ox_ir_norm_upsample_scales(ox_graph *g, const ox_node *n, int rank, double *scale);
 int ox_ir_norm_unpool(ox_graph *g, const ox_node *n, int nsp, const int64_t *in, int64_t *k, int64_t *s,
 		      int64_t *pads, int64_t *out);
 int ox_ir_norm_col2im(ox_graph *g, const ox_node *n, int nsp, int64_t *img, int64_t *blk, int64_t *dil,

@@ -9,10 +9,10 @@
  * equal shapes (every known model has them) and say so otherwise.
  */
 #include "ir.h"
+#include "family.h"
 #include <string.h>
 
 /* tensors per optimized variable, counting X: Adagrad X,G,H; Adam X,G,V,H; Momentum X,G,V */
-int ox_ir_optim_groups(const ox_node *n);
 int ox_ir_optim_groups(const ox_node *n)
 {
 	return n->op == OX_OP_Adam ? 4 : 3;

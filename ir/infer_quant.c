@@ -10,13 +10,11 @@
  * quantized types like int8: the IR holds them one element per byte.
  */
 #include "ir.h"
+#include "family.h"
 #include <string.h>
 
 /* Shared with codegen/emit_quant.c. */
 enum { OX_QL_TENSOR, OX_QL_AXIS, OX_QL_BLOCK };
-int ox_ir_quant_layout(ox_graph *g, const ox_node *n, int *axis, int64_t *block);
-int ox_ir_conv_shape(ox_graph *g, const ox_node *n, const ox_value *x, const ox_value *w, ox_shape *o);
-int ox_ir_matmul_shape(ox_graph *g, const ox_node *n, const ox_value *a, const ox_value *b, ox_shape *o);
 
 static const char *dt_name(int dt)
 {

@@ -9,8 +9,8 @@
  * Mean and InvStdDev keep the normalized dims as 1.
  */
 #include "ir.h"
+#include "family.h"
 
-int ox_reduce_axes(ox_graph *g, ox_node *n, int *mask);
 
 /* The opset where `axes` became an input: 13 for ReduceSum, 18 for the rest. */
 static int axes_is_input(const ox_node *n)

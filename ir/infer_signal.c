@@ -9,6 +9,7 @@
  * MelWeightMatrix's) must be a constant: ox_need_const says so otherwise.
  */
 #include "ir.h"
+#include "family.h"
 #include <string.h>
 
 /* Einsum labels: ellipsis dims first (0..OX_MAX_RANK-1, so that they lead
@@ -19,8 +20,6 @@
 
 int ox_einsum_parse(ox_graph *g, const ox_node *n, int (*lab)[OX_MAX_RANK], int *olab, int *orank,
                     ox_dim *size);
-int ox_dft_params(ox_graph *g, const ox_node *n, int *axis, int64_t *len, int *irfft);
-int ox_signal_scalar(ox_graph *g, const ox_node *n, int k, const char *what, int64_t *v);
 
 static int ein_letter(int c)
 {

@@ -12,22 +12,11 @@
  * templates/regex.c; syntax outside the supported core is an error here.
  */
 #include "ir.h"
+#include "family.h"
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- the regex program (keep in sync with codegen/emit_str.c and the
- * opcode list of templates/regex.c) ---- */
-enum { OX_RE_CHAR, OX_RE_ANY, OX_RE_ANYNL, OX_RE_CLASS, OX_RE_SPLIT, OX_RE_JMP,
-       OX_RE_BOT, OX_RE_EOT, OX_RE_WORDB, OX_RE_NWORDB, OX_RE_MATCH };
-typedef struct { int op; int32_t x, y; } ox_re_inst;
-typedef struct {
-	ox_re_inst *code; int n;  /* CHAR x: code point; CLASS x, y: pairs x..x+y-1
-				     of ranges; SPLIT x, y / JMP x: absolute targets */
-	int32_t *ranges; int nranges; /* (lo, hi) pairs, inclusive, sorted */
-} ox_re_prog;
-int ox_ir_regex(ox_graph *g, const ox_node *n, ox_re_prog *p);
-int64_t ox_str_capacity(const ox_graph *g);
-int64_t ox_str_split_bound(ox_graph *g, const ox_node *n);
+/* The regex program (ox_re_prog) is declared in ir/family.h. */
 
 #define RE_MAXCODE 20000 /* instructions: bounds the matcher's work arrays */
 #define RE_MAXDEPTH 200  /* nesting of groups */

@@ -214,8 +214,10 @@ ox_id ox_ir_add_const(ox_graph *g, const char *name, ox_tensor *t);
  * use (planned in the arena like any output; nothing reads it). Idempotent:
  * a second call resizes the same value. Returns it. */
 ox_id ox_ir_add_scratch(ox_graph *g, ox_node *n, int64_t bytes);
-/* a new aggregate (OX_V_AGG) holding n values (copied) */
+/* a new aggregate (OX_V_AGG) holding n values (copied); set_agg turns an
+ * existing value into one (same id, so its readers need no rewiring) */
 ox_id ox_ir_add_agg(ox_graph *g, const char *name, int agg, const ox_id *elems, int n, int elem_dtype);
+void ox_ir_set_agg(ox_graph *g, ox_id v, int agg, const ox_id *elems, int n, int elem_dtype);
 void ox_ir_set_const(ox_graph *g, ox_id v, ox_tensor *t); /* turn v into a constant */
 void ox_ir_replace_uses(ox_graph *g, ox_id from, ox_id to);
 void ox_ir_fill_uses(ox_graph *g);

@@ -115,21 +115,6 @@ static ox_id const_bool(ox_graph *g, const char *base, int b)
 	return ox_ir_add_const(g, ox_expand_name(g, base), t);
 }
 
-/* Turn value v (the output of the node being expanded) into the aggregate
- * agg holding elems; v keeps its id, so its consumers need no rewiring. */
-static void make_agg(ox_graph *g, ox_id v, int agg, const ox_id *elems, int n, int elem_dtype)
-{
-	ox_value *val = &g->vals[v];
-	val->kind = OX_V_AGG;
-	val->producer = -1;
-	val->agg = agg;
-	val->nelems = n;
-	val->elem_dtype = elem_dtype;
-	val->elems = ox_ir_alloc(g, (n + 1) * sizeof *val->elems);
-	if (n)
-		memcpy(val->elems, elems, n * sizeof *elems);
-}
-
 /* out becomes what src is: an aggregate copy, or an Identity of a tensor */
 static void alias(ox_graph *g, ox_id out, ox_id src, const char *name)
 {
@@ -137,7 +122,7 @@ static void alias(ox_graph *g, ox_id out, ox_id src, const char *name)
 		return;
 	ox_value *s = &g->vals[src];
 	if (s->kind == OX_V_AGG) {
-		make_agg(g, out, s->agg, s->elems, s->nelems, s->elem_dtype);
+		ox_ir_set_agg(g, out, s->agg, s->elems, s->nelems, s->elem_dtype);
 		return;
 	}
 	ox_expand_add_node(g, OX_OP_Identity, name, 16, 1, &src, 1, &out);
@@ -662,7 +647,7 @@ static int expand_seqmap(ox_graph *g, ox_id nid)
 	n->dead = 1;
 	for (int k = 0; k < nout; k++)
 		if (n->out[k] >= 0)
-			make_agg(g, n->out[k], OX_AGG_SEQ, res + (size_t)k * len, len, 0);
+			ox_ir_set_agg(g, n->out[k], OX_AGG_SEQ, res + (size_t)k * len, len, 0);
 	rc = 0;
 out:
 	free(bind);
@@ -695,11 +680,11 @@ static int expand_seq_op(ox_graph *g, ox_id nid)
 			if (g->vals[n->in[k]].dtype != g->vals[n->in[0]].dtype)
 				return ox_error(g, n, "the tensors of a sequence must have one dtype");
 		n->dead = 1;
-		make_agg(g, out, OX_AGG_SEQ, n->in, n->nin, g->vals[n->in[0]].dtype);
+		ox_ir_set_agg(g, out, OX_AGG_SEQ, n->in, n->nin, g->vals[n->in[0]].dtype);
 		return 0;
 	case OX_OP_SequenceEmpty:
 		n->dead = 1;
-		make_agg(g, out, OX_AGG_SEQ, NULL, 0, (int)ox_attr_int(n, "dtype", OX_F32));
+		ox_ir_set_agg(g, out, OX_AGG_SEQ, NULL, 0, (int)ox_attr_int(n, "dtype", OX_F32));
 		return 0;
 	case OX_OP_SequenceInsert: {
 		if (seq_in(g, n, 0, &s) || const_pos(g, n, 2, s->nelems, &pos))
@@ -715,7 +700,7 @@ static int expand_seq_op(ox_graph *g, ox_id nid)
 		e[p] = n->in[1];
 		memcpy(e + p + 1, s->elems + p, (s->nelems - p) * sizeof *e);
 		n->dead = 1;
-		make_agg(g, out, OX_AGG_SEQ, e, s->nelems + 1, g->vals[n->in[1]].dtype);
+		ox_ir_set_agg(g, out, OX_AGG_SEQ, e, s->nelems + 1, g->vals[n->in[1]].dtype);
 		free(e);
 		return 0;
 	}
@@ -729,7 +714,7 @@ static int expand_seq_op(ox_graph *g, ox_id nid)
 		memcpy(e, s->elems, p * sizeof *e);
 		memcpy(e + p, s->elems + p + 1, (s->nelems - p - 1) * sizeof *e);
 		n->dead = 1;
-		make_agg(g, out, OX_AGG_SEQ, e, s->nelems - 1, s->elem_dtype);
+		ox_ir_set_agg(g, out, OX_AGG_SEQ, e, s->nelems - 1, s->elem_dtype);
 		free(e);
 		return 0;
 	}
@@ -824,16 +809,16 @@ static int expand_seq_op(ox_graph *g, ox_id nid)
 		}
 		n = &g->nodes[nid];
 		n->dead = 1;
-		make_agg(g, n->out[0], OX_AGG_SEQ, parts, m, g->vals[n->in[0]].dtype);
+		ox_ir_set_agg(g, n->out[0], OX_AGG_SEQ, parts, m, g->vals[n->in[0]].dtype);
 		free(parts);
 		return 0;
 	}
 	case OX_OP_Optional:
 		n->dead = 1;
 		if (n->nin > 0 && n->in[0] >= 0)
-			make_agg(g, out, OX_AGG_OPT, n->in, 1, 0);
+			ox_ir_set_agg(g, out, OX_AGG_OPT, n->in, 1, 0);
 		else
-			make_agg(g, out, OX_AGG_OPT, NULL, 0, 0);
+			ox_ir_set_agg(g, out, OX_AGG_OPT, NULL, 0, 0);
 		return 0;
 	case OX_OP_OptionalHasElement: {
 		ox_id v = n->nin > 0 ? n->in[0] : -1;

@@ -21,14 +21,9 @@
  * Invalidates: node order (the nodes are permuted into the chosen schedule).
  */
 #include "opt.h"
+#include "../ir/family.h"
 #include <stdlib.h>
 #include <string.h>
-
-/* decoders shared by ir/infer_data.c, ir/eval_data.c and codegen/emit_data.c */
-int ox_ir_data_perm(ox_graph *g, const ox_node *n, int rank, int *perm);
-int ox_ir_data_slice(ox_graph *g, const ox_node *n, const ox_shape *in, int64_t *start, int64_t *step,
-		     ox_dim *len);
-int ox_ir_data_split(ox_graph *g, const ox_node *n, int *axis, ox_dim *sizes);
 
 #define ALIGN 64
 

@@ -3,8 +3,9 @@
  * string, by Thompson NFA simulation: the set of live instructions advances
  * one code point at a time, so the time is O(len * ninst), nothing recurses
  * and no input can make it backtrack exponentially. work holds 4 * ninst
- * int32 (two thread lists, a visit mark, a stack). Opcodes are in the order
- * of ir/infer_str.c. Text is UTF-8; an invalid byte is one character.
+ * int32 (two thread lists, a visit mark, a stack). Opcodes are those of
+ * ir/family.h (tests/unit/test_regex.c checks it). Text is UTF-8; an
+ * invalid byte is one character.
  */
 enum { OX_RE_CHAR, OX_RE_ANY, OX_RE_ANYNL, OX_RE_CLASS, OX_RE_SPLIT, OX_RE_JMP,
        OX_RE_BOT, OX_RE_EOT, OX_RE_WORDB, OX_RE_NWORDB, OX_RE_MATCH };

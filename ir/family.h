@@ -1,0 +1,99 @@
+/* family.h: what an op family's shape inference decides and its evaluator
+ * and emitter reuse, declared once. Each function is defined in the
+ * family's ir/infer_<family>.c, which owns the checks: the emitter trusts a
+ * node the inference accepted. Internal to ir/ and codegen/.
+ */
+#ifndef OX_FAMILY_H
+#define OX_FAMILY_H
+#include "ir.h"
+
+/* ---- attn (ir/infer_attn.c) ---- */
+typedef struct {
+	int rank;                 /* 3 or 4 (Q, K and V agree) */
+	ox_dim b, sq, skv, past;  /* batch, q length, new kv length, past length */
+	ox_dim hq, hkv, dk, dv;   /* head counts, q/k head size, v head size */
+} ox_attn_geom;
+int ox_attn_dims(ox_graph *g, ox_node *n, ox_attn_geom *a);
+int ox_rope_dims(ox_graph *g, ox_node *n, int64_t *heads, int64_t *hd, int64_t *rot);
+
+/* ---- data (ir/infer_data.c) ----
+ * A copy plan row: kind OX_PLAN_LIN, or how Pad maps a coordinate outside
+ * the input (edge, reflect, wrap); see ox_ir_data_plan. */
+enum { OX_PLAN_LIN, OX_PLAN_EDGE, OX_PLAN_REFLECT, OX_PLAN_WRAP };
+int ox_ir_data_slice(ox_graph *g, const ox_node *n, const ox_shape *in,
+		     int64_t *start, int64_t *step, ox_dim *len); /* also opt/plan.c's views */
+int ox_ir_data_plan(ox_graph *g, const ox_node *n, int64_t (*ax)[7], int *nax, int64_t *ib, int64_t *ob);
+int ox_ir_data_split(ox_graph *g, const ox_node *n, int *axis, ox_dim *sizes);
+int ox_ir_data_perm(ox_graph *g, const ox_node *n, int rank, int *perm);
+int ox_ir_data_pads(ox_graph *g, const ox_node *n, int rank, int64_t *pads);
+
+/* ---- index (ir/infer_index.c) ---- */
+int ox_index_axis(ox_graph *g, ox_node *n, int *axis);
+
+/* ---- nn (ir/infer_nn.c), also used by the quantized convolutions and matmuls ---- */
+int ox_ir_conv_shape(ox_graph *g, const ox_node *n, const ox_value *x, const ox_value *w, ox_shape *o);
+int ox_ir_matmul_shape(ox_graph *g, const ox_node *n, const ox_value *a, const ox_value *b, ox_shape *o);
+
+/* ---- norm (ir/infer_norm.c) ---- */
+int ox_ir_norm_upsample_scales(ox_graph *g, const ox_node *n, int rank, double *scale);
+
+/* ---- optim (ir/infer_optim.c) ---- */
+int ox_ir_optim_groups(const ox_node *n);
+
+/* ---- quant (ir/infer_quant.c) ---- */
+int ox_ir_quant_layout(ox_graph *g, const ox_node *n, int *axis, int64_t *block);
+
+/* ---- reduce (ir/infer_reduce.c) ---- */
+int ox_reduce_axes(ox_graph *g, ox_node *n, int *mask);
+
+/* ---- signal (ir/infer_signal.c) ---- */
+int ox_dft_params(ox_graph *g, const ox_node *n, int *axis, int64_t *len, int *irfft);
+int ox_signal_scalar(ox_graph *g, const ox_node *n, int k, const char *what, int64_t *v);
+
+/* ---- ml (ir/infer_ml.c) ----
+ * One flat layout for both tree-ensemble forms. Internal node i tests
+ * X[feat[i]] with mode[i]; next[2*i] / next[2*i+1] is where a true / false
+ * outcome goes: >= 0 another internal node, < 0 leaf -(v+1), whose votes
+ * are entries lstart[v] .. lstart[v+1] of (ltarget, lweight). A tree whose
+ * root is a leaf has root < 0 too. */
+enum { OX_ML_LEQ, OX_ML_LT, OX_ML_GTE, OX_ML_GT, OX_ML_EQ, OX_ML_NEQ, OX_ML_MEMBER };
+enum { OX_ML_AVERAGE, OX_ML_SUM, OX_ML_MIN, OX_ML_MAX };
+enum { OX_ML_NONE, OX_ML_SOFTMAX, OX_ML_LOGISTIC, OX_ML_SOFTMAX_ZERO, OX_ML_PROBIT };
+typedef struct {
+	int nnodes, nleaves, nentries, ntrees, ntargets, nmembers;
+	int64_t *feat;     /* nnodes */
+	int *mode;         /* nnodes */
+	double *split;     /* nnodes */
+	int *missing_true; /* nnodes */
+	int64_t *next;     /* 2 * nnodes */
+	int64_t *mstart;   /* nnodes + 1: membership set of node i (mode MEMBER) */
+	double *members;   /* nmembers */
+	int64_t *lstart;   /* nleaves + 1 */
+	int64_t *ltarget;  /* nentries */
+	double *lweight;   /* nentries */
+	int64_t *roots;    /* ntrees */
+	double *base;      /* ntargets, or NULL */
+	int agg, post;
+} ox_ml_trees;
+int ox_ir_ml_tfidf(ox_graph *g, const ox_node *n, int64_t **pool, int64_t **start, int64_t **len,
+		   int64_t **idx, int *nout);
+int ox_ir_ml_labels(ox_graph *g, const ox_node *n, double **keys, double **vals, int *kdt, int *vdt, double *dflt);
+void ox_ir_ml_label_strs(ox_graph *g, const ox_node *n, const char ***ks, const char ***vs, const char **ds);
+int ox_ir_ml_trees(ox_graph *g, const ox_node *n, void *out); /* out: an ox_ml_trees */
+
+/* ---- strings (ir/infer_str.c) ----
+ * RegexFullMatch's pattern compiled to a Thompson-NFA program; the opcode
+ * numbers are also those of templates/regex.c, which runs it
+ * (tests/unit/test_regex.c checks that they agree). */
+enum { OX_RE_CHAR, OX_RE_ANY, OX_RE_ANYNL, OX_RE_CLASS, OX_RE_SPLIT, OX_RE_JMP,
+       OX_RE_BOT, OX_RE_EOT, OX_RE_WORDB, OX_RE_NWORDB, OX_RE_MATCH };
+typedef struct { int op; int32_t x, y; } ox_re_inst;
+typedef struct {
+	ox_re_inst *code; int n;  /* CHAR x: code point; CLASS x, y: pairs x..x+y-1
+				     of ranges; SPLIT x, y / JMP x: absolute targets */
+	int32_t *ranges; int nranges; /* (lo, hi) pairs, inclusive, sorted */
+} ox_re_prog;
+int ox_ir_regex(ox_graph *g, const ox_node *n, ox_re_prog *p);
+int64_t ox_str_capacity(const ox_graph *g);
+int64_t ox_str_split_bound(ox_graph *g, const ox_node *n);
+#endif
