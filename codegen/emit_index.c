@@ -372,13 +372,29 @@ static int emit_compress(ox_cg *cg, ox_graph *g, ox_node *n)
 	const ox_shape *xs = shp(g, n->in[0]);
 	const ox_tensor *c = ox_in_const(g, n, 1);
 	int64_t O = 1, L = prod(xs, 0, xs->rank), I = 1;
-	if (!c)
-		return ox_error(g, n, "condition is not a constant");
 	if (ox_attr_get(n, "axis")) {
 		int axis;
 		if (ox_index_axis(g, n, &axis))
 			return -1;
 		O = prod(xs, 0, axis), L = xs->d[axis], I = prod(xs, axis + 1, xs->rank);
+	}
+	if (!c) {
+		/* a run-time condition: count the selected positions, then copy
+		 * the O x K x I result compacted (K known only now) */
+		int cdt = dtype_of(g, n->in[1]);
+		int64_t m = prod(shp(g, n->in[1]), 0, 1), lim = m < L ? m : L;
+		char t[64];
+		snprintf(t, sizeof t, "%s != 0", ox_cg_load(cdt, "in1[i]"));
+		ox_cg_line(cg, 1, "int64_t K = 0;");
+		ox_cg_line(cg, 1, "for (int64_t i = 0; i < %lld; i++)", (long long)lim);
+		ox_cg_line(cg, 2, "K += %s;", t);
+		ox_cg_line(cg, 1, "for (int64_t o = 0, k = 0; o < %lld; o++, k = 0)", (long long)O);
+		ox_cg_line(cg, 2, "for (int64_t i = 0; i < %lld; i++)", (long long)lim);
+		ox_cg_line(cg, 3, "if (%s)", t);
+		ox_cg_line(cg, 4, "memcpy(out0 + (o * K + k++) * %lld, in0 + (o * %lld + i) * %lld, %lld * sizeof *out0);",
+			   (long long)I, (long long)L, (long long)I, (long long)I);
+		ox_cg_line(cg, 1, "*ext0 = K;");
+		return 0;
 	}
 	int64_t K = ox_index_count(c, L), m = ox_tensor_numel(c), k = 0;
 	if (O * K * I == 0)

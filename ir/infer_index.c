@@ -128,28 +128,31 @@ static int infer_onehot(ox_graph *g, ox_node *n)
 
 static int infer_compress(ox_graph *g, ox_node *n)
 {
-	const ox_value *x = ox_in(g, n, 0);
+	const ox_value *x = ox_in(g, n, 0), *cv = ox_in(g, n, 1);
 	const ox_tensor *c = ox_in_const(g, n, 1);
-	if (!c)
-		return ox_need_const(g, n, 1, "condition input '%s' is not a constant (the output size depends on it)",
-				     ox_in(g, n, 1)->name);
+	int64_t clen = ox_shape_numel(&cv->shape);
+	if (cv->shape.rank != 1 || clen < 0)
+		return ox_error(g, n, "condition must be a 1-D tensor of static length");
 	ox_shape s = x->shape;
+	int axis = 0;
+	int64_t len;
 	if (ox_attr_get(n, "axis")) {
-		int axis;
 		if (ox_index_axis(g, n, &axis))
 			return -1;
-		int64_t len = ox_dim_eval(g, x->shape.d[axis]);
+		len = ox_dim_eval(g, x->shape.d[axis]);
 		if (len < 0)
 			return ox_error(g, n, "the compressed axis must have a constant size");
-		s.d[axis] = ox_index_count(c, len);
 	} else {
-		int64_t m = ox_shape_numel(&x->shape);
-		if (m < 0)
+		len = ox_shape_numel(&x->shape);
+		if (len < 0)
 			return ox_error(g, n, "the input must have a constant shape");
 		s.rank = 1;
-		s.d[0] = ox_index_count(c, m);
 	}
+	/* a constant condition fixes the size; otherwise it is known at run
+	 * time, at most min(len, condition length) along the axis */
+	s.d[axis] = c ? ox_index_count(c, len) : (clen < len ? clen : len);
 	ox_set_out(g, n, 0, x->dtype, &s);
+	ox_out(g, n, 0)->dyn = c ? 0 : axis + 1;
 	return 0;
 }
 
