@@ -487,7 +487,7 @@ static int emit_nms(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_line(cg, 1, "*ext0 = 0; /* max_output_boxes_per_class is 0, or there are no boxes */");
 		return 0;
 	}
-	if (use_tmpl(cg, g, n, "nms", dt))
+	if (use_tmpl(cg, g, n, "msort", OX_I64) || use_tmpl(cg, g, n, "nms", dt))
 		return -1;
 	int has_iou = n->nin > 3 && n->in[3] >= 0, has_sthr = n->nin > 4 && n->in[4] >= 0;
 	ox_cg_line(cg, 1, "/* boxes [%lld, %lld, 4], scores [%lld, %lld, %lld], at most %lld per class */", (long long)B,
@@ -523,7 +523,7 @@ static int emit_unique(ox_cg *cg, ox_graph *g, ox_node *n)
 		snprintf(nan, sizeof nan, "static inline int ox_uq_nan_%s(%s v) { (void)v; return 0; }\n", ox_cg_sfx(dt),
 			 ox_cg_ntype(dt));
 	ox_cg_helper(cg, key, nan);
-	if (use_tmpl(cg, g, n, "unique", dt))
+	if (use_tmpl(cg, g, n, "msort", OX_I64) || use_tmpl(cg, g, n, "unique", dt))
 		return -1;
 	char arg[4][16];
 	for (int k = 0; k < 4; k++)

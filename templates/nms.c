@@ -40,6 +40,13 @@ static int ox_nms_suppress_$S(const $T *a, const $T *b, int center, $C iou)
 	return inter / uni > iou;
 }
 
+/* the sort's order: a higher score first (ctx: the class's scores) */
+static int ox_nms_before_$S(const void *ctx, int64_t a, int64_t b)
+{
+	const $T *s = ctx;
+	return ox_ld_$S(s[a]) > ox_ld_$S(s[b]);
+}
+
 static int64_t ox_nms_$S(const $T *restrict boxes, const $T *restrict scores, long B, long C, long N,
 			 long maxout, int center, float iou, int has_sthr, float sthr, int64_t *restrict sel,
 			 int64_t *restrict scr)
@@ -54,22 +61,8 @@ static int64_t ox_nms_$S(const $T *restrict boxes, const $T *restrict scores, lo
 			for (long i = 0; i < N; i++)
 				if (!has_sthr || ox_ld_$S(s[i]) > ($C)sthr)
 					ord[m++] = i;
-			/* bottom-up merge sort, descending score, stable */
-			int64_t *src = ord, *dst = tmp;
-			for (long w = 1; w < m; w *= 2) {
-				for (long lo = 0; lo < m; lo += 2 * w) {
-					long mid = lo + w < m ? lo + w : m, hi = lo + 2 * w < m ? lo + 2 * w : m;
-					long p = lo, q = mid, k = lo;
-					while (p < mid && q < hi)
-						dst[k++] = ox_ld_$S(s[src[q]]) > ox_ld_$S(s[src[p]]) ? src[q++] : src[p++];
-					while (p < mid)
-						dst[k++] = src[p++];
-					while (q < hi)
-						dst[k++] = src[q++];
-				}
-				int64_t *t = src;
-				src = dst, dst = t;
-			}
+			/* descending score, ties in box order */
+			const int64_t *src = ox_msort(ord, tmp, m, ox_nms_before_$S, s);
 			long nk = 0;
 			for (long j = 0; j < m && nk < maxout; j++) {
 				const $T *cand = bx + src[j] * 4;

@@ -23,6 +23,18 @@ static int ox_unique_cmp_$S(const $T *x, int64_t a, int64_t b, long O, long L, l
 	return 0;
 }
 
+typedef struct {
+	const $T *x;
+	long O, L, I;
+} ox_unique_ctx_$S;
+
+/* the sort's order: slice a before slice b */
+static int ox_unique_before_$S(const void *ctx, int64_t a, int64_t b)
+{
+	const ox_unique_ctx_$S *c = ctx;
+	return ox_unique_cmp_$S(c->x, a, b, c->O, c->L, c->I) < 0;
+}
+
 static int64_t ox_unique_$S(const $T *restrict x, long O, long L, long I, int sorted, int64_t *restrict scr,
 			    $T *restrict y, int64_t *restrict idx, int64_t *restrict inv, int64_t *restrict cnt)
 {
@@ -30,22 +42,9 @@ static int64_t ox_unique_$S(const $T *restrict x, long O, long L, long I, int so
 	int64_t *count = scr + 4 * L, *rank = scr + 5 * L;
 	for (long l = 0; l < L; l++)
 		ord[l] = l;
-	/* bottom-up merge sort, ascending, stable */
-	int64_t *src = ord, *dst = tmp;
-	for (long w = 1; w < L; w *= 2) {
-		for (long lo = 0; lo < L; lo += 2 * w) {
-			long mid = lo + w < L ? lo + w : L, hi = lo + 2 * w < L ? lo + 2 * w : L;
-			long p = lo, q = mid, k = lo;
-			while (p < mid && q < hi)
-				dst[k++] = ox_unique_cmp_$S(x, src[q], src[p], O, L, I) < 0 ? src[q++] : src[p++];
-			while (p < mid)
-				dst[k++] = src[p++];
-			while (q < hi)
-				dst[k++] = src[q++];
-		}
-		int64_t *t = src;
-		src = dst, dst = t;
-	}
+	/* ascending, equal slices in input order */
+	ox_unique_ctx_$S c = {x, O, L, I};
+	const int64_t *src = ox_msort(ord, tmp, L, ox_unique_before_$S, &c);
 	/* groups of equal slices, in sorted order */
 	int64_t u = 0;
 	for (long j = 0; j < L; j++) {
