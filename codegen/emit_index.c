@@ -18,8 +18,6 @@
 #include <stdio.h>
 #include <string.h>
 
-int64_t ox_index_count(const ox_tensor *t, int64_t limit); /* ir/infer_index.c */
-
 static const ox_shape *shp(ox_graph *g, ox_id id)
 {
 	return &g->vals[id].shape;

@@ -13,20 +13,11 @@
  * defined here per dtype before a template is pulled in.
  */
 #include "cg.h"
+#include "../ir/family.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* decoders from ir/infer_nn.c */
-int ox_ir_nn_window(ox_graph *g, const ox_node *n, int nsp, const ox_shape *w, int64_t *k,
-		    int64_t *s, int64_t *d, int64_t *pads, int *autopad);
-void ox_ir_nn_same_pads(int autopad, int nsp, const int64_t *in, const int64_t *out, const int64_t *k,
-			const int64_t *s, const int64_t *d, int64_t *pads);
-int ox_ir_nn_convt(ox_graph *g, const ox_node *n, int nsp, const int64_t *in, const int64_t *k,
-		   const int64_t *s, const int64_t *d, int64_t *pads, int autopad, int64_t *out);
-int ox_ir_nn_resize(ox_graph *g, const ox_node *n, const ox_shape *x, ox_dim *osize, double *scale,
-		    double *roi);
 
 #define MAXSP (OX_MAX_RANK - 2)
 

@@ -17,16 +17,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* decoders from ir/infer_norm.c and ir/infer_nn.c */
-int ox_ir_norm_unpool(ox_graph *g, const ox_node *n, int nsp, const int64_t *in, int64_t *k, int64_t *s,
-		      int64_t *pads, int64_t *out);
-int ox_ir_norm_col2im(ox_graph *g, const ox_node *n, int nsp, int64_t *img, int64_t *blk, int64_t *dil,
-		      int64_t *pads, int64_t *str, int64_t *ncol);
-int ox_ir_nn_window(ox_graph *g, const ox_node *n, int nsp, const ox_shape *w, int64_t *k,
-		    int64_t *s, int64_t *d, int64_t *pads, int *autopad);
-void ox_ir_nn_same_pads(int autopad, int nsp, const int64_t *in, const int64_t *out, const int64_t *k,
-			const int64_t *s, const int64_t *d, int64_t *pads);
-
 #define MAXSP (OX_MAX_RANK - 2)
 typedef long long ll;
 
@@ -69,7 +59,6 @@ static void print_longs(ox_cg *cg, const char *name, const int64_t *v, int64_t m
 		ox_cg_printf(cg, "%s%s%lld", i ? "," : "", i % 16 || !i ? (i ? " " : "") : "\n\t\t", (ll)v[i]);
 	ox_cg_printf(cg, "%s};\n", m ? "" : "0");
 }
-
 
 /* ---- InstanceNormalization, GroupNormalization ---- */
 static int emit_chan_norm(ox_cg *cg, ox_graph *g, ox_node *n)

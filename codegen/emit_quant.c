@@ -18,13 +18,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* from ir/infer_quant.c and ir/infer_nn.c */
-enum { OX_QL_TENSOR, OX_QL_AXIS, OX_QL_BLOCK };
-int ox_ir_nn_window(ox_graph *g, const ox_node *n, int nsp, const ox_shape *w, int64_t *k,
-		    int64_t *s, int64_t *d, int64_t *pads, int *autopad);
-void ox_ir_nn_same_pads(int autopad, int nsp, const int64_t *in, const int64_t *out, const int64_t *k,
-			const int64_t *s, const int64_t *d, int64_t *pads);
-
 #define MAXSP (OX_MAX_RANK - 2)
 
 static const char qsat_text[] =

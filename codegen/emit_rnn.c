@@ -7,16 +7,13 @@
  * local array of the node function, sized here by a literal (a few times
  * hidden_size), so the generated code needs no heap. sequence_lens is read
  * at run time whether or not it is a constant. Attributes come from
- * ox_ir_rnn_decode in ir/infer_rnn.c (prototype repeated below), whose
+ * ox_ir_rnn_decode in ir/infer_rnn.c (declared in ir/family.h), whose
  * activation codes index act_names here and the switch in templates/rnn.c.
  */
 #include "cg.h"
+#include "../ir/family.h"
 #include <stdio.h>
 #include <string.h>
-
-/* from ir/infer_rnn.c */
-int ox_ir_rnn_decode(ox_graph *g, const ox_node *n, int *ndir, int *reverse, ox_dim *hidden, int *act,
-		     float *alpha, float *beta);
 
 /* batches per block, OX_RNN_NB in templates/rnn.c */
 #define RNN_NB 4

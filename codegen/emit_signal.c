@@ -20,8 +20,6 @@
 #include <string.h>
 
 #define EIN_NLABELS (OX_MAX_RANK + 52)
-int ox_einsum_parse(ox_graph *g, const ox_node *n, int (*lab)[OX_MAX_RANK], int *olab, int *orank,
-                    ox_dim *size); /* ir/infer_signal.c */
 
 static const char *or0(const char *s)
 {

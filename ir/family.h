@@ -29,24 +29,48 @@ int ox_ir_data_pads(ox_graph *g, const ox_node *n, int rank, int64_t *pads);
 
 /* ---- index (ir/infer_index.c) ---- */
 int ox_index_axis(ox_graph *g, ox_node *n, int *axis);
+int64_t ox_index_count(const ox_tensor *t, int64_t limit); /* nonzero elements among the first limit (-1: all) */
 
-/* ---- nn (ir/infer_nn.c), also used by the quantized convolutions and matmuls ---- */
+/* ---- nn (ir/infer_nn.c), also used by the quantized convolutions and matmuls,
+ * the norm family's pools and unpooling. autopad: 0 NOTSET, 1 SAME_UPPER,
+ * 2 SAME_LOWER, 3 VALID. ---- */
+int ox_ir_nn_window(ox_graph *g, const ox_node *n, int nsp, const ox_shape *w, int64_t *k,
+		    int64_t *s, int64_t *d, int64_t *pads, int *autopad);
+void ox_ir_nn_same_pads(int autopad, int nsp, const int64_t *in, const int64_t *out, const int64_t *k,
+			const int64_t *s, const int64_t *d, int64_t *pads);
+int ox_ir_nn_convt(ox_graph *g, const ox_node *n, int nsp, const int64_t *in, const int64_t *k,
+		   const int64_t *s, const int64_t *d, int64_t *pads, int autopad, int64_t *out);
+int ox_ir_nn_resize(ox_graph *g, const ox_node *n, const ox_shape *x, ox_dim *osize, double *scale,
+		    double *roi);
+int infer_pool(ox_graph *g, ox_node *n); /* also LpPool's: its window is AveragePool's */
 int ox_ir_conv_shape(ox_graph *g, const ox_node *n, const ox_value *x, const ox_value *w, ox_shape *o);
 int ox_ir_matmul_shape(ox_graph *g, const ox_node *n, const ox_value *a, const ox_value *b, ox_shape *o);
 
 /* ---- norm (ir/infer_norm.c) ---- */
 int ox_ir_norm_upsample_scales(ox_graph *g, const ox_node *n, int rank, double *scale);
+int ox_ir_norm_unpool(ox_graph *g, const ox_node *n, int nsp, const int64_t *in, int64_t *k, int64_t *s,
+		      int64_t *pads, int64_t *out);
+int ox_ir_norm_col2im(ox_graph *g, const ox_node *n, int nsp, int64_t *img, int64_t *blk, int64_t *dil,
+		      int64_t *pads, int64_t *str, int64_t *ncol);
 
 /* ---- optim (ir/infer_optim.c) ---- */
 int ox_ir_optim_groups(const ox_node *n);
 
-/* ---- quant (ir/infer_quant.c) ---- */
+/* ---- quant (ir/infer_quant.c): a scale's layout ---- */
+enum { OX_QL_TENSOR, OX_QL_AXIS, OX_QL_BLOCK };
 int ox_ir_quant_layout(ox_graph *g, const ox_node *n, int *axis, int64_t *block);
 
 /* ---- reduce (ir/infer_reduce.c) ---- */
 int ox_reduce_axes(ox_graph *g, ox_node *n, int *mask);
 
+/* ---- rnn (ir/infer_rnn.c): direction, hidden size, activation codes
+ * (the order of templates/rnn.c's ox_rnn_act switch) with alpha / beta ---- */
+int ox_ir_rnn_decode(ox_graph *g, const ox_node *n, int *ndir, int *reverse, ox_dim *hidden, int *act,
+		     float *alpha, float *beta);
+
 /* ---- signal (ir/infer_signal.c) ---- */
+int ox_einsum_parse(ox_graph *g, const ox_node *n, int (*lab)[OX_MAX_RANK], int *olab, int *orank,
+                    ox_dim *size);
 int ox_dft_params(ox_graph *g, const ox_node *n, int *axis, int64_t *len, int *irfft);
 int ox_signal_scalar(ox_graph *g, const ox_node *n, int k, const char *what, int64_t *v);
 

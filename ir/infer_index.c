@@ -16,8 +16,6 @@
 #include "family.h"
 #include <string.h>
 
-int64_t ox_index_count(const ox_tensor *t, int64_t limit);
-
 /* the axis a node works along, normalised against input 0's rank; CumSum
  * and CumProd take it from a constant input, the rest from "axis" */
 int ox_index_axis(ox_graph *g, ox_node *n, int *axis)

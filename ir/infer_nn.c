@@ -16,17 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Shared with codegen/emit_nn.c (which repeats these prototypes).
- * autopad: 0 NOTSET, 1 SAME_UPPER, 2 SAME_LOWER, 3 VALID. */
-int ox_ir_nn_window(ox_graph *g, const ox_node *n, int nsp, const ox_shape *w, int64_t *k,
-		    int64_t *s, int64_t *d, int64_t *pads, int *autopad);
-void ox_ir_nn_same_pads(int autopad, int nsp, const int64_t *in, const int64_t *out, const int64_t *k,
-			const int64_t *s, const int64_t *d, int64_t *pads);
-int ox_ir_nn_convt(ox_graph *g, const ox_node *n, int nsp, const int64_t *in, const int64_t *k,
-		   const int64_t *s, const int64_t *d, int64_t *pads, int autopad, int64_t *out);
-int ox_ir_nn_resize(ox_graph *g, const ox_node *n, const ox_shape *x, ox_dim *osize, double *scale,
-		    double *roi);
-
 #define MAXSP (OX_MAX_RANK - 2)
 
 /* the float types the kernels compute in (f16/bf16 through float); the

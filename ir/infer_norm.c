@@ -14,14 +14,6 @@
 #include <math.h>
 #include <string.h>
 
-int infer_pool(ox_graph *g, ox_node *n); /* ir/infer_nn.c: LpPool's window is AveragePool's */
-
-/* Shared with codegen/emit_norm.c. */
-int ox_ir_norm_unpool(ox_graph *g, const ox_node *n, int nsp, const int64_t *in, int64_t *k, int64_t *s,
-		      int64_t *pads, int64_t *out);
-int ox_ir_norm_col2im(ox_graph *g, const ox_node *n, int nsp, int64_t *img, int64_t *blk, int64_t *dil,
-		      int64_t *pads, int64_t *str, int64_t *ncol);
-
 #define MAXSP (OX_MAX_RANK - 2)
 
 /* the float types the kernels compute in (f16/bf16 through float) */

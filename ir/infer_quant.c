@@ -3,8 +3,8 @@
  * QuantizeLinear, DequantizeLinear (opsets 10..25: per-tensor, per-axis
  * and blocked scales, output_dtype, the float8 kinds), DynamicQuantizeLinear,
  * MatMulInteger, QLinearMatMul, ConvInteger, QLinearConv. The scale layout
- * decoder ox_ir_quant_layout is shared with codegen/emit_quant.c (which
- * repeats its prototype) so the emitted indexing and the checks here agree.
+ * decoder ox_ir_quant_layout is shared with codegen/emit_quant.c (through
+ * ir/family.h) so the emitted indexing and the checks here agree.
  * Scales and zero points may be run-time inputs: only their shapes matter
  * here. The sub-byte types (int4, uint4, int2, uint2, float4e2m1) are
  * quantized types like int8: the IR holds them one element per byte.
@@ -12,9 +12,6 @@
 #include "ir.h"
 #include "family.h"
 #include <string.h>
-
-/* Shared with codegen/emit_quant.c. */
-enum { OX_QL_TENSOR, OX_QL_AXIS, OX_QL_BLOCK };
 
 static const char *dt_name(int dt)
 {

@@ -18,9 +18,6 @@
 #define EIN_LETTER0 OX_MAX_RANK
 #define EIN_NLABELS (OX_MAX_RANK + 52)
 
-int ox_einsum_parse(ox_graph *g, const ox_node *n, int (*lab)[OX_MAX_RANK], int *olab, int *orank,
-                    ox_dim *size);
-
 static int ein_letter(int c)
 {
 	if (c >= 'A' && c <= 'Z')
