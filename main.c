@@ -85,10 +85,8 @@ static int apply_shape(ox_graph *g, const char *spec)
 	ox_shape sh;
 	if (parse_dims(eq + 1, &sh))
 		return bad_option("--shape: malformed dims in '%s'", spec);
-	ox_id id = -1;
-	for (int k = 0; k < g->ninputs; k++)
-		if (!strcmp(g->vals[g->inputs[k]].name, name))
-			id = g->inputs[k];
+	int pos = ox_ir_find_input(g, name);
+	ox_id id = pos < 0 ? -1 : g->inputs[pos];
 	if (id < 0) {
 		fprintf(stderr, "%s: --shape: the model has no input '%s'; its inputs are:", g->path, name);
 		for (int k = 0; k < g->ninputs; k++)
@@ -119,6 +117,17 @@ static int apply_shape(ox_graph *g, const char *spec)
 	return 0;
 }
 
+/* --like NAME=FILE: the graph input takes the structure of the example */
+static int apply_like(ox_graph *g, const char *spec)
+{
+	const char *eq = strchr(spec, '=');
+	if (!eq || !eq[1])
+		return bad_option("--like needs INPUT=FILE.pb, got '%s'", spec);
+	char name[512];
+	snprintf(name, sizeof name, "%.*s", (int)(eq - spec), spec);
+	return ox_fe_like(g, name, eq + 1) ? 1 : 0;
+}
+
 /* --const NAME=FILE: the graph input becomes a constant with that value */
 static int apply_const(ox_graph *g, const char *spec)
 {
@@ -127,10 +136,8 @@ static int apply_const(ox_graph *g, const char *spec)
 		return bad_option("--const needs INPUT=FILE.pb|FILE.npy, got '%s'", spec);
 	char name[512];
 	snprintf(name, sizeof name, "%.*s", (int)(eq - spec), spec);
-	int k = 0;
-	while (k < g->ninputs && strcmp(g->vals[g->inputs[k]].name, name))
-		k++;
-	if (k == g->ninputs) {
+	int k = ox_ir_find_input(g, name);
+	if (k < 0) {
 		ox_error(g, NULL, "--const: the model has no input '%s'", name);
 		return 1;
 	}
@@ -449,15 +456,8 @@ int main(int argc, char **argv)
 	int rc = 0;
 	for (int i = 0; i < nconsts && !rc; i++)
 		rc = apply_const(g, consts[i]);
-	for (int i = 0; i < nlikes && !rc; i++) {
-		const char *eq = strchr(likes[i], '=');
-		char name[512];
-		if (!eq || !eq[1])
-			rc = bad_option("--like needs INPUT=FILE.pb, got '%s'", likes[i]);
-		else
-			snprintf(name, sizeof name, "%.*s", (int)(eq - likes[i]), likes[i]),
-				rc = ox_fe_like(g, name, eq + 1) ? 1 : 0;
-	}
+	for (int i = 0; i < nlikes && !rc; i++)
+		rc = apply_like(g, likes[i]);
 	for (int i = 0; i < nshapes && !rc; i++)
 		rc = apply_shape(g, shapes[i]);
 	for (int i = 0; i < ndims && !rc; i++)

@@ -139,10 +139,8 @@ static int like_seq(ox_graph *g, ox_id v, const char *name, const Onnx__Sequence
 
 int ox_fe_like(ox_graph *g, const char *name, const char *path)
 {
-	int k = 0;
-	while (k < g->ninputs && strcmp(g->vals[g->inputs[k]].name, name))
-		k++;
-	if (k == g->ninputs)
+	int k = ox_ir_find_input(g, name);
+	if (k < 0)
 		return ox_error(g, NULL, "--like: the model has no input '%s'", name);
 	size_t n = 0;
 	unsigned char *b = slurp(path, &n);

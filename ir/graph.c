@@ -138,6 +138,14 @@ ox_id ox_ir_find_value(ox_graph *g, const char *name)
 	return -1;
 }
 
+int ox_ir_find_input(const ox_graph *g, const char *name)
+{
+	for (int k = 0; k < g->ninputs; k++)
+		if (!strcmp(g->vals[g->inputs[k]].name, name))
+			return k;
+	return -1;
+}
+
 ox_id ox_ir_add_node(ox_graph *g, int op, const char *optype, const char *name, int nin, int nout)
 {
 	if (g->nnodes == g->capnodes) {

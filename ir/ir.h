@@ -207,6 +207,7 @@ void *ox_ir_alloc(ox_graph *g, size_t n);      /* zeroed, 64-byte aligned, freed
 const char *ox_ir_strdup(ox_graph *g, const char *s);
 ox_id ox_ir_add_value(ox_graph *g, const char *name, int kind);
 ox_id ox_ir_find_value(ox_graph *g, const char *name); /* -1 if none */
+int ox_ir_find_input(const ox_graph *g, const char *name); /* position in g->inputs, or -1 */
 ox_id ox_ir_add_node(ox_graph *g, int op, const char *optype, const char *name, int nin, int nout);
 ox_tensor *ox_ir_new_tensor(ox_graph *g, int dtype, const ox_shape *shape); /* zeroed data */
 ox_id ox_ir_add_const(ox_graph *g, const char *name, ox_tensor *t);

@@ -175,17 +175,12 @@ static ox_id env_lookup(ox_graph *g, const struct ox_env *e, const char *name)
 	return ox_ir_find_value(g, name);
 }
 
-static int count_nodes(const ox_graph *b)
-{
-	return b->nnodes;
-}
-
 int ox_expand_inline(ox_graph *g, ox_node *site, ox_graph *body, const ox_id *bind, int nbind, ox_id *outs)
 {
 	if (nbind != body->ninputs)
 		return ox_error(g, site, "the subgraph '%s' has %d inputs, %d given", body->name ? body->name : "",
 				body->ninputs, nbind);
-	if (check_budget(g, site, count_nodes(body)))
+	if (check_budget(g, site, body->nnodes))
 		return -1;
 	struct ox_env *env = ox_ir_alloc(g, sizeof *env);
 	env->parent = site->env;
@@ -576,9 +571,8 @@ static int expand_scan(ox_graph *g, ox_id nid)
 			if (dst < 0)
 				continue;
 			int64_t oa = v8 ? 0 : attr_at(n, "scan_output_axes", s, 0);
-			int rev = (int)attr_at(n, v8 ? "directions" : "scan_output_directions", v8 ? nstate + s : s, 0);
-			if (v8)
-				rev = 0; /* opset 8: directions apply to the inputs only */
+			/* opset 8's directions apply to the inputs only */
+			int rev = v8 ? 0 : (int)attr_at(n, "scan_output_directions", s, 0);
 			/* a negative axis means the same to Unsqueeze and Concat (rank + 1) */
 			if (stack(g, &g->nodes[nid], parts[s], (int)len, oa, rev, dst))
 				goto out;
@@ -1035,8 +1029,6 @@ static int flatten(ox_graph *g, ox_id **list, int *nlist, const char ***names, o
 			out[m++] = inner->elems[e];
 		}
 		p[i].n = m - p[i].first;
-		if (v->agg == OX_AGG_OPT && v->nelems == 1 && p[i].seq)
-			p[i].n = m - p[i].first;
 	}
 	*list = out;
 	*nlist = m;
