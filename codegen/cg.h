@@ -63,6 +63,12 @@ const char *ox_cg_sfx(int dtype); /* "f32", "i64", ... */
  * rotating buffer: copy it if you need it past a few calls. */
 const char *ox_cg_load(int dtype, const char *e);
 const char *ox_cg_store(int dtype, const char *e);
+/* Window kernels (templates/conv.c, pools, the integer convolution) take
+ * 3 spatial axes: ox_cg_to3 widens nsp values (leading axes get dflt), and
+ * ox_cg_window_rows prints the "input, output sizes" and "kernel, strides"
+ * argument rows of their call (codegen/emit_nn.c). */
+void ox_cg_to3(const int64_t *v, int nsp, int64_t dflt, int64_t *o);
+void ox_cg_window_rows(ox_cg *cg, const int64_t *I3, const int64_t *O3, const int64_t *K3, const int64_t *S3);
 /* s as a C string literal (escaped: any bytes are safe), appended to b
  * (codegen/emit_str.c) */
 void ox_cg_str_literal(ox_buf *b, const char *s);

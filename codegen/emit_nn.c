@@ -59,11 +59,19 @@ static const char *list_str(const int64_t *v, int m, const char *sep, char *buf,
 	return buf;
 }
 
-/* Widen nsp spatial values to the kernels' 3 (leading axes get dflt). */
-static void to3(const int64_t *v, int nsp, int64_t dflt, int64_t *o)
+void ox_cg_to3(const int64_t *v, int nsp, int64_t dflt, int64_t *o)
 {
 	for (int i = 0; i < 3; i++)
 		o[i] = i < 3 - nsp ? dflt : v[i - (3 - nsp)];
+}
+
+void ox_cg_window_rows(ox_cg *cg, const int64_t *I3, const int64_t *O3, const int64_t *K3, const int64_t *S3)
+{
+	ox_cg_printf(cg, "\t\t%lld, %lld, %lld, %lld, %lld, %lld, /* input, output sizes */\n",
+		     (long long)I3[0], (long long)I3[1], (long long)I3[2], (long long)O3[0], (long long)O3[1],
+		     (long long)O3[2]);
+	ox_cg_printf(cg, "\t\t%lld, %lld, %lld, %lld, %lld, %lld, /* kernel, strides */\n", (long long)K3[0],
+		     (long long)K3[1], (long long)K3[2], (long long)S3[0], (long long)S3[1], (long long)S3[2]);
 }
 
 /* ---- Conv, ConvTranspose ---- */
@@ -86,8 +94,8 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n, int transpose)
 		ox_ir_nn_same_pads(ap, nsp, in, out, k, s, d, pads);
 	}
 	int64_t G = ox_attr_int(n, "group", 1), I3[3], O3[3], K3[3], S3[3], P3[3], D3[3];
-	to3(in, nsp, 1, I3), to3(out, nsp, 1, O3), to3(k, nsp, 1, K3);
-	to3(s, nsp, 1, S3), to3(pads, nsp, 0, P3), to3(d, nsp, 1, D3);
+	ox_cg_to3(in, nsp, 1, I3), ox_cg_to3(out, nsp, 1, O3), ox_cg_to3(k, nsp, 1, K3);
+	ox_cg_to3(s, nsp, 1, S3), ox_cg_to3(pads, nsp, 0, P3), ox_cg_to3(d, nsp, 1, D3);
 	if (use(cg, g, n, "vec", dt) || use(cg, g, n, transpose ? "convtranspose" : "conv", dt))
 		return -1;
 	char b1[256], b2[256], b3[256], b4[64], b5[64], b6[128];
@@ -99,11 +107,7 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n, int transpose)
 	ox_cg_printf(cg, "\tox_%s_%s(in0, in1, %s, out0, %lld, %lld, %lld, %lld,\n", transpose ? "convtranspose" : "conv",
 		     ox_cg_sfx(dt), n->nin > 2 && n->in[2] >= 0 ? "in2" : "NULL", (long long)x->shape.d[0],
 		     (long long)x->shape.d[1], (long long)y->shape.d[1], (long long)G);
-	ox_cg_printf(cg, "\t\t%lld, %lld, %lld, %lld, %lld, %lld, /* input, output sizes */\n",
-		     (long long)I3[0], (long long)I3[1], (long long)I3[2], (long long)O3[0], (long long)O3[1],
-		     (long long)O3[2]);
-	ox_cg_printf(cg, "\t\t%lld, %lld, %lld, %lld, %lld, %lld, /* kernel, strides */\n", (long long)K3[0],
-		     (long long)K3[1], (long long)K3[2], (long long)S3[0], (long long)S3[1], (long long)S3[2]);
+	ox_cg_window_rows(cg, I3, O3, K3, S3);
 	ox_cg_printf(cg, "\t\t%lld, %lld, %lld, %lld, %lld, %lld); /* begin pads, dilations */\n",
 		     (long long)P3[0], (long long)P3[1], (long long)P3[2], (long long)D3[0], (long long)D3[1],
 		     (long long)D3[2]);
@@ -129,8 +133,9 @@ static int emit_pool(ox_cg *cg, ox_graph *g, ox_node *n)
 		in[i] = x->shape.d[i + 2], out[i] = y->shape.d[i + 2];
 	ox_ir_nn_same_pads(ap, nsp, in, out, k, s, d, pads);
 	int64_t I3[3], O3[3], K3[3], S3[3], P3[3], E3[3], D3[3];
-	to3(in, nsp, 1, I3), to3(out, nsp, 1, O3), to3(k, nsp, 1, K3);
-	to3(s, nsp, 1, S3), to3(pads, nsp, 0, P3), to3(pads + nsp, nsp, 0, E3), to3(d, nsp, 1, D3);
+	ox_cg_to3(in, nsp, 1, I3), ox_cg_to3(out, nsp, 1, O3), ox_cg_to3(k, nsp, 1, K3);
+	ox_cg_to3(s, nsp, 1, S3), ox_cg_to3(pads, nsp, 0, P3), ox_cg_to3(pads + nsp, nsp, 0, E3);
+	ox_cg_to3(d, nsp, 1, D3);
 	if (use(cg, g, n, ismax ? "maxpool" : "avgpool", dt))
 		return -1;
 	char b1[256], b3[256], b4[64], b5[64], b6[128];
@@ -145,11 +150,7 @@ static int emit_pool(ox_cg *cg, ox_graph *g, ox_node *n)
 	else
 		ox_cg_printf(cg, "\tox_avgpool_%s(in0, out0, %lld,\n", ox_cg_sfx(dt),
 			     (long long)(x->shape.d[0] * x->shape.d[1]));
-	ox_cg_printf(cg, "\t\t%lld, %lld, %lld, %lld, %lld, %lld, /* input, output sizes */\n",
-		     (long long)I3[0], (long long)I3[1], (long long)I3[2], (long long)O3[0], (long long)O3[1],
-		     (long long)O3[2]);
-	ox_cg_printf(cg, "\t\t%lld, %lld, %lld, %lld, %lld, %lld, /* kernel, strides */\n", (long long)K3[0],
-		     (long long)K3[1], (long long)K3[2], (long long)S3[0], (long long)S3[1], (long long)S3[2]);
+	ox_cg_window_rows(cg, I3, O3, K3, S3);
 	ox_cg_printf(cg, "\t\t%lld, %lld, %lld, /* begin pads */\n", (long long)P3[0], (long long)P3[1],
 		     (long long)P3[2]);
 	if (!ismax)

@@ -348,12 +348,6 @@ static int emit_mmi(ox_cg *cg, ox_graph *g, ox_node *n, int ql)
 /* ---- ConvInteger, QLinearConv ---- */
 
 /* Widen nsp spatial values to the kernel's 3 (leading axes get dflt). */
-static void to3(const int64_t *v, int nsp, int64_t dflt, int64_t *o)
-{
-	for (int i = 0; i < 3; i++)
-		o[i] = i < 3 - nsp ? dflt : v[i - (3 - nsp)];
-}
-
 static int emit_convi(ox_cg *cg, ox_graph *g, ox_node *n, int ql)
 {
 	int iw = ql ? 3 : 1, izx = 2, izw = ql ? 5 : 3;
@@ -369,8 +363,8 @@ static int emit_convi(ox_cg *cg, ox_graph *g, ox_node *n, int ql)
 		in[i] = x->shape.d[i + 2], out[i] = y->shape.d[i + 2];
 	ox_ir_nn_same_pads(ap, nsp, in, out, k, s, d, pads);
 	int64_t G = ox_attr_int(n, "group", 1), I3[3], O3[3], K3[3], S3[3], P3[3], D3[3];
-	to3(in, nsp, 1, I3), to3(out, nsp, 1, O3), to3(k, nsp, 1, K3);
-	to3(s, nsp, 1, S3), to3(pads, nsp, 0, P3), to3(d, nsp, 1, D3);
+	ox_cg_to3(in, nsp, 1, I3), ox_cg_to3(out, nsp, 1, O3), ox_cg_to3(k, nsp, 1, K3);
+	ox_cg_to3(s, nsp, 1, S3), ox_cg_to3(pads, nsp, 0, P3), ox_cg_to3(d, nsp, 1, D3);
 	long long M = w->shape.d[0];
 	ox_cg_helper(cg, "ox_qsat", qsat_text);
 	if (ox_cg_use(cg, "quant_conv", OX_U8))
@@ -398,10 +392,7 @@ static int emit_convi(ox_cg *cg, ox_graph *g, ox_node *n, int ql)
 	ox_cg_printf(cg, "\t\t%d, %s, %d, wz, %lld, %lld, %lld, %lld,\n", flip(x->dtype),
 		     zexpr(n, izx, x->dtype, "0", b1, sizeof b1), flip(w->dtype), (long long)x->shape.d[0],
 		     (long long)x->shape.d[1], M, (long long)G);
-	ox_cg_printf(cg, "\t\t%lld, %lld, %lld, %lld, %lld, %lld, /* input, output sizes */\n", (long long)I3[0],
-		     (long long)I3[1], (long long)I3[2], (long long)O3[0], (long long)O3[1], (long long)O3[2]);
-	ox_cg_printf(cg, "\t\t%lld, %lld, %lld, %lld, %lld, %lld, /* kernel, strides */\n", (long long)K3[0],
-		     (long long)K3[1], (long long)K3[2], (long long)S3[0], (long long)S3[1], (long long)S3[2]);
+	ox_cg_window_rows(cg, I3, O3, K3, S3);
 	ox_cg_printf(cg, "\t\t%lld, %lld, %lld, %lld, %lld, %lld); /* begin pads, dilations */\n", (long long)P3[0],
 		     (long long)P3[1], (long long)P3[2], (long long)D3[0], (long long)D3[1], (long long)D3[2]);
 	return 0;
