@@ -162,10 +162,7 @@ static int emit_mvn(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_value *x = ox_in(g, n, 0);
 	int dt = x->dtype, r = x->shape.rank, mask[OX_MAX_RANK] = {0};
 	const int64_t *a;
-	int m = ox_attr_ints(n, "axes", &a);
-	static const int64_t dflt[3] = {0, 2, 3};
-	if (m < 0)
-		a = dflt, m = 3;
+	int m = ox_ir_norm_mvn_axes(n, &a);
 	for (int i = 0; i < m; i++)
 		mask[ox_norm_axis(a[i], r)] = 1;
 	int64_t K = 1, R = 1;

@@ -47,6 +47,7 @@ int ox_ir_conv_shape(ox_graph *g, const ox_node *n, const ox_value *x, const ox_
 int ox_ir_matmul_shape(ox_graph *g, const ox_node *n, const ox_value *a, const ox_value *b, ox_shape *o);
 
 /* ---- norm (ir/infer_norm.c) ---- */
+int ox_ir_norm_mvn_axes(const ox_node *n, const int64_t **a); /* count, *a: the axes */
 int ox_ir_norm_upsample_scales(ox_graph *g, const ox_node *n, int rank, double *scale);
 int ox_ir_norm_unpool(ox_graph *g, const ox_node *n, int nsp, const int64_t *in, int64_t *k, int64_t *s,
 		      int64_t *pads, int64_t *out);

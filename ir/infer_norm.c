@@ -14,6 +14,16 @@
 #include <math.h>
 #include <string.h>
 
+/* MeanVarianceNormalization's axes: the attribute, else {0, 2, 3} */
+int ox_ir_norm_mvn_axes(const ox_node *n, const int64_t **a)
+{
+	static const int64_t dflt[3] = {0, 2, 3};
+	int m = ox_attr_ints(n, "axes", a);
+	if (m < 0)
+		*a = dflt, m = 3;
+	return m;
+}
+
 #define MAXSP (OX_MAX_RANK - 2)
 
 /* the float types the kernels compute in (f16/bf16 through float) */
@@ -197,10 +207,7 @@ static int infer_same(ox_graph *g, ox_node *n)
 			return ox_error(g, n, "axis out of range");
 	} else if (n->op == OX_OP_MeanVarianceNormalization) {
 		const int64_t *a;
-		int m = ox_attr_ints(n, "axes", &a);
-		static const int64_t dflt[3] = {0, 2, 3};
-		if (m < 0)
-			a = dflt, m = 3;
+		int m = ox_ir_norm_mvn_axes(n, &a);
 		for (int i = 0; i < m; i++)
 			if (ox_norm_axis(a[i], r) < 0)
 				return ox_error(g, n, "axis %lld out of range for rank %d", (long long)a[i], r);
