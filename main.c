@@ -1,6 +1,6 @@
 /* main.c: the onnxcc command line.
  *
- *   onnxcc MODEL.onnx -o OUT.c [--target c] [--name PREFIX]
+ *   onnxcc MODEL.onnx -o OUT.c [--target c] [--cpu NAME] [--opt 0|1] [--name PREFIX]
  *          [--shape INPUT=D0xD1x...]... [--dim SYMBOL=N]...
  *          [--const INPUT=FILE]... [--like INPUT=FILE]... [--string-capacity N] [--weights embed|external|c] [--report[=json]]
  *          [--main] [--build] [-v] [--dump-ir[=PASS]]
@@ -20,13 +20,18 @@
 #define MAX_BINDS 64
 
 static const char usage[] =
-	"usage: onnxcc MODEL.onnx -o OUT.c [--target c] [--name PREFIX]\n"
+	"usage: onnxcc MODEL.onnx -o OUT.c [--target c] [--cpu NAME] [--opt 0|1] [--name PREFIX]\n"
 	"              [--shape INPUT=D0xD1x...]... [--dim SYMBOL=N]...\n"
 	"              [--const INPUT=FILE]... [--like INPUT=FILE]...\n"
 	"              [--weights embed|external|c] [--string-capacity N] [--report[=json]]\n"
 	"              [--main] [--build] [-v] [--dump-ir[=PASS]]\n"
 	"Writes OUT.c, OUT.h and the weights (OUT_weights.c and its blob), and OUT_main.c\n"
 	"with --main.\n"
+	"  --cpu      the CPU the code is for: generic (the default: portable C11),\n"
+	"             x86-64-v3 (AVX2+FMA), x86-64-v4 (AVX-512), armv8-a (NEON) or\n"
+	"             native (this machine); sets vector width, tiles and --build's flags\n"
+	"  --print-cflags  print the compiler flags for --cpu and exit\n"
+	"  --opt      1 (default): the optimizing passes; 0: only what codegen needs\n"
 	"  --shape    fix the shape of a graph input (binds its symbolic dims)\n"
 	"  --dim      fix a symbolic dim everywhere\n"
 	"  --const    freeze a graph input to the tensor in FILE (.pb or .npy): the code\n"
@@ -281,6 +286,9 @@ static void print_report(ox_graph *g, const char *model, const char *out, int we
 	double ratio = g->arena_lower_bound ? (double)g->arena_size / (double)g->arena_lower_bound : 1.0;
 	int64_t text = (int64_t)((double)cs->code_bytes * TEXT_PER_C_BYTE);
 	const ox_node *pn = ps->peak_step < g->nnodes ? &g->nodes[ps->peak_step] : NULL;
+	int64_t flops = 0;
+	for (int i = 0; i < g->nnodes; i++)
+		flops += ox_ir_flops(g, &g->nodes[i]);
 	if (!json) {
 		printf("onnxcc report: %s -> %s\n", model, out);
 		printf("  arena          %lld bytes; lower bound %lld (ratio %.3f)\n", (long long)g->arena_size,
@@ -293,6 +301,9 @@ static void print_report(ox_graph *g, const char *model, const char *out, int we
 		printf("  without reuse  %lld bytes; onnx2c-style slot unions %lld\n", (long long)ps->no_reuse,
 		       (long long)ps->slot_unions);
 		printf("  weights        %zu bytes (--weights %s)\n", cs->weights_bytes, wnames[weights]);
+		printf("  flops          %lld per run (2 per multiply-add of Conv, Gemm, MatMul, Attention)\n",
+		       (long long)flops);
+		printf("  target         --cpu %s (%d-lane vectors)\n", g->target->name, g->target->vw);
 		printf("  code           %zu bytes of C (%d node functions, %d nodes need none, %zu bytes of "
 		       "kernels); .text roughly %lld bytes at -O2\n",
 		       cs->code_bytes, cs->nfuncs, cs->nviews, cs->kernel_bytes, (long long)text);
@@ -320,6 +331,7 @@ static void print_report(ox_graph *g, const char *model, const char *out, int we
 	       "  \"concats_in_place\": %d,\n",
 	       (long long)ps->no_reuse, (long long)ps->slot_unions, ps->ninplace, ps->nviews, ps->nconcat);
 	printf("  \"weights_bytes\": %zu,\n  \"weights_mode\": \"%s\",\n", cs->weights_bytes, wnames[weights]);
+	printf("  \"flops\": %lld,\n  \"cpu\": \"%s\",\n", (long long)flops, g->target->name);
 	printf("  \"code_bytes\": %zu,\n  \"kernel_bytes\": %zu,\n  \"node_functions\": %d,\n"
 	       "  \"nodes_without_code\": %d,\n  \"text_estimate_bytes\": %lld,\n",
 	       cs->code_bytes, cs->kernel_bytes, cs->nfuncs, cs->nviews, (long long)text);
@@ -356,7 +368,8 @@ int main(int argc, char **argv)
 {
 	const char *model = NULL, *out = NULL, *target = "c", *name = NULL, *dump = NULL;
 	const char *shapes[MAX_BINDS], *dims[MAX_BINDS], *consts[MAX_BINDS], *likes[MAX_BINDS];
-	const char *strcap = NULL;
+	const char *strcap = NULL, *cpu = NULL, *opt = NULL;
+	int print_cflags = 0;
 	int nshapes = 0, ndims = 0, nconsts = 0, nlikes = 0, with_main = 0, build = 0, report = 0;
 	int weights = OX_CG_WEIGHTS_EMBED;
 	const char *wmode = NULL;
@@ -371,6 +384,16 @@ int main(int argc, char **argv)
 			target = a + 9;
 		else if (!strcmp(a, "--name") && more)
 			name = argv[++i];
+		else if (!strcmp(a, "--cpu") && more)
+			cpu = argv[++i];
+		else if (!strncmp(a, "--cpu=", 6))
+			cpu = a + 6;
+		else if (!strcmp(a, "--print-cflags"))
+			print_cflags = 1;
+		else if (!strcmp(a, "--opt") && more)
+			opt = argv[++i];
+		else if (!strncmp(a, "--opt=", 6))
+			opt = a + 6;
 		else if (!strcmp(a, "--shape") && more && nshapes < MAX_BINDS)
 			shapes[nshapes++] = argv[++i];
 		else if (!strcmp(a, "--dim") && more && ndims < MAX_BINDS)
@@ -411,6 +434,20 @@ int main(int argc, char **argv)
 		else
 			return bad_option("more than one model given ('%s')", a);
 	}
+	const ox_target *tgt = ox_target_default();
+	if (cpu && !(tgt = ox_target_find(cpu))) {
+		fprintf(stderr, "onnxcc: --cpu '%s' is not known; the targets are:\n", cpu);
+		for (const ox_target *t = ox_targets; t->name; t++)
+			fprintf(stderr, "  %-10s %s\n", t->name, t->about);
+		fprintf(stderr, "  %-10s this machine (detected)\n", "native");
+		return 1;
+	}
+	if (print_cflags) {
+		printf("-std=c11 -O2%s%s\n", *tgt->cflags ? " " : "", tgt->cflags);
+		return 0;
+	}
+	if (opt && strcmp(opt, "0") && strcmp(opt, "1"))
+		return bad_option("--opt '%s': expected 0 or 1", opt);
 	if (!model)
 		return bad_option("%s", "no model given");
 	if (!out && !dump)
@@ -453,6 +490,8 @@ int main(int argc, char **argv)
 	if (!g)
 		return 1;
 	g->string_capacity = (int)capacity;
+	g->target = tgt;
+	g->opt = opt ? atoi(opt) : 1;
 	int rc = 0;
 	for (int i = 0; i < nconsts && !rc; i++)
 		rc = apply_const(g, consts[i]);
@@ -499,11 +538,19 @@ int main(int argc, char **argv)
 	snprintf(wc, n, "%s_weights.c", exe);
 	snprintf(mc, n, "%s_main.c", exe);
 	const char *cc = getenv("CC");
-	char *args[] = {(char *)(cc && *cc ? cc : "cc"), "-std=c11", "-O2", "-o", exe, (char *)out, wc, mc,
-			"-lm", NULL};
+	/* the target's flags, one word each ("-march=x86-64-v4") */
+	char *args[16] = {(char *)(cc && *cc ? cc : "cc"), "-std=c11", "-O2"};
+	int na = 3;
+	char *flags = strdup(tgt->cflags);
+	for (char *w = strtok(flags, " "); w && na < 8; w = strtok(NULL, " "))
+		args[na++] = w;
+	char *tail[] = {"-pthread", "-o", exe, (char *)out, wc, mc, "-lm", NULL};
+	for (int k = 0; tail[k]; k++)
+		args[na++] = tail[k];
+	args[na] = NULL;
 	int st = run_cmd(args);
 	if (st)
 		fprintf(stderr, "onnxcc: building %s failed (%s exited with %d)\n", exe, args[0], st);
-	free(exe), free(wc), free(mc);
+	free(exe), free(wc), free(mc), free(flags);
 	return st ? 1 : 0;
 }

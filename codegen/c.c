@@ -784,6 +784,28 @@ static void emit_init(ox_buf *c, const char *P, const char *PU)
 		      BLOB_HEADER, PU, P, PU, P, PU, PU, P, BLOB_HEADER, BLOB_HEADER, PU, PU, P, BLOB_HEADER);
 }
 
+/* how many outputs of n have a run-time size */
+static int ndyn_of(ox_graph *g, const ox_node *n)
+{
+	int c = 0;
+	for (int k = 0; k < n->nout; k++)
+		c += n->out[k] >= 0 && g->vals[n->out[k]].dyn;
+	return c;
+}
+
+/* text, one tab deeper (a task body inside its loop) */
+static void indent(ox_buf *b, const char *text)
+{
+	for (const char *p = text; *p;) {
+		const char *e = strchr(p, '\n');
+		size_t n = e ? (size_t)(e - p) + 1 : strlen(p);
+		if (n > 1)
+			ox_buf_puts(b, "\t");
+		ox_buf_printf(b, "%.*s", (int)n, p);
+		p += n;
+	}
+}
+
 int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 {
 	const char *P = o->prefix;
@@ -825,8 +847,8 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 	}
 
 	/* node functions */
-	ox_cg cg = {g, P, {0}, {0}, NULL, 0, 0};
-	ox_buf nodes = {0}, run = {0};
+	ox_cg cg = {g, P, {0}, {0}, NULL, 0, 0, 0};
+	ox_buf nodes = {0}, run = {0}, finfo = {0};
 	int errors = 0, nfuncs = 0, nviews = 0, ndyn = 0, nfail = 0;
 	for (int i = 0; i < g->nnodes; i++) {
 		ox_node *n = &g->nodes[i];
@@ -853,6 +875,7 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 		if (cg.body.s)
 			cg.body.s[0] = 0;
 		cg.can_fail = 0;
+		cg.ntasks = 0;
 		if (!emitters[n->op] || emitters[n->op](&cg, g, n)) {
 			errors++;
 			continue;
@@ -861,24 +884,25 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 		ox_buf_printf(&nodes, "/* node %d: %s \"", i, n->optype);
 		comment_safe(&nodes, n->name);
 		ox_buf_puts(&nodes, "\" */\n");
-		ox_buf_printf(&nodes, "static %s node%d_%s(", cg.can_fail ? "int" : "void", i, ox_ops[n->op].name);
-		ox_buf_printf(&run, "\t%snode%d_%s(", cg.can_fail ? "if (" : "", i, ox_ops[n->op].name);
+		if (cg.ntasks > 1 && (cg.can_fail || ndyn_of(g, n)))
+			ox_die("codegen: node %d: parallel tasks with a run-time size or a failure", i);
 		nfail += cg.can_fail;
+		/* the parameters: one pointer per input and output, then extents */
+		ox_buf params = {0}, unpack = {0}, pack = {0};
+		ox_buf_printf(&run, "\tOX_PROF(%d, 0);\n", nfuncs - 1);
+		ox_buf_printf(&run, "\t%snode%d_%s(", cg.can_fail ? "if (" : "", i, ox_ops[n->op].name);
 		for (int k = 0; k < n->nin + n->nout; k++) {
 			int isin = k < n->nin;
 			ox_id id = isin ? n->in[k] : n->out[k - n->nin];
 			const char *sep = k ? ", " : "";
-			char pb[256];
-			if (id < 0) {
-				ox_buf_printf(&nodes, "%s%svoid *%s%d", sep, isin ? "const " : "",
-					      isin ? "in" : "out", isin ? k : k - n->nin);
-				ox_buf_printf(&run, "%sNULL", sep);
-				continue;
-			}
-			ox_value *v = &g->vals[id];
-			ox_buf_printf(&nodes, "%s%s%s *%s%d", sep, isin ? "const " : "", ox_cg_ctype(v->dtype),
-				      isin ? "in" : "out", isin ? k : k - n->nin);
-			ox_buf_printf(&run, "%s%s", sep, vptr(g, id, isin, pb, sizeof pb, &L));
+			const char *type = id < 0 ? "void" : ox_cg_ctype(g->vals[id].dtype);
+			char pb[256], pname[32];
+			snprintf(pname, sizeof pname, "%s%d", isin ? "in" : "out", isin ? k : k - n->nin);
+			ox_buf_printf(&params, "%s%s%s *%s", sep, isin ? "const " : "", type, pname);
+			ox_buf_printf(&run, "%s%s", sep, id < 0 ? "NULL" : vptr(g, id, isin, pb, sizeof pb, &L));
+			ox_buf_printf(&pack, "%s(void *)%s", sep, pname);
+			if (uses_name(cg.body.s, pname))
+				ox_buf_printf(&unpack, "\t%s%s *%s = p[%d];\n", isin ? "const " : "", type, pname, k);
 		}
 		/* a run-time extent (v->dyn): the node reports it through extK */
 		for (int k = 0; k < n->nout; k++) {
@@ -888,7 +912,7 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 			int j = 0;
 			while (j < g->noutputs && g->outputs[j] != id)
 				j++;
-			ox_buf_printf(&nodes, ", int64_t *ext%d", k);
+			ox_buf_printf(&params, ", int64_t *ext%d", k);
 			if (j < g->noutputs)
 				ox_buf_printf(&run, ", &ext[%d]", j);
 			else
@@ -896,15 +920,32 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 			ndyn++;
 		}
 		if (n->nin + n->nout == 0)
-			ox_buf_puts(&nodes, "void");
-		ox_buf_puts(&nodes, ")\n{\n");
-		for (int k = 0; k < n->nin + n->nout; k++) {
-			char pname[32];
-			snprintf(pname, sizeof pname, "%s%d", k < n->nin ? "in" : "out", k < n->nin ? k : k - n->nin);
-			if (!uses_name(cg.body.s, pname))
-				ox_buf_printf(&nodes, "\t(void)%s;\n", pname);
+			ox_buf_puts(&params, "void");
+		if (cg.ntasks > 1) {
+			/* the body is task t of cg.ntasks, run through the parallel-for hook */
+			ox_buf_printf(&nodes, "static void node%d_%s_task(void *ctx, long t0, long t1)\n{\n", i,
+				      ox_ops[n->op].name);
+			ox_buf_printf(&nodes, "\tvoid *const *p = ctx;\n%s", unpack.s ? unpack.s : "");
+			ox_buf_puts(&nodes, "\tfor (long t = t0; t < t1; t++) {\n");
+			indent(&nodes, cg.body.s ? cg.body.s : "");
+			ox_buf_puts(&nodes, "\t}\n}\n\n");
 		}
-		ox_buf_puts(&nodes, cg.body.s ? cg.body.s : "");
+		ox_buf_printf(&nodes, "static %s node%d_%s(%s)\n{\n", cg.can_fail ? "int" : "void", i,
+			      ox_ops[n->op].name, params.s);
+		if (cg.ntasks > 1) {
+			ox_buf_printf(&nodes, "\tvoid *p[] = {%s};\n", pack.s);
+			ox_buf_printf(&nodes, "\tox_parallel(node%d_%s_task, p, %lld);\n", i, ox_ops[n->op].name,
+				      (long long)cg.ntasks);
+		} else {
+			for (int k = 0; k < n->nin + n->nout; k++) {
+				char pname[32];
+				snprintf(pname, sizeof pname, "%s%d", k < n->nin ? "in" : "out",
+					 k < n->nin ? k : k - n->nin);
+				if (!uses_name(cg.body.s, pname))
+					ox_buf_printf(&nodes, "\t(void)%s;\n", pname);
+			}
+			ox_buf_puts(&nodes, cg.body.s ? cg.body.s : "");
+		}
 		if (cg.can_fail)
 			ox_buf_puts(&nodes, "\treturn 0;\n");
 		ox_buf_puts(&nodes, "}\n\n");
@@ -912,6 +953,12 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 			ox_buf_printf(&run, "))\n\t\treturn %s_ERR_CAPACITY;\n", PU);
 		else
 			ox_buf_puts(&run, ");\n");
+		ox_buf_printf(&run, "\tOX_PROF(%d, 1);\n", nfuncs - 1);
+		/* the profiler's table: function name, the ONNX nodes, flops */
+		ox_buf_printf(&finfo, "\t{\"node%d_%s\", ", i, ox_ops[n->op].name);
+		c_string(&finfo, n->name);
+		ox_buf_printf(&finfo, ", %lld},\n", (long long)ox_ir_flops(g, n));
+		ox_buf_free(&params), ox_buf_free(&unpack), ox_buf_free(&pack);
 	next:;
 	}
 	if (errors) {
@@ -919,6 +966,7 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 			 errors > 1 ? "s" : "");
 		free(woff);
 		ox_buf_free(&nodes);
+		ox_buf_free(&finfo);
 		ox_buf_free(&run);
 		ox_buf_free(&cg.body);
 		ox_buf_free(&cg.kernels);
@@ -1012,6 +1060,24 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 			  " * at its start. arena NULL: the static one. */\n", PU);
 	ox_buf_printf(&h, "int %s_run_ex(void *arena, const void *const *inputs, void *const *outputs, int64_t *extents);\n", P);
 	ox_buf_printf(&h, "#define %s_HAS_DYNAMIC_OUTPUTS %d\n\n", PU, ndyn > 0);
+	ox_buf_printf(&h, "/* Parallel loops. The network splits its heavy loops into n independent\n"
+			  " * tasks; without a hook they run in order on the calling thread. A hook\n"
+			  " * set here must call task(ctx, begin, end) over ranges that cover [0, n)\n"
+			  " * exactly once (any split, any threads) and return when all are done.\n"
+			  " * The network itself creates no threads. Not for use during a run. */\n");
+	ox_buf_printf(&h, "typedef void (*%s_task_fn)(void *ctx, long begin, long end);\n", P);
+	ox_buf_printf(&h, "typedef void (*%s_parallel_for_fn)(void *user, long n, %s_task_fn task, void *ctx);\n", P, P);
+	ox_buf_printf(&h, "void %s_set_parallel_for(%s_parallel_for_fn hook, void *user); /* NULL: serial */\n\n", P, P);
+	ox_buf_printf(&h, "/* Profiling: the run calls hook(user, k, 0) before generated function k\n"
+			  " * and hook(user, k, 1) after it, when one is set. %s_funcs[k] names it,\n"
+			  " * the ONNX node it computes and its floating-point operations. */\n", P);
+	ox_buf_printf(&h, "#define %s_NUM_FUNCS %d\n", PU, nfuncs);
+	ox_buf_printf(&h, "typedef struct {\n\tconst char *name;\n\tconst char *node;\n\tint64_t flops;\n} %s_func_info;\n", P);
+	ox_buf_printf(&h, "extern const %s_func_info %s_funcs[]; /* %s_NUM_FUNCS entries, then a NULL name */\n", P, P, PU);
+	ox_buf_printf(&h, "typedef void (*%s_profile_fn)(void *user, int func, int end);\n", P);
+	ox_buf_printf(&h, "void %s_set_profiler(%s_profile_fn hook, void *user); /* NULL: none */\n\n", P, P);
+	ox_buf_printf(&h, "/* the CPU the code was compiled for (onnxcc --cpu) */\n#define %s_CPU \"%s\"\n\n", PU,
+		      g->target->name);
 	ox_buf_printf(&h, "#endif\n");
 
 	/* OUT.c */
@@ -1039,6 +1105,19 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 		      P, PU, PU);
 	if (mode == OX_CG_WEIGHTS_EXTERNAL)
 		emit_init(&c, P, PU);
+	ox_buf_printf(&c, "/* the parallel-for hook and the profiler (%s.h) */\n", P);
+	ox_buf_printf(&c, "static %s_parallel_for_fn ox_par_fn;\nstatic void *ox_par_user;\n", P);
+	ox_buf_printf(&c, "void %s_set_parallel_for(%s_parallel_for_fn hook, void *user)\n{\n"
+			  "\tox_par_fn = hook;\n\tox_par_user = user;\n}\n\n", P, P);
+	ox_buf_printf(&c, "static OX_UNUSED void ox_parallel(%s_task_fn task, void *ctx, long n)\n{\n"
+			  "\tif (ox_par_fn && n > 1)\n\t\tox_par_fn(ox_par_user, n, task, ctx);\n"
+			  "\telse\n\t\ttask(ctx, 0, n);\n}\n\n", P);
+	ox_buf_printf(&c, "static %s_profile_fn ox_prof_fn;\nstatic void *ox_prof_user;\n", P);
+	ox_buf_printf(&c, "void %s_set_profiler(%s_profile_fn hook, void *user)\n{\n"
+			  "\tox_prof_fn = hook;\n\tox_prof_user = user;\n}\n", P, P);
+	ox_buf_puts(&c, "#define OX_PROF(k, end) do { if (ox_prof_fn) ox_prof_fn(ox_prof_user, k, end); } while (0)\n\n");
+	ox_buf_printf(&c, "const %s_func_info %s_funcs[] = {\n%s\t{NULL, NULL, 0},\n};\n\n", P, P,
+		      finfo.s ? finfo.s : "");
 	size_t kernel_bytes = cg.kernels.len;
 	if (cg.kernels.len) {
 		ox_buf_puts(&c, "/* ---- kernels ---- */\n");
@@ -1163,6 +1242,7 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 	}
 	free(woff);
 	free(hpath), free(wpath), free(mpath), free(xpath), free(bpath), free(ipath);
+	ox_buf_free(&finfo);
 	ox_buf_free(&nodes), ox_buf_free(&run), ox_buf_free(&h), ox_buf_free(&c), ox_buf_free(&w),
 		ox_buf_free(&m), ox_buf_free(&cg.body), ox_buf_free(&cg.kernels);
 	for (int i = 0; i < cg.nused; i++)

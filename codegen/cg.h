@@ -39,6 +39,9 @@ typedef struct ox_cg {
 				 (a string result over --string-capacity): the
 				 node then returns int, its body `return 1;` on
 				 failure, and the run returns PREFIX_ERR_CAPACITY */
+	long ntasks;          /* set by an emitter whose body is one of ntasks
+				 independent tasks: the body then runs with `t`
+				 the task index, through the parallel-for hook */
 } ox_cg;
 
 /* print into the current node's body */

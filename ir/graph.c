@@ -33,6 +33,8 @@ ox_graph *ox_ir_new(const char *path)
 	g->path = path ? path : "<graph>";
 	g->name = "";
 	g->string_capacity = 256;
+	g->target = ox_target_default();
+	g->opt = 1;
 	return g;
 }
 
@@ -43,6 +45,8 @@ ox_graph *ox_ir_new_sub(ox_graph *parent)
 	g->opset = parent->opset;
 	g->string_capacity = parent->string_capacity;
 	g->ir_version = parent->ir_version;
+	g->target = parent->target;
+	g->opt = parent->opt;
 	return g;
 }
 

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "target.h"
 
 #define OX_MAX_RANK 12
 typedef int32_t ox_id;
@@ -196,6 +197,8 @@ struct ox_graph {
 	                                  that stops before the static pass) */
 	ox_port *in_ports, *out_ports; /* ONNX inputs/outputs over inputs/outputs */
 	int nin_ports, nout_ports;     /* (filled by opt/fold.c when it ends) */
+	const ox_target *target;       /* --cpu (ir/target.h); NULL: the default */
+	int opt;                       /* --opt: 0 runs only the passes codegen needs */
 	int64_t arena_size;            /* bytes, from opt/plan.c */
 	int64_t arena_lower_bound;     /* most bytes live at one step */
 };
@@ -277,6 +280,11 @@ int ox_infer_node(ox_graph *g, ox_node *n); /* dispatch through ox_ops */
 int ox_need_const(ox_graph *g, const ox_node *n, int k, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 int eval_none(ox_graph *g, ox_node *n, ox_tensor **in, ox_tensor **out); /* never folds */
+
+/* floating-point operations of a node (ir/cost.c): 2 per multiply-add of
+ * Conv, ConvTranspose, Gemm, MatMul and the attention ops, 0 for the rest:
+ * the convention of "effective GFLOP/s" in docs/benchmarks.md */
+int64_t ox_ir_flops(ox_graph *g, const ox_node *n);
 
 /* ---- diagnostics: the bad-input channel ----
  * ox_error prints "path: node 'name' (Op, opset N): message" and returns -1.

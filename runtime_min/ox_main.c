@@ -10,7 +10,8 @@
  * C order, host byte order, data owned by malloc; sub-byte kinds (int4,
  * uint4, float4e2m1, int2, uint2) unpacked to one element per byte, as the
  * generated API passes them. Needs libc and libm only
- * (plus POSIX clock_gettime and mkdir where available).
+ * (plus POSIX clock_gettime and mkdir where available); the program
+ * itself also POSIX threads, for --threads.
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -934,10 +935,137 @@ static int oxt_cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+
+/* ---- --threads N: the network's parallel-for hook over POSIX threads ----
+ * N - 1 workers plus the calling thread; loop k of a run is split into N
+ * even ranges, range 0 on the caller. Workers spin on a generation counter
+ * for about a millisecond between loops (a run's loops come back to back),
+ * then sleep on a condition variable, so an idle program uses no CPU. */
+#include <pthread.h>
+#include <stdatomic.h>
+
+static struct {
+	int n;
+	atomic_long gen;
+	atomic_int pending, sleeping;
+	PFX_task_fn task;
+	void *ctx;
+	long count;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+} oxt_pool = {1, 0, 0, 0, NULL, NULL, 0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
+
+static void oxt_pool_range(int w)
+{
+	long n = oxt_pool.count, b = n * w / oxt_pool.n, e = n * (w + 1) / oxt_pool.n;
+	if (b < e)
+		oxt_pool.task(oxt_pool.ctx, b, e);
+}
+
+static void *oxt_worker(void *arg)
+{
+	int w = (int)(intptr_t)arg;
+	long seen = 0;
+	for (;;) {
+		long g;
+		for (long spin = 0; (g = atomic_load(&oxt_pool.gen)) == seen; spin++) {
+			if (spin < 200000)
+				continue;
+			pthread_mutex_lock(&oxt_pool.mu);
+			atomic_fetch_add(&oxt_pool.sleeping, 1);
+			while ((g = atomic_load(&oxt_pool.gen)) == seen)
+				pthread_cond_wait(&oxt_pool.cv, &oxt_pool.mu);
+			atomic_fetch_sub(&oxt_pool.sleeping, 1);
+			pthread_mutex_unlock(&oxt_pool.mu);
+			break;
+		}
+		seen = g;
+		oxt_pool_range(w);
+		atomic_fetch_sub(&oxt_pool.pending, 1);
+	}
+	return NULL;
+}
+
+static void oxt_parallel_for(void *user, long n, PFX_task_fn task, void *ctx)
+{
+	(void)user;
+	oxt_pool.task = task, oxt_pool.ctx = ctx, oxt_pool.count = n;
+	atomic_store(&oxt_pool.pending, oxt_pool.n - 1);
+	atomic_fetch_add(&oxt_pool.gen, 1);
+	if (atomic_load(&oxt_pool.sleeping)) {
+		pthread_mutex_lock(&oxt_pool.mu);
+		pthread_cond_broadcast(&oxt_pool.cv);
+		pthread_mutex_unlock(&oxt_pool.mu);
+	}
+	oxt_pool_range(0);
+	while (atomic_load(&oxt_pool.pending) > 0)
+		;
+}
+
+static int oxt_pool_start(int n)
+{
+	oxt_pool.n = n;
+	for (int w = 1; w < n; w++) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, oxt_worker, (void *)(intptr_t)w))
+			return -1;
+		pthread_detach(t);
+	}
+	if (n > 1)
+		PFX_set_parallel_for(oxt_parallel_for, NULL);
+	return 0;
+}
+
+/* ---- --profile: time per generated function, summed over the runs ---- */
+static double oxt_now_ms(void);
+static double *oxt_prof_ms, oxt_prof_t0;
+
+static void oxt_profile(void *user, int k, int end)
+{
+	(void)user;
+	if (!end)
+		oxt_prof_t0 = oxt_now_ms();
+	else
+		oxt_prof_ms[k] += oxt_now_ms() - oxt_prof_t0;
+}
+
+static int oxt_cmp_prof(const void *a, const void *b)
+{
+	double x = oxt_prof_ms[*(const int *)a], y = oxt_prof_ms[*(const int *)b];
+	return (x < y) - (x > y);
+}
+
+/* one line per function, slowest first: ms per run, share, GFLOP/s */
+static void oxt_profile_print(long runs)
+{
+	int order[PFXU_NUM_FUNCS + 1];
+	double total = 0;
+	int64_t flops = 0;
+	for (int k = 0; k < PFXU_NUM_FUNCS; k++) {
+		order[k] = k;
+		total += oxt_prof_ms[k];
+		flops += PFX_funcs[k].flops;
+	}
+	qsort(order, PFXU_NUM_FUNCS, sizeof *order, oxt_cmp_prof);
+	printf("profile: %ld runs, %.4f ms per run in %d functions, %.1f GFLOP/s overall\n", runs,
+	       total / (double)runs, PFXU_NUM_FUNCS, total > 0 ? (double)flops * (double)runs / total * 1e-6 : 0.0);
+	printf("%10s %6s %8s  %-28s %s\n", "ms/run", "share", "GFLOP/s", "function", "ONNX node");
+	for (int i = 0; i < PFXU_NUM_FUNCS; i++) {
+		int k = order[i];
+		double ms = oxt_prof_ms[k] / (double)runs;
+		printf("%10.4f %5.1f%% %8.1f  %-28s %s\n", ms, total > 0 ? 100 * oxt_prof_ms[k] / total : 0.0,
+		       ms > 0 && PFX_funcs[k].flops ? (double)PFX_funcs[k].flops / ms * 1e-6 : 0.0, PFX_funcs[k].name,
+		       PFX_funcs[k].node);
+	}
+}
+
 static void oxt_usage(const char *argv0)
 {
 	char t[256];
-	fprintf(stderr, "usage: %s [--bench N] INPUT... -o OUTDIR\n"
+	fprintf(stderr, "usage: %s [--bench N] [--threads N] [--profile] INPUT... -o OUTDIR\n"
+		"  --bench N    time N runs after a warm-up (median and min)\n"
+		"  --threads N  split the network's loops over N threads (default 1)\n"
+		"  --profile    time each generated function over the runs (--bench N, or 10)\n"
 		"  one .npy or TensorProto .pb per input (a SequenceProto for a sequence,\n"
 		"  an OptionalProto for an optional), in order:\n", argv0);
 	for (int pk = 0; pk < PFXU_NUM_INPUT_PORTS; pk++) {
@@ -956,7 +1084,8 @@ static void oxt_usage(const char *argv0)
 int main(int argc, char **argv)
 {
 	const char *outdir = NULL;
-	long bench = 0;
+	long bench = 0, threads = 1;
+	int profile = 0;
 	char **files = calloc((size_t)argc, sizeof *files);
 	int nfiles = 0, status = 1;
 	if (!files)
@@ -971,12 +1100,23 @@ int main(int argc, char **argv)
 				fprintf(stderr, "%s: --bench needs a positive count, got '%s'\n", argv[0], argv[i]);
 				return 2;
 			}
+		} else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+			char *e;
+			threads = strtol(argv[++i], &e, 10);
+			if (*e || threads < 1 || threads > 1024) {
+				fprintf(stderr, "%s: --threads needs 1 to 1024, got '%s'\n", argv[0], argv[i]);
+				return 2;
+			}
+		} else if (strcmp(argv[i], "--profile") == 0) {
+			profile = 1;
 		} else if (argv[i][0] == '-' && argv[i][1]) {
 			oxt_usage(argv[0]);
 			return 2;
 		} else
 			files[nfiles++] = argv[i];
 	}
+	if (profile && !bench)
+		bench = 10;
 	if (nfiles != PFXU_NUM_INPUT_PORTS || (!outdir && !bench)) {
 		if (nfiles != PFXU_NUM_INPUT_PORTS)
 			fprintf(stderr, "%s: expected %d input files, got %d\n", argv[0], PFXU_NUM_INPUT_PORTS,
@@ -1043,6 +1183,10 @@ int main(int argc, char **argv)
 		memset(outp[k], d->dtype == OXT_STRING ? 0 : 0xff, d->bytes);
 	}
 
+	if (oxt_pool_start((int)threads)) {
+		fprintf(stderr, "%s: cannot start %ld threads\n", argv[0], threads);
+		goto out;
+	}
 	int rc = PFX_run_ex(NULL, inp, outp, ext);
 	if (rc) {
 		fprintf(stderr, "%s: run failed with code %d\n", argv[0], rc);
@@ -1061,6 +1205,18 @@ int main(int argc, char **argv)
 		qsort(times, (size_t)bench, sizeof *times, oxt_cmp_double);
 		double med = bench % 2 ? times[bench / 2] : (times[bench / 2 - 1] + times[bench / 2]) / 2;
 		printf("bench: runs=%ld median_ms=%.4f min_ms=%.4f\n", bench, med, times[0]);
+		if (profile) {
+			/* separate runs: the profiler's clock reads are not in the timings above */
+			oxt_prof_ms = calloc(PFXU_NUM_FUNCS + 1, sizeof *oxt_prof_ms);
+			if (!oxt_prof_ms)
+				goto out;
+			PFX_set_profiler(oxt_profile, NULL);
+			for (long r = 0; r < bench; r++)
+				rc |= PFX_run_ex(NULL, inp, outp, ext);
+			PFX_set_profiler(NULL, NULL);
+			oxt_profile_print(bench);
+			free(oxt_prof_ms);
+		}
 	}
 	if (outdir) {
 		if (oxt_mkdirs(outdir)) {

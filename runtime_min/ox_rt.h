@@ -4,6 +4,12 @@
  * round to nearest even and keep NaN/Inf. Needs <stdint.h>, <string.h>.
  * A string tensor element is an ox_str: a NUL-terminated UTF-8 string. */
 typedef const char *ox_str;
+/* helpers a network may not call: no warning for them where compilers can say so */
+#if defined(__GNUC__) || defined(__clang__)
+#define OX_UNUSED __attribute__((unused))
+#else
+#define OX_UNUSED
+#endif
 static inline float ox_f16_to_f32(uint16_t h)
 {
 	uint32_t s = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, u;

@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 // Reference runner for onnxcc's tests: runs MODEL.onnx with ONNX Runtime.
 //
-//   node tools/ort_run.js MODEL.onnx INPUT.npy... -o OUTDIR [--bench N]
+//   node tools/ort_run.js MODEL.onnx INPUT.npy... -o OUTDIR [--bench N] [--threads N]
 //
 // The .npy files feed the graph inputs in graph-input order; OUTDIR/output_K.npy
 // gets graph output K. One thread (intra and inter op), all graph
 // optimizations: the single-thread figure onnxcc's harness is compared with.
 // --bench N runs a warm-up, then N timed runs, and prints
-// `bench: runs=N median_ms=X min_ms=Y` (the harness's format).
+// `bench: runs=N median_ms=X min_ms=Y` (the harness's format). --threads N
+// sets ORT's intra-op threads (default 1; inter-op stays 1).
 // Needs `ONNXRUNTIME_NODE_INSTALL=skip npm ci` in tools/ (tools/node_modules).
 // The .npy reader/writer below handles little-endian, C-order arrays only and
 // says so for anything else rather than guess.
@@ -86,13 +87,14 @@ function writeNpy(file, dt, dims, data) {
 }
 
 function parseArgs(argv) {
-  const a = { model: null, inputs: [], outdir: null, bench: 0 };
+  const a = { model: null, inputs: [], outdir: null, bench: 0, threads: 1 };
   for (let i = 0; i < argv.length; i++) {
     const s = argv[i];
     if (s === '-o') a.outdir = argv[++i];
     else if (s === '--bench') a.bench = parseInt(argv[++i], 10);
+    else if (s === '--threads') a.threads = parseInt(argv[++i], 10);
     else if (s === '-h' || s === '--help') {
-      process.stdout.write('usage: ort_run.js MODEL.onnx INPUT.npy... -o OUTDIR [--bench N]\n');
+      process.stdout.write('usage: ort_run.js MODEL.onnx INPUT.npy... -o OUTDIR [--bench N] [--threads N]\n');
       process.exit(0);
     } else if (s.startsWith('-')) die('unknown option ' + s);
     else if (!a.model) a.model = s;
@@ -101,6 +103,7 @@ function parseArgs(argv) {
   if (!a.model) die('usage: ort_run.js MODEL.onnx INPUT.npy... -o OUTDIR [--bench N]');
   if (!a.outdir && !a.bench) die('-o OUTDIR is required (or --bench N)');
   if (!(a.bench >= 0)) die('--bench needs a run count');
+  if (!(a.threads >= 1)) die('--threads needs a positive count');
   return a;
 }
 
@@ -119,7 +122,7 @@ async function main() {
     die('cannot load onnxruntime-node (run `ONNXRUNTIME_NODE_INSTALL=skip npm ci` in tools/): ' + e.message);
   }
   const sess = await ort.InferenceSession.create(a.model, {
-    intraOpNumThreads: 1,
+    intraOpNumThreads: a.threads,
     interOpNumThreads: 1,
     executionMode: 'sequential',
     graphOptimizationLevel: 'all',

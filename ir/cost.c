@@ -1,0 +1,74 @@
+/* cost.c: floating-point operations per node, the figure behind "effective
+ * GFLOP/s" (--report, the --main program's --profile, bench/).
+ *
+ * The field's convention: 2 per multiply-add of the dense ops (Conv,
+ * ConvTranspose, Gemm, MatMul, Attention's two products), nothing for the
+ * rest (elementwise, pools, normalizations), so a rate compares with the
+ * machine's FMA peak. Shapes must be known; an unknown one counts 0.
+ */
+#include "ir.h"
+
+static int64_t numel(ox_graph *g, const ox_node *n, int k, int out)
+{
+	ox_value *v = out ? ox_out(g, n, k) : ox_in(g, n, k);
+	if (!v || !v->has_shape)
+		return 0;
+	int64_t m = ox_shape_numel(&v->shape);
+	return m < 0 ? 0 : m;
+}
+
+static int64_t dim(ox_graph *g, const ox_node *n, int k, int d)
+{
+	ox_value *v = ox_in(g, n, k);
+	if (!v || !v->has_shape || d >= v->shape.rank || v->shape.d[d] < 0)
+		return 0;
+	return v->shape.d[d];
+}
+
+int64_t ox_ir_flops(ox_graph *g, const ox_node *n)
+{
+	ox_value *w = ox_in(g, n, 1);
+	switch (n->op) {
+	case OX_OP_Conv: {
+		/* per output element: C/group x kernel taps */
+		if (!w || !w->has_shape || w->shape.rank < 2)
+			return 0;
+		int64_t taps = 1;
+		for (int i = 1; i < w->shape.rank; i++)
+			taps *= w->shape.d[i] < 0 ? 0 : w->shape.d[i];
+		return 2 * numel(g, n, 0, 1) * taps;
+	}
+	case OX_OP_ConvTranspose: {
+		/* per input element: (M/group) x kernel taps */
+		if (!w || !w->has_shape || w->shape.rank < 2)
+			return 0;
+		int64_t taps = 1;
+		for (int i = 1; i < w->shape.rank; i++)
+			taps *= w->shape.d[i] < 0 ? 0 : w->shape.d[i];
+		return 2 * numel(g, n, 0, 0) * taps;
+	}
+	case OX_OP_Gemm: {
+		ox_value *a = ox_in(g, n, 0);
+		if (!a || !a->has_shape || a->shape.rank != 2)
+			return 0;
+		int64_t k = a->shape.d[ox_attr_int(n, "transA", 0) ? 0 : 1];
+		return k < 0 ? 0 : 2 * numel(g, n, 0, 1) * k;
+	}
+	case OX_OP_MatMul: {
+		ox_value *a = ox_in(g, n, 0);
+		if (!a || !a->has_shape || a->shape.rank < 1)
+			return 0;
+		int64_t k = a->shape.d[a->shape.rank - 1];
+		return k < 0 ? 0 : 2 * numel(g, n, 0, 1) * k;
+	}
+	case OX_OP_Attention: {
+		/* Q K^T over the key length, then P V: 2 x (|Q| + |Y|) x Skv */
+		int rk = ox_in(g, n, 1) && ox_in(g, n, 1)->has_shape ? ox_in(g, n, 1)->shape.rank : 0;
+		int64_t skv = rk == 4 ? dim(g, n, 1, 2) : rk == 3 ? dim(g, n, 1, 1) : 0;
+		if (n->nin > 4 && n->in[4] >= 0)
+			skv += dim(g, n, 4, 2); /* past_key */
+		return 2 * (numel(g, n, 0, 0) + numel(g, n, 0, 1)) * skv;
+	}
+	}
+	return 0;
+}
