@@ -106,7 +106,11 @@ zoo: all deps-models
 # onnxcc's own end-to-end cases (model-local functions, Gradient: expected
 # outputs computed with numpy and committed) and the classical-ML checks
 # (built and compared with numpy at test time, so they need deps-models)
-.PHONY: cases ml
+.PHONY: cases ml opt-cases
+# the optimizer's cases (tests/e2e/cases/opt) for every --cpu target this
+# machine runs, and with --opt 0
+opt-cases: all
+	tests/e2e/opt_cases.sh
 cases: all
 	@out=$$(ONNX_TESTS=tests/e2e/cases OXC_SUITES=local tests/e2e/conformance.sh . | tail -n 1); echo "$$out"; \
 	  case "$$out" in *" 0 failed, 0 unsupported") ;; *) exit 1 ;; esac
@@ -116,7 +120,7 @@ cases: all
 ml: all deps-models
 	tests/e2e/ml/run.sh
 
-test: all ops-doc-check unit conformance-check cases ml zoo footprint
+test: all ops-doc-check unit conformance-check cases opt-cases ml zoo footprint
 
 # memory plan within 1.05 x its lower bound on the zoo, freestanding network
 # code without malloc/stdio, the three weights modes (tests/e2e/footprint.sh)

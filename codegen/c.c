@@ -101,6 +101,12 @@ void ox_cg_line(ox_cg *cg, int lvl, const char *fmt, ...)
 	ox_cg_printf(cg, "\n");
 }
 
+void ox_cg_tasks(ox_cg *cg, long n)
+{
+	cg->ntasks = n;
+	cg->task_at = cg->body.len;
+}
+
 void ox_cg_term(char *buf, size_t cap, const char *var, int64_t n, int64_t stride)
 {
 	size_t len = strlen(buf);
@@ -847,7 +853,7 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 	}
 
 	/* node functions */
-	ox_cg cg = {g, P, {0}, {0}, NULL, 0, 0, 0};
+	ox_cg cg = {g, P, {0}, {0}, NULL, 0, 0, 0, 0};
 	ox_buf nodes = {0}, run = {0}, finfo = {0};
 	int errors = 0, nfuncs = 0, nviews = 0, ndyn = 0, nfail = 0;
 	for (int i = 0; i < g->nnodes; i++) {
@@ -876,6 +882,7 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 			cg.body.s[0] = 0;
 		cg.can_fail = 0;
 		cg.ntasks = 0;
+		cg.task_at = 0;
 		if (!emitters[n->op] || emitters[n->op](&cg, g, n)) {
 			errors++;
 			continue;
@@ -884,7 +891,7 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 		ox_buf_printf(&nodes, "/* node %d: %s \"", i, n->optype);
 		comment_safe(&nodes, n->name);
 		ox_buf_puts(&nodes, "\" */\n");
-		if (cg.ntasks > 1 && (cg.can_fail || ndyn_of(g, n)))
+		if (cg.ntasks > 0 && (cg.can_fail || ndyn_of(g, n)))
 			ox_die("codegen: node %d: parallel tasks with a run-time size or a failure", i);
 		nfail += cg.can_fail;
 		/* the parameters: one pointer per input and output, then extents */
@@ -901,7 +908,7 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 			ox_buf_printf(&params, "%s%s%s *%s", sep, isin ? "const " : "", type, pname);
 			ox_buf_printf(&run, "%s%s", sep, id < 0 ? "NULL" : vptr(g, id, isin, pb, sizeof pb, &L));
 			ox_buf_printf(&pack, "%s(void *)%s", sep, pname);
-			if (uses_name(cg.body.s, pname))
+			if (uses_name(cg.body.s ? cg.body.s + cg.task_at : NULL, pname))
 				ox_buf_printf(&unpack, "\t%s%s *%s = p[%d];\n", isin ? "const " : "", type, pname, k);
 		}
 		/* a run-time extent (v->dyn): the node reports it through extK */
@@ -921,18 +928,19 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 		}
 		if (n->nin + n->nout == 0)
 			ox_buf_puts(&params, "void");
-		if (cg.ntasks > 1) {
+		if (cg.ntasks > 0) {
 			/* the body is task t of cg.ntasks, run through the parallel-for hook */
 			ox_buf_printf(&nodes, "static void node%d_%s_task(void *ctx, long t0, long t1)\n{\n", i,
 				      ox_ops[n->op].name);
 			ox_buf_printf(&nodes, "\tvoid *const *p = ctx;\n%s", unpack.s ? unpack.s : "");
 			ox_buf_puts(&nodes, "\tfor (long t = t0; t < t1; t++) {\n");
-			indent(&nodes, cg.body.s ? cg.body.s : "");
+			indent(&nodes, cg.body.s + cg.task_at);
 			ox_buf_puts(&nodes, "\t}\n}\n\n");
 		}
 		ox_buf_printf(&nodes, "static %s node%d_%s(%s)\n{\n", cg.can_fail ? "int" : "void", i,
 			      ox_ops[n->op].name, params.s);
-		if (cg.ntasks > 1) {
+		if (cg.ntasks > 0) {
+			ox_buf_printf(&nodes, "%.*s", (int)cg.task_at, cg.body.s);
 			ox_buf_printf(&nodes, "\tvoid *p[] = {%s};\n", pack.s);
 			ox_buf_printf(&nodes, "\tox_parallel(node%d_%s_task, p, %lld);\n", i, ox_ops[n->op].name,
 				      (long long)cg.ntasks);

@@ -39,10 +39,19 @@ typedef struct ox_cg {
 				 (a string result over --string-capacity): the
 				 node then returns int, its body `return 1;` on
 				 failure, and the run returns PREFIX_ERR_CAPACITY */
-	long ntasks;          /* set by an emitter whose body is one of ntasks
-				 independent tasks: the body then runs with `t`
-				 the task index, through the parallel-for hook */
+	long ntasks;          /* ox_cg_tasks: the body from task_at on is one of */
+	size_t task_at;       /* ntasks independent tasks (see there) */
 } ox_cg;
+
+/* What the emitter prints from here on is task `t` (a long) of n
+ * independent tasks, run through the parallel-for hook (api.md) after
+ * what it printed before (the node's serial prologue). */
+void ox_cg_tasks(ox_cg *cg, long n);
+/* the f32 vector type of the target (templates/vf.c, OX_VW lanes) */
+void ox_cg_use_vf(ox_cg *cg);
+/* ops on channel-blocked values (codegen/emit_blocked.c) */
+int ox_cg_emit_conv_blocked(ox_cg *cg, ox_graph *g, ox_node *n);
+int ox_cg_emit_pool_blocked(ox_cg *cg, ox_graph *g, ox_node *n);
 
 /* print into the current node's body */
 void ox_cg_printf(ox_cg *cg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

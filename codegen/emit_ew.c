@@ -150,6 +150,20 @@ static const char *helper(ox_cg *cg, const char *kind, int cdt)
 
 /* ---- the loop nest ---- */
 
+/* The shape the loop nest walks for operand v of a node with output o: the
+ * logical shape, or for a channel-blocked output (opt/layout.c) the
+ * storage shape [N, C/b, H, W, b] of the blocked operands; its other
+ * operands are scalars, which broadcast either way. Padded lanes are
+ * computed like the others and never read as data. */
+static ox_shape walk_shape(const ox_value *v, const ox_value *o)
+{
+	if (o->layout != OX_L_BLOCKED || v->layout != OX_L_BLOCKED)
+		return v->shape;
+	int b = v->lp[0];
+	const ox_dim *d = v->shape.d;
+	return (ox_shape){5, {d[0], (d[1] + b - 1) / b, d[2], d[3], b}};
+}
+
 /* Print `out0[.] = tmpl` over the output, where $k in tmpl is operand k:
  * input ins[k] loaded into its compute type (or left in its storage type
  * when raw, which also skips the store conversion). */
@@ -166,13 +180,16 @@ static void emit_map(ox_cg *cg, ox_graph *g, ox_node *n, const int *ins, int nop
 	/* strides over the output dims; operand 0 of st is the output */
 	int r = 0;
 	int64_t d[OX_MAX_RANK], st[MAXOPS + 1][OX_MAX_RANK];
-	int orank = o->shape.rank;
+	ox_shape os = walk_shape(o, o), ws[MAXOPS];
+	for (int k = 0; k < nops; k++)
+		ws[k] = walk_shape(ox_in(g, n, ins[k]), o);
+	int orank = os.rank;
 	for (int i = 0; i < orank; i++) {
-		if (o->shape.d[i] == 1)
+		if (os.d[i] == 1)
 			continue; /* size-1 dims index nothing */
-		d[r] = o->shape.d[i];
+		d[r] = os.d[i];
 		for (int k = 0; k <= nops; k++) {
-			const ox_shape *s = k ? &ox_in(g, n, ins[k - 1])->shape : &o->shape;
+			const ox_shape *s = k ? &ws[k - 1] : &os;
 			int j = i - (orank - s->rank);
 			int64_t stride = 0;
 			if (ox_shape_numel(s) != 1 && j >= 0 && s->d[j] != 1) {

@@ -709,6 +709,9 @@ static int emit_deformconv(ox_cg *cg, ox_graph *g, ox_node *n)
 
 int emit_nn(ox_cg *cg, ox_graph *g, ox_node *n)
 {
+	ox_value *y0 = ox_out(g, n, 0);
+	if (y0 && y0->layout == OX_L_BLOCKED)
+		return n->op == OX_OP_Conv ? ox_cg_emit_conv_blocked(cg, g, n) : ox_cg_emit_pool_blocked(cg, g, n);
 	switch (n->op) {
 	case OX_OP_Conv:
 		return emit_conv(cg, g, n, 0);

@@ -498,6 +498,8 @@ static int import_graph(ctx *c, ox_graph *g, const Onnx__GraphProto *gp)
 			continue;
 		}
 		int op = ox_op_lookup(domain, np->op_type);
+		if (op != OX_OP_UNKNOWN && (ox_ops[op].flags & OX_F_INTERNAL))
+			op = OX_OP_UNKNOWN; /* onnxcc's own ops exist only between passes */
 		ox_id nid = ox_ir_add_node(g, op, np->op_type, np->name, (int)np->n_input, (int)np->n_output);
 		ox_node *n = &g->nodes[nid];
 		n->domain = ox_ir_strdup(g, domain);
@@ -517,9 +519,14 @@ static int import_graph(ctx *c, ox_graph *g, const Onnx__GraphProto *gp)
 		n = &g->nodes[nid];
 		n->nattr = (int)np->n_attribute;
 		n->attrs = ox_ir_alloc(g, (n->nattr + 1) * sizeof(ox_attr));
-		for (size_t k = 0; k < np->n_attribute; k++)
+		for (size_t k = 0; k < np->n_attribute; k++) {
 			if (import_attr(c, g, &g->nodes[nid].attrs[k], np->attribute[k]))
 				return -1;
+			/* passes keep their facts in attributes named ox_... */
+			if (!strncmp(g->nodes[nid].attrs[k].name, "ox_", 3))
+				return ox_error(g, &g->nodes[nid], "attribute '%s': names starting with 'ox_' are "
+						"reserved by onnxcc", g->nodes[nid].attrs[k].name);
+		}
 		for (size_t k = 0; k < np->n_output; k++) {
 			if (!np->output[k][0])
 				continue;

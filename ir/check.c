@@ -17,7 +17,7 @@ int ox_ir_check(ox_graph *g, const char *after)
 			if (!v->data)
 				ox_die("after %s: constant %%%d '%s' has no data", after, i, v->name);
 			if (v->dtype != OX_STRING &&
-			    v->data->nbytes != (size_t)ox_tensor_numel(v->data) * ox_dtype_size(v->dtype))
+			    v->data->nbytes != (size_t)ox_value_storage_numel(v) * ox_dtype_size(v->dtype))
 				ox_die("after %s: constant %%%d '%s' has %zu bytes", after, i, v->name,
 				       v->data->nbytes);
 			defined[i] = 1;
@@ -33,6 +33,14 @@ int ox_ir_check(ox_graph *g, const char *after)
 			ox_die("after %s: dead node %d left in the graph", after, i);
 		if (n->op < 0 || n->op > OX_NOPS)
 			ox_die("after %s: node %d has op %d", after, i, n->op);
+		/* channel-blocked values only flow through ops whose emitters take them */
+		for (int k = 0; k < n->nin + n->nout && n->op < OX_NOPS; k++) {
+			ox_id v = k < n->nin ? n->in[k] : n->out[k - n->nin];
+			if (v >= 0 && v < g->nvals && g->vals[v].layout == OX_L_BLOCKED &&
+			    !(ox_ops[n->op].flags & OX_F_BLOCKED))
+				ox_die("after %s: node %d '%s' (%s) reads or writes the blocked %%%d", after, i,
+				       n->name, ox_ops[n->op].name, v);
+		}
 		for (int k = 0; k < n->nin; k++) {
 			ox_id v = n->in[k];
 			if (v < -1 || v >= g->nvals)
@@ -55,9 +63,15 @@ int ox_ir_check(ox_graph *g, const char *after)
 			defined[v] = 1;
 		}
 	}
-	for (int k = 0; k < g->noutputs; k++)
+	for (int k = 0; k < g->noutputs; k++) {
 		if (g->outputs[k] < 0 || g->outputs[k] >= g->nvals || !defined[g->outputs[k]])
 			ox_die("after %s: graph output %d is undefined", after, k);
+		if (g->vals[g->outputs[k]].layout)
+			ox_die("after %s: graph output %d is not plain", after, k);
+	}
+	for (int k = 0; k < g->ninputs; k++)
+		if (g->inputs[k] >= 0 && g->inputs[k] < g->nvals && g->vals[g->inputs[k]].layout)
+			ox_die("after %s: graph input %d is not plain", after, k);
 	free(defined);
 	return 0;
 }

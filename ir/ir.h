@@ -81,6 +81,30 @@ typedef struct {
 	ox_graph **g;   /* GRAPH: 1, GRAPHS: n */
 } ox_attr;
 
+/* ---- layouts: how a value's elements lie in memory ----
+ * Every value is OX_L_PLAIN (row-major over its logical shape) until the
+ * layout pass (opt/layout.c) and the packing pass (opt/pack.c) choose
+ * otherwise; its logical shape never changes, so inference and folding
+ * know nothing of layouts. lp[] are the layout's parameters.
+ *   OX_L_BLOCKED  a rank-4 [N,C,H,W] value stored [N][C/b][H][W][b],
+ *                 b = lp[0] (the vector width), C rounded up to b: lanes
+ *                 past C in the last block hold values no consumer reads;
+ *                 a rank-1 [C] (a bias) is C rounded up, zeros past C
+ *   OX_L_CONVW    Conv weights [M,C,KH,KW] packed for the blocked
+ *                 micro-kernel: output channels in groups of lp[1]
+ *                 vectors of lp[0] lanes (M rounded up to lp[0]), each
+ *                 group [C/b][KH][KW][b][group width] when the input is
+ *                 blocked by b = lp[2], [C][KH][KW][group width] when it
+ *                 is plain (lp[2] = 0); the last channel block holds only
+ *                 C mod b rows
+ *   OX_L_DWW      depthwise weights [C,1,KH,KW] as [C/b][KH][KW][b],
+ *                 b = lp[0], C rounded up
+ *   OX_L_GEMMB    a Gemm/MatMul B [K,N] as [N/(lp[0] lp[1])][K][lp[0] lp[1]],
+ *                 N rounded up to lp[0]
+ * The text form writes them after the type: %3:f32[1,64,56,56]@blocked(16). */
+enum { OX_L_PLAIN, OX_L_BLOCKED, OX_L_CONVW, OX_L_DWW, OX_L_GEMMB, OX_NLAYOUTS };
+extern const char *const ox_layout_names[OX_NLAYOUTS];
+
 /* ---- values and nodes ---- */
 /* OX_V_AGG: a sequence or an optional (agg says which), known part by part
  * at compile time: elems lists the values it holds (an optional 0 or 1;
@@ -112,7 +136,12 @@ typedef struct {
 			    holds its bound, the code writes the actual tensor
 			    compacted at the buffer's start and reports the extent;
 			    only a graph output may be such a value */
+	int layout;      /* OX_L_*, and its parameters */
+	int lp[3];
 } ox_value;
+/* elements the value's storage holds in its layout (its numel when plain;
+ * -1 if the shape is not constant) */
+int64_t ox_value_storage_numel(const ox_value *v);
 
 /* One ONNX graph input or output as the generated API groups it: a tensor
  * is one C tensor, a sequence of n tensors is n consecutive ones, an
@@ -161,6 +190,9 @@ enum {
 	OX_F_TRAINING = 1 << 6, /* ai.onnx.preview.training */
 	OX_F_EXPAND = 1 << 7,   /* replaced by other ops during fold (opt/expand.c) */
 	OX_F_STRINGS = 1 << 8,  /* its emitter handles string tensors */
+	OX_F_INTERNAL = 1 << 9, /* onnxcc's own op (domain "onnxcc"): made by passes, never imported */
+	OX_F_BLOCKED = 1 << 10, /* its emitter computes on OX_L_BLOCKED values (the
+				   layout pass decides when; ir/check.c verifies) */
 };
 #define OX_F_DOMAINS (OX_F_ML | OX_F_PREVIEW | OX_F_TRAINING)
 const char *ox_op_domain(int op); /* "" for ai.onnx */

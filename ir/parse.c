@@ -474,7 +474,33 @@ static int value_type(P *p, ox_graph *g, ox_value *v)
 	if (*p->s != '[')
 		return fail(p, "expected '[' or '?' after the dtype");
 	v->has_shape = 1;
-	return shape(p, g, &v->shape);
+	if (shape(p, g, &v->shape))
+		return -1;
+	if (*p->s != '@')
+		return 0;
+	/* a layout: @name(p0,p1,...) */
+	char buf[32];
+	p->s++;
+	if (!word(p, buf, sizeof buf))
+		return fail(p, "expected a layout name after '@'");
+	int l = 1;
+	while (l < OX_NLAYOUTS && strcmp(ox_layout_names[l], buf))
+		l++;
+	if (l == OX_NLAYOUTS)
+		return fail(p, "unknown layout '%s'", buf);
+	v->layout = l;
+	if (expect(p, '('))
+		return -1;
+	int np = 0;
+	do {
+		int64_t x;
+		if (integer(p, &x))
+			return -1;
+		if (np == 3 || x < 0 || x > 1024)
+			return fail(p, "bad layout parameters");
+		v->lp[np++] = (int)x;
+	} while (accept(p, ','));
+	return expect(p, ')');
 }
 
 /* ---- tensor data ---- */
@@ -936,9 +962,14 @@ static int decl_stmt(P *p, G *st, int kind)
 		if (v->dtype == OX_UNDEF || !v->has_shape || !ox_shape_is_const(&v->shape))
 			return fail(p, "a constant needs a dtype and constant dims");
 		ox_tensor *t;
-		if (expect(p, '=') || tensor_data(p, g, v->dtype, &v->shape, &t))
+		/* a laid-out constant's data is its storage, shaped by its logical shape */
+		ox_shape flat = {1, {ox_value_storage_numel(v)}}, logical = v->shape;
+		if (expect(p, '=') || tensor_data(p, g, v->dtype, v->layout ? &flat : &v->shape, &t))
 			return -1;
+		t->shape = logical;
+		int layout = v->layout;
 		ox_ir_set_const(g, id, t);
+		v->layout = layout;
 	}
 	return 0;
 }

@@ -230,6 +230,39 @@ int64_t ox_shape_numel(const ox_shape *s)
 	return n;
 }
 
+const char *const ox_layout_names[OX_NLAYOUTS] = {"plain", "blocked", "convw", "dww", "gemmb"};
+
+static int64_t round_up(int64_t x, int64_t b)
+{
+	return b > 0 ? (x + b - 1) / b * b : x;
+}
+
+int64_t ox_value_storage_numel(const ox_value *v)
+{
+	int64_t n = ox_shape_numel(&v->shape);
+	const ox_dim *d = v->shape.d;
+	if (n < 0 || v->layout == OX_L_PLAIN)
+		return n;
+	switch (v->layout) {
+	case OX_L_BLOCKED: { /* [N][C/b][H][W][b]; a per-channel [C] is [C/b][b] */
+		int ax = v->shape.rank >= 2 ? 1 : 0;
+		if (v->shape.rank < 1 || d[ax] == 0)
+			return n;
+		return n / d[ax] * round_up(d[ax], v->lp[0]);
+	}
+	case OX_L_CONVW: /* M rounded up to the vector */
+	case OX_L_DWW:
+		if (v->shape.rank < 1 || d[0] == 0)
+			return n;
+		return n / d[0] * round_up(d[0], v->lp[0]);
+	case OX_L_GEMMB: /* [K, N] with N rounded up */
+		if (v->shape.rank != 2 || d[1] == 0)
+			return n;
+		return d[0] * round_up(d[1], v->lp[0]);
+	}
+	return n;
+}
+
 int ox_shape_str(const ox_graph *g, const ox_shape *s, char *buf, size_t n)
 {
 	size_t at = 0;

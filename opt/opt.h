@@ -14,7 +14,28 @@ int ox_opt_fold(ox_graph *g);
 int ox_opt_elide(ox_graph *g);
 int ox_opt_dce(ox_graph *g);
 int ox_opt_static(ox_graph *g);
+int ox_opt_layout(ox_graph *g);
+int ox_opt_pack(ox_graph *g);
 int ox_opt_plan(ox_graph *g);
+
+/* a Conv the channel-blocked kernels compute (opt/layout.c): 2-D f32 with
+ * constant weights, group 1 or depthwise (*depthwise set) */
+int ox_opt_conv_blockable(ox_graph *g, const ox_node *n, int *depthwise);
+
+/* The geometry and tile of a blocked Conv (opt/pack.c chooses the tile and
+ * packs for it; codegen emits for the same struct). */
+typedef struct {
+	int depthwise;
+	int inblocked;               /* the input is blocked too (else plain NCHW) */
+	int b;                       /* vector width: channels per block */
+	int64_t N, C, M, IH, IW, OH, OW, KH, KW, SH, SW, DH, DW;
+	int64_t pt, pl, pb, pr;      /* pads: top, left, bottom, right */
+	int padded;                  /* the input is first copied into a zero-bordered scratch */
+	int64_t IHp, IWp;            /* its padded size */
+	int flat;                    /* 1x1, stride 1, no pads: positions run over the whole image */
+	int rows, ocb;               /* the tile: positions x output-channel vectors */
+} ox_convgeo;
+int ox_opt_conv_geo(ox_graph *g, const ox_node *n, ox_convgeo *cg); /* 0, or -1 if not blocked */
 
 /* ---- the memory plan (opt/plan.c), read by codegen and the CLI ---- */
 /* Is output k of node n a view of input 0's bytes (Reshape-like ops,

@@ -5,6 +5,8 @@
  * elide   remove Identity and inference-mode Dropout
  * dce     remove nodes and constants nothing uses
  * static  require every shape to be constant (names an unbound dim)
+ * layout  channel-block the values of convolution chains (--opt 1)
+ * pack    lay weights out for the kernels that read them (--opt 1)
  * plan    arena offsets from lifetimes
  * The verifier (ir/check.c) runs after each pass when checking is on.
  */
@@ -16,6 +18,8 @@ const ox_pass ox_pipeline[] = {
 	{"elide", ox_opt_elide},
 	{"dce", ox_opt_dce},
 	{"static", ox_opt_static},
+	{"layout", ox_opt_layout},
+	{"pack", ox_opt_pack},
 	{"plan", ox_opt_plan},
 	{NULL, NULL},
 };

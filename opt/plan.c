@@ -37,7 +37,7 @@ static void *xcalloc(size_t n, size_t size)
 
 static int64_t raw_bytes(const ox_value *v)
 {
-	return ox_shape_numel(&v->shape) * (int64_t)ox_dtype_size(v->dtype);
+	return ox_value_storage_numel(v) * (int64_t)ox_dtype_size(v->dtype);
 }
 
 static int64_t vbytes(const ox_value *v)
@@ -342,6 +342,8 @@ static int can_inplace(ox_graph *g, const plan *P, const ox_node *n, int k, int 
 	if (P->clast[c] != p || P->coff[v] != 0 || P->csize[c] != vbytes(x) || vbytes(x) != vbytes(y))
 		return 0;
 	if (!same_shape(&x->shape, &y->shape) || ox_dtype_size(x->dtype) != ox_dtype_size(y->dtype))
+		return 0;
+	if (x->layout != y->layout || x->lp[0] != y->lp[0])
 		return 0;
 	for (int j = 0; j < n->nin; j++) /* another operand in the same bytes might be read late */
 		if (j != k && n->in[j] >= 0 && n->in[j] != v && P->cls[n->in[j]] == c)

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Export onnxcc's model zoo: small real networks as ONNX plus one input each.
+"""Export onnxcc's model zoo: real networks as ONNX plus one input each.
 
 Usage: /usr/bin/python3 tools/export_zoo.py OUTDIR [--only NAME,...] [--list]
 
@@ -8,6 +8,11 @@ graph input, in graph-input order). Needs Debian's torch 1.13 / torchvision
 0.14 / onnx 1.12 (call /usr/bin/python3, not the python3 on PATH). Nothing is
 downloaded: torchvision models are built with weights=None.
 
+Most models are small; resnet50 (8.2 GFLOP a run, 25.5M parameters) and
+bert_encoder (a 4-layer BERT-style encoder on 1x128x256, 0.87 GFLOP, 3.2M
+parameters) are there so that large convolutions and GEMMs are measured too
+(FLOP: 2 per multiply-add of Conv, Gemm, MatMul).
+
 Invariants: the same command gives the same weights and inputs (every model
 seeds torch and numpy itself, so --only does not change what a model gets),
 models are exported in eval mode with do_constant_folding=True, and the one
@@ -15,6 +20,7 @@ graph input is named "input" (dynbatch's batch dim is the symbol 'N').
 """
 
 import argparse
+import math
 import os
 import sys
 
@@ -137,6 +143,81 @@ class VitPatch(nn.Module):
         return self.head(self.norm(x[:, 0]))
 
 
+class BertSelfAttention(nn.Module):
+    """HuggingFace BertSelfAttention + BertSelfOutput (post-LayerNorm), no
+    dropout: separate Q/K/V Linears, heads split with view + permute,
+    scores / sqrt(head) + the additive mask, Softmax, P V, heads merged."""
+
+    def __init__(self, seq, hidden, heads, eps):
+        super().__init__()
+        self.seq, self.hidden, self.heads, self.dh = seq, hidden, heads, hidden // heads
+        self.query = nn.Linear(hidden, hidden)
+        self.key = nn.Linear(hidden, hidden)
+        self.value = nn.Linear(hidden, hidden)
+        self.dense = nn.Linear(hidden, hidden)
+        self.norm = nn.LayerNorm(hidden, eps=eps)
+
+    def split(self, x):  # [1, S, H] -> [1, heads, S, dh]
+        return x.view(1, self.seq, self.heads, self.dh).permute(0, 2, 1, 3)
+
+    def forward(self, x, mask):
+        q, k, v = self.split(self.query(x)), self.split(self.key(x)), self.split(self.value(x))
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.dh) + mask
+        ctx = torch.matmul(F.softmax(scores, dim=-1), v)
+        ctx = ctx.permute(0, 2, 1, 3).contiguous().view(1, self.seq, self.hidden)
+        return self.norm(self.dense(ctx) + x)
+
+
+class BertLayer(nn.Module):
+    """Self-attention, then the FFN Linear -> GELU (erf) -> Linear, residual,
+    LayerNorm (HF's BertIntermediate + BertOutput)."""
+
+    def __init__(self, seq, hidden, heads, ffn, eps):
+        super().__init__()
+        self.attn = BertSelfAttention(seq, hidden, heads, eps)
+        self.inter = nn.Linear(hidden, ffn)
+        self.out = nn.Linear(ffn, hidden)
+        self.norm = nn.LayerNorm(hidden, eps=eps)
+
+    def forward(self, x, mask):
+        x = self.attn(x, mask)
+        return self.norm(self.out(F.gelu(self.inter(x))) + x)
+
+
+class BertEncoder(nn.Module):
+    """BERT-style encoder written like HuggingFace's BertEncoder: the input is
+    the hidden states after the embeddings, [1, 128, 256]; 4 layers, 4 heads
+    of 64, FFN 1024, LayerNorm eps 1e-12. The attention mask is a constant
+    buffer [1, 1, 1, 128] like HF's extended mask: 0 for the first 112
+    positions, -10000 for the 16 padding ones. At opset 13 the export
+    decomposes LayerNorm (ReduceMean/Sub/Pow/Sqrt/Div/Mul/Add) and GELU
+    (Div/Erf/Add/Mul), as real BERT exports are."""
+
+    def __init__(self, seq=128, hidden=256, heads=4, ffn=1024, layers=4, pad=16, eps=1e-12):
+        super().__init__()
+        self.layers = nn.ModuleList(BertLayer(seq, hidden, heads, ffn, eps) for _ in range(layers))
+        mask = torch.zeros(1, 1, 1, seq)
+        mask[..., seq - pad:] = -10000.0
+        self.register_buffer("mask", mask)
+        # Trained-looking parameters rather than the defaults: LayerNorm
+        # scales and shifts that differ per channel (the defaults 1 and 0
+        # would let a wrong gamma/beta pass), and larger Q/K weights so each
+        # query attends to a few keys instead of a nearly flat softmax.
+        with torch.no_grad():
+            for m in self.modules():
+                if isinstance(m, nn.LayerNorm):
+                    m.weight.uniform_(0.5, 1.5)
+                    m.bias.uniform_(-0.2, 0.2)
+            for layer in self.layers:
+                layer.attn.query.weight.mul_(4.0)
+                layer.attn.key.weight.mul_(4.0)
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x, self.mask)
+        return x
+
+
 def conv_block(cin, cout):
     return nn.Sequential(
         nn.Conv2d(cin, cout, 3, padding=1), nn.BatchNorm2d(cout), nn.ReLU(inplace=True),
@@ -178,6 +259,7 @@ def tv(name):
 IMG = (1, 3, 224, 224)
 ZOO = {
     "resnet18": (tv("resnet18"), IMG, 13, False),
+    "resnet50": (tv("resnet50"), IMG, 13, False),
     "mobilenet_v2": (tv("mobilenet_v2"), IMG, 13, False),
     "squeezenet1_1": (tv("squeezenet1_1"), IMG, 13, False),
     "efficientnet_b0": (tv("efficientnet_b0"), IMG, 13, False),
@@ -191,6 +273,7 @@ ZOO = {
     "dynbatch": (DynBatch, (2, 3, 32, 32), 13, True),
     "vit_patch": (VitPatch, (1, 3, 32, 32), 13, False),
     "unet_small": (UNetSmall, (1, 3, 64, 64), 13, False),
+    "bert_encoder": (BertEncoder, (1, 128, 256), 13, False),
 }
 
 

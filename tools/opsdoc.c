@@ -45,7 +45,7 @@ static int nmetas;
 static const char *domain_of(unsigned f)
 {
 	return f & OX_F_ML ? "ai.onnx.ml" : f & OX_F_PREVIEW ? "ai.onnx.preview"
-	     : f & OX_F_TRAINING ? "ai.onnx.preview.training" : "ai.onnx";
+	     : f & OX_F_TRAINING ? "ai.onnx.preview.training" : f & OX_F_INTERNAL ? "onnxcc" : "ai.onnx";
 }
 
 static void die(const char *path, int line, const char *msg, const char *what)
@@ -223,7 +223,9 @@ int main(int argc, char **argv)
 	       "`any` every fixed-size dtype (not string). *limitations*\n"
 	       "are the cases the compiler rejects with an error (never with wrong\n"
 	       "output). Ops marked *expanded at compile time* are rewritten into the\n"
-	       "other ops before code generation and have no emitter of their own.\n\n");
+	       "other ops before code generation and have no emitter of their own.\n"
+	       "Ops of the domain `onnxcc` are the compiler's own: the optimizing\n"
+	       "passes make them, a model cannot use them (`docs/optimizer.md`).\n\n");
 
 	printf("## Counts\n\n| domain | ops |\n| --- | --- |\n");
 	for (size_t d = 0; d < sizeof doms / sizeof doms[0]; d++) {
@@ -233,7 +235,11 @@ int main(int argc, char **argv)
 		if (c)
 			printf("| %s | %d |\n", doms[d], c);
 	}
-	printf("| total | %d |\n", (int)NOPS);
+	int own = 0;
+	for (int i = 0; i < NOPS; i++)
+		own += (ops[i].flags & OX_F_INTERNAL) != 0;
+	printf("| total | %d |\n", (int)NOPS - own);
+	printf("\nand %d ops of onnxcc's own (domain `onnxcc`), not counted above.\n", own);
 
 	for (int k = 0; k < nfams; k++) {
 		const opdoc *first = NULL;

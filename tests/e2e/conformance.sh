@@ -67,7 +67,7 @@ check() {
 	local -a consts=() frozen=()
 	local try hint idx nm orig line
 	for try in 1 2 3 4 5 6 7 8; do
-		(cd "$t" && timeout -k 5 "${OX_COMPILE_TIMEOUT:-300}" "$OXC_ONNXCC" "$dir/model.onnx" -o "$t/net.c" --main "${consts[@]}") >"$t/onnxcc.log" 2>&1
+		(cd "$t" && timeout -k 5 "${OX_COMPILE_TIMEOUT:-300}" "$OXC_ONNXCC" "$dir/model.onnx" -o "$t/net.c" --main $ONNXCC_FLAGS "${consts[@]}") >"$t/onnxcc.log" 2>&1
 		rc=$?
 		[ $rc = 1 ] || break
 		# a sequence / optional input: compile for the structure of the test's value
@@ -234,7 +234,10 @@ if [ -z "${OXCMP:-}" ] && { [ ! -x "$OXC_OXCMP" ] || [ "$src1" -nt "$OXC_OXCMP" 
 	OXC_OXCMP=$OXC_WORK/oxcmp
 	${CC:-cc} -std=c11 -O1 -o "$OXC_OXCMP" "$src1" -lm || die "cannot build oxcmp"
 fi
-export OXC_TESTS OXC_ONNXCC OXC_OXCMP OXC_TOL OXC_WORK OXC_RES
+# extra onnxcc options for every test (e.g. ONNXCC_FLAGS='--cpu native' with
+# OX_CFLAGS=-march=native); split into words on purpose
+ONNXCC_FLAGS=${ONNXCC_FLAGS:-}
+export OXC_TESTS OXC_ONNXCC OXC_OXCMP OXC_TOL OXC_WORK OXC_RES ONNXCC_FLAGS
 
 # ---- select ----
 suites=${OXC_SUITES:-"node pytorch-converted pytorch-operator simple"}

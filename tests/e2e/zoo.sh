@@ -19,6 +19,7 @@ DIR=${1:-build/zoo}
 FILTER=${2:-}
 PY=/usr/bin/python3                     # Debian's Python: torch, onnx, numpy
 ONNXCC=${ONNXCC:-./onnxcc}
+ONNXCC_FLAGS=${ONNXCC_FLAGS:-}            # e.g. '--cpu native' (then --build adds its flags)
 OXCMP=${OXCMP:-tests/e2e/oxcmp}
 LIST=tests/e2e/zoo.txt
 
@@ -103,7 +104,7 @@ while IFS="|" read -r -u 3 name flags rtol; do
 		rm -rf "$d/c" && mkdir -p "$d/c"
 		# $flags is split on purpose: it is a list of options.
 		# shellcheck disable=SC2086
-		if ! "$ONNXCC" "$d/model.onnx" -o "$d/c/net.c" --main --build $flags > "$d/c/compile.log" 2>&1; then
+		if ! "$ONNXCC" "$d/model.onnx" -o "$d/c/net.c" --main --build $flags $ONNXCC_FLAGS > "$d/c/compile.log" 2>&1; then
 			status=COMPILE-FAIL log=$d/c/compile.log
 		elif [ ! -x "$d/c/net" ]; then
 			status=BUILD-FAIL log=$d/c/compile.log

@@ -1,0 +1,368 @@
+/* emit_blocked.c: C bodies for ops on channel-blocked values (opt/layout.c):
+ * the convolution micro-kernels, depthwise convolution, the pools.
+ *
+ * The convolution is a BLIS-style micro-kernel generated for its tile
+ * (opt/pack.c): `rows` output positions x `ocb` vectors of output
+ * channels, rows * ocb accumulators in registers. Each step of the
+ * reduction loads ocb weight vectors (packed in the order of the walk)
+ * and broadcasts one input element per position, rows * ocb multiply-adds.
+ * The walk is three nested loops of runtime extents and strides (input
+ * channel blocks, kernel rows, kernel columns) around a run of `kc`
+ * reduction rows, so one kernel serves a blocked or a plain input, any
+ * kernel size, stride or dilation; the position stride and the row step
+ * are literals in its name. Pads were made into a zero-bordered copy of
+ * the input before the tiles run, so no kernel tests a border. The loops
+ * around the kernel (output rows, tiles along them, groups of output
+ * channels) are the node's parallel tasks. Kernels are emitted once per
+ * shape and shared by all nodes (ox_cg_helper). Needs templates/vf.c.
+ */
+#include "cg.h"
+#include "../opt/opt.h"
+#include "../ir/family.h"
+#include <stdio.h>
+#include <string.h>
+
+/* the f32 vector of the target: OX_VW, templates/vf.c */
+void ox_cg_use_vf(ox_cg *cg)
+{
+	char def[64];
+	snprintf(def, sizeof def, "#define OX_VW %d /* f32 lanes per vector (--cpu %s) */\n", cg->g->target->vw,
+		 cg->g->target->name);
+	ox_cg_helper(cg, "vf/width", def);
+	if (ox_cg_use(cg, "vf", OX_F32))
+		ox_die("templates/vf.c is missing");
+}
+
+/* the reduction walk of a conv kernel: a struct every generated file shares */
+static void use_geo(ox_cg *cg)
+{
+	ox_cg_use_vf(cg);
+	ox_cg_helper(cg, "ckgeo",
+		     "/* the reduction walk of a convolution micro-kernel: n1 x n2 x n3 taps at\n"
+		     " * strides s1, s2, s3 (floats), each a run of kc rows (kcl in the last\n"
+		     " * i1), rows ac floats apart; yo: floats between output-channel vectors */\n"
+		     "typedef struct {\n\tlong n1, s1, n2, s2, n3, s3, kc, kcl, ac, yo;\n} ox_ckgeo;\n");
+}
+
+/* Name of the micro-kernel for rows x ocb, input positions ar floats apart,
+ * reduction rows 1 apart (ac1) or q->ac apart; emitted once. */
+static const char *conv_kernel(ox_cg *cg, int rows, int ocb, long ar, int ac1)
+{
+	static char name[64];
+	int b = cg->g->target->vw;
+	snprintf(name, sizeof name, "ox_ck%dx%d_a%ld%s", rows, ocb, ar, ac1 ? "" : "_c");
+	ox_buf t = {0};
+	ox_buf_printf(&t, "/* conv micro-kernel: %d positions (%ld floats apart) x %d output vectors */\n", rows, ar,
+		      ocb);
+	ox_buf_printf(&t, "static OX_UNUSED void %s(const float *restrict a, const float *restrict w, float *restrict y,\n"
+			  "\t\tconst float *restrict bias, const ox_ckgeo *restrict q)\n{\n", name);
+	for (int r = 0; r < rows; r++) {
+		ox_buf_puts(&t, "\tox_vf");
+		for (int o = 0; o < ocb; o++)
+			if (r == 0)
+				ox_buf_printf(&t, "%s s0_%d = ox_vf_load(bias + %d)", o ? "," : "", o, o * b);
+			else
+				ox_buf_printf(&t, "%s s%d_%d = s0_%d", o ? "," : "", r, o, o);
+		ox_buf_puts(&t, ";\n");
+	}
+	ox_buf_puts(&t, "\tfor (long i1 = 0; i1 < q->n1; i1++) {\n"
+			"\t\tconst long kc = i1 == q->n1 - 1 ? q->kcl : q->kc;\n"
+			"\t\tfor (long i2 = 0; i2 < q->n2; i2++)\n"
+			"\t\tfor (long i3 = 0; i3 < q->n3; i3++) {\n"
+			"\t\t\tconst float *p = a + i1 * q->s1 + i2 * q->s2 + i3 * q->s3;\n");
+	ox_buf_printf(&t, "\t\t\tfor (long c = 0; c < kc; c++, p += %s, w += %d) {\n", ac1 ? "1" : "q->ac", ocb * b);
+	ox_buf_puts(&t, "\t\t\t\tconst ox_vf");
+	for (int o = 0; o < ocb; o++)
+		ox_buf_printf(&t, "%s w%d = ox_vf_load(w + %d)", o ? "," : "", o, o * b);
+	ox_buf_puts(&t, ";\n\t\t\t\tox_vf x;\n");
+	for (int r = 0; r < rows; r++) {
+		ox_buf_printf(&t, "\t\t\t\tx = ox_vf_set1(p[%ld]);\n", r * ar);
+		for (int o = 0; o < ocb; o++)
+			ox_buf_printf(&t, "\t\t\t\ts%d_%d = ox_vf_fma(x, w%d, s%d_%d);\n", r, o, o, r, o);
+	}
+	ox_buf_puts(&t, "\t\t\t}\n\t\t}\n\t}\n");
+	for (int r = 0; r < rows; r++)
+		for (int o = 0; o < ocb; o++) {
+			char off[32] = "";
+			if (o)
+				snprintf(off, sizeof off, o == 1 ? " + q->yo" : " + %d * q->yo", o);
+			ox_buf_printf(&t, "\tox_vf_store(y + %d%s, s%d_%d);\n", r * b, off, r, o);
+		}
+	ox_buf_puts(&t, "}\n");
+	char key[96];
+	snprintf(key, sizeof key, "ck/%s", name);
+	ox_cg_helper(cg, key, t.s);
+	ox_buf_free(&t);
+	return name;
+}
+
+/* depthwise micro-kernel: rows positions (ar floats apart) of one channel
+ * block, a vector load per position and tap */
+static const char *dw_kernel(ox_cg *cg, int rows, long ar)
+{
+	static char name[64];
+	int b = cg->g->target->vw;
+	snprintf(name, sizeof name, "ox_dk%d_a%ld", rows, ar);
+	ox_buf t = {0};
+	ox_buf_printf(&t, "/* depthwise micro-kernel: %d positions (%ld floats apart) of one channel block */\n", rows,
+		      ar);
+	ox_buf_printf(&t, "static OX_UNUSED void %s(const float *restrict a, const float *restrict w, float *restrict y,\n"
+			  "\t\tconst float *restrict bias, long kh, long kw, long rs, long cs)\n{\n", name);
+	ox_buf_puts(&t, "\tox_vf s0 = ox_vf_load(bias)");
+	for (int r = 1; r < rows; r++)
+		ox_buf_printf(&t, ", s%d = s0", r);
+	ox_buf_puts(&t, ";\n\tfor (long i = 0; i < kh; i++)\n");
+	ox_buf_printf(&t, "\t\tfor (long j = 0; j < kw; j++, w += %d) {\n", b);
+	ox_buf_puts(&t, "\t\t\tconst ox_vf v = ox_vf_load(w);\n\t\t\tconst float *p = a + i * rs + j * cs;\n");
+	for (int r = 0; r < rows; r++)
+		ox_buf_printf(&t, "\t\t\ts%d = ox_vf_fma(ox_vf_load(p + %ld), v, s%d);\n", r, r * ar, r);
+	ox_buf_puts(&t, "\t\t}\n");
+	for (int r = 0; r < rows; r++)
+		ox_buf_printf(&t, "\tox_vf_store(y + %d, s%d);\n", r * b, r);
+	ox_buf_puts(&t, "}\n");
+	char key[96];
+	snprintf(key, sizeof key, "dk/%s", name);
+	ox_cg_helper(cg, key, t.s);
+	ox_buf_free(&t);
+	return name;
+}
+
+/* The zero-bordered copy of the input into the scratch (the node's last
+ * output), as the serial prologue: planes of IH x IW positions of e floats. */
+static void padded_copy(ox_cg *cg, const ox_node *n, const ox_convgeo *q, int64_t planes, int e)
+{
+	ox_cg_printf(cg, "\t/* the input with its pads, zero-bordered: %lld planes of %lldx%lld */\n", (long long)planes,
+		     (long long)q->IHp, (long long)q->IWp);
+	ox_cg_line(cg, 1, "float *xp = (float *)out%d;", n->nout - 1);
+	ox_cg_line(cg, 1, "for (long i = 0; i < %lld; i++) {", (long long)planes);
+	ox_cg_line(cg, 2, "float *d = xp + i * %lld;", (long long)(q->IHp * q->IWp * e));
+	ox_cg_line(cg, 2, "const float *s = in0 + i * %lld;", (long long)(q->IH * q->IW * e));
+	if (q->pt)
+		ox_cg_line(cg, 2, "memset(d, 0, %lld);", (long long)(q->pt * q->IWp * e * 4));
+	ox_cg_line(cg, 2, "for (long h = 0; h < %lld; h++) {", (long long)q->IH);
+	ox_cg_line(cg, 3, "float *r = d + (h + %lld) * %lld;", (long long)q->pt, (long long)(q->IWp * e));
+	if (q->pl)
+		ox_cg_line(cg, 3, "memset(r, 0, %lld);", (long long)(q->pl * e * 4));
+	ox_cg_line(cg, 3, "memcpy(r + %lld, s + h * %lld, %lld);", (long long)(q->pl * e), (long long)(q->IW * e),
+		   (long long)(q->IW * e * 4));
+	if (q->pr)
+		ox_cg_line(cg, 3, "memset(r + %lld, 0, %lld);", (long long)((q->pl + q->IW) * e),
+			   (long long)(q->pr * e * 4));
+	ox_cg_line(cg, 2, "}");
+	if (q->pb)
+		ox_cg_line(cg, 2, "memset(d + %lld, 0, %lld);", (long long)((q->pt + q->IH) * q->IWp * e),
+			   (long long)(q->pb * q->IWp * e * 4));
+	ox_cg_line(cg, 1, "}");
+}
+
+int ox_cg_emit_conv_blocked(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	ox_convgeo q;
+	if (ox_opt_conv_geo(g, n, &q))
+		return ox_error(g, n, "the blocked Conv's geometry is not supported");
+	const ox_value *w = ox_in(g, n, 1);
+	if (q.depthwise ? w->layout != OX_L_DWW
+			: w->layout != OX_L_CONVW || w->lp[1] != q.ocb || w->lp[2] != (q.inblocked ? q.b : 0))
+		ox_die("codegen: Conv '%s': weights not packed for its tile", n->name);
+	use_geo(cg);
+	const int b = q.b, e = q.inblocked ? b : 1;
+	const int64_t cb = (q.C + b - 1) / b, planes = q.N * (q.inblocked ? cb : q.C), mv = (q.M + b - 1) / b;
+	const int64_t ih = q.padded ? q.IHp : q.IH, iw = q.padded ? q.IWp : q.IW;
+	ox_cg_printf(cg, "\t/* Conv %lldx%lld%s, stride %lldx%lld, dilation %lldx%lld, pads %lld,%lld,%lld,%lld: "
+			 "[%lld,%lld,%lld,%lld] %s -> [%lld,%lld,%lld,%lld] blocked by %d;\n"
+			 "\t * tiles of %d positions x %d vectors of %d output channels */\n",
+		     (long long)q.KH, (long long)q.KW, q.depthwise ? " depthwise" : "", (long long)q.SH, (long long)q.SW,
+		     (long long)q.DH, (long long)q.DW, (long long)q.pt, (long long)q.pl, (long long)q.pb,
+		     (long long)q.pr, (long long)q.N, (long long)q.C, (long long)q.IH, (long long)q.IW,
+		     q.inblocked ? "blocked" : "plain", (long long)q.N, (long long)q.M, (long long)q.OH, (long long)q.OW,
+		     b, q.rows, q.ocb, b);
+	if (q.padded)
+		padded_copy(cg, n, &q, planes, e);
+	const char *X = q.padded ? "xs" : "in0";
+	const int64_t xn = (q.inblocked ? cb * b : q.C) * ih * iw; /* floats per image */
+	const int64_t osz = q.OH * q.OW;
+
+	if (q.depthwise) {
+		long ar = (long)(q.SW * b);
+		int tail = (int)(q.OW % q.rows);
+		char kn[64], ktn[64]; /* dw_kernel's name is a static buffer */
+		snprintf(kn, sizeof kn, "%s", dw_kernel(cg, q.rows, ar));
+		snprintf(ktn, sizeof ktn, "%s", tail ? dw_kernel(cg, tail, ar) : "");
+		ox_cg_tasks(cg, (long)(q.N * cb * q.OH));
+		if (q.padded)
+			ox_cg_line(cg, 1, "const float *xs = (const float *)out%d;", n->nout - 1);
+		ox_cg_line(cg, 1, "const long c = t / %lld, oh = t %% %lld; /* image x channel block, output row */",
+			   (long long)q.OH, (long long)q.OH);
+		ox_cg_line(cg, 1, "const float *a = %s + (c * %lld + oh * %lld) * %lld;", X, (long long)ih,
+			   (long long)q.SH, (long long)(iw * b));
+		ox_cg_line(cg, 1, "const float *wc = in1 + (c %% %lld) * %lld, *bc = in2 + (c %% %lld) * %d;", (long long)cb,
+			   (long long)(q.KH * q.KW * b), (long long)cb, b);
+		ox_cg_line(cg, 1, "float *y = out0 + (c * %lld + oh * %lld) * %d;", (long long)osz, (long long)q.OW, b);
+		ox_cg_line(cg, 1, "long ow = 0;");
+		ox_cg_line(cg, 1, "for (; ow + %d <= %lld; ow += %d)", q.rows, (long long)q.OW, q.rows);
+		ox_cg_line(cg, 2, "%s(a + ow * %ld, wc, y + ow * %d, bc, %lld, %lld, %lld, %lld);", kn, ar, b,
+			   (long long)q.KH, (long long)q.KW, (long long)(q.DH * iw * b), (long long)(q.DW * b));
+		if (tail)
+			ox_cg_line(cg, 1, "%s(a + ow * %ld, wc, y + ow * %d, bc, %lld, %lld, %lld, %lld);", ktn, ar, b,
+				   (long long)q.KH, (long long)q.KW, (long long)(q.DH * iw * b), (long long)(q.DW * b));
+		return 0;
+	}
+
+	/* group 1: tasks are (image, group of ocb output vectors, rows) */
+	const int64_t ng = (mv + q.ocb - 1) / q.ocb, ocl = mv - (ng - 1) * q.ocb; /* the last group's width */
+	const long ar = (long)(q.flat ? e : q.SW * e);
+	const int64_t p = q.flat ? osz : q.OW; /* positions a task row covers */
+	const int tail = (int)(p % q.rows);
+	char k[4][64]; /* [full group, last group] x [full tile, tail tile] */
+	snprintf(k[0], 64, "%s", conv_kernel(cg, q.rows, q.ocb, ar, q.inblocked));
+	snprintf(k[1], 64, "%s", tail ? conv_kernel(cg, tail, q.ocb, ar, q.inblocked) : "");
+	snprintf(k[2], 64, "%s", conv_kernel(cg, q.rows, (int)ocl, ar, q.inblocked));
+	snprintf(k[3], 64, "%s", tail ? conv_kernel(cg, tail, (int)ocl, ar, q.inblocked) : "");
+	/* a flat task covers about an output row's worth of tiles */
+	const int64_t per = q.flat ? ((q.OW + q.rows - 1) / q.rows) * q.rows : p;
+	const int64_t nrow = q.flat ? (osz + per - 1) / per : q.OH;
+	ox_cg_tasks(cg, (long)(q.N * ng * nrow));
+	if (q.padded)
+		ox_cg_line(cg, 1, "const float *xs = (const float *)out%d;", n->nout - 1);
+	if (q.inblocked)
+		ox_cg_line(cg, 1, "static const ox_ckgeo q = {%lld, %lld, %lld, %lld, %lld, %lld, %d, %lld, 1, %lld};",
+			   (long long)cb, (long long)(ih * iw * b), (long long)q.KH, (long long)(q.DH * iw * b),
+			   (long long)q.KW, (long long)(q.DW * b), b, (long long)(q.C - (cb - 1) * b),
+			   (long long)(osz * b));
+	else
+		ox_cg_line(cg, 1, "static const ox_ckgeo q = {1, 0, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld};",
+			   (long long)q.KH, (long long)(q.DH * iw), (long long)q.KW, (long long)q.DW, (long long)q.C,
+			   (long long)q.C, (long long)(ih * iw), (long long)(osz * b));
+	ox_cg_line(cg, 1, "const long r = t %% %lld, gi = t / %lld %% %lld, ni = t / %lld;", (long long)nrow,
+		   (long long)nrow, (long long)ng, (long long)(nrow * ng));
+	ox_cg_line(cg, 1, "const float *wg = in1 + gi * %lld, *bg = in2 + gi * %d;",
+		   (long long)(q.ocb * b * q.C * q.KH * q.KW), q.ocb * b);
+	if (q.flat) {
+		ox_cg_line(cg, 1, "const long p0 = r * %lld, p1 = p0 + %lld < %lld ? p0 + %lld : %lld;", (long long)per,
+			   (long long)per, (long long)osz, (long long)per, (long long)osz);
+		ox_cg_line(cg, 1, "const float *a = %s + ni * %lld;", X, (long long)xn);
+		ox_cg_line(cg, 1, "float *y = out0 + (ni * %lld + gi * %d) * %lld;", (long long)mv, q.ocb,
+			   (long long)(osz * b));
+	} else {
+		ox_cg_line(cg, 1, "const long p0 = 0, p1 = %lld;", (long long)q.OW);
+		ox_cg_line(cg, 1, "const float *a = %s + ni * %lld + r * %lld;", X, (long long)xn,
+			   (long long)(q.SH * iw * e));
+		ox_cg_line(cg, 1, "float *y = out0 + ((ni * %lld + gi * %d) * %lld + r * %lld) * %d;", (long long)mv,
+			   q.ocb, (long long)osz, (long long)q.OW, b);
+	}
+	for (int last = 0; last < 2; last++) {
+		if (last && ocl == q.ocb)
+			break;
+		int lvl = ocl == q.ocb ? 1 : 2;
+		if (ocl != q.ocb)
+			ox_cg_line(cg, 1, last ? "} else {" : "if (gi < %lld) {", (long long)(ng - 1));
+		ox_cg_line(cg, lvl, "long i = p0;");
+		ox_cg_line(cg, lvl, "for (; i + %d <= p1; i += %d)", q.rows, q.rows);
+		ox_cg_line(cg, lvl + 1, "%s(a + i * %ld, wg, y + i * %d, bg, &q);", k[2 * last], ar, b);
+		if (tail)
+			ox_cg_line(cg, lvl, "if (i < p1)\n%.*s%s(a + i * %ld, wg, y + i * %d, bg, &q);", lvl + 1,
+				   "\t\t\t\t", k[2 * last + 1], ar, b);
+	}
+	if (ocl != q.ocb)
+		ox_cg_line(cg, 1, "}");
+	return 0;
+}
+
+/* MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool on blocked values:
+ * a task per image x channel block (x output row), a vector per output
+ * position; windows are clipped to the input (pads are not materialized).
+ * A NaN in a max window stays; averages divide as templates/avgpool.c. */
+int ox_cg_emit_pool_blocked(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
+	int b = y->lp[0];
+	int64_t N = x->shape.d[0], C = x->shape.d[1], IH = x->shape.d[2], IW = x->shape.d[3];
+	int64_t OH = y->shape.d[2], OW = y->shape.d[3], cb = (C + b - 1) / b;
+	int ismax = n->op == OX_OP_MaxPool || n->op == OX_OP_GlobalMaxPool;
+	ox_cg_use_vf(cg);
+	if (n->op == OX_OP_GlobalAveragePool || n->op == OX_OP_GlobalMaxPool) {
+		ox_cg_printf(cg, "\t/* %s of [%lld,%lld,%lld,%lld] blocked by %d: a vector per channel block */\n",
+			     n->optype, (long long)N, (long long)C, (long long)IH, (long long)IW, b);
+		ox_cg_tasks(cg, (long)(N * cb));
+		ox_cg_line(cg, 1, "const float *p = in0 + t * %lld;", (long long)(IH * IW * b));
+		if (ismax) {
+			ox_cg_line(cg, 1, "ox_vf m = ox_vf_load(p);");
+			ox_cg_line(cg, 1, "for (long i = 1; i < %lld; i++) {", (long long)(IH * IW));
+			ox_cg_line(cg, 2, "const ox_vf v = ox_vf_load(p + i * %d);", b);
+			ox_cg_line(cg, 2, "m = ox_vf_select(ox_vm_or(ox_vf_gt(v, m), ox_vm_not(ox_vf_eq(v, v))), v, m);");
+			ox_cg_line(cg, 1, "}");
+			ox_cg_line(cg, 1, "ox_vf_store(out0 + t * %d, m);", b);
+		} else {
+			/* four partial sums: shorter chains, a little less rounding */
+			ox_cg_line(cg, 1, "ox_vf s0 = ox_vf_zero(), s1 = s0, s2 = s0, s3 = s0;");
+			ox_cg_line(cg, 1, "long i = 0;");
+			ox_cg_line(cg, 1, "for (; i + 4 <= %lld; i += 4) {", (long long)(IH * IW));
+			for (int k = 0; k < 4; k++)
+				ox_cg_line(cg, 2, "s%d = ox_vf_add(s%d, ox_vf_load(p + (i + %d) * %d));", k, k, k, b);
+			ox_cg_line(cg, 1, "}");
+			ox_cg_line(cg, 1, "for (; i < %lld; i++)", (long long)(IH * IW));
+			ox_cg_line(cg, 2, "s0 = ox_vf_add(s0, ox_vf_load(p + i * %d));", b);
+			ox_cg_line(cg, 1, "ox_vf_store(out0 + t * %d, ox_vf_mul(ox_vf_add(ox_vf_add(s0, s1), ox_vf_add(s2, s3)), "
+				   "ox_vf_set1(%s)));", b, ox_cg_lit(OX_F32, 1.0 / (double)(IH * IW)));
+		}
+		return 0;
+	}
+	int64_t k[2], s[2], d[2], pads[4], in[2] = {IH, IW}, out[2] = {OH, OW};
+	int ap;
+	if (ox_ir_nn_window(g, n, 2, NULL, k, s, d, pads, &ap))
+		return -1;
+	ox_ir_nn_same_pads(ap, 2, in, out, k, s, d, pads);
+	int incl = !ismax && ox_attr_int(n, "count_include_pad", 0);
+	ox_cg_printf(cg, "\t/* %s %lldx%lld, stride %lldx%lld, pads %lld,%lld,%lld,%lld%s: [%lld,%lld,%lld,%lld] -> "
+			 "%lldx%lld, blocked by %d */\n",
+		     n->optype, (long long)k[0], (long long)k[1], (long long)s[0], (long long)s[1], (long long)pads[0],
+		     (long long)pads[1], (long long)pads[2], (long long)pads[3], incl ? ", pads counted" : "",
+		     (long long)N, (long long)C, (long long)IH, (long long)IW, (long long)OH, (long long)OW, b);
+	ox_cg_tasks(cg, (long)(N * cb * OH));
+	ox_cg_line(cg, 1, "const long c = t / %lld, oh = t %% %lld;", (long long)OH, (long long)OH);
+	ox_cg_line(cg, 1, "const float *xc = in0 + c * %lld;", (long long)(IH * IW * b));
+	ox_cg_line(cg, 1, "float *yr = out0 + (c * %lld + oh) * %lld;", (long long)OH, (long long)(OW * b));
+	ox_cg_line(cg, 1, "const long h0 = oh * %lld - %lld;", (long long)s[0], (long long)pads[0]);
+	ox_cg_line(cg, 1, "for (long ow = 0; ow < %lld; ow++) {", (long long)OW);
+	ox_cg_line(cg, 2, "const long w0 = ow * %lld - %lld;", (long long)s[1], (long long)pads[1]);
+	ox_cg_line(cg, 2, ismax ? "ox_vf m = ox_vf_set1(-INFINITY);" : "ox_vf m = ox_vf_zero();");
+	if (!ismax) {
+		/* taps inside the input, or with incl inside the padded extent */
+		ox_cg_line(cg, 2, "long nh = 0, nw = 0;");
+		ox_cg_line(cg, 2, "for (long i = 0; i < %lld; i++) {", (long long)k[0]);
+		ox_cg_line(cg, 3, "const long ih = h0 + i * %lld;", (long long)d[0]);
+		if (incl)
+			ox_cg_line(cg, 3, "nh += ih >= %lld && ih < %lld;", (long long)-pads[0], (long long)(IH + pads[2]));
+		else
+			ox_cg_line(cg, 3, "nh += ih >= 0 && ih < %lld;", (long long)IH);
+		ox_cg_line(cg, 2, "}");
+		ox_cg_line(cg, 2, "for (long j = 0; j < %lld; j++) {", (long long)k[1]);
+		ox_cg_line(cg, 3, "const long iw = w0 + j * %lld;", (long long)d[1]);
+		if (incl)
+			ox_cg_line(cg, 3, "nw += iw >= %lld && iw < %lld;", (long long)-pads[1], (long long)(IW + pads[3]));
+		else
+			ox_cg_line(cg, 3, "nw += iw >= 0 && iw < %lld;", (long long)IW);
+		ox_cg_line(cg, 2, "}");
+	}
+	ox_cg_line(cg, 2, "for (long i = 0; i < %lld; i++) {", (long long)k[0]);
+	ox_cg_line(cg, 3, "const long ih = h0 + i * %lld;", (long long)d[0]);
+	ox_cg_line(cg, 3, "if (ih < 0 || ih >= %lld)", (long long)IH);
+	ox_cg_line(cg, 4, "continue;");
+	ox_cg_line(cg, 3, "for (long j = 0; j < %lld; j++) {", (long long)k[1]);
+	ox_cg_line(cg, 4, "const long iw = w0 + j * %lld;", (long long)d[1]);
+	ox_cg_line(cg, 4, "if (iw < 0 || iw >= %lld)", (long long)IW);
+	ox_cg_line(cg, 5, "continue;");
+	ox_cg_line(cg, 4, "const ox_vf v = ox_vf_load(xc + (ih * %lld + iw) * %d);", (long long)IW, b);
+	if (ismax)
+		ox_cg_line(cg, 4, "m = ox_vf_select(ox_vm_or(ox_vf_gt(v, m), ox_vm_not(ox_vf_eq(v, v))), v, m);");
+	else
+		ox_cg_line(cg, 4, "m = ox_vf_add(m, v);");
+	ox_cg_line(cg, 3, "}");
+	ox_cg_line(cg, 2, "}");
+	if (ismax)
+		ox_cg_line(cg, 2, "ox_vf_store(yr + ow * %d, m);", b);
+	else /* an empty window divides 0 by 0: NaN, as the reference gives */
+		ox_cg_line(cg, 2, "ox_vf_store(yr + ow * %d, ox_vf_div(m, ox_vf_set1((float)(nh * nw))));", b);
+	ox_cg_line(cg, 1, "}");
+	return 0;
+}

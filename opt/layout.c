@@ -1,0 +1,251 @@
+/* layout.c: choose where values are channel-blocked (OX_L_BLOCKED).
+ *
+ * The blocked convolution kernels write output channels a vector at a
+ * time, so a 2-D f32 Conv (group 1 or depthwise) makes its output
+ * [N][C/b][H][W][b], b the target's vector width. The layout then flows
+ * forward through the ops whose emitters take it (flag OX_F_BLOCKED:
+ * elementwise f32 ops, 2-D pools, global pools, Concat of whole channel
+ * blocks) while every operand agrees; constants those ops read (a
+ * per-channel scale, a bias) are re-laid out here at compile time. Where a
+ * blocked value meets an op that does not take it, one onnxcc::Reorder per
+ * value converts it back (and graph outputs are always plain); a depthwise
+ * Conv or a blocked op fed a plain tensor gets a Reorder the other way. A
+ * Conv with group 1 reads either layout (its kernel only broadcasts input
+ * elements), so no conversion is needed in front of it.
+ * Requires: constant shapes (after static). Invalidates: node order
+ * (Reorders are appended, then the graph is sorted again), uses.
+ */
+#include "opt.h"
+#include "../ir/family.h"
+#include <stdlib.h>
+#include <string.h>
+
+/* input k of a blocked node: 0 plain is fine, 1 must be blocked, 2 any */
+enum { NEED_PLAIN, NEED_BLOCKED, NEED_ANY };
+
+static int is_f32(ox_graph *g, ox_id v)
+{
+	return v >= 0 && g->vals[v].dtype == OX_F32;
+}
+
+static int rank4(ox_graph *g, ox_id v)
+{
+	return v >= 0 && g->vals[v].has_shape && g->vals[v].shape.rank == 4;
+}
+
+/* a Conv the blocked kernels compute: 2-D, f32, constant weights, group 1
+ * or depthwise (group = C = M) */
+int ox_opt_conv_blockable(ox_graph *g, const ox_node *n, int *depthwise)
+{
+	if (n->op != OX_OP_Conv || !rank4(g, n->in[0]) || !is_f32(g, n->in[0]) || !is_f32(g, n->out[0]))
+		return 0;
+	const ox_value *w = ox_in(g, n, 1);
+	if (!w || w->kind != OX_V_CONST || w->shape.rank != 4)
+		return 0;
+	if (w->layout != OX_L_PLAIN && w->layout != OX_L_CONVW && w->layout != OX_L_DWW)
+		return 0; /* packed by opt/pack.c: still this Conv's */
+	if (n->nin > 2 && n->in[2] >= 0 && g->vals[n->in[2]].kind != OX_V_CONST)
+		return 0;
+	int64_t G = ox_attr_int(n, "group", 1), C = g->vals[n->in[0]].shape.d[1], M = w->shape.d[0];
+	*depthwise = G > 1 && G == C && M == C && w->shape.d[1] == 1;
+	return G == 1 || *depthwise;
+}
+
+/* The shape an operand of a node with output shape o broadcasts as, in 4
+ * dims. Blockable when it is a scalar (stays plain) or spans o's channels
+ * with every other dim either o's or 1. */
+static int operand_blockable(ox_graph *g, ox_id v, const ox_shape *o, int *scalar)
+{
+	const ox_value *x = &g->vals[v];
+	*scalar = ox_shape_numel(&x->shape) == 1;
+	if (*scalar)
+		return 1;
+	if (x->shape.rank > 4 || x->dtype != OX_F32)
+		return 0;
+	int off = 4 - x->shape.rank;
+	for (int i = 0; i < 4; i++) {
+		int64_t d = i < off ? 1 : x->shape.d[i - off];
+		if (i == 1 ? d != o->d[1] : d != 1 && d != o->d[i])
+			return 0;
+	}
+	return 1;
+}
+
+/* How node n computes when some input is blocked: 1 and needs[k] per input
+ * when it can compute blocked, else 0. */
+static int blockable(ox_graph *g, const ox_node *n, int b, int *need)
+{
+	unsigned f = ox_ops[n->op].flags;
+	if (!(f & OX_F_BLOCKED) || n->nout < 1 || !rank4(g, n->out[0]) || !is_f32(g, n->out[0]))
+		return 0;
+	const ox_shape *o = &g->vals[n->out[0]].shape;
+	for (int k = 0; k < n->nin; k++)
+		need[k] = NEED_PLAIN;
+	switch (n->op) {
+	case OX_OP_Conv: {
+		int dw;
+		if (!ox_opt_conv_blockable(g, n, &dw))
+			return 0;
+		need[0] = dw ? NEED_BLOCKED : NEED_ANY;
+		for (int k = 3; k < n->nin; k++) { /* epilogue operands */
+			int sc;
+			if (n->in[k] >= 0 && !operand_blockable(g, n->in[k], o, &sc))
+				return 0;
+			need[k] = n->in[k] >= 0 && !sc ? NEED_BLOCKED : NEED_PLAIN;
+		}
+		return 1;
+	}
+	case OX_OP_MaxPool:
+		if (n->nout > 1 && n->out[1] >= 0)
+			return 0; /* indices are positions in the plain layout */
+		/* fallthrough */
+	case OX_OP_AveragePool:
+	case OX_OP_GlobalAveragePool:
+	case OX_OP_GlobalMaxPool:
+		if (!rank4(g, n->in[0]) || !is_f32(g, n->in[0]))
+			return 0;
+		need[0] = NEED_BLOCKED;
+		return 1;
+	case OX_OP_Concat:
+		if (ox_norm_axis(ox_attr_int(n, "axis", 0), 4) != 1)
+			return 0;
+		for (int k = 0; k < n->nin; k++) {
+			if (!rank4(g, n->in[k]) || !is_f32(g, n->in[k]) || g->vals[n->in[k]].shape.d[1] % b)
+				return 0;
+			need[k] = NEED_BLOCKED;
+		}
+		return 1;
+	}
+	if (!(f & OX_F_EW))
+		return 0;
+	for (int k = 0; k < n->nin; k++) {
+		int sc;
+		if (n->in[k] < 0)
+			continue;
+		if (!operand_blockable(g, n->in[k], o, &sc))
+			return 0;
+		need[k] = sc ? NEED_PLAIN : NEED_BLOCKED;
+	}
+	return 1;
+}
+
+/* ---- compile-time conversion of constants ---- */
+
+/* v's data, broadcast-aligned to rank 4, as a new blocked constant */
+static ox_id blocked_const(ox_graph *g, ox_id v, int b)
+{
+	const ox_value *x = &g->vals[v];
+	ox_shape s = {4, {1, 1, 1, 1}};
+	for (int i = 0; i < x->shape.rank; i++)
+		s.d[4 - x->shape.rank + i] = x->shape.d[i];
+	int64_t N = s.d[0], C = s.d[1], S = s.d[2] * s.d[3], CB = (C + b - 1) / b;
+	ox_tensor *t = ox_ir_new_tensor(g, OX_F32, &(ox_shape){1, {N * CB * S * b}});
+	const float *src = x->data->data;
+	float *dst = t->data;
+	for (int64_t n = 0; n < N; n++)
+		for (int64_t c = 0; c < C; c++)
+			for (int64_t i = 0; i < S; i++)
+				dst[((n * CB + c / b) * S + i) * b + c % b] = src[(n * C + c) * S + i];
+	t->shape = s;
+	char name[256];
+	snprintf(name, sizeof name, "%s@blocked", x->name);
+	ox_id id = ox_ir_add_const(g, name, t);
+	g->vals[id].layout = OX_L_BLOCKED;
+	g->vals[id].lp[0] = b;
+	return id;
+}
+
+/* ---- the pass ---- */
+
+typedef struct {
+	ox_id *conv[2]; /* per value: its copy in the other layout (made once) */
+} cache;
+
+/* v in the layout `blocked`: v itself, or a (cached) Reorder or constant copy */
+static ox_id convert(ox_graph *g, cache *cc, ox_id v, int blocked, int b)
+{
+	ox_value *x = &g->vals[v];
+	if ((x->layout == OX_L_BLOCKED) == blocked)
+		return v;
+	if (cc->conv[blocked][v] >= 0)
+		return cc->conv[blocked][v];
+	ox_id r;
+	if (x->kind == OX_V_CONST && blocked) {
+		r = blocked_const(g, v, b);
+	} else {
+		char name[256];
+		snprintf(name, sizeof name, "%s@%s", x->name, blocked ? "blocked" : "plain");
+		ox_id nid = ox_ir_add_node(g, OX_OP_Reorder, "Reorder", name, 1, 1);
+		r = ox_ir_add_value(g, name, OX_V_INTERNAL);
+		ox_value *y = &g->vals[r];
+		x = &g->vals[v];
+		y->dtype = x->dtype, y->has_shape = 1, y->shape = x->shape, y->producer = nid;
+		if (blocked)
+			y->layout = OX_L_BLOCKED, y->lp[0] = b;
+		ox_node *n = &g->nodes[nid];
+		n->domain = "onnxcc";
+		n->in[0] = v;
+		n->out[0] = r;
+	}
+	cc->conv[blocked][v] = r;
+	return r;
+}
+
+int ox_opt_layout(ox_graph *g)
+{
+	int b = g->target ? g->target->vw : 4;
+	if (!g->opt || b < 2)
+		return 0;
+	ox_ir_fill_uses(g);
+	int nv = g->nvals, nn = g->nnodes;
+	char *blk = calloc((size_t)nn + 1, 1);
+	int maxin = 1;
+	for (int i = 0; i < nn; i++)
+		if (g->nodes[i].nin > maxin)
+			maxin = g->nodes[i].nin;
+	int *need = calloc((size_t)nn * maxin + 1, sizeof *need);
+
+	/* forward: a node computes blocked when it is a blocked Conv, or when
+	 * it can and one of its inputs arrives blocked */
+	for (int i = 0; i < nn; i++) {
+		ox_node *n = &g->nodes[i];
+		int *nd = need + (size_t)i * maxin;
+		if (!blockable(g, n, b, nd))
+			continue;
+		int any = n->op == OX_OP_Conv;
+		for (int k = 0; k < n->nin && !any; k++)
+			any = n->in[k] >= 0 && g->vals[n->in[k]].layout == OX_L_BLOCKED;
+		if (!any)
+			continue;
+		blk[i] = 1;
+		ox_value *y = &g->vals[n->out[0]];
+		y->layout = OX_L_BLOCKED;
+		y->lp[0] = b;
+	}
+
+	/* the conversions each input needs; graph outputs go back to plain */
+	cache cc;
+	for (int l = 0; l < 2; l++) {
+		cc.conv[l] = malloc(((size_t)nv + 1) * sizeof(ox_id));
+		for (int i = 0; i < nv; i++)
+			cc.conv[l][i] = -1;
+	}
+	for (int i = 0; i < nn; i++) {
+		for (int k = 0; k < g->nodes[i].nin; k++) {
+			ox_id v = g->nodes[i].in[k];
+			int nd = blk[i] ? need[(size_t)i * maxin + k] : NEED_PLAIN;
+			if (v < 0 || v >= nv || nd == NEED_ANY)
+				continue;
+			ox_id r = convert(g, &cc, v, nd == NEED_BLOCKED, b);
+			g->nodes[i].in[k] = r;
+		}
+	}
+	for (int k = 0; k < g->noutputs; k++)
+		g->outputs[k] = convert(g, &cc, g->outputs[k], 0, b);
+	free(cc.conv[0]), free(cc.conv[1]);
+	free(blk), free(need);
+	if (ox_ir_toposort(g))
+		ox_die("layout: the graph has a cycle after adding Reorders");
+	ox_ir_fill_uses(g);
+	return 0;
+}

@@ -1,0 +1,191 @@
+/* pack.c: weights laid out in the order the kernels read them, and the
+ * tiles of the blocked convolutions.
+ *
+ * For each Conv the layout pass blocked (its output is OX_L_BLOCKED), the
+ * tile is chosen here from the target's table (ir/target.h) by a small
+ * cost model, and the weights become a new constant in that tile's order:
+ * OX_L_CONVW (groups of `ocb` output vectors, the reduction in the order
+ * the micro-kernel walks it) or OX_L_DWW for depthwise; the bias becomes
+ * a blocked [M] vector padded with zeros (a zero one when there was none).
+ * A Conv with pads gets scratch memory for a zero-bordered copy of its
+ * input, so its kernels never test borders. Codegen reads the same
+ * geometry through ox_opt_conv_geo, so the two cannot disagree.
+ * Requires: the layout pass. Invalidates: nothing (constants are added,
+ * the old ones are left for codegen to skip when unused).
+ */
+#include "opt.h"
+#include "../ir/family.h"
+#include <string.h>
+
+/* cycles per reduction step of a rows x ocb tile: FMAs on two pipes,
+ * loads (ocb weight vectors, rows broadcasts) on two ports, and at least
+ * the FMA latency, each accumulator being updated once per step */
+static double step_cost(int rows, int ocb)
+{
+	double fma = rows * ocb / 2.0, ld = (rows + ocb) / 2.0, c = fma > ld ? fma : ld;
+	return c > 4 ? c : 4;
+}
+
+/* cost of all tiles of p positions in tiles of `rows` (a shorter last one)
+ * and mv output vectors in groups of `ocb` (a narrower last one) */
+static double tiling_cost(int64_t p, int rows, int64_t mv, int ocb)
+{
+	int64_t full = p / rows, tail = p % rows, gf = mv / ocb, gt = mv % ocb;
+	double c = (double)gf * ((double)full * step_cost(rows, ocb) + (tail ? step_cost((int)tail, ocb) : 0));
+	if (gt)
+		c += (double)full * step_cost(rows, (int)gt) + (tail ? step_cost((int)tail, (int)gt) : 0);
+	return c;
+}
+
+int ox_opt_conv_geo(ox_graph *g, const ox_node *n, ox_convgeo *cg)
+{
+	memset(cg, 0, sizeof *cg);
+	const ox_value *x = ox_in(g, n, 0), *w = ox_in(g, n, 1), *y = ox_out(g, n, 0);
+	if (!ox_opt_conv_blockable(g, n, &cg->depthwise) || y->layout != OX_L_BLOCKED)
+		return -1;
+	int64_t k[2], s[2], d[2], pads[4], in[2] = {x->shape.d[2], x->shape.d[3]};
+	int64_t out[2] = {y->shape.d[2], y->shape.d[3]};
+	int ap;
+	if (ox_ir_nn_window(g, n, 2, &w->shape, k, s, d, pads, &ap))
+		return -1;
+	ox_ir_nn_same_pads(ap, 2, in, out, k, s, d, pads);
+	const ox_target *t = g->target;
+	cg->b = y->lp[0];
+	cg->inblocked = x->layout == OX_L_BLOCKED;
+	cg->N = x->shape.d[0], cg->C = x->shape.d[1], cg->M = y->shape.d[1];
+	cg->IH = in[0], cg->IW = in[1], cg->OH = out[0], cg->OW = out[1];
+	cg->KH = k[0], cg->KW = k[1], cg->SH = s[0], cg->SW = s[1], cg->DH = d[0], cg->DW = d[1];
+	cg->pt = pads[0], cg->pl = pads[1], cg->pb = pads[2], cg->pr = pads[3];
+	cg->padded = pads[0] || pads[1] || pads[2] || pads[3];
+	cg->IHp = cg->IH + cg->pt + cg->pb, cg->IWp = cg->IW + cg->pl + cg->pr;
+	cg->flat = !cg->padded && cg->KH == 1 && cg->KW == 1 && cg->SH == 1 && cg->SW == 1;
+	int64_t p = cg->flat ? cg->OH * cg->OW : cg->OW, mv = (cg->M + cg->b - 1) / cg->b;
+	if (cg->depthwise) {
+		/* one weight vector a tap, a vector load per position */
+		int r = t->nregs - 4;
+		cg->ocb = 1;
+		cg->rows = (int)(p < r ? p : r);
+		return 0;
+	}
+	double best = -1;
+	for (int o = 1; o <= 4; o++) {
+		int rmax = t->conv_rows[o - 1];
+		if (o > mv || rmax < 1)
+			continue;
+		int r = (int)(p < rmax ? p : rmax);
+		double c = tiling_cost(p, r, mv, o);
+		if (best < 0 || c < best)
+			best = c, cg->rows = r, cg->ocb = o;
+	}
+	return 0;
+}
+
+/* ---- packing ---- */
+
+static ox_id new_const(ox_graph *g, const char *name, const char *what, int64_t numel, const ox_shape *logical,
+		       int layout, int p0, int p1, int p2)
+{
+	ox_tensor *t = ox_ir_new_tensor(g, OX_F32, &(ox_shape){1, {numel}});
+	t->shape = *logical;
+	char buf[256];
+	snprintf(buf, sizeof buf, "%s@%s", name, what);
+	ox_id id = ox_ir_add_const(g, buf, t);
+	ox_value *v = &g->vals[id];
+	v->layout = layout, v->lp[0] = p0, v->lp[1] = p1, v->lp[2] = p2;
+	if (ox_value_storage_numel(v) != numel)
+		ox_die("pack: %s holds %lld floats, its layout %lld", buf, (long long)numel,
+		       (long long)ox_value_storage_numel(v));
+	return id;
+}
+
+/* the bias (or zeros) as a blocked [M] vector padded to the vector width */
+static ox_id pack_bias(ox_graph *g, ox_node *n, const ox_convgeo *cg)
+{
+	int64_t mp = (cg->M + cg->b - 1) / cg->b * cg->b;
+	const ox_value *bv = n->nin > 2 && n->in[2] >= 0 ? ox_in(g, n, 2) : NULL;
+	ox_id id = new_const(g, bv ? bv->name : n->name, bv ? "blocked" : "zero bias", mp,
+			     &(ox_shape){1, {cg->M}}, OX_L_BLOCKED, cg->b, 0, 0);
+	float *dst = g->vals[id].data->data;
+	for (int64_t m = 0; bv && m < cg->M; m++)
+		dst[m] = (float)ox_tensor_get_f64(bv->data, m);
+	return id;
+}
+
+static void pack_conv(ox_graph *g, ox_node *n, const ox_convgeo *cg)
+{
+	const ox_value *wv = ox_in(g, n, 1);
+	const float *w = wv->data->data;
+	int b = cg->b;
+	int64_t M = cg->M, KH = cg->KH, KW = cg->KW, taps = KH * KW;
+	int64_t mv = (M + b - 1) / b, mp = mv * b;
+	ox_id id;
+	if (cg->depthwise) {
+		/* [C/b][KH][KW][b] */
+		id = new_const(g, wv->name, "dww", mp * taps, &wv->shape, OX_L_DWW, b, 0, 0);
+		float *dst = g->vals[id].data->data;
+		for (int64_t m = 0; m < M; m++)
+			for (int64_t t = 0; t < taps; t++)
+				dst[(m / b * taps + t) * b + m % b] = w[m * taps + t];
+	} else {
+		/* groups of ocb output vectors; in each, the reduction as the
+		 * kernel walks it: [C/b][KH][KW][b rows] for a blocked input,
+		 * [KH][KW][C] for a plain one; a row holds the group's width */
+		int64_t C = cg->C, ib = cg->inblocked ? b : 0;
+		id = new_const(g, wv->name, "convw", mp * C * taps, &wv->shape, OX_L_CONVW, b, cg->ocb, (int)ib);
+		float *dst = g->vals[id].data->data;
+		int64_t at = 0;
+		for (int64_t g0 = 0; g0 < mv; g0 += cg->ocb) {
+			int64_t gw = (mv - g0 < cg->ocb ? mv - g0 : cg->ocb) * b;
+			for (int64_t r = 0; r < C * taps; r++) {
+				/* row r of the walk -> input channel c, tap t */
+				int64_t c, t;
+				if (ib) {
+					int64_t cb = r / (b * taps), rest = r % (b * taps), blk = C - cb * b < b ? C - cb * b : b;
+					/* within block cb: taps outer, the block's channels inner */
+					if (cb * b * taps + blk * taps <= r)
+						ox_die("pack: row %lld past the walk", (long long)r);
+					t = rest / blk, c = cb * b + rest % blk;
+				} else {
+					t = r / C, c = r % C;
+				}
+				for (int64_t j = 0; j < gw; j++) {
+					int64_t m = g0 * b + j;
+					dst[at++] = m < M ? w[(m * C + c) * taps + t] : 0;
+				}
+			}
+		}
+		if (at != mp * C * taps)
+			ox_die("pack: wrote %lld of %lld floats", (long long)at, (long long)(mp * C * taps));
+	}
+	n->in[1] = id;
+	ox_id bias = pack_bias(g, n, cg);
+	if (n->nin < 3) { /* room for the bias input */
+		ox_id *in = ox_ir_alloc(g, 4 * sizeof *in);
+		memcpy(in, n->in, (size_t)n->nin * sizeof *in);
+		n->in = in;
+		n->nin = 3;
+	}
+	n->in[2] = bias;
+	if (cg->padded) {
+		int64_t cs = cg->inblocked ? (cg->C + b - 1) / b * b : cg->C;
+		ox_ir_add_scratch(g, n, cg->N * cs * cg->IHp * cg->IWp * 4);
+	}
+}
+
+int ox_opt_pack(ox_graph *g)
+{
+	if (!g->opt)
+		return 0;
+	int nn = g->nnodes;
+	for (int i = 0; i < nn; i++) {
+		ox_node *n = &g->nodes[i];
+		ox_convgeo cg;
+		if (n->op == OX_OP_Conv && n->nout >= 1 && n->out[0] >= 0 && g->vals[n->out[0]].layout == OX_L_BLOCKED) {
+			if (ox_opt_conv_geo(g, n, &cg))
+				return -1;
+			pack_conv(g, n, &cg);
+		}
+	}
+	ox_ir_fill_uses(g);
+	return 0;
+}

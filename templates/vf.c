@@ -1,0 +1,23 @@
+/* vf.c: PLACEHOLDER (minimal, GNUC only) until the full version lands:
+ * the f32 vector of the target, OX_VW lanes. */
+typedef float ox_vf __attribute__((vector_size(OX_VW * 4)));
+typedef int32_t ox_vm __attribute__((vector_size(OX_VW * 4)));
+typedef float ox_vfu __attribute__((vector_size(OX_VW * 4), aligned(4)));
+static inline OX_UNUSED ox_vf ox_vf_zero(void) { return (ox_vf){0}; }
+static inline OX_UNUSED ox_vf ox_vf_set1(float x) { return x - (ox_vf){0}; }
+static inline OX_UNUSED ox_vf ox_vf_load(const float *p) { return *(const ox_vfu *)p; }
+static inline OX_UNUSED void ox_vf_store(float *p, ox_vf v) { *(ox_vfu *)p = v; }
+static inline OX_UNUSED ox_vf ox_vf_add(ox_vf a, ox_vf b) { return a + b; }
+static inline OX_UNUSED ox_vf ox_vf_mul(ox_vf a, ox_vf b) { return a * b; }
+static inline OX_UNUSED ox_vf ox_vf_div(ox_vf a, ox_vf b) { return a / b; }
+#if defined(__AVX512F__) && OX_VW == 16
+#include <immintrin.h>
+static inline OX_UNUSED ox_vf ox_vf_fma(ox_vf a, ox_vf b, ox_vf c) { return (ox_vf)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c); }
+#else
+static inline OX_UNUSED ox_vf ox_vf_fma(ox_vf a, ox_vf b, ox_vf c) { return a * b + c; }
+#endif
+static inline OX_UNUSED ox_vm ox_vf_gt(ox_vf a, ox_vf b) { return a > b; }
+static inline OX_UNUSED ox_vm ox_vf_eq(ox_vf a, ox_vf b) { return a == b; }
+static inline OX_UNUSED ox_vm ox_vm_or(ox_vm a, ox_vm b) { return a | b; }
+static inline OX_UNUSED ox_vm ox_vm_not(ox_vm a) { return ~a; }
+static inline OX_UNUSED ox_vf ox_vf_select(ox_vm m, ox_vf a, ox_vf b) { return (ox_vf)((m & (ox_vm)a) | (~m & (ox_vm)b)); }

@@ -1,0 +1,179 @@
+#!/usr/bin/python3
+"""make_opt_cases.py: end-to-end cases for the optimizer and the fast kernels.
+
+Writes tests/e2e/cases/opt/test_opt_*/{model.onnx,test_data_set_0/*.pb} in the
+backend tests' layout: small graphs whose shapes hit the kernels' edges
+(channel counts that are not a multiple of any vector width, tails of
+position tiles, strides, dilations, asymmetric pads, depthwise, a plain
+3-channel input, batch 2) and the patterns the passes rewrite (epilogues,
+elementwise chains, normalizations, attention, transposes). Expected outputs
+are computed in float64 with torch and numpy, independently of onnxcc, and
+committed; `make opt-cases` runs them for every --cpu target this machine
+can execute (tests/e2e/opt_cases.sh). Run with Debian's /usr/bin/python3.
+"""
+import os
+import numpy as np
+import onnx
+import torch
+import torch.nn.functional as F
+from onnx import helper as h, numpy_helper as nh, TensorProto as T
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "opt")
+RNG = np.random.default_rng(2026)
+
+
+def save(name, nodes, inputs, outputs, inits, opset=13):
+    """inputs: [(name, array)]; outputs: [(name, array)]; inits: [(name, array)]"""
+    g = h.make_graph(
+        nodes, name,
+        [h.make_tensor_value_info(n, T.FLOAT, a.shape) for n, a in inputs],
+        [h.make_tensor_value_info(n, T.FLOAT, a.shape) for n, a in outputs],
+        [nh.from_array(a.astype(np.float32), n) for n, a in inits])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)], producer_name="make_opt_cases")
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    d = os.path.join(ROOT, "test_opt_" + name)
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    onnx.save(m, os.path.join(d, "model.onnx"))
+    for k, (n, a) in enumerate(inputs):
+        with open(os.path.join(d, "test_data_set_0", "input_%d.pb" % k), "wb") as f:
+            f.write(nh.from_array(a.astype(np.float32), n).SerializeToString())
+    for k, (n, a) in enumerate(outputs):
+        with open(os.path.join(d, "test_data_set_0", "output_%d.pb" % k), "wb") as f:
+            f.write(nh.from_array(a.astype(np.float32), n).SerializeToString())
+
+
+def rnd(*shape, scale=1.0):
+    return (RNG.standard_normal(shape) * scale).astype(np.float32)
+
+
+def t64(a):
+    return torch.from_numpy(np.asarray(a, np.float64))
+
+
+class Net:
+    """A graph under construction and its float64 value, side by side."""
+
+    def __init__(self, x):
+        self.nodes, self.inits, self.k = [], [], 0
+        self.inputs = [("x", x)]
+        self.vals = {"x": t64(x)}
+
+    def name(self, p):
+        self.k += 1
+        return "%s%d" % (p, self.k)
+
+    def const(self, a, p="w"):
+        n = self.name(p)
+        self.inits.append((n, a))
+        self.vals[n] = t64(a)
+        return n
+
+    def op(self, op, ins, val, **attrs):
+        o = self.name(op.lower())
+        self.nodes.append(h.make_node(op, ins, [o], name=o, **attrs))
+        self.vals[o] = val
+        return o
+
+    def conv(self, x, m, k, stride=1, pad=0, dil=1, group=1, bias=True, pads=None):
+        c = self.vals[x].shape[1]
+        kh, kw = (k, k) if isinstance(k, int) else k
+        w = rnd(m, c // group, kh, kw, scale=1.0 / np.sqrt(c // group * kh * kw))
+        b = rnd(m, scale=0.5) if bias else None
+        pads = pads or [pad, pad, pad, pad]  # top, left, bottom, right
+        xv = F.pad(self.vals[x], (pads[1], pads[3], pads[0], pads[2]))
+        y = F.conv2d(xv, t64(w), t64(b) if bias else None, stride=stride, dilation=dil, groups=group)
+        ins = [x, self.const(w)] + ([self.const(b, "b")] if bias else [])
+        return self.op("Conv", ins, y, kernel_shape=[kh, kw], strides=[stride, stride], pads=pads,
+                       dilations=[dil, dil], group=group)
+
+    def relu(self, x):
+        return self.op("Relu", [x], torch.relu(self.vals[x]))
+
+    def sigmoid(self, x):
+        return self.op("Sigmoid", [x], torch.sigmoid(self.vals[x]))
+
+    def add(self, a, b):
+        return self.op("Add", [a, b], self.vals[a] + self.vals[b])
+
+    def mul(self, a, b):
+        return self.op("Mul", [a, b], self.vals[a] * self.vals[b])
+
+    def save(self, name, out, opset=13):
+        save(name, self.nodes, self.inputs, [(out, self.vals[out].numpy())], self.inits, opset)
+
+
+def conv_cases():
+    # (name, input shape, conv kwargs)
+    specs = [
+        ("conv3x3_c5_m7", (1, 5, 9, 11), dict(m=7, k=3, pad=1)),
+        ("conv1x1_c24_m40", (1, 24, 10, 10), dict(m=40, k=1)),
+        ("conv1x1_s2_c16_m33", (1, 16, 9, 9), dict(m=33, k=1, stride=2)),
+        ("conv3x3_s2_c20_m36", (1, 20, 15, 15), dict(m=36, k=3, stride=2, pad=1)),
+        ("conv7x7_s2_c3_m18", (1, 3, 32, 30), dict(m=18, k=7, stride=2, pad=3)),
+        ("conv3x3_dil2_c8_m8", (1, 8, 12, 12), dict(m=8, k=3, pad=2, dil=2)),
+        ("conv3x3_nopad_c17_m70", (1, 17, 8, 21), dict(m=70, k=3)),
+        ("conv_asym_pads", (1, 12, 10, 10), dict(m=20, k=(3, 1), pads=[1, 0, 2, 0])),
+        ("conv1x3_c40_m24", (1, 40, 7, 7), dict(m=24, k=(1, 3), pads=[0, 1, 0, 1])),
+        ("conv_batch2", (2, 6, 8, 8), dict(m=10, k=3, pad=1)),
+        ("conv_m2", (1, 8, 16, 16), dict(m=2, k=1)),
+        ("conv_nobias", (1, 16, 7, 7), dict(m=64, k=3, pad=1, bias=False)),
+        ("conv_wide_row", (1, 16, 4, 61), dict(m=48, k=3, pad=1)),
+        ("conv_big_c", (1, 96, 7, 7), dict(m=80, k=3, pad=1)),
+        ("dw3x3_c20", (1, 20, 13, 13), dict(m=20, k=3, pad=1, group=20)),
+        ("dw5x5_s2_c40", (1, 40, 14, 14), dict(m=40, k=5, stride=2, pad=2, group=40)),
+        ("dw3x3_batch2_c9", (2, 9, 10, 10), dict(m=9, k=3, pad=1, group=9)),
+    ]
+    for name, shape, kw in specs:
+        n = Net(rnd(*shape))
+        y = n.conv("x", **kw)
+        n.save(name, y)
+
+
+def chain_cases():
+    # a ResNet-style block: conv -> maxpool -> conv -> relu -> conv -> add -> relu -> GAP
+    n = Net(rnd(1, 3, 24, 24))
+    a = n.relu(n.conv("x", 24, 3, stride=2, pad=1))
+    p = n.op("MaxPool", [a], F.max_pool2d(n.vals[a], 3, 2, 1), kernel_shape=[3, 3], strides=[2, 2],
+             pads=[1, 1, 1, 1])
+    b = n.relu(n.conv(p, 24, 3, pad=1))
+    c = n.conv(b, 24, 3, pad=1)
+    r = n.relu(n.add(c, p))
+    gap = n.op("GlobalAveragePool", [r], n.vals[r].mean(dim=(2, 3), keepdim=True))
+    n.save("resblock", gap)
+
+    # an SE block with a plain [1,C,1,1] excitation
+    n = Net(rnd(1, 20, 9, 9))
+    x = n.conv("x", 36, 1)
+    s = n.op("GlobalAveragePool", [x], n.vals[x].mean(dim=(2, 3), keepdim=True))
+    s = n.sigmoid(n.conv(n.relu(n.conv(s, 8, 1)), 36, 1))
+    n.save("se_block", n.conv(n.mul(x, s), 12, 1))
+
+    # two convs concatenated on channels, then a conv; avgpool with and without pads counted
+    n = Net(rnd(1, 8, 12, 12))
+    a, b = n.conv("x", 16, 3, pad=1), n.conv("x", 32, 1)
+    cat = n.op("Concat", [a, b], torch.cat([n.vals[a], n.vals[b]], 1), axis=1)
+    y = n.conv(cat, 24, 3, pad=1)
+    p0 = n.op("AveragePool", [y], F.avg_pool2d(n.vals[y], 3, 2, 1, count_include_pad=False),
+              kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    p1 = n.op("AveragePool", [y], F.avg_pool2d(n.vals[y], 3, 2, 1, count_include_pad=True),
+              kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], count_include_pad=1)
+    n.save("concat_avgpool", n.add(p0, p1))
+
+    # a per-channel constant scale and a scalar, and a Clip, on a conv output (layout of constants)
+    n = Net(rnd(1, 6, 8, 8))
+    y = n.conv("x", 20, 3, pad=1)
+    sc = n.mul(y, n.const(rnd(20, 1, 1), "s"))
+    sh = n.add(sc, n.const(np.array(0.25, np.float32), "c"))
+    cl = n.op("Clip", [sh, n.const(np.array(-0.5, np.float32), "lo"), n.const(np.array(0.75, np.float32), "hi")],
+              torch.clamp(n.vals[sh], -0.5, 0.75))
+    n.save("const_operands", cl)
+
+
+def main():
+    conv_cases()
+    chain_cases()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,37 @@
+#!/bin/bash
+# opt_cases.sh: the optimizer's own end-to-end cases (tests/e2e/cases/opt,
+# made by cases/make_opt_cases.py with float64 references) for every --cpu
+# target this machine runs, and with the optimizer off (--opt 0).
+#
+#   tests/e2e/opt_cases.sh [FILTER]
+#
+# Each run is tests/e2e/conformance.sh over the cases with ONNXCC_FLAGS set
+# to the target and OX_CFLAGS to its compiler flags; a target whose
+# instructions this CPU lacks is skipped, and says so. Exit 1 if any case
+# fails anywhere.
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+FILTER=${1:-.}
+fails=0 runs=0
+has() { grep -qw "$1" /proc/cpuinfo 2>/dev/null; }
+for cfg in "generic|" "x86-64-v3|-march=x86-64-v3|avx2 fma" "x86-64-v4|-march=x86-64-v4|avx512f avx512bw avx512dq avx512vl" \
+	"opt0|"; do
+	IFS='|' read -r cpu cflags feats <<< "$cfg"
+	missing=''
+	for f in $feats; do has "$f" || missing="$missing $f"; done
+	if [ -n "$missing" ]; then
+		echo "opt-cases $cpu: skipped, this CPU lacks$missing"
+		continue
+	fi
+	flags="--cpu $cpu"
+	[ "$cpu" = opt0 ] && flags="--opt 0"
+	out=$(ONNXCC_FLAGS="$flags" OX_CFLAGS="$cflags" ONNX_TESTS=tests/e2e/cases OXC_SUITES=opt \
+		tests/e2e/conformance.sh "$FILTER" 2>&1)
+	last=$(printf '%s\n' "$out" | tail -n 1)
+	printf '%s\n' "$out" | grep '^FAIL' | sed "s/^/[$flags] /"
+	echo "opt-cases $flags: $last"
+	runs=$((runs + 1))
+	case "$last" in *" 0 failed, 0 unsupported") ;; *) fails=$((fails + 1)) ;; esac
+done
+echo "opt-cases: $runs configurations, $fails with failures"
+[ "$fails" = 0 ]
