@@ -101,6 +101,16 @@ void ox_cg_line(ox_cg *cg, int lvl, const char *fmt, ...)
 	ox_cg_printf(cg, "\n");
 }
 
+int ox_cg_intern(ox_cg *cg, const char *key)
+{
+	for (int i = 0; i < cg->ninterned; i++)
+		if (!strcmp(cg->interned[i], key))
+			return i;
+	cg->interned = realloc(cg->interned, (size_t)(cg->ninterned + 1) * sizeof *cg->interned);
+	cg->interned[cg->ninterned] = strdup(key);
+	return cg->ninterned++;
+}
+
 void ox_cg_tasks(ox_cg *cg, long n)
 {
 	cg->ntasks = n;
@@ -853,7 +863,7 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 	}
 
 	/* node functions */
-	ox_cg cg = {g, P, {0}, {0}, NULL, 0, 0, 0, 0};
+	ox_cg cg = {g, P, {0}, {0}, NULL, 0, 0, NULL, 0, 0, 0};
 	ox_buf nodes = {0}, run = {0}, finfo = {0};
 	int errors = 0, nfuncs = 0, nviews = 0, ndyn = 0, nfail = 0;
 	for (int i = 0; i < g->nnodes; i++) {
@@ -1256,5 +1266,8 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 	for (int i = 0; i < cg.nused; i++)
 		free(cg.used[i]);
 	free(cg.used);
+	for (int i = 0; i < cg.ninterned; i++)
+		free(cg.interned[i]);
+	free(cg.interned);
 	return rc ? -1 : 0;
 }

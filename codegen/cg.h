@@ -39,6 +39,7 @@ typedef struct ox_cg {
 				 (a string result over --string-capacity): the
 				 node then returns int, its body `return 1;` on
 				 failure, and the run returns PREFIX_ERR_CAPACITY */
+	char **interned; int ninterned; /* ox_cg_intern's keys */
 	long ntasks;          /* ox_cg_tasks: the body from task_at on is one of */
 	size_t task_at;       /* ntasks independent tasks (see there) */
 } ox_cg;
@@ -47,6 +48,14 @@ typedef struct ox_cg {
  * independent tasks, run through the parallel-for hook (api.md) after
  * what it printed before (the node's serial prologue). */
 void ox_cg_tasks(ox_cg *cg, long n);
+/* a small number for key, the same for the same key all through one file
+ * (names the kernels that differ by their epilogue) */
+int ox_cg_intern(ox_cg *cg, const char *key);
+/* Print a body (ox_epilogue, ir.h) as f32 vector statements at indent lvl:
+ * in[j] is the C expression of body input j, out the variable that gets
+ * the result (codegen/emit_vec.c). ox_cg_vbody_ok: can it render op f? */
+int ox_cg_vbody(ox_cg *cg, ox_buf *t, ox_graph *body, const char *const *in, const char *out, int lvl);
+int ox_cg_vbody_ok(const ox_node *f);
 /* the f32 vector type of the target (templates/vf.c, OX_VW lanes) */
 void ox_cg_use_vf(ox_cg *cg);
 /* ops on channel-blocked values (codegen/emit_blocked.c) */

@@ -16,109 +16,39 @@
  * channels) are the node's parallel tasks. Kernels are emitted once per
  * shape and shared by all nodes (ox_cg_helper). Needs templates/vf.c.
  */
-#include "cg.h"
+#include "ukernel.h"
 #include "../opt/opt.h"
 #include "../ir/family.h"
 #include <stdio.h>
 #include <string.h>
 
-/* the f32 vector of the target: OX_VW, templates/vf.c */
-void ox_cg_use_vf(ox_cg *cg)
-{
-	char def[64];
-	snprintf(def, sizeof def, "#define OX_VW %d /* f32 lanes per vector (--cpu %s) */\n", cg->g->target->vw,
-		 cg->g->target->name);
-	ox_cg_helper(cg, "vf/width", def);
-	if (ox_cg_use(cg, "vf", OX_F32))
-		ox_die("templates/vf.c is missing");
-}
-
-/* the reduction walk of a conv kernel: a struct every generated file shares */
-static void use_geo(ox_cg *cg)
-{
-	ox_cg_use_vf(cg);
-	ox_cg_helper(cg, "ckgeo",
-		     "/* the reduction walk of a convolution micro-kernel: n1 x n2 x n3 taps at\n"
-		     " * strides s1, s2, s3 (floats), each a run of kc rows (kcl in the last\n"
-		     " * i1), rows ac floats apart; yo: floats between output-channel vectors */\n"
-		     "typedef struct {\n\tlong n1, s1, n2, s2, n3, s3, kc, kcl, ac, yo;\n} ox_ckgeo;\n");
-}
-
-/* Name of the micro-kernel for rows x ocb, input positions ar floats apart,
- * reduction rows 1 apart (ac1) or q->ac apart; emitted once. */
-static const char *conv_kernel(ox_cg *cg, int rows, int ocb, long ar, int ac1)
-{
-	static char name[64];
-	int b = cg->g->target->vw;
-	snprintf(name, sizeof name, "ox_ck%dx%d_a%ld%s", rows, ocb, ar, ac1 ? "" : "_c");
-	ox_buf t = {0};
-	ox_buf_printf(&t, "/* conv micro-kernel: %d positions (%ld floats apart) x %d output vectors */\n", rows, ar,
-		      ocb);
-	ox_buf_printf(&t, "static OX_UNUSED void %s(const float *restrict a, const float *restrict w, float *restrict y,\n"
-			  "\t\tconst float *restrict bias, const ox_ckgeo *restrict q)\n{\n", name);
-	for (int r = 0; r < rows; r++) {
-		ox_buf_puts(&t, "\tox_vf");
-		for (int o = 0; o < ocb; o++)
-			if (r == 0)
-				ox_buf_printf(&t, "%s s0_%d = ox_vf_load(bias + %d)", o ? "," : "", o, o * b);
-			else
-				ox_buf_printf(&t, "%s s%d_%d = s0_%d", o ? "," : "", r, o, o);
-		ox_buf_puts(&t, ";\n");
-	}
-	ox_buf_puts(&t, "\tfor (long i1 = 0; i1 < q->n1; i1++) {\n"
-			"\t\tconst long kc = i1 == q->n1 - 1 ? q->kcl : q->kc;\n"
-			"\t\tfor (long i2 = 0; i2 < q->n2; i2++)\n"
-			"\t\tfor (long i3 = 0; i3 < q->n3; i3++) {\n"
-			"\t\t\tconst float *p = a + i1 * q->s1 + i2 * q->s2 + i3 * q->s3;\n");
-	ox_buf_printf(&t, "\t\t\tfor (long c = 0; c < kc; c++, p += %s, w += %d) {\n", ac1 ? "1" : "q->ac", ocb * b);
-	ox_buf_puts(&t, "\t\t\t\tconst ox_vf");
-	for (int o = 0; o < ocb; o++)
-		ox_buf_printf(&t, "%s w%d = ox_vf_load(w + %d)", o ? "," : "", o, o * b);
-	ox_buf_puts(&t, ";\n\t\t\t\tox_vf x;\n");
-	for (int r = 0; r < rows; r++) {
-		ox_buf_printf(&t, "\t\t\t\tx = ox_vf_set1(p[%ld]);\n", r * ar);
-		for (int o = 0; o < ocb; o++)
-			ox_buf_printf(&t, "\t\t\t\ts%d_%d = ox_vf_fma(x, w%d, s%d_%d);\n", r, o, o, r, o);
-	}
-	ox_buf_puts(&t, "\t\t\t}\n\t\t}\n\t}\n");
-	for (int r = 0; r < rows; r++)
-		for (int o = 0; o < ocb; o++) {
-			char off[32] = "";
-			if (o)
-				snprintf(off, sizeof off, o == 1 ? " + q->yo" : " + %d * q->yo", o);
-			ox_buf_printf(&t, "\tox_vf_store(y + %d%s, s%d_%d);\n", r * b, off, r, o);
-		}
-	ox_buf_puts(&t, "}\n");
-	char key[96];
-	snprintf(key, sizeof key, "ck/%s", name);
-	ox_cg_helper(cg, key, t.s);
-	ox_buf_free(&t);
-	return name;
-}
-
 /* depthwise micro-kernel: rows positions (ar floats apart) of one channel
  * block, a vector load per position and tap */
-static const char *dw_kernel(ox_cg *cg, int rows, long ar)
+static const char *dw_kernel(ox_cg *cg, int rows, long ar, const ox_epi *E)
 {
 	static char name[64];
 	int b = cg->g->target->vw;
-	snprintf(name, sizeof name, "ox_dk%d_a%ld", rows, ar);
+	char es[16] = "";
+	if (E->body)
+		snprintf(es, sizeof es, "_e%d", E->id);
+	snprintf(name, sizeof name, "ox_dk%d_a%ld%s", rows, ar, es);
 	ox_buf t = {0};
 	ox_buf_printf(&t, "/* depthwise micro-kernel: %d positions (%ld floats apart) of one channel block */\n", rows,
 		      ar);
 	ox_buf_printf(&t, "static OX_UNUSED void %s(const float *restrict a, const float *restrict w, float *restrict y,\n"
-			  "\t\tconst float *restrict bias, long kh, long kw, long rs, long cs)\n{\n", name);
-	ox_buf_puts(&t, "\tox_vf s0 = ox_vf_load(bias)");
+			  "\t\tconst float *restrict bias, long kh, long kw, long rs, long cs%s)\n{\n", name,
+		      E->n ? ", const float *const *e" : "");
+	ox_buf_puts(&t, "\tox_vf s0_0 = ox_vf_load(bias)");
 	for (int r = 1; r < rows; r++)
-		ox_buf_printf(&t, ", s%d = s0", r);
+		ox_buf_printf(&t, ", s%d_0 = s0_0", r);
 	ox_buf_puts(&t, ";\n\tfor (long i = 0; i < kh; i++)\n");
 	ox_buf_printf(&t, "\t\tfor (long j = 0; j < kw; j++, w += %d) {\n", b);
 	ox_buf_puts(&t, "\t\t\tconst ox_vf v = ox_vf_load(w);\n\t\t\tconst float *p = a + i * rs + j * cs;\n");
 	for (int r = 0; r < rows; r++)
-		ox_buf_printf(&t, "\t\t\ts%d = ox_vf_fma(ox_vf_load(p + %ld), v, s%d);\n", r, r * ar, r);
+		ox_buf_printf(&t, "\t\t\ts%d_0 = ox_vf_fma(ox_vf_load(p + %ld), v, s%d_0);\n", r, r * ar, r);
 	ox_buf_puts(&t, "\t\t}\n");
-	for (int r = 0; r < rows; r++)
-		ox_buf_printf(&t, "\tox_vf_store(y + %d, s%d);\n", r * b, r);
+	ox_ukshape st = {rows, 1, ar, 1, b, b, 0, 0, 1};
+	ox_uk_store(cg, &t, E, &st);
 	ox_buf_puts(&t, "}\n");
 	char key[96];
 	snprintf(key, sizeof key, "dk/%s", name);
@@ -164,30 +94,34 @@ int ox_cg_emit_conv_blocked(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (q.depthwise ? w->layout != OX_L_DWW
 			: w->layout != OX_L_CONVW || w->lp[1] != q.ocb || w->lp[2] != (q.inblocked ? q.b : 0))
 		ox_die("codegen: Conv '%s': weights not packed for its tile", n->name);
-	use_geo(cg);
+	ox_epi E;
+	if (ox_uk_epi(cg, g, n, &E))
+		return -1;
+	ox_uk_use(cg);
 	const int b = q.b, e = q.inblocked ? b : 1;
 	const int64_t cb = (q.C + b - 1) / b, planes = q.N * (q.inblocked ? cb : q.C), mv = (q.M + b - 1) / b;
 	const int64_t ih = q.padded ? q.IHp : q.IH, iw = q.padded ? q.IWp : q.IW;
 	ox_cg_printf(cg, "\t/* Conv %lldx%lld%s, stride %lldx%lld, dilation %lldx%lld, pads %lld,%lld,%lld,%lld: "
 			 "[%lld,%lld,%lld,%lld] %s -> [%lld,%lld,%lld,%lld] blocked by %d;\n"
-			 "\t * tiles of %d positions x %d vectors of %d output channels */\n",
+			 "\t * tiles of %d positions x %d vectors of %d output channels%s */\n",
 		     (long long)q.KH, (long long)q.KW, q.depthwise ? " depthwise" : "", (long long)q.SH, (long long)q.SW,
 		     (long long)q.DH, (long long)q.DW, (long long)q.pt, (long long)q.pl, (long long)q.pb,
 		     (long long)q.pr, (long long)q.N, (long long)q.C, (long long)q.IH, (long long)q.IW,
 		     q.inblocked ? "blocked" : "plain", (long long)q.N, (long long)q.M, (long long)q.OH, (long long)q.OW,
-		     b, q.rows, q.ocb, b);
+		     b, q.rows, q.depthwise ? 1 : q.ocb, b, E.body ? "; epilogue fused" : "");
 	if (q.padded)
 		padded_copy(cg, n, &q, planes, e);
 	const char *X = q.padded ? "xs" : "in0";
 	const int64_t xn = (q.inblocked ? cb * b : q.C) * ih * iw; /* floats per image */
 	const int64_t osz = q.OH * q.OW;
+	char args[160], chan[64];
 
 	if (q.depthwise) {
 		long ar = (long)(q.SW * b);
 		int tail = (int)(q.OW % q.rows);
 		char kn[64], ktn[64]; /* dw_kernel's name is a static buffer */
-		snprintf(kn, sizeof kn, "%s", dw_kernel(cg, q.rows, ar));
-		snprintf(ktn, sizeof ktn, "%s", tail ? dw_kernel(cg, tail, ar) : "");
+		snprintf(kn, sizeof kn, "%s", dw_kernel(cg, q.rows, ar, &E));
+		snprintf(ktn, sizeof ktn, "%s", tail ? dw_kernel(cg, tail, ar, &E) : "");
 		ox_cg_tasks(cg, (long)(q.N * cb * q.OH));
 		if (q.padded)
 			ox_cg_line(cg, 1, "const float *xs = (const float *)out%d;", n->nout - 1);
@@ -198,13 +132,11 @@ int ox_cg_emit_conv_blocked(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_line(cg, 1, "const float *wc = in1 + (c %% %lld) * %lld, *bc = in2 + (c %% %lld) * %d;", (long long)cb,
 			   (long long)(q.KH * q.KW * b), (long long)cb, b);
 		ox_cg_line(cg, 1, "float *y = out0 + (c * %lld + oh * %lld) * %d;", (long long)osz, (long long)q.OW, b);
-		ox_cg_line(cg, 1, "long ow = 0;");
-		ox_cg_line(cg, 1, "for (; ow + %d <= %lld; ow += %d)", q.rows, (long long)q.OW, q.rows);
-		ox_cg_line(cg, 2, "%s(a + ow * %ld, wc, y + ow * %d, bc, %lld, %lld, %lld, %lld);", kn, ar, b,
-			   (long long)q.KH, (long long)q.KW, (long long)(q.DH * iw * b), (long long)(q.DW * b));
-		if (tail)
-			ox_cg_line(cg, 1, "%s(a + ow * %ld, wc, y + ow * %d, bc, %lld, %lld, %lld, %lld);", ktn, ar, b,
-				   (long long)q.KH, (long long)q.KW, (long long)(q.DH * iw * b), (long long)(q.DW * b));
+		ox_cg_line(cg, 1, "const long p0 = 0, p1 = %lld;", (long long)q.OW);
+		snprintf(args, sizeof args, "a + i * %ld, wc, y + i * %d, bc, %lld, %lld, %lld, %lld", ar, b,
+			 (long long)q.KH, (long long)q.KW, (long long)(q.DH * iw * b), (long long)(q.DW * b));
+		snprintf(chan, sizeof chan, "(c %% %lld) * %d", (long long)cb, b);
+		ox_uk_loop(cg, 1, &E, q.rows, b, kn, ktn, args, chan);
 		return 0;
 	}
 
@@ -213,11 +145,12 @@ int ox_cg_emit_conv_blocked(ox_cg *cg, ox_graph *g, ox_node *n)
 	const long ar = (long)(q.flat ? e : q.SW * e);
 	const int64_t p = q.flat ? osz : q.OW; /* positions a task row covers */
 	const int tail = (int)(p % q.rows);
-	char k[4][64]; /* [full group, last group] x [full tile, tail tile] */
-	snprintf(k[0], 64, "%s", conv_kernel(cg, q.rows, q.ocb, ar, q.inblocked));
-	snprintf(k[1], 64, "%s", tail ? conv_kernel(cg, tail, q.ocb, ar, q.inblocked) : "");
-	snprintf(k[2], 64, "%s", conv_kernel(cg, q.rows, (int)ocl, ar, q.inblocked));
-	snprintf(k[3], 64, "%s", tail ? conv_kernel(cg, tail, (int)ocl, ar, q.inblocked) : "");
+	char k[4][96]; /* [full group, last group] x [full tile, tail tile] */
+	for (int j = 0; j < 4; j++) {
+		ox_ukshape us = {j & 1 ? tail : q.rows, j & 2 ? (int)ocl : q.ocb, ar, q.inblocked, 0, b, 0, 0, 1};
+		us.ws = (long)us.ocb * b;
+		snprintf(k[j], sizeof k[j], "%s", us.rows ? ox_uk_kernel(cg, &us, &E) : "");
+	}
 	/* a flat task covers about an output row's worth of tiles */
 	const int64_t per = q.flat ? ((q.OW + q.rows - 1) / q.rows) * q.rows : p;
 	const int64_t nrow = q.flat ? (osz + per - 1) / per : q.OH;
@@ -225,12 +158,12 @@ int ox_cg_emit_conv_blocked(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (q.padded)
 		ox_cg_line(cg, 1, "const float *xs = (const float *)out%d;", n->nout - 1);
 	if (q.inblocked)
-		ox_cg_line(cg, 1, "static const ox_ckgeo q = {%lld, %lld, %lld, %lld, %lld, %lld, %d, %lld, 1, %lld};",
+		ox_cg_line(cg, 1, "static const ox_ukgeo q = {%lld, %lld, %lld, %lld, %lld, %lld, %d, %lld, 1, %lld};",
 			   (long long)cb, (long long)(ih * iw * b), (long long)q.KH, (long long)(q.DH * iw * b),
 			   (long long)q.KW, (long long)(q.DW * b), b, (long long)(q.C - (cb - 1) * b),
 			   (long long)(osz * b));
 	else
-		ox_cg_line(cg, 1, "static const ox_ckgeo q = {1, 0, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld};",
+		ox_cg_line(cg, 1, "static const ox_ukgeo q = {1, 0, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld};",
 			   (long long)q.KH, (long long)(q.DH * iw), (long long)q.KW, (long long)q.DW, (long long)q.C,
 			   (long long)q.C, (long long)(ih * iw), (long long)(osz * b));
 	ox_cg_line(cg, 1, "const long r = t %% %lld, gi = t / %lld %% %lld, ni = t / %lld;", (long long)nrow,
@@ -250,21 +183,17 @@ int ox_cg_emit_conv_blocked(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_line(cg, 1, "float *y = out0 + ((ni * %lld + gi * %d) * %lld + r * %lld) * %d;", (long long)mv,
 			   q.ocb, (long long)osz, (long long)q.OW, b);
 	}
-	for (int last = 0; last < 2; last++) {
-		if (last && ocl == q.ocb)
-			break;
-		int lvl = ocl == q.ocb ? 1 : 2;
-		if (ocl != q.ocb)
-			ox_cg_line(cg, 1, last ? "} else {" : "if (gi < %lld) {", (long long)(ng - 1));
-		ox_cg_line(cg, lvl, "long i = p0;");
-		ox_cg_line(cg, lvl, "for (; i + %d <= p1; i += %d)", q.rows, q.rows);
-		ox_cg_line(cg, lvl + 1, "%s(a + i * %ld, wg, y + i * %d, bg, &q);", k[2 * last], ar, b);
-		if (tail)
-			ox_cg_line(cg, lvl, "if (i < p1)\n%.*s%s(a + i * %ld, wg, y + i * %d, bg, &q);", lvl + 1,
-				   "\t\t\t\t", k[2 * last + 1], ar, b);
-	}
-	if (ocl != q.ocb)
+	snprintf(args, sizeof args, "a + i * %ld, wg, y + i * %d, bg, &q", ar, b);
+	snprintf(chan, sizeof chan, "gi * %d", q.ocb * b);
+	if (ocl == q.ocb) {
+		ox_uk_loop(cg, 1, &E, q.rows, b, k[0], k[1], args, chan);
+	} else {
+		ox_cg_line(cg, 1, "if (gi < %lld) {", (long long)(ng - 1));
+		ox_uk_loop(cg, 2, &E, q.rows, b, k[0], k[1], args, chan);
+		ox_cg_line(cg, 1, "} else {");
+		ox_uk_loop(cg, 2, &E, q.rows, b, k[2], k[3], args, chan);
 		ox_cg_line(cg, 1, "}");
+	}
 	return 0;
 }
 

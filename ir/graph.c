@@ -411,6 +411,48 @@ int ox_ir_toposort(ox_graph *g)
 }
 
 /* ---- attributes ---- */
+ox_attr *ox_ir_add_attr(ox_graph *g, ox_node *n, const char *name, int type)
+{
+	ox_attr *a = ox_ir_alloc(g, (n->nattr + 2) * sizeof *a);
+	if (n->nattr)
+		memcpy(a, n->attrs, n->nattr * sizeof *a);
+	n->attrs = a;
+	a += n->nattr++;
+	a->name = ox_ir_strdup(g, name);
+	a->type = type;
+	return a;
+}
+
+ox_graph *ox_ir_epilogue(const ox_node *n)
+{
+	const ox_attr *a = ox_attr_get(n, "ox_epilogue");
+	return a && a->type == OX_AT_GRAPH ? a->g[0] : NULL;
+}
+
+int ox_ir_epilogue_first(const ox_node *n)
+{
+	if (!ox_ir_epilogue(n))
+		return -1;
+	return n->op == OX_OP_MatMul ? 2 : 3; /* after A, B (MatMul); X, W, B (Conv); A, B, C (Gemm) */
+}
+
+void ox_ir_add_fused(ox_graph *g, ox_node *n, const char *name)
+{
+	ox_attr *a = NULL;
+	for (int i = 0; i < n->nattr; i++)
+		if (!strcmp(n->attrs[i].name, "ox_fused"))
+			a = &n->attrs[i];
+	if (!a) {
+		a = ox_ir_add_attr(g, n, "ox_fused", OX_AT_STRINGS);
+		a->strs = ox_ir_alloc(g, 2 * sizeof *a->strs);
+		a->strs[a->n++] = ox_ir_strdup(g, n->name);
+	}
+	const char **s = ox_ir_alloc(g, (size_t)(a->n + 2) * sizeof *s);
+	memcpy(s, a->strs, (size_t)a->n * sizeof *s);
+	s[a->n++] = ox_ir_strdup(g, name);
+	a->strs = s;
+}
+
 const ox_attr *ox_attr_get(const ox_node *n, const char *name)
 {
 	for (int i = 0; i < n->nattr; i++)

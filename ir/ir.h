@@ -261,6 +261,8 @@ void ox_ir_compact(ox_graph *g);  /* drop dead nodes */
 int ox_ir_toposort(ox_graph *g);  /* 0, or -1 on a cycle / undefined input */
 
 /* attributes */
+/* a new attribute appended to n (allocated in g's arena): the caller fills it in */
+ox_attr *ox_ir_add_attr(ox_graph *g, ox_node *n, const char *name, int type);
 const ox_attr *ox_attr_get(const ox_node *n, const char *name);
 int64_t ox_attr_int(const ox_node *n, const char *name, int64_t dflt);
 float ox_attr_float(const ox_node *n, const char *name, float dflt);
@@ -312,6 +314,20 @@ int ox_infer_node(ox_graph *g, ox_node *n); /* dispatch through ox_ops */
 int ox_need_const(ox_graph *g, const ox_node *n, int k, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 int eval_none(ox_graph *g, ox_node *n, ox_tensor **in, ox_tensor **out); /* never folds */
+
+/* ---- fused nodes (opt/epilogue.c, opt/ewfuse.c, ...) ----
+ * The optimizing passes keep their facts in attributes named ox_..., which
+ * a model may not use (the frontend refuses them):
+ *   ox_fused     STRINGS: the ONNX nodes merged into this one, itself
+ *                first (comments, --report, the profiler)
+ *   ox_epilogue  GRAPH: elementwise work applied to the node's result
+ *                before it is stored. Body input 0 is that result, body
+ *                input j >= 1 is node input ox_ir_epilogue_first(n) + j - 1;
+ *                the body's output is the node's output 0. */
+ox_graph *ox_ir_epilogue(const ox_node *n);      /* the body, or NULL */
+int ox_ir_epilogue_first(const ox_node *n);      /* its first operand's input index, -1 if none */
+/* append name to n's ox_fused list (n's own name first) */
+void ox_ir_add_fused(ox_graph *g, ox_node *n, const char *name);
 
 /* floating-point operations of a node (ir/cost.c): 2 per multiply-add of
  * Conv, ConvTranspose, Gemm, MatMul and the attention ops, 0 for the rest:

@@ -70,28 +70,14 @@ ox_id ox_expand_add_node(ox_graph *g, int op, const char *name, int opset, int n
 	return id;
 }
 
-/* a new attribute appended to node nid: the caller fills it in */
-static ox_attr *append_attr(ox_graph *g, ox_id nid, const char *name, int type)
-{
-	ox_node *n = &g->nodes[nid];
-	ox_attr *a = ox_ir_alloc(g, (n->nattr + 2) * sizeof *a);
-	if (n->nattr)
-		memcpy(a, n->attrs, n->nattr * sizeof *a);
-	n->attrs = a;
-	a += n->nattr++;
-	a->name = ox_ir_strdup(g, name);
-	a->type = type;
-	return a;
-}
-
 void ox_expand_attr_int(ox_graph *g, ox_id nid, const char *name, int64_t v)
 {
-	append_attr(g, nid, name, OX_AT_INT)->i = v;
+	ox_ir_add_attr(g, &g->nodes[nid], name, OX_AT_INT)->i = v;
 }
 
 void ox_expand_attr_ints(ox_graph *g, ox_id nid, const char *name, const int64_t *v, int n)
 {
-	ox_attr *a = append_attr(g, nid, name, OX_AT_INTS);
+	ox_attr *a = ox_ir_add_attr(g, &g->nodes[nid], name, OX_AT_INTS);
 	a->n = n;
 	a->ints = ox_ir_alloc(g, (n + 1) * sizeof *v);
 	if (n)

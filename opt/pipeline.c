@@ -5,7 +5,9 @@
  * elide   remove Identity and inference-mode Dropout
  * dce     remove nodes and constants nothing uses
  * static  require every shape to be constant (names an unbound dim)
+ * affine  fold BatchNormalization and constant scales/shifts into Conv weights (--opt 1)
  * layout  channel-block the values of convolution chains (--opt 1)
+ * epilogue  fuse the elementwise ops after a Conv or GEMM into it (--opt 1)
  * pack    lay weights out for the kernels that read them (--opt 1)
  * plan    arena offsets from lifetimes
  * The verifier (ir/check.c) runs after each pass when checking is on.
@@ -18,7 +20,9 @@ const ox_pass ox_pipeline[] = {
 	{"elide", ox_opt_elide},
 	{"dce", ox_opt_dce},
 	{"static", ox_opt_static},
+	{"affine", ox_opt_affine},
 	{"layout", ox_opt_layout},
+	{"epilogue", ox_opt_epilogue},
 	{"pack", ox_opt_pack},
 	{"plan", ox_opt_plan},
 	{NULL, NULL},

@@ -514,10 +514,14 @@ static void plan_classes(ox_graph *g, plan *P)
 	/* in place, in schedule order (a merge can extend a class a later node reads) */
 	for (int p = 0; p < nn; p++) {
 		const ox_node *n = &g->nodes[P->order[p]];
-		if (!(ox_ops[n->op].flags & OX_F_INPLACE) || n->nout != 1 || n->out[0] < 0 ||
-		    P->cls[n->out[0]] != n->out[0])
+		/* an epilogue's operands of the output's shape may be overwritten too:
+		 * each output element is written after its own element was read */
+		int first = ox_ir_epilogue_first(n);
+		if (!(ox_ops[n->op].flags & OX_F_INPLACE) && first < 0)
 			continue;
-		for (int k = 0; k < n->nin; k++)
+		if (n->out[0] < 0 || P->cls[n->out[0]] != n->out[0] || (first < 0 && n->nout != 1))
+			continue;
+		for (int k = first < 0 ? 0 : first; k < n->nin; k++)
 			if (can_inplace(g, P, n, k, p)) {
 				join(P, P->cls[n->in[k]], n->out[0], 0);
 				P->ninplace++;

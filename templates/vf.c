@@ -21,3 +21,13 @@ static inline OX_UNUSED ox_vm ox_vf_eq(ox_vf a, ox_vf b) { return a == b; }
 static inline OX_UNUSED ox_vm ox_vm_or(ox_vm a, ox_vm b) { return a | b; }
 static inline OX_UNUSED ox_vm ox_vm_not(ox_vm a) { return ~a; }
 static inline OX_UNUSED ox_vf ox_vf_select(ox_vm m, ox_vf a, ox_vf b) { return (ox_vf)((m & (ox_vm)a) | (~m & (ox_vm)b)); }
+static inline OX_UNUSED ox_vf ox_vf_sub(ox_vf a, ox_vf b) { return a - b; }
+static inline OX_UNUSED ox_vm ox_vf_lt(ox_vf a, ox_vf b) { return a < b; }
+static inline OX_UNUSED ox_vf ox_vf_neg(ox_vf a) { return -a; }
+static inline OX_UNUSED ox_vf ox_vf_relu(ox_vf a) { return ox_vf_select(ox_vf_lt(a, ox_vf_zero()), ox_vf_zero(), a); }
+static inline OX_UNUSED ox_vf ox_vf_max(ox_vf a, ox_vf b) { return ox_vf_select(ox_vf_lt(a, b), b, a); }
+static inline OX_UNUSED ox_vf ox_vf_min(ox_vf a, ox_vf b) { return ox_vf_select(ox_vf_lt(b, a), b, a); }
+static inline OX_UNUSED ox_vf ox_vf_clamp(ox_vf x, ox_vf lo, ox_vf hi) { return ox_vf_min(ox_vf_max(x, lo), hi); }
+static inline OX_UNUSED ox_vf ox_vf_abs(ox_vf a) { return ox_vf_select(ox_vf_lt(a, ox_vf_zero()), -a, a); }
+static inline OX_UNUSED ox_vf ox_vf_load_n(const float *p, int n) { ox_vf r = ox_vf_zero(); for (int i = 0; i < n; i++) r[i] = p[i]; return r; }
+static inline OX_UNUSED void ox_vf_store_n(float *p, ox_vf v, int n) { for (int i = 0; i < n; i++) p[i] = v[i]; }

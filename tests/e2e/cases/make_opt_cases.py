@@ -170,9 +170,47 @@ def chain_cases():
     n.save("const_operands", cl)
 
 
+def epilogue_cases():
+    # Conv + BatchNormalization (folded by opt/affine.c), then SiLU (x * sigmoid(x))
+    n = Net(rnd(1, 12, 10, 10))
+    y = n.conv("x", 24, 3, pad=1)
+    sc, bi, mu, var = rnd(24, scale=0.5) + 1, rnd(24, scale=0.2), rnd(24, scale=0.1), np.abs(rnd(24)) + 0.5
+    bn = n.op("BatchNormalization", [y] + [n.const(v, "bn") for v in (sc, bi, mu, var)],
+              (n.vals[y] - t64(mu)[None, :, None, None]) / torch.sqrt(t64(var) + 1e-5)[None, :, None, None]
+              * t64(sc)[None, :, None, None] + t64(bi)[None, :, None, None], epsilon=1e-5)
+    n.save("bn_silu", n.mul(bn, n.sigmoid(bn)))
+
+    # Relu6 (Clip 0..6), HardSwish, LeakyRelu, Tanh after convs, a residual from an
+    # independent branch computed after the conv in the file's order
+    n = Net(rnd(1, 8, 9, 9, scale=3.0))
+    a = n.conv("x", 16, 3, pad=1)
+    r6 = n.op("Clip", [a, n.const(np.array(0, np.float32), "lo"), n.const(np.array(6, np.float32), "hi")],
+              torch.clamp(n.vals[a], 0, 6))
+    b = n.conv(r6, 16, 1)
+    hs = n.op("HardSwish", [b], F.hardswish(n.vals[b]), )
+    c = n.conv(hs, 16, 3, pad=1)
+    side = n.conv("x", 16, 1)
+    lr = n.op("LeakyRelu", [n.add(c, side)], F.leaky_relu(n.vals[c] + n.vals[side], 0.1), alpha=0.1)
+    n.save("activations", n.op("Tanh", [lr], torch.tanh(n.vals[lr])), opset=14)
+
+    # a conv whose result is also read by another node: no fusion across it
+    n = Net(rnd(1, 8, 6, 6))
+    a = n.conv("x", 16, 3, pad=1)
+    r = n.relu(a)
+    n.save("shared_result", n.add(r, a))
+
+    # depthwise + per-channel scale and shift (folded), + HardSigmoid
+    n = Net(rnd(1, 24, 12, 12))
+    d = n.conv("x", 24, 3, pad=1, group=24)
+    m = n.add(n.mul(d, n.const(rnd(1, 24, 1, 1), "s")), n.const(rnd(24, 1, 1), "t"))
+    n.save("dw_affine_hsig", n.op("HardSigmoid", [m], torch.clamp(0.2 * n.vals[m] + 0.5, 0, 1), alpha=0.2,
+                                  beta=0.5))
+
+
 def main():
     conv_cases()
     chain_cases()
+    epilogue_cases()
 
 
 if __name__ == "__main__":

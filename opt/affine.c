@@ -1,0 +1,190 @@
+/* affine.c: fold per-channel affine ops into the convolution before them.
+ *
+ * Conv(x, W, B) followed by an inference BatchNormalization, or by a Mul,
+ * Div, Add or Sub with a constant that is a scalar or one value per output
+ * channel ([M], [M,1,1], [1,M,1,1]...), is the same Conv with new constant
+ * weights and bias: BN gives W' = W s, B' = (B - mean) s + beta with
+ * s = scale / sqrt(var + eps); Mul/Div scale W and B, Add/Sub move B.
+ * Computed in double, rounded once. The Conv's output must be used by
+ * that op alone (and not be a graph output); new constants are made, so a
+ * weight shared with another node is left as it was. Repeats until no
+ * fold applies (Conv -> BN -> Mul folds twice).
+ * Requires: constant shapes. Invalidates: uses (refilled), node positions
+ * (compacted).
+ */
+#include "opt.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* per-channel values of constant c for m channels of a rank-r output:
+ * c broadcasts to [.., M, 1, 1] (or is a scalar). 0 and fills v, else -1. */
+static int per_channel(const ox_value *c, int64_t m, int r, double *v)
+{
+	if (c->kind != OX_V_CONST || c->layout || !ox_dtype_is_float(c->dtype) || c->shape.rank > r)
+		return -1;
+	int64_t n = ox_shape_numel(&c->shape);
+	if (n == 1) {
+		for (int64_t i = 0; i < m; i++)
+			v[i] = ox_tensor_get_f64(c->data, 0);
+		return 0;
+	}
+	/* aligned to the output's rank, only the channel axis (1; 0 of a vector) may be > 1 */
+	int off = r - c->shape.rank, ax = r >= 2 ? 1 : 0;
+	for (int i = 0; i < c->shape.rank; i++)
+		if (c->shape.d[i] != 1 && !(i + off == ax && c->shape.d[i] == m))
+			return -1;
+	if (n != m)
+		return -1;
+	for (int64_t i = 0; i < m; i++)
+		v[i] = ox_tensor_get_f64(c->data, i);
+	return 0;
+}
+
+static ox_id new_const_like(ox_graph *g, const ox_value *like, const ox_shape *s, const char *what)
+{
+	char name[256];
+	snprintf(name, sizeof name, "%s@%s", like ? like->name : "bias", what);
+	return ox_ir_add_const(g, name, ox_ir_new_tensor(g, like ? like->dtype : OX_F32, s));
+}
+
+/* Conv n followed by node e: fold when e is an affine op on constants */
+static int fold(ox_graph *g, ox_node *n, ox_node *e)
+{
+	ox_value *y = ox_out(g, n, 0), *w = ox_in(g, n, 1);
+	ox_value *b = n->nin > 2 && n->in[2] >= 0 ? ox_in(g, n, 2) : NULL;
+	if (w->kind != OX_V_CONST || w->layout || (b && (b->kind != OX_V_CONST || b->layout)) || !ox_dtype_is_float(y->dtype))
+		return 0;
+	int64_t m = w->shape.d[0], per = ox_shape_numel(&w->shape) / (m ? m : 1);
+	int r = y->shape.rank;
+	double *sc = malloc((size_t)(2 * m + 1) * sizeof *sc), *sh = sc + m;
+	for (int64_t i = 0; i < m; i++)
+		sc[i] = 1, sh[i] = 0;
+	int ok = 0, k = e->in[0] == n->out[0] ? 1 : 0;
+	switch (e->op) {
+	case OX_OP_BatchNormalization: {
+		if (e->in[0] != n->out[0] || (e->opset >= 14 && ox_attr_int(e, "training_mode", 0)))
+			break;
+		int used = 0;
+		for (int j = 1; j < e->nout; j++)
+			used |= e->out[j] >= 0 && (g->vals[e->out[j]].nuses || g->vals[e->out[j]].is_output);
+		double *p[4];
+		p[0] = malloc((size_t)(4 * m + 1) * sizeof(double));
+		for (int j = 1; j < 4; j++)
+			p[j] = p[0] + j * m;
+		int have = !used;
+		for (int j = 0; j < 4 && have; j++)
+			have = e->in[j + 1] >= 0 && g->vals[e->in[j + 1]].shape.rank == 1 &&
+			       !per_channel(&g->vals[e->in[j + 1]], m, 1, p[j]);
+		if (have) {
+			double eps = ox_attr_float(e, "epsilon", 1e-5f);
+			for (int64_t i = 0; i < m; i++) {
+				sc[i] = p[0][i] / sqrt(p[3][i] + eps);
+				sh[i] = p[1][i] - p[2][i] * sc[i];
+			}
+			ok = 1;
+		}
+		free(p[0]);
+		break;
+	}
+	case OX_OP_Mul:
+	case OX_OP_Div:
+	case OX_OP_Add:
+	case OX_OP_Sub: {
+		/* y op c; for Sub and Div y must be the left operand */
+		if (e->nin != 2 || e->in[0] == e->in[1] || ((e->op == OX_OP_Sub || e->op == OX_OP_Div) && k != 1))
+			break;
+		ox_value *c = &g->vals[e->in[k]];
+		/* the result must keep the Conv's shape and dtype */
+		ox_value *o = ox_out(g, e, 0);
+		if (o->shape.rank != r || o->dtype != y->dtype || ox_shape_numel(&o->shape) != ox_shape_numel(&y->shape))
+			break;
+		double *v = malloc((size_t)(m + 1) * sizeof *v);
+		if (!per_channel(c, m, r, v)) {
+			for (int64_t i = 0; i < m; i++) {
+				if (e->op == OX_OP_Mul)
+					sc[i] = v[i];
+				else if (e->op == OX_OP_Div)
+					sc[i] = 1 / v[i];
+				else
+					sh[i] = e->op == OX_OP_Add ? v[i] : -v[i];
+			}
+			ok = 1;
+		}
+		free(v);
+		break;
+	}
+	}
+	if (ok) {
+		/* W'[m] = W[m] sc[m]; B' = B sc + sh */
+		ox_id nw = new_const_like(g, w, &w->shape, "folded");
+		ox_id nb = new_const_like(g, b ? b : NULL, &(ox_shape){1, {m}}, "folded");
+		w = &g->vals[n->in[1]];
+		b = n->nin > 2 && n->in[2] >= 0 ? &g->vals[n->in[2]] : NULL;
+		ox_tensor *tw = g->vals[nw].data, *tb = g->vals[nb].data;
+		int div = e->op == OX_OP_Div;
+		ox_value *c = div ? &g->vals[e->in[1]] : NULL;
+		for (int64_t i = 0; i < m; i++) {
+			/* a Div divides, so x / c rounds as the model's would */
+			double cv = div ? ox_tensor_get_f64(c->data, ox_shape_numel(&c->shape) == 1 ? 0 : i) : 0;
+			for (int64_t j = 0; j < per; j++) {
+				double x = ox_tensor_get_f64(w->data, i * per + j);
+				ox_tensor_set_f64(tw, i * per + j, div ? x / cv : x * sc[i]);
+			}
+			double bv = b ? ox_tensor_get_f64(b->data, i) : 0;
+			ox_tensor_set_f64(tb, i, (div ? bv / cv : bv * sc[i]) + sh[i]);
+		}
+		if (n->nin < 3) {
+			ox_id *in = ox_ir_alloc(g, 4 * sizeof *in);
+			memcpy(in, n->in, (size_t)n->nin * sizeof *in);
+			n->in = in;
+			n->nin = 3;
+		}
+		n->in[1] = nw, n->in[2] = nb;
+		/* the Conv now writes e's output; e dies */
+		ox_ir_add_fused(g, n, e->name);
+		ox_id out = e->out[0];
+		g->vals[n->out[0]].nuses = 0;
+		n->out[0] = out;
+		g->vals[out].producer = (ox_id)(n - g->nodes);
+		e->dead = 1;
+	}
+	free(sc);
+	return ok;
+}
+
+int ox_opt_affine(ox_graph *g)
+{
+	if (!g->opt)
+		return 0;
+	int changed = 1;
+	while (changed) {
+		changed = 0;
+		ox_ir_fill_uses(g);
+		for (int i = 0; i < g->nnodes; i++) {
+			ox_node *n = &g->nodes[i];
+			if (n->dead || n->op != OX_OP_Conv || n->nin < 2 || n->out[0] < 0)
+				continue;
+			ox_value *y = &g->vals[n->out[0]];
+			if (y->nuses != 1 || y->is_output)
+				continue;
+			for (int j = i + 1; j < g->nnodes; j++) {
+				ox_node *e = &g->nodes[j];
+				int reads = 0;
+				for (int k = 0; k < e->nin; k++)
+					reads |= e->in[k] == n->out[0];
+				if (e->dead || !reads)
+					continue;
+				changed |= fold(g, n, e);
+				break;
+			}
+		}
+		/* the Conv takes its consumer's place, where e's users expect it */
+		if (changed) {
+			ox_ir_compact(g);
+			if (ox_ir_toposort(g))
+				ox_die("affine: cycle");
+		}
+	}
+	return 0;
+}
