@@ -13,6 +13,7 @@
  * defined here per dtype before a template is pulled in.
  */
 #include "cg.h"
+#include "../opt/opt.h"
 #include "../ir/family.h"
 #include <math.h>
 #include <stdio.h>
@@ -710,6 +711,9 @@ static int emit_deformconv(ox_cg *cg, ox_graph *g, ox_node *n)
 int emit_nn(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *y0 = ox_out(g, n, 0);
+	ox_gemmgeo gq;
+	if ((n->op == OX_OP_Gemm || n->op == OX_OP_MatMul) && !ox_opt_gemm_geo(g, n, &gq))
+		return ox_cg_emit_gemm(cg, g, n);
 	if (y0 && y0->layout == OX_L_BLOCKED)
 		return n->op == OX_OP_Conv ? ox_cg_emit_conv_blocked(cg, g, n) : ox_cg_emit_pool_blocked(cg, g, n);
 	switch (n->op) {

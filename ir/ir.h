@@ -88,8 +88,9 @@ typedef struct {
  * know nothing of layouts. lp[] are the layout's parameters.
  *   OX_L_BLOCKED  a rank-4 [N,C,H,W] value stored [N][C/b][H][W][b],
  *                 b = lp[0] (the vector width), C rounded up to b: lanes
- *                 past C in the last block hold values no consumer reads;
- *                 a rank-1 [C] (a bias) is C rounded up, zeros past C
+ *                 past C in the last block hold values no consumer reads
+ *   OX_L_PADDED   a vector [N] (a bias) stored with N rounded up to lp[0],
+ *                 zeros past N
  *   OX_L_CONVW    Conv weights [M,C,KH,KW] packed for the blocked
  *                 micro-kernel: output channels in groups of lp[1]
  *                 vectors of lp[0] lanes (M rounded up to lp[0]), each
@@ -102,7 +103,7 @@ typedef struct {
  *   OX_L_GEMMB    a Gemm/MatMul B [K,N] as [N/(lp[0] lp[1])][K][lp[0] lp[1]],
  *                 N rounded up to lp[0]
  * The text form writes them after the type: %3:f32[1,64,56,56]@blocked(16). */
-enum { OX_L_PLAIN, OX_L_BLOCKED, OX_L_CONVW, OX_L_DWW, OX_L_GEMMB, OX_NLAYOUTS };
+enum { OX_L_PLAIN, OX_L_BLOCKED, OX_L_CONVW, OX_L_DWW, OX_L_GEMMB, OX_L_PADDED, OX_NLAYOUTS };
 extern const char *const ox_layout_names[OX_NLAYOUTS];
 
 /* ---- values and nodes ---- */

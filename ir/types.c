@@ -230,7 +230,7 @@ int64_t ox_shape_numel(const ox_shape *s)
 	return n;
 }
 
-const char *const ox_layout_names[OX_NLAYOUTS] = {"plain", "blocked", "convw", "dww", "gemmb"};
+const char *const ox_layout_names[OX_NLAYOUTS] = {"plain", "blocked", "convw", "dww", "gemmb", "padded"};
 
 static int64_t round_up(int64_t x, int64_t b)
 {
@@ -244,12 +244,12 @@ int64_t ox_value_storage_numel(const ox_value *v)
 	if (n < 0 || v->layout == OX_L_PLAIN)
 		return n;
 	switch (v->layout) {
-	case OX_L_BLOCKED: { /* [N][C/b][H][W][b]; a per-channel [C] is [C/b][b] */
-		int ax = v->shape.rank >= 2 ? 1 : 0;
-		if (v->shape.rank < 1 || d[ax] == 0)
+	case OX_L_BLOCKED: /* [N][C/b][H][W][b] */
+		if (v->shape.rank < 2 || d[1] == 0)
 			return n;
-		return n / d[ax] * round_up(d[ax], v->lp[0]);
-	}
+		return n / d[1] * round_up(d[1], v->lp[0]);
+	case OX_L_PADDED:
+		return v->shape.rank == 1 ? round_up(n, v->lp[0]) : n;
 	case OX_L_CONVW: /* M rounded up to the vector */
 	case OX_L_DWW:
 		if (v->shape.rank < 1 || d[0] == 0)

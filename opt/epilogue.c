@@ -53,7 +53,8 @@ static int takes_epilogue(ox_graph *g, const ox_node *n)
 	const ox_value *y = &g->vals[n->out[0]];
 	if (n->op == OX_OP_Conv)
 		return y->layout == OX_L_BLOCKED && y->dtype == OX_F32;
-	return 0;
+	ox_gemmgeo q;
+	return (n->op == OX_OP_Gemm || n->op == OX_OP_MatMul) && !ox_opt_gemm_geo(g, n, &q);
 }
 
 /* How operand v can be read in the epilogue of a node with output o:

@@ -39,6 +39,19 @@ typedef struct {
 } ox_convgeo;
 int ox_opt_conv_geo(ox_graph *g, const ox_node *n, ox_convgeo *cg); /* 0, or -1 if not blocked */
 
+/* A Gemm or MatMul the packed GEMM computes (opt/pack.c): f32, B a rank-2
+ * constant (packed, OX_L_GEMMB, once pack ran) or a runtime tensor read
+ * row by row; Gemm's C absent or a constant per column (or scalar). */
+typedef struct {
+	int64_t batch;        /* products (MatMul batch dims; 1 when B is a constant) */
+	int64_t M, N, K;      /* one product: [M,K] x [K,N] */
+	int transA;           /* A is stored [K,M] (Gemm transA) */
+	int constb;           /* B is constant, packed for the tile */
+	int rows, ocb;        /* the tile: rows of A x vectors of columns */
+	int b;                /* vector width */
+} ox_gemmgeo;
+int ox_opt_gemm_geo(ox_graph *g, const ox_node *n, ox_gemmgeo *q); /* 0, or -1 if not for the GEMM */
+
 /* ---- the memory plan (opt/plan.c), read by codegen and the CLI ---- */
 /* Is output k of node n a view of input 0's bytes (Reshape-like ops,
  * contiguous Slice/Split/Gather pieces, a Transpose that moves only size-1

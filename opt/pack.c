@@ -6,7 +6,7 @@
  * cost model, and the weights become a new constant in that tile's order:
  * OX_L_CONVW (groups of `ocb` output vectors, the reduction in the order
  * the micro-kernel walks it) or OX_L_DWW for depthwise; the bias becomes
- * a blocked [M] vector padded with zeros (a zero one when there was none).
+ * an OX_L_PADDED [M] vector (a zero one when there was none).
  * A Conv with pads gets scratch memory for a zero-bordered copy of its
  * input, so its kernels never test borders. Codegen reads the same
  * geometry through ox_opt_conv_geo, so the two cannot disagree.
@@ -35,6 +35,13 @@ static double tiling_cost(int64_t p, int rows, int64_t mv, int ocb)
 	if (gt)
 		c += (double)full * step_cost(rows, (int)gt) + (tail ? step_cost((int)tail, (int)gt) : 0);
 	return c;
+}
+
+/* the row count of a tile of ocb vectors over m rows */
+static int t_rows(const ox_target *t, int ocb, int64_t m)
+{
+	int r = t->conv_rows[ocb - 1];
+	return (int)(m < r ? m : r);
 }
 
 int ox_opt_conv_geo(ox_graph *g, const ox_node *n, ox_convgeo *cg)
@@ -80,6 +87,73 @@ int ox_opt_conv_geo(ox_graph *g, const ox_node *n, ox_convgeo *cg)
 	return 0;
 }
 
+/* ---- GEMM ---- */
+
+int ox_opt_gemm_geo(ox_graph *g, const ox_node *n, ox_gemmgeo *q)
+{
+	memset(q, 0, sizeof *q);
+	if ((n->op != OX_OP_MatMul && n->op != OX_OP_Gemm) || n->nout < 1 || n->out[0] < 0 || !g->opt)
+		return -1;
+	const ox_value *a = ox_in(g, n, 0), *bv = ox_in(g, n, 1), *y = ox_out(g, n, 0);
+	if (!a || !bv || a->dtype != OX_F32 || bv->dtype != OX_F32 || y->dtype != OX_F32 || a->layout || y->layout)
+		return -1;
+	if (a->shape.rank < 2 || bv->shape.rank < 2)
+		return -1;
+	q->b = g->target->vw;
+	q->constb = bv->kind == OX_V_CONST && bv->shape.rank == 2;
+	if (bv->layout && !(bv->layout == OX_L_GEMMB && q->constb))
+		return -1;
+	if (n->op == OX_OP_Gemm) {
+		/* B constant (its transpose and alpha are packed in); C constant per column or absent */
+		if (!q->constb)
+			return -1;
+		const ox_value *c = ox_in(g, n, 2);
+		q->transA = ox_attr_int(n, "transA", 0) != 0;
+		q->M = a->shape.d[q->transA], q->K = a->shape.d[!q->transA];
+		q->N = y->shape.d[1];
+		if (c && (c->kind != OX_V_CONST || c->dtype != OX_F32))
+			return -1;
+		int64_t cn = c ? ox_shape_numel(&c->shape) : 0;
+		if (c && cn != 1 && !(cn == q->N && c->shape.d[c->shape.rank - 1] == q->N))
+			return -1;
+		if (c && c->layout && c->layout != OX_L_PADDED)
+			return -1;
+		q->batch = 1;
+	} else {
+		q->K = a->shape.d[a->shape.rank - 1];
+		q->N = bv->shape.d[bv->shape.rank - 1];
+		if (q->constb) { /* every batch of A is more rows */
+			q->M = ox_shape_numel(&a->shape) / (q->K ? q->K : 1);
+			q->batch = 1;
+		} else {
+			q->M = a->shape.d[a->shape.rank - 2];
+			int64_t mn = q->M * q->N;
+			q->batch = mn ? ox_shape_numel(&y->shape) / mn : 0;
+		}
+	}
+	if (!q->M || !q->N || !q->K)
+		return -1;
+	if (q->constb && bv->layout == OX_L_GEMMB) {
+		q->rows = t_rows(g->target, bv->lp[1], q->M);
+		q->ocb = bv->lp[1];
+		return 0;
+	}
+	/* the tile, by the conv's cost model: rows of A as positions */
+	const ox_target *t = g->target;
+	int64_t mv = (q->N + q->b - 1) / q->b;
+	double best = -1;
+	for (int o = 1; o <= 4; o++) {
+		int rmax = t->conv_rows[o - 1];
+		if (o > mv || rmax < 1)
+			continue;
+		int r = (int)(q->M < rmax ? q->M : rmax);
+		double c = tiling_cost(q->M, r, mv, o);
+		if (best < 0 || c < best)
+			best = c, q->rows = r, q->ocb = o;
+	}
+	return 0;
+}
+
 /* ---- packing ---- */
 
 static ox_id new_const(ox_graph *g, const char *name, const char *what, int64_t numel, const ox_shape *logical,
@@ -98,13 +172,13 @@ static ox_id new_const(ox_graph *g, const char *name, const char *what, int64_t 
 	return id;
 }
 
-/* the bias (or zeros) as a blocked [M] vector padded to the vector width */
+/* the bias (or zeros) as an [M] vector padded to the vector width */
 static ox_id pack_bias(ox_graph *g, ox_node *n, const ox_convgeo *cg)
 {
 	int64_t mp = (cg->M + cg->b - 1) / cg->b * cg->b;
 	const ox_value *bv = n->nin > 2 && n->in[2] >= 0 ? ox_in(g, n, 2) : NULL;
 	ox_id id = new_const(g, bv ? bv->name : n->name, bv ? "blocked" : "zero bias", mp,
-			     &(ox_shape){1, {cg->M}}, OX_L_BLOCKED, cg->b, 0, 0);
+			     &(ox_shape){1, {cg->M}}, OX_L_PADDED, cg->b, 0, 0);
 	float *dst = g->vals[id].data->data;
 	for (int64_t m = 0; bv && m < cg->M; m++)
 		dst[m] = (float)ox_tensor_get_f64(bv->data, m);
@@ -172,6 +246,54 @@ static void pack_conv(ox_graph *g, ox_node *n, const ox_convgeo *cg)
 	}
 }
 
+/* B as [N/(ocb b)][K][group width] (the last group narrower), columns
+ * past N zero; Gemm's transB and alpha are applied here, its C becomes a
+ * bias vector (beta C, padded), and the node says transB 0, alpha 1 */
+static void pack_gemm(ox_graph *g, ox_node *n, const ox_gemmgeo *q)
+{
+	const ox_value *bv = ox_in(g, n, 1);
+	int b = q->b, tb = n->op == OX_OP_Gemm && ox_attr_int(n, "transB", 0);
+	double alpha = n->op == OX_OP_Gemm ? ox_attr_float(n, "alpha", 1.0f) : 1.0;
+	int64_t K = q->K, N = q->N, mv = (N + b - 1) / b;
+	ox_id id = new_const(g, bv->name, "gemmb", K * mv * b, &(ox_shape){2, {K, N}}, OX_L_GEMMB, b, q->ocb, 0);
+	float *dst = g->vals[id].data->data;
+	int64_t at = 0;
+	for (int64_t g0 = 0; g0 < mv; g0 += q->ocb) {
+		int64_t gw = (mv - g0 < q->ocb ? mv - g0 : q->ocb) * b;
+		for (int64_t k = 0; k < K; k++)
+			for (int64_t j = 0; j < gw; j++) {
+				int64_t c = g0 * b + j;
+				double v = c < N ? ox_tensor_get_f64(bv->data, tb ? c * K + k : k * N + c) : 0;
+				dst[at++] = (float)(alpha * v);
+			}
+	}
+	n->in[1] = id;
+	if (n->op != OX_OP_Gemm)
+		return;
+	const ox_value *c = n->nin > 2 && n->in[2] >= 0 ? ox_in(g, n, 2) : NULL;
+	double beta = ox_attr_float(n, "beta", 1.0f);
+	ox_id bias = new_const(g, c ? c->name : n->name, "bias", mv * b, &(ox_shape){1, {N}}, OX_L_PADDED, b, 0, 0);
+	float *bd = g->vals[bias].data->data;
+	for (int64_t j = 0; c && j < N; j++)
+		bd[j] = (float)(beta * ox_tensor_get_f64(c->data, ox_shape_numel(&c->shape) == 1 ? 0 : j));
+	if (n->nin < 3) {
+		ox_id *in = ox_ir_alloc(g, 4 * sizeof *in);
+		memcpy(in, n->in, (size_t)n->nin * sizeof *in);
+		n->in = in;
+		n->nin = 3;
+	}
+	n->in[2] = bias;
+	/* the attributes now describe the packed operands */
+	ox_attr *at2 = ox_ir_alloc(g, (size_t)(n->nattr + 1) * sizeof *at2);
+	int na = 0;
+	for (int i = 0; i < n->nattr; i++)
+		if (strcmp(n->attrs[i].name, "transB") && strcmp(n->attrs[i].name, "alpha") &&
+		    strcmp(n->attrs[i].name, "beta"))
+			at2[na++] = n->attrs[i];
+	n->attrs = at2;
+	n->nattr = na;
+}
+
 int ox_opt_pack(ox_graph *g)
 {
 	if (!g->opt)
@@ -185,6 +307,10 @@ int ox_opt_pack(ox_graph *g)
 				return -1;
 			pack_conv(g, n, &cg);
 		}
+		ox_gemmgeo gq;
+		if ((n->op == OX_OP_MatMul || n->op == OX_OP_Gemm) && !ox_opt_gemm_geo(g, n, &gq) && gq.constb &&
+		    !g->vals[n->in[1]].layout)
+			pack_gemm(g, n, &gq);
 	}
 	ox_ir_fill_uses(g);
 	return 0;

@@ -1,0 +1,107 @@
+/* emit_gemm.c: Gemm and MatMul on the shared micro-kernel (ukernel.h).
+ *
+ * A tile is `rows` rows of A x `ocb` vectors of output columns: each step
+ * broadcasts A[r][k] and multiply-adds it with a row of B. A constant B
+ * was packed at compile time (opt/pack.c: [N/(ocb b)][K][group width],
+ * Gemm's transB and alpha applied, its C a bias vector); a runtime B is
+ * read in place, row by row (N floats apart). The output is row-major, so
+ * where N is not a multiple of the vector width the last vector of a row
+ * is loaded and stored lane by lane. Tasks: (product, group of columns,
+ * rows of A); epilogues (opt/epilogue.c) are applied in the tile.
+ */
+#include "ukernel.h"
+#include "../opt/opt.h"
+#include <stdio.h>
+#include <string.h>
+
+/* the batch offsets of A and B (in floats) of product bt, as C expressions:
+ * batch dims broadcast like numpy (codegen/emit_nn.c's MatMul) */
+static void batch_offsets(ox_graph *g, ox_node *n, const ox_gemmgeo *q, char *ao, char *bo, size_t cap)
+{
+	const ox_shape *sa = &ox_in(g, n, 0)->shape, *sb = &ox_in(g, n, 1)->shape;
+	int nb = (sa->rank > sb->rank ? sa->rank : sb->rank) - 2;
+	int64_t sta = q->M * q->K, stb = q->K * q->N, inner = 1;
+	ao[0] = bo[0] = 0;
+	for (int i = nb - 1; i >= 0; i--) {
+		int ia = i - (nb - (sa->rank - 2)), ib = i - (nb - (sb->rank - 2));
+		int64_t da = ia >= 0 ? sa->d[ia] : 1, db = ib >= 0 ? sb->d[ib] : 1, od = da > db ? da : db;
+		if (da > 1)
+			snprintf(ao + strlen(ao), cap - strlen(ao), "%s(bt / %lld %% %lld) * %lld", *ao ? " + " : "",
+				 (long long)inner, (long long)od, (long long)sta);
+		if (db > 1)
+			snprintf(bo + strlen(bo), cap - strlen(bo), "%s(bt / %lld %% %lld) * %lld", *bo ? " + " : "",
+				 (long long)inner, (long long)od, (long long)stb);
+		sta *= da, stb *= db, inner *= od;
+	}
+	if (!*ao)
+		snprintf(ao, cap, "0");
+	if (!*bo)
+		snprintf(bo, cap, "0");
+}
+
+int ox_cg_emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	ox_gemmgeo q;
+	if (ox_opt_gemm_geo(g, n, &q))
+		ox_die("codegen: '%s' is not for the GEMM", n->name);
+	if (q.constb && ox_in(g, n, 1)->layout != OX_L_GEMMB)
+		ox_die("codegen: '%s': B not packed", n->name);
+	ox_epi E;
+	if (ox_uk_epi(cg, g, n, &E))
+		return -1;
+	ox_uk_use(cg);
+	const int b = q.b;
+	const int64_t mv = (q.N + b - 1) / b, ng = (mv + q.ocb - 1) / q.ocb, ocl = mv - (ng - 1) * q.ocb;
+	const int tail = (int)(q.N % b), rt = (int)(q.M % q.rows);
+	int hasbias = n->op == OX_OP_Gemm;
+	ox_cg_printf(cg, "\t/* %s: %lld x [%lld x %lld] x [%lld x %lld]%s%s; tiles of %d rows x %d vectors of %d "
+			 "columns%s */\n",
+		     n->optype, (long long)q.batch, (long long)q.M, (long long)q.K, (long long)q.K, (long long)q.N,
+		     q.constb ? " (B packed)" : "", q.transA ? " (A transposed)" : "", q.rows, q.ocb, b,
+		     E.body ? "; epilogue fused" : "");
+	/* [full group, last group] x [full tile, tail tile] */
+	char k[4][96];
+	for (int j = 0; j < 4; j++) {
+		int last = j & 2;
+		ox_ukshape us = {j & 1 ? rt : q.rows, last ? (int)ocl : q.ocb, q.transA ? 1 : (long)q.K, !q.transA, 0,
+				 (long)q.N, 1, last ? tail : 0, hasbias};
+		us.ws = q.constb ? (long)us.ocb * b : (long)q.N;
+		snprintf(k[j], sizeof k[j], "%s", us.rows ? ox_uk_kernel(cg, &us, &E) : "");
+	}
+	/* a task: 2 tiles of rows (or the whole when short) of one group of one product */
+	const int64_t per = 2 * (int64_t)q.rows, nrow = (q.M + per - 1) / per;
+	ox_cg_tasks(cg, (long)(q.batch * ng * nrow));
+	ox_cg_line(cg, 1, "static const ox_ukgeo q = {1, 0, 1, 0, 1, 0, %lld, %lld, %lld, 0};", (long long)q.K,
+		   (long long)q.K, (long long)(q.transA ? q.M : 1));
+	ox_cg_line(cg, 1, "const long r = t %% %lld, gi = t / %lld %% %lld, bt = t / %lld;", (long long)nrow,
+		   (long long)nrow, (long long)ng, (long long)(nrow * ng));
+	char ao[512], bo[512];
+	batch_offsets(g, n, &q, ao, bo, sizeof ao);
+	if (q.batch == 1)
+		snprintf(ao, sizeof ao, "0"), snprintf(bo, sizeof bo, "0");
+	ox_cg_line(cg, 1, "const long p0 = r * %lld, p1 = p0 + %lld < %lld ? p0 + %lld : %lld;", (long long)per,
+		   (long long)per, (long long)q.M, (long long)per, (long long)q.M);
+	ox_cg_line(cg, 1, "const float *a = in0 + %s;", ao);
+	if (q.constb)
+		ox_cg_line(cg, 1, "const float *wg = in1 + gi * %lld;", (long long)(q.ocb * b * q.K));
+	else
+		ox_cg_line(cg, 1, "const float *wg = in1 + %s + gi * %d;", bo, q.ocb * b);
+	char bias[64];
+	snprintf(bias, sizeof bias, "in2 + gi * %d", q.ocb * b);
+	ox_cg_line(cg, 1, "const float *bg = %s;", hasbias ? bias : "NULL");
+	ox_cg_line(cg, 1, "float *y = out0 + bt * %lld + gi * %d;", (long long)(q.M * q.N), q.ocb * b);
+	char args[160], chan[64];
+	snprintf(args, sizeof args, "a + i * %lld, wg, y + i * %lld, bg, &q", (long long)(q.transA ? 1 : q.K),
+		 (long long)q.N);
+	snprintf(chan, sizeof chan, "gi * %d", q.ocb * b);
+	if (ocl == q.ocb && !tail) {
+		ox_uk_loop(cg, 1, &E, q.rows, (long)q.N, k[0], k[1], args, chan);
+	} else {
+		ox_cg_line(cg, 1, "if (gi < %lld) {", (long long)(ng - 1));
+		ox_uk_loop(cg, 2, &E, q.rows, (long)q.N, k[0], k[1], args, chan);
+		ox_cg_line(cg, 1, "} else {");
+		ox_uk_loop(cg, 2, &E, q.rows, (long)q.N, k[2], k[3], args, chan);
+		ox_cg_line(cg, 1, "}");
+	}
+	return 0;
+}
