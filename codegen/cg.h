@@ -61,6 +61,8 @@ void ox_cg_use_vf(ox_cg *cg);
 /* ops on channel-blocked values (codegen/emit_blocked.c) */
 int ox_cg_emit_conv_blocked(ox_cg *cg, ox_graph *g, ox_node *n);
 int ox_cg_emit_pool_blocked(ox_cg *cg, ox_graph *g, ox_node *n);
+/* Attention in blocks of query rows (codegen/emit_attn_blocked.c) */
+int ox_cg_emit_attn_blocked(ox_cg *cg, ox_graph *g, ox_node *n);
 /* Gemm, MatMul on the packed GEMM (codegen/emit_gemm.c) */
 int ox_cg_emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n);
 

@@ -10,6 +10,7 @@
  * bias (mask, causal, padding), softmax, times V.
  */
 #include "cg.h"
+#include "../opt/opt.h"
 #include "../ir/family.h"
 #include <math.h>
 #include <stdarg.h>
@@ -488,8 +489,12 @@ static int emit_rope(ox_cg *cg, ox_graph *g, ox_node *n)
 int emit_attn(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	switch (n->op) {
-	case OX_OP_Attention:
+	case OX_OP_Attention: {
+		ox_attngeo q;
+		if (!ox_opt_attn_geo(g, n, &q) && n->scratch)
+			return ox_cg_emit_attn_blocked(cg, g, n);
 		return emit_attention(cg, g, n);
+	}
 	case OX_OP_RMSNormalization:
 		return emit_rmsnorm(cg, g, n);
 	case OX_OP_RotaryEmbedding:

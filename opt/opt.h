@@ -52,6 +52,20 @@ typedef struct {
 } ox_gemmgeo;
 int ox_opt_gemm_geo(ox_graph *g, const ox_node *n, ox_gemmgeo *q); /* 0, or -1 if not for the GEMM */
 
+/* An Attention node the blocked kernel computes (opt/attention.c): f32,
+ * no past K/V, no extra outputs, no softcap, a float mask over all keys;
+ * query rows in blocks of `rows`; `slots` task slots of scratch, each
+ * slot_floats: K^T of a head and a block of scores */
+typedef struct {
+	int rank;
+	int64_t B, Sq, Skv, Hq, Hkv, Dk, Dv;
+	double scale;
+	int causal, rows, slots;
+	int64_t slot_floats;
+} ox_attngeo;
+int ox_opt_attn_geo(ox_graph *g, const ox_node *n, ox_attngeo *q); /* 0, or -1 if not */
+int ox_opt_attention(ox_graph *g);
+
 /* ---- the memory plan (opt/plan.c), read by codegen and the CLI ---- */
 /* Is output k of node n a view of input 0's bytes (Reshape-like ops,
  * contiguous Slice/Split/Gather pieces, a Transpose that moves only size-1

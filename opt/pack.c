@@ -307,6 +307,9 @@ int ox_opt_pack(ox_graph *g)
 				return -1;
 			pack_conv(g, n, &cg);
 		}
+		ox_attngeo aq;
+		if (n->op == OX_OP_Attention && !ox_opt_attn_geo(g, n, &aq))
+			ox_ir_add_scratch(g, n, aq.slots * aq.slot_floats * 4);
 		ox_gemmgeo gq;
 		if ((n->op == OX_OP_MatMul || n->op == OX_OP_Gemm) && !ox_opt_gemm_geo(g, n, &gq) && gq.constb &&
 		    !g->vals[n->in[1]].layout)

@@ -5,6 +5,7 @@
  * elide   remove Identity and inference-mode Dropout
  * dce     remove nodes and constants nothing uses
  * static  require every shape to be constant (names an unbound dim)
+ * attention  MatMul-scale-mask-Softmax-MatMul into one Attention node (--opt 1)
  * affine  fold BatchNormalization and constant scales/shifts into Conv weights (--opt 1)
  * layout  channel-block the values of convolution chains (--opt 1)
  * epilogue  fuse the elementwise ops after a Conv or GEMM into it (--opt 1)
@@ -20,6 +21,7 @@ const ox_pass ox_pipeline[] = {
 	{"elide", ox_opt_elide},
 	{"dce", ox_opt_dce},
 	{"static", ox_opt_static},
+	{"attention", ox_opt_attention},
 	{"affine", ox_opt_affine},
 	{"layout", ox_opt_layout},
 	{"epilogue", ox_opt_epilogue},

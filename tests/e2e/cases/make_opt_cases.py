@@ -28,7 +28,7 @@ def save(name, nodes, inputs, outputs, inits, opset=13):
         nodes, name,
         [h.make_tensor_value_info(n, T.FLOAT, a.shape) for n, a in inputs],
         [h.make_tensor_value_info(n, T.FLOAT, a.shape) for n, a in outputs],
-        [nh.from_array(a.astype(np.float32), n) for n, a in inits])
+        [nh.from_array(a.astype(np.float32) if a.dtype.kind == "f" else a, n) for n, a in inits])
     m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)], producer_name="make_opt_cases")
     m.ir_version = 8
     onnx.checker.check_model(m)
@@ -207,10 +207,61 @@ def epilogue_cases():
                                   beta=0.5))
 
 
+def attention_cases():
+    """Exported attention: BERT-style heads of [B, S, H*d] tensors, 4-D heads
+    without the split, and nn.MultiheadAttention's [B*H, S, d] batches; with
+    and without an additive mask; odd lengths so tiles have tails."""
+
+    def heads(n, x, B, S, H, d, perm):
+        r = n.op("Reshape", [x, n.const(np.array([B, S, H, d], np.int64), "shape")],
+                 n.vals[x].reshape(B, S, H, d))
+        return n.op("Transpose", [r], n.vals[r].permute(*perm), perm=list(perm))
+
+    def sdpa(n, q, kt, v, scale, mask=None, div=True):
+        s = n.op("MatMul", [q, kt], n.vals[q] @ n.vals[kt])
+        if div:
+            s = n.op("Div", [s, n.const(np.array(1 / scale, np.float32), "c")], n.vals[s] / (1 / scale))
+        else:
+            s = n.op("Mul", [n.const(np.array(scale, np.float32), "c"), s], n.vals[s] * scale)
+        if mask is not None:
+            s = n.add(s, mask)
+        p = n.op("Softmax", [s], torch.softmax(n.vals[s], -1), axis=-1)
+        return n.op("MatMul", [p, v], n.vals[p] @ n.vals[v])
+
+    B, S, H, d = 2, 37, 3, 20
+    n = Net(rnd(B, S, H * d))
+    proj = []
+    for _ in range(3):
+        w = n.const(rnd(H * d, H * d, scale=0.3))
+        proj.append(n.op("MatMul", ["x", w], n.vals["x"] @ n.vals[w]))
+    q, k, v = proj
+    mask = np.zeros((1, 1, 1, S), np.float32)
+    mask[..., -5:] = -10000.0
+    ctx = sdpa(n, heads(n, q, B, S, H, d, (0, 2, 1, 3)), heads(n, k, B, S, H, d, (0, 2, 3, 1)),
+               heads(n, v, B, S, H, d, (0, 2, 1, 3)), 1 / np.sqrt(d), n.const(mask, "mask"))
+    t = n.op("Transpose", [ctx], n.vals[ctx].permute(0, 2, 1, 3), perm=[0, 2, 1, 3])
+    y = n.op("Reshape", [t, n.const(np.array([B, S, H * d], np.int64), "shape")], n.vals[t].reshape(B, S, H * d))
+    n.save("attn_bert_heads", y)
+
+    # 4-D heads given directly (no split to recognize); Mul scale, no mask
+    n = Net(rnd(1, 2, 19, 16))
+    n.inputs += [("k", rnd(1, 2, 16, 19)), ("v", rnd(1, 2, 19, 24))]
+    n.vals["k"], n.vals["v"] = t64(n.inputs[1][1]), t64(n.inputs[2][1])
+    n.save("attn_4d", sdpa(n, "x", "k", "v", 0.25, div=False))
+
+    # nn.MultiheadAttention's [B*H, S, d] batches with a [B*H, S, S] mask
+    n = Net(rnd(6, 11, 8))
+    n.inputs += [("k", rnd(6, 8, 11)), ("v", rnd(6, 11, 8))]
+    n.vals["k"], n.vals["v"] = t64(n.inputs[1][1]), t64(n.inputs[2][1])
+    mm = n.const(rnd(6, 11, 11), "mask")
+    n.save("attn_3d_batch", sdpa(n, "x", "k", "v", 1 / np.sqrt(8), mm))
+
+
 def main():
     conv_cases()
     chain_cases()
     epilogue_cases()
+    attention_cases()
 
 
 if __name__ == "__main__":

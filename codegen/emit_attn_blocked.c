@@ -1,0 +1,171 @@
+/* emit_attn_blocked.c: f32 Attention in blocks of query rows, on the
+ * shared micro-kernel (ukernel.h), for the nodes opt/attention.c's
+ * ox_opt_attn_geo accepts (codegen/emit_attn.c keeps every other case).
+ *
+ * A task owns a slot of the node's scratch and takes heads (b, h) in turn:
+ * it transposes the head's K into the slot (K^T is the kernel's B: rows of
+ * Skv keys), then for each block of `rows` queries computes the block's
+ * scores S = Q K^T (rows x Skv, in the slot), turns each row into
+ * probabilities (scale, mask, causal, max, exp, sum: vectorized with
+ * templates/vmath.c's exp), and writes Y = S V straight into the output
+ * rows. The [Sq, Skv] matrix of a head is never stored whole. The product
+ * order differs from the reference's (Q and K each scaled by sqrt(scale)):
+ * f32 rounding, not a different result.
+ */
+#include "ukernel.h"
+#include "../opt/opt.h"
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* C[rows x N] = A[rows x K] B[K x N] at indent lvl: groups of ocb column
+ * vectors, the last narrower and with a partial last vector when N is not
+ * a multiple of the vector width; the geometry struct `geo` has kc = K */
+static void panel(ox_cg *cg, int lvl, int rows, int64_t N, long ar, long ws, long yr, const char *a, const char *w,
+		  const char *y, const char *geo)
+{
+	static const ox_epi none;
+	const int b = cg->g->target->vw, ocb = cg->g->target->nr_vecs;
+	const int64_t mv = (N + b - 1) / b, ng = (mv + ocb - 1) / ocb, ocl = mv - (ng - 1) * ocb;
+	const int tail = (int)(N % b);
+	ox_ukshape full = {rows, ocb, ar, 1, ws, yr, 1, 0, 0}, last = {rows, (int)ocl, ar, 1, ws, yr, 1, tail, 0};
+	char kf[96], kl[96];
+	snprintf(kf, sizeof kf, "%s", ox_uk_kernel(cg, &full, &none));
+	snprintf(kl, sizeof kl, "%s", ox_uk_kernel(cg, &last, &none));
+	if (ng > 1) {
+		ox_cg_line(cg, lvl, "for (long gi = 0; gi < %lld; gi++)", (long long)(ng - 1));
+		ox_cg_line(cg, lvl + 1, "%s(%s, %s + gi * %d, %s + gi * %d, NULL, &%s);", kf, a, w, ocb * b, y, ocb * b, geo);
+	}
+	ox_cg_line(cg, lvl, "%s(%s, %s + %lld, %s + %lld, NULL, &%s);", kl, a, w, (long long)((ng - 1) * ocb * b), y,
+		   (long long)((ng - 1) * ocb * b), geo);
+}
+
+/* the rows of one block of queries: scores -> probabilities -> Y */
+static void block(ox_cg *cg, const ox_attngeo *q, int rows, long qrs, long vrs, long yrs, const int64_t *ms, int mask)
+{
+	const int b = cg->g->target->vw;
+	const int64_t T = q->Skv;
+	char qa[64], ya[64];
+	snprintf(qa, sizeof qa, "qp + i0 * %ld", qrs);
+	snprintf(ya, sizeof ya, "yp + i0 * %ld", yrs);
+	ox_cg_line(cg, 3, "/* scores of %d queries */", rows);
+	panel(cg, 3, rows, T, qrs, (long)T, (long)T, qa, "kt", "sc", "gqk");
+	ox_cg_line(cg, 3, "for (long r = 0; r < %d; r++) {", rows);
+	ox_cg_line(cg, 4, "float *s = sc + r * %lld;", (long long)T);
+	if (mask)
+		ox_cg_line(cg, 4, "const float *mr = in3 + b * %lld + h * %lld + (i0 + r) * %lld;", (long long)ms[0],
+			   (long long)ms[1], (long long)ms[2]);
+	ox_cg_line(cg, 4, "const ox_vf sv = ox_vf_set1(%s);", ox_cg_lit(OX_F32, q->scale));
+	ox_cg_line(cg, 4, "ox_vf mx = ox_vf_set1(-INFINITY);");
+	ox_cg_line(cg, 4, "long j = 0;");
+	ox_cg_line(cg, 4, "for (; j + %d <= %lld; j += %d) {", b, (long long)T, b);
+	ox_cg_line(cg, 5, "ox_vf v = ox_vf_mul(ox_vf_load(s + j), sv);");
+	if (mask)
+		ox_cg_line(cg, 5, "v = ox_vf_add(v, ox_vf_load(mr + j));");
+	ox_cg_line(cg, 5, "ox_vf_store(s + j, v);");
+	ox_cg_line(cg, 4, "}");
+	ox_cg_line(cg, 4, "for (; j < %lld; j++)", (long long)T);
+	ox_cg_line(cg, 5, "s[j] = s[j] * %s%s;", ox_cg_lit(OX_F32, q->scale), mask ? " + mr[j]" : "");
+	if (q->causal) /* key j is after query i0 + r */
+		ox_cg_line(cg, 4, "for (j = i0 + r + 1; j < %lld; j++)\n\t\t\t\t\ts[j] = -INFINITY;", (long long)T);
+	ox_cg_line(cg, 4, "for (j = 0; j + %d <= %lld; j += %d)", b, (long long)T, b);
+	ox_cg_line(cg, 5, "mx = ox_vf_max(ox_vf_load(s + j), mx);");
+	ox_cg_line(cg, 4, "float m = ox_vf_hmax(mx);");
+	ox_cg_line(cg, 4, "for (; j < %lld; j++)", (long long)T);
+	ox_cg_line(cg, 5, "m = s[j] > m || s[j] != s[j] ? s[j] : m;");
+	ox_cg_line(cg, 4, "const ox_vf mv = ox_vf_set1(m);");
+	ox_cg_line(cg, 4, "ox_vf sum = ox_vf_zero();");
+	ox_cg_line(cg, 4, "for (j = 0; j + %d <= %lld; j += %d) {", b, (long long)T, b);
+	ox_cg_line(cg, 5, "const ox_vf e = ox_vf_exp(ox_vf_sub(ox_vf_load(s + j), mv));");
+	ox_cg_line(cg, 5, "ox_vf_store(s + j, e);");
+	ox_cg_line(cg, 5, "sum = ox_vf_add(sum, e);");
+	ox_cg_line(cg, 4, "}");
+	ox_cg_line(cg, 4, "if (j < %lld) {", (long long)T);
+	ox_cg_line(cg, 5, "const ox_vf e = ox_vf_exp(ox_vf_sub(ox_vf_load_n(s + j, %d), mv));", (int)(T % b));
+	ox_cg_line(cg, 5, "ox_vf_store_n(s + j, e, %d);", (int)(T % b));
+	ox_cg_line(cg, 5, "float tail[%d] = {0};", b);
+	ox_cg_line(cg, 5, "ox_vf_store_n(tail, e, %d);", (int)(T % b));
+	ox_cg_line(cg, 5, "sum = ox_vf_add(sum, ox_vf_load(tail));");
+	ox_cg_line(cg, 4, "}");
+	ox_cg_line(cg, 4, "const float is = 1.0f / ox_vf_hsum(sum);");
+	ox_cg_line(cg, 4, "const ox_vf inv = ox_vf_set1(is);");
+	ox_cg_line(cg, 4, "for (j = 0; j + %d <= %lld; j += %d)", b, (long long)T, b);
+	ox_cg_line(cg, 5, "ox_vf_store(s + j, ox_vf_mul(ox_vf_load(s + j), inv));");
+	ox_cg_line(cg, 4, "for (; j < %lld; j++)", (long long)T);
+	ox_cg_line(cg, 5, "s[j] = s[j] * is;");
+	ox_cg_line(cg, 3, "}");
+	ox_cg_line(cg, 3, "/* times V, into the output rows */");
+	panel(cg, 3, rows, q->Dv, (long)T, vrs, yrs, "sc", "vp", ya, "gpv");
+}
+
+int ox_cg_emit_attn_blocked(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	ox_attngeo q;
+	if (ox_opt_attn_geo(g, n, &q) || !n->scratch)
+		ox_die("codegen: Attention '%s' is not for the blocked kernel", n->name);
+	ox_uk_use(cg);
+	if (ox_cg_use(cg, "vmath", OX_F32))
+		ox_die("templates/vmath.c is missing");
+	const ox_value *m = ox_in(g, n, 3);
+	int64_t R = q.Hq / q.Hkv;
+	long qrs, krs, vrs, yrs;
+	char qb[160], kb[160], vb[160], yb[160];
+	if (q.rank == 4) {
+		qrs = (long)q.Dk, krs = (long)q.Dk, vrs = (long)q.Dv, yrs = (long)q.Dv;
+		snprintf(qb, sizeof qb, "(b * %lld + h) * %lld", (long long)q.Hq, (long long)(q.Sq * q.Dk));
+		snprintf(kb, sizeof kb, "(b * %lld + hk) * %lld", (long long)q.Hkv, (long long)(q.Skv * q.Dk));
+		snprintf(vb, sizeof vb, "(b * %lld + hk) * %lld", (long long)q.Hkv, (long long)(q.Skv * q.Dv));
+		snprintf(yb, sizeof yb, "(b * %lld + h) * %lld", (long long)q.Hq, (long long)(q.Sq * q.Dv));
+	} else {
+		qrs = (long)(q.Hq * q.Dk), krs = (long)(q.Hkv * q.Dk), vrs = (long)(q.Hkv * q.Dv), yrs = (long)(q.Hq * q.Dv);
+		snprintf(qb, sizeof qb, "b * %lld + h * %lld", (long long)(q.Sq * qrs), (long long)q.Dk);
+		snprintf(kb, sizeof kb, "b * %lld + hk * %lld", (long long)(q.Skv * krs), (long long)q.Dk);
+		snprintf(vb, sizeof vb, "b * %lld + hk * %lld", (long long)(q.Skv * vrs), (long long)q.Dv);
+		snprintf(yb, sizeof yb, "b * %lld + h * %lld", (long long)(q.Sq * yrs), (long long)q.Dv);
+	}
+	/* the mask's strides over [B, Hq, Sq, Skv] (0 where it broadcasts) */
+	int64_t ms[4] = {0, 0, 0, 0};
+	if (m) {
+		int64_t st = 1, want[4] = {q.B, q.Hq, q.Sq, q.Skv};
+		for (int i = m->shape.rank - 1; i >= 0; i--) {
+			int ax = 4 - m->shape.rank + i;
+			ms[ax] = m->shape.d[i] == 1 && want[ax] != 1 ? 0 : st;
+			st *= m->shape.d[i];
+		}
+	}
+	ox_cg_printf(cg, "\t/* Attention: %lld x %lld query heads (%lld kv heads), %lld queries over %lld keys, head "
+			 "sizes %lld/%lld, scale %s%s%s;\n\t * blocks of %d queries, %d task slots */\n",
+		     (long long)q.B, (long long)q.Hq, (long long)q.Hkv, (long long)q.Sq, (long long)q.Skv,
+		     (long long)q.Dk, (long long)q.Dv, ox_cg_lit(OX_F32, q.scale), m ? ", masked" : "",
+		     q.causal ? ", causal" : "", q.rows, q.slots);
+	ox_cg_tasks(cg, q.slots);
+	ox_cg_line(cg, 1, "static const ox_ukgeo gqk = {1, 0, 1, 0, 1, 0, %lld, %lld, 1, 0};", (long long)q.Dk,
+		   (long long)q.Dk);
+	ox_cg_line(cg, 1, "static const ox_ukgeo gpv = {1, 0, 1, 0, 1, 0, %lld, %lld, 1, 0};", (long long)q.Skv,
+		   (long long)q.Skv);
+	ox_cg_line(cg, 1, "float *kt = (float *)out%d + t * %lld, *sc = kt + %lld;", n->nout - 1,
+		   (long long)q.slot_floats, (long long)(q.Dk * q.Skv));
+	ox_cg_line(cg, 1, "for (long bh = t; bh < %lld; bh += %d) {", (long long)(q.B * q.Hq), q.slots);
+	ox_cg_line(cg, 2, "const long b = bh / %lld, h = bh %% %lld, hk = h / %lld;", (long long)q.Hq, (long long)q.Hq,
+		   (long long)R);
+	ox_cg_line(cg, 2, "(void)b, (void)hk;");
+	ox_cg_line(cg, 2, "const float *qp = in0 + %s, *kp = in1 + %s, *vp = in2 + %s;", qb, kb, vb);
+	ox_cg_line(cg, 2, "float *yp = out0 + %s;", yb);
+	ox_cg_line(cg, 2, "for (long j = 0; j < %lld; j++) /* K^T of the head */", (long long)q.Skv);
+	ox_cg_line(cg, 3, "for (long d = 0; d < %lld; d++)", (long long)q.Dk);
+	ox_cg_line(cg, 4, "kt[d * %lld + j] = kp[j * %ld + d];", (long long)q.Skv, krs);
+	int full = (int)(q.Sq / q.rows), tail = (int)(q.Sq % q.rows);
+	ox_cg_line(cg, 2, "long i0 = 0;");
+	if (full) {
+		ox_cg_line(cg, 2, "for (; i0 + %d <= %lld; i0 += %d) {", q.rows, (long long)q.Sq, q.rows);
+		block(cg, &q, q.rows, qrs, vrs, yrs, ms, m != NULL);
+		ox_cg_line(cg, 2, "}");
+	}
+	if (tail) {
+		ox_cg_line(cg, 2, "{");
+		block(cg, &q, tail, qrs, vrs, yrs, ms, m != NULL);
+		ox_cg_line(cg, 2, "}");
+	}
+	ox_cg_line(cg, 1, "}");
+	return 0;
+}

@@ -1,0 +1,347 @@
+/* attention.c: scaled dot-product attention written out by an exporter,
+ * recognized and replaced by one ONNX Attention node (opset 23).
+ *
+ * The pattern: S = MatMul(Q, Kt); optionally S / c or S * c (c a scalar
+ * constant: the scale); optionally S + mask; P = Softmax(S) over the last
+ * axis; Y = MatMul(P, V). Q is [.., Sq, d], Kt [.., d, Skv], V [.., Skv, dv].
+ * Where Q, Kt and V are the heads of [B, S, H*d] tensors split the way
+ * BERT/HF exports do (Reshape to [B, S, H, d], then Transpose (0,2,1,3),
+ * or (0,2,3,1) for Kt) and Y is merged back the same way, the node reads
+ * the 3-D tensors directly (q_num_heads = kv_num_heads = H) and none of the
+ * Transposes is computed. Otherwise it takes Q, a K made from Kt by one
+ * Transpose of its last two axes, and V as 4-D [B, H, S, d] tensors (a
+ * rank-3 [B*H, S, d] batch as 3-D with one head). The inner values must be
+ * used by the pattern alone. The emitter (codegen/emit_attn.c) computes it
+ * in blocks of query rows: scores of a block, softmax, times V, so the
+ * [Sq, Skv] score matrix of a head is never stored whole.
+ * Requires: constant shapes (after static). Invalidates: node positions
+ * (compacted), uses (refilled).
+ */
+#include "opt.h"
+#include "../ir/family.h"
+#include <math.h>
+#include <string.h>
+
+static ox_node *producer(ox_graph *g, ox_id v)
+{
+	return v >= 0 && g->vals[v].producer >= 0 ? &g->nodes[g->vals[v].producer] : NULL;
+}
+
+/* used once, by the pattern, and not a graph output */
+static int inner(ox_graph *g, ox_id v)
+{
+	return v >= 0 && g->vals[v].nuses == 1 && !g->vals[v].is_output;
+}
+
+static int scalar_const(ox_graph *g, ox_id v, double *x)
+{
+	const ox_value *c = &g->vals[v];
+	if (c->kind != OX_V_CONST || ox_shape_numel(&c->shape) != 1 || !ox_dtype_is_float(c->dtype))
+		return 0;
+	*x = ox_tensor_get_f64(c->data, 0);
+	return 1;
+}
+
+static int perm_is(ox_graph *g, const ox_node *t, const int *p, int r)
+{
+	int perm[OX_MAX_RANK];
+	if (!t || t->op != OX_OP_Transpose || g->vals[t->in[0]].shape.rank != r || ox_ir_data_perm(g, t, r, perm))
+		return 0;
+	for (int i = 0; i < r; i++)
+		if (perm[i] != p[i])
+			return 0;
+	return 1;
+}
+
+/* v = Transpose(Reshape(x3 [B,S,H*d] -> [B,S,H,d]), perm): x3, else -1 */
+static ox_id heads_of(ox_graph *g, ox_id v, const int *perm, int64_t *H)
+{
+	ox_node *t = producer(g, v);
+	if (!inner(g, v) || !perm_is(g, t, perm, 4))
+		return -1;
+	ox_id r4 = t->in[0];
+	ox_node *rs = producer(g, r4);
+	if (!inner(g, r4) || !rs || rs->op != OX_OP_Reshape)
+		return -1;
+	const ox_value *x = &g->vals[rs->in[0]], *y = &g->vals[r4];
+	if (x->shape.rank != 3 || x->shape.d[0] != y->shape.d[0] || x->shape.d[1] != y->shape.d[1] ||
+	    x->shape.d[2] != y->shape.d[2] * y->shape.d[3])
+		return -1;
+	*H = y->shape.d[2];
+	return rs->in[0];
+}
+
+/* y = Reshape(Transpose(v [B,H,S,d], (0,2,1,3)) -> [B,S,H*d]): the Reshape, else NULL */
+static ox_node *merged_heads(ox_graph *g, ox_id v)
+{
+	static const int p0213[] = {0, 2, 1, 3};
+	if (!inner(g, v))
+		return NULL;
+	ox_node *t = NULL;
+	for (int i = 0; i < g->nnodes && !t; i++)
+		for (int k = 0; k < g->nodes[i].nin; k++)
+			if (g->nodes[i].in[k] == v && !g->nodes[i].dead)
+				t = &g->nodes[i];
+	if (!perm_is(g, t, p0213, 4) || !inner(g, t->out[0]))
+		return NULL;
+	ox_node *rs = NULL;
+	for (int i = 0; i < g->nnodes && !rs; i++)
+		if (!g->nodes[i].dead && g->nodes[i].nin > 0 && g->nodes[i].in[0] == t->out[0])
+			rs = &g->nodes[i];
+	if (!rs || rs->op != OX_OP_Reshape)
+		return NULL;
+	const ox_value *x = &g->vals[t->out[0]], *y = &g->vals[rs->out[0]];
+	if (y->shape.rank != 3 || y->shape.d[0] != x->shape.d[0] || y->shape.d[1] != x->shape.d[1] ||
+	    y->shape.d[2] != x->shape.d[2] * x->shape.d[3])
+		return NULL;
+	return rs;
+}
+
+static ox_id add_transpose(ox_graph *g, ox_id x, const int64_t *perm, int r, const char *name)
+{
+	ox_id nid = ox_ir_add_node(g, OX_OP_Transpose, "Transpose", name, 1, 1);
+	ox_attr *pa = ox_ir_add_attr(g, &g->nodes[nid], "perm", OX_AT_INTS);
+	pa->n = r;
+	pa->ints = ox_ir_alloc(g, (size_t)(r + 1) * sizeof *pa->ints);
+	memcpy(pa->ints, perm, (size_t)r * sizeof *perm);
+	ox_id y = ox_ir_add_value(g, name, OX_V_INTERNAL);
+	ox_value *v = &g->vals[y], *xv = &g->vals[x];
+	v->dtype = xv->dtype, v->has_shape = 1, v->shape.rank = r;
+	for (int i = 0; i < r; i++)
+		v->shape.d[i] = xv->shape.d[perm[i]];
+	g->nodes[nid].in[0] = x;
+	g->nodes[nid].out[0] = y;
+	g->nodes[nid].opset = g->opset;
+	return y;
+}
+
+static ox_id add_reshape(ox_graph *g, ox_id x, const ox_shape *s, const char *name)
+{
+	ox_tensor *t = ox_ir_new_tensor(g, OX_I64, &(ox_shape){1, {s->rank}});
+	for (int i = 0; i < s->rank; i++)
+		ox_tensor_set_i64(t, i, s->d[i]);
+	char cn[700];
+	snprintf(cn, sizeof cn, "%s/shape", name);
+	ox_id c = ox_ir_add_const(g, cn, t);
+	ox_id nid = ox_ir_add_node(g, OX_OP_Reshape, "Reshape", name, 2, 1);
+	ox_id y = ox_ir_add_value(g, name, OX_V_INTERNAL);
+	g->vals[y].dtype = g->vals[x].dtype, g->vals[y].has_shape = 1, g->vals[y].shape = *s;
+	g->nodes[nid].in[0] = x, g->nodes[nid].in[1] = c, g->nodes[nid].out[0] = y;
+	g->nodes[nid].opset = g->opset;
+	return y;
+}
+
+/* Try the pattern at Softmax node index si; 1 if rewritten. */
+static int match(ox_graph *g, int si)
+{
+	ox_node *sm = &g->nodes[si];
+	ox_id s = sm->in[0], p = sm->out[0];
+	const ox_value *sv = &g->vals[s];
+	int r = sv->shape.rank;
+	if (sv->dtype != OX_F32 || (r != 3 && r != 4) || ox_norm_axis(ox_attr_int(sm, "axis", -1), r) != r - 1)
+		return 0;
+	if (sm->opset < 13 && ox_norm_axis(ox_attr_int(sm, "axis", 1), r) != r - 1)
+		return 0;
+	/* P V */
+	ox_node *pv = NULL;
+	for (int i = si + 1; i < g->nnodes && !pv; i++)
+		if (!g->nodes[i].dead && g->nodes[i].op == OX_OP_MatMul && g->nodes[i].in[0] == p)
+			pv = &g->nodes[i];
+	if (!pv || !inner(g, p) || g->vals[pv->in[1]].shape.rank != r)
+		return 0;
+	/* back from S: mask add, scale, QK^T */
+	const char *names[8];
+	int nn = 0;
+	ox_id mask = -1, cur = s;
+	double scale = 1;
+	ox_node *e = producer(g, cur);
+	if (e && e->op == OX_OP_Add && inner(g, cur)) {
+		for (int k = 0; k < 2; k++) {
+			ox_node *o = producer(g, e->in[k]);
+			if (o && (o->op == OX_OP_MatMul || o->op == OX_OP_Div || o->op == OX_OP_Mul) && inner(g, e->in[k])) {
+				mask = e->in[1 - k];
+				cur = e->in[k];
+				break;
+			}
+		}
+		if (mask < 0)
+			return 0;
+		const ox_value *m = &g->vals[mask];
+		if (m->dtype != OX_F32 || m->shape.rank > 4)
+			return 0;
+		names[nn++] = e->name;
+		e = producer(g, cur);
+	}
+	if (e && (e->op == OX_OP_Div || e->op == OX_OP_Mul) && inner(g, cur)) {
+		double c;
+		int k = e->op == OX_OP_Mul && scalar_const(g, e->in[0], &c) ? 0 : 1;
+		if (!scalar_const(g, e->in[k], &c) || c == 0 || (e->op == OX_OP_Div && k == 0))
+			return 0;
+		scale = e->op == OX_OP_Div ? 1 / c : c;
+		cur = e->in[1 - k];
+		names[nn++] = e->name;
+		e = producer(g, cur);
+	}
+	if (!e || e->op != OX_OP_MatMul || !inner(g, cur) || (cur == s && !inner(g, s)))
+		return 0;
+	ox_node *qk = e;
+	ox_id qh = qk->in[0], kt = qk->in[1], vh = pv->in[1];
+	const ox_value *qv = &g->vals[qh], *ktv = &g->vals[kt], *vv = &g->vals[vh];
+	if (qv->dtype != OX_F32 || ktv->dtype != OX_F32 || vv->dtype != OX_F32 || qv->shape.rank != r ||
+	    ktv->shape.rank != r)
+		return 0;
+	for (int i = 0; i < r - 2; i++) /* no batch broadcasting inside attention */
+		if (qv->shape.d[i] != ktv->shape.d[i] || qv->shape.d[i] != vv->shape.d[i])
+			return 0;
+	int64_t D = qv->shape.d[r - 1], Skv = ktv->shape.d[r - 1];
+	if (ktv->shape.d[r - 2] != D || vv->shape.d[r - 2] != Skv)
+		return 0;
+	if (mask >= 0) { /* broadcastable to [B, H, Sq, Skv] (a 3-D score batch: [B*H, Sq, Skv]) */
+		const ox_value *m = &g->vals[mask];
+		for (int i = 0; i < m->shape.rank; i++) {
+			int ax = r - m->shape.rank + i;
+			if (ax < 0 || (m->shape.d[i] != 1 && m->shape.d[i] != sv->shape.d[ax]))
+				return 0;
+		}
+	}
+
+	/* the inputs: 3-D with heads when the split/merge is recognized */
+	static const int p0213[] = {0, 2, 1, 3}, p0231[] = {0, 2, 3, 1};
+	int64_t hq = 0, hk = 0, hv = 0;
+	ox_id q3 = -1, k3 = -1, v3 = -1;
+	ox_node *merge = NULL;
+	if (r == 4) {
+		q3 = heads_of(g, qh, p0213, &hq);
+		k3 = heads_of(g, kt, p0231, &hk);
+		v3 = heads_of(g, vh, p0213, &hv);
+		merge = merged_heads(g, pv->out[0]);
+	}
+	/* what is needed of the old nodes, before adding any (the array may move) */
+	const char *qk_name = qk->name, *sm_name = sm->name, *pv_name = pv->name;
+	ox_id pv_out = pv->out[0], merge_out = merge ? merge->out[0] : -1;
+	ox_id Q, K, V, Y;
+	char nm[512];
+	snprintf(nm, sizeof nm, "%s/attention", qk_name);
+	int heads3 = q3 >= 0 && k3 >= 0 && v3 >= 0 && merge && hq == hk && hq == hv;
+	if (heads3) {
+		Q = q3, K = k3, V = v3, Y = merge_out;
+	} else if (r == 4) {
+		static const int64_t swap[] = {0, 1, 3, 2};
+		Q = qh, V = vh, Y = pv_out;
+		K = add_transpose(g, kt, swap, 4, nm);
+	} else {
+		/* [B*H, S, d]: 3-D, one head per batch entry */
+		static const int64_t swap[] = {0, 2, 1};
+		Q = qh, V = vh, Y = pv_out;
+		K = add_transpose(g, kt, swap, 3, nm);
+	}
+	if (mask >= 0 && r == 3 && g->vals[mask].shape.rank == 3) {
+		/* [B*H, Sq, Skv] -> [B*H, 1, Sq, Skv] for Attention's 4-D mask */
+		const ox_value *m = &g->vals[mask];
+		ox_shape s4 = {4, {m->shape.d[0], 1, m->shape.d[1], m->shape.d[2]}};
+		char mn[600];
+		snprintf(mn, sizeof mn, "%s/mask", nm);
+		mask = add_reshape(g, mask, &s4, mn);
+	}
+	ox_id aid = ox_ir_add_node(g, OX_OP_Attention, "Attention", nm, mask >= 0 ? 4 : 3, 1);
+	ox_node *a = &g->nodes[aid];
+	a->opset = 23;
+	a->domain = "";
+	a->in[0] = Q, a->in[1] = K, a->in[2] = V;
+	if (mask >= 0)
+		a->in[3] = mask;
+	a->out[0] = Y;
+	ox_attr *sa = ox_ir_add_attr(g, a, "scale", OX_AT_FLOAT);
+	sa->f = (float)scale;
+	if (heads3 || r == 3) {
+		int64_t H = heads3 ? hq : 1;
+		ox_ir_add_attr(g, a, "q_num_heads", OX_AT_INT)->i = H;
+		ox_ir_add_attr(g, a, "kv_num_heads", OX_AT_INT)->i = H;
+	}
+	/* the pattern's names, the QK^T MatMul first */
+	ox_ir_add_fused(g, a, qk_name);
+	for (int i = nn - 1; i >= 0; i--)
+		ox_ir_add_fused(g, a, names[i]);
+	ox_ir_add_fused(g, a, sm_name);
+	ox_ir_add_fused(g, a, pv_name);
+	/* the replaced nodes die: the one writing Y, then dce takes the rest */
+	ox_node *w = producer(g, Y);
+	w->dead = 1;
+	g->vals[Y].producer = aid;
+	return 1;
+}
+
+int ox_opt_attention(ox_graph *g)
+{
+	if (!g->opt)
+		return 0;
+	int changed = 0;
+	ox_ir_fill_uses(g);
+	for (int i = 0; i < g->nnodes; i++) {
+		if (g->nodes[i].dead || g->nodes[i].op != OX_OP_Softmax)
+			continue;
+		if (match(g, i)) {
+			changed = 1;
+			ox_ir_compact(g);
+			if (ox_ir_toposort(g))
+				ox_die("attention: cycle");
+			ox_opt_dce(g);
+			ox_ir_fill_uses(g);
+			i = -1;
+		}
+	}
+	if (changed && ox_ir_toposort(g))
+		ox_die("attention: cycle");
+	return 0;
+}
+
+/* ---- the fast path's geometry (codegen/emit_attn.c, scratch from opt/pack.c) ---- */
+
+int ox_opt_attn_geo(ox_graph *g, const ox_node *n, ox_attngeo *q)
+{
+	memset(q, 0, sizeof *q);
+	if (n->op != OX_OP_Attention || !g->opt || n->nout < 1)
+		return -1;
+	for (int k = 1; k < n->nout; k++)
+		if (n->out[k] >= 0 && !(n->scratch && k == n->nout - 1))
+			return -1; /* present K/V, qk output */
+	for (int k = 4; k < n->nin; k++)
+		if (n->in[k] >= 0)
+			return -1; /* past K/V, nonpad lengths */
+	if (ox_attr_float(n, "softcap", 0) != 0 || ox_attr_int(n, "softmax_precision", 0) > 1)
+		return -1;
+	const ox_value *qv = ox_in(g, n, 0), *kv = ox_in(g, n, 1), *vv = ox_in(g, n, 2), *m = ox_in(g, n, 3);
+	if (qv->dtype != OX_F32 || kv->dtype != OX_F32 || vv->dtype != OX_F32 || qv->layout || kv->layout || vv->layout)
+		return -1;
+	if (m && (m->dtype != OX_F32 || m->layout))
+		return -1;
+	ox_attn_geom a;
+	if (ox_attn_dims(g, (ox_node *)n, &a))
+		return -1;
+	q->rank = a.rank;
+	q->B = ox_dim_eval(g, a.b), q->Sq = ox_dim_eval(g, a.sq), q->Skv = ox_dim_eval(g, a.skv);
+	q->Hq = ox_dim_eval(g, a.hq), q->Hkv = ox_dim_eval(g, a.hkv), q->Dk = ox_dim_eval(g, a.dk);
+	q->Dv = ox_dim_eval(g, a.dv);
+	if (q->B <= 0 || q->Sq <= 0 || q->Skv <= 0 || q->Hq <= 0 || q->Hkv <= 0 || q->Dk <= 0 || q->Dv <= 0)
+		return -1;
+	if (m) { /* the mask has a value per key (its last axis is Skv, not 1 or shorter) */
+		if (m->shape.rank < 1 || m->shape.d[m->shape.rank - 1] != q->Skv)
+			return -1;
+		for (int i = 0; i < m->shape.rank; i++) {
+			int ax = 4 - m->shape.rank + i;
+			int64_t want[4] = {q->B, q->Hq, q->Sq, q->Skv};
+			if (ax < 0 || (ax == 3 ? m->shape.d[i] != q->Skv : m->shape.d[i] != 1 && m->shape.d[i] != want[ax]))
+				return -1;
+		}
+	}
+	const ox_attr *sa = ox_attr_get(n, "scale");
+	q->scale = sa ? sa->f : 1.0 / sqrt((double)q->Dk);
+	q->causal = ox_attr_int(n, "is_causal", 0) != 0;
+	q->rows = g->target->conv_rows[1];
+	if (q->rows > q->Sq)
+		q->rows = (int)q->Sq;
+	int64_t bh = q->B * q->Hq;
+	q->slots = bh < 16 ? (int)bh : 16;
+	q->slot_floats = q->Dk * q->Skv + (int64_t)q->rows * q->Skv;
+	return 0;
+}
