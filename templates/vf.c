@@ -31,3 +31,5 @@ static inline OX_UNUSED ox_vf ox_vf_clamp(ox_vf x, ox_vf lo, ox_vf hi) { return 
 static inline OX_UNUSED ox_vf ox_vf_abs(ox_vf a) { return ox_vf_select(ox_vf_lt(a, ox_vf_zero()), -a, a); }
 static inline OX_UNUSED ox_vf ox_vf_load_n(const float *p, int n) { ox_vf r = ox_vf_zero(); for (int i = 0; i < n; i++) r[i] = p[i]; return r; }
 static inline OX_UNUSED void ox_vf_store_n(float *p, ox_vf v, int n) { for (int i = 0; i < n; i++) p[i] = v[i]; }
+static inline OX_UNUSED float ox_vf_hsum(ox_vf v) { float s = 0; for (int i = 0; i < OX_VW; i++) s += v[i]; return s; }
+static inline OX_UNUSED float ox_vf_hmax(ox_vf v) { float s = v[0]; for (int i = 1; i < OX_VW; i++) s = v[i] > s || v[i] != v[i] ? v[i] : s; return s; }
