@@ -57,6 +57,39 @@ static const char *dw_kernel(ox_cg *cg, int rows, long ar, const ox_epi *E)
 	return name;
 }
 
+/* depthwise at one output position whose window leaves the input: the
+ * taps outside are skipped (they would multiply zero pads) */
+static const char *dw_edge_kernel(ox_cg *cg, const ox_epi *E)
+{
+	static char name[64];
+	int b = cg->g->target->vw;
+	char es[16] = "";
+	if (E->body)
+		snprintf(es, sizeof es, "_e%d", E->id);
+	snprintf(name, sizeof name, "ox_dke%s", es);
+	ox_buf t = {0};
+	ox_buf_puts(&t, "/* depthwise at one position near a border: taps outside the input skipped */\n");
+	ox_buf_printf(&t, "static OX_UNUSED void %s(const float *restrict x, const float *restrict w, float *restrict y,\n"
+			  "\t\tconst float *restrict bias, long ih0, long iw0, long ih, long iw, long kh, long kw, long dh, "
+			  "long dw%s)\n{\n", name, E->n ? ", const float *const *e" : "");
+	ox_buf_puts(&t, "\tox_vf s0_0 = ox_vf_load(bias);\n");
+	ox_buf_puts(&t, "\tfor (long i = 0; i < kh; i++) {\n\t\tconst long r = ih0 + i * dh;\n"
+			"\t\tif (r < 0 || r >= ih)\n\t\t\tcontinue;\n"
+			"\t\tfor (long j = 0; j < kw; j++) {\n\t\t\tconst long c = iw0 + j * dw;\n"
+			"\t\t\tif (c >= 0 && c < iw)\n");
+	ox_buf_printf(&t, "\t\t\t\ts0_0 = ox_vf_fma(ox_vf_load(x + (r * iw + c) * %d), ox_vf_load(w + (i * kw + j) * %d), s0_0);\n",
+		      b, b);
+	ox_buf_puts(&t, "\t\t}\n\t}\n");
+	ox_ukshape st = {1, 1, 0, 1, b, b, 0, 0, 1};
+	ox_uk_store(cg, &t, E, &st);
+	ox_buf_puts(&t, "}\n");
+	char key[96];
+	snprintf(key, sizeof key, "dk/%s", name);
+	ox_cg_helper(cg, key, t.s);
+	ox_buf_free(&t);
+	return name;
+}
+
 /* The zero-bordered copy of the input into the scratch (the node's last
  * output), as the serial prologue: planes of IH x IW positions of e floats. */
 static void padded_copy(ox_cg *cg, const ox_node *n, const ox_convgeo *q, int64_t planes, int e)
@@ -100,7 +133,7 @@ int ox_cg_emit_conv_blocked(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_uk_use(cg);
 	const int b = q.b, e = q.inblocked ? b : 1;
 	const int64_t cb = (q.C + b - 1) / b, planes = q.N * (q.inblocked ? cb : q.C), mv = (q.M + b - 1) / b;
-	const int64_t ih = q.padded ? q.IHp : q.IH, iw = q.padded ? q.IWp : q.IW;
+	const int64_t ih = q.copy ? q.IHp : q.IH, iw = q.copy ? q.IWp : q.IW;
 	ox_cg_printf(cg, "\t/* Conv %lldx%lld%s, stride %lldx%lld, dilation %lldx%lld, pads %lld,%lld,%lld,%lld: "
 			 "[%lld,%lld,%lld,%lld] %s -> [%lld,%lld,%lld,%lld] blocked by %d;\n"
 			 "\t * tiles of %d positions x %d vectors of %d output channels%s */\n",
@@ -109,34 +142,65 @@ int ox_cg_emit_conv_blocked(ox_cg *cg, ox_graph *g, ox_node *n)
 		     (long long)q.pr, (long long)q.N, (long long)q.C, (long long)q.IH, (long long)q.IW,
 		     q.inblocked ? "blocked" : "plain", (long long)q.N, (long long)q.M, (long long)q.OH, (long long)q.OW,
 		     b, q.rows, q.depthwise ? 1 : q.ocb, b, E.body ? "; epilogue fused" : "");
-	if (q.padded)
+	if (q.copy)
 		padded_copy(cg, n, &q, planes, e);
-	const char *X = q.padded ? "xs" : "in0";
+	const char *X = q.copy ? "xs" : "in0";
 	const int64_t xn = (q.inblocked ? cb * b : q.C) * ih * iw; /* floats per image */
 	const int64_t osz = q.OH * q.OW;
 	char args[160], chan[64];
 
 	if (q.depthwise) {
+		/* the input as it is: rows and columns whose window leaves it go
+		 * through the edge kernel, the others through the tiles */
 		long ar = (long)(q.SW * b);
-		int tail = (int)(q.OW % q.rows);
-		char kn[64], ktn[64]; /* dw_kernel's name is a static buffer */
-		snprintf(kn, sizeof kn, "%s", dw_kernel(cg, q.rows, ar, &E));
+		int64_t lo = (q.pl + q.SW - 1) / q.SW, hi = (q.IW - 1 - (q.KW - 1) * q.DW + q.pl) / q.SW + 1;
+		if (q.IW - 1 - (q.KW - 1) * q.DW + q.pl < 0)
+			hi = 0;
+		if (hi > q.OW)
+			hi = q.OW;
+		if (lo > hi)
+			lo = hi;
+		int64_t span = hi - lo;
+		int rows = q.rows < span ? q.rows : (int)(span > 0 ? span : 1);
+		int tail = span > 0 ? (int)(span % rows) : 0;
+		char kn[64], ktn[64], ke[64]; /* the kernel names are static buffers */
+		snprintf(kn, sizeof kn, "%s", dw_kernel(cg, rows, ar, &E));
 		snprintf(ktn, sizeof ktn, "%s", tail ? dw_kernel(cg, tail, ar, &E) : "");
+		snprintf(ke, sizeof ke, "%s", dw_edge_kernel(cg, &E));
 		ox_cg_tasks(cg, (long)(q.N * cb * q.OH));
-		if (q.padded)
-			ox_cg_line(cg, 1, "const float *xs = (const float *)out%d;", n->nout - 1);
 		ox_cg_line(cg, 1, "const long c = t / %lld, oh = t %% %lld; /* image x channel block, output row */",
 			   (long long)q.OH, (long long)q.OH);
-		ox_cg_line(cg, 1, "const float *a = %s + (c * %lld + oh * %lld) * %lld;", X, (long long)ih,
-			   (long long)q.SH, (long long)(iw * b));
+		ox_cg_line(cg, 1, "const long ih0 = oh * %lld - %lld;", (long long)q.SH, (long long)q.pt);
+		ox_cg_line(cg, 1, "const float *x = in0 + c * %lld;", (long long)(q.IH * q.IW * b));
 		ox_cg_line(cg, 1, "const float *wc = in1 + (c %% %lld) * %lld, *bc = in2 + (c %% %lld) * %d;", (long long)cb,
 			   (long long)(q.KH * q.KW * b), (long long)cb, b);
 		ox_cg_line(cg, 1, "float *y = out0 + (c * %lld + oh * %lld) * %d;", (long long)osz, (long long)q.OW, b);
-		ox_cg_line(cg, 1, "const long p0 = 0, p1 = %lld;", (long long)q.OW);
-		snprintf(args, sizeof args, "a + i * %ld, wc, y + i * %d, bc, %lld, %lld, %lld, %lld", ar, b,
-			 (long long)q.KH, (long long)q.KW, (long long)(q.DH * iw * b), (long long)(q.DW * b));
 		snprintf(chan, sizeof chan, "(c %% %lld) * %d", (long long)cb, b);
-		ox_uk_loop(cg, 1, &E, q.rows, b, kn, ktn, args, chan);
+		snprintf(args, sizeof args, "x, wc, y + i * %d, bc, ih0, i * %lld - %lld, %lld, %lld, %lld, %lld, %lld, %lld", b,
+			 (long long)q.SW, (long long)q.pl, (long long)q.IH, (long long)q.IW, (long long)q.KH, (long long)q.KW,
+			 (long long)q.DH, (long long)q.DW);
+		ox_cg_line(cg, 1, "if (ih0 < 0 || ih0 + %lld >= %lld) {", (long long)((q.KH - 1) * q.DH), (long long)q.IH);
+		ox_cg_line(cg, 2, "for (long i = 0; i < %lld; i++) {", (long long)q.OW);
+		ox_uk_call(cg, 3, &E, b, ke, args, chan);
+		ox_cg_line(cg, 2, "}");
+		ox_cg_line(cg, 2, "continue;");
+		ox_cg_line(cg, 1, "}");
+		if (lo > 0 || hi < q.OW) {
+			ox_cg_line(cg, 1, "for (long i = 0; i < %lld; i++) {", (long long)q.OW);
+			ox_cg_line(cg, 2, "if (i == %lld)", (long long)lo);
+			ox_cg_line(cg, 3, "i = %lld;", (long long)hi);
+			ox_cg_line(cg, 2, "if (i >= %lld)", (long long)q.OW);
+			ox_cg_line(cg, 3, "break;");
+			ox_uk_call(cg, 2, &E, b, ke, args, chan);
+			ox_cg_line(cg, 1, "}");
+		}
+		if (span > 0) {
+			ox_cg_line(cg, 1, "const float *a = x + (ih0 * %lld - %lld) * %d;", (long long)q.IW, (long long)q.pl, b);
+			ox_cg_line(cg, 1, "const long p0 = %lld, p1 = %lld;", (long long)lo, (long long)hi);
+			snprintf(args, sizeof args, "a + i * %ld, wc, y + i * %d, bc, %lld, %lld, %lld, %lld", ar, b,
+				 (long long)q.KH, (long long)q.KW, (long long)(q.DH * q.IW * b), (long long)(q.DW * b));
+			ox_uk_loop(cg, 1, &E, rows, b, kn, ktn, args, chan);
+		}
 		return 0;
 	}
 

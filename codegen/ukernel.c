@@ -190,8 +190,7 @@ const char *ox_uk_kernel(ox_cg *cg, const ox_ukshape *s, const ox_epi *E)
 
 /* ---- the loops around it ---- */
 
-static void tile_call(ox_cg *cg, int lvl, const ox_epi *E, long yr, const char *kern, const char *args,
-		      const char *chan)
+void ox_uk_call(ox_cg *cg, int lvl, const ox_epi *E, long yr, const char *kern, const char *args, const char *chan)
 {
 	if (E->n) {
 		ox_buf e = {0};
@@ -218,11 +217,11 @@ void ox_uk_loop(ox_cg *cg, int lvl, const ox_epi *E, int rows, long yr, const ch
 {
 	ox_cg_line(cg, lvl, "long i = p0;");
 	ox_cg_line(cg, lvl, "for (; i + %d <= p1; i += %d) {", rows, rows);
-	tile_call(cg, lvl + 1, E, yr, kfull, args, chan);
+	ox_uk_call(cg, lvl + 1, E, yr, kfull, args, chan);
 	ox_cg_line(cg, lvl, "}");
 	if (*ktail) {
 		ox_cg_line(cg, lvl, "if (i < p1) {");
-		tile_call(cg, lvl + 1, E, yr, ktail, args, chan);
+		ox_uk_call(cg, lvl + 1, E, yr, ktail, args, chan);
 		ox_cg_line(cg, lvl, "}");
 	}
 }

@@ -54,4 +54,6 @@ void ox_uk_use(ox_cg *cg);
  * in<k> + (y - out0) + i * yr (full), in<k> + chan (per channel/column). */
 void ox_uk_loop(ox_cg *cg, int lvl, const ox_epi *E, int rows, long yr, const char *kfull, const char *ktail,
 		const char *args, const char *chan);
+/* one call of kern at row `i` (a variable in scope), with its epilogue operands */
+void ox_uk_call(ox_cg *cg, int lvl, const ox_epi *E, long yr, const char *kern, const char *args, const char *chan);
 #endif

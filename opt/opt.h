@@ -32,8 +32,10 @@ typedef struct {
 	int b;                       /* vector width: channels per block */
 	int64_t N, C, M, IH, IW, OH, OW, KH, KW, SH, SW, DH, DW;
 	int64_t pt, pl, pb, pr;      /* pads: top, left, bottom, right */
-	int padded;                  /* the input is first copied into a zero-bordered scratch */
-	int64_t IHp, IWp;            /* its padded size */
+	int padded;                  /* has pads */
+	int copy;                    /* the input is first copied into a zero-bordered
+					scratch (group 1; depthwise clips at borders) */
+	int64_t IHp, IWp;            /* the padded size */
 	int flat;                    /* 1x1, stride 1, no pads: positions run over the whole image */
 	int rows, ocb;               /* the tile: positions x output-channel vectors */
 } ox_convgeo;

@@ -64,6 +64,7 @@ int ox_opt_conv_geo(ox_graph *g, const ox_node *n, ox_convgeo *cg)
 	cg->KH = k[0], cg->KW = k[1], cg->SH = s[0], cg->SW = s[1], cg->DH = d[0], cg->DW = d[1];
 	cg->pt = pads[0], cg->pl = pads[1], cg->pb = pads[2], cg->pr = pads[3];
 	cg->padded = pads[0] || pads[1] || pads[2] || pads[3];
+	cg->copy = cg->padded && !cg->depthwise;
 	cg->IHp = cg->IH + cg->pt + cg->pb, cg->IWp = cg->IW + cg->pl + cg->pr;
 	cg->flat = !cg->padded && cg->KH == 1 && cg->KW == 1 && cg->SH == 1 && cg->SW == 1;
 	int64_t p = cg->flat ? cg->OH * cg->OW : cg->OW, mv = (cg->M + cg->b - 1) / cg->b;
@@ -240,7 +241,7 @@ static void pack_conv(ox_graph *g, ox_node *n, const ox_convgeo *cg)
 		n->nin = 3;
 	}
 	n->in[2] = bias;
-	if (cg->padded) {
+	if (cg->copy) {
 		int64_t cs = cg->inblocked ? (cg->C + b - 1) / b * b : cg->C;
 		ox_ir_add_scratch(g, n, cg->N * cs * cg->IHp * cg->IWp * 4);
 	}
