@@ -253,7 +253,7 @@ int ox_opt_epilogue(ox_graph *g)
 			ox_ir_compact(g);
 			ox_ir_fill_uses(g);
 			nn = g->nnodes;
-			h = -1; /* positions moved: start again (each head fuses once) */
+			h--; /* the head moved to the region's end: look at this place again */
 		}
 	}
 	free(R.in_region), free(uses_in), free(dep_val);

@@ -17,6 +17,7 @@ int ox_opt_static(ox_graph *g);
 int ox_opt_affine(ox_graph *g);
 int ox_opt_layout(ox_graph *g);
 int ox_opt_epilogue(ox_graph *g);
+int ox_opt_ewfuse(ox_graph *g);
 int ox_opt_pack(ox_graph *g);
 int ox_opt_plan(ox_graph *g);
 

@@ -9,6 +9,7 @@
  * affine  fold BatchNormalization and constant scales/shifts into Conv weights (--opt 1)
  * layout  channel-block the values of convolution chains (--opt 1)
  * epilogue  fuse the elementwise ops after a Conv or GEMM into it (--opt 1)
+ * ewfuse  the other f32 elementwise ops: chains fused into vector loops (--opt 1)
  * pack    lay weights out for the kernels that read them (--opt 1)
  * plan    arena offsets from lifetimes
  * The verifier (ir/check.c) runs after each pass when checking is on.
@@ -25,6 +26,7 @@ const ox_pass ox_pipeline[] = {
 	{"affine", ox_opt_affine},
 	{"layout", ox_opt_layout},
 	{"epilogue", ox_opt_epilogue},
+	{"ewfuse", ox_opt_ewfuse},
 	{"pack", ox_opt_pack},
 	{"plan", ox_opt_plan},
 	{NULL, NULL},

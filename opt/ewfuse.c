@@ -1,0 +1,198 @@
+/* ewfuse.c: chains and trees of f32 elementwise ops fused into one loop.
+ *
+ * What the epilogue pass left (elementwise work not behind a Conv or a
+ * GEMM: a LayerNorm's neighbours, an SE block's scale, a lone activation)
+ * is grouped into onnxcc::Fused nodes whose ox_body attribute holds the
+ * ops as a small graph (body input k is node input k; its output is the
+ * node's). A region grows from an elementwise node over the nodes that
+ * read its values, like the epilogue pass: every node of it writes the
+ * region's shape and layout (so nothing is computed twice), its operands
+ * broadcast like numpy, and it is cut at the longest prefix whose inner
+ * values are used inside it only. A single op is a region too, so every
+ * f32 op the vector renderer knows (codegen/emit_vec.c) runs vectorized;
+ * the rest keep their own emitter. The node takes the region's last place.
+ * Requires: layouts chosen. Invalidates: node positions (compacted), uses.
+ */
+#include "opt.h"
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXREG 24
+#define MAXOPND 8
+
+/* the ops codegen renders on vectors, f32 (as ox_cg_vbody_ok; opt cannot
+ * include codegen, so the list is kept here and checked by emit_fused) */
+static int vector_op(ox_graph *g, const ox_node *n)
+{
+	switch (n->op) {
+	case OX_OP_Relu: case OX_OP_LeakyRelu: case OX_OP_Sigmoid: case OX_OP_HardSigmoid:
+	case OX_OP_HardSwish: case OX_OP_Tanh: case OX_OP_Erf: case OX_OP_Exp: case OX_OP_Neg:
+	case OX_OP_Abs: case OX_OP_Sqrt: case OX_OP_Add: case OX_OP_Sub: case OX_OP_Mul: case OX_OP_Div:
+	case OX_OP_PRelu: case OX_OP_Gelu:
+		break;
+	case OX_OP_Clip:
+		for (int k = 1; k < n->nin; k++)
+			if (n->in[k] >= 0 && (g->vals[n->in[k]].kind != OX_V_CONST ||
+					      ox_shape_numel(&g->vals[n->in[k]].shape) != 1))
+				return 0;
+		break;
+	default:
+		return 0;
+	}
+	if (n->nout != 1 || n->out[0] < 0 || g->vals[n->out[0]].dtype != OX_F32)
+		return 0;
+	for (int k = 0; k < n->nin; k++)
+		if (n->in[k] >= 0 && g->vals[n->in[k]].dtype != OX_F32)
+			return 0;
+	return 1;
+}
+
+static int same_out(const ox_value *a, const ox_value *b)
+{
+	if (a->layout != b->layout || a->shape.rank != b->shape.rank)
+		return 0;
+	for (int i = 0; i < a->shape.rank; i++)
+		if (a->shape.d[i] != b->shape.d[i])
+			return 0;
+	return 1;
+}
+
+static void fuse(ox_graph *g, const int *nodes, int len)
+{
+	ox_graph *b = ox_ir_new_sub(g);
+	int nv = g->nvals;
+	ox_id *map = malloc(((size_t)nv + 1) * sizeof *map), operands[MAXOPND];
+	for (int i = 0; i < nv; i++)
+		map[i] = -1;
+	int nop = 0;
+	b->inputs = ox_ir_alloc(b, (MAXOPND + 1) * sizeof *b->inputs);
+	for (int i = 0; i < len; i++) {
+		ox_node *e = &g->nodes[nodes[i]];
+		ox_id bn = ox_ir_add_node(b, e->op, e->optype, e->name, e->nin, 1);
+		ox_node *f = &b->nodes[bn];
+		f->opset = e->opset, f->domain = e->domain, f->nattr = e->nattr, f->attrs = e->attrs;
+		for (int k = 0; k < e->nin; k++) {
+			ox_id v = e->in[k];
+			if (v < 0)
+				continue;
+			if (map[v] < 0) {
+				ox_id x = ox_ir_add_value(b, g->vals[v].name, OX_V_INPUT);
+				b->vals[x].dtype = g->vals[v].dtype, b->vals[x].has_shape = 1;
+				b->vals[x].shape = g->vals[v].shape;
+				b->inputs[b->ninputs++] = x;
+				operands[nop++] = v;
+				map[v] = x;
+			}
+			f->in[k] = map[v];
+		}
+		ox_id o = e->out[0], y = ox_ir_add_value(b, g->vals[o].name, OX_V_INTERNAL);
+		b->vals[y].dtype = g->vals[o].dtype, b->vals[y].has_shape = 1, b->vals[y].shape = g->vals[o].shape;
+		b->vals[y].producer = bn;
+		b->nodes[bn].out[0] = y;
+		map[o] = y;
+	}
+	ox_id last = g->nodes[nodes[len - 1]].out[0];
+	b->outputs = ox_ir_alloc(b, 2 * sizeof *b->outputs);
+	b->output_names = ox_ir_alloc(b, 2 * sizeof *b->output_names);
+	b->outputs[0] = map[last];
+	b->output_names[0] = g->vals[last].name;
+	b->noutputs = 1;
+	free(map);
+
+	/* the fused node replaces the region's last node */
+	ox_node *first = &g->nodes[nodes[0]];
+	const char *name = first->name;
+	ox_id nid = ox_ir_add_node(g, OX_OP_Fused, "Fused", name, nop, 1);
+	ox_node *n = &g->nodes[nid];
+	n->domain = "onnxcc";
+	memcpy(n->in, operands, (size_t)nop * sizeof *operands);
+	n->out[0] = last;
+	ox_attr *a = ox_ir_add_attr(g, n, "ox_body", OX_AT_GRAPH);
+	a->g = ox_ir_alloc(g, sizeof *a->g);
+	a->g[0] = b;
+	for (int i = 0; i < len; i++)
+		ox_ir_add_fused(g, n, g->nodes[nodes[i]].name);
+	ox_node moved = *n;
+	n->dead = 1;
+	for (int i = 0; i < len - 1; i++)
+		g->nodes[nodes[i]].dead = 1;
+	g->nodes[nodes[len - 1]] = moved;
+}
+
+int ox_opt_ewfuse(ox_graph *g)
+{
+	if (!g->opt)
+		return 0;
+	ox_ir_fill_uses(g);
+	int nv = g->nvals;
+	char *in_region = calloc((size_t)nv + 1, 1), *dep = calloc((size_t)nv + 1, 1);
+	int *uses_in = calloc((size_t)nv + 1, sizeof *uses_in);
+	for (int h = 0; h < g->nnodes; h++) {
+		ox_node *n = &g->nodes[h];
+		if (n->dead || n->op == OX_OP_Fused || !vector_op(g, n))
+			continue;
+		const ox_value *o = &g->vals[n->out[0]];
+		/* values computed from the head's: not operands */
+		memset(dep, 0, (size_t)nv);
+		dep[n->out[0]] = 1;
+		for (int j = h + 1; j < g->nnodes; j++) {
+			ox_node *e = &g->nodes[j];
+			int d = 0;
+			for (int k = 0; k < e->nin && !d; k++)
+				d = e->in[k] >= 0 && dep[e->in[k]];
+			for (int k = 0; d && k < e->nout; k++)
+				if (e->out[k] >= 0)
+					dep[e->out[k]] = 1;
+		}
+		int nodes[MAXREG], len = 1, best = 1, nops = 0;
+		nodes[0] = h;
+		memset(in_region, 0, (size_t)nv);
+		memset(uses_in, 0, (size_t)nv * sizeof *uses_in);
+		in_region[n->out[0]] = 1;
+		for (int k = 0; k < n->nin; k++)
+			nops += n->in[k] >= 0;
+		for (int j = h + 1; j < g->nnodes && len < MAXREG; j++) {
+			ox_node *e = &g->nodes[j];
+			if (e->dead)
+				continue;
+			int reads = 0, extra = 0, ok = vector_op(g, e) && same_out(&g->vals[e->out[0]], o);
+			for (int k = 0; k < e->nin; k++) {
+				ox_id v = e->in[k];
+				if (v < 0)
+					continue;
+				if (in_region[v])
+					reads = 1;
+				else if (dep[v])
+					ok = 0;
+				else
+					extra++;
+			}
+			if (!reads)
+				continue;
+			if (!ok || nops + extra > MAXOPND)
+				break;
+			nops += extra;
+			nodes[len++] = j;
+			for (int k = 0; k < e->nin; k++)
+				if (e->in[k] >= 0 && in_region[e->in[k]])
+					uses_in[e->in[k]]++;
+			in_region[e->out[0]] = 1;
+			/* closed: every value but the last is used inside only */
+			int cl = 1;
+			for (int i = 0; i < len - 1 && cl; i++) {
+				ox_id v = g->nodes[nodes[i]].out[0];
+				cl = !g->vals[v].is_output && g->vals[v].nuses == uses_in[v];
+			}
+			if (cl)
+				best = len;
+		}
+		if (nops > MAXOPND)
+			continue;
+		fuse(g, nodes, best);
+		ox_ir_compact(g);
+		ox_ir_fill_uses(g);
+		h--; /* the region left, later nodes moved up: look at this place again */
+	}
+	free(in_region), free(dep), free(uses_in);
+	return 0;
+}
