@@ -307,6 +307,24 @@ static void print_report(ox_graph *g, const char *model, const char *out, int we
 		printf("  code           %zu bytes of C (%d node functions, %d nodes need none, %zu bytes of "
 		       "kernels); .text roughly %lld bytes at -O2\n",
 		       cs->code_bytes, cs->nfuncs, cs->nviews, cs->kernel_bytes, (long long)text);
+		/* what the optimizer fused: one generated function for several ONNX nodes */
+		int groups = 0, covered = 0;
+		for (int i = 0; i < g->nnodes; i++) {
+			const ox_attr *a = ox_attr_get(&g->nodes[i], "ox_fused");
+			if (a && a->type == OX_AT_STRINGS && a->n > 1)
+				groups++, covered += a->n;
+		}
+		printf("  fused          %d functions compute %d ONNX nodes%s\n", groups, covered, groups ? ":" : "");
+		for (int i = 0; i < g->nnodes; i++) {
+			const ox_node *n = &g->nodes[i];
+			const ox_attr *a = ox_attr_get(n, "ox_fused");
+			if (!a || a->type != OX_AT_STRINGS || a->n < 2)
+				continue;
+			printf("    node%d_%s:", i, ox_ops[n->op].name);
+			for (int k = 0; k < a->n; k++)
+				printf("%s %s", k ? " +" : "", a->strs[k]);
+			printf("\n");
+		}
 		printf("  largest live set: %lld bytes at node %d", (long long)g->arena_lower_bound, ps->peak_step);
 		if (pn)
 			printf(" (%s \"%s\")", pn->optype, pn->name);
@@ -335,6 +353,21 @@ static void print_report(ox_graph *g, const char *model, const char *out, int we
 	printf("  \"code_bytes\": %zu,\n  \"kernel_bytes\": %zu,\n  \"node_functions\": %d,\n"
 	       "  \"nodes_without_code\": %d,\n  \"text_estimate_bytes\": %lld,\n",
 	       cs->code_bytes, cs->kernel_bytes, cs->nfuncs, cs->nviews, (long long)text);
+	printf("  \"fused\": [");
+	int nf = 0;
+	for (int i = 0; i < g->nnodes; i++) {
+		const ox_node *n = &g->nodes[i];
+		const ox_attr *a = ox_attr_get(n, "ox_fused");
+		if (!a || a->type != OX_AT_STRINGS || a->n < 2)
+			continue;
+		printf("%s\n    {\"function\": \"node%d_%s\", \"nodes\": [", nf++ ? "," : "", i, ox_ops[n->op].name);
+		for (int k = 0; k < a->n; k++) {
+			printf("%s", k ? ", " : "");
+			json_str(stdout, a->strs[k]);
+		}
+		printf("]}");
+	}
+	printf("%s],\n", nf ? "\n  " : "");
 	printf("  \"peak\": {\"step\": %d, \"node\": ", ps->peak_step);
 	json_str(stdout, pn ? pn->name : "");
 	printf(", \"op\": ");

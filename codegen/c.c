@@ -900,7 +900,18 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 		nfuncs++;
 		ox_buf_printf(&nodes, "/* node %d: %s \"", i, n->optype);
 		comment_safe(&nodes, n->name);
-		ox_buf_puts(&nodes, "\" */\n");
+		const ox_attr *fu = ox_attr_get(n, "ox_fused");
+		if (fu && fu->type == OX_AT_STRINGS && fu->n > 1) {
+			/* the ONNX nodes a fused node computes */
+			ox_buf_printf(&nodes, "\": %d ONNX nodes fused:", fu->n);
+			for (int k = 0; k < fu->n; k++) {
+				ox_buf_puts(&nodes, k % 3 == 0 ? "\n *   " : ", ");
+				comment_safe(&nodes, fu->strs[k]);
+			}
+			ox_buf_puts(&nodes, "\n */\n");
+		} else {
+			ox_buf_puts(&nodes, "\" */\n");
+		}
 		if (cg.ntasks > 0 && (cg.can_fail || ndyn_of(g, n)))
 			ox_die("codegen: node %d: parallel tasks with a run-time size or a failure", i);
 		nfail += cg.can_fail;
@@ -974,7 +985,16 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 		ox_buf_printf(&run, "\tOX_PROF(%d, 1);\n", nfuncs - 1);
 		/* the profiler's table: function name, the ONNX nodes, flops */
 		ox_buf_printf(&finfo, "\t{\"node%d_%s\", ", i, ox_ops[n->op].name);
-		c_string(&finfo, n->name);
+		{
+			/* its ONNX nodes, joined with " + " */
+			const ox_attr *fa = ox_attr_get(n, "ox_fused");
+			ox_buf names = {0};
+			if (fa && fa->type == OX_AT_STRINGS && fa->n > 1)
+				for (int k = 0; k < fa->n; k++)
+					ox_buf_printf(&names, "%s%s", k ? " + " : "", fa->strs[k]);
+			c_string(&finfo, names.s ? names.s : n->name);
+			ox_buf_free(&names);
+		}
 		ox_buf_printf(&finfo, ", %lld},\n", (long long)ox_ir_flops(g, n));
 		ox_buf_free(&params), ox_buf_free(&unpack), ox_buf_free(&pack);
 	next:;
