@@ -28,7 +28,9 @@ static void panel(ox_cg *cg, int lvl, int rows, int64_t N, long ar, long ws, lon
 	const int b = cg->g->target->vw, ocb = cg->g->target->nr_vecs;
 	const int64_t mv = (N + b - 1) / b, ng = (mv + ocb - 1) / ocb, ocl = mv - (ng - 1) * ocb;
 	const int tail = (int)(N % b);
-	ox_ukshape full = {rows, ocb, ar, 1, ws, yr, 1, 0, 0}, last = {rows, (int)ocl, ar, 1, ws, yr, 1, tail, 0};
+	ox_ukshape full = {.rows = rows, .ocb = ocb, .ar = ar, .ac1 = 1, .ws = ws, .yr = yr, .yo_b = 1};
+	ox_ukshape last = full;
+	last.ocb = (int)ocl, last.tail = tail;
 	char kf[96], kl[96];
 	snprintf(kf, sizeof kf, "%s", ox_uk_kernel(cg, &full, &none));
 	snprintf(kl, sizeof kl, "%s", ox_uk_kernel(cg, &last, &none));

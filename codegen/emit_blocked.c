@@ -47,7 +47,7 @@ static const char *dw_kernel(ox_cg *cg, int rows, long ar, const ox_epi *E)
 	for (int r = 0; r < rows; r++)
 		ox_buf_printf(&t, "\t\t\ts%d_0 = ox_vf_fma(ox_vf_load(p + %ld), v, s%d_0);\n", r, r * ar, r);
 	ox_buf_puts(&t, "\t\t}\n");
-	ox_ukshape st = {rows, 1, ar, 1, b, b, 0, 0, 1};
+	ox_ukshape st = {.rows = rows, .ocb = 1, .ar = ar, .ac1 = 1, .ws = b, .yr = b, .bias = 1};
 	ox_uk_store(cg, &t, E, &st);
 	ox_buf_puts(&t, "}\n");
 	char key[96];
@@ -80,7 +80,7 @@ static const char *dw_edge_kernel(ox_cg *cg, const ox_epi *E)
 	ox_buf_printf(&t, "\t\t\t\ts0_0 = ox_vf_fma(ox_vf_load(x + (r * iw + c) * %d), ox_vf_load(w + (i * kw + j) * %d), s0_0);\n",
 		      b, b);
 	ox_buf_puts(&t, "\t\t}\n\t}\n");
-	ox_ukshape st = {1, 1, 0, 1, b, b, 0, 0, 1};
+	ox_ukshape st = {.rows = 1, .ocb = 1, .ac1 = 1, .ws = b, .yr = b, .bias = 1};
 	ox_uk_store(cg, &t, E, &st);
 	ox_buf_puts(&t, "}\n");
 	char key[96];
@@ -208,28 +208,116 @@ int ox_cg_emit_conv_blocked(ox_cg *cg, ox_graph *g, ox_node *n)
 	const int64_t ng = (mv + q.ocb - 1) / q.ocb, ocl = mv - (ng - 1) * q.ocb; /* the last group's width */
 	const long ar = (long)(q.flat ? e : q.SW * e);
 	const int64_t p = q.flat ? osz : q.OW; /* positions a task row covers */
-	const int tail = (int)(p % q.rows);
+	/* span > 1: a unit of work is span output rows, one tile */
+	const int64_t nunit = q.span > 1 ? (q.OH + q.span - 1) / q.span : q.OH;
+	const int lastspan = (int)(q.OH - (nunit - 1) * q.span);
+	const int tail = q.span > 1 ? (lastspan < q.span ? lastspan * (int)q.OW : 0) : (int)(p % q.rows);
+	const int rw = q.span > 1 ? (int)q.OW : 0;
+	const long rs = (long)(q.SH * iw * e);
+	/* weights past L2 stream from memory: prefetch a group ahead */
+	const int64_t gstride = (int64_t)q.ocb * b * q.C * q.KH * q.KW;
+	const int pf = mv * b * q.C * q.KH * q.KW * 4 > (1 << 20);
 	char k[4][96]; /* [full group, last group] x [full tile, tail tile] */
 	for (int j = 0; j < 4; j++) {
-		ox_ukshape us = {j & 1 ? tail : q.rows, j & 2 ? (int)ocl : q.ocb, ar, q.inblocked, 0, b, 0, 0, 1};
+		ox_ukshape us = {.rows = j & 1 ? tail : q.rows, .ocb = j & 2 ? (int)ocl : q.ocb, .ar = ar,
+				 .rw = rw, .rs = rs, .ac1 = q.inblocked, .yr = b, .bias = 1, .pf = pf};
 		us.ws = (long)us.ocb * b;
 		snprintf(k[j], sizeof k[j], "%s", us.rows ? ox_uk_kernel(cg, &us, &E) : "");
 	}
+	/* A group's weights past a quarter of L2 stream from memory for every
+	 * row task: instead a task is a whole group, its reduction cut into
+	 * chunks of input blocks that stay in L2 while every row uses them
+	 * (the sums go to y between chunks; the epilogue runs on the last). */
+	const int64_t taps = q.KH * q.KW, kb = q.kb;
+	if (kb) {
+		const int64_t nch = (cb + kb - 1) / kb, lastkb = cb - (nch - 1) * kb;
+		static const ox_epi none;
+		/* kernels: [phase: first, middle, last][group: full, last][tile: full, tail] */
+		char kk[3][4][96];
+		for (int ph = 0; ph < 3; ph++)
+			for (int j = 0; j < 4; j++) {
+				ox_ukshape us = {.rows = j & 1 ? tail : q.rows, .ocb = j & 2 ? (int)ocl : q.ocb, .ar = ar,
+						 .rw = rw, .rs = rs, .ac1 = 1, .yr = b, .bias = 1, .pf = 1, .acc = ph > 0,
+						 .raw = ph < 2};
+				us.ws = (long)us.ocb * b;
+				snprintf(kk[ph][j], sizeof kk[ph][j], "%s", us.rows ? ox_uk_kernel(cg, &us, ph < 2 ? &none : &E) : "");
+			}
+		ox_cg_tasks(cg, (long)(q.N * ng));
+		if (q.copy)
+			ox_cg_line(cg, 1, "const float *xs = (const float *)out%d;", n->nout - 1);
+		for (int l = 0; l < 2; l++)
+			ox_cg_line(cg, 1, "static const ox_ukgeo q%d = {%lld, %lld, %lld, %lld, %lld, %lld, %d, %lld, 1, %lld, %lld};",
+				   l, (long long)(l ? lastkb : kb), (long long)(ih * iw * b), (long long)q.KH,
+				   (long long)(q.DH * iw * b), (long long)q.KW, (long long)(q.DW * b), b,
+				   (long long)(l ? q.C - (cb - 1) * b : b), (long long)(osz * b),
+				   (long long)(kb * taps * b * q.ocb * b)); /* prefetch: the next chunk */
+		ox_cg_line(cg, 1, "const long gi = t %% %lld, ni = t / %lld;", (long long)ng, (long long)ng);
+		ox_cg_line(cg, 1, "const long gw = gi < %lld ? %d : %lld; /* the group's width in floats */", (long long)(ng - 1),
+			   q.ocb * b, (long long)(ocl * b));
+		ox_cg_line(cg, 1, "const float *bg = in2 + gi * %d;", q.ocb * b);
+		ox_cg_line(cg, 1, "for (long ch = 0; ch < %lld; ch++) {", (long long)nch);
+		ox_cg_line(cg, 2, "const ox_ukgeo *qc = ch < %lld ? &q0 : &q1;", (long long)(nch - 1));
+		ox_cg_line(cg, 2, "const float *wg = in1 + gi * %lld + ch * %lld * gw;", (long long)gstride,
+			   (long long)(kb * taps * b));
+		ox_cg_line(cg, 2, "const float *ac = %s + ni * %lld + ch * %lld;", X, (long long)xn, (long long)(kb * ih * iw * b));
+		ox_cg_line(cg, 2, "for (long r = 0; r < %lld; r++) {", (long long)(q.flat ? 1 : nunit));
+		if (q.flat) {
+			ox_cg_line(cg, 3, "const long p0 = 0, p1 = %lld;", (long long)osz);
+			ox_cg_line(cg, 3, "const float *a = ac;");
+			ox_cg_line(cg, 3, "float *y = out0 + (ni * %lld + gi * %d) * %lld;", (long long)mv, q.ocb,
+				   (long long)(osz * b));
+		} else {
+			if (q.span > 1)
+				ox_cg_line(cg, 3, "const long p0 = 0, p1 = r < %lld ? %lld : %lld; /* %d rows a tile */",
+					   (long long)(nunit - 1), (long long)(q.span * q.OW), (long long)(lastspan * q.OW), q.span);
+			else
+				ox_cg_line(cg, 3, "const long p0 = 0, p1 = %lld;", (long long)q.OW);
+			ox_cg_line(cg, 3, "const float *a = ac + r * %lld;", (long long)(q.span * q.SH * iw * b));
+			ox_cg_line(cg, 3, "float *y = out0 + ((ni * %lld + gi * %d) * %lld + r * %lld) * %d;", (long long)mv,
+				   q.ocb, (long long)osz, (long long)(q.span * q.OW), b);
+		}
+		snprintf(args, sizeof args, "a + i * %ld, wg, y + i * %d, bg, qc", ar, b);
+		snprintf(chan, sizeof chan, "gi * %d", q.ocb * b);
+		for (int ph = 0; ph < 3; ph++) {
+			if (nch == 1 && ph < 2)
+				continue;
+			if (nch > 1)
+				ox_cg_line(cg, 3, ph == 0 ? "if (ch == 0) {" : ph == 1 ? "} else if (ch < %lld) {" : "} else {",
+					   (long long)(nch - 1));
+			int lvl = nch > 1 ? 4 : 3;
+			const ox_epi *pe = ph < 2 ? &none : &E;
+			if (ocl == q.ocb) {
+				ox_uk_loop(cg, lvl, pe, q.rows, b, kk[ph][0], kk[ph][1], args, chan);
+			} else {
+				ox_cg_line(cg, lvl, "if (gi < %lld) {", (long long)(ng - 1));
+				ox_uk_loop(cg, lvl + 1, pe, q.rows, b, kk[ph][0], kk[ph][1], args, chan);
+				ox_cg_line(cg, lvl, "} else {");
+				ox_uk_loop(cg, lvl + 1, pe, q.rows, b, kk[ph][2], kk[ph][3], args, chan);
+				ox_cg_line(cg, lvl, "}");
+			}
+		}
+		if (nch > 1)
+			ox_cg_line(cg, 3, "}");
+		ox_cg_line(cg, 2, "}");
+		ox_cg_line(cg, 1, "}");
+		return 0;
+	}
+
 	/* a flat task covers about an output row's worth of tiles */
 	const int64_t per = q.flat ? ((q.OW + q.rows - 1) / q.rows) * q.rows : p;
-	const int64_t nrow = q.flat ? (osz + per - 1) / per : q.OH;
+	const int64_t nrow = q.flat ? (osz + per - 1) / per : nunit;
 	ox_cg_tasks(cg, (long)(q.N * ng * nrow));
-	if (q.padded)
+	if (q.copy)
 		ox_cg_line(cg, 1, "const float *xs = (const float *)out%d;", n->nout - 1);
 	if (q.inblocked)
-		ox_cg_line(cg, 1, "static const ox_ukgeo q = {%lld, %lld, %lld, %lld, %lld, %lld, %d, %lld, 1, %lld};",
+		ox_cg_line(cg, 1, "static const ox_ukgeo q = {%lld, %lld, %lld, %lld, %lld, %lld, %d, %lld, 1, %lld, %lld};",
 			   (long long)cb, (long long)(ih * iw * b), (long long)q.KH, (long long)(q.DH * iw * b),
 			   (long long)q.KW, (long long)(q.DW * b), b, (long long)(q.C - (cb - 1) * b),
-			   (long long)(osz * b));
+			   (long long)(osz * b), (long long)(pf ? gstride : 0));
 	else
-		ox_cg_line(cg, 1, "static const ox_ukgeo q = {1, 0, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld};",
+		ox_cg_line(cg, 1, "static const ox_ukgeo q = {1, 0, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld};",
 			   (long long)q.KH, (long long)(q.DH * iw), (long long)q.KW, (long long)q.DW, (long long)q.C,
-			   (long long)q.C, (long long)(ih * iw), (long long)(osz * b));
+			   (long long)q.C, (long long)(ih * iw), (long long)(osz * b), (long long)(pf ? gstride : 0));
 	ox_cg_line(cg, 1, "const long r = t %% %lld, gi = t / %lld %% %lld, ni = t / %lld;", (long long)nrow,
 		   (long long)nrow, (long long)ng, (long long)(nrow * ng));
 	ox_cg_line(cg, 1, "const float *wg = in1 + gi * %lld, *bg = in2 + gi * %d;",
@@ -241,11 +329,15 @@ int ox_cg_emit_conv_blocked(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_line(cg, 1, "float *y = out0 + (ni * %lld + gi * %d) * %lld;", (long long)mv, q.ocb,
 			   (long long)(osz * b));
 	} else {
-		ox_cg_line(cg, 1, "const long p0 = 0, p1 = %lld;", (long long)q.OW);
+		if (q.span > 1)
+			ox_cg_line(cg, 1, "const long p0 = 0, p1 = r < %lld ? %lld : %lld; /* %d rows a tile */",
+				   (long long)(nunit - 1), (long long)(q.span * q.OW), (long long)(lastspan * q.OW), q.span);
+		else
+			ox_cg_line(cg, 1, "const long p0 = 0, p1 = %lld;", (long long)q.OW);
 		ox_cg_line(cg, 1, "const float *a = %s + ni * %lld + r * %lld;", X, (long long)xn,
-			   (long long)(q.SH * iw * e));
+			   (long long)(q.span * q.SH * iw * e));
 		ox_cg_line(cg, 1, "float *y = out0 + ((ni * %lld + gi * %d) * %lld + r * %lld) * %d;", (long long)mv,
-			   q.ocb, (long long)osz, (long long)q.OW, b);
+			   q.ocb, (long long)osz, (long long)(q.span * q.OW), b);
 	}
 	snprintf(args, sizeof args, "a + i * %ld, wg, y + i * %d, bg, &q", ar, b);
 	snprintf(chan, sizeof chan, "gi * %d", q.ocb * b);

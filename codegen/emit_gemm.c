@@ -63,8 +63,8 @@ int ox_cg_emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n)
 	char k[4][96];
 	for (int j = 0; j < 4; j++) {
 		int last = j & 2;
-		ox_ukshape us = {j & 1 ? rt : q.rows, last ? (int)ocl : q.ocb, q.transA ? 1 : (long)q.K, !q.transA, 0,
-				 (long)q.N, 1, last ? tail : 0, hasbias};
+		ox_ukshape us = {.rows = j & 1 ? rt : q.rows, .ocb = last ? (int)ocl : q.ocb, .ar = q.transA ? 1 : (long)q.K,
+				 .ac1 = !q.transA, .yr = (long)q.N, .yo_b = 1, .tail = last ? tail : 0, .bias = hasbias};
 		us.ws = q.constb ? (long)us.ocb * b : (long)q.N;
 		snprintf(k[j], sizeof k[j], "%s", us.rows ? ox_uk_kernel(cg, &us, &E) : "");
 	}

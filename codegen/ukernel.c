@@ -25,7 +25,10 @@ void ox_uk_use(ox_cg *cg)
 		     "/* the reduction walk of a micro-kernel: n1 x n2 x n3 taps at strides s1,\n"
 		     " * s2, s3 (floats), each a run of kc rows (kcl in the last i1), rows ac\n"
 		     " * floats apart; yo: floats between a blocked output's channel vectors */\n"
-		     "typedef struct {\n\tlong n1, s1, n2, s2, n3, s3, kc, kcl, ac, yo;\n} ox_ukgeo;\n");
+		     "typedef struct {\n\tlong n1, s1, n2, s2, n3, s3, kc, kcl, ac, yo, pf;\n} ox_ukgeo;\n"
+		     "/* a hint that memory will be read (the next group's weights) */\n"
+		     "#if defined(__GNUC__) || defined(__clang__)\n#define OX_PREFETCH(p) __builtin_prefetch(p)\n"
+		     "#else\n#define OX_PREFETCH(p) ((void)0)\n#endif\n");
 }
 
 /* ---- epilogues ---- */
@@ -58,7 +61,7 @@ int ox_uk_epi(ox_cg *cg, ox_graph *g, ox_node *n, ox_epi *E)
 		ox_die("templates/vmath.c is missing");
 	/* kernels are named by the rendering of one stored vector */
 	ox_buf t = {0};
-	ox_ukshape one = {1, 1, 1, 1, 1, 1, 1, 0, 1};
+	ox_ukshape one = {.rows = 1, .ocb = 1, .ar = 1, .ac1 = 1, .ws = 1, .yr = 1, .yo_b = 1, .bias = 1};
 	tile_store(cg, &t, E, &one, 1);
 	E->id = ox_cg_intern(cg, t.s);
 	ox_buf_free(&t);
@@ -135,8 +138,15 @@ const char *ox_uk_kernel(ox_cg *cg, const ox_ukshape *s, const ox_epi *E)
 		snprintf(ys, sizeof ys, "_p%ld", s->yr);
 	if (s->tail)
 		snprintf(ts, sizeof ts, "_t%d", s->tail);
-	snprintf(name, sizeof name, "ox_uk%dx%d_a%ld%s_w%ld%s%s%s%s", s->rows, s->ocb, s->ar, s->ac1 ? "" : "_c", s->ws,
-		 ys, ts, s->bias ? "" : "_z", es);
+	char rws[48] = "";
+	if (s->rw)
+		snprintf(rws, sizeof rws, "_r%dx%ld", s->rw, s->rs);
+	ox_epi none;
+	memset(&none, 0, sizeof none);
+	if (s->raw)
+		E = &none, es[0] = 0;
+	snprintf(name, sizeof name, "ox_uk%dx%d_a%ld%s%s_w%ld%s%s%s%s%s%s", s->rows, s->ocb, s->ar, rws, s->ac1 ? "" : "_c",
+		 s->ws, ys, ts, s->acc ? "_acc" : s->bias ? "" : "_z", s->pf ? "_pf" : "", s->raw ? "_raw" : "", es);
 	char key[128];
 	snprintf(key, sizeof key, "uk/%s", name);
 	ox_buf t = {0};
@@ -149,7 +159,19 @@ const char *ox_uk_kernel(ox_cg *cg, const ox_ukshape *s, const ox_epi *E)
 	for (int r = 0; r < s->rows; r++) {
 		ox_buf_puts(&t, "\tox_vf");
 		for (int o = 0; o < s->ocb; o++) {
-			if (r)
+			if (s->acc) { /* the sums so far, where they will be stored */
+				char off[48] = "";
+				if (o && s->yo_b)
+					snprintf(off, sizeof off, " + %d", o * b);
+				else if (o)
+					snprintf(off, sizeof off, o == 1 ? " + q->yo" : " + %d * q->yo", o);
+				if (s->tail && o == s->ocb - 1)
+					ox_buf_printf(&t, "%s s%d_%d = ox_vf_load_n(y + %ld%s, %d)", o ? "," : "", r, o,
+						      (long)r * s->yr, off, s->tail);
+				else
+					ox_buf_printf(&t, "%s s%d_%d = ox_vf_load(y + %ld%s)", o ? "," : "", r, o,
+						      (long)r * s->yr, off);
+			} else if (r)
 				ox_buf_printf(&t, "%s s%d_%d = s0_%d", o ? "," : "", r, o, o);
 			else if (!s->bias)
 				ox_buf_printf(&t, "%s s0_%d = ox_vf_zero()", o ? "," : "", o);
@@ -175,8 +197,12 @@ const char *ox_uk_kernel(ox_cg *cg, const ox_ukshape *s, const ox_epi *E)
 			ox_buf_printf(&t, "%s w%d = ox_vf_load(w + %d)", o ? "," : "", o, o * b);
 	}
 	ox_buf_puts(&t, ";\n\t\t\t\tox_vf x;\n");
+	if (s->pf) /* the weights a group further on, a cache line per vector */
+		for (int o = 0; o < s->ocb; o++)
+			ox_buf_printf(&t, "\t\t\t\tOX_PREFETCH(w + q->pf + %d);\n", o * b);
 	for (int r = 0; r < s->rows; r++) {
-		ox_buf_printf(&t, "\t\t\t\tx = ox_vf_set1(p[%ld]);\n", r * s->ar);
+		long off = s->rw ? (long)(r / s->rw) * s->rs + (long)(r % s->rw) * s->ar : (long)r * s->ar;
+		ox_buf_printf(&t, "\t\t\t\tx = ox_vf_set1(p[%ld]);\n", off);
 		for (int o = 0; o < s->ocb; o++)
 			ox_buf_printf(&t, "\t\t\t\ts%d_%d = ox_vf_fma(x, w%d, s%d_%d);\n", r, o, o, r, o);
 	}

@@ -7,7 +7,8 @@
  * broadcasts one input element per row: rows * ocb multiply-adds. The
  * steps are a walk of three nested loops with runtime extents and strides
  * (ox_ukgeo: input channel blocks, kernel rows, kernel columns for a
- * convolution; one run of K for a GEMM) around runs of kc rows. What the
+ * convolution; one run of K for a GEMM) around runs of kc rows. Weights
+ * too big for the caches are prefetched a group ahead (q->pf). What the
  * compiler should see as constants (tile, strides between rows, weight
  * step, output strides, the partial last vector, the epilogue) is in the
  * kernel's name, and each kernel is emitted once per file.
@@ -33,12 +34,17 @@ int ox_uk_epi(ox_cg *cg, ox_graph *g, ox_node *n, ox_epi *E);
 typedef struct {
 	int rows, ocb;  /* the tile */
 	long ar;        /* floats between the rows' input elements */
+	int rw;         /* > 0: the rows are rw to an input row, rows of the input rs floats apart */
+	long rs;
 	int ac1;        /* reduction rows 1 float apart, else q->ac */
 	long ws;        /* floats between the weight rows of consecutive steps */
 	long yr;        /* floats between the tile's output rows */
 	int yo_b;       /* output vectors b floats apart (row-major output), else q->yo (blocked) */
 	int tail;       /* valid lanes of the last vector (a row-major output's edge); 0: all */
 	int bias;       /* accumulators start from a bias vector (else from 0) */
+	int pf;         /* prefetch the weights q->pf floats ahead (the next group's) */
+	int acc;        /* start from the values in y (a later chunk of the reduction) */
+	int raw;        /* store the sums without the epilogue (not the last chunk) */
 } ox_ukshape;
 /* The kernel for shape s and epilogue E, emitted once; returns its name
  * (a static buffer). Its parameters: (a, w, y, bias, q[, e]). */

@@ -39,6 +39,11 @@ typedef struct {
 	int64_t IHp, IWp;            /* the padded size */
 	int flat;                    /* 1x1, stride 1, no pads: positions run over the whole image */
 	int rows, ocb;               /* the tile: positions x output-channel vectors */
+	int span;                    /* output rows a tile covers (rows = span * OW when > 1) */
+	int64_t kb;                  /* > 0: a group's weights pass a quarter of L2, so a task
+					is a group whose reduction runs in chunks of kb input
+					blocks over all rows, the sums kept in the output
+					between chunks (no epilogue operand may share it) */
 } ox_convgeo;
 int ox_opt_conv_geo(ox_graph *g, const ox_node *n, ox_convgeo *cg); /* 0, or -1 if not blocked */
 

@@ -75,15 +75,34 @@ int ox_opt_conv_geo(ox_graph *g, const ox_node *n, ox_convgeo *cg)
 		cg->rows = (int)(p < r ? p : r);
 		return 0;
 	}
+	/* the cost over all positions; rows shorter than a tile are taken
+	 * `span` at a time (a tile's positions then continue on the next row) */
 	double best = -1;
 	for (int o = 1; o <= 4; o++) {
-		int rmax = t->conv_rows[o - 1];
+		int rmax = t->conv_rows[o - 1], span = 1;
 		if (o > mv || rmax < 1)
 			continue;
 		int r = (int)(p < rmax ? p : rmax);
-		double c = tiling_cost(p, r, mv, o);
+		double c;
+		if (cg->flat) {
+			c = tiling_cost(p, r, mv, o);
+		} else if (cg->OW < rmax && cg->OH > 1) {
+			span = rmax / (int)cg->OW;
+			if (span > cg->OH)
+				span = (int)cg->OH;
+			r = span * (int)cg->OW;
+			c = tiling_cost(cg->OH * cg->OW, r, mv, o);
+		} else {
+			c = (double)cg->OH * tiling_cost(p, r, mv, o);
+		}
 		if (best < 0 || c < best)
-			best = c, cg->rows = r, cg->ocb = o;
+			best = c, cg->rows = r, cg->ocb = o, cg->span = span;
+	}
+	/* chunks of about 128 KB of weights */
+	int64_t cb = (cg->C + cg->b - 1) / cg->b, blk = cg->KH * cg->KW * cg->b * cg->ocb * cg->b * 4;
+	if (cg->inblocked && cb > 1 && cb * blk > (256 << 10)) {
+		cg->kb = (128 << 10) / blk;
+		cg->kb = cg->kb < 1 ? 1 : cg->kb > cb ? cb : cg->kb;
 	}
 	return 0;
 }

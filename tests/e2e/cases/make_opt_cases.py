@@ -12,6 +12,7 @@ committed; `make opt-cases` runs them for every --cpu target this machine
 can execute (tests/e2e/opt_cases.sh). Run with Debian's /usr/bin/python3.
 """
 import os
+import zlib
 import numpy as np
 import onnx
 import torch
@@ -20,6 +21,12 @@ from onnx import helper as h, numpy_helper as nh, TensorProto as T
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "opt")
 RNG = np.random.default_rng(2026)
+
+
+def seed(name):
+    """Each case draws from its own stream, so adding a case changes no other."""
+    global RNG
+    RNG = np.random.default_rng(zlib.crc32(name.encode()))
 
 
 def save(name, nodes, inputs, outputs, inits, opset=13):
@@ -120,11 +127,15 @@ def conv_cases():
         ("conv_nobias", (1, 16, 7, 7), dict(m=64, k=3, pad=1, bias=False)),
         ("conv_wide_row", (1, 16, 4, 61), dict(m=48, k=3, pad=1)),
         ("conv_big_c", (1, 96, 7, 7), dict(m=80, k=3, pad=1)),
+        # weights past L2: the reduction in chunks (codegen/emit_blocked.c)
+        ("conv_chunked_c300", (1, 300, 5, 6), dict(m=40, k=3, pad=1)),
+        ("conv_chunked_flat_c2100", (1, 2100, 3, 5), dict(m=20, k=1)),
         ("dw3x3_c20", (1, 20, 13, 13), dict(m=20, k=3, pad=1, group=20)),
         ("dw5x5_s2_c40", (1, 40, 14, 14), dict(m=40, k=5, stride=2, pad=2, group=40)),
         ("dw3x3_batch2_c9", (2, 9, 10, 10), dict(m=9, k=3, pad=1, group=9)),
     ]
     for name, shape, kw in specs:
+        seed(name)
         n = Net(rnd(*shape))
         y = n.conv("x", **kw)
         n.save(name, y)
@@ -132,6 +143,7 @@ def conv_cases():
 
 def chain_cases():
     # a ResNet-style block: conv -> maxpool -> conv -> relu -> conv -> add -> relu -> GAP
+    seed("resblock")
     n = Net(rnd(1, 3, 24, 24))
     a = n.relu(n.conv("x", 24, 3, stride=2, pad=1))
     p = n.op("MaxPool", [a], F.max_pool2d(n.vals[a], 3, 2, 1), kernel_shape=[3, 3], strides=[2, 2],
@@ -143,6 +155,7 @@ def chain_cases():
     n.save("resblock", gap)
 
     # an SE block with a plain [1,C,1,1] excitation
+    seed("se_block")
     n = Net(rnd(1, 20, 9, 9))
     x = n.conv("x", 36, 1)
     s = n.op("GlobalAveragePool", [x], n.vals[x].mean(dim=(2, 3), keepdim=True))
@@ -150,6 +163,7 @@ def chain_cases():
     n.save("se_block", n.conv(n.mul(x, s), 12, 1))
 
     # two convs concatenated on channels, then a conv; avgpool with and without pads counted
+    seed("concat_avgpool")
     n = Net(rnd(1, 8, 12, 12))
     a, b = n.conv("x", 16, 3, pad=1), n.conv("x", 32, 1)
     cat = n.op("Concat", [a, b], torch.cat([n.vals[a], n.vals[b]], 1), axis=1)
@@ -161,6 +175,7 @@ def chain_cases():
     n.save("concat_avgpool", n.add(p0, p1))
 
     # a per-channel constant scale and a scalar, and a Clip, on a conv output (layout of constants)
+    seed("const_operands")
     n = Net(rnd(1, 6, 8, 8))
     y = n.conv("x", 20, 3, pad=1)
     sc = n.mul(y, n.const(rnd(20, 1, 1), "s"))
@@ -172,6 +187,7 @@ def chain_cases():
 
 def epilogue_cases():
     # Conv + BatchNormalization (folded by opt/affine.c), then SiLU (x * sigmoid(x))
+    seed("bn_silu")
     n = Net(rnd(1, 12, 10, 10))
     y = n.conv("x", 24, 3, pad=1)
     sc, bi, mu, var = rnd(24, scale=0.5) + 1, rnd(24, scale=0.2), rnd(24, scale=0.1), np.abs(rnd(24)) + 0.5
@@ -182,6 +198,7 @@ def epilogue_cases():
 
     # Relu6 (Clip 0..6), HardSwish, LeakyRelu, Tanh after convs, a residual from an
     # independent branch computed after the conv in the file's order
+    seed("activations")
     n = Net(rnd(1, 8, 9, 9, scale=3.0))
     a = n.conv("x", 16, 3, pad=1)
     r6 = n.op("Clip", [a, n.const(np.array(0, np.float32), "lo"), n.const(np.array(6, np.float32), "hi")],
@@ -193,13 +210,22 @@ def epilogue_cases():
     lr = n.op("LeakyRelu", [n.add(c, side)], F.leaky_relu(n.vals[c] + n.vals[side], 0.1), alpha=0.1)
     n.save("activations", n.op("Tanh", [lr], torch.tanh(n.vals[lr])), opset=14)
 
+    # a chunked reduction with an epilogue on its last chunk (residual, Relu)
+    seed("chunked_epilogue")
+    n = Net(rnd(1, 40, 5, 5))
+    a = n.conv("x", 300, 1)
+    b = n.conv(a, 40, 3, pad=1)
+    n.save("chunked_epilogue", n.relu(n.add(b, "x")))
+
     # a conv whose result is also read by another node: no fusion across it
+    seed("shared_result")
     n = Net(rnd(1, 8, 6, 6))
     a = n.conv("x", 16, 3, pad=1)
     r = n.relu(a)
     n.save("shared_result", n.add(r, a))
 
     # depthwise + per-channel scale and shift (folded), + HardSigmoid
+    seed("dw_affine_hsig")
     n = Net(rnd(1, 24, 12, 12))
     d = n.conv("x", 24, 3, pad=1, group=24)
     m = n.add(n.mul(d, n.const(rnd(1, 24, 1, 1), "s")), n.const(rnd(24, 1, 1), "t"))
@@ -229,6 +255,7 @@ def attention_cases():
         return n.op("MatMul", [p, v], n.vals[p] @ n.vals[v])
 
     B, S, H, d = 2, 37, 3, 20
+    seed("attn_bert_heads")
     n = Net(rnd(B, S, H * d))
     proj = []
     for _ in range(3):
@@ -244,12 +271,14 @@ def attention_cases():
     n.save("attn_bert_heads", y)
 
     # 4-D heads given directly (no split to recognize); Mul scale, no mask
+    seed("attn_4d")
     n = Net(rnd(1, 2, 19, 16))
     n.inputs += [("k", rnd(1, 2, 16, 19)), ("v", rnd(1, 2, 19, 24))]
     n.vals["k"], n.vals["v"] = t64(n.inputs[1][1]), t64(n.inputs[2][1])
     n.save("attn_4d", sdpa(n, "x", "k", "v", 0.25, div=False))
 
     # nn.MultiheadAttention's [B*H, S, d] batches with a [B*H, S, S] mask
+    seed("attn_3d_batch")
     n = Net(rnd(6, 11, 8))
     n.inputs += [("k", rnd(6, 8, 11)), ("v", rnd(6, 11, 8))]
     n.vals["k"], n.vals["v"] = t64(n.inputs[1][1]), t64(n.inputs[2][1])
