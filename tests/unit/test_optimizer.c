@@ -1,0 +1,403 @@
+/* test_optimizer.c: cmocka tests of the optimizing passes (opt/affine.c,
+ * layout.c, epilogue.c, ewfuse.c, attention.c, pack.c) on graphs written
+ * in the IR text form.
+ *
+ * Each test runs the pipeline's passes up to the one it checks (fold and
+ * static first, so shapes are inferred and constant) for a named --cpu
+ * target, then asserts the structure: which ops remain, their layouts,
+ * what was fused and that folded weights hold the right numbers (exact
+ * where the arithmetic is exact, else within 1e-6 relative). The verifier
+ * runs after every pass. End-to-end results of the same rewrites are in
+ * tests/e2e/cases/opt (make opt-cases).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "ir.h"
+#include "../opt/opt.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* parse, set the target, run the pipeline up to and including `upto` */
+static ox_graph *run_to(const char *text, const char *cpu, const char *upto)
+{
+	ox_graph *g = ox_ir_parse(text, "t.ir");
+	if (!g)
+		fail_msg("parse failed (message above) for:\n%s", text);
+	g->target = ox_target_find(cpu);
+	assert_non_null(g->target);
+	if (ox_opt_run(g, 1, upto))
+		fail_msg("the pipeline failed (message above) for:\n%s", text);
+	return g;
+}
+
+static int count_op(const ox_graph *g, int op)
+{
+	int c = 0;
+	for (int i = 0; i < g->nnodes; i++)
+		c += g->nodes[i].op == op;
+	return c;
+}
+
+static const ox_node *first_op(const ox_graph *g, int op)
+{
+	for (int i = 0; i < g->nnodes; i++)
+		if (g->nodes[i].op == op)
+			return &g->nodes[i];
+	return NULL;
+}
+
+static int nfused(const ox_node *n)
+{
+	const ox_attr *a = ox_attr_get(n, "ox_fused");
+	return a && a->type == OX_AT_STRINGS ? a->n : 0;
+}
+
+/* ---- affine ---- */
+
+/* Conv -> BatchNormalization -> Mul by a per-channel constant: one Conv
+ * whose weights and bias hold the composition. */
+static void test_affine_bn_mul(void **state)
+{
+	(void)state;
+	ox_graph *g = run_to("graph \"bn\" opset 13\n"
+			     "input %0:f32[1,1,2,2] \"x\"\n"
+			     "const %1:f32[2,1,1,1] \"w\" = [2, 3]\n"
+			     "const %2:f32[2] \"b\" = [1, -1]\n"
+			     "const %3:f32[2] \"scale\" = [1, 2]\n"
+			     "const %4:f32[2] \"shift\" = [0.5, 0]\n"
+			     "const %5:f32[2] \"mean\" = [1, 1]\n"
+			     "const %6:f32[2] \"var\" = [3, 0]\n"
+			     "const %7:f32[2,1,1] \"m\" = [10, 100]\n"
+			     "%8 = Conv(%0, %1, %2)\n"
+			     "%9 = BatchNormalization(%8, %3, %4, %5, %6) {epsilon=1.0}\n"
+			     "%10 = Mul(%9, %7)\n"
+			     "output %10 \"y\"\n",
+			     "generic", "affine");
+	assert_int_equal(g->nnodes, 1);
+	const ox_node *n = &g->nodes[0];
+	assert_int_equal(n->op, OX_OP_Conv);
+	assert_int_equal(nfused(n), 3);
+	/* s = scale / sqrt(var + 1) = [0.5, 2]; W' = W s m; B' = ((B - mean) s + shift) m */
+	const ox_tensor *w = g->vals[n->in[1]].data, *b = g->vals[n->in[2]].data;
+	assert_true(fabs(ox_tensor_get_f64(w, 0) - 2 * 0.5 * 10) < 1e-6);
+	assert_true(fabs(ox_tensor_get_f64(w, 1) - 3 * 2 * 100) < 1e-4);
+	assert_true(fabs(ox_tensor_get_f64(b, 0) - ((1 - 1) * 0.5 + 0.5) * 10) < 1e-6);
+	assert_true(fabs(ox_tensor_get_f64(b, 1) - ((-1 - 1) * 2 + 0) * 100) < 1e-4);
+	/* the shared original weights are left as they were */
+	assert_true(ox_tensor_get_f64(g->vals[1].data, 0) == 2);
+	ox_ir_free(g);
+}
+
+/* A Conv whose result is read twice, and a Sub with the Conv on the right,
+ * do not fold. */
+static void test_affine_refused(void **state)
+{
+	(void)state;
+	ox_graph *g = run_to("graph \"no\" opset 13\n"
+			     "input %0:f32[1,1,2,2] \"x\"\n"
+			     "const %1:f32[1,1,1,1] \"w\" = [2]\n"
+			     "const %2:f32[1] \"c\" = [3]\n"
+			     "%3 = Conv(%0, %1)\n"
+			     "%4 = Mul(%3, %2)\n"
+			     "%5 = Add(%3, %4)\n"
+			     "%6 = Conv(%5, %1)\n"
+			     "%7 = Sub(%2, %6)\n"
+			     "output %7 \"y\"\n",
+			     "generic", "affine");
+	assert_int_equal(count_op(g, OX_OP_Conv), 2);
+	assert_int_equal(count_op(g, OX_OP_Mul), 1);
+	assert_int_equal(count_op(g, OX_OP_Sub), 1);
+	ox_ir_free(g);
+}
+
+/* ---- layout ---- */
+
+static const char *cnn =
+	"graph \"cnn\" opset 13\n"
+	"input %0:f32[1,3,8,8] \"x\"\n"
+	"const %1:f32[6,3,3,3] \"w1\" = <648 bytes>\n"
+	"const %2:f32[6,1,3,3] \"wd\" = <216 bytes>\n"
+	"const %3:f32[6,1,1] \"s\" = <24 bytes>\n"
+	"const %4:f32[5,6] \"fc\" = <120 bytes>\n"
+	"%5 = Conv(%0, %1) {pads=[1,1,1,1]}\n"
+	"%6 = Relu(%5)\n"
+	"%7 = Mul(%6, %3)\n"
+	"%8 = MaxPool(%7) {kernel_shape=[2,2], strides=[2,2]}\n"
+	"%9 = Conv(%8, %2) {group=6, pads=[1,1,1,1]}\n"
+	"%10 = GlobalAveragePool(%9)\n"
+	"%11 = Flatten(%10)\n"
+	"%12 = Gemm(%11, %4) {transB=1}\n"
+	"output %12 \"y\"\n"
+	"output %9 \"features\"\n";
+
+/* The chain from the first Conv to the global pool is blocked by the vector
+ * width; the per-channel constant is re-laid out; one Reorder back before
+ * Flatten and one before the graph output. */
+static void test_layout_chain(void **state)
+{
+	(void)state;
+	ox_graph *g = run_to(cnn, "x86-64-v3", "layout");
+	for (int i = 0; i < g->nnodes; i++) {
+		const ox_node *n = &g->nodes[i];
+		const ox_value *y = &g->vals[n->out[0]];
+		int want = n->op == OX_OP_Conv || n->op == OX_OP_Relu || n->op == OX_OP_Mul || n->op == OX_OP_MaxPool ||
+			   n->op == OX_OP_GlobalAveragePool;
+		assert_int_equal(y->layout, want ? OX_L_BLOCKED : OX_L_PLAIN);
+		if (want)
+			assert_int_equal(y->lp[0], 8);
+		if (n->op == OX_OP_Mul)
+			assert_int_equal(g->vals[n->in[1]].layout, OX_L_BLOCKED);
+	}
+	assert_int_equal(count_op(g, OX_OP_Reorder), 2);
+	for (int k = 0; k < g->noutputs; k++)
+		assert_int_equal(g->vals[g->outputs[k]].layout, OX_L_PLAIN);
+	/* the first Conv reads the plain input as it is */
+	assert_int_equal(g->vals[first_op(g, OX_OP_Conv)->in[0]].layout, OX_L_PLAIN);
+	ox_ir_free(g);
+}
+
+/* --opt 0: nothing moves. */
+static void test_layout_off(void **state)
+{
+	(void)state;
+	ox_graph *g = ox_ir_parse(cnn, "t.ir");
+	assert_non_null(g);
+	g->opt = 0;
+	assert_int_equal(ox_opt_run(g, 1, "plan"), 0);
+	assert_int_equal(count_op(g, OX_OP_Reorder), 0);
+	for (int i = 0; i < g->nvals; i++)
+		assert_int_equal(g->vals[i].layout, OX_L_PLAIN);
+	ox_ir_free(g);
+}
+
+/* ---- epilogue ---- */
+
+/* Conv + Add(residual) + Relu: one Conv with a two-op epilogue reading the
+ * residual as its extra input; a residual computed from the Conv's own
+ * result cannot be one. */
+static void test_epilogue_residual(void **state)
+{
+	(void)state;
+	ox_graph *g = run_to("graph \"res\" opset 13\n"
+			     "input %0:f32[1,8,4,4] \"x\"\n"
+			     "const %1:f32[8,8,3,3] \"w\" = <2304 bytes>\n"
+			     "%2 = Conv(%0, %1) {pads=[1,1,1,1]}\n"
+			     "%3 = Add(%2, %0)\n"
+			     "%4 = Relu(%3)\n"
+			     "%5 = Conv(%4, %1) {pads=[1,1,1,1]}\n"
+			     "%6 = Sigmoid(%5)\n"
+			     "%7 = Add(%5, %6)\n"
+			     "output %7 \"y\"\n",
+			     "x86-64-v4", "epilogue");
+	assert_int_equal(count_op(g, OX_OP_Conv), 2);
+	assert_int_equal(count_op(g, OX_OP_Add), 0);
+	assert_int_equal(count_op(g, OX_OP_Relu), 0);
+	const ox_node *c = first_op(g, OX_OP_Conv);
+	ox_graph *b = ox_ir_epilogue(c);
+	assert_non_null(b);
+	assert_int_equal(b->nnodes, 2);
+	assert_int_equal(b->ninputs, 2); /* the result, the residual */
+	assert_int_equal(ox_ir_epilogue_first(c), 3);
+	assert_int_equal(c->nin, 4);
+	/* the second: Sigmoid and Add both read the result, so both fuse (SiLU-like);
+	 * a Reorder brings it back to the plain graph output */
+	const ox_node *r = &g->nodes[g->vals[g->outputs[0]].producer];
+	assert_int_equal(r->op, OX_OP_Reorder);
+	const ox_node *c2 = &g->nodes[g->vals[r->in[0]].producer];
+	assert_int_equal(c2->op, OX_OP_Conv);
+	assert_int_equal(ox_ir_epilogue(c2)->nnodes, 2);
+	assert_int_equal(nfused(c2), 3);
+	ox_ir_free(g);
+}
+
+/* The Conv's result is also a graph output: nothing fuses. */
+static void test_epilogue_refused(void **state)
+{
+	(void)state;
+	ox_graph *g = run_to("graph \"out\" opset 13\n"
+			     "input %0:f32[1,8,4,4] \"x\"\n"
+			     "const %1:f32[8,8,1,1] \"w\" = <256 bytes>\n"
+			     "%2 = Conv(%0, %1)\n"
+			     "%3 = Relu(%2)\n"
+			     "output %3 \"y\"\n"
+			     "output %2 \"raw\"\n",
+			     "x86-64-v4", "epilogue");
+	assert_null(ox_ir_epilogue(first_op(g, OX_OP_Conv)));
+	ox_ir_free(g);
+}
+
+/* MatMul with a constant B + bias Add + GELU written out with Erf: one
+ * MatMul whose epilogue holds the five ops. */
+static void test_epilogue_gemm_gelu(void **state)
+{
+	(void)state;
+	ox_graph *g = run_to("graph \"ffn\" opset 13\n"
+			     "input %0:f32[1,5,8] \"x\"\n"
+			     "const %1:f32[8,16] \"w\" = <512 bytes>\n"
+			     "const %2:f32[16] \"b\" = <64 bytes>\n"
+			     "const %3:f32[] \"sqrt2\" = [1.41421354]\n"
+			     "const %4:f32[] \"one\" = [1]\n"
+			     "const %5:f32[] \"half\" = [0.5]\n"
+			     "%6 = MatMul(%0, %1)\n"
+			     "%7 = Add(%2, %6)\n"
+			     "%8 = Div(%7, %3)\n"
+			     "%9 = Erf(%8)\n"
+			     "%10 = Add(%9, %4)\n"
+			     "%11 = Mul(%7, %10)\n"
+			     "%12 = Mul(%11, %5)\n"
+			     "output %12 \"y\"\n",
+			     "x86-64-v4", "pack");
+	assert_int_equal(g->nnodes, 1);
+	const ox_node *n = &g->nodes[0];
+	assert_int_equal(n->op, OX_OP_MatMul);
+	assert_int_equal(ox_ir_epilogue(n)->nnodes, 6);
+	assert_int_equal(g->vals[n->in[1]].layout, OX_L_GEMMB); /* packed by pack */
+	ox_ir_free(g);
+}
+
+/* ---- ewfuse ---- */
+
+/* A chain Mul -> Add -> Sigmoid is one Fused node; a value read outside the
+ * chain ends it. */
+static void test_ewfuse_chain(void **state)
+{
+	(void)state;
+	ox_graph *g = run_to("graph \"ew\" opset 13\n"
+			     "input %0:f32[2,7] \"x\"\n"
+			     "input %1:f32[7] \"b\"\n"
+			     "const %2:f32[] \"c\" = [3]\n"
+			     "%3 = Mul(%0, %2)\n"
+			     "%4 = Add(%3, %1)\n"
+			     "%5 = Sigmoid(%4)\n"
+			     "%6 = ReduceSum(%5) {keepdims=0}\n"
+			     "%7 = Tanh(%5)\n"
+			     "output %6 \"s\"\n"
+			     "output %7 \"t\"\n",
+			     "generic", "ewfuse");
+	assert_int_equal(count_op(g, OX_OP_Fused), 2);
+	const ox_node *f = first_op(g, OX_OP_Fused);
+	const ox_attr *a = ox_attr_get(f, "ox_body");
+	assert_non_null(a);
+	assert_int_equal(a->g[0]->nnodes, 3); /* Mul, Add, Sigmoid: Sigmoid's result is read twice */
+	assert_int_equal(f->nin, 3);
+	assert_int_equal(count_op(g, OX_OP_ReduceSum), 1);
+	ox_ir_free(g);
+}
+
+/* ---- attention ---- */
+
+/* BERT's attention: heads split by Reshape/Transpose, Q K^T / 8 + mask,
+ * Softmax, P V, heads merged: one Attention on the 3-D tensors. */
+static void test_attention_bert(void **state)
+{
+	(void)state;
+	ox_graph *g = run_to("graph \"att\" opset 13\n"
+			     "input %0:f32[1,6,8] \"q\"\n"
+			     "input %1:f32[1,6,8] \"k\"\n"
+			     "input %2:f32[1,6,8] \"v\"\n"
+			     "input %3:f32[1,1,1,6] \"mask\"\n"
+			     "const %4:i64[4] \"heads\" = [1, 6, 2, 4]\n"
+			     "const %5:i64[3] \"merged\" = [1, 6, 8]\n"
+			     "const %6:f32[] \"d\" = [2]\n"
+			     "%7 = Reshape(%0, %4)\n"
+			     "%8 = Transpose(%7) {perm=[0,2,1,3]}\n"
+			     "%9 = Reshape(%1, %4)\n"
+			     "%10 = Transpose(%9) {perm=[0,2,3,1]}\n"
+			     "%11 = Reshape(%2, %4)\n"
+			     "%12 = Transpose(%11) {perm=[0,2,1,3]}\n"
+			     "%13 = MatMul(%8, %10)\n"
+			     "%14 = Div(%13, %6)\n"
+			     "%15 = Add(%14, %3)\n"
+			     "%16 = Softmax(%15) {axis=-1}\n"
+			     "%17 = MatMul(%16, %12)\n"
+			     "%18 = Transpose(%17) {perm=[0,2,1,3]}\n"
+			     "%19 = Reshape(%18, %5)\n"
+			     "output %19 \"y\"\n",
+			     "generic", "attention");
+	assert_int_equal(g->nnodes, 1);
+	const ox_node *a = &g->nodes[0];
+	assert_int_equal(a->op, OX_OP_Attention);
+	assert_int_equal(a->in[0], 0);
+	assert_int_equal(a->in[1], 1);
+	assert_int_equal(a->in[2], 2);
+	assert_int_equal(a->in[3], 3);
+	assert_int_equal(ox_attr_int(a, "q_num_heads", 0), 2);
+	assert_true(fabs(ox_attr_float(a, "scale", 0) - 0.5) < 1e-7);
+	ox_ir_free(g);
+}
+
+/* Softmax over another axis is not attention. */
+static void test_attention_refused(void **state)
+{
+	(void)state;
+	ox_graph *g = run_to("graph \"no\" opset 13\n"
+			     "input %0:f32[2,3,4] \"q\"\n"
+			     "input %1:f32[2,4,3] \"kt\"\n"
+			     "input %2:f32[2,3,4] \"v\"\n"
+			     "%3 = MatMul(%0, %1)\n"
+			     "%4 = Softmax(%3) {axis=1}\n"
+			     "%5 = MatMul(%4, %2)\n"
+			     "output %5 \"y\"\n",
+			     "generic", "attention");
+	assert_int_equal(count_op(g, OX_OP_Attention), 0);
+	assert_int_equal(count_op(g, OX_OP_Softmax), 1);
+	ox_ir_free(g);
+}
+
+/* ---- pack ---- */
+
+/* A blocked Conv's weights are packed for its tile, its bias padded, and
+ * a padded Conv gets scratch for the zero-bordered input. */
+static void test_pack_conv(void **state)
+{
+	(void)state;
+	ox_graph *g = run_to(cnn, "x86-64-v4", "pack");
+	const ox_node *c = first_op(g, OX_OP_Conv);
+	const ox_value *w = &g->vals[c->in[1]], *b = &g->vals[c->in[2]];
+	ox_convgeo q;
+	assert_int_equal(ox_opt_conv_geo(g, c, &q), 0);
+	assert_int_equal(w->layout, OX_L_CONVW);
+	assert_int_equal(w->lp[0], 16);
+	assert_int_equal(w->lp[1], q.ocb);
+	assert_int_equal(w->lp[2], 0); /* a plain input */
+	assert_int_equal(b->layout, OX_L_PADDED);
+	assert_int_equal(ox_value_storage_numel(b), 16);
+	assert_true(c->scratch);
+	/* the packed row r = (kh, kw, c) of group 0 holds the weights of every
+	 * output channel: 6 real, 10 zero */
+	const float *pw = w->data->data, *ow = g->vals[1].data->data;
+	for (int m = 0; m < 16; m++)
+		assert_true(pw[m] == (m < 6 ? ow[m * 27] : 0.0f));
+	/* the depthwise one */
+	const ox_node *d = NULL;
+	for (int i = 0; i < g->nnodes; i++)
+		if (g->nodes[i].op == OX_OP_Conv && &g->nodes[i] != c)
+			d = &g->nodes[i];
+	assert_non_null(d);
+	assert_int_equal(g->vals[d->in[1]].layout, OX_L_DWW);
+	assert_false(d->scratch); /* depthwise reads its input in place */
+	ox_ir_free(g);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_affine_bn_mul),
+		cmocka_unit_test(test_affine_refused),
+		cmocka_unit_test(test_layout_chain),
+		cmocka_unit_test(test_layout_off),
+		cmocka_unit_test(test_epilogue_residual),
+		cmocka_unit_test(test_epilogue_refused),
+		cmocka_unit_test(test_epilogue_gemm_gelu),
+		cmocka_unit_test(test_ewfuse_chain),
+		cmocka_unit_test(test_attention_bert),
+		cmocka_unit_test(test_attention_refused),
+		cmocka_unit_test(test_pack_conv),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
