@@ -408,7 +408,40 @@ int ox_cg_emit_pool_blocked(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_line(cg, 1, "const float *xc = in0 + c * %lld;", (long long)(IH * IW * b));
 	ox_cg_line(cg, 1, "float *yr = out0 + (c * %lld + oh) * %lld;", (long long)OH, (long long)(OW * b));
 	ox_cg_line(cg, 1, "const long h0 = oh * %lld - %lld;", (long long)s[0], (long long)pads[0]);
+	/* [lo, hi): output columns whose window is inside the input; on rows
+	 * whose window is inside too, those take a loop without tests */
+	int64_t lo = (pads[1] + s[1] - 1) / s[1], hi = (IW - 1 - (k[1] - 1) * d[1] + pads[1]) / s[1] + 1;
+	if (IW - 1 - (k[1] - 1) * d[1] + pads[1] < 0)
+		hi = 0;
+	hi = hi > OW ? OW : hi;
+	lo = lo > hi ? hi : lo;
 	ox_cg_line(cg, 1, "for (long ow = 0; ow < %lld; ow++) {", (long long)OW);
+	if (hi > lo) {
+		ox_cg_line(cg, 2, "if (ow == %lld && h0 >= 0 && h0 + %lld < %lld) {", (long long)lo,
+			   (long long)((k[0] - 1) * d[0]), (long long)IH);
+		ox_cg_line(cg, 3, "for (; ow < %lld; ow++) {", (long long)hi);
+		ox_cg_line(cg, 4, "const float *p = xc + (h0 * %lld + ow * %lld - %lld) * %d;", (long long)IW, (long long)s[1],
+			   (long long)pads[1], b);
+		ox_cg_line(cg, 4, "ox_vf m = ox_vf_load(p);");
+		ox_cg_line(cg, 4, "for (long i = 0; i < %lld; i++)", (long long)k[0]);
+		ox_cg_line(cg, 5, "for (long j = i ? 0 : 1; j < %lld; j++) {", (long long)k[1]);
+		ox_cg_line(cg, 6, "const ox_vf v = ox_vf_load(p + (i * %lld + j * %lld) * %d);", (long long)(d[0] * IW),
+			   (long long)d[1], b);
+		if (ismax)
+			ox_cg_line(cg, 6, "m = ox_vf_select(ox_vm_or(ox_vf_gt(v, m), ox_vm_not(ox_vf_eq(v, v))), v, m);");
+		else
+			ox_cg_line(cg, 6, "m = ox_vf_add(m, v);");
+		ox_cg_line(cg, 5, "}");
+		if (ismax)
+			ox_cg_line(cg, 4, "ox_vf_store(yr + ow * %d, m);", b);
+		else
+			ox_cg_line(cg, 4, "ox_vf_store(yr + ow * %d, ox_vf_div(m, ox_vf_set1(%s)));", b,
+				   ox_cg_lit(OX_F32, (double)(k[0] * k[1])));
+		ox_cg_line(cg, 3, "}");
+		ox_cg_line(cg, 3, "if (ow >= %lld)", (long long)OW);
+		ox_cg_line(cg, 4, "break;");
+		ox_cg_line(cg, 2, "}");
+	}
 	ox_cg_line(cg, 2, "const long w0 = ow * %lld - %lld;", (long long)s[1], (long long)pads[1]);
 	ox_cg_line(cg, 2, ismax ? "ox_vf m = ox_vf_set1(-INFINITY);" : "ox_vf m = ox_vf_zero();");
 	if (!ismax) {

@@ -185,6 +185,43 @@ def chain_cases():
     n.save("const_operands", cl)
 
 
+def pool_cases():
+    """Pools on blocked conv outputs: windows inside, across borders, with
+    ceil_mode, dilations, asymmetric pads, pads counted or not."""
+    seed("pools")
+    n = Net(rnd(1, 5, 17, 15))
+    y = n.conv("x", 20, 3, pad=1)
+    outs = []
+    specs = [  # kernel, stride, pads (t, l, b, r), dilation, ceil, max?, count pads
+        (3, 2, (1, 1, 1, 1), 1, 0, True, 0),
+        (3, 2, (0, 0, 0, 0), 1, 1, True, 0),
+        (2, 1, (0, 1, 1, 0), 2, 0, True, 0),
+        (3, 2, (1, 1, 1, 1), 1, 1, False, 0),
+        (3, 1, (1, 0, 2, 1), 1, 0, False, 1),
+    ]
+    for k, st, pd, dil, ceil, ismax, cnt in specs:
+        xv = n.vals[y]
+        if ismax:
+            xp = F.pad(xv, (pd[1], pd[3], pd[0], pd[2]), value=-float("inf"))
+            v = F.max_pool2d(xp, k, st, 0, dil, ceil_mode=bool(ceil))
+            o = n.op("MaxPool", [y], v, kernel_shape=[k, k], strides=[st, st], pads=list(pd),
+                     dilations=[dil, dil], ceil_mode=ceil)
+        else:
+            # average over the taps inside the input (or the padded extent with cnt)
+            ones = torch.ones_like(xv)
+            xp = F.pad(xv, (pd[1], pd[3], pd[0], pd[2]))
+            cp = F.pad(ones, (pd[1], pd[3], pd[0], pd[2]), value=1.0 if cnt else 0.0)
+            s_ = F.avg_pool2d(xp, k, st, 0, ceil_mode=bool(ceil), count_include_pad=True, divisor_override=1)
+            c_ = F.avg_pool2d(cp, k, st, 0, ceil_mode=bool(ceil), count_include_pad=True, divisor_override=1)
+            o = n.op("AveragePool", [y], s_ / c_, kernel_shape=[k, k], strides=[st, st], pads=list(pd),
+                     ceil_mode=ceil, count_include_pad=cnt)
+        outs.append(o)
+    # one output: the pools flattened and concatenated
+    flat = [n.op("Flatten", [o], n.vals[o].reshape(1, -1), axis=1) for o in outs]
+    cat = n.op("Concat", flat, torch.cat([n.vals[f] for f in flat], 1), axis=1)
+    n.save("pools", cat, opset=13)
+
+
 def epilogue_cases():
     # Conv + BatchNormalization (folded by opt/affine.c), then SiLU (x * sigmoid(x))
     seed("bn_silu")
@@ -289,6 +326,7 @@ def attention_cases():
 def main():
     conv_cases()
     chain_cases()
+    pool_cases()
     epilogue_cases()
     attention_cases()
 
