@@ -183,8 +183,8 @@ int ox_cg_use(ox_cg *cg, const char *name, int dtype)
 	char ldkey[64], ldst[512];
 	snprintf(ldkey, sizeof ldkey, "ldst/%s", ox_cg_sfx(dtype));
 	snprintf(ldst, sizeof ldst,
-		 "static inline %s ox_ld_%s(%s v) { return %s; }\n"
-		 "static inline %s ox_st_%s(%s v) { return %s; }\n",
+		 "static inline OX_UNUSED %s ox_ld_%s(%s v) { return %s; }\n"
+		 "static inline OX_UNUSED %s ox_st_%s(%s v) { return %s; }\n",
 		 ox_cg_ntype(dtype), ox_cg_sfx(dtype), ox_cg_ctype(dtype), ox_cg_load(dtype, "v"),
 		 ox_cg_ctype(dtype), ox_cg_sfx(dtype), ox_cg_ntype(dtype), ox_cg_store(dtype, "v"));
 	ox_cg_helper(cg, ldkey, ldst);
@@ -467,9 +467,17 @@ static void put_le(unsigned char *p, uint64_t v, int n)
 /* A tensor as a typed C array (--weights c). Floats print with ox_cg_lit
  * (%.9g / %.17g: exact round trips); a NaN other than the default one has
  * no C spelling, so such a tensor is written as its bytes instead. */
+/* elements stored: a laid-out constant (packed weights, padded biases,
+ * opt/pack.c) holds more than its logical shape says */
+static int64_t stored_elems(const ox_tensor *t)
+{
+	size_t es = ox_dtype_size(t->dtype);
+	return t->dtype != OX_STRING && es ? (int64_t)(t->nbytes / es) : ox_tensor_numel(t);
+}
+
 static int canonical_nans(const ox_tensor *t)
 {
-	int64_t m = ox_tensor_numel(t);
+	int64_t m = stored_elems(t);
 	for (int64_t i = 0; i < m; i++) {
 		if (t->dtype == OX_F32) {
 			uint32_t u;
@@ -499,7 +507,7 @@ static void emit_c_array(ox_buf *b, ox_graph *g, ox_id id, const char *prefix)
 {
 	const ox_value *v = &g->vals[id];
 	const ox_tensor *t = v->data;
-	int64_t m = ox_tensor_numel(t);
+	int64_t m = stored_elems(t);
 	int dt = t->dtype, bytes = as_bytes(t);
 	char shape[256];
 	ox_shape_str(g, &t->shape, shape, sizeof shape);

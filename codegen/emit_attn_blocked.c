@@ -141,9 +141,9 @@ int ox_cg_emit_attn_blocked(ox_cg *cg, ox_graph *g, ox_node *n)
 		     (long long)q.Dk, (long long)q.Dv, ox_cg_lit(OX_F32, q.scale), m ? ", masked" : "",
 		     q.causal ? ", causal" : "", q.rows, q.slots);
 	ox_cg_tasks(cg, q.slots);
-	ox_cg_line(cg, 1, "static const ox_ukgeo gqk = {1, 0, 1, 0, 1, 0, %lld, %lld, 1, 0};", (long long)q.Dk,
+	ox_cg_line(cg, 1, "static const ox_ukgeo gqk = {1, 0, 1, 0, 1, 0, %lld, %lld, 1, 0, 0};", (long long)q.Dk,
 		   (long long)q.Dk);
-	ox_cg_line(cg, 1, "static const ox_ukgeo gpv = {1, 0, 1, 0, 1, 0, %lld, %lld, 1, 0};", (long long)q.Skv,
+	ox_cg_line(cg, 1, "static const ox_ukgeo gpv = {1, 0, 1, 0, 1, 0, %lld, %lld, 1, 0, 0};", (long long)q.Skv,
 		   (long long)q.Skv);
 	ox_cg_line(cg, 1, "float *kt = (float *)out%d + t * %lld, *sc = kt + %lld;", n->nout - 1,
 		   (long long)q.slot_floats, (long long)(q.Dk * q.Skv));

@@ -38,6 +38,8 @@ static const char *dw_kernel(ox_cg *cg, int rows, long ar, const ox_epi *E)
 	ox_buf_printf(&t, "static OX_UNUSED void %s(const float *restrict a, const float *restrict w, float *restrict y,\n"
 			  "\t\tconst float *restrict bias, long kh, long kw, long rs, long cs%s)\n{\n", name,
 		      E->n ? ", const float *const *e" : "");
+	if (E->n)
+		ox_buf_puts(&t, "\t(void)e;\n");
 	ox_buf_puts(&t, "\tox_vf s0_0 = ox_vf_load(bias)");
 	for (int r = 1; r < rows; r++)
 		ox_buf_printf(&t, ", s%d_0 = s0_0", r);
@@ -72,6 +74,8 @@ static const char *dw_edge_kernel(ox_cg *cg, const ox_epi *E)
 	ox_buf_printf(&t, "static OX_UNUSED void %s(const float *restrict x, const float *restrict w, float *restrict y,\n"
 			  "\t\tconst float *restrict bias, long ih0, long iw0, long ih, long iw, long kh, long kw, long dh, "
 			  "long dw%s)\n{\n", name, E->n ? ", const float *const *e" : "");
+	if (E->n)
+		ox_buf_puts(&t, "\t(void)e;\n");
 	ox_buf_puts(&t, "\tox_vf s0_0 = ox_vf_load(bias);\n");
 	ox_buf_puts(&t, "\tfor (long i = 0; i < kh; i++) {\n\t\tconst long r = ih0 + i * dh;\n"
 			"\t\tif (r < 0 || r >= ih)\n\t\t\tcontinue;\n"

@@ -140,9 +140,11 @@ int emit_fused(ox_cg *cg, ox_graph *g, ox_node *n)
 			}
 			below *= d[i];
 		}
-		if (k)
+		ox_value *v = k ? ox_in(g, n, k - 1) : NULL;
+		int literal = v && v->kind == OX_V_CONST && ox_shape_numel(&v->shape) == 1;
+		if (k && !literal)
 			ox_cg_line(cg, lvl, "const long a%d = %s;", k - 1, e.len ? e.s : "0");
-		else
+		else if (!k)
 			ox_cg_line(cg, lvl, "const long y0 = %s;", e.len ? e.s : "0");
 		ox_buf_free(&e);
 	}

@@ -71,7 +71,7 @@ int ox_cg_emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n)
 	/* a task: 2 tiles of rows (or the whole when short) of one group of one product */
 	const int64_t per = 2 * (int64_t)q.rows, nrow = (q.M + per - 1) / per;
 	ox_cg_tasks(cg, (long)(q.batch * ng * nrow));
-	ox_cg_line(cg, 1, "static const ox_ukgeo q = {1, 0, 1, 0, 1, 0, %lld, %lld, %lld, 0};", (long long)q.K,
+	ox_cg_line(cg, 1, "static const ox_ukgeo q = {1, 0, 1, 0, 1, 0, %lld, %lld, %lld, 0, 0};", (long long)q.K,
 		   (long long)q.K, (long long)(q.transA ? q.M : 1));
 	ox_cg_line(cg, 1, "const long r = t %% %lld, gi = t / %lld %% %lld, bt = t / %lld;", (long long)nrow,
 		   (long long)nrow, (long long)ng, (long long)(nrow * ng));

@@ -182,6 +182,10 @@ const char *ox_uk_kernel(ox_cg *cg, const ox_ukshape *s, const ox_epi *E)
 		}
 		ox_buf_puts(&t, ";\n");
 	}
+	if (!s->bias || s->acc)
+		ox_buf_puts(&t, "\t(void)bias;\n");
+	if (E->n) /* operands that are literals do not read e */
+		ox_buf_puts(&t, "\t(void)e;\n");
 	ox_buf_puts(&t, "\tfor (long i1 = 0; i1 < q->n1; i1++) {\n"
 			"\t\tconst long kc = i1 == q->n1 - 1 ? q->kcl : q->kc;\n"
 			"\t\tfor (long i2 = 0; i2 < q->n2; i2++)\n"
