@@ -8,7 +8,9 @@
  * Computed in double, rounded once. The Conv's output must be used by
  * that op alone (and not be a graph output); new constants are made, so a
  * weight shared with another node is left as it was. Repeats until no
- * fold applies (Conv -> BN -> Mul folds twice).
+ * fold applies (Conv -> BN -> Mul folds twice). A MatMul or Gemm with a
+ * constant B takes a Mul or Div by a scalar or per-column constant the
+ * same way, into B's columns (and Gemm's C).
  * Requires: constant shapes. Invalidates: uses (refilled), node positions
  * (compacted).
  */
@@ -153,6 +155,67 @@ static int fold(ox_graph *g, ox_node *n, ox_node *e)
 	return ok;
 }
 
+/* MatMul/Gemm with a constant 2-D B followed by Mul or Div with a scalar or
+ * per-column constant: the columns of B (and Gemm's C) scaled instead. A
+ * Gemm's columns are B's rows when transB. Exact for powers of two (the
+ * attention scale 1/8), else one rounding like the model's. */
+static int fold_gemm(ox_graph *g, ox_node *n, ox_node *e)
+{
+	ox_value *y = ox_out(g, n, 0), *b = ox_in(g, n, 1);
+	ox_value *c = n->op == OX_OP_Gemm && n->nin > 2 && n->in[2] >= 0 ? ox_in(g, n, 2) : NULL;
+	if (b->kind != OX_V_CONST || b->layout || b->shape.rank != 2 || !ox_dtype_is_float(y->dtype) ||
+	    (c && (c->kind != OX_V_CONST || c->layout)))
+		return 0;
+	if ((e->op != OX_OP_Mul && e->op != OX_OP_Div) || e->nin != 2 || e->in[0] == e->in[1])
+		return 0;
+	int k = e->in[0] == n->out[0] ? 1 : 0;
+	if (e->op == OX_OP_Div && k != 1)
+		return 0;
+	const ox_value *s = &g->vals[e->in[k]], *o = ox_out(g, e, 0);
+	int r = y->shape.rank, tb = n->op == OX_OP_Gemm && ox_attr_int(n, "transB", 0);
+	int64_t N = y->shape.d[r - 1], K = b->shape.d[tb ? 1 : 0];
+	if (o->shape.rank != r || ox_shape_numel(&o->shape) != ox_shape_numel(&y->shape) || o->dtype != y->dtype)
+		return 0;
+	/* per column: only the last axis may be > 1 */
+	if (s->kind != OX_V_CONST || s->layout || !ox_dtype_is_float(s->dtype) || s->shape.rank > r)
+		return 0;
+	int64_t m = ox_shape_numel(&s->shape);
+	for (int i = 0; i < s->shape.rank; i++)
+		if (s->shape.d[i] != 1 && !(i == s->shape.rank - 1 && s->shape.d[i] == N))
+			return 0;
+	if (m != 1 && m != N)
+		return 0;
+	int64_t cw = c && c->shape.rank ? c->shape.d[c->shape.rank - 1] : 1;
+	if (c && cw == 1 && m != 1 && N != 1)
+		return 0; /* a C broadcast along the columns takes only a scalar scale */
+	ox_id nb = new_const_like(g, b, &b->shape, "folded");
+	b = ox_in(g, n, 1), s = &g->vals[e->in[k]];
+	for (int64_t kk = 0; kk < K; kk++)
+		for (int64_t j = 0; j < N; j++) {
+			int64_t at = tb ? j * K + kk : kk * N + j;
+			double x = ox_tensor_get_f64(b->data, at), v = ox_tensor_get_f64(s->data, m == 1 ? 0 : j);
+			ox_tensor_set_f64(g->vals[nb].data, at, e->op == OX_OP_Div ? x / v : x * v);
+		}
+	n->in[1] = nb;
+	if (c) {
+		ox_id nc = new_const_like(g, c, &c->shape, "folded");
+		c = ox_in(g, n, 2), s = &g->vals[e->in[k]];
+		int64_t cn = ox_shape_numel(&c->shape);
+		for (int64_t i = 0; i < cn; i++) {
+			double x = ox_tensor_get_f64(c->data, i), v = ox_tensor_get_f64(s->data, m == 1 ? 0 : i % cw);
+			ox_tensor_set_f64(g->vals[nc].data, i, e->op == OX_OP_Div ? x / v : x * v);
+		}
+		n->in[2] = nc;
+	}
+	ox_ir_add_fused(g, n, e->name);
+	ox_id out = e->out[0];
+	g->vals[n->out[0]].nuses = 0;
+	n->out[0] = out;
+	g->vals[out].producer = (ox_id)(n - g->nodes);
+	e->dead = 1;
+	return 1;
+}
+
 int ox_opt_affine(ox_graph *g)
 {
 	if (!g->opt)
@@ -163,7 +226,8 @@ int ox_opt_affine(ox_graph *g)
 		ox_ir_fill_uses(g);
 		for (int i = 0; i < g->nnodes; i++) {
 			ox_node *n = &g->nodes[i];
-			if (n->dead || n->op != OX_OP_Conv || n->nin < 2 || n->out[0] < 0)
+			if (n->dead || (n->op != OX_OP_Conv && n->op != OX_OP_MatMul && n->op != OX_OP_Gemm) || n->nin < 2 ||
+			    n->out[0] < 0)
 				continue;
 			ox_value *y = &g->vals[n->out[0]];
 			if (y->nuses != 1 || y->is_output)
@@ -175,7 +239,7 @@ int ox_opt_affine(ox_graph *g)
 					reads |= e->in[k] == n->out[0];
 				if (e->dead || !reads)
 					continue;
-				changed |= fold(g, n, e);
+				changed |= n->op == OX_OP_Conv ? fold(g, n, e) : fold_gemm(g, n, e);
 				break;
 			}
 		}

@@ -115,6 +115,34 @@ static void test_affine_refused(void **state)
 	ox_ir_free(g);
 }
 
+/* MatMul with a constant B, then Div by a scalar: B's columns divided;
+ * Gemm (transB, C) then Mul by a per-column constant: B's rows and C scaled. */
+static void test_affine_gemm(void **state)
+{
+	(void)state;
+	ox_graph *g = run_to("graph \"mm\" opset 13\n"
+			     "input %0:f32[3,2] \"x\"\n"
+			     "const %1:f32[2,2] \"b\" = [1, 2, 3, 4]\n"
+			     "const %2:f32[] \"d\" = [8]\n"
+			     "const %3:f32[2] \"c\" = [10, 20]\n"
+			     "const %4:f32[2] \"s\" = [0.5, 2]\n"
+			     "%5 = MatMul(%0, %1)\n"
+			     "%6 = Div(%5, %2)\n"
+			     "%7 = Gemm(%6, %1, %3) {transB=1}\n"
+			     "%8 = Mul(%7, %4)\n"
+			     "output %8 \"y\"\n",
+			     "generic", "affine");
+	assert_int_equal(g->nnodes, 2);
+	const ox_node *mm = &g->nodes[0], *gm = &g->nodes[1];
+	const ox_tensor *b1 = g->vals[mm->in[1]].data, *b2 = g->vals[gm->in[1]].data, *c = g->vals[gm->in[2]].data;
+	assert_true(ox_tensor_get_f64(b1, 3) == 0.5); /* 4 / 8 */
+	/* transB: row j of B is column j: [1 2] * 0.5, [3 4] * 2 */
+	assert_true(ox_tensor_get_f64(b2, 0) == 0.5 && ox_tensor_get_f64(b2, 1) == 1);
+	assert_true(ox_tensor_get_f64(b2, 2) == 6 && ox_tensor_get_f64(b2, 3) == 8);
+	assert_true(ox_tensor_get_f64(c, 0) == 5 && ox_tensor_get_f64(c, 1) == 40);
+	ox_ir_free(g);
+}
+
 /* ---- layout ---- */
 
 static const char *cnn =
@@ -389,6 +417,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_affine_bn_mul),
 		cmocka_unit_test(test_affine_refused),
+		cmocka_unit_test(test_affine_gemm),
 		cmocka_unit_test(test_layout_chain),
 		cmocka_unit_test(test_layout_off),
 		cmocka_unit_test(test_epilogue_residual),
