@@ -46,9 +46,9 @@ models+=$(awk -v f="$FILTER" '
 	  printf "%s|%s|\n", $1, fl }' "$LIST")
 
 # ---- 1. the ratio, and the table ----
-printf '| %-24s | %10s | %10s | %5s | %12s | %12s | %10s | %10s | %9s |\n' model arena lower_bound ratio \
-	no_reuse slot_unions onnx_order weights .text
-printf '|%s|\n' "--------------------------|------------|------------|-------|--------------|--------------|------------|------------|-----------"
+printf '| %-24s | %10s | %10s | %5s | %12s | %12s | %10s | %10s | %9s | %11s | %12s |\n' model arena lower_bound ratio \
+	no_reuse slot_unions onnx_order weights .text "arena -O0" "arena native"
+printf '|%s|\n' "--------------------------|------------|------------|-------|--------------|--------------|------------|------------|-----------|-------------|--------------"
 skipped=''
 while IFS="|" read -r -u 3 name flags model; do
 	[ -n "$name" ] || continue
@@ -58,12 +58,25 @@ while IFS="|" read -r -u 3 name flags model; do
 		continue
 	fi
 	d=$WORK/$name
-	mkdir -p "$d"
+	mkdir -p "$d" "$d/o0" "$d/nat"
 	# shellcheck disable=SC2086 # $flags is a list of options
 	if ! "$ONNXCC" "$model" -o "$d/net.c" $flags --report=json > "$d/report.json" 2> "$d/onnxcc.log"; then
 		fail "$name: onnxcc: $(head -n 1 "$d/onnxcc.log")"
 		continue
 	fi
+	# the same model without the optimizer (--opt 0), and for this machine's
+	# vector width (--cpu native: channel blocks round C up to the width)
+	# shellcheck disable=SC2086
+	"$ONNXCC" "$model" -o "$d/o0/net.c" $flags --opt 0 --report=json > "$d/report0.json" 2>/dev/null ||
+		fail "$name: onnxcc --opt 0 failed"
+	# shellcheck disable=SC2086
+	"$ONNXCC" "$model" -o "$d/nat/net.c" $flags --cpu native --report=json > "$d/reportn.json" 2>/dev/null ||
+		fail "$name: onnxcc --cpu native failed"
+	for r in report0 reportn; do
+		a=$(jnum "$d/$r.json" arena_bytes) l=$(jnum "$d/$r.json" lower_bound_bytes)
+		awk -v a="$a" -v b="$l" -v m="$MAX_RATIO" 'BEGIN { exit !(b > 0 && a / b > m) }' &&
+			fail "$name ($r): arena $a is more than $MAX_RATIO x the lower bound $l"
+	done
 	arena=$(jnum "$d/report.json" arena_bytes)
 	lb=$(jnum "$d/report.json" lower_bound_bytes)
 	ratio=$(awk -v a="$arena" -v b="$lb" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 1) }')
@@ -73,10 +86,11 @@ while IFS="|" read -r -u 3 name flags model; do
 	else
 		fail "$name: net.c does not compile: $(head -n 1 "$d/cc.log")"
 	fi
-	printf '| %-24s | %10s | %10s | %5s | %12s | %12s | %10s | %10s | %9s |\n' "$name" "$arena" "$lb" "$ratio" \
-		"$(jnum "$d/report.json" no_reuse_bytes)" "$(jnum "$d/report.json" slot_unions_bytes)" \
+	printf '| %-24s | %10s | %10s | %5s | %12s | %12s | %10s | %10s | %9s | %11s | %12s |\n' "$name" "$arena" "$lb" \
+		"$ratio" "$(jnum "$d/report.json" no_reuse_bytes)" "$(jnum "$d/report.json" slot_unions_bytes)" \
 		"$(sed -n 's/.*"imported_order": {"arena_bytes": \([0-9]*\).*/\1/p' "$d/report.json")" \
-		"$(jnum "$d/report.json" weights_bytes)" "$text"
+		"$(jnum "$d/report.json" weights_bytes)" "$text" "$(jnum "$d/report0.json" arena_bytes)" \
+		"$(jnum "$d/reportn.json" arena_bytes)"
 	awk -v r="$ratio" -v m="$MAX_RATIO" 'BEGIN { exit !(r > m) }' &&
 		fail "$name: arena $arena is $ratio x the lower bound $lb (more than $MAX_RATIO)"
 done 3<<< "$models"
