@@ -68,6 +68,64 @@ int ox_cg_emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n)
 		us.ws = q.constb ? (long)us.ocb * b : (long)q.N;
 		snprintf(k[j], sizeof k[j], "%s", us.rows ? ox_uk_kernel(cg, &us, &E) : "");
 	}
+	if (q.kchunk) {
+		/* a task is a group over all rows; the reduction in chunks of B's
+		 * panel that stay in L2, sums kept in y between them (ukernel.h) */
+		static const ox_epi none;
+		const int64_t kc = q.kchunk, nch = (q.K + kc - 1) / kc, lastk = q.K - (nch - 1) * kc;
+		char kk[3][4][96];
+		for (int ph = 0; ph < 3; ph++)
+			for (int j = 0; j < 4; j++) {
+				int last = j & 2;
+				ox_ukshape us = {.rows = j & 1 ? rt : q.rows, .ocb = last ? (int)ocl : q.ocb, .ar = (long)q.K,
+						 .ac1 = 1, .yr = (long)q.N, .yo_b = 1, .tail = last ? tail : 0,
+						 .bias = hasbias, .pf = 1, .acc = ph > 0, .raw = ph < 2};
+				us.ws = (long)us.ocb * b;
+				snprintf(kk[ph][j], sizeof kk[ph][j], "%s", us.rows ? ox_uk_kernel(cg, &us, ph < 2 ? &none : &E) : "");
+			}
+		ox_cg_tasks(cg, (long)ng);
+		for (int l = 0; l < 2; l++)
+			ox_cg_line(cg, 1, "static const ox_ukgeo q%d = {1, 0, 1, 0, 1, 0, %lld, %lld, 1, 0, %lld};", l,
+				   (long long)(l ? lastk : kc), (long long)(l ? lastk : kc), (long long)(kc * q.ocb * b));
+		ox_cg_line(cg, 1, "const long gi = t;");
+		ox_cg_line(cg, 1, "const long gw = gi < %lld ? %d : %lld; /* the group's width in floats */", (long long)(ng - 1),
+			   q.ocb * b, (long long)(ocl * b));
+		char bias2[64];
+		snprintf(bias2, sizeof bias2, "in2 + gi * %d", q.ocb * b);
+		ox_cg_line(cg, 1, "const float *bg = %s;", hasbias ? bias2 : "NULL");
+		ox_cg_line(cg, 1, "float *y = out0 + gi * %d;", q.ocb * b);
+		ox_cg_line(cg, 1, "const long p0 = 0, p1 = %lld;", (long long)q.M);
+		ox_cg_line(cg, 1, "for (long ch = 0; ch < %lld; ch++) {", (long long)nch);
+		ox_cg_line(cg, 2, "const ox_ukgeo *qc = ch < %lld ? &q0 : &q1;", (long long)(nch - 1));
+		ox_cg_line(cg, 2, "const float *a = in0 + ch * %lld;", (long long)kc);
+		ox_cg_line(cg, 2, "const float *wg = in1 + gi * %lld + ch * %lld * gw;", (long long)(q.ocb * b * q.K),
+			   (long long)kc);
+		char args2[160], chan2[64];
+		snprintf(args2, sizeof args2, "a + i * %lld, wg, y + i * %lld, bg, qc", (long long)q.K, (long long)q.N);
+		snprintf(chan2, sizeof chan2, "gi * %d", q.ocb * b);
+		for (int ph = 0; ph < 3; ph++) {
+			if (nch == 1 && ph < 2)
+				continue;
+			if (nch > 1)
+				ox_cg_line(cg, 2, ph == 0 ? "if (ch == 0) {" : ph == 1 ? "} else if (ch < %lld) {" : "} else {",
+					   (long long)(nch - 1));
+			int lvl = nch > 1 ? 3 : 2;
+			const ox_epi *pe = ph < 2 ? &none : &E;
+			if (ocl == q.ocb && !tail) {
+				ox_uk_loop(cg, lvl, pe, q.rows, (long)q.N, kk[ph][0], kk[ph][1], args2, chan2);
+			} else {
+				ox_cg_line(cg, lvl, "if (gi < %lld) {", (long long)(ng - 1));
+				ox_uk_loop(cg, lvl + 1, pe, q.rows, (long)q.N, kk[ph][0], kk[ph][1], args2, chan2);
+				ox_cg_line(cg, lvl, "} else {");
+				ox_uk_loop(cg, lvl + 1, pe, q.rows, (long)q.N, kk[ph][2], kk[ph][3], args2, chan2);
+				ox_cg_line(cg, lvl, "}");
+			}
+		}
+		if (nch > 1)
+			ox_cg_line(cg, 2, "}");
+		ox_cg_line(cg, 1, "}");
+		return 0;
+	}
 	/* a task: 2 tiles of rows (or the whole when short) of one group of one product */
 	const int64_t per = 2 * (int64_t)q.rows, nrow = (q.M + per - 1) / per;
 	ox_cg_tasks(cg, (long)(q.batch * ng * nrow));

@@ -14,6 +14,7 @@ int ox_opt_fold(ox_graph *g);
 int ox_opt_elide(ox_graph *g);
 int ox_opt_dce(ox_graph *g);
 int ox_opt_static(ox_graph *g);
+int ox_opt_transpose(ox_graph *g);
 int ox_opt_affine(ox_graph *g);
 int ox_opt_layout(ox_graph *g);
 int ox_opt_epilogue(ox_graph *g);
@@ -57,6 +58,10 @@ typedef struct {
 	int constb;           /* B is constant, packed for the tile */
 	int rows, ocb;        /* the tile: rows of A x vectors of columns */
 	int b;                /* vector width */
+	int64_t kchunk;       /* > 0: a constant B group's panel passes a quarter of
+				 L2, so a task is a group over all rows, the reduction
+				 in chunks of kchunk rows of B, the sums kept in the
+				 output between chunks (no epilogue operand may share it) */
 } ox_gemmgeo;
 int ox_opt_gemm_geo(ox_graph *g, const ox_node *n, ox_gemmgeo *q); /* 0, or -1 if not for the GEMM */
 

@@ -109,6 +109,16 @@ int ox_opt_conv_geo(ox_graph *g, const ox_node *n, ox_convgeo *cg)
 
 /* ---- GEMM ---- */
 
+/* chunks of about 128 KB of a constant B's group panel, when it passes a
+ * quarter of L2 and more than one tile of rows reads it */
+static void gemm_chunk(ox_gemmgeo *q)
+{
+	int64_t rowbytes = (int64_t)q->ocb * q->b * 4;
+	q->kchunk = 0;
+	if (q->constb && q->batch == 1 && !q->transA && q->M > q->rows && q->K * rowbytes > (256 << 10))
+		q->kchunk = (128 << 10) / rowbytes;
+}
+
 int ox_opt_gemm_geo(ox_graph *g, const ox_node *n, ox_gemmgeo *q)
 {
 	memset(q, 0, sizeof *q);
@@ -156,6 +166,7 @@ int ox_opt_gemm_geo(ox_graph *g, const ox_node *n, ox_gemmgeo *q)
 	if (q->constb && bv->layout == OX_L_GEMMB) {
 		q->rows = t_rows(g->target, bv->lp[1], q->M);
 		q->ocb = bv->lp[1];
+		gemm_chunk(q);
 		return 0;
 	}
 	/* the tile, by the conv's cost model: rows of A as positions */
@@ -171,6 +182,7 @@ int ox_opt_gemm_geo(ox_graph *g, const ox_node *n, ox_gemmgeo *q)
 		if (best < 0 || c < best)
 			best = c, q->rows = r, q->ocb = o;
 	}
+	gemm_chunk(q);
 	return 0;
 }
 

@@ -518,8 +518,11 @@ static void plan_classes(ox_graph *g, plan *P)
 		 * each output element is written after its own element was read */
 		int first = ox_ir_epilogue_first(n);
 		ox_convgeo cq;
+		ox_gemmgeo gq;
 		if (first >= 0 && n->op == OX_OP_Conv && !ox_opt_conv_geo(g, n, &cq) && cq.kb)
 			first = -1; /* a chunked reduction keeps partial sums in the output */
+		if (first >= 0 && n->op != OX_OP_Conv && !ox_opt_gemm_geo(g, n, &gq) && gq.kchunk)
+			first = -1;
 		if (!(ox_ops[n->op].flags & OX_F_INPLACE) && first < 0)
 			continue;
 		if (n->out[0] < 0 || P->cls[n->out[0]] != n->out[0] || (first < 0 && n->nout != 1))

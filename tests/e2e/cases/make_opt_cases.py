@@ -323,12 +323,36 @@ def attention_cases():
     n.save("attn_3d_batch", sdpa(n, "x", "k", "v", 1 / np.sqrt(8), mm))
 
 
+def gemm_cases():
+    """The GEMM: a long reduction in chunks (B's panel past L2), with a bias
+    and Relu epilogue; Gemm with transB, alpha, beta and C; a runtime B
+    with batch broadcasting; widths that are not a multiple of any vector."""
+    seed("gemm_chunked")
+    n = Net(rnd(40, 2600))
+    w, bb = n.const(rnd(2600, 70, scale=0.02)), n.const(rnd(70), "b")
+    y = n.op("MatMul", ["x", w], n.vals["x"] @ n.vals[w])
+    n.save("gemm_chunked", n.relu(n.add(y, bb)))
+
+    seed("gemm_attrs")
+    n = Net(rnd(17, 33))
+    w, c = n.const(rnd(45, 33)), n.const(rnd(45), "c")
+    y = n.op("Gemm", ["x", w, c], 0.5 * (n.vals["x"] @ n.vals[w].T) + 2.0 * n.vals[c], transB=1, alpha=0.5, beta=2.0)
+    n.save("gemm_attrs", y)
+
+    seed("matmul_runtime_b")
+    n = Net(rnd(2, 3, 13, 21))
+    n.inputs.append(("b", rnd(3, 21, 19)))
+    n.vals["b"] = t64(n.inputs[1][1])
+    n.save("matmul_runtime_b", n.op("MatMul", ["x", "b"], n.vals["x"] @ n.vals["b"]))
+
+
 def main():
     conv_cases()
     chain_cases()
     pool_cases()
     epilogue_cases()
     attention_cases()
+    gemm_cases()
 
 
 if __name__ == "__main__":
