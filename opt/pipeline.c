@@ -6,6 +6,8 @@
  * dce     remove nodes and constants nothing uses
  * static  require every shape to be constant (names an unbound dim)
  * attention  MatMul-scale-mask-Softmax-MatMul into one Attention node (--opt 1)
+ * transpose  Transpose/reshape chains made one copy at most (--opt 1; after
+ *         attention, whose patterns are the exporters' Reshape/Transpose forms)
  * affine  fold BatchNormalization and constant scales/shifts into Conv weights (--opt 1)
  * layout  channel-block the values of convolution chains (--opt 1)
  * epilogue  fuse the elementwise ops after a Conv or GEMM into it (--opt 1)
@@ -23,6 +25,7 @@ const ox_pass ox_pipeline[] = {
 	{"dce", ox_opt_dce},
 	{"static", ox_opt_static},
 	{"attention", ox_opt_attention},
+	{"transpose", ox_opt_transpose},
 	{"affine", ox_opt_affine},
 	{"layout", ox_opt_layout},
 	{"epilogue", ox_opt_epilogue},
