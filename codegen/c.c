@@ -113,8 +113,10 @@ int ox_cg_intern(ox_cg *cg, const char *key)
 
 void ox_cg_tasks(ox_cg *cg, long n)
 {
-	cg->ntasks = n;
-	cg->task_at = cg->body.len;
+	if (cg->nregions == 4)
+		ox_die("codegen: more than 4 regions of tasks in one node");
+	cg->region_at[cg->nregions] = cg->body.len;
+	cg->region_n[cg->nregions++] = n;
 }
 
 void ox_cg_term(char *buf, size_t cap, const char *var, int64_t n, int64_t stride)
@@ -871,7 +873,7 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 	}
 
 	/* node functions */
-	ox_cg cg = {g, P, {0}, {0}, NULL, 0, 0, NULL, 0, 0, 0};
+	ox_cg cg = {g, P, {0}, {0}, NULL, 0, 0, NULL, 0, 0, {0}, {0}};
 	ox_buf nodes = {0}, run = {0}, finfo = {0};
 	int errors = 0, nfuncs = 0, nviews = 0, ndyn = 0, nfail = 0;
 	for (int i = 0; i < g->nnodes; i++) {
@@ -899,8 +901,7 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 		if (cg.body.s)
 			cg.body.s[0] = 0;
 		cg.can_fail = 0;
-		cg.ntasks = 0;
-		cg.task_at = 0;
+		cg.nregions = 0;
 		if (!emitters[n->op] || emitters[n->op](&cg, g, n)) {
 			errors++;
 			continue;
@@ -920,11 +921,11 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 		} else {
 			ox_buf_puts(&nodes, "\" */\n");
 		}
-		if (cg.ntasks > 0 && (cg.can_fail || ndyn_of(g, n)))
+		if (cg.nregions > 0 && (cg.can_fail || ndyn_of(g, n)))
 			ox_die("codegen: node %d: parallel tasks with a run-time size or a failure", i);
 		nfail += cg.can_fail;
 		/* the parameters: one pointer per input and output, then extents */
-		ox_buf params = {0}, unpack = {0}, pack = {0};
+		ox_buf params = {0}, pack = {0};
 		ox_buf_printf(&run, "\tOX_PROF(%d, 0);\n", nfuncs - 1);
 		ox_buf_printf(&run, "\t%snode%d_%s(", cg.can_fail ? "if (" : "", i, ox_ops[n->op].name);
 		for (int k = 0; k < n->nin + n->nout; k++) {
@@ -937,8 +938,6 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 			ox_buf_printf(&params, "%s%s%s *%s", sep, isin ? "const " : "", type, pname);
 			ox_buf_printf(&run, "%s%s", sep, id < 0 ? "NULL" : vptr(g, id, isin, pb, sizeof pb, &L));
 			ox_buf_printf(&pack, "%s(void *)%s", sep, pname);
-			if (uses_name(cg.body.s ? cg.body.s + cg.task_at : NULL, pname))
-				ox_buf_printf(&unpack, "\t%s%s *%s = p[%d];\n", isin ? "const " : "", type, pname, k);
 		}
 		/* a run-time extent (v->dyn): the node reports it through extK */
 		for (int k = 0; k < n->nout; k++) {
@@ -957,22 +956,47 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 		}
 		if (n->nin + n->nout == 0)
 			ox_buf_puts(&params, "void");
-		if (cg.ntasks > 0) {
-			/* the body is task t of cg.ntasks, run through the parallel-for hook */
-			ox_buf_printf(&nodes, "static void node%d_%s_task(void *ctx, long t0, long t1)\n{\n", i,
-				      ox_ops[n->op].name);
-			ox_buf_printf(&nodes, "\tvoid *const *p = ctx;\n%s", unpack.s ? unpack.s : "");
+		/* regions of tasks: a task function each; small nodes (less than a
+		 * megaflop and 128 KB written) call them directly, the hand-off to
+		 * threads would cost more than it saves */
+		int serial = ox_ir_flops(g, n) < 1000000;
+		for (int k = 0; k < n->nout && serial; k++)
+			if (n->out[k] >= 0 && !(n->scratch && k == n->nout - 1))
+				serial = ox_value_storage_numel(&g->vals[n->out[k]]) * (int64_t)ox_dtype_size(g->vals[n->out[k]].dtype) <
+					 (128 << 10);
+		for (int r = 0; r < cg.nregions; r++) {
+			size_t from = cg.region_at[r], to = r + 1 < cg.nregions ? cg.region_at[r + 1] : cg.body.len;
+			char *text = strndup(cg.body.s + from, to - from);
+			ox_buf_printf(&nodes, "static void node%d_%s_task%.0d(void *ctx, long t0, long t1)\n{\n", i,
+				      ox_ops[n->op].name, r);
+			ox_buf_puts(&nodes, "\tvoid *const *p = ctx;\n");
+			for (int k = 0; k < n->nin + n->nout; k++) {
+				int isin = k < n->nin;
+				ox_id id = isin ? n->in[k] : n->out[k - n->nin];
+				char pname[32];
+				snprintf(pname, sizeof pname, "%s%d", isin ? "in" : "out", isin ? k : k - n->nin);
+				if (uses_name(text, pname))
+					ox_buf_printf(&nodes, "\t%s%s *%s = p[%d];\n", isin ? "const " : "",
+						      id < 0 ? "void" : ox_cg_ctype(g->vals[id].dtype), pname, k);
+			}
 			ox_buf_puts(&nodes, "\tfor (long t = t0; t < t1; t++) {\n");
-			indent(&nodes, cg.body.s + cg.task_at);
+			indent(&nodes, text);
 			ox_buf_puts(&nodes, "\t}\n}\n\n");
+			free(text);
 		}
 		ox_buf_printf(&nodes, "static %s node%d_%s(%s)\n{\n", cg.can_fail ? "int" : "void", i,
 			      ox_ops[n->op].name, params.s);
-		if (cg.ntasks > 0) {
-			ox_buf_printf(&nodes, "%.*s", (int)cg.task_at, cg.body.s);
+		if (cg.nregions > 0) {
+			ox_buf_printf(&nodes, "%.*s", (int)cg.region_at[0], cg.body.s);
 			ox_buf_printf(&nodes, "\tvoid *p[] = {%s};\n", pack.s);
-			ox_buf_printf(&nodes, "\tox_parallel(node%d_%s_task, p, %lld);\n", i, ox_ops[n->op].name,
-				      (long long)cg.ntasks);
+			for (int r = 0; r < cg.nregions; r++) {
+				if (serial)
+					ox_buf_printf(&nodes, "\tnode%d_%s_task%.0d(p, 0, %lld);\n", i, ox_ops[n->op].name, r,
+						      (long long)cg.region_n[r]);
+				else
+					ox_buf_printf(&nodes, "\tox_parallel(node%d_%s_task%.0d, p, %lld);\n", i,
+						      ox_ops[n->op].name, r, (long long)cg.region_n[r]);
+			}
 		} else {
 			for (int k = 0; k < n->nin + n->nout; k++) {
 				char pname[32];
@@ -1004,7 +1028,7 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 			ox_buf_free(&names);
 		}
 		ox_buf_printf(&finfo, ", %lld},\n", (long long)ox_ir_flops(g, n));
-		ox_buf_free(&params), ox_buf_free(&unpack), ox_buf_free(&pack);
+		ox_buf_free(&params), ox_buf_free(&pack);
 	next:;
 	}
 	if (errors) {

@@ -40,13 +40,15 @@ typedef struct ox_cg {
 				 node then returns int, its body `return 1;` on
 				 failure, and the run returns PREFIX_ERR_CAPACITY */
 	char **interned; int ninterned; /* ox_cg_intern's keys */
-	long ntasks;          /* ox_cg_tasks: the body from task_at on is one of */
-	size_t task_at;       /* ntasks independent tasks (see there) */
+	int nregions;         /* ox_cg_tasks: the body from region_at[r] on (to the */
+	size_t region_at[4];  /* next region) is one of region_n[r] independent */
+	long region_n[4];     /* tasks (see there) */
 } ox_cg;
 
-/* What the emitter prints from here on is task `t` (a long) of n
- * independent tasks, run through the parallel-for hook (api.md) after
- * what it printed before (the node's serial prologue). */
+/* What the emitter prints from here on, up to its next ox_cg_tasks call,
+ * is task `t` (a long) of n independent tasks, run through the
+ * parallel-for hook (api.md) after what was printed before it (the node's
+ * serial prologue, or an earlier region of tasks). At most 4 regions. */
 void ox_cg_tasks(ox_cg *cg, long n);
 /* a small number for key, the same for the same key all through one file
  * (names the kernels that differ by their epilogue) */

@@ -95,31 +95,30 @@ static const char *dw_edge_kernel(ox_cg *cg, const ox_epi *E)
 }
 
 /* The zero-bordered copy of the input into the scratch (the node's last
- * output), as the serial prologue: planes of IH x IW positions of e floats. */
+ * output): a region of tasks before the convolution's, a plane of IH x IW
+ * positions of e floats each. */
 static void padded_copy(ox_cg *cg, const ox_node *n, const ox_convgeo *q, int64_t planes, int e)
 {
 	ox_cg_printf(cg, "\t/* the input with its pads, zero-bordered: %lld planes of %lldx%lld */\n", (long long)planes,
 		     (long long)q->IHp, (long long)q->IWp);
-	ox_cg_line(cg, 1, "float *xp = (float *)out%d;", n->nout - 1);
-	ox_cg_line(cg, 1, "for (long i = 0; i < %lld; i++) {", (long long)planes);
-	ox_cg_line(cg, 2, "float *d = xp + i * %lld;", (long long)(q->IHp * q->IWp * e));
-	ox_cg_line(cg, 2, "const float *s = in0 + i * %lld;", (long long)(q->IH * q->IW * e));
+	ox_cg_tasks(cg, (long)planes);
+	ox_cg_line(cg, 1, "float *d = (float *)out%d + t * %lld;", n->nout - 1, (long long)(q->IHp * q->IWp * e));
+	ox_cg_line(cg, 1, "const float *s = in0 + t * %lld;", (long long)(q->IH * q->IW * e));
 	if (q->pt)
-		ox_cg_line(cg, 2, "memset(d, 0, %lld);", (long long)(q->pt * q->IWp * e * 4));
-	ox_cg_line(cg, 2, "for (long h = 0; h < %lld; h++) {", (long long)q->IH);
-	ox_cg_line(cg, 3, "float *r = d + (h + %lld) * %lld;", (long long)q->pt, (long long)(q->IWp * e));
+		ox_cg_line(cg, 1, "memset(d, 0, %lld);", (long long)(q->pt * q->IWp * e * 4));
+	ox_cg_line(cg, 1, "for (long h = 0; h < %lld; h++) {", (long long)q->IH);
+	ox_cg_line(cg, 2, "float *r = d + (h + %lld) * %lld;", (long long)q->pt, (long long)(q->IWp * e));
 	if (q->pl)
-		ox_cg_line(cg, 3, "memset(r, 0, %lld);", (long long)(q->pl * e * 4));
-	ox_cg_line(cg, 3, "memcpy(r + %lld, s + h * %lld, %lld);", (long long)(q->pl * e), (long long)(q->IW * e),
+		ox_cg_line(cg, 2, "memset(r, 0, %lld);", (long long)(q->pl * e * 4));
+	ox_cg_line(cg, 2, "memcpy(r + %lld, s + h * %lld, %lld);", (long long)(q->pl * e), (long long)(q->IW * e),
 		   (long long)(q->IW * e * 4));
 	if (q->pr)
-		ox_cg_line(cg, 3, "memset(r + %lld, 0, %lld);", (long long)((q->pl + q->IW) * e),
+		ox_cg_line(cg, 2, "memset(r + %lld, 0, %lld);", (long long)((q->pl + q->IW) * e),
 			   (long long)(q->pr * e * 4));
-	ox_cg_line(cg, 2, "}");
-	if (q->pb)
-		ox_cg_line(cg, 2, "memset(d + %lld, 0, %lld);", (long long)((q->pt + q->IH) * q->IWp * e),
-			   (long long)(q->pb * q->IWp * e * 4));
 	ox_cg_line(cg, 1, "}");
+	if (q->pb)
+		ox_cg_line(cg, 1, "memset(d + %lld, 0, %lld);", (long long)((q->pt + q->IH) * q->IWp * e),
+			   (long long)(q->pb * q->IWp * e * 4));
 }
 
 int ox_cg_emit_conv_blocked(ox_cg *cg, ox_graph *g, ox_node *n)
