@@ -955,6 +955,16 @@ static struct {
 	pthread_cond_t cv;
 } oxt_pool = {1, 0, 0, 0, NULL, NULL, 0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
 
+/* a polite busy wait: let a sibling hardware thread run */
+static inline void oxt_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
 static void oxt_pool_range(int w)
 {
 	long n = oxt_pool.count, b = n * w / oxt_pool.n, e = n * (w + 1) / oxt_pool.n;
@@ -969,8 +979,10 @@ static void *oxt_worker(void *arg)
 	for (;;) {
 		long g;
 		for (long spin = 0; (g = atomic_load(&oxt_pool.gen)) == seen; spin++) {
-			if (spin < 200000)
+			if (spin < 100000) { /* a few milliseconds */
+				oxt_relax();
 				continue;
+			}
 			pthread_mutex_lock(&oxt_pool.mu);
 			atomic_fetch_add(&oxt_pool.sleeping, 1);
 			while ((g = atomic_load(&oxt_pool.gen)) == seen)
@@ -999,7 +1011,7 @@ static void oxt_parallel_for(void *user, long n, PFX_task_fn task, void *ctx)
 	}
 	oxt_pool_range(0);
 	while (atomic_load(&oxt_pool.pending) > 0)
-		;
+		oxt_relax();
 }
 
 static int oxt_pool_start(int n)
