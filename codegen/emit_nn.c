@@ -637,6 +637,14 @@ static int emit_resize(ox_cg *cg, ox_graph *g, ox_node *n)
 		snprintf(what, sizeof what, "nearest (%s)", n->opset < 11 ? "opset-10 rounding" : nm);
 	ox_cg_printf(cg, "\t/* Resize %s, %s: %s -> %s */\n", what, ctm, shape_str(&x->shape, b1, sizeof b1),
 		     shape_str(&y->shape, b2, sizeof b2));
+	/* tasks: runs of output rows (every axis but the last) */
+	int64_t rows = 1;
+	for (int a = 0; a < r - 1; a++)
+		rows *= y->shape.d[a];
+	int64_t ntask = rows < 64 ? rows : 64;
+	if (ntask < 1)
+		ntask = 1;
+	ox_cg_tasks(cg, (long)ntask);
 	ox_cg_printf(cg, "\tstatic const long od[%d] = {", r);
 	for (int a = 0; a < r; a++)
 		ox_cg_printf(cg, "%s%lld", a ? ", " : "", (long long)y->shape.d[a]);
@@ -667,11 +675,13 @@ static int emit_resize(ox_cg *cg, ox_graph *g, ox_node *n)
 		for (int a = 0; a < r; a++)
 			ox_cg_printf(cg, "%swt%d", a ? ", " : "", a);
 		ox_cg_printf(cg, "};\n");
-		ox_cg_printf(cg, "\tox_resize_%s(in0, out0, %d, od, nt, off, wt, %s);\n", ox_cg_sfx(dt), r,
-			     ox_cg_lit(dt, extrap));
+		ox_cg_printf(cg, "\tox_resize_%s(in0, out0, %d, od, nt, off, wt, %s, t * %lld / %lld, (t + 1) * %lld / %lld);\n",
+			     ox_cg_sfx(dt), r, ox_cg_lit(dt, extrap), (long long)rows, (long long)ntask, (long long)rows,
+			     (long long)ntask);
 	} else {
-		ox_cg_printf(cg, "\tox_resize_nearest_%s(in0, out0, %d, od, off, %s);\n", ox_cg_sfx(dt), r,
-			     ox_cg_store(dt, ox_cg_lit(dt, extrap)));
+		ox_cg_printf(cg, "\tox_resize_nearest_%s(in0, out0, %d, od, off, %s, t * %lld / %lld, (t + 1) * %lld / %lld);\n",
+			     ox_cg_sfx(dt), r, ox_cg_store(dt, ox_cg_lit(dt, extrap)), (long long)rows, (long long)ntask,
+			     (long long)rows, (long long)ntask);
 	}
 	return 0;
 }

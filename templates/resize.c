@@ -5,20 +5,24 @@
  * the product over axes. An offset of -1 in tap 0 marks an output
  * coordinate outside the input (tf_crop_and_resize), which gets extrap.
  * The last axis is the inner loop, through a row buffer of double sums;
- * integer outputs truncate as the ONNX reference's cast does. Needs
- * ox_ld_$S / ox_st_$S (added by ox_cg_use).
+ * integer outputs truncate as the ONNX reference's cast does. Output rows
+ * (all axes but the last) r0 .. r1-1 only: the node's parallel tasks.
+ * Needs ox_ld_$S / ox_st_$S (added by ox_cg_use).
  */
 static void ox_resize_$S(const $T *restrict x, $T *restrict y, int rank, const long *od, const int *nt,
-			 const long *const *off, const float *const *wt, $C extrap)
+			 const long *const *off, const float *const *wt, $C extrap, long r0, long r1)
 {
 	const long W = od[rank - 1], *ol = off[rank - 1];
 	const float *wl = wt[rank - 1];
 	const int tl = nt[rank - 1];
-	long rows = 1, ncomb = 1, idx[16] = {0};
+	long ncomb = 1, idx[16] = {0};
 	for (int a = 0; a < rank - 1; a++)
-		rows *= od[a], ncomb *= nt[a];
+		ncomb *= nt[a];
+	for (long a = rank - 2, q = r0; a >= 0; a--) /* row r0's index, mixed radix */
+		idx[a] = q % od[a], q /= od[a];
+	y += r0 * W;
 	double acc[256];
-	for (long r = 0; r < rows; r++, y += W) {
+	for (long r = r0; r < r1; r++, y += W) {
 		int oob = 0;
 		for (int a = 0; a < rank - 1; a++)
 			oob |= off[a][idx[a] * nt[a]] < 0;
