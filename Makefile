@@ -120,7 +120,13 @@ cases: all
 ml: all deps-models
 	tests/e2e/ml/run.sh
 
-test: all ops-doc-check unit conformance-check cases opt-cases ml zoo footprint
+test: all ops-doc-check unit vmath conformance-check cases opt-cases ml zoo footprint
+
+# the accuracy of templates/vmath.c's vector functions in every vector
+# rendering this machine runs (tests/vmath/README.md)
+.PHONY: vmath
+vmath:
+	tests/vmath/run.sh
 
 # memory plan within 1.05 x its lower bound on the zoo, freestanding network
 # code without malloc/stdio, the three weights modes (tests/e2e/footprint.sh)

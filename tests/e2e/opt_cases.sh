@@ -1,7 +1,8 @@
 #!/bin/bash
 # opt_cases.sh: the optimizer's own end-to-end cases (tests/e2e/cases/opt,
 # made by cases/make_opt_cases.py with float64 references) for every --cpu
-# target this machine runs, and with the optimizer off (--opt 0).
+# target this machine runs, generic code in vf.c's plain-C11 rendering
+# (-DOX_VF_PORTABLE), and with the optimizer off (--opt 0).
 #
 #   tests/e2e/opt_cases.sh [FILTER]
 #
@@ -14,7 +15,7 @@ cd "$(dirname "$0")/../.." || exit 2
 FILTER=${1:-.}
 fails=0 runs=0
 has() { grep -qw "$1" /proc/cpuinfo 2>/dev/null; }
-for cfg in "generic|" "x86-64-v3|-march=x86-64-v3|avx2 fma" "x86-64-v4|-march=x86-64-v4|avx512f avx512bw avx512dq avx512vl" \
+for cfg in "generic|" "portable|-DOX_VF_PORTABLE" "x86-64-v3|-march=x86-64-v3|avx2 fma" "x86-64-v4|-march=x86-64-v4|avx512f avx512bw avx512dq avx512vl" \
 	"opt0|"; do
 	IFS='|' read -r cpu cflags feats <<< "$cfg"
 	missing=''
@@ -25,11 +26,14 @@ for cfg in "generic|" "x86-64-v3|-march=x86-64-v3|avx2 fma" "x86-64-v4|-march=x8
 	fi
 	flags="--cpu $cpu"
 	[ "$cpu" = opt0 ] && flags="--opt 0"
+	# generic code built as a compiler without vector extensions would
+	# (templates/vf.c's plain-C11 struct rendering)
+	[ "$cpu" = portable ] && flags="--cpu generic"
 	out=$(ONNXCC_FLAGS="$flags" OX_CFLAGS="$cflags" ONNX_TESTS=tests/e2e/cases OXC_SUITES=opt \
 		tests/e2e/conformance.sh "$FILTER" 2>&1)
 	last=$(printf '%s\n' "$out" | tail -n 1)
 	printf '%s\n' "$out" | grep '^FAIL' | sed "s/^/[$flags] /"
-	echo "opt-cases $flags: $last"
+	echo "opt-cases $flags${cflags:+ $cflags}: $last"
 	runs=$((runs + 1))
 	case "$last" in *" 0 failed, 0 unsupported") ;; *) fails=$((fails + 1)) ;; esac
 done

@@ -1,0 +1,63 @@
+#!/bin/bash
+# run.sh: templates/vmath.c's accuracy (tests/vmath/vmath_test.c) in every
+# vector rendering this machine runs: the --cpu targets' widths and flags
+# (generic 4 lanes, x86-64-v3 8, x86-64-v4 16, armv8-a 4) and the plain-C11
+# struct rendering (-DOX_VF_PORTABLE), each with gcc and, if installed,
+# clang. A target whose instructions this CPU lacks is skipped, and says so.
+#
+#   tests/vmath/run.sh        (make vmath)   exit 1 if any build or bound fails
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+B=build/vmath
+mkdir -p "$B" || exit 2
+has() { grep -qw "$1" /proc/cpuinfo 2>/dev/null; }
+arch=$(uname -m)
+ccs="${CC:-cc}"
+command -v clang > /dev/null && ccs="$ccs clang"
+fails=0 runs=0
+for cfg in "generic|4||" "portable|4|-DOX_VF_PORTABLE|" \
+	"x86-64-v3|8|-march=x86-64-v3|avx2 fma" "x86-64-v4|16|-march=x86-64-v4|avx512f avx512bw avx512dq avx512vl" \
+	"armv8-a|4|-march=armv8-a|"; do
+	IFS='|' read -r name vw flags feats <<< "$cfg"
+	case $name in
+	x86-64-*) [ "$arch" = x86_64 ] || { echo "vmath $name: skipped, not an x86-64 machine"; continue; } ;;
+	armv8-a) [ "$arch" = aarch64 ] || { echo "vmath $name: skipped, not an AArch64 machine"; continue; } ;;
+	esac
+	missing=''
+	for f in $feats; do has "$f" || missing="$missing $f"; done
+	if [ -n "$missing" ]; then
+		echo "vmath $name: skipped, this CPU lacks$missing"
+		continue
+	fi
+	for cc in $ccs; do
+		exe=$B/vmath_${name}_$(basename "$cc")
+		# $flags is a list of options: split on purpose.
+		# shellcheck disable=SC2086
+		if ! "$cc" -std=c11 -O2 -Wall -Wextra -Werror $flags -DOX_VW="$vw" -o "$exe" tests/vmath/vmath_test.c -lm \
+			> "$exe.log" 2>&1; then
+			echo "vmath $name ($cc): build failed"
+			cat "$exe.log"
+			fails=$((fails + 1))
+			continue
+		fi
+		out=$("$exe")
+		rc=$?
+		runs=$((runs + 1))
+		echo "vmath $name ($cc):"
+		printf '%s\n' "$out" | sed -n '2,$p'
+		[ $rc = 0 ] || fails=$((fails + 1))
+	done
+done
+# The NEON rendering, built (not run) with clang's AArch64 target.
+if [ "$arch" != aarch64 ] && command -v clang > /dev/null; then
+	if clang --target=aarch64-linux-gnu -march=armv8-a -ffreestanding -std=c11 -O2 -Wall -Wextra -Werror \
+		-c -o "$B/neon_check.o" tests/vmath/neon_check.c > "$B/neon_check.log" 2>&1; then
+		echo "vmath armv8-a: the NEON rendering builds (clang --target=aarch64-linux-gnu; not run here)"
+	else
+		echo "vmath armv8-a: the NEON rendering does not build:"
+		cat "$B/neon_check.log"
+		fails=$((fails + 1))
+	fi
+fi
+echo "vmath: $runs builds run, $fails failed"
+[ "$fails" = 0 ] && [ "$runs" -gt 0 ]
