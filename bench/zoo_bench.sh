@@ -48,6 +48,9 @@ for a in "$@"; do
 	case $a in *[!A-Za-z0-9_./=,:-]*) cmdline="$cmdline '$a'" ;; *) cmdline="$cmdline $a" ;; esac
 done
 while [ $# -gt 0 ]; do
+	case $1 in --cpu | --threads | -d | -r | -t | --md | --zoo-md)
+		[ $# -ge 2 ] || die "$1 needs a value (see --help)" ;;
+	esac
 	case $1 in
 	--cpu) CPU=$2; shift ;;
 	--threads) THREADS=${2//,/ }; shift ;;
@@ -107,10 +110,11 @@ PEAK=$DIR/peak-$CPU
 # shellcheck disable=SC2086
 "$CC" -O2 $CFLAGS -pthread -o "$PEAK" bench/peak.c || die "cannot build bench/peak.c with $CFLAGS"
 declare -A peak0 peak1
-peak_run() { "$PEAK" "$1" | sed -n 's/.*gflops=\([0-9.]*\).*/\1/p'; }
+peak_run() { "$PEAK" "$1" | tee -a "$PEAK.log" | sed -n 's/.*gflops=\([0-9.]*\).*/\1/p'; }
+: > "$PEAK.log"
 for n in $PEAK_THREADS; do peak0[$n]=$(peak_run "$n"); done
-peakdesc=$("$PEAK" 1 | sed -n 's/^peak: vw=\([0-9]*\) fma=\([01]\).*/\1 \2/p')
-echo "zoo_bench: peak GFLOP/s at the start: $(for n in $PEAK_THREADS; do printf '%s thread(s) %s  ' "$n" "${peak0[$n]}"; done)"
+peakdesc=$(sed -n 's/^peak: vw=\([0-9]*\) fma=\([01]\).*/\1 \2/p' "$PEAK.log" | head -n 1)
+for n in $PEAK_THREADS; do echo "zoo_bench: peak at the start, $n thread(s): ${peak0[$n]} GFLOP/s"; done
 
 # 2. Accuracy from the zoo run (which also exports what is missing); its
 # table is kept in DIR/zoo-CPU.out: "model nodes max_rel_err status" rows.
@@ -143,6 +147,11 @@ inputs_of() { # MODEL: its input files, DIR/MODEL/input_K.npy, into the array in
 	while [ -f "$DIR/$1/input_$k.npy" ]; do inputs+=("$DIR/$1/input_$k.npy"); k=$((k + 1)); done
 }
 row() { printf "%-26s %3s %6s %6s %11s %11s %7s %9s %9s\n" "$@"; }
+# One process of either side with K timed runs: ox_run K, ort_run K (the
+# model in d and o, its inputs and the thread count n are the loop's below).
+ox_run() { "$o/net" --bench "$1" --threads "$n" "${inputs[@]}" < /dev/null 2>&1; }
+ort_run() { node tools/ort_run.js "$d/model.onnx" "${inputs[@]}" --bench "$1" --threads "$n" < /dev/null 2>&1; }
+gf() { awk -v f="$flops" -v ms="$1" 'BEGIN { if (f > 0 && ms > 0) printf "%.1f", f / ms * 1e-6; else print "-" }'; }
 
 MODELS=$DIR/bench-$CPU.models # model, status, flops per run
 RES=$DIR/bench-$CPU.tsv       # model, threads, status, ox med, ort med, ratio, ox min, ort min,
@@ -174,8 +183,6 @@ while IFS='|' read -r -u 3 name flags; do
 		continue
 	fi
 	for n in $THREADS; do
-		ox_run() { "$o/net" --bench "$1" --threads "$n" "${inputs[@]}" < /dev/null 2>&1; }
-		ort_run() { node tools/ort_run.js "$d/model.onnx" "${inputs[@]}" --bench "$1" --threads "$n" < /dev/null 2>&1; }
 		kox=$(runs_for "$(ox_run 1 | med)")
 		kort=$(runs_for "$(ort_run 1 | med)")
 		oxm='' ortm='' oxmin='' ortmin='' failed=''
@@ -193,7 +200,7 @@ while IFS='|' read -r -u 3 name flags; do
 		done
 		if [ -n "$failed" ]; then
 			row "$name" "$n" - - "${failed%%:*}" - - - -
-			printf '%s\t%s\t%s\n' "$name" "$n" "$failed" >> "$RES"
+			printf '%s\t%s\t%s\n' "$name" "$n" "${failed//|//}" >> "$RES"
 			continue
 		fi
 		# The lists are split on purpose (numbers only).
@@ -206,7 +213,6 @@ while IFS='|' read -r -u 3 name flags; do
 		# shellcheck disable=SC2086
 		read -r _ ortbest _ <<< "$(printf '%s\n' $ortmin | stats)"
 		ratio=$(awk -v a="$oxmed" -v b="$ortmed" 'BEGIN { printf "%.4f", a / b }')
-		gf() { awk -v f="$flops" -v ms="$1" 'BEGIN { if (f > 0 && ms > 0) printf "%.1f", f / ms * 1e-6; else print "-" }'; }
 		row "$name" "$n" "$kox" "$kort" "$oxmed" "$ortmed" "$(printf '%.2f' "$ratio")" "$(gf "$oxmed")" "$(gf "$ortmed")"
 		printf '%s\t%s\tok\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s-%s\t%s-%s\n' "$name" "$n" "$oxmed" "$ortmed" \
 			"$ratio" "$oxbest" "$ortbest" "$kox" "$kort" "$oxlo" "$oxhi" "$ortlo" "$orthi" >> "$RES"
