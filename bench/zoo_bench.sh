@@ -288,7 +288,7 @@ EOF
 		echo "zoo_bench: $name: cannot read the layers (/usr/bin/python3 with onnx)" >&2
 done
 
-
+# The end of the measurements: the peak again, the load.
 for n in $PEAK_THREADS; do peak1[$n]=$(peak_run "$n"); done
 times > "$TIMES.1"
 stat1=$(cpustat) load1=$(cut -d' ' -f1-3 /proc/loadavg) t1=$(date +%s)
