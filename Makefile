@@ -137,11 +137,15 @@ footprint: all
 demo: all
 	examples/demo.sh
 
-# Zoo accuracy + single-thread latency vs ONNX Runtime, interleaved on this
-# machine; rewrites docs/benchmarks.md and docs/zoo.md (bench/zoo_bench.sh).
-.PHONY: bench
+# Zoo accuracy + latency vs ONNX Runtime at 1 and 2 threads, interleaved on
+# this machine, GFLOP/s against the measured peak (bench/zoo_bench.sh, about
+# 10 minutes); bench rewrites docs/benchmarks.md and docs/zoo.md (--cpu
+# native), bench-generic docs/benchmarks-generic.md (--cpu generic).
+.PHONY: bench bench-generic
 bench: all deps-models
-	bench/zoo_bench.sh -d $(B)/zoo --md docs/benchmarks.md --zoo-md docs/zoo.md
+	bench/zoo_bench.sh --cpu native -d $(B)/zoo --md docs/benchmarks.md --zoo-md docs/zoo.md
+bench-generic: all deps-models
+	bench/zoo_bench.sh --cpu generic -d $(B)/zoo --md docs/benchmarks-generic.md
 
 clean:
 	rm -rf $(B) onnxcc tests/e2e/oxcmp tools/opsdoc

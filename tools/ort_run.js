@@ -4,11 +4,12 @@
 //   node tools/ort_run.js MODEL.onnx INPUT.npy... -o OUTDIR [--bench N] [--threads N]
 //
 // The .npy files feed the graph inputs in graph-input order; OUTDIR/output_K.npy
-// gets graph output K. One thread (intra and inter op), all graph
-// optimizations: the single-thread figure onnxcc's harness is compared with.
+// gets graph output K. One thread (intra and inter op) unless --threads N,
+// all graph optimizations, sequential execution.
 // --bench N runs a warm-up, then N timed runs, and prints
 // `bench: runs=N median_ms=X min_ms=Y` (the harness's format). --threads N
-// sets ORT's intra-op threads (default 1; inter-op stays 1).
+// sets ORT's intra-op threads (default 1; inter-op stays 1): bench/zoo_bench.sh
+// runs it with the count onnxcc's `net --threads N` gets.
 // Needs `ONNXRUNTIME_NODE_INSTALL=skip npm ci` in tools/ (tools/node_modules).
 // The .npy reader/writer below handles little-endian, C-order arrays only and
 // says so for anything else rather than guess.
@@ -100,7 +101,7 @@ function parseArgs(argv) {
     else if (!a.model) a.model = s;
     else a.inputs.push(s);
   }
-  if (!a.model) die('usage: ort_run.js MODEL.onnx INPUT.npy... -o OUTDIR [--bench N]');
+  if (!a.model) die('usage: ort_run.js MODEL.onnx INPUT.npy... -o OUTDIR [--bench N] [--threads N]');
   if (!a.outdir && !a.bench) die('-o OUTDIR is required (or --bench N)');
   if (!(a.bench >= 0)) die('--bench needs a run count');
   if (!(a.threads >= 1)) die('--threads needs a positive count');
