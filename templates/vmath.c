@@ -7,7 +7,7 @@
  *
  *   exp      2^n * p(r), n = round(x / ln 2), r = x - n ln 2 (two-part ln 2),
  *            0 below ln(2^-125): no subnormal results
- *   sigmoid  e / (1 + e), e = exp(-|x|), or 1 / (1 + e) for x >= 0
+ *   sigmoid  1 / (1 + exp(-x))
  *   tanh     x + x^3 P(x^2) for |x| < 0.625, else sign(x) (1 - 2 / (exp(2|x|) + 1))
  *   erf      x P(x^2) for |x| < 1, else sign(x) (1 - exp(-x^2) Q(1/(1+|x|)))
  *            (Q fitted on [0.5, 9.4], where gelu's tail needs it)
@@ -20,48 +20,49 @@ static inline OX_UNUSED ox_vf ox_vf_poly2(ox_vf x, float c0, float c1)
 }
 #define OX_VF_HORNER(p, x, c) ((p) = ox_vf_fma((p), (x), ox_vf_set1(c)))
 
-/* exp(x + d) for a small correction d (|d| < 0.05): the sum is not rounded.
- * 2 exp(r) (coefficients doubled) times 2^(n-1), so that n = 128 (x up to
- * ln(FLT_MAX)) needs no special case; above, the clamp at 88.73 overflows
- * to inf; below ln(2^-125), 0. NaN passes through the clamp. */
-static inline OX_UNUSED ox_vf ox_vf_exp_d(ox_vf x, ox_vf d)
+/* exp(x + d), d a small correction (|d| < 0.05) the caller could not add
+ * without rounding. x is clamped to [ln(2^-125), 88.73]: above, the
+ * result overflows to inf; below, it is about 2^-125 (ox_vf_exp makes it
+ * 0). NaN passes through the clamp. With AVX-512, vscalefps multiplies
+ * exp(r) by 2^n; elsewhere 2 exp(r) (coefficients doubled) times 2^(n-1)
+ * built in the exponent bits, so that n = 128 needs no special case. */
+static inline OX_UNUSED ox_vf ox_vf_exp_core(ox_vf x, ox_vf d)
 {
-	const ox_vf lo = ox_vf_set1(-86.6433640f), two = ox_vf_set1(2.0f);
-	const ox_vf c = ox_vf_min(ox_vf_max(x, lo), ox_vf_set1(88.73f));
+	const ox_vf c = ox_vf_min(ox_vf_max(x, ox_vf_set1(-86.6433640f)), ox_vf_set1(88.73f));
 	const ox_vf n = ox_vf_round(ox_vf_mul(c, ox_vf_set1(1.44269504088896341f))); /* -125..128 */
 	ox_vf r = ox_vf_fma(n, ox_vf_set1(-0.693359375f), c);
 	r = ox_vf_add(ox_vf_fma(n, ox_vf_set1(2.12194440e-4f), r), d); /* |r| < 0.4 */
+#if defined(OX_VF_AVX512)
+	ox_vf p = ox_vf_poly2(r, 0.00139477442f, 0.000197203379f);
+	OX_VF_HORNER(p, r, 0.00833366625f);
+	OX_VF_HORNER(p, r, 0.0416663215f);
+	OX_VF_HORNER(p, r, 0.166666657f);
+	OX_VF_HORNER(p, r, 0.5f);
+	p = ox_vf_fma(p, ox_vf_mul(r, r), ox_vf_add(r, ox_vf_set1(1.0f)));
+	return (ox_vf)_mm512_scalef_ps((__m512)p, (__m512)n);
+#else
+	const ox_vf two = ox_vf_set1(2.0f);
 	ox_vf p = ox_vf_poly2(r, 0.00278954883f, 0.000394406758f);
 	OX_VF_HORNER(p, r, 0.0166673325f);
 	OX_VF_HORNER(p, r, 0.0833326429f);
 	OX_VF_HORNER(p, r, 0.333333313f);
 	OX_VF_HORNER(p, r, 1.0f);
 	p = ox_vf_fma(p, ox_vf_mul(r, r), ox_vf_fma(r, two, two));
-	const ox_vf y = ox_vf_mul(p, ox_vf_pow2i_m1(n));
-	return ox_vf_select(ox_vf_lt(x, lo), ox_vf_zero(), y);
+	return ox_vf_mul(p, ox_vf_pow2i_m1(n));
+#endif
 }
+/* 0 below ln(2^-125): no subnormal results; adding -0.0 folds away */
 static inline OX_UNUSED ox_vf ox_vf_exp(ox_vf x)
 {
-	const ox_vf lo = ox_vf_set1(-86.6433640f), two = ox_vf_set1(2.0f);
-	const ox_vf c = ox_vf_min(ox_vf_max(x, lo), ox_vf_set1(88.73f));
-	const ox_vf n = ox_vf_round(ox_vf_mul(c, ox_vf_set1(1.44269504088896341f)));
-	ox_vf r = ox_vf_fma(n, ox_vf_set1(-0.693359375f), c);
-	r = ox_vf_fma(n, ox_vf_set1(2.12194440e-4f), r);
-	ox_vf p = ox_vf_poly2(r, 0.00278954883f, 0.000394406758f);
-	OX_VF_HORNER(p, r, 0.0166673325f);
-	OX_VF_HORNER(p, r, 0.0833326429f);
-	OX_VF_HORNER(p, r, 0.333333313f);
-	OX_VF_HORNER(p, r, 1.0f);
-	p = ox_vf_fma(p, ox_vf_mul(r, r), ox_vf_fma(r, two, two));
-	const ox_vf y = ox_vf_mul(p, ox_vf_pow2i_m1(n));
-	return ox_vf_select(ox_vf_lt(x, lo), ox_vf_zero(), y);
+	return ox_vf_select(ox_vf_lt(x, ox_vf_set1(-86.6433640f)), ox_vf_zero(), ox_vf_exp_core(x, ox_vf_set1(-0.0f)));
 }
 
-/* e / (1 + e) with e = exp(-|x|), times e^|x| where x >= 0: never inf / inf */
+/* 1 / (1 + exp(-x)): exp's overflow to inf gives 0, its about 2^-125 for
+ * large x adds nothing to 1 */
 static inline OX_UNUSED ox_vf ox_vf_sigmoid(ox_vf x)
 {
-	const ox_vf one = ox_vf_set1(1.0f), e = ox_vf_exp(ox_vf_neg(ox_vf_abs(x)));
-	return ox_vf_div(ox_vf_select(ox_vf_lt(x, ox_vf_zero()), e, one), ox_vf_add(one, e));
+	const ox_vf one = ox_vf_set1(1.0f);
+	return ox_vf_div(one, ox_vf_add(one, ox_vf_exp_core(ox_vf_neg(x), ox_vf_set1(-0.0f))));
 }
 
 static inline OX_UNUSED ox_vf ox_vf_tanh(ox_vf x)
@@ -73,7 +74,7 @@ static inline OX_UNUSED ox_vf ox_vf_tanh(ox_vf x)
 	OX_VF_HORNER(p, z, 0.133322477f);
 	OX_VF_HORNER(p, z, -0.333333135f);
 	const ox_vf small = ox_vf_fma(ox_vf_mul(p, z), x, x);
-	const ox_vf e = ox_vf_exp(ox_vf_add(a, a));
+	const ox_vf e = ox_vf_exp_core(ox_vf_add(a, a), ox_vf_set1(-0.0f)); /* overflows to inf: 1 */
 	ox_vf big = ox_vf_sub(one, ox_vf_div(ox_vf_set1(2.0f), ox_vf_add(e, one)));
 	big = ox_vf_select(ox_vf_lt(x, ox_vf_zero()), ox_vf_neg(big), big);
 	return ox_vf_select(ox_vf_lt(a, ox_vf_set1(0.625f)), small, big); /* NaN: big is NaN */
@@ -100,7 +101,10 @@ static inline OX_UNUSED ox_vf ox_vf_erfc_q(ox_vf a)
 static inline OX_UNUSED ox_vf ox_vf_expnsq(ox_vf a, float s)
 {
 	const ox_vf h = ox_vf_hi12(a), l = ox_vf_sub(a, h), ns = ox_vf_set1(-s);
-	return ox_vf_exp_d(ox_vf_mul(ox_vf_mul(h, h), ns), ox_vf_mul(ox_vf_mul(l, ox_vf_add(a, h)), ns));
+	const ox_vf e = ox_vf_mul(ox_vf_mul(h, h), ns);
+	/* 0 where exp underflows (also for a = ±inf, whose l is NaN) */
+	return ox_vf_select(ox_vf_lt(e, ox_vf_set1(-86.6433640f)), ox_vf_zero(),
+			    ox_vf_exp_core(e, ox_vf_mul(ox_vf_mul(l, ox_vf_add(a, h)), ns)));
 }
 
 /* erf(x) / x for |x| < 1, a polynomial in x^2 */
