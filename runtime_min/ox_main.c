@@ -937,23 +937,43 @@ static int oxt_cmp_double(const void *a, const void *b)
 
 
 /* ---- --threads N: the network's parallel-for hook over POSIX threads ----
- * N - 1 workers plus the calling thread; loop k of a run is split into N
- * even ranges, range 0 on the caller. Workers spin on a generation counter
- * for about a millisecond between loops (a run's loops come back to back),
- * then sleep on a condition variable, so an idle program uses no CPU. */
+ * N - 1 workers plus the calling thread. Loop k of a run is split into N
+ * even ranges, range w first taken by thread w (consecutive loops then tend
+ * to find their data in the same core's cache), in chunks of about an
+ * eighth of it claimed from the range's atomic cursor; a thread whose range
+ * is used up takes chunks from the others'. The loop is over when all its
+ * indices are done, whoever did them: a worker the OS has descheduled (a
+ * busy machine) holds the caller up by one chunk at most, not by its range.
+ *
+ * The loop's description (task, ranges) is published by an even generation
+ * number; the caller makes it odd while it rewrites them, after waiting
+ * until no worker is inside a loop (`active`), and a worker counts itself
+ * in and then checks the generation again, so no worker ever mixes two
+ * loops. Workers spin a few milliseconds between loops (a run's loops come
+ * back to back), then sleep on a condition variable, so an idle program
+ * uses no CPU; the caller waiting for the last chunks spins, then yields. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 
+#define OXT_MAXT 1024
 static struct {
 	int n;
 	atomic_long gen;
-	atomic_int pending, sleeping;
+	atomic_int active, sleeping;
+	atomic_long done;
 	PFX_task_fn task;
 	void *ctx;
-	long count;
+	long chunk;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-} oxt_pool = {1, 0, 0, 0, NULL, NULL, 0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
+} oxt_pool = {1, 0, 0, 0, 0, NULL, NULL, 1, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
+/* range w's next index and end, a cache line each */
+static struct {
+	atomic_long next;
+	long end;
+	char pad[64 - sizeof(atomic_long) - sizeof(long)];
+} oxt_range[OXT_MAXT];
 
 /* a polite busy wait: let a sibling hardware thread run */
 static inline void oxt_relax(void)
@@ -965,11 +985,28 @@ static inline void oxt_relax(void)
 #endif
 }
 
-static void oxt_pool_range(int w)
+/* spin a while, then give the CPU away: for waits on a descheduled thread */
+static inline void oxt_wait(long *spin)
 {
-	long n = oxt_pool.count, b = n * w / oxt_pool.n, e = n * (w + 1) / oxt_pool.n;
-	if (b < e)
-		oxt_pool.task(oxt_pool.ctx, b, e);
+	if ((*spin)++ < 20000)
+		oxt_relax();
+	else
+		sched_yield();
+}
+
+/* thread w's share: chunks of its own range, then of the others' */
+static void oxt_work(int w)
+{
+	long c = oxt_pool.chunk;
+	for (int k = 0; k < oxt_pool.n; k++) {
+		int r = (w + k) % oxt_pool.n;
+		long e = oxt_range[r].end;
+		for (long b; (b = atomic_fetch_add(&oxt_range[r].next, c)) < e;) {
+			long f = b + c < e ? b + c : e;
+			oxt_pool.task(oxt_pool.ctx, b, f);
+			atomic_fetch_add(&oxt_pool.done, f - b);
+		}
+	}
 }
 
 static void *oxt_worker(void *arg)
@@ -978,22 +1015,24 @@ static void *oxt_worker(void *arg)
 	long seen = 0;
 	for (;;) {
 		long g;
-		for (long spin = 0; (g = atomic_load(&oxt_pool.gen)) == seen; spin++) {
+		for (long spin = 0; (g = atomic_load(&oxt_pool.gen)) == seen || (g & 1); spin++) {
 			if (spin < 100000) { /* a few milliseconds */
 				oxt_relax();
 				continue;
 			}
 			pthread_mutex_lock(&oxt_pool.mu);
 			atomic_fetch_add(&oxt_pool.sleeping, 1);
-			while ((g = atomic_load(&oxt_pool.gen)) == seen)
+			while ((g = atomic_load(&oxt_pool.gen)) == seen || (g & 1))
 				pthread_cond_wait(&oxt_pool.cv, &oxt_pool.mu);
 			atomic_fetch_sub(&oxt_pool.sleeping, 1);
 			pthread_mutex_unlock(&oxt_pool.mu);
 			break;
 		}
 		seen = g;
-		oxt_pool_range(w);
-		atomic_fetch_sub(&oxt_pool.pending, 1);
+		atomic_fetch_add(&oxt_pool.active, 1);
+		if (atomic_load(&oxt_pool.gen) == g) /* else the caller moved on: take the next one */
+			oxt_work(w);
+		atomic_fetch_sub(&oxt_pool.active, 1);
 	}
 	return NULL;
 }
@@ -1001,17 +1040,28 @@ static void *oxt_worker(void *arg)
 static void oxt_parallel_for(void *user, long n, PFX_task_fn task, void *ctx)
 {
 	(void)user;
-	oxt_pool.task = task, oxt_pool.ctx = ctx, oxt_pool.count = n;
-	atomic_store(&oxt_pool.pending, oxt_pool.n - 1);
-	atomic_fetch_add(&oxt_pool.gen, 1);
+	int t = oxt_pool.n;
+	long spin = 0;
+	atomic_fetch_add(&oxt_pool.gen, 1); /* odd: being rewritten */
+	while (atomic_load(&oxt_pool.active) > 0)
+		oxt_wait(&spin);
+	oxt_pool.task = task, oxt_pool.ctx = ctx;
+	oxt_pool.chunk = n / (8L * t) > 1 ? n / (8L * t) : 1;
+	for (int w = 0; w < t; w++) {
+		atomic_store(&oxt_range[w].next, n * w / t);
+		oxt_range[w].end = n * (w + 1) / t;
+	}
+	atomic_store(&oxt_pool.done, 0);
+	atomic_fetch_add(&oxt_pool.gen, 1); /* even: published (sequentially consistent) */
 	if (atomic_load(&oxt_pool.sleeping)) {
 		pthread_mutex_lock(&oxt_pool.mu);
 		pthread_cond_broadcast(&oxt_pool.cv);
 		pthread_mutex_unlock(&oxt_pool.mu);
 	}
-	oxt_pool_range(0);
-	while (atomic_load(&oxt_pool.pending) > 0)
-		oxt_relax();
+	oxt_work(0);
+	spin = 0;
+	while (atomic_load(&oxt_pool.done) < n)
+		oxt_wait(&spin);
 }
 
 static int oxt_pool_start(int n)

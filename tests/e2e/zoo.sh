@@ -6,7 +6,9 @@
 # Models and their onnxcc flags are listed in tests/e2e/zoo.txt. Per model:
 # export with tools/export_zoo.py (skipped when DIR/NAME already has it),
 # reference outputs from tools/ort_run.js (ONNX Runtime, skipped when present),
-# `onnxcc --main --build`, run the program on the same inputs, compare.
+# `onnxcc --main --build`, run the program on the same inputs, compare;
+# then run it with --threads 3, whose outputs must equal the first run's
+# bit for bit.
 # Error measure (normwise relative): err = max|got - ref| / max|ref| per
 # output (the denominator is 1 when ref is all zeros); the model's error is
 # the largest over its outputs and passes when err <= rtol from zoo.txt. oxcmp
@@ -135,6 +137,23 @@ while IFS="|" read -r -u 3 name flags rtol; do
 			fi
 			k=$((k + 1))
 		done 4< <(tail -n +2 "$d/ref/info.txt")
+	fi
+	# The parallel-for hook: 3 threads (more than this machine's cores, so
+	# chunks are taken from descheduled threads too) must give the 1-thread
+	# outputs bit for bit: a task computes its indices alike on any thread.
+	if [ "$status" = ok ]; then
+		if ! timeout 600 "$d/c/net" --threads 3 "${inputs[@]}" -o "$d/c/out3" > "$d/c/run3.log" 2>&1; then
+			status=THREADS-FAIL log=$d/c/run3.log
+		else
+			k=0
+			while [ -f "$d/c/out/output_$k.npy" ]; do
+				if ! "$OXCMP" --rtol 0 --atol 0 "$d/c/out3/output_$k.npy" "$d/c/out/output_$k.npy" \
+					>> "$d/c/run3.log" 2>&1; then
+					status=THREADS-DIFFER log=$d/c/run3.log
+				fi
+				k=$((k + 1))
+			done
+		fi
 	fi
 
 	row "$name" "$nodes" "$err" "$status"
