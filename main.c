@@ -301,7 +301,7 @@ static void print_report(ox_graph *g, const char *model, const char *out, int we
 		printf("  without reuse  %lld bytes; onnx2c-style slot unions %lld\n", (long long)ps->no_reuse,
 		       (long long)ps->slot_unions);
 		printf("  weights        %zu bytes (--weights %s)\n", cs->weights_bytes, wnames[weights]);
-		printf("  flops          %lld per run (2 per multiply-add of Conv, Gemm, MatMul, Attention)\n",
+		printf("  flops          %lld per run (2 per multiply-add of Conv, Gemm, MatMul, Attention, RNN, GRU, LSTM)\n",
 		       (long long)flops);
 		printf("  target         --cpu %s (%d-lane vectors)\n", g->target->name, g->target->vw);
 		printf("  code           %zu bytes of C (%d node functions, %d nodes need none, %zu bytes of "

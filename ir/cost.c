@@ -2,7 +2,8 @@
  * GFLOP/s" (--report, the --main program's --profile, bench/).
  *
  * The field's convention: 2 per multiply-add of the dense ops (Conv,
- * ConvTranspose, Gemm, MatMul, Attention's two products), nothing for the
+ * ConvTranspose, Gemm, MatMul, Attention's two products, the input and
+ * recurrent products of RNN, GRU and LSTM), nothing for the
  * rest (elementwise, pools, normalizations), so a rate compares with the
  * machine's FMA peak. Shapes must be known; an unknown one counts 0.
  */
@@ -68,6 +69,18 @@ int64_t ox_ir_flops(ox_graph *g, const ox_node *n)
 		if (n->nin > 4 && n->in[4] >= 0)
 			skv += dim(g, n, 4, 2); /* past_key */
 		return 2 * (numel(g, n, 0, 0) + numel(g, n, 0, 1)) * skv;
+	}
+	case OX_OP_RNN:
+	case OX_OP_GRU:
+	case OX_OP_LSTM: {
+		/* every step, batch row and direction: W [gates*hidden, input] and
+		 * R [gates*hidden, hidden] times the input and the state */
+		ox_value *x = ox_in(g, n, 0), *r = ox_in(g, n, 2);
+		if (!x || !x->has_shape || x->shape.rank != 3 || !w || !w->has_shape || w->shape.rank != 3 || !r ||
+		    !r->has_shape || r->shape.rank != 3)
+			return 0;
+		int64_t steps = dim(g, n, 0, 0) * dim(g, n, 0, 1); /* seq x batch in either layout */
+		return 2 * steps * dim(g, n, 1, 0) * dim(g, n, 1, 1) * (dim(g, n, 1, 2) + dim(g, n, 2, 2));
 	}
 	}
 	return 0;

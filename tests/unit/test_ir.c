@@ -5,7 +5,8 @@
  * hash-consing, binding, evaluation), f16/bf16 conversion (round to nearest
  * even, subnormals, inf/nan), tensor element access, the text form (golden
  * text, dump -> parse -> dump byte-identical, parse errors with their line)
- * and the verifier (its failures abort: checked in a forked child).
+ * the FLOP counts (ir/cost.c) and the verifier (its failures abort:
+ * checked in a forked child).
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L /* fork, dup2: verifier and stderr capture */
@@ -863,6 +864,28 @@ static const char *chain =
 	"%3:f32[2] = Relu(%2)\n"
 	"output %3 \"y\"\n";
 
+/* ir/cost.c: 2 flops per multiply-add of the dense ops, 0 for the rest */
+static void test_flops(void **state)
+{
+	(void)state;
+	ox_graph *g = parse_ok("graph \"g\" opset 14\n"
+			       "input %0:f32[1,3,8,8] \"x\"\n"
+			       "input %1:f32[4,3,3,3] \"w\"\n"
+			       "input %3:f32[5,2,6] \"s\"\n"
+			       "input %4:f32[2,12,6] \"W\"\n"
+			       "input %5:f32[2,12,3] \"R\"\n"
+			       "%2:f32[1,4,6,6] = Conv(%0, %1)\n"
+			       "%6:f32[5,2,2,3] = GRU(%3, %4, %5) {hidden_size=3, direction=\"bidirectional\"}\n"
+			       "%7:f32[1,4,6,6] = Relu(%2)\n"
+			       "output %6 \"y\"\noutput %7 \"z\"\n");
+	/* Conv: 144 outputs x 27 taps; GRU: 5 steps x batch 2 x 2 directions x
+	 * 12 gate rows x (6 inputs + 3 state); Relu: none */
+	assert_int_equal(ox_ir_flops(g, &g->nodes[0]), 2 * 144 * 27);
+	assert_int_equal(ox_ir_flops(g, &g->nodes[1]), 2 * 5 * 2 * 2 * 12 * (6 + 3));
+	assert_int_equal(ox_ir_flops(g, &g->nodes[2]), 0);
+	ox_ir_free(g);
+}
+
 static void test_check_ok(void **state)
 {
 	(void)state;
@@ -954,6 +977,7 @@ int main(void)
 		cmocka_unit_test(test_roundtrip_subgraph),
 		cmocka_unit_test(test_parse_fields),
 		cmocka_unit_test(test_parse_errors),
+		cmocka_unit_test(test_flops),
 		cmocka_unit_test(test_check_ok),
 		cmocka_unit_test(test_check_dies),
 	};
