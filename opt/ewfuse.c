@@ -110,8 +110,11 @@ static void fuse(ox_graph *g, const int *nodes, int len)
 	ox_attr *a = ox_ir_add_attr(g, n, "ox_body", OX_AT_GRAPH);
 	a->g = ox_ir_alloc(g, sizeof *a->g);
 	a->g[0] = b;
+	/* named after the first, it lists what each node stands for (once) */
+	ox_node *covered[MAXREG];
 	for (int i = 0; i < len; i++)
-		ox_ir_add_fused(g, n, g->nodes[nodes[i]].name);
+		covered[i] = &g->nodes[nodes[i]];
+	ox_ir_set_fused(g, n, covered, len);
 	ox_node moved = *n;
 	n->dead = 1;
 	for (int i = 0; i < len - 1; i++)

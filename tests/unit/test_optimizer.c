@@ -299,11 +299,11 @@ static void test_ewfuse_chain(void **state)
 			     "input %0:f32[2,7] \"x\"\n"
 			     "input %1:f32[7] \"b\"\n"
 			     "const %2:f32[] \"c\" = [3]\n"
-			     "%3 = Mul(%0, %2)\n"
-			     "%4 = Add(%3, %1)\n"
-			     "%5 = Sigmoid(%4)\n"
+			     "%3 = Mul(%0, %2)  # \"mul\"\n"
+			     "%4 = Add(%3, %1)  # \"add\"\n"
+			     "%5 = Sigmoid(%4)  # \"sigmoid\"\n"
 			     "%6 = ReduceSum(%5) {keepdims=0}\n"
-			     "%7 = Tanh(%5)\n"
+			     "%7 = Tanh(%5)  # \"tanh\"\n"
 			     "output %6 \"s\"\n"
 			     "output %7 \"t\"\n",
 			     "generic", "ewfuse");
@@ -314,6 +314,18 @@ static void test_ewfuse_chain(void **state)
 	assert_int_equal(a->g[0]->nnodes, 3); /* Mul, Add, Sigmoid: Sigmoid's result is read twice */
 	assert_int_equal(f->nin, 3);
 	assert_int_equal(count_op(g, OX_OP_ReduceSum), 1);
+	/* ox_fused names each ONNX node once, the first (whose name the node takes) too */
+	const ox_attr *fu = ox_attr_get(f, "ox_fused");
+	assert_non_null(fu);
+	assert_int_equal(fu->n, 3);
+	assert_string_equal(fu->strs[0], f->name);
+	for (int i = 0; i < fu->n; i++)
+		for (int j = i + 1; j < fu->n; j++)
+			assert_string_not_equal(fu->strs[i], fu->strs[j]);
+	/* the lone Tanh is one ONNX node: no list */
+	for (int i = 0; i < g->nnodes; i++)
+		if (g->nodes[i].op == OX_OP_Fused && &g->nodes[i] != f)
+			assert_int_equal(nfused(&g->nodes[i]), 0);
 	ox_ir_free(g);
 }
 
