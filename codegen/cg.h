@@ -55,9 +55,10 @@ void ox_cg_tasks(ox_cg *cg, long n);
 int ox_cg_intern(ox_cg *cg, const char *key);
 /* Print a body (ox_epilogue, ir.h) as f32 vector statements at indent lvl:
  * in[j] is the C expression of body input j, out the variable that gets
- * the result (codegen/emit_vec.c). ox_cg_vbody_ok: can it render op f? */
+ * the result (codegen/emit_vec.c). ox_cg_vbody_ok: can it render node f of
+ * the body? */
 int ox_cg_vbody(ox_cg *cg, ox_buf *t, ox_graph *body, const char *const *in, const char *out, int lvl);
-int ox_cg_vbody_ok(const ox_node *f);
+int ox_cg_vbody_ok(const ox_graph *body, const ox_node *f);
 /* the f32 vector type of the target (templates/vf.c, OX_VW lanes) */
 void ox_cg_use_vf(ox_cg *cg);
 /* ops on channel-blocked values (codegen/emit_blocked.c) */

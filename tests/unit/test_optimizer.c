@@ -329,6 +329,36 @@ static void test_ewfuse_chain(void **state)
 	ox_ir_free(g);
 }
 
+/* Pow by a constant 2 or -0.5 and Reciprocal join the vector loop, the
+ * exponents as constants of the body (not operands); Pow 2.5 keeps its
+ * scalar emitter. */
+static void test_ewfuse_pow(void **state)
+{
+	(void)state;
+	ox_graph *g = run_to("graph \"pow\" opset 13\n"
+			     "input %0:f32[3,9] \"x\"\n"
+			     "const %1:f32[] \"two\" = [2]\n"
+			     "const %2:f32[] \"mhalf\" = [-0.5]\n"
+			     "const %3:f32[] \"odd\" = [2.5]\n"
+			     "%4 = Pow(%0, %1)\n"
+			     "%5 = Reciprocal(%4)\n"
+			     "%6 = Pow(%5, %2)\n"
+			     "%7 = Pow(%6, %3)\n"
+			     "output %7 \"y\"\n",
+			     "generic", "ewfuse");
+	assert_int_equal(count_op(g, OX_OP_Fused), 1);
+	assert_int_equal(count_op(g, OX_OP_Pow), 1);
+	const ox_node *f = first_op(g, OX_OP_Fused);
+	assert_int_equal(f->nin, 1);
+	ox_graph *b = ox_attr_get(f, "ox_body")->g[0];
+	assert_int_equal(b->nnodes, 3);
+	const ox_value *e = &b->vals[b->nodes[2].in[1]];
+	assert_int_equal(e->kind, OX_V_CONST);
+	assert_true(ox_tensor_get_f64(e->data, 0) == -0.5);
+	assert_int_equal(g->vals[first_op(g, OX_OP_Pow)->in[1]].kind, OX_V_CONST);
+	ox_ir_free(g);
+}
+
 /* ---- attention ---- */
 
 /* BERT's attention: heads split by Reshape/Transpose, Q K^T / 8 + mask,
@@ -436,6 +466,7 @@ int main(void)
 		cmocka_unit_test(test_epilogue_refused),
 		cmocka_unit_test(test_epilogue_gemm_gelu),
 		cmocka_unit_test(test_ewfuse_chain),
+		cmocka_unit_test(test_ewfuse_pow),
 		cmocka_unit_test(test_attention_bert),
 		cmocka_unit_test(test_attention_refused),
 		cmocka_unit_test(test_pack_conv),
