@@ -68,6 +68,11 @@ int ox_cg_emit_pool_blocked(ox_cg *cg, ox_graph *g, ox_node *n);
 int ox_cg_emit_attn_blocked(ox_cg *cg, ox_graph *g, ox_node *n);
 /* Gemm, MatMul on the packed GEMM (codegen/emit_gemm.c) */
 int ox_cg_emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n);
+/* f32 LayerNormalization, RMSNormalization, Softmax, LogSoftmax over rows of
+ * contiguous floats on vectors (codegen/emit_rows.c); ox_cg_rows_ok: does
+ * node n take them (else its scalar emitter) */
+int ox_cg_rows_ok(ox_graph *g, const ox_node *n);
+int ox_cg_emit_rows(ox_cg *cg, ox_graph *g, ox_node *n);
 
 /* print into the current node's body */
 void ox_cg_printf(ox_cg *cg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -18,6 +18,7 @@
 
 #include "ir.h"
 #include "../opt/opt.h"
+#include "../codegen/cg.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -703,6 +704,55 @@ static void test_norm_gelu(void **state)
 	}
 }
 
+/* ---- the row kernels (codegen/emit_rows.c): which nodes take them ---- */
+
+static int rows_ok(const char *text, int opt)
+{
+	ox_graph *g = ox_ir_parse(text, "t.ir");
+	assert_non_null(g);
+	g->target = ox_target_find("x86-64-v3");
+	g->opt = opt;
+	assert_int_equal(ox_opt_run(g, 1, "plan"), 0);
+	int ok = -1;
+	for (int i = 0; i < g->nnodes; i++)
+		if (g->nodes[i].op != OX_OP_Fused)
+			ok = ox_cg_rows_ok(g, &g->nodes[i]);
+	ox_ir_free(g);
+	return ok;
+}
+
+/* f32 rows of contiguous floats (Scale/B one value or row-shaped, softmax
+ * over the last axis or opset 11's 2-D coercion) take the vector kernels;
+ * another dtype, stash type, broadcast shape or axis, or --opt 0, do not */
+static void test_rows_kernels(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *node, *x, *extra;
+		int opset, want;
+	} c[] = {
+		{"LayerNormalization(%0, %1, %2) {axis=-1}", "f32[3,37]", "const %1:f32[37] \"s\" = <148 bytes>\nconst %2:f32[1,37] \"b\" = <148 bytes>\n", 17, 1},
+		{"LayerNormalization(%0, %1) {axis=1}", "f32[3,4,5]", "const %1:f32[] \"s\" = [2]\n", 17, 1},
+		{"LayerNormalization(%0, %1) {axis=1}", "f32[3,4,5]", "const %1:f32[4,1] \"s\" = [1, 2, 3, 4]\n", 17, 0},
+		{"LayerNormalization(%0, %1) {axis=-1, stash_type=11}", "f32[3,37]", "const %1:f32[37] \"s\" = <148 bytes>\n", 17, 0},
+		{"LayerNormalization(%0, %1) {axis=-1}", "f64[3,37]", "const %1:f64[37] \"s\" = <296 bytes>\n", 17, 0},
+		{"RMSNormalization(%0, %1) {axis=-1}", "f32[3,37]", "const %1:f32[37] \"s\" = <148 bytes>\n", 23, 1},
+		{"Softmax(%0) {axis=-1}", "f32[2,3,21]", "", 13, 1},
+		{"Softmax(%0) {axis=1}", "f32[2,3,21]", "", 13, 0},
+		{"Softmax(%0) {axis=1}", "f32[2,21,1,1]", "", 13, 1},
+		{"LogSoftmax(%0) {axis=1}", "f32[2,3,21]", "", 11, 1},
+		{"Softmax(%0) {axis=-1}", "f16[2,21]", "", 13, 0},
+	};
+	for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+		char text[1024];
+		snprintf(text, sizeof text, "graph \"r\" opset %d\ninput %%0:%s \"x\"\n%s%%3 = %s\noutput %%3 \"y\"\n",
+			 c[k].opset, c[k].x, c[k].extra, c[k].node);
+		if (rows_ok(text, 1) != c[k].want)
+			fail_msg("row kernels %s for:\n%s", c[k].want ? "not taken" : "taken", text);
+		assert_int_equal(rows_ok(text, 0), 0); /* --opt 0: the scalar emitters */
+	}
+}
+
 /* ---- pack ---- */
 
 /* A blocked Conv's weights are packed for its tile, its bias padded, and
@@ -758,6 +808,7 @@ int main(void)
 		cmocka_unit_test(test_norm_layernorm_refused),
 		cmocka_unit_test(test_norm_rmsnorm),
 		cmocka_unit_test(test_norm_gelu),
+		cmocka_unit_test(test_rows_kernels),
 		cmocka_unit_test(test_pack_conv),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
