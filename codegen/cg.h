@@ -55,9 +55,10 @@ void ox_cg_tasks(ox_cg *cg, long n);
 int ox_cg_intern(ox_cg *cg, const char *key);
 /* Print a body (ox_epilogue, ir.h) as f32 vector statements at indent lvl:
  * in[j] is the C expression of body input j, out the variable that gets
- * the result (codegen/emit_vec.c). ox_cg_vbody_ok: can it render op f? */
+ * the result (codegen/emit_vec.c). ox_cg_vbody_ok: can it render node f of
+ * the body? */
 int ox_cg_vbody(ox_cg *cg, ox_buf *t, ox_graph *body, const char *const *in, const char *out, int lvl);
-int ox_cg_vbody_ok(const ox_node *f);
+int ox_cg_vbody_ok(const ox_graph *body, const ox_node *f);
 /* the f32 vector type of the target (templates/vf.c, OX_VW lanes) */
 void ox_cg_use_vf(ox_cg *cg);
 /* ops on channel-blocked values (codegen/emit_blocked.c) */
@@ -67,6 +68,11 @@ int ox_cg_emit_pool_blocked(ox_cg *cg, ox_graph *g, ox_node *n);
 int ox_cg_emit_attn_blocked(ox_cg *cg, ox_graph *g, ox_node *n);
 /* Gemm, MatMul on the packed GEMM (codegen/emit_gemm.c) */
 int ox_cg_emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n);
+/* f32 LayerNormalization, RMSNormalization, Softmax, LogSoftmax over rows of
+ * contiguous floats on vectors (codegen/emit_rows.c); ox_cg_rows_ok: does
+ * node n take them (else its scalar emitter) */
+int ox_cg_rows_ok(ox_graph *g, const ox_node *n);
+int ox_cg_emit_rows(ox_cg *cg, ox_graph *g, ox_node *n);
 
 /* print into the current node's body */
 void ox_cg_printf(ox_cg *cg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

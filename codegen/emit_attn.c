@@ -496,6 +496,8 @@ int emit_attn(ox_cg *cg, ox_graph *g, ox_node *n)
 		return emit_attention(cg, g, n);
 	}
 	case OX_OP_RMSNormalization:
+		if (ox_cg_rows_ok(g, n)) /* f32 rows on vectors */
+			return ox_cg_emit_rows(cg, g, n);
 		return emit_rmsnorm(cg, g, n);
 	case OX_OP_RotaryEmbedding:
 		return emit_rope(cg, g, n);

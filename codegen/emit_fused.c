@@ -36,7 +36,7 @@ int emit_fused(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (!body || n->nin > MAXOPS)
 		return ox_error(g, n, "not a fused elementwise node onnxcc can compile");
 	for (int i = 0; i < body->nnodes; i++)
-		if (!ox_cg_vbody_ok(&body->nodes[i]))
+		if (!ox_cg_vbody_ok(body, &body->nodes[i]))
 			return ox_error(g, n, "op %s cannot be computed in a fused vector body", body->nodes[i].optype);
 	int b = g->target->vw, nops = n->nin;
 	ox_cg_use_vf(cg);

@@ -596,6 +596,8 @@ static int emit_layernorm(ox_cg *cg, ox_graph *g, ox_node *n)
 
 int emit_reduce(ox_cg *cg, ox_graph *g, ox_node *n)
 {
+	if (ox_cg_rows_ok(g, n)) /* f32 rows on vectors */
+		return ox_cg_emit_rows(cg, g, n);
 	switch (n->op) {
 	case OX_OP_ArgMax:
 	case OX_OP_ArgMin:

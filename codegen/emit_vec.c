@@ -4,7 +4,8 @@
  * The body is a small graph in the IR (ox_epilogue, ir.h); each of its
  * nodes becomes one `const ox_vf vK = ...;` line, its inputs given by the
  * caller as C expressions of vectors (an accumulator, a load, a
- * broadcast literal). Transcendentals use the vector approximations of
+ * broadcast literal); a constant of the body (Pow's exponent, opt/ewfuse.c)
+ * is read here. Transcendentals use the vector approximations of
  * templates/vmath.c (their error is stated in tests/vmath/README.md).
  */
 #include "cg.h"
@@ -22,14 +23,28 @@ static const char *lit(double v)
 	return ring[at];
 }
 
-int ox_cg_vbody_ok(const ox_node *f)
+/* Pow's exponent when it is a constant of the body with a vector form, else 0 */
+static double pow_exponent(const ox_graph *b, const ox_node *f)
+{
+	if (f->nin < 2 || f->in[1] < 0)
+		return 0;
+	const ox_value *e = &b->vals[f->in[1]];
+	if (e->kind != OX_V_CONST || !e->data || ox_shape_numel(&e->shape) != 1)
+		return 0;
+	double p = ox_tensor_get_f64(e->data, 0);
+	return p == 2 || p == 3 || p == 1 || p == 0.5 || p == -1 || p == -0.5 ? p : 0;
+}
+
+int ox_cg_vbody_ok(const ox_graph *b, const ox_node *f)
 {
 	switch (f->op) {
 	case OX_OP_Relu: case OX_OP_LeakyRelu: case OX_OP_Sigmoid: case OX_OP_HardSigmoid:
 	case OX_OP_HardSwish: case OX_OP_Tanh: case OX_OP_Erf: case OX_OP_Exp: case OX_OP_Neg:
 	case OX_OP_Abs: case OX_OP_Sqrt: case OX_OP_Add: case OX_OP_Sub: case OX_OP_Mul: case OX_OP_Div:
-	case OX_OP_PRelu: case OX_OP_Gelu: case OX_OP_Clip:
+	case OX_OP_PRelu: case OX_OP_Gelu: case OX_OP_Clip: case OX_OP_Reciprocal:
 		return 1;
+	case OX_OP_Pow:
+		return pow_exponent(b, f) != 0;
 	}
 	return 0;
 }
@@ -61,6 +76,27 @@ int ox_cg_vbody(ox_cg *cg, ox_buf *t, ox_graph *b, const char *const *in, const 
 		case OX_OP_Sub: snprintf(e, sizeof e, "ox_vf_sub(%s, %s)", a[0], a[1]); break;
 		case OX_OP_Mul: snprintf(e, sizeof e, "ox_vf_mul(%s, %s)", a[0], a[1]); break;
 		case OX_OP_Div: snprintf(e, sizeof e, "ox_vf_div(%s, %s)", a[0], a[1]); break;
+		case OX_OP_Reciprocal: snprintf(e, sizeof e, "ox_vf_div(ox_vf_set1(1.0f), %s)", a[0]); break;
+		case OX_OP_Pow: {
+			double p = pow_exponent(b, f);
+			if (p == 2)
+				snprintf(e, sizeof e, "ox_vf_mul(%s, %s)", a[0], a[0]);
+			else if (p == 3)
+				snprintf(e, sizeof e, "ox_vf_mul(ox_vf_mul(%s, %s), %s)", a[0], a[0], a[0]);
+			else if (p == 1)
+				snprintf(e, sizeof e, "%s", a[0]);
+			else if (p == 0.5)
+				snprintf(e, sizeof e, "ox_vf_sqrt(%s)", a[0]);
+			else if (p == -1)
+				snprintf(e, sizeof e, "ox_vf_div(ox_vf_set1(1.0f), %s)", a[0]);
+			else if (p == -0.5)
+				snprintf(e, sizeof e, "ox_vf_div(ox_vf_set1(1.0f), ox_vf_sqrt(%s))", a[0]);
+			else {
+				rc = ox_error(cg->g, f, "Pow needs a constant exponent 2, 3, 1, 0.5, -1 or -0.5 here");
+				continue;
+			}
+			break;
+		}
 		case OX_OP_LeakyRelu:
 			snprintf(e, sizeof e, "ox_vf_select(ox_vf_lt(%s, ox_vf_zero()), ox_vf_mul(%s, %s), %s)", a[0], a[0],
 				 lit(ox_attr_float(f, "alpha", 0.01f)), a[0]);

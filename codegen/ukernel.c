@@ -54,7 +54,7 @@ int ox_uk_epi(ox_cg *cg, ox_graph *g, ox_node *n, ox_epi *E)
 			E->lit[j] = ox_tensor_get_f64(v->data, 0);
 	}
 	for (int i = 0; i < E->body->nnodes; i++)
-		if (!ox_cg_vbody_ok(&E->body->nodes[i]))
+		if (!ox_cg_vbody_ok(E->body, &E->body->nodes[i]))
 			return ox_error(g, n, "epilogue op %s is not supported", E->body->nodes[i].optype);
 	ox_cg_use_vf(cg);
 	if (ox_cg_use(cg, "vmath", OX_F32))

@@ -453,6 +453,50 @@ void ox_ir_add_fused(ox_graph *g, ox_node *n, const char *name)
 	a->strs = s;
 }
 
+/* the ONNX nodes m stands for: its ox_fused list, else its own name */
+static int covered(const ox_node *m, const char *const **names)
+{
+	const ox_attr *a = ox_attr_get(m, "ox_fused");
+	if (a && a->type == OX_AT_STRINGS && a->n > 0) {
+		*names = a->strs;
+		return a->n;
+	}
+	*names = &m->name;
+	return 1;
+}
+
+void ox_ir_add_fused_of(ox_graph *g, ox_node *n, const ox_node *m)
+{
+	const char *const *s;
+	int k = covered(m, &s);
+	for (int i = 0; i < k; i++)
+		ox_ir_add_fused(g, n, s[i]);
+}
+
+void ox_ir_set_fused(ox_graph *g, ox_node *n, ox_node *const *m, int k)
+{
+	int total = 0;
+	const char *const *s = NULL;
+	for (int i = 0; i < k; i++)
+		total += covered(m[i], &s);
+	if (total == 0 || (total == 1 && !strcmp(s[0], n->name)))
+		return; /* n alone: no list */
+	ox_attr *a = NULL;
+	for (int i = 0; i < n->nattr; i++)
+		if (!strcmp(n->attrs[i].name, "ox_fused"))
+			a = &n->attrs[i];
+	if (!a)
+		a = ox_ir_add_attr(g, n, "ox_fused", OX_AT_STRINGS);
+	const char **l = ox_ir_alloc(g, (size_t)(total + 1) * sizeof *l);
+	a->n = 0;
+	for (int i = 0; i < k; i++) {
+		int c = covered(m[i], &s);
+		for (int j = 0; j < c; j++)
+			l[a->n++] = ox_ir_strdup(g, s[j]);
+	}
+	a->strs = l;
+}
+
 const ox_attr *ox_attr_get(const ox_node *n, const char *name)
 {
 	for (int i = 0; i < n->nattr; i++)

@@ -329,6 +329,11 @@ ox_graph *ox_ir_epilogue(const ox_node *n);      /* the body, or NULL */
 int ox_ir_epilogue_first(const ox_node *n);      /* its first operand's input index, -1 if none */
 /* append name to n's ox_fused list (n's own name first) */
 void ox_ir_add_fused(ox_graph *g, ox_node *n, const char *name);
+/* append the ONNX nodes m stands for (its ox_fused list, else its name) */
+void ox_ir_add_fused_of(ox_graph *g, ox_node *n, const ox_node *m);
+/* n's list := the ONNX nodes m[0..k-1] stand for, in order (a node that
+ * replaces them, named after m[0]); no list when that is n's name alone */
+void ox_ir_set_fused(ox_graph *g, ox_node *n, ox_node *const *m, int k);
 
 /* floating-point operations of a node (ir/cost.c): 2 per multiply-add of
  * Conv, ConvTranspose, Gemm, MatMul and the attention ops, 0 for the rest:

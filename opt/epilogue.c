@@ -164,8 +164,8 @@ static void fuse(ox_graph *g, int head, const region *R, int len)
 	ox_attr *a = ox_ir_add_attr(g, n, "ox_epilogue", OX_AT_GRAPH);
 	a->g = ox_ir_alloc(g, sizeof *a->g);
 	a->g[0] = b;
-	for (int i = 0; i < len; i++)
-		ox_ir_add_fused(g, n, g->nodes[R->nodes[i]].name);
+	for (int i = 0; i < len; i++) /* a node made by a pattern pass (Gelu) brings its list */
+		ox_ir_add_fused_of(g, n, &g->nodes[R->nodes[i]]);
 	/* the node moves to the region's last place: its operands exist there */
 	ox_node moved = *n;
 	n->dead = 1;

@@ -9,8 +9,10 @@
  * region's shape and layout (so nothing is computed twice), its operands
  * broadcast like numpy, and it is cut at the longest prefix whose inner
  * values are used inside it only. A single op is a region too, so every
- * f32 op the vector renderer knows (codegen/emit_vec.c) runs vectorized;
- * the rest keep their own emitter. The node takes the region's last place.
+ * f32 op the vector renderer knows (codegen/emit_vec.c) runs vectorized
+ * (Pow by a constant 2, 3, 1, 0.5, -1 or -0.5 too, its exponent then a
+ * constant of the body); the rest keep their own emitter. The node takes
+ * the region's last place.
  * Requires: layouts chosen. Invalidates: node positions (compacted), uses.
  */
 #include "opt.h"
@@ -20,6 +22,21 @@
 #define MAXREG 24
 #define MAXOPND 8
 
+/* Pow's exponent: a constant of one element the vector renderer has a
+ * form for (x*x, x*x*x, x, sqrt, 1/x, 1/sqrt), copied into the body as a
+ * constant rather than passed as an operand */
+static int pow_exponent(ox_graph *g, const ox_node *n, int k)
+{
+	if (n->op != OX_OP_Pow || k != 1)
+		return 0;
+	const ox_value *e = &g->vals[n->in[1]];
+	if (e->kind != OX_V_CONST || ox_shape_numel(&e->shape) != 1 ||
+	    (!ox_dtype_is_float(e->dtype) && !ox_dtype_is_int(e->dtype)))
+		return 0;
+	double p = ox_tensor_get_f64(e->data, 0);
+	return p == 2 || p == 3 || p == 1 || p == 0.5 || p == -1 || p == -0.5;
+}
+
 /* the ops codegen renders on vectors, f32 (as ox_cg_vbody_ok; opt cannot
  * include codegen, so the list is kept here and checked by emit_fused) */
 static int vector_op(ox_graph *g, const ox_node *n)
@@ -28,7 +45,11 @@ static int vector_op(ox_graph *g, const ox_node *n)
 	case OX_OP_Relu: case OX_OP_LeakyRelu: case OX_OP_Sigmoid: case OX_OP_HardSigmoid:
 	case OX_OP_HardSwish: case OX_OP_Tanh: case OX_OP_Erf: case OX_OP_Exp: case OX_OP_Neg:
 	case OX_OP_Abs: case OX_OP_Sqrt: case OX_OP_Add: case OX_OP_Sub: case OX_OP_Mul: case OX_OP_Div:
-	case OX_OP_PRelu: case OX_OP_Gelu:
+	case OX_OP_PRelu: case OX_OP_Gelu: case OX_OP_Reciprocal:
+		break;
+	case OX_OP_Pow:
+		if (!pow_exponent(g, n, 1))
+			return 0;
 		break;
 	case OX_OP_Clip:
 		for (int k = 1; k < n->nin; k++)
@@ -42,7 +63,7 @@ static int vector_op(ox_graph *g, const ox_node *n)
 	if (n->nout != 1 || n->out[0] < 0 || g->vals[n->out[0]].dtype != OX_F32)
 		return 0;
 	for (int k = 0; k < n->nin; k++)
-		if (n->in[k] >= 0 && g->vals[n->in[k]].dtype != OX_F32)
+		if (n->in[k] >= 0 && g->vals[n->in[k]].dtype != OX_F32 && !pow_exponent(g, n, k))
 			return 0;
 	return 1;
 }
@@ -75,6 +96,10 @@ static void fuse(ox_graph *g, const int *nodes, int len)
 			ox_id v = e->in[k];
 			if (v < 0)
 				continue;
+			if (pow_exponent(g, e, k)) { /* a constant of the body */
+				f->in[k] = ox_ir_add_const(b, g->vals[v].name, g->vals[v].data);
+				continue;
+			}
 			if (map[v] < 0) {
 				ox_id x = ox_ir_add_value(b, g->vals[v].name, OX_V_INPUT);
 				b->vals[x].dtype = g->vals[v].dtype, b->vals[x].has_shape = 1;
@@ -110,8 +135,11 @@ static void fuse(ox_graph *g, const int *nodes, int len)
 	ox_attr *a = ox_ir_add_attr(g, n, "ox_body", OX_AT_GRAPH);
 	a->g = ox_ir_alloc(g, sizeof *a->g);
 	a->g[0] = b;
+	/* named after the first, it lists what each node stands for (once) */
+	ox_node *covered[MAXREG];
 	for (int i = 0; i < len; i++)
-		ox_ir_add_fused(g, n, g->nodes[nodes[i]].name);
+		covered[i] = &g->nodes[nodes[i]];
+	ox_ir_set_fused(g, n, covered, len);
 	ox_node moved = *n;
 	n->dead = 1;
 	for (int i = 0; i < len - 1; i++)
@@ -150,7 +178,7 @@ int ox_opt_ewfuse(ox_graph *g)
 		memset(uses_in, 0, (size_t)nv * sizeof *uses_in);
 		in_region[n->out[0]] = 1;
 		for (int k = 0; k < n->nin; k++)
-			nops += n->in[k] >= 0;
+			nops += n->in[k] >= 0 && !pow_exponent(g, n, k);
 		for (int j = h + 1; j < g->nnodes && len < MAXREG; j++) {
 			ox_node *e = &g->nodes[j];
 			if (e->dead)
@@ -165,7 +193,7 @@ int ox_opt_ewfuse(ox_graph *g)
 				else if (dep[v])
 					ok = 0;
 				else
-					extra++;
+					extra += !pow_exponent(g, e, k);
 			}
 			if (!reads)
 				continue;

@@ -6,6 +6,9 @@
  * dce     remove nodes and constants nothing uses
  * static  require every shape to be constant (names an unbound dim)
  * attention  MatMul-scale-mask-Softmax-MatMul into one Attention node (--opt 1)
+ * norm    LayerNorm, RMSNorm and GELU written out by exporters, each into one
+ *         ONNX node (--opt 1; before epilogue and ewfuse, which then fuse a
+ *         Gelu into its MatMul, and before layout, which leaves the norms plain)
  * transpose  Transpose/reshape chains made one copy at most (--opt 1; after
  *         attention, whose patterns are the exporters' Reshape/Transpose forms)
  * affine  fold BatchNormalization and constant scales/shifts into Conv weights (--opt 1)
@@ -25,6 +28,7 @@ const ox_pass ox_pipeline[] = {
 	{"dce", ox_opt_dce},
 	{"static", ox_opt_static},
 	{"attention", ox_opt_attention},
+	{"norm", ox_opt_norm},
 	{"transpose", ox_opt_transpose},
 	{"affine", ox_opt_affine},
 	{"layout", ox_opt_layout},

@@ -1,6 +1,6 @@
 /* test_optimizer.c: cmocka tests of the optimizing passes (opt/affine.c,
- * layout.c, epilogue.c, ewfuse.c, attention.c, pack.c) on graphs written
- * in the IR text form.
+ * layout.c, epilogue.c, ewfuse.c, attention.c, norm.c, pack.c) on graphs
+ * written in the IR text form.
  *
  * Each test runs the pipeline's passes up to the one it checks (fold and
  * static first, so shapes are inferred and constant) for a named --cpu
@@ -18,6 +18,7 @@
 
 #include "ir.h"
 #include "../opt/opt.h"
+#include "../codegen/cg.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -260,7 +261,8 @@ static void test_epilogue_refused(void **state)
 }
 
 /* MatMul with a constant B + bias Add + GELU written out with Erf: one
- * MatMul whose epilogue holds the five ops. */
+ * MatMul whose epilogue holds the bias Add and the Gelu the norm pass made
+ * of the five ops, and names all seven ONNX nodes. */
 static void test_epilogue_gemm_gelu(void **state)
 {
 	(void)state;
@@ -283,7 +285,9 @@ static void test_epilogue_gemm_gelu(void **state)
 	assert_int_equal(g->nnodes, 1);
 	const ox_node *n = &g->nodes[0];
 	assert_int_equal(n->op, OX_OP_MatMul);
-	assert_int_equal(ox_ir_epilogue(n)->nnodes, 6);
+	assert_int_equal(ox_ir_epilogue(n)->nnodes, 2);
+	assert_int_equal(ox_ir_epilogue(n)->nodes[1].op, OX_OP_Gelu);
+	assert_int_equal(nfused(n), 7);
 	assert_int_equal(g->vals[n->in[1]].layout, OX_L_GEMMB); /* packed by pack */
 	ox_ir_free(g);
 }
@@ -299,11 +303,11 @@ static void test_ewfuse_chain(void **state)
 			     "input %0:f32[2,7] \"x\"\n"
 			     "input %1:f32[7] \"b\"\n"
 			     "const %2:f32[] \"c\" = [3]\n"
-			     "%3 = Mul(%0, %2)\n"
-			     "%4 = Add(%3, %1)\n"
-			     "%5 = Sigmoid(%4)\n"
+			     "%3 = Mul(%0, %2)  # \"mul\"\n"
+			     "%4 = Add(%3, %1)  # \"add\"\n"
+			     "%5 = Sigmoid(%4)  # \"sigmoid\"\n"
 			     "%6 = ReduceSum(%5) {keepdims=0}\n"
-			     "%7 = Tanh(%5)\n"
+			     "%7 = Tanh(%5)  # \"tanh\"\n"
 			     "output %6 \"s\"\n"
 			     "output %7 \"t\"\n",
 			     "generic", "ewfuse");
@@ -314,6 +318,48 @@ static void test_ewfuse_chain(void **state)
 	assert_int_equal(a->g[0]->nnodes, 3); /* Mul, Add, Sigmoid: Sigmoid's result is read twice */
 	assert_int_equal(f->nin, 3);
 	assert_int_equal(count_op(g, OX_OP_ReduceSum), 1);
+	/* ox_fused names each ONNX node once, the first (whose name the node takes) too */
+	const ox_attr *fu = ox_attr_get(f, "ox_fused");
+	assert_non_null(fu);
+	assert_int_equal(fu->n, 3);
+	assert_string_equal(fu->strs[0], f->name);
+	for (int i = 0; i < fu->n; i++)
+		for (int j = i + 1; j < fu->n; j++)
+			assert_string_not_equal(fu->strs[i], fu->strs[j]);
+	/* the lone Tanh is one ONNX node: no list */
+	for (int i = 0; i < g->nnodes; i++)
+		if (g->nodes[i].op == OX_OP_Fused && &g->nodes[i] != f)
+			assert_int_equal(nfused(&g->nodes[i]), 0);
+	ox_ir_free(g);
+}
+
+/* Pow by a constant 2 or -0.5 and Reciprocal join the vector loop, the
+ * exponents as constants of the body (not operands); Pow 2.5 keeps its
+ * scalar emitter. */
+static void test_ewfuse_pow(void **state)
+{
+	(void)state;
+	ox_graph *g = run_to("graph \"pow\" opset 13\n"
+			     "input %0:f32[3,9] \"x\"\n"
+			     "const %1:f32[] \"two\" = [2]\n"
+			     "const %2:f32[] \"mhalf\" = [-0.5]\n"
+			     "const %3:f32[] \"odd\" = [2.5]\n"
+			     "%4 = Pow(%0, %1)\n"
+			     "%5 = Reciprocal(%4)\n"
+			     "%6 = Pow(%5, %2)\n"
+			     "%7 = Pow(%6, %3)\n"
+			     "output %7 \"y\"\n",
+			     "generic", "ewfuse");
+	assert_int_equal(count_op(g, OX_OP_Fused), 1);
+	assert_int_equal(count_op(g, OX_OP_Pow), 1);
+	const ox_node *f = first_op(g, OX_OP_Fused);
+	assert_int_equal(f->nin, 1);
+	ox_graph *b = ox_attr_get(f, "ox_body")->g[0];
+	assert_int_equal(b->nnodes, 3);
+	const ox_value *e = &b->vals[b->nodes[2].in[1]];
+	assert_int_equal(e->kind, OX_V_CONST);
+	assert_true(ox_tensor_get_f64(e->data, 0) == -0.5);
+	assert_int_equal(g->vals[first_op(g, OX_OP_Pow)->in[1]].kind, OX_V_CONST);
 	ox_ir_free(g);
 }
 
@@ -377,6 +423,336 @@ static void test_attention_refused(void **state)
 	ox_ir_free(g);
 }
 
+/* ---- norm ---- */
+
+/* the position of op's first node, its input k's value */
+static const ox_value *in_of(const ox_graph *g, int op, int k)
+{
+	const ox_node *n = first_op(g, op);
+	assert_non_null(n);
+	assert_true(k < n->nin && n->in[k] >= 0);
+	return &g->vals[n->in[k]];
+}
+
+/* BERT's LayerNorm (opset 13, axes attribute): ReduceMean, Sub, Pow 2,
+ * ReduceMean, Add eps, Sqrt, Div, Mul gamma, Add beta: one node with gamma
+ * and beta as Scale and B, all nine names listed. */
+static void test_norm_layernorm(void **state)
+{
+	(void)state;
+	ox_graph *g = run_to("graph \"ln\" opset 13\n"
+			     "input %0:f32[2,5,6] \"x\"\n"
+			     "const %1:f32[] \"two\" = [2]\n"
+			     "const %2:f32[] \"eps\" = [1e-05]\n"
+			     "const %3:f32[6] \"gamma\" = [1, 2, 3, 4, 5, 6]\n"
+			     "const %4:f32[6] \"beta\" = [0, 1, 0, 1, 0, 1]\n"
+			     "%5 = ReduceMean(%0) {axes=[-1]}  # \"mean\"\n"
+			     "%6 = Sub(%0, %5)  # \"sub\"\n"
+			     "%7 = Pow(%6, %1)  # \"pow\"\n"
+			     "%8 = ReduceMean(%7) {axes=[2]}  # \"var\"\n"
+			     "%9 = Add(%8, %2)  # \"add\"\n"
+			     "%10 = Sqrt(%9)  # \"sqrt\"\n"
+			     "%11 = Div(%6, %10)  # \"div\"\n"
+			     "%12 = Mul(%11, %3)  # \"gamma\"\n"
+			     "%13 = Add(%12, %4)  # \"beta\"\n"
+			     "%14 = Relu(%0)\n"
+			     "output %13 \"y\"\n"
+			     "output %14 \"r\"\n",
+			     "generic", "norm");
+	assert_int_equal(count_op(g, OX_OP_LayerNormalization), 1);
+	assert_int_equal(g->nnodes, 2);
+	const ox_node *n = first_op(g, OX_OP_LayerNormalization);
+	assert_int_equal(n->nin, 3);
+	assert_int_equal(n->in[0], 0);
+	assert_int_equal(n->in[1], 3);
+	assert_int_equal(n->in[2], 4);
+	assert_int_equal(n->out[0], 13);
+	assert_int_equal(ox_attr_int(n, "axis", 0), 2);
+	assert_true(fabs(ox_attr_float(n, "epsilon", 0) - 1e-5) < 1e-12);
+	assert_string_equal(n->name, "mean");
+	const ox_attr *fu = ox_attr_get(n, "ox_fused");
+	assert_non_null(fu);
+	assert_int_equal(fu->n, 9);
+	assert_string_equal(fu->strs[0], "mean");
+	assert_string_equal(fu->strs[8], "beta");
+	ox_ir_free(g);
+}
+
+/* Opset 18 (axes an input) over the last two axes, Mul(d, d), d * 1/s,
+ * gamma on the left and of shape [1, 4, 3]; no beta: one node with a
+ * [4, 3] Scale holding gamma. Without gamma and beta: Scale is ones. */
+static void test_norm_layernorm_forms(void **state)
+{
+	(void)state;
+	ox_graph *g = run_to("graph \"ln18\" opset 18\n"
+			     "input %0:f32[2,4,3] \"x\"\n"
+			     "const %1:i64[2] \"axes\" = [-2, -1]\n"
+			     "const %2:f32[1] \"eps\" = [0.001]\n"
+			     "const %3:f32[1,4,3] \"gamma\" = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]\n"
+			     "%4 = ReduceMean(%0, %1)\n"
+			     "%5 = Sub(%0, %4)\n"
+			     "%6 = Mul(%5, %5)\n"
+			     "%7 = ReduceMean(%6, %1)\n"
+			     "%8 = Add(%2, %7)\n"
+			     "%9 = Sqrt(%8)\n"
+			     "%10 = Reciprocal(%9)\n"
+			     "%11 = Mul(%10, %5)\n"
+			     "%12 = Mul(%3, %11)\n"
+			     "output %12 \"y\"\n",
+			     "generic", "norm");
+	assert_int_equal(g->nnodes, 1);
+	const ox_node *n = &g->nodes[0];
+	assert_int_equal(n->op, OX_OP_LayerNormalization);
+	assert_int_equal(n->nin, 2);
+	assert_int_equal(ox_attr_int(n, "axis", 0), 1);
+	const ox_value *w = &g->vals[n->in[1]];
+	assert_int_equal(w->shape.rank, 2);
+	assert_int_equal(w->shape.d[0], 4);
+	assert_true(ox_tensor_get_f64(w->data, 11) == 12);
+	assert_int_equal(nfused(n), 9);
+	ox_ir_free(g);
+
+	g = run_to("graph \"plain\" opset 13\n"
+		   "input %0:f32[3,10] \"x\"\n"
+		   "const %1:f32[] \"two\" = [2]\n"
+		   "const %2:f32[] \"eps\" = [1e-05]\n"
+		   "%3 = ReduceMean(%0) {axes=[1]}\n"
+		   "%4 = Sub(%0, %3)\n"
+		   "%5 = Pow(%4, %1)\n"
+		   "%6 = ReduceMean(%5) {axes=[1]}\n"
+		   "%7 = Add(%6, %2)\n"
+		   "%8 = Sqrt(%7)\n"
+		   "%9 = Div(%4, %8)\n"
+		   "output %9 \"y\"\n",
+		   "generic", "norm");
+	assert_int_equal(g->nnodes, 1);
+	w = in_of(g, OX_OP_LayerNormalization, 1);
+	assert_int_equal(w->shape.rank, 1);
+	assert_int_equal(w->shape.d[0], 10);
+	for (int k = 0; k < 10; k++)
+		assert_true(ox_tensor_get_f64(w->data, k) == 1);
+	ox_ir_free(g);
+}
+
+/* near misses: d also a graph output; a mean over a non-trailing axis;
+ * Pow 3 for the variance; the two means over different axes. No
+ * LayerNorm; where d's variance is over trailing axes, its normalization is
+ * an RMSNorm of d (the same numbers). */
+static void test_norm_layernorm_refused(void **state)
+{
+	(void)state;
+	static const char *const variants[][4] = {
+		/* mean axes, variance axes, exponent, extra output */
+		{"[-1]", "[-1]", "2", "output %6 \"d\"\n"},
+		{"[1]", "[1]", "2", ""},
+		{"[-1]", "[-1]", "3", ""},
+		{"[-1]", "[1,2]", "2", ""},
+	};
+	for (int v = 0; v < 4; v++) {
+		char text[1024];
+		snprintf(text, sizeof text,
+			 "graph \"no\" opset 13\n"
+			 "input %%0:f32[2,5,6] \"x\"\n"
+			 "const %%1:f32[] \"p\" = [%s]\n"
+			 "const %%2:f32[] \"eps\" = [1e-05]\n"
+			 "%%5 = ReduceMean(%%0) {axes=%s}\n"
+			 "%%6 = Sub(%%0, %%5)\n"
+			 "%%7 = Pow(%%6, %%1)\n"
+			 "%%8 = ReduceMean(%%7) {axes=%s}\n"
+			 "%%9 = Add(%%8, %%2)\n"
+			 "%%10 = Sqrt(%%9)\n"
+			 "%%11 = Div(%%6, %%10)\n"
+			 "output %%11 \"y\"\n%s",
+			 variants[v][2], variants[v][0], variants[v][1], variants[v][3]);
+		ox_graph *g = run_to(text, "generic", "norm");
+		assert_int_equal(count_op(g, OX_OP_LayerNormalization), 0);
+		assert_int_equal(count_op(g, OX_OP_Sub), 1);
+		/* the variance of d over trailing axes is still an RMSNorm of d */
+		assert_int_equal(count_op(g, OX_OP_RMSNormalization), v == 0 || v == 3);
+		ox_ir_free(g);
+	}
+}
+
+/* RMSNorm: x / sqrt(mean(x^2) + eps) * w; LLaMA's (w * x) * (1 / sqrt(...))
+ * with Mul(x, x) and Div(1, s) */
+static void test_norm_rmsnorm(void **state)
+{
+	(void)state;
+	ox_graph *g = run_to("graph \"rms\" opset 13\n"
+			     "input %0:f32[3,8] \"x\"\n"
+			     "const %1:f32[] \"two\" = [2]\n"
+			     "const %2:f32[] \"eps\" = [1e-06]\n"
+			     "const %3:f32[8] \"w\" = [1, 2, 3, 4, 5, 6, 7, 8]\n"
+			     "%4 = Pow(%0, %1)\n"
+			     "%5 = ReduceMean(%4) {axes=[-1]}\n"
+			     "%6 = Add(%5, %2)\n"
+			     "%7 = Sqrt(%6)\n"
+			     "%8 = Div(%0, %7)\n"
+			     "%9 = Mul(%8, %3)\n"
+			     "output %9 \"y\"\n",
+			     "generic", "norm");
+	assert_int_equal(g->nnodes, 1);
+	const ox_node *n = &g->nodes[0];
+	assert_int_equal(n->op, OX_OP_RMSNormalization);
+	assert_int_equal(n->in[0], 0);
+	assert_int_equal(n->in[1], 3);
+	assert_int_equal(ox_attr_int(n, "axis", 0), 1);
+	assert_true(fabs(ox_attr_float(n, "epsilon", 0) - 1e-6) < 1e-13);
+	assert_int_equal(nfused(n), 6);
+	ox_ir_free(g);
+
+	g = run_to("graph \"llama\" opset 13\n"
+		   "input %0:f32[1,3,8] \"x\"\n"
+		   "const %1:f32[] \"one\" = [1]\n"
+		   "const %2:f32[] \"eps\" = [1e-06]\n"
+		   "const %3:f32[8] \"w\" = [1, 2, 3, 4, 5, 6, 7, 8]\n"
+		   "%4 = Mul(%0, %0)\n"
+		   "%5 = ReduceMean(%4) {axes=[-1]}\n"
+		   "%6 = Add(%2, %5)\n"
+		   "%7 = Sqrt(%6)\n"
+		   "%8 = Div(%1, %7)\n"
+		   "%9 = Mul(%3, %0)\n"
+		   "%10 = Mul(%9, %8)\n"
+		   "%11 = Add(%10, %0)\n"
+		   "output %11 \"y\"\n",
+		   "generic", "norm");
+	n = first_op(g, OX_OP_RMSNormalization);
+	assert_non_null(n);
+	assert_int_equal(g->nnodes, 2);
+	assert_int_equal(n->in[1], 3);
+	assert_int_equal(nfused(n), 7);
+	ox_ir_free(g);
+
+	/* x^2 also read elsewhere: left alone */
+	g = run_to("graph \"no\" opset 13\n"
+		   "input %0:f32[3,8] \"x\"\n"
+		   "const %2:f32[] \"eps\" = [1e-06]\n"
+		   "%4 = Mul(%0, %0)\n"
+		   "%5 = ReduceMean(%4) {axes=[-1]}\n"
+		   "%6 = Add(%5, %2)\n"
+		   "%7 = Sqrt(%6)\n"
+		   "%8 = Div(%0, %7)\n"
+		   "%9 = Add(%8, %4)\n"
+		   "output %9 \"y\"\n",
+		   "generic", "norm");
+	assert_int_equal(count_op(g, OX_OP_RMSNormalization), 0);
+	ox_ir_free(g);
+}
+
+static const char *gelu_erf = /* printf: the constant, Div or Mul */
+	"graph \"gelu\" opset 13\n"
+	"input %%0:f32[4,10] \"x\"\n"
+	"const %%1:f32[] \"c\" = [%s]\n"
+	"const %%2:f32[] \"one\" = [1]\n"
+	"const %%3:f32[] \"half\" = [0.5]\n"
+	"%%4 = %s(%%0, %%1)\n"
+	"%%5 = Erf(%%4)\n"
+	"%%6 = Add(%%2, %%5)\n"
+	"%%7 = Mul(%%0, %%3)\n"
+	"%%8 = Mul(%%6, %%7)\n"
+	"output %%8 \"y\"\n";
+
+/* GELU, erf form (Mul by 1/sqrt 2, the 0.5 first; Div by sqrt 2) and tanh
+ * form (x^3 as Pow; as Mul(x, Mul(x, x))); a wrong constant is left alone */
+static void test_norm_gelu(void **state)
+{
+	(void)state;
+	static const char *const forms[][3] = {
+		{"0.707106769", "Mul", "1"}, {"1.41421354", "Div", "1"}, {"1.5", "Div", "0"}, {"0.7071", "Mul", "0"},
+	};
+	for (int f = 0; f < 4; f++) {
+		char text[1024];
+		snprintf(text, sizeof text, gelu_erf, forms[f][0], forms[f][1]);
+		ox_graph *g = run_to(text, "generic", "norm");
+		int want = forms[f][2][0] == '1';
+		assert_int_equal(count_op(g, OX_OP_Gelu), want);
+		if (want) {
+			const ox_node *n = first_op(g, OX_OP_Gelu);
+			assert_int_equal(g->nnodes, 1);
+			assert_string_equal(ox_attr_str(n, "approximate", "none"), "none");
+			assert_int_equal(nfused(n), 5);
+		}
+		ox_ir_free(g);
+	}
+	for (int cube = 0; cube < 2; cube++) {
+		char text[2048];
+		snprintf(text, sizeof text,
+			 "graph \"tanh\" opset 13\n"
+			 "input %%0:f32[4,10] \"x\"\n"
+			 "const %%1:f32[] \"three\" = [3]\n"
+			 "const %%2:f32[] \"kappa\" = [0.044715]\n"
+			 "const %%3:f32[] \"k\" = [0.797884583]\n"
+			 "const %%4:f32[] \"one\" = [1]\n"
+			 "const %%5:f32[] \"half\" = [0.5]\n"
+			 "%s"
+			 "%%7 = Mul(%%2, %%6)\n"
+			 "%%8 = Add(%%0, %%7)\n"
+			 "%%9 = Mul(%%8, %%3)\n"
+			 "%%10 = Tanh(%%9)\n"
+			 "%%11 = Add(%%10, %%4)\n"
+			 "%%12 = Mul(%%0, %%11)\n"
+			 "%%13 = Mul(%%5, %%12)\n"
+			 "output %%13 \"y\"\n",
+			 cube ? "%20 = Mul(%0, %0)\n%6 = Mul(%0, %20)\n" : "%6 = Pow(%0, %1)\n");
+		ox_graph *g = run_to(text, "generic", "norm");
+		assert_int_equal(g->nnodes, 1);
+		const ox_node *n = &g->nodes[0];
+		assert_int_equal(n->op, OX_OP_Gelu);
+		assert_string_equal(ox_attr_str(n, "approximate", "none"), "tanh");
+		assert_int_equal(nfused(n), 8 + cube);
+		ox_ir_free(g);
+	}
+}
+
+/* ---- the row kernels (codegen/emit_rows.c): which nodes take them ---- */
+
+static int rows_ok(const char *text, int opt)
+{
+	ox_graph *g = ox_ir_parse(text, "t.ir");
+	assert_non_null(g);
+	g->target = ox_target_find("x86-64-v3");
+	g->opt = opt;
+	assert_int_equal(ox_opt_run(g, 1, "plan"), 0);
+	int ok = -1;
+	for (int i = 0; i < g->nnodes; i++)
+		if (g->nodes[i].op != OX_OP_Fused)
+			ok = ox_cg_rows_ok(g, &g->nodes[i]);
+	ox_ir_free(g);
+	return ok;
+}
+
+/* f32 rows of contiguous floats (Scale/B one value or row-shaped, softmax
+ * over the last axis or opset 11's 2-D coercion) take the vector kernels;
+ * another dtype, stash type, broadcast shape or axis, or --opt 0, do not */
+static void test_rows_kernels(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *node, *x, *extra;
+		int opset, want;
+	} c[] = {
+		{"LayerNormalization(%0, %1, %2) {axis=-1}", "f32[3,37]", "const %1:f32[37] \"s\" = <148 bytes>\nconst %2:f32[1,37] \"b\" = <148 bytes>\n", 17, 1},
+		{"LayerNormalization(%0, %1) {axis=1}", "f32[3,4,5]", "const %1:f32[] \"s\" = [2]\n", 17, 1},
+		{"LayerNormalization(%0, %1) {axis=1}", "f32[3,4,5]", "const %1:f32[4,1] \"s\" = [1, 2, 3, 4]\n", 17, 0},
+		{"LayerNormalization(%0, %1) {axis=-1, stash_type=11}", "f32[3,37]", "const %1:f32[37] \"s\" = <148 bytes>\n", 17, 0},
+		{"LayerNormalization(%0, %1) {axis=-1}", "f64[3,37]", "const %1:f64[37] \"s\" = <296 bytes>\n", 17, 0},
+		{"RMSNormalization(%0, %1) {axis=-1}", "f32[3,37]", "const %1:f32[37] \"s\" = <148 bytes>\n", 23, 1},
+		{"Softmax(%0) {axis=-1}", "f32[2,3,21]", "", 13, 1},
+		{"Softmax(%0) {axis=1}", "f32[2,3,21]", "", 13, 0},
+		{"Softmax(%0) {axis=1}", "f32[2,21,1,1]", "", 13, 1},
+		{"LogSoftmax(%0) {axis=1}", "f32[2,3,21]", "", 11, 1},
+		{"Softmax(%0) {axis=-1}", "f16[2,21]", "", 13, 0},
+	};
+	for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+		char text[1024];
+		snprintf(text, sizeof text, "graph \"r\" opset %d\ninput %%0:%s \"x\"\n%s%%3 = %s\noutput %%3 \"y\"\n",
+			 c[k].opset, c[k].x, c[k].extra, c[k].node);
+		if (rows_ok(text, 1) != c[k].want)
+			fail_msg("row kernels %s for:\n%s", c[k].want ? "not taken" : "taken", text);
+		assert_int_equal(rows_ok(text, 0), 0); /* --opt 0: the scalar emitters */
+	}
+}
+
 /* ---- pack ---- */
 
 /* A blocked Conv's weights are packed for its tile, its bias padded, and
@@ -424,8 +800,15 @@ int main(void)
 		cmocka_unit_test(test_epilogue_refused),
 		cmocka_unit_test(test_epilogue_gemm_gelu),
 		cmocka_unit_test(test_ewfuse_chain),
+		cmocka_unit_test(test_ewfuse_pow),
 		cmocka_unit_test(test_attention_bert),
 		cmocka_unit_test(test_attention_refused),
+		cmocka_unit_test(test_norm_layernorm),
+		cmocka_unit_test(test_norm_layernorm_forms),
+		cmocka_unit_test(test_norm_layernorm_refused),
+		cmocka_unit_test(test_norm_rmsnorm),
+		cmocka_unit_test(test_norm_gelu),
+		cmocka_unit_test(test_rows_kernels),
 		cmocka_unit_test(test_pack_conv),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
