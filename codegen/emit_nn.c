@@ -573,6 +573,54 @@ static void print_table(ox_cg *cg, const char *decl, const int64_t *iv, const do
 	ox_cg_printf(cg, "\n\t};\n");
 }
 
+/* A channel-blocked Resize (opt/layout.c, ox_ir_nn_resize_blockable):
+ * N and C kept, so only H and W have taps, their offsets in floats of the
+ * blocked layout; templates/resize_blocked.c sums the taps' vectors. */
+static int emit_resize_blocked(ox_cg *cg, ox_graph *g, ox_node *n, const resize_opts *ro, const double *scale,
+			       const double *roi)
+{
+	ox_value *x = val(g, n, 0, 0), *y = val(g, n, 0, 1);
+	int b = x->lp[0];
+	if (y->layout != OX_L_BLOCKED || y->lp[0] != b || b != cg->g->target->vw || scale[0] != 1 || scale[1] != 1)
+		ox_die("emit_resize_blocked: %s is not a blocked Resize over H and W", n->name);
+	int64_t IH = x->shape.d[2], IW = x->shape.d[3], OH = y->shape.d[2], OW = y->shape.d[3];
+	int64_t CB = (x->shape.d[1] + b - 1) / b, rows = y->shape.d[0] * CB * OH;
+	int nt[2];
+	int64_t *offs[2] = {0};
+	double *wts[2] = {0};
+	int rc = resize_axis(ro, IH, OH, scale[2], roi[2], roi[6], IW * b, &nt[0], &offs[0], &wts[0]);
+	if (!rc)
+		rc = resize_axis(ro, IW, OW, scale[3], roi[3], roi[7], b, &nt[1], &offs[1], &wts[1]);
+	if (rc) {
+		free(offs[0]), free(wts[0]), free(offs[1]), free(wts[1]);
+		return ox_error(g, n, "antialias footprint too large");
+	}
+	ox_cg_use_vf(cg);
+	if (ox_cg_use(cg, "resize_blocked", OX_F32))
+		ox_die("templates/resize_blocked.c is missing");
+	ox_cg_printf(cg, "	/* Resize %s over H and W, blocked by %d: [%lld,%lld,%lld,%lld] -> %lldx%lld, %d x %d taps */\n",
+		     ro->mode == 0 ? "nearest" : ro->mode == 1 ? "linear" : "cubic", b, (long long)x->shape.d[0],
+		     (long long)x->shape.d[1], (long long)IH, (long long)IW, (long long)OH, (long long)OW, nt[0], nt[1]);
+	int64_t ntask = rows < 64 ? rows : 64;
+	ox_cg_tasks(cg, (long)ntask);
+	static const char *const ax[2] = {"h", "w"};
+	for (int a = 0; a < 2; a++) {
+		char decl[64];
+		int64_t cnt = (a ? OW : OH) * nt[a];
+		snprintf(decl, sizeof decl, "static const long off%s[%lld]", ax[a], (long long)cnt);
+		print_table(cg, decl, offs[a], NULL, cnt);
+		if (ro->mode) {
+			snprintf(decl, sizeof decl, "static const float wt%s[%lld]", ax[a], (long long)cnt);
+			print_table(cg, decl, NULL, wts[a], cnt);
+		}
+	}
+	free(offs[0]), free(wts[0]), free(offs[1]), free(wts[1]);
+	ox_cg_printf(cg, "	ox_resize_blocked(in0, out0, %lld, %lld, %lld, %d, %d, offh, %s, offw, %s, t * %lld / %lld, (t + 1) * %lld / %lld);\n",
+		     (long long)(IH * IW * b), (long long)OH, (long long)OW, nt[0], nt[1], ro->mode ? "wth" : "NULL",
+		     ro->mode ? "wtw" : "NULL", (long long)rows, (long long)ntask, (long long)rows, (long long)ntask);
+	return 0;
+}
+
 static int emit_resize(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *x = val(g, n, 0, 0), *y = val(g, n, 0, 1);
@@ -610,6 +658,8 @@ static int emit_resize(ox_cg *cg, ox_graph *g, ox_node *n)
 		return -1;
 	const ox_tensor *sc = ox_in_const(g, n, n->opset < 11 ? 1 : 2);
 	ro.scales_given = sc && ox_tensor_numel(sc) > 0;
+	if (x->layout == OX_L_BLOCKED)
+		return emit_resize_blocked(cg, g, n, &ro, scale, roi);
 	int nt[OX_MAX_RANK];
 	int64_t *offs[OX_MAX_RANK] = {0};
 	double *wts[OX_MAX_RANK] = {0};
@@ -724,7 +774,7 @@ int emit_nn(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_gemmgeo gq;
 	if ((n->op == OX_OP_Gemm || n->op == OX_OP_MatMul) && !ox_opt_gemm_geo(g, n, &gq))
 		return ox_cg_emit_gemm(cg, g, n);
-	if (y0 && y0->layout == OX_L_BLOCKED)
+	if (y0 && y0->layout == OX_L_BLOCKED && n->op != OX_OP_Resize)
 		return n->op == OX_OP_Conv ? ox_cg_emit_conv_blocked(cg, g, n) : ox_cg_emit_pool_blocked(cg, g, n);
 	switch (n->op) {
 	case OX_OP_Conv:

@@ -42,6 +42,8 @@ int ox_ir_nn_convt(ox_graph *g, const ox_node *n, int nsp, const int64_t *in, co
 		   const int64_t *s, const int64_t *d, int64_t *pads, int autopad, int64_t *out);
 int ox_ir_nn_resize(ox_graph *g, const ox_node *n, const ox_shape *x, ox_dim *osize, double *scale,
 		    double *roi);
+/* the blocked kernel computes it (f32 rank 4, N and C kept, not tf_crop_and_resize) */
+int ox_ir_nn_resize_blockable(ox_graph *g, const ox_node *n);
 int infer_pool(ox_graph *g, ox_node *n); /* also LpPool's: its window is AveragePool's */
 int ox_ir_conv_shape(ox_graph *g, const ox_node *n, const ox_value *x, const ox_value *w, ox_shape *o);
 int ox_ir_matmul_shape(ox_graph *g, const ox_node *n, const ox_value *a, const ox_value *b, ox_shape *o);

@@ -586,6 +586,25 @@ int ox_ir_nn_resize(ox_graph *g, const ox_node *n, const ox_shape *x, ox_dim *os
 	return 0;
 }
 
+/* A Resize the blocked kernel computes (opt/layout.c, codegen/emit_nn.c):
+ * f32 of rank 4 whose N and C stay (scale 1, so their taps are the
+ * identity in every mode), H and W resized in any mode but
+ * tf_crop_and_resize (whose outputs outside the roi take a value) */
+int ox_ir_nn_resize_blockable(ox_graph *g, const ox_node *n)
+{
+	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
+	if (!x || !y || x->dtype != OX_F32 || !x->has_shape || x->shape.rank != 4 || !y->has_shape ||
+	    y->shape.rank != 4)
+		return 0;
+	if (n->opset >= 11 && !strcmp(ox_attr_str(n, "coordinate_transformation_mode", "half_pixel"), "tf_crop_and_resize"))
+		return 0;
+	ox_dim o[OX_MAX_RANK];
+	double scale[OX_MAX_RANK], roi[2 * OX_MAX_RANK];
+	if (ox_ir_nn_resize(g, n, &x->shape, o, scale, roi))
+		return 0;
+	return scale[0] == 1 && scale[1] == 1 && y->shape.d[0] == x->shape.d[0] && y->shape.d[1] == x->shape.d[1];
+}
+
 int infer_resize(ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0);

@@ -4,8 +4,8 @@
  * time, so a 2-D f32 Conv (group 1 or depthwise) makes its output
  * [N][C/b][H][W][b], b the target's vector width. The layout then flows
  * forward through the ops whose emitters take it (flag OX_F_BLOCKED:
- * elementwise f32 ops, 2-D pools, global pools, Concat of whole channel
- * blocks) while every operand agrees; constants those ops read (a
+ * elementwise f32 ops, 2-D pools, global pools, Resize over H and W,
+ * Concat of whole channel blocks) while every operand agrees; constants those ops read (a
  * per-channel scale, a bias) are re-laid out here at compile time. Where a
  * blocked value meets an op that does not take it, one onnxcc::Reorder per
  * value converts it back (and graph outputs are always plain); a depthwise
@@ -105,6 +105,11 @@ static int blockable(ox_graph *g, const ox_node *n, int b, int *need)
 		if (!rank4(g, n->in[0]) || !is_f32(g, n->in[0]))
 			return 0;
 		need[0] = NEED_BLOCKED;
+		return 1;
+	case OX_OP_Resize:
+		if (!ox_ir_nn_resize_blockable(g, n))
+			return 0;
+		need[0] = NEED_BLOCKED; /* roi, scales, sizes stay as they are */
 		return 1;
 	case OX_OP_Concat:
 		if (ox_norm_axis(ox_attr_int(n, "axis", 0), 4) != 1)

@@ -223,6 +223,39 @@ def pool_cases():
     n.save("pools", cat, opset=13)
 
 
+def resize_cases():
+    """Resize over H and W on a blocked conv output (20 channels: a partial
+    channel block): linear half_pixel up, nearest asymmetric up, cubic
+    align_corners down, linear pytorch_half_pixel to given sizes."""
+    seed("resize")
+    n = Net(rnd(1, 5, 13, 11))
+    y = n.conv("x", 20, 3, pad=1)
+    xv = n.vals[y]
+    outs = []
+    specs = [  # mode, coordinate_transformation_mode, scales or sizes, torch reference
+        ("linear", "half_pixel", [1, 1, 2, 2], None,
+         lambda v: F.interpolate(v, scale_factor=2, mode="bilinear", align_corners=False)),
+        ("nearest", "asymmetric", [1, 1, 2, 3], None,
+         lambda v: F.interpolate(v, scale_factor=(2, 3), mode="nearest")),
+        ("cubic", "align_corners", None, [1, 20, 7, 8],
+         lambda v: F.interpolate(v, size=(7, 8), mode="bicubic", align_corners=True)),
+        ("linear", "pytorch_half_pixel", None, [1, 20, 20, 17],
+         lambda v: F.interpolate(v, size=(20, 17), mode="bilinear", align_corners=False)),
+    ]
+    for mode, ctm, scales, sizes, ref in specs:
+        if scales is not None:
+            ins = [y, "", n.const(np.array(scales, np.float32), "scales")]
+        else:
+            ins = [y, "", "", n.const(np.array(sizes, np.int64), "sizes")]
+        attrs = dict(mode=mode, coordinate_transformation_mode=ctm)
+        if mode == "nearest":
+            attrs["nearest_mode"] = "floor"
+        outs.append(n.op("Resize", ins, ref(xv), **attrs))
+    flat = [n.op("Flatten", [o], n.vals[o].reshape(1, -1), axis=1) for o in outs]
+    cat = n.op("Concat", flat, torch.cat([n.vals[f] for f in flat], 1), axis=1)
+    n.save("resize", cat, opset=13)
+
+
 def epilogue_cases():
     # Conv + BatchNormalization (folded by opt/affine.c), then SiLU (x * sigmoid(x))
     seed("bn_silu")
@@ -500,6 +533,7 @@ def main():
     conv_cases()
     chain_cases()
     pool_cases()
+    resize_cases()
     epilogue_cases()
     attention_cases()
     gemm_cases()
