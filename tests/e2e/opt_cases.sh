@@ -2,7 +2,8 @@
 # opt_cases.sh: the optimizer's own end-to-end cases (tests/e2e/cases/opt,
 # made by cases/make_opt_cases.py with float64 references) for every --cpu
 # target this machine runs, generic code in vf.c's plain-C11 rendering
-# (-DOX_VF_PORTABLE), and with the optimizer off (--opt 0).
+# (-DOX_VF_PORTABLE), x86-64-v4 built by clang too, and with the optimizer
+# off (--opt 0).
 #
 #   tests/e2e/opt_cases.sh [FILTER]
 #
@@ -15,13 +16,19 @@ cd "$(dirname "$0")/../.." || exit 2
 FILTER=${1:-.}
 fails=0 runs=0
 has() { grep -qw "$1" /proc/cpuinfo 2>/dev/null; }
-for cfg in "generic|" "portable|-DOX_VF_PORTABLE" "x86-64-v3|-march=x86-64-v3|avx2 fma" "x86-64-v4|-march=x86-64-v4|avx512f avx512bw avx512dq avx512vl" \
-	"opt0|"; do
-	IFS='|' read -r cpu cflags feats <<< "$cfg"
+# cpu|cflags|CPU features|compiler (default cc)
+for cfg in "generic|" "portable|-DOX_VF_PORTABLE" "x86-64-v3|-march=x86-64-v3|avx2 fma" \
+	"x86-64-v4|-march=x86-64-v4|avx512f avx512bw avx512dq avx512vl" \
+	"x86-64-v4|-march=x86-64-v4|avx512f avx512bw avx512dq avx512vl|clang" "opt0|"; do
+	IFS='|' read -r cpu cflags feats cc <<< "$cfg"
 	missing=''
 	for f in $feats; do has "$f" || missing="$missing $f"; done
 	if [ -n "$missing" ]; then
 		echo "opt-cases $cpu: skipped, this CPU lacks$missing"
+		continue
+	fi
+	if [ -n "$cc" ] && ! command -v "$cc" > /dev/null; then
+		echo "opt-cases $cpu with $cc: skipped, $cc is not installed"
 		continue
 	fi
 	flags="--cpu $cpu"
@@ -29,11 +36,11 @@ for cfg in "generic|" "portable|-DOX_VF_PORTABLE" "x86-64-v3|-march=x86-64-v3|av
 	# generic code built as a compiler without vector extensions would
 	# (templates/vf.c's plain-C11 struct rendering)
 	[ "$cpu" = portable ] && flags="--cpu generic"
-	out=$(ONNXCC_FLAGS="$flags" OX_CFLAGS="$cflags" ONNX_TESTS=tests/e2e/cases OXC_SUITES=opt \
+	out=$(CC=${cc:-${CC:-cc}} ONNXCC_FLAGS="$flags" OX_CFLAGS="$cflags" ONNX_TESTS=tests/e2e/cases OXC_SUITES=opt \
 		tests/e2e/conformance.sh "$FILTER" 2>&1)
 	last=$(printf '%s\n' "$out" | tail -n 1)
 	printf '%s\n' "$out" | grep '^FAIL' | sed "s/^/[$flags] /"
-	echo "opt-cases $flags${cflags:+ $cflags}: $last"
+	echo "opt-cases $flags${cflags:+ $cflags}${cc:+ ($cc)}: $last"
 	runs=$((runs + 1))
 	case "$last" in *" 0 failed, 0 unsupported") ;; *) fails=$((fails + 1)) ;; esac
 done
