@@ -38,6 +38,13 @@ ox_graph *ox_ir_new(const char *path)
 	return g;
 }
 
+static ox_graph *root_of(ox_graph *g)
+{
+	while (g->parent)
+		g = g->parent;
+	return g;
+}
+
 ox_graph *ox_ir_new_sub(ox_graph *parent)
 {
 	ox_graph *g = ox_ir_new(parent->path);
@@ -47,40 +54,36 @@ ox_graph *ox_ir_new_sub(ox_graph *parent)
 	g->ir_version = parent->ir_version;
 	g->target = parent->target;
 	g->opt = parent->opt;
-	return g;
-}
-
-static ox_graph *root_of(ox_graph *g)
-{
-	while (g->parent)
-		g = g->parent;
-	return g;
-}
-
-void ox_ir_free(ox_graph *g)
-{
-	if (!g)
-		return;
-	/* subgraphs own their arrays; their arena chunks hang off the root */
-	for (int i = 0; i < g->nnodes; i++)
-		for (int a = 0; a < g->nodes[i].nattr; a++) {
-			ox_attr *at = &g->nodes[i].attrs[a];
-			if (at->type == OX_AT_GRAPH || at->type == OX_AT_GRAPHS)
-				for (int k = 0; k < (at->type == OX_AT_GRAPH ? 1 : at->n); k++)
-					ox_ir_free(at->g[k]);
-		}
-	if (!g->parent) {
-		ox_chunk *c = g->arena;
-		while (c) {
-			ox_chunk *n = c->next;
-			free(c);
-			c = n;
-		}
+	ox_graph *r = root_of(parent);
+	if (r->nsubs == r->capsubs) {
+		r->capsubs = r->capsubs ? 2 * r->capsubs : 8;
+		r->subs = xrealloc(r->subs, (size_t)r->capsubs * sizeof *r->subs);
 	}
+	r->subs[r->nsubs++] = g;
+	return g;
+}
+
+static void free_arrays(ox_graph *g)
+{
 	free(g->vals);
 	free(g->nodes);
 	free(g->dexprs);
 	free(g);
+}
+
+void ox_ir_free(ox_graph *g)
+{
+	if (!g || g->parent)
+		return; /* a subgraph goes with its root */
+	for (int i = 0; i < g->nsubs; i++)
+		free_arrays(g->subs[i]);
+	free(g->subs);
+	for (ox_chunk *c = g->arena; c;) {
+		ox_chunk *n = c->next;
+		free(c);
+		c = n;
+	}
+	free_arrays(g);
 }
 
 void *ox_ir_alloc(ox_graph *g, size_t n)

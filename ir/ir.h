@@ -214,6 +214,7 @@ typedef struct ox_chunk ox_chunk;
 struct ox_graph {
 	ox_chunk *arena;
 	ox_graph *parent;       /* enclosing graph for subgraphs */
+	ox_graph **subs; int nsubs, capsubs; /* the root's: every subgraph made under it */
 	const char *path;       /* model file, for diagnostics */
 	const char *name;
 	int64_t ir_version;
@@ -237,6 +238,9 @@ struct ox_graph {
 };
 
 ox_graph *ox_ir_new(const char *path);
+/* A subgraph belongs to its root graph, which frees it (however many nodes
+ * refer to it: inlined bodies share their attributes), and ox_ir_free of a
+ * subgraph does nothing. */
 ox_graph *ox_ir_new_sub(ox_graph *parent);
 void ox_ir_free(ox_graph *g);
 void *ox_ir_alloc(ox_graph *g, size_t n);      /* zeroed, 64-byte aligned, freed with g */

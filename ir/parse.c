@@ -18,9 +18,7 @@
 typedef struct {
 	const char *s; /* cursor */
 	int line;
-	ox_graph *root;
-	ox_graph **made; /* every graph created, root first, for cleanup */
-	int nmade, capmade;
+	ox_graph *root; /* owns every subgraph made (freed with it on an error) */
 	int failed;
 } P;
 
@@ -657,8 +655,6 @@ static int tensor(P *p, ox_graph *g, ox_tensor **out)
 static ox_graph *subgraph(P *p, ox_graph *g)
 {
 	ox_graph *sub = ox_ir_new_sub(g);
-	p->made = xgrow(p->made, &p->capmade, p->nmade + 1, sizeof *p->made);
-	p->made[p->nmade++] = sub;
 	if (expect(p, '{') || parse_body(p, sub))
 		return NULL;
 	return sub;
@@ -1138,20 +1134,10 @@ static int parse_body(P *p, ox_graph *g)
 
 ox_graph *ox_ir_parse(const char *text, const char *path)
 {
-	P p = {text ? text : "", 1, ox_ir_new(path), NULL, 0, 0, 0};
-	p.made = xgrow(NULL, &p.capmade, 1, sizeof *p.made);
-	p.made[p.nmade++] = p.root;
+	P p = {text ? text : "", 1, ox_ir_new(path), 0};
 	if (parse_body(&p, p.root)) {
-		/* free every graph built so far, children first; detach attributes
-		 * so no subgraph is freed twice through its parent's nodes */
-		for (int i = p.nmade - 1; i >= 0; i--) {
-			for (int k = 0; k < p.made[i]->nnodes; k++)
-				p.made[i]->nodes[k].nattr = 0;
-			ox_ir_free(p.made[i]);
-		}
-		free(p.made);
+		ox_ir_free(p.root); /* and every subgraph made under it */
 		return NULL;
 	}
-	free(p.made);
 	return p.root;
 }

@@ -99,6 +99,45 @@ static void test_if_const_loop_captures(void **state)
 	ox_ir_free(g);
 }
 
+/* An error inside a nested body after the outer If was inlined: the graph
+ * then holds two nodes (the If in the branch and its inlined copy) that
+ * share the nested If's subgraphs, and freeing it must free them once
+ * (a real voice-activity model aborted with "double free or corruption"). */
+static const char *if_nested_error =
+	"graph \"main\" opset 17 ir 8\n"
+	"input %0:bool[] \"cond\"\n"
+	"input %1:f32[3] \"x\"\n"
+	"%2 = If(%0) {then_branch=graph{\n"
+	"  graph \"then\" opset 17 ir 8\n"
+	"  outer %0:f32[3] \"x\"\n"
+	"  outer %1:bool[] \"cond\"\n"
+	"  %2 = If(%1) {then_branch=graph{\n"
+	"    graph \"inner_then\" opset 17 ir 8\n"
+	"    outer %0:f32[3] \"x\"\n"
+	"    const %1:i64[2] \"bad\" = [4, 4]\n"
+	"    %2 = Reshape(%0, %1)\n"
+	"    output %2 \"r\"\n"
+	"  }, else_branch=graph{\n"
+	"    graph \"inner_else\" opset 17 ir 8\n"
+	"    outer %0:f32[3] \"x\"\n"
+	"    output %0 \"e\"\n"
+	"  }}\n"
+	"  output %2 \"t\"\n"
+	"}, else_branch=graph{\n"
+	"  graph \"else\" opset 17 ir 8\n"
+	"  outer %0:f32[3] \"x\"\n"
+	"  output %0 \"e\"\n"
+	"}}\n"
+	"output %2 \"out\"\n";
+
+static void test_if_nested_error_frees(void **state)
+{
+	(void)state;
+	ox_graph *g = parse_ok(if_nested_error);
+	assert_int_equal(ox_opt_run(g, 1, "dce"), -1); /* Reshape of 3 elements to [4, 4] */
+	ox_ir_free(g); /* glibc or ASan abort here on a subgraph freed twice */
+}
+
 /* A condition known only at run time: both branches and a Where; branches
  * of different shapes are refused. */
 static const char *if_runtime =
@@ -261,6 +300,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_if_const_loop_captures),
 		cmocka_unit_test(test_if_runtime_where),
+		cmocka_unit_test(test_if_nested_error_frees),
 		cmocka_unit_test(test_loop_data_exit_refused),
 		cmocka_unit_test(test_scan_unrolled),
 		cmocka_unit_test(test_sequence_parts),
