@@ -4,7 +4,8 @@
  * plain [N,C,H,W] -> blocked [N][C/b][H][W][b]: lanes past C are written
  * as 0, so a blocked value made here has defined padding; blocked ->
  * plain copies the C real channels back. A task per image and channel
- * block, in runs of 64 positions so each small transpose stays in L1.
+ * block; b x b blocks (b positions of b channels) are transposed in
+ * vector registers (templates/vf.c's ox_vf_transpose).
  */
 #include "cg.h"
 
@@ -21,29 +22,38 @@ int emit_layout(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_printf(cg, "\t/* [%lld,%lld,%lld,%lld] %s -> %s, channel blocks of %d */\n", (long long)N,
 		     (long long)C, (long long)x->shape.d[2], (long long)x->shape.d[3], ox_layout_names[x->layout],
 		     ox_layout_names[y->layout], b);
-	/* a task per image and channel block; positions in runs of 64, each run's
-	 * b x 64 tile staying in L1 while it is transposed, the plain side
-	 * walked contiguously */
+	/* a task per image and channel block; b positions at a time, the b x b
+	 * block transposed in registers (ox_vf_transpose), the rest of the
+	 * positions one element at a time */
+	ox_cg_use_vf(cg);
 	ox_cg_tasks(cg, (long)(N * CB));
 	ox_cg_line(cg, 1, "const long n = t / %lld, cb = t %% %lld;", (long long)CB, (long long)CB);
 	ox_cg_line(cg, 1, "const long nc = %lld - cb * %d < %d ? %lld - cb * %d : %d;", (long long)C, b, b,
 		   (long long)C, b, b);
 	ox_cg_line(cg, 1, "const long p0 = (n * %lld + cb * %d) * %lld, q0 = (n * %lld + cb) * %lld;", (long long)C, b,
 		   (long long)S, (long long)CB, (long long)(S * b));
-	ox_cg_line(cg, 1, "for (long s0 = 0; s0 < %lld; s0 += 64) {", (long long)S);
-	ox_cg_line(cg, 2, "const long s1 = s0 + 64 < %lld ? s0 + 64 : %lld;", (long long)S, (long long)S);
+	ox_cg_line(cg, 1, "for (long s0 = 0; s0 + %d <= %lld; s0 += %d) {", b, (long long)S, b);
+	ox_cg_line(cg, 2, "ox_vf r[%d];", b);
 	if (tob) {
-		ox_cg_line(cg, 2, "for (long c = 0; c < nc; c++)");
-		ox_cg_line(cg, 3, "for (long s = s0; s < s1; s++)");
-		ox_cg_line(cg, 4, "out0[q0 + s * %d + c] = in0[p0 + c * %lld + s];", b, (long long)S);
-		ox_cg_line(cg, 2, "for (long c = nc; c < %d; c++) /* the padding lanes: zero */", b);
-		ox_cg_line(cg, 3, "for (long s = s0; s < s1; s++)");
-		ox_cg_line(cg, 4, "out0[q0 + s * %d + c] = 0;", b);
+		ox_cg_line(cg, 2, "for (long c = 0; c < %d; c++) /* the padding lanes: zero */", b);
+		ox_cg_line(cg, 3, "r[c] = c < nc ? ox_vf_load(in0 + p0 + c * %lld + s0) : ox_vf_zero();", (long long)S);
+		ox_cg_line(cg, 2, "ox_vf_transpose(r);");
+		ox_cg_line(cg, 2, "for (long s = 0; s < %d; s++)", b);
+		ox_cg_line(cg, 3, "ox_vf_store(out0 + q0 + (s0 + s) * %d, r[s]);", b);
+		ox_cg_line(cg, 1, "}");
+		ox_cg_line(cg, 1, "for (long s = %lld; s < %lld; s++)", (long long)(S - S % b), (long long)S);
+		ox_cg_line(cg, 2, "for (long c = 0; c < %d; c++)", b);
+		ox_cg_line(cg, 3, "out0[q0 + s * %d + c] = c < nc ? in0[p0 + c * %lld + s] : 0;", b, (long long)S);
 	} else {
+		ox_cg_line(cg, 2, "for (long s = 0; s < %d; s++)", b);
+		ox_cg_line(cg, 3, "r[s] = ox_vf_load(in0 + q0 + (s0 + s) * %d);", b);
+		ox_cg_line(cg, 2, "ox_vf_transpose(r);");
 		ox_cg_line(cg, 2, "for (long c = 0; c < nc; c++)");
-		ox_cg_line(cg, 3, "for (long s = s0; s < s1; s++)");
-		ox_cg_line(cg, 4, "out0[p0 + c * %lld + s] = in0[q0 + s * %d + c];", (long long)S, b);
+		ox_cg_line(cg, 3, "ox_vf_store(out0 + p0 + c * %lld + s0, r[c]);", (long long)S);
+		ox_cg_line(cg, 1, "}");
+		ox_cg_line(cg, 1, "for (long s = %lld; s < %lld; s++)", (long long)(S - S % b), (long long)S);
+		ox_cg_line(cg, 2, "for (long c = 0; c < nc; c++)");
+		ox_cg_line(cg, 3, "out0[p0 + c * %lld + s] = in0[q0 + s * %d + c];", (long long)S, b);
 	}
-	ox_cg_line(cg, 1, "}");
 	return 0;
 }

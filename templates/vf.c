@@ -136,6 +136,69 @@ static inline OX_UNUSED ox_vf ox_vf_pow2i_m1(ox_vf n)
 	return (ox_vf)(((ox_vm)(n + m) - (ox_vm)ox_vf_set1(12582912.0f)) << 23);
 }
 static inline OX_UNUSED ox_vf ox_vf_abs(ox_vf a) { return (ox_vf)((ox_vm)a & 0x7fffffff); }
+/* r[i][j] <-> r[j][i]: an OX_VW x OX_VW block transposed in registers */
+static inline OX_UNUSED void ox_vf_transpose(ox_vf *r)
+{
+#if defined(OX_VF_AVX512)
+	__m512 t[16], u[16];
+	for (int k = 0; k < 16; k += 2) {
+		t[k] = _mm512_unpacklo_ps((__m512)r[k], (__m512)r[k + 1]);
+		t[k + 1] = _mm512_unpackhi_ps((__m512)r[k], (__m512)r[k + 1]);
+	}
+	for (int j = 0; j < 16; j += 4) { /* u[j + k], 128-bit lane L: rows j..j+3 at column 4L + k */
+		u[j] = (__m512)_mm512_unpacklo_pd((__m512d)t[j], (__m512d)t[j + 2]);
+		u[j + 1] = (__m512)_mm512_unpackhi_pd((__m512d)t[j], (__m512d)t[j + 2]);
+		u[j + 2] = (__m512)_mm512_unpacklo_pd((__m512d)t[j + 1], (__m512d)t[j + 3]);
+		u[j + 3] = (__m512)_mm512_unpackhi_pd((__m512d)t[j + 1], (__m512d)t[j + 3]);
+	}
+	for (int k = 0; k < 4; k++) { /* lanes 0, 2 and 1, 3 of row groups 0-1 and 2-3 */
+		t[k] = _mm512_shuffle_f32x4(u[k], u[4 + k], 0x88);
+		t[4 + k] = _mm512_shuffle_f32x4(u[k], u[4 + k], 0xdd);
+		t[8 + k] = _mm512_shuffle_f32x4(u[8 + k], u[12 + k], 0x88);
+		t[12 + k] = _mm512_shuffle_f32x4(u[8 + k], u[12 + k], 0xdd);
+	}
+	for (int k = 0; k < 4; k++) {
+		r[k] = (ox_vf)_mm512_shuffle_f32x4(t[k], t[8 + k], 0x88);
+		r[8 + k] = (ox_vf)_mm512_shuffle_f32x4(t[k], t[8 + k], 0xdd);
+		r[4 + k] = (ox_vf)_mm512_shuffle_f32x4(t[4 + k], t[12 + k], 0x88);
+		r[12 + k] = (ox_vf)_mm512_shuffle_f32x4(t[4 + k], t[12 + k], 0xdd);
+	}
+#elif defined(OX_VF_AVX2)
+	__m256 t[8], u[8];
+	for (int k = 0; k < 8; k += 2) {
+		t[k] = _mm256_unpacklo_ps((__m256)r[k], (__m256)r[k + 1]);
+		t[k + 1] = _mm256_unpackhi_ps((__m256)r[k], (__m256)r[k + 1]);
+	}
+	for (int j = 0; j < 8; j += 4) {
+		u[j] = (__m256)_mm256_unpacklo_pd((__m256d)t[j], (__m256d)t[j + 2]);
+		u[j + 1] = (__m256)_mm256_unpackhi_pd((__m256d)t[j], (__m256d)t[j + 2]);
+		u[j + 2] = (__m256)_mm256_unpacklo_pd((__m256d)t[j + 1], (__m256d)t[j + 3]);
+		u[j + 3] = (__m256)_mm256_unpackhi_pd((__m256d)t[j + 1], (__m256d)t[j + 3]);
+	}
+	for (int k = 0; k < 4; k++) {
+		r[k] = (ox_vf)_mm256_permute2f128_ps(u[k], u[4 + k], 0x20);
+		r[4 + k] = (ox_vf)_mm256_permute2f128_ps(u[k], u[4 + k], 0x31);
+	}
+#elif defined(OX_VF_SSE)
+	__m128 a = (__m128)r[0], b = (__m128)r[1], c = (__m128)r[2], d = (__m128)r[3];
+	_MM_TRANSPOSE4_PS(a, b, c, d);
+	r[0] = (ox_vf)a, r[1] = (ox_vf)b, r[2] = (ox_vf)c, r[3] = (ox_vf)d;
+#elif defined(OX_VF_NEON)
+	const float32x4x2_t p = vtrnq_f32((float32x4_t)r[0], (float32x4_t)r[1]);
+	const float32x4x2_t q = vtrnq_f32((float32x4_t)r[2], (float32x4_t)r[3]);
+	r[0] = (ox_vf)vcombine_f32(vget_low_f32(p.val[0]), vget_low_f32(q.val[0]));
+	r[1] = (ox_vf)vcombine_f32(vget_low_f32(p.val[1]), vget_low_f32(q.val[1]));
+	r[2] = (ox_vf)vcombine_f32(vget_high_f32(p.val[0]), vget_high_f32(q.val[0]));
+	r[3] = (ox_vf)vcombine_f32(vget_high_f32(p.val[1]), vget_high_f32(q.val[1]));
+#else
+	for (int i = 0; i < OX_VW; i++)
+		for (int j = i + 1; j < OX_VW; j++) {
+			const float x = r[i][j];
+			r[i][j] = r[j][i], r[j][i] = x;
+		}
+#endif
+}
+
 /* a with all but its 12 leading significant bits cleared */
 static inline OX_UNUSED ox_vf ox_vf_hi12(ox_vf a) { return (ox_vf)((ox_vm)a & (int32_t)0xfffff000u); }
 static inline OX_UNUSED float ox_vf_hsum(ox_vf v)
@@ -192,6 +255,14 @@ static inline OX_UNUSED ox_vf ox_vf_load_n(const float *p, int n) { OX_VF_MAP(i 
 static inline OX_UNUSED void ox_vf_store_n(float *p, ox_vf v, int n) { memcpy(p, v.v, (size_t)n * sizeof *p); }
 static inline OX_UNUSED ox_vf ox_vf_round(ox_vf a) { OX_VF_MAP(nearbyintf(a.v[i])); }
 static inline OX_UNUSED ox_vf ox_vf_abs(ox_vf a) { OX_VF_MAP(fabsf(a.v[i])); }
+static inline OX_UNUSED void ox_vf_transpose(ox_vf *r)
+{
+	for (int i = 0; i < OX_VW; i++)
+		for (int j = i + 1; j < OX_VW; j++) {
+			const float x = r[i].v[j];
+			r[i].v[j] = r[j].v[i], r[j].v[i] = x;
+		}
+}
 static inline OX_UNUSED ox_vf ox_vf_hi12(ox_vf a)
 {
 	ox_vf r;

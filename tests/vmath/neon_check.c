@@ -12,6 +12,8 @@ float sqrtf(float);
 #ifndef OX_VF_NEON
 #error "the NEON rendering was not selected"
 #endif
+void check_transpose(ox_vf *r);
+void check_transpose(ox_vf *r) { ox_vf_transpose(r); }
 ox_vf check(ox_vf x);
 ox_vf check(ox_vf x)
 {

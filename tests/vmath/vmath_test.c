@@ -3,7 +3,8 @@
  * floats: every 509th bit pattern of all finite floats (both signs, about
  * 17 million inputs a function), the points where the code switches
  * branch and their neighbours, and the special values (±0, ±inf, NaN,
- * subnormals). Built once per vector rendering (tests/vmath/run.sh):
+ * subnormals); and that vf.c's block transpose is exact. Built once per
+ * vector rendering (tests/vmath/run.sh):
  *
  *   cc -O2 [TARGET FLAGS] -DOX_VW=N [-DOX_VF_PORTABLE] tests/vmath/vmath_test.c -lm
  *   ./vmath_test        -> one line per function, exit 1 if a bound fails
@@ -124,6 +125,27 @@ static float from_bits(uint32_t u)
 	return f;
 }
 
+/* vf.c's in-register block transpose (the layout conversions use it): exact */
+static int check_transpose(void)
+{
+	float a[OX_VW][OX_VW], o[OX_VW];
+	ox_vf r[OX_VW];
+	for (int i = 0; i < OX_VW; i++)
+		for (int j = 0; j < OX_VW; j++)
+			a[i][j] = (float)(i * 100 + j);
+	for (int i = 0; i < OX_VW; i++)
+		r[i] = ox_vf_load(a[i]);
+	ox_vf_transpose(r);
+	int bad = 0;
+	for (int i = 0; i < OX_VW; i++) {
+		ox_vf_store(o, r[i]);
+		for (int j = 0; j < OX_VW; j++)
+			bad += o[j] != a[j][i];
+	}
+	printf("  transpose  %d x %d block: %d elements misplaced%s\n", OX_VW, OX_VW, bad, bad ? "  FAIL" : "");
+	return bad != 0;
+}
+
 int main(void)
 {
 	int fails = 0;
@@ -182,6 +204,8 @@ int main(void)
 			printf("  %-10s %d special values wrong  FAIL\n", F->name, bad_special);
 		fails += !ok;
 	}
-	printf("vmath: %d of %zu functions outside their bounds\n", fails, sizeof fns / sizeof *fns);
-	return fails != 0;
+	int tbad = check_transpose();
+	printf("vmath: %d of %zu functions outside their bounds%s\n", fails, sizeof fns / sizeof *fns,
+	       tbad ? ", the transpose wrong" : "");
+	return fails != 0 || tbad;
 }
