@@ -254,6 +254,14 @@ def epilogue_cases():
     b = n.conv(a, 40, 3, pad=1)
     n.save("chunked_epilogue", n.relu(n.add(b, "x")))
 
+    # a residual that is the conv's own input, over several groups of output
+    # vectors: the output must not be stored over it (opt/plan.c), the
+    # later groups still read every channel of it
+    seed("self_resid")
+    n = Net(rnd(1, 20, 6, 6))
+    a = n.conv("x", 80, 1)
+    n.save("self_resid", n.relu(n.add(n.conv(a, 80, 1), a)))
+
     # a conv whose result is also read by another node: no fusion across it
     seed("shared_result")
     n = Net(rnd(1, 8, 6, 6))
