@@ -237,6 +237,9 @@ struct ox_graph {
 	int nin_ports, nout_ports;     /* (filled by opt/fold.c when it ends) */
 	const ox_target *target;       /* --cpu (ir/target.h); NULL: the default */
 	int opt;                       /* --opt: 0 runs only the passes codegen needs */
+	int winograd;                  /* --winograd: 1 (default) lets opt/winograd.c use
+	                                  Winograd F(m x m, 3 x 3) where it pays, 0 never,
+	                                  2 or 4 F(m x m) wherever it can (to measure) */
 	int64_t arena_size;            /* bytes, from opt/plan.c */
 	int64_t arena_lower_bound;     /* most bytes live at one step */
 };
