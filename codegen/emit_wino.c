@@ -3,7 +3,8 @@
  *
  * The output is cut into tiles of m x m positions, the tiles (of all
  * images, in order) into blocks of wnt. A task owns a slot of the node's
- * scratch and takes every wslots-th block; for each:
+ * scratch and takes every wslots-th block (with one block, the tiles'
+ * transforms are tasks first, then the slots take the groups); a block:
  *  1. input transform: each tile's (m+2) x (m+2) window of each channel
  *     block, V = B^T d B, a vector of channels at a time, into the slot's
  *     V[(m+2)^2][tiles][C] (a window that leaves the input reads zeros);
@@ -22,7 +23,6 @@
  */
 #include "ukernel.h"
 #include "../opt/opt.h"
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -64,7 +64,7 @@ static const wstep out2[] = {
 	{'+', TMP + 0, 0, 1, 0}, {'+', OUT + 0, TMP + 0, 2, 0}, {'-', TMP + 1, 1, 2, 0}, {'-', OUT + 1, TMP + 1, 3, 0},
 };
 
-/* the input (inverse = 0) or output transform of F(m x m) */
+/* the input (output = 0) or output transform of F(m x m) */
 static wprog program(int m, int output)
 {
 	const ox_winomats *W = ox_opt_wino_mats(m);
@@ -74,10 +74,14 @@ static wprog program(int m, int output)
 	p.nin = W->T;
 	p.nout = output ? m : W->T;
 	p.mat = output ? W->at : W->bt;
-	if (m == 4)
-		p.s = output ? out4 : in4, p.nsteps = output ? 10 : 12;
+	if (m == 4 && output)
+		p.s = out4, p.nsteps = (int)(sizeof out4 / sizeof *out4);
+	else if (m == 4)
+		p.s = in4, p.nsteps = (int)(sizeof in4 / sizeof *in4);
+	else if (output)
+		p.s = out2, p.nsteps = (int)(sizeof out2 / sizeof *out2);
 	else
-		p.s = output ? out2 : in2, p.nsteps = 4;
+		p.s = in2, p.nsteps = (int)(sizeof in2 / sizeof *in2);
 	/* the program must compute its matrix: run it on each unit vector */
 	for (int k = 0; k < p.nin; k++) {
 		double r[NREG] = {0};
@@ -148,9 +152,9 @@ static void inputs_read(const wprog *p, int n, int *in)
 		in[k] = live[k];
 }
 
-/* The 2-D transform P x P^T of the T x T vectors <src><r>_<c> (those the
- * caller declared: src_read) into <res><i>_<j> for the nr x nc corner of
- * the result: columns first (w<i>_<c>), then rows */
+/* The 2-D transform P x P^T of the T x T vectors <src><r>_<c> (the caller
+ * declares those the corner reads: inputs_read) into <res><i>_<j> for the
+ * nr x nc corner of the result: columns first (w<i>_<c>), then rows */
 static void apply2(ox_buf *t, const wprog *p, const char *src, const char *res, int nr, int nc)
 {
 	int need[8], cols[8];

@@ -8,8 +8,12 @@
  * the micro-kernel walks it) or OX_L_DWW for depthwise; the bias becomes
  * an OX_L_PADDED [M] vector (a zero one when there was none).
  * A Conv with pads gets scratch memory for a zero-bordered copy of its
- * input, so its kernels never test borders. Codegen reads the same
- * geometry through ox_opt_conv_geo, so the two cannot disagree.
+ * input, so its kernels never test borders. A Conv opt/winograd.c gave
+ * Winograd weights (OX_L_WINOW) keeps them; its geometry (tiles, blocks,
+ * task slots) is chosen here too, and its scratch is the slots'. The cost
+ * model of both algorithms, which opt/winograd.c compares, is here
+ * (ox_opt_conv_cycles). Codegen reads the same geometry through
+ * ox_opt_conv_geo, so the two cannot disagree.
  * Requires: the layout pass. Invalidates: nothing (constants are added,
  * the old ones are left for codegen to skip when unused).
  */
@@ -54,11 +58,12 @@ static int t_rows(const ox_target *t, int ocb, int64_t m)
 #define WINO_SLOTS 4
 #define L2_BYTES (1 << 20)
 
-/* n floats rounded up to an odd number of 64-byte lines */
+/* n floats rounded up to whole 64-byte lines, an odd number of them from
+ * 1 KB on (36 smaller planes fit in L1 whatever their sets) */
 static int64_t odd_lines(int64_t n)
 {
 	int64_t l = (n + 15) / 16;
-	return (l | 1) * 16;
+	return (l < 16 ? l : l | 1) * 16;
 }
 
 /* Modeled cycles of the GEMMs of F(wm x wm) in blocks of nt tiles with

@@ -10,10 +10,11 @@
  * the output transform (Y = A^T M A), bias and epilogue
  * (codegen/emit_wino.c). F(4x4) does 4x fewer multiplies than the direct
  * kernels, F(2x2) 2.25x; the transforms cost adds, the weights are 4x and
- * 1.8x bigger, and the rounding error grows (docs/optimizer.md states it).
- * Here, per Conv: F(4x4), F(2x2) or the direct kernels, whichever pack.c's
- * cost model (ox_opt_conv_cycles, calibrated by measurement) says is
- * fastest; then U in double precision, rounded once, packed for the
+ * 1.8x bigger, and F(4x4)'s rounding error is bigger (F(2x2)'s is not;
+ * docs/optimizer.md states both). Here, per Conv: F(4x4), F(2x2) or the
+ * direct kernels, whichever pack.c's cost model (ox_opt_conv_cycles,
+ * calibrated by measurement) says is fastest, F(4x4) only by a margin
+ * over F(2x2); then U in double precision, rounded once, packed for the
  * micro-kernel's tile as OX_L_WINOW. pack.c pads the bias and sizes the
  * scratch from the same geometry (ox_opt_conv_geo).
  * Off with --opt 0 and with --winograd off (g->winograd = 0).
@@ -138,6 +139,14 @@ static int choose(ox_graph *g, const ox_node *n)
 {
 	if (g->winograd == 2 || g->winograd == 4)
 		return g->winograd;
+	/* under a megaflop (the layers codegen runs without the parallel-for
+	 * hook), the microseconds won are not worth the scratch and the bigger
+	 * weights: a small network's arena doubled (examples/digits) */
+	if (ox_ir_flops(g, n) < 1000000) {
+		ox_note("winograd: Conv '%s': under a megaflop: modeled Mcycles direct -, F(2x2) -, F(4x4) -: direct",
+			n->name);
+		return 0;
+	}
 	ox_convgeo d, w;
 	if (ox_opt_conv_geo_as(g, n, 0, &d))
 		return 0;
@@ -147,7 +156,7 @@ static int choose(ox_graph *g, const ox_node *n)
 			c[wm / 2] = ox_opt_conv_cycles(g, &w);
 	/* F(2x2) where it is faster than the direct kernels; F(4x4) where it
 	 * is faster than both and by F4_GAIN than F(2x2), the price of its
-	 * rounding error (5x the direct kernels', F(2x2)'s below theirs) */
+	 * rounding error (2-11x the direct kernels', F(2x2)'s at or below theirs) */
 	int m = 0;
 	if (c[1] >= 0 && c[1] < c[0])
 		m = 2;

@@ -439,7 +439,9 @@ static const ox_node *conv_of(const ox_graph *g, ox_id v)
 
 /* a 3x3 stride-1 Conv on a blocked input (%8) beside the cases Winograd
  * cannot compute: stride 2 (%9), dilation 2 (%10), depthwise (%11), a
- * plain input (%12), a 3x3 on a 4x4 image with 16 channels (%14) */
+ * plain input (%12); and three it can but should not: 64 -> 16 channels
+ * on a 3x3 image (%14, under a megaflop), 4 channels on 128x128 (%20,
+ * with 16-lane vectors), 256 channels on 2x2 (%25) */
 static const char *wino_net =
 	"graph \"wino\" opset 13\n"
 	"input %0:f32[1,32,28,28] \"x\"\n"
@@ -458,10 +460,22 @@ static const char *wino_net =
 	"%12 = Conv(%0, %6) {pads=[1,1,1,1]}\n"
 	"%15 = MaxPool(%9) {kernel_shape=[4,4], strides=[4,4]}\n"
 	"%14 = Conv(%15, %13) {pads=[1,1,1,1]}\n"
+	"input %16:f32[1,4,128,128] \"x4\"\n"
+	"const %17:f32[4,4,1,1] \"w5\" = <64 bytes>\n"
+	"const %18:f32[4,4,3,3] \"w6\" = <576 bytes>\n"
+	"%19 = Conv(%16, %17)\n"
+	"%20 = Conv(%19, %18) {pads=[1,1,1,1]}\n"
+	"input %21:f32[1,256,2,2] \"x5\"\n"
+	"const %22:f32[256,256,1,1] \"w7\" = <262144 bytes>\n"
+	"const %23:f32[256,256,3,3] \"w8\" = <2359296 bytes>\n"
+	"%24 = Conv(%21, %22)\n"
+	"%25 = Conv(%24, %23) {pads=[1,1,1,1]}\n"
 	"output %10 \"a\"\n"
 	"output %11 \"b\"\n"
 	"output %12 \"c\"\n"
-	"output %14 \"d\"\n";
+	"output %14 \"d\"\n"
+	"output %20 \"e\"\n"
+	"output %25 \"f\"\n";
 
 /* The choice: only the 3x3 stride-1 dilation-1 group-1 Conv on a blocked
  * input is eligible, and it gets F(4x4) on AVX-512 (64 channels on 28x28:
@@ -483,11 +497,31 @@ static void test_winograd_choice(void **state)
 		assert_false(ox_opt_wino_eligible(g, conv_of(g, v)));
 		assert_int_equal(g->vals[conv_of(g, v)->in[1]].layout, OX_L_PLAIN);
 	}
-	/* 16 channels, one tile of 4x4 (F(4x4)) or four of 2x2: the
-	 * transforms cost more than the multiplies saved, the model says so */
+	/* eligible, but a layer under a megaflop stays direct; and the model
+	 * says direct where the transforms cost more than the multiplies they
+	 * save: 4 channels in 16 lanes (measured on 32x32: 0.016 ms direct,
+	 * 0.025 F(2x2), 0.033 F(4x4)), and on every target where the bigger
+	 * weights' traffic dominates: 256 channels on a 2x2 image */
 	assert_true(ox_opt_wino_eligible(g, conv_of(g, 14)));
 	assert_int_equal(g->vals[conv_of(g, 14)->in[1]].layout, OX_L_PLAIN);
 	ox_ir_free(g);
+	static const char *const cpus[] = {"x86-64-v4", "x86-64-v3", "generic", "armv8-a"};
+	for (int k = 0; k < 4; k++) {
+		g = run_wino(wino_net, cpus[k], 1, "winograd");
+		for (ox_id v = k ? 25 : 20; v <= 25; v += 5) {
+			assert_true(ox_opt_wino_eligible(g, conv_of(g, v)));
+			ox_convgeo d, w2, w4;
+			assert_int_equal(ox_opt_conv_geo_as(g, conv_of(g, v), 0, &d), 0);
+			assert_int_equal(ox_opt_conv_geo_as(g, conv_of(g, v), 2, &w2), 0);
+			assert_int_equal(ox_opt_conv_geo_as(g, conv_of(g, v), 4, &w4), 0);
+			double cd = ox_opt_conv_cycles(g, &d), c2 = ox_opt_conv_cycles(g, &w2), c4 = ox_opt_conv_cycles(g, &w4);
+			if (!(cd < c2 && cd < c4))
+				fail_msg("--cpu %s, %%%d: modeled cycles direct %g, F(2x2) %g, F(4x4) %g", cpus[k], v, cd, c2, c4);
+			assert_int_equal(g->vals[conv_of(g, v)->in[1]].layout, OX_L_PLAIN);
+		}
+		assert_int_equal(g->vals[conv_of(g, 8)->in[1]].layout, OX_L_WINOW);
+		ox_ir_free(g);
+	}
 
 	/* after pack: the geometry codegen reads, scratch for the slots */
 	g = run_wino(wino_net, "x86-64-v4", 1, "pack");
