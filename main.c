@@ -1,6 +1,6 @@
 /* main.c: the onnxcc command line.
  *
- *   onnxcc MODEL.onnx -o OUT.c [--target c] [--cpu NAME] [--opt 0|1] [--name PREFIX]
+ *   onnxcc MODEL.onnx -o OUT.c [--target c] [--cpu NAME] [--opt 0|1] [--winograd on|off|2|4] [--name PREFIX]
  *          [--shape INPUT=D0xD1x...]... [--dim SYMBOL=N]...
  *          [--const INPUT=FILE]... [--like INPUT=FILE]... [--string-capacity N] [--weights embed|external|c] [--report[=json]]
  *          [--main] [--build] [-v] [--dump-ir[=PASS]]
@@ -20,7 +20,7 @@
 #define MAX_BINDS 64
 
 static const char usage[] =
-	"usage: onnxcc MODEL.onnx -o OUT.c [--target c] [--cpu NAME] [--opt 0|1] [--name PREFIX]\n"
+	"usage: onnxcc MODEL.onnx -o OUT.c [--target c] [--cpu NAME] [--opt 0|1] [--winograd on|off|2|4] [--name PREFIX]\n"
 	"              [--shape INPUT=D0xD1x...]... [--dim SYMBOL=N]...\n"
 	"              [--const INPUT=FILE]... [--like INPUT=FILE]...\n"
 	"              [--weights embed|external|c] [--string-capacity N] [--report[=json]]\n"
@@ -32,6 +32,10 @@ static const char usage[] =
 	"             native (this machine); sets vector width, tiles and --build's flags\n"
 	"  --print-cflags  print the compiler flags for --cpu and exit\n"
 	"  --opt      1 (default): the optimizing passes; 0: only what codegen needs\n"
+	"  --winograd on (default): 3x3 convolutions by Winograd F(4x4) or F(2x2, 3x3)\n"
+	"             where the cost model says it pays (faster, rounding errors a few\n"
+	"             times the direct kernels'); off: never; 2 or 4: F(2x2) or F(4x4)\n"
+	"             for every 3x3 convolution it can compute (to measure)\n"
 	"  --shape    fix the shape of a graph input (binds its symbolic dims)\n"
 	"  --dim      fix a symbolic dim everywhere\n"
 	"  --const    freeze a graph input to the tensor in FILE (.pb or .npy): the code\n"
@@ -401,7 +405,7 @@ int main(int argc, char **argv)
 {
 	const char *model = NULL, *out = NULL, *target = "c", *name = NULL, *dump = NULL;
 	const char *shapes[MAX_BINDS], *dims[MAX_BINDS], *consts[MAX_BINDS], *likes[MAX_BINDS];
-	const char *strcap = NULL, *cpu = NULL, *opt = NULL;
+	const char *strcap = NULL, *cpu = NULL, *opt = NULL, *wino = NULL;
 	int print_cflags = 0;
 	int nshapes = 0, ndims = 0, nconsts = 0, nlikes = 0, with_main = 0, build = 0, report = 0;
 	int weights = OX_CG_WEIGHTS_EMBED;
@@ -427,6 +431,10 @@ int main(int argc, char **argv)
 			opt = argv[++i];
 		else if (!strncmp(a, "--opt=", 6))
 			opt = a + 6;
+		else if (!strcmp(a, "--winograd") && more)
+			wino = argv[++i];
+		else if (!strncmp(a, "--winograd=", 11))
+			wino = a + 11;
 		else if (!strcmp(a, "--shape") && more && nshapes < MAX_BINDS)
 			shapes[nshapes++] = argv[++i];
 		else if (!strcmp(a, "--dim") && more && ndims < MAX_BINDS)
@@ -481,6 +489,14 @@ int main(int argc, char **argv)
 	}
 	if (opt && strcmp(opt, "0") && strcmp(opt, "1"))
 		return bad_option("--opt '%s': expected 0 or 1", opt);
+	int winograd = 1; /* g->winograd: 0 off, 1 by the cost model, 2 or 4 forced */
+	if (wino) {
+		static const char *const names[] = {"off", "on", "2", NULL, "4"};
+		for (winograd = 0; winograd < 5 && (!names[winograd] || strcmp(wino, names[winograd])); winograd++)
+			;
+		if (winograd == 5)
+			return bad_option("--winograd '%s': expected on, off, 2 or 4", wino);
+	}
 	if (!model)
 		return bad_option("%s", "no model given");
 	if (!out && !dump)
@@ -525,6 +541,7 @@ int main(int argc, char **argv)
 	g->string_capacity = (int)capacity;
 	g->target = tgt;
 	g->opt = opt ? atoi(opt) : 1;
+	g->winograd = winograd;
 	int rc = 0;
 	for (int i = 0; i < nconsts && !rc; i++)
 		rc = apply_const(g, consts[i]);

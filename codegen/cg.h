@@ -63,6 +63,8 @@ int ox_cg_vbody_ok(const ox_graph *body, const ox_node *f);
 void ox_cg_use_vf(ox_cg *cg);
 /* ops on channel-blocked values (codegen/emit_blocked.c) */
 int ox_cg_emit_conv_blocked(ox_cg *cg, ox_graph *g, ox_node *n);
+/* a 3x3 Conv by Winograd F(m x m, 3 x 3) (codegen/emit_wino.c; weights @winow) */
+int ox_cg_emit_conv_wino(ox_cg *cg, ox_graph *g, ox_node *n);
 int ox_cg_emit_pool_blocked(ox_cg *cg, ox_graph *g, ox_node *n);
 /* Attention in blocks of query rows (codegen/emit_attn_blocked.c) */
 int ox_cg_emit_attn_blocked(ox_cg *cg, ox_graph *g, ox_node *n);

@@ -123,6 +123,8 @@ static void padded_copy(ox_cg *cg, const ox_node *n, const ox_convgeo *q, int64_
 
 int ox_cg_emit_conv_blocked(ox_cg *cg, ox_graph *g, ox_node *n)
 {
+	if (ox_in(g, n, 1)->layout == OX_L_WINOW)
+		return ox_cg_emit_conv_wino(cg, g, n);
 	ox_convgeo q;
 	if (ox_opt_conv_geo(g, n, &q))
 		return ox_error(g, n, "the blocked Conv's geometry is not supported");

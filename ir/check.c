@@ -2,7 +2,9 @@
  *
  * Checks the invariants ir.h states: ids in range, one producer per
  * value, topological order, constants carry data of the right size,
- * node arity within the op table's bounds. A failure is a compiler bug:
+ * node arity within the op table's bounds, blocked values only at ops
+ * that take them, Winograd weights (@winow) only as the weights of the
+ * 3x3 Conv they were made for. A failure is a compiler bug:
  * it dies naming the pass that broke the graph.
  */
 #include "ir.h"
@@ -45,6 +47,14 @@ int ox_ir_check(ox_graph *g, const char *after)
 			ox_id v = n->in[k];
 			if (v < -1 || v >= g->nvals)
 				ox_die("after %s: node %d input %d is %%%d", after, i, k, v);
+			/* Winograd weights: only the 3x3 Conv they were transformed for reads them */
+			const ox_value *x = v >= 0 ? &g->vals[v] : NULL;
+			if (x && x->layout == OX_L_WINOW &&
+			    (n->op != OX_OP_Conv || k != 1 || x->shape.rank != 4 || x->shape.d[2] != 3 ||
+			     x->shape.d[3] != 3 || (x->lp[1] != 2 && x->lp[1] != 4) || x->lp[2] < 1 || x->lp[2] > 4 ||
+			     x->lp[0] < 1))
+				ox_die("after %s: node %d '%s' (%s) reads the Winograd weights %%%d as input %d", after, i,
+				       n->name, ox_ops[n->op].name, v, k);
 			if (v >= 0 && !defined[v])
 				ox_die("after %s: node %d '%s' uses %%%d '%s' before its definition", after,
 				       i, n->name, v, g->vals[v].name);

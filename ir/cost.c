@@ -6,6 +6,10 @@
  * recurrent products of RNN, GRU and LSTM), nothing for the
  * rest (elementwise, pools, normalizations), so a rate compares with the
  * machine's FMA peak. Shapes must be known; an unknown one counts 0.
+ * A fast algorithm counts the algorithm it replaces: a Conv computed by
+ * Winograd (weights @winow, opt/winograd.c) counts the direct
+ * convolution's multiply-adds, about 2-4x those it does, so its GFLOP/s
+ * can pass the machine's peak (issue 9's convention; docs/optimizer.md).
  */
 #include "ir.h"
 
@@ -31,7 +35,8 @@ int64_t ox_ir_flops(ox_graph *g, const ox_node *n)
 	ox_value *w = ox_in(g, n, 1);
 	switch (n->op) {
 	case OX_OP_Conv: {
-		/* per output element: C/group x kernel taps */
+		/* per output element: C/group x kernel taps (the logical weights'
+		 * shape, whatever their layout) */
 		if (!w || !w->has_shape || w->shape.rank < 2)
 			return 0;
 		int64_t taps = 1;

@@ -35,6 +35,7 @@ ox_graph *ox_ir_new(const char *path)
 	g->string_capacity = 256;
 	g->target = ox_target_default();
 	g->opt = 1;
+	g->winograd = 1;
 	return g;
 }
 
@@ -54,6 +55,7 @@ ox_graph *ox_ir_new_sub(ox_graph *parent)
 	g->ir_version = parent->ir_version;
 	g->target = parent->target;
 	g->opt = parent->opt;
+	g->winograd = parent->winograd;
 	ox_graph *r = root_of(parent);
 	if (r->nsubs == r->capsubs) {
 		r->capsubs = r->capsubs ? 2 * r->capsubs : 8;

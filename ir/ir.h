@@ -102,8 +102,13 @@ typedef struct {
  *                 b = lp[0], C rounded up
  *   OX_L_GEMMB    a Gemm/MatMul B [K,N] as [N/(lp[0] lp[1])][K][lp[0] lp[1]],
  *                 N rounded up to lp[0]
+ *   OX_L_WINOW    Conv weights [M,C,3,3] transformed for Winograd
+ *                 F(m x m, 3 x 3), m = lp[1] (2 or 4): U = G g G^T, T^2
+ *                 values (T = m + 2) per output and input channel, in
+ *                 groups of lp[2] vectors of lp[0] lanes (M rounded up to
+ *                 lp[0]), each group [T^2][C][group width] (opt/winograd.c)
  * The text form writes them after the type: %3:f32[1,64,56,56]@blocked(16). */
-enum { OX_L_PLAIN, OX_L_BLOCKED, OX_L_CONVW, OX_L_DWW, OX_L_GEMMB, OX_L_PADDED, OX_NLAYOUTS };
+enum { OX_L_PLAIN, OX_L_BLOCKED, OX_L_CONVW, OX_L_DWW, OX_L_GEMMB, OX_L_PADDED, OX_L_WINOW, OX_NLAYOUTS };
 extern const char *const ox_layout_names[OX_NLAYOUTS];
 
 /* ---- values and nodes ---- */
@@ -233,6 +238,9 @@ struct ox_graph {
 	int nin_ports, nout_ports;     /* (filled by opt/fold.c when it ends) */
 	const ox_target *target;       /* --cpu (ir/target.h); NULL: the default */
 	int opt;                       /* --opt: 0 runs only the passes codegen needs */
+	int winograd;                  /* --winograd: 1 (default) lets opt/winograd.c use
+	                                  Winograd F(m x m, 3 x 3) where it pays, 0 never,
+	                                  2 or 4 F(m x m) wherever it can (to measure) */
 	int64_t arena_size;            /* bytes, from opt/plan.c */
 	int64_t arena_lower_bound;     /* most bytes live at one step */
 };

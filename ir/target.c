@@ -7,20 +7,24 @@
  * and flags; native is the best of them this machine runs, with
  * -march=native. Tile sizes: accumulators + weight vectors + one broadcast
  * within the register file (measured in bench/, docs/benchmarks.md).
+ * Winograd's figures (transform cycles, bytes a cycle from memory and L3)
+ * were fitted to tools/wino_calibrate.sh on a Zen 4 (docs/optimizer.md):
+ * x86-64-v4 with AVX-512, x86-64-v3 with AVX2, generic with SSE2; armv8-a
+ * was not measured and borrows x86-64-v3's.
  */
 #include "target.h"
 #include <string.h>
 
 const ox_target ox_targets[] = {
 	{"generic", "portable C11, 4-lane vectors, no flags (the default)", 4, 16, 0, "",
-	 "", {12, 6, 4, 3}, 6, 2, 256},
+	 "", {12, 6, 4, 3}, 6, 2, 256, {20, 60}, {8, 23}, 18, 55},
 	{"x86-64-v3", "AVX2 + FMA (Haswell, Zen 1 and later), 8 lanes", 8, 16, 1, "defined(__AVX2__) && defined(__FMA__)",
-	 "-march=x86-64-v3", {12, 6, 4, 3}, 6, 2, 256},
+	 "-march=x86-64-v3", {12, 6, 4, 3}, 6, 2, 256, {45, 210}, {17, 80}, 12, 37},
 	{"x86-64-v4", "AVX-512 F/BW/DQ/VL (Skylake-X, Zen 4 and later), 16 lanes", 16, 32, 1, "defined(__AVX512F__)",
-	 "-march=x86-64-v4", {28, 14, 8, 7}, 14, 2, 256},
+	 "-march=x86-64-v4", {28, 14, 8, 7}, 14, 2, 256, {45, 210}, {17, 80}, 20, 62},
 	{"armv8-a", "AArch64 with NEON, 4 lanes", 4, 32, 1, "defined(__ARM_NEON)",
-	 "-march=armv8-a", {24, 12, 7, 6}, 12, 2, 256},
-	{NULL, NULL, 0, 0, 0, NULL, NULL, {0, 0, 0, 0}, 0, 0, 0},
+	 "-march=armv8-a", {24, 12, 7, 6}, 12, 2, 256, {45, 210}, {17, 80}, 12, 37},
+	{NULL, NULL, 0, 0, 0, NULL, NULL, {0, 0, 0, 0}, 0, 0, 0, {0, 0}, {0, 0}, 0, 0},
 };
 
 /* native: the row this machine runs best, with the flags of the machine */

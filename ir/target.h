@@ -26,6 +26,13 @@ typedef struct {
 	/* GEMM micro-kernel (the same kernel, positions = rows of A): mr rows
 	 * x nr_vecs vectors; kc: reduction chunk kept in L1 (floats). */
 	int mr, nr_vecs, kc;
+	/* Winograd F(m x m, 3 x 3) (opt/winograd.c) in the cost model's cycles
+	 * (opt/pack.c: a step of the micro-kernel's FMA pipes): the input and
+	 * output transforms per tile and vector of channels for m = 2 and 4,
+	 * and the bytes of weights a cycle brings from memory and from L3
+	 * (measured: docs/optimizer.md, Winograd) */
+	double wino_in[2], wino_out[2];
+	double mem_bpc, l3_bpc;
 } ox_target;
 
 extern const ox_target ox_targets[]; /* ends with a NULL name */

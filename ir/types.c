@@ -230,7 +230,7 @@ int64_t ox_shape_numel(const ox_shape *s)
 	return n;
 }
 
-const char *const ox_layout_names[OX_NLAYOUTS] = {"plain", "blocked", "convw", "dww", "gemmb", "padded"};
+const char *const ox_layout_names[OX_NLAYOUTS] = {"plain", "blocked", "convw", "dww", "gemmb", "padded", "winow"};
 
 static int64_t round_up(int64_t x, int64_t b)
 {
@@ -259,6 +259,10 @@ int64_t ox_value_storage_numel(const ox_value *v)
 		if (v->shape.rank != 2 || d[1] == 0)
 			return n;
 		return d[0] * round_up(d[1], v->lp[0]);
+	case OX_L_WINOW: /* (m+2)^2 per (output, input) channel, M rounded up */
+		if (v->shape.rank != 4)
+			return n;
+		return (int64_t)(v->lp[1] + 2) * (v->lp[1] + 2) * d[1] * round_up(d[0], v->lp[0]);
 	}
 	return n;
 }

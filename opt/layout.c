@@ -42,8 +42,8 @@ int ox_opt_conv_blockable(ox_graph *g, const ox_node *n, int *depthwise)
 	const ox_value *w = ox_in(g, n, 1);
 	if (!w || w->kind != OX_V_CONST || w->shape.rank != 4)
 		return 0;
-	if (w->layout != OX_L_PLAIN && w->layout != OX_L_CONVW && w->layout != OX_L_DWW)
-		return 0; /* packed by opt/pack.c: still this Conv's */
+	if (w->layout != OX_L_PLAIN && w->layout != OX_L_CONVW && w->layout != OX_L_DWW && w->layout != OX_L_WINOW)
+		return 0; /* packed by opt/pack.c or opt/winograd.c: still this Conv's */
 	if (n->nin > 2 && n->in[2] >= 0 && g->vals[n->in[2]].kind != OX_V_CONST)
 		return 0;
 	int64_t G = ox_attr_int(n, "group", 1), C = g->vals[n->in[0]].shape.d[1], M = w->shape.d[0];

@@ -20,6 +20,7 @@ int ox_opt_affine(ox_graph *g);
 int ox_opt_layout(ox_graph *g);
 int ox_opt_epilogue(ox_graph *g);
 int ox_opt_ewfuse(ox_graph *g);
+int ox_opt_winograd(ox_graph *g);
 int ox_opt_pack(ox_graph *g);
 int ox_opt_plan(ox_graph *g);
 
@@ -46,8 +47,43 @@ typedef struct {
 					is a group whose reduction runs in chunks of kb input
 					blocks over all rows, the sums kept in the output
 					between chunks (no epilogue operand may share it) */
+	/* Winograd F(wm x wm, 3 x 3) (opt/winograd.c, codegen/emit_wino.c):
+	 * the output in tiles of wm x wm, a block of wnt tiles at a time;
+	 * rows x ocb is then the micro-kernel's tile of the (wm+2)^2 GEMMs
+	 * [tiles x C] x [C x M] (rows of tiles x vectors of output channels) */
+	int wm;                      /* 2 or 4; 0: the direct algorithm */
+	int64_t th, tw;              /* tiles per image: rows, columns (the last ones partial) */
+	int64_t wnt;                 /* tiles per block, a multiple of rows (or all tiles) */
+	int wslots;                  /* task slots: a slot's task takes every wslots-th block,
+					or with one block (the tiles' transforms tasks of their
+					own) every wslots-th group of output vectors */
+	int64_t wvs, wps;            /* floats between the (wm+2)^2 planes of a slot's
+					transformed input [wnt][C rounded up] and of one
+					group's products [wnt][ocb b]: an odd number of
+					cache lines, so the planes do not share cache sets */
+	int64_t wslot;               /* scratch floats per slot: (wm+2)^2 (wvs + wps), with one
+					block (wm+2)^2 wps after the shared (wm+2)^2 wvs */
+	int64_t wscratch;            /* scratch floats in all */
 } ox_convgeo;
 int ox_opt_conv_geo(ox_graph *g, const ox_node *n, ox_convgeo *cg); /* 0, or -1 if not blocked */
+/* The same for the algorithm wm (0 direct, 2 or 4 Winograd) whatever the
+ * weights' layout says: what opt/winograd.c compares before choosing */
+int ox_opt_conv_geo_as(ox_graph *g, const ox_node *n, int wm, ox_convgeo *cg);
+/* Modeled cycles of a blocked Conv's kernels with geometry cg (opt/pack.c's
+ * cost model, calibrated per target; docs/optimizer.md) */
+double ox_opt_conv_cycles(const ox_graph *g, const ox_convgeo *cg);
+
+/* Winograd F(m x m, 3 x 3) (opt/winograd.c): T = m + 2 points, the
+ * transforms as T x T (bt: B^T), T x 3 (g: G) and m x T (at: A^T)
+ * row-major matrices of the correlation y = A^T [(G g G^T) . (B^T d B)] A */
+typedef struct {
+	int m, T;
+	const double *bt, *g, *at;
+} ox_winomats;
+const ox_winomats *ox_opt_wino_mats(int m); /* NULL unless m is 2 or 4 */
+/* a Conv Winograd can compute: blocked f32 3x3, stride 1, dilation 1,
+ * group 1, blocked input (any pads) */
+int ox_opt_wino_eligible(ox_graph *g, const ox_node *n);
 
 /* A Gemm or MatMul the packed GEMM computes (opt/pack.c): f32, B a rank-2
  * constant (packed, OX_L_GEMMB, once pack ran) or a runtime tensor read

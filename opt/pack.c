@@ -8,8 +8,12 @@
  * the micro-kernel walks it) or OX_L_DWW for depthwise; the bias becomes
  * an OX_L_PADDED [M] vector (a zero one when there was none).
  * A Conv with pads gets scratch memory for a zero-bordered copy of its
- * input, so its kernels never test borders. Codegen reads the same
- * geometry through ox_opt_conv_geo, so the two cannot disagree.
+ * input, so its kernels never test borders. A Conv opt/winograd.c gave
+ * Winograd weights (OX_L_WINOW) keeps them; its geometry (tiles, blocks,
+ * task slots) is chosen here too, and its scratch is the slots'. The cost
+ * model of both algorithms, which opt/winograd.c compares, is here
+ * (ox_opt_conv_cycles). Codegen reads the same geometry through
+ * ox_opt_conv_geo, so the two cannot disagree.
  * Requires: the layout pass. Invalidates: nothing (constants are added,
  * the old ones are left for codegen to skip when unused).
  */
@@ -44,11 +48,100 @@ static int t_rows(const ox_target *t, int ocb, int64_t m)
 	return (int)(m < r ? m : r);
 }
 
+/* ---- Winograd (opt/winograd.c chooses it) ---- */
+
+/* A block's transformed input should stay in L2 (a quarter of it) while
+ * it is read once per group of output vectors; up to WINO_SLOTS task
+ * slots, each with its own scratch (one slot reused block after block is
+ * the fastest on one thread: its lines stay in the caches) */
+#define WINO_V_BYTES (256 << 10)
+#define WINO_SLOTS 4
+#define L2_BYTES (1 << 20)
+
+/* n floats rounded up to whole 64-byte lines, an odd number of them from
+ * 1 KB on (36 smaller planes fit in L1 whatever their sets) */
+static int64_t odd_lines(int64_t n)
+{
+	int64_t l = (n + 15) / 16;
+	return (l < 16 ? l : l | 1) * 16;
+}
+
+/* Modeled cycles of the GEMMs of F(wm x wm) in blocks of nt tiles with
+ * tiles of rows x ocb, and of the traffic: when the weights and a block's
+ * transformed input and products pass L2, every pass over the weights
+ * after the first (one a block) comes from L3, and when the transformed
+ * input passes WINO_V_BYTES it comes from L3 for every group after the
+ * first. *traffic gets the bytes' cycles, the result the GEMMs' */
+static double wino_gemm(const ox_target *t, const ox_convgeo *cg, int64_t mv, int rows, int ocb, int64_t nt,
+			double *traffic)
+{
+	int64_t T2 = (cg->wm + 2) * (cg->wm + 2), cp = (cg->C + cg->b - 1) / cg->b * cg->b;
+	int64_t tiles = cg->N * cg->th * cg->tw, nblk = (tiles + nt - 1) / nt, last = tiles - (nblk - 1) * nt;
+	double c = (double)(nblk - 1) * tiling_cost(nt, rows, mv, ocb) + tiling_cost(last, rows, mv, ocb);
+	double ub = (double)(T2 * cg->C * mv * cg->b * 4), vb = (double)(T2 * nt * cp * 4);
+	double pb = (double)(T2 * nt * ocb * cg->b * 4);
+	*traffic = 0;
+	if (ub + vb + pb > L2_BYTES)
+		*traffic += (double)(nblk - 1) * ub / t->l3_bpc;
+	if (vb > WINO_V_BYTES)
+		*traffic += (double)((mv + ocb - 1) / ocb - 1) * vb / t->l3_bpc;
+	return c * (double)(T2 * cg->C);
+}
+
+/* the GEMMs' tile (rows x ocb) and block (nt tiles, a multiple of rows
+ * unless it holds them all) of the least modeled cycles; the smaller
+ * block of equal ones */
+static void wino_geo(const ox_target *t, ox_convgeo *cg, int wm, int64_t mv)
+{
+	int64_t T2 = (wm + 2) * (wm + 2), cp = (cg->C + cg->b - 1) / cg->b * cg->b;
+	cg->wm = wm;
+	cg->th = (cg->OH + wm - 1) / wm, cg->tw = (cg->OW + wm - 1) / wm;
+	int64_t tiles = cg->N * cg->th * cg->tw;
+	/* the tile of 2 vectors (1 when the output has one): measured the
+	 * fastest on every layer tried; 1 reads the transformed input twice
+	 * as often and loads as much as it multiplies, the table's 4-vector
+	 * tiles leave no register for the broadcast (30% slower), 3 vectors
+	 * split the usual channel counts unevenly */
+	int o = mv > 1 ? 2 : 1, rmax = t->conv_rows[o - 1];
+	double best = -1;
+	cg->ocb = o;
+	cg->rows = (int)(tiles < rmax ? tiles : rmax);
+	for (int64_t k = cg->rows; k < tiles + cg->rows; k += cg->rows) {
+		int64_t nt = k < tiles ? k : tiles; /* one block: all tiles */
+		if (nt > cg->rows && T2 * nt * cp * 4 > L2_BYTES)
+			break;
+		double tr, c = wino_gemm(t, cg, mv, cg->rows, o, nt, &tr);
+		if (best < 0 || c + tr < best * (1 - 1e-9))
+			best = c + tr, cg->wnt = nt;
+	}
+	int64_t nblk = (tiles + cg->wnt - 1) / cg->wnt, ng = (mv + cg->ocb - 1) / cg->ocb, par = nblk > 1 ? nblk : ng;
+	cg->wslots = (int)(par < WINO_SLOTS ? par : WINO_SLOTS);
+	cg->wvs = odd_lines(cg->wnt * cp), cg->wps = odd_lines(cg->wnt * cg->ocb * cg->b);
+	if (nblk > 1)
+		cg->wslot = T2 * (cg->wvs + cg->wps), cg->wscratch = cg->wslots * cg->wslot;
+	else
+		cg->wslot = T2 * cg->wps, cg->wscratch = T2 * cg->wvs + cg->wslots * cg->wslot;
+}
+
 int ox_opt_conv_geo(ox_graph *g, const ox_node *n, ox_convgeo *cg)
+{
+	const ox_value *w = ox_in(g, n, 1);
+	int wm = w && w->layout == OX_L_WINOW ? w->lp[1] : 0;
+	if (ox_opt_conv_geo_as(g, n, wm, cg))
+		return -1;
+	if (wm && cg->ocb != w->lp[2])
+		ox_die("pack: Conv '%s': Winograd weights packed for %d vectors, the tile has %d", n->name, w->lp[2],
+		       cg->ocb);
+	return 0;
+}
+
+int ox_opt_conv_geo_as(ox_graph *g, const ox_node *n, int wm, ox_convgeo *cg)
 {
 	memset(cg, 0, sizeof *cg);
 	const ox_value *x = ox_in(g, n, 0), *w = ox_in(g, n, 1), *y = ox_out(g, n, 0);
 	if (!ox_opt_conv_blockable(g, n, &cg->depthwise) || y->layout != OX_L_BLOCKED)
+		return -1;
+	if (wm && !ox_opt_wino_eligible(g, n))
 		return -1;
 	int64_t k[2], s[2], d[2], pads[4], in[2] = {x->shape.d[2], x->shape.d[3]};
 	int64_t out[2] = {y->shape.d[2], y->shape.d[3]};
@@ -68,6 +161,11 @@ int ox_opt_conv_geo(ox_graph *g, const ox_node *n, ox_convgeo *cg)
 	cg->IHp = cg->IH + cg->pt + cg->pb, cg->IWp = cg->IW + cg->pl + cg->pr;
 	cg->flat = !cg->padded && cg->KH == 1 && cg->KW == 1 && cg->SH == 1 && cg->SW == 1;
 	int64_t p = cg->flat ? cg->OH * cg->OW : cg->OW, mv = (cg->M + cg->b - 1) / cg->b;
+	if (wm) {
+		cg->copy = 0; /* border tiles are read with their bounds tested */
+		wino_geo(t, cg, wm, mv);
+		return 0;
+	}
 	if (cg->depthwise) {
 		/* one weight vector a tap, a vector load per position */
 		int r = t->nregs - 4;
@@ -105,6 +203,30 @@ int ox_opt_conv_geo(ox_graph *g, const ox_node *n, ox_convgeo *cg)
 		cg->kb = cg->kb < 1 ? 1 : cg->kb > cb ? cb : cg->kb;
 	}
 	return 0;
+}
+
+/* ---- the cost model ---- */
+
+double ox_opt_conv_cycles(const ox_graph *g, const ox_convgeo *cg)
+{
+	const ox_target *t = g->target;
+	int64_t mv = (cg->M + cg->b - 1) / cg->b, cb = (cg->C + cg->b - 1) / cg->b;
+	if (!cg->wm) {
+		/* the micro-kernel's steps, the weights brought from memory once */
+		int64_t taps = cg->KH * cg->KW, p = cg->flat ? cg->OH * cg->OW : cg->OW;
+		double steps = cg->flat ? tiling_cost(p, cg->rows, mv, cg->ocb)
+				: cg->span > 1 ? tiling_cost(cg->OH * cg->OW, cg->rows, mv, cg->ocb)
+				: (double)cg->OH * tiling_cost(p, cg->rows, mv, cg->ocb);
+		double c = (double)cg->N * steps * (double)(cg->C * taps), mem = (double)(mv * cg->b * cg->C * taps * 4) / t->mem_bpc;
+		return c > mem ? c : mem;
+	}
+	/* the GEMMs, the transforms, and the weights' traffic (from memory
+	 * once), which runs beside them */
+	int64_t T2 = (cg->wm + 2) * (cg->wm + 2), tiles = cg->N * cg->th * cg->tw;
+	double tr, c = wino_gemm(t, cg, mv, cg->rows, cg->ocb, cg->wnt, &tr);
+	c += (double)tiles * ((double)cb * t->wino_in[cg->wm / 4] + (double)mv * t->wino_out[cg->wm / 4]);
+	tr += (double)(T2 * cg->C * mv * cg->b * 4) / t->mem_bpc;
+	return c > tr ? c : tr;
 }
 
 /* ---- GEMM ---- */
@@ -225,7 +347,9 @@ static void pack_conv(ox_graph *g, ox_node *n, const ox_convgeo *cg)
 	int64_t M = cg->M, KH = cg->KH, KW = cg->KW, taps = KH * KW;
 	int64_t mv = (M + b - 1) / b, mp = mv * b;
 	ox_id id;
-	if (cg->depthwise) {
+	if (cg->wm) {
+		id = n->in[1]; /* transformed and packed by opt/winograd.c */
+	} else if (cg->depthwise) {
 		/* [C/b][KH][KW][b] */
 		id = new_const(g, wv->name, "dww", mp * taps, &wv->shape, OX_L_DWW, b, 0, 0);
 		float *dst = g->vals[id].data->data;
@@ -276,6 +400,8 @@ static void pack_conv(ox_graph *g, ox_node *n, const ox_convgeo *cg)
 		int64_t cs = cg->inblocked ? (cg->C + b - 1) / b * b : cg->C;
 		ox_ir_add_scratch(g, n, cg->N * cs * cg->IHp * cg->IWp * 4);
 	}
+	if (cg->wm)
+		ox_ir_add_scratch(g, n, cg->wscratch * 4);
 }
 
 /* B as [N/(ocb b)][K][group width] (the last group narrower), columns

@@ -15,6 +15,8 @@
  * layout  channel-block the values of convolution chains (--opt 1)
  * epilogue  fuse the elementwise ops after a Conv or GEMM into it (--opt 1)
  * ewfuse  the other f32 elementwise ops: chains fused into vector loops (--opt 1)
+ * winograd  Winograd F(m x m, 3 x 3) for the 3x3 convolutions where it pays:
+ *         their weights transformed (--opt 1, unless --winograd off)
  * pack    lay weights out for the kernels that read them (--opt 1)
  * plan    arena offsets from lifetimes
  * The verifier (ir/check.c) runs after each pass when checking is on.
@@ -34,6 +36,7 @@ const ox_pass ox_pipeline[] = {
 	{"layout", ox_opt_layout},
 	{"epilogue", ox_opt_epilogue},
 	{"ewfuse", ox_opt_ewfuse},
+	{"winograd", ox_opt_winograd},
 	{"pack", ox_opt_pack},
 	{"plan", ox_opt_plan},
 	{NULL, NULL},

@@ -332,7 +332,10 @@ static void join(plan *P, int c, int from, int64_t shift)
 }
 
 /* Can node n (at position p) write its output into input k's class? */
-static int can_inplace(ox_graph *g, const plan *P, const ox_node *n, int k, int p)
+/* Can output 0 of n (at position p) be stored over input k? first: the
+ * node's first epilogue operand (a Conv or GEMM), -1 for an elementwise
+ * node */
+static int can_inplace(ox_graph *g, const plan *P, const ox_node *n, int k, int p, int first)
 {
 	ox_id v = n->in[k], o = n->out[0];
 	if (v < 0 || P->cls[v] < 0)
@@ -345,8 +348,11 @@ static int can_inplace(ox_graph *g, const plan *P, const ox_node *n, int k, int 
 		return 0;
 	if (x->layout != y->layout || x->lp[0] != y->lp[0])
 		return 0;
-	for (int j = 0; j < n->nin; j++) /* another operand in the same bytes might be read late */
-		if (j != k && n->in[j] >= 0 && n->in[j] != v && P->cls[n->in[j]] == c)
+	/* another operand in the same bytes might be read late: elementwise, the
+	 * same value is read at the same index; a Conv or GEMM reads its own
+	 * inputs at other positions (y = Conv(a) + a) */
+	for (int j = 0; j < n->nin; j++)
+		if (j != k && n->in[j] >= 0 && (n->in[j] != v || j < first) && P->cls[n->in[j]] == c)
 			return 0;
 	return 1;
 }
@@ -528,7 +534,7 @@ static void plan_classes(ox_graph *g, plan *P)
 		if (n->out[0] < 0 || P->cls[n->out[0]] != n->out[0] || (first < 0 && n->nout != 1))
 			continue;
 		for (int k = first < 0 ? 0 : first; k < n->nin; k++)
-			if (can_inplace(g, P, n, k, p)) {
+			if (can_inplace(g, P, n, k, p, first)) {
 				join(P, P->cls[n->in[k]], n->out[0], 0);
 				P->ninplace++;
 				break;

@@ -3,7 +3,10 @@
 # made by cases/make_opt_cases.py with float64 references) for every --cpu
 # target this machine runs, generic code in vf.c's plain-C11 rendering
 # (-DOX_VF_PORTABLE), x86-64-v4 built by clang too, and with the optimizer
-# off (--opt 0).
+# off (--opt 0). Then the cases with 3x3 convolutions Winograd can compute,
+# for every target again with each algorithm forced (--winograd 2,
+# --winograd 4: the cost model may leave a small case direct) and with it
+# off.
 #
 #   tests/e2e/opt_cases.sh [FILTER]
 #
@@ -16,11 +19,19 @@ cd "$(dirname "$0")/../.." || exit 2
 FILTER=${1:-.}
 fails=0 runs=0
 has() { grep -qw "$1" /proc/cpuinfo 2>/dev/null; }
-# cpu|cflags|CPU features|compiler (default cc)
-for cfg in "generic|" "portable|-DOX_VF_PORTABLE" "x86-64-v3|-march=x86-64-v3|avx2 fma" \
-	"x86-64-v4|-march=x86-64-v4|avx512f avx512bw avx512dq avx512vl" \
-	"x86-64-v4|-march=x86-64-v4|avx512f avx512bw avx512dq avx512vl|clang" "opt0|"; do
-	IFS='|' read -r cpu cflags feats cc <<< "$cfg"
+# the cases with a 3x3 stride-1 convolution on a blocked input
+WINO='wino|resblock|activations|chunked_epilogue|concat_avgpool'
+[ "$FILTER" = . ] || WINO=$FILTER
+# cpu|cflags|CPU features|extra onnxcc flags|compiler (default cc)
+V3="x86-64-v3|-march=x86-64-v3|avx2 fma" V4="x86-64-v4|-march=x86-64-v4|avx512f avx512bw avx512dq avx512vl"
+cfgs=("generic|" "portable|-DOX_VF_PORTABLE" "$V3" "$V4" "$V4||clang" "opt0|")
+for w in 2 4 off; do
+	for t in "generic||" "portable|-DOX_VF_PORTABLE|" "$V3" "$V4"; do
+		cfgs+=("$t|--winograd $w")
+	done
+done
+for cfg in "${cfgs[@]}"; do
+	IFS='|' read -r cpu cflags feats extra cc <<< "$cfg"
 	missing=''
 	for f in $feats; do has "$f" || missing="$missing $f"; done
 	if [ -n "$missing" ]; then
@@ -36,8 +47,10 @@ for cfg in "generic|" "portable|-DOX_VF_PORTABLE" "x86-64-v3|-march=x86-64-v3|av
 	# generic code built as a compiler without vector extensions would
 	# (templates/vf.c's plain-C11 struct rendering)
 	[ "$cpu" = portable ] && flags="--cpu generic"
+	filter=$FILTER
+	[ -n "$extra" ] && flags="$flags $extra" filter=$WINO
 	out=$(CC=${cc:-${CC:-cc}} ONNXCC_FLAGS="$flags" OX_CFLAGS="$cflags" ONNX_TESTS=tests/e2e/cases OXC_SUITES=opt \
-		tests/e2e/conformance.sh "$FILTER" 2>&1)
+		tests/e2e/conformance.sh "$filter" 2>&1)
 	last=$(printf '%s\n' "$out" | tail -n 1)
 	printf '%s\n' "$out" | grep '^FAIL' | sed "s/^/[$flags] /"
 	echo "opt-cases $flags${cflags:+ $cflags}${cc:+ ($cc)}: $last"

@@ -1,6 +1,6 @@
 /* test_optimizer.c: cmocka tests of the optimizing passes (opt/affine.c,
- * layout.c, epilogue.c, ewfuse.c, attention.c, norm.c, pack.c) on graphs
- * written in the IR text form.
+ * layout.c, epilogue.c, ewfuse.c, attention.c, norm.c, winograd.c, pack.c)
+ * on graphs written in the IR text form.
  *
  * Each test runs the pipeline's passes up to the one it checks (fold and
  * static first, so shapes are inferred and constant) for a named --cpu
@@ -788,6 +788,251 @@ static void test_pack_conv(void **state)
 	ox_ir_free(g);
 }
 
+/* ---- winograd ---- */
+
+/* Parse, set the target and --winograd, run the pipeline up to `upto`. */
+static ox_graph *run_wino(const char *text, const char *cpu, int winograd, const char *upto)
+{
+	ox_graph *g = ox_ir_parse(text, "t.ir");
+	if (!g)
+		fail_msg("parse failed (message above) for:\n%s", text);
+	g->target = ox_target_find(cpu);
+	g->winograd = winograd;
+	if (ox_opt_run(g, 1, upto))
+		fail_msg("the pipeline failed (message above) for:\n%s", text);
+	return g;
+}
+
+/* the Conv whose output is value v */
+static const ox_node *conv_of(const ox_graph *g, ox_id v)
+{
+	for (int i = 0; i < g->nnodes; i++)
+		if (g->nodes[i].op == OX_OP_Conv && g->nodes[i].out[0] == v)
+			return &g->nodes[i];
+	fail_msg("no Conv makes %%%d", v);
+	return NULL;
+}
+
+/* a 3x3 stride-1 Conv on a blocked input (%8) beside the cases Winograd
+ * cannot compute: stride 2 (%9), dilation 2 (%10), depthwise (%11), a
+ * plain input (%12); and three it can but should not: 64 -> 16 channels
+ * on a 3x3 image (%14, under a megaflop), 4 channels on 128x128 (%20,
+ * with 16-lane vectors), 256 channels on 2x2 (%25) */
+static const char *wino_net =
+	"graph \"wino\" opset 13\n"
+	"input %0:f32[1,32,28,28] \"x\"\n"
+	"const %1:f32[64,32,1,1] \"w0\" = <8192 bytes>\n"
+	"const %2:f32[64,64,3,3] \"w1\" = <147456 bytes>\n"
+	"const %3:f32[64,64,3,3] \"w2\" = <147456 bytes>\n"
+	"const %4:f32[64,64,3,3] \"w3\" = <147456 bytes>\n"
+	"const %5:f32[64,1,3,3] \"wd\" = <2304 bytes>\n"
+	"const %6:f32[64,32,3,3] \"wp\" = <73728 bytes>\n"
+	"const %13:f32[16,64,3,3] \"w4\" = <36864 bytes>\n"
+	"%7 = Conv(%0, %1)\n"
+	"%8 = Conv(%7, %2) {pads=[1,1,1,1]}\n"
+	"%9 = Conv(%8, %3) {pads=[1,1,1,1], strides=[2,2]}\n"
+	"%10 = Conv(%8, %4) {pads=[2,2,2,2], dilations=[2,2]}\n"
+	"%11 = Conv(%8, %5) {group=64, pads=[1,1,1,1]}\n"
+	"%12 = Conv(%0, %6) {pads=[1,1,1,1]}\n"
+	"%15 = MaxPool(%9) {kernel_shape=[4,4], strides=[4,4]}\n"
+	"%14 = Conv(%15, %13) {pads=[1,1,1,1]}\n"
+	"input %16:f32[1,4,128,128] \"x4\"\n"
+	"const %17:f32[4,4,1,1] \"w5\" = <64 bytes>\n"
+	"const %18:f32[4,4,3,3] \"w6\" = <576 bytes>\n"
+	"%19 = Conv(%16, %17)\n"
+	"%20 = Conv(%19, %18) {pads=[1,1,1,1]}\n"
+	"input %21:f32[1,256,2,2] \"x5\"\n"
+	"const %22:f32[256,256,1,1] \"w7\" = <262144 bytes>\n"
+	"const %23:f32[256,256,3,3] \"w8\" = <2359296 bytes>\n"
+	"%24 = Conv(%21, %22)\n"
+	"%25 = Conv(%24, %23) {pads=[1,1,1,1]}\n"
+	"output %10 \"a\"\n"
+	"output %11 \"b\"\n"
+	"output %12 \"c\"\n"
+	"output %14 \"d\"\n"
+	"output %20 \"e\"\n"
+	"output %25 \"f\"\n";
+
+/* The choice: only the 3x3 stride-1 dilation-1 group-1 Conv on a blocked
+ * input is eligible, and it gets F(4x4) on AVX-512 (64 channels on 28x28:
+ * 3x fewer cycles modeled and measured); --winograd off leaves every Conv
+ * direct, --winograd 2 forces F(2x2) on the eligible ones only. */
+static void test_winograd_choice(void **state)
+{
+	(void)state;
+	ox_graph *g = run_wino(wino_net, "x86-64-v4", 1, "winograd");
+	const ox_node *c = conv_of(g, 8);
+	assert_true(ox_opt_wino_eligible(g, c));
+	const ox_value *w = &g->vals[c->in[1]];
+	assert_int_equal(w->layout, OX_L_WINOW);
+	assert_int_equal(w->lp[0], 16);
+	assert_int_equal(w->lp[1], 4);
+	assert_int_equal(w->lp[2], 2);
+	assert_int_equal(ox_value_storage_numel(w), 36 * 64 * 64);
+	for (ox_id v = 9; v <= 12; v++) {
+		assert_false(ox_opt_wino_eligible(g, conv_of(g, v)));
+		assert_int_equal(g->vals[conv_of(g, v)->in[1]].layout, OX_L_PLAIN);
+	}
+	/* eligible, but a layer under a megaflop stays direct; and the model
+	 * says direct where the transforms cost more than the multiplies they
+	 * save: 4 channels in 16 lanes (measured on 32x32: 0.016 ms direct,
+	 * 0.025 F(2x2), 0.033 F(4x4)), and on every target where the bigger
+	 * weights' traffic dominates: 256 channels on a 2x2 image */
+	assert_true(ox_opt_wino_eligible(g, conv_of(g, 14)));
+	assert_int_equal(g->vals[conv_of(g, 14)->in[1]].layout, OX_L_PLAIN);
+	ox_ir_free(g);
+	static const char *const cpus[] = {"x86-64-v4", "x86-64-v3", "generic", "armv8-a"};
+	for (int k = 0; k < 4; k++) {
+		g = run_wino(wino_net, cpus[k], 1, "winograd");
+		for (ox_id v = k ? 25 : 20; v <= 25; v += 5) {
+			assert_true(ox_opt_wino_eligible(g, conv_of(g, v)));
+			ox_convgeo d, w2, w4;
+			assert_int_equal(ox_opt_conv_geo_as(g, conv_of(g, v), 0, &d), 0);
+			assert_int_equal(ox_opt_conv_geo_as(g, conv_of(g, v), 2, &w2), 0);
+			assert_int_equal(ox_opt_conv_geo_as(g, conv_of(g, v), 4, &w4), 0);
+			double cd = ox_opt_conv_cycles(g, &d), c2 = ox_opt_conv_cycles(g, &w2), c4 = ox_opt_conv_cycles(g, &w4);
+			if (!(cd < c2 && cd < c4))
+				fail_msg("--cpu %s, %%%d: modeled cycles direct %g, F(2x2) %g, F(4x4) %g", cpus[k], v, cd, c2, c4);
+			assert_int_equal(g->vals[conv_of(g, v)->in[1]].layout, OX_L_PLAIN);
+		}
+		assert_int_equal(g->vals[conv_of(g, 8)->in[1]].layout, OX_L_WINOW);
+		ox_ir_free(g);
+	}
+
+	/* after pack: the geometry codegen reads, scratch for the slots */
+	g = run_wino(wino_net, "x86-64-v4", 1, "pack");
+	c = conv_of(g, 8);
+	ox_convgeo q;
+	assert_int_equal(ox_opt_conv_geo(g, c, &q), 0);
+	assert_int_equal(q.wm, 4);
+	assert_int_equal(q.th, 7);
+	assert_int_equal(q.tw, 7);
+	assert_int_equal(q.ocb, 2);
+	assert_int_equal(q.wnt % q.rows == 0 || q.wnt == 49, 1);
+	assert_false(q.copy); /* borders are tested in the transform, no padded copy */
+	assert_true(c->scratch);
+	assert_int_equal(g->vals[c->out[c->nout - 1]].shape.d[0], q.wscratch * 4);
+	assert_int_equal(g->vals[c->in[2]].layout, OX_L_PADDED);
+	assert_int_equal(g->vals[conv_of(g, 9)->in[1]].layout, OX_L_CONVW);
+	ox_ir_free(g);
+
+	g = run_wino(wino_net, "x86-64-v4", 0, "pack");
+	for (int i = 0; i < g->nnodes; i++)
+		if (g->nodes[i].op == OX_OP_Conv)
+			assert_int_not_equal(g->vals[g->nodes[i].in[1]].layout, OX_L_WINOW);
+	ox_ir_free(g);
+
+	g = run_wino(wino_net, "generic", 2, "winograd");
+	assert_int_equal(g->vals[conv_of(g, 8)->in[1]].layout, OX_L_WINOW);
+	assert_int_equal(g->vals[conv_of(g, 8)->in[1]].lp[1], 2);
+	assert_int_equal(g->vals[conv_of(g, 8)->in[1]].lp[0], 4);
+	assert_int_equal(g->vals[conv_of(g, 14)->in[1]].lp[1], 2); /* forced */
+	assert_int_equal(g->vals[conv_of(g, 9)->in[1]].layout, OX_L_PLAIN);
+	ox_ir_free(g);
+}
+
+/* The matrices compute the correlation: for random d and g, 1-D
+ * A^T [(G g) . (B^T d)] = y with y[i] = sum_k d[i + k] g[k] (and so the
+ * 2-D nesting), to double rounding. */
+static void test_winograd_matrices(void **state)
+{
+	(void)state;
+	assert_null(ox_opt_wino_mats(3));
+	for (int m = 2; m <= 4; m += 2) {
+		const ox_winomats *W = ox_opt_wino_mats(m);
+		assert_non_null(W);
+		assert_int_equal(W->T, m + 2);
+		srand(7);
+		for (int trial = 0; trial < 20; trial++) {
+			double d[6], gk[3], u[6], v[6];
+			for (int i = 0; i < W->T; i++)
+				d[i] = rand() / (double)RAND_MAX - 0.5;
+			for (int k = 0; k < 3; k++)
+				gk[k] = rand() / (double)RAND_MAX - 0.5;
+			for (int i = 0; i < W->T; i++) {
+				u[i] = v[i] = 0;
+				for (int k = 0; k < 3; k++)
+					u[i] += W->g[i * 3 + k] * gk[k];
+				for (int j = 0; j < W->T; j++)
+					v[i] += W->bt[i * W->T + j] * d[j];
+			}
+			for (int i = 0; i < m; i++) {
+				double y = 0, want = 0;
+				for (int j = 0; j < W->T; j++)
+					y += W->at[i * W->T + j] * u[j] * v[j];
+				for (int k = 0; k < 3; k++)
+					want += d[i + k] * gk[k];
+				if (fabs(y - want) > 1e-12)
+					fail_msg("F(%d): output %d is %.17g, the correlation %.17g", m, i, y, want);
+			}
+		}
+	}
+}
+
+/* The weights: U = G g G^T per output and input channel in double,
+ * rounded once, at [group][point][C][group width] with lanes past M zero;
+ * and the layout prints and parses back as @winow(b,m,ocb). */
+static void test_winograd_weights(void **state)
+{
+	(void)state;
+	static const char *net =
+		"graph \"w\" opset 13\n"
+		"input %0:f32[1,5,6,7] \"x\"\n"
+		"const %1:f32[5,5,1,1] \"w0\" = <100 bytes>\n"
+		"const %2:f32[3,5,3,3] \"w1\" = <540 bytes>\n"
+		"%3 = Conv(%0, %1)\n"
+		"%4 = Conv(%3, %2) {pads=[1,1,1,1]}\n"
+		"output %4 \"y\"\n";
+	for (int m = 2; m <= 4; m += 2) {
+		ox_graph *g = ox_ir_parse(net, "t.ir");
+		assert_non_null(g);
+		g->target = ox_target_find("x86-64-v3");
+		g->winograd = m;
+		float *w = g->vals[2].data->data;
+		for (int i = 0; i < 3 * 5 * 9; i++)
+			w[i] = (float)((i * 37 % 101) - 50) / 64.0f;
+		assert_int_equal(ox_opt_run(g, 1, "winograd"), 0);
+		const ox_value *u = &g->vals[conv_of(g, 4)->in[1]];
+		const ox_winomats *W = ox_opt_wino_mats(m);
+		assert_int_equal(u->layout, OX_L_WINOW);
+		assert_int_equal(u->lp[1], m);
+		const int T = W->T, gw = u->lp[2] * 8; /* one group: 3 channels in 1 vector of 8 */
+		assert_int_equal(u->lp[2], 1);
+		const float *p = u->data->data;
+		for (int o = 0; o < gw; o++)
+			for (int c = 0; c < 5; c++)
+				for (int i = 0; i < T; i++)
+					for (int j = 0; j < T; j++) {
+						double want = 0;
+						for (int a = 0; a < 3 && o < 3; a++)
+							for (int b = 0; b < 3; b++)
+								want += W->g[i * 3 + a] * (double)w[(o * 5 + c) * 9 + a * 3 + b] * W->g[j * 3 + b];
+						float got = p[((i * T + j) * 5 + c) * gw + o];
+						if (got != (float)want)
+							fail_msg("F(%d) U[%d][%d] of output %d input %d: %.9g, want %.9g", m, i, j, o, c,
+								 got, (float)want);
+					}
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+		ox_ir_dump(g, f);
+		fclose(f);
+		char want[64];
+		snprintf(want, sizeof want, "@winow(8,%d,1)", m);
+		assert_non_null(strstr(text, want));
+		ox_graph *h = ox_ir_parse(text, "dump.ir");
+		assert_non_null(h);
+		const ox_value *hu = &h->vals[conv_of(h, 4)->in[1]];
+		assert_int_equal(hu->layout, OX_L_WINOW);
+		assert_int_equal(hu->lp[0], 8);
+		assert_int_equal(hu->lp[1], m);
+		assert_int_equal(ox_value_storage_numel(hu), T * T * 5 * 8);
+		ox_ir_free(h);
+		free(text);
+		ox_ir_free(g);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -810,6 +1055,9 @@ int main(void)
 		cmocka_unit_test(test_norm_gelu),
 		cmocka_unit_test(test_rows_kernels),
 		cmocka_unit_test(test_pack_conv),
+		cmocka_unit_test(test_winograd_choice),
+		cmocka_unit_test(test_winograd_matrices),
+		cmocka_unit_test(test_winograd_weights),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

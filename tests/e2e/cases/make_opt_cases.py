@@ -288,6 +288,14 @@ def epilogue_cases():
     b = n.conv(a, 40, 3, pad=1)
     n.save("chunked_epilogue", n.relu(n.add(b, "x")))
 
+    # a residual that is the conv's own input, over several groups of output
+    # vectors: the output must not be stored over it (opt/plan.c), the
+    # later groups still read every channel of it
+    seed("self_resid")
+    n = Net(rnd(1, 20, 6, 6))
+    a = n.conv("x", 80, 1)
+    n.save("self_resid", n.relu(n.add(n.conv(a, 80, 1), a)))
+
     # a conv whose result is also read by another node: no fusion across it
     seed("shared_result")
     n = Net(rnd(1, 8, 6, 6))
@@ -529,7 +537,53 @@ def norm_cases():
     n.save("norm_pow", n.op("Reciprocal", [x], 1 / n.vals[x]))
 
 
+def winograd_cases():
+    """3x3 stride-1 convolutions that opt/winograd.c may compute by
+    Winograd F(2x2) or F(4x4, 3x3) (opt_cases.sh also forces each on them
+    with --winograd 2 and 4): a blocked input (a 1x1 conv first), channel
+    counts that are no multiple of any vector width, images whose last
+    tiles are partial, pads 0, 1, 2 and asymmetric, batch 2, bias, Relu,
+    residual and per-channel epilogues, and layers of several blocks and
+    task slots or of one block whose groups are the tasks."""
+    specs = [  # name, input shape, 3x3 conv kwargs, epilogue
+        ("wino_c5_m7_odd", (1, 5, 9, 11), dict(m=7, k=3, pad=1), None),
+        ("wino_pads_asym", (1, 20, 13, 10), dict(m=36, k=3, pads=[2, 0, 1, 2]), "relu"),
+        ("wino_nopad_c17_m33", (1, 17, 12, 15), dict(m=33, k=3), None),
+        ("wino_pad2_c12_m12", (1, 12, 7, 9), dict(m=12, k=3, pad=2), "relu"),
+        ("wino_batch2_resid", (2, 24, 10, 14), dict(m=24, k=3, pad=1), "resid"),
+        ("wino_nobias_leaky", (1, 40, 11, 11), dict(m=40, k=3, pad=1, bias=False), "leaky"),
+        # several blocks of tiles and task slots, a narrower last group
+        ("wino_blocks_c96_m80", (1, 96, 30, 30), dict(m=80, k=3, pad=1), "relu"),
+        # few tiles, many channels: one block, the groups are the tasks
+        ("wino_one_block_c150_m72", (1, 150, 6, 7), dict(m=72, k=3, pad=1), "resid_chan"),
+    ]
+    for name, shape, kw, epi in specs:
+        seed(name)
+        n = Net(rnd(*shape))
+        a = n.conv("x", shape[1], 1)  # a blocked input for the 3x3
+        y = n.conv(a, **kw)
+        if epi == "relu":
+            y = n.relu(y)
+        elif epi == "resid":
+            y = n.relu(n.add(y, a))
+        elif epi == "leaky":
+            y = n.op("LeakyRelu", [y], F.leaky_relu(n.vals[y], 0.2), alpha=0.2)
+        elif epi == "resid_chan":
+            r = n.conv(a, kw["m"], 1)
+            y = n.add(n.mul(y, n.const(rnd(1, kw["m"], 1, 1), "s")), r)
+        n.save(name, y)
+
+    # a ResNet basic block: two 3x3 convs, the second with the residual
+    seed("wino_basic_block")
+    n = Net(rnd(1, 32, 15, 17))
+    x = n.relu(n.conv("x", 32, 1))
+    b = n.relu(n.conv(x, 32, 3, pad=1))
+    c = n.conv(b, 32, 3, pad=1)
+    n.save("wino_basic_block", n.relu(n.add(c, x)))
+
+
 def main():
+    winograd_cases()
     conv_cases()
     chain_cases()
     pool_cases()
