@@ -206,6 +206,15 @@ void ox_cg_helper(ox_cg *cg, const char *key, const char *text)
 	ox_buf_puts(&cg->kernels, "\n");
 }
 
+const char *ox_cg_kernel_text(ox_cg *cg, const char *family, const char *name, ox_buf *t)
+{
+	char key[160];
+	snprintf(key, sizeof key, "%s/%s", family, name);
+	ox_cg_helper(cg, key, t->s);
+	ox_buf_free(t);
+	return name;
+}
+
 /* ---- C spellings ---- */
 const char *ox_cg_ctype(int dt)
 {

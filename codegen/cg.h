@@ -87,6 +87,9 @@ void ox_cg_line(ox_cg *cg, int lvl, const char *fmt, ...) __attribute__((format(
 void ox_cg_term(char *buf, size_t cap, const char *var, int64_t n, int64_t stride);
 /* add raw helper text once under a key (e.g. a small static function) */
 void ox_cg_helper(ox_cg *cg, const char *key, const char *text);
+/* the kernel text t, named `name`, under the key "family/name" (once per
+ * file, like ox_cg_helper); frees t and returns name */
+const char *ox_cg_kernel_text(ox_cg *cg, const char *family, const char *name, ox_buf *t);
 
 /* C spellings. Storage: what the buffer holds (f16/bf16 are uint16_t, bool
  * is uint8_t). Compute: what arithmetic uses (float for f16/bf16). */

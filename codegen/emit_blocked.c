@@ -52,11 +52,7 @@ static const char *dw_kernel(ox_cg *cg, int rows, long ar, const ox_epi *E)
 	ox_ukshape st = {.rows = rows, .ocb = 1, .ar = ar, .ac1 = 1, .ws = b, .yr = b, .bias = 1};
 	ox_uk_store(cg, &t, E, &st);
 	ox_buf_puts(&t, "}\n");
-	char key[96];
-	snprintf(key, sizeof key, "dk/%s", name);
-	ox_cg_helper(cg, key, t.s);
-	ox_buf_free(&t);
-	return name;
+	return ox_cg_kernel_text(cg, "dk", name, &t);
 }
 
 /* depthwise at one output position whose window leaves the input: the
@@ -87,11 +83,7 @@ static const char *dw_edge_kernel(ox_cg *cg, const ox_epi *E)
 	ox_ukshape st = {.rows = 1, .ocb = 1, .ac1 = 1, .ws = b, .yr = b, .bias = 1};
 	ox_uk_store(cg, &t, E, &st);
 	ox_buf_puts(&t, "}\n");
-	char key[96];
-	snprintf(key, sizeof key, "dk/%s", name);
-	ox_cg_helper(cg, key, t.s);
-	ox_buf_free(&t);
-	return name;
+	return ox_cg_kernel_text(cg, "dk", name, &t);
 }
 
 /* The zero-bordered copy of the input into the scratch (the node's last

@@ -228,11 +228,7 @@ static const char *in_kernel(ox_cg *cg, int m, int edge)
 		for (int j = 0; j < T; j++)
 			ox_buf_printf(&t, "\tox_vf_store(v + %d * vs, v%d_%d);\n", i * T + j, i, j);
 	ox_buf_puts(&t, "}\n");
-	char key[48];
-	snprintf(key, sizeof key, "wino/%s", name);
-	ox_cg_helper(cg, key, t.s);
-	ox_buf_free(&t);
-	return name;
+	return ox_cg_kernel_text(cg, "wino", name, &t);
 }
 
 /* output transform of one tile of one output vector: Y = A^T P A, P[i][j]
@@ -305,11 +301,7 @@ static const char *out_kernel(ox_cg *cg, int m, int nr, int nc, const ox_epi *E)
 		ox_buf_puts(&t, "\t}\n");
 	}
 	ox_buf_puts(&t, "}\n");
-	char key[64];
-	snprintf(key, sizeof key, "wino/%s", name);
-	ox_cg_helper(cg, key, t.s);
-	ox_buf_free(&t);
-	return name;
+	return ox_cg_kernel_text(cg, "wino", name, &t);
 }
 
 /* what the loops of one node share */

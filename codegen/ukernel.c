@@ -147,8 +147,6 @@ const char *ox_uk_kernel(ox_cg *cg, const ox_ukshape *s, const ox_epi *E)
 		E = &none, es[0] = 0;
 	snprintf(name, sizeof name, "ox_uk%dx%d_a%ld%s%s_w%ld%s%s%s%s%s%s", s->rows, s->ocb, s->ar, rws, s->ac1 ? "" : "_c",
 		 s->ws, ys, ts, s->acc ? "_acc" : s->bias ? "" : "_z", s->pf ? "_pf" : "", s->raw ? "_raw" : "", es);
-	char key[128];
-	snprintf(key, sizeof key, "uk/%s", name);
 	ox_buf t = {0};
 	ox_buf_printf(&t, "/* micro-kernel: %d rows (inputs %ld floats apart) x %d vectors, weight rows %ld floats "
 			  "apart%s */\n",
@@ -213,9 +211,7 @@ const char *ox_uk_kernel(ox_cg *cg, const ox_ukshape *s, const ox_epi *E)
 	ox_buf_puts(&t, "\t\t\t}\n\t\t}\n\t}\n");
 	tile_store(cg, &t, E, s, b);
 	ox_buf_puts(&t, "}\n");
-	ox_cg_helper(cg, key, t.s);
-	ox_buf_free(&t);
-	return name;
+	return ox_cg_kernel_text(cg, "uk", name, &t);
 }
 
 /* ---- the loops around it ---- */
