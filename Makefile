@@ -5,6 +5,21 @@ CC ?= cc
 CFLAGS ?= -O2 -g
 CFLAGS += -std=c11 -Wall -Wextra -D_POSIX_C_SOURCE=200809L
 B := build
+BIN := onnxcc
+# `make SANITIZE=1` builds build/san/onnxcc with AddressSanitizer and
+# UndefinedBehaviorSanitizer (any report aborts); `make sanitize` runs it.
+SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+ifeq ($(SANITIZE),1)
+B := build/san
+BIN := build/san/onnxcc
+CFLAGS += $(SAN_FLAGS)
+endif
+# `make FUZZ=1` builds the compiler's objects into build/fuzz/lib with
+# libFuzzer's coverage hooks and the sanitizers, for tests/fuzz/.
+ifeq ($(FUZZ),1)
+B := build/fuzz/lib
+CFLAGS += -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+endif
 PROTO_C := $(B)/gen/onnx.pb-c.c
 SRCS := main.c $(wildcard frontend/*.c ir/*.c opt/*.c codegen/*.c)
 OBJS := $(SRCS:%.c=$(B)/obj/%.o) $(B)/obj/gen/onnx.pb-c.o $(B)/obj/gen/templates.gen.o
@@ -12,14 +27,20 @@ LIB_OBJS := $(filter-out $(B)/obj/main.o,$(OBJS))
 TEMPLATES := $(sort $(wildcard templates/*.c)) runtime_min/ox_rt.h runtime_min/ox_main.c
 ONNX_TESTS ?= ../shared/onnx-backend-tests
 DEB_BUILD := gcc make protobuf-c-compiler libprotobuf-c-dev libcmocka-dev
+DEB_FUZZ := clang libclang-rt-dev
 DEB_MODELS := python3-torch python3-torchvision python3-onnx python3-numpy
 
 .PHONY: all deps deps-models test unit conformance conformance-check conformance-report zoo demo clean
-all: deps onnxcc tests/e2e/oxcmp
+all: deps $(BIN) tests/e2e/oxcmp
 
 # Install missing Debian packages (root or sudo); a no-op when all are there.
 deps:
 	@missing=""; for p in $(DEB_BUILD); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; fi
+deps-fuzz:
+	@missing=""; for p in $(DEB_FUZZ); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; fi
@@ -34,8 +55,10 @@ deps-models:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq nodejs npm >/dev/null; fi
 	@[ -d tools/node_modules/onnxruntime-node ] || (cd tools && ONNXRUNTIME_NODE_INSTALL=skip npm ci --silent --no-audit --no-fund)
 
-onnxcc: $(OBJS)
+$(BIN): $(OBJS)
 	$(CC) $(CFLAGS) -o $@ $(OBJS) -lprotobuf-c -lm
+.PHONY: lib
+lib: $(LIB_OBJS)
 
 $(B)/gen/onnx.pb-c.c $(B)/gen/onnx.pb-c.h: frontend/onnx.proto
 	@mkdir -p $(B)/gen
@@ -120,7 +143,45 @@ cases: all
 ml: all deps-models
 	tests/e2e/ml/run.sh
 
-test: all ops-doc-check unit vmath conformance-check cases opt-cases ml zoo footprint
+test: all ops-doc-check unit vmath conformance-check cases opt-cases ml zoo footprint determinism
+
+# onnxcc and its output under ASan+UBSan over a fixed sample: every 4th
+# expected-pass conformance test, the cases, 7 zoo models (tests/sanitize.sh)
+.PHONY: sanitize
+sanitize: all deps-models
+	@$(MAKE) --no-print-directory SANITIZE=1 build/san/onnxcc
+	tests/sanitize.sh
+
+# libFuzzer harnesses: every tests/fuzz/fuzz_NAME.c, its seeds in
+# tests/fuzz/corpus/NAME (tests/fuzz/README.md). `make fuzz` runs each for
+# FUZZ_TIME seconds; fuzz-smoke (in make test) replays the corpus and the
+# crashes fixed so far, then runs each harness on FUZZ_SMOKE inputs from a
+# fixed seed.
+FUZZ_CC ?= clang
+FUZZ_TIME ?= 600
+FUZZ_SMOKE ?= 20000
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=build/fuzz/%)
+FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+.PHONY: fuzz fuzz-build fuzz-smoke fuzz-lib deps-fuzz
+fuzz-lib: deps deps-fuzz
+	@$(MAKE) --no-print-directory FUZZ=1 CC=$(FUZZ_CC) lib
+build/fuzz/fuzz_compile: tests/fuzz/fuzz_compile.c fuzz-lib
+	$(FUZZ_CC) $(FUZZ_FLAGS) -std=c11 -D_POSIX_C_SOURCE=200809L -Iir -o $@ $< \
+	  $(filter-out build/fuzz/lib/obj/main.o,$(OBJS:$(B)/%=build/fuzz/lib/%)) -lprotobuf-c -lm
+build/fuzz/%: tests/fuzz/%.c runtime_min/ox_main.c runtime_min/ox_rt.h
+	@mkdir -p build/fuzz
+	$(FUZZ_CC) $(FUZZ_FLAGS) -std=c11 -D_POSIX_C_SOURCE=200809L -o $@ $< -lm
+fuzz-build: deps-fuzz $(FUZZ_BINS)
+fuzz: fuzz-build
+	tests/fuzz/run.sh fuzz $(FUZZ_TIME) $(FUZZ_BINS)
+fuzz-smoke: fuzz-build
+	tests/fuzz/run.sh smoke $(FUZZ_SMOKE) $(FUZZ_BINS)
+
+# compiling a model twice gives byte-identical files (tests/e2e/determinism.sh)
+.PHONY: determinism
+determinism: all deps-models
+	tests/e2e/determinism.sh
 
 # the accuracy of templates/vmath.c's vector functions in every vector
 # rendering this machine runs (tests/vmath/README.md)

@@ -53,6 +53,7 @@ static const char usage[] =
 	"             weight and code sizes; =json: also every tensor's place and lifetime\n"
 	"  --main     also write a test program: OUT [--bench N] INPUT... -o OUTDIR\n"
 	"  --build    compile the result into the executable OUT with $CC (implies --main)\n"
+	"             and the words of $ONNXCC_CFLAGS after the target's flags\n"
 	"  --dump-ir  print the IR after the pipeline (or after pass PASS) and stop\n"
 	"  -v         print each pass and each command run\n";
 
@@ -589,10 +590,13 @@ int main(int argc, char **argv)
 	snprintf(mc, n, "%s_main.c", exe);
 	const char *cc = getenv("CC");
 	/* the target's flags, one word each ("-march=x86-64-v4") */
-	char *args[16] = {(char *)(cc && *cc ? cc : "cc"), "-std=c11", "-O2"};
+	/* then $ONNXCC_CFLAGS, one word each (a sanitizer build: tests/sanitize.sh) */
+	const char *extra = getenv("ONNXCC_CFLAGS");
+	char *args[40] = {(char *)(cc && *cc ? cc : "cc"), "-std=c11", "-O2"};
 	int na = 3;
-	char *flags = strdup(tgt->cflags);
-	for (char *w = strtok(flags, " "); w && na < 8; w = strtok(NULL, " "))
+	char *flags = malloc(strlen(tgt->cflags) + (extra ? strlen(extra) : 0) + 2);
+	sprintf(flags, "%s %s", tgt->cflags, extra ? extra : "");
+	for (char *w = strtok(flags, " "); w && na < 32; w = strtok(NULL, " "))
 		args[na++] = w;
 	char *tail[] = {"-pthread", "-o", exe, (char *)out, wc, mc, "-lm", NULL};
 	for (int k = 0; tail[k]; k++)

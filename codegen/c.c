@@ -139,6 +139,17 @@ static const char *template_text(const char *name)
 	return NULL;
 }
 
+static void cg_free(ox_cg *cg)
+{
+	ox_buf_free(&cg->body), ox_buf_free(&cg->kernels);
+	for (int i = 0; i < cg->nused; i++)
+		free(cg->used[i]);
+	free(cg->used);
+	for (int i = 0; i < cg->ninterned; i++)
+		free(cg->interned[i]);
+	free(cg->interned);
+}
+
 static int mark_used(ox_cg *cg, const char *key)
 {
 	for (int i = 0; i < cg->nused; i++)
@@ -866,6 +877,7 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 			continue;
 		if (v->dtype == OX_STRING) {
 			free(woff);
+			free(hpath), free(wpath), free(mpath), free(xpath), free(bpath), free(ipath);
 			return ox_error(g, NULL, "string constant '%s' is not supported by the C target", v->name);
 		}
 		wsize = (wsize + 63) & ~(size_t)63;
@@ -877,6 +889,7 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 	blob_walk(&L, crc_sink, &crc);
 	if (mode == OX_CG_WEIGHTS_C && wsize > ((size_t)16 << 20)) {
 		free(woff);
+		free(hpath), free(wpath), free(mpath), free(xpath), free(bpath), free(ipath);
 		return ox_error(g, NULL, "--weights c is for small models: this one has %zu bytes of weights "
 				"(use the default, or --weights external)", wsize);
 	}
@@ -1044,11 +1057,11 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 		ox_error(g, NULL, "%d node%s cannot be compiled by the C target (listed above)", errors,
 			 errors > 1 ? "s" : "");
 		free(woff);
+		free(hpath), free(wpath), free(mpath), free(xpath), free(bpath), free(ipath);
 		ox_buf_free(&nodes);
 		ox_buf_free(&finfo);
 		ox_buf_free(&run);
-		ox_buf_free(&cg.body);
-		ox_buf_free(&cg.kernels);
+		cg_free(&cg);
 		return -1;
 	}
 	for (int k = 0; k < g->noutputs; k++) {
@@ -1323,12 +1336,7 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 	free(hpath), free(wpath), free(mpath), free(xpath), free(bpath), free(ipath);
 	ox_buf_free(&finfo);
 	ox_buf_free(&nodes), ox_buf_free(&run), ox_buf_free(&h), ox_buf_free(&c), ox_buf_free(&w),
-		ox_buf_free(&m), ox_buf_free(&cg.body), ox_buf_free(&cg.kernels);
-	for (int i = 0; i < cg.nused; i++)
-		free(cg.used[i]);
-	free(cg.used);
-	for (int i = 0; i < cg.ninterned; i++)
-		free(cg.interned[i]);
-	free(cg.interned);
+		ox_buf_free(&m);
+	cg_free(&cg);
 	return rc ? -1 : 0;
 }

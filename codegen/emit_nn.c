@@ -456,6 +456,10 @@ static int resize_axis(const resize_opts *ro, int64_t in, int64_t out, double sc
 		if (cap < 1 || cap > 1 << 20)
 			return -1;
 	}
+	/* the tables are static data in the generated code: refuse what no
+	 * build would hold (and what a hostile model asks for) */
+	if ((double)out * cap > (double)(1 << 26))
+		return -1;
 	size_t total = (size_t)out * (size_t)cap;
 	int64_t *off = calloc(total, sizeof *off), *idx = calloc((size_t)cap, sizeof *idx);
 	double *w = calloc(total, sizeof *w), *c = calloc((size_t)cap, sizeof *c);
@@ -593,7 +597,7 @@ static int emit_resize_blocked(ox_cg *cg, ox_graph *g, ox_node *n, const resize_
 		rc = resize_axis(ro, IW, OW, scale[3], roi[3], roi[7], b, &nt[1], &offs[1], &wts[1]);
 	if (rc) {
 		free(offs[0]), free(wts[0]), free(offs[1]), free(wts[1]);
-		return ox_error(g, n, "antialias footprint too large");
+		return ox_error(g, n, "the resize tables (output length x taps, over 2^26 entries) are too large");
 	}
 	ox_cg_use_vf(cg);
 	if (ox_cg_use(cg, "resize_blocked", OX_F32))
@@ -673,7 +677,7 @@ static int emit_resize(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (rc) {
 		for (int a = 0; a < r; a++)
 			free(offs[a]), free(wts[a]);
-		return ox_error(g, n, "antialias footprint too large");
+		return ox_error(g, n, "the resize tables (output length x taps, over 2^26 entries) are too large");
 	}
 	if (use(cg, g, n, ro.mode ? "resize" : "resize_nearest", dt)) {
 		for (int a = 0; a < r; a++)

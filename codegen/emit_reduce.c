@@ -578,7 +578,7 @@ static int emit_layernorm(ox_cg *cg, ox_graph *g, ox_node *n)
 				ox_cg_term(bidx, sizeof bidx, var, x->shape.d[i], bst[i]);
 		}
 	}
-	char e[512], ws[96], bs[96], xe[96], cs[32] = "", cc[32] = "";
+	char e[1200], ws[272], bs[272], xe[272], cs[32] = "", cc[32] = "";
 	snprintf(ws, sizeof ws, "in1[%s]", or0(widx));
 	snprintf(bs, sizeof bs, "in2[%s]", or0(bidx));
 	snprintf(xe, sizeof xe, "x[%s]", or0(yidx));

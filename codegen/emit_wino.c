@@ -273,7 +273,7 @@ static const char *out_kernel(ox_cg *cg, int m, int nr, int nc, const ox_epi *E)
 		if (eops) {
 			ox_buf_puts(&t, "\t\tconst float *const e[] = {");
 			for (int k = 0; k < E->n; k++) {
-				char op[32];
+				char op[48];
 				if (E->kind[k] == OX_EO_LIT)
 					snprintf(op, sizeof op, "NULL");
 				else if (E->kind[k] == OX_EO_FULL && i)

@@ -127,7 +127,7 @@ void ox_uk_store(ox_cg *cg, ox_buf *t, const ox_epi *E, const ox_ukshape *s)
 
 const char *ox_uk_kernel(ox_cg *cg, const ox_ukshape *s, const ox_epi *E)
 {
-	static char name[96];
+	static char name[192];
 	int b = cg->g->target->vw;
 	char es[16] = "", ys[32] = "", ts[16] = "";
 	if (E->body)

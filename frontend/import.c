@@ -23,6 +23,13 @@ typedef struct {
 	const Onnx__ModelProto *mp; /* for the opset of each domain */
 } ctx;
 
+/* memcpy that takes an empty protobuf field (NULL data, length 0) */
+static void copy(void *dst, const void *src, size_t n)
+{
+	if (n)
+		memcpy(dst, src, n);
+}
+
 /* the model's opset for a node's domain ("" / ai.onnx: the graph's) */
 static int domain_opset(const ctx *c, const ox_graph *g, const char *domain)
 {
@@ -171,7 +178,7 @@ static ox_tensor *import_subbyte(ctx *c, ox_graph *g, const Onnx__TensorProto *t
 			bad = ox_error(g, NULL, "tensor '%s': raw_data has %zu bytes, %s[%lld] packs into %zu",
 				       name, tp->raw_data.len, ox_dtype_name(dt), (long long)n, nb);
 		else
-			memcpy(packed, tp->raw_data.data, nb);
+			copy(packed, tp->raw_data.data, nb);
 	} else if (tp->n_int32_data != nb) {
 		bad = ox_error(g, NULL, "tensor '%s': %zu int32_data values, %s[%lld] packs into %zu",
 			       name, tp->n_int32_data, ox_dtype_name(dt), (long long)n, nb);
@@ -217,7 +224,7 @@ static ox_tensor *import_tensor(ctx *c, ox_graph *g, const Onnx__TensorProto *tp
 		}
 		for (int64_t i = 0; i < n; i++) {
 			char *p = ox_ir_alloc(g, tp->string_data[i].len + 1);
-			memcpy(p, tp->string_data[i].data, tp->string_data[i].len);
+			copy(p, tp->string_data[i].data, tp->string_data[i].len);
 			t->strs[i] = p;
 		}
 		return t;
@@ -232,7 +239,7 @@ static ox_tensor *import_tensor(ctx *c, ox_graph *g, const Onnx__TensorProto *tp
 				 tp->raw_data.len, t->nbytes);
 			return NULL;
 		}
-		memcpy(t->data, tp->raw_data.data, t->nbytes);
+		copy(t->data, tp->raw_data.data, t->nbytes);
 		return t;
 	}
 	size_t have;
@@ -315,7 +322,7 @@ static int import_attr(ctx *c, ox_graph *g, ox_attr *a, const Onnx__AttributePro
 	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING: {
 		a->type = OX_AT_STRING;
 		char *s = ox_ir_alloc(g, ap->s.len + 1);
-		memcpy(s, ap->s.data, ap->s.len);
+		copy(s, ap->s.data, ap->s.len);
 		a->s = s;
 		a->slen = ap->s.len;
 		break;
@@ -324,13 +331,13 @@ static int import_attr(ctx *c, ox_graph *g, ox_attr *a, const Onnx__AttributePro
 		a->type = OX_AT_FLOATS;
 		a->n = (int)ap->n_floats;
 		a->floats = ox_ir_alloc(g, (a->n + 1) * sizeof(float));
-		memcpy(a->floats, ap->floats, a->n * sizeof(float));
+		copy(a->floats, ap->floats, a->n * sizeof(float));
 		break;
 	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS:
 		a->type = OX_AT_INTS;
 		a->n = (int)ap->n_ints;
 		a->ints = ox_ir_alloc(g, (a->n + 1) * sizeof(int64_t));
-		memcpy(a->ints, ap->ints, a->n * sizeof(int64_t));
+		copy(a->ints, ap->ints, a->n * sizeof(int64_t));
 		break;
 	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS:
 		a->type = OX_AT_STRINGS;
@@ -338,7 +345,7 @@ static int import_attr(ctx *c, ox_graph *g, ox_attr *a, const Onnx__AttributePro
 		a->strs = ox_ir_alloc(g, (a->n + 1) * sizeof(char *));
 		for (int i = 0; i < a->n; i++) {
 			char *s = ox_ir_alloc(g, ap->strings[i].len + 1);
-			memcpy(s, ap->strings[i].data, ap->strings[i].len);
+			copy(s, ap->strings[i].data, ap->strings[i].len);
 			a->strs[i] = s;
 		}
 		break;
@@ -385,9 +392,9 @@ static int import_attr(ctx *c, ox_graph *g, ox_attr *a, const Onnx__AttributePro
 	default:
 		/* IR < 3 models may leave type unset: infer from the set field */
 		if (ap->n_ints) { a->type = OX_AT_INTS; a->n = (int)ap->n_ints;
-			a->ints = ox_ir_alloc(g, (a->n + 1) * 8); memcpy(a->ints, ap->ints, a->n * 8); }
+			a->ints = ox_ir_alloc(g, (a->n + 1) * 8); copy(a->ints, ap->ints, a->n * 8); }
 		else if (ap->n_floats) { a->type = OX_AT_FLOATS; a->n = (int)ap->n_floats;
-			a->floats = ox_ir_alloc(g, (a->n + 1) * 4); memcpy(a->floats, ap->floats, a->n * 4); }
+			a->floats = ox_ir_alloc(g, (a->n + 1) * 4); copy(a->floats, ap->floats, a->n * 4); }
 		else if (ap->has_i) { a->type = OX_AT_INT; a->i = ap->i; }
 		else if (ap->has_f) { a->type = OX_AT_FLOAT; a->f = ap->f; }
 		else
@@ -422,7 +429,7 @@ static ox_tensor *constant_value(ctx *c, ox_graph *g, const Onnx__NodeProto *np)
 		int isf = k[6] == 'f';
 		ox_shape s = {1, {isf ? (int64_t)ap->n_floats : (int64_t)ap->n_ints}};
 		ox_tensor *t = ox_ir_new_tensor(g, isf ? OX_F32 : OX_I64, &s);
-		memcpy(t->data, isf ? (void *)ap->floats : (void *)ap->ints, t->nbytes);
+		copy(t->data, isf ? (void *)ap->floats : (void *)ap->ints, t->nbytes);
 		return t;
 	}
 	if (!strcmp(k, "value_string") || !strcmp(k, "value_strings")) {
@@ -432,7 +439,7 @@ static ox_tensor *constant_value(ctx *c, ox_graph *g, const Onnx__NodeProto *np)
 		for (int64_t i = 0; i < (one ? 1 : (int64_t)ap->n_strings); i++) {
 			const ProtobufCBinaryData *b = one ? &ap->s : &ap->strings[i];
 			char *p = ox_ir_alloc(g, b->len + 1);
-			memcpy(p, b->data, b->len);
+			copy(p, b->data, b->len);
 			t->strs[i] = p;
 		}
 		return t;
@@ -460,9 +467,37 @@ static ox_id resolve(ox_graph *g, const char *name)
 	return -1;
 }
 
+/* Every name the importer reads must be there: protobuf leaves an absent
+ * string NULL, and a model from anywhere may omit any field. */
+static int check_names(ox_graph *g, const Onnx__GraphProto *gp)
+{
+	for (size_t i = 0; i < gp->n_initializer; i++)
+		if (!gp->initializer[i]->name || !*gp->initializer[i]->name)
+			return ox_error(g, NULL, "initializer %zu has no name", i);
+	const Onnx__ValueInfoProto *const *lists[] = {(const Onnx__ValueInfoProto *const *)gp->input,
+						       (const Onnx__ValueInfoProto *const *)gp->output};
+	size_t counts[] = {gp->n_input, gp->n_output};
+	for (int l = 0; l < 2; l++)
+		for (size_t i = 0; i < counts[l]; i++)
+			if (!lists[l][i]->name || !*lists[l][i]->name)
+				return ox_error(g, NULL, "graph %s %zu has no name", l ? "output" : "input", i);
+	for (size_t i = 0; i < gp->n_node; i++) {
+		const Onnx__NodeProto *np = gp->node[i];
+		if (!np->op_type || !*np->op_type)
+			return ox_error(g, NULL, "node %zu ('%s') has no op_type", i, np->name ? np->name : "");
+		for (size_t k = 0; k < np->n_attribute; k++)
+			if (!np->attribute[k]->name || !*np->attribute[k]->name)
+				return ox_error(g, NULL, "node %zu ('%s', %s): attribute %zu has no name", i,
+						np->name ? np->name : "", np->op_type, k);
+	}
+	return 0;
+}
+
 static int import_graph(ctx *c, ox_graph *g, const Onnx__GraphProto *gp)
 {
 	int rc = 0;
+	if (check_names(g, gp))
+		return -1;
 	g->name = ox_ir_strdup(g, gp->name);
 	for (size_t i = 0; i < gp->n_initializer; i++) {
 		ox_tensor *t = import_tensor(c, g, gp->initializer[i]);

@@ -126,6 +126,11 @@ int ox_infer_node(ox_graph *g, ox_node *n)
 		nin--;
 	if (nin < oi->minin || (oi->maxin >= 0 && nin > oi->maxin))
 		return ox_error(g, n, "%d inputs, expected %d to %d", nin, oi->minin, oi->maxin);
+	/* the first minin inputs are required ("" omits one), except Loop's
+	 * trip count and condition, which ONNX lets a model leave out */
+	for (int k = 0; k < oi->minin && n->op != OX_OP_Loop; k++)
+		if (n->in[k] < 0)
+			return ox_error(g, n, "input %d is required but omitted", k);
 	for (int k = 0; k < n->nin; k++) {
 		ox_value *v = ox_in(g, n, k);
 		if (v && (!v->has_shape || v->dtype == OX_UNDEF))

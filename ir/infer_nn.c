@@ -545,6 +545,8 @@ int ox_ir_nn_resize(ox_graph *g, const ox_node *n, const ox_shape *x, ox_dim *os
 			double s = (double)(float)sc[i];
 			if (!(s > 0))
 				return ox_error(g, n, "scale %g must be positive", s);
+			if (!(s * (double)(x->d[a] < 1 ? 1 : x->d[a]) < 0x1p62))
+				return ox_error(g, n, "scale %g makes axis %d too long", s, a);
 			scale[a] = s;
 			if (x->d[a] >= 0)
 				osize[a] = (int64_t)floor((double)x->d[a] * s);

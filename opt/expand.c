@@ -847,6 +847,8 @@ static int expand_flex(ox_graph *g, ox_id nid)
 {
 	ox_node *n = &g->nodes[nid];
 	ox_value *q = ox_in(g, n, 0), *k = ox_in(g, n, 1), *v = ox_in(g, n, 2);
+	if (!q || !k || !v)
+		return ox_error(g, n, "Q, K and V are required");
 	if (q->shape.rank != 4 || k->shape.rank != 4 || v->shape.rank != 4 || !ox_shape_is_const(&q->shape) ||
 	    !ox_shape_is_const(&k->shape) || !ox_shape_is_const(&v->shape))
 		return ox_error(g, n, "Q, K and V must be rank-4 tensors of static shape");

@@ -945,7 +945,8 @@ int ox_opt_plan(ox_graph *g)
 	ox_node *tmp = xcalloc((size_t)nn + 1, sizeof *tmp);
 	for (int p = 0; p < nn; p++)
 		tmp[p] = g->nodes[B->order[p]];
-	memcpy(g->nodes, tmp, (size_t)nn * sizeof *tmp);
+	if (nn) /* a graph of constants has no nodes (and g->nodes may be NULL) */
+		memcpy(g->nodes, tmp, (size_t)nn * sizeof *tmp);
 	free(tmp);
 	ox_ir_fill_uses(g);
 	for (int i = 0; i < g->nvals; i++) {

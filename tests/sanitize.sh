@@ -1,0 +1,63 @@
+#!/bin/bash
+# sanitize.sh: onnxcc and the programs it writes under AddressSanitizer and
+# UndefinedBehaviorSanitizer (with LeakSanitizer), over a fixed sample.
+#
+#   tests/sanitize.sh [EVERY]        (make sanitize; EVERY default 4)
+#
+# 1. conformance: every EVERY-th test of tests/e2e/expected_pass.txt (lines
+#    1, 1+EVERY, ...), compiled by build/san/onnxcc (make SANITIZE=1) and
+#    built with the sanitizers too;
+# 2. onnxcc's own cases (tests/e2e/cases), all of them, the same way;
+# 3. the zoo models in $SAN_ZOO, compiled by build/san/onnxcc and run with
+#    sanitized network code, 1 and 3 threads.
+# Every report goes to a file under build/san/reports (log_path); the layer
+# passes when each step passes and that folder is empty: zero reports.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+EVERY=${1:-4}
+SAN_ZOO=${SAN_ZOO:-'^(squeezenet1_1|transformer_encoder|lstm|gru|dynbatch|vit_patch|unet_small)$'}
+ONNXCC=build/san/onnxcc
+REP=$PWD/build/san/reports
+[ -x "$ONNXCC" ] || { echo "sanitize: $ONNXCC not found (make SANITIZE=1 $ONNXCC)"; exit 2; }
+rm -rf "$REP" && mkdir -p "$REP" || exit 2
+
+# any report aborts (a signal: the runners count it as a failure, never as
+# "unsupported") and is also written to $REP
+export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1:log_path=$REP/asan:strict_string_checks=1:detect_stack_use_after_return=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:abort_on_error=1:log_path=$REP/ubsan"
+export LSAN_OPTIONS="log_path=$REP/lsan"
+# the generated programs: gcc's `undefined` lacks float-cast-overflow
+SAN_CFLAGS="-g -fno-omit-frame-pointer -fsanitize=address,undefined -fsanitize=float-cast-overflow -fno-sanitize-recover=all"
+export ONNXCC ONNXCC_CFLAGS="$SAN_CFLAGS" OX_CFLAGS="$SAN_CFLAGS"
+
+# self-check: a planted heap overflow and a planted leak must each leave a
+# report, or this layer could not fail
+printf '#include <stdlib.h>\nint main(int c, char **v) { int *p = malloc(8); p[0] = 1; (void)v;\n  if (c > 1) return p[2]; p = 0; return 0; }\n' > "$REP/../planted.c"
+cc $SAN_CFLAGS -o "$REP/../planted" "$REP/../planted.c" || exit 2
+("$REP/../planted" x; "$REP/../planted"; true) >/dev/null 2>&1
+n=$(find "$REP" -type f | wc -l)
+grep -qs heap-buffer-overflow "$REP"/* && grep -qs "detected memory leaks" "$REP"/* ||
+	{ echo "sanitize: the planted errors left no reports ($n files): sanitizers not working"; exit 2; }
+rm -f "$REP"/*
+
+fail=0
+list=build/san/conformance_sample.txt
+awk -v n="$EVERY" '/^[ \t]*(#|$)/ { next } { if (k++ % n == 0) print }' tests/e2e/expected_pass.txt > "$list"
+echo "sanitize: conformance sample, $(wc -l < "$list") tests (every ${EVERY}th of tests/e2e/expected_pass.txt)"
+tests/e2e/conformance.sh --check "$list" | tail -n 3 || fail=1
+
+out=$(ONNX_TESTS=tests/e2e/cases OXC_SUITES=local tests/e2e/conformance.sh . | tail -n 1)
+echo "sanitize: cases: $out"
+case "$out" in *" 0 failed, 0 unsupported") ;; *) fail=1 ;; esac
+
+echo "sanitize: zoo sample $SAN_ZOO"
+tests/e2e/zoo.sh build/zoo "$SAN_ZOO" | tail -n 1 || fail=1
+
+n=$(find "$REP" -type f | wc -l)
+if [ "$n" -ne 0 ]; then
+	echo "sanitize: $n report(s) in $REP:"
+	for f in $(find "$REP" -type f | head -n 5); do echo "--- $f"; head -n 30 "$f"; done
+	fail=1
+fi
+echo "sanitize: $n reports"
+exit $fail
