@@ -1274,10 +1274,13 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 		substitute(&m, template_text("runtime_min/ox_main.c"), keys, vals, 3);
 	}
 
-	/* write everything, then rename */
+	/* write everything, then rename; not at all when an emitter read a
+	 * mistyped attribute (ir/graph.c) */
 	outfile files[8];
-	int nf = 0, rc = 0;
+	int nf = 0, rc = 0, bad = ox_attr_report(g);
 	memset(files, 0, sizeof files);
+	if (bad)
+		goto done;
 	rc |= write_buf(&files[nf++], o->out_c, &c);
 	rc |= write_buf(&files[nf++], hpath, &h);
 	rc |= write_buf(&files[nf++], wpath, &w);
@@ -1310,6 +1313,7 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 				remove(files[i].tmp);
 		ox_error(g, NULL, "cannot write %s and its siblings", o->out_c);
 	}
+done:
 	for (int i = 0; i < nf; i++)
 		free(files[i].path), free(files[i].tmp);
 	if (o->stats) {
@@ -1330,5 +1334,5 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 	for (int i = 0; i < cg.ninterned; i++)
 		free(cg.interned[i]);
 	free(cg.interned);
-	return rc ? -1 : 0;
+	return rc || bad ? -1 : 0;
 }
