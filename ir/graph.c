@@ -458,7 +458,7 @@ int ox_ir_epilogue_first(const ox_node *n)
 	return n->op == OX_OP_MatMul ? 2 : 3; /* after A, B (MatMul); X, W, B (Conv); A, B, C (Gemm) */
 }
 
-void ox_ir_add_fused(ox_graph *g, ox_node *n, const char *name)
+void ox_ir_add_fused_names(ox_graph *g, ox_node *n, const char *const *names, int k)
 {
 	ox_attr *a = NULL;
 	for (int i = 0; i < n->nattr; i++)
@@ -469,10 +469,17 @@ void ox_ir_add_fused(ox_graph *g, ox_node *n, const char *name)
 		a->strs = ox_ir_alloc(g, 2 * sizeof *a->strs);
 		a->strs[a->n++] = ox_ir_strdup(g, n->name);
 	}
-	const char **s = ox_ir_alloc(g, (size_t)(a->n + 2) * sizeof *s);
+	/* a new array each time (attributes may be shared by copied nodes) */
+	const char **s = ox_ir_alloc(g, (size_t)(a->n + k + 1) * sizeof *s);
 	memcpy(s, a->strs, (size_t)a->n * sizeof *s);
-	s[a->n++] = ox_ir_strdup(g, name);
+	for (int i = 0; i < k; i++)
+		s[a->n++] = ox_ir_strdup(g, names[i]);
 	a->strs = s;
+}
+
+void ox_ir_add_fused(ox_graph *g, ox_node *n, const char *name)
+{
+	ox_ir_add_fused_names(g, n, &name, 1);
 }
 
 /* the ONNX nodes m stands for: its ox_fused list, else its own name */

@@ -351,6 +351,8 @@ ox_graph *ox_ir_epilogue(const ox_node *n);      /* the body, or NULL */
 int ox_ir_epilogue_first(const ox_node *n);      /* its first operand's input index, -1 if none */
 /* append name to n's ox_fused list (n's own name first) */
 void ox_ir_add_fused(ox_graph *g, ox_node *n, const char *name);
+/* the same for k names at once (one copy of the list, not k) */
+void ox_ir_add_fused_names(ox_graph *g, ox_node *n, const char *const *names, int k);
 /* append the ONNX nodes m stands for (its ox_fused list, else its name) */
 void ox_ir_add_fused_of(ox_graph *g, ox_node *n, const ox_node *m);
 /* n's list := the ONNX nodes m[0..k-1] stand for, in order (a node that
