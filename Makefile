@@ -100,6 +100,12 @@ conformance-report: all
 conformance-check: all
 	ONNX_TESTS=$(ONNX_TESTS) tests/e2e/conformance.sh --check tests/e2e/expected_pass.txt
 
+# malformed models: one clear error each, nothing written; big models compile
+# (tests/bad/README.md)
+.PHONY: bad
+bad: all
+	tests/bad/run.sh
+
 zoo: all deps-models
 	tests/e2e/zoo.sh $(B)/zoo
 
@@ -120,7 +126,7 @@ cases: all
 ml: all deps-models
 	tests/e2e/ml/run.sh
 
-test: all ops-doc-check unit vmath conformance-check cases opt-cases ml zoo footprint
+test: all ops-doc-check unit vmath conformance-check cases bad opt-cases ml zoo footprint
 
 # the accuracy of templates/vmath.c's vector functions in every vector
 # rendering this machine runs (tests/vmath/README.md)
