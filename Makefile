@@ -123,6 +123,12 @@ conformance-report: all
 conformance-check: all
 	ONNX_TESTS=$(ONNX_TESTS) tests/e2e/conformance.sh --check tests/e2e/expected_pass.txt
 
+# malformed models: one clear error each, nothing written; big models compile
+# (tests/bad/README.md)
+.PHONY: bad
+bad: all
+	tests/bad/run.sh
+
 zoo: all deps-models
 	tests/e2e/zoo.sh $(B)/zoo
 
@@ -143,7 +149,7 @@ cases: all
 ml: all deps-models
 	tests/e2e/ml/run.sh
 
-test: all ops-doc-check unit vmath conformance-check cases opt-cases ml zoo footprint determinism
+test: all ops-doc-check unit vmath conformance-check cases bad opt-cases ml zoo footprint determinism
 
 # onnxcc and its output under ASan+UBSan over a fixed sample: every 4th
 # expected-pass conformance test, the cases, 7 zoo models (tests/sanitize.sh)

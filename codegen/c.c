@@ -1287,10 +1287,13 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 		substitute(&m, template_text("runtime_min/ox_main.c"), keys, vals, 3);
 	}
 
-	/* write everything, then rename */
+	/* write everything, then rename; not at all when an emitter read a
+	 * mistyped attribute (ir/graph.c) */
 	outfile files[8];
-	int nf = 0, rc = 0;
+	int nf = 0, rc = 0, bad = ox_attr_report(g);
 	memset(files, 0, sizeof files);
+	if (bad)
+		goto done;
 	rc |= write_buf(&files[nf++], o->out_c, &c);
 	rc |= write_buf(&files[nf++], hpath, &h);
 	rc |= write_buf(&files[nf++], wpath, &w);
@@ -1323,6 +1326,7 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 				remove(files[i].tmp);
 		ox_error(g, NULL, "cannot write %s and its siblings", o->out_c);
 	}
+done:
 	for (int i = 0; i < nf; i++)
 		free(files[i].path), free(files[i].tmp);
 	if (o->stats) {
@@ -1338,5 +1342,5 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 	ox_buf_free(&nodes), ox_buf_free(&run), ox_buf_free(&h), ox_buf_free(&c), ox_buf_free(&w),
 		ox_buf_free(&m);
 	cg_free(&cg);
-	return rc ? -1 : 0;
+	return rc || bad ? -1 : 0;
 }

@@ -15,12 +15,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The names a graph defines, hashed (open addressing over value ids):
+ * ox_ir_find_value scans, which is quadratic over a big model, and a name
+ * defined twice is an error here. A subgraph's scope looks up through its
+ * enclosing ones. */
+typedef struct scope {
+	struct scope *up;
+	ox_graph *g;
+	ox_id *slot; /* -1: empty */
+	size_t cap, n;
+} scope;
+
 typedef struct {
 	const char *path;   /* model file */
 	char *dir;          /* its folder, for external data */
 	int nunsupported;
 	ox_fe_functions *fns; /* the model's local functions, inlined per call */
 	const Onnx__ModelProto *mp; /* for the opset of each domain */
+	scope *sc;          /* the graph being imported */
 } ctx;
 
 /* memcpy that takes an empty protobuf field (NULL data, length 0) */
@@ -28,6 +40,65 @@ static void copy(void *dst, const void *src, size_t n)
 {
 	if (n)
 		memcpy(dst, src, n);
+}
+
+static size_t hash_name(const char *s)
+{
+	size_t h = 2166136261u;
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+static ox_id scope_find(const scope *sc, const char *name)
+{
+	if (!sc->cap)
+		return -1;
+	for (size_t i = hash_name(name) & (sc->cap - 1);; i = (i + 1) & (sc->cap - 1)) {
+		ox_id v = sc->slot[i];
+		if (v < 0 || !strcmp(sc->g->vals[v].name, name))
+			return v;
+	}
+}
+
+static void scope_add(scope *sc, ox_id v)
+{
+	if (2 * (sc->n + 1) > sc->cap) {
+		scope big = {sc->up, sc->g, NULL, sc->cap ? 2 * sc->cap : 64, 0};
+		big.slot = malloc(big.cap * sizeof *big.slot);
+		if (!big.slot)
+			ox_die("out of memory");
+		memset(big.slot, 0xff, big.cap * sizeof *big.slot);
+		for (size_t i = 0; i < sc->cap; i++)
+			if (sc->slot[i] >= 0)
+				scope_add(&big, sc->slot[i]);
+		free(sc->slot);
+		*sc = big;
+	}
+	size_t i = hash_name(sc->g->vals[v].name) & (sc->cap - 1);
+	while (sc->slot[i] >= 0)
+		i = (i + 1) & (sc->cap - 1);
+	sc->slot[i] = v;
+	sc->n++;
+}
+
+/* A new value named `name` in the current graph: every name is defined
+ * once (by a graph input, an initializer or one node output), else the
+ * model is ambiguous. n: the node defining it, for the message. */
+static ox_id define(ctx *c, ox_graph *g, const ox_node *n, const char *name, int kind)
+{
+	ox_id old = scope_find(c->sc, name);
+	if (old >= 0) {
+		const ox_value *o = &g->vals[old];
+		const char *what = o->kind == OX_V_CONST ? "an initializer or Constant" :
+				   o->producer >= 0 ? "an output of node '" : "a graph input";
+		ox_error(g, n, "value '%s' is already defined, as %s%s%s", name, what,
+			 o->producer >= 0 ? g->nodes[o->producer].name : "", o->producer >= 0 ? "'" : "");
+		return -1;
+	}
+	ox_id v = ox_ir_add_value(g, name, kind);
+	scope_add(c->sc, v);
+	return v;
 }
 
 /* the model's opset for a node's domain ("" / ai.onnx: the graph's) */
@@ -90,6 +161,17 @@ static int safe_relpath(const char *p)
 	return 1;
 }
 
+/* external data's offset and length: a decimal number, not negative */
+static int byte_count(ox_graph *g, const Onnx__TensorProto *tp, const char *key, const char *v, long long *out)
+{
+	char *e;
+	errno = 0;
+	*out = strtoll(v, &e, 10);
+	if (!*v || *e || errno || *out < 0)
+		return ox_error(g, NULL, "tensor '%s': external data %s '%s' is not a byte count", tp->name, key, v);
+	return 0;
+}
+
 static int load_external(ctx *c, ox_graph *g, const Onnx__TensorProto *tp, ox_tensor *t)
 {
 	const char *loc = NULL;
@@ -100,10 +182,10 @@ static int load_external(ctx *c, ox_graph *g, const Onnx__TensorProto *tp, ox_te
 			continue;
 		if (!strcmp(k, "location"))
 			loc = v;
-		else if (!strcmp(k, "offset"))
-			off = atoll(v);
-		else if (!strcmp(k, "length"))
-			len = atoll(v);
+		else if (!strcmp(k, "offset") && byte_count(g, tp, k, v, &off))
+			return -1;
+		else if (!strcmp(k, "length") && byte_count(g, tp, k, v, &len))
+			return -1;
 	}
 	if (!loc)
 		return ox_error(g, NULL, "tensor '%s': external data without a location", tp->name);
@@ -209,10 +291,14 @@ static ox_tensor *import_tensor(ctx *c, ox_graph *g, const Onnx__TensorProto *tp
 	ox_shape s = {(int)tp->n_dims, {0}};
 	for (size_t i = 0; i < tp->n_dims; i++) {
 		if (tp->dims[i] < 0) {
-			ox_error(g, NULL, "tensor '%s': negative dim", tp->name);
+			ox_error(g, NULL, "tensor '%s': negative dim %lld", tp->name, (long long)tp->dims[i]);
 			return NULL;
 		}
 		s.d[i] = tp->dims[i];
+	}
+	if (ox_shape_too_big(&s, dt)) {
+		ox_error(g, NULL, "tensor '%s' is too large (2^48 bytes or more)", tp->name);
+		return NULL;
 	}
 	ox_tensor *t = ox_ir_new_tensor(g, dt, &s);
 	int64_t n = ox_tensor_numel(t);
@@ -276,6 +362,36 @@ static ox_tensor *import_tensor(ctx *c, ox_graph *g, const Onnx__TensorProto *tp
 		}
 	}
 	return t;
+}
+
+/* A graph input's declared tensor type: a known dtype, dims not negative,
+ * and not so many elements that their byte count overflows. */
+static int check_type(ox_graph *g, const Onnx__ValueInfoProto *vi)
+{
+	const Onnx__TypeProto *tp = vi->type;
+	if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
+		return 0;
+	const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+	int dt = tt->has_elem_type ? tt->elem_type : OX_UNDEF;
+	if (dt < 0 || dt >= OX_NDTYPE)
+		return ox_error(g, NULL, "graph input '%s': element type %d is not an ONNX data type", vi->name, dt);
+	if (!tt->shape)
+		return 0;
+	if (tt->shape->n_dim > OX_MAX_RANK)
+		return ox_error(g, NULL, "graph input '%s': rank %zu exceeds %d", vi->name, tt->shape->n_dim,
+				OX_MAX_RANK);
+	ox_shape s = {(int)tt->shape->n_dim, {0}};
+	for (size_t i = 0; i < tt->shape->n_dim; i++) {
+		const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+		int known = d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+		if (known && d->dim_value < 0)
+			return ox_error(g, NULL, "graph input '%s': negative dim %lld", vi->name,
+					(long long)d->dim_value);
+		s.d[i] = known ? d->dim_value : -1; /* a symbol: checked once bound */
+	}
+	if (ox_shape_too_big(&s, dt))
+		return ox_error(g, NULL, "graph input '%s' is too large (2^48 bytes or more)", vi->name);
+	return 0;
 }
 
 static void import_type(ox_graph *g, ox_value *v, const Onnx__TypeProto *tp)
@@ -403,6 +519,26 @@ static int import_attr(ctx *c, ox_graph *g, ox_attr *a, const Onnx__AttributePro
 	return 0;
 }
 
+/* The type a Constant's attribute must have (an unset type, from old
+ * exporters, is taken as the right one). */
+static int constant_attr_type(ox_graph *g, const Onnx__NodeProto *np, const Onnx__AttributeProto *ap)
+{
+	static const struct { const char *name; int type; const char *tname; } want[] = {
+		{"value", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR, "TENSOR"},
+		{"value_float", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT, "FLOAT"},
+		{"value_int", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT, "INT"},
+		{"value_floats", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS, "FLOATS"},
+		{"value_ints", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS, "INTS"},
+		{"value_string", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING, "STRING"},
+		{"value_strings", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS, "STRINGS"},
+	};
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+		if (!strcmp(ap->name, want[i].name) && ap->type && (int)ap->type != want[i].type)
+			return ox_error(g, NULL, "Constant node '%s': attribute '%s' must be %s, got type %d",
+					np->name, ap->name, want[i].tname, (int)ap->type);
+	return 0;
+}
+
 /* A Constant node becomes a constant value. */
 static ox_tensor *constant_value(ctx *c, ox_graph *g, const Onnx__NodeProto *np)
 {
@@ -413,8 +549,13 @@ static ox_tensor *constant_value(ctx *c, ox_graph *g, const Onnx__NodeProto *np)
 	const Onnx__AttributeProto *ap = np->attribute[0];
 	const char *k = ap->name;
 	ox_shape s0 = {0, {0}};
-	if (!strcmp(k, "value"))
+	if (constant_attr_type(g, np, ap))
+		return NULL;
+	if (!strcmp(k, "value")) {
+		if (!ap->t)
+			ox_error(g, NULL, "Constant node '%s': attribute 'value' has no tensor", np->name);
 		return ap->t ? import_tensor(c, g, ap->t) : NULL;
+	}
 	if (!strcmp(k, "value_float")) {
 		ox_tensor *t = ox_ir_new_tensor(g, OX_F32, &s0);
 		memcpy(t->data, &ap->f, 4);
@@ -450,18 +591,19 @@ static ox_tensor *constant_value(ctx *c, ox_graph *g, const Onnx__NodeProto *np)
 
 /* Resolve an input name: this graph first, then enclosing graphs (the
  * value is then "captured": an outer-scope reference, no producer here). */
-static ox_id resolve(ox_graph *g, const char *name)
+static ox_id resolve(ctx *c, ox_graph *g, const char *name)
 {
-	ox_id v = ox_ir_find_value(g, name);
+	ox_id v = scope_find(c->sc, name);
 	if (v >= 0)
 		return v;
-	for (ox_graph *p = g->parent; p; p = p->parent)
-		if (ox_ir_find_value(p, name) >= 0) {
+	for (const scope *p = c->sc->up; p; p = p->up)
+		if ((v = scope_find(p, name)) >= 0) {
 			ox_id cv = ox_ir_add_value(g, name, OX_V_INPUT);
-			ox_value *o = &p->vals[ox_ir_find_value(p, name)];
+			ox_value *o = &p->g->vals[v];
 			g->vals[cv].dtype = o->dtype;
 			g->vals[cv].has_shape = o->has_shape;
 			g->vals[cv].shape = o->shape;
+			scope_add(c->sc, cv);
 			return cv;
 		}
 	return -1;
@@ -493,17 +635,34 @@ static int check_names(ox_graph *g, const Onnx__GraphProto *gp)
 	return 0;
 }
 
-static int import_graph(ctx *c, ox_graph *g, const Onnx__GraphProto *gp)
+/* An input nothing before node i defines: name the later node that makes
+ * it, if one does (ONNX keeps nodes in topological order, so it is a
+ * cycle or a misordered graph). */
+static int undefined_input(ox_graph *g, ox_node *n, Onnx__NodeProto **nodes, size_t nnodes, size_t i,
+			   const char *name)
+{
+	for (size_t j = i + 1; j < nnodes; j++)
+		for (size_t k = 0; k < nodes[j]->n_output; k++)
+			if (!strcmp(nodes[j]->output[k], name))
+				return ox_error(g, n, "input '%s' is not defined before use: the later node '%s' "
+						"makes it (nodes out of order, or a cycle)", name, nodes[j]->name);
+	return ox_error(g, n, "input '%s' is not defined by any graph input, initializer or node", name);
+}
+
+static int import_body(ctx *c, ox_graph *g, const Onnx__GraphProto *gp)
 {
 	int rc = 0;
 	if (check_names(g, gp))
 		return -1;
 	g->name = ox_ir_strdup(g, gp->name);
+	if (!gp->n_output)
+		return ox_error(g, NULL, "graph '%s' has no outputs", g->name);
 	for (size_t i = 0; i < gp->n_initializer; i++) {
 		ox_tensor *t = import_tensor(c, g, gp->initializer[i]);
-		if (!t)
+		ox_id v = t ? define(c, g, NULL, gp->initializer[i]->name, OX_V_CONST) : -1;
+		if (v < 0)
 			return -1;
-		ox_ir_add_const(g, gp->initializer[i]->name, t);
+		ox_ir_set_const(g, v, t);
 	}
 	if (gp->n_sparse_initializer)
 		return ox_error(g, NULL, "sparse initializers are not supported");
@@ -511,9 +670,11 @@ static int import_graph(ctx *c, ox_graph *g, const Onnx__GraphProto *gp)
 	g->inputs = ox_ir_alloc(g, (gp->n_input + 1) * sizeof(ox_id));
 	for (size_t i = 0; i < gp->n_input; i++) {
 		const Onnx__ValueInfoProto *vi = gp->input[i];
-		if (ox_ir_find_value(g, vi->name) >= 0)
+		ox_id v = scope_find(c->sc, vi->name);
+		if (v >= 0 && g->vals[v].kind == OX_V_CONST)
 			continue; /* an initializer with a default: compiled as a constant */
-		ox_id v = ox_ir_add_value(g, vi->name, OX_V_INPUT);
+		if ((v = define(c, g, NULL, vi->name, OX_V_INPUT)) < 0 || check_type(g, vi))
+			return -1;
 		import_type(g, &g->vals[v], vi->type);
 		g->inputs[nin++] = v;
 	}
@@ -526,10 +687,14 @@ static int import_graph(ctx *c, ox_graph *g, const Onnx__GraphProto *gp)
 		const Onnx__NodeProto *np = nodes[i];
 		const char *domain = np->domain ? np->domain : "";
 		if (!strcmp(np->op_type, "Constant") && (!*domain || !strcmp(domain, "ai.onnx"))) {
+			if (np->n_output != 1)
+				return ox_error(g, NULL, "Constant node '%s' has %zu outputs, expected 1", np->name,
+						np->n_output);
 			ox_tensor *t = constant_value(c, g, np);
-			if (!t || np->n_output != 1)
+			ox_id v = t ? define(c, g, NULL, np->output[0], OX_V_CONST) : -1;
+			if (v < 0)
 				return -1;
-			ox_ir_add_const(g, np->output[0], t);
+			ox_ir_set_const(g, v, t);
 			continue;
 		}
 		int op = ox_op_lookup(domain, np->op_type);
@@ -546,9 +711,9 @@ static int import_graph(ctx *c, ox_graph *g, const Onnx__GraphProto *gp)
 		for (size_t k = 0; k < np->n_input; k++) {
 			if (!np->input[k][0])
 				continue;
-			ox_id v = resolve(g, np->input[k]);
+			ox_id v = resolve(c, g, np->input[k]);
 			if (v < 0)
-				return ox_error(g, n, "input '%s' is not defined before use", np->input[k]);
+				return undefined_input(g, &g->nodes[nid], nodes, nnodes, i, np->input[k]);
 			g->nodes[nid].in[k] = v;
 		}
 		n = &g->nodes[nid];
@@ -565,7 +730,9 @@ static int import_graph(ctx *c, ox_graph *g, const Onnx__GraphProto *gp)
 		for (size_t k = 0; k < np->n_output; k++) {
 			if (!np->output[k][0])
 				continue;
-			ox_id v = ox_ir_add_value(g, np->output[k], OX_V_INTERNAL);
+			ox_id v = define(c, g, &g->nodes[nid], np->output[k], OX_V_INTERNAL);
+			if (v < 0)
+				return -1;
 			g->vals[v].producer = nid;
 			g->nodes[nid].out[k] = v;
 		}
@@ -574,7 +741,7 @@ static int import_graph(ctx *c, ox_graph *g, const Onnx__GraphProto *gp)
 	g->outputs = ox_ir_alloc(g, (gp->n_output + 1) * sizeof(ox_id));
 	g->output_names = ox_ir_alloc(g, (gp->n_output + 1) * sizeof(char *));
 	for (size_t i = 0; i < gp->n_output; i++) {
-		ox_id v = resolve(g, gp->output[i]->name);
+		ox_id v = resolve(c, g, gp->output[i]->name);
 		if (v < 0)
 			return ox_error(g, NULL, "graph output '%s' is not produced by any node",
 					gp->output[i]->name);
@@ -595,9 +762,19 @@ static int import_graph(ctx *c, ox_graph *g, const Onnx__GraphProto *gp)
 	return rc;
 }
 
+static int import_graph(ctx *c, ox_graph *g, const Onnx__GraphProto *gp)
+{
+	scope sc = {c->sc, g, NULL, 0, 0};
+	c->sc = &sc;
+	int rc = import_body(c, g, gp);
+	c->sc = sc.up;
+	free(sc.slot);
+	return rc;
+}
+
 ox_tensor *ox_fe_tensor(ox_graph *g, const char *path, const void *tensorproto)
 {
-	ctx c = {path, NULL, 0, NULL, NULL};
+	ctx c = {path, NULL, 0, NULL, NULL, NULL};
 	c.dir = strdup(path);
 	char *slash = strrchr(c.dir, '/');
 	if (slash)
@@ -609,6 +786,28 @@ ox_tensor *ox_fe_tensor(ox_graph *g, const char *path, const void *tensorproto)
 	return t;
 }
 
+/* The newest opset of each ONNX domain in the newest ONNX release the
+ * conformance suite comes from (ONNX 1.22: ai.onnx 27); a model that asks
+ * for a version no release has is wrong, not new. Other domains are
+ * checked per node: their ops are unsupported. */
+static const struct { const char *domain; int newest; } onnx_opsets[] = {
+	{"", 27}, {"ai.onnx", 27}, {"ai.onnx.ml", 5}, {"ai.onnx.preview", 1},
+	{"ai.onnx.preview.training", 1},
+};
+
+static int check_opsets(ox_graph *g, const Onnx__ModelProto *mp)
+{
+	for (size_t i = 0; i < mp->n_opset_import; i++) {
+		const char *d = mp->opset_import[i]->domain ? mp->opset_import[i]->domain : "";
+		long long v = mp->opset_import[i]->version;
+		for (size_t k = 0; k < sizeof onnx_opsets / sizeof onnx_opsets[0]; k++)
+			if (!strcmp(d, onnx_opsets[k].domain) && (v < 1 || v > onnx_opsets[k].newest))
+				return ox_error(g, NULL, "opset %lld of domain '%s' does not exist (ONNX has 1 to %d)",
+						v, *d ? d : "ai.onnx", onnx_opsets[k].newest);
+	}
+	return 0;
+}
+
 ox_graph *ox_fe_load(const char *path)
 {
 	size_t len = 0;
@@ -617,14 +816,15 @@ ox_graph *ox_fe_load(const char *path)
 		fprintf(stderr, "%s: cannot read: %s\n", path, strerror(errno));
 		return NULL;
 	}
-	Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
+	/* no bytes parse as an empty ModelProto: say what happened */
+	Onnx__ModelProto *mp = len ? onnx__model_proto__unpack(NULL, len, buf) : NULL;
 	free(buf);
 	if (!mp) {
 		fprintf(stderr, "%s: not a valid ONNX model (protobuf parse failed)\n", path);
 		return NULL;
 	}
 	ox_graph *g = ox_ir_new(path);
-	ctx c = {path, NULL, 0, ox_fe_functions_new(mp), mp};
+	ctx c = {path, NULL, 0, ox_fe_functions_new(mp), mp, NULL};
 	c.dir = strdup(path);
 	char *slash = strrchr(c.dir, '/');
 	if (slash)
@@ -638,13 +838,13 @@ ox_graph *ox_fe_load(const char *path)
 		if (!d || !*d || !strcmp(d, "ai.onnx"))
 			g->opset = (int)mp->opset_import[i]->version;
 	}
-	int rc = 0;
-	if (!mp->graph) {
+	int rc = check_opsets(g, mp);
+	if (!rc && !mp->graph) {
 		rc = ox_error(g, NULL, "model has no graph");
-	} else if (g->ir_version && g->ir_version < 3) {
+	} else if (!rc && g->ir_version && g->ir_version < 3) {
 		rc = ox_error(g, NULL, "IR version %lld is not supported (3 and newer are)",
 			      (long long)g->ir_version);
-	} else {
+	} else if (!rc) {
 		rc = import_graph(&c, g, mp->graph);
 		if (!rc && c.nunsupported)
 			rc = ox_error(g, NULL, "%d node%s with unsupported operators (listed above)",

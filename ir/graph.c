@@ -18,6 +18,22 @@ struct ox_chunk {
 
 int ox_verbose;
 
+/* A typed getter that finds its attribute with another type records it
+ * here (the first one), and ox_attr_report turns it into the error: the
+ * getter's expected type is the check, so no op lists its attributes'
+ * types twice. Reported after each node's inference, after each pass and
+ * before codegen writes; an error about the same node in between is
+ * replaced by it, the cause. Node names live in the arena, so a copy of
+ * the node stays printable while its graph lives (freeing it forgets
+ * the record). */
+static struct {
+	int set;
+	ox_node node;
+	const char *attr;
+	int want, got;
+} mistyped;
+
+
 static void *xrealloc(void *p, size_t n)
 {
 	p = realloc(p, n ? n : 1);
@@ -77,6 +93,7 @@ void ox_ir_free(ox_graph *g)
 {
 	if (!g || g->parent)
 		return; /* a subgraph goes with its root */
+	mistyped.set = 0;
 	for (int i = 0; i < g->nsubs; i++)
 		free_arrays(g->subs[i]);
 	free(g->subs);
@@ -441,7 +458,7 @@ int ox_ir_epilogue_first(const ox_node *n)
 	return n->op == OX_OP_MatMul ? 2 : 3; /* after A, B (MatMul); X, W, B (Conv); A, B, C (Gemm) */
 }
 
-void ox_ir_add_fused(ox_graph *g, ox_node *n, const char *name)
+void ox_ir_add_fused_names(ox_graph *g, ox_node *n, const char *const *names, int k)
 {
 	ox_attr *a = NULL;
 	for (int i = 0; i < n->nattr; i++)
@@ -452,10 +469,17 @@ void ox_ir_add_fused(ox_graph *g, ox_node *n, const char *name)
 		a->strs = ox_ir_alloc(g, 2 * sizeof *a->strs);
 		a->strs[a->n++] = ox_ir_strdup(g, n->name);
 	}
-	const char **s = ox_ir_alloc(g, (size_t)(a->n + 2) * sizeof *s);
+	/* a new array each time (attributes may be shared by copied nodes) */
+	const char **s = ox_ir_alloc(g, (size_t)(a->n + k + 1) * sizeof *s);
 	memcpy(s, a->strs, (size_t)a->n * sizeof *s);
-	s[a->n++] = ox_ir_strdup(g, name);
+	for (int i = 0; i < k; i++)
+		s[a->n++] = ox_ir_strdup(g, names[i]);
 	a->strs = s;
+}
+
+void ox_ir_add_fused(ox_graph *g, ox_node *n, const char *name)
+{
+	ox_ir_add_fused_names(g, n, &name, 1);
 }
 
 /* the ONNX nodes m stands for: its ox_fused list, else its own name */
@@ -510,15 +534,49 @@ const ox_attr *ox_attr_get(const ox_node *n, const char *name)
 	return NULL;
 }
 
-int64_t ox_attr_int(const ox_node *n, const char *name, int64_t dflt)
+static const char *const attr_type_names[] = {
+	"UNDEFINED", "FLOAT", "INT", "STRING", "TENSOR", "GRAPH", "FLOATS", "INTS", "STRINGS",
+	"TENSORS", "GRAPHS", "SPARSE_TENSOR", "TYPE_PROTO",
+};
+
+static const ox_attr *typed(const ox_node *n, const char *name, int want)
 {
 	const ox_attr *a = ox_attr_get(n, name);
-	return a && a->type == OX_AT_INT ? a->i : dflt;
+	if (!a || a->type == want || (want == OX_AT_FLOAT && a->type == OX_AT_INT))
+		return a;
+	if (!mistyped.set) {
+		mistyped.set = 1;
+		mistyped.node = *n;
+		mistyped.attr = a->name;
+		mistyped.want = want;
+		mistyped.got = a->type;
+	}
+	return NULL;
+}
+
+static int same_node(const ox_node *a, const ox_node *b)
+{
+	return a->name == b->name && a->optype == b->optype;
+}
+
+int ox_attr_report(const ox_graph *g)
+{
+	if (!mistyped.set)
+		return 0;
+	mistyped.set = 0;
+	return ox_error(g, &mistyped.node, "attribute '%s' must be %s, got %s", mistyped.attr,
+			attr_type_names[mistyped.want], attr_type_names[mistyped.got]);
+}
+
+int64_t ox_attr_int(const ox_node *n, const char *name, int64_t dflt)
+{
+	const ox_attr *a = typed(n, name, OX_AT_INT);
+	return a ? a->i : dflt;
 }
 
 float ox_attr_float(const ox_node *n, const char *name, float dflt)
 {
-	const ox_attr *a = ox_attr_get(n, name);
+	const ox_attr *a = typed(n, name, OX_AT_FLOAT);
 	if (a && a->type == OX_AT_FLOAT)
 		return a->f;
 	if (a && a->type == OX_AT_INT)
@@ -528,14 +586,14 @@ float ox_attr_float(const ox_node *n, const char *name, float dflt)
 
 const char *ox_attr_str(const ox_node *n, const char *name, const char *dflt)
 {
-	const ox_attr *a = ox_attr_get(n, name);
-	return a && a->type == OX_AT_STRING ? a->s : dflt;
+	const ox_attr *a = typed(n, name, OX_AT_STRING);
+	return a ? a->s : dflt;
 }
 
 int ox_attr_ints(const ox_node *n, const char *name, const int64_t **v)
 {
-	const ox_attr *a = ox_attr_get(n, name);
-	if (!a || a->type != OX_AT_INTS) {
+	const ox_attr *a = typed(n, name, OX_AT_INTS);
+	if (!a) {
 		*v = NULL;
 		return -1;
 	}
@@ -577,6 +635,12 @@ int ox_op_lookup(const char *domain, const char *optype)
 int ox_error(const ox_graph *g, const ox_node *n, const char *fmt, ...)
 {
 	va_list ap;
+	if (mistyped.set) {
+		int cause = n && same_node(n, &mistyped.node);
+		ox_attr_report(g);
+		if (cause)
+			return -1; /* this error follows from the attribute's */
+	}
 	fprintf(stderr, "%s: ", g ? g->path : "onnxcc");
 	if (n && n->name[0])
 		fprintf(stderr, "node '%s' (%s, opset %d): ", n->name, n->optype, n->opset);

@@ -116,6 +116,29 @@ static int legacy_broadcast(ox_graph *g, ox_node *n)
 	return 0;
 }
 
+/* Inferred shapes must not overflow: a dim computed past 2^63 is no
+ * constant (ox_dim_op) or a wrapped number (an infer function's own
+ * arithmetic), and a huge tensor's byte count would wrap in the plan and
+ * the generated code (an Expand, Tile or ConstantOfShape to a huge shape). */
+static int check_outputs(ox_graph *g, ox_node *n)
+{
+	for (int k = 0; k < n->nout; k++) {
+		ox_value *v = ox_out(g, n, k);
+		if (!v || !v->has_shape)
+			continue;
+		for (int d = 0; d < v->shape.rank; d++) {
+			ox_dim x = v->shape.d[d];
+			if (x < 0 && (-x - 1 >= g->ndexprs || (!ox_dim_unbound(g, x) && ox_dim_eval(g, x) < 0)))
+				return ox_error(g, n, "output %d '%s': dim %d overflows", k, v->name, d);
+		}
+		char sh[512];
+		if (ox_shape_too_big(&v->shape, v->dtype) && ox_shape_str(g, &v->shape, sh, sizeof sh))
+			return ox_error(g, n, "output %d '%s': %s%s is too large (2^48 bytes or more)", k,
+					v->name, ox_dtype_name(v->dtype), sh);
+	}
+	return 0;
+}
+
 int ox_infer_node(ox_graph *g, ox_node *n)
 {
 	if (n->op < 0 || n->op >= OX_NOPS)
@@ -138,7 +161,9 @@ int ox_infer_node(ox_graph *g, ox_node *n)
 	}
 	if (legacy_broadcast(g, n))
 		return -1;
-	return oi->infer(g, n);
+	if (oi->infer(g, n))
+		return -1;
+	return check_outputs(g, n) || ox_attr_report(g);
 }
 
 int ox_need_const(ox_graph *g, const ox_node *n, int k, const char *fmt, ...)

@@ -180,9 +180,10 @@ static ox_dim infer_minus_one(ox_graph *g, const ox_shape *in, const ox_dim *kno
 			num[nn++] = in->d[k];
 	}
 	for (int k = 0; k < nknown; k++) {
-		if (known[k] >= 0)
-			cd *= known[k];
-		else
+		if (known[k] >= 0 && __builtin_mul_overflow(cd, known[k], &cd)) {
+			*inexact = 1; /* more elements than any tensor has */
+			return -1;
+		} else if (known[k] < 0)
 			den[nd++] = known[k];
 	}
 	for (int j = 0; j < nd; j++) {

@@ -84,6 +84,8 @@ int ox_ir_nn_window(ox_graph *g, const ox_node *n, int nsp, const ox_shape *w, i
 		for (int i = 0; i < nsp; i++) {
 			if (w->d[i + 2] < 0)
 				return ox_error(g, n, "kernel size %d is symbolic", i);
+			if (w->d[i + 2] == 0)
+				return ox_error(g, n, "kernel size %d is 0: the weights have an empty window", i);
 			k[i] = w->d[i + 2];
 		}
 	} else {
@@ -123,7 +125,11 @@ void ox_ir_nn_same_pads(int autopad, int nsp, const int64_t *in, const int64_t *
 static int window_out(ox_graph *g, const ox_node *n, int ax, ox_dim in, int64_t k, int64_t s, int64_t d,
 		      int64_t pb, int64_t pe, int autopad, int ceil, ox_dim *out)
 {
-	int64_t span = (k - 1) * d + 1;
+	int64_t span, sum;
+	/* attributes are any int64: a window or pads past 2^63 is an error */
+	if (__builtin_mul_overflow(k - 1, d, &span) || __builtin_add_overflow(span, 1, &span) ||
+	    __builtin_add_overflow(pb, pe, &sum) || (in >= 0 && __builtin_add_overflow(sum, in, &sum)))
+		return ox_error(g, n, "spatial axis %d: window or pads too large", ax);
 	if (autopad == 1 || autopad == 2) {
 		*out = ox_dim_ceildiv(g, in, s);
 		return 0;

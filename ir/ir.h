@@ -282,6 +282,10 @@ float ox_attr_float(const ox_node *n, const char *name, float dflt);
 const char *ox_attr_str(const ox_node *n, const char *name, const char *dflt);
 /* INTS attribute: returns count (or -1 if absent) and sets *v */
 int ox_attr_ints(const ox_node *n, const char *name, const int64_t **v);
+/* The getters above treat an attribute of another type as absent and
+ * remember the first such one; ox_attr_report prints it as the error
+ * ("attribute 'strides' must be INTS, got FLOAT") and returns -1, else 0. */
+int ox_attr_report(const ox_graph *g);
 
 /* dims and shapes */
 ox_dim ox_dim_sym(ox_graph *g, const char *name);
@@ -298,7 +302,13 @@ int ox_dim_str(const ox_graph *g, ox_dim d, char *buf, size_t n);
 int ox_ir_bind(ox_graph *g, const char *sym, int64_t value); /* -1 if no such symbol */
 void ox_ir_resolve_dims(ox_graph *g); /* replace bound symbolic dims by constants */
 int ox_shape_is_const(const ox_shape *s);
-int64_t ox_shape_numel(const ox_shape *s); /* -1 if not constant */
+int64_t ox_shape_numel(const ox_shape *s); /* -1 if not constant (or past 2^63) */
+/* A tensor's bytes must stay below OX_MAX_BYTES (256 TiB, more than any
+ * address space the generated code runs in), so that element and byte
+ * counts, offsets and arena sums never overflow. ox_shape_too_big: the
+ * constant dims of s, times the element size, reach it (or overflow). */
+#define OX_MAX_BYTES ((int64_t)1 << 48)
+int ox_shape_too_big(const ox_shape *s, int dtype);
 int ox_shape_str(const ox_graph *g, const ox_shape *s, char *buf, size_t n);
 int64_t ox_tensor_numel(const ox_tensor *t);
 /* element k of an integer/float tensor, converted */
@@ -341,6 +351,8 @@ ox_graph *ox_ir_epilogue(const ox_node *n);      /* the body, or NULL */
 int ox_ir_epilogue_first(const ox_node *n);      /* its first operand's input index, -1 if none */
 /* append name to n's ox_fused list (n's own name first) */
 void ox_ir_add_fused(ox_graph *g, ox_node *n, const char *name);
+/* the same for k names at once (one copy of the list, not k) */
+void ox_ir_add_fused_names(ox_graph *g, ox_node *n, const char *const *names, int k);
 /* append the ONNX nodes m stands for (its ox_fused list, else its name) */
 void ox_ir_add_fused_of(ox_graph *g, ox_node *n, const ox_node *m);
 /* n's list := the ONNX nodes m[0..k-1] stand for, in order (a node that

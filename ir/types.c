@@ -104,9 +104,11 @@ ox_dim ox_dim_unknown(ox_graph *g, const char *hint)
 static int64_t fold(int op, int64_t a, int64_t b)
 {
 	switch (op) {
-	case OX_DE_ADD: return a + b;
+	/* -1 on overflow: the dim is then no constant, and ox_infer_node
+	 * reports it (a model's dims must not wrap) */
+	case OX_DE_ADD: return __builtin_add_overflow(a, b, &a) ? -1 : a;
 	case OX_DE_SUB: return a - b;
-	case OX_DE_MUL: return a * b;
+	case OX_DE_MUL: return __builtin_mul_overflow(a, b, &a) ? -1 : a;
 	case OX_DE_DIV: return b ? (a >= 0 ? a / b : -((-a + b - 1) / b)) : 0;
 	case OX_DE_CEILDIV: return b ? (a + b - 1) / b : 0;
 	case OX_DE_MOD: return b ? a % b : 0;
@@ -223,11 +225,19 @@ int64_t ox_shape_numel(const ox_shape *s)
 {
 	int64_t n = 1;
 	for (int k = 0; k < s->rank; k++) {
-		if (s->d[k] < 0)
+		if (s->d[k] < 0 || __builtin_mul_overflow(n, s->d[k], &n))
 			return -1;
-		n *= s->d[k];
 	}
 	return n;
+}
+
+int ox_shape_too_big(const ox_shape *s, int dtype)
+{
+	int64_t n = 1, size = dtype == OX_STRING ? (int64_t)sizeof(char *) : (int64_t)ox_dtype_size(dtype);
+	for (int k = 0; k < s->rank; k++)
+		if (s->d[k] >= 0 && __builtin_mul_overflow(n, s->d[k], &n))
+			return 1;
+	return __builtin_mul_overflow(n, size ? size : 1, &n) || n > OX_MAX_BYTES;
 }
 
 const char *const ox_layout_names[OX_NLAYOUTS] = {"plain", "blocked", "convw", "dww", "gemmb", "padded", "winow"};

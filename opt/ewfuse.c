@@ -147,6 +147,24 @@ static void fuse(ox_graph *g, const int *nodes, int len)
 	g->nodes[nodes[len - 1]] = moved;
 }
 
+/* After fuse(): the region's nodes are dead and the fused node sits at
+ * the last one's place, pos. Uses and last readers are updated here, not
+ * recomputed over the graph, so that a model of many small regions is
+ * fused in linear time (nodes are compacted once, at the end). */
+static void refresh_uses(ox_graph *g, ox_node *const *dead, int len, int pos, int *lastuse)
+{
+	for (int i = 0; i < len; i++)
+		for (int k = 0; k < dead[i]->nin; k++)
+			if (dead[i]->in[k] >= 0)
+				g->vals[dead[i]->in[k]].nuses--;
+	ox_node *f = &g->nodes[pos];
+	for (int k = 0; k < f->nin; k++) {
+		g->vals[f->in[k]].nuses++;
+		if (lastuse[f->in[k]] < pos)
+			lastuse[f->in[k]] = pos;
+	}
+}
+
 int ox_opt_ewfuse(ox_graph *g)
 {
 	if (!g->opt)
@@ -155,34 +173,36 @@ int ox_opt_ewfuse(ox_graph *g)
 	int nv = g->nvals;
 	char *in_region = calloc((size_t)nv + 1, 1), *dep = calloc((size_t)nv + 1, 1);
 	int *uses_in = calloc((size_t)nv + 1, sizeof *uses_in);
+	/* the last node reading each value: no region grows past it */
+	int *lastuse = malloc(((size_t)nv + 1) * sizeof *lastuse), *marked = malloc(((size_t)nv + 1) * sizeof *marked);
+	for (int i = 0; i < nv; i++)
+		lastuse[i] = -1;
+	for (int j = 0; j < g->nnodes; j++)
+		for (int k = 0; k < g->nodes[j].nin; k++)
+			if (g->nodes[j].in[k] >= 0)
+				lastuse[g->nodes[j].in[k]] = j;
 	for (int h = 0; h < g->nnodes; h++) {
 		ox_node *n = &g->nodes[h];
 		if (n->dead || n->op == OX_OP_Fused || !vector_op(g, n))
 			continue;
 		const ox_value *o = &g->vals[n->out[0]];
-		/* values computed from the head's: not operands */
-		memset(dep, 0, (size_t)nv);
+		/* dep: values computed from the head's (not operands), marked
+		 * node by node as the scan below passes them */
+		int nmarked = 0, horizon = lastuse[n->out[0]];
 		dep[n->out[0]] = 1;
-		for (int j = h + 1; j < g->nnodes; j++) {
-			ox_node *e = &g->nodes[j];
-			int d = 0;
-			for (int k = 0; k < e->nin && !d; k++)
-				d = e->in[k] >= 0 && dep[e->in[k]];
-			for (int k = 0; d && k < e->nout; k++)
-				if (e->out[k] >= 0)
-					dep[e->out[k]] = 1;
-		}
+		marked[nmarked++] = n->out[0];
 		int nodes[MAXREG], len = 1, best = 1, nops = 0;
 		nodes[0] = h;
-		memset(in_region, 0, (size_t)nv);
-		memset(uses_in, 0, (size_t)nv * sizeof *uses_in);
 		in_region[n->out[0]] = 1;
 		for (int k = 0; k < n->nin; k++)
 			nops += n->in[k] >= 0 && !pow_exponent(g, n, k);
-		for (int j = h + 1; j < g->nnodes && len < MAXREG; j++) {
+		for (int j = h + 1; j <= horizon && len < MAXREG; j++) {
 			ox_node *e = &g->nodes[j];
 			if (e->dead)
 				continue;
+			int d = 0;
+			for (int k = 0; k < e->nin && !d; k++)
+				d = e->in[k] >= 0 && dep[e->in[k]];
 			int reads = 0, extra = 0, ok = vector_op(g, e) && same_out(&g->vals[e->out[0]], o);
 			for (int k = 0; k < e->nin; k++) {
 				ox_id v = e->in[k];
@@ -195,6 +215,9 @@ int ox_opt_ewfuse(ox_graph *g)
 				else
 					extra += !pow_exponent(g, e, k);
 			}
+			for (int k = 0; d && k < e->nout; k++)
+				if (e->out[k] >= 0 && !dep[e->out[k]])
+					dep[e->out[k]] = 1, marked[nmarked++] = e->out[k];
 			if (!reads)
 				continue;
 			if (!ok || nops + extra > MAXOPND)
@@ -205,6 +228,8 @@ int ox_opt_ewfuse(ox_graph *g)
 				if (e->in[k] >= 0 && in_region[e->in[k]])
 					uses_in[e->in[k]]++;
 			in_region[e->out[0]] = 1;
+			if (lastuse[e->out[0]] > horizon)
+				horizon = lastuse[e->out[0]];
 			/* closed: every value but the last is used inside only */
 			int cl = 1;
 			for (int i = 0; i < len - 1 && cl; i++) {
@@ -214,13 +239,23 @@ int ox_opt_ewfuse(ox_graph *g)
 			if (cl)
 				best = len;
 		}
+		for (int i = 0; i < nmarked; i++)
+			dep[marked[i]] = 0;
+		for (int i = 0; i < len; i++) {
+			in_region[g->nodes[nodes[i]].out[0]] = 0;
+			for (int k = 0; k < g->nodes[nodes[i]].nin; k++)
+				if (g->nodes[nodes[i]].in[k] >= 0)
+					uses_in[g->nodes[nodes[i]].in[k]] = 0;
+		}
 		if (nops > MAXOPND)
 			continue;
+		ox_node dead[MAXREG], *deadp[MAXREG];
+		for (int i = 0; i < best; i++)
+			dead[i] = g->nodes[nodes[i]], deadp[i] = &dead[i];
 		fuse(g, nodes, best);
-		ox_ir_compact(g);
-		ox_ir_fill_uses(g);
-		h--; /* the region left, later nodes moved up: look at this place again */
+		refresh_uses(g, deadp, best, nodes[best - 1], lastuse);
 	}
-	free(in_region), free(dep), free(uses_in);
+	ox_ir_compact(g);
+	free(in_region), free(dep), free(uses_in), free(lastuse), free(marked);
 	return 0;
 }

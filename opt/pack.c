@@ -331,11 +331,12 @@ static ox_id pack_bias(ox_graph *g, ox_node *n, const ox_convgeo *cg)
 {
 	int64_t mp = (cg->M + cg->b - 1) / cg->b * cg->b;
 	const ox_value *bv = n->nin > 2 && n->in[2] >= 0 ? ox_in(g, n, 2) : NULL;
+	const ox_tensor *bt = bv ? bv->data : NULL; /* new_const may move g->vals */
 	ox_id id = new_const(g, bv ? bv->name : n->name, bv ? "blocked" : "zero bias", mp,
 			     &(ox_shape){1, {cg->M}}, OX_L_PADDED, cg->b, 0, 0);
 	float *dst = g->vals[id].data->data;
-	for (int64_t m = 0; bv && m < cg->M; m++)
-		dst[m] = (float)ox_tensor_get_f64(bv->data, m);
+	for (int64_t m = 0; bt && m < cg->M; m++)
+		dst[m] = (float)ox_tensor_get_f64(bt, m);
 	return id;
 }
 
@@ -409,11 +410,13 @@ static void pack_conv(ox_graph *g, ox_node *n, const ox_convgeo *cg)
  * bias vector (beta C, padded), and the node says transB 0, alpha 1 */
 static void pack_gemm(ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 {
-	const ox_value *bv = ox_in(g, n, 1);
+	/* new_const may move g->vals: keep the (arena) tensors, not values */
+	const ox_tensor *bt = ox_in(g, n, 1)->data;
 	int b = q->b, tb = n->op == OX_OP_Gemm && ox_attr_int(n, "transB", 0);
 	double alpha = n->op == OX_OP_Gemm ? ox_attr_float(n, "alpha", 1.0f) : 1.0;
 	int64_t K = q->K, N = q->N, mv = (N + b - 1) / b;
-	ox_id id = new_const(g, bv->name, "gemmb", K * mv * b, &(ox_shape){2, {K, N}}, OX_L_GEMMB, b, q->ocb, 0);
+	ox_id id = new_const(g, ox_in(g, n, 1)->name, "gemmb", K * mv * b, &(ox_shape){2, {K, N}}, OX_L_GEMMB,
+			     b, q->ocb, 0);
 	float *dst = g->vals[id].data->data;
 	int64_t at = 0;
 	for (int64_t g0 = 0; g0 < mv; g0 += q->ocb) {
@@ -421,7 +424,7 @@ static void pack_gemm(ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 		for (int64_t k = 0; k < K; k++)
 			for (int64_t j = 0; j < gw; j++) {
 				int64_t c = g0 * b + j;
-				double v = c < N ? ox_tensor_get_f64(bv->data, tb ? c * K + k : k * N + c) : 0;
+				double v = c < N ? ox_tensor_get_f64(bt, tb ? c * K + k : k * N + c) : 0;
 				dst[at++] = (float)(alpha * v);
 			}
 	}
@@ -429,11 +432,12 @@ static void pack_gemm(ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	if (n->op != OX_OP_Gemm)
 		return;
 	const ox_value *c = n->nin > 2 && n->in[2] >= 0 ? ox_in(g, n, 2) : NULL;
+	const ox_tensor *ct = c ? c->data : NULL;
 	double beta = ox_attr_float(n, "beta", 1.0f);
 	ox_id bias = new_const(g, c ? c->name : n->name, "bias", mv * b, &(ox_shape){1, {N}}, OX_L_PADDED, b, 0, 0);
 	float *bd = g->vals[bias].data->data;
-	for (int64_t j = 0; c && j < N; j++)
-		bd[j] = (float)(beta * ox_tensor_get_f64(c->data, ox_shape_numel(&c->shape) == 1 ? 0 : j));
+	for (int64_t j = 0; ct && j < N; j++)
+		bd[j] = (float)(beta * ox_tensor_get_f64(ct, ox_tensor_numel(ct) == 1 ? 0 : j));
 	if (n->nin < 3) {
 		ox_id *in = ox_ir_alloc(g, 4 * sizeof *in);
 		memcpy(in, n->in, (size_t)n->nin * sizeof *in);

@@ -46,7 +46,7 @@ int ox_opt_run(ox_graph *g, int check, const char *stop_after)
 {
 	for (const ox_pass *p = ox_pipeline; p->name; p++) {
 		ox_note("pass %s", p->name);
-		if (p->run(g))
+		if (p->run(g) || ox_attr_report(g))
 			return -1;
 		if (check)
 			ox_ir_check(g, p->name);

@@ -756,18 +756,34 @@ static void list_schedule(ox_graph *g, int mode, int *order)
 					alloc[i] += vbytes(&g->vals[n->out[k]]);
 			}
 	}
+	/* readers of each value, one entry per input slot (cstart[v] ..
+	 * cstart[v + 1] - 1 of reader): a scan of all nodes per output would
+	 * be quadratic in a long model */
+	int *cstart = xcalloc((size_t)nv + 1, sizeof *cstart), *reader;
 	for (int i = 0; i < nn; i++) {
 		const ox_node *n = &g->nodes[i];
 		for (int k = 0; k < n->nin; k++) {
 			ox_id v = n->in[k];
 			if (v < 0)
 				continue;
+			cstart[v + 1]++;
 			if (g->vals[v].producer >= 0)
 				pending[i]++;
 			if (root[v] >= 0)
 				remain[root[v]]++;
 		}
 	}
+	for (int v = 0; v < nv; v++)
+		cstart[v + 1] += cstart[v];
+	reader = xcalloc((size_t)cstart[nv] + 1, sizeof *reader);
+	int *fill = xcalloc((size_t)nv + 1, sizeof *fill);
+	for (int i = 0; i < nn; i++)
+		for (int k = 0; k < g->nodes[i].nin; k++)
+			if (g->nodes[i].in[k] >= 0) {
+				ox_id v = g->nodes[i].in[k];
+				reader[cstart[v] + fill[v]++] = i;
+			}
+	free(fill);
 	for (int k = 0; k < g->noutputs; k++)
 		if (root[g->outputs[k]] >= 0)
 			remain[root[g->outputs[k]]] += nn + 1; /* never freed */
@@ -819,13 +835,12 @@ static void list_schedule(ox_graph *g, int mode, int *order)
 			if (v < 0)
 				continue;
 			when[v] = p;
-			for (int i = 0; i < nn; i++) /* consumers: one decrement per input slot */
-				for (int j = 0; j < g->nodes[i].nin; j++)
-					if (g->nodes[i].in[j] == v)
-						pending[i]--;
+			for (int c = cstart[v]; c < cstart[v + 1]; c++) /* one decrement per input slot */
+				pending[reader[c]]--;
 		}
 	}
 	free(pending), free(root), free(remain), free(done), free(when), free(alloc), free(isview);
+	free(cstart), free(reader);
 }
 
 /* ---- statistics for --report ---- */

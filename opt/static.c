@@ -27,6 +27,10 @@ static int check_value(ox_graph *g, const ox_node *n, ox_id id)
 		return ox_error(g, n, "value '%s' dim %d depends on the unbound symbol '%s'; "
 				"bind it with --dim %s=N", v->name, d, sym ? sym : "?", sym ? sym : "?");
 	}
+	/* symbols bound by --dim / --shape are checked here, like inferred
+	 * shapes in ox_infer_node */
+	if (ox_shape_too_big(&v->shape, v->dtype))
+		return ox_error(g, n, "value '%s' is too large (2^48 bytes or more)", v->name);
 	return 0;
 }
 

@@ -379,25 +379,37 @@ static const char *node_name(const ox_node *n)
 }
 
 /* the names a chain node stands for: its own, or its ox_fused list */
-static void add_names(ox_graph *g, ox_id to, const ox_node *n, int self)
+static void add_names(const ox_node *n, int self, const char ***names, int *k, int *cap)
 {
 	const ox_attr *f = ox_attr_get(n, "ox_fused");
+	int more = self + (f && f->type == OX_AT_STRINGS ? f->n : 0);
+	if (*k + more > *cap) {
+		*cap = 2 * (*k + more);
+		*names = realloc(*names, (size_t)*cap * sizeof **names);
+		if (!*names)
+			ox_die("out of memory");
+	}
 	if (self)
-		ox_ir_add_fused(g, &g->nodes[to], n->name);
+		(*names)[(*k)++] = n->name;
 	if (f && f->type == OX_AT_STRINGS)
-		for (int k = 1; k < f->n; k++)
-			ox_ir_add_fused(g, &g->nodes[to], f->strs[k]);
+		for (int i = 1; i < f->n; i++)
+			(*names)[(*k)++] = f->strs[i];
 }
 
-/* node `to` was made from the chain's node src: list the others after it */
+/* node `to` was made from the chain's node src: list the others after it
+ * (gathered first and added at once: a chain may be thousands long) */
 static void set_fused(ox_graph *g, ox_id to, const int *chain, int len, int src)
 {
 	if (len < 2)
 		return;
-	add_names(g, to, &g->nodes[chain[src]], 0);
-	for (int k = 0; k < len; k++)
-		if (k != src)
-			add_names(g, to, &g->nodes[chain[k]], 1);
+	const char **names = NULL;
+	int k = 0, cap = 0;
+	add_names(&g->nodes[chain[src]], 0, &names, &k, &cap);
+	for (int i = 0; i < len; i++)
+		if (i != src)
+			add_names(&g->nodes[chain[i]], 1, &names, &k, &cap);
+	ox_ir_add_fused_names(g, &g->nodes[to], names, k);
+	free(names);
 }
 
 /* x can be renamed y: x's producer writes y and x's readers read y */

@@ -273,10 +273,14 @@ static void test_attrs(void **state)
 	assert_true(ox_attr_float(n, "k", 0) == 3.0f); /* an int read as a float */
 	assert_int_equal(ox_attr_int(n, "n", -7), -7); /* a float is not an int */
 	assert_int_equal(ox_attr_get(n, "n")->type, OX_AT_FLOAT);
+	printf("(an error message is expected next)\n");
+	assert_int_equal(ox_attr_report(g), -1); /* ... and is reported once */
+	assert_int_equal(ox_attr_report(g), 0);
 	assert_string_equal(ox_attr_str(n, "s", NULL), "str");
 	assert_int_equal(ox_attr_get(n, "s")->slen, 3);
 	assert_string_equal(ox_attr_str(n, "missing", "dflt"), "dflt");
 	assert_null(ox_attr_str(n, "k", NULL));
+	assert_int_equal(ox_attr_report(g), -1);
 	const int64_t *v;
 	assert_int_equal(ox_attr_ints(n, "l", &v), 3);
 	assert_int_equal(v[1], -2);
@@ -284,6 +288,7 @@ static void test_attrs(void **state)
 	assert_int_equal(ox_attr_ints(n, "missing", &v), -1);
 	assert_null(v);
 	assert_int_equal(ox_attr_ints(n, "k", &v), -1);
+	assert_int_equal(ox_attr_report(g), -1);
 	assert_null(ox_attr_get(n, "missing"));
 	ox_ir_free(g);
 }
