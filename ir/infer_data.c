@@ -174,9 +174,10 @@ static ox_dim infer_minus_one(ox_graph *g, const ox_shape *in, const ox_dim *kno
 	*sym = NULL;
 	*inexact = 0;
 	for (int k = 0; k < in->rank; k++) {
-		if (in->d[k] >= 0)
-			cn *= in->d[k];
-		else
+		if (in->d[k] >= 0 && __builtin_mul_overflow(cn, in->d[k], &cn)) {
+			*inexact = 1; /* the input has more elements than any tensor */
+			return -1;
+		} else if (in->d[k] < 0)
 			num[nn++] = in->d[k];
 	}
 	for (int k = 0; k < nknown; k++) {

@@ -100,6 +100,8 @@ static ox_id transform(ox_graph *g, const ox_node *n, const ox_convgeo *q)
 	t->shape = wv->shape;
 	char name[256];
 	snprintf(name, sizeof name, "%s@winow%d", wv->name, q->wm);
+	const ox_tensor *wt = wv->data; /* adding a value may move g->vals */
+	wv = NULL;
 	ox_id id = ox_ir_add_const(g, name, t);
 	ox_value *v = &g->vals[id];
 	v->layout = OX_L_WINOW, v->lp[0] = b, v->lp[1] = q->wm, v->lp[2] = q->ocb;
@@ -115,7 +117,7 @@ static ox_id transform(ox_graph *g, const ox_node *n, const ox_convgeo *q)
 			for (int64_t c = 0; c < C; c++) {
 				double gk[9], u[64], tmp[24];
 				for (int k = 0; k < 9; k++)
-					gk[k] = m < M ? ox_tensor_get_f64(wv->data, (m * C + c) * 9 + k) : 0;
+					gk[k] = m < M ? ox_tensor_get_f64(wt, (m * C + c) * 9 + k) : 0;
 				for (int i = 0; i < T; i++) /* G g: T x 3 */
 					for (int l = 0; l < 3; l++)
 						tmp[i * 3 + l] = W->g[i * 3] * gk[l] + W->g[i * 3 + 1] * gk[3 + l] +

@@ -8,8 +8,10 @@
 #    1, 1+EVERY, ...), compiled by build/san/onnxcc (make SANITIZE=1) and
 #    built with the sanitizers too;
 # 2. onnxcc's own cases (tests/e2e/cases), all of them, the same way;
-# 3. the zoo models in $SAN_ZOO, compiled by build/san/onnxcc and run with
-#    sanitized network code, 1 and 3 threads.
+# 3. the optimizer's cases with the widest vector target this CPU runs, and
+#    Winograd by the cost model, forced to F(2x2) and to F(4x4);
+# 4. the zoo models in $SAN_ZOO, compiled by build/san/onnxcc and run with
+#    sanitized network code, 1 and 3 threads; the other zoo models compiled.
 # Every report goes to a file under build/san/reports (log_path); the layer
 # passes when each step passes and that folder is empty: zero reports.
 set -u
@@ -50,8 +52,33 @@ out=$(ONNX_TESTS=tests/e2e/cases OXC_SUITES=local tests/e2e/conformance.sh . | t
 echo "sanitize: cases: $out"
 case "$out" in *" 0 failed, 0 unsupported") ;; *) fail=1 ;; esac
 
+# the optimizer's cases, with the widest vector target this CPU runs and
+# each Winograd variant forced (opt_cases.sh runs them in every target)
+cpu=generic march=
+grep -qw avx512f /proc/cpuinfo && grep -qw avx512bw /proc/cpuinfo && cpu=x86-64-v4 march=-march=x86-64-v4
+for w in on 2 4; do
+	out=$(ONNXCC_FLAGS="--cpu $cpu --winograd $w" OX_CFLAGS="$SAN_CFLAGS $march" ONNX_TESTS=tests/e2e/cases \
+		OXC_SUITES=opt tests/e2e/conformance.sh . | tail -n 1)
+	echo "sanitize: opt cases --cpu $cpu --winograd $w: $out"
+	case "$out" in *" 0 failed, 0 unsupported") ;; *) fail=1 ;; esac
+done
+
 echo "sanitize: zoo sample $SAN_ZOO"
 tests/e2e/zoo.sh build/zoo "$SAN_ZOO" | tail -n 1 || fail=1
+# the rest of the zoo compiled (not run) by the sanitized onnxcc
+for m in build/zoo/*/model.onnx; do
+	name=$(basename "$(dirname "$m")")
+	[[ $name =~ $SAN_ZOO ]] && continue
+	mkdir -p "build/san/zoo/$name"
+	flags=$(awk -v n="$name" '$1 == n && $2 != "-" { for (i = 2; i < NF; i++) printf "%s ", $i }' tests/e2e/zoo.txt)
+	# shellcheck disable=SC2086 # flags is a list of options
+	if "$ONNXCC" "$m" -o "build/san/zoo/$name/net.c" --main $flags > "build/san/zoo/$name/log" 2>&1; then
+		echo "sanitize: zoo $name compiled"
+	else
+		echo "sanitize: zoo $name: FAIL (build/san/zoo/$name/log)"
+		fail=1
+	fi
+done
 
 n=$(find "$REP" -type f | wc -l)
 if [ "$n" -ne 0 ]; then
