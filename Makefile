@@ -120,7 +120,14 @@ cases: all
 ml: all deps-models
 	tests/e2e/ml/run.sh
 
-test: all ops-doc-check unit vmath conformance-check cases opt-cases ml zoo footprint
+test: all ops-doc-check unit vmath conformance-check cases opt-cases ml zoo footprint baddata
+
+# generated programs under bad run-time data: out-of-range indices, NaN
+# and Inf, malformed input files, built with ASan and UBSan
+# (tests/e2e/baddata.sh)
+.PHONY: baddata
+baddata: all
+	tests/e2e/baddata.sh
 
 # the accuracy of templates/vmath.c's vector functions in every vector
 # rendering this machine runs (tests/vmath/README.md)
