@@ -147,6 +147,26 @@ case("afe_ok", "afe", "ok", [X, np.array([2, 0], i64)], [X[:, [2, 0]]])
 case("afe_big", "afe", "index", [X, np.array([3, 0], i64)])
 case("afe_neg", "afe", "index", [X, np.array([0, -1], i64)])
 
+# RotaryEmbedding (opset 23): position ids index the caches
+model("rotary", [helper.make_node("RotaryEmbedding", ["x", "c", "s", "p"], ["y"])],
+      [("x", f32, [1, 2, 2, 4]), ("c", f32, [3, 2]), ("s", f32, [3, 2]), ("p", i64, [1, 2])],
+      [("y", f32, [1, 2, 2, 4])], opset=23)
+rx4 = np.arange(16, dtype=f32).reshape(1, 2, 2, 4)
+rc, rs = np.ones((3, 2), f32), np.zeros((3, 2), f32)
+case("rotary_ok", "rotary", "ok", [rx4, rc, rs, np.array([[0, -1]], i64)], [rx4])
+case("rotary_big", "rotary", "index", [rx4, rc, rs, np.array([[0, 3]], i64)])
+case("rotary_neg", "rotary", "index", [rx4, rc, rs, np.array([[-4, 0]], i64)])
+
+# TensorScatter (opset 24), linear: write_indices + the update length must fit
+model("tscatter", [helper.make_node("TensorScatter", ["k", "u", "w"], ["y"])],
+      [("k", f32, [2, 4, 1]), ("u", f32, [2, 2, 1]), ("w", i64, [2])], [("y", f32, [2, 4, 1])], opset=24)
+tk, tu = np.zeros((2, 4, 1), f32), np.ones((2, 2, 1), f32)
+exp = tk.copy(); exp[0, 2:4] = 1; exp[1, 0:2] = 1
+case("tscatter_ok", "tscatter", "ok", [tk, tu, np.array([2, 0], i64)], [exp])
+case("tscatter_big", "tscatter", "index", [tk, tu, np.array([3, 0], i64)])
+case("tscatter_neg", "tscatter", "index", [tk, tu, np.array([0, -1], i64)])
+case("tscatter_huge", "tscatter", "index", [tk, tu, np.array([2**63 - 1, 0], i64)])
+
 # OneHot: out-of-range (and NaN) indices give all off_value, as ONNX defines
 model("onehot", [helper.make_node("OneHot", ["i", "d", "v"], ["y"])],
       [("i", f32, [6])], [("y", f32, [6, 4])], inits=[("d", np.array(4, i64)), ("v", np.array([0, 1], f32))])
