@@ -167,6 +167,19 @@ case("tscatter_big", "tscatter", "index", [tk, tu, np.array([3, 0], i64)])
 case("tscatter_neg", "tscatter", "index", [tk, tu, np.array([0, -1], i64)])
 case("tscatter_huge", "tscatter", "index", [tk, tu, np.array([2**63 - 1, 0], i64)])
 
+# GRU: sequence_lens in [0, seq]. Zero weights: z = 0.5, candidate 0, so
+# each step halves the state (initial ones), zeros past a batch's length
+model("gru", [helper.make_node("GRU", ["x", "w", "r", "", "l", "h0"], ["y", "yh"], hidden_size=2)],
+      [("x", f32, [3, 2, 2]), ("l", i32, [2])], [("y", f32, [3, 1, 2, 2]), ("yh", f32, [1, 2, 2])],
+      inits=[("w", np.zeros((1, 6, 2), f32)), ("r", np.zeros((1, 6, 2), f32)), ("h0", np.ones((1, 2, 2), f32))])
+gx = np.ones((3, 2, 2), f32)
+gy = np.zeros((3, 1, 2, 2), f32)
+gy[:, 0, 0, :] = np.array([0.5, 0.25, 0.125], f32)[:, None]
+gy[0, 0, 1, :] = 0.5
+case("gru_ok", "gru", "ok", [gx, np.array([3, 1], i32)], [gy, np.array([[[0.125] * 2, [0.5] * 2]], f32)])
+case("gru_big", "gru", "index", [gx, np.array([4, 1], i32)])
+case("gru_neg", "gru", "index", [gx, np.array([3, -1], i32)])
+
 # OneHot: out-of-range (and NaN) indices give all off_value, as ONNX defines
 model("onehot", [helper.make_node("OneHot", ["i", "d", "v"], ["y"])],
       [("i", f32, [6])], [("y", f32, [6, 4])], inits=[("d", np.array(4, i64)), ("v", np.array([0, 1], f32))])
