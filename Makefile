@@ -149,7 +149,7 @@ cases: all
 ml: all deps-models
 	tests/e2e/ml/run.sh
 
-test: all ops-doc-check unit vmath conformance-check cases bad opt-cases ml zoo footprint determinism
+test: all ops-doc-check unit vmath conformance-check cases bad baddata opt-cases ml zoo footprint determinism fuzz-smoke sanitize
 
 # onnxcc and its output under ASan+UBSan over a fixed sample: every 4th
 # expected-pass conformance test, the cases, 7 zoo models (tests/sanitize.sh)
@@ -188,6 +188,13 @@ fuzz-smoke: fuzz-build
 .PHONY: determinism
 determinism: all deps-models
 	tests/e2e/determinism.sh
+
+# generated programs under bad run-time data: out-of-range indices, NaN
+# and Inf, malformed input files, built with ASan and UBSan
+# (tests/e2e/baddata.sh)
+.PHONY: baddata
+baddata: all
+	tests/e2e/baddata.sh
 
 # the accuracy of templates/vmath.c's vector functions in every vector
 # rendering this machine runs (tests/vmath/README.md)

@@ -217,6 +217,50 @@ void ox_cg_helper(ox_cg *cg, const char *key, const char *text)
 	ox_buf_puts(&cg->kernels, "\n");
 }
 
+void ox_cg_fails(ox_cg *cg, int kind)
+{
+	if (cg->can_fail && cg->can_fail != kind)
+		ox_die("codegen: a node with two kinds of run-time failure");
+	cg->can_fail = kind;
+}
+
+void ox_cg_index(ox_cg *cg, int lvl, const char *var, const char *src, int64_t n)
+{
+	ox_cg_fails(cg, OX_CG_FAIL_INDEX);
+	ox_cg_line(cg, lvl, "int64_t %s = (int64_t)%s;", var, src);
+	ox_cg_line(cg, lvl, "if (%s < 0)", var);
+	ox_cg_line(cg, lvl + 1, "%s += %lld;", var, (long long)n);
+	ox_cg_line(cg, lvl, "if ((uint64_t)%s >= %lld)", var, (long long)n);
+	ox_cg_line(cg, lvl + 1, "return 1; /* index out of range */");
+}
+
+const char *ox_cg_f2i(ox_cg *cg, int to)
+{
+	static char name[8][32];
+	static int at;
+	char *r = name[at = (at + 1) % 8], text[512];
+	int bits = (int)ox_dtype_size(to) * 8;
+	int sgn = to == OX_I8 || to == OX_I16 || to == OX_I32 || to == OX_I64;
+	const char *T = ox_cg_ctype(to);
+	char max[16];
+	snprintf(max, sizeof max, "%sINT%d_MAX", sgn ? "" : "U", bits);
+	snprintf(r, 32, "ox_f2i_%s", ox_cg_sfx(to));
+	if (sgn)
+		snprintf(text, sizeof text,
+			 "/* double -> %s: truncated, saturated, NaN -> 0 (C leaves those undefined) */\n"
+			 "static inline OX_UNUSED %s %s(double v)\n{\n"
+			 "\treturn v != v ? 0 : v < -0x1p%d ? (%s)(-%s - 1) : v >= 0x1p%d ? %s : (%s)v;\n}\n",
+			 T, T, r, bits - 1, T, max, bits - 1, max, T);
+	else
+		snprintf(text, sizeof text,
+			 "/* double -> %s: truncated, saturated, NaN -> 0 (C leaves those undefined) */\n"
+			 "static inline OX_UNUSED %s %s(double v)\n{\n"
+			 "\treturn v != v || v <= 0 ? 0 : v >= 0x1p%d ? %s : (%s)v;\n}\n",
+			 T, T, r, bits, max, T);
+	ox_cg_helper(cg, r, text);
+	return r;
+}
+
 const char *ox_cg_kernel_text(ox_cg *cg, const char *family, const char *name, ox_buf *t)
 {
 	char key[160];
@@ -897,7 +941,7 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 	/* node functions */
 	ox_cg cg = {g, P, {0}, {0}, NULL, 0, 0, NULL, 0, 0, {0}, {0}};
 	ox_buf nodes = {0}, run = {0}, finfo = {0};
-	int errors = 0, nfuncs = 0, nviews = 0, ndyn = 0, nfail = 0;
+	int errors = 0, nfuncs = 0, nviews = 0, ndyn = 0, nfail = 0, nindex = 0;
 	for (int i = 0; i < g->nnodes; i++) {
 		ox_node *n = &g->nodes[i];
 		/* string tensors: only emitters flagged OX_F_STRINGS handle them
@@ -945,7 +989,8 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 		}
 		if (cg.nregions > 0 && (cg.can_fail || ndyn_of(g, n)))
 			ox_die("codegen: node %d: parallel tasks with a run-time size or a failure", i);
-		nfail += cg.can_fail;
+		nfail += cg.can_fail == OX_CG_FAIL_CAPACITY;
+		nindex += cg.can_fail == OX_CG_FAIL_INDEX;
 		/* the parameters: one pointer per input and output, then extents */
 		ox_buf params = {0}, pack = {0};
 		ox_buf_printf(&run, "\tOX_PROF(%d, 0);\n", nfuncs - 1);
@@ -1033,7 +1078,8 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 			ox_buf_puts(&nodes, "\treturn 0;\n");
 		ox_buf_puts(&nodes, "}\n\n");
 		if (cg.can_fail)
-			ox_buf_printf(&run, "))\n\t\treturn %s_ERR_CAPACITY;\n", PU);
+			ox_buf_printf(&run, "))\n\t\treturn %s_ERR_%s;\n", PU,
+				      cg.can_fail == OX_CG_FAIL_INDEX ? "INDEX" : "CAPACITY");
 		else
 			ox_buf_puts(&run, ");\n");
 		ox_buf_printf(&run, "\tOX_PROF(%d, 1);\n", nfuncs - 1);
@@ -1090,8 +1136,12 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 	ox_buf_printf(&h, "#define %s_WEIGHTS_CRC32 0x%08xu /* their CRC-32 (as zlib's) */\n\n", PU, (unsigned)crc);
 	ox_buf_printf(&h, "/* A string result longer than the %d bytes per element compiled in\n"
 			  " * (onnxcc --string-capacity) makes a run return this%s. */\n"
-			  "#define %s_ERR_CAPACITY (-9)\n\n", g->string_capacity,
+			  "#define %s_ERR_CAPACITY (-9)\n", g->string_capacity,
 		      nfail ? "" : " (no op of this network can)", PU);
+	ox_buf_printf(&h, "/* An index or count read from the inputs that is out of range (after\n"
+			  " * one wrap of a negative index) makes a run return this%s:\n"
+			  " * nothing is read or written out of bounds, the outputs are unspecified. */\n"
+			  "#define %s_ERR_INDEX (-10)\n\n", nindex ? "" : " (no op of this network can)", PU);
 	if (mode == OX_CG_WEIGHTS_EXTERNAL) {
 		ox_buf_printf(&h, "/* --weights external: the constants are not in the program. Pass the\n"
 				  " * blob (%s, %s_WEIGHTS_BLOB_SIZE bytes: a 64-byte header, then\n"
@@ -1140,8 +1190,8 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 	ox_buf_printf(&h, "extern const %s_port_desc %s_output_ports[]; /* then a NULL name */\n\n", P, P);
 	ox_buf_printf(&h, "/* Run the network: inputs[k] and outputs[k] point to buffers of\n"
 			  " * %s_inputs[k].bytes / %s_outputs[k].bytes in graph order. Uses a static\n"
-			  " * arena: not reentrant. Returns 0%s. */\n", P, P,
-		      mode == OX_CG_WEIGHTS_EXTERNAL ? " (or _ERR_NO_WEIGHTS before a successful init)" : "");
+			  " * arena: not reentrant. Returns 0, or %s_ERR_CAPACITY or %s_ERR_INDEX%s. */\n", P, P,
+		      PU, PU, mode == OX_CG_WEIGHTS_EXTERNAL ? " (or _ERR_NO_WEIGHTS before a successful init)" : "");
 	ox_buf_printf(&h, "int %s_run(const void *const *inputs, void *const *outputs);\n", P);
 	ox_buf_printf(&h, "/* The same with caller-provided scratch memory of %s_ARENA_SIZE bytes,\n"
 			  " * 64-byte aligned: reentrant with one arena per thread. */\n", PU);

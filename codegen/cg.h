@@ -35,15 +35,29 @@ typedef struct ox_cg {
 	ox_buf body;          /* the node function being emitted */
 	ox_buf kernels;       /* instantiated templates and helpers */
 	char **used; int nused; /* "template/dtype" keys already instantiated */
-	int can_fail;         /* set by an emitter whose node can fail at run time
-				 (a string result over --string-capacity): the
-				 node then returns int, its body `return 1;` on
-				 failure, and the run returns PREFIX_ERR_CAPACITY */
+	int can_fail;         /* 0, or the OX_CG_FAIL_ kind of run-time failure
+				 the node has (ox_cg_fails): the node then
+				 returns int, its body `return 1;` on failure,
+				 and the run returns the kind's PREFIX_ERR_ code */
 	char **interned; int ninterned; /* ox_cg_intern's keys */
 	int nregions;         /* ox_cg_tasks: the body from region_at[r] on (to the */
 	size_t region_at[4];  /* next region) is one of region_n[r] independent */
 	long region_n[4];     /* tasks (see there) */
 } ox_cg;
+
+/* Run-time failures (docs/api.md, return codes): a string result over
+ * --string-capacity (PREFIX_ERR_CAPACITY), an index or count read from the
+ * data that is out of range (PREFIX_ERR_INDEX). A node has one kind. */
+enum { OX_CG_FAIL_CAPACITY = 1, OX_CG_FAIL_INDEX = 2 };
+void ox_cg_fails(ox_cg *cg, int kind);
+/* "int64_t var = src;" wrapped once when negative (var += n), then
+ * `return 1;` (PREFIX_ERR_INDEX) unless 0 <= var < n; src is an integer
+ * expression. At indent lvl. */
+void ox_cg_index(ox_cg *cg, int lvl, const char *var, const char *src, int64_t n);
+/* the name of a helper, added once, converting a double to the integer
+ * dtype `to` with defined results: truncation toward zero, saturated to
+ * the type's range, NaN to 0 (C leaves the conversion undefined there) */
+const char *ox_cg_f2i(ox_cg *cg, int to);
 
 /* What the emitter prints from here on, up to its next ox_cg_tasks call,
  * is task `t` (a long) of n independent tasks, run through the

@@ -276,7 +276,7 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 		if (causal) {
 			/* query i sits at position i + offset among the keys */
 			if (P == 0 && has_np)
-				ox_cg_line(cg, l, "if ((int64_t)j > (int64_t)i + in6[b] - %lld)", (long long)Sq);
+				ox_cg_line(cg, l, "if ((int64_t)j - (int64_t)i + %lld > in6[b]) /* no overflow */", (long long)Sq);
 			else
 				ox_cg_line(cg, l, "if (j > i + %lld)", (long long)P);
 			ox_cg_line(cg, l + 1, "bias += %s;", ninf);
@@ -431,14 +431,12 @@ static int emit_rope(ox_cg *cg, ox_graph *g, ox_node *n)
 	int lvl = open_loop(cg, 1, "b", B);
 	lvl = open_loop(cg, lvl, "s", S);
 	if (p) {
-		/* a negative id counts from the end, as Gather's; ids outside the
-		 * cache are clamped so a bad input cannot read out of bounds */
+		/* a negative id counts from the end, as Gather's; an id outside
+		 * the cache is an index out of range */
 		int64_t np = c->shape.d[0];
-		ox_cg_line(cg, lvl, "int64_t pos = (int64_t)in3[b * %lld + s];", (long long)S);
-		ox_cg_line(cg, lvl, "if (pos < 0)");
-		ox_cg_line(cg, lvl + 1, "pos += %lld;", (long long)np);
-		ox_cg_line(cg, lvl, "pos = pos < 0 ? 0 : pos > %lld ? %lld : pos;", (long long)(np - 1),
-		     (long long)(np - 1));
+		char src[64];
+		snprintf(src, sizeof src, "in3[b * %lld + s]", (long long)S);
+		ox_cg_index(cg, lvl, "pos", src, np);
 		ox_cg_line(cg, lvl, "const %s *cr = in1 + pos * %lld, *sr = in2 + pos * %lld;", Ty,
 		     (long long)cols, (long long)cols);
 	} else {

@@ -313,18 +313,23 @@ static int emit_gather(ox_cg *cg, ox_graph *g, ox_node *n)
 	}
 	ind(cg, t);
 	ox_cg_printf(cg, "for (ptrdiff_t j = 0; j < %lld; j++) {\n", m);
-	ind(cg, t + 1);
-	ox_cg_printf(cg, "ptrdiff_t k = (ptrdiff_t)in1[j];\n");
-	ind(cg, t + 1);
-	ox_cg_printf(cg, "if (k < 0)\n");
-	ind(cg, t + 2);
-	ox_cg_printf(cg, "k += %lld;\n", d);
-	/* an index out of range is a bad input; read element 0 rather than
-	 * outside the tensor */
-	ind(cg, t + 1);
-	ox_cg_printf(cg, "if (k < 0 || k >= %lld)\n", d);
-	ind(cg, t + 2);
-	ox_cg_printf(cg, "k = 0;\n");
+	const ox_tensor *ci = ox_in_const(g, n, 1);
+	if (ci) {
+		/* constant indices: checked here, once */
+		for (int64_t j = 0; j < m; j++) {
+			int64_t k = (int64_t)ox_tensor_get_f64(ci, j);
+			if (k < -d || k >= d)
+				return ox_error(g, n, "index %lld is out of range for an axis of %lld", (long long)k, d);
+		}
+		ind(cg, t + 1);
+		ox_cg_printf(cg, "int64_t k = (int64_t)in1[j];\n");
+		ind(cg, t + 1);
+		ox_cg_printf(cg, "if (k < 0)\n");
+		ind(cg, t + 2);
+		ox_cg_printf(cg, "k += %lld; /* the constant indices are in range (checked by onnxcc) */\n", d);
+	} else {
+		ox_cg_index(cg, t + 1, "k", "in1[j]", d);
+	}
 	char dst[128], src[128];
 	if (outer > 1) {
 		snprintf(dst, sizeof dst, inner > 1 ? "(o * %lld + j)" : "o * %lld + j", m);
@@ -363,8 +368,9 @@ static int emit_range(ox_cg *cg, ox_graph *g, ox_node *n)
 		snprintf(e, sizeof e, "%s + (%s)i * %s", s, C, d);
 		ox_cg_printf(cg, "\t\tout0[i] = %s;\n", ox_cg_store(dt, e));
 	} else if (ox_dtype_is_int(dt)) {
-		/* every value lies between start and limit: no overflow in int64 */
-		ox_cg_printf(cg, "\t\tout0[i] = (%s)((int64_t)in0[0] + (int64_t)i * (int64_t)in2[0]);\n", T);
+		/* in uint64, which wraps: start and delta come at run time and may
+		 * not be the ones the length was computed from */
+		ox_cg_printf(cg, "\t\tout0[i] = (%s)((uint64_t)in0[0] + (uint64_t)i * (uint64_t)in2[0]);\n", T);
 	} else {
 		return ox_error(g, n, "dtype %s is not supported", ox_dtype_name(dt));
 	}

@@ -708,8 +708,9 @@ static int cast_tmpl(ox_cg *cg, ox_graph *g, ox_node *n, ox_buf *t, int *raw)
 	} else if (to == OX_BOOL) {
 		ox_buf_puts(t, "$0 != 0");
 	} else if (!is_fp(to) && is_fp(from)) {
-		/* C's conversion truncates toward zero */
-		ox_buf_printf(t, "(%s)$0", ox_cg_ctype(to));
+		/* truncated toward zero; saturated, NaN to 0, where C's conversion
+		 * is undefined (docs/api.md) */
+		ox_buf_printf(t, "%s($0)", ox_cg_f2i(cg, to));
 	} else {
 		ox_buf_puts(t, "$0");
 	}

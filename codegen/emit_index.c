@@ -7,10 +7,11 @@
  * Every kernel is loops over literal bounds. Elements that are only moved
  * stay in their storage type; arithmetic goes through ox_cg_load/store
  * (f16/bf16 in float), and the losses accumulate in double. Indices read at
- * run time are wrapped once when negative and then clamped into range: an
- * out-of-range index is invalid input, and the clamp keeps every access
- * inside its buffer. Shape-steering inputs (k, depth, condition, axis) are
- * constants here; infer_index.c made sure of it.
+ * run time are wrapped once when negative and then checked (ox_cg_index):
+ * one still out of range makes the node return 1 and the run
+ * PREFIX_ERR_INDEX, before any access with it. Shape-steering inputs (k,
+ * depth, condition, axis) are constants here; infer_index.c made sure of
+ * it.
  */
 #include "cg.h"
 #include "../ir/family.h"
@@ -92,15 +93,6 @@ static const char *mul(const char *e, int64_t s)
 	return r;
 }
 
-/* "ptrdiff_t var = (ptrdiff_t)src; wrapped when negative, clamped to [0, n)" */
-static void index_var(ox_cg *cg, int lvl, const char *var, const char *src, int64_t n)
-{
-	ox_cg_line(cg, lvl, "ptrdiff_t %s = (ptrdiff_t)%s;", var, src);
-	ox_cg_line(cg, lvl, "if (%s < 0)", var);
-	ox_cg_line(cg, lvl + 1, "%s += %lld;", var, (long long)n);
-	ox_cg_line(cg, lvl, "%s = %s < 0 ? 0 : %s > %lld ? %lld : %s; /* invalid input: stay in bounds */", var, var,
-	     var, (long long)(n - 1), (long long)(n - 1), var);
-}
 
 /* storage expression for the double/float expression e */
 static const char *store_of(int dt, const char *e)
@@ -159,7 +151,7 @@ static int emit_elements(ox_cg *cg, ox_graph *g, ox_node *n, int scatter)
 	if (xs->d[axis] == 0)
 		return ox_error(g, n, "indices into an empty axis");
 	ox_cg_line(cg, 1, "for (ptrdiff_t o = 0; o < %lld; o++) {", (long long)m);
-	index_var(cg, 2, "j", "in1[o]", xs->d[axis]);
+	ox_cg_index(cg, 2, "j", "in1[o]", xs->d[axis]);
 	char off[512] = "";
 	for (int k = 0; k < xs->rank; k++) {
 		int64_t st = prod(xs, k + 1, xs->rank);
@@ -214,7 +206,7 @@ static int emit_nd(ox_cg *cg, ox_graph *g, ox_node *n, int scatter)
 		if (xs->d[ax] == 0)
 			return ox_error(g, n, "indices into an empty axis");
 		ox_cg_line(cg, 2, "{");
-		index_var(cg, 3, var, src, xs->d[ax]);
+		ox_cg_index(cg, 3, var, src, xs->d[ax]);
 		ox_cg_line(cg, 3, "off += %s;", mul(var, prod(xs, ax + 1, r)));
 		ox_cg_line(cg, 2, "}");
 	}
@@ -347,8 +339,14 @@ static int emit_onehot(ox_cg *cg, ox_graph *g, ox_node *n)
 	lvl = open_loop(cg, lvl, "i", I);
 	char src[64];
 	snprintf(src, sizeof src, "in0[o * %lld + i]", (long long)I);
-	/* float indices truncate toward zero, as the reference's astype does */
-	ox_cg_line(cg, lvl, "int64_t j = (int64_t)%s;", ox_cg_load(it, src));
+	/* float indices truncate toward zero, as the reference's astype does
+	 * (beyond int64 saturate, NaN is out of range: all off_value) */
+	if (ox_dtype_is_float(it)) {
+		ox_cg_line(cg, lvl, "const double v = %s;", ox_cg_load(it, src));
+		ox_cg_line(cg, lvl, "int64_t j = v != v ? %lld : %s(v);", (long long)D, ox_cg_f2i(cg, OX_I64));
+	} else {
+		ox_cg_line(cg, lvl, "int64_t j = (int64_t)%s;", ox_cg_load(it, src));
+	}
 	ox_cg_line(cg, lvl, "if (j < 0)");
 	ox_cg_line(cg, lvl + 1, "j += %lld;", (long long)D);
 	ox_cg_line(cg, lvl, "out0[(o * %lld + d) * %lld + i] = j == d ? in2[1] : in2[0];", (long long)D, (long long)I);
@@ -615,9 +613,10 @@ static int emit_revseq(ox_cg *cg, ox_graph *g, ox_node *n)
 			snprintf(pos[s], sizeof pos[s], "(b * %lld + %s) * %lld", (long long)T, t, (long long)I);
 	}
 	int lvl = open_loop(cg, 1, "b", B);
-	ox_cg_line(cg, lvl, "int64_t len = (int64_t)in1[b];");
-	ox_cg_line(cg, lvl, "len = len < 0 ? 0 : len > %lld ? %lld : len; /* invalid input: stay in bounds */", (long long)T,
-	     (long long)T);
+	ox_cg_fails(cg, OX_CG_FAIL_INDEX);
+	ox_cg_line(cg, lvl, "const int64_t len = (int64_t)in1[b];");
+	ox_cg_line(cg, lvl, "if (len < 0 || len > %lld)", (long long)T);
+	ox_cg_line(cg, lvl + 1, "return 1; /* a sequence length out of range */");
 	lvl = open_loop(cg, lvl, "t", T);
 	ox_cg_line(cg, lvl, "const ptrdiff_t u = t < len ? (ptrdiff_t)len - 1 - t : t;");
 	ox_cg_line(cg, lvl, "memcpy(out0 + %s, in0 + %s, %lld * sizeof *out0);", pos[0], pos[1], (long long)I);
@@ -701,10 +700,16 @@ static int emit_loss(ox_cg *cg, ox_graph *g, ox_node *n, int sce)
 		}
 		ox_cg_line(cg, lvl, "const int64_t c = (int64_t)in1[%s];", pos);
 		ox_cg_line(cg, lvl, "double l = 0, w = 0;");
-		if (ii)
-			ox_cg_line(cg, lvl, "if (c != %lld && c >= 0 && c < %lld) {", (long long)ii->i, (long long)C);
-		else
-			ox_cg_line(cg, lvl, "if (c >= 0 && c < %lld) { /* else invalid input: counts as ignored */", (long long)C);
+		ox_cg_fails(cg, OX_CG_FAIL_INDEX);
+		if (ii) {
+			ox_cg_line(cg, lvl, "if (c != %lld && (uint64_t)c >= %lld)", (long long)ii->i, (long long)C);
+			ox_cg_line(cg, lvl + 1, "return 1; /* a class out of range */");
+			ox_cg_line(cg, lvl, "if (c != %lld) {", (long long)ii->i);
+		} else {
+			ox_cg_line(cg, lvl, "if ((uint64_t)c >= %lld)", (long long)C);
+			ox_cg_line(cg, lvl + 1, "return 1; /* a class out of range */");
+			ox_cg_line(cg, lvl, "{");
+		}
 		ox_cg_line(cg, lvl + 1, "w = %s;", weighted ? ox_cg_load(dt, "in2[c]") : "1.0");
 		ox_cg_line(cg, lvl + 1, "l = -(%s%s) * w;", ox_cg_load(dt, xe), sce ? " - lse" : "");
 		ox_cg_line(cg, lvl, "}");
@@ -734,7 +739,7 @@ static int emit_loss(ox_cg *cg, ox_graph *g, ox_node *n, int sce)
 
 /* ---- TensorScatter: copy the cache, then each batch's update rows land
  * at write_indices[b] + s along the sequence axis (mod its size when
- * circular; a linear write past the end is invalid input and skipped). */
+ * circular; a linear write past the end is an index out of range). */
 static int emit_tensorscatter(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	const ox_shape *xs = shp(g, n->in[0]), *us = shp(g, n->in[1]);
@@ -751,22 +756,26 @@ static int emit_tensorscatter(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_line(cg, lvl, "const int64_t w0 = (int64_t)in2[b];");
 	else
 		ox_cg_line(cg, lvl, "const int64_t w0 = 0; /* write_indices omitted */");
+	if (circ) {
+		ox_cg_line(cg, lvl, "const int64_t w = w0 %% %lld; /* w0 + s cannot overflow */", (long long)L);
+	} else if (n->nin > 2 && n->in[2] >= 0) {
+		ox_cg_fails(cg, OX_CG_FAIL_INDEX);
+		ox_cg_line(cg, lvl, "if (w0 < 0 || w0 > %lld)", (long long)(L - S));
+		ox_cg_line(cg, lvl + 1, "return 1; /* a write past the cache */");
+	}
 	lvl = open_loop(cg, lvl, "o", mid);
 	lvl = open_loop(cg, lvl, "s", S);
 	if (circ) {
-		ox_cg_line(cg, lvl, "int64_t t = (w0 + s) %% %lld;", (long long)L);
+		ox_cg_line(cg, lvl, "int64_t t = (w + s) %% %lld;", (long long)L);
 		ox_cg_line(cg, lvl, "if (t < 0)");
 		ox_cg_line(cg, lvl + 1, "t += %lld;", (long long)L);
 	} else {
-		/* an if, not continue: with unit bounds there may be no loop */
 		ox_cg_line(cg, lvl, "const int64_t t = w0 + s;");
-		ox_cg_line(cg, lvl, "if (t >= 0 && t < %lld)", (long long)L);
-		lvl++;
 	}
 	ox_cg_line(cg, lvl, "memcpy(out0 + ((b * %lld + o) * %lld + t) * %lld, in1 + ((b * %lld + o) * %lld + s) * %lld, "
 		   "%lld * sizeof *out0);", (long long)mid, (long long)L, (long long)inner, (long long)mid,
 		   (long long)S, (long long)inner, (long long)inner);
-	close_loops(cg, circ ? lvl : lvl - 1, 1);
+	close_loops(cg, lvl, 1);
 	return 0;
 }
 

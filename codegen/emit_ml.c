@@ -431,14 +431,17 @@ static int emit_afe(ox_cg *cg, ox_graph *g, ox_node *n)
 		if (ox_tensor_get_i64(it, j) < 0 || ox_tensor_get_i64(it, j) >= c)
 			return ox_error(g, n, "index %lld is out of range for %lld columns",
 					(long long)ox_tensor_get_i64(it, j), (long long)c);
-	ox_cg_line(cg, 1, "/* ArrayFeatureExtractor: %lld of %lld columns; an index out of range (an error in onnxruntime) gives 0 */",
-		   (long long)m, (long long)c);
+	ox_cg_line(cg, 1, "/* ArrayFeatureExtractor: %lld of %lld columns */", (long long)m, (long long)c);
+	if (!it && outer * m > 0) {
+		/* as onnxruntime: an index out of range fails the run (no wrap) */
+		ox_cg_fails(cg, OX_CG_FAIL_INDEX);
+		ox_cg_line(cg, 1, "for (size_t j = 0; j < %lld; j++)", (long long)m);
+		ox_cg_line(cg, 2, "if ((uint64_t)in1[j] >= %lld)", (long long)c);
+		ox_cg_line(cg, 3, "return 1; /* index out of range */");
+	}
 	ox_cg_line(cg, 1, "for (size_t r = 0; r < %lld; r++)", (long long)outer);
-	ox_cg_line(cg, 2, "for (size_t j = 0; j < %lld; j++) {", (long long)m);
-	ox_cg_line(cg, 3, "int64_t k = in1[j];");
-	ox_cg_line(cg, 3, "out0[r * %lld + j] = k >= 0 && k < %lld ? in0[r * %lld + (size_t)k] : 0;", (long long)m,
-		   (long long)c, (long long)c);
-	ox_cg_line(cg, 2, "}");
+	ox_cg_line(cg, 2, "for (size_t j = 0; j < %lld; j++)", (long long)m);
+	ox_cg_line(cg, 3, "out0[r * %lld + j] = in0[r * %lld + (size_t)in1[j]];", (long long)m, (long long)c);
 	return 0;
 }
 

@@ -311,9 +311,10 @@ static int emit_maxunpool(ox_cg *cg, ox_graph *g, ox_node *n)
 	     same ? "" : ", placed at the start of each axis of the larger output_shape");
 	ox_cg_line(cg, 1, "memset(out0, 0, sizeof *out0 * %lld);", (ll)prod(&y->shape, 0, r));
 	ox_cg_line(cg, 1, "for (long i = 0; i < %lld; i++) {", (ll)prod(&x->shape, 0, r));
+	ox_cg_fails(cg, OX_CG_FAIL_INDEX);
 	ox_cg_line(cg, 2, "const int64_t k = in1[i];");
-	ox_cg_line(cg, 2, "if (k < 0 || k >= %lld)", (ll)total);
-	ox_cg_line(cg, 3, "continue; /* not an index MaxPool could give */");
+	ox_cg_line(cg, 2, "if ((uint64_t)k >= %lld)", (ll)total);
+	ox_cg_line(cg, 3, "return 1; /* not an index MaxPool could give */");
 	if (same) {
 		ox_cg_line(cg, 2, "out0[k] = in0[i];");
 	} else {
@@ -343,30 +344,36 @@ static int emit_maxroipool(ox_cg *cg, ox_graph *g, ox_node *n)
 	     (ll)H, (ll)W);
 	ox_cg_line(cg, 1, "for (long r = 0; r < %lld; r++) {", (ll)R);
 	ox_cg_line(cg, 2, "const %s *roi = in1 + r * 5;", ox_cg_ctype(dt));
-	ox_cg_line(cg, 2, "const long b = (long)%s;", ld(dt, "roi[0]", b1, sizeof b1));
+	/* the batch index is checked; the corners convert saturated to int32
+	 * (NaN -> 0), so the sums below cannot overflow */
+	const char *i32 = ox_cg_f2i(cg, OX_I32);
+	ox_cg_fails(cg, OX_CG_FAIL_INDEX);
+	ox_cg_line(cg, 2, "const int64_t b = %s(%s);", ox_cg_f2i(cg, OX_I64), ld(dt, "roi[0]", b1, sizeof b1));
+	ox_cg_line(cg, 2, "if ((uint64_t)b >= %lld)", (ll)N);
+	ox_cg_line(cg, 3, "return 1; /* a batch index out of range */");
 	ox_cg_line(cg, 2, "const %s sc = %s;", ct, ox_cg_lit(dt, scale));
-	ox_cg_line(cg, 2, "const long sw = (long)round(%s * sc), sh = (long)round(%s * sc);", ld(dt, "roi[1]", b2, sizeof b2),
-	     ld(dt, "roi[2]", b3, sizeof b3));
-	ox_cg_line(cg, 2, "const long ew = (long)round(%s * sc), eh = (long)round(%s * sc);", ld(dt, "roi[3]", b4, sizeof b4),
-	     ld(dt, "roi[4]", b5, sizeof b5));
-	ox_cg_line(cg, 2, "const long rw = ew - sw + 1 > 1 ? ew - sw + 1 : 1, rh = eh - sh + 1 > 1 ? eh - sh + 1 : 1;");
+	ox_cg_line(cg, 2, "const int64_t sw = %s(round(%s * sc)), sh = %s(round(%s * sc));", i32,
+	     ld(dt, "roi[1]", b2, sizeof b2), i32, ld(dt, "roi[2]", b3, sizeof b3));
+	ox_cg_line(cg, 2, "const int64_t ew = %s(round(%s * sc)), eh = %s(round(%s * sc));", i32,
+	     ld(dt, "roi[3]", b4, sizeof b4), i32, ld(dt, "roi[4]", b5, sizeof b5));
+	ox_cg_line(cg, 2, "const int64_t rw = ew - sw + 1 > 1 ? ew - sw + 1 : 1, rh = eh - sh + 1 > 1 ? eh - sh + 1 : 1;");
 	ox_cg_line(cg, 2, "const %s bh = (%s)rh / (%s)%lld, bw = (%s)rw / (%s)%lld;", ct, ct, ct, (ll)PH, ct, ct, (ll)PW);
 	ox_cg_line(cg, 2, "for (long c = 0; c < %lld; c++) {", (ll)C);
 	ox_cg_line(cg, 3, "const %s *xc = in0 + (b * %lld + c) * %lld;", ox_cg_ctype(dt), (ll)C, (ll)(H * W));
 	ox_cg_line(cg, 3, "%s *yc = out0 + (r * %lld + c) * %lld;", ox_cg_ctype(dt), (ll)C, (ll)(PH * PW));
 	ox_cg_line(cg, 3, "for (long ph = 0; ph < %lld; ph++)", (ll)PH);
 	ox_cg_line(cg, 3, "for (long pw = 0; pw < %lld; pw++) {", (ll)PW);
-	ox_cg_line(cg, 4, "long hs = (long)floor((%s)ph * bh) + sh, he = (long)ceil((%s)(ph + 1) * bh) + sh;", ct, ct);
-	ox_cg_line(cg, 4, "long ws = (long)floor((%s)pw * bw) + sw, we = (long)ceil((%s)(pw + 1) * bw) + sw;", ct, ct);
+	ox_cg_line(cg, 4, "int64_t hs = (int64_t)floor((%s)ph * bh) + sh, he = (int64_t)ceil((%s)(ph + 1) * bh) + sh;", ct, ct);
+	ox_cg_line(cg, 4, "int64_t ws = (int64_t)floor((%s)pw * bw) + sw, we = (int64_t)ceil((%s)(pw + 1) * bw) + sw;", ct, ct);
 	ox_cg_line(cg, 4, "hs = hs < 0 ? 0 : hs > %lld ? %lld : hs, he = he < 0 ? 0 : he > %lld ? %lld : he;", (ll)H, (ll)H,
 	     (ll)H, (ll)H);
 	ox_cg_line(cg, 4, "ws = ws < 0 ? 0 : ws > %lld ? %lld : ws, we = we < 0 ? 0 : we > %lld ? %lld : we;", (ll)W, (ll)W,
 	     (ll)W, (ll)W);
 	ox_cg_line(cg, 4, "double m = 0;");
-	ox_cg_line(cg, 4, "if (b >= 0 && b < %lld && he > hs && we > ws) {", (ll)N);
+	ox_cg_line(cg, 4, "if (he > hs && we > ws) {");
 	ox_cg_line(cg, 5, "m = -INFINITY;");
-	ox_cg_line(cg, 5, "for (long h = hs; h < he; h++)");
-	ox_cg_line(cg, 5, "for (long w = ws; w < we; w++) {");
+	ox_cg_line(cg, 5, "for (int64_t h = hs; h < he; h++)");
+	ox_cg_line(cg, 5, "for (int64_t w = ws; w < we; w++) {");
 	char e[100];
 	snprintf(e, sizeof e, "xc[h * %lld + w]", (ll)W);
 	ox_cg_line(cg, 6, "const double v = %s;", ld(dt, e, b1, sizeof b1));
@@ -397,6 +404,12 @@ static int emit_roialign(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (use(cg, g, n, "norm_roialign", dt))
 		return -1;
 	ox_cg_line(cg, 1, "/* RoiAlign %s, %s, sampling_ratio %lld */", maxmode ? "max" : "avg", ct, (ll)ratio);
+	if (y->shape.d[0] > 0) {
+		ox_cg_fails(cg, OX_CG_FAIL_INDEX);
+		ox_cg_line(cg, 1, "for (long r = 0; r < %lld; r++)", (ll)y->shape.d[0]);
+		ox_cg_line(cg, 2, "if ((uint64_t)in2[r] >= %lld)", (ll)x->shape.d[0]);
+		ox_cg_line(cg, 3, "return 1; /* a batch index out of range */");
+	}
 	ox_cg_line(cg, 1, "ox_roialign_%s(in0, in1, in2, out0, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %s, %lld, %d, %d);",
 	     ox_cg_sfx(dt), (ll)x->shape.d[0], (ll)y->shape.d[0], (ll)x->shape.d[1], (ll)x->shape.d[2],
 	     (ll)x->shape.d[3], (ll)y->shape.d[2], (ll)y->shape.d[3], ox_cg_lit(OX_F64, scale), (ll)ratio, half,

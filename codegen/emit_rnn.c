@@ -82,6 +82,19 @@ int emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_printf(cg, "\t/* %s, %s, hidden %lld: seq %lld, batch %lld, input %lld, layout %d%s */\n",
 		     n->optype, ndir == 2 ? "bidirectional" : reverse ? "reverse" : "forward", H, S, N, I, layout,
 		     n->nin > 4 && n->in[4] >= 0 ? ", per-batch sequence_lens" : "");
+	if (n->nin > 4 && n->in[4] >= 0 && N > 0) {
+		/* a length outside [0, seq] is an index out of range */
+		const ox_tensor *sl = ox_in_const(g, n, 4);
+		for (long long b = 0; sl && b < N; b++)
+			if (ox_tensor_get_i64(sl, b) < 0 || ox_tensor_get_i64(sl, b) > S)
+				return ox_error(g, n, "sequence_lens[%lld] = %lld is outside [0, %lld]", b,
+						(long long)ox_tensor_get_i64(sl, b), S);
+		if (!sl) {
+			ox_cg_fails(cg, OX_CG_FAIL_INDEX);
+			ox_cg_printf(cg, "\tfor (long b = 0; b < %lld; b++)\n\t\tif (in4[b] < 0 || in4[b] > %lld)\n"
+					 "\t\t\treturn 1; /* a sequence length out of range */\n", N, S);
+		}
+	}
 	/* the kernels' state for one block of min(N, RNN_NB) batches */
 	const long long nscratch = (gru ? 4 : lstm ? 3 : 2) * (N < RNN_NB ? N : RNN_NB) * H;
 	if (nscratch * (dt == OX_F64 ? 8 : 4) > RNN_MAX_SCRATCH)

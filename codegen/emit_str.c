@@ -116,7 +116,7 @@ static int emit_concat(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_line(cg, 1, "/* empty output: nothing to do */");
 		return 0;
 	}
-	cg->can_fail = 1;
+	ox_cg_fails(cg, OX_CG_FAIL_CAPACITY);
 	bcast_index(ia, sizeof ia, a, o);
 	bcast_index(ib, sizeof ib, b, o);
 	ox_cg_line(cg, 1, "char *buf = (char *)%s; /* %lld bytes per result */", sc, (long long)cap);
@@ -146,7 +146,7 @@ static int emit_split(ox_cg *cg, ox_graph *g, ox_node *n)
 	const char *sc = scratch(g, n);
 	if (!sc || use_tmpl(cg, g, n, "str_split"))
 		return -1;
-	cg->can_fail = 1;
+	ox_cg_fails(cg, OX_CG_FAIL_CAPACITY);
 	ox_buf d = {0};
 	ox_cg_str_literal(&d, delim);
 	ox_cg_line(cg, 1, "/* %s, maxsplit %lld (-1: none); at most %lld tokens per string */",
@@ -221,7 +221,7 @@ static int emit_normalizer(ox_cg *cg, ox_graph *g, ox_node *n)
 	}
 	if (change) {
 		int up = cc[0] == 'U';
-		cg->can_fail = 1;
+		ox_cg_fails(cg, OX_CG_FAIL_CAPACITY);
 		ox_cg_line(cg, 2, "size_t len = strlen(s);");
 		ox_cg_line(cg, 2, "if (len >= %lld)", (long long)cap);
 		ox_cg_line(cg, 3, "return 1; /* over the string capacity */");

@@ -255,9 +255,11 @@ static const char *oxt_npy_key(const char *hdr, const char *key)
 
 static int oxt_npy_descr(const char *d, oxt_tensor *t, char *err, size_t nerr)
 {
-	char bo = d[0], kind = d[1];
-	int size = atoi(d + 2);
-	if (kind == 'S' && size > 0) { /* fixed-width byte strings: read into char *[] */
+	char bo = d[0], kind = d[1], *e;
+	long size = strtol(d + 2, &e, 10); /* not atoi: no overflow */
+	if (*e || size <= 0 || size > 1 << 20)
+		return oxt_fail(err, nerr, "unsupported descr '%s'", d);
+	if (kind == 'S') { /* fixed-width byte strings: read into char *[] */
 		t->dtype = OXT_STRING;
 		t->str_width = (size_t)size;
 		return 0;
@@ -356,6 +358,12 @@ static int oxt_read_npy(const unsigned char *b, size_t len, oxt_tensor *t, char 
 
 	size_t size = oxt_dtsize(t->dtype), want = t->numel * size;
 	if (t->dtype == OXT_STRING) {
+		/* numel < SIZE_MAX / 16 and str_width <= 2^20: check the product */
+		if (t->numel && t->str_width > (len - off) / t->numel) {
+			oxt_fail(err, nerr, "data has %zu bytes, %zu strings of %s need more", len - off, t->numel,
+				 descr);
+			goto out;
+		}
 		if (len - off != t->numel * t->str_width) {
 			oxt_fail(err, nerr, "data has %zu bytes, %s needs %zu", len - off, descr,
 				 t->numel * t->str_width);
@@ -563,12 +571,18 @@ static int oxt_read_pb(const unsigned char *b, size_t len, oxt_tensor *t, char *
 		}
 		char **v = calloc(t->numel + 1, sizeof *v);
 		t->data = v;
-		for (size_t i = 0; v && i < t->numel; i++) {
+		if (!v) {
+			oxt_fail(err, nerr, "out of memory");
+			goto out;
+		}
+		for (size_t i = 0; i < t->numel; i++) {
 			uint64_t o, n;
 			memcpy(&o, strs.v + 16 * i, 8);
 			memcpy(&n, strs.v + 16 * i + 8, 8);
-			if (!(v[i] = malloc(n + 1)))
-				break;
+			if (!(v[i] = malloc(n + 1))) {
+				oxt_fail(err, nerr, "out of memory");
+				goto out;
+			}
 			memcpy(v[i], b + o, n);
 			v[i][n] = 0;
 			if (memchr(v[i], 0, n)) {
@@ -799,6 +813,22 @@ static void oxt_free_parts(oxt_tensor *parts, int n)
 #endif
 
 /* Through functions, so a net with no inputs needs no PFX_inputs symbol. */
+/* what a run's return code means (docs/api.md) */
+static const char *oxt_run_error(int rc)
+{
+	switch (rc) {
+	case PFXU_ERR_INDEX:
+		return "PFXU_ERR_INDEX: an index or count in the input data is out of range";
+	case PFXU_ERR_CAPACITY:
+		return "PFXU_ERR_CAPACITY: a string result is longer than --string-capacity";
+#ifdef PFXU_ERR_NO_WEIGHTS
+	case PFXU_ERR_NO_WEIGHTS:
+		return "PFXU_ERR_NO_WEIGHTS: no weights";
+#endif
+	}
+	return "unknown";
+}
+
 static const PFX_tensor_desc *oxt_in_desc(int k)
 {
 #if PFXU_NUM_INPUTS > 0
@@ -1251,7 +1281,7 @@ int main(int argc, char **argv)
 	}
 	int rc = PFX_run_ex(NULL, inp, outp, ext);
 	if (rc) {
-		fprintf(stderr, "%s: run failed with code %d\n", argv[0], rc);
+		fprintf(stderr, "%s: run failed with code %d (%s)\n", argv[0], rc, oxt_run_error(rc));
 		goto out;
 	}
 	if (bench) {

@@ -9,7 +9,7 @@
  */
 static double ox_deform_sample_$S(const $T *xc, long H, long W, double py, double px)
 {
-	if (py <= -1 || py >= (double)H || px <= -1 || px >= (double)W)
+	if (!(py > -1 && py < (double)H && px > -1 && px < (double)W)) /* NaN too */
 		return 0;
 	const double fy = floor(py), fx = floor(px);
 	const long y0 = (long)fy, x0 = (long)fx;

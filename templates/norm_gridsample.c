@@ -6,7 +6,10 @@
  * or 4 taps (nearest, linear, cubic with a = -0.75) whose indices are
  * padded again (zeros: the tap reads 0). The weight of a tap combination
  * is the product over axes. mode: 0 nearest, 1 linear, 2 cubic; pad: 0
- * zeros, 1 border, 2 reflection. Needs ox_ld_$S / ox_st_$S.
+ * zeros, 1 border, 2 reflection. A coordinate that is NaN or more than
+ * 1e9 outside the input is taken as 1e9 outside (NaN on the low side), so
+ * every index conversion below is defined; it reads the padding.
+ * Needs ox_ld_$S / ox_st_$S.
  */
 static double ox_gs_reflect_$S(double v, double lo, double hi)
 {
@@ -45,6 +48,8 @@ static void ox_gridsample_$S(const $T *restrict x, const $T *restrict grid, $T *
 			const double lo = align ? 0 : -0.5, hi = align ? len - 1 : len - 0.5;
 			/* the reference keeps the denormalized coordinate in the data type */
 			double c = ($C)(align ? (v + 1) / 2.0 * (len - 1) : ((v + 1) * len - 1) / 2.0);
+			if (!(c >= -1e9 && c <= len + 1e9))
+				c = c > 0 ? len + 1e9 : -1e9;
 			if (mode == 0)
 				c = nearbyint(c);
 			if (c < lo || c > hi) {

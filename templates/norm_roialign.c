@@ -4,8 +4,16 @@
  * a sample more than one pixel outside the map counts as 0. half: the
  * half_pixel transform (shift by -0.5, no 1x1 minimum ROI size). In max
  * mode each sample is the largest weighted corner, as the reference does.
- * Coordinates in double. Needs ox_ld_$S / ox_st_$S.
+ * Coordinates in double; NaN ones read 0. The adaptive sample counts are
+ * at most 1024 per axis (a NaN size counts 1), so a bad ROI cannot make
+ * the loops (nearly) endless or the conversions undefined. The caller has
+ * checked the batch indices. Needs ox_ld_$S / ox_st_$S.
  */
+static long ox_roialign_grid_$S(double q)
+{
+	return !(q > 1) ? 1 : q > 1024 ? 1024 : (long)ceil(q);
+}
+
 static void ox_roialign_$S(const $T *restrict x, const $T *restrict rois, const int64_t *restrict bidx,
 			   $T *restrict y, long N, long R, long C, long H, long W, long PH, long PW,
 			   double scale, long ratio, int half, int maxmode)
@@ -21,8 +29,8 @@ static void ox_roialign_$S(const $T *restrict x, const $T *restrict rois, const 
 			rh = rh > 1 ? rh : 1;
 		}
 		const double bh = rh / (double)PH, bw = rw / (double)PW;
-		const long gh = ratio > 0 ? ratio : (long)ceil(rh / (double)PH);
-		const long gw = ratio > 0 ? ratio : (long)ceil(rw / (double)PW);
+		const long gh = ratio > 0 ? ratio : ox_roialign_grid_$S(rh / (double)PH);
+		const long gw = ratio > 0 ? ratio : ox_roialign_grid_$S(rw / (double)PW);
 		const long cnt = gh * gw > 1 ? gh * gw : 1;
 		const long b = (long)bidx[r];
 		for (long c = 0; c < C; c++) {

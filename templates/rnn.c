@@ -75,7 +75,8 @@ static inline void ox_rnn_gate_$S(const $T *restrict wr, long I, const $T *const
 		out[b] += ox_rnn_dotx_$S(wr, x[b], I) + ox_rnn_doth_$S(rr, h[b], H);
 }
 
-/* batch b's length: sequence_lens[b] clamped to [0, S], or S without it */
+/* batch b's length: sequence_lens[b] (the node checked it is in [0, S]; a
+ * constant one onnxcc checked), or S without it; the clamp is a second guard */
 static inline long ox_rnn_len_$S(const int32_t *lens, long b, long S)
 {
 	long len = lens ? (long)lens[b] : S;
