@@ -570,16 +570,47 @@ static int by_addr(const void *a, const void *b)
 /* Place classes ids[0..nc) in that order, each at the lowest gap (or the
  * smallest sufficient gap with bestfit) among the placed classes whose
  * lifetimes overlap its own. Returns the arena size. */
+enum { BUCKET = 64 }; /* steps per time bucket in place() */
+
+/* time bucket of step p (lifetimes run from 0 to nn) */
+static int64_t bucket_of(const plan *P, int64_t p)
+{
+	return (p < 0 ? 0 : p > P->nn ? P->nn : p) / BUCKET;
+}
+
 static int64_t place(plan *P, const int *ids, int nc, int bestfit)
 {
 	block *busy = xcalloc((size_t)nc + 1, sizeof *busy);
 	int64_t top = 0;
+	/* The placed classes by time: bucket t lists those alive during some
+	 * step of [t*BUCKET, (t+1)*BUCKET), so a class is compared only with
+	 * the ones sharing a bucket with it, not with every placed class (a
+	 * long model would be quadratic). stamp: compared once per class. */
+	int nbk = (int)bucket_of(P, P->nn) + 1, maxid = 0;
+	for (int a = 0; a < nc; a++)
+		maxid = ids[a] > maxid ? ids[a] : maxid;
+	int **bk = xcalloc((size_t)nbk, sizeof *bk), *bn = xcalloc((size_t)nbk, sizeof *bn);
+	int *bcap = xcalloc((size_t)nbk, sizeof *bcap), *stamp = xcalloc((size_t)maxid + 1, sizeof *stamp);
 	for (int a = 0; a < nc; a++) {
 		int c = ids[a], nb = 0;
-		for (int b = 0; b < a; b++) {
-			int d = ids[b];
-			if (P->cfirst[d] <= P->clast[c] && P->cfirst[c] <= P->clast[d] && P->csize[d])
-				busy[nb++] = (block){P->caddr[d], P->csize[d]};
+		int64_t t0 = bucket_of(P, P->cfirst[c]), t1 = bucket_of(P, P->clast[c]);
+		for (int64_t t = t0; t <= t1; t++)
+			for (int b = 0; b < bn[t]; b++) {
+				int d = bk[t][b];
+				if (stamp[d] == a + 1)
+					continue;
+				stamp[d] = a + 1;
+				if (P->cfirst[d] <= P->clast[c] && P->cfirst[c] <= P->clast[d] && P->csize[d])
+					busy[nb++] = (block){P->caddr[d], P->csize[d]};
+			}
+		for (int64_t t = t0; t <= t1; t++) {
+			if (bn[t] == bcap[t]) {
+				bcap[t] = bcap[t] ? 2 * bcap[t] : 16;
+				bk[t] = realloc(bk[t], (size_t)bcap[t] * sizeof **bk);
+				if (!bk[t])
+					ox_die("out of memory");
+			}
+			bk[t][bn[t]++] = c;
 		}
 		qsort(busy, (size_t)nb, sizeof *busy, by_addr);
 		int64_t size = P->csize[c], at = 0, best = -1, bestgap = 0;
@@ -604,6 +635,9 @@ static int64_t place(plan *P, const int *ids, int nc, int bestfit)
 		if (best + size > top)
 			top = best + size;
 	}
+	for (int t = 0; t < nbk; t++)
+		free(bk[t]);
+	free(bk), free(bn), free(bcap), free(stamp);
 	free(busy);
 	return top;
 }
@@ -738,7 +772,7 @@ static void list_schedule(ox_graph *g, int mode, int *order)
 {
 	int nn = g->nnodes, nv = g->nvals;
 	int *pending = xcalloc((size_t)nn, sizeof *pending), *root = xcalloc((size_t)nv, sizeof *root);
-	int *remain = xcalloc((size_t)nv, sizeof *remain), *done = xcalloc((size_t)nn, sizeof *done);
+	int *remain = xcalloc((size_t)nv, sizeof *remain);
 	int64_t *when = xcalloc((size_t)nv, sizeof *when), *alloc = xcalloc((size_t)nn, sizeof *alloc);
 	char *isview = xcalloc((size_t)nn, 1);
 	for (int v = 0; v < nv; v++) {
@@ -787,12 +821,17 @@ static void list_schedule(ox_graph *g, int mode, int *order)
 	for (int k = 0; k < g->noutputs; k++)
 		if (root[g->outputs[k]] >= 0)
 			remain[root[g->outputs[k]]] += nn + 1; /* never freed */
+	/* the ready nodes (every input computed), in no order: a pick scans
+	 * them, not every node */
+	int *ready = xcalloc((size_t)nn + 1, sizeof *ready), nready = 0;
+	for (int i = 0; i < nn; i++)
+		if (!pending[i])
+			ready[nready++] = i;
 	for (int p = 0; p < nn; p++) {
-		int pick = -1;
+		int pick = -1, at = -1;
 		int64_t bestkey = 0;
-		for (int i = 0; i < nn; i++) {
-			if (done[i] || pending[i])
-				continue;
+		for (int r = 0; r < nready; r++) {
+			int i = ready[r];
 			const ox_node *n = &g->nodes[i];
 			int64_t key;
 			if (mode == 0) {
@@ -817,15 +856,15 @@ static void list_schedule(ox_graph *g, int mode, int *order)
 						key = when[n->in[k]] + 1;
 				key = -key;
 			}
-			if (pick < 0 || key < bestkey) {
-				pick = i;
+			if (pick < 0 || key < bestkey || (key == bestkey && i < pick)) {
+				pick = i, at = r;
 				bestkey = key;
 			}
 		}
 		if (pick < 0)
 			ox_die("plan: the graph is not in topological order");
 		order[p] = pick;
-		done[pick] = 1;
+		ready[at] = ready[--nready];
 		const ox_node *n = &g->nodes[pick];
 		for (int k = 0; k < n->nin; k++)
 			if (n->in[k] >= 0 && root[n->in[k]] >= 0)
@@ -836,10 +875,12 @@ static void list_schedule(ox_graph *g, int mode, int *order)
 				continue;
 			when[v] = p;
 			for (int c = cstart[v]; c < cstart[v + 1]; c++) /* one decrement per input slot */
-				pending[reader[c]]--;
+				if (!--pending[reader[c]])
+					ready[nready++] = reader[c];
 		}
 	}
-	free(pending), free(root), free(remain), free(done), free(when), free(alloc), free(isview);
+	free(ready);
+	free(pending), free(root), free(remain), free(when), free(alloc), free(isview);
 	free(cstart), free(reader);
 }
 

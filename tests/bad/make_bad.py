@@ -385,9 +385,17 @@ def big_deep(n=10000):
     return model(nodes, [vi("x", [4])], [vi("v%d" % (n - 1), None)])
 
 
+def big_chain(n=100000):
+    """n Softmax nodes in a chain: nothing fuses them, so every pass, the
+    scheduler and the arena placement see all n nodes"""
+    nodes = [h.make_node("Softmax", ["x" if i == 0 else "s%d" % (i - 1)], ["s%d" % i], name="s%d" % i)
+             for i in range(n)]
+    return model(nodes, [vi("x", [4, 8])], [vi("s%d" % (n - 1), None)])
+
+
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "--big":
-        for name, fn in (("big_100k", big_wide), ("deep_10k", big_deep)):
+        for name, fn in (("big_100k", big_wide), ("deep_10k", big_deep), ("chain_100k", big_chain)):
             with open(os.path.join(sys.argv[2], name + ".onnx"), "wb") as f:
                 f.write(fn())
         return

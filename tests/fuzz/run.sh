@@ -9,8 +9,9 @@
 # (committed), the growing corpus in build/fuzz/work/NAME (smoke: a fresh
 # build/fuzz/smoke/NAME), findings in
 # build/fuzz/findings/NAME. smoke first runs every seed and reproducer once
-# (the replay), then fuzzes for RUNS inputs from a fixed seed, so that the
-# same inputs are tried on every machine: make test does not depend on luck.
+# (the replay), then fuzzes for RUNS inputs from a fixed seed: a short,
+# nearly repeatable run (coverage steers the mutations, so the inputs can
+# drift a little between builds), and every finding is saved to rerun.
 # Each input may take 30 s and 2 GB; the target's
 # stderr (the compiler's error messages) is closed. Exit 1 on a finding.
 set -u
