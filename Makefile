@@ -7,11 +7,14 @@ CFLAGS += -std=c11 -Wall -Wextra -D_POSIX_C_SOURCE=200809L
 B := build
 BIN := onnxcc
 # `make SANITIZE=1` builds build/san/onnxcc with AddressSanitizer and
-# UndefinedBehaviorSanitizer (any report aborts); `make sanitize` runs it.
+# UndefinedBehaviorSanitizer (any report aborts), with $(CC); with clang
+# (`make SANITIZE=1 CC=clang`) into build/san-clang. `make sanitize` runs
+# it (SAN_CC=clang for clang's).
 SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+san_dir = build/san$(if $(findstring clang,$(1)),-clang)
 ifeq ($(SANITIZE),1)
-B := build/san
-BIN := build/san/onnxcc
+B := $(call san_dir,$(CC))
+BIN := $(B)/onnxcc
 CFLAGS += $(SAN_FLAGS)
 endif
 # `make FUZZ=1` builds the compiler's objects into build/fuzz/lib with
@@ -154,9 +157,10 @@ test: all ops-doc-check unit vmath conformance-check cases bad baddata opt-cases
 # onnxcc and its output under ASan+UBSan over a fixed sample: every 4th
 # expected-pass conformance test, the cases, 7 zoo models (tests/sanitize.sh)
 .PHONY: sanitize
+SAN_CC ?= $(CC)
 sanitize: all deps-models
-	@$(MAKE) --no-print-directory SANITIZE=1 build/san/onnxcc
-	tests/sanitize.sh
+	@$(MAKE) --no-print-directory SANITIZE=1 CC=$(SAN_CC) $(call san_dir,$(SAN_CC))/onnxcc
+	SAN_ONNXCC=$(call san_dir,$(SAN_CC))/onnxcc tests/sanitize.sh
 
 # libFuzzer harnesses: every tests/fuzz/fuzz_NAME.c, its seeds in
 # tests/fuzz/corpus/NAME (tests/fuzz/README.md). `make fuzz` runs each for

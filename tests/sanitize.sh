@@ -5,21 +5,23 @@
 #   tests/sanitize.sh [EVERY]        (make sanitize; EVERY default 4)
 #
 # 1. conformance: every EVERY-th test of tests/e2e/expected_pass.txt (lines
-#    1, 1+EVERY, ...), compiled by build/san/onnxcc (make SANITIZE=1) and
-#    built with the sanitizers too;
+#    1, 1+EVERY, ...), compiled by $SAN_ONNXCC (default build/san/onnxcc:
+#    make SANITIZE=1) and built with the sanitizers too;
 # 2. onnxcc's own cases (tests/e2e/cases), all of them, the same way;
 # 3. the optimizer's cases with the widest vector target this CPU runs, and
 #    Winograd by the cost model, forced to F(2x2) and to F(4x4);
-# 4. the zoo models in $SAN_ZOO, compiled by build/san/onnxcc and run with
+# 4. the zoo models in $SAN_ZOO, compiled by it and run with
 #    sanitized network code, 1 and 3 threads; the other zoo models compiled.
-# Every report goes to a file under build/san/reports (log_path); the layer
-# passes when each step passes and that folder is empty: zero reports.
+# Every report goes to a file under reports/ beside $SAN_ONNXCC (log_path);
+# the layer passes when each step passes and that folder is empty: zero
+# reports.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 EVERY=${1:-4}
 SAN_ZOO=${SAN_ZOO:-'^(squeezenet1_1|transformer_encoder|lstm|gru|dynbatch|vit_patch|unet_small)$'}
-ONNXCC=build/san/onnxcc
-REP=$PWD/build/san/reports
+ONNXCC=${SAN_ONNXCC:-build/san/onnxcc}   # build/san-clang/onnxcc: make SANITIZE=1 CC=clang
+SD=$(dirname "$ONNXCC")
+REP=$PWD/$SD/reports
 [ -x "$ONNXCC" ] || { echo "sanitize: $ONNXCC not found (make SANITIZE=1 $ONNXCC)"; exit 2; }
 rm -rf "$REP" && mkdir -p "$REP" || exit 2
 
@@ -43,7 +45,7 @@ grep -qs heap-buffer-overflow "$REP"/* && grep -qs "detected memory leaks" "$REP
 rm -f "$REP"/*
 
 fail=0
-list=build/san/conformance_sample.txt
+list=$SD/conformance_sample.txt
 awk -v n="$EVERY" '/^[ \t]*(#|$)/ { next } { if (k++ % n == 0) print }' tests/e2e/expected_pass.txt > "$list"
 echo "sanitize: conformance sample, $(wc -l < "$list") tests (every ${EVERY}th of tests/e2e/expected_pass.txt)"
 tests/e2e/conformance.sh --check "$list" | tail -n 3 || fail=1
@@ -69,13 +71,13 @@ tests/e2e/zoo.sh build/zoo "$SAN_ZOO" | tail -n 1 || fail=1
 for m in build/zoo/*/model.onnx; do
 	name=$(basename "$(dirname "$m")")
 	[[ $name =~ $SAN_ZOO ]] && continue
-	mkdir -p "build/san/zoo/$name"
+	mkdir -p "$SD/zoo/$name"
 	flags=$(awk -v n="$name" '$1 == n && $2 != "-" { for (i = 2; i < NF; i++) printf "%s ", $i }' tests/e2e/zoo.txt)
 	# shellcheck disable=SC2086 # flags is a list of options
-	if "$ONNXCC" "$m" -o "build/san/zoo/$name/net.c" --main $flags > "build/san/zoo/$name/log" 2>&1; then
+	if "$ONNXCC" "$m" -o "$SD/zoo/$name/net.c" --main $flags > "$SD/zoo/$name/log" 2>&1; then
 		echo "sanitize: zoo $name compiled"
 	else
-		echo "sanitize: zoo $name: FAIL (build/san/zoo/$name/log)"
+		echo "sanitize: zoo $name: FAIL ($SD/zoo/$name/log)"
 		fail=1
 	fi
 done
