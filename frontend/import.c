@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* The names a graph defines, hashed (open addressing over value ids):
  * ox_ir_find_value scans, which is quadratic over a big model, and a name
@@ -211,6 +212,48 @@ static int load_external(ctx *c, ox_graph *g, const Onnx__TensorProto *tp, ox_te
 	return rc;
 }
 
+/* Before the tensor is allocated: is there data for all its elements? A
+ * model of a few bytes may declare dims worth gigabytes; the allocation
+ * must not come first. (The exact checks follow when the data is read.) */
+static int data_covers(ctx *c, ox_graph *g, const Onnx__TensorProto *tp, int bits, int64_t numel)
+{
+	const char *name = tp->name ? tp->name : "";
+	int64_t need = bits < 8 ? (numel * bits + 7) / 8 : numel * (bits / 8), have;
+	if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+		const char *loc = NULL;
+		for (size_t i = 0; i < tp->n_external_data; i++)
+			if (tp->external_data[i]->key && !strcmp(tp->external_data[i]->key, "location"))
+				loc = tp->external_data[i]->value;
+		if (!loc || !safe_relpath(loc))
+			return 0; /* load_external says why */
+		size_t n = strlen(c->dir) + strlen(loc) + 2;
+		char *full = malloc(n);
+		snprintf(full, n, "%s/%s", c->dir, loc);
+		struct stat st;
+		int rc = stat(full, &st);
+		if (rc)
+			ox_error(g, NULL, "tensor '%s': cannot open external data '%s': %s", name, full, strerror(errno));
+		else if (S_ISREG(st.st_mode) && st.st_size < need)
+			rc = ox_error(g, NULL, "tensor '%s': external data '%s' is too short (%lld bytes, the dims need %lld)",
+				      name, full, (long long)st.st_size, (long long)need);
+		free(full);
+		return rc ? -1 : 0;
+	}
+	if (tp->data_type == OX_STRING)
+		have = (int64_t)tp->n_string_data, need = numel;
+	else if (tp->has_raw_data)
+		have = (int64_t)tp->raw_data.len;
+	else if (bits < 8)
+		have = (int64_t)tp->n_int32_data;
+	else /* typed fields: one value per element, whatever the field */
+		have = (int64_t)(tp->n_float_data + tp->n_double_data + tp->n_int64_data + tp->n_uint64_data +
+				 tp->n_int32_data), need = numel;
+	if (have < need)
+		return ox_error(g, NULL, "tensor '%s': its dims need %lld %s, the data holds %lld", name,
+				(long long)need, tp->has_raw_data || bits < 8 ? "bytes" : "values", (long long)have);
+	return 0;
+}
+
 /* Bits per element of a sub-byte dtype, 0 for the others. */
 static int subbyte_bits(int dt)
 {
@@ -279,7 +322,8 @@ static ox_tensor *import_subbyte(ctx *c, ox_graph *g, const Onnx__TensorProto *t
 static ox_tensor *import_tensor(ctx *c, ox_graph *g, const Onnx__TensorProto *tp)
 {
 	int dt = tp->data_type;
-	if (dt <= 0 || dt >= OX_NDTYPE || (dt != OX_STRING && !ox_dtype_size(dt))) {
+	/* complex constants: no kernel reads them, and no element access exists */
+	if (dt <= 0 || dt >= OX_NDTYPE || (dt != OX_STRING && !ox_dtype_size(dt)) || dt == OX_C64 || dt == OX_C128) {
 		ox_error(g, NULL, "tensor '%s': data type %s (%d) is not supported", tp->name ? tp->name : "",
 			 ox_dtype_name(dt), dt);
 		return NULL;
@@ -300,6 +344,9 @@ static ox_tensor *import_tensor(ctx *c, ox_graph *g, const Onnx__TensorProto *tp
 		ox_error(g, NULL, "tensor '%s' is too large (2^48 bytes or more)", tp->name);
 		return NULL;
 	}
+	if (data_covers(c, g, tp, subbyte_bits(dt) ? subbyte_bits(dt) : dt == OX_STRING ? 8 : 8 * (int)ox_dtype_size(dt),
+			ox_shape_numel(&s)))
+		return NULL;
 	ox_tensor *t = ox_ir_new_tensor(g, dt, &s);
 	int64_t n = ox_tensor_numel(t);
 	if (dt == OX_STRING) {

@@ -60,9 +60,12 @@ for bin in "$@"; do
 	[ -n "$execs" ] || execs=$(printf '%s\n' "$last" | sed -n 's/^#\([0-9]*\).*/\1/p')
 	cov=$(printf '%s\n' "$last" | grep -oE 'cov: [0-9]+ ft: [0-9]+')
 	corp=$(find "$work" -type f | wc -l)
-	nf=$(find "$finds" -type f | wc -l)
+	# crash-, leak-, oom-, timeout- files are findings; slow-unit- ones
+	# (over 10 s, under the 30 s limit) are only listed
+	nf=$(find "$finds" -type f ! -name 'slow-unit-*' | wc -l)
+	ns=$(find "$finds" -type f -name 'slow-unit-*' | wc -l)
 	if [ "$mode" = fuzz ]; then
-		echo "fuzz $name: $secs s, ${execs:-?} runs, ${cov:-cov ?}, corpus $corp, $nf finding(s) in $finds"
+		echo "fuzz $name: $secs s, ${execs:-?} runs, ${cov:-cov ?}, corpus $corp, $nf finding(s) and $ns slow input(s) in $finds"
 		[ "$nf" -eq 0 ] || fail=1
 	elif [ "$rc" -ne 0 ]; then
 		echo "fuzz $name: FINDING after ${execs:-?} runs (see $log, inputs in $finds):"
