@@ -239,18 +239,23 @@ static int data_covers(ctx *c, ox_graph *g, const Onnx__TensorProto *tp, int bit
 		free(full);
 		return rc ? -1 : 0;
 	}
-	if (tp->data_type == OX_STRING)
-		have = (int64_t)tp->n_string_data, need = numel;
-	else if (tp->has_raw_data)
-		have = (int64_t)tp->raw_data.len;
-	else if (bits < 8)
-		have = (int64_t)tp->n_int32_data;
-	else /* typed fields: one value per element, whatever the field */
+	/* the messages are those of the exact checks after the allocation */
+	if (tp->data_type == OX_STRING) {
+		if ((int64_t)tp->n_string_data < numel)
+			return ox_error(g, NULL, "tensor '%s': %zu strings for %lld elements", name, tp->n_string_data,
+					(long long)numel);
+	} else if (tp->has_raw_data || bits < 8) {
+		have = (int64_t)(tp->has_raw_data ? tp->raw_data.len : tp->n_int32_data);
+		if (have < need)
+			return ox_error(g, NULL, "tensor '%s': %s has %lld bytes, expected %lld", name,
+					tp->has_raw_data ? "raw_data" : "int32_data", (long long)have, (long long)need);
+	} else { /* typed fields: one value per element, whatever the field */
 		have = (int64_t)(tp->n_float_data + tp->n_double_data + tp->n_int64_data + tp->n_uint64_data +
-				 tp->n_int32_data), need = numel;
-	if (have < need)
-		return ox_error(g, NULL, "tensor '%s': its dims need %lld %s, the data holds %lld", name,
-				(long long)need, tp->has_raw_data || bits < 8 ? "bytes" : "values", (long long)have);
+				 tp->n_int32_data);
+		if (have < numel)
+			return ox_error(g, NULL, "tensor '%s': %lld typed values for %lld elements", name,
+					(long long)have, (long long)numel);
+	}
 	return 0;
 }
 
