@@ -173,17 +173,42 @@ static int byte_count(ox_graph *g, const Onnx__TensorProto *tp, const char *key,
 	return 0;
 }
 
-static int load_external(ctx *c, ox_graph *g, const Onnx__TensorProto *tp, ox_tensor *t)
+static int is_external(const Onnx__TensorProto *tp)
+{
+	return tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+}
+
+/* the external data's "location" entry, NULL when there is none */
+static const char *external_location(const Onnx__TensorProto *tp)
 {
 	const char *loc = NULL;
+	for (size_t i = 0; i < tp->n_external_data; i++)
+		if (tp->external_data[i]->key && tp->external_data[i]->value &&
+		    !strcmp(tp->external_data[i]->key, "location"))
+			loc = tp->external_data[i]->value;
+	return loc;
+}
+
+/* the model's folder / loc, malloc'd */
+static char *external_path(const ctx *c, const char *loc)
+{
+	size_t n = strlen(c->dir) + strlen(loc) + 2;
+	char *full = malloc(n);
+	if (!full)
+		ox_die("out of memory");
+	snprintf(full, n, "%s/%s", c->dir, loc);
+	return full;
+}
+
+static int load_external(ctx *c, ox_graph *g, const Onnx__TensorProto *tp, ox_tensor *t)
+{
+	const char *loc = external_location(tp);
 	long long off = 0, len = -1;
 	for (size_t i = 0; i < tp->n_external_data; i++) {
 		const char *k = tp->external_data[i]->key, *v = tp->external_data[i]->value;
 		if (!k || !v)
 			continue;
-		if (!strcmp(k, "location"))
-			loc = v;
-		else if (!strcmp(k, "offset") && byte_count(g, tp, k, v, &off))
+		if (!strcmp(k, "offset") && byte_count(g, tp, k, v, &off))
 			return -1;
 		else if (!strcmp(k, "length") && byte_count(g, tp, k, v, &len))
 			return -1;
@@ -196,9 +221,7 @@ static int load_external(ctx *c, ox_graph *g, const Onnx__TensorProto *tp, ox_te
 	if (len >= 0 && (size_t)len != t->nbytes)
 		return ox_error(g, NULL, "tensor '%s': external length %lld, expected %zu bytes",
 				tp->name, len, t->nbytes);
-	size_t n = strlen(c->dir) + strlen(loc) + 2;
-	char *full = malloc(n);
-	snprintf(full, n, "%s/%s", c->dir, loc);
+	char *full = external_path(c, loc);
 	FILE *f = fopen(full, "rb");
 	int rc = 0;
 	if (!f)
@@ -210,53 +233,6 @@ static int load_external(ctx *c, ox_graph *g, const Onnx__TensorProto *tp, ox_te
 		fclose(f);
 	free(full);
 	return rc;
-}
-
-/* Before the tensor is allocated: is there data for all its elements? A
- * model of a few bytes may declare dims worth gigabytes; the allocation
- * must not come first. (The exact checks follow when the data is read.) */
-static int data_covers(ctx *c, ox_graph *g, const Onnx__TensorProto *tp, int bits, int64_t numel)
-{
-	const char *name = tp->name ? tp->name : "";
-	int64_t need = bits < 8 ? (numel * bits + 7) / 8 : numel * (bits / 8), have;
-	if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
-		const char *loc = NULL;
-		for (size_t i = 0; i < tp->n_external_data; i++)
-			if (tp->external_data[i]->key && !strcmp(tp->external_data[i]->key, "location"))
-				loc = tp->external_data[i]->value;
-		if (!loc || !safe_relpath(loc))
-			return 0; /* load_external says why */
-		size_t n = strlen(c->dir) + strlen(loc) + 2;
-		char *full = malloc(n);
-		snprintf(full, n, "%s/%s", c->dir, loc);
-		struct stat st;
-		int rc = stat(full, &st);
-		if (rc)
-			ox_error(g, NULL, "tensor '%s': cannot open external data '%s': %s", name, full, strerror(errno));
-		else if (S_ISREG(st.st_mode) && st.st_size < need)
-			rc = ox_error(g, NULL, "tensor '%s': external data '%s' is too short (%lld bytes, the dims need %lld)",
-				      name, full, (long long)st.st_size, (long long)need);
-		free(full);
-		return rc ? -1 : 0;
-	}
-	/* the messages are those of the exact checks after the allocation */
-	if (tp->data_type == OX_STRING) {
-		if ((int64_t)tp->n_string_data < numel)
-			return ox_error(g, NULL, "tensor '%s': %zu strings for %lld elements", name, tp->n_string_data,
-					(long long)numel);
-	} else if (tp->has_raw_data || bits < 8) {
-		have = (int64_t)(tp->has_raw_data ? tp->raw_data.len : tp->n_int32_data);
-		if (have < need)
-			return ox_error(g, NULL, "tensor '%s': %s has %lld bytes, expected %lld", name,
-					tp->has_raw_data ? "raw_data" : "int32_data", (long long)have, (long long)need);
-	} else { /* typed fields: one value per element, whatever the field */
-		have = (int64_t)(tp->n_float_data + tp->n_double_data + tp->n_int64_data + tp->n_uint64_data +
-				 tp->n_int32_data);
-		if (have < numel)
-			return ox_error(g, NULL, "tensor '%s': %lld typed values for %lld elements", name,
-					(long long)have, (long long)numel);
-	}
-	return 0;
 }
 
 /* Bits per element of a sub-byte dtype, 0 for the others. */
@@ -285,6 +261,61 @@ static void unpack_subbyte(int dt, const unsigned char *packed, int64_t n, unsig
 	}
 }
 
+/* Before the tensor is allocated (a model of a few bytes may declare dims
+ * worth gigabytes): does the data hold exactly its numel elements? Inline
+ * data is checked here, once; external data only for a file at least as
+ * long as the tensor (load_external checks offset and length as it reads). */
+static int check_data(ctx *c, ox_graph *g, const Onnx__TensorProto *tp, int dt, int64_t numel)
+{
+	const char *name = tp->name ? tp->name : "";
+	int bits = subbyte_bits(dt);
+	int64_t need = bits ? (numel * bits + 7) / 8 : dt == OX_STRING ? numel : numel * (int64_t)ox_dtype_size(dt);
+	if (is_external(tp)) {
+		const char *loc = external_location(tp);
+		if (!loc || !safe_relpath(loc))
+			return 0; /* load_external says why */
+		char *full = external_path(c, loc);
+		struct stat st;
+		int rc = stat(full, &st);
+		if (rc)
+			ox_error(g, NULL, "tensor '%s': cannot open external data '%s': %s", name, full, strerror(errno));
+		else if (S_ISREG(st.st_mode) && st.st_size < need)
+			rc = ox_error(g, NULL, "tensor '%s': external data '%s' is too short (%lld bytes, the dims need %lld)",
+				      name, full, (long long)st.st_size, (long long)need);
+		free(full);
+		return rc ? -1 : 0;
+	}
+	if (dt == OX_STRING) {
+		if ((int64_t)tp->n_string_data != numel)
+			return ox_error(g, NULL, "tensor '%s': %zu strings for %lld elements", name, tp->n_string_data,
+					(long long)numel);
+	} else if (bits) {
+		if (tp->has_raw_data && (int64_t)tp->raw_data.len != need)
+			return ox_error(g, NULL, "tensor '%s': raw_data has %zu bytes, %s[%lld] packs into %lld", name,
+					tp->raw_data.len, ox_dtype_name(dt), (long long)numel, (long long)need);
+		if (!tp->has_raw_data && (int64_t)tp->n_int32_data != need)
+			return ox_error(g, NULL, "tensor '%s': %zu int32_data values, %s[%lld] packs into %lld", name,
+					tp->n_int32_data, ox_dtype_name(dt), (long long)numel, (long long)need);
+	} else if (tp->has_raw_data) {
+		if ((int64_t)tp->raw_data.len != need)
+			return ox_error(g, NULL, "tensor '%s': raw_data has %zu bytes, expected %lld", name,
+					tp->raw_data.len, (long long)need);
+	} else {
+		size_t have;
+		switch (dt) {
+		case OX_F32: have = tp->n_float_data; break;
+		case OX_F64: have = tp->n_double_data; break;
+		case OX_I64: have = tp->n_int64_data; break;
+		case OX_U32: case OX_U64: have = tp->n_uint64_data; break;
+		default: have = tp->n_int32_data; break;
+		}
+		if ((int64_t)have != numel)
+			return ox_error(g, NULL, "tensor '%s': %zu typed values for %lld elements", name, have,
+					(long long)numel);
+	}
+	return 0;
+}
+
 /* import_tensor for a sub-byte dtype: the packed bytes come from raw_data,
  * from int32_data (one packed byte per value, as onnx.proto says) or from
  * external data, and are unpacked into t. */
@@ -296,22 +327,14 @@ static ox_tensor *import_subbyte(ctx *c, ox_graph *g, const Onnx__TensorProto *t
 	unsigned char *packed = malloc(nb + 1);
 	if (!packed)
 		ox_die("out of memory");
-	const char *name = tp->name ? tp->name : "";
-	int bad = 0;
-	if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+	int bad = 0; /* the sizes of inline data are check_data's */
+	if (is_external(tp)) {
 		ox_tensor tmp = *t;
 		tmp.data = packed;
 		tmp.nbytes = nb;
 		bad = load_external(c, g, tp, &tmp);
 	} else if (tp->has_raw_data) {
-		if (tp->raw_data.len != nb)
-			bad = ox_error(g, NULL, "tensor '%s': raw_data has %zu bytes, %s[%lld] packs into %zu",
-				       name, tp->raw_data.len, ox_dtype_name(dt), (long long)n, nb);
-		else
-			copy(packed, tp->raw_data.data, nb);
-	} else if (tp->n_int32_data != nb) {
-		bad = ox_error(g, NULL, "tensor '%s': %zu int32_data values, %s[%lld] packs into %zu",
-			       name, tp->n_int32_data, ox_dtype_name(dt), (long long)n, nb);
+		copy(packed, tp->raw_data.data, nb);
 	} else {
 		for (size_t i = 0; i < nb; i++)
 			packed[i] = (unsigned char)tp->int32_data[i];
@@ -349,17 +372,11 @@ static ox_tensor *import_tensor(ctx *c, ox_graph *g, const Onnx__TensorProto *tp
 		ox_error(g, NULL, "tensor '%s' is too large (2^48 bytes or more)", tp->name);
 		return NULL;
 	}
-	if (data_covers(c, g, tp, subbyte_bits(dt) ? subbyte_bits(dt) : dt == OX_STRING ? 8 : 8 * (int)ox_dtype_size(dt),
-			ox_shape_numel(&s)))
+	if (check_data(c, g, tp, dt, ox_shape_numel(&s)))
 		return NULL;
 	ox_tensor *t = ox_ir_new_tensor(g, dt, &s);
 	int64_t n = ox_tensor_numel(t);
 	if (dt == OX_STRING) {
-		if ((int64_t)tp->n_string_data != n) {
-			ox_error(g, NULL, "tensor '%s': %zu strings for %lld elements", tp->name,
-				 tp->n_string_data, (long long)n);
-			return NULL;
-		}
 		for (int64_t i = 0; i < n; i++) {
 			char *p = ox_ir_alloc(g, tp->string_data[i].len + 1);
 			copy(p, tp->string_data[i].data, tp->string_data[i].len);
@@ -369,29 +386,11 @@ static ox_tensor *import_tensor(ctx *c, ox_graph *g, const Onnx__TensorProto *tp
 	}
 	if (subbyte_bits(dt))
 		return import_subbyte(c, g, tp, t);
-	if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
+	if (is_external(tp))
 		return load_external(c, g, tp, t) ? NULL : t;
-	if (tp->has_raw_data) {
-		if (tp->raw_data.len != t->nbytes) {
-			ox_error(g, NULL, "tensor '%s': raw_data has %zu bytes, expected %zu", tp->name,
-				 tp->raw_data.len, t->nbytes);
-			return NULL;
-		}
+	if (tp->has_raw_data) { /* check_data checked every size */
 		copy(t->data, tp->raw_data.data, t->nbytes);
 		return t;
-	}
-	size_t have;
-	switch (dt) {
-	case OX_F32: have = tp->n_float_data; break;
-	case OX_F64: have = tp->n_double_data; break;
-	case OX_I64: have = tp->n_int64_data; break;
-	case OX_U32: case OX_U64: have = tp->n_uint64_data; break;
-	default: have = tp->n_int32_data; break;
-	}
-	if ((int64_t)have != n) {
-		ox_error(g, NULL, "tensor '%s': %zu typed values for %lld elements", tp->name, have,
-			 (long long)n);
-		return NULL;
 	}
 	for (int64_t i = 0; i < n; i++) {
 		unsigned char *p = (unsigned char *)t->data + i * ox_dtype_size(dt);

@@ -286,6 +286,20 @@ static void norm_attrs(ox_graph *g, int nid, int ax, double eps)
 	ox_ir_add_attr(g, &g->nodes[nid], "epsilon", OX_AT_FLOAT)->f = (float)eps;
 }
 
+/* When y's one reader is `op` (Mul: a scale, Add: a bias) with an operand
+ * that is a row of x along ax: cover it, move y to its output and return
+ * the operand; else -1 and nothing changes. */
+static ox_id absorb(ox_graph *g, cover *c, int op, ox_id *y, ox_id x, int ax)
+{
+	ox_node *t = reader(g, *y);
+	if (!t || t->op != op || !row_operand(g, other(t, *y), x, ax))
+		return -1;
+	ox_id operand = other(t, *y);
+	take(c, g, t);
+	*y = t->out[0];
+	return operand;
+}
+
 /* ---- LayerNorm, at the first ReduceMean: its first position, else -1 ---- */
 static int layernorm(ox_graph *g, int i)
 {
@@ -328,19 +342,8 @@ static int layernorm(ox_graph *g, int i)
 	if (g->vals[d].nuses != slots)
 		return -1;
 	/* gamma, beta */
-	ox_id y = dv->out[0], gamma = -1, beta = -1;
-	ox_node *t = reader(g, y);
-	if (t && t->op == OX_OP_Mul && row_operand(g, other(t, y), x, ax)) {
-		gamma = other(t, y);
-		take(&c, g, t);
-		y = t->out[0];
-		t = reader(g, y);
-	}
-	if (t && t->op == OX_OP_Add && row_operand(g, other(t, y), x, ax)) {
-		beta = other(t, y);
-		take(&c, g, t);
-		y = t->out[0];
-	}
+	ox_id y = dv->out[0];
+	ox_id gamma = absorb(g, &c, OX_OP_Mul, &y, x, ax), beta = absorb(g, &c, OX_OP_Add, &y, x, ax);
 	if (!same_shape(&g->vals[y], &g->vals[x]) || g->vals[y].dtype != OX_F32 || c.n >= MAXCOV)
 		return -1;
 	char nm[600];
@@ -380,12 +383,8 @@ static int rmsnorm(ox_graph *g, int i)
 		take(&c, g, xw);
 	}
 	ox_id y = dv->out[0];
-	ox_node *t = w < 0 ? reader(g, y) : NULL;
-	if (t && t->op == OX_OP_Mul && row_operand(g, other(t, y), x, ax)) {
-		w = other(t, y);
-		take(&c, g, t);
-		y = t->out[0];
-	}
+	if (w < 0) /* x / rms * w: the weight after */
+		w = absorb(g, &c, OX_OP_Mul, &y, x, ax);
 	if (!same_shape(&g->vals[y], &g->vals[x]) || g->vals[y].dtype != OX_F32 || c.n >= MAXCOV)
 		return -1;
 	char nm[600];
