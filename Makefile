@@ -32,6 +32,7 @@ ONNX_TESTS ?= ../shared/onnx-backend-tests
 DEB_BUILD := gcc make protobuf-c-compiler libprotobuf-c-dev libcmocka-dev
 DEB_FUZZ := clang libclang-rt-dev
 DEB_MODELS := python3-torch python3-torchvision python3-onnx python3-numpy
+DEB_FIRMWARE := gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
 
 .PHONY: all deps deps-models test unit conformance conformance-check conformance-report zoo demo clean
 all: deps $(BIN) tests/e2e/oxcmp
@@ -44,6 +45,11 @@ deps:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; fi
 deps-fuzz:
 	@missing=""; for p in $(DEB_FUZZ); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; fi
+deps-firmware:
+	@missing=""; for p in $(DEB_FIRMWARE); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; fi
@@ -152,7 +158,7 @@ cases: all
 ml: all deps-models
 	tests/e2e/ml/run.sh
 
-test: all ops-doc-check unit vmath conformance-check cases bad baddata opt-cases ml zoo footprint determinism fuzz-smoke sanitize
+test: all ops-doc-check unit vmath conformance-check cases bad baddata opt-cases ml zoo footprint firmware determinism fuzz-smoke sanitize
 
 # onnxcc and its output under ASan+UBSan over a fixed sample: every 4th
 # expected-pass conformance test, the cases, 7 zoo models (tests/sanitize.sh)
@@ -214,6 +220,14 @@ footprint: all
 
 demo: all
 	examples/demo.sh
+
+# the digits network cross-built for a bare-metal Cortex-M4 (with and
+# without FPU), run on QEMU's mps2-an386 board, its outputs compared bit for
+# bit with the host build's; prints sizes and instructions per inference
+# (examples/firmware/README.md)
+.PHONY: firmware deps-firmware
+firmware: all deps-firmware
+	examples/firmware/run.sh $(B)/fw
 
 # Zoo accuracy + latency vs ONNX Runtime at 1 and 2 threads, interleaved on
 # this machine, GFLOP/s against the measured peak (bench/zoo_bench.sh, about
