@@ -17,7 +17,9 @@
 #     correctly rounded), and the argmax;
 #   - the ELF has no malloc, free or _sbrk, the weights are in flash and
 #     the arena in RAM (nm), and a program that calls malloc does not link;
-#   - at least 512 bytes of the stack were never written (startup.c paints it).
+#   - at least 512 bytes of the stack were never written (startup.c paints it);
+#   - the soft variant has no FPU instruction, the hard one no fused
+#     multiply-add (objdump).
 # Prints arm-none-eabi-size of each ELF and of the network's objects, and
 # the instructions per inference that QEMU's icount gives. Exit status 1 if
 # a check fails, 2 on setup errors. A model marked optional (`?`) that is
@@ -120,6 +122,13 @@ for m in "${MODELS[@]}"; do
 		w=$(addr net_weights) a=$(addr net_arena)
 		[ -n "$w" ] && [ $((16#$w)) -lt $((0x20000000)) ] || fail "$name/$var: net_weights not in flash (${w:-absent})"
 		[ -n "$a" ] && [ $((16#$a)) -ge $((0x20000000)) ] || fail "$name/$var: net_arena not in RAM (${a:-absent})"
+		# soft: not one FPU instruction (Thumb-2 without NEON has no other
+		# mnemonic that starts with v); hard: no fused multiply-add
+		${ARMCC%gcc}objdump -d "$elf" | awk -F'\t' 'NF >= 3 {print $3}' >"$d/fw-$var.ops"
+		case $var in
+		soft) n=$(grep -c '^v' "$d/fw-$var.ops") && fail "$name/$var: $n FPU instructions in a soft-float build" ;;
+		hard) n=$(grep -c '^vf[mn]' "$d/fw-$var.ops") && fail "$name/$var: $n fused multiply-adds (contraction is on)" ;;
+		esac
 		log=$d/qemu-$var.out
 		rm -f "$log"
 		timeout "$QEMU_TIMEOUT" $QEMU -M mps2-an386 -display none -monitor none -serial none \
