@@ -5,9 +5,10 @@
  * SEED), runs the network compiled with `onnxcc --name net` on each
  * through net_run, and prints for each image the digit drawn, the output
  * floats as their bit patterns (exact) and in decimal, and the argmax. On
- * the board it then prints the SysTick count of each run (core clock
- * cycles; under QEMU with -icount, see README.md). No stdio, no heap: the
- * numbers are formatted here. */
+ * the board it then prints the least, mean and most SysTick ticks of a run
+ * (core clock; under QEMU with -icount, 40 instructions a tick: README.md)
+ * and the stack's unused bytes. No stdio, no heap: the numbers are
+ * formatted here. */
 #include "../digits/render.h"
 #include "net.h"
 #include "port.h"
