@@ -23,6 +23,11 @@ ifeq ($(FUZZ),1)
 B := build/fuzz/lib
 CFLAGS += -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 endif
+# The version: VERSION, and the commit when built from a git checkout (not
+# from a `git archive` tarball); both go into $(B)/gen/version.h, rewritten
+# only when they change so that only then main.o is recompiled.
+VERSION := $(shell cat VERSION)
+COMMIT := $(if $(wildcard .git),$(shell git describe --always --dirty --exclude='*' 2>/dev/null))
 PROTO_C := $(B)/gen/onnx.pb-c.c
 SRCS := main.c $(wildcard frontend/*.c ir/*.c opt/*.c codegen/*.c)
 OBJS := $(SRCS:%.c=$(B)/obj/%.o) $(B)/obj/gen/onnx.pb-c.o $(B)/obj/gen/templates.gen.o
@@ -78,15 +83,24 @@ $(B)/gen/templates.gen.c: $(TEMPLATES) Makefile
 	  echo 'const char *const ox_tmpl_texts[] = {'; for f in $(TEMPLATES); do echo "t_$$(echo $$f | tr '/.' '__'),"; done; echo '0};'; \
 	} > $@
 
+$(B)/gen/version.h: FORCE
+	@mkdir -p $(B)/gen
+	@printf '#define OX_VERSION "%s"\n#define OX_COMMIT "%s"\n' '$(VERSION)' '$(COMMIT)' > $@.tmp
+	@if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
+.PHONY: FORCE
+FORCE:
+$(B)/obj/main.o: $(B)/gen/version.h
+$(B)/obj/main.o: CFLAGS += -I$(B)/gen
+
 $(B)/obj/gen/%.o: $(B)/gen/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -I$(B)/gen -c -o $@ $<
 $(B)/obj/frontend/%.o: frontend/%.c $(B)/gen/onnx.pb-c.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -I$(B)/gen -MMD -c -o $@ $<
+	$(CC) $(CFLAGS) -MMD -c -o $@ $<
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -MMD -c -o $@ $<
+	$(CC) $(CFLAGS) -I$(B)/gen -MMD -c -o $@ $<
 -include $(OBJS:.o=.d)
 
 tests/e2e/oxcmp: tests/e2e/oxcmp.c runtime_min/ox_main.c
