@@ -97,10 +97,10 @@ $(B)/obj/gen/%.o: $(B)/gen/%.c
 	$(CC) $(CFLAGS) -I$(B)/gen -c -o $@ $<
 $(B)/obj/frontend/%.o: frontend/%.c $(B)/gen/onnx.pb-c.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -MMD -c -o $@ $<
+	$(CC) $(CFLAGS) -I$(B)/gen -MMD -c -o $@ $<
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -I$(B)/gen -MMD -c -o $@ $<
+	$(CC) $(CFLAGS) -MMD -c -o $@ $<
 -include $(OBJS:.o=.d)
 
 tests/e2e/oxcmp: tests/e2e/oxcmp.c runtime_min/ox_main.c
