@@ -39,7 +39,7 @@ DEB_FUZZ := clang libclang-rt-dev
 DEB_MODELS := python3-torch python3-torchvision python3-onnx python3-numpy
 
 .PHONY: all deps deps-models test unit conformance conformance-check conformance-report zoo demo clean
-all: deps $(BIN) tests/e2e/oxcmp
+all: deps $(BIN) $(B)/onnxcc.1 tests/e2e/oxcmp
 
 # Install missing Debian packages (root or sudo); a no-op when all are there.
 deps:
@@ -67,6 +67,11 @@ $(BIN): $(OBJS)
 	$(CC) $(CFLAGS) -o $@ $(OBJS) -lprotobuf-c -lm
 .PHONY: lib
 lib: $(LIB_OBJS)
+
+# the man page, from the --help text (main.c's usage) by tools/man.awk
+$(B)/onnxcc.1: $(BIN) tools/man.awk
+	./$(BIN) --help | awk -v version="$$(./$(BIN) --version)" -f tools/man.awk > $@.tmp
+	mv $@.tmp $@
 
 $(B)/gen/onnx.pb-c.c $(B)/gen/onnx.pb-c.h: frontend/onnx.proto
 	@mkdir -p $(B)/gen
@@ -166,7 +171,7 @@ cases: all
 ml: all deps-models
 	tests/e2e/ml/run.sh
 
-test: all ops-doc-check unit vmath conformance-check cases bad baddata opt-cases ml zoo footprint determinism fuzz-smoke sanitize
+test: all ops-doc-check unit vmath conformance-check cases bad baddata opt-cases ml zoo footprint determinism install-check fuzz-smoke sanitize
 
 # onnxcc and its output under ASan+UBSan over a fixed sample: every 4th
 # expected-pass conformance test, the cases, 7 zoo models (tests/sanitize.sh)
@@ -238,6 +243,35 @@ bench: all deps-models
 	bench/zoo_bench.sh --cpu native -d $(B)/zoo --md docs/benchmarks.md --zoo-md docs/zoo.md
 bench-generic: all deps-models
 	bench/zoo_bench.sh --cpu generic -d $(B)/zoo --md docs/benchmarks-generic.md
+
+# ---- install ----
+# `make install PREFIX=/usr/local DESTDIR=` (docs/build-integration.md):
+# onnxcc, its man page, the CMake package (find_package(onnxcc)), the Make
+# include and the docs; tools/install.sh keeps a manifest of the files and
+# the directories it made, and `make uninstall` removes exactly those.
+PREFIX ?= /usr/local
+DESTDIR ?=
+INSTALL_FILES := onnxcc:bin/onnxcc:755 \
+	build/onnxcc.1:share/man/man1/onnxcc.1:644 \
+	pkg/onnxccConfig.cmake:lib/cmake/onnxcc/onnxccConfig.cmake:644 \
+	build/pkg/onnxccConfigVersion.cmake:lib/cmake/onnxcc/onnxccConfigVersion.cmake:644 \
+	pkg/onnxcc.mk:share/onnxcc/onnxcc.mk:644 \
+	README.md:share/doc/onnxcc/README.md:644 \
+	docs/api.md:share/doc/onnxcc/api.md:644 \
+	docs/build-integration.md:share/doc/onnxcc/build-integration.md:644
+.PHONY: install uninstall install-check
+build/pkg/onnxccConfigVersion.cmake: pkg/onnxccConfigVersion.cmake.in VERSION
+	@mkdir -p build/pkg
+	sed 's/@VERSION@/$(VERSION)/g' pkg/onnxccConfigVersion.cmake.in > $@
+install: onnxcc build/onnxcc.1 build/pkg/onnxccConfigVersion.cmake
+	tools/install.sh install '$(DESTDIR)$(PREFIX)' $(INSTALL_FILES)
+uninstall:
+	tools/install.sh uninstall '$(DESTDIR)$(PREFIX)'
+# installs into a temporary prefix, builds examples/cmake with cmake and a
+# tiny makefile with the Make include against it, uninstalls
+# (tests/e2e/install.sh)
+install-check: all
+	tests/e2e/install.sh
 
 clean:
 	rm -rf $(B) onnxcc tests/e2e/oxcmp tools/opsdoc

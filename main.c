@@ -67,7 +67,7 @@ static const char usage[] =
 	"  --dump-ir  print the IR after the pipeline (or after pass PASS) and stop\n"
 	"  -v         print each pass and each command run\n"
 	"  --version  print the version (and the git commit it was built from) and exit\n"
-	"  -h, --help print this help and exit\n"
+	"  -h, --help  print this help and exit\n"
 	"Exit status: 0 on success, 1 on any error, after a message naming the file\n"
 	"and, where there is one, the node; on an error nothing is written.\n";
 
