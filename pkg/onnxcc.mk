@@ -27,6 +27,8 @@ ONNXCC_FLAGS ?=
 
 %.c %.h %_weights.c: %.onnx $(ONNXCC)
 	$(ONNXCC) $< -o $*.c $(ONNXCC_FLAGS)
+# kept when make reaches them through a chain (app: net.o, net.o: net.c)
+.PRECIOUS: %.c %.h %_weights.c
 
 # $(call onnxcc_model,MODEL,OUT.c[,OPTIONS]): a rule for OUT.c that runs
 # onnxcc MODEL -o OUT.c $(ONNXCC_FLAGS) OPTIONS; OUT.h and OUT_weights.c

@@ -131,9 +131,12 @@ cat >"$mk/Makefile" <<MK
 include $prefix/share/onnxcc/onnxcc.mk
 ONNXCC_FLAGS = --cpu generic
 all: app1 app2
-# the pattern rule: digits.c, digits.h, digits_weights.c beside digits.onnx
-app1: main.c digits.c digits_weights.c digits.h
-	\$(CC) -std=c11 -O2 -I. -o \$@ main.c digits.c digits_weights.c -lm
+# the pattern rule: digits.c, digits.h, digits_weights.c beside digits.onnx,
+# reached through make's own %.o: %.c
+CFLAGS = -std=c11 -O2
+app1: main.o digits.o digits_weights.o
+	\$(CC) -o \$@ \$^ -lm
+main.o: digits.h
 # the macro: into gen/
 \$(call onnxcc_model,digits.onnx,gen/digits.c,--name digits)
 app2: main.c gen/digits.c gen/digits_weights.c gen/digits.h
@@ -148,6 +151,7 @@ if make --no-print-directory -C "$mk" >"$tmp/mk1.log" 2>&1; then
 		fi
 	done
 	grep -q "^$prefix/bin/onnxcc digits.onnx -o digits.c" "$tmp/mk1.log" || bad "onnxcc.mk: ONNXCC is not the installed onnxcc"
+	[ -f "$mk/digits.c" ] && [ -f "$mk/digits_weights.c" ] || bad "onnxcc.mk: make deleted the generated files"
 	make --no-print-directory -C "$mk" >"$tmp/mk2.log" 2>&1
 	grep -q "onnxcc" "$tmp/mk2.log" && bad "onnxcc.mk: nothing changed, but onnxcc ran again" ||
 		ok "onnxcc.mk: nothing changed, nothing runs"
