@@ -36,6 +36,7 @@ TEMPLATES := $(sort $(wildcard templates/*.c)) runtime_min/ox_rt.h runtime_min/o
 ONNX_TESTS ?= ../shared/onnx-backend-tests
 DEB_BUILD := gcc make protobuf-c-compiler libprotobuf-c-dev libcmocka-dev
 DEB_FUZZ := clang libclang-rt-dev
+DEB_INSTALL := cmake man-db groff-base
 DEB_MODELS := python3-torch python3-torchvision python3-onnx python3-numpy
 
 .PHONY: all deps deps-models test unit conformance conformance-check conformance-report zoo demo clean
@@ -49,6 +50,11 @@ deps:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; fi
 deps-fuzz:
 	@missing=""; for p in $(DEB_FUZZ); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; fi
+deps-install:
+	@missing=""; for p in $(DEB_INSTALL); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; fi
@@ -259,7 +265,7 @@ INSTALL_FILES := onnxcc:bin/onnxcc:755 \
 	README.md:share/doc/onnxcc/README.md:644 \
 	docs/api.md:share/doc/onnxcc/api.md:644 \
 	docs/build-integration.md:share/doc/onnxcc/build-integration.md:644
-.PHONY: install uninstall install-check
+.PHONY: install uninstall install-check deps-install
 build/pkg/onnxccConfigVersion.cmake: pkg/onnxccConfigVersion.cmake.in VERSION
 	@mkdir -p build/pkg
 	sed 's/@VERSION@/$(VERSION)/g' pkg/onnxccConfigVersion.cmake.in > $@
@@ -270,7 +276,7 @@ uninstall:
 # installs into a temporary prefix, builds examples/cmake with cmake and a
 # tiny makefile with the Make include against it, uninstalls
 # (tests/e2e/install.sh)
-install-check: all
+install-check: all deps-install build/pkg/onnxccConfigVersion.cmake
 	tests/e2e/install.sh
 
 clean:

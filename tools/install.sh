@@ -5,8 +5,9 @@
 #   tools/install.sh uninstall ROOT                  remove what install put there
 #
 # ROOT is $(DESTDIR)$(PREFIX). install records in ROOT/share/onnxcc/manifest
-# every file it wrote and every directory it had to make (ROOT itself
-# included), as "f PATH" and "d PATH" lines relative to ROOT, keeping the
+# every file it wrote and every directory it had to make (ROOT itself and
+# those above it included: ".", ".."), as "f PATH" and "d PATH" lines
+# relative to ROOT, keeping the
 # directories an earlier install made; uninstall removes those files, then
 # those directories, deepest first, where they are empty. Nothing else is
 # touched: a directory that was there before stays.
@@ -25,9 +26,19 @@ install)
 	if [ -f "$root/$MANIFEST" ]; then
 		grep '^d ' "$root/$MANIFEST" >>"$new" || true
 	fi
-	if [ ! -d "$root" ]; then
+	# ROOT and the missing directories above it: "d ..", "d .", top down
+	up=.
+	dir=$root
+	made=
+	while [ ! -d "$dir" ]; do
+		made="d $up
+$made"
+		up=../$up
+		dir=$(dirname "$dir")
+	done
+	if [ -n "$made" ]; then
 		mkdir -p "$root"
-		echo "d ." >>"$new"
+		printf '%s' "$made" | sed 's|/\.$||' >>"$new"
 	fi
 	mkdirs() { # every missing directory on the way to $1, top down
 		rel=
@@ -76,7 +87,16 @@ uninstall)
 	echo "$list" | awk '$1 == "d" { d[n++] = substr($0, 3) } END { while (n--) print d[n] }' |
 		while read -r path; do
 			dir=$root/$path
-			[ "$path" != . ] || dir=$root
+			case $path in
+			. | ..*) # ROOT or above it: drop a component per ".."
+				dir=$root
+				rest=$path
+				while [ "$rest" != . ]; do
+					dir=$(dirname "$dir")
+					case $rest in ..) rest=. ;; *) rest=${rest#../} ;; esac
+				done
+				;;
+			esac
 			if rmdir "$dir" 2>/dev/null; then
 				echo "rmdir $dir"
 			fi

@@ -11,6 +11,7 @@
 #     under a folder name with a space) configured with Debian's cmake
 #     against the prefix, built, run: its output must equal that of the same
 #     main.c built by hand from ./onnxcc's output, and say 10/10.
+#     With Ninja too, where there is one.
 #  3. A build with nothing changed runs no onnxcc; touching the model, then
 #     the installed onnxcc, makes the build compile the model again (the
 #     generated digits.c is newer, the build log names the command).
@@ -88,6 +89,19 @@ fi
 gen=$bld/onnxcc/digits/digits.c
 [ -f "$gen" ] && [ -f "$bld/onnxcc/digits/digits.h" ] && [ -f "$bld/onnxcc/digits/digits_weights.c" ] ||
 	bad "no digits.c, digits.h, digits_weights.c in $bld/onnxcc/digits"
+
+# the same with Ninja, where there is one
+if command -v ninja >/dev/null; then
+	if cmake -G Ninja -S "$src/examples/cmake" -B "$tmp/ninja" -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/cfgn.log" 2>&1 &&
+		cmake --build "$tmp/ninja" >"$tmp/n1.log" 2>&1; then
+		check_app "$tmp/ninja" "cmake -G Ninja"
+		cmake --build "$tmp/ninja" >"$tmp/n2.log" 2>&1
+		grep -q "no work to do" "$tmp/n2.log" && ok "cmake -G Ninja: a build with nothing changed does nothing" ||
+			{ bad "cmake -G Ninja: a build with nothing changed did something"; cat "$tmp/n2.log"; }
+	else
+		bad "cmake -G Ninja: configure or build"; cat "$tmp/cfgn.log" "$tmp/n1.log"
+	fi
+fi
 
 # 3. no change: no onnxcc; the model or onnxcc touched: onnxcc again
 # (a second's sleep first: file times may be as coarse as the clock tick)
