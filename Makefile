@@ -1,6 +1,8 @@
 # onnxcc: `make` builds ./onnxcc; `make test` runs every test layer;
 # `make demo` compiles and runs a real model. `make deps` installs the
 # Debian packages the build and the tests need (called by the others).
+# `make install PREFIX=...` installs onnxcc, its man page, a CMake package
+# and a Make include (docs/build-integration.md); `make uninstall`.
 CC ?= cc
 CFLAGS ?= -O2 -g
 CFLAGS += -std=c11 -Wall -Wextra -D_POSIX_C_SOURCE=200809L
