@@ -60,7 +60,7 @@ $made"
 		perm=${rest##*:}
 		mkdirs "$(dirname "$dest")"
 		if [ "$src" != - ]; then
-			echo "install -m $perm $src $root/$dest"
+			echo "$src -> $root/$dest (mode $perm)"
 			cp "$src" "$root/$dest.tmp"
 			chmod "$perm" "$root/$dest.tmp"
 			mv "$root/$dest.tmp" "$root/$dest"
