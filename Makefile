@@ -1,6 +1,8 @@
 # onnxcc: `make` builds ./onnxcc; `make test` runs every test layer;
 # `make demo` compiles and runs a real model. `make deps` installs the
 # Debian packages the build and the tests need (called by the others).
+# `make install PREFIX=...` installs onnxcc, its man page, a CMake package
+# and a Make include (docs/build-integration.md); `make uninstall`.
 CC ?= cc
 CFLAGS ?= -O2 -g
 CFLAGS += -std=c11 -Wall -Wextra -D_POSIX_C_SOURCE=200809L
@@ -23,6 +25,11 @@ ifeq ($(FUZZ),1)
 B := build/fuzz/lib
 CFLAGS += -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 endif
+# The version: VERSION, and the commit when built from a git checkout (not
+# from a `git archive` tarball); both go into $(B)/gen/version.h, rewritten
+# only when they change so that only then main.o is recompiled.
+VERSION := $(shell cat VERSION)
+COMMIT := $(if $(wildcard .git),$(shell git describe --always --dirty --exclude='*' 2>/dev/null))
 PROTO_C := $(B)/gen/onnx.pb-c.c
 SRCS := main.c $(wildcard frontend/*.c ir/*.c opt/*.c codegen/*.c)
 OBJS := $(SRCS:%.c=$(B)/obj/%.o) $(B)/obj/gen/onnx.pb-c.o $(B)/obj/gen/templates.gen.o
@@ -31,33 +38,31 @@ TEMPLATES := $(sort $(wildcard templates/*.c)) runtime_min/ox_rt.h runtime_min/o
 ONNX_TESTS ?= ../shared/onnx-backend-tests
 DEB_BUILD := gcc make protobuf-c-compiler libprotobuf-c-dev libcmocka-dev
 DEB_FUZZ := clang libclang-rt-dev
+DEB_INSTALL := cmake man-db groff-base
 DEB_MODELS := python3-torch python3-torchvision python3-onnx python3-numpy
 DEB_FIRMWARE := gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
 
 .PHONY: all deps deps-models test unit conformance conformance-check conformance-report zoo demo clean
-all: deps $(BIN) tests/e2e/oxcmp
+all: deps $(BIN) $(B)/onnxcc.1 tests/e2e/oxcmp
 
-# Install missing Debian packages (root or sudo); a no-op when all are there.
+# $(call apt_install,PACKAGES): install the missing Debian packages of the
+# list (root or sudo); a no-op when all are there.
+apt_install = @missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; fi
+
+# The packages each layer needs.
 deps:
-	@missing=""; for p in $(DEB_BUILD); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
-	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; fi
+	$(call apt_install,$(DEB_BUILD))
 deps-fuzz:
-	@missing=""; for p in $(DEB_FUZZ); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
-	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; fi
+	$(call apt_install,$(DEB_FUZZ))
+deps-install:
+	$(call apt_install,$(DEB_INSTALL))
 deps-firmware:
-	@missing=""; for p in $(DEB_FIRMWARE); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
-	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; fi
+	$(call apt_install,$(DEB_FIRMWARE))
 deps-models:
-	@missing=""; for p in $(DEB_MODELS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
-	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; fi
+	$(call apt_install,$(DEB_MODELS))
 	@# Node.js may come with the machine rather than from dpkg: ask for the commands
 	@if ! command -v node >/dev/null || ! command -v npm >/dev/null; then \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
@@ -68,6 +73,11 @@ $(BIN): $(OBJS)
 	$(CC) $(CFLAGS) -o $@ $(OBJS) -lprotobuf-c -lm
 .PHONY: lib
 lib: $(LIB_OBJS)
+
+# the man page, from the --help text (main.c's usage) by tools/man.awk
+$(B)/onnxcc.1: $(BIN) tools/man.awk
+	./$(BIN) --help | awk -v version="$$(./$(BIN) --version)" -f tools/man.awk > $@.tmp
+	mv $@.tmp $@
 
 $(B)/gen/onnx.pb-c.c $(B)/gen/onnx.pb-c.h: frontend/onnx.proto
 	@mkdir -p $(B)/gen
@@ -83,6 +93,15 @@ $(B)/gen/templates.gen.c: $(TEMPLATES) Makefile
 	  echo 'const char *const ox_tmpl_names[] = {'; for f in $(TEMPLATES); do echo "\"$$f\","; done; echo '0};'; \
 	  echo 'const char *const ox_tmpl_texts[] = {'; for f in $(TEMPLATES); do echo "t_$$(echo $$f | tr '/.' '__'),"; done; echo '0};'; \
 	} > $@
+
+$(B)/gen/version.h: FORCE
+	@mkdir -p $(B)/gen
+	@printf '#define OX_VERSION "%s"\n#define OX_COMMIT "%s"\n' '$(VERSION)' '$(COMMIT)' > $@.tmp
+	@if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
+.PHONY: FORCE
+FORCE:
+$(B)/obj/main.o: $(B)/gen/version.h
+$(B)/obj/main.o: CFLAGS += -I$(B)/gen
 
 $(B)/obj/gen/%.o: $(B)/gen/%.c
 	@mkdir -p $(dir $@)
@@ -158,7 +177,7 @@ cases: all
 ml: all deps-models
 	tests/e2e/ml/run.sh
 
-test: all ops-doc-check unit vmath conformance-check cases bad baddata opt-cases ml zoo footprint firmware determinism fuzz-smoke sanitize
+test: all ops-doc-check unit vmath conformance-check cases bad baddata opt-cases ml zoo footprint firmware determinism install-check fuzz-smoke sanitize
 
 # onnxcc and its output under ASan+UBSan over a fixed sample: every 4th
 # expected-pass conformance test, the cases, 7 zoo models (tests/sanitize.sh)
@@ -238,6 +257,35 @@ bench: all deps-models
 	bench/zoo_bench.sh --cpu native -d $(B)/zoo --md docs/benchmarks.md --zoo-md docs/zoo.md
 bench-generic: all deps-models
 	bench/zoo_bench.sh --cpu generic -d $(B)/zoo --md docs/benchmarks-generic.md
+
+# ---- install ----
+# `make install PREFIX=/usr/local DESTDIR=` (docs/build-integration.md):
+# onnxcc, its man page, the CMake package (find_package(onnxcc)), the Make
+# include and the docs; tools/install.sh keeps a manifest of the files and
+# the directories it made, and `make uninstall` removes exactly those.
+PREFIX ?= /usr/local
+DESTDIR ?=
+INSTALL_FILES := onnxcc:bin/onnxcc:755 \
+	build/onnxcc.1:share/man/man1/onnxcc.1:644 \
+	pkg/onnxccConfig.cmake:lib/cmake/onnxcc/onnxccConfig.cmake:644 \
+	build/pkg/onnxccConfigVersion.cmake:lib/cmake/onnxcc/onnxccConfigVersion.cmake:644 \
+	pkg/onnxcc.mk:share/onnxcc/onnxcc.mk:644 \
+	README.md:share/doc/onnxcc/README.md:644 \
+	docs/api.md:share/doc/onnxcc/api.md:644 \
+	docs/build-integration.md:share/doc/onnxcc/build-integration.md:644
+.PHONY: install uninstall install-check deps-install
+build/pkg/onnxccConfigVersion.cmake: pkg/onnxccConfigVersion.cmake.in VERSION
+	@mkdir -p build/pkg
+	sed 's/@VERSION@/$(VERSION)/g' pkg/onnxccConfigVersion.cmake.in > $@
+install: onnxcc build/onnxcc.1 build/pkg/onnxccConfigVersion.cmake
+	tools/install.sh install '$(DESTDIR)$(PREFIX)' $(INSTALL_FILES)
+uninstall:
+	tools/install.sh uninstall '$(DESTDIR)$(PREFIX)'
+# installs into a temporary prefix, builds examples/cmake with cmake and a
+# tiny makefile with the Make include against it, uninstalls
+# (tests/e2e/install.sh)
+install-check: all deps-install build/pkg/onnxccConfigVersion.cmake
+	tests/e2e/install.sh
 
 clean:
 	rm -rf $(B) onnxcc tests/e2e/oxcmp tools/opsdoc

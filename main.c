@@ -4,7 +4,11 @@
  *          [--shape INPUT=D0xD1x...]... [--dim SYMBOL=N]...
  *          [--const INPUT=FILE]... [--like INPUT=FILE]... [--string-capacity N] [--weights embed|external|c] [--report[=json]]
  *          [--main] [--build] [-v] [--dump-ir[=PASS]]
+ *   onnxcc --print-cflags [--cpu NAME] | --version | --help
  *
+ * `usage` below is the --help text and the source of the man page
+ * (tools/man.awk turns it into build/onnxcc.1): one "  -x  text" line per
+ * option, continued by deeper-indented lines.
  * Load (frontend/) -> bind shapes -> pass pipeline (opt/) -> emit (codegen/)
  * -> optionally build with $CC. Exit status 0 on success, 1 on any error
  * (after a message naming the file and, where there is one, the node).
@@ -17,6 +21,8 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "version.h" /* OX_VERSION, OX_COMMIT: made by the Makefile */
+
 #define MAX_BINDS 64
 
 static const char usage[] =
@@ -25,8 +31,12 @@ static const char usage[] =
 	"              [--const INPUT=FILE]... [--like INPUT=FILE]...\n"
 	"              [--weights embed|external|c] [--string-capacity N] [--report[=json]]\n"
 	"              [--main] [--build] [-v] [--dump-ir[=PASS]]\n"
+	"       onnxcc --print-cflags [--cpu NAME] | --version | --help\n"
 	"Writes OUT.c, OUT.h and the weights (OUT_weights.c and its blob), and OUT_main.c\n"
 	"with --main.\n"
+	"  -o         the C file to write; the others are named after it\n"
+	"  --name     the prefix of every exported symbol (default: OUT's base name)\n"
+	"  --target   the language of the output: c (the only one)\n"
 	"  --cpu      the CPU the code is for: generic (the default: portable C11),\n"
 	"             x86-64-v3 (AVX2+FMA), x86-64-v4 (AVX-512), armv8-a (NEON) or\n"
 	"             native (this machine); sets vector width, tiles and --build's flags\n"
@@ -55,7 +65,11 @@ static const char usage[] =
 	"  --build    compile the result into the executable OUT with $CC (implies --main)\n"
 	"             and the words of $ONNXCC_CFLAGS after the target's flags\n"
 	"  --dump-ir  print the IR after the pipeline (or after pass PASS) and stop\n"
-	"  -v         print each pass and each command run\n";
+	"  -v         print each pass and each command run\n"
+	"  --version  print the version (and the git commit it was built from) and exit\n"
+	"  -h, --help  print this help and exit\n"
+	"Exit status: 0 on success, 1 on any error, after a message naming the file\n"
+	"and, where there is one, the node; on an error nothing is written.\n";
 
 static int bad_option(const char *fmt, const char *arg)
 {
@@ -466,7 +480,11 @@ int main(int argc, char **argv)
 			dump = "";
 		else if (!strncmp(a, "--dump-ir=", 10))
 			dump = a + 10;
-		else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+		else if (!strcmp(a, "--version")) {
+			printf("onnxcc %s%s%s%s\n", OX_VERSION, *OX_COMMIT ? " (git " : "", OX_COMMIT,
+			       *OX_COMMIT ? ")" : "");
+			return 0;
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			fputs(usage, stdout);
 			return 0;
 		} else if (a[0] == '-')
