@@ -177,7 +177,7 @@ cases: all
 ml: all deps-models
 	tests/e2e/ml/run.sh
 
-test: all ops-doc-check unit vmath conformance-check cases bad baddata opt-cases ml zoo footprint firmware determinism install-check fuzz-smoke sanitize
+test: all ops-doc-check unit vmath conformance-check cases bad baddata opt-cases ml zoo footprint firmware determinism install-check tutorial fuzz-smoke sanitize
 
 # onnxcc and its output under ASan+UBSan over a fixed sample: every 4th
 # expected-pass conformance test, the cases, 7 zoo models (tests/sanitize.sh)
@@ -244,9 +244,15 @@ demo: all
 # without FPU), run on QEMU's mps2-an386 board, its outputs compared bit for
 # bit with the host build's; prints sizes and instructions per inference
 # (examples/firmware/README.md)
-.PHONY: firmware deps-firmware
+.PHONY: firmware deps-firmware tutorial
 firmware: all deps-firmware
 	examples/firmware/run.sh $(B)/fw
+
+# every command of docs/tutorial.md, in a temporary directory
+# (tests/e2e/tutorial.sh): PyTorch export, compile, check, own program,
+# CMake, firmware on QEMU
+tutorial: all deps-models deps-install deps-firmware
+	tests/e2e/tutorial.sh
 
 # Zoo accuracy + latency vs ONNX Runtime at 1 and 2 threads, interleaved on
 # this machine, GFLOP/s against the measured peak (bench/zoo_bench.sh, about
