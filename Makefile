@@ -24,7 +24,7 @@ B := build/fuzz/lib
 CFLAGS += -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 endif
 PROTO_C := $(B)/gen/onnx.pb-c.c
-SRCS := main.c $(wildcard frontend/*.c ir/*.c opt/*.c codegen/*.c)
+SRCS := main.c $(wildcard frontend/*.c ir/*.c opt/*.c codegen/*.c report/*.c)
 OBJS := $(SRCS:%.c=$(B)/obj/%.o) $(B)/obj/gen/onnx.pb-c.o $(B)/obj/gen/templates.gen.o
 LIB_OBJS := $(filter-out $(B)/obj/main.o,$(OBJS))
 TEMPLATES := $(sort $(wildcard templates/*.c)) runtime_min/ox_rt.h runtime_min/ox_main.c
