@@ -32,8 +32,9 @@ ONNX_TESTS ?= ../shared/onnx-backend-tests
 DEB_BUILD := gcc make protobuf-c-compiler libprotobuf-c-dev libcmocka-dev
 DEB_FUZZ := clang libclang-rt-dev
 DEB_MODELS := python3-torch python3-torchvision python3-onnx python3-numpy
+DEB_PICTURES := graphviz chromium python3-onnx python3-numpy
 
-.PHONY: all deps deps-models test unit conformance conformance-check conformance-report zoo demo clean
+.PHONY: all deps deps-models deps-pictures test unit conformance conformance-check conformance-report zoo demo clean
 all: deps $(BIN) tests/e2e/oxcmp
 
 # Install missing Debian packages (root or sudo); a no-op when all are there.
@@ -44,6 +45,11 @@ deps:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; fi
 deps-fuzz:
 	@missing=""; for p in $(DEB_FUZZ); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; fi
+deps-pictures:
+	@missing=""; for p in $(DEB_PICTURES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; fi
@@ -152,7 +158,7 @@ cases: all
 ml: all deps-models
 	tests/e2e/ml/run.sh
 
-test: all ops-doc-check unit vmath conformance-check cases bad baddata opt-cases ml zoo footprint determinism fuzz-smoke sanitize
+test: all ops-doc-check unit vmath conformance-check cases bad baddata opt-cases ml zoo footprint determinism pictures fuzz-smoke sanitize
 
 # onnxcc and its output under ASan+UBSan over a fixed sample: every 4th
 # expected-pass conformance test, the cases, 7 zoo models (tests/sanitize.sh)
@@ -211,6 +217,13 @@ vmath:
 .PHONY: footprint
 footprint: all
 	tests/e2e/footprint.sh $(B)/zoo
+
+# --graph and --report=html draw: Graphviz reads the DOT, headless Chromium
+# renders the page, the timeline has a rect per arena tensor, hostile names
+# come back escaped (tests/e2e/pictures.sh)
+.PHONY: pictures
+pictures: all deps-pictures
+	tests/e2e/pictures.sh $(B)/zoo
 
 demo: all
 	examples/demo.sh

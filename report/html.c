@@ -262,7 +262,9 @@ static void put_page(FILE *f, ox_graph *g, const ox_rp_info *in, const ox_rp_fac
 
 	fprintf(f, "<h2>Largest live set: %s bytes at step %d", num(g->arena_lower_bound, b1), ps->peak_step);
 	if (fa->peak) {
-		fprintf(f, " (%s &quot;", fa->peak->optype);
+		fprintf(f, " (");
+		put_html(f, fa->peak->optype);
+		fprintf(f, " &quot;");
 		put_html(f, fa->peak->name);
 		fprintf(f, "&quot;)");
 	}
