@@ -352,6 +352,7 @@ int ox_rp_graph(const char *path, ox_graph *g, const char *model)
 		int st = 0;
 		if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) {
 			fprintf(stderr, "onnxcc: --graph: dot -Tsvg -o %s %s failed\n", path, dotp);
+			remove(path); /* whatever dot left */
 			rc = -1;
 		}
 		remove(dotp);
