@@ -48,12 +48,6 @@ static void put_esc(FILE *f, const char *s)
 	}
 }
 
-static int64_t stored_bytes(const ox_value *v)
-{
-	int64_t n = ox_value_storage_numel(v);
-	return n < 0 ? 0 : n * (int64_t)ox_dtype_size(v->dtype);
-}
-
 /* "f32[1,8,16,16]@blocked(4)" */
 static void type_str(ox_graph *g, const ox_value *v, char *buf, size_t n)
 {
@@ -76,16 +70,17 @@ static void put_tensor(FILE *f, ox_graph *g, const ox_plan_stats *ps, ox_id id)
 		return;
 	}
 	if (v->kind == OX_V_CONST) {
-		fprintf(f, "weights, %lld B", (long long)stored_bytes(v));
+		fprintf(f, "weights, %lld B", (long long)ox_rp_stored_bytes(v));
 		return;
 	}
 	int64_t off = 0;
 	ox_id r = ox_plan_storage(g, id, &off);
 	const char *place = ox_rp_place(g, id, &off);
 	if (r != id) {
+		int64_t rel = strcmp(place, "arena") ? off : off - g->vals[r].offset; /* inside %r */
 		fprintf(f, "view of %%%d", r);
-		if (off)
-			fprintf(f, " at +%lld", (long long)(strcmp(place, "arena") ? off : off - g->vals[r].offset));
+		if (rel)
+			fprintf(f, " at +%lld", (long long)rel);
 		if (strcmp(place, "arena")) {
 			fprintf(f, " (%s)", place);
 			return;
@@ -94,7 +89,7 @@ static void put_tensor(FILE *f, ox_graph *g, const ox_plan_stats *ps, ox_id id)
 	} else if (ps && ps->storage[id] >= 0 && ps->storage[id] != id) {
 		fprintf(f, "in place of %%%d\\n", ps->storage[id]);
 	}
-	fprintf(f, "arena @%lld, %lld B", (long long)v->offset, (long long)stored_bytes(v));
+	fprintf(f, "arena @%lld, %lld B", (long long)v->offset, (long long)ox_rp_stored_bytes(v));
 }
 
 /* the kernel codegen picks, where one of the optimizer's is used */
@@ -188,7 +183,7 @@ static void put_node(FILE *f, ox_graph *g, int i)
 		fprintf(f, "\\nkernel: %s", kern);
 	if (n->scratch && n->out[n->nout - 1] >= 0) {
 		const ox_value *s = &g->vals[n->out[n->nout - 1]];
-		fprintf(f, "\\nscratch @%lld, %lld B", (long long)s->offset, (long long)stored_bytes(s));
+		fprintf(f, "\\nscratch @%lld, %lld B", (long long)s->offset, (long long)ox_rp_stored_bytes(s));
 	}
 	if (noop)
 		fprintf(f, "\\nno code (%s)", ox_plan_is_view_node(g, n) ? "a view" : "inputs stored in place");

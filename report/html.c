@@ -49,12 +49,6 @@ static void put_html(FILE *f, const char *s)
 	}
 }
 
-static int64_t stored_bytes(const ox_value *v)
-{
-	int64_t n = ox_value_storage_numel(v);
-	return n < 0 ? 0 : n * (int64_t)ox_dtype_size(v->dtype);
-}
-
 /* 1234567 -> "1,234,567" */
 static const char *num(int64_t v, char *buf)
 {
@@ -156,7 +150,7 @@ static void put_timeline(FILE *f, ox_graph *g, const ox_rp_facts *fa)
 		if (v->producer < 0 || strcmp(ox_rp_place(g, i, &off), "arena") || off < 0 || v->first < 0)
 			continue;
 		int k = kind_of(g, ps, i);
-		int64_t bytes = stored_bytes(v), end = (v->last < nn ? v->last : nn - 1) + 1;
+		int64_t bytes = ox_rp_stored_bytes(v), end = (v->last < nn ? v->last : nn - 1) + 1;
 		if (end <= v->first)
 			end = v->first + 1;
 		double h = (double)bytes * sy;

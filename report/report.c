@@ -20,6 +20,12 @@ int64_t ox_rp_value_bytes(const ox_value *v)
 	return ox_shape_numel(&v->shape) * (int64_t)ox_dtype_size(v->dtype);
 }
 
+int64_t ox_rp_stored_bytes(const ox_value *v)
+{
+	int64_t n = ox_value_storage_numel(v);
+	return n < 0 ? 0 : n * (int64_t)ox_dtype_size(v->dtype);
+}
+
 const char *ox_rp_place(ox_graph *g, ox_id id, int64_t *off)
 {
 	ox_id r = ox_plan_storage(g, id, off);
