@@ -20,7 +20,8 @@
 #    rect per arena tensor.
 # 3. The hostile names come back exactly, escaped, in the SVG's texts and
 #    in the page.
-# Exit status 1 if a check fails, 2 on setup errors.
+# PICTURES_KEEP=DIR keeps every file written (the screenshots DIR/*/shot.png)
+# in DIR. Exit status 1 if a check fails, 2 on setup errors.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 ZOO=${1:-build/zoo}
@@ -32,8 +33,12 @@ die() { echo "pictures: $*" >&2; exit 2; }
 command -v dot >/dev/null || die "Graphviz's dot is not installed (make deps-pictures)"
 command -v "$CHROMIUM" >/dev/null || die "$CHROMIUM is not installed (make deps-pictures)"
 [ -x "$ONNXCC" ] || die "no $ONNXCC (make first)"
-work=$(mktemp -d) || exit 2
-trap 'rm -rf "$work"' EXIT
+if [ -n "${PICTURES_KEEP:-}" ]; then  # keep the pictures there, to look at
+	mkdir -p "$PICTURES_KEEP" && work=$(cd "$PICTURES_KEEP" && pwd) || exit 2
+else
+	work=$(mktemp -d) || exit 2
+	trap 'rm -rf "$work"' EXIT
+fi
 # as root Chromium needs --no-sandbox; its own dbus and GPU complaints go to a log
 chrome() { "$CHROMIUM" --headless --no-sandbox --disable-gpu --hide-scrollbars "$@" 2>>"$work/chromium.log"; }
 
