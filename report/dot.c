@@ -304,7 +304,7 @@ static int write_dot(const char *path, ox_graph *g, const char *model)
 	snprintf(tmp, n, "%s.tmp", path);
 	FILE *f = fopen(tmp, "w");
 	if (!f) {
-		fprintf(stderr, "onnxcc: --graph: cannot write %s: %s\n", tmp, strerror(errno));
+		fprintf(stderr, "onnxcc: --graph: cannot write %s: %s\n", path, strerror(errno));
 		free(tmp);
 		return -1;
 	}

@@ -328,7 +328,7 @@ int ox_rp_html(const char *path, ox_graph *g, const ox_rp_info *in)
 	snprintf(tmp, n, "%s.tmp", path);
 	FILE *f = fopen(tmp, "w");
 	if (!f) {
-		fprintf(stderr, "onnxcc: --report=html: cannot write %s: %s\n", tmp, strerror(errno));
+		fprintf(stderr, "onnxcc: --report=html: cannot write %s: %s\n", path, strerror(errno));
 		free(tmp);
 		return -1;
 	}
