@@ -31,7 +31,7 @@ endif
 VERSION := $(shell cat VERSION)
 COMMIT := $(if $(wildcard .git),$(shell git describe --always --dirty --exclude='*' 2>/dev/null))
 PROTO_C := $(B)/gen/onnx.pb-c.c
-SRCS := main.c $(wildcard frontend/*.c ir/*.c opt/*.c codegen/*.c)
+SRCS := main.c $(wildcard frontend/*.c ir/*.c opt/*.c codegen/*.c report/*.c)
 OBJS := $(SRCS:%.c=$(B)/obj/%.o) $(B)/obj/gen/onnx.pb-c.o $(B)/obj/gen/templates.gen.o
 LIB_OBJS := $(filter-out $(B)/obj/main.o,$(OBJS))
 TEMPLATES := $(sort $(wildcard templates/*.c)) runtime_min/ox_rt.h runtime_min/ox_main.c
@@ -41,8 +41,9 @@ DEB_FUZZ := clang libclang-rt-dev
 DEB_INSTALL := cmake man-db groff-base
 DEB_MODELS := python3-torch python3-torchvision python3-onnx python3-numpy
 DEB_FIRMWARE := gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
+DEB_PICTURES := graphviz chromium python3-onnx python3-numpy
 
-.PHONY: all deps deps-models test unit conformance conformance-check conformance-report zoo demo clean
+.PHONY: all deps deps-models deps-pictures test unit conformance conformance-check conformance-report zoo demo clean
 all: deps $(BIN) $(B)/onnxcc.1 tests/e2e/oxcmp
 
 # $(call apt_install,PACKAGES): install the missing Debian packages of the
@@ -61,6 +62,8 @@ deps-install:
 	$(call apt_install,$(DEB_INSTALL))
 deps-firmware:
 	$(call apt_install,$(DEB_FIRMWARE))
+deps-pictures:
+	$(call apt_install,$(DEB_PICTURES))
 deps-models:
 	$(call apt_install,$(DEB_MODELS))
 	@# Node.js may come with the machine rather than from dpkg: ask for the commands
@@ -177,7 +180,7 @@ cases: all
 ml: all deps-models
 	tests/e2e/ml/run.sh
 
-test: all ops-doc-check unit vmath conformance-check cases bad baddata opt-cases ml zoo footprint firmware determinism install-check tutorial fuzz-smoke sanitize
+test: all ops-doc-check unit vmath conformance-check cases bad baddata opt-cases ml zoo footprint firmware determinism install-check pictures tutorial fuzz-smoke sanitize
 
 # onnxcc and its output under ASan+UBSan over a fixed sample: every 4th
 # expected-pass conformance test, the cases, 7 zoo models (tests/sanitize.sh)
@@ -236,6 +239,13 @@ vmath:
 .PHONY: footprint
 footprint: all
 	tests/e2e/footprint.sh $(B)/zoo
+
+# --graph and --report=html draw: Graphviz reads the DOT, headless Chromium
+# renders the page, the timeline has a rect per arena tensor, hostile names
+# come back escaped (tests/e2e/pictures.sh)
+.PHONY: pictures
+pictures: all deps-pictures
+	tests/e2e/pictures.sh $(B)/zoo
 
 demo: all
 	examples/demo.sh

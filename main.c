@@ -2,8 +2,8 @@
  *
  *   onnxcc MODEL.onnx -o OUT.c [--target c] [--cpu NAME] [--opt 0|1] [--winograd on|off|2|4] [--name PREFIX]
  *          [--shape INPUT=D0xD1x...]... [--dim SYMBOL=N]...
- *          [--const INPUT=FILE]... [--like INPUT=FILE]... [--string-capacity N] [--weights embed|external|c] [--report[=json]]
- *          [--main] [--build] [-v] [--dump-ir[=PASS]]
+ *          [--const INPUT=FILE]... [--like INPUT=FILE]... [--string-capacity N] [--weights embed|external|c]
+ *          [--report[=json|=html[:FILE]]] [--graph FILE.svg|FILE.dot] [--main] [--build] [-v] [--dump-ir[=PASS]]
  *   onnxcc --print-cflags [--cpu NAME] | --version | --help
  *
  * `usage` below is the --help text and the source of the man page
@@ -16,6 +16,7 @@
 #include "codegen/codegen.h"
 #include "frontend/frontend.h"
 #include "opt/opt.h"
+#include "report/report.h"
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,8 @@ static const char usage[] =
 	"usage: onnxcc MODEL.onnx -o OUT.c [--target c] [--cpu NAME] [--opt 0|1] [--winograd on|off|2|4] [--name PREFIX]\n"
 	"              [--shape INPUT=D0xD1x...]... [--dim SYMBOL=N]...\n"
 	"              [--const INPUT=FILE]... [--like INPUT=FILE]...\n"
-	"              [--weights embed|external|c] [--string-capacity N] [--report[=json]]\n"
+	"              [--weights embed|external|c] [--string-capacity N]\n"
+	"              [--report[=json|=html[:FILE]]] [--graph FILE.svg|FILE.dot]\n"
 	"              [--main] [--build] [-v] [--dump-ir[=PASS]]\n"
 	"       onnxcc --print-cflags [--cpu NAME] | --version | --help\n"
 	"Writes OUT.c, OUT.h and the weights (OUT_weights.c and its blob), and OUT_main.c\n"
@@ -60,7 +62,15 @@ static const char usage[] =
 	"  --string-capacity  bytes each new string element may hold (default 256);\n"
 	"             a longer result makes the run return PREFIX_ERR_CAPACITY\n"
 	"  --report   print the memory plan (arena, lower bound, largest live set),\n"
-	"             weight and code sizes; =json: also every tensor's place and lifetime\n"
+	"             weight and code sizes; =json: also every tensor's place and lifetime;\n"
+	"             =html: the same as one self-contained page with a memory timeline\n"
+	"             (each tensor a bar over the schedule at its arena offset), written\n"
+	"             to FILE (default OUT.report.html); may be given with --report\n"
+	"  --graph    draw the optimized, planned graph (nodes, fused ops, kernels;\n"
+	"             edges: tensors with dtype, shape, layout, arena offset and size):\n"
+	"             FILE.svg with Graphviz's dot when it is on PATH (else the DOT goes\n"
+	"             to FILE.dot, said on stderr), any other FILE gets Graphviz DOT;\n"
+	"             without -o only the picture is written\n"
 	"  --main     also write a test program: OUT [--bench N] INPUT... -o OUTDIR\n"
 	"  --build    compile the result into the executable OUT with $CC (implies --main)\n"
 	"             and the words of $ONNXCC_CFLAGS after the target's flags\n"
@@ -256,166 +266,6 @@ static void default_prefix(const char *out, char *buf, size_t n)
 	free(base);
 }
 
-/* ---- --report ---- */
-
-/* .text bytes per byte of generated C at -O2 on x86-64: 0.11 to 0.30 on
- * the zoo (docs/footprint.md), so a rough guide, not a promise. */
-#define TEXT_PER_C_BYTE 0.2
-
-static int64_t value_bytes(const ox_value *v)
-{
-	return ox_shape_numel(&v->shape) * (int64_t)ox_dtype_size(v->dtype);
-}
-
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 32)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
-/* where a node output's bytes are: "arena", or the input or the weights
- * it is a view of */
-static const char *place_of(ox_graph *g, ox_id id, int64_t *off)
-{
-	ox_id r = ox_plan_storage(g, id, off);
-	if (g->vals[r].kind == OX_V_INPUT)
-		return "input";
-	if (g->vals[r].kind == OX_V_CONST)
-		return "weights";
-	*off = g->vals[id].offset;
-	return "arena";
-}
-
-static void print_report(ox_graph *g, const char *model, const char *out, int weights, const ox_cg_stats *cs,
-			 int json)
-{
-	const ox_plan_stats *ps = ox_plan_get_stats(g);
-	if (!ps)
-		return;
-	static const char *const wnames[] = {"embed", "external", "c"};
-	double ratio = g->arena_lower_bound ? (double)g->arena_size / (double)g->arena_lower_bound : 1.0;
-	int64_t text = (int64_t)((double)cs->code_bytes * TEXT_PER_C_BYTE);
-	const ox_node *pn = ps->peak_step < g->nnodes ? &g->nodes[ps->peak_step] : NULL;
-	int64_t flops = 0;
-	for (int i = 0; i < g->nnodes; i++)
-		flops += ox_ir_flops(g, &g->nodes[i]);
-	if (!json) {
-		printf("onnxcc report: %s -> %s\n", model, out);
-		printf("  arena          %lld bytes; lower bound %lld (ratio %.3f)\n", (long long)g->arena_size,
-		       (long long)g->arena_lower_bound, ratio);
-		printf("  schedule       %s; the imported order needs %lld (lower bound %lld): %lld bytes saved\n",
-		       ps->schedule, (long long)ps->onnx_order_arena, (long long)ps->onnx_order_lb,
-		       (long long)(ps->onnx_order_arena - g->arena_size));
-		printf("  placement      %s; %d in place, %d views, %d concats in place\n", ps->strategy, ps->ninplace,
-		       ps->nviews, ps->nconcat);
-		printf("  without reuse  %lld bytes; onnx2c-style slot unions %lld\n", (long long)ps->no_reuse,
-		       (long long)ps->slot_unions);
-		printf("  weights        %zu bytes (--weights %s)\n", cs->weights_bytes, wnames[weights]);
-		printf("  flops          %lld per run (2 per multiply-add of Conv, Gemm, MatMul, Attention, RNN, GRU, LSTM)\n",
-		       (long long)flops);
-		printf("  target         --cpu %s (%d-lane vectors)\n", g->target->name, g->target->vw);
-		printf("  code           %zu bytes of C (%d node functions, %d nodes need none, %zu bytes of "
-		       "kernels); .text roughly %lld bytes at -O2\n",
-		       cs->code_bytes, cs->nfuncs, cs->nviews, cs->kernel_bytes, (long long)text);
-		/* what the optimizer fused: one generated function for several ONNX nodes */
-		int groups = 0, covered = 0;
-		for (int i = 0; i < g->nnodes; i++) {
-			const ox_attr *a = ox_attr_get(&g->nodes[i], "ox_fused");
-			if (a && a->type == OX_AT_STRINGS && a->n > 1)
-				groups++, covered += a->n;
-		}
-		printf("  fused          %d functions compute %d ONNX nodes%s\n", groups, covered, groups ? ":" : "");
-		for (int i = 0; i < g->nnodes; i++) {
-			const ox_node *n = &g->nodes[i];
-			const ox_attr *a = ox_attr_get(n, "ox_fused");
-			if (!a || a->type != OX_AT_STRINGS || a->n < 2)
-				continue;
-			printf("    node%d_%s:", i, ox_ops[n->op].name);
-			for (int k = 0; k < a->n; k++)
-				printf("%s %s", k ? " +" : "", a->strs[k]);
-			printf("\n");
-		}
-		printf("  largest live set: %lld bytes at node %d", (long long)g->arena_lower_bound, ps->peak_step);
-		if (pn)
-			printf(" (%s \"%s\")", pn->optype, pn->name);
-		printf(", %d buffer%s:\n", ps->npeak_live, ps->npeak_live == 1 ? "" : "s");
-		for (int i = 0; i < ps->npeak_live; i++) {
-			const ox_value *v = &g->vals[ps->peak_live[i]];
-			char sh[256];
-			ox_shape_str(g, &v->shape, sh, sizeof sh);
-			printf("    %%%d %-32s %s%-20s %10lld bytes at %lld\n", ps->peak_live[i], v->name,
-			       ox_dtype_name(v->dtype), sh, (long long)value_bytes(v), (long long)v->offset);
-		}
-		return;
-	}
-	printf("{\n  \"model\": ");
-	json_str(stdout, model);
-	printf(",\n  \"arena_bytes\": %lld,\n  \"lower_bound_bytes\": %lld,\n  \"ratio\": %.4f,\n",
-	       (long long)g->arena_size, (long long)g->arena_lower_bound, ratio);
-	printf("  \"schedule\": \"%s\",\n  \"placement\": \"%s\",\n", ps->schedule, ps->strategy);
-	printf("  \"imported_order\": {\"arena_bytes\": %lld, \"lower_bound_bytes\": %lld},\n",
-	       (long long)ps->onnx_order_arena, (long long)ps->onnx_order_lb);
-	printf("  \"no_reuse_bytes\": %lld,\n  \"slot_unions_bytes\": %lld,\n  \"inplace\": %d,\n  \"views\": %d,\n"
-	       "  \"concats_in_place\": %d,\n",
-	       (long long)ps->no_reuse, (long long)ps->slot_unions, ps->ninplace, ps->nviews, ps->nconcat);
-	printf("  \"weights_bytes\": %zu,\n  \"weights_mode\": \"%s\",\n", cs->weights_bytes, wnames[weights]);
-	printf("  \"flops\": %lld,\n  \"cpu\": \"%s\",\n", (long long)flops, g->target->name);
-	printf("  \"code_bytes\": %zu,\n  \"kernel_bytes\": %zu,\n  \"node_functions\": %d,\n"
-	       "  \"nodes_without_code\": %d,\n  \"text_estimate_bytes\": %lld,\n",
-	       cs->code_bytes, cs->kernel_bytes, cs->nfuncs, cs->nviews, (long long)text);
-	printf("  \"fused\": [");
-	int nf = 0;
-	for (int i = 0; i < g->nnodes; i++) {
-		const ox_node *n = &g->nodes[i];
-		const ox_attr *a = ox_attr_get(n, "ox_fused");
-		if (!a || a->type != OX_AT_STRINGS || a->n < 2)
-			continue;
-		printf("%s\n    {\"function\": \"node%d_%s\", \"nodes\": [", nf++ ? "," : "", i, ox_ops[n->op].name);
-		for (int k = 0; k < a->n; k++) {
-			printf("%s", k ? ", " : "");
-			json_str(stdout, a->strs[k]);
-		}
-		printf("]}");
-	}
-	printf("%s],\n", nf ? "\n  " : "");
-	printf("  \"peak\": {\"step\": %d, \"node\": ", ps->peak_step);
-	json_str(stdout, pn ? pn->name : "");
-	printf(", \"op\": ");
-	json_str(stdout, pn ? pn->optype : "");
-	printf(", \"bytes\": %lld, \"buffers\": [", (long long)g->arena_lower_bound);
-	for (int i = 0; i < ps->npeak_live; i++)
-		printf("%s%d", i ? ", " : "", ps->peak_live[i]);
-	printf("]},\n  \"tensors\": [");
-	int first = 1;
-	for (int i = 0; i < g->nvals; i++) {
-		const ox_value *v = &g->vals[i];
-		if (v->producer < 0)
-			continue;
-		int64_t off = 0;
-		const char *place = place_of(g, i, &off);
-		printf("%s\n    {\"id\": %d, \"name\": ", first ? "" : ",", i);
-		json_str(stdout, v->name);
-		printf(", \"dtype\": \"%s\", \"shape\": [", ox_dtype_name(v->dtype));
-		for (int d = 0; d < v->shape.rank; d++)
-			printf("%s%lld", d ? ", " : "", (long long)v->shape.d[d]);
-		printf("], \"bytes\": %lld, \"place\": \"%s\", \"offset\": %lld, \"storage\": %d, "
-		       "\"first\": %lld, \"last\": %lld, \"output\": %s}",
-		       (long long)value_bytes(v), place, (long long)off, ps->storage[i], (long long)v->first,
-		       (long long)v->last, v->is_output ? "true" : "false");
-		first = 0;
-	}
-	printf("\n  ]\n}\n");
-}
-
 int main(int argc, char **argv)
 {
 	const char *model = NULL, *out = NULL, *target = "c", *name = NULL, *dump = NULL;
@@ -423,6 +273,7 @@ int main(int argc, char **argv)
 	const char *strcap = NULL, *cpu = NULL, *opt = NULL, *wino = NULL;
 	int print_cflags = 0;
 	int nshapes = 0, ndims = 0, nconsts = 0, nlikes = 0, with_main = 0, build = 0, report = 0;
+	const char *graph = NULL, *html = NULL; /* --graph FILE, --report=html[:FILE] ("" default) */
 	int weights = OX_CG_WEIGHTS_EMBED;
 	const char *wmode = NULL;
 	for (int i = 1; i < argc; i++) {
@@ -470,6 +321,14 @@ int main(int argc, char **argv)
 			report = 2;
 		else if (!strcmp(a, "--report=text"))
 			report = 1;
+		else if (!strcmp(a, "--report=html"))
+			html = "";
+		else if (!strncmp(a, "--report=html:", 14) && a[14])
+			html = a + 14;
+		else if (!strcmp(a, "--graph") && more)
+			graph = argv[++i];
+		else if (!strncmp(a, "--graph=", 8) && a[8])
+			graph = a + 8;
 		else if (!strcmp(a, "--main"))
 			with_main = 1;
 		else if (!strcmp(a, "--build"))
@@ -518,8 +377,10 @@ int main(int argc, char **argv)
 	}
 	if (!model)
 		return bad_option("%s", "no model given");
-	if (!out && !dump)
+	if (!out && !dump && !graph)
 		return bad_option("%s", "no output given (-o OUT.c)");
+	if (!out && !dump && (report || html || build || with_main))
+		return bad_option("%s", "--report, --main and --build need an output (-o OUT.c)");
 	if (strcmp(target, "c"))
 		return bad_option("--target '%s' is not supported (available: c)", target);
 	if (wmode && !strcmp(wmode, "external"))
@@ -589,14 +450,30 @@ int main(int argc, char **argv)
 		ox_ir_free(g);
 		return 0;
 	}
-	if (!rc) {
-		const char *base = strrchr(model, '/') ? strrchr(model, '/') + 1 : model;
+	const char *base = strrchr(model, '/') ? strrchr(model, '/') + 1 : model;
+	if (!rc && out) {
 		ox_cg_stats st = {0};
 		ox_cg_opts o = {out, prefix, base, with_main, weights, &st};
 		rc = ox_cg_emit_c(g, &o) ? 1 : 0;
-		if (!rc && report)
-			print_report(g, base, out, weights, &st, report == 2);
+		ox_rp_info ri = {base, out, weights, &st};
+		if (!rc && report == 1)
+			ox_rp_text(stdout, g, &ri);
+		if (!rc && report == 2)
+			ox_rp_json(stdout, g, &ri);
+		if (!rc && html) {
+			char *stem = strip_ext(out), *path = NULL;
+			if (!*html) {
+				path = malloc(strlen(stem) + 16);
+				sprintf(path, "%s.report.html", stem);
+			}
+			rc = ox_rp_html(path ? path : html, g, &ri) ? 1 : 0;
+			if (!rc)
+				fprintf(stderr, "onnxcc: report written to %s\n", path ? path : html);
+			free(stem), free(path);
+		}
 	}
+	if (!rc && graph)
+		rc = ox_rp_graph(graph, g, base) ? 1 : 0;
 	ox_ir_free(g);
 	if (rc || !build)
 		return rc;
