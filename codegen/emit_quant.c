@@ -435,11 +435,14 @@ static void qi_out(char *buf, size_t sz, const ox_node *n, const char *e, const 
 static int emit_qint(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
+	/* ox_qi_conv calls ox_qconv_sums: that template first */
+	if (n->op == OX_OP_QConv && ox_cg_use(cg, "quant_conv_sums", OX_U8))
+		return ox_error(g, n, "kernel template templates/quant_conv_sums.c is missing");
 	if (ox_cg_use(cg, "qint", OX_U8))
 		return ox_error(g, n, "kernel template templates/qint.c is missing");
 	const char *yt = ox_cg_ctype(y->dtype);
 	long long N = ox_shape_numel(&y->shape);
-	char b1[256], b2[256], b3[256], e[512];
+	char b1[256], b2[256], e[512];
 	ox_cg_printf(cg, "\t/* onnxcc::%s %s %s -> %s %s, integer only */\n", ox_ops[n->op].name, ox_cg_sfx(x->dtype),
 		     shape_str(&x->shape, b1, sizeof b1), ox_cg_sfx(y->dtype), shape_str(&y->shape, b2, sizeof b2));
 	if (N == 0)
@@ -461,8 +464,6 @@ static int emit_qint(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_to3(in, nsp, 1, I3), ox_cg_to3(out, nsp, 1, O3), ox_cg_to3(k, nsp, 1, K3);
 		ox_cg_to3(s, nsp, 1, S3), ox_cg_to3(pads, nsp, 0, P3), ox_cg_to3(d, nsp, 1, D3);
 		long long M = w->shape.d[0];
-		if (ox_cg_use(cg, "quant_conv_sums", OX_U8))
-			return ox_error(g, n, "kernel template templates/quant_conv_sums.c is missing");
 		qi_table(cg, n, "ox_wz", "wz", M, flip(w->dtype));
 		qi_table(cg, n, "ox_m", "rm", M, 0);
 		qi_table(cg, n, "ox_s", "rs", M, 0);
@@ -552,7 +553,6 @@ static int emit_qint(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_printf(cg, "\t\t\ts += (int32_t)in0[(c * %lld + oh * %lld + kh) * %lld + ow * %lld + kw] - %lld;\n", IH,
 			     SH, IW, SW, qi_at(n, "ox_zp", 0));
 		ox_cg_printf(cg, "\t\tout0[(c * %lld + oh) * %lld + ow] = (%s)%s;\n\t}\n", OH, OW, yt, e);
-		(void)b3;
 		return 0;
 	}
 	}

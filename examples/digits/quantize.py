@@ -2,9 +2,16 @@
 """quantize.py: an fp32 ONNX model to an int8 QDQ model, calibrated on inputs.
 
     quantize.py IN.onnx OUT.onnx CALIB.npy [--uint8]
+    quantize.py digits.onnx digits_int8.onnx render:SEED:COUNT
 
-CALIB.npy holds calibration inputs for the model's one input, stacked on a
-leading axis: each CALIB[i] is one input of the model's shape. Writes the
+
+CALIB.npy holds calibration inputs for the model's one input, concatenated
+along its first (batch) axis: 64 inputs of a [1,C,H,W] model are one
+[64,C,H,W] array. render:SEED:COUNT calibrates on COUNT digit images of
+train.py's renderer (stream SEED); digits_int8.onnx next to this script is
+
+    examples/digits/quantize.py examples/digits/digits.onnx \
+        examples/digits/digits_int8.onnx render:3:64 Writes the
 layout ONNX Runtime's quantize_static (QDQ format, per_channel=True)
 produces, without needing its Python package:
   - weights of Conv (axis 0), Gemm (axis 0 with transB, else 1) and MatMul
@@ -89,7 +96,13 @@ def main():
     adt = TensorProto.UINT8 if "--uint8" in sys.argv else TensorProto.INT8
     npdt = np.uint8 if adt == TensorProto.UINT8 else np.int8
     model = onnx.load(args[0])
-    calib = np.load(args[2]).astype(np.float32)
+    if args[2].startswith("render:"):
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import train
+        _, seed, count = args[2].split(":")
+        calib = train.render(int(seed), 0, int(count))[1][:, None]
+    else:
+        calib = np.load(args[2]).astype(np.float32)
     ranges = calibrate(model, calib)
     g = model.graph
     inits = {t.name: t for t in g.initializer}
