@@ -10,6 +10,7 @@
 #  (b) the integer pass fired: in --dump-ir=plan no node computes in f32
 #      but the QuantizeLinear of a graph input and the DequantizeLinear of
 #      a graph output (tests/e2e/quant/check.py ir);
+#      and its integer kernels name no float or double (check.py nofloat);
 #  (c) prints arena and weight bytes (--report) against the fp32 model's
 #      and fails if the int8 weights are more than 0.3x the fp32 weights.
 set -eu
@@ -60,6 +61,10 @@ for pair in examples/digits/digits_int8.onnx:examples/digits/digits.onnx \
 			i=$((i + 1))
 		done
 		echo "int8: $name --cpu $cpu: $NIN inputs, largest difference from ONNX Runtime $worst steps"
+		if ! $CHECK nofloat "$d/$cpu/net.c"; then
+			echo "int8: $name --cpu $cpu: FAIL: float in the integer kernels"
+			fail=1
+		fi
 	done
 	# (c)
 	./onnxcc "$q" -o "$d/r8.c" --report > "$d/r8.txt"

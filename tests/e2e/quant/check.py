@@ -8,6 +8,10 @@
                                 text, no node computes in f32 but the
                                 QuantizeLinear of a graph input and the
                                 DequantizeLinear of a graph output
+  check.py nofloat NET.c         the integer kernels in the generated C
+                                (node functions of onnxcc::Q* ops, the
+                                templates they use) name no float or
+                                double type
   check.py cmp MODEL OUT REF    |OUT - REF| <= the output's quantization step
                                 (the scale of the DequantizeLinear writing
                                 MODEL's output), per element; prints the
@@ -72,6 +76,27 @@ def ir(path):
     return 1 if bad or not q else 0
 
 
+def nofloat(path):
+    text, keep, n, bad, incom = open(path).read().split("\n"), False, 0, [], False
+    for line in text:
+        code = line
+        if incom:
+            code, incom = (code.split("*/", 1)[1], False) if "*/" in code else ("", True)
+        code = re.sub(r"/\*.*?\*/", "", code)
+        if "/*" in code:
+            code, incom = code.split("/*", 1)[0], True
+        if re.match(r"^/\* templates/(qint|quant_conv_sums|quant_matmul)\.c", line) or \
+                re.match(r"^static void node\d+_Q(Conv|MatMul|Add|Rescale|Pool)\(", line):
+            keep, n = True, n + 1
+        elif line.startswith("/* templates/") or re.match(r"^static void node\d+_", line):
+            keep = False
+        if keep and re.search(r"\b(float|double)\b", code):
+            bad.append(line.strip())
+    for b in bad:
+        print("int8: float in an integer kernel: " + b)
+    return 1 if bad or not n else 0
+
+
 def cmp(model, out, ref):
     import onnx
     from onnx import numpy_helper
@@ -91,4 +116,6 @@ if __name__ == "__main__":
     if c == "inputs":
         inputs(sys.argv[2], int(sys.argv[3]), sys.argv[4])
         sys.exit(0)
+    if c == "nofloat":
+        sys.exit(nofloat(sys.argv[2]))
     sys.exit(ir(sys.argv[2]) if c == "ir" else cmp(*sys.argv[2:5]))
