@@ -19,13 +19,16 @@ static inline OX_UNUSED int32_t ox_qi_rq(int32_t x, int32_t m, int32_t s)
 		v *= (int64_t)1 << (s > 31 ? 31 : s);
 		v = v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : v;
 	}
-	const int64_t ab = v * m;
-	const int64_t h = (ab + (ab >= 0 ? (int64_t)1 << 30 : 1 - ((int64_t)1 << 30))) / ((int64_t)1 << 31);
+	/* shifts of non-negative values only (C leaves a negative one's
+	 * implementation-defined); no 64-bit division either */
+	const int64_t ab = v * m, r = ab + (ab >= 0 ? (int64_t)1 << 30 : 1 - ((int64_t)1 << 30));
+	const int64_t h = r >= 0 ? r >> 31 : -(-r >> 31);
 	if (s >= 0)
 		return (int32_t)h;
 	const int e = -s > 62 ? 62 : -s;
 	const int64_t mask = ((int64_t)1 << e) - 1, rem = h & mask, thr = (mask >> 1) + (h < 0);
-	return (int32_t)((h - rem) / ((int64_t)1 << e) + (rem > thr));
+	const int64_t f = h - rem; /* a multiple of 2^e */
+	return (int32_t)((f >= 0 ? f >> e : -(-f >> e)) + (rem > thr));
 }
 
 /* v clamped to [lo, hi] */
