@@ -1,8 +1,9 @@
 #!/bin/sh
 # int8.sh: int8 QDQ models compile to integer kernels (make int8).
 #
-# For examples/digits/digits_int8.onnx and tests/e2e/quant/mix_int8.onnx
-# (both written by examples/digits/quantize.py; mix by make_mix.py):
+# For examples/digits/digits_int8.onnx, tests/e2e/quant/mix_int8.onnx and
+# mix_uint8.onnx (uint8 activations; all written by
+# examples/digits/quantize.py, mix by make_mix.py):
 #  (a) compiles with --cpu generic, x86-64-v3 (when this CPU has AVX2 and
 #      FMA) and native, builds with --main --build, runs 8 inputs and
 #      compares with ONNX Runtime (tools/ort_run.js): every output element
@@ -27,7 +28,8 @@ fail=0
 # report FIELD FILE: the number after FIELD in a --report
 report() { awk -v f="$1" '$1 == f { print $2; exit }' "$2"; }
 for pair in examples/digits/digits_int8.onnx:examples/digits/digits.onnx \
-	    tests/e2e/quant/mix_int8.onnx:tests/e2e/quant/mix.onnx; do
+	    tests/e2e/quant/mix_int8.onnx:tests/e2e/quant/mix.onnx \
+	    tests/e2e/quant/mix_uint8.onnx:tests/e2e/quant/mix.onnx; do
 	q=${pair%%:*} f=${pair#*:}
 	name=$(basename "$q" .onnx)
 	d=$B/$name

@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """make_mix.py: the second int8 test model (tests/e2e/int8.sh), fp32 and QDQ.
 
-Writes mix.onnx (fp32, random weights, seed 0) and mix_int8.onnx (through
-examples/digits/quantize.py, calibrated on 64 random inputs) next to this
-script. The graph exercises what the digits model
+Writes mix.onnx (fp32, random weights, seed 0), mix_int8.onnx and
+mix_uint8.onnx (through examples/digits/quantize.py, int8 or uint8
+activations, calibrated on 64 random inputs) next to this script. The graph exercises what the digits model
 does not: MatMul, a residual Add, AveragePool, GlobalAveragePool, a Relu
 that is not removed (after a Flatten), Gemm without and with transB:
 
@@ -64,9 +64,10 @@ def main():
     calib = rng.standard_normal((64, 4, 8, 8)).astype(np.float32)
     with tempfile.TemporaryDirectory() as d:
         np.save(os.path.join(d, "calib.npy"), calib)
-        subprocess.run([sys.executable, os.path.join(ROOT, "examples", "digits", "quantize.py"),
-                        os.path.join(HERE, "mix.onnx"), os.path.join(HERE, "mix_int8.onnx"),
-                        os.path.join(d, "calib.npy")], check=True)
+        for out, flags in (("mix_int8.onnx", []), ("mix_uint8.onnx", ["--uint8"])):
+            subprocess.run([sys.executable, os.path.join(ROOT, "examples", "digits", "quantize.py"),
+                            os.path.join(HERE, "mix.onnx"), os.path.join(HERE, out),
+                            os.path.join(d, "calib.npy")] + flags, check=True)
 
 
 if __name__ == "__main__":
