@@ -6,9 +6,9 @@
  * ox_qi_rq(x, m, s) is x * M rounded, for a real multiplier M that the
  * compiler wrote as M = m * 2^(s - 31), m in [2^30, 2^31) (gemmlowp /
  * TFLite's QuantizeMultiplier): a left shift by s when s > 0 (saturating),
- * the rounding doubling high multiply (x * m + 2^30) / 2^31 (ties away
- * from zero), then a rounding right shift by -s when s < 0 (ties away from
- * zero). Against the float reference rint(x * M) it differs by at most one
+ * the rounding doubling high multiply (x * m + 2^30) / 2^31 (gemmlowp's
+ * nudge: ties toward +infinity), then a rounding right shift by -s when
+ * s < 0 (ties away from zero). Against the float reference rint(x * M) it differs by at most one
  * (the two roundings; docs/optimizer.md, qdq). m = 0 gives 0.
  * Instantiate with ox_cg_use(cg, "qint", OX_U8).
  */
