@@ -179,8 +179,13 @@ cases: all
 	  grep -q "calls itself" $(B)/cases_bad.log || { echo "cases: no message for a recursive function"; exit 1; }
 ml: all deps-models
 	tests/e2e/ml/run.sh
+# int8 QDQ models compile to integer kernels: against ONNX Runtime within
+# one quantization step, no float node left, weights under 0.3x fp32's
+.PHONY: int8
+int8: all deps-models
+	tests/e2e/int8.sh
 
-test: all ops-doc-check unit vmath conformance-check cases bad baddata opt-cases ml zoo footprint firmware determinism install-check pictures tutorial fuzz-smoke sanitize
+test: all ops-doc-check unit vmath conformance-check cases bad baddata opt-cases ml int8 zoo footprint firmware determinism install-check pictures tutorial fuzz-smoke sanitize
 
 # onnxcc and its output under ASan+UBSan over a fixed sample: every 4th
 # expected-pass conformance test, the cases, 7 zoo models (tests/sanitize.sh)

@@ -367,7 +367,7 @@ static int emit_convi(ox_cg *cg, ox_graph *g, ox_node *n, int ql)
 	ox_cg_to3(s, nsp, 1, S3), ox_cg_to3(pads, nsp, 0, P3), ox_cg_to3(d, nsp, 1, D3);
 	long long M = w->shape.d[0];
 	ox_cg_helper(cg, "ox_qsat", qsat_text);
-	if (ox_cg_use(cg, "quant_conv", OX_U8))
+	if (ox_cg_use(cg, "quant_conv_sums", OX_U8) || ox_cg_use(cg, "quant_conv", OX_U8))
 		return ox_error(g, n, "kernel template templates/quant_conv.c is missing");
 	char b1[256], b2[256], b3[256];
 	ox_cg_printf(cg, "\t/* %s %d-D, group %lld: x %s %s, w %s %s -> %s %s */\n", ql ? "QLinearConv" : "ConvInteger",
@@ -398,9 +398,176 @@ static int emit_convi(ox_cg *cg, ox_graph *g, ox_node *n, int ql)
 	return 0;
 }
 
+/* ---- onnxcc::QConv, QMatMul, QAdd, QRescale, QPool (opt/qdq.c) ----
+ * Integer only: templates/qint.c's ox_qi_rq requantizes with the
+ * multipliers and shifts the pass computed; the tables are static const
+ * data in the node's function. */
+
+/* attribute list a as `static const int32_t name[len]` (one value repeated
+ * when the list has one), each plus add */
+static void qi_table(ox_cg *cg, const ox_node *n, const char *attr, const char *name, long long len, int add)
+{
+	const int64_t *v = NULL;
+	int nv = ox_attr_ints(n, attr, &v);
+	ox_cg_printf(cg, "\tstatic const int32_t %s[%lld] = {", name, len);
+	for (long long i = 0; i < len; i++)
+		ox_cg_printf(cg, "%s%s%lld", i ? "," : "", i % 16 ? " " : "\n\t\t",
+			     (long long)(nv > 0 ? v[nv == 1 ? 0 : i] : 0) + add);
+	ox_cg_printf(cg, "\n\t};\n");
+}
+
+/* element i of an INTS attribute (0 when absent) */
+static long long qi_at(const ox_node *n, const char *attr, int i)
+{
+	const int64_t *v = NULL;
+	int nv = ox_attr_ints(n, attr, &v);
+	return i < nv ? (long long)v[i] : 0;
+}
+
+/* the requantized expression of int32 expression e by multiplier k of the
+ * node's ox_m / ox_s, clamped to ox_clip, plus the output zero point zy */
+static void qi_out(char *buf, size_t sz, const ox_node *n, const char *e, const char *m, const char *s, int yzi)
+{
+	snprintf(buf, sz, "ox_qi_clamp(%lld + ox_qi_rq(%s, %s, %s), %lld, %lld)", qi_at(n, "ox_zp", yzi), e, m, s,
+		 qi_at(n, "ox_clip", 0), qi_at(n, "ox_clip", 1));
+}
+
+static int emit_qint(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
+	/* ox_qi_conv calls ox_qconv_sums: that template first */
+	if (n->op == OX_OP_QConv && ox_cg_use(cg, "quant_conv_sums", OX_U8))
+		return ox_error(g, n, "kernel template templates/quant_conv_sums.c is missing");
+	if (ox_cg_use(cg, "qint", OX_U8))
+		return ox_error(g, n, "kernel template templates/qint.c is missing");
+	const char *yt = ox_cg_ctype(y->dtype);
+	long long N = ox_shape_numel(&y->shape);
+	char b1[256], b2[256], e[512];
+	ox_cg_printf(cg, "\t/* onnxcc::%s %s %s -> %s %s, integer only */\n", ox_ops[n->op].name, ox_cg_sfx(x->dtype),
+		     shape_str(&x->shape, b1, sizeof b1), ox_cg_sfx(y->dtype), shape_str(&y->shape, b2, sizeof b2));
+	if (N == 0)
+		return 0;
+	switch (n->op) {
+	case OX_OP_QConv: {
+		ox_value *w = ox_in(g, n, 1);
+		int nsp = x->shape.rank - 2;
+		if (nsp < 1 || nsp > 3)
+			return ox_error(g, n, "%d spatial axes are not supported (1 to 3)", nsp);
+		int64_t k[MAXSP], s[MAXSP], d[MAXSP], pads[2 * MAXSP], in[MAXSP], out[MAXSP];
+		int ap;
+		if (ox_ir_nn_window(g, n, nsp, &w->shape, k, s, d, pads, &ap))
+			return -1;
+		for (int i = 0; i < nsp; i++)
+			in[i] = x->shape.d[i + 2], out[i] = y->shape.d[i + 2];
+		ox_ir_nn_same_pads(ap, nsp, in, out, k, s, d, pads);
+		int64_t G = ox_attr_int(n, "group", 1), I3[3], O3[3], K3[3], S3[3], P3[3], D3[3];
+		ox_cg_to3(in, nsp, 1, I3), ox_cg_to3(out, nsp, 1, O3), ox_cg_to3(k, nsp, 1, K3);
+		ox_cg_to3(s, nsp, 1, S3), ox_cg_to3(pads, nsp, 0, P3), ox_cg_to3(d, nsp, 1, D3);
+		long long M = w->shape.d[0];
+		qi_table(cg, n, "ox_wz", "wz", M, flip(w->dtype));
+		qi_table(cg, n, "ox_m", "rm", M, 0);
+		qi_table(cg, n, "ox_s", "rs", M, 0);
+		ox_cg_printf(cg, "\tox_qi_conv((const uint8_t *)in0, (const uint8_t *)in1, %s, (uint8_t *)out0, rm, rs, "
+			     "%lld, %lld, %lld,\n", n->nin > 2 && n->in[2] >= 0 ? "in2" : "NULL", qi_at(n, "ox_zp", 1),
+			     qi_at(n, "ox_clip", 0), qi_at(n, "ox_clip", 1));
+		ox_cg_printf(cg, "\t\t%d, %lld, %d, wz, %lld, %lld, %lld, %lld,\n", flip(x->dtype),
+			     qi_at(n, "ox_zp", 0) + flip(x->dtype), flip(w->dtype), (long long)x->shape.d[0],
+			     (long long)x->shape.d[1], M, (long long)G);
+		ox_cg_window_rows(cg, I3, O3, K3, S3);
+		ox_cg_printf(cg, "\t\t%lld, %lld, %lld, %lld, %lld, %lld); /* begin pads, dilations */\n",
+			     (long long)P3[0], (long long)P3[1], (long long)P3[2], (long long)D3[0], (long long)D3[1],
+			     (long long)D3[2]);
+		return 0;
+	}
+	case OX_OP_QMatMul: {
+		ox_value *w = ox_in(g, n, 1);
+		if (w->shape.rank != 2 || x->shape.rank < 1)
+			return ox_error(g, n, "weights must be a [K, N] matrix");
+		long long K = w->shape.d[0], NN = w->shape.d[1], R = ox_shape_numel(&x->shape) / (K ? K : 1);
+		if (ox_cg_use(cg, "quant_matmul", OX_U8))
+			return ox_error(g, n, "kernel template templates/quant_matmul.c is missing");
+		qi_table(cg, n, "ox_wz", "wz", NN, flip(w->dtype));
+		qi_table(cg, n, "ox_m", "rm", NN, 0);
+		qi_table(cg, n, "ox_s", "rs", NN, 0);
+		int bias = n->nin > 2 && n->in[2] >= 0;
+		ox_cg_printf(cg, "\tfor (long i = 0; i < %lld; i++)\n", R);
+		ox_cg_printf(cg, "\tfor (long j0 = 0; j0 < %lld; j0 += 256) {\n", NN);
+		ox_cg_printf(cg, "\t\tconst long nj = %lld - j0 < 256 ? %lld - j0 : 256;\n\t\tint32_t acc[256];\n", NN, NN);
+		ox_cg_printf(cg, "\t\tox_qmm_row((const uint8_t *)in0 + i * %lld, (const uint8_t *)in1, acc, %lld, %lld, j0, "
+			     "nj, %d, %lld, %d, wz);\n", K, K, NN, flip(x->dtype), qi_at(n, "ox_zp", 0) + flip(x->dtype),
+			     flip(w->dtype));
+		ox_cg_printf(cg, "\t\tfor (long j = 0; j < nj; j++) {\n");
+		ox_cg_printf(cg, "\t\t\tconst int32_t a = %s;\n",
+			     bias ? "(int32_t)((uint32_t)acc[j] + (uint32_t)in2[j0 + j])" : "acc[j]");
+		qi_out(e, sizeof e, n, "a", "rm[j0 + j]", "rs[j0 + j]", 1);
+		ox_cg_printf(cg, "\t\t\tout0[i * %lld + j0 + j] = (%s)%s;\n\t\t}\n\t}\n", NN, yt, e);
+		return 0;
+	}
+	case OX_OP_QAdd: {
+		ox_value *b = ox_in(g, n, 1);
+		if (ox_shape_numel(&x->shape) != N || ox_shape_numel(&b->shape) != N)
+			return ox_error(g, n, "operands of different shapes are not supported");
+		long long L = ox_attr_int(n, "ox_lshift", 0);
+		ox_cg_printf(cg, "\tfor (long k = 0; k < %lld; k++) {\n", N);
+		ox_cg_printf(cg, "\t\tconst int32_t a = ((int32_t)in0[k] - %lld) * %lld, b = ((int32_t)in1[k] - %lld) * %lld;\n",
+			     qi_at(n, "ox_zp", 0), 1LL << L, qi_at(n, "ox_zp", 1), 1LL << L);
+		ox_cg_printf(cg, "\t\tconst int32_t s = ox_qi_rq(a, %lld, %lld) + ox_qi_rq(b, %lld, %lld);\n",
+			     qi_at(n, "ox_m", 0), qi_at(n, "ox_s", 0), qi_at(n, "ox_m", 1), qi_at(n, "ox_s", 1));
+		snprintf(b1, sizeof b1, "%lld", qi_at(n, "ox_m", 2));
+		snprintf(b2, sizeof b2, "%lld", qi_at(n, "ox_s", 2));
+		qi_out(e, sizeof e, n, "s", b1, b2, 2);
+		ox_cg_printf(cg, "\t\tout0[k] = (%s)%s;\n\t}\n", yt, e);
+		return 0;
+	}
+	case OX_OP_QRescale: {
+		ox_cg_printf(cg, "\tfor (long k = 0; k < %lld; k++) {\n", N);
+		ox_cg_printf(cg, "\t\tconst int32_t v = (int32_t)in0[k] - %lld;\n", qi_at(n, "ox_zp", 0));
+		if (ox_attr_ints(n, "ox_m", &(const int64_t *){0}) > 0) {
+			snprintf(b1, sizeof b1, "%lld", qi_at(n, "ox_m", 0));
+			snprintf(b2, sizeof b2, "%lld", qi_at(n, "ox_s", 0));
+			qi_out(e, sizeof e, n, "v", b1, b2, 1);
+		} else {
+			snprintf(e, sizeof e, "ox_qi_clamp(%lld + v, %lld, %lld)", qi_at(n, "ox_zp", 1),
+				 qi_at(n, "ox_clip", 0), qi_at(n, "ox_clip", 1));
+		}
+		ox_cg_printf(cg, "\t\tout0[k] = (%s)%s;\n\t}\n", yt, e);
+		return 0;
+	}
+	case OX_OP_QPool: {
+		if (x->shape.rank != 4)
+			return ox_error(g, n, "only 2-D pooling is supported");
+		long long NC = x->shape.d[0] * x->shape.d[1], IH = x->shape.d[2], IW = x->shape.d[3];
+		long long OH = y->shape.d[2], OW = y->shape.d[3], KH = IH, KW = IW, SH = 1, SW = 1;
+		if (!ox_attr_int(n, "ox_global", 0)) {
+			KH = qi_at(n, "kernel_shape", 0), KW = qi_at(n, "kernel_shape", 1);
+			const int64_t *st = NULL;
+			if (ox_attr_ints(n, "strides", &st) == 2)
+				SH = st[0], SW = st[1];
+		}
+		snprintf(b1, sizeof b1, "%lld", qi_at(n, "ox_m", 0));
+		snprintf(b2, sizeof b2, "%lld", qi_at(n, "ox_s", 0));
+		qi_out(e, sizeof e, n, "s", b1, b2, 1);
+		ox_cg_printf(cg, "\tfor (long c = 0; c < %lld; c++)\n\tfor (long oh = 0; oh < %lld; oh++)\n", NC, OH);
+		ox_cg_printf(cg, "\tfor (long ow = 0; ow < %lld; ow++) {\n\t\tint32_t s = 0;\n", OW);
+		ox_cg_printf(cg, "\t\tfor (long kh = 0; kh < %lld; kh++)\n\t\tfor (long kw = 0; kw < %lld; kw++)\n", KH, KW);
+		ox_cg_printf(cg, "\t\t\ts += (int32_t)in0[(c * %lld + oh * %lld + kh) * %lld + ow * %lld + kw] - %lld;\n", IH,
+			     SH, IW, SW, qi_at(n, "ox_zp", 0));
+		ox_cg_printf(cg, "\t\tout0[(c * %lld + oh) * %lld + ow] = (%s)%s;\n\t}\n", OH, OW, yt, e);
+		return 0;
+	}
+	}
+	return ox_error(g, n, "not an integer kernel");
+}
+
 int emit_quant(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	switch (n->op) {
+	case OX_OP_QConv:
+	case OX_OP_QMatMul:
+	case OX_OP_QAdd:
+	case OX_OP_QRescale:
+	case OX_OP_QPool:
+		return emit_qint(cg, g, n);
 	case OX_OP_QuantizeLinear:
 		return emit_qdq(cg, g, n, 0);
 	case OX_OP_DequantizeLinear:

@@ -10,6 +10,8 @@
  * Winograd (weights @winow, opt/winograd.c) counts the direct
  * convolution's multiply-adds, about 2-4x those it does, so its GFLOP/s
  * can pass the machine's peak (issue 9's convention; docs/optimizer.md).
+ * The integer QConv and QMatMul of QDQ models (opt/qdq.c) count their
+ * multiply-adds the same way, integer though they are.
  */
 #include "ir.h"
 
@@ -34,7 +36,8 @@ int64_t ox_ir_flops(ox_graph *g, const ox_node *n)
 {
 	ox_value *w = ox_in(g, n, 1);
 	switch (n->op) {
-	case OX_OP_Conv: {
+	case OX_OP_Conv:
+	case OX_OP_QConv: {
 		/* per output element: C/group x kernel taps (the logical weights'
 		 * shape, whatever their layout) */
 		if (!w || !w->has_shape || w->shape.rank < 2)
@@ -60,7 +63,8 @@ int64_t ox_ir_flops(ox_graph *g, const ox_node *n)
 		int64_t k = a->shape.d[ox_attr_int(n, "transA", 0) ? 0 : 1];
 		return k < 0 ? 0 : 2 * numel(g, n, 0, 1) * k;
 	}
-	case OX_OP_MatMul: {
+	case OX_OP_MatMul:
+	case OX_OP_QMatMul: {
 		ox_value *a = ox_in(g, n, 0);
 		if (!a || !a->has_shape || a->shape.rank < 1)
 			return 0;

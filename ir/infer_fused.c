@@ -3,6 +3,7 @@
  * inference has run; inference still runs on them when a test builds a
  * graph by hand in the text form. */
 #include "ir.h"
+#include "family.h"
 
 /* Reorder: the same tensor in another layout (the output value's) */
 int infer_reorder(ox_graph *g, ox_node *n)
@@ -26,5 +27,56 @@ int infer_fused(ox_graph *g, ox_node *n)
 	if (!y->has_shape)
 		return 0;
 	ox_set_out(g, n, 0, y->dtype, &y->shape);
+	return 0;
+}
+
+/* The integer kernels of QDQ models (opt/qdq.c). Attributes:
+ *   ox_dtype  INT: the output's dtype (u8 or i8)
+ *   ox_zp     INTS: zero points: QConv, QMatMul, QRescale, QPool [x, y];
+ *             QAdd [a, b, y]
+ *   ox_wz     INTS: QConv, QMatMul: the weights' zero points (1 or one per
+ *             output channel)
+ *   ox_m, ox_s  INTS: fixed-point multipliers and shifts (templates/qint.c,
+ *             ox_qi_rq): QConv, QMatMul one or one per output channel;
+ *             QAdd [a, b, y] after a left shift by ox_lshift; QRescale and
+ *             QPool one (QRescale without them: multiplier 1)
+ *   ox_clip   INTS: [lo, hi], the output's clamp
+ *   ox_global INT: QPool: a global average (else kernel_shape, strides)
+ * QConv keeps Conv's window attributes; QMatMul's weights are [K, N]. */
+int infer_qint(ox_graph *g, ox_node *n)
+{
+	ox_value *x = ox_in(g, n, 0);
+	if (!x || !x->has_shape)
+		return 0;
+	int dt = (int)ox_attr_int(n, "ox_dtype", OX_I8);
+	ox_shape o = x->shape;
+	switch (n->op) {
+	case OX_OP_QConv:
+		if (ox_ir_conv_shape(g, n, x, ox_in(g, n, 1), &o))
+			return -1;
+		break;
+	case OX_OP_QMatMul:
+		if (ox_ir_matmul_shape(g, n, x, ox_in(g, n, 1), &o))
+			return -1;
+		break;
+	case OX_OP_QAdd:
+		if (ox_broadcast(g, &x->shape, &ox_in(g, n, 1)->shape, &o))
+			return ox_error(g, n, "shapes do not broadcast");
+		break;
+	case OX_OP_QPool: {
+		const int64_t *k = NULL, *st = NULL;
+		int nk = ox_attr_ints(n, "kernel_shape", &k), ns = ox_attr_ints(n, "strides", &st);
+		for (int i = 2; i < o.rank; i++) {
+			if (ox_attr_int(n, "ox_global", 0))
+				o.d[i] = 1;
+			else if (i - 2 < nk && o.d[i] >= 0)
+				o.d[i] = (o.d[i] - k[i - 2]) / (i - 2 < ns ? st[i - 2] : 1) + 1;
+		}
+		break;
+	}
+	default:
+		break;
+	}
+	ox_set_out(g, n, 0, dt, &o);
 	return 0;
 }

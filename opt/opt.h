@@ -16,6 +16,7 @@ int ox_opt_dce(ox_graph *g);
 int ox_opt_static(ox_graph *g);
 int ox_opt_norm(ox_graph *g);
 int ox_opt_transpose(ox_graph *g);
+int ox_opt_qdq(ox_graph *g);
 int ox_opt_affine(ox_graph *g);
 int ox_opt_layout(ox_graph *g);
 int ox_opt_epilogue(ox_graph *g);

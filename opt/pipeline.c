@@ -11,6 +11,9 @@
  *         Gelu into its MatMul, and before layout, which leaves the norms plain)
  * transpose  Transpose/reshape chains made one copy at most (--opt 1; after
  *         attention, whose patterns are the exporters' Reshape/Transpose forms)
+ * qdq     int8 QDQ groups (DequantizeLinear -> op -> QuantizeLinear) into
+ *         integer kernels with fixed-point requantization (--opt 1; before
+ *         affine and layout, which then leave them alone)
  * affine  fold BatchNormalization and constant scales/shifts into Conv weights (--opt 1)
  * layout  channel-block the values of convolution chains (--opt 1)
  * epilogue  fuse the elementwise ops after a Conv or GEMM into it (--opt 1)
@@ -32,6 +35,7 @@ const ox_pass ox_pipeline[] = {
 	{"attention", ox_opt_attention},
 	{"norm", ox_opt_norm},
 	{"transpose", ox_opt_transpose},
+	{"qdq", ox_opt_qdq},
 	{"affine", ox_opt_affine},
 	{"layout", ox_opt_layout},
 	{"epilogue", ox_opt_epilogue},

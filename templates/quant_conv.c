@@ -10,7 +10,8 @@
  * lets the accumulation overflow in 32 bits; uint32_t keeps that defined).
  * Output: yi (int32 sums, ConvInteger) or yq (bytes of
  * clamp(rint(sum * mult[m] + yz), ylo, yhi), QLinearConv).
- * Instantiate once with ox_cg_use(cg, "quant_conv", OX_U8); needs ox_qsat.
+ * The sums are templates/quant_conv_sums.c's. Instantiate once with
+ * ox_cg_use(cg, "quant_conv", OX_U8) after quant_conv_sums; needs ox_qsat.
  */
 static void ox_qconv(const uint8_t *restrict x, const uint8_t *restrict w, const int32_t *restrict bias,
 		     int32_t *restrict yi, uint8_t *restrict yq, const float *restrict mult, int32_t yz, int32_t ylo,
@@ -32,33 +33,8 @@ static void ox_qconv(const uint8_t *restrict x, const uint8_t *restrict w, const
 				uint32_t acc[256];
 				for (long i = 0; i < cnt; i++)
 					acc[i] = b0;
-				for (long c = 0; c < Cg; c++)
-				for (long kd = 0; kd < KD; kd++) {
-					const long id = id0 + kd * DD;
-					if (id < 0 || id >= ID)
-						continue;
-					for (long kh = 0; kh < KH; kh++) {
-						const long ih = ih0 + kh * DH;
-						if (ih < 0 || ih >= IH)
-							continue;
-						const uint8_t *xr = xg + ((c * ID + id) * IH + ih) * IW;
-						for (long kw = 0; kw < KW; kw++) {
-							const int32_t wv = (int32_t)(wm[((c * KD + kd) * KH + kh) * KW + kw] ^ wf) - wz[m];
-							if (!wv)
-								continue;
-							/* [lo, hi): the outputs whose tap ix = ox * SW + t is inside the row */
-							const long t = kw * DW - PW;
-							long lo = t >= 0 ? 0 : (-t + SW - 1) / SW;
-							long hi = IW - 1 - t >= 0 ? (IW - 1 - t) / SW + 1 : 0;
-							if (lo < ox0)
-								lo = ox0;
-							if (hi > ox0 + cnt)
-								hi = ox0 + cnt;
-							for (long ox = lo; ox < hi; ox++)
-								acc[ox - ox0] += (uint32_t)(((int32_t)(xr[ox * SW + t] ^ xf) - xz) * wv);
-						}
-					}
-				}
+				ox_qconv_sums(xg, wm, acc, ox0, cnt, xf, xz, wf, wz[m], Cg, ID, IH, IW, KD, KH, KW, SW, id0, ih0,
+					      PW, DD, DH, DW);
 				if (yi) {
 					for (long i = 0; i < cnt; i++)
 						yi[orow + ox0 + i] = (int32_t)acc[i];

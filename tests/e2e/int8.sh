@@ -1,0 +1,83 @@
+#!/bin/sh
+# int8.sh: int8 QDQ models compile to integer kernels (make int8).
+#
+# For examples/digits/digits_int8.onnx, tests/e2e/quant/mix_int8.onnx and
+# mix_uint8.onnx (uint8 activations; all written by
+# examples/digits/quantize.py, mix by make_mix.py):
+#  (a) compiles with --cpu generic, x86-64-v3 (when this CPU has AVX2 and
+#      FMA) and native, builds with --main --build, runs 8 inputs and
+#      compares with ONNX Runtime (tools/ort_run.js): every output element
+#      within one quantization step of the output (|diff| <= its scale);
+#  (b) the integer pass fired: in --dump-ir=plan no node computes in f32
+#      but the QuantizeLinear of a graph input and the DequantizeLinear of
+#      a graph output (tests/e2e/quant/check.py ir);
+#      and its integer kernels name no float or double (check.py nofloat);
+#  (c) prints arena and weight bytes (--report) against the fp32 model's
+#      and fails if the int8 weights are more than 0.3x the fp32 weights.
+set -eu
+cd "$(dirname "$0")/../.."
+B=${B:-build}/int8
+CHECK="/usr/bin/python3 tests/e2e/quant/check.py"
+NIN=8
+rm -rf "$B"
+mkdir -p "$B"
+cpus="generic"
+if grep -q ' avx2 ' /proc/cpuinfo && grep -q ' fma ' /proc/cpuinfo; then cpus="$cpus x86-64-v3"; fi
+cpus="$cpus native"
+fail=0
+# report FIELD FILE: the number after FIELD in a --report
+report() { awk -v f="$1" '$1 == f { print $2; exit }' "$2"; }
+for pair in examples/digits/digits_int8.onnx:examples/digits/digits.onnx \
+	    tests/e2e/quant/mix_int8.onnx:tests/e2e/quant/mix.onnx \
+	    tests/e2e/quant/mix_uint8.onnx:tests/e2e/quant/mix.onnx; do
+	q=${pair%%:*} f=${pair#*:}
+	name=$(basename "$q" .onnx)
+	d=$B/$name
+	mkdir -p "$d/in"
+	$CHECK inputs "$q" $NIN "$d/in"
+	i=0
+	while [ $i -lt $NIN ]; do
+		node tools/ort_run.js "$q" "$d/in/in$i.npy" -o "$d/ref$i" >/dev/null
+		i=$((i + 1))
+	done
+	# (b)
+	./onnxcc "$q" -o "$d/ir.c" --dump-ir=plan > "$d/ir.txt"
+	if ! $CHECK ir "$d/ir.txt"; then
+		echo "int8: $name: FAIL: the integer pass left float arithmetic"
+		fail=1
+	fi
+	# (a)
+	for cpu in $cpus; do
+		mkdir -p "$d/$cpu"
+		./onnxcc "$q" -o "$d/$cpu/net.c" --cpu "$cpu" --main --build > "$d/$cpu/build.log" 2>&1 || {
+			echo "int8: $name --cpu $cpu: FAIL: build"; cat "$d/$cpu/build.log"; fail=1; continue; }
+		worst=0
+		i=0
+		while [ $i -lt $NIN ]; do
+			"$d/$cpu/net" "$d/in/in$i.npy" -o "$d/$cpu/out$i" >/dev/null
+			if ! r=$($CHECK cmp "$q" "$d/$cpu/out$i/output_0.npy" "$d/ref$i/output_0.npy"); then
+				echo "int8: $name --cpu $cpu input $i: FAIL: $r steps from ONNX Runtime"
+				fail=1
+			fi
+			worst=$(echo "$worst $r" | awk '{ print ($2 > $1) ? $2 : $1 }')
+			i=$((i + 1))
+		done
+		echo "int8: $name --cpu $cpu: $NIN inputs, largest difference from ONNX Runtime $worst steps"
+		if ! $CHECK nofloat "$d/$cpu/net.c"; then
+			echo "int8: $name --cpu $cpu: FAIL: float in the integer kernels"
+			fail=1
+		fi
+	done
+	# (c)
+	./onnxcc "$q" -o "$d/r8.c" --report > "$d/r8.txt"
+	./onnxcc "$f" -o "$d/r32.c" --report > "$d/r32.txt"
+	a8=$(report arena "$d/r8.txt") a32=$(report arena "$d/r32.txt")
+	w8=$(report weights "$d/r8.txt") w32=$(report weights "$d/r32.txt")
+	echo "int8: $name: arena $a8 bytes (fp32 $a32), weights $w8 bytes (fp32 $w32)"
+	if [ $((w8 * 10)) -gt $((w32 * 3)) ]; then
+		echo "int8: $name: FAIL: int8 weights are more than 0.3x the fp32 weights"
+		fail=1
+	fi
+done
+[ $fail = 0 ] && echo "int8: all passed"
+exit $fail
