@@ -467,11 +467,27 @@ static int emit_qint(ox_cg *cg, ox_graph *g, ox_node *n)
 		qi_table(cg, n, "ox_wz", "wz", M, flip(w->dtype));
 		qi_table(cg, n, "ox_m", "rm", M, 0);
 		qi_table(cg, n, "ox_s", "rs", M, 0);
+		/* int8 constant weights: each output channel's weight sum, for
+		 * the kernel's fast path (templates/qint.c) */
+		int fast = w->dtype == OX_I8 && w->kind == OX_V_CONST && w->data && w->data->data && M > 0 &&
+			   w->data->nbytes == (size_t)ox_shape_numel(&w->shape);
+		if (fast) {
+			const int8_t *wd = w->data->data;
+			long long per = (long long)w->data->nbytes / M;
+			ox_cg_printf(cg, "\tstatic const int32_t ws[%lld] = {", M);
+			for (long long m = 0; m < M; m++) {
+				long long sum = 0;
+				for (long long k = 0; k < per; k++)
+					sum += wd[m * per + k];
+				ox_cg_printf(cg, "%s%s%lld", m ? "," : "", m % 16 ? " " : "\n\t\t", sum);
+			}
+			ox_cg_printf(cg, "\n\t};\n");
+		}
 		ox_cg_printf(cg, "\tox_qi_conv((const uint8_t *)in0, (const uint8_t *)in1, %s, (uint8_t *)out0, rm, rs, "
 			     "%lld, %lld, %lld,\n", n->nin > 2 && n->in[2] >= 0 ? "in2" : "NULL", qi_at(n, "ox_zp", 1),
 			     qi_at(n, "ox_clip", 0), qi_at(n, "ox_clip", 1));
-		ox_cg_printf(cg, "\t\t%d, %lld, %d, wz, %lld, %lld, %lld, %lld,\n", flip(x->dtype),
-			     qi_at(n, "ox_zp", 0) + flip(x->dtype), flip(w->dtype), (long long)x->shape.d[0],
+		ox_cg_printf(cg, "\t\t%d, %lld, %d, wz, %s, %lld, %lld, %lld, %lld,\n", flip(x->dtype),
+			     qi_at(n, "ox_zp", 0) + flip(x->dtype), flip(w->dtype), fast ? "ws" : "NULL", (long long)x->shape.d[0],
 			     (long long)x->shape.d[1], M, (long long)G);
 		ox_cg_window_rows(cg, I3, O3, K3, S3);
 		ox_cg_printf(cg, "\t\t%lld, %lld, %lld, %lld, %lld, %lld); /* begin pads, dilations */\n",

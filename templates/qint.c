@@ -37,20 +37,186 @@ static inline OX_UNUSED int32_t ox_qi_clamp(int32_t v, int32_t lo, int32_t hi)
 	return v < lo ? lo : v > hi ? hi : v;
 }
 
+/* The fast convolution path (ox_qi_conv with ws, int8 weights): the zero
+ * points come out of the sum,
+ *   sum_k (x_k - zx)(w_k - zw) = sum_k x_k w_k - zw sum_k x_k - zx sum_k w_k + K zx zw,
+ * x and w in the signed domain (the byte with the flip, minus 128; a
+ * padded tap is x = zx), sum_k w_k per output channel from the compiler
+ * (ws), so the inner loop is a plain 8-bit dot product, which the target
+ * computes in 16-bit products summed pairwise into 32 bits (x86's pmaddwd
+ * behind __AVX2__ / __SSE2__, plain C elsewhere). The sums are exact
+ * integers taken modulo 2^32: the same bits as the direct sums. The input
+ * of OX_QI_PX output pixels is copied (im2col) into a stack scratch of
+ * OX_QI_COLS 16-bit values, one pixel's taps contiguous, and every output
+ * channel of the group is dotted against it; when the taps of OX_QI_PX
+ * pixels do not fit, input channels are taken in chunks and the sums of
+ * OX_QI_MB output channels at a time are kept. */
+#ifndef OX_QI_COLS
+#if defined(__x86_64__) || defined(__aarch64__) || defined(_M_X64)
+#define OX_QI_COLS 32768 /* 64 KB of stack */
+#else
+#define OX_QI_COLS 256 /* a microcontroller's stack: 512 bytes */
+#endif
+#endif
+#define OX_QI_PX 4
+#define OX_QI_MB 16
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__AVX2__) || defined(__SSE2__))
+#include <immintrin.h>
+#endif
+
+/* s[j] += sum_{k < K} w[k] c[j * ldc + k], j < OX_QI_PX (4), modulo 2^32 */
+static inline OX_UNUSED void ox_qi_dot4(const int8_t *restrict w, const int16_t *restrict c, long ldc, long K,
+					uint32_t *restrict s)
+{
+	const int16_t *c0 = c, *c1 = c + ldc, *c2 = c + 2 * ldc, *c3 = c + 3 * ldc;
+	int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+	long k = 0;
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__AVX2__)
+	__m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+	for (; k + 16 <= K; k += 16) {
+		const __m256i wv = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(w + k)));
+		a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(wv, _mm256_loadu_si256((const __m256i *)(c0 + k))));
+		a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(wv, _mm256_loadu_si256((const __m256i *)(c1 + k))));
+		a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(wv, _mm256_loadu_si256((const __m256i *)(c2 + k))));
+		a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(wv, _mm256_loadu_si256((const __m256i *)(c3 + k))));
+	}
+	/* the four sums' 8 lanes each, reduced together: (s0, s1, s2, s3) */
+	const __m256i h01 = _mm256_hadd_epi32(a0, a1), h23 = _mm256_hadd_epi32(a2, a3), h = _mm256_hadd_epi32(h01, h23);
+	const __m128i r = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+	int32_t t[4];
+	_mm_storeu_si128((__m128i *)t, r);
+	s0 = t[0], s1 = t[1], s2 = t[2], s3 = t[3];
+#elif (defined(__GNUC__) || defined(__clang__)) && defined(__SSE2__)
+	__m128i a0 = _mm_setzero_si128(), a1 = a0, a2 = a0, a3 = a0;
+	for (; k + 8 <= K; k += 8) {
+		const __m128i wb = _mm_loadl_epi64((const __m128i *)(w + k));
+		const __m128i wv = _mm_srai_epi16(_mm_unpacklo_epi8(wb, wb), 8);
+		a0 = _mm_add_epi32(a0, _mm_madd_epi16(wv, _mm_loadu_si128((const __m128i *)(c0 + k))));
+		a1 = _mm_add_epi32(a1, _mm_madd_epi16(wv, _mm_loadu_si128((const __m128i *)(c1 + k))));
+		a2 = _mm_add_epi32(a2, _mm_madd_epi16(wv, _mm_loadu_si128((const __m128i *)(c2 + k))));
+		a3 = _mm_add_epi32(a3, _mm_madd_epi16(wv, _mm_loadu_si128((const __m128i *)(c3 + k))));
+	}
+	int32_t t[16];
+	_mm_storeu_si128((__m128i *)t, a0), _mm_storeu_si128((__m128i *)(t + 4), a1);
+	_mm_storeu_si128((__m128i *)(t + 8), a2), _mm_storeu_si128((__m128i *)(t + 12), a3);
+	s0 = t[0] + t[1] + t[2] + t[3], s1 = t[4] + t[5] + t[6] + t[7];
+	s2 = t[8] + t[9] + t[10] + t[11], s3 = t[12] + t[13] + t[14] + t[15];
+#endif
+	for (; k < K; k++) {
+		const int32_t wv = w[k];
+		s0 += wv * c0[k], s1 += wv * c1[k], s2 += wv * c2[k], s3 += wv * c3[k];
+	}
+	s[0] += (uint32_t)s0, s[1] += (uint32_t)s1, s[2] += (uint32_t)s2, s[3] += (uint32_t)s3;
+}
+
+/* im2col of input channels [c0, c0 + cc) of the OX_QI_PX pixels from ox0
+ * of row (id0, ih0): col[i * ldc + k], the signed-domain input (padding:
+ * zx), their sums added to xs[i]; pixels past OW are zeros */
+static OX_UNUSED void ox_qi_im2col(const uint8_t *restrict xg, int16_t *restrict col, long ldc, uint32_t *restrict xs,
+				   long ox0, long OW, int xf, int32_t zx, long c0, long cc, long ID, long IH, long IW,
+				   long KD, long KH, long KW, long SW, long id0, long ih0, long PW, long DD, long DH,
+				   long DW)
+{
+	for (long i = 0; i < OX_QI_PX; i++) {
+		int16_t *ci = col + i * ldc;
+		const long ox = ox0 + i;
+		if (ox >= OW) {
+			for (long k = 0; k < cc * KD * KH * KW; k++)
+				ci[k] = 0;
+			continue;
+		}
+		int32_t sum = 0;
+		for (long c = c0; c < c0 + cc; c++)
+		for (long kd = 0; kd < KD; kd++) {
+			const long id = id0 + kd * DD;
+			for (long kh = 0; kh < KH; kh++) {
+				const long ih = ih0 + kh * DH;
+				if (id < 0 || id >= ID || ih < 0 || ih >= IH) {
+					for (long kw = 0; kw < KW; kw++)
+						*ci++ = (int16_t)zx;
+					sum += zx * (int32_t)KW;
+					continue;
+				}
+				const uint8_t *xr = xg + ((c * ID + id) * IH + ih) * IW;
+				for (long kw = 0; kw < KW; kw++) {
+					const long ix = ox * SW + kw * DW - PW;
+					const int32_t v = ix >= 0 && ix < IW ? (int32_t)(xr[ix] ^ xf) - 128 : zx;
+					*ci++ = (int16_t)v;
+					sum += v;
+				}
+			}
+		}
+		xs[i] += (uint32_t)sum;
+	}
+}
+
 /* int8 / uint8 convolution with int32 bias and per-output-channel
  * requantization: y = clamp(yz + ox_qi_rq(sum + bias[m], rm[m], rs[m]),
  * ylo, yhi) stored as a byte (the int8 value's two's complement). x, w as
  * templates/quant_conv.c takes them (bytes, sign flips xf / wf, zero
- * points with the flip's 128 folded in); the sums are
- * templates/quant_conv_sums.c's. Needs quant_conv_sums before it. */
+ * points with the flip's 128 folded in). ws: NULL, or sum_k w_k of each
+ * output channel's weights (signed: int8 weights only), which takes the
+ * fast path above; without it (or when the scratch cannot hold one
+ * input channel's taps), the sums are templates/quant_conv_sums.c's.
+ * Needs quant_conv_sums before it. */
 static OX_UNUSED void ox_qi_conv(const uint8_t *restrict x, const uint8_t *restrict w, const int32_t *restrict bias,
 				 uint8_t *restrict y, const int32_t *restrict rm, const int32_t *restrict rs, int32_t yz,
-				 int32_t ylo, int32_t yhi, int xf, int32_t xz, int wf, const int32_t *restrict wz, long N,
-				 long C, long M, long G, long ID, long IH, long IW, long OD, long OH, long OW, long KD,
-				 long KH, long KW, long SD, long SH, long SW, long PD, long PH, long PW, long DD, long DH,
-				 long DW)
+				 int32_t ylo, int32_t yhi, int xf, int32_t xz, int wf, const int32_t *restrict wz,
+				 const int32_t *restrict ws, long N, long C, long M, long G, long ID, long IH, long IW,
+				 long OD, long OH, long OW, long KD, long KH, long KW, long SD, long SH, long SW, long PD,
+				 long PH, long PW, long DD, long DH, long DW)
 {
 	const long Cg = C / G, Mg = M / G, isz = ID * IH * IW, osz = OD * OH * OW, ksz = KD * KH * KW;
+	if (ws && wf == 128 && xz >= 0 && xz <= 255 && ksz * OX_QI_PX <= OX_QI_COLS) {
+		int16_t col[OX_QI_COLS];
+		long cc = OX_QI_COLS / (ksz * OX_QI_PX);
+		if (cc > Cg)
+			cc = Cg;
+		const long K = Cg * ksz, ldc = cc * ksz, MB = cc == Cg ? Mg : OX_QI_MB;
+		const int32_t zx = xz - 128;
+		for (long n = 0; n < N; n++)
+		for (long g = 0; g < G; g++) {
+			const uint8_t *xg = x + (n * C + g * Cg) * isz;
+			for (long od = 0; od < OD; od++)
+			for (long oh = 0; oh < OH; oh++) {
+				const long id0 = od * SD - PD, ih0 = oh * SH - PH;
+				for (long ox0 = 0; ox0 < OW; ox0 += OX_QI_PX) {
+					for (long mb = 0; mb < Mg; mb += MB) {
+						const long nm = Mg - mb < MB ? Mg - mb : MB;
+						uint32_t acc[OX_QI_MB * OX_QI_PX], xs[OX_QI_PX] = {0}, one[OX_QI_PX];
+						for (long c0 = 0; c0 < Cg; c0 += cc) {
+							const long ncc = Cg - c0 < cc ? Cg - c0 : cc;
+							if (cc < Cg || mb == 0)
+								ox_qi_im2col(xg, col, ldc, xs, ox0, OW, xf, zx, c0, ncc, ID, IH, IW,
+									     KD, KH, KW, SW, id0, ih0, PW, DD, DH, DW);
+							for (long j = 0; j < nm; j++) {
+								const long m = g * Mg + mb + j;
+								uint32_t *s = cc == Cg ? one : acc + j * OX_QI_PX;
+								if (cc == Cg || c0 == 0)
+									s[0] = s[1] = s[2] = s[3] = 0;
+								ox_qi_dot4((const int8_t *)w + (m * Cg + c0) * ksz, col, ldc,
+									   ncc * ksz, s);
+								if (cc < Cg && c0 + ncc < Cg)
+									continue;
+								/* the zero points back in, the bias, requantization */
+								const uint32_t zw = (uint32_t)(wz[m] - 128);
+								const uint32_t c = (bias ? (uint32_t)bias[m] : 0) -
+										   (uint32_t)zx * (uint32_t)ws[m] +
+										   (uint32_t)K * (uint32_t)zx * zw;
+								const long orow = (n * M + m) * osz + (od * OH + oh) * OW + ox0;
+								for (long i = 0; i < OX_QI_PX && ox0 + i < OW; i++) {
+									const uint32_t a = s[i] - zw * xs[i] + c;
+									y[orow + i] = (uint8_t)ox_qi_clamp(
+										yz + ox_qi_rq((int32_t)a, rm[m], rs[m]), ylo, yhi);
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+		return;
+	}
 	for (long n = 0; n < N; n++)
 	for (long m = 0; m < M; m++) {
 		const uint8_t *xg = x + (n * C + m / Mg * Cg) * isz, *wm = w + m * Cg * ksz;
