@@ -37,6 +37,71 @@ static inline OX_UNUSED int32_t ox_qi_clamp(int32_t v, int32_t lo, int32_t hi)
 	return v < lo ? lo : v > hi ? hi : v;
 }
 
+/* The x86 paths below use the intrinsics of the target's feature macros;
+ * -DOX_VF_PORTABLE (as for templates/vf.c) or another target takes the
+ * plain C loops, which compute the same bits. */
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(OX_VF_PORTABLE) && (defined(__AVX2__) || defined(__SSE2__))
+#include <immintrin.h>
+#endif
+
+/* One row chunk of onnxcc::QMatMul with int8 constant weights b (K x N,
+ * row-major): acc[j] = sum_k ((a[k] ^ af) - az) (b[k N + j0 + j] - zb), j
+ * < nj, modulo 2^32, the same sums as templates/quant_matmul.c's
+ * ox_qmm_row, with the zero points hoisted as in the convolution below:
+ * az has the flip's 128 folded in (as there), bz[] too (+128 for int8),
+ * bs[] the weights' column sums. The products of pairs of rows k, k + 1
+ * are summed into 32 bits by pmaddwd behind __AVX2__ (16 columns at a
+ * time); plain C elsewhere. */
+static OX_UNUSED void ox_qi_mm(const uint8_t *restrict a, const int8_t *restrict b, int32_t *restrict acc, long K,
+			       long N, long j0, long nj, int af, int32_t az, const int32_t *restrict bz,
+			       const int32_t *restrict bs)
+{
+	const int32_t za = az - 128;
+	int32_t sa = 0;
+	for (long k = 0; k < K; k++)
+		sa += (int32_t)(a[k] ^ af) - 128;
+	long j = 0;
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(OX_VF_PORTABLE) && defined(__AVX2__)
+	for (; j + 16 <= nj; j += 16) {
+		const int8_t *bj = b + j0 + j;
+		__m256i lo = _mm256_setzero_si256(), hi = lo;
+		long k = 0;
+		for (; k + 2 <= K; k += 2) {
+			const int32_t x0 = (int32_t)(a[k] ^ af) - 128, x1 = (int32_t)(a[k + 1] ^ af) - 128;
+			const __m256i xv = _mm256_set1_epi32((int32_t)(((uint32_t)x1 << 16) | ((uint32_t)x0 & 0xffff)));
+			const __m256i r0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(bj + k * N)));
+			const __m256i r1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(bj + (k + 1) * N)));
+			lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(r0, r1), xv));
+			hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(r0, r1), xv));
+		}
+		if (k < K) {
+			const __m256i xv = _mm256_set1_epi32((int32_t)(((uint32_t)(a[k] ^ af) - 128) & 0xffff));
+			const __m256i r0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(bj + k * N)));
+			const __m256i z = _mm256_setzero_si256();
+			lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(r0, z), xv));
+			hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(r0, z), xv));
+		}
+		/* unpack works in 128-bit halves: lo holds columns 0-3, 8-11, hi 4-7, 12-15 */
+		_mm256_storeu_si256((__m256i *)(acc + j), _mm256_permute2x128_si256(lo, hi, 0x20));
+		_mm256_storeu_si256((__m256i *)(acc + j + 8), _mm256_permute2x128_si256(lo, hi, 0x31));
+	}
+#endif
+	for (long jt = j; jt < nj; jt++)
+		acc[jt] = 0;
+	if (j < nj)
+		for (long k = 0; k < K; k++) {
+			const int32_t xv = (int32_t)(a[k] ^ af) - 128;
+			const int8_t *br = b + k * N + j0;
+			for (long jt = j; jt < nj; jt++)
+				acc[jt] = (int32_t)((uint32_t)acc[jt] + (uint32_t)(xv * br[jt]));
+		}
+	for (long jt = 0; jt < nj; jt++) {
+		const uint32_t zb = (uint32_t)(bz[j0 + jt] - 128);
+		acc[jt] = (int32_t)((uint32_t)acc[jt] - zb * (uint32_t)sa - (uint32_t)za * (uint32_t)bs[j0 + jt] +
+				    (uint32_t)K * (uint32_t)za * zb);
+	}
+}
+
 /* The fast convolution path (ox_qi_conv with ws, int8 weights): the zero
  * points come out of the sum,
  *   sum_k (x_k - zx)(w_k - zw) = sum_k x_k w_k - zw sum_k x_k - zx sum_k w_k + K zx zw,
@@ -50,7 +115,9 @@ static inline OX_UNUSED int32_t ox_qi_clamp(int32_t v, int32_t lo, int32_t hi)
  * OX_QI_COLS 16-bit values, one pixel's taps contiguous, and every output
  * channel of the group is dotted against it; when the taps of OX_QI_PX
  * pixels do not fit, input channels are taken in chunks and the sums of
- * OX_QI_MB output channels at a time are kept. */
+ * OX_QI_MB output channels at a time are kept (the im2col redone per
+ * OX_QI_MB channels). -DOX_QI_COLS=N sets the scratch (default 32768 on
+ * 64-bit hosts, 256 elsewhere, e.g. a Cortex-M's small stack). */
 #ifndef OX_QI_COLS
 #if defined(__x86_64__) || defined(__aarch64__) || defined(_M_X64)
 #define OX_QI_COLS 32768 /* 64 KB of stack */
@@ -60,9 +127,6 @@ static inline OX_UNUSED int32_t ox_qi_clamp(int32_t v, int32_t lo, int32_t hi)
 #endif
 #define OX_QI_PX 4
 #define OX_QI_MB 16
-#if (defined(__GNUC__) || defined(__clang__)) && (defined(__AVX2__) || defined(__SSE2__))
-#include <immintrin.h>
-#endif
 
 /* s[j] += sum_{k < K} w[k] c[j * ldc + k], j < OX_QI_PX (4), modulo 2^32 */
 static inline OX_UNUSED void ox_qi_dot4(const int8_t *restrict w, const int16_t *restrict c, long ldc, long K,
@@ -71,7 +135,7 @@ static inline OX_UNUSED void ox_qi_dot4(const int8_t *restrict w, const int16_t 
 	const int16_t *c0 = c, *c1 = c + ldc, *c2 = c + 2 * ldc, *c3 = c + 3 * ldc;
 	int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
 	long k = 0;
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__AVX2__)
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(OX_VF_PORTABLE) && defined(__AVX2__)
 	__m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
 	for (; k + 16 <= K; k += 16) {
 		const __m256i wv = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(w + k)));
@@ -86,7 +150,7 @@ static inline OX_UNUSED void ox_qi_dot4(const int8_t *restrict w, const int16_t 
 	int32_t t[4];
 	_mm_storeu_si128((__m128i *)t, r);
 	s0 = t[0], s1 = t[1], s2 = t[2], s3 = t[3];
-#elif (defined(__GNUC__) || defined(__clang__)) && defined(__SSE2__)
+#elif (defined(__GNUC__) || defined(__clang__)) && !defined(OX_VF_PORTABLE) && defined(__SSE2__)
 	__m128i a0 = _mm_setzero_si128(), a1 = a0, a2 = a0, a3 = a0;
 	for (; k + 8 <= K; k += 8) {
 		const __m128i wb = _mm_loadl_epi64((const __m128i *)(w + k));
