@@ -19,16 +19,21 @@ static inline OX_UNUSED int32_t ox_qi_rq(int32_t x, int32_t m, int32_t s)
 		v *= (int64_t)1 << (s > 31 ? 31 : s);
 		v = v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : v;
 	}
-	/* shifts of non-negative values only (C leaves a negative one's
-	 * implementation-defined); no 64-bit division either */
-	const int64_t ab = v * m, r = ab + (ab >= 0 ? (int64_t)1 << 30 : 1 - ((int64_t)1 << 30));
-	const int64_t h = r >= 0 ? r >> 31 : -(-r >> 31);
+	/* Branch-free on the values' signs (a data-dependent branch here
+	 * costs more than the arithmetic): shifts of non-negative values only
+	 * (C leaves a negative one's implementation-defined); the division by
+	 * the constant 2^31 (toward zero) compiles to shifts, no 64-bit
+	 * division call. The nudge is 2^30 for ab >= 0, 1 - 2^30 below. */
+	const int64_t ab = v * m, r = ab + ((int64_t)1 << 30) - (int64_t)(ab < 0) * (((int64_t)1 << 31) - 1);
+	const int64_t h = r / ((int64_t)1 << 31);
 	if (s >= 0)
 		return (int32_t)h;
 	const int e = -s > 62 ? 62 : -s;
 	const int64_t mask = ((int64_t)1 << e) - 1, rem = h & mask, thr = (mask >> 1) + (h < 0);
-	const int64_t f = h - rem; /* a multiple of 2^e */
-	return (int32_t)((f >= 0 ? f >> e : -(-f >> e)) + (rem > thr));
+	/* floor(h / 2^e), as (h + 2^63) / 2^e - 2^(63 - e) in unsigned arithmetic */
+	const uint64_t t = (uint64_t)1 << 63;
+	const int64_t fl = (int64_t)(((uint64_t)h ^ t) >> e) - (int64_t)(t >> e);
+	return (int32_t)(fl + (rem > thr));
 }
 
 /* v clamped to [lo, hi] */
