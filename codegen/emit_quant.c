@@ -467,11 +467,27 @@ static int emit_qint(ox_cg *cg, ox_graph *g, ox_node *n)
 		qi_table(cg, n, "ox_wz", "wz", M, flip(w->dtype));
 		qi_table(cg, n, "ox_m", "rm", M, 0);
 		qi_table(cg, n, "ox_s", "rs", M, 0);
+		/* int8 constant weights: each output channel's weight sum, for
+		 * the kernel's fast path (templates/qint.c) */
+		int fast = w->dtype == OX_I8 && w->kind == OX_V_CONST && w->data && w->data->data && M > 0 &&
+			   w->data->nbytes == (size_t)ox_shape_numel(&w->shape);
+		if (fast) {
+			const int8_t *wd = w->data->data;
+			long long per = (long long)w->data->nbytes / M;
+			ox_cg_printf(cg, "\tstatic const int32_t ws[%lld] = {", M);
+			for (long long m = 0; m < M; m++) {
+				long long sum = 0;
+				for (long long k = 0; k < per; k++)
+					sum += wd[m * per + k];
+				ox_cg_printf(cg, "%s%s%lld", m ? "," : "", m % 16 ? " " : "\n\t\t", sum);
+			}
+			ox_cg_printf(cg, "\n\t};\n");
+		}
 		ox_cg_printf(cg, "\tox_qi_conv((const uint8_t *)in0, (const uint8_t *)in1, %s, (uint8_t *)out0, rm, rs, "
 			     "%lld, %lld, %lld,\n", n->nin > 2 && n->in[2] >= 0 ? "in2" : "NULL", qi_at(n, "ox_zp", 1),
 			     qi_at(n, "ox_clip", 0), qi_at(n, "ox_clip", 1));
-		ox_cg_printf(cg, "\t\t%d, %lld, %d, wz, %lld, %lld, %lld, %lld,\n", flip(x->dtype),
-			     qi_at(n, "ox_zp", 0) + flip(x->dtype), flip(w->dtype), (long long)x->shape.d[0],
+		ox_cg_printf(cg, "\t\t%d, %lld, %d, wz, %s, %lld, %lld, %lld, %lld,\n", flip(x->dtype),
+			     qi_at(n, "ox_zp", 0) + flip(x->dtype), flip(w->dtype), fast ? "ws" : "NULL", (long long)x->shape.d[0],
 			     (long long)x->shape.d[1], M, (long long)G);
 		ox_cg_window_rows(cg, I3, O3, K3, S3);
 		ox_cg_printf(cg, "\t\t%lld, %lld, %lld, %lld, %lld, %lld); /* begin pads, dilations */\n",
@@ -484,18 +500,37 @@ static int emit_qint(ox_cg *cg, ox_graph *g, ox_node *n)
 		if (w->shape.rank != 2 || x->shape.rank < 1)
 			return ox_error(g, n, "weights must be a [K, N] matrix");
 		long long K = w->shape.d[0], NN = w->shape.d[1], R = ox_shape_numel(&x->shape) / (K ? K : 1);
-		if (ox_cg_use(cg, "quant_matmul", OX_U8))
+		int fast = w->dtype == OX_I8 && w->kind == OX_V_CONST && w->data && w->data->data &&
+			   w->data->nbytes == (size_t)(K * NN);
+		if (!fast && ox_cg_use(cg, "quant_matmul", OX_U8))
 			return ox_error(g, n, "kernel template templates/quant_matmul.c is missing");
 		qi_table(cg, n, "ox_wz", "wz", NN, flip(w->dtype));
 		qi_table(cg, n, "ox_m", "rm", NN, 0);
 		qi_table(cg, n, "ox_s", "rs", NN, 0);
+		/* int8 constant weights: their column sums, for templates/qint.c's
+		 * ox_qi_mm (the zero points hoisted out of the sums) */
+		if (fast) {
+			const int8_t *wd = w->data->data;
+			ox_cg_printf(cg, "\tstatic const int32_t ws[%lld] = {", NN);
+			for (long long j = 0; j < NN; j++) {
+				long long sum = 0;
+				for (long long k = 0; k < K; k++)
+					sum += wd[k * NN + j];
+				ox_cg_printf(cg, "%s%s%lld", j ? "," : "", j % 16 ? " " : "\n\t\t", sum);
+			}
+			ox_cg_printf(cg, "\n\t};\n");
+		}
 		int bias = n->nin > 2 && n->in[2] >= 0;
 		ox_cg_printf(cg, "\tfor (long i = 0; i < %lld; i++)\n", R);
 		ox_cg_printf(cg, "\tfor (long j0 = 0; j0 < %lld; j0 += 256) {\n", NN);
 		ox_cg_printf(cg, "\t\tconst long nj = %lld - j0 < 256 ? %lld - j0 : 256;\n\t\tint32_t acc[256];\n", NN, NN);
-		ox_cg_printf(cg, "\t\tox_qmm_row((const uint8_t *)in0 + i * %lld, (const uint8_t *)in1, acc, %lld, %lld, j0, "
-			     "nj, %d, %lld, %d, wz);\n", K, K, NN, flip(x->dtype), qi_at(n, "ox_zp", 0) + flip(x->dtype),
-			     flip(w->dtype));
+		if (fast)
+			ox_cg_printf(cg, "\t\tox_qi_mm((const uint8_t *)in0 + i * %lld, (const int8_t *)in1, acc, %lld, %lld, j0, "
+				     "nj, %d, %lld, wz, ws);\n", K, K, NN, flip(x->dtype), qi_at(n, "ox_zp", 0) + flip(x->dtype));
+		else
+			ox_cg_printf(cg, "\t\tox_qmm_row((const uint8_t *)in0 + i * %lld, (const uint8_t *)in1, acc, %lld, %lld, j0, "
+				     "nj, %d, %lld, %d, wz);\n", K, K, NN, flip(x->dtype), qi_at(n, "ox_zp", 0) + flip(x->dtype),
+				     flip(w->dtype));
 		ox_cg_printf(cg, "\t\tfor (long j = 0; j < nj; j++) {\n");
 		ox_cg_printf(cg, "\t\t\tconst int32_t a = %s;\n",
 			     bias ? "(int32_t)((uint32_t)acc[j] + (uint32_t)in2[j0 + j])" : "acc[j]");
