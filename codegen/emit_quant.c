@@ -347,14 +347,13 @@ static int emit_mmi(ox_cg *cg, ox_graph *g, ox_node *n, int ql)
 
 /* ---- ConvInteger, QLinearConv ---- */
 
-/* Widen nsp spatial values to the kernel's 3 (leading axes get dflt). */
-static int emit_convi(ox_cg *cg, ox_graph *g, ox_node *n, int ql)
+/* The window of an integer Conv of nsp (1 to 3) spatial axes (x, w, y: its
+ * input, weights and output) widened to the kernels' 3 axes, leading axes
+ * of extent 1: input, output, kernel, strides, begin pads, dilations.
+ * 0, or -1 after a message. */
+static int qconv_window(ox_graph *g, ox_node *n, int nsp, const ox_value *x, const ox_value *w, const ox_value *y,
+			int64_t I3[3], int64_t O3[3], int64_t K3[3], int64_t S3[3], int64_t P3[3], int64_t D3[3])
 {
-	int iw = ql ? 3 : 1, izx = 2, izw = ql ? 5 : 3;
-	ox_value *x = ox_in(g, n, 0), *w = ox_in(g, n, iw), *y = ox_out(g, n, 0);
-	int nsp = x->shape.rank - 2;
-	if (nsp > 3)
-		return ox_error(g, n, "%d spatial axes are not supported (at most 3)", nsp);
 	int64_t k[MAXSP], s[MAXSP], d[MAXSP], pads[2 * MAXSP], in[MAXSP], out[MAXSP];
 	int ap;
 	if (ox_ir_nn_window(g, n, nsp, &w->shape, k, s, d, pads, &ap))
@@ -362,9 +361,21 @@ static int emit_convi(ox_cg *cg, ox_graph *g, ox_node *n, int ql)
 	for (int i = 0; i < nsp; i++)
 		in[i] = x->shape.d[i + 2], out[i] = y->shape.d[i + 2];
 	ox_ir_nn_same_pads(ap, nsp, in, out, k, s, d, pads);
-	int64_t G = ox_attr_int(n, "group", 1), I3[3], O3[3], K3[3], S3[3], P3[3], D3[3];
 	ox_cg_to3(in, nsp, 1, I3), ox_cg_to3(out, nsp, 1, O3), ox_cg_to3(k, nsp, 1, K3);
 	ox_cg_to3(s, nsp, 1, S3), ox_cg_to3(pads, nsp, 0, P3), ox_cg_to3(d, nsp, 1, D3);
+	return 0;
+}
+
+static int emit_convi(ox_cg *cg, ox_graph *g, ox_node *n, int ql)
+{
+	int iw = ql ? 3 : 1, izx = 2, izw = ql ? 5 : 3;
+	ox_value *x = ox_in(g, n, 0), *w = ox_in(g, n, iw), *y = ox_out(g, n, 0);
+	int nsp = x->shape.rank - 2;
+	if (nsp > 3)
+		return ox_error(g, n, "%d spatial axes are not supported (at most 3)", nsp);
+	int64_t G = ox_attr_int(n, "group", 1), I3[3], O3[3], K3[3], S3[3], P3[3], D3[3];
+	if (qconv_window(g, n, nsp, x, w, y, I3, O3, K3, S3, P3, D3))
+		return -1;
 	long long M = w->shape.d[0];
 	ox_cg_helper(cg, "ox_qsat", qsat_text);
 	if (ox_cg_use(cg, "quant_conv_sums", OX_U8) || ox_cg_use(cg, "quant_conv", OX_U8))
@@ -453,16 +464,9 @@ static int emit_qint(ox_cg *cg, ox_graph *g, ox_node *n)
 		int nsp = x->shape.rank - 2;
 		if (nsp < 1 || nsp > 3)
 			return ox_error(g, n, "%d spatial axes are not supported (1 to 3)", nsp);
-		int64_t k[MAXSP], s[MAXSP], d[MAXSP], pads[2 * MAXSP], in[MAXSP], out[MAXSP];
-		int ap;
-		if (ox_ir_nn_window(g, n, nsp, &w->shape, k, s, d, pads, &ap))
-			return -1;
-		for (int i = 0; i < nsp; i++)
-			in[i] = x->shape.d[i + 2], out[i] = y->shape.d[i + 2];
-		ox_ir_nn_same_pads(ap, nsp, in, out, k, s, d, pads);
 		int64_t G = ox_attr_int(n, "group", 1), I3[3], O3[3], K3[3], S3[3], P3[3], D3[3];
-		ox_cg_to3(in, nsp, 1, I3), ox_cg_to3(out, nsp, 1, O3), ox_cg_to3(k, nsp, 1, K3);
-		ox_cg_to3(s, nsp, 1, S3), ox_cg_to3(pads, nsp, 0, P3), ox_cg_to3(d, nsp, 1, D3);
+		if (qconv_window(g, n, nsp, x, w, y, I3, O3, K3, S3, P3, D3))
+			return -1;
 		long long M = w->shape.d[0];
 		qi_table(cg, n, "ox_wz", "wz", M, flip(w->dtype));
 		qi_table(cg, n, "ox_m", "rm", M, 0);

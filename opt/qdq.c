@@ -180,7 +180,7 @@ static int new_node(ox_graph *g, int op, int like, const ox_id *in, int nin, ox_
 }
 
 /* the output dtype, zero points, clamp and the ONNX nodes an integer node
- * covers (m[0..k-1], the last the Q) */
+ * covers (m[0..k-1], the last the Q; -1 for one absent, such as no Relu) */
 static void finish(ox_graph *g, int nid, const qparams *q, int relu, const int64_t *zp, int nzp, const int *m, int k)
 {
 	int64_t lo, hi;
@@ -192,11 +192,14 @@ static void finish(ox_graph *g, int nid, const qparams *q, int relu, const int64
 	ints_attr(g, nid, "ox_zp", zp, nzp);
 	ints_attr(g, nid, "ox_clip", clip, 2);
 	ox_node *cov[4];
+	int nc = 0;
 	for (int i = 0; i < k; i++)
-		cov[i] = &g->nodes[m[i]];
-	ox_ir_set_fused(g, &g->nodes[nid], cov, k);
+		if (m[i] >= 0)
+			cov[nc++] = &g->nodes[m[i]];
+	ox_ir_set_fused(g, &g->nodes[nid], cov, nc);
 	for (int i = 0; i < k; i++)
-		g->nodes[m[i]].dead = 1;
+		if (m[i] >= 0)
+			g->nodes[m[i]].dead = 1;
 }
 
 /* Conv, MatMul, Gemm -> QConv, QMatMul */
@@ -295,11 +298,8 @@ static int rewrite_linear(ox_graph *g, int ni)
 	ints_attr(g, nid, "ox_s", ms, (int)M);
 	free(mm);
 	int64_t zp[2] = {qx.z[0], qy.z[0]};
-	int cov[3] = {ni, relu, qi}, k = 0;
-	for (int i = 0; i < 3; i++)
-		if (cov[i] >= 0)
-			cov[k++] = cov[i];
-	finish(g, nid, &qy, relu, zp, 2, cov, k);
+	int cov[3] = {ni, relu, qi};
+	finish(g, nid, &qy, relu, zp, 2, cov, 3);
 	return 1;
 }
 
@@ -327,11 +327,8 @@ static int rewrite_add(ox_graph *g, int ni)
 	ints_attr(g, nid, "ox_m", m, 3);
 	ints_attr(g, nid, "ox_s", s, 3);
 	int64_t zp[3] = {qa.z[0], qb.z[0], qy.z[0]};
-	int cov[3] = {ni, relu, qi}, k = 0;
-	for (int i = 0; i < 3; i++)
-		if (cov[i] >= 0)
-			cov[k++] = cov[i];
-	finish(g, nid, &qy, relu, zp, 3, cov, k);
+	int cov[3] = {ni, relu, qi};
+	finish(g, nid, &qy, relu, zp, 3, cov, 3);
 	return 1;
 }
 
