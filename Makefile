@@ -288,24 +288,24 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 INSTALL_FILES := onnxcc:bin/onnxcc:755 \
 	build/onnxcc.1:share/man/man1/onnxcc.1:644 \
-	pkg/onnxccConfig.cmake:lib/cmake/onnxcc/onnxccConfig.cmake:644 \
-	build/pkg/onnxccConfigVersion.cmake:lib/cmake/onnxcc/onnxccConfigVersion.cmake:644 \
-	pkg/onnxcc.mk:share/onnxcc/onnxcc.mk:644 \
+	cmake/onnxccConfig.cmake:lib/cmake/onnxcc/onnxccConfig.cmake:644 \
+	build/cmake/onnxccConfigVersion.cmake:lib/cmake/onnxcc/onnxccConfigVersion.cmake:644 \
+	cmake/onnxcc.mk:share/onnxcc/onnxcc.mk:644 \
 	README.md:share/doc/onnxcc/README.md:644 \
 	docs/api.md:share/doc/onnxcc/api.md:644 \
 	docs/build-integration.md:share/doc/onnxcc/build-integration.md:644
 .PHONY: install uninstall install-check deps-install
-build/pkg/onnxccConfigVersion.cmake: pkg/onnxccConfigVersion.cmake.in VERSION
-	@mkdir -p build/pkg
-	sed 's/@VERSION@/$(VERSION)/g' pkg/onnxccConfigVersion.cmake.in > $@
-install: onnxcc build/onnxcc.1 build/pkg/onnxccConfigVersion.cmake
+build/cmake/onnxccConfigVersion.cmake: cmake/onnxccConfigVersion.cmake.in VERSION
+	@mkdir -p build/cmake
+	sed 's/@VERSION@/$(VERSION)/g' cmake/onnxccConfigVersion.cmake.in > $@
+install: onnxcc build/onnxcc.1 build/cmake/onnxccConfigVersion.cmake
 	tools/install.sh install '$(DESTDIR)$(PREFIX)' $(INSTALL_FILES)
 uninstall:
 	tools/install.sh uninstall '$(DESTDIR)$(PREFIX)'
 # installs into a temporary prefix, builds examples/cmake with cmake and a
 # tiny makefile with the Make include against it, uninstalls
 # (tests/e2e/install.sh)
-install-check: all deps-install build/pkg/onnxccConfigVersion.cmake
+install-check: all deps-install build/cmake/onnxccConfigVersion.cmake
 	tests/e2e/install.sh
 
 clean:
