@@ -1,7 +1,7 @@
 /* main.c: the onnxcc command line.
  *
  *   onnxcc MODEL.onnx -o OUT.c [--target c] [--cpu NAME] [--opt 0|1] [--winograd on|off|2|4] [--name PREFIX]
- *          [--shape INPUT=D0xD1x...]... [--dim SYMBOL=N]...
+ *          [--shape INPUT=D0xD1x...]... [--dim SYMBOL=N|LO..HI[:B1,...]]... [--max VALUE=N]... [--max-elems N]
  *          [--const INPUT=FILE]... [--like INPUT=FILE]... [--string-capacity N] [--weights embed|external|c]
  *          [--report[=json|=html[:FILE]]] [--graph FILE.svg|FILE.dot] [--main] [--build] [-v] [--dump-ir[=PASS]]
  *   onnxcc --print-cflags [--cpu NAME] | --version | --help
@@ -25,11 +25,12 @@
 #include "version.h" /* OX_VERSION, OX_COMMIT: made by the Makefile */
 
 #define MAX_BINDS 64
+#define MAX_SPECS 64
 
 static const char usage[] =
 	"usage: onnxcc MODEL.onnx -o OUT.c [--target c] [--cpu NAME] [--opt 0|1] [--winograd on|off|2|4] [--name PREFIX]\n"
-	"              [--shape INPUT=D0xD1x...]... [--dim SYMBOL=N]...\n"
-	"              [--const INPUT=FILE]... [--like INPUT=FILE]...\n"
+	"              [--shape INPUT=D0xD1x...]... [--dim SYMBOL=N|LO..HI[:B1,B2,...]]...\n"
+	"              [--max VALUE=N]... [--max-elems N] [--const INPUT=FILE]... [--like INPUT=FILE]...\n"
 	"              [--weights embed|external|c] [--string-capacity N]\n"
 	"              [--report[=json|=html[:FILE]]] [--graph FILE.svg|FILE.dot]\n"
 	"              [--main] [--build] [-v] [--dump-ir[=PASS]]\n"
@@ -48,8 +49,17 @@ static const char usage[] =
 	"             where the cost model says it pays (faster, rounding errors a few\n"
 	"             times the direct kernels'); off: never; 2 or 4: F(2x2) or F(4x4)\n"
 	"             for every 3x3 convolution it can compute (to measure)\n"
-	"  --shape    fix the shape of a graph input (binds its symbolic dims)\n"
-	"  --dim      fix a symbolic dim everywhere\n"
+	"  --shape    the shape of a graph input: each dim N, or LO..HI for any size in\n"
+	"             that range, given when the program runs (PREFIX_run_shaped), or\n"
+	"             LO..HI:B1,B2,... for one specialization per bucket LO..B1,\n"
+	"             B1+1..B2, ..., up to HI, each planned and tuned for its top;\n"
+	"             binds or ranges the model's symbolic dims\n"
+	"  --dim      a symbolic dim everywhere: N, LO..HI or LO..HI:B1,B2,... (as --shape)\n"
+	"  --max      VALUE holds at most N elements: the bound of a size read from data\n"
+	"             at run time that the compiler cannot derive (a Range's length, a\n"
+	"             Resize to sizes given as an input); a run that needs more returns\n"
+	"             PREFIX_ERR_SHAPE\n"
+	"  --max-elems  the same bound for every such value that --max does not name\n"
 	"  --const    freeze a graph input to the tensor in FILE (.pb or .npy): the code\n"
 	"             is then specialized for that value and the input disappears\n"
 	"  --like     compile a graph input for the structure of the example in FILE:\n"
@@ -89,24 +99,99 @@ static int bad_option(const char *fmt, const char *arg)
 	return 1;
 }
 
-/* "2x3x224x224" -> dims; "" is a scalar. -1 on a malformed list. */
-static int parse_dims(const char *s, ox_shape *sh)
+/* A dim given on the command line: N, or a range LO..HI, maybe with
+ * buckets LO..HI:B1,B2,... (one specialization per bucket LO..B1,
+ * B1+1..B2, ..., up to HI). */
+#define MAX_BUCKETS 32
+typedef struct {
+	int64_t lo, hi;
+	int nb;
+	int64_t b[MAX_BUCKETS]; /* the buckets' tops, the last one hi */
+} dimspec;
+
+/* parse one dim at s; *end after it. -1 when malformed (or bad bounds) */
+static int parse_dimspec(const char *s, const char **end, dimspec *d)
 {
-	sh->rank = 0;
+	char *e;
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	d->lo = d->hi = strtoll(s, &e, 10);
+	d->nb = 0;
+	if (e[0] == '.' && e[1] == '.') {
+		if (!isdigit((unsigned char)e[2]))
+			return -1;
+		d->hi = strtoll(e + 2, &e, 10);
+		if (d->hi < d->lo)
+			return -1;
+		if (*e == ':') {
+			do {
+				if (!isdigit((unsigned char)e[1]) || d->nb == MAX_BUCKETS - 1)
+					return -1;
+				int64_t t = strtoll(e + 1, &e, 10);
+				if (t < (d->nb ? d->b[d->nb - 1] + 1 : d->lo) || t >= d->hi)
+					return -1;
+				d->b[d->nb++] = t;
+			} while (*e == ',');
+		}
+		d->b[d->nb++] = d->hi;
+	}
+	*end = e;
+	return d->lo < 0 ? -1 : 0;
+}
+
+/* "2x3x224x224", "1..8x3x224x224", "1..64:8,16x128" -> dims; "" is a
+ * scalar. -1 on a malformed list. */
+static int parse_dims(const char *s, dimspec *d, int *rank)
+{
+	*rank = 0;
 	if (!*s)
 		return 0;
 	for (;;) {
-		char *end;
-		if (!isdigit((unsigned char)*s) || sh->rank == OX_MAX_RANK)
+		const char *end;
+		if (*rank == OX_MAX_RANK || parse_dimspec(s, &end, &d[*rank]))
 			return -1;
-		long long v = strtoll(s, &end, 10);
-		sh->d[sh->rank++] = v;
+		++*rank;
 		if (!*end)
 			return 0;
-		if (*end != 'x' && *end != 'X' && *end != ',')
+		/* ',' separates dims too, except after buckets (1..64:8,16) */
+		if (*end != 'x' && *end != 'X' && (*end != ',' || d[*rank - 1].nb > 1))
 			return -1;
 		s = end + 1;
 	}
+}
+
+/* the symbols given buckets, in the order first given; a program is
+ * compiled once per combination of their buckets */
+static struct {
+	const char *sym;
+	dimspec d;
+} bucketed[8];
+static int nbucketed;
+
+static int note_buckets(ox_graph *g, const char *sym, const dimspec *d)
+{
+	if (d->nb < 2)
+		return 0;
+	for (int i = 0; i < nbucketed; i++)
+		if (!strcmp(bucketed[i].sym, sym)) {
+			bucketed[i].d = *d;
+			return 0;
+		}
+	if (nbucketed == 8) {
+		ox_error(g, NULL, "buckets are given for more than 8 symbols");
+		return -1;
+	}
+	bucketed[nbucketed].sym = strdup(sym);
+	bucketed[nbucketed++].d = *d;
+	return 0;
+}
+
+/* a symbol takes a value or a range (and maybe buckets) */
+static int set_sym(ox_graph *g, const char *sym, const dimspec *d)
+{
+	if (ox_ir_set_range(g, sym, d->lo, d->hi))
+		return -1;
+	return note_buckets(g, sym, d);
 }
 
 static int apply_shape(ox_graph *g, const char *spec)
@@ -116,9 +201,10 @@ static int apply_shape(ox_graph *g, const char *spec)
 		return bad_option("--shape needs INPUT=D0xD1x..., got '%s'", spec);
 	char name[512];
 	snprintf(name, sizeof name, "%.*s", (int)(eq - spec), spec);
-	ox_shape sh;
-	if (parse_dims(eq + 1, &sh))
-		return bad_option("--shape: malformed dims in '%s'", spec);
+	dimspec ds[OX_MAX_RANK];
+	int rank;
+	if (parse_dims(eq + 1, ds, &rank))
+		return bad_option("--shape: malformed dims in '%s' (each is N, LO..HI or LO..HI:B1,B2,...)", spec);
 	int pos = ox_ir_find_input(g, name);
 	ox_id id = pos < 0 ? -1 : g->inputs[pos];
 	if (id < 0) {
@@ -129,22 +215,39 @@ static int apply_shape(ox_graph *g, const char *spec)
 		return 1;
 	}
 	ox_value *v = &g->vals[id];
-	if (v->has_shape) {
-		if (v->shape.rank != sh.rank) {
-			ox_error(g, NULL, "--shape %s: rank %d, but the model declares rank %d", name, sh.rank,
-				 v->shape.rank);
+	if (v->has_shape && v->shape.rank != rank) {
+		ox_error(g, NULL, "--shape %s: rank %d, but the model declares rank %d", name, rank, v->shape.rank);
+		return 1;
+	}
+	ox_shape sh = {rank, {0}};
+	for (int d = 0; d < rank; d++) {
+		ox_dim m = v->has_shape ? v->shape.d[d] : 0;
+		if (v->has_shape && m >= 0 && (m != ds[d].lo || m != ds[d].hi)) {
+			ox_error(g, NULL, "--shape %s: dim %d is %lld in the model, not %s", name, d, (long long)m,
+				 strchr(eq + 1, '.') ? "a range" : "what is given");
 			return 1;
 		}
-		for (int d = 0; d < sh.rank; d++) {
-			ox_dim m = v->shape.d[d];
-			if (m >= 0 && m != sh.d[d]) {
-				ox_error(g, NULL, "--shape %s: dim %d is %lld in the model, not %lld", name, d,
-					 (long long)m, (long long)sh.d[d]);
-				return 1;
-			}
-			if (m < 0 && g->dexprs[-m - 1].op == OX_DE_SYM)
-				ox_ir_bind(g, g->dexprs[-m - 1].sym, sh.d[d]);
+		if (ds[d].lo == ds[d].hi && !(v->has_shape && m < 0)) {
+			sh.d[d] = ds[d].lo;
+			continue;
 		}
+		/* a range, or a value for a symbol: the model's symbol, else a
+		 * new one named after the input and the axis */
+		const char *sym;
+		char own[600];
+		if (v->has_shape && m < 0 && g->dexprs[-m - 1].op == OX_DE_SYM) {
+			sym = g->dexprs[-m - 1].sym;
+		} else if (v->has_shape && m < 0) {
+			ox_error(g, NULL, "--shape %s: dim %d is an expression in the model; give its symbols with --dim",
+				 name, d);
+			return 1;
+		} else {
+			snprintf(own, sizeof own, "%s:%d", name, d);
+			sym = own;
+		}
+		sh.d[d] = ox_dim_sym(g, sym);
+		if (set_sym(g, sym, &ds[d]))
+			return 1;
 	}
 	v->has_shape = 1;
 	v->shape = sh;
@@ -198,18 +301,39 @@ static int apply_const(ox_graph *g, const char *spec)
 static int apply_dim(ox_graph *g, const char *spec)
 {
 	const char *eq = strrchr(spec, '=');
-	char *end;
 	if (!eq || !eq[1])
-		return bad_option("--dim needs SYMBOL=N, got '%s'", spec);
-	long long v = strtoll(eq + 1, &end, 10);
-	if (*end || v < 0)
-		return bad_option("--dim: '%s' is not a non-negative integer", eq + 1);
+		return bad_option("--dim needs SYMBOL=N or SYMBOL=LO..HI, got '%s'", spec);
+	dimspec d;
+	const char *end;
+	if (parse_dimspec(eq + 1, &end, &d) || *end)
+		return bad_option("--dim: '%s' is not N, LO..HI or LO..HI:B1,B2,... (non-negative, "
+				  "increasing)", eq + 1);
 	char name[512];
 	snprintf(name, sizeof name, "%.*s", (int)(eq - spec), spec);
-	if (ox_ir_bind(g, name, v)) {
+	if (ox_ir_set_range(g, name, d.lo, d.hi) < 0) {
 		ox_error(g, NULL, "--dim: the model has no symbolic dim '%s'", name);
 		return 1;
 	}
+	return note_buckets(g, name, &d) ? 1 : 0;
+}
+
+/* --max NAME=N: value NAME holds at most N elements */
+static int apply_max(ox_graph *g, const char *spec)
+{
+	const char *eq = strrchr(spec, '=');
+	char *end;
+	if (!eq || !eq[1])
+		return bad_option("--max needs VALUE=N, got '%s'", spec);
+	long long v = strtoll(eq + 1, &end, 10);
+	if (*end || v < 1)
+		return bad_option("--max: '%s' is not a positive count of elements", eq + 1);
+	char name[512];
+	snprintf(name, sizeof name, "%.*s", (int)(eq - spec), spec);
+	g->caps = realloc(g->caps, (size_t)(g->ncaps + 1) * sizeof *g->caps);
+	if (!g->caps)
+		ox_die("out of memory");
+	g->caps[g->ncaps].name = ox_ir_strdup(g, name);
+	g->caps[g->ncaps++].elems = v;
 	return 0;
 }
 
@@ -269,10 +393,11 @@ static void default_prefix(const char *out, char *buf, size_t n)
 int main(int argc, char **argv)
 {
 	const char *model = NULL, *out = NULL, *target = "c", *name = NULL, *dump = NULL;
-	const char *shapes[MAX_BINDS], *dims[MAX_BINDS], *consts[MAX_BINDS], *likes[MAX_BINDS];
+	const char *shapes[MAX_BINDS], *dims[MAX_BINDS], *consts[MAX_BINDS], *likes[MAX_BINDS], *maxes[MAX_BINDS];
 	const char *strcap = NULL, *cpu = NULL, *opt = NULL, *wino = NULL;
 	int print_cflags = 0;
-	int nshapes = 0, ndims = 0, nconsts = 0, nlikes = 0, with_main = 0, build = 0, report = 0;
+	int nshapes = 0, ndims = 0, nconsts = 0, nlikes = 0, nmaxes = 0, with_main = 0, build = 0, report = 0;
+	const char *maxelems = NULL;
 	const char *graph = NULL, *html = NULL; /* --graph FILE, --report=html[:FILE] ("" default) */
 	int weights = OX_CG_WEIGHTS_EMBED;
 	const char *wmode = NULL;
@@ -309,6 +434,10 @@ int main(int argc, char **argv)
 			consts[nconsts++] = argv[++i];
 		else if (!strcmp(a, "--like") && more && nlikes < MAX_BINDS)
 			likes[nlikes++] = argv[++i];
+		else if (!strcmp(a, "--max") && more && nmaxes < MAX_BINDS)
+			maxes[nmaxes++] = argv[++i];
+		else if (!strcmp(a, "--max-elems") && more)
+			maxelems = argv[++i];
 		else if (!strcmp(a, "--string-capacity") && more)
 			strcap = argv[++i];
 		else if (!strcmp(a, "--weights") && more)
@@ -408,6 +537,13 @@ int main(int argc, char **argv)
 		default_prefix(out ? out : "net", prefix, sizeof prefix);
 	}
 
+	long long max_elems = 0;
+	if (maxelems) {
+		char *e;
+		max_elems = strtoll(maxelems, &e, 10);
+		if (*e || max_elems < 1)
+			return bad_option("--max-elems '%s': expected a positive count of elements", maxelems);
+	}
 	long capacity = 256;
 	if (strcap) {
 		char *e;
@@ -415,36 +551,66 @@ int main(int argc, char **argv)
 		if (*e || capacity < 1 || capacity > (1L << 24))
 			return bad_option("--string-capacity '%s': expected 1 to 16777216 bytes", strcap);
 	}
-	ox_graph *g = ox_fe_load(model);
-	if (!g)
-		return 1;
-	g->string_capacity = (int)capacity;
-	g->target = tgt;
-	g->opt = opt ? atoi(opt) : 1;
-	g->winograd = winograd;
-	int rc = 0;
-	for (int i = 0; i < nconsts && !rc; i++)
-		rc = apply_const(g, consts[i]);
-	for (int i = 0; i < nlikes && !rc; i++)
-		rc = apply_like(g, likes[i]);
-	for (int i = 0; i < nshapes && !rc; i++)
-		rc = apply_shape(g, shapes[i]);
-	for (int i = 0; i < ndims && !rc; i++)
-		rc = apply_dim(g, dims[i]);
-	if (!rc && dump && !strcmp(dump, "import")) {
-		ox_ir_dump(g, stdout);
-		ox_ir_free(g);
-		return 0;
-	}
 #ifdef NDEBUG
 	int check = 0;
 #else
 	int check = 1;
 #endif
-	/* a dump that stops before the static pass may show symbolic dims */
-	g->symbolic_ok = dump && *dump && strcmp(dump, "static") && strcmp(dump, "plan");
-	if (!rc)
-		rc = ox_opt_run(g, check, dump && *dump ? dump : NULL) ? 1 : 0;
+	/* Load, bind and optimize once; with buckets once per combination of
+	 * them (load again, each bucketed symbol narrowed to its bucket), the
+	 * specializations the program dispatches between. */
+	ox_graph *gs[MAX_SPECS];
+	int ngs = 0, nspecs = 1, rc = 0;
+	for (int spec = 0; spec < nspecs && !rc; spec++) {
+		ox_graph *g = ox_fe_load(model);
+		if (!g)
+			return 1;
+		gs[ngs++] = g;
+		g->string_capacity = (int)capacity;
+		g->target = tgt;
+		g->opt = opt ? atoi(opt) : 1;
+		g->winograd = winograd;
+		g->max_elems = max_elems;
+		for (int i = 0; i < nconsts && !rc; i++)
+			rc = apply_const(g, consts[i]);
+		for (int i = 0; i < nlikes && !rc; i++)
+			rc = apply_like(g, likes[i]);
+		for (int i = 0; i < nshapes && !rc; i++)
+			rc = apply_shape(g, shapes[i]);
+		for (int i = 0; i < ndims && !rc; i++)
+			rc = apply_dim(g, dims[i]);
+		for (int i = 0; i < nmaxes && !rc; i++)
+			rc = apply_max(g, maxes[i]);
+		if (!rc && spec == 0) {
+			for (int b = 0; b < nbucketed; b++)
+				nspecs *= bucketed[b].d.nb;
+			if (nspecs > MAX_SPECS) {
+				ox_error(g, NULL, "the buckets make %d specializations, more than %d", nspecs, MAX_SPECS);
+				rc = 1;
+			}
+			if (nspecs > 1 && dump) {
+				ox_error(g, NULL, "--dump-ir shows one graph: give ranges without buckets");
+				rc = 1;
+			}
+		}
+		/* this specialization's bucket of each bucketed symbol (mixed radix) */
+		for (int b = 0, at = spec; b < nbucketed && !rc; b++) {
+			const dimspec *d = &bucketed[b].d;
+			int k = at % d->nb;
+			at /= d->nb;
+			ox_ir_set_range(g, bucketed[b].sym, k ? d->b[k - 1] + 1 : d->lo, d->b[k]);
+		}
+		if (!rc && dump && !strcmp(dump, "import")) {
+			ox_ir_dump(g, stdout);
+			ox_ir_free(g);
+			return 0;
+		}
+		/* a dump that stops before the bounds pass may show symbolic dims */
+		g->symbolic_ok = dump && *dump && strcmp(dump, "bounds") && strcmp(dump, "plan");
+		if (!rc)
+			rc = ox_opt_run(g, check, dump && *dump ? dump : NULL) ? 1 : 0;
+	}
+	ox_graph *g = gs[ngs - 1]; /* the report and the picture show the last (largest) one */
 	if (!rc && dump) {
 		ox_ir_dump(g, stdout);
 		ox_ir_free(g);
@@ -454,7 +620,7 @@ int main(int argc, char **argv)
 	if (!rc && out) {
 		ox_cg_stats st = {0};
 		ox_cg_opts o = {out, prefix, base, with_main, weights, &st};
-		rc = ox_cg_emit_c(g, &o) ? 1 : 0;
+		rc = ox_cg_emit_c_specs(gs, ngs, &o) ? 1 : 0;
 		ox_rp_info ri = {base, out, weights, &st};
 		if (!rc && report == 1)
 			ox_rp_text(stdout, g, &ri);
@@ -474,7 +640,8 @@ int main(int argc, char **argv)
 	}
 	if (!rc && graph)
 		rc = ox_rp_graph(graph, g, base) ? 1 : 0;
-	ox_ir_free(g);
+	for (int k = 0; k < ngs; k++)
+		ox_ir_free(gs[k]);
 	if (rc || !build)
 		return rc;
 

@@ -111,12 +111,17 @@ int ox_cg_intern(ox_cg *cg, const char *key)
 	return cg->ninterned++;
 }
 
-void ox_cg_tasks(ox_cg *cg, long n)
+void ox_cg_tasks_dim(ox_cg *cg, ox_dim n)
 {
 	if (cg->nregions == 4)
 		ox_die("codegen: more than 4 regions of tasks in one node");
 	cg->region_at[cg->nregions] = cg->body.len;
 	cg->region_n[cg->nregions++] = n;
+}
+
+void ox_cg_tasks(ox_cg *cg, long n)
+{
+	ox_cg_tasks_dim(cg, n);
 }
 
 void ox_cg_term(char *buf, size_t cap, const char *var, int64_t n, int64_t stride)
@@ -407,10 +412,20 @@ static int uses_name(const char *text, const char *name)
  * The blob: every constant the code reads, each at a 64-byte aligned
  * offset (woff), zero bytes between, element bytes little-endian as in the
  * model. It is walked in pieces (blob_walk) and streamed to its files, so
- * a big model's weights are never copied whole in memory. */
+ * a big model's weights are never copied whole in memory. A program of
+ * several specializations (buckets) has one blob: a constant whose bytes
+ * an earlier specialization already put there is stored once. */
 typedef struct {
-	ox_graph *g;
-	const int64_t *woff; /* per value: offset in the blob, -1 if not there */
+	int spec;            /* the specialization (graph) it comes from */
+	ox_id id;            /* its value there */
+} wentry;
+
+typedef struct {
+	ox_graph *const *gs; /* the specializations */
+	int ngs;
+	int64_t **woff;      /* per specialization, per value: offset in the blob, -1 if not there */
+	wentry *e;           /* the blob's tensors in order */
+	int ne;
 	size_t size;
 	int mode;            /* OX_CG_WEIGHTS_* */
 	const char *prefix;
@@ -418,25 +433,81 @@ typedef struct {
 
 typedef int (*sink_fn)(void *ctx, const unsigned char *p, size_t n);
 
+static const ox_tensor *wtensor(const wlayout *L, int k)
+{
+	return L->gs[L->e[k].spec]->vals[L->e[k].id].data;
+}
+
 static int blob_walk(const wlayout *L, sink_fn fn, void *ctx)
 {
 	static const unsigned char zeros[64];
 	size_t at = 0;
-	for (int i = 0; i < L->g->nvals; i++) {
-		if (L->woff[i] < 0)
-			continue;
-		while (at < (size_t)L->woff[i]) {
-			size_t k = (size_t)L->woff[i] - at < sizeof zeros ? (size_t)L->woff[i] - at : sizeof zeros;
-			if (fn(ctx, zeros, k))
+	for (int k = 0; k < L->ne; k++) {
+		size_t off = (size_t)L->woff[L->e[k].spec][L->e[k].id];
+		while (at < off) {
+			size_t z = off - at < sizeof zeros ? off - at : sizeof zeros;
+			if (fn(ctx, zeros, z))
 				return -1;
-			at += k;
+			at += z;
 		}
-		const ox_tensor *t = L->g->vals[i].data;
+		const ox_tensor *t = wtensor(L, k);
 		if (t->nbytes && fn(ctx, t->data, t->nbytes))
 			return -1;
 		at += t->nbytes;
 	}
 	return 0;
+}
+
+/* The blob's layout: each constant that a node or an output of any
+ * specialization uses, at a 64-byte aligned offset, once per distinct
+ * bytes. -1 (after an error) on a string constant. */
+static int weights_layout(wlayout *L)
+{
+	L->woff = calloc((size_t)L->ngs + 1, sizeof *L->woff);
+	L->size = 0;
+	L->ne = 0;
+	int cap = 0;
+	for (int s = 0; s < L->ngs; s++) {
+		ox_graph *g = L->gs[s];
+		ox_ir_fill_uses(g);
+		L->woff[s] = calloc((size_t)g->nvals + 1, sizeof **L->woff);
+		for (int i = 0; i < g->nvals; i++) {
+			ox_value *v = &g->vals[i];
+			L->woff[s][i] = -1;
+			if (v->kind != OX_V_CONST || (!v->nuses && !v->is_output))
+				continue;
+			if (v->dtype == OX_STRING)
+				return ox_error(g, NULL, "string constant '%s' is not supported by the C target", v->name);
+			int dup = -1;
+			for (int k = 0; k < L->ne && s > 0 && dup < 0; k++) {
+				const ox_tensor *t = wtensor(L, k);
+				if (L->e[k].spec != s && t->nbytes == v->data->nbytes &&
+				    !memcmp(t->data, v->data->data, t->nbytes))
+					dup = k;
+			}
+			if (dup >= 0) {
+				L->woff[s][i] = L->woff[L->e[dup].spec][L->e[dup].id];
+				continue;
+			}
+			if (L->ne == cap) {
+				cap = cap ? 2 * cap : 64;
+				L->e = realloc(L->e, (size_t)cap * sizeof *L->e);
+			}
+			L->e[L->ne++] = (wentry){s, i};
+			L->size = (L->size + 63) & ~(size_t)63;
+			L->woff[s][i] = (int64_t)L->size;
+			L->size += v->data->nbytes;
+		}
+	}
+	return 0;
+}
+
+static void weights_free(wlayout *L)
+{
+	for (int s = 0; s < L->ngs && L->woff; s++)
+		free(L->woff[s]);
+	free(L->woff);
+	free(L->e);
 }
 
 /* CRC-32 (IEEE 802.3, as zlib), four bits at a time: the generated
@@ -569,9 +640,33 @@ static int as_bytes(const ox_tensor *t)
 	return !typed || !canonical_nans(t);
 }
 
-static void emit_c_array(ox_buf *b, ox_graph *g, ox_id id, const char *prefix)
+/* the C array of blob entry k (--weights c): PREFIX_wID, PREFIX_wS_ID for
+ * a later specialization's */
+static const char *warray(const wlayout *L, int k)
 {
-	const ox_value *v = &g->vals[id];
+	static char r[4][64];
+	static int at;
+	at = (at + 1) % 4;
+	if (L->e[k].spec)
+		snprintf(r[at], sizeof r[at], "%s_w%d_%d", L->prefix, L->e[k].spec, L->e[k].id);
+	else
+		snprintf(r[at], sizeof r[at], "%s_w%d", L->prefix, L->e[k].id);
+	return r[at];
+}
+
+/* the blob entry holding value id of specialization s */
+static int wentry_of(const wlayout *L, int s, ox_id id)
+{
+	for (int k = 0; k < L->ne; k++)
+		if (L->woff[L->e[k].spec][L->e[k].id] == L->woff[s][id])
+			return k;
+	ox_die("codegen: constant %d has no place in the weights", id);
+}
+
+static void emit_c_array(ox_buf *b, const wlayout *L, int k)
+{
+	ox_graph *g = L->gs[L->e[k].spec];
+	const ox_value *v = &g->vals[L->e[k].id];
 	const ox_tensor *t = v->data;
 	int64_t m = stored_elems(t);
 	int dt = t->dtype, bytes = as_bytes(t);
@@ -582,9 +677,9 @@ static void emit_c_array(ox_buf *b, ox_graph *g, ox_id id, const char *prefix)
 	ox_buf_printf(b, ": %s%s */\n", ox_dtype_name(dt), shape);
 	if (bytes) {
 		m = (int64_t)t->nbytes;
-		ox_buf_printf(b, "_Alignas(8) const unsigned char %s_w%d[%lld] = {", prefix, id, (long long)(m ? m : 1));
+		ox_buf_printf(b, "_Alignas(8) const unsigned char %s[%lld] = {", warray(L, k), (long long)(m ? m : 1));
 	} else {
-		ox_buf_printf(b, "const %s %s_w%d[%lld] = {", ox_cg_ctype(dt), prefix, id, (long long)(m ? m : 1));
+		ox_buf_printf(b, "const %s %s[%lld] = {", ox_cg_ctype(dt), warray(L, k), (long long)(m ? m : 1));
 	}
 	if (!m)
 		ox_buf_puts(b, "0");
@@ -635,10 +730,11 @@ static void emit_c_array(ox_buf *b, ox_graph *g, ox_id id, const char *prefix)
 	ox_buf_puts(b, "\n};\n\n");
 }
 
-/* Where value id lives, as a C pointer expression of its storage type:
- * a graph input, the weights, or the arena. A view (opt/plan.c) is its
- * root's bytes at an offset: the root decides the place. */
-static const char *vptr(ox_graph *g, ox_id id, int cnst, char *buf, size_t n, const wlayout *L)
+/* Where value id of specialization s lives, as a C pointer expression of
+ * its storage type: a graph input, the weights, or the arena. A view
+ * (opt/plan.c) is its root's bytes at an offset: the root decides the
+ * place. */
+static const char *vptr(ox_graph *g, int s, ox_id id, int cnst, char *buf, size_t n, const wlayout *L)
 {
 	ox_value *v = &g->vals[id];
 	const char *t = ox_cg_ctype(v->dtype);
@@ -654,13 +750,13 @@ static const char *vptr(ox_graph *g, ox_id id, int cnst, char *buf, size_t n, co
 		else
 			snprintf(buf, n, "(const %s *)inputs[%d]", t, k);
 	} else if (rv->kind == OX_V_CONST && L->mode == OX_CG_WEIGHTS_C) {
+		int k = wentry_of(L, s, r);
 		if (off || rv->dtype != v->dtype || as_bytes(rv->data))
-			snprintf(buf, n, "(const %s *)((const unsigned char *)%s_w%d + %lld)", t, L->prefix, r,
-				 (long long)off);
+			snprintf(buf, n, "(const %s *)((const unsigned char *)%s + %lld)", t, warray(L, k), (long long)off);
 		else
-			snprintf(buf, n, "%s_w%d", L->prefix, r);
+			snprintf(buf, n, "%s", warray(L, k));
 	} else if (rv->kind == OX_V_CONST) {
-		snprintf(buf, n, "(const %s *)(W + %lld)", t, (long long)(L->woff[r] + off));
+		snprintf(buf, n, "(const %s *)(W + %lld)", t, (long long)(L->woff[s][r] + off));
 	} else {
 		if (v->offset < 0)
 			ox_die("codegen: value %%%d '%s' has no place in the arena", id, v->name);
@@ -669,32 +765,80 @@ static const char *vptr(ox_graph *g, ox_id id, int cnst, char *buf, size_t n, co
 	return buf;
 }
 
-static void emit_desc(ox_buf *b, ox_graph *g, const char *prefix, const char *what, int cnt,
-		      const ox_id *ids, const char *const *names)
+/* Tensor descriptors of the graph inputs (what 0) or outputs (1): the
+ * shape is the largest each dim takes over every specialization, min_shape
+ * the least; numel and bytes are the largest. */
+static void emit_desc(ox_buf *b, ox_graph *const *gs, int ngs, const char *prefix, int what)
 {
+	ox_graph *g0 = gs[0];
+	int cnt = what ? g0->noutputs : g0->ninputs;
+	const char *w = what ? "output" : "input";
+	int64_t *numel = calloc((size_t)cnt + 1, sizeof *numel);
 	for (int k = 0; k < cnt; k++) {
-		ox_value *v = &g->vals[ids[k]];
-		if (!v->shape.rank)
+		ox_value *v0 = &g0->vals[what ? g0->outputs[k] : g0->inputs[k]];
+		int64_t lo[OX_MAX_RANK], hi[OX_MAX_RANK];
+		for (int s = 0; s < ngs; s++) {
+			ox_graph *g = gs[s];
+			ox_value *v = &g->vals[what ? g->outputs[k] : g->inputs[k]];
+			int64_t m = ox_value_max_storage(g, v);
+			if (v->layout == OX_L_PLAIN && ox_shape_is_rt(g, &v->shape)) {
+				int64_t top = ox_shape_max_numel(g, &v->shape);
+				m = v->cap > 0 && v->cap < top ? v->cap : top;
+			} else {
+				m = ox_shape_numel(&v->shape);
+			}
+			if (m > numel[k])
+				numel[k] = m;
+			for (int d = 0; d < v->shape.rank; d++) {
+				int64_t l, h;
+				if (ox_dim_range(g, v->shape.d[d], &l, &h))
+					l = h = 0;
+				if (!s || l < lo[d])
+					lo[d] = l;
+				if (!s || h > hi[d])
+					hi[d] = h;
+			}
+		}
+		if (!v0->shape.rank)
 			continue;
-		ox_buf_printf(b, "static const int64_t %s_%s%d_shape[%d] = {", prefix, what, k, v->shape.rank);
-		for (int d = 0; d < v->shape.rank; d++)
-			ox_buf_printf(b, "%s%lld", d ? ", " : "", (long long)v->shape.d[d]);
+		int varies = 0;
+		ox_buf_printf(b, "static const int64_t %s_%s%d_shape[%d] = {", prefix, w, k, v0->shape.rank);
+		for (int d = 0; d < v0->shape.rank; d++) {
+			ox_buf_printf(b, "%s%lld", d ? ", " : "", (long long)hi[d]);
+			varies |= lo[d] != hi[d];
+		}
 		ox_buf_puts(b, "};\n");
+		if (varies) {
+			ox_buf_printf(b, "static const int64_t %s_%s%d_min_shape[%d] = {", prefix, w, k, v0->shape.rank);
+			for (int d = 0; d < v0->shape.rank; d++)
+				ox_buf_printf(b, "%s%lld", d ? ", " : "", (long long)lo[d]);
+			ox_buf_puts(b, "};\n");
+		}
 	}
-	ox_buf_printf(b, "const %s_tensor_desc %s_%ss[] = {\n", prefix, prefix, what);
+	ox_buf_printf(b, "const %s_tensor_desc %s_%ss[] = {\n", prefix, prefix, w);
 	for (int k = 0; k < cnt; k++) {
-		ox_value *v = &g->vals[ids[k]];
-		int64_t numel = ox_shape_numel(&v->shape);
+		ox_value *v = &g0->vals[what ? g0->outputs[k] : g0->inputs[k]];
+		int varies = 0;
+		for (int s = 0; s < ngs && !varies; s++) {
+			ox_graph *g = gs[s];
+			varies = ox_shape_is_rt(g, &g->vals[what ? g->outputs[k] : g->inputs[k]].shape);
+		}
+		varies |= ngs > 1 && v->shape.rank > 0;
 		ox_buf_puts(b, "\t{");
-		c_string(b, names ? names[k] : v->name);
+		c_string(b, what ? g0->output_names[k] : v->name);
 		if (v->shape.rank)
-			ox_buf_printf(b, ", %d, %d, %s_%s%d_shape", v->dtype, v->shape.rank, prefix, what, k);
+			ox_buf_printf(b, ", %d, %d, %s_%s%d_shape", v->dtype, v->shape.rank, prefix, w, k);
 		else
 			ox_buf_printf(b, ", %d, 0, NULL", v->dtype);
-		ox_buf_printf(b, ", %lld, %lld, %d},\n", (long long)numel,
-			      (long long)(numel * (int64_t)ox_dtype_size(v->dtype)), v->dyn - 1);
+		ox_buf_printf(b, ", %lld, %lld, %d, ", (long long)numel[k],
+			      (long long)(numel[k] * (int64_t)ox_dtype_size(v->dtype)), v->dyn - 1);
+		if (!v->shape.rank)
+			ox_buf_puts(b, "NULL},\n");
+		else
+			ox_buf_printf(b, "%s_%s%d_%sshape},\n", prefix, w, k, varies ? "min_" : "");
 	}
-	ox_buf_puts(b, "\t{NULL, 0, 0, NULL, 0, 0, -1},\n};\n\n");
+	ox_buf_puts(b, "\t{NULL, 0, 0, NULL, 0, 0, -1, NULL},\n};\n\n");
+	free(numel);
 }
 
 /* The ONNX inputs or outputs over the C tensors (a sequence is several);
@@ -896,52 +1040,59 @@ static void indent(ox_buf *b, const char *text)
 	}
 }
 
-int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
+/* Does the C emitter take this node, whose values may have run-time dims?
+ * Those that do not are listed as errors, all of them, by the caller. */
+static int rt_refused(ox_graph *g, ox_node *n)
 {
-	const char *P = o->prefix;
-	char PU[256];
-	snprintf(PU, sizeof PU, "%s", P);
-	for (char *c = PU; *c; c++)
-		*c = (char)toupper((unsigned char)*c);
-	char *hpath = sibling(o->out_c, ".h"), *wpath = sibling(o->out_c, "_weights.c"),
-	     *mpath = sibling(o->out_c, "_main.c"), *xpath = sibling(o->out_c, "_weights.bin");
-	char *bpath = malloc(strlen(wpath) + 8), *ipath = sibling(o->out_c, "_weights.inc");
-	sprintf(bpath, "%s.bin", wpath);
-	const char *hname = base_name(hpath), *wname = base_name(wpath);
-	int mode = o->weights;
-
-	/* weights: constants that nodes or outputs use, 64-byte aligned */
-	ox_ir_fill_uses(g);
-	int64_t *woff = calloc(g->nvals + 1, sizeof *woff);
-	size_t wsize = 0;
-	for (int i = 0; i < g->nvals; i++) {
-		ox_value *v = &g->vals[i];
-		woff[i] = -1;
-		if (v->kind != OX_V_CONST || (!v->nuses && !v->is_output))
+	if ((ox_ops[n->op].flags & OX_F_RT) || !ox_node_rt(g, n))
+		return 0;
+	for (int k = 0; k < n->nin + n->nout; k++) {
+		ox_id id = k < n->nin ? n->in[k] : n->out[k - n->nin];
+		if (id < 0 || !ox_shape_is_rt(g, &g->vals[id].shape))
 			continue;
-		if (v->dtype == OX_STRING) {
-			free(woff);
-			free(hpath), free(wpath), free(mpath), free(xpath), free(bpath), free(ipath);
-			return ox_error(g, NULL, "string constant '%s' is not supported by the C target", v->name);
-		}
-		wsize = (wsize + 63) & ~(size_t)63;
-		woff[i] = (int64_t)wsize;
-		wsize += v->data->nbytes;
+		char sh[256];
+		ox_shape_str(g, &g->vals[id].shape, sh, sizeof sh);
+		return ox_error(g, n, "%s %d '%s' has run-time dims (%s%s), which this op does not take in the C "
+				"target yet: fix them with --shape or --dim", k < n->nin ? "input" : "output",
+				k < n->nin ? k : k - n->nin, g->vals[id].name, ox_dtype_name(g->vals[id].dtype), sh);
 	}
-	wlayout L = {g, woff, wsize, mode, P};
-	uint32_t crc = 0;
-	blob_walk(&L, crc_sink, &crc);
-	if (mode == OX_CG_WEIGHTS_C && wsize > ((size_t)16 << 20)) {
-		free(woff);
-		free(hpath), free(wpath), free(mpath), free(xpath), free(bpath), free(ipath);
-		return ox_error(g, NULL, "--weights c is for small models: this one has %zu bytes of weights "
-				"(use the default, or --weights external)", wsize);
-	}
+	return 0;
+}
 
-	/* node functions */
-	ox_cg cg = {g, P, {0}, {0}, NULL, 0, 0, NULL, 0, 0, {0}, {0}};
-	ox_buf nodes = {0}, run = {0}, finfo = {0};
-	int errors = 0, nfuncs = 0, nviews = 0, ndyn = 0, nfail = 0, nindex = 0;
+/* does node n compute a data symbol (its outputs' dims read from data)? */
+static int defines_dims(ox_graph *g, const ox_node *n)
+{
+	for (int k = 0; k < n->nout; k++) {
+		ox_id id = n->out[k];
+		if (id < 0)
+			continue;
+		const ox_value *v = &g->vals[id];
+		for (int d = 0; d < v->shape.rank; d++) {
+			const ox_dexpr *e = ox_dim_rtsym(g, v->shape.d[d]);
+			if (e && e->rt == OX_RT_DATA && e->def == id)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* What one specialization (a planned graph) adds to the files. */
+typedef struct {
+	ox_buf nodes;   /* its node and task functions */
+	ox_buf run;     /* the body of its run function */
+	ox_buf finfo;   /* its rows of PREFIX_funcs[] */
+	int nfuncs, nviews, ndyn, nfail, nindex, nshape, errors;
+} spec_out;
+
+/* The node functions of specialization s and the calls of its run
+ * function. fpre prefixes the function names ("" for a program of one
+ * specialization); funcs0 is the index of its first function in
+ * PREFIX_funcs[]. */
+static void emit_spec(ox_cg *cg, int s, const char *fpre, int funcs0, const wlayout *L, spec_out *so)
+{
+	ox_graph *g = cg->g;
+	const char *PU = cg->prefix_upper;
+	ox_buf *nodes = &so->nodes, *run = &so->run, *finfo = &so->finfo;
 	for (int i = 0; i < g->nnodes; i++) {
 		ox_node *n = &g->nodes[i];
 		/* string tensors: only emitters flagged OX_F_STRINGS handle them
@@ -949,63 +1100,88 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 		for (int k = 0; k < n->nin + n->nout && !(ox_ops[n->op].flags & OX_F_STRINGS); k++) {
 			ox_id id = k < n->nin ? n->in[k] : n->out[k - n->nin];
 			if (id >= 0 && g->vals[id].dtype == OX_STRING && !ox_plan_is_noop(g, n)) {
-				errors++;
+				so->errors++;
 				ox_error(g, n, "string tensors are not supported by this op in the C target");
 				goto next;
 			}
 		}
-		if (ox_plan_is_noop(g, n)) {
+		if (rt_refused(g, n)) {
+			so->errors++;
+			continue;
+		}
+		int noop = ox_plan_is_noop(g, n);
+		if (noop && !defines_dims(g, n)) {
 			/* a view, or a Concat whose inputs were written in place (opt/plan.c) */
-			ox_buf_printf(&run, "\t/* node %d: %s \"", i, n->optype);
-			comment_safe(&run, n->name);
-			ox_buf_printf(&run, "\" %s: no code */\n",
+			ox_buf_printf(run, "\t/* node %d: %s \"", i, n->optype);
+			comment_safe(run, n->name);
+			ox_buf_printf(run, "\" %s: no code */\n",
 				      n->op == OX_OP_Concat ? "was written in place by its inputs" : "is a view");
-			nviews++;
+			so->nviews++;
 			continue;
 		}
-		cg.body.len = 0;
-		if (cg.body.s)
-			cg.body.s[0] = 0;
-		cg.can_fail = 0;
-		cg.nregions = 0;
-		if (!emitters[n->op] || emitters[n->op](&cg, g, n)) {
-			errors++;
+		cg->body.len = 0;
+		if (cg->body.s)
+			cg->body.s[0] = 0;
+		cg->can_fail = 0;
+		cg->fails_shape = 0;
+		cg->nregions = 0;
+		cg->dims_only = noop;
+		if (!emitters[n->op] || emitters[n->op](cg, g, n)) {
+			so->errors++;
 			continue;
 		}
-		nfuncs++;
-		ox_buf_printf(&nodes, "/* node %d: %s \"", i, n->optype);
-		comment_safe(&nodes, n->name);
+		so->nfuncs++;
+		int fk = funcs0 + so->nfuncs - 1;
+		ox_buf_printf(nodes, "/* node %d: %s \"", i, n->optype);
+		comment_safe(nodes, n->name);
 		const ox_attr *fu = ox_attr_get(n, "ox_fused");
-		if (fu && fu->type == OX_AT_STRINGS && fu->n > 1) {
+		if (noop) {
+			ox_buf_puts(nodes, "\": a view; computes the dims it reads from data */\n");
+		} else if (fu && fu->type == OX_AT_STRINGS && fu->n > 1) {
 			/* the ONNX nodes a fused node computes */
-			ox_buf_printf(&nodes, "\": %d ONNX nodes fused:", fu->n);
+			ox_buf_printf(nodes, "\": %d ONNX nodes fused:", fu->n);
 			for (int k = 0; k < fu->n; k++) {
-				ox_buf_puts(&nodes, k % 3 == 0 ? "\n *   " : ", ");
-				comment_safe(&nodes, fu->strs[k]);
+				ox_buf_puts(nodes, k % 3 == 0 ? "\n *   " : ", ");
+				comment_safe(nodes, fu->strs[k]);
 			}
-			ox_buf_puts(&nodes, "\n */\n");
+			ox_buf_puts(nodes, "\n */\n");
 		} else {
-			ox_buf_puts(&nodes, "\" */\n");
+			ox_buf_puts(nodes, "\" */\n");
 		}
-		if (cg.nregions > 0 && (cg.can_fail || ndyn_of(g, n)))
+		if (cg->nregions > 0 && (cg->can_fail || cg->fails_shape || ndyn_of(g, n)))
 			ox_die("codegen: node %d: parallel tasks with a run-time size or a failure", i);
-		nfail += cg.can_fail == OX_CG_FAIL_CAPACITY;
-		nindex += cg.can_fail == OX_CG_FAIL_INDEX;
-		/* the parameters: one pointer per input and output, then extents */
+		so->nfail += cg->can_fail == OX_CG_FAIL_CAPACITY;
+		so->nindex += cg->can_fail == OX_CG_FAIL_INDEX;
+		so->nshape += cg->fails_shape;
+		int fails = cg->can_fail || cg->fails_shape;
+		/* the parameters: D when the body reads run-time dims, one pointer
+		 * per input and output, then extents */
+		int usesD = uses_name(cg->body.s, "ox_d");
 		ox_buf params = {0}, pack = {0};
-		ox_buf_printf(&run, "\tOX_PROF(%d, 0);\n", nfuncs - 1);
-		ox_buf_printf(&run, "\t%snode%d_%s(", cg.can_fail ? "if (" : "", i, ox_ops[n->op].name);
+		char fname[96];
+		snprintf(fname, sizeof fname, "%snode%d_%s", fpre, i, ox_ops[n->op].name);
+		ox_buf_printf(run, "\tOX_PROF(%d, 0);\n", fk);
+		ox_buf_printf(run, "\t%s%s(", !fails ? "" : cg->can_fail && cg->fails_shape ? "if ((rc = " : "if (",
+			      fname);
+		if (usesD) {
+			ox_buf_puts(&params, "int64_t *ox_d");
+			ox_buf_puts(run, "ox_d");
+		}
+		int first = 1;
 		for (int k = 0; k < n->nin + n->nout; k++) {
 			int isin = k < n->nin;
 			ox_id id = isin ? n->in[k] : n->out[k - n->nin];
-			const char *sep = k ? ", " : "";
+			const char *sep = usesD || k ? ", " : "";
 			const char *type = id < 0 ? "void" : ox_cg_ctype(g->vals[id].dtype);
 			char pb[256], pname[32];
 			snprintf(pname, sizeof pname, "%s%d", isin ? "in" : "out", isin ? k : k - n->nin);
 			ox_buf_printf(&params, "%s%s%s *%s", sep, isin ? "const " : "", type, pname);
-			ox_buf_printf(&run, "%s%s", sep, id < 0 ? "NULL" : vptr(g, id, isin, pb, sizeof pb, &L));
-			ox_buf_printf(&pack, "%s(void *)%s", sep, pname);
+			ox_buf_printf(run, "%s%s", sep, id < 0 ? "NULL" : vptr(g, s, id, isin, pb, sizeof pb, L));
+			ox_buf_printf(&pack, "%s(void *)%s", k ? ", " : "", pname);
+			first = 0;
 		}
+		if (usesD)
+			ox_buf_printf(&pack, "%s(void *)ox_d", first ? "" : ", ");
 		/* a run-time extent (v->dyn): the node reports it through extK */
 		for (int k = 0; k < n->nout; k++) {
 			ox_id id = n->out[k];
@@ -1016,75 +1192,77 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 				j++;
 			ox_buf_printf(&params, ", int64_t *ext%d", k);
 			if (j < g->noutputs)
-				ox_buf_printf(&run, ", &ext[%d]", j);
+				ox_buf_printf(run, ", &ext[%d]", j);
 			else
-				ox_buf_puts(&run, ", &ext_unused");
-			ndyn++;
+				ox_buf_puts(run, ", &ext_unused");
+			so->ndyn++;
 		}
-		if (n->nin + n->nout == 0)
+		if (n->nin + n->nout == 0 && !usesD)
 			ox_buf_puts(&params, "void");
 		/* regions of tasks: a task function each; small nodes (less than a
-		 * megaflop and 128 KB written) call them directly, the hand-off to
-		 * threads would cost more than it saves */
+		 * megaflop and 128 KB written, at their largest) call them
+		 * directly, the hand-off to threads would cost more than it saves */
 		int serial = ox_ir_flops(g, n) < 1000000;
 		for (int k = 0; k < n->nout && serial; k++)
 			if (n->out[k] >= 0 && !(n->scratch && k == n->nout - 1))
-				serial = ox_value_storage_numel(&g->vals[n->out[k]]) * (int64_t)ox_dtype_size(g->vals[n->out[k]].dtype) <
+				serial = ox_value_max_storage(g, &g->vals[n->out[k]]) *
+						 (int64_t)ox_dtype_size(g->vals[n->out[k]].dtype) <
 					 (128 << 10);
-		for (int r = 0; r < cg.nregions; r++) {
-			size_t from = cg.region_at[r], to = r + 1 < cg.nregions ? cg.region_at[r + 1] : cg.body.len;
-			char *text = strndup(cg.body.s + from, to - from);
-			ox_buf_printf(&nodes, "static void node%d_%s_task%.0d(void *ctx, long t0, long t1)\n{\n", i,
-				      ox_ops[n->op].name, r);
-			ox_buf_puts(&nodes, "\tvoid *const *p = ctx;\n");
+		for (int r = 0; r < cg->nregions; r++) {
+			size_t from = cg->region_at[r], to = r + 1 < cg->nregions ? cg->region_at[r + 1] : cg->body.len;
+			char *text = strndup(cg->body.s + from, to - from);
+			ox_buf_printf(nodes, "static void %s_task%.0d(void *ctx, long t0, long t1)\n{\n", fname, r);
+			ox_buf_puts(nodes, "\tvoid *const *p = ctx;\n");
 			for (int k = 0; k < n->nin + n->nout; k++) {
 				int isin = k < n->nin;
 				ox_id id = isin ? n->in[k] : n->out[k - n->nin];
 				char pname[32];
 				snprintf(pname, sizeof pname, "%s%d", isin ? "in" : "out", isin ? k : k - n->nin);
 				if (uses_name(text, pname))
-					ox_buf_printf(&nodes, "\t%s%s *%s = p[%d];\n", isin ? "const " : "",
+					ox_buf_printf(nodes, "\t%s%s *%s = p[%d];\n", isin ? "const " : "",
 						      id < 0 ? "void" : ox_cg_ctype(g->vals[id].dtype), pname, k);
 			}
-			ox_buf_puts(&nodes, "\tfor (long t = t0; t < t1; t++) {\n");
-			indent(&nodes, text);
-			ox_buf_puts(&nodes, "\t}\n}\n\n");
+			if (usesD && uses_name(text, "ox_d"))
+				ox_buf_printf(nodes, "\tint64_t *ox_d = p[%d];\n", n->nin + n->nout);
+			ox_buf_puts(nodes, "\tfor (long t = t0; t < t1; t++) {\n");
+			indent(nodes, text);
+			ox_buf_puts(nodes, "\t}\n}\n\n");
 			free(text);
 		}
-		ox_buf_printf(&nodes, "static %s node%d_%s(%s)\n{\n", cg.can_fail ? "int" : "void", i,
-			      ox_ops[n->op].name, params.s);
-		if (cg.nregions > 0) {
-			ox_buf_printf(&nodes, "%.*s", (int)cg.region_at[0], cg.body.s);
-			ox_buf_printf(&nodes, "\tvoid *p[] = {%s};\n", pack.s);
-			for (int r = 0; r < cg.nregions; r++) {
+		ox_buf_printf(nodes, "static %s %s(%s)\n{\n", fails ? "int" : "void", fname, params.s);
+		if (cg->nregions > 0) {
+			ox_buf_printf(nodes, "%.*s", (int)cg->region_at[0], cg->body.s);
+			ox_buf_printf(nodes, "\tvoid *p[] = {%s};\n", pack.s);
+			for (int r = 0; r < cg->nregions; r++) {
+				const char *cnt = ox_cg_dim(cg, cg->region_n[r]);
 				if (serial)
-					ox_buf_printf(&nodes, "\tnode%d_%s_task%.0d(p, 0, %lld);\n", i, ox_ops[n->op].name, r,
-						      (long long)cg.region_n[r]);
+					ox_buf_printf(nodes, "\t%s_task%.0d(p, 0, %s);\n", fname, r, cnt);
 				else
-					ox_buf_printf(&nodes, "\tox_parallel(node%d_%s_task%.0d, p, %lld);\n", i,
-						      ox_ops[n->op].name, r, (long long)cg.region_n[r]);
+					ox_buf_printf(nodes, "\tox_parallel(%s_task%.0d, p, %s);\n", fname, r, cnt);
 			}
 		} else {
 			for (int k = 0; k < n->nin + n->nout; k++) {
 				char pname[32];
 				snprintf(pname, sizeof pname, "%s%d", k < n->nin ? "in" : "out",
 					 k < n->nin ? k : k - n->nin);
-				if (!uses_name(cg.body.s, pname))
-					ox_buf_printf(&nodes, "\t(void)%s;\n", pname);
+				if (!uses_name(cg->body.s, pname))
+					ox_buf_printf(nodes, "\t(void)%s;\n", pname);
 			}
-			ox_buf_puts(&nodes, cg.body.s ? cg.body.s : "");
+			ox_buf_puts(nodes, cg->body.s ? cg->body.s : "");
 		}
-		if (cg.can_fail)
-			ox_buf_puts(&nodes, "\treturn 0;\n");
-		ox_buf_puts(&nodes, "}\n\n");
-		if (cg.can_fail)
-			ox_buf_printf(&run, "))\n\t\treturn %s_ERR_%s;\n", PU,
-				      cg.can_fail == OX_CG_FAIL_INDEX ? "INDEX" : "CAPACITY");
+		if (fails)
+			ox_buf_puts(nodes, "\treturn 0;\n");
+		ox_buf_puts(nodes, "}\n\n");
+		const char *kind = cg->can_fail == OX_CG_FAIL_INDEX ? "INDEX" : "CAPACITY";
+		if (cg->can_fail && cg->fails_shape)
+			ox_buf_printf(run, ")))\n\t\treturn rc == 2 ? %s_ERR_SHAPE : %s_ERR_%s;\n", PU, PU, kind);
+		else if (fails)
+			ox_buf_printf(run, "))\n\t\treturn %s_ERR_%s;\n", PU, cg->fails_shape ? "SHAPE" : kind);
 		else
-			ox_buf_puts(&run, ");\n");
-		ox_buf_printf(&run, "\tOX_PROF(%d, 1);\n", nfuncs - 1);
+			ox_buf_puts(run, ");\n");
+		ox_buf_printf(run, "\tOX_PROF(%d, 1);\n", fk);
 		/* the profiler's table: function name, the ONNX nodes, flops */
-		ox_buf_printf(&finfo, "\t{\"node%d_%s\", ", i, ox_ops[n->op].name);
+		ox_buf_printf(finfo, "\t{\"%s\", ", fname);
 		{
 			/* its ONNX nodes, joined with " + " */
 			const ox_attr *fa = ox_attr_get(n, "ox_fused");
@@ -1092,36 +1270,171 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 			if (fa && fa->type == OX_AT_STRINGS && fa->n > 1)
 				for (int k = 0; k < fa->n; k++)
 					ox_buf_printf(&names, "%s%s", k ? " + " : "", fa->strs[k]);
-			c_string(&finfo, names.s ? names.s : n->name);
+			c_string(finfo, names.s ? names.s : n->name);
 			ox_buf_free(&names);
 		}
-		ox_buf_printf(&finfo, ", %lld},\n", (long long)ox_ir_flops(g, n));
+		ox_buf_printf(finfo, ", %lld},\n", (long long)ox_ir_flops(g, n));
 		ox_buf_free(&params), ox_buf_free(&pack);
 	next:;
 	}
-	if (errors) {
-		ox_error(g, NULL, "%d node%s cannot be compiled by the C target (listed above)", errors,
-			 errors > 1 ? "s" : "");
-		free(woff);
-		free(hpath), free(wpath), free(mpath), free(xpath), free(bpath), free(ipath);
-		ox_buf_free(&nodes);
-		ox_buf_free(&finfo);
-		ox_buf_free(&run);
-		cg_free(&cg);
-		return -1;
-	}
+	if (so->errors)
+		return;
+	/* the outputs: copied out of the arena, their run-time shapes reported */
 	for (int k = 0; k < g->noutputs; k++) {
 		ox_id id = g->outputs[k];
 		ox_value *v = &g->vals[id];
 		char pb[256];
-		size_t bytes = (size_t)ox_shape_numel(&v->shape) * ox_dtype_size(v->dtype);
 		if (v->dtype == OX_STRING) /* pointers: the target's size, not the 8-byte slot */
-			ox_buf_printf(&run, "\tmemcpy(outputs[%d], %s, %lld * sizeof(ox_str));\n", k,
-				      vptr(g, id, 1, pb, sizeof pb, &L), (long long)ox_shape_numel(&v->shape));
+			ox_buf_printf(run, "\tmemcpy(outputs[%d], %s, %s * sizeof(ox_str));\n", k,
+				      vptr(g, s, id, 1, pb, sizeof pb, L), ox_cg_numel(cg, &v->shape));
+		else if (ox_shape_is_rt(g, &v->shape))
+			ox_buf_printf(run, "\tmemcpy(outputs[%d], %s, (size_t)%s * %zu);\n", k,
+				      vptr(g, s, id, 1, pb, sizeof pb, L), ox_cg_numel(cg, &v->shape),
+				      ox_dtype_size(v->dtype));
 		else
-			ox_buf_printf(&run, "\tmemcpy(outputs[%d], %s, %zu);\n", k,
-				      vptr(g, id, 1, pb, sizeof pb, &L), bytes);
+			ox_buf_printf(run, "\tmemcpy(outputs[%d], %s, %zu);\n", k, vptr(g, s, id, 1, pb, sizeof pb, L),
+				      (size_t)ox_shape_numel(&v->shape) * ox_dtype_size(v->dtype));
+		if (!v->shape.rank)
+			continue;
+		ox_buf_printf(run, "\tif (out_shapes && out_shapes[%d]) {\n", k);
+		for (int d = 0; d < v->shape.rank; d++) {
+			if (v->dyn == d + 1)
+				ox_buf_printf(run, "\t\tout_shapes[%d][%d] = ext[%d];\n", k, d, k);
+			else
+				ox_buf_printf(run, "\t\tout_shapes[%d][%d] = %s;\n", k, d, ox_cg_dim(cg, v->shape.d[d]));
+		}
+		ox_buf_puts(run, "\t}\n");
 	}
+}
+
+/* Specialization s's prologue: ox_d[] from the input shapes, 0 when every
+ * input dim is in s's ranges (and equal to what the others imply), -1 not. */
+static int emit_dims_fn(ox_buf *c, ox_cg *cg, const char *P, int s)
+{
+	ox_graph *g = cg->g;
+	char *set = calloc((size_t)cg->nslots + 1, 1);
+	ox_buf_printf(c, "/* specialization %d: the run-time dims from the input shapes, 0 when they\n"
+			 " * are in its ranges */\n", s);
+	ox_buf_printf(c, "static int %s_dims%d(const int64_t *const *shapes, int64_t *ox_d)\n{\n", P, s);
+	int any = 0;
+	for (int k = 0; k < g->ninputs; k++) {
+		const ox_value *v = &g->vals[g->inputs[k]];
+		for (int d = 0; d < v->shape.rank; d++) {
+			ox_dim x = v->shape.d[d];
+			int sl = ox_cg_dim_slot(cg, x);
+			any = 1;
+			if (sl >= 0 && !set[sl]) {
+				const ox_dexpr *e = ox_dim_rtsym(g, x);
+				set[sl] = 1;
+				ox_buf_printf(c, "\tox_d[%d] = shapes[%d][%d]; /* ", sl, k, d);
+				comment_safe(c, e->sym);
+				ox_buf_puts(c, " */\n");
+				ox_buf_printf(c, "\tif (ox_d[%d] < %lld || ox_d[%d] > %lld)\n\t\treturn -1;\n", sl,
+					      (long long)e->lo, sl, (long long)e->hi);
+				continue;
+			}
+			/* a constant or a dim the inputs before gave: must agree */
+			const char *e = ox_cg_dim(cg, x);
+			for (int j = 0; j < cg->nslots; j++) {
+				char key[32];
+				snprintf(key, sizeof key, "ox_d[%d]", j);
+				if (!set[j] && strstr(e, key)) {
+					free(set);
+					return ox_error(g, NULL, "input '%s' dim %d is an expression of run-time dims that no "
+							"input dim gives alone: give those a range (--dim)", v->name, d);
+				}
+			}
+			ox_buf_printf(c, "\tif (shapes[%d][%d] != %s)\n\t\treturn -1;\n", k, d, e);
+		}
+	}
+	if (!any)
+		ox_buf_puts(c, "\t(void)shapes;\n");
+	if (!cg->nslots)
+		ox_buf_puts(c, "\t(void)ox_d;\n");
+	ox_buf_puts(c, "\treturn 0;\n}\n\n");
+	free(set);
+	return 0;
+}
+
+int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
+{
+	return ox_cg_emit_c_specs(&g, 1, o);
+}
+
+int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
+{
+	const char *P = o->prefix;
+	char PU[256];
+	snprintf(PU, sizeof PU, "%s", P);
+	for (char *c = PU; *c; c++)
+		*c = (char)toupper((unsigned char)*c);
+	ox_graph *g = gs[0];
+	int mode = o->weights;
+
+	/* weights: constants that nodes or outputs use, 64-byte aligned */
+	wlayout L = {gs, ngs, NULL, NULL, 0, 0, mode, P};
+	if (weights_layout(&L)) {
+		weights_free(&L);
+		return -1;
+	}
+	size_t wsize = L.size;
+	uint32_t crc = 0;
+	blob_walk(&L, crc_sink, &crc);
+	if (mode == OX_CG_WEIGHTS_C && wsize > ((size_t)16 << 20)) {
+		weights_free(&L);
+		return ox_error(g, NULL, "--weights c is for small models: this one has %zu bytes of weights "
+				"(use the default, or --weights external)", wsize);
+	}
+	char *hpath = sibling(o->out_c, ".h"), *wpath = sibling(o->out_c, "_weights.c"),
+	     *mpath = sibling(o->out_c, "_main.c"), *xpath = sibling(o->out_c, "_weights.bin");
+	char *bpath = malloc(strlen(wpath) + 8), *ipath = sibling(o->out_c, "_weights.inc");
+	sprintf(bpath, "%s.bin", wpath);
+	const char *hname = base_name(hpath), *wname = base_name(wpath);
+
+	/* node functions and run functions, specialization by specialization;
+	 * the kernels they share are emitted once */
+	ox_cg cg = {g, P, {0}, {0}, NULL, 0, 0, NULL, 0, 0, {0}, {0}, NULL, 0, 0, 0, PU};
+	spec_out *so = calloc((size_t)ngs, sizeof *so);
+	ox_buf dims = {0};
+	int errors = 0, nfuncs = 0, nviews = 0, ndyn = 0, nfail = 0, nindex = 0, nshape = 0, maxslots = 0;
+	int dynamic = 0, nnodes = 0;
+	int64_t arena = 0;
+	for (int s = 0; s < ngs; s++) {
+		char fpre[16] = "";
+		if (ngs > 1)
+			snprintf(fpre, sizeof fpre, "b%d_", s);
+		cg.g = gs[s];
+		ox_cg_slots(&cg, gs[s]);
+		emit_spec(&cg, s, fpre, nfuncs, &L, &so[s]);
+		errors += so[s].errors;
+		if (!so[s].errors && emit_dims_fn(&dims, &cg, P, s))
+			errors++;
+		nfuncs += so[s].nfuncs, nviews += so[s].nviews, ndyn += so[s].ndyn;
+		nfail += so[s].nfail, nindex += so[s].nindex, nshape += so[s].nshape;
+		if (cg.nslots > maxslots)
+			maxslots = cg.nslots;
+		for (int k = 0; k < gs[s]->ninputs; k++)
+			dynamic |= ox_shape_is_rt(gs[s], &gs[s]->vals[gs[s]->inputs[k]].shape);
+		if (gs[s]->arena_size > arena)
+			arena = gs[s]->arena_size;
+		nnodes += gs[s]->nnodes;
+	}
+	dynamic |= ngs > 1;
+	if (errors) {
+		ox_error(g, NULL, "%d node%s cannot be compiled by the C target (listed above)", errors,
+			 errors > 1 ? "s" : "");
+		weights_free(&L);
+		free(hpath), free(wpath), free(mpath), free(xpath), free(bpath), free(ipath);
+		for (int s = 0; s < ngs; s++)
+			ox_buf_free(&so[s].nodes), ox_buf_free(&so[s].run), ox_buf_free(&so[s].finfo);
+		free(so);
+		ox_buf_free(&dims);
+		free(cg.slot);
+		cg_free(&cg);
+		return -1;
+	}
+	/* a run-time size other than a graph output's (NonZero and kin) */
+	int64_t extslots = g->noutputs + 1;
 
 	/* OUT.h */
 	ox_buf h = {0};
@@ -1130,8 +1443,8 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 	ox_buf_printf(&h, "#ifndef %s_H\n#define %s_H\n\n#include <stddef.h>\n#include <stdint.h>\n\n", PU, PU);
 	ox_buf_printf(&h, "#define %s_NUM_INPUTS %d\n#define %s_NUM_OUTPUTS %d\n", PU, g->ninputs, PU,
 		      g->noutputs);
-	ox_buf_printf(&h, "#define %s_ARENA_SIZE %lld /* bytes of scratch memory per run */\n", PU,
-		      (long long)g->arena_size);
+	ox_buf_printf(&h, "#define %s_ARENA_SIZE %lld /* bytes of scratch memory per run%s */\n", PU,
+		      (long long)arena, dynamic ? ", for the largest shapes" : "");
 	ox_buf_printf(&h, "#define %s_WEIGHTS_SIZE %zu /* bytes of constant data */\n", PU, wsize);
 	ox_buf_printf(&h, "#define %s_WEIGHTS_CRC32 0x%08xu /* their CRC-32 (as zlib's) */\n\n", PU, (unsigned)crc);
 	ox_buf_printf(&h, "/* A string result longer than the %d bytes per element compiled in\n"
@@ -1141,7 +1454,15 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 	ox_buf_printf(&h, "/* An index or count read from the inputs that is out of range (after\n"
 			  " * one wrap of a negative index) makes a run return this%s:\n"
 			  " * nothing is read or written out of bounds, the outputs are unspecified. */\n"
-			  "#define %s_ERR_INDEX (-10)\n\n", nindex ? "" : " (no op of this network can)", PU);
+			  "#define %s_ERR_INDEX (-10)\n", nindex ? "" : " (no op of this network can)", PU);
+	ox_buf_printf(&h, "/* An input shape outside the shapes the program was compiled for (its\n"
+			  " * descriptor's min_shape..shape, exactly as onnxcc's --shape/--dim\n"
+			  " * ranges say)%s makes a run return this before it reads any data. */\n"
+			  "#define %s_ERR_SHAPE (-11)\n",
+		      nshape ? ", or a shape the network reads from data that is invalid or past\n"
+			       " * the bound its memory was planned for (onnxcc --max)," : "", PU);
+	ox_buf_printf(&h, "/* 1: some input dims are given at run time (%s_run_shaped) */\n"
+			  "#define %s_DYNAMIC %d\n\n", P, PU, dynamic);
 	if (mode == OX_CG_WEIGHTS_EXTERNAL) {
 		ox_buf_printf(&h, "/* --weights external: the constants are not in the program. Pass the\n"
 				  " * blob (%s, %s_WEIGHTS_BLOB_SIZE bytes: a 64-byte header, then\n"
@@ -1170,7 +1491,10 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 	ox_buf_printf(&h, "typedef struct {\n\tconst char *name;\n\tint dtype;\n\tint rank;\n"
 			  "\tconst int64_t *shape;\n\tsize_t numel;\n\tsize_t bytes;\n"
 			  "\tint dynamic_axis; /* -1, or the axis whose size each run reports (shape and\n"
-			  "\t\t\t     bytes are for its maximum; see %s_run_ex) */\n} %s_tensor_desc;\n\n", P, P);
+			  "\t\t\t     bytes are for its maximum; see %s_run_ex) */\n"
+			  "\tconst int64_t *min_shape; /* the least each dim may be; shape is the most,\n"
+			  "\t\t\t\t    numel and bytes are for it (equal to shape when\n"
+			  "\t\t\t\t    the dims are fixed) */\n} %s_tensor_desc;\n\n", P, P);
 	ox_buf_printf(&h, "extern const %s_tensor_desc %s_inputs[];  /* %s_NUM_INPUTS entries, then a NULL name */\n",
 		      P, P, PU);
 	ox_buf_printf(&h, "extern const %s_tensor_desc %s_outputs[]; /* %s_NUM_OUTPUTS entries, then a NULL name */\n\n",
@@ -1201,6 +1525,15 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 			  " * of static shape. Such an output's buffer holds the tensor of that shape\n"
 			  " * at its start. arena NULL: the static one. */\n", PU);
 	ox_buf_printf(&h, "int %s_run_ex(void *arena, const void *const *inputs, void *const *outputs, int64_t *extents);\n", P);
+	ox_buf_printf(&h, "/* Run with the input shapes given: in_shapes[k] (NULL, or its entry NULL:\n"
+			  " * the descriptor's shape) holds the %s_inputs[k].rank dims of input k,\n"
+			  " * packed row-major in inputs[k]; out_shapes[k] (NULL, or its entry NULL:\n"
+			  " * not wanted) receives output k's dims, and outputs[k] its tensor packed\n"
+			  " * at the start of a buffer of %s_outputs[k].bytes. An input shape\n"
+			  " * the program was not compiled for returns %s_ERR_SHAPE. arena NULL:\n"
+			  " * the static one. */\n", P, P, PU);
+	ox_buf_printf(&h, "int %s_run_shaped(void *arena, const void *const *inputs, const int64_t *const *in_shapes,\n"
+			  "\t\tvoid *const *outputs, int64_t *const *out_shapes);\n", P);
 	ox_buf_printf(&h, "#define %s_HAS_DYNAMIC_OUTPUTS %d\n\n", PU, ndyn > 0);
 	ox_buf_printf(&h, "/* Parallel loops. The network splits its heavy loops into n independent\n"
 			  " * tasks; without a hook they run in order on the calling thread. A hook\n"
@@ -1222,12 +1555,18 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 		      g->target->name);
 	ox_buf_printf(&h, "#endif\n");
 
+
 	/* OUT.c */
 	ox_buf c = {0};
 	const char *cname = base_name(o->out_c);
 	ox_buf_printf(&c, "/* %s: generated by onnxcc from %s. Do not edit.\n", cname, o->model);
-	ox_buf_printf(&c, " * %d nodes, arena %lld bytes, weights %zu bytes (in %s). */\n", g->nnodes,
-		      (long long)g->arena_size, wsize, mode == OX_CG_WEIGHTS_EXTERNAL ? base_name(xpath) : wname);
+	if (ngs > 1)
+		ox_buf_printf(&c, " * %d specializations, %d nodes, arena %lld bytes, weights %zu bytes (in %s). */\n",
+			      ngs, nnodes, (long long)arena, wsize,
+			      mode == OX_CG_WEIGHTS_EXTERNAL ? base_name(xpath) : wname);
+	else
+		ox_buf_printf(&c, " * %d nodes, arena %lld bytes, weights %zu bytes (in %s). */\n", g->nnodes,
+			      (long long)arena, wsize, mode == OX_CG_WEIGHTS_EXTERNAL ? base_name(xpath) : wname);
 	ox_buf_printf(&c, "#include \"%s\"\n#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n"
 			  "#include <string.h>\n\n", hname);
 	ox_buf_puts(&c, "/* runtime_min/ox_rt.h */\n");
@@ -1236,12 +1575,11 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 	if (mode == OX_CG_WEIGHTS_EMBED) {
 		ox_buf_printf(&c, "extern const unsigned char %s_weights[];\n", P);
 	} else if (mode == OX_CG_WEIGHTS_C) {
-		for (int i = 0; i < g->nvals; i++)
-			if (woff[i] >= 0) {
-				const ox_tensor *t = g->vals[i].data;
-				ox_buf_printf(&c, "extern const %s %s_w%d[];\n",
-					      as_bytes(t) ? "unsigned char" : ox_cg_ctype(t->dtype), P, i);
-			}
+		for (int k = 0; k < L.ne; k++) {
+			const ox_tensor *t = wtensor(&L, k);
+			ox_buf_printf(&c, "extern const %s %s[];\n", as_bytes(t) ? "unsigned char" : ox_cg_ctype(t->dtype),
+				      warray(&L, k));
+		}
 	}
 	ox_buf_printf(&c, "static _Alignas(64) unsigned char %s_arena[%s_ARENA_SIZE > 0 ? %s_ARENA_SIZE : 1];\n\n",
 		      P, PU, PU);
@@ -1258,8 +1596,10 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 	ox_buf_printf(&c, "void %s_set_profiler(%s_profile_fn hook, void *user)\n{\n"
 			  "\tox_prof_fn = hook;\n\tox_prof_user = user;\n}\n", P, P);
 	ox_buf_puts(&c, "#define OX_PROF(k, end) do { if (ox_prof_fn) ox_prof_fn(ox_prof_user, k, end); } while (0)\n\n");
-	ox_buf_printf(&c, "const %s_func_info %s_funcs[] = {\n%s\t{NULL, NULL, 0},\n};\n\n", P, P,
-		      finfo.s ? finfo.s : "");
+	ox_buf_printf(&c, "const %s_func_info %s_funcs[] = {\n", P, P);
+	for (int s = 0; s < ngs; s++)
+		ox_buf_puts(&c, so[s].finfo.s ? so[s].finfo.s : "");
+	ox_buf_puts(&c, "\t{NULL, NULL, 0},\n};\n\n");
 	size_t kernel_bytes = cg.kernels.len;
 	if (cg.kernels.len) {
 		ox_buf_puts(&c, "/* ---- kernels ---- */\n");
@@ -1267,29 +1607,70 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 		ox_buf_puts(&c, "\n");
 	}
 	ox_buf_puts(&c, "/* ---- nodes ---- */\n");
-	ox_buf_puts(&c, nodes.s ? nodes.s : "");
-	emit_desc(&c, g, P, "input", g->ninputs, g->inputs, NULL);
-	emit_desc(&c, g, P, "output", g->noutputs, g->outputs, g->output_names);
+	for (int s = 0; s < ngs; s++) {
+		if (ngs > 1) {
+			ox_buf_printf(&c, "/* ---- specialization %d:", s);
+			for (int j = 0; j < gs[s]->ndexprs; j++) {
+				const ox_dexpr *e = &gs[s]->dexprs[j];
+				if (e->op == OX_DE_SYM && e->rt == OX_RT_INPUT && e->value < 0)
+					ox_buf_printf(&c, " %s %lld..%lld", e->sym, (long long)e->lo, (long long)e->hi);
+				else if (e->op == OX_DE_SYM && e->rt == OX_RT_INPUT)
+					ox_buf_printf(&c, " %s %lld", e->sym, (long long)e->value);
+			}
+			ox_buf_printf(&c, ", arena %lld bytes ---- */\n", (long long)gs[s]->arena_size);
+		}
+		ox_buf_puts(&c, so[s].nodes.s ? so[s].nodes.s : "");
+	}
+	emit_desc(&c, gs, ngs, P, 0);
+	emit_desc(&c, gs, ngs, P, 1);
 	emit_ports(&c, g, P, "input", g->nin_ports, g->in_ports, g->ninputs, NULL, g->inputs);
 	emit_ports(&c, g, P, "output", g->nout_ports, g->out_ports, g->noutputs, g->output_names, g->outputs);
-	ox_buf_printf(&c, "int %s_run_ex(void *arena, const void *const *inputs, void *const *outputs, int64_t *extents)\n{\n", P);
+
+	/* the run: a prologue per specialization (ox_d[] from the input shapes),
+	 * its node calls, and the dispatcher that picks the first whose ranges
+	 * hold the shapes */
+	ox_buf_puts(&c, "/* ---- run ---- */\n");
+	ox_buf_puts(&c, dims.s ? dims.s : "");
+	for (int s = 0; s < ngs; s++) {
+		int any_fail = so[s].nfail || so[s].nindex || so[s].nshape;
+		ox_buf_printf(&c, "static int %s_run%d(unsigned char *A, int64_t *ox_d, const void *const *inputs,\n"
+				  "\t\tvoid *const *outputs, int64_t *const *out_shapes, int64_t *ext)\n{\n", P, s);
+		ox_buf_puts(&c, "\tint64_t ext_unused = 0;\n");
+		if (any_fail)
+			ox_buf_puts(&c, "\tint rc = 0;\n\t(void)rc;\n");
+		if (mode == OX_CG_WEIGHTS_EMBED)
+			ox_buf_printf(&c, "\tconst unsigned char *W = %s_weights;\n\t(void)W;\n", P);
+		else if (mode == OX_CG_WEIGHTS_EXTERNAL)
+			ox_buf_printf(&c, "\tconst unsigned char *W = %s_W;\n\tif (!W)\n\t\treturn %s_ERR_NO_WEIGHTS;\n",
+				      P, PU);
+		ox_buf_puts(&c, "\t(void)A, (void)ox_d, (void)inputs, (void)out_shapes, (void)ext, (void)ext_unused;\n");
+		ox_buf_puts(&c, so[s].run.s ? so[s].run.s : "");
+		ox_buf_puts(&c, "\treturn 0;\n}\n\n");
+	}
+	ox_buf_printf(&c, "static int %s_dispatch(void *arena, const void *const *inputs, const int64_t *const *in_shapes,\n"
+			  "\t\tvoid *const *outputs, int64_t *const *out_shapes, int64_t *extents)\n{\n", P);
 	ox_buf_printf(&c, "\tunsigned char *A = arena ? arena : %s_arena;\n", P);
-	ox_buf_printf(&c, "\tint64_t ext[%d], ext_unused = 0;\n\tfor (int k = 0; k < %d; k++)\n\t\text[k] = -1;\n"
-			  "\t(void)ext_unused;\n", g->noutputs + 1, g->noutputs + 1);
-	if (mode == OX_CG_WEIGHTS_EMBED)
-		ox_buf_printf(&c, "\tconst unsigned char *W = %s_weights;\n\t(void)A, (void)W, (void)inputs;\n", P);
-	else if (mode == OX_CG_WEIGHTS_EXTERNAL)
-		ox_buf_printf(&c, "\tconst unsigned char *W = %s_W;\n\tif (!W)\n\t\treturn %s_ERR_NO_WEIGHTS;\n"
-				  "\t(void)A, (void)inputs;\n", P, PU);
-	else
-		ox_buf_puts(&c, "\t(void)A, (void)inputs;\n");
-	ox_buf_puts(&c, run.s ? run.s : "");
+	ox_buf_printf(&c, "\tconst int64_t *shapes[%d];\n", g->ninputs + 1);
+	ox_buf_printf(&c, "\tfor (int k = 0; k < %d; k++)\n"
+			  "\t\tshapes[k] = in_shapes && in_shapes[k] ? in_shapes[k] : %s_inputs[k].shape;\n",
+		      g->ninputs, P);
+	ox_buf_printf(&c, "\tint64_t ox_d[%d], ext[%lld];\n\tfor (int k = 0; k < %lld; k++)\n\t\text[k] = -1;\n",
+		      maxslots + 1, (long long)extslots, (long long)extslots);
+	ox_buf_printf(&c, "\tint rc = %s_ERR_SHAPE;\n", PU);
+	for (int s = 0; s < ngs; s++)
+		ox_buf_printf(&c, "\t%sif (!%s_dims%d(shapes, ox_d))\n\t\trc = %s_run%d(A, ox_d, inputs, outputs, out_shapes, ext);\n",
+			      s ? "else " : "", P, s, P, s);
 	ox_buf_printf(&c, "\tif (extents)\n\t\tmemcpy(extents, ext, %d * sizeof *ext);\n", g->noutputs);
-	ox_buf_puts(&c, "\treturn 0;\n}\n\n");
+	ox_buf_puts(&c, "\treturn rc;\n}\n\n");
+	ox_buf_printf(&c, "int %s_run_shaped(void *arena, const void *const *inputs, const int64_t *const *in_shapes,\n"
+			  "\t\tvoid *const *outputs, int64_t *const *out_shapes)\n{\n"
+			  "\treturn %s_dispatch(arena, inputs, in_shapes, outputs, out_shapes, NULL);\n}\n\n", P, P);
+	ox_buf_printf(&c, "int %s_run_ex(void *arena, const void *const *inputs, void *const *outputs, int64_t *extents)\n{\n"
+			  "\treturn %s_dispatch(arena, inputs, NULL, outputs, NULL, extents);\n}\n\n", P, P);
 	ox_buf_printf(&c, "int %s_run_with_arena(void *arena, const void *const *inputs, void *const *outputs)\n{\n"
-			  "\treturn %s_run_ex(arena, inputs, outputs, NULL);\n}\n\n", P, P);
+			  "\treturn %s_dispatch(arena, inputs, NULL, outputs, NULL, NULL);\n}\n\n", P, P);
 	ox_buf_printf(&c, "int %s_run(const void *const *inputs, void *const *outputs)\n{\n"
-			  "\treturn %s_run_ex(%s_arena, inputs, outputs, NULL);\n}\n", P, P, P);
+			  "\treturn %s_dispatch(NULL, inputs, NULL, outputs, NULL, NULL);\n}\n", P, P);
 
 	/* OUT_weights.c */
 	ox_buf w = {0};
@@ -1303,9 +1684,8 @@ int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 	} else if (mode == OX_CG_WEIGHTS_C) {
 		ox_buf_puts(&w, ",\n * as one C array per tensor (--weights c). */\n"
 				"#include <math.h>\n#include <stdint.h>\n\n");
-		for (int i = 0; i < g->nvals; i++)
-			if (woff[i] >= 0)
-				emit_c_array(&w, g, i, P);
+		for (int k = 0; k < L.ne; k++)
+			emit_c_array(&w, &L, k);
 		if (wsize == 0)
 			ox_buf_printf(&w, "typedef int %s_no_weights;\n", P);
 	} else if (!big) {
@@ -1386,11 +1766,14 @@ done:
 		o->stats->nfuncs = nfuncs;
 		o->stats->nviews = nviews;
 	}
-	free(woff);
+	weights_free(&L);
 	free(hpath), free(wpath), free(mpath), free(xpath), free(bpath), free(ipath);
-	ox_buf_free(&finfo);
-	ox_buf_free(&nodes), ox_buf_free(&run), ox_buf_free(&h), ox_buf_free(&c), ox_buf_free(&w),
-		ox_buf_free(&m);
+	for (int s = 0; s < ngs; s++)
+		ox_buf_free(&so[s].nodes), ox_buf_free(&so[s].run), ox_buf_free(&so[s].finfo);
+	free(so);
+	ox_buf_free(&dims);
+	ox_buf_free(&h), ox_buf_free(&c), ox_buf_free(&w), ox_buf_free(&m);
+	free(cg.slot);
 	cg_free(&cg);
 	return rc || bad ? -1 : 0;
 }

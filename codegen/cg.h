@@ -5,8 +5,11 @@
  * and calls the node's emit function (the emit column of ir/ops.def), which
  * prints the body with ox_cg_printf. inK / outK are pointers to the storage
  * type of the value (ox_cg_ctype); an omitted optional input is passed as a
- * null pointer (check n->in[k] < 0 at emit time, not at run time). All shapes
- * are constant by the time codegen runs, so emitters print literal sizes.
+ * null pointer (check n->in[k] < 0 at emit time, not at run time). A dim is
+ * a constant or a run-time dim (ir.h, OX_RT_*): emitters print sizes with
+ * ox_cg_dim, a literal when constant, else an expression over the run's
+ * ox_d[] (codegen/rtdims.c). An op whose emitter takes run-time dims has the
+ * flag OX_F_RT in ops.def; codegen refuses the others on such values.
  * An emitter that meets a case it cannot compile returns
  * ox_error(g, n, "...") (the bad-input channel) and nothing is written.
  * Shared kernels come from templates/NAME.c via ox_cg_use: the text is
@@ -42,7 +45,16 @@ typedef struct ox_cg {
 	char **interned; int ninterned; /* ox_cg_intern's keys */
 	int nregions;         /* ox_cg_tasks: the body from region_at[r] on (to the */
 	size_t region_at[4];  /* next region) is one of region_n[r] independent */
-	long region_n[4];     /* tasks (see there) */
+	ox_dim region_n[4];   /* tasks (see there) */
+	/* run-time dims (codegen/rtdims.c) */
+	int *slot;            /* per dim expression of g: its slot in ox_d[], or -1 */
+	int nslots;
+	int fails_shape;      /* the node can return 2: a dim it read from data is
+				 past the bound the code was planned for, or
+				 invalid (PREFIX_ERR_SHAPE) */
+	int dims_only;        /* the node is a view (no code): emit only the
+				 data dims it defines (ox_cg_set_dim) */
+	const char *prefix_upper; /* --name in capitals (the API's macros) */
 } ox_cg;
 
 /* Run-time failures (docs/api.md, return codes): a string result over
@@ -64,6 +76,19 @@ const char *ox_cg_f2i(ox_cg *cg, int to);
  * parallel-for hook (api.md) after what was printed before it (the node's
  * serial prologue, or an earlier region of tasks). At most 4 regions. */
 void ox_cg_tasks(ox_cg *cg, long n);
+void ox_cg_tasks_dim(ox_cg *cg, ox_dim n); /* n tasks, a run-time count */
+
+/* ---- run-time dims (codegen/rtdims.c) ---- */
+void ox_cg_slots(ox_cg *cg, ox_graph *g);  /* number g's run-time symbols */
+/* d as a C expression: its value when constant, else over ox_d[] (rotating
+ * buffer, 32 deep); the element count of a shape likewise */
+const char *ox_cg_dim(ox_cg *cg, ox_dim d);
+const char *ox_cg_numel(ox_cg *cg, const ox_shape *s);
+int ox_cg_dim_slot(ox_cg *cg, ox_dim d);   /* a run-time symbol's slot, else -1 */
+/* "ox_d[k] = expr;" for the data symbol d, which this node computes, with the
+ * check that it is within the bound it was planned for (else the node
+ * returns 2, PREFIX_ERR_SHAPE) */
+void ox_cg_set_dim(ox_cg *cg, int lvl, ox_dim d, const char *expr);
 /* a small number for key, the same for the same key all through one file
  * (names the kernels that differ by their epilogue) */
 int ox_cg_intern(ox_cg *cg, const char *key);

@@ -31,4 +31,9 @@ typedef struct {
 /* Emit every file, or nothing (returns -1 after printing each node's
  * problem). Writes to temporary names and renames at the end. */
 int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o);
+/* The same for a program of several specializations of one model (the
+ * buckets of --dim N=LO..HI:B1,B2): gs[s] planned for its ranges, in the
+ * order the dispatcher tries them. Shared kernels and equal weights are
+ * emitted once. */
+int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o);
 #endif

@@ -155,18 +155,21 @@ static const char *helper(ox_cg *cg, const char *kind, int cdt)
  * storage shape [N, C/b, H, W, b] of the blocked operands; its other
  * operands are scalars, which broadcast either way. Padded lanes are
  * computed like the others and never read as data. */
-static ox_shape walk_shape(const ox_value *v, const ox_value *o)
+static ox_shape walk_shape(ox_graph *g, const ox_value *v, const ox_value *o)
 {
 	if (o->layout != OX_L_BLOCKED || v->layout != OX_L_BLOCKED)
 		return v->shape;
 	int b = v->lp[0];
 	const ox_dim *d = v->shape.d;
-	return (ox_shape){5, {d[0], (d[1] + b - 1) / b, d[2], d[3], b}};
+	return (ox_shape){5, {d[0], ox_dim_ceildiv(g, d[1], b), d[2], d[3], b}};
 }
 
 /* Print `out0[.] = tmpl` over the output, where $k in tmpl is operand k:
  * input ins[k] loaded into its compute type (or left in its storage type
- * when raw, which also skips the store conversion). */
+ * when raw, which also skips the store conversion). Dims may be run-time
+ * dims: an operand's run-time dim that is not the output's own (a
+ * reduction's kept axis, 1 or the full size) is broadcast when it is 1 at
+ * run time, so its stride is multiplied by (dim != 1). */
 static void emit_map(ox_cg *cg, ox_graph *g, ox_node *n, const int *ins, int nops,
 		     const char *tmpl, int raw)
 {
@@ -177,12 +180,13 @@ static void emit_map(ox_cg *cg, ox_graph *g, ox_node *n, const int *ins, int nop
 		return;
 	}
 
-	/* strides over the output dims; operand 0 of st is the output */
+	/* strides over the output dims; operand 0 of st is the output; bc:
+	 * the stride counts only when the operand's dim bc is not 1 */
 	int r = 0;
-	int64_t d[OX_MAX_RANK], st[MAXOPS + 1][OX_MAX_RANK];
-	ox_shape os = walk_shape(o, o), ws[MAXOPS];
+	ox_dim d[OX_MAX_RANK], st[MAXOPS + 1][OX_MAX_RANK], bc[MAXOPS + 1][OX_MAX_RANK];
+	ox_shape os = walk_shape(g, o, o), ws[MAXOPS];
 	for (int k = 0; k < nops; k++)
-		ws[k] = walk_shape(ox_in(g, n, ins[k]), o);
+		ws[k] = walk_shape(g, ox_in(g, n, ins[k]), o);
 	int orank = os.rank;
 	for (int i = 0; i < orank; i++) {
 		if (os.d[i] == 1)
@@ -191,37 +195,49 @@ static void emit_map(ox_cg *cg, ox_graph *g, ox_node *n, const int *ins, int nop
 		for (int k = 0; k <= nops; k++) {
 			const ox_shape *s = k ? &ws[k - 1] : &os;
 			int j = i - (orank - s->rank);
-			int64_t stride = 0;
+			ox_dim stride = 0;
+			bc[k][r] = 0;
 			if (ox_shape_numel(s) != 1 && j >= 0 && s->d[j] != 1) {
 				stride = 1;
 				for (int q = j + 1; q < s->rank; q++)
-					stride *= s->d[q];
+					stride = ox_dim_mul(g, stride, s->d[q]);
+				if (s->d[j] != os.d[i] && ox_dim_is_rt(g, s->d[j]))
+					bc[k][r] = s->d[j];
 			}
 			st[k][r] = stride;
 		}
 		r++;
 	}
+	/* a run-time dim broadcast against another must be it or 1 */
+	for (int i = 0; i < r; i++)
+		for (int k = 1; k <= nops; k++)
+			if (bc[k][i]) {
+				const char *b = ox_cg_dim(cg, bc[k][i]);
+				ox_cg_line(cg, 1, "if (%s != 1 && %s != %s)", b, b, ox_cg_dim(cg, d[i]));
+				ox_cg_line(cg, 2, "return 2; /* the dims do not broadcast */");
+				cg->fails_shape = 1;
+			}
 	/* merge dim i into dim i-1 where every operand walks them as one */
 	int m = 0;
 	for (int i = 0; i < r; i++) {
 		int merge = m > 0;
 		for (int k = 0; merge && k <= nops; k++)
-			merge = st[k][m - 1] == st[k][i] * d[i];
+			merge = st[k][m - 1] == ox_dim_mul(g, st[k][i], d[i]) && !bc[k][m - 1] && !bc[k][i];
 		if (merge) {
-			d[m - 1] *= d[i];
+			d[m - 1] = ox_dim_mul(g, d[m - 1], d[i]);
 			for (int k = 0; k <= nops; k++)
 				st[k][m - 1] = st[k][i];
 		} else {
 			d[m] = d[i];
 			for (int k = 0; k <= nops; k++)
-				st[k][m] = st[k][i];
+				st[k][m] = st[k][i], bc[k][m] = bc[k][i];
 			m++;
 		}
 	}
 	r = m;
 
 	/* index expressions */
-	char idx[MAXOPS + 1][256];
+	char idx[MAXOPS + 1][1024];
 	for (int k = 0; k <= nops; k++) {
 		size_t at = 0;
 		idx[k][0] = 0;
@@ -232,7 +248,9 @@ static void emit_map(ox_cg *cg, ox_graph *g, ox_node *n, const int *ins, int nop
 			snprintf(var, sizeof var, r == 1 ? "i" : "i%d", i);
 			at += snprintf(idx[k] + at, sizeof idx[k] - at, "%s%s", at ? " + " : "", var);
 			if (st[k][i] != 1)
-				at += snprintf(idx[k] + at, sizeof idx[k] - at, " * %lld", (long long)st[k][i]);
+				at += snprintf(idx[k] + at, sizeof idx[k] - at, " * %s", ox_cg_dim(cg, st[k][i]));
+			if (bc[k][i])
+				at += snprintf(idx[k] + at, sizeof idx[k] - at, " * (%s != 1)", ox_cg_dim(cg, bc[k][i]));
 			if (at >= sizeof idx[k])
 				ox_die("emit_ew: index expression too long");
 		}
@@ -242,10 +260,10 @@ static void emit_map(ox_cg *cg, ox_graph *g, ox_node *n, const int *ins, int nop
 
 	/* operands: loads used more than once through a conversion get a temp */
 	ox_buf pre = {0}, expr = {0};
-	char val[MAXOPS][320];
+	char val[MAXOPS][1100];
 	for (int k = 0; k < nops; k++) {
 		ox_value *v = ox_in(g, n, ins[k]);
-		char acc[300];
+		char acc[1080];
 		snprintf(acc, sizeof acc, "in%d[%s]", ins[k], idx[k + 1]);
 		const char *ld = raw ? acc : ox_cg_load(v->dtype, acc);
 		int uses = 0;
@@ -276,7 +294,7 @@ static void emit_map(ox_cg *cg, ox_graph *g, ox_node *n, const int *ins, int nop
 			ox_buf_puts(&expr, c);
 		}
 	}
-	char oacc[300];
+	char oacc[1080];
 	snprintf(oacc, sizeof oacc, "out0[%s]", idx[0]);
 	const char *rhs = raw ? expr.s : ox_cg_store(o->dtype, expr.s);
 	/* ox_cg_store's buffer is short: spell long conversions out here */
@@ -291,8 +309,9 @@ static void emit_map(ox_cg *cg, ox_graph *g, ox_node *n, const int *ins, int nop
 	for (int i = 0; i < r; i++) {
 		char var[16];
 		snprintf(var, sizeof var, r == 1 ? "i" : "i%d", i);
-		ox_cg_printf(cg, "%.*sfor (size_t %s = 0; %s < %lld; %s++)%s\n", i + 1, TABS, var, var,
-			     (long long)d[i], var, i == r - 1 && pre.len ? " {" : "");
+		ox_cg_printf(cg, "%.*sfor (size_t %s = 0; %s < %s%s; %s++)%s\n", i + 1, TABS, var, var,
+			     ox_dim_is_rt(g, d[i]) ? "(size_t)" : "", ox_cg_dim(cg, d[i]), var,
+			     i == r - 1 && pre.len ? " {" : "");
 	}
 	ox_cg_printf(cg, "%s%.*s%s = %s;\n", pre.len ? pre.s : "", r + 1, TABS, oacc, rhs);
 	if (pre.len && r)
@@ -720,8 +739,6 @@ static int cast_tmpl(ox_cg *cg, ox_graph *g, ox_node *n, ox_buf *t, int *raw)
 int emit_ew(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0), *o = ox_out(g, n, 0);
-	if (!ox_shape_is_const(&o->shape))
-		return ox_error(g, n, "output shape is not constant");
 	int ins[MAXOPS], nops = 0, raw = 0, rc = 0;
 	ox_buf t = {0};
 	switch (n->op) {
@@ -731,10 +748,9 @@ int emit_ew(ox_cg *cg, ox_graph *g, ox_node *n)
 		break;
 	case OX_OP_BitCast: {
 		/* same element size (checked by infer): the bytes move unchanged */
-		int64_t total = ox_shape_numel(&o->shape);
+		ox_dim total = ox_dim_mul(g, ox_shape_numel_dim(g, &o->shape), (int64_t)ox_dtype_size(o->dtype));
 		if (total)
-			ox_cg_printf(cg, "\tmemcpy(out0, in0, %lld);\n",
-				     (long long)(total * (int64_t)ox_dtype_size(o->dtype)));
+			ox_cg_printf(cg, "\tmemcpy(out0, in0, %s);\n", ox_cg_dim(cg, total));
 		else
 			ox_cg_printf(cg, "\t/* empty output: nothing to do */\n");
 		return 0;

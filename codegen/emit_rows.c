@@ -67,7 +67,7 @@ static int split(const ox_graph *g, const ox_node *n, int *ax)
 int ox_cg_rows_ok(ox_graph *g, const ox_node *n)
 {
 	int ax;
-	if (!g->opt || !split(g, n, &ax))
+	if (!g->opt || ox_node_rt(g, n) || !split(g, n, &ax))
 		return 0;
 	const ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
 	if (x->dtype != OX_F32 || y->dtype != OX_F32 || x->layout || y->layout || !ox_shape_is_const(&x->shape))

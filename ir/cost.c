@@ -5,7 +5,8 @@
  * ConvTranspose, Gemm, MatMul, Attention's two products, the input and
  * recurrent products of RNN, GRU and LSTM), nothing for the
  * rest (elementwise, pools, normalizations), so a rate compares with the
- * machine's FMA peak. Shapes must be known; an unknown one counts 0.
+ * machine's FMA peak. Shapes must be known; an unknown one counts 0; a
+ * run-time dim counts at its most (the largest shapes a program takes).
  * A fast algorithm counts the algorithm it replaces: a Conv computed by
  * Winograd (weights @winow, opt/winograd.c) counts the direct
  * convolution's multiply-adds, about 2-4x those it does, so its GFLOP/s
@@ -21,15 +22,18 @@ static int64_t numel(ox_graph *g, const ox_node *n, int k, int out)
 	if (!v || !v->has_shape)
 		return 0;
 	int64_t m = ox_shape_numel(&v->shape);
+	if (m < 0)
+		m = ox_shape_max_numel(g, &v->shape);
 	return m < 0 ? 0 : m;
 }
 
 static int64_t dim(ox_graph *g, const ox_node *n, int k, int d)
 {
 	ox_value *v = ox_in(g, n, k);
-	if (!v || !v->has_shape || d >= v->shape.rank || v->shape.d[d] < 0)
+	if (!v || !v->has_shape || d >= v->shape.rank)
 		return 0;
-	return v->shape.d[d];
+	int64_t x = ox_dim_hi(g, v->shape.d[d]);
+	return x < 0 ? 0 : x;
 }
 
 int64_t ox_ir_flops(ox_graph *g, const ox_node *n)
@@ -60,7 +64,7 @@ int64_t ox_ir_flops(ox_graph *g, const ox_node *n)
 		ox_value *a = ox_in(g, n, 0);
 		if (!a || !a->has_shape || a->shape.rank != 2)
 			return 0;
-		int64_t k = a->shape.d[ox_attr_int(n, "transA", 0) ? 0 : 1];
+		int64_t k = ox_dim_hi(g, a->shape.d[ox_attr_int(n, "transA", 0) ? 0 : 1]);
 		return k < 0 ? 0 : 2 * numel(g, n, 0, 1) * k;
 	}
 	case OX_OP_MatMul:
@@ -68,7 +72,7 @@ int64_t ox_ir_flops(ox_graph *g, const ox_node *n)
 		ox_value *a = ox_in(g, n, 0);
 		if (!a || !a->has_shape || a->shape.rank < 1)
 			return 0;
-		int64_t k = a->shape.d[a->shape.rank - 1];
+		int64_t k = ox_dim_hi(g, a->shape.d[a->shape.rank - 1]);
 		return k < 0 ? 0 : 2 * numel(g, n, 0, 1) * k;
 	}
 	case OX_OP_Attention: {

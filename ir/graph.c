@@ -86,6 +86,7 @@ static void free_arrays(ox_graph *g)
 	free(g->vals);
 	free(g->nodes);
 	free(g->dexprs);
+	free(g->caps);
 	free(g);
 }
 

@@ -45,11 +45,23 @@ int ox_dtype_is_signed(int dt);
  * so equal expressions have equal ids; ox_dim_* fold constants. */
 typedef int64_t ox_dim;
 enum { OX_DE_SYM, OX_DE_ADD, OX_DE_SUB, OX_DE_MUL, OX_DE_DIV, OX_DE_CEILDIV, OX_DE_MOD, OX_DE_MAX, OX_DE_MIN };
+/* A symbol without a value can be a run-time symbol (docs/dynamic.md):
+ * the generated code learns its value when it runs, from
+ *   OX_RT_INPUT  a graph input's dim, within the range lo..hi given by
+ *                --shape/--dim LO..HI (the run checks it)
+ *   OX_RT_DATA   the node that produces value `def`, which computes it
+ *                from data (a Reshape's target, TopK's k, a branch taken):
+ *                hi is the bound the compiler derived or was given (-1
+ *                while none is known; the bounds pass then refuses it) */
+enum { OX_RT_NONE, OX_RT_INPUT, OX_RT_DATA };
 typedef struct {
 	int op;          /* OX_DE_* */
 	ox_dim a, b;     /* operands (unused for SYM) */
 	const char *sym; /* symbol name for OX_DE_SYM */
 	int64_t value;   /* bound value for a SYM, -1 if unbound */
+	int rt;          /* OX_RT_*: a SYM known only at run time */
+	int64_t lo, hi;  /* its range (hi -1: unbounded) */
+	int32_t def;     /* OX_RT_DATA: the value whose producer computes it */
 } ox_dexpr;
 
 typedef struct {
@@ -144,10 +156,16 @@ typedef struct {
 			    only a graph output may be such a value */
 	int layout;      /* OX_L_*, and its parameters */
 	int lp[3];
+	int64_t cap;     /* > 0: at most this many elements, tighter than the
+			    product of the dims' tops (a Reshape to run-time dims
+			    keeps its input's count; --max NAME=N) */
 } ox_value;
 /* elements the value's storage holds in its layout (its numel when plain;
  * -1 if the shape is not constant) */
 int64_t ox_value_storage_numel(const ox_value *v);
+/* the same at the most its run-time dims allow (v->cap when tighter): what
+ * the arena reserves for it; -1 when unbounded */
+int64_t ox_value_max_storage(const ox_graph *g, const ox_value *v);
 
 /* One ONNX graph input or output as the generated API groups it: a tensor
  * is one C tensor, a sequence of n tensors is n consecutive ones, an
@@ -199,6 +217,8 @@ enum {
 	OX_F_INTERNAL = 1 << 9, /* onnxcc's own op (domain "onnxcc"): made by passes, never imported */
 	OX_F_BLOCKED = 1 << 10, /* its emitter computes on OX_L_BLOCKED values (the
 				   layout pass decides when; ir/check.c verifies) */
+	OX_F_RT = 1 << 11,      /* its C emitter takes values with run-time dims
+				   (docs/dynamic.md); codegen refuses the others' */
 };
 #define OX_F_DOMAINS (OX_F_ML | OX_F_PREVIEW | OX_F_TRAINING)
 const char *ox_op_domain(int op); /* "" for ai.onnx */
@@ -233,7 +253,7 @@ struct ox_graph {
 	int nunknown;                  /* counter for anonymous dims */
 	int string_capacity;           /* bytes per new string element (--string-capacity) */
 	int symbolic_ok;               /* inputs may keep unbound dims (a --dump-ir
-	                                  that stops before the static pass) */
+	                                  that stops before the bounds pass) */
 	ox_port *in_ports, *out_ports; /* ONNX inputs/outputs over inputs/outputs */
 	int nin_ports, nout_ports;     /* (filled by opt/fold.c when it ends) */
 	const ox_target *target;       /* --cpu (ir/target.h); NULL: the default */
@@ -241,6 +261,10 @@ struct ox_graph {
 	int winograd;                  /* --winograd: 1 (default) lets opt/winograd.c use
 	                                  Winograd F(m x m, 3 x 3) where it pays, 0 never,
 	                                  2 or 4 F(m x m) wherever it can (to measure) */
+	struct { const char *name; int64_t elems; } *caps; /* --max NAME=N */
+	int ncaps;
+	int64_t max_elems;             /* --max-elems N: the bound of any run-time size
+	                                  without one (0: none) */
 	int64_t arena_size;            /* bytes, from opt/plan.c */
 	int64_t arena_lower_bound;     /* most bytes live at one step */
 };
@@ -300,9 +324,33 @@ int64_t ox_dim_eval(const ox_graph *g, ox_dim d); /* value, or -1 if it needs an
 const char *ox_dim_unbound(const ox_graph *g, ox_dim d); /* first unbound symbol, or NULL */
 int ox_dim_str(const ox_graph *g, ox_dim d, char *buf, size_t n);
 int ox_ir_bind(ox_graph *g, const char *sym, int64_t value); /* -1 if no such symbol */
+/* --dim SYM=LO..HI: sym becomes a run-time symbol read from an input's
+ * shape, lo <= value <= hi (lo == hi binds it); -1 if no such symbol */
+int ox_ir_set_range(ox_graph *g, const char *sym, int64_t lo, int64_t hi);
+/* a run-time symbol that the producer of value def computes from data, for
+ * its output's dim `axis` (one per (def, axis): asking again returns it),
+ * at most hi (-1: no bound known yet) */
+ox_dim ox_dim_data(ox_graph *g, ox_id def, int axis, int64_t hi);
+/* the run-time symbol's expression, or NULL when d is not one */
+const ox_dexpr *ox_dim_rtsym(const ox_graph *g, ox_dim d);
+/* d's range by interval arithmetic over its symbols' ranges (bound symbols
+ * their value): 0 with *lo, *hi set (*hi -1: unbounded), -1 when d needs a
+ * symbol that is neither bound nor a run-time symbol */
+int ox_dim_range(const ox_graph *g, ox_dim d, int64_t *lo, int64_t *hi);
+int64_t ox_dim_hi(const ox_graph *g, ox_dim d); /* the range's top, -1 if none */
+/* does d depend on a run-time symbol (after binding)? */
+int ox_dim_is_rt(const ox_graph *g, ox_dim d);
+int ox_shape_is_rt(const ox_graph *g, const ox_shape *s);
+/* does a value node n reads or writes have a run-time dim? */
+int ox_node_rt(const ox_graph *g, const ox_node *n);
+/* product of dims (ox_dim_mul over the shape: a constant or an expression) */
+ox_dim ox_shape_numel_dim(ox_graph *g, const ox_shape *s);
 void ox_ir_resolve_dims(ox_graph *g); /* replace bound symbolic dims by constants */
 int ox_shape_is_const(const ox_shape *s);
 int64_t ox_shape_numel(const ox_shape *s); /* -1 if not constant (or past 2^63) */
+/* the most elements a shape can hold: its numel when constant, else the
+ * product of its dims' tops, -1 if one is unbounded (or past 2^63) */
+int64_t ox_shape_max_numel(const ox_graph *g, const ox_shape *s);
 /* A tensor's bytes must stay below OX_MAX_BYTES (256 TiB, more than any
  * address space the generated code runs in), so that element and byte
  * counts, offsets and arena sums never overflow. ox_shape_too_big: the

@@ -88,9 +88,15 @@ static ox_dim intern(ox_graph *g, const ox_dexpr *e)
 	return -(ox_dim)g->ndexprs++ - 1;
 }
 
+static ox_dim intern_op(ox_graph *g, int op, ox_dim a, ox_dim b)
+{
+	ox_dexpr e = {op, a, b, NULL, -1, OX_RT_NONE, 0, -1, -1};
+	return intern(g, &e);
+}
+
 ox_dim ox_dim_sym(ox_graph *g, const char *name)
 {
-	ox_dexpr e = {OX_DE_SYM, 0, 0, ox_ir_strdup(g, name), -1};
+	ox_dexpr e = {OX_DE_SYM, 0, 0, ox_ir_strdup(g, name), -1, OX_RT_NONE, 0, -1, -1};
 	return intern(g, &e);
 }
 
@@ -99,6 +105,32 @@ ox_dim ox_dim_unknown(ox_graph *g, const char *hint)
 	char buf[256];
 	snprintf(buf, sizeof buf, "?%s#%d", hint ? hint : "", g->nunknown++);
 	return ox_dim_sym(g, buf);
+}
+
+ox_dim ox_dim_data(ox_graph *g, ox_id def, int axis, int64_t hi)
+{
+	char buf[600];
+	snprintf(buf, sizeof buf, "$%.500s:%d", g->vals[def].name, axis);
+	ox_dim d = ox_dim_sym(g, buf);
+	ox_dexpr *e = &g->dexprs[-d - 1];
+	if (e->rt != OX_RT_DATA) {
+		e->rt = OX_RT_DATA;
+		e->lo = 0;
+		e->hi = -1;
+		e->def = def;
+	}
+	/* a bound learnt again (fold's walk may infer a node twice) only tightens */
+	if (hi >= 0 && (e->hi < 0 || hi < e->hi))
+		e->hi = hi;
+	return d;
+}
+
+const ox_dexpr *ox_dim_rtsym(const ox_graph *g, ox_dim d)
+{
+	if (d >= 0 || -d - 1 >= g->ndexprs)
+		return NULL;
+	const ox_dexpr *e = &g->dexprs[-d - 1];
+	return e->op == OX_DE_SYM && e->value < 0 && e->rt != OX_RT_NONE ? e : NULL;
 }
 
 static int64_t fold(int op, int64_t a, int64_t b)
@@ -116,6 +148,77 @@ static int64_t fold(int op, int64_t a, int64_t b)
 	case OX_DE_MIN: return a < b ? a : b;
 	}
 	ox_die("bad dim op %d", op);
+}
+
+/* Products are kept in one form, a constant times the other factors in
+ * id order ((f1*f2)*f3)*c, so that N*3*224 and 224*(3*N) are one id and a
+ * quotient of products cancels (N*512/N is 512): what a Reshape's -1 and
+ * the element counts of run-time shapes need. */
+#define MAXFAC 32
+typedef struct {
+	int64_t c;
+	int n;
+	ox_dim f[MAXFAC];
+} product;
+
+static int factors(const ox_graph *g, ox_dim d, product *p)
+{
+	if (d >= 0)
+		return __builtin_mul_overflow(p->c, d, &p->c) ? -1 : 0;
+	const ox_dexpr *e = &g->dexprs[-d - 1];
+	if (e->op == OX_DE_MUL)
+		return factors(g, e->a, p) || factors(g, e->b, p);
+	if (p->n == MAXFAC)
+		return -1;
+	p->f[p->n++] = d;
+	return 0;
+}
+
+static int cmp_dim(const void *a, const void *b)
+{
+	ox_dim x = *(const ox_dim *)a, y = *(const ox_dim *)b;
+	return x < y ? 1 : x > y ? -1 : 0; /* -1, -2, ...: older expressions first */
+}
+
+static ox_dim rebuild(ox_graph *g, product *p)
+{
+	if (p->c == 0)
+		return 0;
+	if (p->n == 0)
+		return p->c;
+	qsort(p->f, (size_t)p->n, sizeof *p->f, cmp_dim);
+	ox_dim acc = p->f[0];
+	for (int i = 1; i < p->n; i++)
+		acc = intern_op(g, OX_DE_MUL, acc, p->f[i]);
+	return p->c == 1 ? acc : intern_op(g, OX_DE_MUL, acc, p->c);
+}
+
+static ox_dim mul(ox_graph *g, ox_dim a, ox_dim b)
+{
+	product p = {1, 0, {0}};
+	if (factors(g, a, &p) || factors(g, b, &p))
+		return intern_op(g, OX_DE_MUL, a, b);
+	return rebuild(g, &p);
+}
+
+/* a / b when b's factors are among a's (and its constant divides a's): the
+ * exact quotient; else 0 (no quotient found) */
+static int quotient(ox_graph *g, ox_dim a, ox_dim b, ox_dim *q)
+{
+	product pa = {1, 0, {0}}, pb = {1, 0, {0}};
+	if (factors(g, a, &pa) || factors(g, b, &pb) || pb.c == 0 || pa.c % pb.c)
+		return 0;
+	for (int j = 0; j < pb.n; j++) {
+		int i = 0;
+		while (i < pa.n && pa.f[i] != pb.f[j])
+			i++;
+		if (i == pa.n)
+			return 0;
+		pa.f[i] = pa.f[--pa.n];
+	}
+	pa.c /= pb.c;
+	*q = rebuild(g, &pa);
+	return 1;
 }
 
 ox_dim ox_dim_op(ox_graph *g, int op, ox_dim a, ox_dim b)
@@ -137,6 +240,19 @@ ox_dim ox_dim_op(ox_graph *g, int op, ox_dim a, ox_dim b)
 		return 0;
 	if ((op == OX_DE_MAX || op == OX_DE_MIN) && a == b)
 		return a;
+	if (op == OX_DE_SUB && a == b)
+		return 0;
+	if (op == OX_DE_MUL)
+		return mul(g, a, b);
+	ox_dim q;
+	if ((op == OX_DE_DIV || op == OX_DE_CEILDIV) && (a < 0 || b < 0) && quotient(g, a, b, &q))
+		return q;
+	/* commutative ops: a constant goes second, else the older expression first */
+	if ((op == OX_DE_ADD || op == OX_DE_MAX || op == OX_DE_MIN) && (a >= 0 || (b < 0 && b > a))) {
+		ox_dim t = a;
+		a = b;
+		b = t;
+	}
 	/* (x + c1) +- c2 and (x - c1) +- c2: one constant offset */
 	if ((op == OX_DE_ADD || op == OX_DE_SUB) && a < 0 && b >= 0) {
 		const ox_dexpr *x = &g->dexprs[-a - 1];
@@ -148,8 +264,7 @@ ox_dim ox_dim_op(ox_graph *g, int op, ox_dim a, ox_dim b)
 			return ox_dim_op(g, off > 0 ? OX_DE_ADD : OX_DE_SUB, base, off > 0 ? off : -off);
 		}
 	}
-	ox_dexpr e = {op, a, b, NULL, -1};
-	return intern(g, &e);
+	return intern_op(g, op, a, b);
 }
 
 int64_t ox_dim_eval(const ox_graph *g, ox_dim d)
@@ -176,6 +291,132 @@ const char *ox_dim_unbound(const ox_graph *g, ox_dim d)
 	return s ? s : ox_dim_unbound(g, e->b);
 }
 
+/* interval arithmetic on non-negative dims; hi -1 is +infinity */
+static int64_t hi_add(int64_t a, int64_t b)
+{
+	int64_t r;
+	return a < 0 || b < 0 || __builtin_add_overflow(a, b, &r) ? -1 : r;
+}
+
+static int64_t hi_mul(int64_t a, int64_t b)
+{
+	int64_t r;
+	if (a == 0 || b == 0)
+		return 0;
+	return a < 0 || b < 0 || __builtin_mul_overflow(a, b, &r) ? -1 : r;
+}
+
+int ox_dim_range(const ox_graph *g, ox_dim d, int64_t *lo, int64_t *hi)
+{
+	if (d >= 0) {
+		*lo = *hi = d;
+		return 0;
+	}
+	const ox_dexpr *e = &g->dexprs[-d - 1];
+	if (e->op == OX_DE_SYM) {
+		if (e->value >= 0) {
+			*lo = *hi = e->value;
+			return 0;
+		}
+		if (e->rt == OX_RT_NONE)
+			return -1;
+		*lo = e->lo;
+		*hi = e->hi;
+		return 0;
+	}
+	int64_t al, ah, bl, bh;
+	if (ox_dim_range(g, e->a, &al, &ah) || ox_dim_range(g, e->b, &bl, &bh))
+		return -1;
+	switch (e->op) {
+	case OX_DE_ADD:
+		*lo = al + bl, *hi = hi_add(ah, bh);
+		break;
+	case OX_DE_SUB: /* lo may be negative: the bounds pass refuses that */
+		*lo = bh < 0 ? INT64_MIN / 4 : al - bh;
+		*hi = ah < 0 ? -1 : ah - bl;
+		break;
+	case OX_DE_MUL:
+		*lo = al < 0 || bl < 0 ? INT64_MIN / 4 : hi_mul(al, bl) < 0 ? INT64_MAX / 4 : hi_mul(al, bl);
+		*hi = hi_mul(ah, bh);
+		break;
+	case OX_DE_DIV:
+	case OX_DE_CEILDIV: {
+		/* by positive divisors: the least quotient is al over the largest
+		 * divisor (the smallest when al < 0), rounded down (up for ceil) */
+		int c = e->op == OX_DE_CEILDIV;
+		int64_t bmin = bl > 0 ? bl : 1, bmax = bh > 0 ? bh : bh < 0 ? INT64_MAX : 1;
+		int64_t d = al < 0 ? bmin : bmax;
+		*lo = al >= 0 ? (c ? al / d + (al % d != 0) : al / d) : (c ? -(-al / d) : -((-al + d - 1) / d));
+		*hi = ah < 0 ? -1 : c ? ah / bmin + (ah % bmin != 0) : ah / bmin;
+		break;
+	}
+	case OX_DE_MOD:
+		*lo = 0;
+		*hi = bh < 0 ? ah : ah < 0 || bh - 1 < ah ? (bh > 0 ? bh - 1 : 0) : ah;
+		break;
+	case OX_DE_MAX:
+		*lo = al > bl ? al : bl;
+		*hi = ah < 0 || bh < 0 ? -1 : ah > bh ? ah : bh;
+		break;
+	case OX_DE_MIN:
+		*lo = al < bl ? al : bl;
+		*hi = ah < 0 ? bh : bh < 0 ? ah : ah < bh ? ah : bh;
+		break;
+	default:
+		return -1;
+	}
+	return 0;
+}
+
+int64_t ox_dim_hi(const ox_graph *g, ox_dim d)
+{
+	int64_t lo, hi;
+	return ox_dim_range(g, d, &lo, &hi) ? -1 : hi;
+}
+
+int ox_dim_is_rt(const ox_graph *g, ox_dim d)
+{
+	return d < 0 && ox_dim_eval(g, d) < 0;
+}
+
+int ox_shape_is_rt(const ox_graph *g, const ox_shape *s)
+{
+	for (int k = 0; k < s->rank; k++)
+		if (ox_dim_is_rt(g, s->d[k]))
+			return 1;
+	return 0;
+}
+
+int ox_node_rt(const ox_graph *g, const ox_node *n)
+{
+	for (int k = 0; k < n->nin + n->nout; k++) {
+		ox_id id = k < n->nin ? n->in[k] : n->out[k - n->nin];
+		if (id >= 0 && g->vals[id].has_shape && ox_shape_is_rt(g, &g->vals[id].shape))
+			return 1;
+	}
+	return 0;
+}
+
+ox_dim ox_shape_numel_dim(ox_graph *g, const ox_shape *s)
+{
+	ox_dim n = 1;
+	for (int k = 0; k < s->rank; k++)
+		n = ox_dim_mul(g, n, s->d[k]);
+	return n;
+}
+
+int64_t ox_shape_max_numel(const ox_graph *g, const ox_shape *s)
+{
+	int64_t n = 1;
+	for (int k = 0; k < s->rank; k++) {
+		int64_t h = ox_dim_hi(g, s->d[k]);
+		if (h == 0)
+			return 0;
+		n = hi_mul(n, h);
+	}
+	return n;
+}
+
 int ox_dim_str(const ox_graph *g, ox_dim d, char *buf, size_t n)
 {
 	if (d >= 0)
@@ -198,6 +439,24 @@ int ox_ir_bind(ox_graph *g, const char *sym, int64_t value)
 			g->dexprs[i].value = value;
 			found = 0;
 		}
+	return found;
+}
+
+int ox_ir_set_range(ox_graph *g, const char *sym, int64_t lo, int64_t hi)
+{
+	if (lo == hi)
+		return ox_ir_bind(g, sym, lo);
+	int found = -1;
+	for (int i = 0; i < g->ndexprs; i++) {
+		ox_dexpr *e = &g->dexprs[i];
+		if (e->op == OX_DE_SYM && !strcmp(e->sym, sym)) {
+			e->value = -1;
+			e->rt = OX_RT_INPUT;
+			e->lo = lo;
+			e->hi = hi;
+			found = 0;
+		}
+	}
 	return found;
 }
 
@@ -274,6 +533,22 @@ int64_t ox_value_storage_numel(const ox_value *v)
 			return n;
 		return (int64_t)(v->lp[1] + 2) * (v->lp[1] + 2) * d[1] * round_up(d[0], v->lp[0]);
 	}
+	return n;
+}
+
+int64_t ox_value_max_storage(const ox_graph *g, const ox_value *v)
+{
+	if (ox_shape_is_const(&v->shape))
+		return ox_value_storage_numel(v);
+	ox_value top = *v;
+	for (int k = 0; k < v->shape.rank; k++) {
+		top.shape.d[k] = ox_dim_hi(g, v->shape.d[k]);
+		if (top.shape.d[k] < 0)
+			return -1;
+	}
+	int64_t n = ox_value_storage_numel(&top);
+	if (n >= 0 && v->cap > 0 && v->cap < n && v->layout == OX_L_PLAIN)
+		n = v->cap;
 	return n;
 }
 

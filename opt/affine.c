@@ -239,6 +239,8 @@ int ox_opt_affine(ox_graph *g)
 					reads |= e->in[k] == n->out[0];
 				if (e->dead || !reads)
 					continue;
+				if (ox_node_rt(g, n) || ox_node_rt(g, e))
+					break;
 				changed |= n->op == OX_OP_Conv ? fold(g, n, e) : fold_gemm(g, n, e);
 				break;
 			}

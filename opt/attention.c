@@ -135,6 +135,8 @@ static ox_id add_reshape(ox_graph *g, ox_id x, const ox_shape *s, const char *na
 static int match(ox_graph *g, int si)
 {
 	ox_node *sm = &g->nodes[si];
+	if (ox_node_rt(g, sm))
+		return 0;
 	ox_id s = sm->in[0], p = sm->out[0];
 	const ox_value *sv = &g->vals[s];
 	int r = sv->shape.rank;
@@ -300,7 +302,7 @@ int ox_opt_attention(ox_graph *g)
 int ox_opt_attn_geo(ox_graph *g, const ox_node *n, ox_attngeo *q)
 {
 	memset(q, 0, sizeof *q);
-	if (n->op != OX_OP_Attention || !g->opt || n->nout < 1)
+	if (n->op != OX_OP_Attention || !g->opt || n->nout < 1 || ox_node_rt(g, n))
 		return -1;
 	for (int k = 1; k < n->nout; k++)
 		if (n->out[k] >= 0 && !(n->scratch && k == n->nout - 1))

@@ -26,6 +26,8 @@
 /* ops the epilogue renderers know (codegen/emit_blocked.c, emit_gemm.c) */
 static int fusable_op(const ox_graph *g, const ox_node *n)
 {
+	if (ox_node_rt(g, n))
+		return 0;
 	switch (n->op) {
 	case OX_OP_Relu: case OX_OP_LeakyRelu: case OX_OP_Sigmoid: case OX_OP_HardSigmoid:
 	case OX_OP_HardSwish: case OX_OP_Tanh: case OX_OP_Erf: case OX_OP_Exp: case OX_OP_Neg:

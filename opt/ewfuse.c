@@ -41,6 +41,8 @@ static int pow_exponent(ox_graph *g, const ox_node *n, int k)
  * include codegen, so the list is kept here and checked by emit_fused) */
 static int vector_op(ox_graph *g, const ox_node *n)
 {
+	if (ox_node_rt(g, n))
+		return 0;
 	switch (n->op) {
 	case OX_OP_Relu: case OX_OP_LeakyRelu: case OX_OP_Sigmoid: case OX_OP_HardSigmoid:
 	case OX_OP_HardSwish: case OX_OP_Tanh: case OX_OP_Erf: case OX_OP_Exp: case OX_OP_Neg:

@@ -960,10 +960,12 @@ int ox_expand_check_inputs(ox_graph *g)
 			bad = 1;
 			continue;
 		}
-		/* a dim nothing binds (--shape, --dim) would stop the static pass
-		 * later anyway: say it here, where an example can still fix it */
+		/* a dim nothing binds or ranges (--shape, --dim) would stop the
+		 * bounds pass later anyway: say it here, where an example can
+		 * still fix it */
 		for (int d = 0; !g->symbolic_ok && v->kind == OX_V_INPUT && v->has_shape && d < v->shape.rank; d++) {
-			if (ox_dim_eval(g, v->shape.d[d]) >= 0)
+			int64_t lo, hi;
+			if (ox_dim_eval(g, v->shape.d[d]) >= 0 || !ox_dim_range(g, v->shape.d[d], &lo, &hi))
 				continue;
 			const char *sym = ox_dim_unbound(g, v->shape.d[d]);
 			ox_error(g, NULL, "graph input #%d '%s': dim %d (%s) is not bound; give it with --shape, "

@@ -37,7 +37,8 @@ static int rank4(ox_graph *g, ox_id v)
  * or depthwise (group = C = M) */
 int ox_opt_conv_blockable(ox_graph *g, const ox_node *n, int *depthwise)
 {
-	if (n->op != OX_OP_Conv || !rank4(g, n->in[0]) || !is_f32(g, n->in[0]) || !is_f32(g, n->out[0]))
+	if (n->op != OX_OP_Conv || !rank4(g, n->in[0]) || !is_f32(g, n->in[0]) || !is_f32(g, n->out[0]) ||
+	    ox_node_rt(g, n))
 		return 0;
 	const ox_value *w = ox_in(g, n, 1);
 	if (!w || w->kind != OX_V_CONST || w->shape.rank != 4)
@@ -76,7 +77,7 @@ static int operand_blockable(ox_graph *g, ox_id v, const ox_shape *o, int *scala
 static int blockable(ox_graph *g, const ox_node *n, int b, int *need)
 {
 	unsigned f = ox_ops[n->op].flags;
-	if (!(f & OX_F_BLOCKED) || n->nout < 1 || !rank4(g, n->out[0]) || !is_f32(g, n->out[0]))
+	if (!(f & OX_F_BLOCKED) || n->nout < 1 || !rank4(g, n->out[0]) || !is_f32(g, n->out[0]) || ox_node_rt(g, n))
 		return 0;
 	const ox_shape *o = &g->vals[n->out[0]].shape;
 	for (int k = 0; k < n->nin; k++)

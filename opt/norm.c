@@ -553,6 +553,8 @@ int ox_opt_norm(ox_graph *g)
 	for (int pass = 0; pass < 3; pass++)
 		for (int i = 0; i < g->nnodes; i++) {
 			int op = g->nodes[i].op, at = -1;
+			if (ox_node_rt(g, &g->nodes[i]))
+				continue;
 			if (pass == 0 && op == OX_OP_ReduceMean)
 				at = layernorm(g, i);
 			else if (pass == 1 && op == OX_OP_ReduceMean)

@@ -13,7 +13,7 @@ typedef struct {
 int ox_opt_fold(ox_graph *g);
 int ox_opt_elide(ox_graph *g);
 int ox_opt_dce(ox_graph *g);
-int ox_opt_static(ox_graph *g);
+int ox_opt_bounds(ox_graph *g);
 int ox_opt_norm(ox_graph *g);
 int ox_opt_transpose(ox_graph *g);
 int ox_opt_qdq(ox_graph *g);

@@ -244,7 +244,8 @@ static void gemm_chunk(ox_gemmgeo *q)
 int ox_opt_gemm_geo(ox_graph *g, const ox_node *n, ox_gemmgeo *q)
 {
 	memset(q, 0, sizeof *q);
-	if ((n->op != OX_OP_MatMul && n->op != OX_OP_Gemm) || n->nout < 1 || n->out[0] < 0 || !g->opt)
+	if ((n->op != OX_OP_MatMul && n->op != OX_OP_Gemm) || n->nout < 1 || n->out[0] < 0 || !g->opt ||
+	    ox_node_rt(g, n))
 		return -1;
 	const ox_value *a = ox_in(g, n, 0), *bv = ox_in(g, n, 1), *y = ox_out(g, n, 0);
 	if (!a || !bv || a->dtype != OX_F32 || bv->dtype != OX_F32 || y->dtype != OX_F32 || a->layout || y->layout)

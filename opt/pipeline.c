@@ -4,7 +4,9 @@
  *         subgraphs (exporters' Shape/Gather/Concat arithmetic) as it goes
  * elide   remove Identity and inference-mode Dropout
  * dce     remove nodes and constants nothing uses
- * static  require every shape to be constant (names an unbound dim)
+ * bounds  require every dim to be constant or a bounded run-time dim (names
+ *         an unbound symbol, or a run-time size with no bound and the flags
+ *         that give one)
  * attention  MatMul-scale-mask-Softmax-MatMul into one Attention node (--opt 1)
  * norm    LayerNorm, RMSNorm and GELU written out by exporters, each into one
  *         ONNX node (--opt 1; before epilogue and ewfuse, which then fuse a
@@ -31,7 +33,7 @@ const ox_pass ox_pipeline[] = {
 	{"fold", ox_opt_fold},
 	{"elide", ox_opt_elide},
 	{"dce", ox_opt_dce},
-	{"static", ox_opt_static},
+	{"bounds", ox_opt_bounds},
 	{"attention", ox_opt_attention},
 	{"norm", ox_opt_norm},
 	{"transpose", ox_opt_transpose},

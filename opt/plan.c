@@ -1,6 +1,7 @@
 /* plan.c: the schedule and the memory plan (one static arena).
  *
- * Requires: constant shapes (opt/static.c), a topological order.
+ * Requires: constant or bounded shapes (opt/bounds.c), a topological order.
+ * A value with run-time dims is planned at its most (ox_value_max_storage).
  * Storage classes: the outputs of a view node (Reshape-like ops, contiguous
  * Slice/Split/Gather pieces, Transposes that move only size-1 dims; see
  * ox_plan_view) are input 0's bytes, so a value and its views are one class,
@@ -35,14 +36,16 @@ static void *xcalloc(size_t n, size_t size)
 	return p;
 }
 
-static int64_t raw_bytes(const ox_value *v)
+/* bytes a value's storage takes: at its most when it has run-time dims
+ * (the arena is planned for the largest shapes a program takes) */
+static int64_t raw_bytes(const ox_graph *g, const ox_value *v)
 {
-	return ox_value_storage_numel(v) * (int64_t)ox_dtype_size(v->dtype);
+	return ox_value_max_storage(g, v) * (int64_t)ox_dtype_size(v->dtype);
 }
 
-static int64_t vbytes(const ox_value *v)
+static int64_t vbytes(const ox_graph *g, const ox_value *v)
 {
-	return (raw_bytes(v) + ALIGN - 1) & ~(int64_t)(ALIGN - 1);
+	return (raw_bytes(g, v) + ALIGN - 1) & ~(int64_t)(ALIGN - 1);
 }
 
 /* ---- views ---- */
@@ -157,10 +160,15 @@ int ox_plan_view(ox_graph *g, const ox_node *n, int k, int64_t *off)
 	if (n->nin < 1 || n->in[0] < 0 || k < 0 || k >= n->nout || n->out[k] < 0)
 		return 0;
 	const ox_value *x = &g->vals[n->in[0]], *y = &g->vals[n->out[k]];
-	if (!x->has_shape || !y->has_shape || !ox_shape_is_const(&x->shape) || !ox_shape_is_const(&y->shape))
+	if (!x->has_shape || !y->has_shape)
 		return 0;
 	if (x->dtype != y->dtype || x->dtype == OX_STRING || !ox_dtype_size(x->dtype))
 		return 0;
+	/* with run-time dims: the reshape-like ops, whose element count the
+	 * inference (or, for dims read from data, the node at run time)
+	 * checked to be their input's; offsets would be run-time values */
+	if (!ox_shape_is_const(&x->shape) || !ox_shape_is_const(&y->shape))
+		return (ox_ops[n->op].flags & OX_F_VIEW) && k == 0 && !x->layout && !y->layout;
 	int64_t elem = 0;
 	int ok = 0;
 	if (ox_ops[n->op].flags & OX_F_VIEW)
@@ -253,7 +261,7 @@ int ox_plan_is_noop(ox_graph *g, const ox_node *n)
 		if (!concat_piece(g, n, k, &off))
 			return 0;
 		const ox_value *x = &g->vals[n->in[k]];
-		if (!raw_bytes(x))
+		if (!raw_bytes(g, x))
 			continue;
 		if (x->kind != OX_V_INTERNAL || x->offset != g->vals[n->out[0]].offset + off)
 			return 0;
@@ -342,7 +350,7 @@ static int can_inplace(ox_graph *g, const plan *P, const ox_node *n, int k, int 
 		return 0;
 	int c = P->cls[v];
 	const ox_value *x = &g->vals[v], *y = &g->vals[o];
-	if (P->clast[c] != p || P->coff[v] != 0 || P->csize[c] != vbytes(x) || vbytes(x) != vbytes(y))
+	if (P->clast[c] != p || P->coff[v] != 0 || P->csize[c] != vbytes(g, x) || vbytes(g, x) != vbytes(g, y))
 		return 0;
 	if (!same_shape(&x->shape, &y->shape) || ox_dtype_size(x->dtype) != ox_dtype_size(y->dtype))
 		return 0;
@@ -395,7 +403,7 @@ static int concat_ok(ox_graph *g, const plan *P, const ox_node *n, int p, int64_
 		if (!concat_piece(g, n, k, &offs[k]) || P->cls[v] < 0)
 			return 0;
 		int c = P->cls[v];
-		if (c == o || P->coff[v] != 0 || P->csize[c] != vbytes(&g->vals[v]))
+		if (c == o || P->coff[v] != 0 || P->csize[c] != vbytes(g, &g->vals[v]))
 			return 0;
 		for (int j = 0; j < k; j++)
 			if (P->cls[n->in[j]] == c)
@@ -511,7 +519,7 @@ static void plan_classes(ox_graph *g, plan *P)
 			P->cls[v] = v;
 			P->head[v] = P->tail[v] = v;
 			P->alive[v] = 1;
-			P->csize[v] = vbytes(&g->vals[v]);
+			P->csize[v] = vbytes(g, &g->vals[v]);
 			P->cfirst[v] = p;
 			P->clast[v] = P->last[v];
 		}
@@ -787,7 +795,7 @@ static void list_schedule(ox_graph *g, int mode, int *order)
 				if (isview[i])
 					root[n->out[k]] = root[n->in[0]];
 				else
-					alloc[i] += vbytes(&g->vals[n->out[k]]);
+					alloc[i] += vbytes(g, &g->vals[n->out[k]]);
 			}
 	}
 	/* readers of each value, one entry per input slot (cstart[v] ..
@@ -847,7 +855,7 @@ static void list_schedule(ox_graph *g, int mode, int *order)
 							first &= j >= k;
 						}
 					if (first && uses == remain[root[v]])
-						key -= vbytes(&g->vals[root[v]]);
+						key -= vbytes(g, &g->vals[root[v]]);
 				}
 			} else {
 				key = 0;
@@ -905,8 +913,8 @@ static int64_t slot_unions(ox_graph *g, const plan *P)
 				s++;
 			if (s == ns)
 				slot_size[ns++] = 0;
-			if (vbytes(&g->vals[v]) > slot_size[s])
-				slot_size[s] = vbytes(&g->vals[v]);
+			if (vbytes(g, &g->vals[v]) > slot_size[s])
+				slot_size[s] = vbytes(g, &g->vals[v]);
 			slot_end[s] = P->last[v];
 		}
 	}
@@ -942,8 +950,8 @@ int ox_opt_plan(ox_graph *g)
 	for (int i = 0; i < g->nvals; i++) {
 		ox_value *v = &g->vals[i];
 		if ((v->kind == OX_V_INTERNAL && v->producer >= 0) &&
-		    (!v->has_shape || !ox_shape_is_const(&v->shape)))
-			ox_die("plan: value %%%d '%s' has no constant shape", i, v->name);
+		    (!v->has_shape || ox_value_max_storage(g, v) < 0))
+			ox_die("plan: value %%%d '%s' has no bounded shape", i, v->name);
 	}
 	/* schedules x (Concat inputs in place or not); candidate 0 is the
 	 * imported order without, the reference the report compares with */
@@ -981,7 +989,7 @@ int ox_opt_plan(ox_graph *g)
 	stats.slot_unions = slot_unions(g, &P[0]);
 	for (int v = 0; v < g->nvals; v++)
 		if (g->vals[v].producer >= 0)
-			stats.no_reuse += vbytes(&g->vals[v]);
+			stats.no_reuse += vbytes(g, &g->vals[v]);
 	const plan *B = &P[best];
 	stats.schedule = sched_names[best / 2];
 	stats.strategy = B->strategy;

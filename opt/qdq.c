@@ -467,7 +467,8 @@ int ox_opt_qdq(ox_graph *g)
 		fill_sole(g);
 		int nn = g->nnodes;
 		for (int i = 0; i < nn; i++) {
-			if (g->nodes[i].dead || g->nodes[i].nout < 1 || g->nodes[i].out[0] < 0)
+			if (g->nodes[i].dead || g->nodes[i].nout < 1 || g->nodes[i].out[0] < 0 ||
+			    ox_node_rt(g, &g->nodes[i]))
 				continue;
 			switch (g->nodes[i].op) {
 			case OX_OP_Conv:

@@ -150,7 +150,7 @@ static int is_reshape_like(int op)
 /* A node the chains may hold: its output is input 0's elements moved. */
 static int chain_op(ox_graph *g, const ox_node *n)
 {
-	if (n->dead || (n->op != OX_OP_Transpose && !is_reshape_like(n->op)))
+	if (n->dead || (n->op != OX_OP_Transpose && !is_reshape_like(n->op)) || ox_node_rt(g, n))
 		return 0;
 	if (n->nin < 1 || n->in[0] < 0 || n->nout != 1 || n->out[0] < 0)
 		return 0;

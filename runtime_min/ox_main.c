@@ -821,6 +821,9 @@ static const char *oxt_run_error(int rc)
 		return "PFXU_ERR_INDEX: an index or count in the input data is out of range";
 	case PFXU_ERR_CAPACITY:
 		return "PFXU_ERR_CAPACITY: a string result is longer than --string-capacity";
+	case PFXU_ERR_SHAPE:
+		return "PFXU_ERR_SHAPE: an input shape the program was not compiled for, or a shape read from "
+		       "the data that is invalid or past the bound the program was planned for (onnxcc --max)";
 #ifdef PFXU_ERR_NO_WEIGHTS
 	case PFXU_ERR_NO_WEIGHTS:
 		return "PFXU_ERR_NO_WEIGHTS: no weights";
@@ -911,20 +914,15 @@ static int oxt_write_npy(const char *path, const PFX_tensor_desc *d, const void 
 }
 
 /* mkdir -p */
-/* Output k as .npy: an output with a dynamic axis is written with the
- * extent this run reported (the tensor sits compacted at the buffer's start). */
-static int oxt_write_out(const char *path, int k, const void *data, const int64_t *ext)
+/* Output k as .npy, with the shape this run reported (the tensor sits at
+ * the buffer's start). */
+static int oxt_write_out(const char *path, int k, const void *data, const int64_t *shape)
 {
 	const PFX_tensor_desc *d = oxt_out_desc(k);
-	if (d->dynamic_axis < 0 || ext[k] < 0)
-		return oxt_write_npy(path, d, data);
 	PFX_tensor_desc e = *d;
-	int64_t shape[OXT_MAXRANK];
 	size_t numel = 1;
-	for (int r = 0; r < d->rank; r++) {
-		shape[r] = r == d->dynamic_axis ? ext[k] : d->shape[r];
+	for (int r = 0; r < d->rank; r++)
 		numel *= (size_t)shape[r];
-	}
 	e.shape = shape;
 	e.bytes = d->numel ? d->bytes / d->numel * numel : 0;
 	e.numel = numel;
@@ -1221,9 +1219,11 @@ int main(int argc, char **argv)
 	oxt_tensor *in = calloc((size_t)PFXU_NUM_INPUTS + 1, sizeof *in);
 	const void **inp = calloc((size_t)PFXU_NUM_INPUTS + 1, sizeof *inp);
 	void **outp = calloc((size_t)PFXU_NUM_OUTPUTS + 1, sizeof *outp);
-	int64_t *ext = calloc((size_t)PFXU_NUM_OUTPUTS + 1, sizeof *ext);
+	const int64_t **ishape = calloc((size_t)PFXU_NUM_INPUTS + 1, sizeof *ishape);
+	int64_t **oshape = calloc((size_t)PFXU_NUM_OUTPUTS + 1, sizeof *oshape);
+	int64_t *oshapes = calloc((size_t)PFXU_NUM_OUTPUTS * OXT_MAXRANK + 1, sizeof *oshapes);
 	double *times = calloc((size_t)bench + 1, sizeof *times);
-	if (!in || !inp || !outp || !ext || !times) {
+	if (!in || !inp || !outp || !ishape || !oshape || !oshapes || !times) {
 		fprintf(stderr, "%s: out of memory\n", argv[0]);
 		return 1;
 	}
@@ -1250,21 +1250,33 @@ int main(int argc, char **argv)
 		for (int k = port->first; k < port->first + nparts; k++) {
 			const PFX_tensor_desc *d = oxt_in_desc(k);
 			oxt_tensor *t = &in[k];
+			/* each dim within the compiled range (the program checks the
+			 * rest: the dims that must agree) */
 			int same = oxt_bits_as(t, d->dtype) && t->rank == d->rank;
 			for (int r = 0; same && r < d->rank; r++)
-				same = t->shape[r] == d->shape[r];
-			if (!same || t->numel * oxt_dtsize(t->dtype) != d->bytes) {
+				same = t->shape[r] >= d->min_shape[r] && t->shape[r] <= d->shape[r];
+			if (!same) {
 				oxt_typestr(want, sizeof want, d->dtype, d->rank, d->shape);
 				oxt_typestr(got, sizeof got, t->dtype, t->rank, t->shape);
+				for (int r = 0; r < d->rank && PFXU_DYNAMIC; r++)
+					if (d->min_shape[r] != d->shape[r]) {
+						oxt_typestr(want, sizeof want, d->dtype, d->rank, d->min_shape);
+						size_t w = strlen(want);
+						snprintf(want + w, sizeof want - w, " to ");
+						oxt_typestr(want + w + 4, sizeof want - w - 4, d->dtype, d->rank, d->shape);
+						break;
+					}
 				fprintf(stderr, "%s: input %d '%s': expected %s, found %s\n", files[pk], pk, d->name,
 					want, got);
 				goto out;
 			}
 			inp[k] = t->data;
+			ishape[k] = t->shape;
 		}
 	}
 	for (int k = 0; k < PFXU_NUM_OUTPUTS; k++) {
 		const PFX_tensor_desc *d = oxt_out_desc(k);
+		oshape[k] = oshapes + (size_t)k * OXT_MAXRANK;
 		outp[k] = malloc(d->bytes ? d->bytes : 1);
 		if (!outp[k]) {
 			fprintf(stderr, "%s: out of memory\n", argv[0]);
@@ -1279,7 +1291,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: cannot start %ld threads\n", argv[0], threads);
 		goto out;
 	}
-	int rc = PFX_run_ex(NULL, inp, outp, ext);
+	int rc = PFX_run_shaped(NULL, inp, ishape, outp, oshape);
+	if (rc == PFXU_ERR_SHAPE && PFXU_DYNAMIC) {
+		fprintf(stderr, "%s: the input shapes are not ones the program was compiled for:", argv[0]);
+		for (int k = 0; k < PFXU_NUM_INPUTS; k++) {
+			char t[256];
+			oxt_typestr(t, sizeof t, in[k].dtype, in[k].rank, in[k].shape);
+			fprintf(stderr, " %s %s", oxt_in_desc(k)->name, t);
+		}
+		fprintf(stderr, " (or a shape read from the data is)\n");
+		goto out;
+	}
 	if (rc) {
 		fprintf(stderr, "%s: run failed with code %d (%s)\n", argv[0], rc, oxt_run_error(rc));
 		goto out;
@@ -1287,7 +1309,7 @@ int main(int argc, char **argv)
 	if (bench) {
 		for (long r = 0; r < bench; r++) {
 			double t0 = oxt_now_ms();
-			rc |= PFX_run_ex(NULL, inp, outp, ext);
+			rc |= PFX_run_shaped(NULL, inp, ishape, outp, oshape);
 			times[r] = oxt_now_ms() - t0;
 		}
 		if (rc) {
@@ -1304,7 +1326,7 @@ int main(int argc, char **argv)
 				goto out;
 			PFX_set_profiler(oxt_profile, NULL);
 			for (long r = 0; r < bench; r++)
-				rc |= PFX_run_ex(NULL, inp, outp, ext);
+				rc |= PFX_run_shaped(NULL, inp, ishape, outp, oshape);
 			PFX_set_profiler(NULL, NULL);
 			oxt_profile_print(bench);
 			free(oxt_prof_ms);
@@ -1324,7 +1346,7 @@ int main(int argc, char **argv)
 			int bad = 0;
 			if (port->kind == OXT_PORT_TENSOR) {
 				snprintf(path, n, "%s/output_%d.npy", outdir, pk);
-				bad = oxt_write_out(path, port->first, outp[port->first], ext);
+				bad = oxt_write_out(path, port->first, outp[port->first], oshape[port->first]);
 			} else {
 				/* output_K.list names the structure; its tensors are output_K_J.npy */
 				static const char *const kinds[] = {"tensor", "sequence", "optional", "optional-sequence"};
@@ -1337,7 +1359,8 @@ int main(int argc, char **argv)
 					fprintf(stderr, "%s: cannot write\n", path);
 				for (int j = 0; j < port->count && !bad; j++) {
 					snprintf(path, n, "%s/output_%d_%d.npy", outdir, pk, j);
-					bad = oxt_write_out(path, port->first + j, outp[port->first + j], ext);
+					bad = oxt_write_out(path, port->first + j, outp[port->first + j],
+							    oshape[port->first + j]);
 				}
 			}
 			free(path);
@@ -1354,7 +1377,9 @@ out:
 	free(in);
 	free(inp);
 	free(outp);
-	free(ext);
+	free(ishape);
+	free(oshape);
+	free(oshapes);
 	free(times);
 	free(files);
 	return status;

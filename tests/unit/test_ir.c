@@ -335,7 +335,15 @@ static void test_dim_symbolic(void **state)
 	assert_int_equal(ox_dim_sym(g, "N"), n); /* hash-consed */
 	ox_dim a = ox_dim_mul(g, n, 2), b = ox_dim_mul(g, n, 2);
 	assert_int_equal(a, b);
-	assert_int_not_equal(ox_dim_mul(g, 2, n), a); /* no commutativity: structural */
+	assert_int_equal(ox_dim_mul(g, 2, n), a); /* products have one form */
+	/* (N*M)*3 and 3*(M*N) are one product; dividing by a factor cancels */
+	ox_dim nm3 = ox_dim_mul(g, ox_dim_mul(g, n, m), 3);
+	assert_int_equal(ox_dim_mul(g, 3, ox_dim_mul(g, m, n)), nm3);
+	assert_int_equal(ox_dim_div(g, nm3, n), ox_dim_mul(g, m, 3));
+	assert_int_equal(ox_dim_div(g, ox_dim_mul(g, n, 512), n), 512);
+	assert_int_equal(ox_dim_div(g, ox_dim_mul(g, n, 12), 4), ox_dim_mul(g, n, 3));
+	assert_int_not_equal(ox_dim_div(g, ox_dim_mul(g, n, 3), 2), ox_dim_mul(g, n, 1)); /* no exact quotient */
+	assert_int_equal(ox_dim_sub(g, nm3, nm3), 0);
 	ox_dim e = ox_dim_add(g, ox_dim_ceildiv(g, ox_dim_sub(g, n, 3), 2), 1);
 	char buf[128];
 	ox_dim_str(g, e, buf, sizeof buf);
@@ -358,6 +366,52 @@ static void test_dim_symbolic(void **state)
 	assert_int_equal(ox_shape_numel(&c), 20);
 	ox_shape z = {0, {0}};
 	assert_int_equal(ox_shape_numel(&z), 1);
+	ox_ir_free(g);
+}
+
+/* run-time symbols: ranges by interval arithmetic, data symbols */
+static void test_dim_ranges(void **state)
+{
+	(void)state;
+	ox_graph *g = ox_ir_new("dims");
+	ox_dim n = ox_dim_sym(g, "N"), h = ox_dim_sym(g, "H");
+	int64_t lo, hi;
+	assert_int_equal(ox_dim_range(g, n, &lo, &hi), -1); /* neither bound nor ranged */
+	assert_int_equal(ox_ir_set_range(g, "N", 1, 64), 0);
+	assert_int_equal(ox_ir_set_range(g, "H", 32, 512), 0);
+	assert_int_equal(ox_ir_set_range(g, "nope", 1, 2), -1);
+	assert_true(ox_dim_is_rt(g, n));
+	assert_non_null(ox_dim_rtsym(g, n));
+	/* conv output (H + 2 - 3) / 2 + 1 */
+	ox_dim o = ox_dim_add(g, ox_dim_div(g, ox_dim_sub(g, ox_dim_add(g, h, 2), 3), 2), 1);
+	assert_int_equal(ox_dim_range(g, o, &lo, &hi), 0);
+	assert_int_equal(lo, 16);
+	assert_int_equal(hi, 256);
+	ox_shape s = {4, {n, 3, o, o}};
+	assert_int_equal(ox_shape_max_numel(g, &s), 64LL * 3 * 256 * 256);
+	assert_true(ox_shape_is_rt(g, &s));
+	assert_int_equal(ox_dim_hi(g, ox_dim_op(g, OX_DE_MIN, n, 10)), 10);
+	assert_int_equal(ox_dim_hi(g, ox_dim_op(g, OX_DE_MAX, n, 100)), 100);
+	assert_int_equal(ox_dim_hi(g, ox_dim_sub(g, 100, n)), 99);
+	/* lo == hi binds */
+	assert_int_equal(ox_ir_set_range(g, "H", 7, 7), 0);
+	assert_int_equal(ox_dim_eval(g, h), 7);
+	assert_false(ox_dim_is_rt(g, h));
+	/* a data symbol: unbounded until a bound is learnt, which only tightens */
+	ox_id v = ox_ir_add_value(g, "y", OX_V_INTERNAL);
+	ox_dim d = ox_dim_data(g, v, 0, -1);
+	assert_int_equal(ox_dim_hi(g, d), -1);
+	assert_int_equal(ox_dim_data(g, v, 0, 24), d);
+	assert_int_equal(ox_dim_hi(g, d), 24);
+	ox_dim_data(g, v, 0, 100);
+	assert_int_equal(ox_dim_hi(g, d), 24);
+	assert_int_equal(ox_dim_rtsym(g, d)->rt, OX_RT_DATA);
+	assert_int_equal(ox_dim_rtsym(g, d)->def, v);
+	assert_int_not_equal(ox_dim_data(g, v, 1, -1), d);
+	ox_shape u = {2, {d, n}};
+	assert_int_equal(ox_shape_max_numel(g, &u), 24 * 64);
+	ox_shape w = {2, {ox_dim_data(g, v, 1, -1), n}};
+	assert_int_equal(ox_shape_max_numel(g, &w), -1);
 	ox_ir_free(g);
 }
 
@@ -970,6 +1024,7 @@ int main(void)
 		cmocka_unit_test(test_attrs),
 		cmocka_unit_test(test_dim_fold),
 		cmocka_unit_test(test_dim_symbolic),
+		cmocka_unit_test(test_dim_ranges),
 		cmocka_unit_test(test_dim_bind_eval),
 		cmocka_unit_test(test_broadcast),
 		cmocka_unit_test(test_f16_values),

@@ -68,7 +68,7 @@ static void check(const char *text, int opt, const char *want)
 	ox_graph *g = parse_ok(text);
 	g->opt = opt;
 	run_pass(g, "fold");
-	run_pass(g, "static");
+	run_pass(g, "bounds");
 	run_pass(g, "transpose");
 	assert_dump(g, want);
 	ox_ir_free(g);
@@ -559,8 +559,8 @@ static void test_random_exact(void **state)
 	for (int iter = 0; iter < 400; iter++) {
 		random_chain(text);
 		ox_graph *a = parse_ok(text), *b = parse_ok(text);
-		run_pass(a, "fold"), run_pass(a, "static");
-		run_pass(b, "fold"), run_pass(b, "static"), run_pass(b, "transpose");
+		run_pass(a, "fold"), run_pass(a, "bounds");
+		run_pass(b, "fold"), run_pass(b, "bounds"), run_pass(b, "transpose");
 		int na = a->nnodes, nb = b->nnodes, ca = copies(a), cb = copies(b);
 		char *d = dump_str(b);
 		rewritten += nb != na || ca != cb;

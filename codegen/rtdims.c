@@ -1,0 +1,115 @@
+/* rtdims.c: run-time dims in the generated code (docs/dynamic.md).
+ *
+ * Every run-time symbol of a graph (ir.h, OX_RT_INPUT / OX_RT_DATA) gets a
+ * slot of the run's `int64_t ox_d[]`: the prologue of the run fills the input
+ * ones from the shapes the caller passes (and checks every input dim and
+ * range), the node that computes a data symbol writes its slot before any
+ * later node reads it. An emitter prints a dim with ox_cg_dim: a literal
+ * when it is constant (so a static graph prints what it always printed),
+ * else a C expression over ox_d[]. A node function whose body names ox_d takes
+ * it as its first parameter.
+ */
+#include "cg.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ox_cg_slots(ox_cg *cg, ox_graph *g)
+{
+	free(cg->slot);
+	cg->slot = calloc((size_t)g->ndexprs + 1, sizeof *cg->slot);
+	cg->nslots = 0;
+	for (int i = 0; i < g->ndexprs; i++) {
+		const ox_dexpr *e = &g->dexprs[i];
+		cg->slot[i] = e->op == OX_DE_SYM && e->value < 0 && e->rt != OX_RT_NONE ? cg->nslots++ : -1;
+	}
+}
+
+static char *ring(void)
+{
+	static char r[32][2048];
+	static int at;
+	at = (at + 1) % 32;
+	return r[at];
+}
+
+/* operands are atoms or parenthesized, so every form is one too; dims are
+ * never negative, so C's division is the floor */
+static void render(ox_cg *cg, ox_dim d, ox_buf *b)
+{
+	const ox_graph *g = cg->g;
+	int64_t v = ox_dim_eval(g, d);
+	if (v >= 0) {
+		ox_buf_printf(b, "%lld", (long long)v);
+		return;
+	}
+	const ox_dexpr *e = &g->dexprs[-d - 1];
+	if (e->op == OX_DE_SYM) {
+		int s = cg->slot && -d - 1 < g->ndexprs ? cg->slot[-d - 1] : -1;
+		if (s < 0)
+			ox_die("codegen: dim '%s' is neither bound nor a run-time symbol", e->sym);
+		ox_buf_printf(b, "ox_d[%d]", s);
+		return;
+	}
+	static const char *const op[] = {"", " + ", " - ", " * ", " / ", "", " %% ", " > ", " < "};
+	ox_buf_puts(b, "(");
+	if (e->op == OX_DE_CEILDIV) {
+		ox_buf_puts(b, "(");
+		render(cg, e->a, b);
+		ox_buf_puts(b, " + ");
+		render(cg, e->b, b);
+		ox_buf_puts(b, " - 1) / ");
+		render(cg, e->b, b);
+	} else if (e->op == OX_DE_MAX || e->op == OX_DE_MIN) {
+		render(cg, e->a, b);
+		ox_buf_puts(b, e->op == OX_DE_MAX ? " > " : " < ");
+		render(cg, e->b, b);
+		ox_buf_puts(b, " ? ");
+		render(cg, e->a, b);
+		ox_buf_puts(b, " : ");
+		render(cg, e->b, b);
+	} else if (e->op >= OX_DE_ADD && e->op <= OX_DE_MOD) {
+		render(cg, e->a, b);
+		ox_buf_puts(b, e->op == OX_DE_MOD ? " % " : op[e->op]);
+		render(cg, e->b, b);
+	} else {
+		ox_die("codegen: bad dim op %d", e->op);
+	}
+	ox_buf_puts(b, ")");
+}
+
+const char *ox_cg_dim(ox_cg *cg, ox_dim d)
+{
+	ox_buf b = {0};
+	render(cg, d, &b);
+	if (b.len >= 2048)
+		ox_die("codegen: a run-time dim's expression is longer than 2047 characters");
+	char *r = ring();
+	memcpy(r, b.s, b.len + 1);
+	ox_buf_free(&b);
+	return r;
+}
+
+const char *ox_cg_numel(ox_cg *cg, const ox_shape *s)
+{
+	return ox_cg_dim(cg, ox_shape_numel_dim(cg->g, s));
+}
+
+int ox_cg_dim_slot(ox_cg *cg, ox_dim d)
+{
+	if (d >= 0 || -d - 1 >= cg->g->ndexprs || !cg->slot)
+		return -1;
+	return cg->slot[-d - 1];
+}
+
+void ox_cg_set_dim(ox_cg *cg, int lvl, ox_dim d, const char *expr)
+{
+	const ox_dexpr *e = ox_dim_rtsym(cg->g, d);
+	if (!e || e->rt != OX_RT_DATA)
+		ox_die("codegen: ox_cg_set_dim of a dim that is not a data symbol");
+	int s = ox_cg_dim_slot(cg, d);
+	cg->fails_shape = 1;
+	ox_cg_line(cg, lvl, "ox_d[%d] = %s; /* %s */", s, expr, e->sym);
+	ox_cg_line(cg, lvl, "if (ox_d[%d] < 0 || ox_d[%d] > %lld)", s, s, (long long)e->hi);
+	ox_cg_line(cg, lvl + 1, "return 2; /* more than the code was planned for */");
+}
