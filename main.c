@@ -60,6 +60,8 @@ static const char usage[] =
 	"             Resize to sizes given as an input); a run that needs more returns\n"
 	"             PREFIX_ERR_SHAPE\n"
 	"  --max-elems  the same bound for every such value that --max does not name\n"
+	"  --rt-inputs  first|all: for testing the run-time paths, every fixed dim d >= 2\n"
+	"             of a graph input (first: axis 0 only) becomes a run-time dim in d..2d\n"
 	"  --const    freeze a graph input to the tensor in FILE (.pb or .npy): the code\n"
 	"             is then specialized for that value and the input disappears\n"
 	"  --like     compile a graph input for the structure of the example in FILE:\n"
@@ -317,6 +319,34 @@ static int apply_dim(ox_graph *g, const char *spec)
 	return note_buckets(g, name, &d) ? 1 : 0;
 }
 
+/* --rt-inputs first|all (testing the run-time paths on models with fixed
+ * shapes, tests/e2e/conformance.sh): every fixed dim d >= 2 of a graph
+ * input (axis 0 only, with first) becomes the run-time dim "rtD" in
+ * d..2d, one symbol for the dims of equal size, so that the program runs
+ * the model's own data through code for a range of shapes. */
+static int apply_rt_inputs(ox_graph *g, const char *how)
+{
+	int all = !strcmp(how, "all");
+	if (!all && strcmp(how, "first"))
+		return bad_option("--rt-inputs '%s': expected first or all", how);
+	for (int k = 0; k < g->ninputs; k++) {
+		ox_value *v = &g->vals[g->inputs[k]];
+		/* not the shapes' own tensors (a Reshape's target, axes) */
+		if (!v->has_shape || v->agg || (ox_dtype_is_int(v->dtype) && v->shape.rank <= 1))
+			continue;
+		for (int d = 0; d < v->shape.rank && (all || d == 0); d++) {
+			int64_t x = v->shape.d[d];
+			if (x < 2 || x > ((int64_t)1 << 30))
+				continue;
+			char sym[32];
+			snprintf(sym, sizeof sym, "rt%lld", (long long)x);
+			v->shape.d[d] = ox_dim_sym(g, sym);
+			ox_ir_set_range(g, sym, x, 2 * x);
+		}
+	}
+	return 0;
+}
+
 /* --max NAME=N: value NAME holds at most N elements */
 static int apply_max(ox_graph *g, const char *spec)
 {
@@ -397,7 +427,7 @@ int main(int argc, char **argv)
 	const char *strcap = NULL, *cpu = NULL, *opt = NULL, *wino = NULL;
 	int print_cflags = 0;
 	int nshapes = 0, ndims = 0, nconsts = 0, nlikes = 0, nmaxes = 0, with_main = 0, build = 0, report = 0;
-	const char *maxelems = NULL;
+	const char *maxelems = NULL, *rtinputs = NULL;
 	const char *graph = NULL, *html = NULL; /* --graph FILE, --report=html[:FILE] ("" default) */
 	int weights = OX_CG_WEIGHTS_EMBED;
 	const char *wmode = NULL;
@@ -438,6 +468,8 @@ int main(int argc, char **argv)
 			maxes[nmaxes++] = argv[++i];
 		else if (!strcmp(a, "--max-elems") && more)
 			maxelems = argv[++i];
+		else if (!strcmp(a, "--rt-inputs") && more)
+			rtinputs = argv[++i];
 		else if (!strcmp(a, "--string-capacity") && more)
 			strcap = argv[++i];
 		else if (!strcmp(a, "--weights") && more)
@@ -581,6 +613,8 @@ int main(int argc, char **argv)
 			rc = apply_dim(g, dims[i]);
 		for (int i = 0; i < nmaxes && !rc; i++)
 			rc = apply_max(g, maxes[i]);
+		if (!rc && rtinputs)
+			rc = apply_rt_inputs(g, rtinputs);
 		if (!rc && spec == 0) {
 			for (int b = 0; b < nbucketed; b++)
 				nspecs *= bucketed[b].d.nb;

@@ -765,6 +765,19 @@ static const char *vptr(ox_graph *g, int s, ox_id id, int cnst, char *buf, size_
 	return buf;
 }
 
+/* does tensor k of the inputs (what 0) or outputs have run-time dims in
+ * some specialization (then its descriptor has a min_shape of its own)? */
+static int desc_varies(ox_graph *const *gs, int ngs, int what, int k)
+{
+	for (int s = 0; s < ngs; s++) {
+		ox_graph *g = gs[s];
+		ox_value *v = &g->vals[what ? g->outputs[k] : g->inputs[k]];
+		if (v->shape.rank && (ngs > 1 || ox_shape_is_rt(g, &v->shape)))
+			return 1;
+	}
+	return 0;
+}
+
 /* Tensor descriptors of the graph inputs (what 0) or outputs (1): the
  * shape is the largest each dim takes over every specialization, min_shape
  * the least; numel and bytes are the largest. */
@@ -801,14 +814,11 @@ static void emit_desc(ox_buf *b, ox_graph *const *gs, int ngs, const char *prefi
 		}
 		if (!v0->shape.rank)
 			continue;
-		int varies = 0;
 		ox_buf_printf(b, "static const int64_t %s_%s%d_shape[%d] = {", prefix, w, k, v0->shape.rank);
-		for (int d = 0; d < v0->shape.rank; d++) {
+		for (int d = 0; d < v0->shape.rank; d++)
 			ox_buf_printf(b, "%s%lld", d ? ", " : "", (long long)hi[d]);
-			varies |= lo[d] != hi[d];
-		}
 		ox_buf_puts(b, "};\n");
-		if (varies) {
+		if (desc_varies(gs, ngs, what, k)) {
 			ox_buf_printf(b, "static const int64_t %s_%s%d_min_shape[%d] = {", prefix, w, k, v0->shape.rank);
 			for (int d = 0; d < v0->shape.rank; d++)
 				ox_buf_printf(b, "%s%lld", d ? ", " : "", (long long)lo[d]);
@@ -818,12 +828,7 @@ static void emit_desc(ox_buf *b, ox_graph *const *gs, int ngs, const char *prefi
 	ox_buf_printf(b, "const %s_tensor_desc %s_%ss[] = {\n", prefix, prefix, w);
 	for (int k = 0; k < cnt; k++) {
 		ox_value *v = &g0->vals[what ? g0->outputs[k] : g0->inputs[k]];
-		int varies = 0;
-		for (int s = 0; s < ngs && !varies; s++) {
-			ox_graph *g = gs[s];
-			varies = ox_shape_is_rt(g, &g->vals[what ? g->outputs[k] : g->inputs[k]].shape);
-		}
-		varies |= ngs > 1 && v->shape.rank > 0;
+		int varies = desc_varies(gs, ngs, what, k);
 		ox_buf_puts(b, "\t{");
 		c_string(b, what ? g0->output_names[k] : v->name);
 		if (v->shape.rank)

@@ -103,10 +103,61 @@ static void emit_fill(ox_cg *cg, const char *dst, int64_t m, const char *v)
 	ox_cg_printf(cg, "\tfor (ptrdiff_t i = 0; i < %lld; i++)\n\t\t%s[i] = %s;\n", (long long)m, dst, v);
 }
 
-static void emit_copy(ox_cg *cg, const char *dst, const char *src, int64_t m)
+static void emit_copy(ox_cg *cg, const char *dst, const char *src, ox_dim m)
 {
 	if (m > 0)
 		ox_cg_printf(cg, "\tmemcpy(%s, %s, %lld * sizeof *%s);\n", dst, src, (long long)m, dst);
+	else if (m < 0)
+		ox_cg_printf(cg, "\tmemcpy(%s, %s, (size_t)%s * sizeof *%s);\n", dst, src, ox_cg_dim(cg, m), dst);
+}
+
+/* A Reshape whose target is read from data (ir/infer_data.c,
+ * reshape_from_data): resolve its 0s and -1 as ONNX says, check that it
+ * holds the input's elements, and set the run-time dims it defines (the
+ * others must equal what the compiler knows). Returns 2 when invalid. */
+static void emit_reshape_dims(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	const ox_shape *xs = &g->vals[n->in[0]].shape, *ys = &g->vals[n->out[0]].shape;
+	int m = ys->rank, allowzero = n->opset >= 14 ? (int)ox_attr_int(n, "allowzero", 0) : 0;
+	cg->fails_shape = 1;
+	ox_cg_line(cg, 1, "/* the target shape, read from the data */");
+	ox_cg_line(cg, 1, "int64_t s[%d], known = 1, minus = -1, total = %s;", m, ox_cg_numel(cg, xs));
+	for (int k = 0; k < m; k++) {
+		ox_cg_line(cg, 1, "s[%d] = (int64_t)in1[%d];", k, k);
+		if (allowzero)
+			continue;
+		ox_cg_line(cg, 1, "if (s[%d] == 0)", k);
+		if (k < xs->rank)
+			ox_cg_line(cg, 2, "s[%d] = %s; /* 0 copies the input's dim */", k, ox_cg_dim(cg, xs->d[k]));
+		else
+			ox_cg_line(cg, 2, "return 2;");
+	}
+	ox_cg_line(cg, 1, "for (int k = 0; k < %d; k++) {", m);
+	ox_cg_line(cg, 2, "if (s[k] == -1 && minus < 0)");
+	ox_cg_line(cg, 3, "minus = k;");
+	ox_cg_line(cg, 2, "else if (s[k] < 0 || (s[k] && known > INT64_MAX / s[k]))");
+	ox_cg_line(cg, 3, "return 2;");
+	ox_cg_line(cg, 2, "else");
+	ox_cg_line(cg, 3, "known *= s[k];");
+	ox_cg_line(cg, 1, "}");
+	ox_cg_line(cg, 1, "if (minus >= 0) {");
+	ox_cg_line(cg, 2, "if (known == 0 || total %% known)");
+	ox_cg_line(cg, 3, "return 2;");
+	ox_cg_line(cg, 2, "s[minus] = total / known;");
+	ox_cg_line(cg, 1, "} else if (known != total) {");
+	ox_cg_line(cg, 2, "return 2;");
+	ox_cg_line(cg, 1, "}");
+	for (int k = 0; k < m; k++) {
+		const ox_dexpr *e = ox_dim_rtsym(g, ys->d[k]);
+		char v[16];
+		snprintf(v, sizeof v, "s[%d]", k);
+		if (e && e->rt == OX_RT_DATA && e->def == n->out[0]) {
+			ox_cg_set_dim(cg, 1, ys->d[k], v);
+		} else {
+			ox_cg_line(cg, 1, "if (s[%d] != %s)", k, ox_cg_dim(cg, ys->d[k]));
+			ox_cg_line(cg, 2, "return 2;");
+		}
+	}
 }
 
 /* "prev + var * stride" without the noise of zeros and ones */
@@ -392,7 +443,15 @@ int emit_data(ox_cg *cg, ox_graph *g, ox_node *n)
 	case OX_OP_Flatten:
 	case OX_OP_Squeeze:
 	case OX_OP_Unsqueeze:
-		emit_copy(cg, "out0", "in0", numel(g, n->out[0]));
+		for (int k = 0; k < y->shape.rank && n->op == OX_OP_Reshape; k++) {
+			const ox_dexpr *e = ox_dim_rtsym(g, y->shape.d[k]);
+			if (e && e->rt == OX_RT_DATA && e->def == n->out[0]) {
+				emit_reshape_dims(cg, g, n);
+				break;
+			}
+		}
+		if (!cg->dims_only)
+			emit_copy(cg, "out0", "in0", ox_shape_numel_dim(g, &y->shape));
 		return 0;
 	case OX_OP_Dropout:
 		/* inference: the identity; the mask says every element was kept */
@@ -425,11 +484,11 @@ int emit_data(ox_cg *cg, ox_graph *g, ox_node *n)
 		if (s < 0)
 			s = 0;
 		for (int64_t i = 0; i < y->shape.d[0]; i++)
-			ox_cg_printf(cg, "\tout0[%lld] = %lld;\n", (long long)i, (long long)xs->d[s + i]);
+			ox_cg_printf(cg, "\tout0[%lld] = %s;\n", (long long)i, ox_cg_dim(cg, xs->d[s + i]));
 		return 0;
 	}
 	case OX_OP_Size:
-		ox_cg_printf(cg, "\tout0[0] = %lld;\n", (long long)numel(g, n->in[0]));
+		ox_cg_printf(cg, "\tout0[0] = %s;\n", ox_cg_numel(cg, &g->vals[n->in[0]].shape));
 		return 0;
 	case OX_OP_ConstantOfShape: {
 		const ox_attr *a = ox_attr_get(n, "value");

@@ -40,6 +40,26 @@ int ox_in_ints(ox_graph *g, const ox_node *n, int k, int64_t *v, int cap)
 	return (int)m;
 }
 
+int ox_in_svals(ox_graph *g, const ox_node *n, int k, ox_sv *v, int cap)
+{
+	ox_value *x = ox_in(g, n, k);
+	if (!x)
+		return -1;
+	const ox_tensor *t = ox_in_const(g, n, k);
+	if (t) {
+		int64_t m = ox_tensor_numel(t);
+		if (m > cap || !ox_dtype_is_int(t->dtype))
+			return -1;
+		for (int64_t i = 0; i < m; i++)
+			v[i] = (ox_sv){OX_SV_CONST, ox_tensor_get_i64(t, i), 0};
+		return (int)m;
+	}
+	if (!x->sv || x->nsv > cap)
+		return -1;
+	memcpy(v, x->sv, (size_t)x->nsv * sizeof *v);
+	return x->nsv;
+}
+
 void ox_set_out(ox_graph *g, ox_node *n, int k, int dtype, const ox_shape *s)
 {
 	ox_value *v = ox_out(g, n, k);

@@ -227,11 +227,65 @@ static ox_dim infer_minus_one(ox_graph *g, const ox_shape *in, const ox_dim *kno
 	return r;
 }
 
+/* A Reshape whose target is read from data when the program runs (a
+ * graph input, a tensor computed from one): its rank is the target's
+ * length, every dim a run-time symbol the node computes (codegen checks
+ * the product), none past the input's element count, which bounds the
+ * whole output too. */
+static int reshape_from_data(ox_graph *g, ox_node *n, ox_value *x)
+{
+	ox_value *t = ox_in(g, n, 1);
+	if (!t || t->shape.rank != 1 || !ox_shape_is_const(&t->shape))
+		return ox_error(g, n, "the target shape's length must be known at compile time");
+	int64_t m = t->shape.d[0];
+	if (m > OX_MAX_RANK)
+		return ox_error(g, n, "a target of %lld dims, at most %d supported", (long long)m, OX_MAX_RANK);
+	if (!ox_dtype_is_int(t->dtype))
+		return ox_error(g, n, "shape input '%s' has dtype %s, expected an integer type", t->name,
+				ox_dtype_name(t->dtype));
+	int64_t top = ox_shape_max_numel(g, &x->shape), lo, hi, dimtop = top;
+	/* of an empty tensor (with allowzero) a dim can be anything */
+	if (ox_dim_range(g, ox_shape_numel_dim(g, &x->shape), &lo, &hi) || lo == 0)
+		dimtop = INT32_MAX;
+	ox_sv sv[OX_MAX_RANK];
+	int known = t->sv && t->nsv == m;
+	if (known)
+		memcpy(sv, t->sv, (size_t)m * sizeof *sv);
+	ox_shape o = {(int)m, {0}};
+	int allowzero = n->opset >= 14 ? (int)ox_attr_int(n, "allowzero", 0) : 0;
+	for (int k = 0; k < m; k++) {
+		/* a known dim that cannot be 0 (copy) or -1 stays what it is */
+		if (known && sv[k].kind == OX_SV_DIM && !ox_dim_range(g, sv[k].d, &lo, &hi) && (lo > 0 || allowzero))
+			o.d[k] = sv[k].d;
+		else if (known && sv[k].kind == OX_SV_CONST && sv[k].c > 0)
+			o.d[k] = sv[k].c;
+		else
+			o.d[k] = ox_dim_data(g, n->out[0], k, dimtop);
+	}
+	ox_set_out(g, n, 0, x->dtype, &o);
+	if (top >= 0 && ox_shape_is_rt(g, &o))
+		ox_out(g, n, 0)->cap = top > 0 ? top : 1; /* cap 0 is "none" */
+	return 0;
+}
+
 int infer_reshape(ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0);
 	int64_t sh[OX_MAX_RANK];
-	int m = int_list(g, n, 1, "shape", sh, OX_MAX_RANK, "shape");
+	ox_sv sv[OX_MAX_RANK];
+	int m = -2;
+	if (n->nin > 1 && n->in[1] >= 0) {
+		/* from a constant, else a symbolic value with every element known */
+		m = ox_in_svals(g, n, 1, sv, OX_MAX_RANK);
+		for (int k = 0; k < m; k++)
+			if (sv[k].kind == OX_SV_UNKNOWN)
+				m = -1;
+		if (m < 0)
+			return reshape_from_data(g, n, x);
+	} else if ((m = int_list(g, n, 1, "shape", sh, OX_MAX_RANK, "shape")) >= 0) {
+		for (int k = 0; k < m; k++)
+			sv[k] = (ox_sv){OX_SV_CONST, sh[k], 0};
+	}
 	if (m == -1)
 		return -1;
 	if (m == -2)
@@ -241,6 +295,16 @@ int infer_reshape(ox_graph *g, ox_node *n)
 	ox_dim known[OX_MAX_RANK];
 	int nknown = 0, minus = -1;
 	for (int k = 0; k < m; k++) {
+		if (sv[k].kind == OX_SV_DIM) {
+			/* a run-time dim that may be 0 means "copy" without allowzero */
+			int64_t lo, hi;
+			if (!allowzero && (ox_dim_range(g, sv[k].d, &lo, &hi) || lo == 0))
+				return reshape_from_data(g, n, x);
+			o.d[k] = sv[k].d;
+			known[nknown++] = o.d[k];
+			continue;
+		}
+		sh[k] = sv[k].c;
 		if (sh[k] == -1) {
 			if (minus >= 0)
 				return ox_error(g, n, "shape has more than one -1");

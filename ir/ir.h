@@ -123,6 +123,22 @@ typedef struct {
 enum { OX_L_PLAIN, OX_L_BLOCKED, OX_L_CONVW, OX_L_DWW, OX_L_GEMMB, OX_L_PADDED, OX_L_WINOW, OX_NLAYOUTS };
 extern const char *const ox_layout_names[OX_NLAYOUTS];
 
+/* ---- symbolic values ----
+ * A small integer tensor (rank 0 or 1) that the compiler knows element by
+ * element although some elements are run-time dims: the exporters' Shape
+ * -> Gather -> Concat arithmetic on a run-time shape. opt/fold.c fills a
+ * value's sv (ir/eval_sym.c) when its producer cannot fold; the inference
+ * of the ops such a tensor steers (a Reshape's target, a Slice's end, an
+ * Expand's shape) reads it with ox_in_svals. An element is a constant, a
+ * dim, or unknown (read from data when the program runs). */
+enum { OX_SV_CONST, OX_SV_DIM, OX_SV_UNKNOWN };
+typedef struct {
+	int kind;  /* OX_SV_* */
+	int64_t c; /* OX_SV_CONST: the value (any sign) */
+	ox_dim d;  /* OX_SV_DIM: the dim */
+} ox_sv;
+#define OX_MAX_SV 16 /* elements a symbolic value may have */
+
 /* ---- values and nodes ---- */
 /* OX_V_AGG: a sequence or an optional (agg says which), known part by part
  * at compile time: elems lists the values it holds (an optional 0 or 1;
@@ -159,6 +175,8 @@ typedef struct {
 	int64_t cap;     /* > 0: at most this many elements, tighter than the
 			    product of the dims' tops (a Reshape to run-time dims
 			    keeps its input's count; --max NAME=N) */
+	ox_sv *sv;       /* its elements as far as known (see ox_sv), or NULL */
+	int nsv;
 } ox_value;
 /* elements the value's storage holds in its layout (its numel when plain;
  * -1 if the shape is not constant) */
@@ -375,6 +393,13 @@ ox_value *ox_out(ox_graph *g, const ox_node *n, int k); /* NULL if omitted */
 const ox_tensor *ox_in_const(ox_graph *g, const ox_node *n, int k); /* NULL unless constant */
 /* read constant integer input k into v (up to cap); count, or -1 if not constant */
 int ox_in_ints(ox_graph *g, const ox_node *n, int k, int64_t *v, int cap);
+/* input k element by element (ox_sv): from its constant data or its
+ * symbolic value; -1 when neither is known (a tensor computed from data)
+ * or it has more than cap elements. Elements of a constant are OX_SV_CONST. */
+int ox_in_svals(ox_graph *g, const ox_node *n, int k, ox_sv *v, int cap);
+/* compile-time evaluation of shape arithmetic over run-time dims (ir/eval_sym.c):
+ * fills the outputs' sv from the inputs' constants and sv; 1 if it did */
+int ox_eval_sym(ox_graph *g, ox_node *n);
 void ox_set_out(ox_graph *g, ox_node *n, int k, int dtype, const ox_shape *s);
 int ox_broadcast(ox_graph *g, const ox_shape *a, const ox_shape *b, ox_shape *out); /* -1 if incompatible */
 int ox_norm_axis(int64_t axis, int rank); /* -1 if out of range */

@@ -541,13 +541,15 @@ int64_t ox_value_max_storage(const ox_graph *g, const ox_value *v)
 	if (ox_shape_is_const(&v->shape))
 		return ox_value_storage_numel(v);
 	ox_value top = *v;
-	for (int k = 0; k < v->shape.rank; k++) {
+	int64_t n = 0;
+	for (int k = 0; k < v->shape.rank && n >= 0; k++) {
 		top.shape.d[k] = ox_dim_hi(g, v->shape.d[k]);
 		if (top.shape.d[k] < 0)
-			return -1;
+			n = -1;
 	}
-	int64_t n = ox_value_storage_numel(&top);
-	if (n >= 0 && v->cap > 0 && v->cap < n && v->layout == OX_L_PLAIN)
+	if (n >= 0)
+		n = ox_value_storage_numel(&top);
+	if (v->cap > 0 && v->layout == OX_L_PLAIN && (n < 0 || v->cap < n))
 		n = v->cap;
 	return n;
 }

@@ -83,11 +83,9 @@ static int check_value(ox_graph *g, const ox_node *n, ox_id id)
 	}
 	/* symbols bound by --dim / --shape are checked here, like inferred
 	 * shapes in ox_infer_node; run-time shapes at their most */
-	ox_shape top = v->shape;
-	for (int d = 0; d < top.rank; d++)
-		top.d[d] = ox_dim_hi(g, top.d[d]);
-	if (ox_shape_too_big(&top, v->dtype) ||
-	    (v->cap > 0 && v->cap * (int64_t)(ox_dtype_size(v->dtype) ? ox_dtype_size(v->dtype) : 8) >= OX_MAX_BYTES))
+	int64_t most = ox_value_max_storage(g, v), es = ox_dtype_size(v->dtype) ? (int64_t)ox_dtype_size(v->dtype) : 8;
+	if (ox_shape_is_const(&v->shape) ? ox_shape_too_big(&v->shape, v->dtype)
+					 : most < 0 || most > OX_MAX_BYTES / es)
 		return ox_error(g, n, "value '%s' is too large (2^48 bytes or more)", v->name);
 	return 0;
 }

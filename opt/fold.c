@@ -6,7 +6,9 @@
  * ops.def) when every input is a constant, or for shape-only ops
  * (OX_F_SHAPEOP) when the input shape is constant; then its outputs become
  * constants and the node dies. This is what turns exporters'
- * Shape/Gather/Unsqueeze/Concat chains into constant Reshape shapes.
+ * Shape/Gather/Unsqueeze/Concat chains into constant Reshape shapes; on
+ * run-time dims the same chains get symbolic values (ir/eval_sym.c),
+ * which the ops they steer read as dims.
  * Invalidates: node positions (compacts).
  */
 #include "expand.h"
@@ -59,6 +61,23 @@ static int try_fold(ox_graph *g, ox_node *n)
 			ox_ir_set_const(g, n->out[k], out[k]);
 	n->dead = 1;
 	return 0;
+}
+
+/* Shape arithmetic over run-time dims (ir/eval_sym.c): its result is the
+ * output's symbolic value, or a constant when every element is one. */
+static void fold_sym(ox_graph *g, ox_node *n)
+{
+	if (!ox_eval_sym(g, n))
+		return;
+	ox_value *y = ox_out(g, n, 0);
+	for (int i = 0; i < y->nsv; i++)
+		if (y->sv[i].kind != OX_SV_CONST)
+			return;
+	ox_tensor *t = ox_ir_new_tensor(g, y->dtype, &y->shape);
+	for (int i = 0; i < y->nsv; i++)
+		ox_tensor_set_i64(t, i, y->sv[i].c);
+	ox_ir_set_const(g, n->out[0], t);
+	n->dead = 1;
 }
 
 /* An input of n that is an aggregate, where n wants tensors: -1 if none. */
@@ -129,7 +148,8 @@ int ox_opt_fold(ox_graph *g)
 						v->shape.d[d] = x;
 				}
 			}
-			try_fold(g, n);
+			if (try_fold(g, n))
+				fold_sym(g, n);
 		}
 	}
 	if (errors)
