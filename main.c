@@ -237,8 +237,8 @@ static int apply_shape(ox_graph *g, const char *spec)
 		 * new one named after the input and the axis */
 		const char *sym;
 		char own[600];
-		if (v->has_shape && m < 0 && g->dexprs[-m - 1].op == OX_DE_SYM) {
-			sym = g->dexprs[-m - 1].sym;
+		if (v->has_shape && m < 0 && OX_DX(g)->dexprs[-m - 1].op == OX_DE_SYM) {
+			sym = OX_DX(g)->dexprs[-m - 1].sym;
 		} else if (v->has_shape && m < 0) {
 			ox_error(g, NULL, "--shape %s: dim %d is an expression in the model; give its symbols with --dim",
 				 name, d);

@@ -1615,8 +1615,8 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 	for (int s = 0; s < ngs; s++) {
 		if (ngs > 1) {
 			ox_buf_printf(&c, "/* ---- specialization %d:", s);
-			for (int j = 0; j < gs[s]->ndexprs; j++) {
-				const ox_dexpr *e = &gs[s]->dexprs[j];
+			for (int j = 0; j < OX_DX(gs[s])->ndexprs; j++) {
+				const ox_dexpr *e = &OX_DX(gs[s])->dexprs[j];
 				if (e->op == OX_DE_SYM && e->rt == OX_RT_INPUT && e->value < 0)
 					ox_buf_printf(&c, " %s %lld..%lld", e->sym, (long long)e->lo, (long long)e->hi);
 				else if (e->op == OX_DE_SYM && e->rt == OX_RT_INPUT)

@@ -17,10 +17,10 @@
 void ox_cg_slots(ox_cg *cg, ox_graph *g)
 {
 	free(cg->slot);
-	cg->slot = calloc((size_t)g->ndexprs + 1, sizeof *cg->slot);
+	cg->slot = calloc((size_t)OX_DX(g)->ndexprs + 1, sizeof *cg->slot);
 	cg->nslots = 0;
-	for (int i = 0; i < g->ndexprs; i++) {
-		const ox_dexpr *e = &g->dexprs[i];
+	for (int i = 0; i < OX_DX(g)->ndexprs; i++) {
+		const ox_dexpr *e = &OX_DX(g)->dexprs[i];
 		cg->slot[i] = e->op == OX_DE_SYM && e->value < 0 && e->rt != OX_RT_NONE ? cg->nslots++ : -1;
 	}
 }
@@ -43,9 +43,9 @@ static void render(ox_cg *cg, ox_dim d, ox_buf *b)
 		ox_buf_printf(b, "%lld", (long long)v);
 		return;
 	}
-	const ox_dexpr *e = &g->dexprs[-d - 1];
+	const ox_dexpr *e = &OX_DX(g)->dexprs[-d - 1];
 	if (e->op == OX_DE_SYM) {
-		int s = cg->slot && -d - 1 < g->ndexprs ? cg->slot[-d - 1] : -1;
+		int s = cg->slot && -d - 1 < OX_DX(g)->ndexprs ? cg->slot[-d - 1] : -1;
 		if (s < 0)
 			ox_die("codegen: dim '%s' is neither bound nor a run-time symbol", e->sym);
 		ox_buf_printf(b, "ox_d[%d]", s);
@@ -97,7 +97,7 @@ const char *ox_cg_numel(ox_cg *cg, const ox_shape *s)
 
 int ox_cg_dim_slot(ox_cg *cg, ox_dim d)
 {
-	if (d >= 0 || -d - 1 >= cg->g->ndexprs || !cg->slot)
+	if (d >= 0 || -d - 1 >= OX_DX(cg->g)->ndexprs || !cg->slot)
 		return -1;
 	return cg->slot[-d - 1];
 }

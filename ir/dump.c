@@ -87,11 +87,11 @@ static void put_dim(const ox_graph *g, FILE *f, ox_dim d)
 		fprintf(f, "%lld", (long long)d);
 		return;
 	}
-	if (-d - 1 >= g->ndexprs) {
+	if (-d - 1 >= OX_DX(g)->ndexprs) {
 		fprintf(f, "<bad dim %lld>", (long long)d);
 		return;
 	}
-	const ox_dexpr *e = &g->dexprs[-d - 1];
+	const ox_dexpr *e = &OX_DX(g)->dexprs[-d - 1];
 	if (e->op == OX_DE_SYM) {
 		put_sym(f, e->sym);
 		return;
@@ -448,13 +448,13 @@ static void dump_graph(ox_graph *g, FILE *f, int indent)
 	fputc('\n', f);
 
 	/* bound symbols, by name so the order does not depend on dexpr ids */
-	const ox_dexpr **syms = malloc(((size_t)g->ndexprs + 1) * sizeof *syms);
+	const ox_dexpr **syms = malloc(((size_t)OX_DX(g)->ndexprs + 1) * sizeof *syms);
 	if (!syms)
 		ox_die("out of memory");
 	int nsyms = 0;
-	for (int i = 0; i < g->ndexprs; i++)
-		if (g->dexprs[i].op == OX_DE_SYM && g->dexprs[i].value >= 0)
-			syms[nsyms++] = &g->dexprs[i];
+	for (int i = 0; i < OX_DX(g)->ndexprs && !g->parent; i++) /* the root's table, printed once */
+		if (OX_DX(g)->dexprs[i].op == OX_DE_SYM && OX_DX(g)->dexprs[i].value >= 0)
+			syms[nsyms++] = &OX_DX(g)->dexprs[i];
 	qsort(syms, (size_t)nsyms, sizeof *syms, cmp_sym);
 	for (int i = 0; i < nsyms; i++) {
 		put_indent(f, indent);

@@ -55,11 +55,16 @@ ox_graph *ox_ir_new(const char *path)
 	return g;
 }
 
-static ox_graph *root_of(ox_graph *g)
+ox_graph *ox_ir_root(const ox_graph *g)
 {
 	while (g->parent)
 		g = g->parent;
-	return g;
+	return (ox_graph *)g;
+}
+
+static ox_graph *root_of(ox_graph *g)
+{
+	return ox_ir_root(g);
 }
 
 ox_graph *ox_ir_new_sub(ox_graph *parent)
@@ -85,7 +90,7 @@ static void free_arrays(ox_graph *g)
 {
 	free(g->vals);
 	free(g->nodes);
-	free(g->dexprs);
+	free(g->dexprs); /* the root's; subgraphs have none */
 	free(g->caps);
 	free(g);
 }

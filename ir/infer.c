@@ -148,7 +148,7 @@ static int check_outputs(ox_graph *g, ox_node *n)
 			continue;
 		for (int d = 0; d < v->shape.rank; d++) {
 			ox_dim x = v->shape.d[d];
-			if (x < 0 && (-x - 1 >= g->ndexprs || (!ox_dim_unbound(g, x) && ox_dim_eval(g, x) < 0)))
+			if (x < 0 && (-x - 1 >= OX_DX(g)->ndexprs || (!ox_dim_unbound(g, x) && ox_dim_eval(g, x) < 0)))
 				return ox_error(g, n, "output %d '%s': dim %d overflows", k, v->name, d);
 		}
 		char sh[512];

@@ -267,8 +267,8 @@ struct ox_graph {
 	ox_id *inputs; int ninputs;    /* graph inputs (not initializers) */
 	ox_id *outputs; int noutputs;
 	const char **output_names;     /* names the user sees, kept across rewrites */
-	ox_dexpr *dexprs; int ndexprs, capdexprs;
-	int nunknown;                  /* counter for anonymous dims */
+	ox_dexpr *dexprs; int ndexprs, capdexprs; /* the root's only (OX_DX) */
+	int nunknown;                  /* counter for anonymous dims (the root's) */
 	int string_capacity;           /* bytes per new string element (--string-capacity) */
 	int symbolic_ok;               /* inputs may keep unbound dims (a --dump-ir
 	                                  that stops before the bounds pass) */
@@ -288,6 +288,11 @@ struct ox_graph {
 };
 
 ox_graph *ox_ir_new(const char *path);
+/* The root of g's chain of parents. Dim expressions live in the root's
+ * table (dexprs), shared by every subgraph, so a dim means the same in a
+ * loop body as around it; OX_DX(g) is that table's graph. */
+ox_graph *ox_ir_root(const ox_graph *g);
+#define OX_DX(g) (ox_ir_root(g))
 /* A subgraph belongs to its root graph, which frees it (however many nodes
  * refer to it: inlined bodies share their attributes), and ox_ir_free of a
  * subgraph does nothing. */

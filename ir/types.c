@@ -71,21 +71,21 @@ int ox_dtype_is_signed(int dt)
 /* ---- symbolic dims ---- */
 static ox_dim intern(ox_graph *g, const ox_dexpr *e)
 {
-	for (int i = 0; i < g->ndexprs; i++) {
-		const ox_dexpr *x = &g->dexprs[i];
+	for (int i = 0; i < OX_DX(g)->ndexprs; i++) {
+		const ox_dexpr *x = &OX_DX(g)->dexprs[i];
 		if (x->op != e->op)
 			continue;
 		if (e->op == OX_DE_SYM ? !strcmp(x->sym, e->sym) : (x->a == e->a && x->b == e->b))
 			return -(ox_dim)i - 1;
 	}
-	if (g->ndexprs == g->capdexprs) {
-		g->capdexprs = g->capdexprs ? 2 * g->capdexprs : 16;
-		g->dexprs = realloc(g->dexprs, g->capdexprs * sizeof *g->dexprs);
-		if (!g->dexprs)
+	if (OX_DX(g)->ndexprs == OX_DX(g)->capdexprs) {
+		OX_DX(g)->capdexprs = OX_DX(g)->capdexprs ? 2 * OX_DX(g)->capdexprs : 16;
+		OX_DX(g)->dexprs = realloc(OX_DX(g)->dexprs, OX_DX(g)->capdexprs * sizeof *OX_DX(g)->dexprs);
+		if (!OX_DX(g)->dexprs)
 			ox_die("out of memory");
 	}
-	g->dexprs[g->ndexprs] = *e;
-	return -(ox_dim)g->ndexprs++ - 1;
+	OX_DX(g)->dexprs[OX_DX(g)->ndexprs] = *e;
+	return -(ox_dim)OX_DX(g)->ndexprs++ - 1;
 }
 
 static ox_dim intern_op(ox_graph *g, int op, ox_dim a, ox_dim b)
@@ -103,7 +103,7 @@ ox_dim ox_dim_sym(ox_graph *g, const char *name)
 ox_dim ox_dim_unknown(ox_graph *g, const char *hint)
 {
 	char buf[256];
-	snprintf(buf, sizeof buf, "?%s#%d", hint ? hint : "", g->nunknown++);
+	snprintf(buf, sizeof buf, "?%s#%d", hint ? hint : "", OX_DX(g)->nunknown++);
 	return ox_dim_sym(g, buf);
 }
 
@@ -112,7 +112,7 @@ ox_dim ox_dim_data(ox_graph *g, ox_id def, int axis, int64_t hi)
 	char buf[600];
 	snprintf(buf, sizeof buf, "$%.500s:%d", g->vals[def].name, axis);
 	ox_dim d = ox_dim_sym(g, buf);
-	ox_dexpr *e = &g->dexprs[-d - 1];
+	ox_dexpr *e = &OX_DX(g)->dexprs[-d - 1];
 	if (e->rt != OX_RT_DATA) {
 		e->rt = OX_RT_DATA;
 		e->lo = 0;
@@ -127,9 +127,9 @@ ox_dim ox_dim_data(ox_graph *g, ox_id def, int axis, int64_t hi)
 
 const ox_dexpr *ox_dim_rtsym(const ox_graph *g, ox_dim d)
 {
-	if (d >= 0 || -d - 1 >= g->ndexprs)
+	if (d >= 0 || -d - 1 >= OX_DX(g)->ndexprs)
 		return NULL;
-	const ox_dexpr *e = &g->dexprs[-d - 1];
+	const ox_dexpr *e = &OX_DX(g)->dexprs[-d - 1];
 	return e->op == OX_DE_SYM && e->value < 0 && e->rt != OX_RT_NONE ? e : NULL;
 }
 
@@ -165,7 +165,7 @@ static int factors(const ox_graph *g, ox_dim d, product *p)
 {
 	if (d >= 0)
 		return __builtin_mul_overflow(p->c, d, &p->c) ? -1 : 0;
-	const ox_dexpr *e = &g->dexprs[-d - 1];
+	const ox_dexpr *e = &OX_DX(g)->dexprs[-d - 1];
 	if (e->op == OX_DE_MUL)
 		return factors(g, e->a, p) || factors(g, e->b, p);
 	if (p->n == MAXFAC)
@@ -255,7 +255,7 @@ ox_dim ox_dim_op(ox_graph *g, int op, ox_dim a, ox_dim b)
 	}
 	/* (x + c1) +- c2 and (x - c1) +- c2: one constant offset */
 	if ((op == OX_DE_ADD || op == OX_DE_SUB) && a < 0 && b >= 0) {
-		const ox_dexpr *x = &g->dexprs[-a - 1];
+		const ox_dexpr *x = &OX_DX(g)->dexprs[-a - 1];
 		if ((x->op == OX_DE_ADD || x->op == OX_DE_SUB) && x->b >= 0) {
 			int64_t off = (x->op == OX_DE_ADD ? x->b : -x->b) + (op == OX_DE_ADD ? b : -b);
 			ox_dim base = x->a;
@@ -271,7 +271,7 @@ int64_t ox_dim_eval(const ox_graph *g, ox_dim d)
 {
 	if (d >= 0)
 		return d;
-	const ox_dexpr *e = &g->dexprs[-d - 1];
+	const ox_dexpr *e = &OX_DX(g)->dexprs[-d - 1];
 	if (e->op == OX_DE_SYM)
 		return e->value;
 	int64_t a = ox_dim_eval(g, e->a), b = ox_dim_eval(g, e->b);
@@ -284,7 +284,7 @@ const char *ox_dim_unbound(const ox_graph *g, ox_dim d)
 {
 	if (d >= 0)
 		return NULL;
-	const ox_dexpr *e = &g->dexprs[-d - 1];
+	const ox_dexpr *e = &OX_DX(g)->dexprs[-d - 1];
 	if (e->op == OX_DE_SYM)
 		return e->value < 0 ? e->sym : NULL;
 	const char *s = ox_dim_unbound(g, e->a);
@@ -312,7 +312,7 @@ int ox_dim_range(const ox_graph *g, ox_dim d, int64_t *lo, int64_t *hi)
 		*lo = *hi = d;
 		return 0;
 	}
-	const ox_dexpr *e = &g->dexprs[-d - 1];
+	const ox_dexpr *e = &OX_DX(g)->dexprs[-d - 1];
 	if (e->op == OX_DE_SYM) {
 		if (e->value >= 0) {
 			*lo = *hi = e->value;
@@ -421,7 +421,7 @@ int ox_dim_str(const ox_graph *g, ox_dim d, char *buf, size_t n)
 {
 	if (d >= 0)
 		return snprintf(buf, n, "%lld", (long long)d);
-	const ox_dexpr *e = &g->dexprs[-d - 1];
+	const ox_dexpr *e = &OX_DX(g)->dexprs[-d - 1];
 	if (e->op == OX_DE_SYM)
 		return snprintf(buf, n, "%s", e->sym);
 	static const char *ops[] = {"", "+", "-", "*", "/", "/^", "%", " max ", " min "};
@@ -434,9 +434,9 @@ int ox_dim_str(const ox_graph *g, ox_dim d, char *buf, size_t n)
 int ox_ir_bind(ox_graph *g, const char *sym, int64_t value)
 {
 	int found = -1;
-	for (int i = 0; i < g->ndexprs; i++)
-		if (g->dexprs[i].op == OX_DE_SYM && !strcmp(g->dexprs[i].sym, sym)) {
-			g->dexprs[i].value = value;
+	for (int i = 0; i < OX_DX(g)->ndexprs; i++)
+		if (OX_DX(g)->dexprs[i].op == OX_DE_SYM && !strcmp(OX_DX(g)->dexprs[i].sym, sym)) {
+			OX_DX(g)->dexprs[i].value = value;
 			found = 0;
 		}
 	return found;
@@ -447,8 +447,8 @@ int ox_ir_set_range(ox_graph *g, const char *sym, int64_t lo, int64_t hi)
 	if (lo == hi)
 		return ox_ir_bind(g, sym, lo);
 	int found = -1;
-	for (int i = 0; i < g->ndexprs; i++) {
-		ox_dexpr *e = &g->dexprs[i];
+	for (int i = 0; i < OX_DX(g)->ndexprs; i++) {
+		ox_dexpr *e = &OX_DX(g)->dexprs[i];
 		if (e->op == OX_DE_SYM && !strcmp(e->sym, sym)) {
 			e->value = -1;
 			e->rt = OX_RT_INPUT;

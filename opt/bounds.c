@@ -32,7 +32,7 @@ static void apply_cap(ox_graph *g, ox_value *v, int64_t cap)
 		if (e && e->rt == OX_RT_DATA && (e->hi < 0 || e->hi > cap))
 			ox_dim_data(g, e->def, d, cap); /* tightens hi (same symbol) */
 		if (e && e->rt == OX_RT_DATA && e->hi > cap)
-			g->dexprs[-v->shape.d[d] - 1].hi = cap;
+			OX_DX(g)->dexprs[-v->shape.d[d] - 1].hi = cap;
 	}
 	if (v->cap <= 0 || v->cap > cap)
 		v->cap = cap;
