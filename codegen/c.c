@@ -1073,8 +1073,8 @@ static int defines_dims(ox_graph *g, const ox_node *n)
 			continue;
 		const ox_value *v = &g->vals[id];
 		for (int d = 0; d < v->shape.rank; d++) {
-			const ox_dexpr *e = ox_dim_rtsym(g, v->shape.d[d]);
-			if (e && e->rt == OX_RT_DATA && e->def == id)
+
+			if (ox_dim_defined_by(g, v->shape.d[d], id))
 				return 1;
 		}
 	}

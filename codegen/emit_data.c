@@ -148,10 +148,9 @@ static void emit_reshape_dims(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_line(cg, 2, "return 2;");
 	ox_cg_line(cg, 1, "}");
 	for (int k = 0; k < m; k++) {
-		const ox_dexpr *e = ox_dim_rtsym(g, ys->d[k]);
 		char v[16];
 		snprintf(v, sizeof v, "s[%d]", k);
-		if (e && e->rt == OX_RT_DATA && e->def == n->out[0]) {
+		if (ox_dim_defined_by(g, ys->d[k], n->out[0])) {
 			ox_cg_set_dim(cg, 1, ys->d[k], v);
 		} else {
 			ox_cg_line(cg, 1, "if (s[%d] != %s)", k, ox_cg_dim(cg, ys->d[k]));
@@ -444,8 +443,7 @@ int emit_data(ox_cg *cg, ox_graph *g, ox_node *n)
 	case OX_OP_Squeeze:
 	case OX_OP_Unsqueeze:
 		for (int k = 0; k < y->shape.rank && n->op == OX_OP_Reshape; k++) {
-			const ox_dexpr *e = ox_dim_rtsym(g, y->shape.d[k]);
-			if (e && e->rt == OX_RT_DATA && e->def == n->out[0]) {
+			if (ox_dim_defined_by(g, y->shape.d[k], n->out[0])) {
 				emit_reshape_dims(cg, g, n);
 				break;
 			}

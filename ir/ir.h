@@ -49,10 +49,13 @@ enum { OX_DE_SYM, OX_DE_ADD, OX_DE_SUB, OX_DE_MUL, OX_DE_DIV, OX_DE_CEILDIV, OX_
  * the generated code learns its value when it runs, from
  *   OX_RT_INPUT  a graph input's dim, within the range lo..hi given by
  *                --shape/--dim LO..HI (the run checks it)
- *   OX_RT_DATA   the node that produces value `def`, which computes it
- *                from data (a Reshape's target, TopK's k, a branch taken):
- *                hi is the bound the compiler derived or was given (-1
- *                while none is known; the bounds pass then refuses it) */
+ *   OX_RT_DATA   the node that produces the value named `def`, which
+ *                computes it from data (a Reshape's target, TopK's k, a
+ *                branch taken): hi is the bound the compiler derived or was
+ *                given (-1 while none is known; the bounds pass then
+ *                refuses it). By name, not id: value names are unique in a
+ *                model, and stay so when a loop body moves into a graph of
+ *                its own (ox_dim_defined_by asks) */
 enum { OX_RT_NONE, OX_RT_INPUT, OX_RT_DATA };
 typedef struct {
 	int op;          /* OX_DE_* */
@@ -61,7 +64,7 @@ typedef struct {
 	int64_t value;   /* bound value for a SYM, -1 if unbound */
 	int rt;          /* OX_RT_*: a SYM known only at run time */
 	int64_t lo, hi;  /* its range (hi -1: unbounded) */
-	int32_t def;     /* OX_RT_DATA: the value whose producer computes it */
+	const char *def; /* OX_RT_DATA: the name of the value whose producer computes it */
 } ox_dexpr;
 
 typedef struct {
@@ -354,6 +357,8 @@ int ox_ir_set_range(ox_graph *g, const char *sym, int64_t lo, int64_t hi);
  * its output's dim `axis` (one per (def, axis): asking again returns it),
  * at most hi (-1: no bound known yet) */
 ox_dim ox_dim_data(ox_graph *g, ox_id def, int axis, int64_t hi);
+/* is d a data symbol that the producer of value v (of g) computes? */
+int ox_dim_defined_by(const ox_graph *g, ox_dim d, ox_id v);
 /* the run-time symbol's expression, or NULL when d is not one */
 const ox_dexpr *ox_dim_rtsym(const ox_graph *g, ox_dim d);
 /* d's range by interval arithmetic over its symbols' ranges (bound symbols

@@ -90,13 +90,13 @@ static ox_dim intern(ox_graph *g, const ox_dexpr *e)
 
 static ox_dim intern_op(ox_graph *g, int op, ox_dim a, ox_dim b)
 {
-	ox_dexpr e = {op, a, b, NULL, -1, OX_RT_NONE, 0, -1, -1};
+	ox_dexpr e = {op, a, b, NULL, -1, OX_RT_NONE, 0, -1, NULL};
 	return intern(g, &e);
 }
 
 ox_dim ox_dim_sym(ox_graph *g, const char *name)
 {
-	ox_dexpr e = {OX_DE_SYM, 0, 0, ox_ir_strdup(g, name), -1, OX_RT_NONE, 0, -1, -1};
+	ox_dexpr e = {OX_DE_SYM, 0, 0, ox_ir_strdup(g, name), -1, OX_RT_NONE, 0, -1, NULL};
 	return intern(g, &e);
 }
 
@@ -117,12 +117,18 @@ ox_dim ox_dim_data(ox_graph *g, ox_id def, int axis, int64_t hi)
 		e->rt = OX_RT_DATA;
 		e->lo = 0;
 		e->hi = -1;
-		e->def = def;
+		e->def = g->vals[def].name;
 	}
 	/* a bound learnt again (fold's walk may infer a node twice) only tightens */
 	if (hi >= 0 && (e->hi < 0 || hi < e->hi))
 		e->hi = hi;
 	return d;
+}
+
+int ox_dim_defined_by(const ox_graph *g, ox_dim d, ox_id v)
+{
+	const ox_dexpr *e = ox_dim_rtsym(g, d);
+	return e && e->rt == OX_RT_DATA && v >= 0 && !strcmp(e->def, g->vals[v].name);
 }
 
 const ox_dexpr *ox_dim_rtsym(const ox_graph *g, ox_dim d)

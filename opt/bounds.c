@@ -30,8 +30,6 @@ static void apply_cap(ox_graph *g, ox_value *v, int64_t cap)
 	for (int d = 0; d < v->shape.rank; d++) {
 		const ox_dexpr *e = ox_dim_rtsym(g, v->shape.d[d]);
 		if (e && e->rt == OX_RT_DATA && (e->hi < 0 || e->hi > cap))
-			ox_dim_data(g, e->def, d, cap); /* tightens hi (same symbol) */
-		if (e && e->rt == OX_RT_DATA && e->hi > cap)
 			OX_DX(g)->dexprs[-v->shape.d[d] - 1].hi = cap;
 	}
 	if (v->cap <= 0 || v->cap > cap)
