@@ -30,7 +30,7 @@
 static const char usage[] =
 	"usage: onnxcc MODEL.onnx -o OUT.c [--target c] [--cpu NAME] [--opt 0|1] [--winograd on|off|2|4] [--name PREFIX]\n"
 	"              [--shape INPUT=D0xD1x...]... [--dim SYMBOL=N|LO..HI[:B1,B2,...]]...\n"
-	"              [--max VALUE=N]... [--max-elems N] [--const INPUT=FILE]... [--like INPUT=FILE]...\n"
+	"              [--max VALUE=N]... [--max-elems N] [--unroll N] [--const INPUT=FILE]... [--like INPUT=FILE]...\n"
 	"              [--weights embed|external|c] [--string-capacity N]\n"
 	"              [--report[=json|=html[:FILE]]] [--graph FILE.svg|FILE.dot]\n"
 	"              [--main] [--build] [-v] [--dump-ir[=PASS]]\n"
@@ -60,6 +60,9 @@ static const char usage[] =
 	"             Resize to sizes given as an input); a run that needs more returns\n"
 	"             PREFIX_ERR_SHAPE\n"
 	"  --max-elems  the same bound for every such value that --max does not name\n"
+	"  --unroll   N: a Loop or Scan of constant length is unrolled when that adds at\n"
+	"             most N nodes (default 4096); others, and every If whose condition\n"
+	"             is known only at run time, are C control flow (0: always)\n"
 	"  --rt-inputs  first|all: for testing the run-time paths, every fixed dim d >= 2\n"
 	"             of a graph input (first: axis 0 only) becomes a run-time dim in d..2d\n"
 	"  --const    freeze a graph input to the tensor in FILE (.pb or .npy): the code\n"
@@ -427,7 +430,7 @@ int main(int argc, char **argv)
 	const char *strcap = NULL, *cpu = NULL, *opt = NULL, *wino = NULL;
 	int print_cflags = 0;
 	int nshapes = 0, ndims = 0, nconsts = 0, nlikes = 0, nmaxes = 0, with_main = 0, build = 0, report = 0;
-	const char *maxelems = NULL, *rtinputs = NULL;
+	const char *maxelems = NULL, *rtinputs = NULL, *unrolls = NULL;
 	const char *graph = NULL, *html = NULL; /* --graph FILE, --report=html[:FILE] ("" default) */
 	int weights = OX_CG_WEIGHTS_EMBED;
 	const char *wmode = NULL;
@@ -470,6 +473,8 @@ int main(int argc, char **argv)
 			maxelems = argv[++i];
 		else if (!strcmp(a, "--rt-inputs") && more)
 			rtinputs = argv[++i];
+		else if (!strcmp(a, "--unroll") && more)
+			unrolls = argv[++i];
 		else if (!strcmp(a, "--string-capacity") && more)
 			strcap = argv[++i];
 		else if (!strcmp(a, "--weights") && more)
@@ -569,6 +574,13 @@ int main(int argc, char **argv)
 		default_prefix(out ? out : "net", prefix, sizeof prefix);
 	}
 
+	long unroll = 4096;
+	if (unrolls) {
+		char *e;
+		unroll = strtol(unrolls, &e, 10);
+		if (*e || unroll < 0 || unroll > 200000)
+			return bad_option("--unroll '%s': expected 0 to 200000 nodes", unrolls);
+	}
 	long long max_elems = 0;
 	if (maxelems) {
 		char *e;
@@ -603,6 +615,7 @@ int main(int argc, char **argv)
 		g->opt = opt ? atoi(opt) : 1;
 		g->winograd = winograd;
 		g->max_elems = max_elems;
+		g->unroll = (int)unroll;
 		for (int i = 0; i < nconsts && !rc; i++)
 			rc = apply_const(g, consts[i]);
 		for (int i = 0; i < nlikes && !rc; i++)

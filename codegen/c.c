@@ -416,12 +416,12 @@ static int uses_name(const char *text, const char *name)
  * several specializations (buckets) has one blob: a constant whose bytes
  * an earlier specialization already put there is stored once. */
 typedef struct {
-	int spec;            /* the specialization (graph) it comes from */
+	int spec;            /* the graph it comes from (an index of gs) */
 	ox_id id;            /* its value there */
 } wentry;
 
-typedef struct {
-	ox_graph *const *gs; /* the specializations */
+typedef struct wlayout {
+	ox_graph **gs;       /* the specializations, then the bodies of their control nodes */
 	int ngs;
 	int64_t **woff;      /* per specialization, per value: offset in the blob, -1 if not there */
 	wentry *e;           /* the blob's tensors in order */
@@ -458,11 +458,34 @@ static int blob_walk(const wlayout *L, sink_fn fn, void *ctx)
 	return 0;
 }
 
-/* The blob's layout: each constant that a node or an output of any
- * specialization uses, at a 64-byte aligned offset, once per distinct
- * bytes. -1 (after an error) on a string constant. */
-static int weights_layout(wlayout *L)
+/* g and, recursively, the bodies of its control nodes, appended to L->gs */
+static void add_graphs(wlayout *L, ox_graph *g)
 {
+	L->gs = realloc(L->gs, (size_t)(L->ngs + 1) * sizeof *L->gs);
+	L->gs[L->ngs++] = g;
+	for (int i = 0; i < g->nnodes; i++) {
+		const ox_attr *b = ox_attr_get(&g->nodes[i], "ox_bodies");
+		for (int k = 0; b && b->type == OX_AT_GRAPHS && k < b->n; k++)
+			add_graphs(L, b->g[k]);
+	}
+}
+
+/* the index of graph g in L->gs */
+static int wgraph(const wlayout *L, const ox_graph *g)
+{
+	for (int s = 0; s < L->ngs; s++)
+		if (L->gs[s] == g)
+			return s;
+	ox_die("codegen: a graph the weights layout does not know");
+}
+
+/* The blob's layout: each constant that a node or an output of any
+ * specialization or body uses, at a 64-byte aligned offset, once per
+ * distinct bytes. -1 (after an error) on a string constant. */
+static int weights_layout(wlayout *L, ox_graph *const *specs, int nspecs)
+{
+	for (int s = 0; s < nspecs; s++)
+		add_graphs(L, specs[s]);
 	L->woff = calloc((size_t)L->ngs + 1, sizeof *L->woff);
 	L->size = 0;
 	L->ne = 0;
@@ -508,6 +531,7 @@ static void weights_free(wlayout *L)
 		free(L->woff[s]);
 	free(L->woff);
 	free(L->e);
+	free(L->gs);
 }
 
 /* CRC-32 (IEEE 802.3, as zlib), four bits at a time: the generated
@@ -654,7 +678,7 @@ static const char *warray(const wlayout *L, int k)
 	return r[at];
 }
 
-/* the blob entry holding value id of specialization s */
+/* the blob entry holding value id of graph s (an index of L->gs) */
 static int wentry_of(const wlayout *L, int s, ox_id id)
 {
 	for (int k = 0; k < L->ne; k++)
@@ -730,12 +754,13 @@ static void emit_c_array(ox_buf *b, const wlayout *L, int k)
 	ox_buf_puts(b, "\n};\n\n");
 }
 
-/* Where value id of specialization s lives, as a C pointer expression of
- * its storage type: a graph input, the weights, or the arena. A view
+/* Where value id of graph g lives, as a C pointer expression of its
+ * storage type: a graph input, the weights, or the arena. A view
  * (opt/plan.c) is its root's bytes at an offset: the root decides the
  * place. */
-static const char *vptr(ox_graph *g, int s, ox_id id, int cnst, char *buf, size_t n, const wlayout *L)
+static const char *vptr(ox_graph *g, ox_id id, int cnst, char *buf, size_t n, const wlayout *L)
 {
+	int s = wgraph(L, g);
 	ox_value *v = &g->vals[id];
 	const char *t = ox_cg_ctype(v->dtype);
 	int64_t off;
@@ -1086,15 +1111,17 @@ typedef struct {
 	ox_buf nodes;   /* its node and task functions */
 	ox_buf run;     /* the body of its run function */
 	ox_buf finfo;   /* its rows of PREFIX_funcs[] */
-	int nfuncs, nviews, ndyn, nfail, nindex, nshape, errors;
+	int nfuncs, nviews, ndyn, nfail, nindex, nshape, nany, errors;
 } spec_out;
 
 /* The node functions of specialization s and the calls of its run
  * function. fpre prefixes the function names ("" for a program of one
  * specialization); funcs0 is the index of its first function in
  * PREFIX_funcs[]. */
-static void emit_spec(ox_cg *cg, int s, const char *fpre, int funcs0, const wlayout *L, spec_out *so)
+static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 {
+	const wlayout *L = cg->wl;
+	int prof = funcs0 >= 0; /* a body's nodes are not profiled one by one */
 	ox_graph *g = cg->g;
 	const char *PU = cg->prefix_upper;
 	ox_buf *nodes = &so->nodes, *run = &so->run, *finfo = &so->finfo;
@@ -1131,6 +1158,10 @@ static void emit_spec(ox_cg *cg, int s, const char *fpre, int funcs0, const wlay
 		cg->fails_shape = 0;
 		cg->nregions = 0;
 		cg->dims_only = noop;
+		cg->fails_any = 0;
+		char fname[160];
+		snprintf(fname, sizeof fname, "%snode%d_%s", fpre, i, ox_ops[n->op].name);
+		cg->fname = fname;
 		if (!emitters[n->op] || emitters[n->op](cg, g, n)) {
 			so->errors++;
 			continue;
@@ -1158,15 +1189,16 @@ static void emit_spec(ox_cg *cg, int s, const char *fpre, int funcs0, const wlay
 		so->nfail += cg->can_fail == OX_CG_FAIL_CAPACITY;
 		so->nindex += cg->can_fail == OX_CG_FAIL_INDEX;
 		so->nshape += cg->fails_shape;
-		int fails = cg->can_fail || cg->fails_shape;
+		so->nany += cg->fails_any;
+		int fails = cg->can_fail || cg->fails_shape || cg->fails_any;
 		/* the parameters: D when the body reads run-time dims, one pointer
 		 * per input and output, then extents */
 		int usesD = uses_name(cg->body.s, "ox_d");
 		ox_buf params = {0}, pack = {0};
-		char fname[96];
-		snprintf(fname, sizeof fname, "%snode%d_%s", fpre, i, ox_ops[n->op].name);
-		ox_buf_printf(run, "\tOX_PROF(%d, 0);\n", fk);
-		ox_buf_printf(run, "\t%s%s(", !fails ? "" : cg->can_fail && cg->fails_shape ? "if ((rc = " : "if (",
+		if (prof)
+			ox_buf_printf(run, "\tOX_PROF(%d, 0);\n", fk);
+		ox_buf_printf(run, "\t%s%s(",
+			      !fails ? "" : (cg->can_fail && cg->fails_shape) || cg->fails_any ? "if ((rc = " : "if (",
 			      fname);
 		if (usesD) {
 			ox_buf_puts(&params, "int64_t *ox_d");
@@ -1181,7 +1213,7 @@ static void emit_spec(ox_cg *cg, int s, const char *fpre, int funcs0, const wlay
 			char pb[256], pname[32];
 			snprintf(pname, sizeof pname, "%s%d", isin ? "in" : "out", isin ? k : k - n->nin);
 			ox_buf_printf(&params, "%s%s%s *%s", sep, isin ? "const " : "", type, pname);
-			ox_buf_printf(run, "%s%s", sep, id < 0 ? "NULL" : vptr(g, s, id, isin, pb, sizeof pb, L));
+			ox_buf_printf(run, "%s%s", sep, id < 0 ? "NULL" : vptr(g, id, isin, pb, sizeof pb, L));
 			ox_buf_printf(&pack, "%s(void *)%s", k ? ", " : "", pname);
 			first = 0;
 		}
@@ -1259,16 +1291,19 @@ static void emit_spec(ox_cg *cg, int s, const char *fpre, int funcs0, const wlay
 			ox_buf_puts(nodes, "\treturn 0;\n");
 		ox_buf_puts(nodes, "}\n\n");
 		const char *kind = cg->can_fail == OX_CG_FAIL_INDEX ? "INDEX" : "CAPACITY";
-		if (cg->can_fail && cg->fails_shape)
+		if (cg->fails_any)
+			ox_buf_puts(run, ")))\n\t\treturn rc;\n");
+		else if (cg->can_fail && cg->fails_shape)
 			ox_buf_printf(run, ")))\n\t\treturn rc == 2 ? %s_ERR_SHAPE : %s_ERR_%s;\n", PU, PU, kind);
 		else if (fails)
 			ox_buf_printf(run, "))\n\t\treturn %s_ERR_%s;\n", PU, cg->fails_shape ? "SHAPE" : kind);
 		else
 			ox_buf_puts(run, ");\n");
-		ox_buf_printf(run, "\tOX_PROF(%d, 1);\n", fk);
+		if (prof)
+			ox_buf_printf(run, "\tOX_PROF(%d, 1);\n", fk);
 		/* the profiler's table: function name, the ONNX nodes, flops */
-		ox_buf_printf(finfo, "\t{\"%s\", ", fname);
-		{
+		if (prof) {
+			ox_buf_printf(finfo, "\t{\"%s\", ", fname);
 			/* its ONNX nodes, joined with " + " */
 			const ox_attr *fa = ox_attr_get(n, "ox_fused");
 			ox_buf names = {0};
@@ -1277,8 +1312,8 @@ static void emit_spec(ox_cg *cg, int s, const char *fpre, int funcs0, const wlay
 					ox_buf_printf(&names, "%s%s", k ? " + " : "", fa->strs[k]);
 			c_string(finfo, names.s ? names.s : n->name);
 			ox_buf_free(&names);
+			ox_buf_printf(finfo, ", %lld},\n", (long long)ox_ir_flops(g, n));
 		}
-		ox_buf_printf(finfo, ", %lld},\n", (long long)ox_ir_flops(g, n));
 		ox_buf_free(&params), ox_buf_free(&pack);
 	next:;
 	}
@@ -1291,13 +1326,13 @@ static void emit_spec(ox_cg *cg, int s, const char *fpre, int funcs0, const wlay
 		char pb[256];
 		if (v->dtype == OX_STRING) /* pointers: the target's size, not the 8-byte slot */
 			ox_buf_printf(run, "\tmemcpy(outputs[%d], %s, %s * sizeof(ox_str));\n", k,
-				      vptr(g, s, id, 1, pb, sizeof pb, L), ox_cg_numel(cg, &v->shape));
+				      vptr(g, id, 1, pb, sizeof pb, L), ox_cg_numel(cg, &v->shape));
 		else if (ox_shape_is_rt(g, &v->shape))
 			ox_buf_printf(run, "\tmemcpy(outputs[%d], %s, (size_t)%s * %zu);\n", k,
-				      vptr(g, s, id, 1, pb, sizeof pb, L), ox_cg_numel(cg, &v->shape),
+				      vptr(g, id, 1, pb, sizeof pb, L), ox_cg_numel(cg, &v->shape),
 				      ox_dtype_size(v->dtype));
 		else
-			ox_buf_printf(run, "\tmemcpy(outputs[%d], %s, %zu);\n", k, vptr(g, s, id, 1, pb, sizeof pb, L),
+			ox_buf_printf(run, "\tmemcpy(outputs[%d], %s, %zu);\n", k, vptr(g, id, 1, pb, sizeof pb, L),
 				      (size_t)ox_shape_numel(&v->shape) * ox_dtype_size(v->dtype));
 		if (!v->shape.rank)
 			continue;
@@ -1310,6 +1345,44 @@ static void emit_spec(ox_cg *cg, int s, const char *fpre, int funcs0, const wlay
 		}
 		ox_buf_puts(run, "\t}\n");
 	}
+}
+
+int ox_cg_emit_body(ox_cg *cg, ox_graph *body, const char *name)
+{
+	/* a child emitter that shares the kernels, helpers and slots */
+	ox_cg child = *cg;
+	memset(&child.body, 0, sizeof child.body);
+	child.g = body;
+	spec_out so;
+	memset(&so, 0, sizeof so);
+	char fpre[200];
+	snprintf(fpre, sizeof fpre, "%s_", name);
+	emit_spec(&child, fpre, -1, &so);
+	if (!so.errors) {
+		const wlayout *L = cg->wl;
+		ox_buf t = {0};
+		ox_buf_puts(&t, so.nodes.s ? so.nodes.s : "");
+		ox_buf_printf(&t, "/* the body %s */\n", body->name ? body->name : "");
+		ox_buf_printf(&t, "static int %s(unsigned char *A, int64_t *ox_d, const void *const *inputs,\n"
+				  "\t\tvoid *const *outputs, int64_t *const *out_shapes)\n{\n", name);
+		ox_buf_printf(&t, "\tint64_t ext[%d], ext_unused = 0;\n\tint rc = 0;\n", body->noutputs + 1);
+		if (L->mode == OX_CG_WEIGHTS_EMBED)
+			ox_buf_printf(&t, "\tconst unsigned char *W = %s_weights;\n\t(void)W;\n", cg->prefix);
+		else if (L->mode == OX_CG_WEIGHTS_EXTERNAL)
+			ox_buf_printf(&t, "\tconst unsigned char *W = %s_W;\n\t(void)W;\n", cg->prefix);
+		ox_buf_puts(&t, "\t(void)A, (void)ox_d, (void)inputs, (void)out_shapes, (void)ext, (void)ext_unused, (void)rc;\n");
+		ox_buf_puts(&t, so.run.s ? so.run.s : "");
+		ox_buf_puts(&t, "\treturn 0;\n}\n");
+		ox_cg_helper(&child, name, t.s);
+		ox_buf_free(&t);
+	}
+	/* hand the shared state back */
+	cg->kernels = child.kernels;
+	cg->used = child.used, cg->nused = child.nused;
+	cg->interned = child.interned, cg->ninterned = child.ninterned;
+	ox_buf_free(&child.body);
+	ox_buf_free(&so.nodes), ox_buf_free(&so.run), ox_buf_free(&so.finfo);
+	return so.errors ? -1 : 0;
 }
 
 /* Specialization s's prologue: ox_d[] from the input shapes, 0 when every
@@ -1377,8 +1450,8 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 	int mode = o->weights;
 
 	/* weights: constants that nodes or outputs use, 64-byte aligned */
-	wlayout L = {gs, ngs, NULL, NULL, 0, 0, mode, P};
-	if (weights_layout(&L)) {
+	wlayout L = {NULL, 0, NULL, NULL, 0, 0, mode, P};
+	if (weights_layout(&L, gs, ngs)) {
 		weights_free(&L);
 		return -1;
 	}
@@ -1398,7 +1471,7 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 
 	/* node functions and run functions, specialization by specialization;
 	 * the kernels they share are emitted once */
-	ox_cg cg = {g, P, {0}, {0}, NULL, 0, 0, NULL, 0, 0, {0}, {0}, NULL, 0, 0, 0, PU};
+	ox_cg cg = {g, P, {0}, {0}, NULL, 0, 0, NULL, 0, 0, {0}, {0}, NULL, 0, 0, 0, PU, NULL, NULL, 0};
 	spec_out *so = calloc((size_t)ngs, sizeof *so);
 	ox_buf dims = {0};
 	int errors = 0, nfuncs = 0, nviews = 0, ndyn = 0, nfail = 0, nindex = 0, nshape = 0, maxslots = 0;
@@ -1409,8 +1482,9 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 		if (ngs > 1)
 			snprintf(fpre, sizeof fpre, "b%d_", s);
 		cg.g = gs[s];
+		cg.wl = &L;
 		ox_cg_slots(&cg, gs[s]);
-		emit_spec(&cg, s, fpre, nfuncs, &L, &so[s]);
+		emit_spec(&cg, fpre, nfuncs, &so[s]);
 		errors += so[s].errors;
 		if (!so[s].errors && emit_dims_fn(&dims, &cg, P, s))
 			errors++;
@@ -1637,7 +1711,7 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 	ox_buf_puts(&c, "/* ---- run ---- */\n");
 	ox_buf_puts(&c, dims.s ? dims.s : "");
 	for (int s = 0; s < ngs; s++) {
-		int any_fail = so[s].nfail || so[s].nindex || so[s].nshape;
+		int any_fail = so[s].nfail || so[s].nindex || so[s].nshape || so[s].nany;
 		ox_buf_printf(&c, "static int %s_run%d(unsigned char *A, int64_t *ox_d, const void *const *inputs,\n"
 				  "\t\tvoid *const *outputs, int64_t *const *out_shapes, int64_t *ext)\n{\n", P, s);
 		ox_buf_puts(&c, "\tint64_t ext_unused = 0;\n");

@@ -55,7 +55,21 @@ typedef struct ox_cg {
 	int dims_only;        /* the node is a view (no code): emit only the
 				 data dims it defines (ox_cg_set_dim) */
 	const char *prefix_upper; /* --name in capitals (the API's macros) */
+	const struct wlayout *wl; /* where the weights are (codegen/c.c) */
+	const char *fname;    /* the node function being emitted */
+	int fails_any;        /* the node returns a PREFIX_ERR_ code itself (a
+				 control node passes on its body's) */
 } ox_cg;
+
+/* Emit a control node's body (opt/outline.c) as C: its node functions and
+ * `static int NAME(unsigned char *A, int64_t *ox_d, const void *const
+ * *inputs, void *const *outputs, int64_t *const *out_shapes)`, which runs
+ * it on the arena A, inputs[k] its inputs (its formal values, then what it
+ * captures), copies its outputs to outputs[k] and their shapes to
+ * out_shapes[k] (when not NULL), and returns 0 or a PREFIX_ERR_ code. The
+ * text goes into the kernels, before the node function that calls it.
+ * 0, or -1 after an error. */
+int ox_cg_emit_body(ox_cg *cg, ox_graph *body, const char *name);
 
 /* Run-time failures (docs/api.md, return codes): a string result over
  * --string-capacity (PREFIX_ERR_CAPACITY), an index or count read from the

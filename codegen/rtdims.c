@@ -108,8 +108,13 @@ void ox_cg_set_dim(ox_cg *cg, int lvl, ox_dim d, const char *expr)
 	if (!e || e->rt != OX_RT_DATA)
 		ox_die("codegen: ox_cg_set_dim of a dim that is not a data symbol");
 	int s = ox_cg_dim_slot(cg, d);
-	cg->fails_shape = 1;
 	ox_cg_line(cg, lvl, "ox_d[%d] = %s; /* %s */", s, expr, e->sym);
 	ox_cg_line(cg, lvl, "if (ox_d[%d] < 0 || ox_d[%d] > %lld)", s, s, (long long)e->hi);
-	ox_cg_line(cg, lvl + 1, "return 2; /* more than the code was planned for */");
+	if (cg->fails_any) {
+		/* a node that returns the API's codes itself (a control node) */
+		ox_cg_line(cg, lvl + 1, "return %s_ERR_SHAPE; /* more than the code was planned for */", cg->prefix_upper);
+	} else {
+		cg->fails_shape = 1;
+		ox_cg_line(cg, lvl + 1, "return 2; /* more than the code was planned for */");
+	}
 }

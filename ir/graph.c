@@ -52,6 +52,7 @@ ox_graph *ox_ir_new(const char *path)
 	g->target = ox_target_default();
 	g->opt = 1;
 	g->winograd = 1;
+	g->unroll = 4096;
 	return g;
 }
 
@@ -77,6 +78,8 @@ ox_graph *ox_ir_new_sub(ox_graph *parent)
 	g->target = parent->target;
 	g->opt = parent->opt;
 	g->winograd = parent->winograd;
+	g->unroll = parent->unroll;
+	g->max_elems = parent->max_elems;
 	ox_graph *r = root_of(parent);
 	if (r->nsubs == r->capsubs) {
 		r->capsubs = r->capsubs ? 2 * r->capsubs : 8;
@@ -91,6 +94,7 @@ static void free_arrays(ox_graph *g)
 	free(g->vals);
 	free(g->nodes);
 	free(g->dexprs); /* the root's; subgraphs have none */
+	free(g->regions);
 	free(g->caps);
 	free(g);
 }
@@ -191,6 +195,7 @@ ox_id ox_ir_add_node(ox_graph *g, int op, const char *optype, const char *name, 
 	n->domain = "";
 	n->name = ox_ir_strdup(g, name);
 	n->opset = g->opset;
+	n->region = g->cur_region;
 	n->nin = nin;
 	n->nout = nout;
 	n->in = ox_ir_alloc(g, (nin + 1) * sizeof *n->in);

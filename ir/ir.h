@@ -214,7 +214,21 @@ typedef struct {
 			      inlined from a subgraph (opt/expand.c); else NULL */
 	void *aux;         /* expansion state of a partly expanded Loop / If */
 	int scratch;       /* its last output is scratch memory (ox_ir_add_scratch) */
+	int region;        /* during fold: the control-flow region it belongs to
+			      (0: none; g->regions, opt/outline.c), else 0 */
 } ox_node;
+
+/* A control-flow region of the root graph while fold runs: the nodes of
+ * one branch of an If, or of the body of a Loop or Scan, inlined into the
+ * root (opt/expand.c) and tagged with the region's number (ox_node.region),
+ * which opt/outline.c moves into a graph of their own afterwards: the
+ * node's body, compiled as C control flow (codegen/emit_ctrl.c). */
+enum { OX_RG_THEN = 1, OX_RG_ELSE, OX_RG_LOOP, OX_RG_SCAN };
+typedef struct {
+	int kind;   /* OX_RG_* */
+	int parent; /* the enclosing region, 0 if none */
+	int depth;  /* 1 + the parent's */
+} ox_region;
 
 /* ---- op table (ir/ops.def) ---- */
 enum {
@@ -286,6 +300,11 @@ struct ox_graph {
 	int ncaps;
 	int64_t max_elems;             /* --max-elems N: the bound of any run-time size
 	                                  without one (0: none) */
+	ox_region *regions; int nregions; /* regions[1..nregions-1] (opt/expand.c, outline.c) */
+	int cur_region;                /* the region nodes made now are in (opt/expand.c) */
+	int unroll;                    /* --unroll: unroll a Loop or Scan of constant length
+	                                  when its copies add at most this many nodes (0:
+	                                  never); the rest are loops in the C code */
 	int64_t arena_size;            /* bytes, from opt/plan.c */
 	int64_t arena_lower_bound;     /* most bytes live at one step */
 };

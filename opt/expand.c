@@ -240,7 +240,126 @@ static ox_graph *graph_attr(ox_graph *g, ox_node *n, const char *name)
 	return a->g[0];
 }
 
+/* ---- regions: the bodies of control nodes kept as C control flow ---- */
+
+static int new_region(ox_graph *g, int kind)
+{
+	if (g->nregions == 0)
+		g->nregions = 1; /* 0 is "no region" */
+	g->regions = realloc(g->regions, (size_t)(g->nregions + 1) * sizeof *g->regions);
+	if (!g->regions)
+		ox_die("out of memory");
+	int p = g->cur_region;
+	g->regions[g->nregions] = (ox_region){kind, p, p ? g->regions[p].depth + 1 : 1};
+	return g->nregions++;
+}
+
+static ox_ctrl *new_ctrl(ox_graph *g, int kind)
+{
+	ox_ctrl *c = ox_ir_alloc(g, sizeof *c);
+	c->kind = kind;
+	c->head = -1;
+	return c;
+}
+
+/* a CtrlHead in the current region whose outputs have the given types
+ * (dtypes dt[k], shapes s[k]); fills out[] with them */
+static void ctrl_head(ox_graph *g, const char *name, int k, const int *dt, const ox_shape *s, ox_id *out)
+{
+	ox_id h = ox_expand_add_node(g, OX_OP_CtrlHead, name, 1, 0, NULL, k, NULL);
+	for (int j = 0; j < k; j++) {
+		out[j] = g->nodes[h].out[j];
+		ox_value *v = &g->vals[out[j]];
+		v->dtype = dt[j];
+		v->has_shape = 1;
+		v->shape = s[j];
+	}
+}
+
+/* node nid waits for the outputs outs[0..n) of its bodies: they become
+ * its inputs after its own nin0 */
+static void wait_for(ox_graph *g, ox_id nid, const ox_id *outs, int n)
+{
+	ox_node *nd = &g->nodes[nid];
+	ox_id *in = ox_ir_alloc(g, (size_t)(nd->nin + n + 1) * sizeof *in);
+	memcpy(in, nd->in, (size_t)nd->nin * sizeof *in);
+	memcpy(in + nd->nin, outs, (size_t)n * sizeof *in);
+	nd->in = in;
+	nd->nin += n;
+}
+
+/* Output k of a control node is a when both sides agree (an If's two
+ * branches, or a loop-carried value before and after an iteration);
+ * dims that differ become data dims of the output, at most the larger
+ * (the node writes them when it runs). Only the If may differ. */
+static int merge_out(ox_graph *g, ox_id nid, int k, const ox_value *a, const ox_value *b, const char *what)
+{
+	ox_node *n = &g->nodes[nid];
+	char sa[200], sb[200];
+	ox_shape_str(g, &a->shape, sa, sizeof sa);
+	ox_shape_str(g, &b->shape, sb, sizeof sb);
+	if (a->kind == OX_V_AGG || b->kind == OX_V_AGG || a->agg || b->agg)
+		return ox_need_const(g, n, 0, "output %d is a sequence or optional and %s is known only at run time: "
+				     "the C target needs that structure at compile time", k, what);
+	if (a->dtype != b->dtype || a->shape.rank != b->shape.rank)
+		return ox_error(g, n, "output %d is %s%s one way and %s%s the other: the same dtype and rank are "
+				"needed when %s is known only at run time", k, ox_dtype_name(a->dtype), sa,
+				ox_dtype_name(b->dtype), sb, what);
+	ox_shape o = a->shape;
+	for (int d = 0; d < o.rank; d++) {
+		if (a->shape.d[d] == b->shape.d[d])
+			continue;
+		int64_t ha = ox_dim_hi(g, a->shape.d[d]), hb = ox_dim_hi(g, b->shape.d[d]);
+		o.d[d] = ox_dim_data(g, n->out[k], d, ha < 0 || hb < 0 ? -1 : ha > hb ? ha : hb);
+	}
+	ox_set_out(g, n, k, a->dtype, &o);
+	if (ox_shape_is_rt(g, &o)) {
+		int64_t ma = ox_value_max_storage(g, a), mb = ox_value_max_storage(g, b);
+		if (ma >= 0 && mb >= 0)
+			g->vals[n->out[k]].cap = ma > mb ? ma : mb;
+	}
+	return 0;
+}
+
 /* ---- If ---- */
+
+/* If with a condition known only at run time: both branches are compiled,
+ * as regions (the node waits for their outputs), and the node becomes a C
+ * if/else over them (opt/outline.c, codegen/emit_ctrl.c) */
+static int if_real(ox_graph *g, ox_id nid, ox_graph *then_g, ox_graph *else_g)
+{
+	ox_node *n = &g->nodes[nid];
+	int nout = n->nout;
+	ox_ctrl *c = n->aux;
+	if (!c) {
+		ox_id *outs = calloc(2 * (size_t)nout + 1, sizeof *outs);
+		int saved = g->cur_region, rc = -1;
+		c = new_ctrl(g, OX_RG_THEN);
+		c->nin0 = n->nin;
+		c->r[0] = new_region(g, OX_RG_THEN);
+		c->r[1] = new_region(g, OX_RG_ELSE);
+		g->cur_region = c->r[0];
+		if (!ox_expand_inline(g, &g->nodes[nid], then_g, NULL, 0, outs)) {
+			g->cur_region = c->r[1];
+			if (!ox_expand_inline(g, &g->nodes[nid], else_g, NULL, 0, outs + nout))
+				rc = 0;
+		}
+		g->cur_region = saved;
+		if (!rc) {
+			g->nodes[nid].aux = c;
+			wait_for(g, nid, outs, 2 * nout);
+		}
+		free(outs);
+		return rc;
+	}
+	for (int k = 0; k < nout; k++) {
+		n = &g->nodes[nid];
+		const ox_value *a = &g->vals[n->in[c->nin0 + k]], *b = &g->vals[n->in[c->nin0 + nout + k]];
+		if (merge_out(g, nid, k, a, b, "the condition"))
+			return -1;
+	}
+	return 1;
+}
 
 static int expand_if(ox_graph *g, ox_id nid)
 {
@@ -253,63 +372,17 @@ static int expand_if(ox_graph *g, ox_id nid)
 		return ox_error(g, n, "the branches have %d and %d outputs, the node %d", then_g->noutputs,
 				else_g->noutputs, nout);
 	const ox_tensor *c = ox_in_const(g, n, 0);
-	ox_id *outs = calloc(2 * nout + 1, sizeof *outs);
+	if (!c)
+		return if_real(g, nid, then_g, else_g);
+	/* a constant condition: the branch taken, inlined */
+	ox_id *outs = calloc(nout + 1, sizeof *outs);
 	int rc = -1;
-	if (c) {
-		ox_graph *b = ox_tensor_get_i64(c, 0) ? then_g : else_g;
-		ox_id site = nid;
-		if (ox_expand_inline(g, &g->nodes[site], b, NULL, 0, outs))
-			goto out;
-		n = &g->nodes[nid];
-		n->dead = 1;
+	if (!ox_expand_inline(g, &g->nodes[nid], ox_tensor_get_i64(c, 0) ? then_g : else_g, NULL, 0, outs)) {
+		g->nodes[nid].dead = 1;
 		for (int k = 0; k < nout; k++)
 			alias(g, g->nodes[nid].out[k], outs[k], g->nodes[nid].name);
 		rc = 0;
-	} else if (!n->aux) {
-		/* phase 1: inline both; the node waits for them to be inferred */
-		if (ox_expand_inline(g, &g->nodes[nid], then_g, NULL, 0, outs) ||
-		    ox_expand_inline(g, &g->nodes[nid], else_g, NULL, 0, outs + nout))
-			goto out;
-		n = &g->nodes[nid];
-		ox_id *in = ox_ir_alloc(g, (2 * nout + 2) * sizeof *in);
-		in[0] = n->in[0];
-		memcpy(in + 1, outs, 2 * nout * sizeof *outs);
-		n->in = in;
-		n->nin = 1 + 2 * nout;
-		n->aux = n; /* any non-NULL marker: phase 2 next */
-		rc = 0;
-	} else {
-		/* phase 2: select between the two results */
-		for (int k = 0; k < nout; k++) {
-			ox_value *a = &g->vals[n->in[1 + k]], *b = &g->vals[n->in[1 + nout + k]];
-			char sa[200], sb[200];
-			if (a->kind == OX_V_AGG || b->kind == OX_V_AGG) {
-				ox_need_const(g, n, 0, "the condition is not a compile-time constant and output %d "
-					      "is a sequence or optional: only a constant condition can choose it", k);
-				goto out;
-			}
-			ox_shape_str(g, &a->shape, sa, sizeof sa);
-			ox_shape_str(g, &b->shape, sb, sizeof sb);
-			int same = a->dtype == b->dtype && a->shape.rank == b->shape.rank;
-			for (int d = 0; same && d < a->shape.rank; d++)
-				same = a->shape.d[d] == b->shape.d[d];
-			if (!same) {
-				ox_need_const(g, n, 0, "the condition is not a compile-time constant and the branches "
-					      "give output %d as %s%s and %s%s: only a constant condition can choose "
-					      "between different types or shapes", k, ox_dtype_name(a->dtype), sa,
-					      ox_dtype_name(b->dtype), sb);
-				goto out;
-			}
-		}
-		n->dead = 1;
-		for (int k = 0; k < nout; k++) {
-			n = &g->nodes[nid];
-			ox_id in[3] = {n->in[0], n->in[1 + k], n->in[1 + nout + k]};
-			ox_expand_add_node(g, OX_OP_Where, n->name, 16, 3, in, 1, &n->out[k]);
-		}
-		rc = 0;
 	}
-out:
 	free(outs);
 	return rc;
 }
@@ -337,11 +410,148 @@ static int stack(ox_graph *g, ox_node *site, const ox_id *parts, int n, int64_t 
 /* ---- Loop ---- */
 
 typedef struct {
+	int kind;    /* 0 (an ox_ctrl, which shares n->aux, has its region kind here) */
 	int64_t iter;
 	int nscan;
 	int *n, *cap;
 	ox_id **acc; /* per scan output: the values of each iteration */
 } loop_state;
+
+/* does body output 0 (the condition) stay what it came in as, or a constant? */
+static int cond_passes(const ox_graph *body)
+{
+	ox_id co = body->outputs[0], ci = body->ninputs > 1 ? body->inputs[1] : -1;
+	if (co == ci || body->vals[co].kind == OX_V_CONST)
+		return 1;
+	for (int i = 0; i < body->nnodes; i++) {
+		const ox_node *b = &body->nodes[i];
+		if (b->nout == 1 && b->out[0] == co)
+			return b->op == OX_OP_Identity && b->nin == 1 && b->in[0] == ci;
+	}
+	return 0;
+}
+
+/* Unroll this Loop (at compile time, one iteration per visit)? When its
+ * trip count and condition are constants, the body does not compute a
+ * new condition from data, and the copies stay within --unroll nodes;
+ * otherwise it is a loop in the C code. */
+static int loop_unrolls(ox_graph *g, const ox_node *n, const ox_graph *body)
+{
+	int64_t m = -1, v[2];
+	if (n->in[0] >= 0 && ox_in_ints(g, n, 0, v, 2) != 1)
+		return 0;
+	if (n->in[0] >= 0)
+		m = v[0];
+	const ox_tensor *c = n->in[1] >= 0 ? ox_in_const(g, n, 1) : NULL;
+	if (n->in[1] >= 0 && !c)
+		return 0;
+	if (c && !ox_tensor_get_i64(c, 0))
+		return 1; /* no iteration */
+	if (m < 0)
+		return 0; /* runs until its body says stop */
+	if (n->in[1] >= 0 && !cond_passes(body))
+		return 0;
+	/* a sequence or optional carried along: only unrolling knows its parts */
+	for (int k = 2; k < n->nin; k++)
+		if (n->in[k] >= 0 && (g->vals[n->in[k]].kind == OX_V_AGG || g->vals[n->in[k]].agg))
+			return 1;
+	return m * (body->nnodes + 4) <= ox_ir_root(g)->unroll;
+}
+
+/* A Loop in the C code: its body is a region that starts each iteration
+ * with the iteration number, the condition and the carried values (a
+ * CtrlHead's outputs); the node waits for the body's outputs, then takes
+ * the carried values' types (which may not change between iterations) and
+ * stacks each scan output along a first dim, the iteration count, which
+ * it computes (at most the trip count, when that has a bound). */
+static int loop_real(ox_graph *g, ox_id nid, ox_graph *body)
+{
+	ox_node *n = &g->nodes[nid];
+	ox_ctrl *c = n->aux;
+	int ncarried = (c ? c->nin0 : n->nin) - 2, nscan = n->nout - ncarried;
+	if (!c) {
+		int nf = 2 + ncarried;
+		int *dt = calloc((size_t)nf + 1, sizeof *dt);
+		ox_shape *sh = calloc((size_t)nf + 1, sizeof *sh);
+		ox_id *outs = calloc((size_t)body->noutputs + 1, sizeof *outs);
+		int rc = -1;
+		dt[0] = OX_I64, dt[1] = OX_BOOL;
+		for (int j = 0; j < ncarried; j++) {
+			ox_value *v = &g->vals[n->in[2 + j]];
+			if (v->kind == OX_V_AGG || v->agg) {
+				ox_need_const(g, n, 0, "carried value %d is a sequence or optional, and the loop's length is "
+					      "known only at run time: the C target needs its structure at compile time", j);
+				goto out1;
+			}
+			dt[2 + j] = v->dtype;
+			sh[2 + j] = v->shape;
+		}
+		c = new_ctrl(g, OX_RG_LOOP);
+		c->nin0 = n->nin;
+		c->r[0] = new_region(g, OX_RG_LOOP);
+		c->nformal = nf;
+		c->formal = ox_ir_alloc(g, (size_t)(nf + 1) * sizeof *c->formal);
+		int saved = g->cur_region;
+		g->cur_region = c->r[0];
+		ctrl_head(g, g->nodes[nid].name, nf, dt, sh, c->formal);
+		c->head = c->formal[0];
+		rc = ox_expand_inline(g, &g->nodes[nid], body, c->formal, nf, outs);
+		g->cur_region = saved;
+		if (!rc) {
+			g->nodes[nid].aux = c;
+			wait_for(g, nid, outs, body->noutputs);
+		}
+	out1:
+		free(dt), free(sh), free(outs);
+		return rc;
+	}
+	const ox_id *outs = n->in + c->nin0;
+	const ox_value *co = &g->vals[outs[0]];
+	if (co->dtype != OX_BOOL || ox_shape_numel(&co->shape) != 1)
+		return ox_error(g, n, "the body's condition output must be one bool");
+	for (int j = 0; j < ncarried; j++) {
+		n = &g->nodes[nid];
+		const ox_value *a = &g->vals[n->in[2 + j]], *b = &g->vals[outs[1 + j]];
+		int same = a->dtype == b->dtype && a->shape.rank == b->shape.rank;
+		for (int d = 0; same && d < a->shape.rank; d++)
+			same = a->shape.d[d] == b->shape.d[d];
+		if (!same) {
+			char sa[200], sb[200];
+			ox_shape_str(g, &a->shape, sa, sizeof sa);
+			ox_shape_str(g, &b->shape, sb, sizeof sb);
+			return ox_error(g, n, "carried value %d is %s%s before an iteration and %s%s after it: a loop "
+					"whose trip count is known only at run time must keep its values' types and "
+					"shapes (one of constant length is unrolled)", j, ox_dtype_name(a->dtype), sa,
+					ox_dtype_name(b->dtype), sb);
+		}
+		ox_set_out(g, n, j, a->dtype, &a->shape);
+		if (a->cap > 0 && n->out[j] >= 0)
+			g->vals[n->out[j]].cap = a->cap;
+	}
+	/* the iteration count: at most the trip count's top */
+	int64_t hi = -1, v[2];
+	ox_sv mv[2];
+	if (n->in[0] >= 0 && ox_in_ints(g, n, 0, v, 2) == 1)
+		hi = v[0] < 0 ? 0 : v[0];
+	else if (n->in[0] >= 0 && ox_in_svals(g, n, 0, mv, 2) == 1 && mv[0].kind == OX_SV_DIM)
+		hi = ox_dim_hi(g, mv[0].d);
+	ox_dim t = 0;
+	for (int s = 0; s < nscan; s++) {
+		n = &g->nodes[nid];
+		ox_id o = n->out[ncarried + s];
+		const ox_value *y = &g->vals[outs[1 + ncarried + s]];
+		if (o < 0)
+			continue;
+		if (y->shape.rank + 1 > OX_MAX_RANK)
+			return ox_error(g, n, "scan output %d would have rank %d", s, y->shape.rank + 1);
+		if (!t)
+			t = ox_dim_data(g, o, 0, hi);
+		ox_shape sh = {y->shape.rank + 1, {t}};
+		memcpy(sh.d + 1, y->shape.d, (size_t)y->shape.rank * sizeof *sh.d);
+		ox_set_out(g, n, ncarried + s, y->dtype, &sh);
+	}
+	return 1;
+}
 
 static int expand_loop(ox_graph *g, ox_id nid)
 {
@@ -349,12 +559,17 @@ static int expand_loop(ox_graph *g, ox_id nid)
 	ox_graph *body = graph_attr(g, n, "body");
 	if (!body)
 		return -1;
+	loop_state *st0 = n->aux;
+	if (st0 && st0->kind) /* a loop in the C code, waiting for its body */
+		return loop_real(g, nid, body);
 	int ncarried = n->nin - 2;
 	int nscan = n->nout - ncarried;
 	if (nscan < 0 || body->ninputs != 2 + ncarried || body->noutputs != 1 + ncarried + nscan)
 		return ox_error(g, n, "the body has %d inputs and %d outputs; the node carries %d values",
 				body->ninputs, body->noutputs, ncarried);
 	loop_state *st = n->aux;
+	if (!st && !loop_unrolls(g, n, body))
+		return loop_real(g, nid, body);
 	if (!st) {
 		st = ox_ir_alloc(g, sizeof *st);
 		st->nscan = nscan;
@@ -480,6 +695,97 @@ out:
 	return rc;
 }
 
+/* A Scan (opset 9 on) in the C code: its body is a region that starts
+ * each step with the states and a slice of each scan input (a CtrlHead's
+ * outputs); the node waits for the body's outputs, keeps the states'
+ * types and stacks each scan output along its axis, as long as the scan
+ * inputs' axis (a dim, maybe a run-time one). */
+static int scan_real(ox_graph *g, ox_id nid, ox_graph *body, int nstate, int nx)
+{
+	ox_node *n = &g->nodes[nid];
+	int nscan = n->nout - nstate;
+	ox_ctrl *c = n->aux;
+	if (!c) {
+		int nf = nstate + nx, rc = -1;
+		int *dt = calloc((size_t)nf + 1, sizeof *dt);
+		ox_shape *sh = calloc((size_t)nf + 1, sizeof *sh);
+		ox_id *outs = calloc((size_t)body->noutputs + 1, sizeof *outs);
+		ox_dim len = -1;
+		for (int j = 0; j < nf; j++) {
+			ox_value *v = &g->vals[n->in[j]];
+			if (v->kind == OX_V_AGG || v->agg) {
+				ox_error(g, n, "input %d is a sequence or optional", j);
+				goto out1;
+			}
+			dt[j] = v->dtype;
+			sh[j] = v->shape;
+			if (j < nstate)
+				continue;
+			int a = ox_norm_axis(attr_at(n, "scan_input_axes", j - nstate, 0), v->shape.rank);
+			if (a < 0) {
+				ox_error(g, n, "scan input %d: axis out of range", j - nstate);
+				goto out1;
+			}
+			if (len != -1 && v->shape.d[a] != len) {
+				ox_error(g, n, "the scan inputs must have one length along their scan axes");
+				goto out1;
+			}
+			len = v->shape.d[a];
+			sh[j].rank--;
+			memmove(sh[j].d + a, sh[j].d + a + 1, (size_t)(sh[j].rank - a) * sizeof *sh[j].d);
+		}
+		c = new_ctrl(g, OX_RG_SCAN);
+		c->nin0 = n->nin;
+		c->r[0] = new_region(g, OX_RG_SCAN);
+		c->nformal = nf;
+		c->formal = ox_ir_alloc(g, (size_t)(nf + 1) * sizeof *c->formal);
+		int saved = g->cur_region;
+		g->cur_region = c->r[0];
+		ctrl_head(g, g->nodes[nid].name, nf, dt, sh, c->formal);
+		c->head = c->formal[0];
+		rc = ox_expand_inline(g, &g->nodes[nid], body, c->formal, nf, outs);
+		g->cur_region = saved;
+		if (!rc) {
+			g->nodes[nid].aux = c;
+			wait_for(g, nid, outs, body->noutputs);
+		}
+	out1:
+		free(dt), free(sh), free(outs);
+		return rc;
+	}
+	const ox_id *outs = n->in + c->nin0;
+	ox_dim len = -1;
+	for (int j = 0; j < nstate; j++) {
+		n = &g->nodes[nid];
+		const ox_value *a = &g->vals[n->in[j]], *b = &g->vals[outs[j]];
+		int same = a->dtype == b->dtype && a->shape.rank == b->shape.rank;
+		for (int d = 0; same && d < a->shape.rank; d++)
+			same = a->shape.d[d] == b->shape.d[d];
+		if (!same)
+			return ox_error(g, n, "state %d changes its type or shape between steps", j);
+		ox_set_out(g, n, j, a->dtype, &a->shape);
+	}
+	n = &g->nodes[nid];
+	const ox_value *x0 = &g->vals[n->in[nstate]];
+	len = x0->shape.d[ox_norm_axis(attr_at(n, "scan_input_axes", 0, 0), x0->shape.rank)];
+	for (int s = 0; s < nscan; s++) {
+		n = &g->nodes[nid];
+		const ox_value *y = &g->vals[outs[nstate + s]];
+		if (n->out[nstate + s] < 0)
+			continue;
+		if (y->shape.rank + 1 > OX_MAX_RANK)
+			return ox_error(g, n, "scan output %d would have rank %d", s, y->shape.rank + 1);
+		int a = ox_norm_axis(attr_at(n, "scan_output_axes", s, 0), y->shape.rank + 1);
+		if (a < 0)
+			return ox_error(g, n, "scan output %d: axis out of range", s);
+		ox_shape sh = {y->shape.rank + 1, {0}};
+		for (int d = 0, k = 0; d < sh.rank; d++)
+			sh.d[d] = d == a ? len : y->shape.d[k++];
+		ox_set_out(g, n, nstate + s, y->dtype, &sh);
+	}
+	return 1;
+}
+
 static int expand_scan(ox_graph *g, ox_id nid)
 {
 	ox_node *n = &g->nodes[nid];
@@ -488,12 +794,25 @@ static int expand_scan(ox_graph *g, ox_id nid)
 		return -1;
 	int v8 = n->opset < 9, first = v8 ? 1 : 0;
 	int nx = (int)ox_attr_int(n, "num_scan_inputs", 0);
-	int nstate = n->nin - first - nx, nscan = n->nout - nstate;
+	ox_ctrl *c = n->aux;
+	int nstate = (c ? c->nin0 : n->nin) - first - nx, nscan = n->nout - nstate;
+	/* a loop in the C code waiting for its body */
+	if (!v8 && c)
+		return scan_real(g, nid, body, nstate, nx);
 	if (nx < 1 || nstate < 0 || nscan < 0 || body->ninputs != nstate + nx || body->noutputs != nstate + nscan)
 		return ox_error(g, n, "num_scan_inputs %d does not fit the node and its body", nx);
 	for (int k = 0; k < n->nin; k++)
 		if (n->in[k] >= 0 && !g->vals[n->in[k]].has_shape)
 			return ox_error(g, n, "input %d has no known shape", k);
+	/* a loop in the C code unless its length is a constant small enough
+	 * to unroll (opset 8's batched form is always unrolled) */
+	if (!v8) {
+		ox_value *x = &g->vals[n->in[nstate]];
+		int a = ox_norm_axis(attr_at(n, "scan_input_axes", 0, 0), x->shape.rank);
+		int64_t l = a >= 0 ? x->shape.d[a] : 0;
+		if (l < 0 || l * (body->nnodes + 2 * nx + 4) > ox_ir_root(g)->unroll)
+			return scan_real(g, nid, body, nstate, nx);
+	}
 	int64_t *axes = calloc(nx + 1, sizeof *axes);
 	ox_id *state = calloc(nstate + 1, sizeof *state), *xs = calloc(nx + 1, sizeof *xs);
 	ox_id **parts = calloc(nscan + 1, sizeof *parts);
@@ -912,7 +1231,7 @@ int ox_expand_wanted(const ox_graph *g, const ox_node *n)
 	return 0;
 }
 
-int ox_expand_node(ox_graph *g, ox_id nid)
+static int expand_node(ox_graph *g, ox_id nid)
 {
 	ox_node *n = &g->nodes[nid];
 	for (int k = 0; k < n->nin; k++) {
@@ -939,6 +1258,16 @@ int ox_expand_node(ox_graph *g, ox_id nid)
 		return ox_expand_gradient(g, nid);
 	}
 	return expand_seq_op(g, nid);
+}
+
+/* the nodes an expansion makes are in the region of the node it expands */
+int ox_expand_node(ox_graph *g, ox_id nid)
+{
+	int saved = g->cur_region;
+	g->cur_region = g->nodes[nid].region;
+	int rc = expand_node(g, nid);
+	g->cur_region = saved;
+	return rc;
 }
 
 static void like_hint(ox_graph *g, int i, const char *name)

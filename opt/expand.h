@@ -4,11 +4,28 @@
 #define OX_EXPAND_H
 #include "opt.h"
 
+/* A node kept as C control flow (an If whose condition, a Loop or Scan
+ * whose length, is known only at run time, or too long to unroll): while
+ * fold runs, the nodes of its regions (ir.h, ox_region) are in the root
+ * graph, and n->aux is this; opt/outline.c then moves each region into a
+ * graph of its own, the node's body. */
+typedef struct {
+	int kind;        /* OX_RG_THEN (an If: r[0] then, r[1] else), OX_RG_LOOP, OX_RG_SCAN */
+	int r[2];        /* its regions */
+	int nin0;        /* the node's own inputs; the bodies' outputs follow them
+			    (so that fold infers the node after its bodies) */
+	ox_id *formal;   /* Loop, Scan: what a body starts an iteration with, the
+			    outputs of a CtrlHead node in its region */
+	int nformal;
+	ox_id head;      /* that CtrlHead's first output (its node is found by it) */
+} ox_ctrl;
+
 /* n must be expanded rather than inferred (an OX_F_EXPAND op, or an
  * Identity of a sequence / optional) */
 int ox_expand_wanted(const ox_graph *g, const ox_node *n);
 /* Expand node nid: appends nodes (g->nodes may move), kills nid or leaves
- * it waiting with rewired inputs. 0, or -1 after an error. */
+ * it waiting with rewired inputs. 0; 1 when the node is now a control node
+ * whose outputs are inferred (ox_ctrl); or -1 after an error. */
 int ox_expand_node(ox_graph *g, ox_id nid);
 /* Inline body at site: body input k is bind[k]; outs[k] receives the value
  * of body output k. Names the body captures resolve from the site's scope. */

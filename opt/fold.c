@@ -120,9 +120,11 @@ int ox_opt_fold(ox_graph *g)
 			}
 			if (ox_expand_wanted(g, n)) {
 				n->folded = 0;
-				if (ox_expand_node(g, i)) {
+				int r = ox_expand_node(g, i);
+				if (r) {
+					/* an error, or a control node now inferred (opt/outline.c) */
 					g->nodes[i].folded = 1;
-					errors++;
+					errors += r < 0;
 					continue;
 				}
 				again = 1;

@@ -11,6 +11,7 @@ typedef struct {
 } ox_pass;
 
 int ox_opt_fold(ox_graph *g);
+int ox_opt_outline(ox_graph *g);
 int ox_opt_elide(ox_graph *g);
 int ox_opt_dce(ox_graph *g);
 int ox_opt_bounds(ox_graph *g);
@@ -24,6 +25,19 @@ int ox_opt_ewfuse(ox_graph *g);
 int ox_opt_winograd(ox_graph *g);
 int ox_opt_pack(ox_graph *g);
 int ox_opt_plan(ox_graph *g);
+
+/* the passes after `after` (the body of a control node, opt/outline.c) */
+int ox_opt_run_from(ox_graph *g, int check, const char *after);
+
+/* A control node compiled as C control flow (opt/outline.c): its own
+ * inputs (before the bodies' captured values) and its scratch: the
+ * bodies' arena at 0, then buffers whose offsets go to off[0..n) (a
+ * Loop: each carried value's current and next; a Scan: each state's
+ * current and next, a step's slice of each scan input, of each scan
+ * output), off[n] the total bytes. Returns n; off holds 2 * n->nin +
+ * the body's outputs + 1 entries at least. */
+int ox_opt_ctrl_layout(ox_graph *g, const ox_node *n, int64_t *off);
+int ox_ctrl_nin0(const ox_node *n);
 
 /* a Conv the channel-blocked kernels compute (opt/layout.c): 2-D f32 with
  * constant weights, group 1 or depthwise (*depthwise set) */

@@ -2,6 +2,8 @@
  *
  * fold    infer shapes and dtypes in topological order, folding constant
  *         subgraphs (exporters' Shape/Gather/Concat arithmetic) as it goes
+ * outline the regions of the If, Loop and Scan nodes kept as C control
+ *         flow become their bodies, each through the rest of the pipeline
  * elide   remove Identity and inference-mode Dropout
  * dce     remove nodes and constants nothing uses
  * bounds  require every dim to be constant or a bounded run-time dim (names
@@ -31,6 +33,7 @@
 
 const ox_pass ox_pipeline[] = {
 	{"fold", ox_opt_fold},
+	{"outline", ox_opt_outline},
 	{"elide", ox_opt_elide},
 	{"dce", ox_opt_dce},
 	{"bounds", ox_opt_bounds},
@@ -47,6 +50,20 @@ const ox_pass ox_pipeline[] = {
 	{"plan", ox_opt_plan},
 	{NULL, NULL},
 };
+
+int ox_opt_run_from(ox_graph *g, int check, const char *after)
+{
+	const ox_pass *p = ox_pipeline;
+	while (p->name && strcmp(p->name, after))
+		p++;
+	for (p += p->name != NULL; p->name; p++) {
+		if (p->run(g) || ox_attr_report(g))
+			return -1;
+		if (check)
+			ox_ir_check(g, p->name);
+	}
+	return 0;
+}
 
 int ox_opt_run(ox_graph *g, int check, const char *stop_after)
 {

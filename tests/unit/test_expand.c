@@ -157,17 +157,41 @@ static const char *if_runtime =
 	"}}\n"
 	"output %2 \"out\"\n";
 
-static void test_if_runtime_where(void **state)
+/* the body graphs of a control node kept as C control flow (opt/outline.c) */
+static const ox_attr *bodies_of(const ox_graph *g, int op)
+{
+	for (int i = 0; i < g->nnodes; i++)
+		if (!g->nodes[i].dead && g->nodes[i].op == op)
+			return ox_attr_get(&g->nodes[i], "ox_bodies");
+	return NULL;
+}
+
+/* A condition known only at run time: the If stays, a C if/else over its
+ * two branches, each moved into a body of its own. */
+static void test_if_runtime(void **state)
 {
 	(void)state;
 	ox_graph *g = parse_ok(if_runtime);
-	assert_int_equal(ox_opt_run(g, 1, "dce"), 0);
-	assert_int_equal(count_op(g, OX_OP_Where), 1);
-	assert_int_equal(count_op(g, OX_OP_Neg), 1);
-	assert_int_equal(count_op(g, OX_OP_Abs), 1);
+	assert_int_equal(ox_opt_run(g, 1, "outline"), 0);
+	assert_int_equal(count_op(g, OX_OP_If), 1);
+	assert_int_equal(count_op(g, OX_OP_Neg) + count_op(g, OX_OP_Abs) + count_op(g, OX_OP_Where), 0);
+	const ox_attr *b = bodies_of(g, OX_OP_If);
+	assert_non_null(b);
+	assert_int_equal(b->n, 2);
+	/* optimized on their own: the Neg maybe in a fused loop */
+	assert_int_equal(b->g[0]->nnodes, 1);
+	assert_int_equal(count_op(b->g[0], OX_OP_Neg) + count_op(b->g[0], OX_OP_Fused), 1);
+	assert_int_equal(count_op(b->g[1], OX_OP_Abs) + count_op(b->g[1], OX_OP_Fused), 1);
+	/* each body reads x, captured: its only input, the node's second */
+	assert_int_equal(b->g[0]->ninputs, 1);
+	assert_int_equal(b->g[1]->ninputs, 1);
+	for (int i = 0; i < g->nnodes; i++)
+		if (g->nodes[i].op == OX_OP_If)
+			assert_int_equal(ox_ctrl_nin0(&g->nodes[i]), 1);
 	ox_ir_free(g);
 
-	/* the else branch gives another shape */
+	/* the else branch gives another shape: the output's dim is the branch's,
+	 * at most the larger */
 	g = parse_ok("graph \"main\" opset 17 ir 8\n"
 		     "input %0:bool[] \"cond\"\n"
 		     "input %1:f32[3] \"x\"\n"
@@ -182,12 +206,37 @@ static void test_if_runtime_where(void **state)
 		     "  output %0 \"b\"\n"
 		     "}}\n"
 		     "output %2 \"out\"\n");
+	assert_int_equal(ox_opt_run(g, 1, "fold"), 0);
+	const ox_value *o = &g->vals[g->outputs[0]];
+	assert_int_equal(o->shape.rank, 1);
+	assert_true(ox_dim_is_rt(g, o->shape.d[0]));
+	assert_int_equal(ox_dim_hi(g, o->shape.d[0]), 3);
+	assert_true(ox_dim_defined_by(g, o->shape.d[0], g->outputs[0]));
+	ox_ir_free(g);
+
+	/* ranks that differ cannot be one output */
+	g = parse_ok("graph \"main\" opset 17 ir 8\n"
+		     "input %0:bool[] \"cond\"\n"
+		     "input %1:f32[3] \"x\"\n"
+		     "const %3:f32[1,1] \"one\" = [1]\n"
+		     "%2 = If(%0) {then_branch=graph{\n"
+		     "  graph \"then\" opset 17 ir 8\n"
+		     "  outer %0:f32[3] \"x\"\n"
+		     "  output %0 \"a\"\n"
+		     "}, else_branch=graph{\n"
+		     "  graph \"else\" opset 17 ir 8\n"
+		     "  outer %0:f32[1,1] \"one\"\n"
+		     "  output %0 \"b\"\n"
+		     "}}\n"
+		     "output %2 \"out\"\n");
 	assert_int_equal(ox_opt_run(g, 1, "fold"), -1);
 	ox_ir_free(g);
 }
 
-/* A loop whose exit the body computes from data cannot be unrolled. */
-static void test_loop_data_exit_refused(void **state)
+/* A loop whose exit the body computes from data is a C loop: its body a
+ * graph of its own that starts from the iteration, the condition and the
+ * carried value, and reads nothing else. */
+static void test_loop_data_exit(void **state)
 {
 	(void)state;
 	ox_graph *g = parse_ok("graph \"main\" opset 17 ir 8\n"
@@ -205,7 +254,15 @@ static void test_loop_data_exit_refused(void **state)
 			       "  output %4 \"v_out\"\n"
 			       "}}\n"
 			       "output %2 \"out\"\n");
-	assert_int_equal(ox_opt_run(g, 1, "fold"), -1);
+	assert_int_equal(ox_opt_run(g, 1, "outline"), 0);
+	assert_int_equal(count_op(g, OX_OP_Loop), 1);
+	assert_int_equal(count_op(g, OX_OP_CtrlHead), 0);
+	const ox_attr *b = bodies_of(g, OX_OP_Loop);
+	assert_non_null(b);
+	assert_int_equal(b->g[0]->ninputs, 3);
+	assert_int_equal(b->g[0]->noutputs, 2);
+	assert_int_equal(count_op(b->g[0], OX_OP_Less), 1); /* not fused: its output is bool */
+	assert_int_equal(g->vals[g->outputs[0]].dtype, OX_F32);
 	ox_ir_free(g);
 }
 
@@ -299,9 +356,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_if_const_loop_captures),
-		cmocka_unit_test(test_if_runtime_where),
+		cmocka_unit_test(test_if_runtime),
 		cmocka_unit_test(test_if_nested_error_frees),
-		cmocka_unit_test(test_loop_data_exit_refused),
+		cmocka_unit_test(test_loop_data_exit),
 		cmocka_unit_test(test_scan_unrolled),
 		cmocka_unit_test(test_sequence_parts),
 		cmocka_unit_test(test_toposort_aggregate),

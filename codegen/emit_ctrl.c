@@ -1,0 +1,312 @@
+/* emit_ctrl.c: If, Loop and Scan as C control flow.
+ *
+ * A control node kept by fold (opt/expand.c) has its bodies in the
+ * attribute ox_bodies (opt/outline.c): each is emitted as a function of its
+ * own (ox_cg_emit_body: its node functions, planned in an arena of their
+ * own, the node's scratch), and the node's function calls it:
+ *   If    `cond ? then(...) : else(...)`, the branch writing the node's
+ *         outputs; dims that differ between the branches are data dims the
+ *         node sets from the branch's shapes
+ *   Loop  a for loop while the trip count and the condition allow, the
+ *         carried values in two buffers of the scratch each (the body
+ *         reads one and writes the other, then they swap), each scan
+ *         output's step written in place; the number of iterations is the
+ *         scan outputs' first dim, checked against its bound
+ *   Scan  a for loop over the scan axis: a scan input's step is a pointer
+ *         into it along axis 0, else gathered into a buffer; a scan output
+ *         the same way back; states as a Loop's carried values
+ * Inputs: the node's own, then each body's captured values in order
+ * (ox_capt). A body's error code is the node's (cg->fails_any).
+ */
+#include "cg.h"
+#include "../opt/opt.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const ox_attr *bodies(ox_graph *g, ox_node *n)
+{
+	const ox_attr *b = ox_attr_get(n, "ox_bodies");
+	if (!b || b->type != OX_AT_GRAPHS || b->n < 1)
+		return NULL;
+	(void)g;
+	return b;
+}
+
+/* "const void *NAME[] = {p, ...};" with a body's inputs: formals given
+ * as text fml[0..nf), then the node's inputs first .. first + ncapt - 1 */
+static void inputs_array(ox_cg *cg, const char *name, const char *const *fml, int nf, int first, int ncapt)
+{
+	ox_cg_printf(cg, "\tconst void *%s[] = {", name);
+	for (int k = 0; k < nf; k++)
+		ox_cg_printf(cg, "%s%s", k ? ", " : "", fml[k]);
+	for (int k = 0; k < ncapt; k++)
+		ox_cg_printf(cg, "%sin%d", nf + k ? ", " : "", first + k);
+	if (nf + ncapt == 0)
+		ox_cg_printf(cg, "NULL");
+	ox_cg_printf(cg, "};\n");
+}
+
+/* the scratch: the node's last output */
+static const char *scratch(ox_node *n)
+{
+	static char s[32];
+	snprintf(s, sizeof s, "(unsigned char *)out%d", n->nout - 1);
+	return s;
+}
+
+static int emit_if(ox_cg *cg, ox_graph *g, ox_node *n, const ox_attr *b)
+{
+	const int64_t *capt;
+	ox_attr_ints(n, "ox_capt", &capt);
+	int nout = n->nout - n->scratch;
+	char name[2][200];
+	for (int k = 0; k < 2; k++) {
+		snprintf(name[k], sizeof name[k], "%s_%s", cg->fname, k ? "else" : "then");
+		if (ox_cg_emit_body(cg, b->g[k], name[k]))
+			return -1;
+	}
+	inputs_array(cg, "tin", NULL, 0, 1, (int)capt[0]);
+	inputs_array(cg, "ein", NULL, 0, 1 + (int)capt[0], (int)capt[1]);
+	ox_cg_printf(cg, "\tvoid *out[] = {");
+	for (int k = 0; k < nout; k++)
+		ox_cg_printf(cg, "%sout%d", k ? ", " : "", k);
+	ox_cg_printf(cg, "};\n");
+	/* the outputs' shapes, where the branches differ */
+	int any = 0;
+	for (int k = 0; k < nout; k++) {
+		ox_value *v = ox_out(g, n, k);
+		int d = v && ox_shape_is_rt(g, &v->shape) && v->shape.rank > 0;
+		if (d)
+			ox_cg_printf(cg, "\tint64_t sh%d[%d];\n", k, v->shape.rank);
+		any |= d;
+	}
+	if (any) {
+		ox_cg_printf(cg, "\tint64_t *shp[] = {");
+		for (int k = 0; k < nout; k++) {
+			ox_value *v = ox_out(g, n, k);
+			ox_cg_printf(cg, "%s%s", k ? ", " : "", v && ox_shape_is_rt(g, &v->shape) && v->shape.rank ? "" : "NULL");
+			if (v && ox_shape_is_rt(g, &v->shape) && v->shape.rank)
+				ox_cg_printf(cg, "sh%d", k);
+		}
+		ox_cg_printf(cg, "};\n");
+	}
+	ox_cg_printf(cg, "\tint rc = in0[0] ? %s(%s, ox_d, tin, out, %s) : %s(%s, ox_d, ein, out, %s);\n", name[0],
+		     scratch(n), any ? "shp" : "NULL", name[1], scratch(n), any ? "shp" : "NULL");
+	ox_cg_printf(cg, "\tif (rc)\n\t\treturn rc;\n");
+	for (int k = 0; k < nout; k++) {
+		ox_value *v = ox_out(g, n, k);
+		for (int d = 0; v && d < v->shape.rank; d++) {
+			if (!ox_dim_defined_by(g, v->shape.d[d], n->out[k]))
+				continue;
+			char e[32];
+			snprintf(e, sizeof e, "sh%d[%d]", k, d);
+			ox_cg_set_dim(cg, 1, v->shape.d[d], e);
+		}
+	}
+	return 0;
+}
+
+/* bytes of value v at run time, as C */
+static const char *bytes(ox_cg *cg, const ox_value *v)
+{
+	static char r[4][1100];
+	static int at;
+	at = (at + 1) % 4;
+	snprintf(r[at], sizeof r[at], "(size_t)%s * %zu", ox_cg_numel(cg, &v->shape), ox_dtype_size(v->dtype));
+	return r[at];
+}
+
+static int emit_loop(ox_cg *cg, ox_graph *g, ox_node *n, const ox_attr *b)
+{
+	ox_graph *body = b->g[0];
+	const int64_t *capt;
+	ox_attr_ints(n, "ox_capt", &capt);
+	int nin0 = ox_ctrl_nin0(n), nc = nin0 - 2, nscan = n->nout - n->scratch - nc;
+	char name[200];
+	snprintf(name, sizeof name, "%s_body", cg->fname);
+	if (ox_cg_emit_body(cg, body, name))
+		return -1;
+	int64_t *off = malloc((size_t)(2 * n->nin + body->noutputs + 8) * sizeof *off);
+	ox_opt_ctrl_layout(g, n, off);
+	ox_cg_printf(cg, "\tunsigned char *S = %s;\n", scratch(n));
+	if (n->in[0] >= 0)
+		ox_cg_printf(cg, "\tconst int64_t trips = (int64_t)in0[0];\n");
+	else
+		ox_cg_printf(cg, "\tconst int64_t trips = INT64_MAX; /* no trip count: the condition decides */\n");
+	ox_cg_printf(cg, "\tuint8_t cond = %s, cond_out = 0;\n", n->in[1] >= 0 ? "in1[0] != 0" : "1");
+	ox_cg_printf(cg, "\tint64_t i = 0;\n");
+	for (int j = 0; j < nc; j++) {
+		ox_value *v = ox_in(g, n, 2 + j);
+		const char *T = ox_cg_ctype(v->dtype);
+		ox_cg_printf(cg, "\t%s *cur%d = (%s *)(S + %lld), *nxt%d = (%s *)(S + %lld), *tmp%d;\n", T, j, T,
+			     (long long)off[2 * j], j, T, (long long)off[2 * j + 1], j);
+		ox_cg_printf(cg, "\tmemcpy(cur%d, in%d, %s);\n", j, 2 + j, bytes(cg, v));
+	}
+	ox_dim top = -1;
+	ox_value *first_scan = NULL;
+	for (int s = 0; s < nscan; s++)
+		if (!first_scan && n->out[nc + s] >= 0)
+			first_scan = ox_out(g, n, nc + s);
+	if (first_scan)
+		top = ox_dim_hi(g, first_scan->shape.d[0]);
+	ox_cg_printf(cg, "\tfor (; i < trips && cond; i++) {\n");
+	if (first_scan)
+		ox_cg_printf(cg, "\t\tif (i >= %lld)\n\t\t\treturn %s_ERR_SHAPE; /* more iterations than planned for */\n",
+			     (long long)top, cg->prefix_upper);
+	ox_cg_printf(cg, "\t\tconst void *bin[] = {&i, &cond");
+	for (int j = 0; j < nc; j++)
+		ox_cg_printf(cg, ", cur%d", j);
+	for (int k = 0; k < capt[0]; k++)
+		ox_cg_printf(cg, ", in%d", nin0 + k);
+	ox_cg_printf(cg, "};\n\t\tvoid *bout[] = {&cond_out");
+	for (int j = 0; j < nc; j++)
+		ox_cg_printf(cg, ", nxt%d", j);
+	for (int s = 0, spare = 2 * nc; s < nscan; s++) {
+		ox_value *y = &body->vals[body->outputs[1 + nc + s]];
+		if (n->out[nc + s] < 0) /* not wanted: the step goes to a spare buffer */
+			ox_cg_printf(cg, ", (void *)(S + %lld)", (long long)off[spare++]);
+		else
+			ox_cg_printf(cg, ", out%d + i * %s", nc + s, ox_cg_numel(cg, &y->shape));
+	}
+	ox_cg_printf(cg, "};\n");
+	ox_cg_printf(cg, "\t\tint rc = %s(S, ox_d, bin, bout, NULL);\n\t\tif (rc)\n\t\t\treturn rc;\n", name);
+	for (int j = 0; j < nc; j++)
+		ox_cg_printf(cg, "\t\ttmp%d = cur%d, cur%d = nxt%d, nxt%d = tmp%d;\n", j, j, j, j, j, j);
+	ox_cg_printf(cg, "\t\tcond = cond_out != 0;\n\t}\n");
+	for (int j = 0; j < nc; j++)
+		if (n->out[j] >= 0)
+			ox_cg_printf(cg, "\tmemcpy(out%d, cur%d, %s);\n", j, j, bytes(cg, ox_in(g, n, 2 + j)));
+	for (int j = 0; j < nc; j++)
+		ox_cg_printf(cg, "\t(void)nxt%d, (void)tmp%d;\n", j, j);
+	if (first_scan)
+		ox_cg_set_dim(cg, 1, first_scan->shape.d[0], "i");
+	free(off);
+	return 0;
+}
+
+static int64_t attr_at(const ox_node *n, const char *name, int k, int64_t dflt)
+{
+	const int64_t *v;
+	int c = ox_attr_ints(n, name, &v);
+	return c > k ? v[k] : dflt;
+}
+
+/* "outer, len, inner" split of shape s around axis a: as C expressions */
+static void around(ox_cg *cg, const ox_shape *s, int a, char *outer, char *inner, size_t n)
+{
+	ox_shape o = {a, {0}}, i = {s->rank - a - 1, {0}};
+	memcpy(o.d, s->d, (size_t)a * sizeof *o.d);
+	memcpy(i.d, s->d + a + 1, (size_t)i.rank * sizeof *i.d);
+	snprintf(outer, n, "%s", ox_cg_numel(cg, &o));
+	snprintf(inner, n, "%s", ox_cg_numel(cg, &i));
+}
+
+static int emit_scan(ox_cg *cg, ox_graph *g, ox_node *n, const ox_attr *b)
+{
+	ox_graph *body = b->g[0];
+	const int64_t *capt;
+	ox_attr_ints(n, "ox_capt", &capt);
+	int nin0 = ox_ctrl_nin0(n), nx = (int)ox_attr_int(n, "num_scan_inputs", 0), ns = nin0 - nx;
+	int ny = n->nout - n->scratch - ns;
+	char name[200];
+	snprintf(name, sizeof name, "%s_body", cg->fname);
+	if (ox_cg_emit_body(cg, body, name))
+		return -1;
+	int64_t *off = malloc((size_t)(2 * n->nin + body->noutputs + 8) * sizeof *off);
+	ox_opt_ctrl_layout(g, n, off);
+	ox_value *x0 = ox_in(g, n, ns);
+	int a0 = ox_norm_axis(attr_at(n, "scan_input_axes", 0, 0), x0->shape.rank);
+	ox_cg_printf(cg, "\tunsigned char *S = %s;\n", scratch(n));
+	ox_cg_printf(cg, "\tconst int64_t len = %s;\n", ox_cg_dim(cg, x0->shape.d[a0]));
+	for (int j = 0; j < ns; j++) {
+		ox_value *v = ox_in(g, n, j);
+		const char *T = ox_cg_ctype(v->dtype);
+		ox_cg_printf(cg, "\t%s *cur%d = (%s *)(S + %lld), *nxt%d = (%s *)(S + %lld), *tmp%d;\n", T, j, T,
+			     (long long)off[2 * j], j, T, (long long)off[2 * j + 1], j);
+		ox_cg_printf(cg, "\tmemcpy(cur%d, in%d, %s);\n", j, j, bytes(cg, v));
+	}
+	ox_cg_printf(cg, "\tfor (int64_t t = 0; t < len; t++) {\n");
+	char outer[1100], inner[1100];
+	for (int k = 0; k < nx; k++) {
+		ox_value *x = ox_in(g, n, ns + k);
+		const char *T = ox_cg_ctype(x->dtype);
+		int a = ox_norm_axis(attr_at(n, "scan_input_axes", k, 0), x->shape.rank);
+		int rev = (int)attr_at(n, "scan_input_directions", k, 0);
+		around(cg, &x->shape, a, outer, inner, sizeof outer);
+		ox_cg_printf(cg, "\t\tconst int64_t ix%d = %s;\n", k, rev ? "len - 1 - t" : "t");
+		if (a == 0) {
+			ox_cg_printf(cg, "\t\tconst %s *x%d = in%d + ix%d * %s;\n", T, k, ns + k, k, inner);
+		} else {
+			ox_cg_printf(cg, "\t\t%s *x%d = (%s *)(S + %lld);\n", T, k, T, (long long)off[2 * ns + k]);
+			ox_cg_printf(cg, "\t\tfor (int64_t o = 0; o < %s; o++)\n", outer);
+			ox_cg_printf(cg, "\t\t\tmemcpy(x%d + o * %s, in%d + (o * len + ix%d) * %s, (size_t)%s * sizeof *x%d);\n",
+				     k, inner, ns + k, k, inner, inner, k);
+		}
+	}
+	for (int s = 0; s < ny; s++) {
+		ox_value *y = ox_out(g, n, ns + s);
+		ox_value *ys = &body->vals[body->outputs[ns + s]];
+		const char *T = ox_cg_ctype(ys->dtype);
+		int a = y ? ox_norm_axis(attr_at(n, "scan_output_axes", s, 0), y->shape.rank) : 0;
+		int rev = (int)attr_at(n, "scan_output_directions", s, 0);
+		ox_cg_printf(cg, "\t\tconst int64_t iy%d = %s;\n", s, rev ? "len - 1 - t" : "t");
+		if (y && a == 0)
+			ox_cg_printf(cg, "\t\t%s *y%d = out%d + iy%d * %s;\n", T, s, ns + s, s, ox_cg_numel(cg, &ys->shape));
+		else
+			ox_cg_printf(cg, "\t\t%s *y%d = (%s *)(S + %lld);\n", T, s, T, (long long)off[2 * ns + nx + s]);
+	}
+	ox_cg_printf(cg, "\t\tconst void *bin[] = {");
+	int c = 0;
+	for (int j = 0; j < ns; j++)
+		ox_cg_printf(cg, "%scur%d", c++ ? ", " : "", j);
+	for (int k = 0; k < nx; k++)
+		ox_cg_printf(cg, "%sx%d", c++ ? ", " : "", k);
+	for (int k = 0; k < capt[0]; k++)
+		ox_cg_printf(cg, "%sin%d", c++ ? ", " : "", nin0 + k);
+	ox_cg_printf(cg, "%s};\n\t\tvoid *bout[] = {", c ? "" : "NULL");
+	c = 0;
+	for (int j = 0; j < ns; j++)
+		ox_cg_printf(cg, "%snxt%d", c++ ? ", " : "", j);
+	for (int s = 0; s < ny; s++)
+		ox_cg_printf(cg, "%sy%d", c++ ? ", " : "", s);
+	ox_cg_printf(cg, "%s};\n", c ? "" : "NULL");
+	ox_cg_printf(cg, "\t\tint rc = %s(S, ox_d, bin, bout, NULL);\n\t\tif (rc)\n\t\t\treturn rc;\n", name);
+	for (int s = 0; s < ny; s++) {
+		ox_value *y = ox_out(g, n, ns + s);
+		int a = y ? ox_norm_axis(attr_at(n, "scan_output_axes", s, 0), y->shape.rank) : 0;
+		if (!y || a == 0)
+			continue;
+		around(cg, &y->shape, a, outer, inner, sizeof outer);
+		ox_cg_printf(cg, "\t\tfor (int64_t o = 0; o < %s; o++)\n", outer);
+		ox_cg_printf(cg, "\t\t\tmemcpy(out%d + (o * len + iy%d) * %s, y%d + o * %s, (size_t)%s * sizeof *y%d);\n",
+			     ns + s, s, inner, s, inner, inner, s);
+	}
+	for (int j = 0; j < ns; j++)
+		ox_cg_printf(cg, "\t\ttmp%d = cur%d, cur%d = nxt%d, nxt%d = tmp%d;\n", j, j, j, j, j, j);
+	ox_cg_printf(cg, "\t}\n");
+	for (int j = 0; j < ns; j++) {
+		if (n->out[j] >= 0)
+			ox_cg_printf(cg, "\tmemcpy(out%d, cur%d, %s);\n", j, j, bytes(cg, ox_in(g, n, j)));
+		ox_cg_printf(cg, "\t(void)nxt%d, (void)tmp%d;\n", j, j);
+	}
+	free(off);
+	return 0;
+}
+
+int emit_ctrl(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	const ox_attr *b = bodies(g, n);
+	if (!b)
+		return ox_error(g, n, "is expanded at compile time and should not reach the C emitter");
+	cg->fails_any = 1;
+	switch (n->op) {
+	case OX_OP_If:
+		return emit_if(cg, g, n, b);
+	case OX_OP_Loop:
+		return emit_loop(cg, g, n, b);
+	case OX_OP_Scan:
+		return emit_scan(cg, g, n, b);
+	}
+	return ox_error(g, n, "no C emitter for this op");
+}
