@@ -63,7 +63,7 @@ static int emit_if(ox_cg *cg, ox_graph *g, ox_node *n, const ox_attr *b)
 	char name[2][200];
 	for (int k = 0; k < 2; k++) {
 		snprintf(name[k], sizeof name[k], "%s_%s", cg->fname, k ? "else" : "then");
-		if (ox_cg_emit_body(cg, b->g[k], name[k]))
+		if (!b->g[k]->unreachable && ox_cg_emit_body(cg, b->g[k], name[k]))
 			return -1;
 	}
 	inputs_array(cg, "tin", NULL, 0, 1, (int)capt[0]);
@@ -91,8 +91,21 @@ static int emit_if(ox_cg *cg, ox_graph *g, ox_node *n, const ox_attr *b)
 		}
 		ox_cg_printf(cg, "};\n");
 	}
-	ox_cg_printf(cg, "\tint rc = in0[0] ? %s(%s, ox_d, tin, out, %s) : %s(%s, ox_d, ein, out, %s);\n", name[0],
-		     scratch(n), any ? "shp" : "NULL", name[1], scratch(n), any ? "shp" : "NULL");
+	ox_cg_printf(cg, "\tint rc;\n\tif (in0[0])\n");
+	for (int k = 0; k < 2; k++) {
+		if (k)
+			ox_cg_printf(cg, "\telse\n");
+		if (b->g[k]->unreachable) {
+			/* it cannot run with the shapes given (opt/expand.c) */
+			ox_cg_printf(cg, "\t\treturn %s_ERR_SHAPE; /* ", cg->prefix_upper);
+			for (const char *p = b->g[k]->unreachable; *p; p++)
+				ox_cg_printf(cg, "%c", *p == '*' && p[1] == '/' ? '.' : *p == '\n' ? ' ' : *p);
+			ox_cg_printf(cg, " */\n");
+		} else {
+			ox_cg_printf(cg, "\t\trc = %s(%s, ox_d, %s, out, %s);\n", name[k], scratch(n), k ? "ein" : "tin",
+				     any ? "shp" : "NULL");
+		}
+	}
 	ox_cg_printf(cg, "\tif (rc)\n\t\treturn rc;\n");
 	for (int k = 0; k < nout; k++) {
 		ox_value *v = ox_out(g, n, k);

@@ -643,26 +643,38 @@ int ox_op_lookup(const char *domain, const char *optype)
 }
 
 /* ---- diagnostics ---- */
+int ox_error_hold;
+char ox_error_held[1024];
+
 int ox_error(const ox_graph *g, const ox_node *n, const char *fmt, ...)
 {
 	va_list ap;
-	if (mistyped.set) {
+	if (mistyped.set && !ox_error_hold) {
 		int cause = n && same_node(n, &mistyped.node);
 		ox_attr_report(g);
 		if (cause)
 			return -1; /* this error follows from the attribute's */
 	}
-	fprintf(stderr, "%s: ", g ? g->path : "onnxcc");
+	char msg[1024];
+	size_t at = 0;
 	if (n && n->name[0])
-		fprintf(stderr, "node '%s' (%s, opset %d): ", n->name, n->optype, n->opset);
+		at = (size_t)snprintf(msg, sizeof msg, "node '%s' (%s, opset %d): ", n->name, n->optype, n->opset);
 	else if (n && g && n >= g->nodes && n < g->nodes + g->nnodes)
-		fprintf(stderr, "node #%d (%s, opset %d): ", (int)(n - g->nodes), n->optype, n->opset);
+		at = (size_t)snprintf(msg, sizeof msg, "node #%d (%s, opset %d): ", (int)(n - g->nodes), n->optype,
+				      n->opset);
 	else if (n)
-		fprintf(stderr, "node (%s, opset %d): ", n->optype, n->opset);
+		at = (size_t)snprintf(msg, sizeof msg, "node (%s, opset %d): ", n->optype, n->opset);
+	if (at >= sizeof msg)
+		at = sizeof msg - 1;
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg + at, sizeof msg - at, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	if (ox_error_hold) {
+		if (!ox_error_held[0])
+			snprintf(ox_error_held, sizeof ox_error_held, "%s", msg);
+		return -1;
+	}
+	fprintf(stderr, "%s: %s\n", g ? g->path : "onnxcc", msg);
 	return -1;
 }
 

@@ -228,6 +228,7 @@ typedef struct {
 	int kind;   /* OX_RG_* */
 	int parent; /* the enclosing region, 0 if none */
 	int depth;  /* 1 + the parent's */
+	const char *failed; /* why a node of it could not be inferred, or NULL */
 } ox_region;
 
 /* ---- op table (ir/ops.def) ---- */
@@ -305,6 +306,9 @@ struct ox_graph {
 	int unroll;                    /* --unroll: unroll a Loop or Scan of constant length
 	                                  when its copies add at most this many nodes (0:
 	                                  never); the rest are loops in the C code */
+	const char *unreachable;       /* a body of a control node that cannot run with the
+	                                  shapes given: why (it has no nodes; its node
+	                                  returns the _ERR_SHAPE code if it is taken) */
 	int64_t arena_size;            /* bytes, from opt/plan.c */
 	int64_t arena_lower_bound;     /* most bytes live at one step */
 };
@@ -472,6 +476,12 @@ int64_t ox_ir_flops(ox_graph *g, const ox_node *n);
 int ox_error(const ox_graph *g, const ox_node *n, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void ox_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* While ox_error_hold is set, ox_error keeps its first message in
+ * ox_error_held (without the path) instead of printing: fold infers the
+ * branches of an If this way, one of which the shapes given may never
+ * take (opt/expand.c). */
+extern int ox_error_hold;
+extern char ox_error_held[1024];
 _Noreturn void ox_die_at(const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 #define ox_die(...) ox_die_at(__FILE__, __LINE__, __VA_ARGS__)

@@ -227,7 +227,22 @@ static int quotient(ox_graph *g, ox_dim a, ox_dim b, ox_dim *q)
 	return 1;
 }
 
+static ox_dim dim_op(ox_graph *g, int op, ox_dim a, ox_dim b);
+
+/* An expression whose range is one point is that constant: with the
+ * inputs' ranges given, ((L - 192) / 128 / 4) + 1 over L in 256..512 is 1,
+ * which a model's shape tests (a squeeze when a dim is 1) need to know. */
 ox_dim ox_dim_op(ox_graph *g, int op, ox_dim a, ox_dim b)
+{
+	ox_dim d = dim_op(g, op, a, b);
+	int64_t lo, hi;
+	/* (over run-time symbols: bound ones stay until ox_ir_resolve_dims) */
+	if (d < 0 && ox_dim_eval(g, d) < 0 && !ox_dim_range(g, d, &lo, &hi) && lo == hi && lo >= 0)
+		return lo;
+	return d;
+}
+
+static ox_dim dim_op(ox_graph *g, int op, ox_dim a, ox_dim b)
 {
 	if (a >= 0 && b >= 0) {
 		int64_t r = fold(op, a, b);

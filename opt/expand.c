@@ -250,7 +250,7 @@ static int new_region(ox_graph *g, int kind)
 	if (!g->regions)
 		ox_die("out of memory");
 	int p = g->cur_region;
-	g->regions[g->nregions] = (ox_region){kind, p, p ? g->regions[p].depth + 1 : 1};
+	g->regions[g->nregions] = (ox_region){kind, p, p ? g->regions[p].depth + 1 : 1, NULL};
 	return g->nregions++;
 }
 
@@ -352,11 +352,35 @@ static int if_real(ox_graph *g, ox_id nid, ox_graph *then_g, ox_graph *else_g)
 		free(outs);
 		return rc;
 	}
+	/* a branch that cannot be inferred for the shapes given (its test is
+	 * for shapes they never have, as exporters' scripted code tests
+	 * sizes) fails at run time if taken, as ONNX Runtime fails there;
+	 * both failing is the model's error */
+	const char *f[2] = {g->regions[c->r[0]].failed, g->regions[c->r[1]].failed};
+	if (f[0] && f[1]) {
+		ox_error(g, n, "neither branch can run with the shapes given:");
+		ox_error(g, NULL, "then: %s", f[0]);
+		return ox_error(g, NULL, "else: %s", f[1]);
+	}
+	for (int b = 0; b < 2; b++)
+		if (f[b] && !ox_error_hold)
+			fprintf(stderr, "%s: warning: node '%s' (If): its %s branch cannot run with the shapes given "
+				"(%s); a run that takes it returns the _ERR_SHAPE code\n", g->path, n->name,
+				b ? "else" : "then", f[b]);
 	for (int k = 0; k < nout; k++) {
 		n = &g->nodes[nid];
 		const ox_value *a = &g->vals[n->in[c->nin0 + k]], *b = &g->vals[n->in[c->nin0 + nout + k]];
-		if (merge_out(g, nid, k, a, b, "the condition"))
+		if (f[0] || f[1]) {
+			const ox_value *ok = f[0] ? b : a;
+			ox_set_out(g, n, k, ok->dtype, &ok->shape);
+			g->vals[n->out[k]].cap = ok->cap;
+			if (ok->kind == OX_V_AGG || ok->agg)
+				return ox_need_const(g, n, 0, "output %d is a sequence or optional and the condition is "
+						     "known only at run time: the C target needs that structure at "
+						     "compile time", k);
+		} else if (merge_out(g, nid, k, a, b, "the condition")) {
 			return -1;
+		}
 	}
 	return 1;
 }
@@ -505,6 +529,8 @@ static int loop_real(ox_graph *g, ox_id nid, ox_graph *body)
 		free(dt), free(sh), free(outs);
 		return rc;
 	}
+	if (g->regions[c->r[0]].failed)
+		return ox_error(g, n, "its body cannot run with the shapes given: %s", g->regions[c->r[0]].failed);
 	const ox_id *outs = n->in + c->nin0;
 	const ox_value *co = &g->vals[outs[0]];
 	if (co->dtype != OX_BOOL || ox_shape_numel(&co->shape) != 1)
@@ -753,6 +779,8 @@ static int scan_real(ox_graph *g, ox_id nid, ox_graph *body, int nstate, int nx)
 		free(dt), free(sh), free(outs);
 		return rc;
 	}
+	if (g->regions[c->r[0]].failed)
+		return ox_error(g, n, "its body cannot run with the shapes given: %s", g->regions[c->r[0]].failed);
 	const ox_id *outs = n->in + c->nin0;
 	ox_dim len = -1;
 	for (int j = 0; j < nstate; j++) {

@@ -89,6 +89,48 @@ static int agg_input(const ox_graph *g, const ox_node *n)
 	return -1;
 }
 
+/* One node of the walk: 0 done, 1 an expansion added nodes (walk again),
+ * -1 an error. */
+static int visit(ox_graph *g, int i)
+{
+	ox_node *n = &g->nodes[i];
+	/* a control node waiting for its bodies (opt/expand.c) judges a
+	 * branch that failed itself */
+	int waiting = n->aux && (n->op == OX_OP_If || n->op == OX_OP_Loop || n->op == OX_OP_Scan);
+	for (int k = 0; k < n->nin && !waiting; k++) {
+		ox_value *v = ox_in(g, n, k);
+		if (v && v->kind == OX_V_INTERNAL && v->producer >= 0 && !v->has_shape)
+			return -1; /* an earlier node failed: do not cascade */
+	}
+	if (ox_expand_wanted(g, n)) {
+		n->folded = 0;
+		int r = ox_expand_node(g, i);
+		if (!r)
+			return 1;
+		/* an error, or a control node now inferred (opt/outline.c) */
+		g->nodes[i].folded = 1;
+		return r < 0 ? -1 : 0;
+	}
+	int k = agg_input(g, n);
+	if (k >= 0)
+		return ox_error(g, n, "input %d is a sequence or an optional; this op takes tensors", k);
+	if (ox_infer_node(g, n))
+		return -1;
+	for (int k = 0; k < n->nout; k++) {
+		ox_value *v = ox_out(g, n, k);
+		if (!v)
+			continue;
+		for (int d = 0; d < v->shape.rank; d++) {
+			int64_t x = ox_dim_eval(g, v->shape.d[d]);
+			if (x >= 0)
+				v->shape.d[d] = x;
+		}
+	}
+	if (try_fold(g, n))
+		fold_sym(g, n);
+	return 0;
+}
+
 int ox_opt_fold(ox_graph *g)
 {
 	if (ox_expand_check_inputs(g) || ox_gradient_prepare(g))
@@ -98,7 +140,11 @@ int ox_opt_fold(ox_graph *g)
 		g->nodes[i].folded = 0;
 	int errors = 0;
 	/* Walk in topological order; an expansion appends nodes, so the walk
-	 * re-sorts and starts again, skipping the nodes already done. */
+	 * re-sorts and starts again, skipping the nodes already done. A node
+	 * of a region (an If's branch, a loop's body) that cannot be inferred
+	 * fails its region rather than the model: its control node decides
+	 * (a branch the shapes given cannot take compiles to a run-time error,
+	 * opt/expand.c), so its message is held. */
 	for (int again = 1; again;) {
 		again = 0;
 		if (ox_ir_toposort(g))
@@ -108,50 +154,17 @@ int ox_opt_fold(ox_graph *g)
 			if (n->dead || n->folded)
 				continue;
 			n->folded = 1;
-			int poisoned = 0;
-			for (int k = 0; k < n->nin; k++) {
-				ox_value *v = ox_in(g, n, k);
-				if (v && v->kind == OX_V_INTERNAL && v->producer >= 0 && !v->has_shape)
-					poisoned = 1; /* an earlier node failed: do not cascade */
-			}
-			if (poisoned) {
-				errors++;
-				continue;
-			}
-			if (ox_expand_wanted(g, n)) {
-				n->folded = 0;
-				int r = ox_expand_node(g, i);
-				if (r) {
-					/* an error, or a control node now inferred (opt/outline.c) */
-					g->nodes[i].folded = 1;
-					errors += r < 0;
-					continue;
-				}
+			int rg = n->region, held = ox_error_hold;
+			ox_error_hold = rg != 0;
+			ox_error_held[0] = 0;
+			int r = visit(g, i);
+			ox_error_hold = held;
+			if (r == 1)
 				again = 1;
-				continue;
-			}
-			int k = agg_input(g, n);
-			if (k >= 0) {
-				ox_error(g, n, "input %d is a sequence or an optional; this op takes tensors", k);
+			else if (r < 0 && !rg)
 				errors++;
-				continue;
-			}
-			if (ox_infer_node(g, n)) {
-				errors++;
-				continue;
-			}
-			for (int k = 0; k < n->nout; k++) {
-				ox_value *v = ox_out(g, n, k);
-				if (!v)
-					continue;
-				for (int d = 0; d < v->shape.rank; d++) {
-					int64_t x = ox_dim_eval(g, v->shape.d[d]);
-					if (x >= 0)
-						v->shape.d[d] = x;
-				}
-			}
-			if (try_fold(g, n))
-				fold_sym(g, n);
+			else if (r < 0 && !g->regions[rg].failed)
+				g->regions[rg].failed = ox_ir_strdup(g, ox_error_held[0] ? ox_error_held : "an input failed");
 		}
 	}
 	if (errors)

@@ -153,6 +153,16 @@ static ox_graph *move_region(ox_graph *g, int ci, int r, const ox_ctrl *c, int w
 	char name[600];
 	snprintf(name, sizeof name, "%.500s/%s", C->name[0] ? C->name : C->optype, suffix);
 	body->name = ox_ir_strdup(g, name);
+	if (g->regions[r].failed) {
+		/* a branch the shapes given cannot take: nothing to run (expand.c) */
+		for (int i = 0; i < g->nnodes; i++)
+			if (g->nodes[i].region == r)
+				g->nodes[i].dead = 1;
+		body->unreachable = g->regions[r].failed;
+		*capt = NULL;
+		*ncapt = 0;
+		return body;
+	}
 	mover M = {g, body, calloc((size_t)g->nvals + 1, sizeof *M.map), NULL, 0};
 	for (int i = 0; i < g->nvals; i++)
 		M.map[i] = -1;
