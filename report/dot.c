@@ -70,7 +70,7 @@ static void put_tensor(FILE *f, ox_graph *g, const ox_plan_stats *ps, ox_id id)
 		return;
 	}
 	if (v->kind == OX_V_CONST) {
-		fprintf(f, "weights, %lld B", (long long)ox_rp_stored_bytes(v));
+		fprintf(f, "weights, %lld B", (long long)ox_rp_stored_bytes(g, v));
 		return;
 	}
 	int64_t off = 0;
@@ -89,7 +89,7 @@ static void put_tensor(FILE *f, ox_graph *g, const ox_plan_stats *ps, ox_id id)
 	} else if (ps && ps->storage[id] >= 0 && ps->storage[id] != id) {
 		fprintf(f, "in place of %%%d\\n", ps->storage[id]);
 	}
-	fprintf(f, "arena @%lld, %lld B", (long long)v->offset, (long long)ox_rp_stored_bytes(v));
+	fprintf(f, "arena @%lld, %lld B", (long long)v->offset, (long long)ox_rp_stored_bytes(g, v));
 }
 
 /* the kernel codegen picks, where one of the optimizer's is used */
@@ -183,7 +183,7 @@ static void put_node(FILE *f, ox_graph *g, int i)
 		fprintf(f, "\\nkernel: %s", kern);
 	if (n->scratch && n->out[n->nout - 1] >= 0) {
 		const ox_value *s = &g->vals[n->out[n->nout - 1]];
-		fprintf(f, "\\nscratch @%lld, %lld B", (long long)s->offset, (long long)ox_rp_stored_bytes(s));
+		fprintf(f, "\\nscratch @%lld, %lld B", (long long)s->offset, (long long)ox_rp_stored_bytes(g, s));
 	}
 	if (noop)
 		fprintf(f, "\\nno code (%s)", ox_plan_is_view_node(g, n) ? "a view" : "inputs stored in place");

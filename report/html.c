@@ -150,7 +150,7 @@ static void put_timeline(FILE *f, ox_graph *g, const ox_rp_facts *fa)
 		if (v->producer < 0 || strcmp(ox_rp_place(g, i, &off), "arena") || off < 0 || v->first < 0)
 			continue;
 		int k = kind_of(g, ps, i);
-		int64_t bytes = ox_rp_stored_bytes(v), end = (v->last < nn ? v->last : nn - 1) + 1;
+		int64_t bytes = ox_rp_stored_bytes(g, v), end = (v->last < nn ? v->last : nn - 1) + 1;
 		if (end <= v->first)
 			end = v->first + 1;
 		double h = (double)bytes * sy;
@@ -270,7 +270,7 @@ static void put_page(FILE *f, ox_graph *g, const ox_rp_info *in, const ox_rp_fac
 		put_html(f, v->name);
 		fprintf(f, "</td><td class=\"m\">");
 		put_type(f, g, v);
-		fprintf(f, "</td><td class=\"n\">%s</td><td class=\"n\">%s</td></tr>\n", num(ox_rp_value_bytes(v), b1),
+		fprintf(f, "</td><td class=\"n\">%s</td><td class=\"n\">%s</td></tr>\n", num(ox_rp_value_bytes(g, v), b1),
 			num(v->offset, b2));
 	}
 	fprintf(f, "</tbody>\n</table>\n");
@@ -310,7 +310,7 @@ static void put_page(FILE *f, ox_graph *g, const ox_rp_info *in, const ox_rp_fac
 		put_type(f, g, v);
 		fprintf(f, "</td><td class=\"n\">%s</td><td>%s</td><td class=\"n\">%s</td><td class=\"n\">%d</td>"
 			"<td class=\"n\">%lld</td><td class=\"n\">%lld</td><td>%s</td></tr>\n",
-			num(ox_rp_value_bytes(v), b1), place, num(off, b2), ps->storage[i], (long long)v->first,
+			num(ox_rp_value_bytes(g, v), b1), place, num(off, b2), ps->storage[i], (long long)v->first,
 			(long long)v->last, v->is_output ? "yes" : "");
 	}
 	fprintf(f, "</tbody>\n</table>\n</body>\n</html>\n");

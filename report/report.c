@@ -15,14 +15,17 @@
 
 const char *const ox_rp_wnames[] = {"embed", "external", "c"};
 
-int64_t ox_rp_value_bytes(const ox_value *v)
+int64_t ox_rp_value_bytes(const ox_graph *g, const ox_value *v)
 {
-	return ox_shape_numel(&v->shape) * (int64_t)ox_dtype_size(v->dtype);
+	int64_t n = ox_shape_numel(&v->shape);
+	if (n < 0) /* run-time dims: at the most */
+		n = v->cap > 0 ? v->cap : ox_shape_max_numel(g, &v->shape);
+	return n < 0 ? 0 : n * (int64_t)ox_dtype_size(v->dtype);
 }
 
-int64_t ox_rp_stored_bytes(const ox_value *v)
+int64_t ox_rp_stored_bytes(const ox_graph *g, const ox_value *v)
 {
-	int64_t n = ox_value_storage_numel(v);
+	int64_t n = ox_value_max_storage(g, v);
 	return n < 0 ? 0 : n * (int64_t)ox_dtype_size(v->dtype);
 }
 
@@ -150,7 +153,7 @@ void ox_rp_text(FILE *f, ox_graph *g, const ox_rp_info *in)
 		char sh[256];
 		ox_shape_str(g, &v->shape, sh, sizeof sh);
 		fprintf(f, "    %%%d %-32s %s%-20s %10lld bytes at %lld\n", ps->peak_live[i], v->name,
-			ox_dtype_name(v->dtype), sh, (long long)ox_rp_value_bytes(v), (long long)v->offset);
+			ox_dtype_name(v->dtype), sh, (long long)ox_rp_value_bytes(g, v), (long long)v->offset);
 	}
 }
 
@@ -215,7 +218,7 @@ void ox_rp_json(FILE *f, ox_graph *g, const ox_rp_info *in)
 			fprintf(f, "%s%lld", d ? ", " : "", (long long)v->shape.d[d]);
 		fprintf(f, "], \"bytes\": %lld, \"place\": \"%s\", \"offset\": %lld, \"storage\": %d, "
 			"\"first\": %lld, \"last\": %lld, \"output\": %s}",
-			(long long)ox_rp_value_bytes(v), place, (long long)off, ps->storage[i], (long long)v->first,
+			(long long)ox_rp_value_bytes(g, v), place, (long long)off, ps->storage[i], (long long)v->first,
 			(long long)v->last, v->is_output ? "true" : "false");
 		first = 0;
 	}

@@ -42,8 +42,8 @@ typedef struct {
 } ox_rp_facts;
 int ox_rp_fill_facts(ox_graph *g, const ox_rp_info *in, ox_rp_facts *fa); /* -1: no plan for g */
 extern const char *const ox_rp_wnames[]; /* --weights modes by OX_CG_WEIGHTS_* */
-int64_t ox_rp_value_bytes(const ox_value *v); /* logical bytes: numel x dtype size */
-int64_t ox_rp_stored_bytes(const ox_value *v); /* in its layout (blocked: C rounded up) */
+int64_t ox_rp_value_bytes(const ox_graph *g, const ox_value *v); /* logical bytes: numel x dtype size */
+int64_t ox_rp_stored_bytes(const ox_graph *g, const ox_value *v); /* in its layout (blocked: C rounded up) */
 /* where a node output's bytes are: "arena" (*off its offset), or "input" or
  * "weights" when it is a view of one (*off inside it) */
 const char *ox_rp_place(ox_graph *g, ox_id id, int64_t *off);
