@@ -453,14 +453,26 @@ static void dump_graph(ox_graph *g, FILE *f, int indent)
 		ox_die("out of memory");
 	int nsyms = 0;
 	for (int i = 0; i < OX_DX(g)->ndexprs && !g->parent; i++) /* the root's table, printed once */
-		if (OX_DX(g)->dexprs[i].op == OX_DE_SYM && OX_DX(g)->dexprs[i].value >= 0)
+		if (OX_DX(g)->dexprs[i].op == OX_DE_SYM && (OX_DX(g)->dexprs[i].value >= 0 || OX_DX(g)->dexprs[i].rt))
 			syms[nsyms++] = &OX_DX(g)->dexprs[i];
 	qsort(syms, (size_t)nsyms, sizeof *syms, cmp_sym);
 	for (int i = 0; i < nsyms; i++) {
 		put_indent(f, indent);
-		fputs("bind ", f);
+		fputs(syms[i]->value >= 0 ? "bind " : "range ", f);
 		put_sym(f, syms[i]->sym);
-		fprintf(f, "=%lld\n", (long long)syms[i]->value);
+		if (syms[i]->value >= 0) {
+			fprintf(f, "=%lld\n", (long long)syms[i]->value);
+			continue;
+		}
+		if (syms[i]->hi < 0)
+			fprintf(f, "=%lld..inf", (long long)syms[i]->lo);
+		else
+			fprintf(f, "=%lld..%lld", (long long)syms[i]->lo, (long long)syms[i]->hi);
+		if (syms[i]->rt == OX_RT_DATA) {
+			fputs(" data ", f);
+			put_cstr(f, syms[i]->def);
+		}
+		fputc('\n', f);
 	}
 	free(syms);
 

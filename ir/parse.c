@@ -8,6 +8,7 @@
  * graph (with all its subgraphs) is freed before NULL is returned.
  */
 #include "ir.h"
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -1033,6 +1034,57 @@ static int bind_stmt(P *p, ox_graph *g)
 	return 0;
 }
 
+/* range SYM=LO..HI, a run-time symbol read from an input's shape;
+ * range SYM=LO..HI data "NAME", one the producer of value NAME computes */
+static int range_stmt(P *p, ox_graph *g)
+{
+	char buf[256];
+	const char *sym = buf, *def = NULL;
+	int64_t lo, hi;
+	sp(p);
+	if (*p->s == '"') {
+		if (string(p, &sym, NULL))
+			return -1;
+	} else if (!chars(p, buf, sizeof buf, is_symch)) {
+		return fail(p, "expected a symbol name after 'range'");
+	}
+	if (expect(p, '='))
+		return -1;
+	sp(p);
+	char *end;
+	if (!isdigit((unsigned char)*p->s))
+		return fail(p, "expected LO..HI");
+	lo = strtoll(p->s, &end, 10);
+	p->s = end;
+	if (p->s[0] != '.' || p->s[1] != '.')
+		return fail(p, "expected LO..HI");
+	p->s += 2;
+	if (keyword(p, "inf")) {
+		hi = -1; /* a data symbol without a bound yet */
+	} else if (isdigit((unsigned char)*p->s)) {
+		hi = strtoll(p->s, &end, 10);
+		p->s = end;
+	} else {
+		return fail(p, "expected LO..HI");
+	}
+	if (lo < 0 || (hi < lo && hi != -1))
+		return fail(p, "a range is LO..HI with 0 <= LO <= HI (or LO..inf)");
+	sp(p);
+	if (keyword(p, "data")) {
+		sp(p);
+		if (string(p, &def, NULL))
+			return -1;
+	}
+	ox_dim d = ox_dim_sym(g, sym);
+	ox_dexpr *e = &OX_DX(g)->dexprs[-d - 1];
+	e->value = -1;
+	e->rt = def ? OX_RT_DATA : OX_RT_INPUT;
+	e->lo = lo;
+	e->hi = hi;
+	e->def = def ? ox_ir_strdup(g, def) : NULL;
+	return 0;
+}
+
 /* Everything after the statements: every used value defined, the input and
  * output lists stored, names given to nameless node outputs. */
 static int finish(P *p, G *st)
@@ -1108,6 +1160,8 @@ static int parse_body(P *p, ox_graph *g)
 			r = fail(p, "expected a 'graph' header");
 		} else if (keyword(p, "bind")) {
 			r = bind_stmt(p, g);
+		} else if (keyword(p, "range")) {
+			r = range_stmt(p, g);
 		} else if (keyword(p, "input")) {
 			r = decl_stmt(p, &st, OX_V_INPUT);
 		} else if (keyword(p, "const")) {

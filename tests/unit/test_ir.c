@@ -415,6 +415,31 @@ static void test_dim_ranges(void **state)
 	ox_ir_free(g);
 }
 
+/* the text form keeps run-time symbols: ranges and data symbols */
+static void test_roundtrip_ranges(void **state)
+{
+	(void)state;
+	const char *text = "graph \"g\" opset 17\n"
+			   "range \"$y:0\"=0..inf data \"y\"\n"
+			   "range N=1..8\n"
+			   "input %0:f32[N,3] \"x\"\n"
+			   "%1:f32[N,3] = Relu(%0)\n"
+			   "output %1 \"y\"\n";
+	ox_graph *g = ox_ir_parse(text, "t.ir");
+	assert_non_null(g);
+	ox_dim n = g->vals[0].shape.d[0];
+	assert_int_equal(ox_dim_hi(g, n), 8);
+	assert_int_equal(ox_dim_rtsym(g, n)->rt, OX_RT_INPUT);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	ox_ir_dump(g, f);
+	fclose(f);
+	assert_string_equal(buf, text);
+	free(buf);
+	ox_ir_free(g);
+}
+
 static void test_dim_bind_eval(void **state)
 {
 	(void)state;
@@ -1026,6 +1051,7 @@ int main(void)
 		cmocka_unit_test(test_dim_symbolic),
 		cmocka_unit_test(test_dim_ranges),
 		cmocka_unit_test(test_dim_bind_eval),
+		cmocka_unit_test(test_roundtrip_ranges),
 		cmocka_unit_test(test_broadcast),
 		cmocka_unit_test(test_f16_values),
 		cmocka_unit_test(test_f16_exhaustive_roundtrip),
