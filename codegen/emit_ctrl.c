@@ -135,13 +135,21 @@ static int emit_loop(ox_cg *cg, ox_graph *g, ox_node *n, const ox_attr *b)
 	ox_graph *body = b->g[0];
 	const int64_t *capt;
 	ox_attr_ints(n, "ox_capt", &capt);
-	int nin0 = ox_ctrl_nin0(n), nc = nin0 - 2, nscan = n->nout - n->scratch - nc;
+	int nin0 = ox_ctrl_nin0(n), nc = nin0 - 2, nout = n->nout - n->scratch;
 	char name[200];
 	snprintf(name, sizeof name, "%s_body", cg->fname);
 	if (ox_cg_emit_body(cg, body, name))
 		return -1;
 	int64_t *off = malloc((size_t)(2 * n->nin + body->noutputs + 8) * sizeof *off);
 	ox_opt_ctrl_layout(g, n, off);
+	/* output k (a carried value, or a sequence appended to: n->in[2 + k]
+	 * omitted, or a scan output) stacks the steps when it is not carried */
+	int first = -1;
+	for (int k = 0; k < nout; k++) {
+		ox_value *v = ox_out(g, n, k);
+		if (v && v->shape.rank && first < 0 && ox_dim_defined_by(g, v->shape.d[0], n->out[k]))
+			first = k;
+	}
 	ox_cg_printf(cg, "\tunsigned char *S = %s;\n", scratch(n));
 	if (n->in[0] >= 0)
 		ox_cg_printf(cg, "\tconst int64_t trips = (int64_t)in0[0];\n");
@@ -151,49 +159,47 @@ static int emit_loop(ox_cg *cg, ox_graph *g, ox_node *n, const ox_attr *b)
 	ox_cg_printf(cg, "\tint64_t i = 0;\n");
 	for (int j = 0; j < nc; j++) {
 		ox_value *v = ox_in(g, n, 2 + j);
+		if (!v)
+			continue;
 		const char *T = ox_cg_ctype(v->dtype);
 		ox_cg_printf(cg, "\t%s *cur%d = (%s *)(S + %lld), *nxt%d = (%s *)(S + %lld), *tmp%d;\n", T, j, T,
 			     (long long)off[2 * j], j, T, (long long)off[2 * j + 1], j);
 		ox_cg_printf(cg, "\tmemcpy(cur%d, in%d, %s);\n", j, 2 + j, bytes(cg, v));
 	}
-	ox_dim top = -1;
-	ox_value *first_scan = NULL;
-	for (int s = 0; s < nscan; s++)
-		if (!first_scan && n->out[nc + s] >= 0)
-			first_scan = ox_out(g, n, nc + s);
-	if (first_scan)
-		top = ox_dim_hi(g, first_scan->shape.d[0]);
 	ox_cg_printf(cg, "\tfor (; i < trips && cond; i++) {\n");
-	if (first_scan)
+	if (first >= 0)
 		ox_cg_printf(cg, "\t\tif (i >= %lld)\n\t\t\treturn %s_ERR_SHAPE; /* more iterations than planned for */\n",
-			     (long long)top, cg->prefix_upper);
+			     (long long)ox_dim_hi(g, ox_out(g, n, first)->shape.d[0]), cg->prefix_upper);
 	ox_cg_printf(cg, "\t\tconst void *bin[] = {&i, &cond");
 	for (int j = 0; j < nc; j++)
-		ox_cg_printf(cg, ", cur%d", j);
+		ox_cg_printf(cg, n->in[2 + j] >= 0 ? ", cur%d" : ", NULL", j);
 	for (int k = 0; k < capt[0]; k++)
 		ox_cg_printf(cg, ", in%d", nin0 + k);
 	ox_cg_printf(cg, "};\n\t\tvoid *bout[] = {&cond_out");
-	for (int j = 0; j < nc; j++)
-		ox_cg_printf(cg, ", nxt%d", j);
-	for (int s = 0, spare = 2 * nc; s < nscan; s++) {
-		ox_value *y = &body->vals[body->outputs[1 + nc + s]];
-		if (n->out[nc + s] < 0) /* not wanted: the step goes to a spare buffer */
+	for (int k = 0, spare = 2 * nc; k + 1 < body->noutputs; k++) {
+		ox_value *y = &body->vals[body->outputs[1 + k]];
+		if (k < nc && n->in[2 + k] >= 0)
+			ox_cg_printf(cg, ", nxt%d", k);
+		else if (n->out[k] < 0) /* not wanted: the step goes to a spare buffer */
 			ox_cg_printf(cg, ", (void *)(S + %lld)", (long long)off[spare++]);
 		else
-			ox_cg_printf(cg, ", out%d + i * %s", nc + s, ox_cg_numel(cg, &y->shape));
+			ox_cg_printf(cg, ", out%d + i * %s", k, ox_cg_numel(cg, &y->shape));
 	}
 	ox_cg_printf(cg, "};\n");
 	ox_cg_printf(cg, "\t\tint rc = %s(S, ox_d, bin, bout, NULL);\n\t\tif (rc)\n\t\t\treturn rc;\n", name);
 	for (int j = 0; j < nc; j++)
-		ox_cg_printf(cg, "\t\ttmp%d = cur%d, cur%d = nxt%d, nxt%d = tmp%d;\n", j, j, j, j, j, j);
+		if (n->in[2 + j] >= 0)
+			ox_cg_printf(cg, "\t\ttmp%d = cur%d, cur%d = nxt%d, nxt%d = tmp%d;\n", j, j, j, j, j, j);
 	ox_cg_printf(cg, "\t\tcond = cond_out != 0;\n\t}\n");
-	for (int j = 0; j < nc; j++)
+	for (int j = 0; j < nc; j++) {
+		if (n->in[2 + j] < 0)
+			continue;
 		if (n->out[j] >= 0)
 			ox_cg_printf(cg, "\tmemcpy(out%d, cur%d, %s);\n", j, j, bytes(cg, ox_in(g, n, 2 + j)));
-	for (int j = 0; j < nc; j++)
 		ox_cg_printf(cg, "\t(void)nxt%d, (void)tmp%d;\n", j, j);
-	if (first_scan)
-		ox_cg_set_dim(cg, 1, first_scan->shape.d[0], "i");
+	}
+	if (first >= 0)
+		ox_cg_set_dim(cg, 1, ox_out(g, n, first)->shape.d[0], "i");
 	free(off);
 	return 0;
 }

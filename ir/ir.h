@@ -180,6 +180,9 @@ typedef struct {
 			    keeps its input's count; --max NAME=N) */
 	ox_sv *sv;       /* its elements as far as known (see ox_sv), or NULL */
 	int nsv;
+	int stacked;     /* a sequence of run-time length held as one tensor, its
+			    elements along axis 0 (what a Loop kept as C control
+			    flow appends to each iteration, opt/expand.c) */
 } ox_value;
 /* elements the value's storage holds in its layout (its numel when plain;
  * -1 if the shape is not constant) */

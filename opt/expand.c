@@ -482,6 +482,41 @@ static int loop_unrolls(ox_graph *g, const ox_node *n, const ox_graph *body)
 	return m * (body->nnodes + 4) <= ox_ir_root(g)->unroll;
 }
 
+/* Is carried value j of a Loop a sequence its body only appends to? It
+ * starts empty (SequenceEmpty), and the body's input for it feeds one
+ * SequenceInsert at the end (no position), whose result is the body's
+ * output for it and nothing else's input (nor named by a nested body).
+ * Such a sequence is a scan output: each iteration's element, stacked. */
+static int appends_only(ox_graph *g, const ox_node *n, const ox_graph *body, int j)
+{
+	const ox_value *v0 = &g->vals[n->in[2 + j]];
+	if (v0->kind != OX_V_AGG || v0->agg != OX_AGG_SEQ || v0->nelems != 0)
+		return 0;
+	ox_id in = body->inputs[2 + j], out = body->outputs[1 + j];
+	int ins = 0, ok = 0;
+	for (int i = 0; i < body->nnodes; i++) {
+		const ox_node *b = &body->nodes[i];
+		for (int k = 0; k < b->nin; k++) {
+			if (b->in[k] == out)
+				return 0;
+			if (b->in[k] != in)
+				continue;
+			ins++;
+			ok = b->op == OX_OP_SequenceInsert && k == 0 && (b->nin < 3 || b->in[2] < 0) && b->nout == 1 &&
+			     b->out[0] == out;
+		}
+		for (int a = 0; a < b->nattr; a++)
+			for (int s = 0; s < b->attrs[a].n && (b->attrs[a].type == OX_AT_GRAPH || b->attrs[a].type == OX_AT_GRAPHS); s++)
+				if (ox_ir_find_value(b->attrs[a].g[s], body->vals[in].name) >= 0 ||
+				    ox_ir_find_value(b->attrs[a].g[s], body->vals[out].name) >= 0)
+					return 0;
+	}
+	for (int k = 0; k < body->noutputs; k++)
+		if (k != 1 + j && body->outputs[k] == out)
+			return 0;
+	return ins == 1 && ok;
+}
+
 /* A Loop in the C code: its body is a region that starts each iteration
  * with the iteration number, the condition and the carried values (a
  * CtrlHead's outputs); the node waits for the body's outputs, then takes
@@ -500,8 +535,13 @@ static int loop_real(ox_graph *g, ox_id nid, ox_graph *body)
 		ox_id *outs = calloc((size_t)body->noutputs + 1, sizeof *outs);
 		int rc = -1;
 		dt[0] = OX_I64, dt[1] = OX_BOOL;
+		char *stacked = ox_ir_alloc(g, (size_t)ncarried + 1);
 		for (int j = 0; j < ncarried; j++) {
 			ox_value *v = &g->vals[n->in[2 + j]];
+			if ((stacked[j] = (char)appends_only(g, n, body, j))) {
+				dt[2 + j] = v->elem_dtype ? v->elem_dtype : OX_F32;
+				continue;
+			}
 			if (v->kind == OX_V_AGG || v->agg) {
 				ox_need_const(g, n, 0, "carried value %d is a sequence or optional, and the loop's length is "
 					      "known only at run time: the C target needs its structure at compile time", j);
@@ -515,11 +555,20 @@ static int loop_real(ox_graph *g, ox_id nid, ox_graph *body)
 		c->r[0] = new_region(g, OX_RG_LOOP);
 		c->nformal = nf;
 		c->formal = ox_ir_alloc(g, (size_t)(nf + 1) * sizeof *c->formal);
+		c->stacked = stacked;
 		int saved = g->cur_region;
 		g->cur_region = c->r[0];
 		ctrl_head(g, g->nodes[nid].name, nf, dt, sh, c->formal);
 		c->head = c->formal[0];
-		rc = ox_expand_inline(g, &g->nodes[nid], body, c->formal, nf, outs);
+		/* an appended sequence starts each iteration empty: the append
+		 * gives the iteration's element alone */
+		ox_id *bind = calloc((size_t)nf + 1, sizeof *bind);
+		memcpy(bind, c->formal, (size_t)nf * sizeof *bind);
+		for (int j = 0; j < ncarried; j++)
+			if (stacked[j])
+				bind[2 + j] = ox_ir_add_agg(g, ox_expand_name(g, "appended"), OX_AGG_SEQ, NULL, 0, dt[2 + j]);
+		rc = ox_expand_inline(g, &g->nodes[nid], body, bind, nf, outs);
+		free(bind);
 		g->cur_region = saved;
 		if (!rc) {
 			g->nodes[nid].aux = c;
@@ -535,8 +584,37 @@ static int loop_real(ox_graph *g, ox_id nid, ox_graph *body)
 	const ox_value *co = &g->vals[outs[0]];
 	if (co->dtype != OX_BOOL || ox_shape_numel(&co->shape) != 1)
 		return ox_error(g, n, "the body's condition output must be one bool");
+	/* the iteration count: at most the trip count's top */
+	int64_t hi = -1, v[2];
+	ox_sv mv[2];
+	if (n->in[0] >= 0 && ox_in_ints(g, n, 0, v, 2) == 1)
+		hi = v[0] < 0 ? 0 : v[0];
+	else if (n->in[0] >= 0 && ox_in_svals(g, n, 0, mv, 2) == 1 && mv[0].kind == OX_SV_DIM)
+		hi = ox_dim_hi(g, mv[0].d);
+	ox_dim t = 0;
 	for (int j = 0; j < ncarried; j++) {
 		n = &g->nodes[nid];
+		if (c->stacked[j]) {
+			/* the body's output is the iteration's element, the node's the
+			 * sequence of them, stacked */
+			ox_value *b = &g->vals[outs[1 + j]];
+			if (b->kind != OX_V_AGG || b->nelems != 1)
+				return ox_error(g, n, "carried sequence %d: the body's append did not give one element", j);
+			n->in[c->nin0 + 1 + j] = b->elems[0];
+			n->in[2 + j] = -1; /* it starts empty */
+			const ox_value *y = &g->vals[b->elems[0]];
+			if (y->shape.rank + 1 > OX_MAX_RANK)
+				return ox_error(g, n, "carried sequence %d would have rank %d", j, y->shape.rank + 1);
+			if (n->out[j] < 0)
+				continue;
+			if (!t)
+				t = ox_dim_data(g, n->out[j], 0, hi);
+			ox_shape sh = {y->shape.rank + 1, {t}};
+			memcpy(sh.d + 1, y->shape.d, (size_t)y->shape.rank * sizeof *sh.d);
+			ox_set_out(g, n, j, y->dtype, &sh);
+			g->vals[n->out[j]].stacked = 1;
+			continue;
+		}
 		const ox_value *a = &g->vals[n->in[2 + j]], *b = &g->vals[outs[1 + j]];
 		int same = a->dtype == b->dtype && a->shape.rank == b->shape.rank;
 		for (int d = 0; same && d < a->shape.rank; d++)
@@ -554,14 +632,6 @@ static int loop_real(ox_graph *g, ox_id nid, ox_graph *body)
 		if (a->cap > 0 && n->out[j] >= 0)
 			g->vals[n->out[j]].cap = a->cap;
 	}
-	/* the iteration count: at most the trip count's top */
-	int64_t hi = -1, v[2];
-	ox_sv mv[2];
-	if (n->in[0] >= 0 && ox_in_ints(g, n, 0, v, 2) == 1)
-		hi = v[0] < 0 ? 0 : v[0];
-	else if (n->in[0] >= 0 && ox_in_svals(g, n, 0, mv, 2) == 1 && mv[0].kind == OX_SV_DIM)
-		hi = ox_dim_hi(g, mv[0].d);
-	ox_dim t = 0;
 	for (int s = 0; s < nscan; s++) {
 		n = &g->nodes[nid];
 		ox_id o = n->out[ncarried + s];
@@ -995,12 +1065,91 @@ static int norm_pos(ox_graph *g, ox_node *n, int64_t pos, int len, int insert)
 	return (int)pos;
 }
 
+/* A sequence a loop appended to, held stacked ([T, elem...], ox_value.
+ * stacked): ConcatFromSequence, SequenceLength and SequenceAt read it as
+ * tensor ops; nothing else can. */
+static int stacked_op(ox_graph *g, ox_id nid)
+{
+	ox_node *n = &g->nodes[nid];
+	ox_id s = n->in[0], out = n->out[0];
+	const ox_value *sv = &g->vals[s];
+	int r = sv->shape.rank; /* 1 + the elements' rank */
+	const char *name = n->name;
+	switch (n->op) {
+	case OX_OP_ConcatFromSequence: {
+		int64_t newax = ox_attr_int(n, "new_axis", 0);
+		int64_t a = ox_attr_int(n, "axis", 0);
+		a = a < 0 ? a + (newax ? r : r - 1) : a;
+		if (a < 0 || a >= (newax ? r : r - 1))
+			return ox_error(g, n, "axis %lld out of range", (long long)ox_attr_int(n, "axis", 0));
+		int64_t perm[OX_MAX_RANK];
+		/* the stacking axis moves to a (new_axis) or next to element axis a */
+		int at = newax ? (int)a : (int)a;
+		for (int i = 0, k = 1; i < r; i++)
+			perm[i] = i == at ? 0 : k++;
+		ox_id x = s;
+		if (at) {
+			ox_id tr = ox_expand_add_node(g, OX_OP_Transpose, name, 13, 1, &s, 1, newax ? &out : NULL);
+			ox_expand_attr_ints(g, tr, "perm", perm, r);
+			x = g->nodes[tr].out[0];
+		}
+		g->nodes[nid].dead = 1;
+		if (newax) {
+			if (!at)
+				alias(g, out, s, name);
+			return 0;
+		}
+		/* concatenate along a: [.., T, d_a, ..] merged into [.., T * d_a, ..],
+		 * the target from the shape (shape arithmetic, folded or symbolic) */
+		ox_id shp = g->nodes[ox_expand_add_node(g, OX_OP_Shape, name, 13, 1, &x, 1, NULL)].out[0];
+		int64_t bounds[4] = {0, a, a + 2, r};
+		ox_id piece[3];
+		for (int p = 0; p < 3; p++) {
+			int64_t st = p == 1 ? a : bounds[p], en = p == 1 ? a + 1 : p == 0 ? a : r;
+			if (p == 2)
+				st = a + 2;
+			ox_id in[3] = {shp, ox_expand_const_i64(g, "starts", &st, 1, 0), ox_expand_const_i64(g, "ends", &en, 1, 0)};
+			piece[p] = g->nodes[ox_expand_add_node(g, OX_OP_Slice, name, 13, 3, in, 1, NULL)].out[0];
+		}
+		int64_t next = a + 1, after = a + 2;
+		ox_id in2[3] = {shp, ox_expand_const_i64(g, "starts", &next, 1, 0), ox_expand_const_i64(g, "ends", &after, 1, 0)};
+		ox_id da = g->nodes[ox_expand_add_node(g, OX_OP_Slice, name, 13, 3, in2, 1, NULL)].out[0];
+		ox_id mul_in[2] = {piece[1], da};
+		piece[1] = g->nodes[ox_expand_add_node(g, OX_OP_Mul, name, 13, 2, mul_in, 1, NULL)].out[0];
+		ox_id cat = ox_expand_add_node(g, OX_OP_Concat, name, 13, 3, piece, 1, NULL);
+		ox_expand_attr_int(g, cat, "axis", 0);
+		ox_id rin[2] = {x, g->nodes[cat].out[0]};
+		ox_expand_add_node(g, OX_OP_Reshape, name, 13, 2, rin, 1, &out);
+		return 0;
+	}
+	case OX_OP_SequenceLength: {
+		ox_id sh = ox_expand_add_node(g, OX_OP_Shape, name, 13, 1, &s, 1, NULL);
+		int64_t zero = 0;
+		ox_id in[2] = {g->nodes[sh].out[0], ox_expand_const_i64(g, "first", &zero, 1, 1)};
+		ox_expand_add_node(g, OX_OP_Gather, name, 13, 2, in, 1, &out);
+		g->nodes[nid].dead = 1;
+		return 0;
+	}
+	case OX_OP_SequenceAt: {
+		ox_id in[2] = {s, n->in[1]};
+		ox_id ga = ox_expand_add_node(g, OX_OP_Gather, name, 13, 2, in, 1, &out);
+		ox_expand_attr_int(g, ga, "axis", 0);
+		g->nodes[nid].dead = 1;
+		return 0;
+	}
+	}
+	return ox_error(g, n, "input 0 is a sequence a loop built with a run-time trip count: only "
+			"ConcatFromSequence, SequenceAt and SequenceLength can read it");
+}
+
 static int expand_seq_op(ox_graph *g, ox_id nid)
 {
 	ox_node *n = &g->nodes[nid];
 	ox_id out = n->out[0];
 	ox_value *s = NULL;
 	int64_t pos;
+	if (n->nin > 0 && n->in[0] >= 0 && g->vals[n->in[0]].stacked)
+		return stacked_op(g, nid);
 	switch (n->op) {
 	case OX_OP_SequenceConstruct:
 		for (int k = 1; k < n->nin; k++)

@@ -17,6 +17,8 @@ typedef struct {
 	ox_id *formal;   /* Loop, Scan: what a body starts an iteration with, the
 			    outputs of a CtrlHead node in its region */
 	int nformal;
+	char *stacked;   /* Loop: carried value j is a sequence the body only
+			    appends to, kept as a scan output (ox_value.stacked) */
 	ox_id head;      /* that CtrlHead's first output (its node is found by it) */
 } ox_ctrl;
 

@@ -51,13 +51,14 @@ int ox_opt_ctrl_layout(ox_graph *g, const ox_node *n, int64_t *off)
 		int nc = ox_ctrl_nin0(n) - 2;
 		const ox_graph *body = b->g[0];
 		for (int j = 0; j < nc; j++) {
-			int64_t s = most_bytes(g, &g->vals[n->in[2 + j]]);
+			/* (a sequence appended to is a scan output: none) */
+			int64_t s = n->in[2 + j] >= 0 ? most_bytes(g, &g->vals[n->in[2 + j]]) : 0;
 			off[nb++] = at, at += s;
 			off[nb++] = at, at += s;
 		}
-		for (int s = 0; 1 + nc + s < body->noutputs; s++)
-			if (n->out[nc + s] < 0)
-				off[nb++] = at, at += most_bytes(body, &body->vals[body->outputs[1 + nc + s]]);
+		for (int s = 0; 1 + s < body->noutputs; s++)
+			if ((s >= nc || n->in[2 + s] < 0) && n->out[s] < 0)
+				off[nb++] = at, at += most_bytes(body, &body->vals[body->outputs[1 + s]]);
 	} else if (n->op == OX_OP_Scan) {
 		int nx = (int)ox_attr_int(n, "num_scan_inputs", 0), nstate = ox_ctrl_nin0(n) - nx;
 		const ox_graph *body = b->g[0];
@@ -263,6 +264,19 @@ static int outline_node(ox_graph *g, int ci, int check)
 	a->n = nb;
 	a->g = ox_ir_alloc(g, (size_t)(nb + 1) * sizeof *a->g);
 	memcpy(a->g, bodies, (size_t)nb * sizeof *bodies);
+	if (c->kind == OX_RG_LOOP && c->stacked) {
+		/* the carried sequences appended to: scan outputs (emit_ctrl.c) */
+		int nc = nin0 - 2, ns = 0;
+		int64_t *st = ox_ir_alloc(g, (size_t)(nc + 1) * sizeof *st);
+		for (int j = 0; j < nc; j++)
+			if (c->stacked[j])
+				st[ns++] = j;
+		if (ns) {
+			ox_attr *as = ox_ir_add_attr(g, C, "ox_stacked", OX_AT_INTS);
+			as->n = ns;
+			as->ints = st;
+		}
+	}
 	int64_t cnt[2] = {ncapt[0], ncapt[1]};
 	ox_attr *ac = ox_ir_add_attr(g, C, "ox_capt", OX_AT_INTS);
 	ac->n = nb;
