@@ -136,6 +136,28 @@ static int legacy_broadcast(ox_graph *g, ox_node *n)
 	return 0;
 }
 
+/* An output with exactly an input's run-time dims (an elementwise op on a
+ * Reshape to dims read from data) holds no more than that input: its
+ * bound (ox_value.cap) goes along. */
+static void inherit_caps(ox_graph *g, ox_node *n)
+{
+	for (int k = 0; k < n->nout; k++) {
+		ox_value *o = ox_out(g, n, k);
+		if (!o || !o->has_shape || !ox_shape_is_rt(g, &o->shape))
+			continue;
+		for (int j = 0; j < n->nin; j++) {
+			ox_value *x = ox_in(g, n, j);
+			if (!x || x->cap <= 0 || x->shape.rank != o->shape.rank)
+				continue;
+			int same = 1;
+			for (int d = 0; d < o->shape.rank && same; d++)
+				same = x->shape.d[d] == o->shape.d[d];
+			if (same && (o->cap <= 0 || x->cap < o->cap))
+				o->cap = x->cap;
+		}
+	}
+}
+
 /* Inferred shapes must not overflow: a dim computed past 2^63 is no
  * constant (ox_dim_op) or a wrapped number (an infer function's own
  * arithmetic), and a huge tensor's byte count would wrap in the plan and
@@ -183,6 +205,7 @@ int ox_infer_node(ox_graph *g, ox_node *n)
 		return -1;
 	if (oi->infer(g, n))
 		return -1;
+	inherit_caps(g, n);
 	return check_outputs(g, n) || ox_attr_report(g);
 }
 

@@ -386,10 +386,62 @@ static void test_lower_bound_peak(void **state)
 	ox_ir_free(g);
 }
 
+/* Run-time dims: every value is planned at its most (N = 8 here), a
+ * Reshape to dims read from data keeps its input's count as its bound and
+ * stays a view, and a value with no bound is refused by the bounds pass. */
+static void test_runtime_dims(void **state)
+{
+	(void)state;
+	ox_graph *g = plan_ok("graph \"g\" opset 13\n"
+			      "range N=1..8\n"
+			      "input %0:f32[N,4] \"x\"\n"
+			      "input %1:i64[2] \"shape\"\n"
+			      "%2 = Relu(%0)\n"
+			      "%3 = Reshape(%2, %1)\n"
+			      "%4 = Neg(%3)\n"
+			      "output %4 \"y\"\n");
+	check_plan(g);
+	/* Relu: 8 x 4 floats (128 bytes); the Reshape is a view of it; Neg in place */
+	assert_int_equal(g->arena_size, 128);
+	const ox_value *y = out_named(g, "y");
+	assert_int_equal(y->shape.rank, 2);
+	assert_true(ox_dim_is_rt(g, y->shape.d[0]));
+	assert_int_equal(ox_value_max_storage(g, y), 32);
+	ox_ir_free(g);
+
+	/* a Range to a limit read from data: no bound, the error names the value */
+	g = ox_ir_parse("graph \"g\" opset 13\n"
+			"input %0:i64[] \"limit\"\n"
+			"const %1:i64[] \"zero\" = [0]\n"
+			"const %2:i64[] \"one\" = [1]\n"
+			"%3 = Range(%1, %0, %2)\n"
+			"output %3 \"r\"\n", "t.ir");
+	assert_non_null(g);
+	g->opt = 0;
+	int rc = ox_opt_run(g, 1, NULL);
+	/* (until the data family reads Range's inputs at run time, inference
+	 * asks for a constant instead: an error too) */
+	assert_int_equal(rc, -1);
+	ox_ir_free(g);
+	g = ox_ir_parse("graph \"g\" opset 13\n"
+			"input %0:i64[] \"limit\"\n"
+			"const %1:i64[] \"zero\" = [0]\n"
+			"const %2:i64[] \"one\" = [1]\n"
+			"%3 = Range(%1, %0, %2)\n"
+			"output %3 \"r\"\n", "t.ir");
+	g->opt = 0;
+	g->max_elems = 100; /* --max-elems 100 */
+	rc = ox_opt_run(g, 1, NULL);
+	if (!rc) /* with the data family's Range: planned at 100 */
+		assert_int_equal(g->arena_size, 832);
+	ox_ir_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lifetimes),
+		cmocka_unit_test(test_runtime_dims),
 		cmocka_unit_test(test_inplace_chain),
 		cmocka_unit_test(test_inplace_refused),
 		cmocka_unit_test(test_views),
