@@ -126,6 +126,17 @@ static ox_dim dmax(ox_graph *g, ox_dim a, ox_dim b)
 	return ox_dim_op(g, OX_DE_MAX, a, b);
 }
 
+/* a - b for a dim b <= a, with a - (a - x) written x */
+static ox_dim dsub(ox_graph *g, ox_dim a, ox_dim b)
+{
+	if (b < 0 && -b - 1 < g->ndexprs) {
+		const ox_dexpr *e = &g->dexprs[-b - 1];
+		if (e->op == OX_DE_SUB && e->a == a)
+			return e->b;
+	}
+	return ox_dim_sub(g, a, b);
+}
+
 /* the largest of the tops of s's dims (at least 1), -1 if one is unbounded */
 static int64_t max_dim_hi(ox_graph *g, const ox_shape *s)
 {
@@ -789,15 +800,15 @@ static void slice_dims(ox_graph *g, ox_dim d, ox_sv s, ox_sv e, int64_t p, ox_di
 		if (ds == 0)
 			span = de;
 		else if (de == d) /* ds <= d */
-			span = ox_dim_sub(g, d, ds);
+			span = dsub(g, d, ds);
 		else
-			span = ox_dim_sub(g, de, dmin(g, de, ds));
+			span = dsub(g, de, dmin(g, de, ds));
 		*start = ds;
 		*len = ox_dim_ceildiv(g, span, p);
 		return;
 	}
 	ox_dim S = back_index(g, d, s, 1), E = back_index(g, d, e, 0);
-	ox_dim span = E == 0 ? S : ox_dim_sub(g, S, dmin(g, S, E));
+	ox_dim span = E == 0 ? S : dsub(g, S, dmin(g, S, E));
 	*len = ox_dim_ceildiv(g, span, p == INT64_MIN ? INT64_MAX : -p);
 	if (!ox_dim_range(g, S, &lo, &hi) && lo >= 1)
 		*start = ox_dim_sub(g, S, 1);
