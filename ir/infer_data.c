@@ -126,7 +126,10 @@ static ox_dim dmax(ox_graph *g, ox_dim a, ox_dim b)
 	return ox_dim_op(g, OX_DE_MAX, a, b);
 }
 
-/* a - b for a dim b <= a, with a - (a - x) written x */
+/* a - b for a dim b that is never more than a, with a - (a - x) written
+ * x; where the ranges of their symbols cannot show the difference is not
+ * negative (they forget that b <= a), written max(a - b, 0), the same
+ * value, so that the bounds pass takes it */
 static ox_dim dsub(ox_graph *g, ox_dim a, ox_dim b)
 {
 	if (b < 0 && -b - 1 < g->ndexprs) {
@@ -134,7 +137,20 @@ static ox_dim dsub(ox_graph *g, ox_dim a, ox_dim b)
 		if (e->op == OX_DE_SUB && e->a == a)
 			return e->b;
 	}
-	return ox_dim_sub(g, a, b);
+	ox_dim r = ox_dim_sub(g, a, b);
+	int64_t lo, hi;
+	if (r < 0 && !ox_dim_range(g, r, &lo, &hi) && lo < 0)
+		r = ox_dim_op(g, OX_DE_MAX, r, 0);
+	return r;
+}
+
+/* ceil(a / q) for a constant q >= 1; past any axis's length (a + q - 1
+ * would overflow) it is min(a, 1) */
+static ox_dim ceil_div(ox_graph *g, ox_dim a, int64_t q)
+{
+	if (q >= OX_MAX_BYTES)
+		return dmin(g, a, 1);
+	return ox_dim_ceildiv(g, a, q);
 }
 
 /* the largest of the tops of s's dims (at least 1), -1 if one is unbounded */
@@ -769,7 +785,7 @@ static ox_dim fwd_index(ox_graph *g, ox_dim d, ox_sv s)
 		return s.c == 0 ? 0 : dmin(g, d, s.c);
 	if (s.c <= -BIG_END)
 		return 0;
-	return ox_dim_sub(g, d, dmin(g, d, -s.c));
+	return dsub(g, d, dmin(g, d, -s.c));
 }
 
 /* The same for a backward slice, plus one: a start clamped to [0, d - 1]
@@ -785,7 +801,7 @@ static ox_dim back_index(ox_graph *g, ox_dim d, ox_sv s, int start)
 		return dmin(g, d, s.c + 1);
 	if (s.c <= -BIG_END)
 		return start ? dmin(g, d, 1) : 0;
-	ox_dim u = ox_dim_sub(g, d, dmin(g, d, -s.c - 1)); /* d + s + 1, at least 0 */
+	ox_dim u = dsub(g, d, dmin(g, d, -s.c - 1)); /* d + s + 1, at least 0 */
 	return start && u != d ? dmin(g, d, dmax(g, u, 1)) : u;
 }
 
@@ -804,16 +820,16 @@ static void slice_dims(ox_graph *g, ox_dim d, ox_sv s, ox_sv e, int64_t p, ox_di
 		else
 			span = dsub(g, de, dmin(g, de, ds));
 		*start = ds;
-		*len = ox_dim_ceildiv(g, span, p);
+		*len = ceil_div(g, span, p);
 		return;
 	}
 	ox_dim S = back_index(g, d, s, 1), E = back_index(g, d, e, 0);
 	ox_dim span = E == 0 ? S : dsub(g, S, dmin(g, S, E));
-	*len = ox_dim_ceildiv(g, span, p == INT64_MIN ? INT64_MAX : -p);
+	*len = ceil_div(g, span, p == INT64_MIN ? INT64_MAX : -p);
 	if (!ox_dim_range(g, S, &lo, &hi) && lo >= 1)
 		*start = ox_dim_sub(g, S, 1);
 	else
-		*start = ox_dim_sub(g, S, dmin(g, S, 1)); /* 0 for an empty axis */
+		*start = dsub(g, S, dmin(g, S, 1)); /* 0 for an empty axis */
 }
 
 int ox_ir_data_slice(ox_graph *g, const ox_node *n, const ox_shape *in,
@@ -1179,35 +1195,48 @@ int infer_pad(ox_graph *g, ox_node *n)
 
 /* ---- Range ---- */
 
-/* max(a - b, 0) for integer elements known as constants or dims, as a
- * dim; -1 when it cannot be written as one */
-static ox_dim sv_span(ox_graph *g, ox_sv a, ox_sv b)
+/* max(a - b, 0) for integer elements known as constants or dims, as the
+ * dim *r; 0 when it cannot be written as one */
+static int sv_span(ox_graph *g, ox_sv a, ox_sv b, ox_dim *r)
 {
 	int ad = a.kind == OX_SV_DIM || a.c >= 0, bd = b.kind == OX_SV_DIM || b.c >= 0;
-	int64_t r;
-	if (a.kind == OX_SV_CONST && b.kind == OX_SV_CONST)
-		return __builtin_sub_overflow(a.c, b.c, &r) ? -1 : r > 0 ? r : 0;
-	if (!ad)
-		return 0; /* a negative constant less a dim */
+	int64_t c;
+	if (a.kind == OX_SV_CONST && b.kind == OX_SV_CONST) {
+		if (__builtin_sub_overflow(a.c, b.c, &c))
+			return 0;
+		*r = c > 0 ? c : 0;
+		return 1;
+	}
+	if (!ad) {
+		*r = 0; /* a negative constant less a dim */
+		return 1;
+	}
 	ox_dim x = a.kind == OX_SV_DIM ? a.d : a.c;
-	if (!bd)
-		return b.c == INT64_MIN ? -1 : ox_dim_add(g, x, -b.c);
+	if (!bd) {
+		if (b.c == INT64_MIN)
+			return 0;
+		*r = ox_dim_add(g, x, -b.c);
+		return 1;
+	}
 	ox_dim y = b.kind == OX_SV_DIM ? b.d : b.c;
-	return y == 0 ? x : ox_dim_sub(g, x, dmin(g, x, y));
+	*r = y == 0 ? x : dsub(g, x, dmin(g, x, y));
+	return 1;
 }
 
 /* Range's length from integer start, limit and delta known as constants
- * or dims (ceil((limit - start) / delta), at least 0), or -1 */
-static ox_dim range_dims(ox_graph *g, const ox_sv *v)
+ * or dims (ceil((limit - start) / delta), at least 0) as *len; 0 when
+ * it cannot be written as a dim */
+static int range_dims(ox_graph *g, const ox_sv *v, ox_dim *len)
 {
+	ox_dim span;
 	if (v[2].kind != OX_SV_CONST || v[2].c == 0 || v[2].c == INT64_MIN ||
 	    v[0].kind == OX_SV_UNKNOWN || v[1].kind == OX_SV_UNKNOWN)
-		return -1;
+		return 0;
 	int64_t dl = v[2].c;
-	ox_dim span = dl > 0 ? sv_span(g, v[1], v[0]) : sv_span(g, v[0], v[1]);
-	if (span == -1)
-		return -1;
-	return ox_dim_ceildiv(g, span, dl > 0 ? dl : -dl);
+	if (!(dl > 0 ? sv_span(g, v[1], v[0], &span) : sv_span(g, v[0], v[1], &span)))
+		return 0;
+	*len = ceil_div(g, span, dl > 0 ? dl : -dl);
+	return 1;
 }
 
 int infer_range(ox_graph *g, ox_node *n)
@@ -1230,15 +1259,15 @@ int infer_range(ox_graph *g, ox_node *n)
 	if (!known) {
 		/* read from data (the node computes the length), or symbolic */
 		ox_sv v[3];
-		ox_dim len = -1;
+		ox_dim len;
 		if (!ox_dtype_is_int(dt) && !ox_dtype_is_float(dt))
 			return ox_error(g, n, "dtype %s is not supported", ox_dtype_name(dt));
 		for (int k = 0; k < 3 && ox_dtype_is_int(dt); k++)
 			if (ox_in_svals(g, n, k, &v[k], 1) != 1)
 				v[k] = (ox_sv){OX_SV_UNKNOWN, 0, 0};
-		if (ox_dtype_is_int(dt))
-			len = range_dims(g, v);
-		ox_shape o = {1, {len != -1 ? len : ox_dim_data(g, n->out[0], 0, -1)}};
+		if (!ox_dtype_is_int(dt) || !range_dims(g, v, &len))
+			len = ox_dim_data(g, n->out[0], 0, -1);
+		ox_shape o = {1, {len}};
 		ox_set_out(g, n, 0, dt, &o);
 		return 0;
 	}
