@@ -65,7 +65,7 @@ static void fmt(char *buf, size_t n, const char *f, ...)
 		ox_die("emit_data: an index expression is longer than %zu characters", n - 1);
 }
 
-/* is d a data symbol that node n computes (for its output id)? */
+/* is d a data symbol that the producer of value id computes? */
 static int defined_here(ox_graph *g, ox_dim d, ox_id id)
 {
 	const ox_dexpr *e = ox_dim_rtsym(g, d);
@@ -93,7 +93,7 @@ static void fail_if(ox_cg *cg, int lvl, const char *cond, const char *why)
  * else checked to be what the compiler knows. */
 static void set_or_check(ox_cg *cg, int lvl, ox_dim d, ox_id id, const char *v)
 {
-	char c[2200];
+	char c[4400];
 	if (defined_here(cg->g, d, id)) {
 		ox_cg_set_dim(cg, lvl, d, v);
 		return;
