@@ -721,7 +721,7 @@ static int param_strides(ox_cg *cg, const ox_value *x, const ox_value *p, int k,
 			return -1;
 		if (d != 1 && d != x->shape.d[i] && (ox_dim_is_rt(g, d) || ox_dim_is_rt(g, x->shape.d[i]))) {
 			cg->fails_shape = 1;
-			ox_cg_line(cg, 1, "if (%s != %s)", ox_cg_dim(cg, d), ox_cg_dim(cg, x->shape.d[i]));
+			ox_cg_line(cg, 1, "if (%s != %s)", ox_cg_dim(cg, x->shape.d[i]), ox_cg_dim(cg, d));
 			ox_cg_line(cg, 2, "return 2; /* input %d's dim %d is not X's */", k, pi);
 			d = x->shape.d[i];
 		}

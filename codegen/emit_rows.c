@@ -11,7 +11,7 @@
  * maximum before exp. Large outputs are split into parallel tasks over runs
  * of rows (the ox_parallel hook). Run-time dims (docs/dynamic.md) take the
  * same kernels: a run-time row count bounds the loop over rows (and the
- * tasks, fewer where the rows are few), a run-time row length makes the
+ * tasks, fewer where the rows are few and short), a run-time row length makes the
  * split into full vectors and the tail run-time values (len, nf, tn) where
  * a constant length decides them when compiling. Other dtypes, layouts and
  * shapes keep the scalar emitters (codegen/emit_reduce.c, emit_attn.c):
@@ -252,10 +252,15 @@ int ox_cg_emit_rows(ox_cg *cg, ox_graph *g, ox_node *n)
 			ox_cg_line(cg, 1, "const long i0 = 0, i1 = %lld;", (long long)rows);
 		}
 	} else if (ox_dim_hi(g, ox_dim_mul(g, rows, D)) >= 16384 && ox_dim_hi(g, rows) > 1) {
-		/* as many tasks as the constant case at its size (64, at most one
-		 * per row), fewer below it: none of less than 256 floats */
-		ox_dim per = ox_dim_op(g, OX_DE_MAX, ox_dim_div(g, ox_dim_mul(g, rows, D), 256), 1);
-		ox_dim nt = ox_dim_op(g, OX_DE_MIN, rows, ox_dim_op(g, OX_DE_MIN, per, 64));
+		/* as many tasks as the constant case (64, at most one per row);
+		 * where the size may be below its threshold and rows shorter
+		 * than 256 floats, fewer: about one per 256 floats (a single one
+		 * runs without the hook) */
+		ox_dim total = ox_dim_mul(g, rows, D), nt = 64;
+		int64_t lo, hi, dlo, dhi;
+		if ((ox_dim_range(g, total, &lo, &hi) || lo < 16384) && (ox_dim_range(g, D, &dlo, &dhi) || dlo < 256))
+			nt = ox_dim_op(g, OX_DE_MIN, ox_dim_add(g, ox_dim_div(g, total, 256), 1), 64);
+		nt = ox_dim_op(g, OX_DE_MIN, rows, nt);
 		ox_cg_tasks_dim(cg, nt);
 		ox_cg_line(cg, 1, "const long rows = (long)%s, nt = (long)%s;", ox_cg_dim(cg, rows), ox_cg_dim(cg, nt));
 		ox_cg_line(cg, 1, "const long i0 = t * rows / nt, i1 = (t + 1) * rows / nt;");
