@@ -333,8 +333,7 @@ static int emit_reduce_rt(ox_cg *cg, ox_graph *g, ox_node *n, const rkind *k)
 	/* the output's dims: data symbols, but where the input's dim(s) there are 1 */
 	int data[OX_MAX_RANK], ndata = 0;
 	for (int j = 0; j < y->shape.rank; j++) {
-		const ox_dexpr *e = ox_dim_rtsym(g, y->shape.d[j]);
-		data[j] = e && e->rt == OX_RT_DATA && e->def == n->out[0];
+		data[j] = ox_dim_defined_by(g, y->shape.d[j], n->out[0]);
 		ndata += data[j];
 	}
 	if (!keep && ndata) {
