@@ -796,7 +796,7 @@ static void emit_desc(ox_buf *b, ox_graph *const *gs, int ngs, const char *prefi
 			int64_t m = ox_value_max_storage(g, v);
 			if (v->layout == OX_L_PLAIN && ox_shape_is_rt(g, &v->shape)) {
 				int64_t top = ox_shape_max_numel(g, &v->shape);
-				m = v->cap > 0 && v->cap < top ? v->cap : top;
+				m = v->cap > 0 && (top < 0 || v->cap < top) ? v->cap : top;
 			} else {
 				m = ox_shape_numel(&v->shape);
 			}
