@@ -5,12 +5,18 @@
  * batch call templates/gemm.c; BatchNormalization and the global pools
  * are short loops printed inline; DeformConv calls templates/deform_conv.c
  * (a plain loop nest: it is rare and small). Resize is turned into per-axis tap
- * tables (input offsets and weights) computed here in double precision
- * following the ONNX reference, so the generated kernel only gathers
- * and multiplies. Window and Resize parameters come from the decoders
- * in ir/infer_nn.c (prototypes repeated below) so shapes and kernels
- * agree. Templates read and write through ox_ld_S / ox_st_S,
- * defined here per dtype before a template is pulled in.
+ * tables (input offsets and weights) computed in double precision
+ * following the ONNX reference (templates/resize_taps.c), so the generated
+ * kernel only gathers and multiplies: here when the shapes and scales are
+ * constants, by the node when it runs otherwise. Window and Resize
+ * parameters come from the decoders in ir/infer_nn.c (ir/family.h) so
+ * shapes and kernels agree. Templates read and write through ox_ld_S /
+ * ox_st_S, defined here per dtype before a template is pulled in.
+ * Sizes are printed with ox_cg_dim, so run-time dims (docs/dynamic.md)
+ * reach the kernels as values of ox_d[]; what inference could compare
+ * only on constants (channels, a C that broadcasts, a weight's kernel)
+ * the node checks when it runs (returning 2, PREFIX_ERR_SHAPE). The
+ * blocked, Winograd and packed-GEMM paths take constant shapes only.
  */
 #include "cg.h"
 #include "../opt/opt.h"
@@ -79,10 +85,28 @@ void ox_cg_window_rows(ox_cg *cg, const int64_t *I3, const int64_t *O3, const in
  * run-time dim the node compares them when it runs and returns 2
  * (PREFIX_ERR_SHAPE) when they disagree. */
 
+/* the checks printed for the current node (emit_nn clears them): each
+ * pair of dims is compared once */
+static struct {
+	int kind;
+	ox_dim a, b;
+} checked[64];
+static int nchecked;
+
+static int check_once(int kind, ox_dim a, ox_dim b)
+{
+	for (int i = 0; i < nchecked; i++)
+		if (checked[i].kind == kind && checked[i].a == a && checked[i].b == b)
+			return 0;
+	if (nchecked < 64)
+		checked[nchecked].kind = kind, checked[nchecked].a = a, checked[nchecked++].b = b;
+	return 1;
+}
+
 /* a must equal b */
 static void rt_same(ox_cg *cg, ox_graph *g, ox_dim a, ox_dim b, const char *what)
 {
-	if (a == b || (!ox_dim_is_rt(g, a) && !ox_dim_is_rt(g, b)))
+	if (a == b || (!ox_dim_is_rt(g, a) && !ox_dim_is_rt(g, b)) || !check_once(0, a, b))
 		return;
 	ox_cg_line(cg, 1, "if (%s != %s)", ox_cg_dim(cg, a), ox_cg_dim(cg, b));
 	ox_cg_line(cg, 2, "return 2; /* %s */", what);
@@ -92,7 +116,7 @@ static void rt_same(ox_cg *cg, ox_graph *g, ox_dim a, ox_dim b, const char *what
 /* a dim c that broadcasts to o must be 1 or o */
 static void rt_bcast(ox_cg *cg, ox_graph *g, ox_dim c, ox_dim o, const char *what)
 {
-	if (c == 1 || c == o || (!ox_dim_is_rt(g, c) && !ox_dim_is_rt(g, o)))
+	if (c == 1 || c == o || (!ox_dim_is_rt(g, c) && !ox_dim_is_rt(g, o)) || !check_once(1, c, o))
 		return;
 	const char *cs = ox_cg_dim(cg, c);
 	ox_cg_line(cg, 1, "if (%s != 1 && %s != %s)", cs, cs, ox_cg_dim(cg, o));
@@ -105,7 +129,8 @@ static void rt_bcast(ox_cg *cg, ox_graph *g, ox_dim c, ox_dim o, const char *wha
 static void rt_fits(ox_cg *cg, ox_graph *g, ox_dim in, int64_t pads, int64_t span, int ax)
 {
 	int64_t lo, hi;
-	if (!ox_dim_is_rt(g, in) || (!ox_dim_range(g, in, &lo, &hi) && lo + pads >= span))
+	if (!ox_dim_is_rt(g, in) || (!ox_dim_range(g, in, &lo, &hi) && lo + pads >= span) ||
+	    !check_once(2, in, span - pads))
 		return;
 	ox_cg_line(cg, 1, "if (%s + %lld < %lld)", ox_cg_dim(cg, in), (long long)pads, (long long)span);
 	ox_cg_line(cg, 2, "return 2; /* the window does not fit spatial axis %d */", ax);
@@ -267,14 +292,14 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n, int transpose)
 	if (use(cg, g, n, "vec", dt) || use(cg, g, n, transpose ? "convtranspose" : "conv", dt))
 		return -1;
 	char b1[256], b2[256], b3[256], b4[64], b5[64], b6[128];
-	if (rt)
-		snprintf(b6, sizeof b6, "%s", ap == 1 || ap == 2 ? "SAME, of the run-time sizes"
-					      : list_str(pads, 2 * nsp, ",", b6, sizeof b6));
+	if (rt && (ap == 1 || ap == 2 || (transpose && ox_attr_get(n, "output_shape"))))
+		snprintf(b6, sizeof b6, "those of the run-time sizes");
+	else
+		list_str(pads, 2 * nsp, ",", b6, sizeof b6);
 	ox_cg_printf(cg, "\t/* %s %d-D, group %lld: x %s, w %s -> %s; strides %s, pads %s, dilations %s */\n",
 		     transpose ? "ConvTranspose" : "Conv", nsp, (long long)G, shape_str(g, &x->shape, b1, sizeof b1),
 		     shape_str(g, &w->shape, b2, sizeof b2), shape_str(g, &y->shape, b3, sizeof b3),
-		     list_str(s, nsp, "x", b4, sizeof b4), rt ? b6 : list_str(pads, 2 * nsp, ",", b6, sizeof b6),
-		     list_str(d, nsp, "x", b5, sizeof b5));
+		     list_str(s, nsp, "x", b4, sizeof b4), b6, list_str(d, nsp, "x", b5, sizeof b5));
 	cap_check(cg, g, y, NULL);
 	ox_cg_printf(cg, "\tox_%s_%s(in0, in1, %s, out0, ", transpose ? "convtranspose" : "conv", ox_cg_sfx(dt),
 		     bias ? "in2" : "NULL");
@@ -326,7 +351,7 @@ static int emit_pool(ox_cg *cg, ox_graph *g, ox_node *n)
 	char b1[256], b3[256], b4[64], b5[64], b6[128];
 	int incl = (int)ox_attr_int(n, "count_include_pad", 0);
 	if (rt && (ap == 1 || ap == 2))
-		snprintf(b6, sizeof b6, "SAME, of the run-time sizes");
+		snprintf(b6, sizeof b6, "those of the run-time sizes");
 	else
 		list_str(pads, 2 * nsp, ",", b6, sizeof b6);
 	ox_cg_printf(cg, "\t/* %s %d-D: %s -> %s; kernel %s, strides %s, pads %s%s */\n", n->optype, nsp,
@@ -401,10 +426,16 @@ static int emit_batchnorm(ox_cg *cg, ox_graph *g, ox_node *n)
 		S = ox_dim_mul(g, S, x->shape.d[i]);
 	/* one parameter per channel, or (opsets before 9, spatial = 0) per
 	 * element of a sample; a run-time count is a channel's (checked) */
-	int per = -1;
+	int per = -1, spatial = n->opset < 9 ? (int)ox_attr_int(n, "spatial", 1) : 1;
 	for (int k = 1; k < 5; k++) {
 		ox_dim m = ox_shape_numel_dim(g, &ox_in(g, n, k)->shape);
-		int pk = m == C || ox_dim_is_rt(g, m) || ox_dim_is_rt(g, C);
+		int pk = m == C;
+		if (!pk && !spatial && m == ox_dim_mul(g, C, S))
+			pk = 0;
+		else if (!pk && (ox_dim_is_rt(g, m) || ox_dim_is_rt(g, C)) && !spatial)
+			return ox_error(g, n, "parameters of run-time size with spatial = 0");
+		else if (!pk && (ox_dim_is_rt(g, m) || ox_dim_is_rt(g, C)))
+			pk = 1;
 		if (per >= 0 && pk != per)
 			return ox_error(g, n, "parameters mix per-channel and per-element shapes");
 		per = pk;
@@ -1011,6 +1042,7 @@ static int emit_deformconv(ox_cg *cg, ox_graph *g, ox_node *n)
 int emit_nn(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *y0 = ox_out(g, n, 0);
+	nchecked = 0;
 	ox_gemmgeo gq;
 	if ((n->op == OX_OP_Gemm || n->op == OX_OP_MatMul) && !ox_opt_gemm_geo(g, n, &gq))
 		return ox_cg_emit_gemm(cg, g, n);

@@ -4,11 +4,15 @@
  * GlobalMaxPool, BatchNormalization, Gemm, MatMul, Resize, DeformConv. The window
  * decoder (kernel, strides, dilations, pads, auto_pad) and the Resize
  * decoder (output sizes and scales from scales/sizes/axes/policy, every
- * opset) are shared with codegen/emit_nn.c, which repeats their
- * prototypes, so the emitted kernel and the inferred shape can never
- * disagree about a window or a scale. Spatial dims may be symbolic where
- * the arithmetic allows it (floor modes); ceil_mode and Resize with
- * fractional scales need constant dims.
+ * opset) are shared with codegen/emit_nn.c (ir/family.h), so the
+ * emitted kernel and the inferred shape can never disagree about a window
+ * or a scale. Every dim but a kernel size may be a run-time dim
+ * (docs/dynamic.md): output sizes are dims (ceil_mode's too), consistency
+ * between two dims is checked here only when both are constants, and by
+ * the node when it runs otherwise. A Resize with a run-time dim, or scales,
+ * sizes or a tf_crop_and_resize roi read from data, computes its sizes
+ * and tap tables when it runs (infer_resize_rt: dims where the scale is
+ * constant, else data symbols; a scratch output for the tables).
  */
 #include "ir.h"
 #include "family.h"
@@ -774,8 +778,9 @@ static int dyadic(double s, int64_t *p, int64_t *q)
 }
 
 /* Output dims of a Resize computed when the program runs: from constant
- * scales, in * s as a dim when s is a dyadic fraction (2, 0.5, 1.5),
- * else a data symbol of at most floor(top * s); from constant (or
+ * scales, floor(in * s) as the dim (in * p) / 2^j, exact, since a float32
+ * scale is p / 2^j (2, 0.5, 1.5; 0.6 is 5033165 / 2^23), else (j or p
+ * past 2^30) a data symbol of at most floor(top * s); from constant (or
  * symbolic) sizes, the sizes; else data symbols the node computes, with
  * no bound the op gives but not_larger's (the bounds pass asks for
  * --max). The scratch holds the tap tables templates/resize_rt.c fills:
