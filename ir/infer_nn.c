@@ -517,11 +517,6 @@ static int const_floats(ox_graph *g, const ox_node *n, int k, double *v, int cap
 	return (int)m;
 }
 
-/* Output sizes, per-axis scales (as the coordinate transform uses them)
- * and the full-rank roi ([starts..., ends...], default [0.., 1..]).
- * Opset 10: inputs (X, scales). 11+: (X, roi, scales, sizes); 18+ adds
- * axes and keep_aspect_ratio_policy. Scales are read as float, as the
- * tensor holds them; the output size is floor(in * scale). */
 /* the axes attribute (opset 18+), else every axis */
 static int resize_axes(ox_graph *g, const ox_node *n, int r, int *axes, int *naxes)
 {
@@ -555,6 +550,11 @@ static int resize_policy(ox_graph *g, const ox_node *n, int *policy)
 	return 0;
 }
 
+/* Output sizes, per-axis scales (as the coordinate transform uses them)
+ * and the full-rank roi ([starts..., ends...], default [0.., 1..]).
+ * Opset 10: inputs (X, scales). 11+: (X, roi, scales, sizes); 18+ adds
+ * axes and keep_aspect_ratio_policy. Scales are read as float, as the
+ * tensor holds them; the output size is floor(in * scale). */
 int ox_ir_nn_resize(ox_graph *g, const ox_node *n, const ox_shape *x, ox_dim *osize, double *scale,
 		    double *roi)
 {
@@ -864,9 +864,9 @@ static int infer_resize_rt(ox_graph *g, ox_node *n, ox_value *x, ox_shape *o)
 	ox_dim taps = 0;
 	for (int a = 0; a < r; a++) {
 		ox_dim t = m;
-		if (anti && !scale_known[a])
+		if (anti && (!scale_known[a] || !(scale[a] > 0x1p-20)))
 			t = ox_dim_add(g, ox_dim_mul(g, x->shape.d[a], 2 * m), 2);
-		else if (anti && scale[a] < 1)
+		else if (anti && scale[a] < 1 && scale[a] > 0x1p-20)
 			t = 2 - 2 * ((int64_t)floor((m == 2 ? -1 : -2) / scale[a]) + 1);
 		taps = ox_dim_add(g, taps, ox_dim_mul(g, o->d[a], t));
 	}
