@@ -7,11 +7,13 @@ bound and its scales/sizes frozen (--opt 0: the plain kernels the backend tests 
 two programs' outputs must be the same bits (the chain: within 1e-5). A size the constant path
 refuses (an axis a scale makes empty) is reported, and the run-time program must refuse it too
 (PREFIX_ERR_SHAPE). Run from the repository with Debian's /usr/bin/python3 (onnx, numpy) after
-make; work files in $TMPDIR/rt_nn. Exit status 1 when a check fails."""
+make; work files in $TMPDIR/rt_nn. ONNXCC and OX_CFLAGS (e.g. -fsanitize=address,undefined)
+as for conformance.sh. Exit status 1 when a check fails."""
 import numpy as np, onnx, os, subprocess, sys, shutil, tempfile
 from onnx import helper as h, numpy_helper as nh, TensorProto as TP
 ROOT=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ONNXCC=ROOT+'/onnxcc'; OXCMP=ROOT+'/tests/e2e/oxcmp'
+ONNXCC=os.environ.get('ONNXCC', ROOT+'/onnxcc'); OXCMP=ROOT+'/tests/e2e/oxcmp'
+CFLAGS=os.environ.get('OX_CFLAGS', '').split()
 W=os.path.join(tempfile.gettempdir(), 'rt_nn')
 rng=np.random.default_rng(7)
 F32=TP.FLOAT
@@ -23,7 +25,7 @@ def build(d, model, flags):
     os.makedirs(d, exist_ok=True)
     rc,out=run([ONNXCC, model, '-o', d+'/net.c', '--main', '--opt', '0']+flags)
     if rc: return 'compile: '+out.strip().split('\n')[0]
-    rc,out=run(['cc','-std=c11','-O1','-Wall','-Wextra','-o',d+'/net',d+'/net.c',d+'/net_main.c',d+'/net_weights.c','-lm'])
+    rc,out=run(['cc','-std=c11','-O1','-Wall','-Wextra']+CFLAGS+['-o',d+'/net',d+'/net.c',d+'/net_main.c',d+'/net_weights.c','-lm'])
     if rc: return 'build: '+out.strip().split('\n')[0]
     warn=[l for l in out.split('\n') if 'warning' in l and 'dims0' not in l and 'ox_d' not in l]
     if warn: return 'warning: '+warn[0]
