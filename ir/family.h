@@ -75,6 +75,24 @@ int ox_ir_nn_convt(ox_graph *g, const ox_node *n, int nsp, const int64_t *in, co
 		   const int64_t *s, const int64_t *d, int64_t *pads, int autopad, int64_t *out);
 int ox_ir_nn_resize(ox_graph *g, const ox_node *n, const ox_shape *x, ox_dim *osize, double *scale,
 		    double *roi);
+/* A Resize whose output sizes, scales or taps are computed when the
+ * program runs (an input dim known only then, or scales, sizes or a
+ * tf_crop_and_resize roi that are not constants): what the node gives,
+ * decoded once for infer_resize and codegen/emit_nn.c. */
+typedef struct {
+	int naxes, axes[OX_MAX_RANK];
+	int sizes;    /* the sizes input gives the output (else the scales) */
+	int in;       /* the index of that input */
+	int known;    /* its values are constants, in v[] */
+	double v[OX_MAX_RANK];
+	int policy;   /* keep_aspect_ratio_policy: 0 stretch, 1 not_larger, 2 not_smaller */
+	int roi;      /* tf_crop_and_resize whose roi is read at run time: its input
+			 index; else -1 and r[] holds the roi, full rank [starts, ends] */
+	double r[2 * OX_MAX_RANK];
+} ox_resize_rt;
+/* is the Resize computed from constants alone (ox_ir_nn_resize), else ox_ir_nn_resize_rt */
+int ox_ir_nn_resize_static(ox_graph *g, const ox_node *n);
+int ox_ir_nn_resize_rt(ox_graph *g, const ox_node *n, int rank, ox_resize_rt *rz);
 /* the blocked kernel computes it (f32 rank 4, N and C kept, not tf_crop_and_resize) */
 int ox_ir_nn_resize_blockable(ox_graph *g, const ox_node *n);
 int infer_pool(ox_graph *g, ox_node *n); /* also LpPool's: its window is AveragePool's */
