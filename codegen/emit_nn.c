@@ -851,10 +851,9 @@ static int emit_resize_rt(ox_cg *cg, ox_graph *g, ox_node *n, ox_rz_opts *ro, co
 	for (int i = 0; i < rz.naxes; i++) {
 		int a = rz.axes[i];
 		ox_dim d = y->shape.d[a];
-		const ox_dexpr *e = ox_dim_rtsym(g, d);
 		char v[16];
 		snprintf(v, sizeof v, "od[%d]", a);
-		if (e && e->rt == OX_RT_DATA && e->def == n->out[0]) {
+		if (ox_dim_defined_by(g, d, n->out[0])) {
 			ox_cg_set_dim(cg, 1, d, v);
 		} else {
 			ox_cg_line(cg, 1, "if (od[%d] != %s)", a, ox_cg_dim(cg, d));
