@@ -45,10 +45,11 @@ int ox_uk_epi(ox_cg *cg, ox_graph *g, ox_node *n, ox_epi *E)
 	E->n = n->nin - E->first;
 	if (E->n > OX_MAXEO)
 		return ox_error(g, n, "more than %d epilogue operands", OX_MAXEO);
-	int64_t on = ox_shape_numel(&ox_out(g, n, 0)->shape);
+	/* element counts as dims: equal when the shapes are (run-time ones too) */
+	ox_dim on = ox_shape_numel_dim(g, &ox_out(g, n, 0)->shape);
 	for (int j = 0; j < E->n; j++) {
 		ox_value *v = ox_in(g, n, E->first + j);
-		int64_t m = ox_shape_numel(&v->shape);
+		ox_dim m = ox_shape_numel_dim(g, &v->shape);
 		E->kind[j] = m == 1 ? (v->kind == OX_V_CONST ? OX_EO_LIT : OX_EO_SCALAR) : m == on ? OX_EO_FULL : OX_EO_CHAN;
 		if (E->kind[j] == OX_EO_LIT)
 			E->lit[j] = ox_tensor_get_f64(v->data, 0);
@@ -250,4 +251,50 @@ void ox_uk_loop(ox_cg *cg, int lvl, const ox_epi *E, int rows, long yr, const ch
 		ox_uk_call(cg, lvl + 1, E, yr, ktail, args, chan);
 		ox_cg_line(cg, lvl, "}");
 	}
+}
+
+/* ---- run-time extents ---- */
+
+int ox_uk_tails(int rows, int *size)
+{
+	int n = 0, p = 1;
+	while (p * 2 < rows)
+		p *= 2;
+	for (; p >= 1 && rows > 1; p /= 2) {
+		if (n == OX_UK_MAXTAILS)
+			ox_die("ukernel: a tile of %d rows has too many tails", rows);
+		size[n++] = p;
+	}
+	return n;
+}
+
+void ox_uk_loop_rt(ox_cg *cg, int lvl, const ox_epi *E, int rows, long yr, const char *kfull, int nt,
+		   const int *size, char (*ktail)[96], const char *args, const char *chan)
+{
+	ox_cg_line(cg, lvl, "long i = p0;");
+	ox_cg_line(cg, lvl, "for (; i + %d <= p1; i += %d) {", rows, rows);
+	ox_uk_call(cg, lvl + 1, E, yr, kfull, args, chan);
+	ox_cg_line(cg, lvl, "}");
+	for (int j = 0; j < nt; j++) {
+		ox_cg_line(cg, lvl, "if (i + %d <= p1) { /* the rest: %d rows */", size[j], size[j]);
+		ox_uk_call(cg, lvl + 1, E, yr, ktail[j], args, chan);
+		if (j < nt - 1)
+			ox_cg_line(cg, lvl + 1, "i += %d;", size[j]);
+		ox_cg_line(cg, lvl, "}");
+	}
+}
+
+const char *ox_uk_dimtext(ox_cg *cg, ox_dim d)
+{
+	static char ring[16][48];
+	static int at;
+	int64_t lo, hi, v = ox_dim_eval(cg->g, d);
+	at = (at + 1) % 16;
+	if (v >= 0)
+		snprintf(ring[at], sizeof ring[at], "%lld", (long long)v);
+	else if (!ox_dim_range(cg->g, d, &lo, &hi))
+		snprintf(ring[at], sizeof ring[at], "%lld..%lld", (long long)lo, (long long)hi);
+	else
+		snprintf(ring[at], sizeof ring[at], "?");
+	return ring[at];
 }

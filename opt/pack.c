@@ -13,7 +13,9 @@
  * task slots) is chosen here too, and its scratch is the slots'. The cost
  * model of both algorithms, which opt/winograd.c compares, is here
  * (ox_opt_conv_cycles). Codegen reads the same geometry through
- * ox_opt_conv_geo, so the two cannot disagree.
+ * ox_opt_conv_geo, so the two cannot disagree. Run-time sizes (batch,
+ * image, GEMM rows) are weighed at their tops, and scratch is sized for
+ * them.
  * Requires: the layout pass. Invalidates: nothing (constants are added,
  * the old ones are left for codegen to skip when unused).
  */
@@ -143,8 +145,9 @@ int ox_opt_conv_geo_as(ox_graph *g, const ox_node *n, int wm, ox_convgeo *cg)
 		return -1;
 	if (wm && !ox_opt_wino_eligible(g, n))
 		return -1;
-	int64_t k[2], s[2], d[2], pads[4], in[2] = {x->shape.d[2], x->shape.d[3]};
-	int64_t out[2] = {y->shape.d[2], y->shape.d[3]};
+	/* run-time sizes at their tops: the tile is chosen for the largest */
+	int64_t k[2], s[2], d[2], pads[4], in[2] = {ox_opt_top(g, x->shape.d[2]), ox_opt_top(g, x->shape.d[3])};
+	int64_t out[2] = {ox_opt_top(g, y->shape.d[2]), ox_opt_top(g, y->shape.d[3])};
 	int ap;
 	if (ox_ir_nn_window(g, n, 2, &w->shape, k, s, d, pads, &ap))
 		return -1;
@@ -152,7 +155,10 @@ int ox_opt_conv_geo_as(ox_graph *g, const ox_node *n, int wm, ox_convgeo *cg)
 	const ox_target *t = g->target;
 	cg->b = y->lp[0];
 	cg->inblocked = x->layout == OX_L_BLOCKED;
-	cg->N = x->shape.d[0], cg->C = x->shape.d[1], cg->M = y->shape.d[1];
+	cg->N = ox_opt_top(g, x->shape.d[0]), cg->C = x->shape.d[1], cg->M = y->shape.d[1];
+	cg->dN = x->shape.d[0], cg->dIH = x->shape.d[2], cg->dIW = x->shape.d[3];
+	cg->dOH = y->shape.d[2], cg->dOW = y->shape.d[3];
+	cg->rt = ox_shape_is_rt(g, &x->shape) || ox_shape_is_rt(g, &y->shape);
 	cg->IH = in[0], cg->IW = in[1], cg->OH = out[0], cg->OW = out[1];
 	cg->KH = k[0], cg->KW = k[1], cg->SH = s[0], cg->SW = s[1], cg->DH = d[0], cg->DW = d[1];
 	cg->pt = pads[0], cg->pl = pads[1], cg->pb = pads[2], cg->pr = pads[3];
@@ -184,7 +190,7 @@ int ox_opt_conv_geo_as(ox_graph *g, const ox_node *n, int wm, ox_convgeo *cg)
 		double c;
 		if (cg->flat) {
 			c = tiling_cost(p, r, mv, o);
-		} else if (cg->OW < rmax && cg->OH > 1) {
+		} else if (cg->OW < rmax && cg->OH > 1 && !ox_dim_is_rt(g, cg->dOH) && !ox_dim_is_rt(g, cg->dOW)) {
 			span = rmax / (int)cg->OW;
 			if (span > cg->OH)
 				span = (int)cg->OH;
