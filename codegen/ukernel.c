@@ -146,12 +146,22 @@ const char *ox_uk_kernel(ox_cg *cg, const ox_ukshape *s, const ox_epi *E)
 	memset(&none, 0, sizeof none);
 	if (s->raw)
 		E = &none, es[0] = 0;
-	snprintf(name, sizeof name, "ox_uk%dx%d_a%ld%s%s_w%ld%s%s%s%s%s%s", s->rows, s->ocb, s->ar, rws, s->ac1 ? "" : "_c",
+	char as[32];
+	if (s->arq)
+		snprintf(as, sizeof as, "q");
+	else
+		snprintf(as, sizeof as, "%ld", s->ar);
+	snprintf(name, sizeof name, "ox_uk%dx%d_a%s%s%s_w%ld%s%s%s%s%s%s", s->rows, s->ocb, as, rws, s->ac1 ? "" : "_c",
 		 s->ws, ys, ts, s->acc ? "_acc" : s->bias ? "" : "_z", s->pf ? "_pf" : "", s->raw ? "_raw" : "", es);
 	ox_buf t = {0};
-	ox_buf_printf(&t, "/* micro-kernel: %d rows (inputs %ld floats apart) x %d vectors, weight rows %ld floats "
-			  "apart%s */\n",
-		      s->rows, s->ar, s->ocb, s->ws, s->tail ? ", the last vector partial" : "");
+	if (s->arq)
+		ox_buf_printf(&t, "/* micro-kernel: %d rows (inputs q->s1 floats apart) x %d vectors, weight rows %ld floats "
+				  "apart%s */\n",
+			      s->rows, s->ocb, s->ws, s->tail ? ", the last vector partial" : "");
+	else
+		ox_buf_printf(&t, "/* micro-kernel: %d rows (inputs %ld floats apart) x %d vectors, weight rows %ld floats "
+				  "apart%s */\n",
+			      s->rows, s->ar, s->ocb, s->ws, s->tail ? ", the last vector partial" : "");
 	ox_buf_printf(&t, "static OX_UNUSED void %s(const float *restrict a, const float *restrict w, float *restrict y,\n"
 			  "\t\tconst float *restrict bias, const ox_ukgeo *restrict q%s)\n{\n", name,
 		      E->n ? ", const float *const *e" : "");
@@ -185,6 +195,8 @@ const char *ox_uk_kernel(ox_cg *cg, const ox_ukshape *s, const ox_epi *E)
 		ox_buf_puts(&t, "\t(void)bias;\n");
 	if (E->n) /* operands that are literals do not read e */
 		ox_buf_puts(&t, "\t(void)e;\n");
+	if (s->arq)
+		ox_buf_puts(&t, "\tconst long ar = q->s1; /* floats between the rows' inputs */\n");
 	ox_buf_puts(&t, "\tfor (long i1 = 0; i1 < q->n1; i1++) {\n"
 			"\t\tconst long kc = i1 == q->n1 - 1 ? q->kcl : q->kc;\n"
 			"\t\tfor (long i2 = 0; i2 < q->n2; i2++)\n"
@@ -205,7 +217,10 @@ const char *ox_uk_kernel(ox_cg *cg, const ox_ukshape *s, const ox_epi *E)
 			ox_buf_printf(&t, "\t\t\t\tOX_PREFETCH(w + q->pf + %d);\n", o * b);
 	for (int r = 0; r < s->rows; r++) {
 		long off = s->rw ? (long)(r / s->rw) * s->rs + (long)(r % s->rw) * s->ar : (long)r * s->ar;
-		ox_buf_printf(&t, "\t\t\t\tx = ox_vf_set1(p[%ld]);\n", off);
+		if (s->arq && r)
+			ox_buf_printf(&t, "\t\t\t\tx = ox_vf_set1(p[%d * ar]);\n", r);
+		else
+			ox_buf_printf(&t, "\t\t\t\tx = ox_vf_set1(p[%ld]);\n", s->arq ? 0L : off);
 		for (int o = 0; o < s->ocb; o++)
 			ox_buf_printf(&t, "\t\t\t\ts%d_%d = ox_vf_fma(x, w%d, s%d_%d);\n", r, o, o, r, o);
 	}

@@ -45,6 +45,9 @@ typedef struct {
 	int pf;         /* prefetch the weights q->pf floats ahead (the next group's) */
 	int acc;        /* start from the values in y (a later chunk of the reduction) */
 	int raw;        /* store the sums without the epilogue (not the last chunk) */
+	int arq;        /* the rows' inputs are q->s1 floats apart, a run-time stride (a
+			   product of activations whose K is a run-time dim); ar unused.
+			   Only for walks of one tap (n1 = 1: s1 is free) */
 } ox_ukshape;
 /* The kernel for shape s and epilogue E, emitted once; returns its name
  * (a static buffer). Its parameters: (a, w, y, bias, q[, e]). */
