@@ -1194,6 +1194,8 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 		/* the parameters: D when the body reads run-time dims, one pointer
 		 * per input and output, then extents */
 		int usesD = uses_name(cg->body.s, "ox_d");
+		for (int r = 0; r < cg->nregions; r++) /* a run-time count of tasks */
+			usesD |= ox_dim_is_rt(g, cg->region_n[r]);
 		ox_buf params = {0}, pack = {0};
 		if (prof)
 			ox_buf_printf(run, "\tOX_PROF(%d, 0);\n", fk);
