@@ -1394,7 +1394,7 @@ static int emit_dims_fn(ox_buf *c, ox_cg *cg, const char *P, int s)
 	ox_buf_printf(c, "/* specialization %d: the run-time dims from the input shapes, 0 when they\n"
 			 " * are in its ranges */\n", s);
 	ox_buf_printf(c, "static int %s_dims%d(const int64_t *const *shapes, int64_t *ox_d)\n{\n", P, s);
-	int any = 0;
+	int any = 0, anyset = 0;
 	for (int k = 0; k < g->ninputs; k++) {
 		const ox_value *v = &g->vals[g->inputs[k]];
 		for (int d = 0; d < v->shape.rank; d++) {
@@ -1403,7 +1403,7 @@ static int emit_dims_fn(ox_buf *c, ox_cg *cg, const char *P, int s)
 			any = 1;
 			if (sl >= 0 && !set[sl]) {
 				const ox_dexpr *e = ox_dim_rtsym(g, x);
-				set[sl] = 1;
+				set[sl] = anyset = 1;
 				ox_buf_printf(c, "\tox_d[%d] = shapes[%d][%d]; /* ", sl, k, d);
 				comment_safe(c, e->sym);
 				ox_buf_puts(c, " */\n");
@@ -1427,7 +1427,7 @@ static int emit_dims_fn(ox_buf *c, ox_cg *cg, const char *P, int s)
 	}
 	if (!any)
 		ox_buf_puts(c, "\t(void)shapes;\n");
-	if (!cg->nslots)
+	if (!anyset) /* no run-time dims, or only those nodes compute from data */
 		ox_buf_puts(c, "\t(void)ox_d;\n");
 	ox_buf_puts(c, "\treturn 0;\n}\n\n");
 	free(set);
