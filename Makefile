@@ -192,7 +192,7 @@ ml: all deps-models
 int8: all deps-models
 	tests/e2e/int8.sh
 
-test: all ops-doc-check unit vmath conformance-check cases bad baddata opt-cases ml int8 zoo footprint firmware determinism install-check pictures tutorial fuzz-smoke sanitize
+test: all ops-doc-check unit vmath conformance-check cases bad baddata opt-cases ml int8 zoo dyn footprint firmware determinism install-check pictures tutorial fuzz-smoke sanitize
 
 # onnxcc and its output under ASan+UBSan over a fixed sample: every 4th
 # expected-pass conformance test, the cases, 7 zoo models (tests/sanitize.sh)

@@ -1045,10 +1045,6 @@ int emit_nn(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_gemmgeo gq;
 	if ((n->op == OX_OP_Gemm || n->op == OX_OP_MatMul) && !ox_opt_gemm_geo(g, n, &gq))
 		return ox_cg_emit_gemm(cg, g, n);
-	/* the fast paths take constant shapes (the optimizer leaves nodes with
-	 * run-time dims to the plain kernels) */
-	if (y0 && y0->layout == OX_L_BLOCKED && ox_node_rt(g, n))
-		return ox_error(g, n, "a channel-blocked value with run-time dims");
 	if (y0 && y0->layout == OX_L_BLOCKED && n->op != OX_OP_Resize)
 		return n->op == OX_OP_Conv ? ox_cg_emit_conv_blocked(cg, g, n) : ox_cg_emit_pool_blocked(cg, g, n);
 	switch (n->op) {
