@@ -1111,7 +1111,7 @@ typedef struct {
 	ox_buf nodes;   /* its node and task functions */
 	ox_buf run;     /* the body of its run function */
 	ox_buf finfo;   /* its rows of PREFIX_funcs[] */
-	int nfuncs, nviews, ndyn, nfail, nindex, nshape, nany, errors;
+	int nfuncs, nviews, ndyn, nfail, nindex, nunsup, nshape, nany, errors;
 } spec_out;
 
 /* The node functions of specialization s and the calls of its run
@@ -1188,6 +1188,7 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 			ox_die("codegen: node %d: parallel tasks with a run-time size or a failure", i);
 		so->nfail += cg->can_fail == OX_CG_FAIL_CAPACITY;
 		so->nindex += cg->can_fail == OX_CG_FAIL_INDEX;
+		so->nunsup += cg->can_fail == OX_CG_FAIL_UNSUPPORTED;
 		so->nshape += cg->fails_shape;
 		so->nany += cg->fails_any;
 		int fails = cg->can_fail || cg->fails_shape || cg->fails_any;
@@ -1294,7 +1295,9 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 		if (fails)
 			ox_buf_puts(nodes, "\treturn 0;\n");
 		ox_buf_puts(nodes, "}\n\n");
-		const char *kind = cg->can_fail == OX_CG_FAIL_INDEX ? "INDEX" : "CAPACITY";
+		const char *kind = cg->can_fail == OX_CG_FAIL_INDEX		? "INDEX"
+				   : cg->can_fail == OX_CG_FAIL_UNSUPPORTED ? "UNSUPPORTED"
+									    : "CAPACITY";
 		if (cg->fails_any)
 			ox_buf_puts(run, ")))\n\t\treturn rc;\n");
 		else if (cg->can_fail && cg->fails_shape)
@@ -1480,7 +1483,7 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 	ox_cg cg = {g, P, {0}, {0}, NULL, 0, 0, NULL, 0, 0, {0}, {0}, NULL, 0, 0, 0, PU, NULL, NULL, 0};
 	spec_out *so = calloc((size_t)ngs, sizeof *so);
 	ox_buf dims = {0};
-	int errors = 0, nfuncs = 0, nviews = 0, ndyn = 0, nfail = 0, nindex = 0, nshape = 0, maxslots = 0;
+	int errors = 0, nfuncs = 0, nviews = 0, ndyn = 0, nfail = 0, nindex = 0, nunsup = 0, nshape = 0, maxslots = 0;
 	int dynamic = 0, nnodes = 0;
 	int64_t arena = 0;
 	for (int s = 0; s < ngs; s++) {
@@ -1495,7 +1498,7 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 		if (!so[s].errors && emit_dims_fn(&dims, &cg, P, s))
 			errors++;
 		nfuncs += so[s].nfuncs, nviews += so[s].nviews, ndyn += so[s].ndyn;
-		nfail += so[s].nfail, nindex += so[s].nindex, nshape += so[s].nshape;
+		nfail += so[s].nfail, nindex += so[s].nindex, nunsup += so[s].nunsup, nshape += so[s].nshape;
 		if (cg.nslots > maxslots)
 			maxslots = cg.nslots;
 		for (int k = 0; k < gs[s]->ninputs; k++)
@@ -1546,6 +1549,9 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 			  "#define %s_ERR_SHAPE (-11)\n",
 		      nshape ? ", or a shape the network reads from data that is invalid or past\n"
 			       " * the bound its memory was planned for (onnxcc --max)," : "", PU);
+	ox_buf_printf(&h, "/* A run whose data asks for what the code does not do (a Dropout in\n"
+			  " * training mode with a ratio other than 0: random) returns this%s. */\n"
+			  "#define %s_ERR_UNSUPPORTED (-12)\n", nunsup ? "" : " (no op of this network can)", PU);
 	ox_buf_printf(&h, "/* 1: some input dims are given at run time (%s_run_shaped) */\n"
 			  "#define %s_DYNAMIC %d\n\n", P, PU, dynamic);
 	if (mode == OX_CG_WEIGHTS_EXTERNAL) {
@@ -1717,7 +1723,7 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 	ox_buf_puts(&c, "/* ---- run ---- */\n");
 	ox_buf_puts(&c, dims.s ? dims.s : "");
 	for (int s = 0; s < ngs; s++) {
-		int any_fail = so[s].nfail || so[s].nindex || so[s].nshape || so[s].nany;
+		int any_fail = so[s].nfail || so[s].nindex || so[s].nunsup || so[s].nshape || so[s].nany;
 		ox_buf_printf(&c, "static int %s_run%d(unsigned char *A, int64_t *ox_d, const void *const *inputs,\n"
 				  "\t\tvoid *const *outputs, int64_t *const *out_shapes, int64_t *ext)\n{\n", P, s);
 		ox_buf_puts(&c, "\tint64_t ext_unused = 0;\n");

@@ -73,8 +73,10 @@ int ox_cg_emit_body(ox_cg *cg, ox_graph *body, const char *name);
 
 /* Run-time failures (docs/api.md, return codes): a string result over
  * --string-capacity (PREFIX_ERR_CAPACITY), an index or count read from the
- * data that is out of range (PREFIX_ERR_INDEX). A node has one kind. */
-enum { OX_CG_FAIL_CAPACITY = 1, OX_CG_FAIL_INDEX = 2 };
+ * data that is out of range (PREFIX_ERR_INDEX), a run that asks for what the
+ * code does not do (PREFIX_ERR_UNSUPPORTED: a Dropout told by its data to
+ * drop at random). A node has one kind. */
+enum { OX_CG_FAIL_CAPACITY = 1, OX_CG_FAIL_INDEX = 2, OX_CG_FAIL_UNSUPPORTED = 3 };
 void ox_cg_fails(ox_cg *cg, int kind);
 /* "int64_t var = src;" wrapped once when negative (var += n), then
  * `return 1;` (PREFIX_ERR_INDEX) unless 0 <= var < n; src is an integer

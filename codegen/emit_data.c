@@ -1064,7 +1064,7 @@ int emit_data(ox_cg *cg, ox_graph *g, ox_node *n)
 				snprintf(c, sizeof c, "%s != 0", ox_cg_load(g->vals[n->in[1]].dtype, "in1[0]"));
 			else
 				snprintf(c, sizeof c, "1");
-			ox_cg_fails(cg, OX_CG_FAIL_INDEX);
+			ox_cg_fails(cg, OX_CG_FAIL_UNSUPPORTED);
 			ox_cg_line(cg, 1, "if (in2[0] && %s)", c);
 			ox_cg_line(cg, 2, "return 1; /* training with a ratio other than 0: random dropout is not supported */");
 		}

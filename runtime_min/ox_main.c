@@ -821,6 +821,9 @@ static const char *oxt_run_error(int rc)
 		return "PFXU_ERR_INDEX: an index or count in the input data is out of range";
 	case PFXU_ERR_CAPACITY:
 		return "PFXU_ERR_CAPACITY: a string result is longer than --string-capacity";
+	case PFXU_ERR_UNSUPPORTED:
+		return "PFXU_ERR_UNSUPPORTED: the data asks for what the program does not do (a Dropout in "
+		       "training mode with a ratio other than 0)";
 	case PFXU_ERR_SHAPE:
 		return "PFXU_ERR_SHAPE: an input shape the program was not compiled for, or a shape read from "
 		       "the data that is invalid or past the bound the program was planned for (onnxcc --max)";

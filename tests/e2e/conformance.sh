@@ -136,6 +136,9 @@ check() {
 		echo "run: timed out after ${OX_RUN_TIMEOUT:-60} s"; return 1
 	elif [ $rc -ge 128 ]; then
 		echo "run: crashed (signal $((rc - 128)))"; return 1
+	elif [ $rc != 0 ] && grep -q "_ERR_UNSUPPORTED:" "$t/run.log"; then
+		# the program refused the data (a Dropout told to drop at random)
+		echo "run refused: $(grep -m1 . "$t/run.log")"; return 3
 	elif [ $rc != 0 ]; then
 		echo "run (exit $rc): $(grep -m1 . "$t/run.log")"; return 1
 	fi
