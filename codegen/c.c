@@ -821,7 +821,7 @@ static void emit_desc(ox_buf *b, ox_graph *const *gs, int ngs, const char *prefi
 			int64_t m = ox_value_max_storage(g, v);
 			if (v->layout == OX_L_PLAIN && ox_shape_is_rt(g, &v->shape)) {
 				int64_t top = ox_shape_max_numel(g, &v->shape);
-				m = v->cap > 0 && v->cap < top ? v->cap : top;
+				m = v->cap > 0 && (top < 0 || v->cap < top) ? v->cap : top;
 			} else {
 				m = ox_shape_numel(&v->shape);
 			}
@@ -1394,7 +1394,7 @@ static int emit_dims_fn(ox_buf *c, ox_cg *cg, const char *P, int s)
 	ox_buf_printf(c, "/* specialization %d: the run-time dims from the input shapes, 0 when they\n"
 			 " * are in its ranges */\n", s);
 	ox_buf_printf(c, "static int %s_dims%d(const int64_t *const *shapes, int64_t *ox_d)\n{\n", P, s);
-	int any = 0;
+	int any = 0, wrote = 0;
 	for (int k = 0; k < g->ninputs; k++) {
 		const ox_value *v = &g->vals[g->inputs[k]];
 		for (int d = 0; d < v->shape.rank; d++) {
@@ -1404,6 +1404,7 @@ static int emit_dims_fn(ox_buf *c, ox_cg *cg, const char *P, int s)
 			if (sl >= 0 && !set[sl]) {
 				const ox_dexpr *e = ox_dim_rtsym(g, x);
 				set[sl] = 1;
+				wrote = 1;
 				ox_buf_printf(c, "\tox_d[%d] = shapes[%d][%d]; /* ", sl, k, d);
 				comment_safe(c, e->sym);
 				ox_buf_puts(c, " */\n");
@@ -1427,7 +1428,7 @@ static int emit_dims_fn(ox_buf *c, ox_cg *cg, const char *P, int s)
 	}
 	if (!any)
 		ox_buf_puts(c, "\t(void)shapes;\n");
-	if (!cg->nslots)
+	if (!wrote) /* no run-time dims, or only data dims the nodes compute */
 		ox_buf_puts(c, "\t(void)ox_d;\n");
 	ox_buf_puts(c, "\treturn 0;\n}\n\n");
 	free(set);
