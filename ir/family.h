@@ -50,11 +50,13 @@ int ox_ir_matmul_shape(ox_graph *g, const ox_node *n, const ox_value *a, const o
 
 /* ---- norm (ir/infer_norm.c) ---- */
 int ox_ir_norm_mvn_axes(const ox_node *n, const int64_t **a); /* count, *a: the axes */
+/* 0: constant scales; 1: read when the program runs; -1: error */
 int ox_ir_norm_upsample_scales(ox_graph *g, const ox_node *n, int rank, double *scale);
-int ox_ir_norm_unpool(ox_graph *g, const ox_node *n, int nsp, const int64_t *in, int64_t *k, int64_t *s,
-		      int64_t *pads, int64_t *out);
+int ox_ir_norm_unpool(ox_graph *g, const ox_node *n, int nsp, const ox_dim *in, int64_t *k, int64_t *s,
+		      int64_t *pads, ox_dim *out);
 int ox_ir_norm_col2im(ox_graph *g, const ox_node *n, int nsp, int64_t *img, int64_t *blk, int64_t *dil,
-		      int64_t *pads, int64_t *str, int64_t *ncol);
+		      int64_t *pads, int64_t *str, int64_t *ncol); /* constant image and block shapes */
+int ox_ir_norm_col2im_attrs(ox_graph *g, const ox_node *n, int nsp, int64_t *dil, int64_t *pads, int64_t *str);
 
 /* ---- optim (ir/infer_optim.c) ---- */
 int ox_ir_optim_groups(const ox_node *n);
