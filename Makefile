@@ -165,10 +165,12 @@ zoo: all deps-models
 	tests/e2e/zoo.sh $(B)/zoo
 
 # run-time shapes and C control flow on real exported models, each compiled
-# once and run at several sizes against ONNX Runtime (tests/e2e/dyn.txt)
+# once and run at several sizes against ONNX Runtime (tests/e2e/dyn.txt),
+# and the nn family's run-time programs against static ones (rt_nn.py)
 .PHONY: dyn
 dyn: all deps-models
 	tests/e2e/dyn.sh $(B)/dyn
+	/usr/bin/python3 tests/e2e/rt_nn.py
 
 # onnxcc's own end-to-end cases (model-local functions, Gradient: expected
 # outputs computed with numpy and committed) and the classical-ML checks
@@ -192,7 +194,7 @@ ml: all deps-models
 int8: all deps-models
 	tests/e2e/int8.sh
 
-test: all ops-doc-check unit vmath conformance-check cases bad baddata opt-cases ml int8 zoo footprint firmware determinism install-check pictures tutorial fuzz-smoke sanitize
+test: all ops-doc-check unit vmath conformance-check cases bad baddata opt-cases ml int8 zoo dyn footprint firmware determinism install-check pictures tutorial fuzz-smoke sanitize
 
 # onnxcc and its output under ASan+UBSan over a fixed sample: every 4th
 # expected-pass conformance test, the cases, 7 zoo models (tests/sanitize.sh)

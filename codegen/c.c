@@ -1194,6 +1194,8 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 		/* the parameters: D when the body reads run-time dims, one pointer
 		 * per input and output, then extents */
 		int usesD = uses_name(cg->body.s, "ox_d");
+		for (int r = 0; r < cg->nregions; r++) /* a run-time count of tasks */
+			usesD |= ox_dim_is_rt(g, cg->region_n[r]);
 		ox_buf params = {0}, pack = {0};
 		if (prof)
 			ox_buf_printf(run, "\tOX_PROF(%d, 0);\n", fk);
@@ -1212,8 +1214,10 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 			const char *type = id < 0 ? "void" : ox_cg_ctype(g->vals[id].dtype);
 			char pb[256], pname[32];
 			snprintf(pname, sizeof pname, "%s%d", isin ? "in" : "out", isin ? k : k - n->nin);
-			ox_buf_printf(&params, "%s%s%s *%s", sep, isin ? "const " : "", type, pname);
-			ox_buf_printf(run, "%s%s", sep, id < 0 ? "NULL" : vptr(g, id, isin, pb, sizeof pb, L));
+			/* a view that computes dims (noop) writes no element: its
+			 * output may be a graph input's storage */
+			ox_buf_printf(&params, "%s%s%s *%s", sep, isin || noop ? "const " : "", type, pname);
+			ox_buf_printf(run, "%s%s", sep, id < 0 ? "NULL" : vptr(g, id, isin || noop, pb, sizeof pb, L));
 			ox_buf_printf(&pack, "%s(void *)%s", k ? ", " : "", pname);
 			first = 0;
 		}
@@ -1394,7 +1398,7 @@ static int emit_dims_fn(ox_buf *c, ox_cg *cg, const char *P, int s)
 	ox_buf_printf(c, "/* specialization %d: the run-time dims from the input shapes, 0 when they\n"
 			 " * are in its ranges */\n", s);
 	ox_buf_printf(c, "static int %s_dims%d(const int64_t *const *shapes, int64_t *ox_d)\n{\n", P, s);
-	int any = 0, wrote = 0;
+	int any = 0, usesd = 0;
 	for (int k = 0; k < g->ninputs; k++) {
 		const ox_value *v = &g->vals[g->inputs[k]];
 		for (int d = 0; d < v->shape.rank; d++) {
@@ -1404,7 +1408,7 @@ static int emit_dims_fn(ox_buf *c, ox_cg *cg, const char *P, int s)
 			if (sl >= 0 && !set[sl]) {
 				const ox_dexpr *e = ox_dim_rtsym(g, x);
 				set[sl] = 1;
-				wrote = 1;
+				usesd = 1;
 				ox_buf_printf(c, "\tox_d[%d] = shapes[%d][%d]; /* ", sl, k, d);
 				comment_safe(c, e->sym);
 				ox_buf_puts(c, " */\n");
@@ -1424,11 +1428,12 @@ static int emit_dims_fn(ox_buf *c, ox_cg *cg, const char *P, int s)
 				}
 			}
 			ox_buf_printf(c, "\tif (shapes[%d][%d] != %s)\n\t\treturn -1;\n", k, d, e);
+			usesd |= strstr(e, "ox_d[") != NULL;
 		}
 	}
 	if (!any)
 		ox_buf_puts(c, "\t(void)shapes;\n");
-	if (!wrote) /* no run-time dims, or only data dims the nodes compute */
+	if (!usesd) /* no run-time dim, or only those that nodes read from data */
 		ox_buf_puts(c, "\t(void)ox_d;\n");
 	ox_buf_puts(c, "\treturn 0;\n}\n\n");
 	free(set);

@@ -8,9 +8,12 @@
  * the run); the body (codegen/emit_vec.c) computes a vector at a time and
  * the run's tail a partial vector (ox_vf_load_n / store_n), so the tail is
  * computed by the same code as the rest. Large outputs are split into
- * parallel tasks over the outer index, or over chunks of the run.
+ * parallel tasks over the outer index, or over chunks of the run. Dims may
+ * be run-time dims: the index and the run are then counted when the
+ * program runs, the tasks chosen for the top of the range.
  */
 #include "ukernel.h"
+#include "../opt/opt.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,13 +22,13 @@
 
 /* the shape walked for v of a node with output o: blocked values in their
  * storage order, everything else (scalars with a blocked output) as is */
-static ox_shape walk(const ox_value *v, const ox_value *o)
+static ox_shape walk(ox_graph *g, const ox_value *v, const ox_value *o)
 {
 	if (o->layout != OX_L_BLOCKED || v->layout != OX_L_BLOCKED)
 		return v->shape;
 	int b = v->lp[0];
 	const ox_dim *d = v->shape.d;
-	return (ox_shape){5, {d[0], (d[1] + b - 1) / b, d[2], d[3], b}};
+	return (ox_shape){5, {d[0], ox_dim_ceildiv(g, d[1], b), d[2], d[3], b}};
 }
 
 int emit_fused(ox_cg *cg, ox_graph *g, ox_node *n)
@@ -43,11 +46,13 @@ int emit_fused(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (ox_cg_use(cg, "vmath", OX_F32))
 		ox_die("templates/vmath.c is missing");
 
-	/* dims and strides: column 0 the output, k + 1 operand k */
-	ox_shape os = walk(o, o), ws[MAXOPS];
+	/* dims and strides: column 0 the output, k + 1 operand k; dims may be
+	 * run-time (opt/ewfuse.c: an operand's are then the output's or 1),
+	 * so sizes are ox_dims, printed with ox_cg_dim */
+	ox_shape os = walk(g, o, o), ws[MAXOPS];
 	for (int k = 0; k < nops; k++)
-		ws[k] = walk(ox_in(g, n, k), o);
-	int64_t d[OX_MAX_RANK + 1], st[MAXOPS + 1][OX_MAX_RANK + 1];
+		ws[k] = walk(g, ox_in(g, n, k), o);
+	ox_dim d[OX_MAX_RANK + 1], st[MAXOPS + 1][OX_MAX_RANK + 1];
 	int r = 0;
 	for (int i = 0; i < os.rank; i++) {
 		if (os.d[i] == 1)
@@ -56,11 +61,11 @@ int emit_fused(ox_cg *cg, ox_graph *g, ox_node *n)
 		for (int k = 0; k <= nops; k++) {
 			const ox_shape *s = k ? &ws[k - 1] : &os;
 			int j = i - (os.rank - s->rank);
-			int64_t stride = 0;
+			ox_dim stride = 0;
 			if (ox_shape_numel(s) != 1 && j >= 0 && s->d[j] != 1) {
 				stride = 1;
 				for (int q = j + 1; q < s->rank; q++)
-					stride *= s->d[q];
+					stride = ox_dim_mul(g, stride, s->d[q]);
 			}
 			st[k][r] = stride;
 		}
@@ -70,9 +75,9 @@ int emit_fused(ox_cg *cg, ox_graph *g, ox_node *n)
 	for (int i = 0; i < r; i++) {
 		int merge = m > 0;
 		for (int k = 0; merge && k <= nops; k++)
-			merge = st[k][m - 1] == st[k][i] * d[i];
+			merge = st[k][m - 1] == ox_dim_mul(g, st[k][i], d[i]);
 		if (merge) {
-			d[m - 1] *= d[i];
+			d[m - 1] = ox_dim_mul(g, d[m - 1], d[i]);
 			for (int k = 0; k <= nops; k++)
 				st[k][m - 1] = st[k][i];
 		} else {
@@ -89,56 +94,59 @@ int emit_fused(ox_cg *cg, ox_graph *g, ox_node *n)
 			st[k][0] = k == 0;
 	}
 	for (int k = 1; k <= nops; k++)
-		if (st[k][r - 1] > 1)
+		if (st[k][r - 1] != 0 && st[k][r - 1] != 1)
 			ox_die("emit_fused: operand %d is strided along the inner run", k - 1);
-	int64_t inner = d[r - 1], outer = 1;
+	ox_dim inner = d[r - 1], outer = 1;
 	for (int i = 0; i < r - 1; i++)
-		outer *= d[i];
+		outer = ox_dim_mul(g, outer, d[i]);
 
-	ox_cg_printf(cg, "\t/* %d elementwise op%s on %lld x %lld elements%s */\n", body->nnodes,
-		     body->nnodes > 1 ? "s fused" : "", (long long)outer, (long long)inner,
+	ox_cg_printf(cg, "\t/* %d elementwise op%s on %s x %s elements%s */\n", body->nnodes,
+		     body->nnodes > 1 ? "s fused" : "", ox_uk_dimtext(cg, outer), ox_uk_dimtext(cg, inner),
 		     o->layout == OX_L_BLOCKED ? " (channel-blocked)" : "");
-	/* tasks: over the outer index, or chunks of a long single run */
-	int64_t total = outer * inner, chunk = inner;
-	long ntasks = 0;
+	/* tasks: over the outer index, or chunks of a long single run; sized
+	 * at the top of run-time counts (a count past them runs fewer tasks) */
+	int64_t otop = ox_opt_top(g, outer), itop = ox_opt_top(g, inner);
+	int64_t total = otop * itop, chunk = itop;
+	ox_dim ntasks = 0;
 	if (total >= 16384) {
-		if (outer > 1) {
-			ntasks = (long)(outer < 64 ? outer : 64);
+		if (otop > 1) {
+			ntasks = otop < 64 ? otop : 64;
 		} else {
-			int64_t parts = (inner + 4095) / 4096;
+			int64_t parts = (itop + 4095) / 4096;
 			parts = parts < 64 ? parts : 64;
-			chunk = ((inner + parts - 1) / parts + b - 1) / b * b;
-			ntasks = (long)((inner + chunk - 1) / chunk);
+			chunk = ((itop + parts - 1) / parts + b - 1) / b * b;
+			ntasks = ox_dim_ceildiv(g, inner, chunk);
 		}
 	}
-	if (ntasks > 1)
-		ox_cg_tasks(cg, ntasks);
+	int tasks = ox_dim_is_rt(g, ntasks) || ntasks > 1;
+	if (tasks)
+		ox_cg_tasks_dim(cg, ntasks);
 	int lvl = 1;
-	if (ntasks > 1 && outer > 1)
-		ox_cg_line(cg, 1, "const long o0 = t * %lld / %ld, o1 = (t + 1) * %lld / %ld;", (long long)outer, ntasks,
-			   (long long)outer, ntasks);
+	if (tasks && otop > 1)
+		ox_cg_line(cg, 1, "const long o0 = t * %s / %lld, o1 = (t + 1) * %s / %lld;", ox_cg_dim(cg, outer),
+			   (long long)ntasks, ox_cg_dim(cg, outer), (long long)ntasks);
 	else
-		ox_cg_line(cg, 1, "const long o0 = 0, o1 = %lld;", (long long)outer);
-	if (ntasks > 1 && outer == 1)
-		ox_cg_line(cg, 1, "const long j0 = t * %lld, j1 = j0 + %lld < %lld ? j0 + %lld : %lld;", (long long)chunk,
-			   (long long)chunk, (long long)inner, (long long)chunk, (long long)inner);
+		ox_cg_line(cg, 1, "const long o0 = 0, o1 = %s;", ox_cg_dim(cg, outer));
+	if (tasks && otop == 1)
+		ox_cg_line(cg, 1, "const long j0 = t * %lld, j1 = j0 + %lld < %s ? j0 + %lld : %s;", (long long)chunk,
+			   (long long)chunk, ox_cg_dim(cg, inner), (long long)chunk, ox_cg_dim(cg, inner));
 	else
-		ox_cg_line(cg, 1, "const long j0 = 0, j1 = %lld;", (long long)inner);
+		ox_cg_line(cg, 1, "const long j0 = 0, j1 = %s;", ox_cg_dim(cg, inner));
 	ox_cg_line(cg, lvl, "for (long o = o0; o < o1; o++) {");
 	lvl++;
 	/* each operand's offset at outer index o */
 	for (int k = 0; k <= nops; k++) {
 		ox_buf e = {0};
-		int64_t below = 1;
+		ox_dim below = 1;
 		for (int i = r - 2; i >= 0; i--) {
-			if (st[k][i] && d[i] > 1) {
+			if (st[k][i] && (ox_dim_is_rt(g, d[i]) || d[i] > 1)) {
 				if (below == 1 && i == 0)
-					ox_buf_printf(&e, "%so * %lld", e.len ? " + " : "", (long long)st[k][i]);
+					ox_buf_printf(&e, "%so * %s", e.len ? " + " : "", ox_cg_dim(cg, st[k][i]));
 				else
-					ox_buf_printf(&e, "%s(o / %lld %% %lld) * %lld", e.len ? " + " : "", (long long)below,
-						      (long long)d[i], (long long)st[k][i]);
+					ox_buf_printf(&e, "%s(o / %s %% %s) * %s", e.len ? " + " : "", ox_cg_dim(cg, below),
+						      ox_cg_dim(cg, d[i]), ox_cg_dim(cg, st[k][i]));
 			}
-			below *= d[i];
+			below = ox_dim_mul(g, below, d[i]);
 		}
 		ox_value *v = k ? ox_in(g, n, k - 1) : NULL;
 		int literal = v && v->kind == OX_V_CONST && ox_shape_numel(&v->shape) == 1;

@@ -71,8 +71,12 @@ static const char *as_float(int dt, const char *e, char *buf, size_t n)
 	return buf;
 }
 
-static const char *shape_str(const ox_shape *s, char *buf, size_t n)
+static const char *shape_str(const ox_graph *g, const ox_shape *s, char *buf, size_t n)
 {
+	if (!ox_shape_is_const(s)) { /* run-time dims, as the IR spells them */
+		ox_shape_str(g, s, buf, n);
+		return buf;
+	}
 	size_t at = (size_t)snprintf(buf, n, "[");
 	for (int i = 0; i < s->rank && at < n; i++)
 		at += (size_t)snprintf(buf + at, n - at, "%s%lld", i ? "," : "", (long long)s->d[i]);
@@ -155,47 +159,53 @@ static int emit_qdq(ox_cg *cg, ox_graph *g, ox_node *n, int dq)
 		return ox_error(g, n, "kernel template templates/quant_sub.c is missing");
 	if (!dq && !is_f8(y->dtype) && y->dtype != OX_F4E2M1)
 		ox_cg_helper(cg, "ox_qsat", qsat_text);
-	long long N = ox_shape_numel(&x->shape), O = 1, D = 1, I = 1;
+	/* sizes as dims: a run-time batch or sequence prints as an expression */
+	ox_dim N = ox_shape_numel_dim(g, &x->shape), O = 1, D = 1, I = 1;
 	for (int i = 0; i < x->shape.rank; i++) {
-		long long d = x->shape.d[i];
+		ox_dim d = x->shape.d[i];
 		if (lay == OX_QL_TENSOR)
-			I *= d;
+			I = ox_dim_mul(g, I, d);
 		else if (i < axis)
-			O *= d;
+			O = ox_dim_mul(g, O, d);
 		else if (i == axis)
 			D = d;
 		else
-			I *= d;
+			I = ox_dim_mul(g, I, d);
 	}
 	char b1[256], b2[256];
 	static const char *lname[] = {"per tensor", "per axis", "blocked"};
 	ox_cg_printf(cg, "\t/* %s %s: %s %s -> %s", dq ? "DequantizeLinear" : "QuantizeLinear", lname[lay],
-		     ox_cg_sfx(x->dtype), shape_str(&x->shape, b1, sizeof b1), ox_cg_sfx(y->dtype));
+		     ox_cg_sfx(x->dtype), shape_str(g, &x->shape, b1, sizeof b1), ox_cg_sfx(y->dtype));
 	if (lay != OX_QL_TENSOR)
 		ox_cg_printf(cg, ", axis %d", axis);
 	if (lay == OX_QL_BLOCK)
 		ox_cg_printf(cg, ", blocks of %lld", (long long)block);
-	ox_cg_printf(cg, "; scale %s %s */\n", ox_cg_sfx(s->dtype), shape_str(&s->shape, b2, sizeof b2));
+	ox_cg_printf(cg, "; scale %s %s */\n", ox_cg_sfx(s->dtype), shape_str(g, &s->shape, b2, sizeof b2));
 	if (N == 0)
 		return 0;
+	char Ns[1100], Os[1100], Ds[1100], Is[1100];
+	snprintf(Ns, sizeof Ns, "%s", ox_cg_dim(cg, N));
+	snprintf(Os, sizeof Os, "%s", ox_cg_dim(cg, O));
+	snprintf(Ds, sizeof Ds, "%s", ox_cg_dim(cg, D));
+	snprintf(Is, sizeof Is, "%s", ox_cg_dim(cg, I));
 	if (lay == OX_QL_TENSOR) {
 		ox_cg_printf(cg, "\t{\n");
 		qdq_decl(cg, n, g, "\t\t", "0", zdt);
-		ox_cg_printf(cg, "\t\tfor (long k = 0; k < %lld; k++)\n", N);
+		ox_cg_printf(cg, "\t\tfor (long k = 0; k < %s; k++)\n", Ns);
 		qdq_stmt(cg, g, n, "\t\t\t", dq);
 		ox_cg_printf(cg, "\t}\n");
 		return 0;
 	}
-	ox_cg_printf(cg, "\tfor (long o = 0; o < %lld; o++)\n\tfor (long c = 0; c < %lld; c++) {\n", O, D);
+	ox_cg_printf(cg, "\tfor (long o = 0; o < %s; o++)\n\tfor (long c = 0; c < %s; c++) {\n", Os, Ds);
 	if (lay == OX_QL_AXIS) {
 		qdq_decl(cg, n, g, "\t\t", "c", zdt);
-		ox_cg_printf(cg, "\t\tfor (long i = 0; i < %lld; i++) {\n", I);
-		ox_cg_printf(cg, "\t\t\tconst long k = (o * %lld + c) * %lld + i;\n", D, I);
+		ox_cg_printf(cg, "\t\tfor (long i = 0; i < %s; i++) {\n", Is);
+		ox_cg_printf(cg, "\t\t\tconst long k = (o * %s + c) * %s + i;\n", Ds, Is);
 	} else {
-		long long SD = (D + block - 1) / block;
-		ox_cg_printf(cg, "\t\tfor (long i = 0; i < %lld; i++) {\n", I);
-		ox_cg_printf(cg, "\t\t\tconst long k = (o * %lld + c) * %lld + i, q = (o * %lld + c / %lld) * %lld + i;\n",
-			     D, I, SD, (long long)block, I);
+		ox_dim SD = ox_dim_ceildiv(g, D, block);
+		ox_cg_printf(cg, "\t\tfor (long i = 0; i < %s; i++) {\n", Is);
+		ox_cg_printf(cg, "\t\t\tconst long k = (o * %s + c) * %s + i, q = (o * %s + c / %lld) * %s + i;\n",
+			     Ds, Is, ox_cg_dim(cg, SD), (long long)block, Is);
 		qdq_decl(cg, n, g, "\t\t\t", "q", zdt);
 	}
 	qdq_stmt(cg, g, n, "\t\t\t", dq);
@@ -207,21 +217,21 @@ static int emit_qdq(ox_cg *cg, ox_graph *g, ox_node *n, int dq)
 static int emit_dynq(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0);
-	long long N = ox_shape_numel(&x->shape);
-	char b1[128];
+	char N[1100], b1[128];
+	snprintf(N, sizeof N, "%s", ox_cg_numel(cg, &x->shape));
 	ox_cg_helper(cg, "ox_qsat", qsat_text);
 	/* the spec's formula: the range always includes 0; scale (max - min) / 255 */
 	ox_cg_printf(cg, "\t/* DynamicQuantizeLinear %s %s -> u8 */\n", ox_cg_sfx(x->dtype),
-		     shape_str(&x->shape, b1, sizeof b1));
+		     shape_str(g, &x->shape, b1, sizeof b1));
 	ox_cg_printf(cg, "\tfloat lo = 0.0f, hi = 0.0f;\n");
-	ox_cg_printf(cg, "\tfor (long k = 0; k < %lld; k++) {\n", N);
+	ox_cg_printf(cg, "\tfor (long k = 0; k < %s; k++) {\n", N);
 	ox_cg_printf(cg, "\t\tconst float v = %s;\n", as_float(x->dtype, "in0[k]", b1, sizeof b1));
 	ox_cg_printf(cg, "\t\tlo = v < lo ? v : lo;\n\t\thi = v > hi ? v : hi;\n\t}\n");
 	ox_cg_printf(cg, "\tconst float s = (hi - lo) / 255.0f;\n");
 	ox_cg_printf(cg, "\t/* all zeros: scale 0, every output the zero point 0 */\n");
 	ox_cg_printf(cg, "\tconst float z = s > 0.0f ? (float)ox_qsat(rintf((0.0f - lo) / s), 0, 255) : 0.0f;\n");
 	ox_cg_printf(cg, "\tout1[0] = s;\n\tout2[0] = (uint8_t)z;\n");
-	ox_cg_printf(cg, "\tfor (long k = 0; k < %lld; k++)\n", N);
+	ox_cg_printf(cg, "\tfor (long k = 0; k < %s; k++)\n", N);
 	ox_cg_printf(cg, "\t\tout0[k] = s > 0.0f ? (uint8_t)ox_qsat(rintf(%s / s) + z, 0, 255) : (uint8_t)z;\n",
 		     as_float(x->dtype, "in0[k]", b1, sizeof b1));
 	return 0;
@@ -282,8 +292,8 @@ static int emit_mmi(ox_cg *cg, ox_graph *g, ox_node *n, int ql)
 		return ox_error(g, n, "kernel template templates/quant_matmul.c is missing");
 	char b1[128], b2[128], b3[128];
 	ox_cg_printf(cg, "\t/* %s %s %s x %s %s -> %s %s */\n", ql ? "QLinearMatMul" : "MatMulInteger",
-		     ox_cg_sfx(a->dtype), shape_str(&a->shape, b1, sizeof b1), ox_cg_sfx(b->dtype),
-		     shape_str(&b->shape, b2, sizeof b2), ox_cg_sfx(y->dtype), shape_str(&y->shape, b3, sizeof b3));
+		     ox_cg_sfx(a->dtype), shape_str(g, &a->shape, b1, sizeof b1), ox_cg_sfx(b->dtype),
+		     shape_str(g, &b->shape, b2, sizeof b2), ox_cg_sfx(y->dtype), shape_str(g, &y->shape, b3, sizeof b3));
 	if (nb * M * N == 0)
 		return 0;
 	ox_cg_printf(cg, "\tint32_t bz[%lld];\n\tfor (long j = 0; j < %lld; j++)\n\t\tbz[j] = %s;\n", N, N,
@@ -382,8 +392,8 @@ static int emit_convi(ox_cg *cg, ox_graph *g, ox_node *n, int ql)
 		return ox_error(g, n, "kernel template templates/quant_conv.c is missing");
 	char b1[256], b2[256], b3[256];
 	ox_cg_printf(cg, "\t/* %s %d-D, group %lld: x %s %s, w %s %s -> %s %s */\n", ql ? "QLinearConv" : "ConvInteger",
-		     nsp, (long long)G, ox_cg_sfx(x->dtype), shape_str(&x->shape, b1, sizeof b1), ox_cg_sfx(w->dtype),
-		     shape_str(&w->shape, b2, sizeof b2), ox_cg_sfx(y->dtype), shape_str(&y->shape, b3, sizeof b3));
+		     nsp, (long long)G, ox_cg_sfx(x->dtype), shape_str(g, &x->shape, b1, sizeof b1), ox_cg_sfx(w->dtype),
+		     shape_str(g, &w->shape, b2, sizeof b2), ox_cg_sfx(y->dtype), shape_str(g, &y->shape, b3, sizeof b3));
 	if (ox_shape_numel(&y->shape) == 0)
 		return 0;
 	ox_cg_printf(cg, "\tint32_t wz[%lld];\n", M);
@@ -455,7 +465,7 @@ static int emit_qint(ox_cg *cg, ox_graph *g, ox_node *n)
 	long long N = ox_shape_numel(&y->shape);
 	char b1[256], b2[256], e[512];
 	ox_cg_printf(cg, "\t/* onnxcc::%s %s %s -> %s %s, integer only */\n", ox_ops[n->op].name, ox_cg_sfx(x->dtype),
-		     shape_str(&x->shape, b1, sizeof b1), ox_cg_sfx(y->dtype), shape_str(&y->shape, b2, sizeof b2));
+		     shape_str(g, &x->shape, b1, sizeof b1), ox_cg_sfx(y->dtype), shape_str(g, &y->shape, b2, sizeof b2));
 	if (N == 0)
 		return 0;
 	switch (n->op) {

@@ -58,10 +58,16 @@ int emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 	const int dt = x->dtype, layout = n->opset >= 14 && ox_attr_int(n, "layout", 0) == 1;
 	const int lstm = n->op == OX_OP_LSTM, gru = n->op == OX_OP_GRU;
 	const int G = lstm ? 4 : gru ? 3 : 1, na = lstm ? 3 : gru ? 2 : 1;
-	const long long H = hidden, S = x->shape.d[layout ? 1 : 0], N = x->shape.d[layout ? 0 : 1];
-	const long long I = x->shape.d[2];
+	/* the sequence and the batch may be run-time dims; the sizes the
+	 * weights give (hidden, input) are constants */
+	const long long H = hidden, I = x->shape.d[2];
+	const ox_dim Sd = x->shape.d[layout ? 1 : 0], Nd = x->shape.d[layout ? 0 : 1];
+	const long long S = ox_dim_is_rt(g, Sd) ? ox_dim_hi(g, Sd) : Sd, N = ox_dim_is_rt(g, Nd) ? ox_dim_hi(g, Nd) : Nd;
 	if (H < 0 || S < 0 || N < 0 || I < 0)
 		return ox_error(g, n, "shapes are not constant");
+	char Ss[1100], Ns[1100];
+	snprintf(Ss, sizeof Ss, "%s", ox_cg_dim(cg, Sd));
+	snprintf(Ns, sizeof Ns, "%s", ox_cg_dim(cg, Nd));
 	if (H == 0)
 		return ox_error(g, n, "hidden size 0 is not supported");
 	double clip = 0;
@@ -74,13 +80,14 @@ int emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 		return -1;
 	const char *fn = lstm ? "lstm" : gru ? "gru" : "rnn_simple";
 
-	/* strides of X [t][b][k] and Y [t][b][j], and the state's batch stride */
-	const long long xt = layout ? I : N * I, xb = layout ? S * I : I;
-	const long long yt = layout ? ndir * H : ndir * N * H, yb = layout ? S * ndir * H : H;
+	/* strides of X [t][b][k] and Y [t][b][j], and the state's batch stride
+	 * (dims: a run-time sequence or batch makes some of them run-time) */
+	const ox_dim xt = layout ? I : ox_dim_mul(g, Nd, I), xb = layout ? ox_dim_mul(g, Sd, I) : I;
+	const ox_dim yt = layout ? ndir * H : ox_dim_mul(g, Nd, ndir * H), yb = layout ? ox_dim_mul(g, Sd, ndir * H) : H;
 	const long long hs = layout ? ndir * H : H;
 
-	ox_cg_printf(cg, "\t/* %s, %s, hidden %lld: seq %lld, batch %lld, input %lld, layout %d%s */\n",
-		     n->optype, ndir == 2 ? "bidirectional" : reverse ? "reverse" : "forward", H, S, N, I, layout,
+	ox_cg_printf(cg, "\t/* %s, %s, hidden %lld: seq %s, batch %s, input %lld, layout %d%s */\n",
+		     n->optype, ndir == 2 ? "bidirectional" : reverse ? "reverse" : "forward", H, Ss, Ns, I, layout,
 		     n->nin > 4 && n->in[4] >= 0 ? ", per-batch sequence_lens" : "");
 	if (n->nin > 4 && n->in[4] >= 0 && N > 0) {
 		/* a length outside [0, seq] is an index out of range */
@@ -91,8 +98,8 @@ int emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 						(long long)ox_tensor_get_i64(sl, b), S);
 		if (!sl) {
 			ox_cg_fails(cg, OX_CG_FAIL_INDEX);
-			ox_cg_printf(cg, "\tfor (long b = 0; b < %lld; b++)\n\t\tif (in4[b] < 0 || in4[b] > %lld)\n"
-					 "\t\t\treturn 1; /* a sequence length out of range */\n", N, S);
+			ox_cg_printf(cg, "\tfor (long b = 0; b < %s; b++)\n\t\tif (in4[b] < 0 || in4[b] > %s)\n"
+					 "\t\t\treturn 1; /* a sequence length out of range */\n", Ns, Ss);
 		}
 	}
 	/* the kernels' state for one block of min(N, RNN_NB) batches */
@@ -104,23 +111,33 @@ int emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 		     ox_cg_ntype(dt), nscratch ? nscratch : 1, lstm ? ", cell state" : gru ? ", z, r (.) H" : "");
 	for (int d = 0; d < ndir; d++) {
 		char w[64], r[64], b[64], sl[64], h0[64], c0[64], p[64], y[64], yh[64], yc[64];
-		const long long so = layout ? d * H : d * N * H; /* this direction's state and Y slice */
+		/* this direction's state and Y slice: an offset of d * N * H
+		 * elements when the batch is a run-time dim is printed as one */
+		const long long so = layout ? d * H : ox_dim_is_rt(g, Nd) ? 0 : d * N * H;
+		char soff[1200] = "";
+		if (!layout && d && ox_dim_is_rt(g, Nd))
+			snprintf(soff, sizeof soff, " + %s", ox_cg_dim(cg, ox_dim_mul(g, Nd, H)));
 		ox_cg_printf(cg, "\t/* %s:", ndir == 2 ? (d ? "reverse" : "forward") : "activations");
 		for (int k = 0; k < na; k++)
 			ox_cg_printf(cg, " %s", act_names[act[d * na + k]]);
 		ox_cg_printf(cg, " */\n");
-		ox_cg_printf(cg, "\tox_%s_%s(in0, %s, %s, %s, %s, %s,", fn, ox_cg_sfx(dt),
+		ox_cg_printf(cg, "\tox_%s_%s(in0, %s, %s, %s, %s, %s%s,", fn, ox_cg_sfx(dt),
 			     arg(n, 0, 1, d * G * H * I, w, sizeof w), arg(n, 0, 2, d * G * H * H, r, sizeof r),
 			     arg(n, 0, 3, d * 2 * G * H, b, sizeof b), arg(n, 0, 4, 0, sl, sizeof sl),
-			     arg(n, 0, 5, so, h0, sizeof h0));
+			     arg(n, 0, 5, so, h0, sizeof h0), n->in[5] >= 0 ? soff : "");
 		if (lstm)
-			ox_cg_printf(cg, " %s, %s,", arg(n, 0, 6, so, c0, sizeof c0), arg(n, 0, 7, d * 3 * H, p, sizeof p));
-		ox_cg_printf(cg, " %s, %s", arg(n, 1, 0, so, y, sizeof y), arg(n, 1, 1, so, yh, sizeof yh));
+			ox_cg_printf(cg, " %s%s, %s,", arg(n, 0, 6, so, c0, sizeof c0), n->nin > 6 && n->in[6] >= 0 ? soff : "",
+				     arg(n, 0, 7, d * 3 * H, p, sizeof p));
+		ox_cg_printf(cg, " %s%s, %s%s", arg(n, 1, 0, so, y, sizeof y), n->nout > 0 && n->out[0] >= 0 ? soff : "",
+			     arg(n, 1, 1, so, yh, sizeof yh), n->nout > 1 && n->out[1] >= 0 ? soff : "");
 		if (lstm)
-			ox_cg_printf(cg, ", %s", arg(n, 1, 2, so, yc, sizeof yc));
-		ox_cg_printf(cg, ",\n\t\t%lld, %lld, %lld, %lld, /* seq, batch, input, hidden */\n", S, N, I, H);
-		ox_cg_printf(cg, "\t\t%lld, %lld, %lld, %lld, %lld, %d, /* strides X t b, Y t b, state b; reverse */\n\t\t",
-			     xt, xb, yt, yb, hs, reverse || d == 1);
+			ox_cg_printf(cg, ", %s%s", arg(n, 1, 2, so, yc, sizeof yc), n->nout > 2 && n->out[2] >= 0 ? soff : "");
+		ox_cg_printf(cg, ",\n\t\t%s, %s, %lld, %lld, /* seq, batch, input, hidden */\n", Ss, Ns, I, H);
+		ox_cg_printf(cg, "\t\t%s, ", ox_cg_dim(cg, xt));
+		ox_cg_printf(cg, "%s, ", ox_cg_dim(cg, xb));
+		ox_cg_printf(cg, "%s, ", ox_cg_dim(cg, yt));
+		ox_cg_printf(cg, "%s, %lld, %d, /* strides X t b, Y t b, state b; reverse */\n\t\t", ox_cg_dim(cg, yb),
+			     hs, reverse || d == 1);
 		for (int k = 0; k < na; k++) {
 			int a = d * na + k;
 			ox_cg_printf(cg, "%d, %s, ", act[a], ox_cg_lit(dt, alpha[a]));

@@ -304,21 +304,30 @@ static const char *out_kernel(ox_cg *cg, int m, int nr, int nc, const ox_epi *E)
 	return ox_cg_kernel_text(cg, "wino", name, &t);
 }
 
-/* what the loops of one node share */
+/* dims as C (ox_cg_dim: a literal when constant) and their arithmetic */
+#define D(d) ox_cg_dim(cg, (d))
+#define MUL(a, b) ox_dim_mul(cg->g, (a), (b))
+
+/* what the loops of one node share; batch and image sizes as dims (the
+ * convgeo's int64 sizes are their tops, what the blocks were sized for) */
 typedef struct {
 	const ox_convgeo *q;
 	const ox_epi *E;
 	int b, m, T2;
-	int64_t cb, cp, mv, ng, ocl, pw, tiles, plane, oplane, rr, cc;
+	int64_t cb, cp, mv, ng, ocl, pw, rr, cc;
+	ox_dim th, tw, tiles, plane, oplane;
+	int hrt, wrt;     /* the output's height, width are run-time: so is the last tiles' extent */
+	int trt;          /* the tile count is run-time: the GEMMs' rows end in tiles of any size */
+	int nt, tsz[OX_UK_MAXTAILS];
 	char ki[32], ke[32], kg[4][96], ko[4][48];
+	char kt[2][OX_UK_MAXTAILS][96]; /* with trt: [full group, last group] x the tails */
 } wctx;
 
 /* the tile tt's image ni, tile row ty and column tx */
 static void tile_index(ox_cg *cg, int lvl, const wctx *w)
 {
-	const ox_convgeo *q = w->q;
-	ox_cg_line(cg, lvl, "const long ni = tt / %lld, ty = tt / %lld %% %lld, tx = tt %% %lld;", (long long)(q->th * q->tw),
-		   (long long)q->tw, (long long)q->th, (long long)q->tw);
+	ox_cg_line(cg, lvl, "const long ni = tt / %s, ty = tt / %s %% %s, tx = tt %% %s;", D(MUL(w->th, w->tw)),
+		   D(w->tw), D(w->th), D(w->tw));
 }
 
 /* the input transform of tile tt into v (tile j of V: v = vs + j * cp) */
@@ -329,18 +338,21 @@ static void input_tile(ox_cg *cg, int lvl, const wctx *w)
 	tile_index(cg, lvl, w);
 	ox_cg_line(cg, lvl, "const long ih0 = ty * %d - %lld, iw0 = tx * %d - %lld;", w->m, (long long)q->pt, w->m,
 		   (long long)q->pl);
-	ox_cg_line(cg, lvl, "const float *x = in0 + ni * %lld;", (long long)(w->cb * w->plane));
-	char interior[160], edge[160];
-	snprintf(interior, sizeof interior, "%s(xt + c * %lld, %lld, v + c * %d, %lld);", w->ki, (long long)w->plane,
-		 (long long)(q->IW * w->b), w->b, (long long)q->wvs);
-	snprintf(edge, sizeof edge, "%s(x + c * %lld, ih0, iw0, %lld, %lld, v + c * %d, %lld);", w->ke,
-		 (long long)w->plane, (long long)q->IH, (long long)q->IW, w->b, (long long)q->wvs);
+	ox_cg_line(cg, lvl, "const float *x = in0 + ni * %s;", D(MUL(w->plane, w->cb)));
+	char interior[4096], edge[4096];
+	snprintf(interior, sizeof interior, "%s(xt + c * %s, %s, v + c * %d, %lld);", w->ki, D(w->plane),
+		 D(MUL(q->dIW, w->b)), w->b, (long long)q->wvs);
+	snprintf(edge, sizeof edge, "%s(x + c * %s, ih0, iw0, %s, %s, v + c * %d, %lld);", w->ke, D(w->plane),
+		 D(q->dIH), D(q->dIW), w->b, (long long)q->wvs);
 	int both = *w->ki && *w->ke, in = both ? lvl + 1 : lvl;
-	if (both)
+	if (both && (ox_dim_is_rt(cg->g, q->dIH) || ox_dim_is_rt(cg->g, q->dIW)))
+		ox_cg_line(cg, lvl, "if (ih0 >= 0 && iw0 >= 0 && ih0 + %d <= %s && iw0 + %d <= %s) {", T, D(q->dIH), T,
+			   D(q->dIW));
+	else if (both)
 		ox_cg_line(cg, lvl, "if (ih0 >= 0 && iw0 >= 0 && ih0 <= %lld && iw0 <= %lld) {", (long long)(q->IH - T),
 			   (long long)(q->IW - T));
 	if (*w->ki) {
-		ox_cg_line(cg, in, "const float *xt = x + (ih0 * %lld + iw0) * %d;", (long long)q->IW, w->b);
+		ox_cg_line(cg, in, "const float *xt = x + (ih0 * %s + iw0) * %d;", D(q->dIW), w->b);
 		ox_cg_line(cg, in, "for (long c = 0; c < %lld; c++)", (long long)w->cb);
 		ox_cg_line(cg, in + 1, "%s", interior);
 	}
@@ -354,11 +366,21 @@ static void input_tile(ox_cg *cg, int lvl, const wctx *w)
 		ox_cg_line(cg, lvl, "}");
 }
 
+/* the GEMM tiles of [p0, p1) for a group of width kernels j (0 full, 2 last) */
+static void gemm_tiles(ox_cg *cg, int lvl, const wctx *w, int j, const char *args)
+{
+	static const ox_epi none;
+	if (w->trt)
+		ox_uk_loop_rt(cg, lvl, &none, w->q->rows, (long)w->pw, w->kg[j], w->nt, w->tsz, (char (*)[96])w->kt[j / 2], args,
+			      "0");
+	else
+		ox_uk_loop(cg, lvl, &none, w->q->rows, (long)w->pw, w->kg[j], w->kg[j + 1], args, "0");
+}
+
 /* group gi of output vectors for the nb tiles from tb: its GEMMs from V
  * (vs) into P (ps), then the output transform */
 static void group(ox_cg *cg, int lvl, const wctx *w)
 {
-	static const ox_epi none;
 	const ox_convgeo *q = w->q;
 	const ox_epi *E = w->E;
 	const int b = w->b, m = w->m;
@@ -377,23 +399,23 @@ static void group(ox_cg *cg, int lvl, const wctx *w)
 	char args[128];
 	snprintf(args, sizeof args, "a + i * %lld, wg, y + i * %lld, NULL, &q", (long long)w->cp, (long long)w->pw);
 	if (w->ocl == q->ocb) {
-		ox_uk_loop(cg, lvl + 1, &none, q->rows, (long)w->pw, w->kg[0], w->kg[1], args, "0");
+		gemm_tiles(cg, lvl + 1, w, 0, args);
 	} else {
 		ox_cg_line(cg, lvl + 1, "if (gi < %lld) {", (long long)(w->ng - 1));
-		ox_uk_loop(cg, lvl + 2, &none, q->rows, (long)w->pw, w->kg[0], w->kg[1], args, "0");
+		gemm_tiles(cg, lvl + 2, w, 0, args);
 		ox_cg_line(cg, lvl + 1, "} else {");
-		ox_uk_loop(cg, lvl + 2, &none, q->rows, (long)w->pw, w->kg[2], w->kg[3], args, "0");
+		gemm_tiles(cg, lvl + 2, w, 2, args);
 		ox_cg_line(cg, lvl + 1, "}");
 	}
 	ox_cg_line(cg, lvl, "}");
 	ox_cg_line(cg, lvl, "for (long j = 0; j < nb; j++) { /* the output transform */");
 	ox_cg_line(cg, lvl + 1, "const long tt = tb + j;");
 	tile_index(cg, lvl + 1, w);
-	ox_cg_line(cg, lvl + 1, "float *y = out0 + ((ni * %lld + gi * %d) * %lld + ty * %lld + tx * %d) * %d;",
-		   (long long)w->mv, q->ocb, (long long)(q->OH * q->OW), (long long)(m * q->OW), m, b);
+	ox_cg_line(cg, lvl + 1, "float *y = out0 + ((ni * %lld + gi * %d) * %s + ty * %s + tx * %d) * %d;",
+		   (long long)w->mv, q->ocb, D(MUL(q->dOH, q->dOW)), D(MUL(q->dOW, m)), m, b);
 	ox_cg_line(cg, lvl + 1, "const float *pp = ps + j * %lld;", (long long)w->pw);
 	ox_cg_line(cg, lvl + 1, "for (long o = 0; o < gw / %d; o++) {", b);
-	ox_cg_line(cg, lvl + 2, "float *yv = y + o * %lld;", (long long)w->oplane);
+	ox_cg_line(cg, lvl + 2, "float *yv = y + o * %s;", D(w->oplane));
 	const char *eo = "NULL";
 	if (E->n) {
 		ox_buf e = {0};
@@ -413,13 +435,19 @@ static void group(ox_cg *cg, int lvl, const wctx *w)
 		ox_buf_free(&e);
 		eo = "e";
 	}
-	char call[160];
-	snprintf(call, sizeof call, "(pp + o * %d, %lld, yv, %lld, in2 + (gi * %d + o) * %d, %s);", b, (long long)q->wps,
-		 (long long)(q->OW * b), q->ocb, b, eo);
-	/* the last row and column of tiles may be partial */
-	if (w->rr < m && w->cc < m) {
-		ox_cg_line(cg, lvl + 2, "const int lr = ty == %lld, lc = tx == %lld;", (long long)(q->th - 1),
-			   (long long)(q->tw - 1));
+	char call[4096];
+	snprintf(call, sizeof call, "(pp + o * %d, %lld, yv, %s, in2 + (gi * %d + o) * %d, %s);", b, (long long)q->wps,
+		 D(MUL(q->dOW, b)), q->ocb, b, eo);
+	if (w->hrt || w->wrt) {
+		/* the last row and column of tiles hold what is left of a run-time
+		 * height or width: one kernel per extent, from a table */
+		ox_cg_line(cg, lvl + 2, "const long lr = ty == %s - 1 ? %s - ty * %d : %d, lc = tx == %s - 1 ? %s - tx * %d : %d;",
+			   D(w->th), D(q->dOH), m, m, D(w->tw), D(q->dOW), m, m);
+		ox_cg_line(cg, lvl + 2, "wo[lr - 1][lc - 1]%s", call);
+	} else if (w->rr < m && w->cc < m) {
+		/* the last row and column of tiles may be partial */
+		ox_cg_line(cg, lvl + 2, "const int lr = ty == %lld, lc = tx == %lld;", (long long)(w->th - 1),
+			   (long long)(w->tw - 1));
 		ox_cg_line(cg, lvl + 2, "if (!lr && !lc)");
 		ox_cg_line(cg, lvl + 3, "%s%s", w->ko[0], call);
 		ox_cg_line(cg, lvl + 2, "else if (!lc)");
@@ -430,7 +458,7 @@ static void group(ox_cg *cg, int lvl, const wctx *w)
 		ox_cg_line(cg, lvl + 3, "%s%s", w->ko[3], call);
 	} else if (w->rr < m || w->cc < m) {
 		ox_cg_line(cg, lvl + 2, "if (%s != %lld)", w->rr < m ? "ty" : "tx",
-			   (long long)(w->rr < m ? q->th - 1 : q->tw - 1));
+			   (long long)(w->rr < m ? w->th - 1 : w->tw - 1));
 		ox_cg_line(cg, lvl + 3, "%s%s", w->ko[0], call);
 		ox_cg_line(cg, lvl + 2, "else");
 		ox_cg_line(cg, lvl + 3, "%s%s", w->ko[w->rr < m ? 1 : 2], call);
@@ -459,36 +487,49 @@ int ox_cg_emit_conv_wino(ox_cg *cg, ox_graph *g, ox_node *n)
 	const int b = w.b, m = w.m, T = m + 2;
 	w.cb = (q->C + b - 1) / b, w.cp = w.cb * b, w.mv = (q->M + b - 1) / b;
 	w.ng = (w.mv + q->ocb - 1) / q->ocb, w.ocl = w.mv - (w.ng - 1) * q->ocb, w.pw = (int64_t)q->ocb * b;
-	w.tiles = q->N * q->th * q->tw, w.plane = q->IH * q->IW * b, w.oplane = q->OH * q->OW * b;
-	w.rr = q->OH - (q->th - 1) * m, w.cc = q->OW - (q->tw - 1) * m; /* the last tiles' extents */
-	const int64_t nblk = (w.tiles + q->wnt - 1) / q->wnt, lastb = w.tiles - (nblk - 1) * q->wnt;
-	const int tail = (int)(lastb % q->rows);
-	ox_cg_printf(cg, "\t/* Conv 3x3, stride 1x1, pads %lld,%lld,%lld,%lld: [%lld,%lld,%lld,%lld] blocked -> "
-			 "[%lld,%lld,%lld,%lld] blocked by %d,\n"
-			 "\t * by Winograd F(%dx%d, 3x3): %lldx%lld tiles of %dx%d outputs per image, %lld block%s of %lld;\n"
+	/* run-time sizes: tile counts as dims; the blocks were sized at the top */
+	w.hrt = ox_dim_is_rt(g, q->dOH), w.wrt = ox_dim_is_rt(g, q->dOW);
+	w.th = w.hrt ? ox_dim_ceildiv(g, q->dOH, m) : q->th, w.tw = w.wrt ? ox_dim_ceildiv(g, q->dOW, m) : q->tw;
+	w.tiles = MUL(MUL(q->dN, w.th), w.tw);
+	w.plane = MUL(MUL(q->dIH, q->dIW), b), w.oplane = MUL(MUL(q->dOH, q->dOW), b);
+	w.trt = ox_dim_is_rt(g, w.tiles);
+	w.rr = q->OH - (q->th - 1) * m, w.cc = q->OW - (q->tw - 1) * m; /* the last tiles' extents (constant sizes) */
+	const int64_t ttop = q->N * q->th * q->tw; /* tiles at the top */
+	const int64_t nblk = (ttop + q->wnt - 1) / q->wnt, lastb = ttop - (nblk - 1) * q->wnt;
+	const int tail = w.trt ? 0 : (int)(lastb % q->rows);
+	w.nt = w.trt ? ox_uk_tails(q->rows, w.tsz) : 0;
+	const ox_dim dnblk = ox_dim_ceildiv(g, w.tiles, q->wnt);
+	ox_cg_printf(cg, "\t/* Conv 3x3, stride 1x1, pads %lld,%lld,%lld,%lld: [%s,%lld,%s,%s] blocked -> "
+			 "[%s,%lld,%s,%s] blocked by %d,\n"
+			 "\t * by Winograd F(%dx%d, 3x3): %sx%s tiles of %dx%d outputs per image, %s block%s of %lld;\n"
 			 "\t * a block's %dx%d windows transformed (V), per group of %d output vectors %d GEMMs [tiles x %lld] "
 			 "x [%lld x group]\n"
 			 "\t * on the micro-kernel (%d tiles x %d vectors) into P, then the output transform%s.\n"
 			 "\t * %s.\n"
 			 "\t * FLOPs are counted as the direct algorithm's (2 x 9 x C per output): GFLOP/s may pass the "
 			 "peak */\n",
-		     (long long)q->pt, (long long)q->pl, (long long)q->pb, (long long)q->pr, (long long)q->N,
-		     (long long)q->C, (long long)q->IH, (long long)q->IW, (long long)q->N, (long long)q->M,
-		     (long long)q->OH, (long long)q->OW, b, m, m, (long long)q->th, (long long)q->tw, m, m,
-		     (long long)nblk, nblk > 1 ? "s" : "", (long long)q->wnt, T, T, q->ocb, w.T2, (long long)q->C,
-		     (long long)q->C, q->rows, q->ocb, epi.body ? ", bias and epilogue" : " and bias",
+		     (long long)q->pt, (long long)q->pl, (long long)q->pb, (long long)q->pr, ox_uk_dimtext(cg, q->dN),
+		     (long long)q->C, ox_uk_dimtext(cg, q->dIH), ox_uk_dimtext(cg, q->dIW), ox_uk_dimtext(cg, q->dN),
+		     (long long)q->M, ox_uk_dimtext(cg, q->dOH), ox_uk_dimtext(cg, q->dOW), b, m, m,
+		     ox_uk_dimtext(cg, w.th), ox_uk_dimtext(cg, w.tw), m, m, ox_uk_dimtext(cg, dnblk), nblk > 1 ? "s" : "",
+		     (long long)q->wnt, T, T, q->ocb, w.T2, (long long)q->C, (long long)q->C, q->rows, q->ocb,
+		     epi.body ? ", bias and epilogue" : " and bias",
 		     nblk > 1 ? "Tasks: slots of scratch (V and P), each taking every few blocks"
 			      : "Tasks: the tiles' transforms, then slots of scratch (P), each taking every few groups");
 	/* the kernels: transforms, and the GEMM's [full group, last group] x [full tile, tail] */
 	int interior = 0, edge = 0;
-	for (int64_t ty = 0; ty < q->th; ty++)
-		for (int64_t tx = 0; tx < q->tw; tx++) {
-			int64_t ih0 = ty * m - q->pt, iw0 = tx * m - q->pl;
-			if (ih0 >= 0 && iw0 >= 0 && ih0 + T <= q->IH && iw0 + T <= q->IW)
-				interior = 1;
-			else
-				edge = 1;
-		}
+	if (ox_dim_is_rt(g, q->dIH) || ox_dim_is_rt(g, q->dIW) || w.hrt || w.wrt) {
+		interior = edge = 1; /* which tiles are inside is known when the program runs */
+	} else {
+		for (int64_t ty = 0; ty < q->th; ty++)
+			for (int64_t tx = 0; tx < q->tw; tx++) {
+				int64_t ih0 = ty * m - q->pt, iw0 = tx * m - q->pl;
+				if (ih0 >= 0 && iw0 >= 0 && ih0 + T <= q->IH && iw0 + T <= q->IW)
+					interior = 1;
+				else
+					edge = 1;
+			}
+	}
 	if (interior)
 		snprintf(w.ki, sizeof w.ki, "%s", in_kernel(cg, m, 0));
 	if (edge)
@@ -498,41 +539,71 @@ int ox_cg_emit_conv_wino(ox_cg *cg, ox_graph *g, ox_node *n)
 				 .ac1 = 1, .yr = (long)w.pw, .yo_b = 1};
 		us.ws = (long)us.ocb * b;
 		snprintf(w.kg[j], sizeof w.kg[j], "%s", us.rows ? ox_uk_kernel(cg, &us, &none) : "");
+		for (int t = 0; t < w.nt && !(j & 1) && (!(j & 2) || w.ocl != q->ocb); t++) {
+			us.rows = w.tsz[t];
+			snprintf(w.kt[j / 2][t], sizeof w.kt[j / 2][t], "%s", ox_uk_kernel(cg, &us, &none));
+		}
 	}
-	for (int j = 0; j < 4; j++) { /* [rows m, rr] x [columns m, cc], those that occur */
-		int nr = j & 1 ? (int)w.rr : m, nc = j & 2 ? (int)w.cc : m;
-		w.ko[j][0] = 0;
-		if ((!(j & 1) || w.rr < m) && (!(j & 2) || w.cc < m))
-			snprintf(w.ko[j], sizeof w.ko[j], "%s", out_kernel(cg, m, nr, nc, &epi));
+	ox_buf wo = {0}; /* with a run-time output size: the table of output kernels by extent */
+	if (w.hrt || w.wrt) {
+		ox_cg_helper(cg, "wino/wofn", "/* a Winograd output transform (ox_wo*) */\n"
+			     "typedef void (*ox_wofn)(const float *restrict, long, float *, long, const float *restrict, "
+			     "const float *const *);\n");
+		ox_buf_printf(&wo, "static const ox_wofn wo[%d][%d] = {", m, m);
+		for (int nr = 1; nr <= m; nr++) {
+			ox_buf_printf(&wo, "%s{", nr > 1 ? ", " : "");
+			for (int nc = 1; nc <= m; nc++) {
+				int can = (w.hrt || nr == m || nr == w.rr) && (w.wrt || nc == m || nc == w.cc);
+				ox_buf_printf(&wo, "%s%s", nc > 1 ? ", " : "", can ? out_kernel(cg, m, nr, nc, &epi) : "NULL");
+			}
+			ox_buf_puts(&wo, "}");
+		}
+		ox_buf_puts(&wo, "}; /* [rows - 1][columns - 1] of a tile inside the output */");
+	} else {
+		for (int j = 0; j < 4; j++) { /* [rows m, rr] x [columns m, cc], those that occur */
+			int nr = j & 1 ? (int)w.rr : m, nc = j & 2 ? (int)w.cc : m;
+			w.ko[j][0] = 0;
+			if ((!(j & 1) || w.rr < m) && (!(j & 2) || w.cc < m))
+				snprintf(w.ko[j], sizeof w.ko[j], "%s", out_kernel(cg, m, nr, nc, &epi));
+		}
 	}
 	const char *geo_line = "static const ox_ukgeo q = {1, 0, 1, 0, 1, 0, %lld, %lld, 1, 0, 0};";
 	if (nblk == 1) {
-		/* one block: its tiles' transforms are tasks, then slots of P take
-		 * the groups */
-		ox_cg_tasks(cg, (long)w.tiles);
+		/* one block (at the top, so at any size): its tiles' transforms
+		 * are tasks, then slots of P take the groups */
+		ox_cg_tasks_dim(cg, w.tiles);
 		ox_cg_line(cg, 1, "const long tt = t;");
 		ox_cg_line(cg, 1, "float *v = (float *)out%d + t * %lld;", n->nout - 1, (long long)w.cp);
 		input_tile(cg, 1, &w);
 		ox_cg_tasks(cg, q->wslots);
 		ox_cg_line(cg, 1, geo_line, (long long)q->C, (long long)q->C);
+		if (wo.len)
+			ox_cg_line(cg, 1, "%s", wo.s);
 		ox_cg_line(cg, 1, "const float *const vs = (const float *)out%d;", n->nout - 1);
 		ox_cg_line(cg, 1, "float *const ps = (float *)out%d + %lld + t * %lld;", n->nout - 1,
 			   (long long)(w.T2 * q->wvs), (long long)(w.T2 * q->wps));
-		ox_cg_line(cg, 1, "const long tb = 0, nb = %lld;", (long long)w.tiles);
+		ox_cg_line(cg, 1, "const long tb = 0, nb = %s;", D(w.tiles));
 		ox_cg_line(cg, 1, "for (long gi = t; gi < %lld; gi += %d) { /* groups of %d output vectors */", (long long)w.ng,
 			   q->wslots, q->ocb);
 		group(cg, 2, &w);
 		ox_cg_line(cg, 1, "}");
+		ox_buf_free(&wo);
 		return 0;
 	}
 	/* blocks: a slot's task takes every wslots-th, transforms its tiles
 	 * (V), then computes every group (P) */
 	ox_cg_tasks(cg, q->wslots);
 	ox_cg_line(cg, 1, geo_line, (long long)q->C, (long long)q->C);
+	if (wo.len)
+		ox_cg_line(cg, 1, "%s", wo.s);
 	ox_cg_line(cg, 1, "float *const vs = (float *)out%d + t * %lld, *const ps = vs + %lld;", n->nout - 1,
 		   (long long)q->wslot, (long long)(w.T2 * q->wvs));
-	ox_cg_line(cg, 1, "for (long blk = t; blk < %lld; blk += %d) {", (long long)nblk, q->wslots);
-	if (lastb == q->wnt)
+	ox_cg_line(cg, 1, "for (long blk = t; blk < %s; blk += %d) {", D(dnblk), q->wslots);
+	if (w.trt)
+		ox_cg_line(cg, 2, "const long tb = blk * %lld, nb = %s - tb < %lld ? %s - tb : %lld; /* the block's first "
+			   "tile, its tiles */", (long long)q->wnt, D(w.tiles), (long long)q->wnt, D(w.tiles),
+			   (long long)q->wnt);
+	else if (lastb == q->wnt)
 		ox_cg_line(cg, 2, "const long tb = blk * %lld, nb = %lld; /* the block's first tile, its tiles */",
 			   (long long)q->wnt, (long long)q->wnt);
 	else
@@ -548,5 +619,6 @@ int ox_cg_emit_conv_wino(ox_cg *cg, ox_graph *g, ox_node *n)
 	group(cg, 3, &w);
 	ox_cg_line(cg, 2, "}");
 	ox_cg_line(cg, 1, "}");
+	ox_buf_free(&wo);
 	return 0;
 }

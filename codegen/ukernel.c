@@ -45,10 +45,11 @@ int ox_uk_epi(ox_cg *cg, ox_graph *g, ox_node *n, ox_epi *E)
 	E->n = n->nin - E->first;
 	if (E->n > OX_MAXEO)
 		return ox_error(g, n, "more than %d epilogue operands", OX_MAXEO);
-	int64_t on = ox_shape_numel(&ox_out(g, n, 0)->shape);
+	/* element counts as dims: equal when the shapes are (run-time ones too) */
+	ox_dim on = ox_shape_numel_dim(g, &ox_out(g, n, 0)->shape);
 	for (int j = 0; j < E->n; j++) {
 		ox_value *v = ox_in(g, n, E->first + j);
-		int64_t m = ox_shape_numel(&v->shape);
+		ox_dim m = ox_shape_numel_dim(g, &v->shape);
 		E->kind[j] = m == 1 ? (v->kind == OX_V_CONST ? OX_EO_LIT : OX_EO_SCALAR) : m == on ? OX_EO_FULL : OX_EO_CHAN;
 		if (E->kind[j] == OX_EO_LIT)
 			E->lit[j] = ox_tensor_get_f64(v->data, 0);
@@ -145,12 +146,22 @@ const char *ox_uk_kernel(ox_cg *cg, const ox_ukshape *s, const ox_epi *E)
 	memset(&none, 0, sizeof none);
 	if (s->raw)
 		E = &none, es[0] = 0;
-	snprintf(name, sizeof name, "ox_uk%dx%d_a%ld%s%s_w%ld%s%s%s%s%s%s", s->rows, s->ocb, s->ar, rws, s->ac1 ? "" : "_c",
+	char as[32];
+	if (s->arq)
+		snprintf(as, sizeof as, "q");
+	else
+		snprintf(as, sizeof as, "%ld", s->ar);
+	snprintf(name, sizeof name, "ox_uk%dx%d_a%s%s%s_w%ld%s%s%s%s%s%s", s->rows, s->ocb, as, rws, s->ac1 ? "" : "_c",
 		 s->ws, ys, ts, s->acc ? "_acc" : s->bias ? "" : "_z", s->pf ? "_pf" : "", s->raw ? "_raw" : "", es);
 	ox_buf t = {0};
-	ox_buf_printf(&t, "/* micro-kernel: %d rows (inputs %ld floats apart) x %d vectors, weight rows %ld floats "
-			  "apart%s */\n",
-		      s->rows, s->ar, s->ocb, s->ws, s->tail ? ", the last vector partial" : "");
+	if (s->arq)
+		ox_buf_printf(&t, "/* micro-kernel: %d rows (inputs q->s1 floats apart) x %d vectors, weight rows %ld floats "
+				  "apart%s */\n",
+			      s->rows, s->ocb, s->ws, s->tail ? ", the last vector partial" : "");
+	else
+		ox_buf_printf(&t, "/* micro-kernel: %d rows (inputs %ld floats apart) x %d vectors, weight rows %ld floats "
+				  "apart%s */\n",
+			      s->rows, s->ar, s->ocb, s->ws, s->tail ? ", the last vector partial" : "");
 	ox_buf_printf(&t, "static OX_UNUSED void %s(const float *restrict a, const float *restrict w, float *restrict y,\n"
 			  "\t\tconst float *restrict bias, const ox_ukgeo *restrict q%s)\n{\n", name,
 		      E->n ? ", const float *const *e" : "");
@@ -184,6 +195,8 @@ const char *ox_uk_kernel(ox_cg *cg, const ox_ukshape *s, const ox_epi *E)
 		ox_buf_puts(&t, "\t(void)bias;\n");
 	if (E->n) /* operands that are literals do not read e */
 		ox_buf_puts(&t, "\t(void)e;\n");
+	if (s->arq)
+		ox_buf_puts(&t, "\tconst long ar = q->s1; /* floats between the rows' inputs */\n");
 	ox_buf_puts(&t, "\tfor (long i1 = 0; i1 < q->n1; i1++) {\n"
 			"\t\tconst long kc = i1 == q->n1 - 1 ? q->kcl : q->kc;\n"
 			"\t\tfor (long i2 = 0; i2 < q->n2; i2++)\n"
@@ -204,7 +217,10 @@ const char *ox_uk_kernel(ox_cg *cg, const ox_ukshape *s, const ox_epi *E)
 			ox_buf_printf(&t, "\t\t\t\tOX_PREFETCH(w + q->pf + %d);\n", o * b);
 	for (int r = 0; r < s->rows; r++) {
 		long off = s->rw ? (long)(r / s->rw) * s->rs + (long)(r % s->rw) * s->ar : (long)r * s->ar;
-		ox_buf_printf(&t, "\t\t\t\tx = ox_vf_set1(p[%ld]);\n", off);
+		if (s->arq && r)
+			ox_buf_printf(&t, "\t\t\t\tx = ox_vf_set1(p[%d * ar]);\n", r);
+		else
+			ox_buf_printf(&t, "\t\t\t\tx = ox_vf_set1(p[%ld]);\n", s->arq ? 0L : off);
 		for (int o = 0; o < s->ocb; o++)
 			ox_buf_printf(&t, "\t\t\t\ts%d_%d = ox_vf_fma(x, w%d, s%d_%d);\n", r, o, o, r, o);
 	}
@@ -250,4 +266,50 @@ void ox_uk_loop(ox_cg *cg, int lvl, const ox_epi *E, int rows, long yr, const ch
 		ox_uk_call(cg, lvl + 1, E, yr, ktail, args, chan);
 		ox_cg_line(cg, lvl, "}");
 	}
+}
+
+/* ---- run-time extents ---- */
+
+int ox_uk_tails(int rows, int *size)
+{
+	int n = 0, p = 1;
+	while (p * 2 < rows)
+		p *= 2;
+	for (; p >= 1 && rows > 1; p /= 2) {
+		if (n == OX_UK_MAXTAILS)
+			ox_die("ukernel: a tile of %d rows has too many tails", rows);
+		size[n++] = p;
+	}
+	return n;
+}
+
+void ox_uk_loop_rt(ox_cg *cg, int lvl, const ox_epi *E, int rows, long yr, const char *kfull, int nt,
+		   const int *size, char (*ktail)[96], const char *args, const char *chan)
+{
+	ox_cg_line(cg, lvl, "long i = p0;");
+	ox_cg_line(cg, lvl, "for (; i + %d <= p1; i += %d) {", rows, rows);
+	ox_uk_call(cg, lvl + 1, E, yr, kfull, args, chan);
+	ox_cg_line(cg, lvl, "}");
+	for (int j = 0; j < nt; j++) {
+		ox_cg_line(cg, lvl, "if (i + %d <= p1) { /* the rest: %d rows */", size[j], size[j]);
+		ox_uk_call(cg, lvl + 1, E, yr, ktail[j], args, chan);
+		if (j < nt - 1)
+			ox_cg_line(cg, lvl + 1, "i += %d;", size[j]);
+		ox_cg_line(cg, lvl, "}");
+	}
+}
+
+const char *ox_uk_dimtext(ox_cg *cg, ox_dim d)
+{
+	static char ring[16][48];
+	static int at;
+	int64_t lo, hi, v = ox_dim_eval(cg->g, d);
+	at = (at + 1) % 16;
+	if (v >= 0)
+		snprintf(ring[at], sizeof ring[at], "%lld", (long long)v);
+	else if (!ox_dim_range(cg->g, d, &lo, &hi))
+		snprintf(ring[at], sizeof ring[at], "%lld..%lld", (long long)lo, (long long)hi);
+	else
+		snprintf(ring[at], sizeof ring[at], "?");
+	return ring[at];
 }

@@ -45,6 +45,9 @@ typedef struct {
 	int pf;         /* prefetch the weights q->pf floats ahead (the next group's) */
 	int acc;        /* start from the values in y (a later chunk of the reduction) */
 	int raw;        /* store the sums without the epilogue (not the last chunk) */
+	int arq;        /* the rows' inputs are q->s1 floats apart, a run-time stride (a
+			   product of activations whose K is a run-time dim); ar unused.
+			   Only for walks of one tap (n1 = 1: s1 is free) */
 } ox_ukshape;
 /* The kernel for shape s and epilogue E, emitted once; returns its name
  * (a static buffer). Its parameters: (a, w, y, bias, q[, e]). */
@@ -62,4 +65,18 @@ void ox_uk_loop(ox_cg *cg, int lvl, const ox_epi *E, int rows, long yr, const ch
 		const char *args, const char *chan);
 /* one call of kern at row `i` (a variable in scope), with its epilogue operands */
 void ox_uk_call(ox_cg *cg, int lvl, const ox_epi *E, long yr, const char *kern, const char *args, const char *chan);
+
+/* Run-time extents (docs/dynamic.md): when p1 - p0 is known only when the
+ * program runs, the rows after the full tiles are any number below `rows`,
+ * so they are covered by tiles of 2^j rows, the largest first (at most one
+ * each: the binary digits of the rest). ox_uk_tails fills the sizes (2^j
+ * below rows, descending) and returns how many; ox_uk_loop_rt is
+ * ox_uk_loop with ktail[j] the kernel of size[j] rows. */
+#define OX_UK_MAXTAILS 5
+int ox_uk_tails(int rows, int *size);
+void ox_uk_loop_rt(ox_cg *cg, int lvl, const ox_epi *E, int rows, long yr, const char *kfull, int nt,
+		   const int *size, char (*ktail)[96], const char *args, const char *chan);
+/* d for a comment: its value, or its range "LO..HI" when a run-time dim
+ * (rotating buffer) */
+const char *ox_uk_dimtext(ox_cg *cg, ox_dim d);
 #endif

@@ -24,6 +24,10 @@ static int64_t numel(ox_graph *g, const ox_node *n, int k, int out)
 	int64_t m = ox_shape_numel(&v->shape);
 	if (m < 0)
 		m = ox_shape_max_numel(g, &v->shape);
+	/* at most what it was planned for (--max, --max-elems): the product
+	 * of the dims' tops can be far larger, and overflow what it multiplies */
+	if (v->cap > 0 && (m < 0 || m > v->cap))
+		m = v->cap;
 	return m < 0 ? 0 : m;
 }
 

@@ -11,11 +11,18 @@
 #include "family.h"
 #include <string.h>
 
-/* c(i) of a plan row (see ox_ir_data_plan) */
-static int64_t coord(const int64_t *a, int64_t i)
+/* A plan row with constant fields (see ox_ir_data_plan): the extent, the
+ * strides (the input's signed) and the Pad kind's a, m, lo */
+typedef struct {
+	int64_t n, is, os, a, m, lo;
+	int kind;
+} crow;
+
+/* c(i) of a plan row */
+static int64_t coord(const crow *a, int64_t i)
 {
-	int64_t t = i - a[4], m = a[5];
-	switch (a[3]) {
+	int64_t t = i - a->a, m = a->m;
+	switch (a->kind) {
 	case OX_PLAN_EDGE:
 		t = t < 0 ? 0 : t >= m ? m - 1 : t;
 		break;
@@ -35,18 +42,18 @@ static int64_t coord(const int64_t *a, int64_t i)
 	default:
 		return i;
 	}
-	return a[6] + t;
+	return a->lo + t;
 }
 
-static void run_plan(int64_t (*ax)[7], int nax, const unsigned char *src, int64_t ib,
+static void run_plan(const crow *ax, int nax, const unsigned char *src, int64_t ib,
 		     unsigned char *dst, int64_t ob, size_t es)
 {
 	if (nax == 0) {
 		memcpy(dst + ob * es, src + ib * es, es);
 		return;
 	}
-	for (int64_t i = 0; i < ax[0][0]; i++)
-		run_plan(ax + 1, nax - 1, src, ib + coord(ax[0], i) * ax[0][1], dst, ob + i * ax[0][2], es);
+	for (int64_t i = 0; i < ax[0].n; i++)
+		run_plan(ax + 1, nax - 1, src, ib + coord(ax, i) * ax[0].is, dst, ob + i * ax[0].os, es);
 }
 
 /* fill t with copies of the es-byte element at v */
@@ -67,10 +74,19 @@ static int64_t prod(const ox_shape *s, int from, int to)
 
 static int eval_plan(ox_graph *g, ox_node *n, ox_tensor **in, ox_tensor **out, size_t es)
 {
-	int64_t ax[2 * OX_MAX_RANK][7], ib, ob;
-	int nax;
-	if (ox_ir_data_plan(g, n, ax, &nax, &ib, &ob))
+	ox_plan p;
+	crow ax[2 * OX_MAX_RANK];
+	if (ox_ir_data_plan(g, n, &p))
 		return -1;
+	/* constant shapes give constant fields (a dim past 2^63 would not be) */
+	if (p.ib < 0 || p.ob < 0)
+		return -1;
+	for (int k = 0; k < p.nax; k++) {
+		const ox_plan_axis *a = &p.ax[k];
+		if (a->n < 0 || a->is < 0 || a->os < 0 || a->a < 0 || a->m < 0 || a->lo < 0 || a->bc)
+			return -1;
+		ax[k] = (crow){a->n, a->neg ? -a->is : a->is, a->os, a->a, a->m, a->lo, a->kind};
+	}
 	if (n->op == OX_OP_Pad && !strcmp(ox_attr_str(n, "mode", "constant"), "constant")) {
 		unsigned char v[16] = {0};
 		if (n->nin > 2 && in[2] && ox_tensor_numel(in[2]) == 1)
@@ -81,7 +97,7 @@ static int eval_plan(ox_graph *g, ox_node *n, ox_tensor **in, ox_tensor **out, s
 		}
 		fill(out[0], v, es);
 	}
-	run_plan(ax, nax, in[0]->data, ib, out[0]->data, ob, es);
+	run_plan(ax, p.nax, in[0]->data, p.ib, out[0]->data, p.ob, es);
 	return 0;
 }
 
@@ -146,7 +162,7 @@ int eval_data(ox_graph *g, ox_node *n, ox_tensor **in, ox_tensor **out)
 	case OX_OP_Split: {
 		int axis;
 		static ox_dim sizes[4096];
-		if (n->nout > 4096 || ox_ir_data_split(g, n, &axis, sizes))
+		if (n->nout > 4096 || ox_ir_data_split(g, n, &axis, sizes) != 0)
 			return -1;
 		const ox_shape *xs = &in[0]->shape;
 		int64_t outer = prod(xs, 0, axis), inner = prod(xs, axis + 1, xs->rank) * (int64_t)es;

@@ -1,7 +1,7 @@
 /* eval_index.c: constant folding for the indexing family.
  *
- * NonZero must fold: its output size depends on the data, so a constant
- * input is the one case onnxcc compiles (infer_index.c refuses the rest).
+ * NonZero of a constant folds to its table (of anything else its count is
+ * a data symbol the emitted code computes).
  * GatherElements, GatherND, Trilu, Compress and EyeLike move whole elements
  * (bytes, exact for every dtype); CumSum/CumProd accumulate as the emitted
  * code does (integers in int64, wrapped to the type by the store; floats in
@@ -144,7 +144,7 @@ static int fold_cum(ox_graph *g, ox_node *n, ox_tensor **in, ox_tensor *y)
 {
 	const ox_shape *xs = &in[0]->shape;
 	int axis, dt = y->dtype, sum = n->op == OX_OP_CumSum;
-	if (ox_index_axis(g, n, &axis))
+	if (ox_index_axis(g, n, &axis) || axis < 0)
 		return -1;
 	int kind = dt == OX_F32 || dt == OX_F16 || dt == OX_BF16 ? 0 : dt == OX_F64 ? 1 : 2;
 	if (kind == 2 && !ox_dtype_is_int(dt))

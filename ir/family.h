@@ -17,15 +17,48 @@ int ox_attn_dims(ox_graph *g, ox_node *n, ox_attn_geom *a);
 int ox_rope_dims(ox_graph *g, ox_node *n, int64_t *heads, int64_t *hd, int64_t *rot);
 
 /* ---- data (ir/infer_data.c) ----
- * A copy plan row: kind OX_PLAN_LIN, or how Pad maps a coordinate outside
- * the input (edge, reflect, wrap); see ox_ir_data_plan. */
+ * A copy plan (ox_ir_data_plan) is a box of axes: for every index vector i
+ * in it, out[ob + sum_k i_k*os_k] = in[ib + sum_k c_k(i_k)*is_k], where
+ * c_k(i) = i for kind OX_PLAN_LIN and, for the Pad kinds, c_k(i) =
+ * lo + f(i - a) with f folding an index into [0, m) by edge clamping,
+ * reflection or wraparound. Every field is a dim (constants when the shapes
+ * are), strides count elements; neg: the input stride is -is (a Slice's
+ * negative step); bc: 0, or an input dim known only at run time that is
+ * broadcast when it is 1 (Expand): is counts only when bc != 1. */
 enum { OX_PLAN_LIN, OX_PLAN_EDGE, OX_PLAN_REFLECT, OX_PLAN_WRAP };
+typedef struct {
+	ox_dim n, is, os;
+	int neg, kind;
+	ox_dim bc;
+	ox_dim a, m, lo;
+} ox_plan_axis;
+typedef struct {
+	int nax;
+	ox_plan_axis ax[2 * OX_MAX_RANK];
+	ox_dim ib, ob;
+} ox_plan;
+/* 0 with the plan; 1 when the op's parameters are read from data when the
+ * program runs (no plan: the emitter computes the indices then); -1 after
+ * an error */
+int ox_ir_data_plan(ox_graph *g, const ox_node *n, ox_plan *p);
+/* Slice against input shape in: per axis the first index, the step and the
+ * length. Returns 0; 1 when some axes depend on data read at run time (rt[k]
+ * set for those, whose start/step/len are then meaningless; rt may be NULL);
+ * -1 after an error. Also opt/plan.c's views. */
 int ox_ir_data_slice(ox_graph *g, const ox_node *n, const ox_shape *in,
-		     int64_t *start, int64_t *step, ox_dim *len); /* also opt/plan.c's views */
-int ox_ir_data_plan(ox_graph *g, const ox_node *n, int64_t (*ax)[7], int *nax, int64_t *ib, int64_t *ob);
+		     ox_dim *start, int64_t *step, ox_dim *len, char *rt);
+/* Split: the axis and the sizes; 1 when the sizes are read from data at run
+ * time (sizes[k] are then the outputs' dims: data symbols) */
 int ox_ir_data_split(ox_graph *g, const ox_node *n, int *axis, ox_dim *sizes);
 int ox_ir_data_perm(ox_graph *g, const ox_node *n, int rank, int *perm);
-int ox_ir_data_pads(ox_graph *g, const ox_node *n, int rank, int64_t *pads);
+/* Pad: pads[0..rank) the begin pads, pads[rank..2*rank) the end pads of
+ * every axis (constants of any sign, or dims); 1 when some are read from
+ * data at run time (pads or axes) */
+int ox_ir_data_pads(ox_graph *g, const ox_node *n, int rank, ox_sv *pads);
+/* Dropout: may it be in training mode with a ratio other than 0 when it
+ * runs (training_mode or ratio read from data)? Then its code checks that
+ * and fails the run (opt/elide.c keeps it). */
+int ox_ir_data_dropout_checks(ox_graph *g, const ox_node *n);
 
 /* ---- index (ir/infer_index.c) ---- */
 int ox_index_axis(ox_graph *g, ox_node *n, int *axis);
@@ -42,6 +75,24 @@ int ox_ir_nn_convt(ox_graph *g, const ox_node *n, int nsp, const int64_t *in, co
 		   const int64_t *s, const int64_t *d, int64_t *pads, int autopad, int64_t *out);
 int ox_ir_nn_resize(ox_graph *g, const ox_node *n, const ox_shape *x, ox_dim *osize, double *scale,
 		    double *roi);
+/* A Resize whose output sizes, scales or taps are computed when the
+ * program runs (an input dim known only then, or scales, sizes or a
+ * tf_crop_and_resize roi that are not constants): what the node gives,
+ * decoded once for infer_resize and codegen/emit_nn.c. */
+typedef struct {
+	int naxes, axes[OX_MAX_RANK];
+	int sizes;    /* the sizes input gives the output (else the scales) */
+	int in;       /* the index of that input */
+	int known;    /* its values are constants, in v[] */
+	double v[OX_MAX_RANK];
+	int policy;   /* keep_aspect_ratio_policy: 0 stretch, 1 not_larger, 2 not_smaller */
+	int roi;      /* tf_crop_and_resize whose roi is read at run time: its input
+			 index; else -1 and r[] holds the roi, full rank [starts, ends] */
+	double r[2 * OX_MAX_RANK];
+} ox_resize_rt;
+/* is the Resize computed from constants alone (ox_ir_nn_resize), else ox_ir_nn_resize_rt */
+int ox_ir_nn_resize_static(ox_graph *g, const ox_node *n);
+int ox_ir_nn_resize_rt(ox_graph *g, const ox_node *n, int rank, ox_resize_rt *rz);
 /* the blocked kernel computes it (f32 rank 4, N and C kept, not tf_crop_and_resize) */
 int ox_ir_nn_resize_blockable(ox_graph *g, const ox_node *n);
 int infer_pool(ox_graph *g, ox_node *n); /* also LpPool's: its window is AveragePool's */

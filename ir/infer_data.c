@@ -2,11 +2,15 @@
  * Transpose, Concat, Split, Slice, Gather, Pad, Range, ...).
  *
  * Inputs that define an output shape (Reshape's shape, Slice's starts,
- * Pad's pads, ...) must be constants here: the fold pass has already turned
- * exporters' shape arithmetic into constants. The decoders and copy plans
- * ox_ir_data_* are shared with ir/eval_data.c and codegen/emit_data.c
- * (which repeat their prototypes: ir.h is not ours to extend), so all
- * three layers read an op's attributes-or-inputs in exactly one way.
+ * Pad's pads, ...) are read as far as the compiler knows them
+ * (docs/dynamic.md): constants and symbolic values (ox_in_svals) give
+ * constant or symbolic dims; elements read from data when the program runs
+ * give data symbols (ox_dim_data) the node computes, bounded where the op
+ * bounds them (a Slice or a Split by its axis) and unbounded otherwise
+ * (Range, Expand, Tile, Pad, ConstantOfShape: the bounds pass takes the
+ * user's --max). The decoders and copy plans ox_ir_data_* (ir/family.h)
+ * are shared with ir/eval_data.c and codegen/emit_data.c, so all three
+ * layers read an op's attributes-or-inputs in exactly one way.
  */
 #include "ir.h"
 #include "family.h"
@@ -49,6 +53,117 @@ static int int_list(ox_graph *g, const ox_node *n, int k, const char *attr,
 		return ox_error(g, n, "%s attribute has %d values, at most %d supported", what, m, cap);
 	if (m)
 		memcpy(v, a, (size_t)m * sizeof *v);
+	return m;
+}
+
+/* The same list as far as the compiler knows it: each element a constant,
+ * a dim (a symbolic value's), or OX_SV_UNKNOWN when the input is computed
+ * from data (its length must then be known). */
+static int sv_list(ox_graph *g, const ox_node *n, int k, const char *attr,
+		   ox_sv *v, int cap, const char *what)
+{
+	ox_value *iv = ox_in(g, n, k);
+	if (!iv || ox_in_const(g, n, k)) {
+		static int64_t c[4096];
+		int m = int_list(g, n, k, attr, c, cap < 4096 ? cap : 4096, what);
+		for (int i = 0; i < m; i++)
+			v[i] = (ox_sv){OX_SV_CONST, c[i], 0};
+		return m;
+	}
+	if (!ox_dtype_is_int(iv->dtype))
+		return ox_error(g, n, "%s input '%s' has dtype %s, expected an integer type",
+				what, iv->name, ox_dtype_name(iv->dtype));
+	int m = ox_in_svals(g, n, k, v, cap);
+	if (m >= 0)
+		return m;
+	if (!iv->has_shape || iv->shape.rank > 1 || !ox_shape_is_const(&iv->shape))
+		return ox_error(g, n, "%s input '%s' is read when the program runs, and its length must be "
+				"known when compiling", what, iv->name);
+	int64_t c = ox_shape_numel(&iv->shape);
+	if (c > cap)
+		return ox_error(g, n, "%s input '%s' has %lld values, at most %d supported",
+				what, iv->name, (long long)c, cap);
+	for (int64_t i = 0; i < c; i++)
+		v[i] = (ox_sv){OX_SV_UNKNOWN, 0, 0};
+	return (int)c;
+}
+
+/* are the m elements constants? (then copied to c, when not NULL) */
+static int sv_consts(const ox_sv *v, int m, int64_t *c)
+{
+	for (int i = 0; i < m; i++) {
+		if (v[i].kind != OX_SV_CONST)
+			return 0;
+		if (c)
+			c[i] = v[i].c;
+	}
+	return 1;
+}
+
+/* min(a, b) and max(a, b), or the operand the ranges of their symbols
+ * show to be it always */
+static ox_dim dmin(ox_graph *g, ox_dim a, ox_dim b)
+{
+	int64_t al, ah, bl, bh;
+	if (!ox_dim_range(g, a, &al, &ah) && !ox_dim_range(g, b, &bl, &bh)) {
+		if (ah >= 0 && ah <= bl)
+			return a;
+		if (bh >= 0 && bh <= al)
+			return b;
+	}
+	return ox_dim_op(g, OX_DE_MIN, a, b);
+}
+
+static ox_dim dmax(ox_graph *g, ox_dim a, ox_dim b)
+{
+	int64_t al, ah, bl, bh;
+	if (!ox_dim_range(g, a, &al, &ah) && !ox_dim_range(g, b, &bl, &bh)) {
+		if (bh >= 0 && bh <= al)
+			return a;
+		if (ah >= 0 && ah <= bl)
+			return b;
+	}
+	return ox_dim_op(g, OX_DE_MAX, a, b);
+}
+
+/* a - b for a dim b that is never more than a, with a - (a - x) written
+ * x; where the ranges of their symbols cannot show the difference is not
+ * negative (they forget that b <= a), written max(a - b, 0), the same
+ * value, so that the bounds pass takes it */
+static ox_dim dsub(ox_graph *g, ox_dim a, ox_dim b)
+{
+	if (b < 0 && -b - 1 < g->ndexprs) {
+		const ox_dexpr *e = &g->dexprs[-b - 1];
+		if (e->op == OX_DE_SUB && e->a == a)
+			return e->b;
+	}
+	ox_dim r = ox_dim_sub(g, a, b);
+	int64_t lo, hi;
+	if (r < 0 && !ox_dim_range(g, r, &lo, &hi) && lo < 0)
+		r = ox_dim_op(g, OX_DE_MAX, r, 0);
+	return r;
+}
+
+/* ceil(a / q) for a constant q >= 1; past any axis's length (a + q - 1
+ * would overflow) it is min(a, 1) */
+static ox_dim ceil_div(ox_graph *g, ox_dim a, int64_t q)
+{
+	if (q >= OX_MAX_BYTES)
+		return dmin(g, a, 1);
+	return ox_dim_ceildiv(g, a, q);
+}
+
+/* the largest of the tops of s's dims (at least 1), -1 if one is unbounded */
+static int64_t max_dim_hi(ox_graph *g, const ox_shape *s)
+{
+	int64_t m = 1;
+	for (int k = 0; k < s->rank; k++) {
+		int64_t h = ox_dim_hi(g, s->d[k]);
+		if (h < 0)
+			return -1;
+		if (h > m)
+			m = h;
+	}
 	return m;
 }
 
@@ -97,30 +212,47 @@ int infer_identity(ox_graph *g, ox_node *n)
 	return 0;
 }
 
+/* the ratio a Dropout reads, when it is a constant (*r set; the spec's 0.5
+ * when input 1 is omitted); 0 when it is read from data */
+static int dropout_ratio(ox_graph *g, const ox_node *n, double *r)
+{
+	*r = 0.5;
+	if (!ox_in(g, n, 1))
+		return 1;
+	const ox_tensor *t = ox_in_const(g, n, 1);
+	if (!t)
+		return 0;
+	*r = ox_tensor_numel(t) > 0 ? ox_tensor_get_f64(t, 0) : 0.5;
+	return 1;
+}
+
+int ox_ir_data_dropout_checks(ox_graph *g, const ox_node *n)
+{
+	if (!ox_in(g, n, 2))
+		return 0; /* inference */
+	const ox_tensor *t = ox_in_const(g, n, 2);
+	if (t && !(ox_tensor_numel(t) > 0 && ox_tensor_get_i64(t, 0)))
+		return 0; /* training_mode false */
+	double r;
+	return !dropout_ratio(g, n, &r) || r != 0;
+}
+
 int infer_dropout(ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0);
-	ox_value *tm = ox_in(g, n, 2);
-	if (tm) {
-		const ox_tensor *t = ox_in_const(g, n, 2);
-		if (!t)
-			return ox_need_const(g, n, 2, "training_mode input '%s' is not a constant; only inference is supported", tm->name);
-		if (ox_tensor_numel(t) > 0 && ox_tensor_get_i64(t, 0)) {
-			/* training with ratio 0 drops nothing: the identity with an
-			 * all-true mask, exactly. Any other ratio needs random numbers
-			 * that cannot reproduce the reference's RNG. */
-			double ratio = 0.5; /* the spec's default when input 1 is omitted */
-			if (ox_in(g, n, 1)) {
-				const ox_tensor *r = ox_in_const(g, n, 1);
-				if (!r)
-					return ox_need_const(g, n, 1, "ratio input '%s' is not a constant; training-mode Dropout needs ratio 0",
-					                     ox_in(g, n, 1)->name);
-				ratio = ox_tensor_numel(r) > 0 ? ox_tensor_get_f64(r, 0) : 0.5;
-			}
-			if (ratio != 0)
-				return ox_error(g, n, "training_mode is true with ratio %g: random dropout is not supported "
-				                "(only ratio 0, the identity, is)", ratio);
-		}
+	const ox_tensor *t = ox_in(g, n, 2) ? ox_in_const(g, n, 2) : NULL;
+	double ratio;
+	if (t && ox_tensor_numel(t) > 0 && ox_tensor_get_i64(t, 0) && dropout_ratio(g, n, &ratio) && ratio != 0)
+		/* training with ratio 0 drops nothing: the identity with an
+		 * all-true mask, exactly. Any other ratio needs random numbers
+		 * that cannot reproduce the reference's RNG. A training_mode or
+		 * ratio read from data is checked when the program runs. */
+		return ox_error(g, n, "training_mode is true with ratio %g: random dropout is not supported "
+				"(only ratio 0, the identity, is)", ratio);
+	for (int k = 1; k < 3; k++) {
+		ox_value *v = ox_in(g, n, k);
+		if (v && !ox_in_const(g, n, k) && (!v->has_shape || ox_shape_numel(&v->shape) != 1))
+			return ox_error(g, n, "input %d '%s' must be a scalar", k, v->name);
 	}
 	ox_set_out(g, n, 0, x->dtype, &x->shape);
 	/* the mask is T before opset 10, bool after */
@@ -357,21 +489,56 @@ int infer_flatten(ox_graph *g, ox_node *n)
 	return 0;
 }
 
+/* Squeeze or Unsqueeze with axes read from data: the rank is the axes
+ * list's length off or on, and every output dim a data symbol the node
+ * computes (Squeeze: one of the input's dims, Unsqueeze: one of them or
+ * 1), at most the input's largest dim; the output holds the input's
+ * elements. */
+static int squeeze_from_data(ox_graph *g, ox_node *n, ox_value *x, int m)
+{
+	int r = n->op == OX_OP_Squeeze ? x->shape.rank - m : x->shape.rank + m;
+	if (r < 0)
+		return ox_error(g, n, "squeezing %d axes of a rank %d input", m, x->shape.rank);
+	if (r > OX_MAX_RANK)
+		return ox_error(g, n, "output rank %d exceeds %d", r, OX_MAX_RANK);
+	ox_shape o = {r, {0}};
+	int64_t hi = max_dim_hi(g, &x->shape);
+	for (int k = 0; k < r; k++)
+		o.d[k] = ox_dim_data(g, n->out[0], k, hi);
+	ox_set_out(g, n, 0, x->dtype, &o);
+	int64_t top = ox_shape_max_numel(g, &x->shape);
+	if (top >= 0)
+		ox_out(g, n, 0)->cap = top > 0 ? top : 1; /* cap 0 is "none" */
+	return 0;
+}
+
 int infer_squeeze(ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0);
 	int r = x->shape.rank;
 	int64_t axes[OX_MAX_RANK];
-	int m = int_list(g, n, 1, "axes", axes, OX_MAX_RANK, "axes");
+	ox_sv sv[OX_MAX_RANK];
+	int m = sv_list(g, n, 1, "axes", sv, OX_MAX_RANK, "axes");
 	if (m == -1)
 		return -1;
+	if (m > 0 && !sv_consts(sv, m, axes))
+		return squeeze_from_data(g, n, x, m);
 	char drop[OX_MAX_RANK] = {0};
 	if (m == -2 || m == 0) { /* no axes (or an empty list, as ORT reads it): every 1 goes */
 		for (int k = 0; k < r; k++) {
-			if (x->shape.d[k] < 0)
+			ox_dim d = x->shape.d[k];
+			int64_t lo, hi;
+			if (d >= 0) {
+				drop[k] = d == 1;
+				continue;
+			}
+			if (!ox_dim_range(g, d, &lo, &hi) && (lo > 1 || hi == 0))
+				continue; /* a run-time dim that is never 1 */
+			if (ox_dim_range(g, d, &lo, &hi))
 				return ox_error(g, n, "no axes given and dim %d depends on the unbound symbol '%s'",
-						k, ox_dim_unbound(g, x->shape.d[k]));
-			drop[k] = x->shape.d[k] == 1;
+						k, ox_dim_unbound(g, d));
+			return ox_error(g, n, "no axes given and dim %d, known only at run time, may be 1 "
+					"(%lld..%lld): give the axes", k, (long long)lo, (long long)hi);
 		}
 	} else {
 		if (norm_axes(g, n, axes, m, r, "squeeze"))
@@ -380,6 +547,14 @@ int infer_squeeze(ox_graph *g, ox_node *n)
 			ox_dim d = x->shape.d[axes[i]];
 			if (d >= 0 && d != 1)
 				return ox_error(g, n, "cannot squeeze axis %lld of size %lld", (long long)axes[i], (long long)d);
+			/* a run-time dim squeezed would have to be 1, which a view
+			 * (no code) cannot check when the program runs */
+			if (ox_dim_is_rt(g, d)) {
+				char e[256];
+				ox_dim_str(g, d, e, sizeof e);
+				return ox_error(g, n, "cannot squeeze axis %lld, whose size %s is known only at run time "
+						"(it must be 1: fix it with --shape or --dim)", (long long)axes[i], e);
+			}
 			drop[axes[i]] = 1;
 		}
 	}
@@ -395,11 +570,14 @@ int infer_unsqueeze(ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0);
 	int64_t axes[OX_MAX_RANK];
-	int m = int_list(g, n, 1, "axes", axes, OX_MAX_RANK, "axes");
+	ox_sv sv[OX_MAX_RANK];
+	int m = sv_list(g, n, 1, "axes", sv, OX_MAX_RANK, "axes");
 	if (m == -1)
 		return -1;
 	if (m == -2)
 		return ox_error(g, n, "no axes given");
+	if (!sv_consts(sv, m, axes))
+		return squeeze_from_data(g, n, x, m);
 	int r = x->shape.rank + m;
 	if (r > OX_MAX_RANK)
 		return ox_error(g, n, "output rank %d exceeds %d", r, OX_MAX_RANK);
@@ -510,23 +688,35 @@ int ox_ir_data_split(ox_graph *g, const ox_node *n, int *axis, ox_dim *sizes)
 	int nout = n->nout;
 	if (nout > MAX_SPLIT)
 		return ox_error(g, n, "%d outputs, at most %d supported", nout, MAX_SPLIT);
-	static int64_t sp[MAX_SPLIT];
-	int m = int_list(g, n, 1, "split", sp, MAX_SPLIT, "split");
+	static ox_sv sp[MAX_SPLIT];
+	int m = sv_list(g, n, 1, "split", sp, MAX_SPLIT, "split");
 	if (m == -1)
 		return -1;
 	if (m >= 0) {
 		if (m != nout)
 			return ox_error(g, n, "split has %d sizes for %d outputs", m, nout);
 		int64_t sum = 0;
+		int consts = 1, data = 0;
 		for (int k = 0; k < m; k++) {
-			if (sp[k] < 0)
-				return ox_error(g, n, "split size %lld is negative", (long long)sp[k]);
-			sizes[k] = sp[k];
-			sum += sp[k];
+			if (sp[k].kind == OX_SV_UNKNOWN) {
+				/* read from data: at most the axis (the node checks the sum) */
+				sizes[k] = n->out[k] >= 0 ? ox_dim_data(g, n->out[k], *axis, ox_dim_hi(g, d)) : 0;
+				consts = 0, data = 1;
+				continue;
+			}
+			if (sp[k].kind == OX_SV_DIM) {
+				sizes[k] = sp[k].d;
+				consts = 0;
+				continue;
+			}
+			if (sp[k].c < 0)
+				return ox_error(g, n, "split size %lld is negative", (long long)sp[k].c);
+			sizes[k] = sp[k].c;
+			sum += sp[k].c;
 		}
-		if (d >= 0 && sum != d)
+		if (consts && d >= 0 && sum != d)
 			return ox_error(g, n, "split sizes add up to %lld, the axis has %lld", (long long)sum, (long long)d);
-		return 0;
+		return data;
 	}
 	const ox_attr *no = ox_attr_get(n, "num_outputs");
 	if (no && n->opset >= 18) {
@@ -536,10 +726,12 @@ int ox_ir_data_split(ox_graph *g, const ox_node *n, int *axis, ox_dim *sizes)
 		if (parts < 1)
 			return ox_error(g, n, "num_outputs must be positive");
 		if (d < 0) {
+			/* the last chunk is what is left, which must not be
+			 * negative: the node checks that the sizes add up */
 			ox_dim c = ox_dim_ceildiv(g, d, parts);
 			for (int k = 0; k < nout - 1; k++)
 				sizes[k] = c;
-			sizes[nout - 1] = ox_dim_sub(g, d, ox_dim_mul(g, c, parts - 1));
+			sizes[nout - 1] = dmax(g, ox_dim_sub(g, d, ox_dim_mul(g, c, parts - 1)), 0);
 			return 0;
 		}
 		/* every chunk ceil(d/n) long, the last one what is left */
@@ -551,6 +743,7 @@ int ox_ir_data_split(ox_graph *g, const ox_node *n, int *axis, ox_dim *sizes)
 			sizes[k] = k < nout - 1 ? c : last;
 		return 0;
 	}
+	/* equal parts: the node checks that a run-time axis divides */
 	if (d >= 0 && d % nout)
 		return ox_error(g, n, "axis of size %lld does not split into %d equal parts", (long long)d, nout);
 	for (int k = 0; k < nout; k++)
@@ -563,7 +756,7 @@ int infer_split(ox_graph *g, ox_node *n)
 	ox_value *x = ox_in(g, n, 0);
 	static ox_dim sizes[MAX_SPLIT];
 	int axis;
-	if (ox_ir_data_split(g, n, &axis, sizes))
+	if (ox_ir_data_split(g, n, &axis, sizes) < 0)
 		return -1;
 	for (int k = 0; k < n->nout; k++) {
 		ox_shape o = x->shape;
@@ -580,43 +773,82 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi)
 	return v < lo ? lo : v > hi ? hi : v;
 }
 
-/* Slice length on a symbolic dim d with step 1: clamp as the spec does,
- * written so that no sub-expression is ever negative. */
-static ox_dim slice_sym(ox_graph *g, ox_dim d, int64_t s, int64_t e)
+/* A start or end s of a forward slice of an axis of d elements, clamped
+ * to [0, d] (a negative constant counts from the end), as a dim */
+static ox_dim fwd_index(ox_graph *g, ox_dim d, ox_sv s)
 {
-	ox_dim ds, de;
-	if (s < 0)
-		ds = ox_dim_sub(g, d, ox_dim_op(g, OX_DE_MIN, d, -s));
+	if (s.kind == OX_SV_DIM)
+		return dmin(g, d, s.d);
+	if (s.c >= BIG_END)
+		return d;
+	if (s.c >= 0)
+		return s.c == 0 ? 0 : dmin(g, d, s.c);
+	if (s.c <= -BIG_END)
+		return 0;
+	return dsub(g, d, dmin(g, d, -s.c));
+}
+
+/* The same for a backward slice, plus one: a start clamped to [0, d - 1]
+ * or an end clamped to [-1, d - 1] is one less than the dim returned, which
+ * is in [0, d] (a start on an empty axis gives 0, so the slice is empty) */
+static ox_dim back_index(ox_graph *g, ox_dim d, ox_sv s, int start)
+{
+	if (s.kind == OX_SV_DIM)
+		return dmin(g, d, ox_dim_add(g, s.d, 1));
+	if (s.c >= BIG_END)
+		return d;
+	if (s.c >= 0)
+		return dmin(g, d, s.c + 1);
+	if (s.c <= -BIG_END)
+		return start ? dmin(g, d, 1) : 0;
+	ox_dim u = dsub(g, d, dmin(g, d, -s.c - 1)); /* d + s + 1, at least 0 */
+	return start && u != d ? dmin(g, d, dmax(g, u, 1)) : u;
+}
+
+/* One axis of a Slice whose size or bounds are dims (ONNX's clamping,
+ * written so that no sub-expression is ever negative): the first index
+ * and the length. */
+static void slice_dims(ox_graph *g, ox_dim d, ox_sv s, ox_sv e, int64_t p, ox_dim *start, ox_dim *len)
+{
+	int64_t lo, hi;
+	if (p > 0) {
+		ox_dim ds = fwd_index(g, d, s), de = fwd_index(g, d, e), span;
+		if (ds == 0)
+			span = de;
+		else if (de == d) /* ds <= d */
+			span = dsub(g, d, ds);
+		else
+			span = dsub(g, de, dmin(g, de, ds));
+		*start = ds;
+		*len = ceil_div(g, span, p);
+		return;
+	}
+	ox_dim S = back_index(g, d, s, 1), E = back_index(g, d, e, 0);
+	ox_dim span = E == 0 ? S : dsub(g, S, dmin(g, S, E));
+	*len = ceil_div(g, span, p == INT64_MIN ? INT64_MAX : -p);
+	if (!ox_dim_range(g, S, &lo, &hi) && lo >= 1)
+		*start = ox_dim_sub(g, S, 1);
 	else
-		ds = s == 0 ? 0 : ox_dim_op(g, OX_DE_MIN, d, s);
-	if (e < 0)
-		de = ox_dim_sub(g, d, ox_dim_op(g, OX_DE_MIN, d, -e));
-	else
-		de = e >= BIG_END ? d : ox_dim_op(g, OX_DE_MIN, d, e);
-	if (ds == 0)
-		return de;
-	if (de == d) /* ds <= d */
-		return ox_dim_sub(g, d, ds);
-	return ox_dim_sub(g, de, ox_dim_op(g, OX_DE_MIN, de, ds));
+		*start = dsub(g, S, dmin(g, S, 1)); /* 0 for an empty axis */
 }
 
 int ox_ir_data_slice(ox_graph *g, const ox_node *n, const ox_shape *in,
-		     int64_t *start, int64_t *step, ox_dim *len)
+		     ox_dim *start, int64_t *step, ox_dim *len, char *rt)
 {
 	int r = in->rank;
-	int64_t st[OX_MAX_RANK], en[OX_MAX_RANK], ax[OX_MAX_RANK], sp[OX_MAX_RANK];
+	ox_sv st[OX_MAX_RANK], en[OX_MAX_RANK], ax[OX_MAX_RANK], sp[OX_MAX_RANK];
 	int ns, ne, na, nsp;
 	if (n->opset < 10) {
 		/* starts/ends/axes are attributes; no steps */
-		ns = int_list(g, n, 99, "starts", st, OX_MAX_RANK, "starts");
-		ne = int_list(g, n, 99, "ends", en, OX_MAX_RANK, "ends");
-		na = int_list(g, n, 99, "axes", ax, OX_MAX_RANK, "axes");
+		ns = sv_list(g, n, 99, "starts", st, OX_MAX_RANK, "starts");
+		ne = sv_list(g, n, 99, "ends", en, OX_MAX_RANK, "ends");
+		na = sv_list(g, n, 99, "axes", ax, OX_MAX_RANK, "axes");
 		nsp = -2;
 	} else {
-		ns = int_list(g, n, 1, NULL, st, OX_MAX_RANK, "starts");
-		ne = int_list(g, n, 2, NULL, en, OX_MAX_RANK, "ends");
-		na = int_list(g, n, 3, NULL, ax, OX_MAX_RANK, "axes");
-		nsp = int_list(g, n, 4, NULL, sp, OX_MAX_RANK, "steps");
+		ns = sv_list(g, n, 1, NULL, st, OX_MAX_RANK, "starts");
+		ne = sv_list(g, n, 2, NULL, en, OX_MAX_RANK, "ends");
+		na = sv_list(g, n, 3, NULL, ax, OX_MAX_RANK, "axes");
+		nsp = sv_list(g, n, 4, NULL, sp, OX_MAX_RANK, "steps");
 	}
 	if (ns == -1 || ne == -1 || na == -1 || nsp == -1)
 		return -1;
@@ -627,62 +859,83 @@ int ox_ir_data_slice(ox_graph *g, const ox_node *n, const ox_shape *in,
 	if (na == -2) {
 		na = ns;
 		for (int i = 0; i < na; i++)
-			ax[i] = i;
+			ax[i] = (ox_sv){OX_SV_CONST, i, 0};
 	}
 	if (nsp == -2) {
 		nsp = ns;
 		for (int i = 0; i < nsp; i++)
-			sp[i] = 1;
+			sp[i] = (ox_sv){OX_SV_CONST, 1, 0};
 	}
 	if (na != ns || nsp != ns)
 		return ox_error(g, n, "starts, ends, axes and steps differ in length (%d, %d, %d, %d)", ns, ne, na, nsp);
-	if (norm_axes(g, n, ax, na, r, "slice"))
-		return -1;
+	char rt0[OX_MAX_RANK];
+	if (!rt)
+		rt = rt0;
 	for (int k = 0; k < r; k++) {
 		start[k] = 0;
 		step[k] = 1;
 		len[k] = in->d[k];
+		rt[k] = 0;
 	}
+	int64_t axi[OX_MAX_RANK];
+	if (!sv_consts(ax, na, axi)) {
+		/* which axes are sliced is read from data */
+		if (na > r)
+			return ox_error(g, n, "%d axes for rank %d", na, r);
+		for (int k = 0; k < r; k++)
+			rt[k] = na > 0;
+		return na > 0;
+	}
+	if (norm_axes(g, n, axi, na, r, "slice"))
+		return -1;
+	int any = 0;
 	for (int i = 0; i < na; i++) {
-		int k = (int)ax[i];
-		int64_t s = st[i], e = en[i], p = sp[i];
+		int k = (int)axi[i];
+		ox_sv s = st[i], e = en[i];
 		ox_dim d = in->d[k];
-		if (p == 0)
+		if (sp[i].kind == OX_SV_CONST && sp[i].c == 0)
 			return ox_error(g, n, "step 0 on axis %d", k);
-		step[k] = p;
-		if (d < 0) {
-			if (p != 1)
-				return ox_error(g, n, "a step of %lld on axis %d needs its size, which depends on "
-						"the unbound symbol '%s'", (long long)p, k, ox_dim_unbound(g, d));
-			start[k] = s; /* unclamped: the caller only uses len here */
-			len[k] = slice_sym(g, d, s, e);
+		if (sp[i].kind != OX_SV_CONST || s.kind == OX_SV_UNKNOWN || e.kind == OX_SV_UNKNOWN) {
+			rt[k] = 1, any = 1;
 			continue;
 		}
-		if (s < 0)
-			s += d;
-		if (e < 0)
-			e += d;
-		if (p > 0) {
-			s = clamp64(s, 0, d);
-			e = clamp64(e, 0, d);
-			len[k] = e > s ? (e - s + p - 1) / p : 0;
-		} else {
-			s = clamp64(s, 0, d - 1);
-			e = clamp64(e, -1, d - 1);
-			len[k] = s > e ? (s - e + (-p) - 1) / (-p) : 0;
+		int64_t p = sp[i].c;
+		step[k] = p;
+		if (d < 0 || s.kind == OX_SV_DIM || e.kind == OX_SV_DIM) {
+			slice_dims(g, d, s, e, p, &start[k], &len[k]);
+			continue;
 		}
-		start[k] = s;
+		int64_t sc = s.c, ec = e.c;
+		if (sc < 0)
+			sc += d;
+		if (ec < 0)
+			ec += d;
+		if (p > 0) {
+			sc = clamp64(sc, 0, d);
+			ec = clamp64(ec, 0, d);
+			len[k] = ec > sc ? (ec - sc + p - 1) / p : 0;
+		} else {
+			sc = clamp64(sc, 0, d - 1);
+			ec = clamp64(ec, -1, d - 1);
+			len[k] = d > 0 && sc > ec ? (sc - ec + (-p) - 1) / (-p) : 0;
+		}
+		start[k] = sc > 0 ? sc : 0;
 	}
-	return 0;
+	return any;
 }
 
 int infer_slice(ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0);
-	int64_t start[OX_MAX_RANK], step[OX_MAX_RANK];
+	ox_dim start[OX_MAX_RANK], len[OX_MAX_RANK];
+	int64_t step[OX_MAX_RANK];
+	char rt[OX_MAX_RANK];
 	ox_shape o = {x->shape.rank, {0}};
-	if (ox_ir_data_slice(g, n, &x->shape, start, step, o.d))
+	if (ox_ir_data_slice(g, n, &x->shape, start, step, len, rt) < 0)
 		return -1;
+	/* a length read from data: at most the axis */
+	for (int k = 0; k < o.rank; k++)
+		o.d[k] = rt[k] ? ox_dim_data(g, n->out[0], k, ox_dim_hi(g, x->shape.d[k])) : len[k];
 	ox_set_out(g, n, 0, x->dtype, &o);
 	return 0;
 }
@@ -752,15 +1005,17 @@ int infer_size(ox_graph *g, ox_node *n)
 
 int infer_constantofshape(ox_graph *g, ox_node *n)
 {
-	int64_t sh[OX_MAX_RANK + 1];
-	int m = int_list(g, n, 0, NULL, sh, OX_MAX_RANK, "shape");
+	ox_sv sh[OX_MAX_RANK];
+	int m = sv_list(g, n, 0, NULL, sh, OX_MAX_RANK, "shape");
 	if (m < 0)
 		return -1;
 	ox_shape o = {m, {0}};
 	for (int k = 0; k < m; k++) {
-		if (sh[k] < 0)
-			return ox_error(g, n, "shape value %lld is negative", (long long)sh[k]);
-		o.d[k] = sh[k];
+		if (sh[k].kind == OX_SV_CONST && sh[k].c < 0)
+			return ox_error(g, n, "shape value %lld is negative", (long long)sh[k].c);
+		/* read from data: no bound (the bounds pass takes the user's) */
+		o.d[k] = sh[k].kind == OX_SV_CONST ? sh[k].c
+		       : sh[k].kind == OX_SV_DIM ? sh[k].d : ox_dim_data(g, n->out[0], k, -1);
 	}
 	int dtype = OX_F32;
 	const ox_attr *a = ox_attr_get(n, "value");
@@ -780,21 +1035,36 @@ int infer_constantofshape(ox_graph *g, ox_node *n)
 int infer_expand(ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0);
-	int64_t sh[OX_MAX_RANK];
-	int m = int_list(g, n, 1, NULL, sh, OX_MAX_RANK, "shape");
+	ox_sv sh[OX_MAX_RANK];
+	int m = sv_list(g, n, 1, NULL, sh, OX_MAX_RANK, "shape");
 	if (m < 0)
 		return -1;
 	ox_shape s = {m, {0}}, o;
 	for (int k = 0; k < m; k++) {
-		if (sh[k] < 0)
-			return ox_error(g, n, "shape value %lld is negative", (long long)sh[k]);
-		s.d[k] = sh[k];
+		if (sh[k].kind == OX_SV_CONST && sh[k].c < 0)
+			return ox_error(g, n, "shape value %lld is negative", (long long)sh[k].c);
+		/* an element read from data broadcasts like a 1 here, then
+		 * below gets its dim */
+		s.d[k] = sh[k].kind == OX_SV_CONST ? sh[k].c : sh[k].kind == OX_SV_DIM ? sh[k].d : 1;
 	}
 	if (ox_broadcast(g, &x->shape, &s, &o)) {
 		char a[256], b[256];
 		ox_shape_str(g, &x->shape, a, sizeof a);
 		ox_shape_str(g, &s, b, sizeof b);
 		return ox_error(g, n, "cannot broadcast %s to %s", a, b);
+	}
+	for (int k = 0; k < m; k++) {
+		if (sh[k].kind != OX_SV_UNKNOWN)
+			continue;
+		/* against a dim that is never 1 the element must be 1 or it (the
+		 * node checks); else the output's dim is read from data */
+		int i = k + o.rank - m, j = i - (o.rank - x->shape.rank);
+		ox_dim xd = j >= 0 ? x->shape.d[j] : 1;
+		int64_t lo, hi;
+		if (xd >= 0 ? xd != 1 : !ox_dim_range(g, xd, &lo, &hi) && (lo > 1 || hi == 0))
+			o.d[i] = xd;
+		else
+			o.d[i] = ox_dim_data(g, n->out[0], i, -1);
 	}
 	ox_set_out(g, n, 0, x->dtype, &o);
 	return 0;
@@ -806,17 +1076,21 @@ int infer_tile(ox_graph *g, ox_node *n)
 	if (n->opset < 6)
 		return ox_error(g, n, "Tile before opset 6 is not supported");
 	int r = x->shape.rank;
-	int64_t rep[OX_MAX_RANK];
-	int m = int_list(g, n, 1, NULL, rep, OX_MAX_RANK, "repeats");
+	ox_sv rep[OX_MAX_RANK];
+	int m = sv_list(g, n, 1, NULL, rep, OX_MAX_RANK, "repeats");
 	if (m < 0)
 		return -1;
 	if (m != r)
 		return ox_error(g, n, "repeats has %d values for rank %d", m, r);
 	ox_shape o = {r, {0}};
 	for (int k = 0; k < r; k++) {
-		if (rep[k] < 0)
-			return ox_error(g, n, "repeats value %lld is negative", (long long)rep[k]);
-		o.d[k] = ox_dim_mul(g, x->shape.d[k], rep[k]);
+		if (rep[k].kind == OX_SV_CONST && rep[k].c < 0)
+			return ox_error(g, n, "repeats value %lld is negative", (long long)rep[k].c);
+		ox_dim d = x->shape.d[k];
+		if (rep[k].kind != OX_SV_UNKNOWN)
+			o.d[k] = ox_dim_mul(g, d, rep[k].kind == OX_SV_CONST ? rep[k].c : rep[k].d);
+		else /* read from data: no bound */
+			o.d[k] = d == 0 ? 0 : ox_dim_data(g, n->out[0], k, -1);
 	}
 	ox_set_out(g, n, 0, x->dtype, &o);
 	return 0;
@@ -824,44 +1098,52 @@ int infer_tile(ox_graph *g, ox_node *n)
 
 /* ---- Pad ---- */
 
-/* pads[0..rank) are the begin pads, pads[rank..2*rank) the end pads, for
- * every axis (zero where the node's axes leave one out). */
-int ox_ir_data_pads(ox_graph *g, const ox_node *n, int rank, int64_t *pads)
+int ox_ir_data_pads(ox_graph *g, const ox_node *n, int rank, ox_sv *pads)
 {
-	int64_t p[2 * OX_MAX_RANK], ax[OX_MAX_RANK];
-	int m = n->opset < 11 ? int_list(g, n, 99, "pads", p, 2 * OX_MAX_RANK, "pads")
-			      : int_list(g, n, 1, NULL, p, 2 * OX_MAX_RANK, "pads");
+	ox_sv p[2 * OX_MAX_RANK], ax[OX_MAX_RANK];
+	int m = n->opset < 11 ? sv_list(g, n, 99, "pads", p, 2 * OX_MAX_RANK, "pads")
+			      : sv_list(g, n, 1, NULL, p, 2 * OX_MAX_RANK, "pads");
 	if (m == -1)
 		return -1;
 	if (m == -2)
 		return ox_error(g, n, "no pads given");
-	int na = n->opset >= 18 ? int_list(g, n, 3, NULL, ax, OX_MAX_RANK, "axes") : -2;
+	int na = n->opset >= 18 ? sv_list(g, n, 3, NULL, ax, OX_MAX_RANK, "axes") : -2;
 	if (na == -1)
 		return -1;
+	int64_t axi[OX_MAX_RANK];
+	int data = 0;
 	if (na == -2) {
 		na = rank;
 		for (int k = 0; k < rank; k++)
-			ax[k] = k;
-	} else if (norm_axes(g, n, ax, na, rank, "pad")) {
+			axi[k] = k;
+	} else if (!sv_consts(ax, na, axi)) {
+		/* which axes are padded is read from data: any may be */
+		if (na > rank)
+			return ox_error(g, n, "%d axes for rank %d", na, rank);
+		data = 1;
+	} else if (norm_axes(g, n, axi, na, rank, "pad")) {
 		return -1;
 	}
 	if (m != 2 * na)
 		return ox_error(g, n, "pads has %d values for %d axes", m, na);
 	for (int k = 0; k < 2 * rank; k++)
-		pads[k] = 0;
+		pads[k] = (ox_sv){data && na ? OX_SV_UNKNOWN : OX_SV_CONST, 0, 0};
+	if (data)
+		return na > 0;
 	for (int i = 0; i < na; i++) {
-		pads[ax[i]] = p[i];
-		pads[rank + ax[i]] = p[na + i];
+		pads[axi[i]] = p[i];
+		pads[rank + axi[i]] = p[na + i];
+		data |= p[i].kind == OX_SV_UNKNOWN || p[na + i].kind == OX_SV_UNKNOWN;
 	}
-	return 0;
+	return data;
 }
 
 int infer_pad(ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0);
 	int r = x->shape.rank;
-	int64_t pads[2 * OX_MAX_RANK];
-	if (ox_ir_data_pads(g, n, r, pads))
+	ox_sv pads[2 * OX_MAX_RANK];
+	if (ox_ir_data_pads(g, n, r, pads) < 0)
 		return -1;
 	const char *mode = ox_attr_str(n, "mode", "constant");
 	int edgy = !strcmp(mode, "reflect") || !strcmp(mode, "edge") || !strcmp(mode, "wrap");
@@ -876,8 +1158,14 @@ int infer_pad(ox_graph *g, ox_node *n)
 	ox_shape o = {r, {0}};
 	for (int k = 0; k < r; k++) {
 		ox_dim d = x->shape.d[k];
-		int64_t b = pads[k], e = pads[r + k];
-		if (d >= 0) {
+		ox_sv bs = pads[k], es = pads[r + k];
+		if (bs.kind == OX_SV_UNKNOWN || es.kind == OX_SV_UNKNOWN) {
+			/* read from data: no bound */
+			o.d[k] = ox_dim_data(g, n->out[0], k, -1);
+			continue;
+		}
+		if (d >= 0 && bs.kind == OX_SV_CONST && es.kind == OX_SV_CONST) {
+			int64_t b = bs.c, e = es.c;
 			if (d + b + e < 0 || d + b < 0 || d + e < 0)
 				return ox_error(g, n, "pads %lld,%lld crop more than the %lld elements of axis %d",
 						(long long)b, (long long)e, (long long)d, k);
@@ -887,9 +1175,19 @@ int infer_pad(ox_graph *g, ox_node *n)
 			if (edgy && left == 0 && (b > 0 || e > 0))
 				return ox_error(g, n, "mode '%s' cannot pad an empty axis %d", mode, k);
 			o.d[k] = d + b + e;
-		} else {
-			o.d[k] = dim_add_const(g, d, b + e);
+			continue;
 		}
+		/* dims: what is left after the crops (negative constants), plus
+		 * the pads; the node checks that the crops fit */
+		ox_dim v = d;
+		for (int j = 0; j < 2; j++) {
+			ox_sv p = j ? es : bs;
+			if (p.kind == OX_SV_DIM)
+				v = ox_dim_add(g, v, p.d);
+			else
+				v = dim_add_const(g, v, p.c);
+		}
+		o.d[k] = v;
 	}
 	ox_set_out(g, n, 0, x->dtype, &o);
 	return 0;
@@ -897,22 +1195,82 @@ int infer_pad(ox_graph *g, ox_node *n)
 
 /* ---- Range ---- */
 
+/* max(a - b, 0) for integer elements known as constants or dims, as the
+ * dim *r; 0 when it cannot be written as one */
+static int sv_span(ox_graph *g, ox_sv a, ox_sv b, ox_dim *r)
+{
+	int ad = a.kind == OX_SV_DIM || a.c >= 0, bd = b.kind == OX_SV_DIM || b.c >= 0;
+	int64_t c;
+	if (a.kind == OX_SV_CONST && b.kind == OX_SV_CONST) {
+		if (__builtin_sub_overflow(a.c, b.c, &c))
+			return 0;
+		*r = c > 0 ? c : 0;
+		return 1;
+	}
+	if (!ad) {
+		*r = 0; /* a negative constant less a dim */
+		return 1;
+	}
+	ox_dim x = a.kind == OX_SV_DIM ? a.d : a.c;
+	if (!bd) {
+		if (b.c == INT64_MIN)
+			return 0;
+		*r = ox_dim_add(g, x, -b.c);
+		return 1;
+	}
+	ox_dim y = b.kind == OX_SV_DIM ? b.d : b.c;
+	*r = y == 0 ? x : dsub(g, x, dmin(g, x, y));
+	return 1;
+}
+
+/* Range's length from integer start, limit and delta known as constants
+ * or dims (ceil((limit - start) / delta), at least 0) as *len; 0 when
+ * it cannot be written as a dim */
+static int range_dims(ox_graph *g, const ox_sv *v, ox_dim *len)
+{
+	ox_dim span;
+	if (v[2].kind != OX_SV_CONST || v[2].c == 0 || v[2].c == INT64_MIN ||
+	    v[0].kind == OX_SV_UNKNOWN || v[1].kind == OX_SV_UNKNOWN)
+		return 0;
+	int64_t dl = v[2].c;
+	if (!(dl > 0 ? sv_span(g, v[1], v[0], &span) : sv_span(g, v[0], v[1], &span)))
+		return 0;
+	*len = ceil_div(g, span, dl > 0 ? dl : -dl);
+	return 1;
+}
+
 int infer_range(ox_graph *g, ox_node *n)
 {
 	const ox_tensor *t[3];
+	int known = 1;
 	for (int k = 0; k < 3; k++) {
 		ox_value *v = ox_in(g, n, k);
-		t[k] = ox_in_const(g, n, k);
-		if (!t[k])
-			return ox_need_const(g, n, k, "input %d '%s' is not a constant: the output length depends on it",
-					k, v ? v->name : "");
-		if (ox_tensor_numel(t[k]) != 1)
-			return ox_error(g, n, "input %d must be a scalar", k);
-		if (t[k]->dtype != t[0]->dtype)
+		if (!v)
+			return ox_error(g, n, "input %d is required", k);
+		if (v->dtype != ox_in(g, n, 0)->dtype)
 			return ox_error(g, n, "inputs differ in dtype");
+		if (!v->has_shape || ox_shape_numel(&v->shape) != 1)
+			return ox_error(g, n, "input %d must be a scalar", k);
+		t[k] = ox_in_const(g, n, k);
+		known &= t[k] != NULL;
 	}
-	int dt = t[0]->dtype;
+	int dt = ox_in(g, n, 0)->dtype;
 	int64_t count;
+	if (!known) {
+		/* read from data (the node computes the length), or symbolic */
+		ox_sv v[3];
+		ox_dim len;
+		if (!ox_dtype_is_int(dt) && !ox_dtype_is_float(dt))
+			return ox_error(g, n, "dtype %s is not supported", ox_dtype_name(dt));
+		for (int k = 0; k < 3 && ox_dtype_is_int(dt); k++)
+			if (ox_in_svals(g, n, k, &v[k], 1) != 1)
+				v[k] = (ox_sv){OX_SV_UNKNOWN, 0, 0};
+		if (!ox_dtype_is_int(dt) || !range_dims(g, v, &len))
+			len = ox_dim_data(g, n->out[0], 0, -1);
+		ox_shape o = {1, {len}};
+		ox_set_out(g, n, 0, dt, &o);
+		return 0;
+	}
 	if (dt == OX_F32 || dt == OX_F64 || dt == OX_F16 || dt == OX_BF16) {
 		double s = ox_tensor_get_f64(t[0], 0), l = ox_tensor_get_f64(t[1], 0), d = ox_tensor_get_f64(t[2], 0);
 		if (d == 0 || s != s || l != l || d != d)
@@ -943,99 +1301,113 @@ int infer_range(ox_graph *g, ox_node *n)
 
 /* ---- copy plans for Transpose, Slice, Expand, Tile, Pad ----
  *
- * A plan is a box of axes, each a row {n, is, os, kind, a, m, lo}: for
- * every index vector i in the box,
- *     out[ob + sum_k i_k*os_k] = in[ib + sum_k c_k(i_k)*is_k]
- * where c_k(i) = i for kind OX_PLAN_LIN and, for the Pad kinds,
- * c_k(i) = lo + f(i - a) with f folding an index into [0, m) by edge
- * clamping, reflection or wraparound. Strides count elements. For Pad
+ * A plan is a box of axes (ox_plan, ir/family.h) with dims for extents,
+ * strides and offsets: constants when the shapes are, which the evaluator
+ * runs, else expressions over run-time dims the emitter prints. For Pad
  * in constant mode the plan copies the input into the interior; the
  * caller fills the output with the value first. Eval and emit both run
  * plans, so each op's index arithmetic is written once, here.
  */
 
-static void strides(const ox_shape *s, int64_t *st)
+static void strides(ox_graph *g, const ox_shape *s, ox_dim *st)
 {
-	int64_t p = 1;
+	ox_dim p = 1;
 	for (int k = s->rank - 1; k >= 0; k--) {
 		st[k] = p;
-		p *= s->d[k];
+		p = ox_dim_mul(g, p, s->d[k]);
 	}
 }
 
-static void row(int64_t *r, int64_t n, int64_t is, int64_t os)
+static ox_plan_axis row(ox_dim n, ox_dim is, ox_dim os)
 {
-	r[0] = n, r[1] = is, r[2] = os, r[3] = OX_PLAN_LIN, r[4] = r[5] = r[6] = 0;
+	return (ox_plan_axis){.n = n, .is = is, .os = os, .kind = OX_PLAN_LIN};
 }
 
-int ox_ir_data_plan(ox_graph *g, const ox_node *n, int64_t (*ax)[7], int *nax, int64_t *ib, int64_t *ob)
+/* a divisor that is never 0: d, or max(d, 1) when d may be 0 at run time
+ * (the quotient is then of an empty axis) */
+static ox_dim nonzero(ox_graph *g, ox_dim d)
+{
+	int64_t lo, hi;
+	if (d >= 0 || (!ox_dim_range(g, d, &lo, &hi) && lo > 0))
+		return d;
+	return ox_dim_op(g, OX_DE_MAX, d, 1);
+}
+
+int ox_ir_data_plan(ox_graph *g, const ox_node *n, ox_plan *p)
 {
 	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
-	if (!ox_shape_is_const(&x->shape) || !ox_shape_is_const(&y->shape))
-		return ox_error(g, n, "shapes are not constant");
 	const ox_shape *xs = &x->shape, *ys = &y->shape;
-	int64_t xst[OX_MAX_RANK], yst[OX_MAX_RANK];
-	strides(xs, xst);
-	strides(ys, yst);
+	ox_dim xst[OX_MAX_RANK], yst[OX_MAX_RANK];
+	strides(g, xs, xst);
+	strides(g, ys, yst);
 	int r = ys->rank;
-	*ib = *ob = 0;
-	*nax = r;
+	p->ib = p->ob = 0;
+	p->nax = r;
 	switch (n->op) {
 	case OX_OP_Transpose: {
 		int perm[OX_MAX_RANK];
 		if (ox_ir_data_perm(g, n, xs->rank, perm))
 			return -1;
 		for (int k = 0; k < r; k++)
-			row(ax[k], ys->d[k], xst[perm[k]], yst[k]);
+			p->ax[k] = row(ys->d[k], xst[perm[k]], yst[k]);
 		return 0;
 	}
 	case OX_OP_Slice: {
-		int64_t start[OX_MAX_RANK], step[OX_MAX_RANK];
-		ox_dim len[OX_MAX_RANK];
-		if (ox_ir_data_slice(g, n, xs, start, step, len))
-			return -1;
+		ox_dim start[OX_MAX_RANK], len[OX_MAX_RANK];
+		int64_t step[OX_MAX_RANK];
+		int rc = ox_ir_data_slice(g, n, xs, start, step, len, NULL);
+		if (rc)
+			return rc;
 		for (int k = 0; k < r; k++) {
-			row(ax[k], len[k], step[k] * xst[k], yst[k]);
-			*ib += start[k] * xst[k];
+			p->ax[k] = row(len[k], ox_dim_mul(g, step[k] > 0 ? step[k] : step[k] == INT64_MIN ? INT64_MAX
+							: -step[k], xst[k]), yst[k]);
+			p->ax[k].neg = step[k] < 0;
+			p->ib = ox_dim_add(g, p->ib, ox_dim_mul(g, start[k], xst[k]));
 		}
 		return 0;
 	}
 	case OX_OP_Expand:
 		for (int k = 0; k < r; k++) {
 			int j = k - (r - xs->rank);
-			int64_t is = j >= 0 && xs->d[j] != 1 ? xst[j] : 0;
-			row(ax[k], ys->d[k], is, yst[k]);
+			ox_dim xd = j >= 0 ? xs->d[j] : 1;
+			p->ax[k] = row(ys->d[k], xd != 1 ? xst[j] : 0, yst[k]);
+			if (xd != 1 && xd != ys->d[k] && ox_dim_is_rt(g, xd))
+				p->ax[k].bc = xd; /* 1 or ys->d[k] when it runs */
 		}
 		return 0;
 	case OX_OP_Tile:
 		/* output axis k = (repeat, input index) pairs, both linear */
 		for (int k = 0; k < r; k++) {
-			int64_t d = xs->d[k], rep = d ? ys->d[k] / d : 0;
-			row(ax[2 * k], rep, 0, d * yst[k]);
-			row(ax[2 * k + 1], d, xst[k], yst[k]);
+			ox_dim d = xs->d[k], rep = d == 0 ? 0 : ox_dim_div(g, ys->d[k], nonzero(g, d));
+			p->ax[2 * k] = row(rep, 0, ox_dim_mul(g, d, yst[k]));
+			p->ax[2 * k + 1] = row(d, xst[k], yst[k]);
 		}
-		*nax = 2 * r;
+		p->nax = 2 * r;
 		return 0;
 	case OX_OP_Pad: {
-		int64_t pads[2 * OX_MAX_RANK];
-		if (ox_ir_data_pads(g, n, r, pads))
-			return -1;
+		ox_sv pads[2 * OX_MAX_RANK];
+		int rc = ox_ir_data_pads(g, n, r, pads);
+		if (rc)
+			return rc;
 		const char *mode = ox_attr_str(n, "mode", "constant");
 		int kind = !strcmp(mode, "edge") ? OX_PLAN_EDGE : !strcmp(mode, "reflect") ? OX_PLAN_REFLECT
 			 : !strcmp(mode, "wrap") ? OX_PLAN_WRAP : OX_PLAN_LIN;
 		for (int k = 0; k < r; k++) {
-			/* negative pads crop first; the rest pads what is left */
-			int64_t b = pads[k], e = pads[r + k];
-			int64_t lo = b < 0 ? -b : 0, m = xs->d[k] - lo - (e < 0 ? -e : 0);
-			int64_t a = b > 0 ? b : 0;
-			if (kind == OX_PLAN_LIN || (b <= 0 && e <= 0)) {
+			/* negative pads (constants) crop first; the rest pads what
+			 * is left: m elements from lo, placed at a */
+			ox_sv b = pads[k], e = pads[r + k];
+			ox_dim lo = b.kind == OX_SV_CONST && b.c < 0 ? -b.c : 0;
+			ox_dim m = ox_dim_sub(g, ox_dim_sub(g, xs->d[k], lo), e.kind == OX_SV_CONST && e.c < 0 ? -e.c : 0);
+			ox_dim a = b.kind == OX_SV_DIM ? b.d : b.c > 0 ? b.c : 0;
+			int pads_any = b.kind == OX_SV_DIM || e.kind == OX_SV_DIM || b.c > 0 || e.c > 0;
+			if (kind == OX_PLAN_LIN || !pads_any) {
 				/* constant mode, or only cropping: a shifted copy */
-				row(ax[k], m, xst[k], yst[k]);
-				*ib += lo * xst[k];
-				*ob += a * yst[k];
+				p->ax[k] = row(m, xst[k], yst[k]);
+				p->ib = ox_dim_add(g, p->ib, ox_dim_mul(g, lo, xst[k]));
+				p->ob = ox_dim_add(g, p->ob, ox_dim_mul(g, a, yst[k]));
 			} else {
-				row(ax[k], ys->d[k], xst[k], yst[k]);
-				ax[k][3] = kind, ax[k][4] = a, ax[k][5] = m, ax[k][6] = lo;
+				p->ax[k] = row(ys->d[k], xst[k], yst[k]);
+				p->ax[k].kind = kind, p->ax[k].a = a, p->ax[k].m = m, p->ax[k].lo = lo;
 			}
 		}
 		return 0;

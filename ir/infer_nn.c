@@ -4,11 +4,15 @@
  * GlobalMaxPool, BatchNormalization, Gemm, MatMul, Resize, DeformConv. The window
  * decoder (kernel, strides, dilations, pads, auto_pad) and the Resize
  * decoder (output sizes and scales from scales/sizes/axes/policy, every
- * opset) are shared with codegen/emit_nn.c, which repeats their
- * prototypes, so the emitted kernel and the inferred shape can never
- * disagree about a window or a scale. Spatial dims may be symbolic where
- * the arithmetic allows it (floor modes); ceil_mode and Resize with
- * fractional scales need constant dims.
+ * opset) are shared with codegen/emit_nn.c (ir/family.h), so the
+ * emitted kernel and the inferred shape can never disagree about a window
+ * or a scale. Every dim but a kernel size may be a run-time dim
+ * (docs/dynamic.md): output sizes are dims (ceil_mode's too), consistency
+ * between two dims is checked here only when both are constants, and by
+ * the node when it runs otherwise. A Resize with a run-time dim, or scales,
+ * sizes or a tf_crop_and_resize roi read from data, computes its sizes
+ * and tap tables when it runs (infer_resize_rt: dims where the scale is
+ * constant, else data symbols; a scratch output for the tables).
  */
 #include "ir.h"
 #include "family.h"
@@ -83,7 +87,8 @@ int ox_ir_nn_window(ox_graph *g, const ox_node *n, int nsp, const ox_shape *w, i
 	} else if (w) {
 		for (int i = 0; i < nsp; i++) {
 			if (w->d[i + 2] < 0)
-				return ox_error(g, n, "kernel size %d is symbolic", i);
+				return ox_error(g, n, "kernel size %d is not a constant (a run-time dim): give "
+						"kernel_shape, or the weights' shape", i);
 			if (w->d[i + 2] == 0)
 				return ox_error(g, n, "kernel size %d is 0: the weights have an empty window", i);
 			k[i] = w->d[i + 2];
@@ -150,10 +155,21 @@ static int window_out(ox_graph *g, const ox_node *n, int ax, ox_dim in, int64_t 
 		*out = o;
 		return 0;
 	}
-	if (ceil && autopad == 0 && s > 1)
-		return ox_error(g, n, "ceil_mode needs a constant size for spatial axis %d", ax);
 	ox_dim room = ox_dim_sub(g, ox_dim_add(g, in, pb + pe), span);
-	*out = ox_dim_add(g, ox_dim_div(g, room, s), 1);
+	if (!ceil || autopad != 0) {
+		*out = ox_dim_add(g, ox_dim_div(g, room, s), 1);
+		return 0;
+	}
+	/* ceil_mode on a run-time size: o = q + 1 - [q * s >= in + pb] with
+	 * q = ceil(room / s), the test written min(1, (q * s + 1) / (in + pb + 1))
+	 * so that every term stays non-negative; it never holds when
+	 * q * s < room + s <= in + pb, i.e. pe + s <= span */
+	ox_dim q = ox_dim_ceildiv(g, room, s), o = ox_dim_add(g, q, 1);
+	if (pe + s > span) {
+		ox_dim t = ox_dim_div(g, ox_dim_add(g, ox_dim_mul(g, q, s), 1), ox_dim_add(g, in, pb + 1));
+		o = ox_dim_sub(g, o, ox_dim_op(g, OX_DE_MIN, t, 1));
+	}
+	*out = o;
 	return 0;
 }
 
@@ -279,14 +295,33 @@ int infer_convtranspose(ox_graph *g, ox_node *n)
 		for (int i = 0; i < nsp; i++)
 			o.d[i + 2] = out[i];
 	} else {
-		/* symbolic input: only the plain stride formula can be kept symbolic */
+		/* run-time input sizes: output_shape fixes the output (the pads
+		 * then depend on the input, codegen computes them when the program
+		 * runs), SAME makes it in * s (constant pads), else the stride
+		 * formula */
 		const int64_t *os;
-		if (ap == 1 || ap == 2 || ox_attr_ints(n, "output_shape", &os) >= 0)
-			return ox_error(g, n, "auto_pad or output_shape need constant spatial dims");
+		int m = ox_attr_ints(n, "output_shape", &os);
+		if (m > nsp)
+			os += m - nsp, m = nsp;
+		if (m >= 0 && m != nsp)
+			return ox_error(g, n, "output_shape has %d values, expected %d", m, nsp);
 		int64_t op[MAXSP];
 		if (spatial_ints(g, n, "output_padding", nsp, 0, 0, op))
 			return -1;
 		for (int i = 0; i < nsp; i++) {
+			if (op[i] >= s[i] && op[i] >= d[i])
+				return ox_error(g, n, "output_padding[%d] = %lld must be smaller than the stride or dilation",
+						i, (long long)op[i]);
+			if (m >= 0 && os[i] < 0)
+				return ox_error(g, n, "output_shape[%d] = %lld is negative", i, (long long)os[i]);
+			if (m >= 0) {
+				o.d[i + 2] = os[i];
+				continue;
+			}
+			if (ap == 1 || ap == 2) {
+				o.d[i + 2] = ox_dim_mul(g, in[i], s[i]);
+				continue;
+			}
 			int64_t extra = op[i] + (k[i] - 1) * d[i] + 1 - (ap == 3 ? 0 : pads[i] + pads[i + nsp]);
 			ox_dim t = ox_dim_mul(g, ox_dim_sub(g, in[i], 1), s[i]);
 			o.d[i + 2] = extra >= 0 ? ox_dim_add(g, t, extra) : ox_dim_sub(g, t, -extra);
@@ -482,16 +517,10 @@ static int const_floats(ox_graph *g, const ox_node *n, int k, double *v, int cap
 	return (int)m;
 }
 
-/* Output sizes, per-axis scales (as the coordinate transform uses them)
- * and the full-rank roi ([starts..., ends...], default [0.., 1..]).
- * Opset 10: inputs (X, scales). 11+: (X, roi, scales, sizes); 18+ adds
- * axes and keep_aspect_ratio_policy. Scales are read as float, as the
- * tensor holds them; the output size is floor(in * scale). */
-int ox_ir_nn_resize(ox_graph *g, const ox_node *n, const ox_shape *x, ox_dim *osize, double *scale,
-		    double *roi)
+/* the axes attribute (opset 18+), else every axis */
+static int resize_axes(ox_graph *g, const ox_node *n, int r, int *axes, int *naxes)
 {
-	int r = x->rank;
-	int axes[OX_MAX_RANK], naxes = r;
+	*naxes = r;
 	for (int i = 0; i < r; i++)
 		axes[i] = i;
 	const int64_t *av;
@@ -507,8 +536,32 @@ int ox_ir_nn_resize(ox_graph *g, const ox_node *n, const ox_shape *x, ox_dim *os
 				if (axes[j] == axes[i])
 					return ox_error(g, n, "axis %lld repeated", (long long)av[i]);
 		}
-		naxes = m;
+		*naxes = m;
 	}
+	return 0;
+}
+
+static int resize_policy(ox_graph *g, const ox_node *n, int *policy)
+{
+	const char *pol = n->opset >= 18 ? ox_attr_str(n, "keep_aspect_ratio_policy", "stretch") : "stretch";
+	*policy = !strcmp(pol, "stretch") ? 0 : !strcmp(pol, "not_larger") ? 1 : !strcmp(pol, "not_smaller") ? 2 : -1;
+	if (*policy < 0)
+		return ox_error(g, n, "keep_aspect_ratio_policy '%s' is not supported", pol);
+	return 0;
+}
+
+/* Output sizes, per-axis scales (as the coordinate transform uses them)
+ * and the full-rank roi ([starts..., ends...], default [0.., 1..]).
+ * Opset 10: inputs (X, scales). 11+: (X, roi, scales, sizes); 18+ adds
+ * axes and keep_aspect_ratio_policy. Scales are read as float, as the
+ * tensor holds them; the output size is floor(in * scale). */
+int ox_ir_nn_resize(ox_graph *g, const ox_node *n, const ox_shape *x, ox_dim *osize, double *scale,
+		    double *roi)
+{
+	int r = x->rank;
+	int axes[OX_MAX_RANK], naxes;
+	if (resize_axes(g, n, r, axes, &naxes))
+		return -1;
 	for (int i = 0; i < r; i++) {
 		osize[i] = x->d[i];
 		scale[i] = 1.0;
@@ -565,10 +618,9 @@ int ox_ir_nn_resize(ox_graph *g, const ox_node *n, const ox_shape *x, ox_dim *os
 		}
 		return 0;
 	}
-	const char *pol = n->opset >= 18 ? ox_attr_str(n, "keep_aspect_ratio_policy", "stretch") : "stretch";
-	int policy = !strcmp(pol, "stretch") ? 0 : !strcmp(pol, "not_larger") ? 1 : !strcmp(pol, "not_smaller") ? 2 : -1;
-	if (policy < 0)
-		return ox_error(g, n, "keep_aspect_ratio_policy '%s' is not supported", pol);
+	int policy;
+	if (resize_policy(g, n, &policy))
+		return -1;
 	for (int i = 0; i < naxes; i++) {
 		if (x->d[axes[i]] < 0)
 			return ox_error(g, n, "sizes on symbolic axis %d need a constant input size", axes[i]);
@@ -613,6 +665,216 @@ int ox_ir_nn_resize_blockable(ox_graph *g, const ox_node *n)
 	return scale[0] == 1 && scale[1] == 1 && y->shape.d[0] == x->shape.d[0] && y->shape.d[1] == x->shape.d[1];
 }
 
+/* ---- Resize with run-time sizes (docs/dynamic.md) ---- */
+
+/* input k holds values: present and not empty (an empty scales or sizes
+ * stands for an omitted one) */
+static int resize_given(ox_graph *g, const ox_node *n, int k)
+{
+	ox_value *v = ox_in(g, n, k);
+	if (!v)
+		return 0;
+	const ox_tensor *t = ox_in_const(g, n, k);
+	if (t)
+		return ox_tensor_numel(t) > 0;
+	return !(v->has_shape && ox_shape_numel(&v->shape) == 0);
+}
+
+static int resize_tfcrop(const ox_node *n)
+{
+	return n->opset >= 11 &&
+	       !strcmp(ox_attr_str(n, "coordinate_transformation_mode", "half_pixel"), "tf_crop_and_resize");
+}
+
+int ox_ir_nn_resize_static(ox_graph *g, const ox_node *n)
+{
+	ox_value *x = ox_in(g, n, 0);
+	for (int a = 0; a < x->shape.rank; a++)
+		if (ox_dim_eval(g, x->shape.d[a]) < 0)
+			return 0;
+	int ks = n->opset < 11 ? 1 : 2;
+	if (resize_given(g, n, ks) && !ox_in_const(g, n, ks))
+		return 0;
+	if (n->opset >= 11 && resize_given(g, n, 3) && !ox_in_const(g, n, 3))
+		return 0;
+	return !(resize_tfcrop(n) && resize_given(g, n, 1) && !ox_in_const(g, n, 1));
+}
+
+/* a 1-D tensor of count values, its length a constant or a run-time dim
+ * (which the node checks when it runs) */
+static int resize_vector(ox_graph *g, const ox_node *n, int k, const char *what, int count)
+{
+	ox_value *v = ox_in(g, n, k);
+	if (!v->has_shape || v->shape.rank != 1)
+		return ox_error(g, n, "%s input '%s' must be a vector", what, v->name);
+	ox_dim d = v->shape.d[0];
+	if (ox_dim_is_rt(g, d))
+		return 0;
+	if (ox_dim_eval(g, d) != count)
+		return ox_error(g, n, "%s has %lld values, expected %d", what, (long long)ox_dim_eval(g, d), count);
+	return 0;
+}
+
+int ox_ir_nn_resize_rt(ox_graph *g, const ox_node *n, int r, ox_resize_rt *rz)
+{
+	memset(rz, 0, sizeof *rz);
+	if (resize_axes(g, n, r, rz->axes, &rz->naxes) || resize_policy(g, n, &rz->policy))
+		return -1;
+	int ks = n->opset < 11 ? 1 : 2, hs = resize_given(g, n, ks), hz = n->opset >= 11 && resize_given(g, n, 3);
+	if (hs && hz)
+		return ox_error(g, n, "only one of scales and sizes may be given");
+	if (!hs && !hz)
+		return ox_error(g, n, "one of scales and sizes is required");
+	rz->sizes = hz;
+	rz->in = hz ? 3 : ks;
+	const char *what = hz ? "sizes" : "scales";
+	ox_value *v = ox_in(g, n, rz->in);
+	if (hz ? !ox_dtype_is_int(v->dtype) : !ox_dtype_is_float(v->dtype) || !ox_dtype_size(v->dtype))
+		return ox_error(g, n, "%s input '%s' has dtype %s", what, v->name, ox_dtype_name(v->dtype));
+	const ox_tensor *t = ox_in_const(g, n, rz->in);
+	if (t) {
+		if (ox_tensor_numel(t) != rz->naxes)
+			return ox_error(g, n, "%s has %lld values, expected %d", what, (long long)ox_tensor_numel(t),
+					rz->naxes);
+		rz->known = 1;
+		for (int i = 0; i < rz->naxes; i++)
+			rz->v[i] = ox_tensor_get_f64(t, i);
+	} else if (resize_vector(g, n, rz->in, what, rz->naxes)) {
+		return -1;
+	}
+	for (int i = 0; i < r; i++)
+		rz->r[i] = 0, rz->r[i + r] = 1;
+	rz->roi = -1;
+	if (!resize_tfcrop(n) || !resize_given(g, n, 1))
+		return 0;
+	ox_value *rv = ox_in(g, n, 1);
+	if (!ox_dtype_is_float(rv->dtype) || !ox_dtype_size(rv->dtype))
+		return ox_error(g, n, "roi input '%s' has dtype %s", rv->name, ox_dtype_name(rv->dtype));
+	t = ox_in_const(g, n, 1);
+	if (!t) {
+		rz->roi = 1;
+		return resize_vector(g, n, 1, "roi", 2 * rz->naxes);
+	}
+	if (ox_tensor_numel(t) != 2 * rz->naxes)
+		return ox_error(g, n, "roi has %lld values, expected %d", (long long)ox_tensor_numel(t), 2 * rz->naxes);
+	for (int i = 0; i < rz->naxes; i++) {
+		rz->r[rz->axes[i]] = ox_tensor_get_f64(t, i);
+		rz->r[rz->axes[i] + r] = ox_tensor_get_f64(t, i + rz->naxes);
+	}
+	return 0;
+}
+
+/* s = p / q exactly, q a power of 2 (then floor(in * s) is (in * p) / q) */
+static int dyadic(double s, int64_t *p, int64_t *q)
+{
+	for (int j = 0; j <= 30; j++) {
+		double t = ldexp(s, j);
+		if (t == floor(t) && t < (double)(1 << 30)) {
+			*p = (int64_t)t, *q = (int64_t)1 << j;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Output dims of a Resize computed when the program runs: from constant
+ * scales, floor(in * s) as the dim (in * p) / 2^j, exact, since a float32
+ * scale is p / 2^j (2, 0.5, 1.5; 0.6 is 5033165 / 2^23), else (j or p
+ * past 2^30) a data symbol of at most floor(top * s); from constant (or
+ * symbolic) sizes, the sizes; else data symbols the node computes, with
+ * no bound the op gives but not_larger's (the bounds pass asks for
+ * --max). The scratch holds the tap tables templates/resize_rt.c fills:
+ * 12 bytes per tap, at most 1, 2 or 4 taps per output (nearest, linear,
+ * cubic), with antialias the footprint of a downscale, at most 4 in + 2
+ * (8 in + 2 cubic) since an axis that is not empty has scale >= 1 / (2 in). */
+static int infer_resize_rt(ox_graph *g, ox_node *n, ox_value *x, ox_shape *o)
+{
+	ox_resize_rt rz;
+	int r = x->shape.rank;
+	if (ox_ir_nn_resize_rt(g, n, r, &rz))
+		return -1;
+	*o = x->shape;
+	double scale[OX_MAX_RANK];
+	int scale_known[OX_MAX_RANK];
+	for (int a = 0; a < r; a++)
+		scale[a] = 1, scale_known[a] = 1;
+	ox_sv sv[OX_MAX_RANK];
+	int nsv = rz.sizes && !rz.known ? ox_in_svals(g, n, rz.in, sv, OX_MAX_RANK) : -1;
+	if (rz.known)
+		for (int i = 0; i < rz.naxes; i++)
+			sv[i] = (ox_sv){OX_SV_CONST, (int64_t)rz.v[i], 0};
+	else if (nsv != rz.naxes)
+		for (int i = 0; i < rz.naxes; i++)
+			sv[i].kind = OX_SV_UNKNOWN;
+	for (int i = 0; i < rz.naxes && rz.sizes; i++)
+		if (sv[i].kind == OX_SV_CONST && sv[i].c < 1)
+			return ox_error(g, n, "sizes[%d] = %lld must be positive", i, (long long)sv[i].c);
+	/* keep_aspect_ratio_policy: one scale for every axis, known when the
+	 * sizes and the input dims are */
+	double pol = rz.policy == 1 ? INFINITY : 0;
+	int polknown = rz.sizes && rz.policy;
+	for (int i = 0; i < rz.naxes && polknown; i++) {
+		int64_t in = ox_dim_eval(g, x->shape.d[rz.axes[i]]);
+		polknown = sv[i].kind == OX_SV_CONST && in > 0;
+		if (polknown)
+			pol = rz.policy == 1 ? fmin(pol, (double)sv[i].c / (double)in) : fmax(pol, (double)sv[i].c / (double)in);
+	}
+	for (int i = 0; i < rz.naxes; i++) {
+		int a = rz.axes[i];
+		ox_dim in = x->shape.d[a], *od = &o->d[a];
+		int64_t iv = ox_dim_eval(g, in), ihi = ox_dim_hi(g, in);
+		scale_known[a] = 0;
+		if (!rz.sizes && rz.known) {
+			double s = (double)(float)rz.v[i];
+			int64_t p, q;
+			if (!(s > 0))
+				return ox_error(g, n, "scale %g must be positive", s);
+			scale[a] = s, scale_known[a] = 1;
+			if (iv >= 0) {
+				if (!(s * (double)(iv < 1 ? 1 : iv) < 0x1p62))
+					return ox_error(g, n, "scale %g makes axis %d too long", s, a);
+				*od = (int64_t)floor((double)iv * s);
+				if (*od == 0)
+					return ox_error(g, n, "scale %g makes axis %d empty", s, a);
+			} else if (dyadic(s, &p, &q)) {
+				*od = ox_dim_div(g, ox_dim_mul(g, in, p), q);
+			} else {
+				*od = ox_dim_data(g, n->out[0], a, ihi >= 0 && ihi * s < 0x1p62 ? (int64_t)floor((double)ihi * s) : -1);
+			}
+		} else if (!rz.sizes) {
+			*od = ox_dim_data(g, n->out[0], a, -1);
+		} else if (rz.policy == 0 && sv[i].kind == OX_SV_CONST) {
+			*od = sv[i].c;
+			if (iv > 0)
+				scale[a] = (double)sv[i].c / (double)iv, scale_known[a] = 1;
+		} else if (rz.policy == 0 && sv[i].kind == OX_SV_DIM) {
+			*od = sv[i].d;
+		} else if (polknown) {
+			*od = (int64_t)(pol * (double)iv + 0.5);
+			scale[a] = pol, scale_known[a] = 1;
+		} else {
+			int64_t hi = rz.policy == 1 && sv[i].kind == OX_SV_CONST ? sv[i].c : -1;
+			*od = ox_dim_data(g, n->out[0], a, rz.policy == 0 ? -1 : hi);
+		}
+	}
+	/* the tap tables */
+	const char *mode = ox_attr_str(n, "mode", "nearest");
+	int m = !strcmp(mode, "nearest") ? 1 : !strcmp(mode, "linear") ? 2 : 4;
+	int anti = m > 1 && n->opset >= 18 && ox_attr_int(n, "antialias", 0);
+	ox_dim taps = 0;
+	for (int a = 0; a < r; a++) {
+		ox_dim t = m;
+		if (anti && (!scale_known[a] || !(scale[a] > 0x1p-20)))
+			t = ox_dim_add(g, ox_dim_mul(g, x->shape.d[a], 2 * m), 2);
+		else if (anti && scale[a] < 1 && scale[a] > 0x1p-20)
+			t = 2 - 2 * ((int64_t)floor((m == 2 ? -1 : -2) / scale[a]) + 1);
+		taps = ox_dim_add(g, taps, ox_dim_mul(g, o->d[a], t));
+	}
+	ox_value *sc = &g->vals[ox_ir_add_scratch(g, n, 1)];
+	sc->shape.d[0] = ox_dim_mul(g, taps, 12);
+	return 0;
+}
+
 int infer_resize(ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0);
@@ -626,6 +888,12 @@ int infer_resize(ox_graph *g, ox_node *n)
 	if (strcmp(mode, "nearest") && !nn_float(x->dtype) && !ox_dtype_is_int(x->dtype))
 		return ox_error(g, n, "%s mode on dtype %s is not supported", mode, ox_dtype_name(x->dtype));
 	ox_shape o = {x->shape.rank, {0}};
+	if (!ox_ir_nn_resize_static(g, n)) {
+		if (infer_resize_rt(g, n, x, &o))
+			return -1;
+		ox_set_out(g, n, 0, x->dtype, &o);
+		return 0;
+	}
 	double scale[OX_MAX_RANK], roi[2 * OX_MAX_RANK];
 	if (ox_ir_nn_resize(g, n, &x->shape, o.d, scale, roi))
 		return -1;
@@ -671,9 +939,11 @@ int infer_deformconv(ox_graph *g, ox_node *n)
 	int64_t og = ox_attr_int(n, "offset_group", 1);
 	if (og < 1 || (x->shape.d[1] >= 0 && x->shape.d[1] % og))
 		return ox_error(g, n, "offset_group = %lld does not divide the input channels", (long long)og);
-	if (w->shape.d[2] < 0 || w->shape.d[3] < 0)
-		return ox_error(g, n, "the kernel size is symbolic");
-	int64_t kk = w->shape.d[2] * w->shape.d[3];
+	int64_t k[MAXSP], s[MAXSP], d[MAXSP], pads[2 * MAXSP];
+	int ap;
+	if (ox_ir_nn_window(g, n, 2, &w->shape, k, s, d, pads, &ap))
+		return -1;
+	int64_t kk = k[0] * k[1];
 	ox_dim od[4] = {o.d[0], og * 2 * kk, o.d[2], o.d[3]};
 	if (want_shape(g, n, 2, "offset", od, 4))
 		return -1;

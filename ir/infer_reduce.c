@@ -4,9 +4,13 @@
  * ox_reduce_axes is the one place that decides which axes a Reduce* node
  * reduces (attribute before the opset that moved axes to an input, input
  * from then on, noop_with_empty_axes); eval_reduce.c and emit_reduce.c call
- * it too, so the three layers cannot disagree. Softmax-family and
- * LayerNormalization outputs keep the input's shape; LayerNormalization's
- * Mean and InvStdDev keep the normalized dims as 1.
+ * it too, so the three layers cannot disagree. An axes input known only
+ * when the program runs (docs/dynamic.md) makes the output's dims data
+ * symbols that the node computes: with keepdims each is 1 or the input's
+ * dim, without it the rank is the input's less the axes tensor's length,
+ * which must be a constant. Softmax-family and LayerNormalization outputs
+ * keep the input's shape; LayerNormalization's Mean and InvStdDev keep the
+ * normalized dims as 1.
  */
 #include "ir.h"
 #include "family.h"
@@ -22,7 +26,9 @@ static int axes_is_input(const ox_node *n)
  * list reduces everything unless noop_with_empty_axes is set, in which case
  * the mask stays all zero: each output element then "reduces" exactly one
  * input element, which is what the spec asks (ReduceSumSquare acts as a
- * vanilla Square). Returns 0, or ox_error. */
+ * vanilla Square). Returns 0, 1 when the axes are an input read only when
+ * the program runs (neither a constant nor a symbolic value of constants:
+ * mask is not filled), or ox_error. */
 int ox_reduce_axes(ox_graph *g, ox_node *n, int *mask)
 {
 	const ox_value *x = ox_in(g, n, 0);
@@ -39,12 +45,20 @@ int ox_reduce_axes(ox_graph *g, ox_node *n, int *mask)
 			if (len > rank)
 				return ox_error(g, n, "%lld axes for a rank-%d input",
 				                (long long)len, rank);
+			if (!ox_dtype_is_int(a->dtype))
+				return ox_error(g, n, "axes input '%s' has dtype %s, expected an integer type",
+				                a->name, ox_dtype_name(a->dtype));
 			/* an empty axes input needs no data: its shape says it all */
 			if (len != 0) {
-				naxes = ox_in_ints(g, n, 1, axes, OX_MAX_RANK + 1);
+				ox_sv sv[OX_MAX_RANK + 1];
+				naxes = ox_in_svals(g, n, 1, sv, OX_MAX_RANK + 1);
+				for (int i = 0; i < naxes; i++) {
+					if (sv[i].kind != OX_SV_CONST)
+						return 1;
+					axes[i] = sv[i].c;
+				}
 				if (naxes < 0)
-					return ox_need_const(g, n, 1, "axes input '%s' is not a constant",
-					                     a->name);
+					return 1;
 			}
 		}
 	} else {
@@ -77,13 +91,50 @@ static int reduce_dtype_ok(const ox_node *n, int dt)
 	       dt == OX_BF16;
 }
 
+/* The output of a reduction over axes read from data: with keepdims each
+ * dim is 1 (reduced) or the input's (kept), at most the larger; without,
+ * the kept dims in order, the j-th one of input dims j..j+naxes. The node
+ * checks the axes and computes these (codegen/emit_reduce.c). */
+static int infer_reduce_rt(ox_graph *g, ox_node *n, const ox_value *x, int keep)
+{
+	const ox_value *a = ox_in(g, n, 1);
+	int rank = x->shape.rank;
+	ox_shape s = {0, {0}};
+	if (keep) {
+		s.rank = rank;
+		for (int i = 0; i < rank; i++) {
+			int64_t hi = ox_dim_hi(g, x->shape.d[i]);
+			s.d[i] = x->shape.d[i] == 1 ? 1 : ox_dim_data(g, n->out[0], i, hi < 0 ? -1 : hi > 1 ? hi : 1);
+		}
+	} else {
+		int64_t len = ox_dim_eval(g, a->shape.d[0]);
+		if (len < 0)
+			return ox_error(g, n, "axes input '%s' has a length known only at run time: with "
+			                "keepdims=0 the output's rank depends on it", a->name);
+		s.rank = rank - (int)len;
+		for (int j = 0; j < s.rank; j++) {
+			int64_t hi = 0, one = 1;
+			for (int i = j; i <= j + len && hi >= 0; i++) {
+				int64_t h = ox_dim_hi(g, x->shape.d[i]);
+				hi = h < 0 ? -1 : h > hi ? h : hi;
+				one &= x->shape.d[i] == 1;
+			}
+			s.d[j] = one ? 1 : ox_dim_data(g, n->out[0], j, hi);
+		}
+	}
+	ox_set_out(g, n, 0, x->dtype, &s);
+	return 0;
+}
+
 int infer_reduce(ox_graph *g, ox_node *n)
 {
 	const ox_value *x = ox_in(g, n, 0);
 	if (!reduce_dtype_ok(n, x->dtype))
 		return ox_error(g, n, "input type %s is not supported", ox_dtype_name(x->dtype));
-	int mask[OX_MAX_RANK];
-	if (ox_reduce_axes(g, n, mask))
+	int mask[OX_MAX_RANK], rc = ox_reduce_axes(g, n, mask);
+	if (rc == 1)
+		return infer_reduce_rt(g, n, x, ox_attr_int(n, "keepdims", 1) != 0);
+	if (rc)
 		return -1;
 	int keep = ox_attr_int(n, "keepdims", 1) != 0;
 	ox_shape s = {0, {0}};

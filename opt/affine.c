@@ -10,8 +10,9 @@
  * weight shared with another node is left as it was. Repeats until no
  * fold applies (Conv -> BN -> Mul folds twice). A MatMul or Gemm with a
  * constant B takes a Mul or Div by a scalar or per-column constant the
- * same way, into B's columns (and Gemm's C).
- * Requires: constant shapes. Invalidates: uses (refilled), node positions
+ * same way, into B's columns (and Gemm's C). The folds read constants
+ * only: batch and image sizes may be run-time dims (shapes compare as dims).
+ * Requires: bounded dims (after bounds). Invalidates: uses (refilled), node positions
  * (compacted).
  */
 #include "opt.h"
@@ -99,7 +100,8 @@ static int fold(ox_graph *g, ox_node *n, ox_node *e)
 		ox_value *c = &g->vals[e->in[k]];
 		/* the result must keep the Conv's shape and dtype */
 		ox_value *o = ox_out(g, e, 0);
-		if (o->shape.rank != r || o->dtype != y->dtype || ox_shape_numel(&o->shape) != ox_shape_numel(&y->shape))
+		if (o->shape.rank != r || o->dtype != y->dtype ||
+		    ox_shape_numel_dim(g, &o->shape) != ox_shape_numel_dim(g, &y->shape))
 			break;
 		double *v = malloc((size_t)(m + 1) * sizeof *v);
 		if (!per_channel(c, m, r, v)) {
@@ -174,7 +176,8 @@ static int fold_gemm(ox_graph *g, ox_node *n, ox_node *e)
 	const ox_value *s = &g->vals[e->in[k]], *o = ox_out(g, e, 0);
 	int r = y->shape.rank, tb = n->op == OX_OP_Gemm && ox_attr_int(n, "transB", 0);
 	int64_t N = y->shape.d[r - 1], K = b->shape.d[tb ? 1 : 0];
-	if (o->shape.rank != r || ox_shape_numel(&o->shape) != ox_shape_numel(&y->shape) || o->dtype != y->dtype)
+	if (o->shape.rank != r || ox_shape_numel_dim(g, &o->shape) != ox_shape_numel_dim(g, &y->shape) ||
+	    o->dtype != y->dtype)
 		return 0;
 	/* per column: only the last axis may be > 1 */
 	if (s->kind != OX_V_CONST || s->layout || !ox_dtype_is_float(s->dtype) || s->shape.rank > r)
@@ -239,8 +242,6 @@ int ox_opt_affine(ox_graph *g)
 					reads |= e->in[k] == n->out[0];
 				if (e->dead || !reads)
 					continue;
-				if (ox_node_rt(g, n) || ox_node_rt(g, e))
-					break;
 				changed |= n->op == OX_OP_Conv ? fold(g, n, e) : fold_gemm(g, n, e);
 				break;
 			}

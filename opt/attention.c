@@ -13,8 +13,10 @@
  * rank-3 [B*H, S, d] batch as 3-D with one head). The inner values must be
  * used by the pattern alone. The emitter (codegen/emit_attn.c) computes it
  * in blocks of query rows: scores of a block, softmax, times V, so the
- * [Sq, Skv] score matrix of a head is never stored whole.
- * Requires: constant shapes (after static). Invalidates: node positions
+ * [Sq, Skv] score matrix of a head is never stored whole. Batch and
+ * sequence lengths may be run-time dims when the blocked kernel takes the
+ * node (head counts and sizes constant, a mask with a value per key).
+ * Requires: bounded dims (after bounds). Invalidates: node positions
  * (compacted), uses (refilled).
  */
 #include "opt.h"
@@ -64,8 +66,10 @@ static ox_id heads_of(ox_graph *g, ox_id v, const int *perm, int64_t *H)
 	if (!inner(g, r4) || !rs || rs->op != OX_OP_Reshape)
 		return -1;
 	const ox_value *x = &g->vals[rs->in[0]], *y = &g->vals[r4];
+	/* heads and head size constants (batch and sequence may be run-time) */
 	if (x->shape.rank != 3 || x->shape.d[0] != y->shape.d[0] || x->shape.d[1] != y->shape.d[1] ||
-	    x->shape.d[2] != y->shape.d[2] * y->shape.d[3])
+	    ox_dim_is_rt(g, y->shape.d[2]) || ox_dim_is_rt(g, y->shape.d[3]) ||
+	    x->shape.d[2] != ox_dim_mul(g, y->shape.d[2], y->shape.d[3]))
 		return -1;
 	*H = y->shape.d[2];
 	return rs->in[0];
@@ -92,7 +96,8 @@ static ox_node *merged_heads(ox_graph *g, ox_id v)
 		return NULL;
 	const ox_value *x = &g->vals[t->out[0]], *y = &g->vals[rs->out[0]];
 	if (y->shape.rank != 3 || y->shape.d[0] != x->shape.d[0] || y->shape.d[1] != x->shape.d[1] ||
-	    y->shape.d[2] != x->shape.d[2] * x->shape.d[3])
+	    ox_dim_is_rt(g, x->shape.d[2]) || ox_dim_is_rt(g, x->shape.d[3]) ||
+	    y->shape.d[2] != ox_dim_mul(g, x->shape.d[2], x->shape.d[3]))
 		return NULL;
 	return rs;
 }
@@ -135,8 +140,6 @@ static ox_id add_reshape(ox_graph *g, ox_id x, const ox_shape *s, const char *na
 static int match(ox_graph *g, int si)
 {
 	ox_node *sm = &g->nodes[si];
-	if (ox_node_rt(g, sm))
-		return 0;
 	ox_id s = sm->in[0], p = sm->out[0];
 	const ox_value *sv = &g->vals[s];
 	int r = sv->shape.rank;
@@ -205,6 +208,21 @@ static int match(ox_graph *g, int si)
 			if (ax < 0 || (m->shape.d[i] != 1 && m->shape.d[i] != sv->shape.d[ax]))
 				return 0;
 		}
+	}
+
+	/* Run-time batch or sequence lengths: only what the blocked kernel
+	 * takes (ox_opt_attn_geo: head sizes and counts constant, a mask with
+	 * a value per key), as the plain Attention emitter takes constant
+	 * shapes only; the MatMuls and Softmax stay as they are otherwise */
+	if (ox_shape_is_rt(g, &sv->shape) || ox_shape_is_rt(g, &qv->shape) || ox_shape_is_rt(g, &vv->shape)) {
+		const ox_value *m = mask >= 0 ? &g->vals[mask] : NULL;
+		if (ox_dim_is_rt(g, D) || ox_dim_is_rt(g, vv->shape.d[r - 1]) || (r == 4 && ox_dim_is_rt(g, qv->shape.d[1])))
+			return 0;
+		if (m && (m->shape.rank < 1 || m->shape.d[m->shape.rank - 1] != Skv || (r == 3 && m->shape.rank == 3)))
+			return 0;
+		if (!ox_opt_rt_ok(g, &sv->shape, ~0u) || !ox_opt_rt_ok(g, &qv->shape, ~0u) ||
+		    !ox_opt_rt_ok(g, &vv->shape, ~0u))
+			return 0;
 	}
 
 	/* the inputs: 3-D with heads when the split/merge is recognized */
@@ -302,8 +320,11 @@ int ox_opt_attention(ox_graph *g)
 int ox_opt_attn_geo(ox_graph *g, const ox_node *n, ox_attngeo *q)
 {
 	memset(q, 0, sizeof *q);
-	if (n->op != OX_OP_Attention || !g->opt || n->nout < 1 || ox_node_rt(g, n))
+	if (n->op != OX_OP_Attention || !g->opt || n->nout < 1)
 		return -1;
+	for (int k = 0; k < n->nin && k < 4; k++) /* run-time dims with a top */
+		if (n->in[k] >= 0 && !ox_opt_rt_ok(g, &g->vals[n->in[k]].shape, ~0u))
+			return -1;
 	for (int k = 1; k < n->nout; k++)
 		if (n->out[k] >= 0 && !(n->scratch && k == n->nout - 1))
 			return -1; /* present K/V, qk output */
@@ -321,18 +342,24 @@ int ox_opt_attn_geo(ox_graph *g, const ox_node *n, ox_attngeo *q)
 	if (ox_attn_dims(g, (ox_node *)n, &a))
 		return -1;
 	q->rank = a.rank;
-	q->B = ox_dim_eval(g, a.b), q->Sq = ox_dim_eval(g, a.sq), q->Skv = ox_dim_eval(g, a.skv);
+	/* batch and sequence lengths may be run-time (their tops here, the
+	 * dims in dB, dSq, dSkv); heads and head sizes not */
+	if (ox_dim_is_rt(g, a.hq) || ox_dim_is_rt(g, a.hkv) || ox_dim_is_rt(g, a.dk) || ox_dim_is_rt(g, a.dv))
+		return -1;
+	q->dB = a.b, q->dSq = a.sq, q->dSkv = a.skv;
+	q->rt = ox_dim_is_rt(g, a.b) || ox_dim_is_rt(g, a.sq) || ox_dim_is_rt(g, a.skv);
+	q->B = ox_opt_top(g, a.b), q->Sq = ox_opt_top(g, a.sq), q->Skv = ox_opt_top(g, a.skv);
 	q->Hq = ox_dim_eval(g, a.hq), q->Hkv = ox_dim_eval(g, a.hkv), q->Dk = ox_dim_eval(g, a.dk);
 	q->Dv = ox_dim_eval(g, a.dv);
 	if (q->B <= 0 || q->Sq <= 0 || q->Skv <= 0 || q->Hq <= 0 || q->Hkv <= 0 || q->Dk <= 0 || q->Dv <= 0)
 		return -1;
 	if (m) { /* the mask has a value per key (its last axis is Skv, not 1 or shorter) */
-		if (m->shape.rank < 1 || m->shape.d[m->shape.rank - 1] != q->Skv)
+		if (m->shape.rank < 1 || m->shape.d[m->shape.rank - 1] != a.skv)
 			return -1;
 		for (int i = 0; i < m->shape.rank; i++) {
 			int ax = 4 - m->shape.rank + i;
-			int64_t want[4] = {q->B, q->Hq, q->Sq, q->Skv};
-			if (ax < 0 || (ax == 3 ? m->shape.d[i] != q->Skv : m->shape.d[i] != 1 && m->shape.d[i] != want[ax]))
+			ox_dim want[4] = {a.b, a.hq, a.sq, a.skv};
+			if (ax < 0 || (ax == 3 ? m->shape.d[i] != a.skv : m->shape.d[i] != 1 && m->shape.d[i] != want[ax]))
 				return -1;
 		}
 	}
@@ -344,6 +371,11 @@ int ox_opt_attn_geo(ox_graph *g, const ox_node *n, ox_attngeo *q)
 		q->rows = (int)q->Sq;
 	int64_t bh = q->B * q->Hq;
 	q->slots = bh < 16 ? (int)bh : 16;
-	q->slot_floats = q->Dk * q->Skv + (int64_t)q->rows * q->Skv;
+	/* a slot's K^T and scores: rows of Skv floats; with a run-time Skv of
+	 * its top rounded up to whole groups of the kernel's columns, which the
+	 * scores are then computed in (the columns past Skv never read) */
+	int64_t grp = (int64_t)g->target->nr_vecs * g->target->vw;
+	q->ktw = ox_dim_is_rt(g, a.skv) ? (q->Skv + grp - 1) / grp * grp : q->Skv;
+	q->slot_floats = q->Dk * q->ktw + (int64_t)q->rows * q->ktw;
 	return 0;
 }

@@ -3,10 +3,13 @@
  * Requires: inferred graph. The output's uses (and graph-output slots)
  * are redirected to the input; graph output names are kept in
  * g->output_names, so the user-visible interface does not change. A
- * Dropout whose mask output is used stays (codegen fills the mask).
+ * Dropout whose mask output is used stays (codegen fills the mask), and
+ * so does one that may run in training mode with a ratio other than 0,
+ * read from data (its code fails such a run: ox_ir_data_dropout_checks).
  * Invalidates: uses (refilled), node positions (compacted).
  */
 #include "opt.h"
+#include "../ir/family.h"
 
 int ox_opt_elide(ox_graph *g)
 {
@@ -17,6 +20,8 @@ int ox_opt_elide(ox_graph *g)
 			continue;
 		if (n->op == OX_OP_Dropout && n->nout > 1 && n->out[1] >= 0 &&
 		    (g->vals[n->out[1]].nuses || g->vals[n->out[1]].is_output))
+			continue;
+		if (n->op == OX_OP_Dropout && ox_ir_data_dropout_checks(g, n))
 			continue;
 		if (n->in[0] < 0 || n->out[0] < 0)
 			continue;

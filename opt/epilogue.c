@@ -12,7 +12,9 @@
  * longest prefix whose inner values are used inside it only, so only its
  * last value is ever stored. The node then takes the region's place in
  * the order, with the other operands as extra inputs and the region as the
- * body of its ox_epilogue attribute; ox_fused names the ONNX nodes.
+ * body of its ox_epilogue attribute; ox_fused names the ONNX nodes. With
+ * run-time dims an operand of the output's shape has the same dims (the
+ * same ids), so shapes and element counts compare as dims.
  * Requires: layouts chosen (opt/layout.c). Invalidates: node positions
  * (compacted), uses (refilled).
  */
@@ -26,8 +28,6 @@
 /* ops the epilogue renderers know (codegen/emit_blocked.c, emit_gemm.c) */
 static int fusable_op(const ox_graph *g, const ox_node *n)
 {
-	if (ox_node_rt(g, n))
-		return 0;
 	switch (n->op) {
 	case OX_OP_Relu: case OX_OP_LeakyRelu: case OX_OP_Sigmoid: case OX_OP_HardSigmoid:
 	case OX_OP_HardSwish: case OX_OP_Tanh: case OX_OP_Erf: case OX_OP_Exp: case OX_OP_Neg:
@@ -218,7 +218,7 @@ int ox_opt_epilogue(ox_graph *g)
 			int reads = 0, ok = fusable_op(g, e), extra = 0;
 			ox_value *o = &g->vals[e->out[0]];
 			ok &= o->dtype == OX_F32 && o->layout == y0->layout && o->shape.rank == y0->shape.rank &&
-			      ox_shape_numel(&o->shape) == ox_shape_numel(&y0->shape);
+			      ox_shape_numel_dim(g, &o->shape) == ox_shape_numel_dim(g, &y0->shape);
 			for (int k = 0; k < e->nin; k++) {
 				ox_id v = e->in[k];
 				if (v < 0)

@@ -37,11 +37,35 @@ static int pow_exponent(ox_graph *g, const ox_node *n, int k)
 	return p == 2 || p == 3 || p == 1 || p == 0.5 || p == -1 || p == -0.5;
 }
 
+/* Run-time dims (docs/dynamic.md): codegen/emit_fused.c walks them as
+ * loop counts, so an operand's run-time dim must be the output's own (or
+ * the operand is 1 there): two run-time dims that would only broadcast
+ * when the program runs are left to emit_ew, which checks them */
+static int rt_ok(ox_graph *g, const ox_node *n)
+{
+	const ox_shape *o = &g->vals[n->out[0]].shape;
+	if (!ox_opt_rt_ok(g, o, ~0u))
+		return 0;
+	for (int k = 0; k < n->nin; k++) {
+		if (n->in[k] < 0)
+			continue;
+		const ox_shape *s = &g->vals[n->in[k]].shape;
+		int off = o->rank - s->rank;
+		if (off < 0)
+			return 0;
+		for (int i = 0; i < s->rank; i++)
+			if (s->d[i] != 1 && s->d[i] != o->d[i + off] &&
+			    (ox_dim_is_rt(g, s->d[i]) || ox_dim_is_rt(g, o->d[i + off])))
+				return 0;
+	}
+	return 1;
+}
+
 /* the ops codegen renders on vectors, f32 (as ox_cg_vbody_ok; opt cannot
  * include codegen, so the list is kept here and checked by emit_fused) */
 static int vector_op(ox_graph *g, const ox_node *n)
 {
-	if (ox_node_rt(g, n))
+	if (n->nout != 1 || n->out[0] < 0 || (ox_node_rt(g, n) && !rt_ok(g, n)))
 		return 0;
 	switch (n->op) {
 	case OX_OP_Relu: case OX_OP_LeakyRelu: case OX_OP_Sigmoid: case OX_OP_HardSigmoid:

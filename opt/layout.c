@@ -11,8 +11,10 @@
  * value converts it back (and graph outputs are always plain); a depthwise
  * Conv or a blocked op fed a plain tensor gets a Reorder the other way. A
  * Conv with group 1 reads either layout (its kernel only broadcasts input
- * elements), so no conversion is needed in front of it.
- * Requires: constant shapes (after static). Invalidates: node order
+ * elements), so no conversion is needed in front of it. Batch and image
+ * size may be run-time dims (ox_opt_rt_ok): the kernels take them as loop
+ * counts; channels stay constants (the blocks, the packed weights).
+ * Requires: bounded dims (after bounds). Invalidates: node order
  * (Reorders are appended, then the graph is sorted again), uses.
  */
 #include "opt.h"
@@ -33,15 +35,42 @@ static int rank4(ox_graph *g, ox_id v)
 	return v >= 0 && g->vals[v].has_shape && g->vals[v].shape.rank == 4;
 }
 
+int64_t ox_opt_top(const ox_graph *g, ox_dim d)
+{
+	int64_t v = ox_dim_eval(g, d);
+	return v >= 0 ? v : ox_dim_hi(g, d);
+}
+
+int ox_opt_rt_ok(const ox_graph *g, const ox_shape *s, unsigned axes)
+{
+	for (int i = 0; i < s->rank; i++)
+		if (ox_dim_is_rt(g, s->d[i]) && (!(axes >> i & 1) || ox_dim_hi(g, s->d[i]) < 0))
+			return 0;
+	return 1;
+}
+
+/* [N, C, H, W] with N, H, W constants or run-time dims with a top */
+#define NHW (1u | 4u | 8u)
+
+/* pads that depend on a run-time image size: SAME with a run-time H or W */
+static int rt_pads(ox_graph *g, const ox_node *n, const ox_shape *x)
+{
+	const char *ap = ox_attr_str(n, "auto_pad", "NOTSET");
+	return (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) &&
+	       (ox_dim_is_rt(g, x->d[2]) || ox_dim_is_rt(g, x->d[3]));
+}
+
 /* a Conv the blocked kernels compute: 2-D, f32, constant weights, group 1
- * or depthwise (group = C = M) */
+ * or depthwise (group = C = M); N, H, W may be run-time dims */
 int ox_opt_conv_blockable(ox_graph *g, const ox_node *n, int *depthwise)
 {
-	if (n->op != OX_OP_Conv || !rank4(g, n->in[0]) || !is_f32(g, n->in[0]) || !is_f32(g, n->out[0]) ||
-	    ox_node_rt(g, n))
+	if (n->op != OX_OP_Conv || !rank4(g, n->in[0]) || !is_f32(g, n->in[0]) || !is_f32(g, n->out[0]))
 		return 0;
 	const ox_value *w = ox_in(g, n, 1);
 	if (!w || w->kind != OX_V_CONST || w->shape.rank != 4)
+		return 0;
+	if (!ox_opt_rt_ok(g, &g->vals[n->in[0]].shape, NHW) || !ox_opt_rt_ok(g, &g->vals[n->out[0]].shape, NHW) ||
+	    rt_pads(g, n, &g->vals[n->in[0]].shape))
 		return 0;
 	if (w->layout != OX_L_PLAIN && w->layout != OX_L_CONVW && w->layout != OX_L_DWW && w->layout != OX_L_WINOW)
 		return 0; /* packed by opt/pack.c or opt/winograd.c: still this Conv's */
@@ -72,13 +101,34 @@ static int operand_blockable(ox_graph *g, ox_id v, const ox_shape *o, int *scala
 	return 1;
 }
 
+/* the blocked emitters of these take run-time N, H, W (codegen/emit_blocked.c,
+ * emit_fused.c, emit_ew.c); the others (Resize, Concat) constant shapes */
+static int takes_rt(int op)
+{
+	switch (op) {
+	case OX_OP_Conv: case OX_OP_MaxPool: case OX_OP_AveragePool: case OX_OP_GlobalAveragePool:
+	case OX_OP_GlobalMaxPool:
+		return 1;
+	}
+	return (ox_ops[op].flags & OX_F_EW) && (ox_ops[op].flags & OX_F_RT);
+}
+
 /* How node n computes when some input is blocked: 1 and needs[k] per input
  * when it can compute blocked, else 0. */
 static int blockable(ox_graph *g, const ox_node *n, int b, int *need)
 {
 	unsigned f = ox_ops[n->op].flags;
-	if (!(f & OX_F_BLOCKED) || n->nout < 1 || !rank4(g, n->out[0]) || !is_f32(g, n->out[0]) || ox_node_rt(g, n))
+	if (!(f & OX_F_BLOCKED) || n->nout < 1 || !rank4(g, n->out[0]) || !is_f32(g, n->out[0]))
 		return 0;
+	if (ox_node_rt(g, n)) {
+		if (!takes_rt(n->op))
+			return 0;
+		for (int k = 0; k < n->nin + n->nout; k++) {
+			ox_id v = k < n->nin ? n->in[k] : n->out[k - n->nin];
+			if (v >= 0 && !ox_opt_rt_ok(g, &g->vals[v].shape, g->vals[v].shape.rank == 4 ? NHW : 0))
+				return 0;
+		}
+	}
 	const ox_shape *o = &g->vals[n->out[0]].shape;
 	for (int k = 0; k < n->nin; k++)
 		need[k] = NEED_PLAIN;
@@ -101,6 +151,9 @@ static int blockable(ox_graph *g, const ox_node *n, int b, int *need)
 			return 0; /* indices are positions in the plain layout */
 		/* fallthrough */
 	case OX_OP_AveragePool:
+		if (rt_pads(g, n, &g->vals[n->in[0]].shape))
+			return 0;
+		/* fallthrough */
 	case OX_OP_GlobalAveragePool:
 	case OX_OP_GlobalMaxPool:
 		if (!rank4(g, n->in[0]) || !is_f32(g, n->in[0]))

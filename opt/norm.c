@@ -19,8 +19,10 @@
  * and not be a graph output, else the pattern is left as it is. The new
  * node takes the place of the pattern's last node, is named after its
  * first and lists them all in ox_fused (the epilogue and ewfuse passes,
- * which run later, keep the list when they fuse the node).
- * Requires: constant shapes (after static). Invalidates: node positions
+ * which run later, keep the list when they fuse the node). Leading dims
+ * (batch, sequence) may be run-time dims where the new op's emitter takes
+ * them (OX_F_RT); the normalized ones are constants.
+ * Requires: bounded dims (after bounds). Invalidates: node positions
  * (compacted), uses (refilled).
  */
 #include "opt.h"
@@ -133,6 +135,11 @@ static int mean_axis(ox_graph *g, ox_node *n)
 		ax--;
 	for (int i = 0; i < ax; i++)
 		if (mask[i])
+			return -1;
+	/* the normalized dims are constants (the new node's scale and bias are
+	 * constants of that shape); the leading ones may be run-time dims */
+	for (int i = ax; i < r; i++)
+		if (ox_dim_is_rt(g, g->vals[n->in[0]].shape.d[i]))
 			return -1;
 	return ax < r ? ax : -1;
 }
@@ -553,7 +560,9 @@ int ox_opt_norm(ox_graph *g)
 	for (int pass = 0; pass < 3; pass++)
 		for (int i = 0; i < g->nnodes; i++) {
 			int op = g->nodes[i].op, at = -1;
-			if (ox_node_rt(g, &g->nodes[i]))
+			/* with run-time dims, only into an op whose C emitter takes them */
+			static const int made[3] = {OX_OP_LayerNormalization, OX_OP_RMSNormalization, OX_OP_Gelu};
+			if (ox_node_rt(g, &g->nodes[i]) && !(ox_ops[made[pass]].flags & OX_F_RT))
 				continue;
 			if (pass == 0 && op == OX_OP_ReduceMean)
 				at = layernorm(g, i);

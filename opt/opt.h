@@ -40,8 +40,18 @@ int ox_opt_ctrl_layout(ox_graph *g, const ox_node *n, int64_t *off);
 int ox_ctrl_nin0(const ox_node *n);
 
 /* a Conv the channel-blocked kernels compute (opt/layout.c): 2-D f32 with
- * constant weights, group 1 or depthwise (*depthwise set) */
+ * constant weights, group 1 or depthwise (*depthwise set); its batch and
+ * image size may be run-time dims (not with SAME pads), its channels not */
 int ox_opt_conv_blockable(ox_graph *g, const ox_node *n, int *depthwise);
+/* Do the fast kernels take shape s: every dim a constant, or a run-time
+ * dim with a top (opt/bounds.c) on an axis whose bit is set in `axes`?
+ * The kernels' structure (tiles, kernels, unrolling) comes from the
+ * constant dims; the run-time ones are outer loop counts and strides, and
+ * every size the cost model weighs is taken at its top (ox_dim_hi): a
+ * program is tuned for the top of its range (docs/dynamic.md). */
+int ox_opt_rt_ok(const ox_graph *g, const ox_shape *s, unsigned axes);
+/* the top of d: d itself when constant */
+int64_t ox_opt_top(const ox_graph *g, ox_dim d);
 
 /* The geometry and tile of a blocked Conv (opt/pack.c chooses the tile and
  * packs for it; codegen emits for the same struct). */
@@ -79,6 +89,12 @@ typedef struct {
 	int64_t wslot;               /* scratch floats per slot: (wm+2)^2 (wvs + wps), with one
 					block (wm+2)^2 wps after the shared (wm+2)^2 wvs */
 	int64_t wscratch;            /* scratch floats in all */
+	/* Run-time sizes: N, IH, IW, OH, OW above are then their tops (what
+	 * the tile and the cost are for), the dims below what the code
+	 * computes with (the same values when constant). With a run-time
+	 * width span is 1. */
+	int rt;                      /* one of these is a run-time dim */
+	ox_dim dN, dIH, dIW, dOH, dOW;
 } ox_convgeo;
 int ox_opt_conv_geo(ox_graph *g, const ox_node *n, ox_convgeo *cg); /* 0, or -1 if not blocked */
 /* The same for the algorithm wm (0 direct, 2 or 4 Winograd) whatever the
@@ -114,6 +130,11 @@ typedef struct {
 				 L2, so a task is a group over all rows, the reduction
 				 in chunks of kchunk rows of B, the sums kept in the
 				 output between chunks (no epilogue operand may share it) */
+	/* run-time sizes: batch, M and K above are then their tops, the dims
+	 * what the code computes with; N is always a constant (it shapes the
+	 * micro-kernel: output row stride, the last vector's lanes) */
+	int rt;
+	ox_dim dbatch, dM, dK;
 } ox_gemmgeo;
 int ox_opt_gemm_geo(ox_graph *g, const ox_node *n, ox_gemmgeo *q); /* 0, or -1 if not for the GEMM */
 
@@ -127,6 +148,13 @@ typedef struct {
 	double scale;
 	int causal, rows, slots;
 	int64_t slot_floats;
+	/* run-time batch and sequence lengths: B, Sq, Skv above are their
+	 * tops (the scratch is sized for them), the dims below what the code
+	 * computes with; a slot's K^T and scores then have rows of ktw floats
+	 * (Skv's top rounded up to a group of the micro-kernel's columns) */
+	int rt;
+	ox_dim dB, dSq, dSkv;
+	int64_t ktw;
 } ox_attngeo;
 int ox_opt_attn_geo(ox_graph *g, const ox_node *n, ox_attngeo *q); /* 0, or -1 if not */
 int ox_opt_attention(ox_graph *g);

@@ -13,7 +13,9 @@
  * task slots) is chosen here too, and its scratch is the slots'. The cost
  * model of both algorithms, which opt/winograd.c compares, is here
  * (ox_opt_conv_cycles). Codegen reads the same geometry through
- * ox_opt_conv_geo, so the two cannot disagree.
+ * ox_opt_conv_geo, so the two cannot disagree. Run-time sizes (batch,
+ * image, GEMM rows) are weighed at their tops, and scratch is sized for
+ * them.
  * Requires: the layout pass. Invalidates: nothing (constants are added,
  * the old ones are left for codegen to skip when unused).
  */
@@ -143,8 +145,9 @@ int ox_opt_conv_geo_as(ox_graph *g, const ox_node *n, int wm, ox_convgeo *cg)
 		return -1;
 	if (wm && !ox_opt_wino_eligible(g, n))
 		return -1;
-	int64_t k[2], s[2], d[2], pads[4], in[2] = {x->shape.d[2], x->shape.d[3]};
-	int64_t out[2] = {y->shape.d[2], y->shape.d[3]};
+	/* run-time sizes at their tops: the tile is chosen for the largest */
+	int64_t k[2], s[2], d[2], pads[4], in[2] = {ox_opt_top(g, x->shape.d[2]), ox_opt_top(g, x->shape.d[3])};
+	int64_t out[2] = {ox_opt_top(g, y->shape.d[2]), ox_opt_top(g, y->shape.d[3])};
 	int ap;
 	if (ox_ir_nn_window(g, n, 2, &w->shape, k, s, d, pads, &ap))
 		return -1;
@@ -152,7 +155,10 @@ int ox_opt_conv_geo_as(ox_graph *g, const ox_node *n, int wm, ox_convgeo *cg)
 	const ox_target *t = g->target;
 	cg->b = y->lp[0];
 	cg->inblocked = x->layout == OX_L_BLOCKED;
-	cg->N = x->shape.d[0], cg->C = x->shape.d[1], cg->M = y->shape.d[1];
+	cg->N = ox_opt_top(g, x->shape.d[0]), cg->C = x->shape.d[1], cg->M = y->shape.d[1];
+	cg->dN = x->shape.d[0], cg->dIH = x->shape.d[2], cg->dIW = x->shape.d[3];
+	cg->dOH = y->shape.d[2], cg->dOW = y->shape.d[3];
+	cg->rt = ox_shape_is_rt(g, &x->shape) || ox_shape_is_rt(g, &y->shape);
 	cg->IH = in[0], cg->IW = in[1], cg->OH = out[0], cg->OW = out[1];
 	cg->KH = k[0], cg->KW = k[1], cg->SH = s[0], cg->SW = s[1], cg->DH = d[0], cg->DW = d[1];
 	cg->pt = pads[0], cg->pl = pads[1], cg->pb = pads[2], cg->pr = pads[3];
@@ -184,7 +190,7 @@ int ox_opt_conv_geo_as(ox_graph *g, const ox_node *n, int wm, ox_convgeo *cg)
 		double c;
 		if (cg->flat) {
 			c = tiling_cost(p, r, mv, o);
-		} else if (cg->OW < rmax && cg->OH > 1) {
+		} else if (cg->OW < rmax && cg->OH > 1 && !ox_dim_is_rt(g, cg->dOH) && !ox_dim_is_rt(g, cg->dOW)) {
 			span = rmax / (int)cg->OW;
 			if (span > cg->OH)
 				span = (int)cg->OH;
@@ -244,13 +250,16 @@ static void gemm_chunk(ox_gemmgeo *q)
 int ox_opt_gemm_geo(ox_graph *g, const ox_node *n, ox_gemmgeo *q)
 {
 	memset(q, 0, sizeof *q);
-	if ((n->op != OX_OP_MatMul && n->op != OX_OP_Gemm) || n->nout < 1 || n->out[0] < 0 || !g->opt ||
-	    ox_node_rt(g, n))
+	if ((n->op != OX_OP_MatMul && n->op != OX_OP_Gemm) || n->nout < 1 || n->out[0] < 0 || !g->opt)
 		return -1;
 	const ox_value *a = ox_in(g, n, 0), *bv = ox_in(g, n, 1), *y = ox_out(g, n, 0);
 	if (!a || !bv || a->dtype != OX_F32 || bv->dtype != OX_F32 || y->dtype != OX_F32 || a->layout || y->layout)
 		return -1;
 	if (a->shape.rank < 2 || bv->shape.rank < 2)
+		return -1;
+	/* run-time dims (with a top) but N, the columns: they shape the kernel */
+	if (!ox_opt_rt_ok(g, &a->shape, ~0u) || !ox_opt_rt_ok(g, &bv->shape, ~0u) ||
+	    !ox_opt_rt_ok(g, &y->shape, ~0u) || ox_dim_is_rt(g, y->shape.d[y->shape.rank - 1]))
 		return -1;
 	q->b = g->target->vw;
 	q->constb = bv->kind == OX_V_CONST && bv->shape.rank == 2;
@@ -262,7 +271,7 @@ int ox_opt_gemm_geo(ox_graph *g, const ox_node *n, ox_gemmgeo *q)
 			return -1;
 		const ox_value *c = ox_in(g, n, 2);
 		q->transA = ox_attr_int(n, "transA", 0) != 0;
-		q->M = a->shape.d[q->transA], q->K = a->shape.d[!q->transA];
+		q->dM = a->shape.d[q->transA], q->dK = a->shape.d[!q->transA];
 		q->N = y->shape.d[1];
 		if (c && (c->kind != OX_V_CONST || c->dtype != OX_F32))
 			return -1;
@@ -271,20 +280,32 @@ int ox_opt_gemm_geo(ox_graph *g, const ox_node *n, ox_gemmgeo *q)
 			return -1;
 		if (c && c->layout && c->layout != OX_L_PADDED)
 			return -1;
-		q->batch = 1;
+		q->dbatch = 1;
 	} else {
-		q->K = a->shape.d[a->shape.rank - 1];
+		q->dK = a->shape.d[a->shape.rank - 1];
 		q->N = bv->shape.d[bv->shape.rank - 1];
 		if (q->constb) { /* every batch of A is more rows */
-			q->M = ox_shape_numel(&a->shape) / (q->K ? q->K : 1);
-			q->batch = 1;
+			q->dM = ox_dim_div(g, ox_shape_numel_dim(g, &a->shape), q->dK ? q->dK : 1);
+			q->dbatch = 1;
 		} else {
-			q->M = a->shape.d[a->shape.rank - 2];
-			int64_t mn = q->M * q->N;
-			q->batch = mn ? ox_shape_numel(&y->shape) / mn : 0;
+			/* batch dims: equal, or one of them 1 (a run-time one that
+			 * might broadcast only when the program runs is not taken) */
+			const ox_shape *sa = &a->shape, *sb = &bv->shape;
+			int nb = (sa->rank > sb->rank ? sa->rank : sb->rank) - 2;
+			for (int i = 0; i < nb; i++) {
+				int ia = i - (nb - (sa->rank - 2)), ib = i - (nb - (sb->rank - 2));
+				ox_dim da = ia >= 0 ? sa->d[ia] : 1, db = ib >= 0 ? sb->d[ib] : 1;
+				if (da != db && da != 1 && db != 1)
+					return -1;
+			}
+			q->dM = a->shape.d[a->shape.rank - 2];
+			ox_dim mn = ox_dim_mul(g, q->dM, q->N);
+			q->dbatch = mn ? ox_dim_div(g, ox_shape_numel_dim(g, &y->shape), mn) : 0;
 		}
 	}
-	if (!q->M || !q->N || !q->K)
+	q->rt = ox_dim_is_rt(g, q->dM) || ox_dim_is_rt(g, q->dK) || ox_dim_is_rt(g, q->dbatch);
+	q->M = ox_opt_top(g, q->dM), q->K = ox_opt_top(g, q->dK), q->batch = ox_opt_top(g, q->dbatch);
+	if (!q->M || !q->N || !q->K || q->M < 0 || q->K < 0 || q->batch < 0)
 		return -1;
 	if (q->constb && bv->layout == OX_L_GEMMB) {
 		q->rows = t_rows(g->target, bv->lp[1], q->M);

@@ -76,9 +76,9 @@ static int contiguous_box(const ox_shape *in, const int64_t *start, const ox_sha
 
 static int slice_view(ox_graph *g, const ox_node *n, const ox_value *x, const ox_value *y, int64_t *elem)
 {
-	int64_t start[OX_MAX_RANK], step[OX_MAX_RANK];
-	ox_dim len[OX_MAX_RANK];
-	if (y->shape.rank != x->shape.rank || ox_ir_data_slice(g, n, &x->shape, start, step, len))
+	int64_t step[OX_MAX_RANK];
+	ox_dim start[OX_MAX_RANK], len[OX_MAX_RANK];
+	if (y->shape.rank != x->shape.rank || ox_ir_data_slice(g, n, &x->shape, start, step, len, NULL))
 		return 0;
 	for (int i = 0; i < x->shape.rank; i++) {
 		if (len[i] != y->shape.d[i])

@@ -5,8 +5,10 @@
  * candidate is dropped when its IoU with a box already kept is strictly
  * above iou; at most maxout per class. Corner boxes [y1, x1, y2, x2] may
  * have flipped corners (normalised with min/max); center boxes are
- * [xc, yc, w, h]. Writes (batch, class, box) rows compacted to sel and
- * returns their count. scr: 2 * N + min(maxout, N) int64 of scratch.
+ * [xc, yc, w, h]. Writes (batch, class, box) rows compacted to sel, at
+ * most `most` of them (what sel holds), and returns their count, more
+ * than most when sel was too small. scr: 2 * N + min(maxout, N) int64 of
+ * scratch.
  * Arithmetic in $C, as onnxruntime does in float. Needs ox_ld_$S.
  */
 static void ox_nms_box_$S(const $T *b, int center, $C *y0, $C *x0, $C *y1, $C *x1)
@@ -49,7 +51,7 @@ static int ox_nms_before_$S(const void *ctx, int64_t a, int64_t b)
 
 static int64_t ox_nms_$S(const $T *restrict boxes, const $T *restrict scores, long B, long C, long N,
 			 long maxout, int center, float iou, int has_sthr, float sthr, int64_t *restrict sel,
-			 int64_t *restrict scr)
+			 long most, int64_t *restrict scr)
 {
 	int64_t *ord = scr, *tmp = scr + N, *kept = scr + 2 * N;
 	int64_t cnt = 0;
@@ -72,7 +74,8 @@ static int64_t ox_nms_$S(const $T *restrict boxes, const $T *restrict scores, lo
 				if (drop)
 					continue;
 				kept[nk++] = src[j];
-				sel[cnt * 3] = b, sel[cnt * 3 + 1] = c, sel[cnt * 3 + 2] = src[j];
+				if (cnt < most)
+					sel[cnt * 3] = b, sel[cnt * 3 + 1] = c, sel[cnt * 3 + 2] = src[j];
 				cnt++;
 			}
 		}

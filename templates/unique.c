@@ -4,7 +4,8 @@
  * equals NaN (one unique NaN, as numpy.unique does). A stable merge sort
  * makes each group's first element its first occurrence. sorted: output in
  * ascending order, else in order of first occurrence. Writes the outputs
- * that are not NULL compacted (y as [O, u, I]) and returns u.
+ * that are not NULL compacted (y as [O, u, I]) and returns u; nothing but
+ * inv when u is more than `most` (the unique slices they hold).
  * scr: 6 * L int64 of scratch. Needs ox_ld_$S and ox_uq_nan_$S.
  */
 static int ox_unique_cmp_$S(const $T *x, int64_t a, int64_t b, long O, long L, long I)
@@ -35,8 +36,9 @@ static int ox_unique_before_$S(const void *ctx, int64_t a, int64_t b)
 	return ox_unique_cmp_$S(c->x, a, b, c->O, c->L, c->I) < 0;
 }
 
-static int64_t ox_unique_$S(const $T *restrict x, long O, long L, long I, int sorted, int64_t *restrict scr,
-			    $T *restrict y, int64_t *restrict idx, int64_t *restrict inv, int64_t *restrict cnt)
+static int64_t ox_unique_$S(const $T *restrict x, long O, long L, long I, int sorted, long most,
+			    int64_t *restrict scr, $T *restrict y, int64_t *restrict idx, int64_t *restrict inv,
+			    int64_t *restrict cnt)
 {
 	int64_t *ord = scr, *tmp = scr + L, *grp = scr + 2 * L, *first = scr + 3 * L;
 	int64_t *count = scr + 4 * L, *rank = scr + 5 * L;
@@ -68,7 +70,7 @@ static int64_t ox_unique_$S(const $T *restrict x, long O, long L, long I, int so
 			if (rank[grp[l]] < 0)
 				rank[grp[l]] = next++;
 	}
-	for (int64_t k = 0; k < u; k++) {
+	for (int64_t k = 0; k < u && u <= most; k++) {
 		const int64_t r = rank[k];
 		if (idx)
 			idx[r] = first[k];

@@ -14,7 +14,10 @@
 # (or as an example), the test is compiled again with --const/--like from
 # its data, a second, labelled count: "only with hints" (OXC_HINTS=0 turns
 # those retries off; --check always does, so the expected-pass list is of
-# passes as the model is). The last line is always
+# passes as the model is). Every test gets the same `--max-elems
+# $OXC_MAX_ELEMS` (default 65536; 0: none): the bound a user gives for the
+# sizes read from data that a model leaves unbounded (a Range to a limit
+# given as an input), the same for all tests. The last line is always
 # `conformance: N passed (S as the model is, H only with --const/--like
 # hints), M failed, K unsupported` and the exit status 0,
 # except in --check mode (1 when a listed test does not pass) and on setup
@@ -70,10 +73,11 @@ check() {
 	# must be known at compile time: onnxcc names them in a hint, and the
 	# test is then compiled for the test's value (--const) and run without
 	# that input. Such passes are marked [const: NAME] in the results.
-	local -a consts=() frozen=()
+	local -a consts=() frozen=() maxel=()
+	[ "${OXC_MAX_ELEMS:-65536}" = 0 ] || maxel=(--max-elems "${OXC_MAX_ELEMS:-65536}")
 	local try hint idx nm orig line
 	for try in 1 2 3 4 5 6 7 8; do
-		(cd "$t" && timeout -k 5 "${OX_COMPILE_TIMEOUT:-300}" "$OXC_ONNXCC" "$dir/model.onnx" -o "$t/net.c" --main $ONNXCC_FLAGS "${consts[@]}") >"$t/onnxcc.log" 2>&1
+		(cd "$t" && timeout -k 5 "${OX_COMPILE_TIMEOUT:-300}" "$OXC_ONNXCC" "$dir/model.onnx" -o "$t/net.c" --main $ONNXCC_FLAGS "${maxel[@]}" "${consts[@]}") >"$t/onnxcc.log" 2>&1
 		rc=$?
 		[ $rc = 1 ] && [ "${OXC_HINTS:-1}" = 1 ] || break
 		# a sequence / optional input: compile for the structure of the test's value
