@@ -10,6 +10,12 @@
  * over a twiddle table indexed by (k*t) mod n, so angles stay exact.
  * MelWeightMatrix is computed here, at compile time, from its constant
  * inputs, and emitted as literal stores.
+ * Sizes print with ox_cg_dim (a literal, or an expression over ox_d[] for
+ * a run-time dim). With a shape-steering input read from data (a window's
+ * size, a DFT's axis or length, STFT's step or frame length,
+ * MelWeightMatrix's inputs) the code computes the sizes as the spec says,
+ * writes the data dims the node defines (ox_cg_set_dim) and checks the
+ * rest, returning 2 (PREFIX_ERR_SHAPE) when they do not hold.
  */
 #include "cg.h"
 #include "../ir/family.h"
@@ -42,8 +48,70 @@ static const char *load(int dt, const char *e)
 	static char ring[4][512];
 	static int at;
 	at = (at + 1) % 4;
-	snprintf(ring[at], sizeof ring[at], "(double)%s", ox_cg_load(dt, e));
+	if ((size_t)snprintf(ring[at], sizeof ring[at], "(double)%s", ox_cg_load(dt, e)) >= sizeof ring[at])
+		ox_die("emit_signal: expression too long");
 	return ring[at];
+}
+
+/* d as C, cast to size_t when it is a run-time dim (a bound of the size_t
+ * loop variables) */
+static const char *dimz(ox_cg *cg, ox_dim d)
+{
+	static char r[8][600];
+	static int at;
+	if (d >= 0)
+		return ox_cg_dim(cg, d);
+	at = (at + 1) % 8;
+	snprintf(r[at], sizeof r[at], "(size_t)%s", ox_cg_dim(cg, d));
+	return r[at];
+}
+
+/* The check, when the program runs, that dims a and b are equal: the
+ * inference accepted them as possibly so (run-time dims whose ranges
+ * meet); the node returns 2 (PREFIX_ERR_SHAPE) when they are not. */
+static void check_eq(ox_cg *cg, ox_dim a, ox_dim b, const char *what)
+{
+	if (a == b)
+		return;
+	ox_cg_line(cg, 1, "if (%s != %s)", ox_cg_dim(cg, a), ox_cg_dim(cg, b));
+	ox_cg_line(cg, 2, "return 2; /* %s */", what);
+	cg->fails_shape = 1;
+}
+
+/* After the node has set the data dims of its output k: the check that
+ * the output's elements fit what the arena holds for it, its bound (cap,
+ * --max-elems) when that is less than the product of its dims' tops. In
+ * double, which is exact below 2^53 and cannot overflow. */
+static void check_cap(ox_cg *cg, ox_graph *g, ox_node *n, int k)
+{
+	ox_value *v = ox_out(g, n, k);
+	int64_t top = ox_shape_max_numel(g, &v->shape);
+	int defines = 0;
+	for (int i = 0; i < v->shape.rank; i++)
+		defines |= ox_dim_defined_by(g, v->shape.d[i], n->out[k]);
+	if (!defines || v->cap <= 0 || (top >= 0 && top <= v->cap))
+		return;
+	ox_buf e = {0};
+	for (int i = 0; i < v->shape.rank; i++)
+		if (v->shape.d[i] != 1)
+			ox_buf_printf(&e, "%s(double)%s", e.len ? " * " : "", ox_cg_dim(cg, v->shape.d[i]));
+	ox_cg_line(cg, 1, "if (%s > %lld.0)", e.s, (long long)v->cap);
+	ox_cg_line(cg, 2, "return 2; /* more elements than the code was planned for */");
+	cg->fails_shape = 1;
+	ox_buf_free(&e);
+}
+
+/* data dim d of output 0, which the node computes as expr: set it;
+ * another dim: check that expr is it */
+static void set_or_check(ox_cg *cg, ox_graph *g, ox_node *n, ox_dim d, const char *expr, const char *what)
+{
+	if (ox_dim_defined_by(g, d, n->out[0])) {
+		ox_cg_set_dim(cg, 1, d, expr);
+		return;
+	}
+	ox_cg_line(cg, 1, "if (%s != %s)", expr, ox_cg_dim(cg, d));
+	ox_cg_line(cg, 2, "return 2; /* %s */", what);
+	cg->fails_shape = 1;
 }
 
 /* ---------------- Einsum ---------------- */
@@ -56,6 +124,19 @@ static void append(char *buf, size_t cap, const char *s)
 		m = cap - len - 1;
 	memcpy(buf + len, s, m);
 	buf[len + m] = 0;
+}
+
+/* "var * stride" appended to an index sum (ox_cg_term, with a run-time
+ * stride printed as its expression) */
+static void term(ox_cg *cg, char *buf, size_t cap, const char *var, ox_dim n, ox_dim stride)
+{
+	size_t len = strlen(buf);
+	if (n == 1 || stride == 0)
+		return;
+	if (stride == 1)
+		snprintf(buf + len, cap - len, "%s%s", len ? " + " : "", var);
+	else
+		snprintf(buf + len, cap - len, "%s%s * %s", len ? " + " : "", var, ox_cg_dim(cg, stride));
 }
 
 static void ein_var(char *buf, size_t cap, int l)
@@ -76,6 +157,14 @@ static int emit_einsum(ox_cg *cg, ox_graph *g, ox_node *n)
 		return -1;
 	const ox_value *y = ox_out(g, n, 0);
 	int dt = y->dtype, isf = ox_dtype_is_float(dt);
+	/* an axis of another size than its label's must be it when the program
+	 * runs (a size-1 axis broadcasts) */
+	for (int k = 0; k < n->nin; k++) {
+		const ox_value *x = ox_in(g, n, k);
+		for (int j = 0; j < x->shape.rank; j++)
+			if (x->shape.d[j] != 1)
+				check_eq(cg, x->shape.d[j], size[lab[k][j]], "the sizes of a label differ");
+	}
 	ox_cg_line(cg, 1, "/* Einsum \"%s\" */", ox_attr_str(n, "equation", ""));
 	if (ox_shape_numel(&y->shape) == 0) {
 		ox_cg_line(cg, 1, "/* the output is empty */");
@@ -97,12 +186,12 @@ static int emit_einsum(ox_cg *cg, ox_graph *g, ox_node *n)
 			return 0;
 		}
 
-	char var[16], oidx[1024] = "", idx[64][1024];
-	int64_t s = 1;
+	char var[16], oidx[4096] = "", idx[64][4096];
+	ox_dim s = 1;
 	for (int i = orank - 1; i >= 0; i--) {
 		ein_var(var, sizeof var, olab[i]);
-		ox_cg_term(oidx, sizeof oidx, var, size[olab[i]], s);
-		s *= size[olab[i]];
+		term(cg, oidx, sizeof oidx, var, size[olab[i]], s);
+		s = ox_dim_mul(g, s, size[olab[i]]);
 	}
 	for (int k = 0; k < n->nin; k++) {
 		const ox_value *x = ox_in(g, n, k);
@@ -111,9 +200,11 @@ static int emit_einsum(ox_cg *cg, ox_graph *g, ox_node *n)
 		for (int j = x->shape.rank - 1; j >= 0; j--) {
 			int l = lab[k][j];
 			ein_var(var, sizeof var, l);
-			ox_cg_term(idx[k], sizeof idx[k], var, size[l], x->shape.d[j] == 1 ? 0 : s);
-			s *= x->shape.d[j];
+			term(cg, idx[k], sizeof idx[k], var, size[l], x->shape.d[j] == 1 ? 0 : s);
+			s = ox_dim_mul(g, s, x->shape.d[j]);
 		}
+		if (strlen(idx[k]) + 1 >= sizeof idx[k])
+			return ox_error(g, n, "the equation's index is too long to emit");
 	}
 
 	int lvl = 1;
@@ -121,8 +212,7 @@ static int emit_einsum(ox_cg *cg, ox_graph *g, ox_node *n)
 		if (size[olab[i]] == 1)
 			continue;
 		ein_var(var, sizeof var, olab[i]);
-		ox_cg_line(cg, lvl++, "for (size_t %s = 0; %s < %lld; %s++) {", var, var,
-		     (long long)size[olab[i]], var);
+		ox_cg_line(cg, lvl++, "for (size_t %s = 0; %s < %s; %s++) {", var, var, dimz(cg, size[olab[i]]), var);
 	}
 	const char *A = isf ? "double" : "uint64_t";
 	ox_cg_line(cg, lvl++, "{");
@@ -132,12 +222,11 @@ static int emit_einsum(ox_cg *cg, ox_graph *g, ox_node *n)
 		if (!used[l] || inout[l] || size[l] == 1)
 			continue;
 		ein_var(var, sizeof var, l);
-		ox_cg_line(cg, lvl++, "for (size_t %s = 0; %s < %lld; %s++) {", var, var, (long long)size[l],
-		     var);
+		ox_cg_line(cg, lvl++, "for (size_t %s = 0; %s < %s; %s++) {", var, var, dimz(cg, size[l]), var);
 	}
-	char prod[8192] = "";
+	char prod[16384] = "";
 	for (int k = 0; k < n->nin; k++) {
-		char e[1100];
+		char e[4200];
 		snprintf(e, sizeof e, "in%d[", k);
 		append(e, sizeof e, or0(idx[k]));
 		append(e, sizeof e, "]");
@@ -165,48 +254,55 @@ static int emit_det(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	const ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
 	int dt = x->dtype, r = x->shape.rank;
-	int64_t m = x->shape.d[r - 1], nb = ox_shape_numel(&y->shape);
-	ox_cg_line(cg, 1, "/* Det of %lld %lldx%lld matrices: LU with partial pivoting, in double */",
-	     (long long)nb, (long long)m, (long long)m);
+	ox_dim m = x->shape.d[r - 1], nb = ox_shape_numel_dim(g, &y->shape);
+	check_eq(cg, x->shape.d[r - 2], m, "the matrices are not square");
+	const char *NB = ox_cg_dim(cg, nb);
+	ox_cg_line(cg, 1, m < 0 ? "/* Det of %s %s x %s matrices: LU with partial pivoting, in double */"
+			       : "/* Det of %s %sx%s matrices: LU with partial pivoting, in double */", NB, ox_cg_dim(cg, m),
+		   ox_cg_dim(cg, m));
 	if (nb == 0)
 		return 0;
 	if (m == 0) {
-		ox_cg_line(cg, 1, "for (size_t b = 0; b < %lld; b++)", (long long)nb);
+		ox_cg_line(cg, 1, "for (size_t b = 0; b < %s; b++)", dimz(cg, nb));
 		ox_cg_line(cg, 2, "out0[b] = %s;", store(dt, "1.0"));
 		return 0;
 	}
-	if (m > 1024)
-		return ox_error(g, n, "%lldx%lld matrices are too large for the stack", (long long)m,
-		                (long long)m);
-	long long mm = (long long)(m * m), M = (long long)m;
-	ox_cg_line(cg, 1, "for (size_t b = 0; b < %lld; b++) {", (long long)nb);
-	ox_cg_line(cg, 2, "double a[%lld], det = 1.0;", mm);
-	char e[128];
-	snprintf(e, sizeof e, "in0[b * %lld + i]", mm);
-	ox_cg_line(cg, 2, "for (size_t i = 0; i < %lld; i++)", mm);
+	/* a run-time size: a stack array for the most it can be */
+	int64_t top = m >= 0 ? m : ox_dim_hi(g, m);
+	if (top < 0 || top > 1024)
+		return ox_error(g, n, "%lldx%lld matrices are too large for the stack", (long long)top,
+		                (long long)top);
+	char M[600], mm[600], e[800];
+	snprintf(M, sizeof M, "%s", ox_cg_dim(cg, m));
+	snprintf(mm, sizeof mm, "%s", ox_cg_dim(cg, ox_dim_mul(g, m, m)));
+	ox_cg_line(cg, 1, "for (size_t b = 0; b < %s; b++) {", dimz(cg, nb));
+	ox_cg_line(cg, 2, "double a[%lld], det = 1.0;", (long long)(top * top));
+	snprintf(e, sizeof e, "in0[b * %s + i]", mm);
+	ox_cg_line(cg, 2, "for (size_t i = 0; i < %s; i++)", m < 0 ? dimz(cg, ox_dim_mul(g, m, m)) : mm);
 	ox_cg_line(cg, 3, "a[i] = %s;", load(dt, e));
-	ox_cg_line(cg, 2, "for (size_t k = 0; k < %lld; k++) {", M);
+	const char *MZ = m < 0 ? dimz(cg, m) : M;
+	ox_cg_line(cg, 2, "for (size_t k = 0; k < %s; k++) {", MZ);
 	ox_cg_line(cg, 3, "size_t p = k;");
-	ox_cg_line(cg, 3, "for (size_t i = k + 1; i < %lld; i++)", M);
-	ox_cg_line(cg, 4, "if (fabs(a[i * %lld + k]) > fabs(a[p * %lld + k]))", M, M);
+	ox_cg_line(cg, 3, "for (size_t i = k + 1; i < %s; i++)", MZ);
+	ox_cg_line(cg, 4, "if (fabs(a[i * %s + k]) > fabs(a[p * %s + k]))", M, M);
 	ox_cg_line(cg, 5, "p = i;");
-	ox_cg_line(cg, 3, "if (a[p * %lld + k] == 0.0) {", M);
+	ox_cg_line(cg, 3, "if (a[p * %s + k] == 0.0) {", M);
 	ox_cg_line(cg, 4, "det = 0.0;");
 	ox_cg_line(cg, 4, "break;");
 	ox_cg_line(cg, 3, "}");
 	ox_cg_line(cg, 3, "if (p != k) {");
-	ox_cg_line(cg, 4, "for (size_t j = 0; j < %lld; j++) {", M);
-	ox_cg_line(cg, 5, "double t = a[k * %lld + j];", M);
-	ox_cg_line(cg, 5, "a[k * %lld + j] = a[p * %lld + j];", M, M);
-	ox_cg_line(cg, 5, "a[p * %lld + j] = t;", M);
+	ox_cg_line(cg, 4, "for (size_t j = 0; j < %s; j++) {", MZ);
+	ox_cg_line(cg, 5, "double t = a[k * %s + j];", M);
+	ox_cg_line(cg, 5, "a[k * %s + j] = a[p * %s + j];", M, M);
+	ox_cg_line(cg, 5, "a[p * %s + j] = t;", M);
 	ox_cg_line(cg, 4, "}");
 	ox_cg_line(cg, 4, "det = -det;");
 	ox_cg_line(cg, 3, "}");
-	ox_cg_line(cg, 3, "det *= a[k * %lld + k];", M);
-	ox_cg_line(cg, 3, "for (size_t i = k + 1; i < %lld; i++) {", M);
-	ox_cg_line(cg, 4, "double f = a[i * %lld + k] / a[k * %lld + k];", M, M);
-	ox_cg_line(cg, 4, "for (size_t j = k + 1; j < %lld; j++)", M);
-	ox_cg_line(cg, 5, "a[i * %lld + j] -= f * a[k * %lld + j];", M, M);
+	ox_cg_line(cg, 3, "det *= a[k * %s + k];", M);
+	ox_cg_line(cg, 3, "for (size_t i = k + 1; i < %s; i++) {", MZ);
+	ox_cg_line(cg, 4, "double f = a[i * %s + k] / a[k * %s + k];", M, M);
+	ox_cg_line(cg, 4, "for (size_t j = k + 1; j < %s; j++)", MZ);
+	ox_cg_line(cg, 5, "a[i * %s + j] -= f * a[k * %s + j];", M, M);
 	ox_cg_line(cg, 3, "}");
 	ox_cg_line(cg, 2, "}");
 	ox_cg_line(cg, 2, "out0[b] = %s;", store(dt, "det"));
@@ -219,7 +315,7 @@ static int emit_det(ox_cg *cg, ox_graph *g, ox_node *n)
 static int emit_window(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	const ox_value *y = ox_out(g, n, 0);
-	int64_t size = y->shape.d[0];
+	ox_dim size = y->shape.d[0];
 	int periodic = ox_attr_int(n, "periodic", 1) != 0;
 	double a0, a1, a2 = 0;
 	switch (n->op) {
@@ -227,16 +323,19 @@ static int emit_window(ox_cg *cg, ox_graph *g, ox_node *n)
 	case OX_OP_HammingWindow: a0 = 25.0 / 46.0, a1 = 21.0 / 46.0; break;
 	default: a0 = 0.42, a1 = 0.5, a2 = 0.08; break;
 	}
-	int64_t N = periodic ? size : size - 1;
-	ox_cg_line(cg, 1, "/* %s of %lld points, %s */", n->optype, (long long)size,
-	     periodic ? "periodic" : "symmetric");
+	if (!ox_in_const(g, n, 0)) /* the size, read when the program runs */
+		set_or_check(cg, g, n, size, "(int64_t)in0[0]", "not the size the compiler knows");
+	ox_cg_line(cg, 1, "/* %s of %s points, %s */", n->optype, ox_cg_dim(cg, size), periodic ? "periodic" : "symmetric");
 	if (size == 0)
 		return 0;
-	ox_cg_line(cg, 1, "for (size_t i = 0; i < %lld; i++) {", (long long)size);
-	if (N == 0)
+	ox_cg_line(cg, 1, "for (size_t i = 0; i < %s; i++) {", dimz(cg, size));
+	if (size < 0) /* a one-point symmetric window divides 0 by 0 here too */
+		ox_cg_line(cg, 2, "double t = 6.283185307179586 * (double)i / (double)%s;",
+			   ox_cg_dim(cg, periodic ? size : ox_dim_sub(g, size, 1)));
+	else if ((periodic ? size : size - 1) == 0)
 		ox_cg_line(cg, 2, "double t = (double)NAN; /* 0/0, as the reference */");
 	else
-		ox_cg_line(cg, 2, "double t = 6.283185307179586 * (double)i / %lld.0;", (long long)N);
+		ox_cg_line(cg, 2, "double t = 6.283185307179586 * (double)i / %lld.0;", (long long)(periodic ? size : size - 1));
 	char e[256];
 	if (a2 != 0)
 		snprintf(e, sizeof e, "%s - %s * cos(t) + %s * cos(2.0 * t)", ox_cg_lit(OX_F64, a0),
@@ -264,13 +363,163 @@ static int twiddles(ox_cg *cg, ox_graph *g, ox_node *n, int64_t len)
 	return 0;
 }
 
+/* The twiddles of the run-time length N (a size_t of the body), at most
+ * top: the table above when it fits the stack, else each computed where
+ * it is used (the same values). Sets the expressions of wc[w], ws[w]. */
+static void twiddles_rt(ox_cg *cg, int64_t top, const char **wc, const char **ws)
+{
+	if (top > 65536) {
+		*wc = "cos(6.283185307179586 * (double)w / (double)N)";
+		*ws = "sin(6.283185307179586 * (double)w / (double)N)";
+		return;
+	}
+	ox_cg_line(cg, 1, "double wc[%lld], ws[%lld];", (long long)top, (long long)top);
+	ox_cg_line(cg, 1, "for (size_t t = 0; t < N; t++) {");
+	ox_cg_line(cg, 2, "wc[t] = cos(6.283185307179586 * (double)t / (double)N);");
+	ox_cg_line(cg, 2, "ws[t] = sin(6.283185307179586 * (double)t / (double)N);");
+	ox_cg_line(cg, 1, "}");
+	*wc = "wc[w]";
+	*ws = "ws[w]";
+}
+
+/* A DFT of run-time sizes, or whose axis or length is read from data:
+ * the sizes and strides computed when the program runs, as ox_dft_params
+ * and infer_dft do at compile time. */
+static int emit_dft_rt(ox_cg *cg, ox_graph *g, ox_node *n, int axis, ox_dim len, int irfft)
+{
+	const ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
+	int dt = x->dtype, r = x->shape.rank;
+	int inverse = ox_attr_int(n, "inverse", 0) != 0, half = !irfft && ox_attr_int(n, "onesided", 0);
+	/* the most the length can be: from the output dims it makes */
+	int64_t top = -1;
+	if (len >= 0) {
+		top = len;
+	} else if (len != OX_DIM_DATA_LEN && len != OX_DIM_AXIS_LEN) {
+		top = ox_dim_hi(g, len);
+	} else {
+		for (int i = 0; i < r - 1; i++) {
+			if (axis >= 0 && i != axis)
+				continue;
+			int64_t h = ox_dim_hi(g, y->shape.d[i]), t = irfft ? h : half ? 2 * h : h;
+			if (h < 0)
+				return ox_error(g, n, "output dim %d has no bound", i);
+			if (len == OX_DIM_AXIS_LEN) { /* the input axis' own length */
+				int64_t xh = ox_dim_hi(g, x->shape.d[i]);
+				t = irfft ? 2 * (xh > 1 ? xh - 1 : 0) : xh;
+			}
+			top = t > top ? t : top;
+		}
+	}
+	if (top < 1)
+		return ox_error(g, n, "the transform length has no bound");
+	ox_cg_line(cg, 1, "/* %s, sizes known when the program runs */",
+		   irfft ? "inverse one-sided DFT (real output)" : inverse ? "inverse DFT" : "DFT");
+	ox_cg_printf(cg, "\tconst int64_t xd[%d] = {", r);
+	for (int i = 0; i < r; i++)
+		ox_cg_printf(cg, "%s%s", i ? ", " : "", ox_cg_dim(cg, x->shape.d[i]));
+	ox_cg_printf(cg, "};\n");
+	cg->fails_shape = 1;
+	if (axis >= 0) {
+		ox_cg_line(cg, 1, "const int64_t axis = %d;", axis);
+	} else {
+		ox_cg_line(cg, 1, "int64_t axis = (int64_t)in2[0];");
+		ox_cg_line(cg, 1, "if (axis < 0)");
+		ox_cg_line(cg, 2, "axis += %d;", r);
+		ox_cg_line(cg, 1, "if (axis < 0 || axis > %d)", r - 2);
+		ox_cg_line(cg, 2, "return 2; /* an axis out of range */");
+	}
+	if (len >= 0 && ox_in_const(g, n, 1))
+		ox_cg_line(cg, 1, "const int64_t len = %lld;", (long long)len);
+	else if (n->nin > 1 && n->in[1] >= 0)
+		ox_cg_line(cg, 1, "const int64_t len = (int64_t)in1[0];");
+	else
+		ox_cg_line(cg, 1, "const int64_t len = %sxd[axis]%s;", irfft ? "2 * (" : "", irfft ? " - 1)" : "");
+	ox_cg_line(cg, 1, "if (len < 1 || len > %lld)", (long long)top);
+	ox_cg_line(cg, 2, "return 2; /* not a length the code was planned for */");
+	ox_cg_line(cg, 1, "const int64_t nout = %s;", half ? "len / 2 + 1" : "len");
+	if (x->shape.d[r - 1] < 0) {
+		ox_cg_line(cg, 1, "if (xd[%d] != 1 && xd[%d] != 2)", r - 1, r - 1);
+		ox_cg_line(cg, 2, "return 2; /* neither real nor complex */");
+	}
+	/* the output dims: the transformed axis nout, the others the input's */
+	for (int i = 0; i < r - 1; i++) {
+		char e[64];
+		snprintf(e, sizeof e, "(axis == %d ? nout : xd[%d])", i, i);
+		if (axis >= 0 && i != axis)
+			continue;
+		set_or_check(cg, g, n, y->shape.d[i], e, "not the output dim the compiler knows");
+	}
+	check_cap(cg, g, n, 0);
+	ox_cg_line(cg, 1, "size_t O = 1, I = 1;");
+	ox_cg_line(cg, 1, "for (int q = 0; q < %d; q++)", r - 1);
+	ox_cg_line(cg, 2, "if (q < axis)");
+	ox_cg_line(cg, 3, "O *= (size_t)xd[q];");
+	ox_cg_line(cg, 2, "else if (q > axis)");
+	ox_cg_line(cg, 3, "I *= (size_t)xd[q];");
+	ox_cg_line(cg, 1, "const size_t N = (size_t)len, lin = (size_t)xd[axis], lout = (size_t)nout, C = (size_t)xd[%d];", r - 1);
+	const char *wc, *ws;
+	twiddles_rt(cg, top, &wc, &ws);
+	char xr[600], xi[600], e[600];
+	const char *base = "((o * lin + t) * I + i) * C";
+	snprintf(e, sizeof e, "in0[%s]", base);
+	snprintf(xr, sizeof xr, "%s", load(dt, e));
+	snprintf(e, sizeof e, "in0[%s + 1]", base);
+	if (x->shape.d[r - 1] < 0)
+		snprintf(xi, sizeof xi, "(C == 2 ? %s : 0.0)", load(dt, e));
+	else
+		snprintf(xi, sizeof xi, "%s", x->shape.d[r - 1] == 2 ? load(dt, e) : "0.0");
+	ox_cg_line(cg, 1, "for (size_t o = 0; o < O; o++) {");
+	ox_cg_line(cg, 2, "for (size_t i = 0; i < I; i++) {");
+	ox_cg_line(cg, 3, "for (size_t k = 0; k < lout; k++) {");
+	if (irfft) {
+		/* as the static code below */
+		ox_cg_line(cg, 4, "const size_t bins = lin < N / 2 + 1 ? lin : N / 2 + 1;");
+		ox_cg_line(cg, 4, "double re = 0.0;");
+		ox_cg_line(cg, 4, "for (size_t t = 0; t < bins; t++) {");
+		ox_cg_line(cg, 5, "double xr = %s, xi = %s;", xr, xi);
+		ox_cg_line(cg, 5, "size_t w = (k * t) %% N;");
+		ox_cg_line(cg, 5, "if (t == 0 || 2 * t == N)");
+		ox_cg_line(cg, 6, "re += xr * %s;", wc);
+		ox_cg_line(cg, 5, "else");
+		ox_cg_line(cg, 6, "re += 2.0 * (xr * %s - xi * %s);", wc, ws);
+		ox_cg_line(cg, 4, "}");
+		ox_cg_line(cg, 4, "out0[(o * lout + k) * I + i] = %s;", store(dt, "re / (double)N"));
+	} else {
+		ox_cg_line(cg, 4, "const size_t T = lin < N ? lin : N;");
+		ox_cg_line(cg, 4, "double re = 0.0, im = 0.0;");
+		ox_cg_line(cg, 4, "for (size_t t = 0; t < T; t++) {");
+		ox_cg_line(cg, 5, "double xr = %s, xi = %s;", xr, xi);
+		ox_cg_line(cg, 5, "size_t w = (k * t) %% N;");
+		if (inverse) {
+			ox_cg_line(cg, 5, "re += xr * %s - xi * %s;", wc, ws);
+			ox_cg_line(cg, 5, "im += xr * %s + xi * %s;", ws, wc);
+		} else {
+			ox_cg_line(cg, 5, "re += xr * %s + xi * %s;", wc, ws);
+			ox_cg_line(cg, 5, "im += xi * %s - xr * %s;", wc, ws);
+		}
+		ox_cg_line(cg, 4, "}");
+		if (inverse) {
+			ox_cg_line(cg, 4, "re /= (double)N;");
+			ox_cg_line(cg, 4, "im /= (double)N;");
+		}
+		ox_cg_line(cg, 4, "out0[((o * lout + k) * I + i) * 2] = %s;", store(dt, "re"));
+		ox_cg_line(cg, 4, "out0[((o * lout + k) * I + i) * 2 + 1] = %s;", store(dt, "im"));
+	}
+	ox_cg_line(cg, 3, "}");
+	ox_cg_line(cg, 2, "}");
+	ox_cg_line(cg, 1, "}");
+	return 0;
+}
+
 static int emit_dft(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	const ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
 	int dt = x->dtype, r = x->shape.rank, axis, irfft;
-	int64_t len;
+	ox_dim len;
 	if (ox_dft_params(g, n, &axis, &len, &irfft))
 		return -1;
+	if (axis < 0 || len < 0 || ox_node_rt(g, n))
+		return emit_dft_rt(cg, g, n, axis, len, irfft);
 	int inverse = ox_attr_int(n, "inverse", 0) != 0;
 	long long O = 1, I = 1, lin = (long long)x->shape.d[axis], lout = (long long)y->shape.d[axis];
 	long long C = (long long)x->shape.d[r - 1], N = (long long)len;
@@ -340,11 +589,83 @@ static int emit_dft(ox_cg *cg, ox_graph *g, ox_node *n)
 	return 0;
 }
 
+/* STFT of run-time sizes, or whose frame step or length is read from
+ * data: the frames computed when the program runs, as infer_stft does at
+ * compile time */
+static int emit_stft_rt(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	const ox_value *x = ox_in(g, n, 0), *w = ox_in(g, n, 2), *y = ox_out(g, n, 0);
+	int dt = x->dtype, onesided = (int)ox_attr_int(n, "onesided", 1);
+	ox_dim L = x->shape.d[1], C = x->shape.d[2];
+	int64_t top = L >= 0 ? L : ox_dim_hi(g, L); /* the frame length's most */
+	if (w && ox_dim_hi(g, w->shape.d[0]) >= 0 && ox_dim_hi(g, w->shape.d[0]) < top)
+		top = ox_dim_hi(g, w->shape.d[0]);
+	const ox_tensor *fc = ox_in_const(g, n, 3);
+	if (!w && fc && ox_tensor_get_i64(fc, 0) < top)
+		top = ox_tensor_get_i64(fc, 0);
+	if (top < 1)
+		return ox_error(g, n, "the frame length has no bound");
+	ox_cg_line(cg, 1, "/* STFT%s, sizes known when the program runs */", w ? ", windowed" : "");
+	ox_cg_line(cg, 1, "const int64_t L = %s, C = %s, step = (int64_t)in1[0];", ox_cg_dim(cg, L), ox_cg_dim(cg, C));
+	if (w)
+		ox_cg_line(cg, 1, "const int64_t fl = %s;", ox_cg_dim(cg, w->shape.d[0]));
+	else if (ox_in(g, n, 3))
+		ox_cg_line(cg, 1, "const int64_t fl = (int64_t)in3[0];");
+	else
+		ox_cg_line(cg, 1, "const int64_t fl = L;");
+	cg->fails_shape = 1;
+	if (w && ox_in(g, n, 3)) {
+		ox_cg_line(cg, 1, "if (in3[0] != fl)");
+		ox_cg_line(cg, 2, "return 2; /* frame_length is not the window's */");
+	}
+	ox_cg_line(cg, 1, "if (step < 1 || fl < 1 || fl > L || fl > %lld)", (long long)top);
+	ox_cg_line(cg, 2, "return 2; /* not a frame the signal has */");
+	if (C < 0) {
+		ox_cg_line(cg, 1, "if (C != 1 && C != 2)");
+		ox_cg_line(cg, 2, "return 2; /* neither real nor complex */");
+	}
+	set_or_check(cg, g, n, y->shape.d[1], "(L - fl) / step + 1", "not the frames the compiler knows");
+	set_or_check(cg, g, n, y->shape.d[2], onesided ? "fl / 2 + 1" : "fl", "not the bins the compiler knows");
+	check_cap(cg, g, n, 0);
+	ox_cg_line(cg, 1, "const size_t B = %s, F = (size_t)((L - fl) / step + 1), K = (size_t)%s, N = (size_t)fl;",
+		   dimz(cg, x->shape.d[0]), onesided ? "(fl / 2 + 1)" : "fl");
+	const char *wc, *ws;
+	twiddles_rt(cg, top, &wc, &ws);
+	char e[600], xr[600], xi[600], wv[600];
+	const char *base = "((int64_t)b * L + (int64_t)f * step + (int64_t)t) * C";
+	snprintf(e, sizeof e, "in0[%s]", base);
+	snprintf(xr, sizeof xr, "%s", load(dt, e));
+	snprintf(e, sizeof e, "in0[%s + 1]", base);
+	if (C < 0)
+		snprintf(xi, sizeof xi, "(C == 2 ? %s : 0.0)", load(dt, e));
+	else
+		snprintf(xi, sizeof xi, "%s", C == 2 ? load(dt, e) : "0.0");
+	snprintf(wv, sizeof wv, "%s", w ? load(w->dtype, "in2[t]") : "1.0");
+	ox_cg_line(cg, 1, "for (size_t b = 0; b < B; b++) {");
+	ox_cg_line(cg, 2, "for (size_t f = 0; f < F; f++) {");
+	ox_cg_line(cg, 3, "for (size_t k = 0; k < K; k++) {");
+	ox_cg_line(cg, 4, "double re = 0.0, im = 0.0;");
+	ox_cg_line(cg, 4, "for (size_t t = 0; t < N; t++) {");
+	ox_cg_line(cg, 5, "double wt = %s, xr = %s * wt, xi = %s * wt;", wv, xr, xi);
+	ox_cg_line(cg, 5, "size_t w = (k * t) %% N;");
+	ox_cg_line(cg, 5, "re += xr * %s + xi * %s;", wc, ws);
+	ox_cg_line(cg, 5, "im += xi * %s - xr * %s;", wc, ws);
+	ox_cg_line(cg, 4, "}");
+	ox_cg_line(cg, 4, "out0[((b * F + f) * K + k) * 2] = %s;", store(dt, "re"));
+	ox_cg_line(cg, 4, "out0[((b * F + f) * K + k) * 2 + 1] = %s;", store(dt, "im"));
+	ox_cg_line(cg, 3, "}");
+	ox_cg_line(cg, 2, "}");
+	ox_cg_line(cg, 1, "}");
+	return 0;
+}
+
 static int emit_stft(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	const ox_value *x = ox_in(g, n, 0), *w = ox_in(g, n, 2), *y = ox_out(g, n, 0);
 	int dt = x->dtype;
 	int64_t step;
+	if (!ox_in_const(g, n, 1) || (ox_in(g, n, 3) && !ox_in_const(g, n, 3)) || ox_node_rt(g, n))
+		return emit_stft_rt(cg, g, n);
 	if (ox_signal_scalar(g, n, 1, "frame_step", &step))
 		return -1;
 	long long B = (long long)y->shape.d[0], F = (long long)y->shape.d[1];
@@ -392,6 +713,55 @@ static int emit_stft(ox_cg *cg, ox_graph *g, ox_node *n)
 
 /* ---------------- MelWeightMatrix ---------------- */
 
+/* MelWeightMatrix from inputs read when the program runs: the arithmetic
+ * of emit_mel below, in the generated code; the bin edges of mel band i
+ * are computed where used (no table of num_mel_bins + 2) */
+static int emit_mel_rt(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	const ox_value *y = ox_out(g, n, 0);
+	int dt = y->dtype;
+	char e[64];
+	ox_cg_line(cg, 1, "/* MelWeightMatrix, computed when the program runs */");
+	ox_cg_line(cg, 1, "const int64_t nmel = (int64_t)in0[0], dftl = (int64_t)in1[0], rate = (int64_t)in2[0];");
+	ox_cg_line(cg, 1, "const float lo = (float)%s, hi = (float)%s;", ox_cg_load(ox_in(g, n, 3)->dtype, "in3[0]"),
+		   ox_cg_load(ox_in(g, n, 4)->dtype, "in4[0]"));
+	cg->fails_shape = 1;
+	ox_cg_line(cg, 1, "if (nmel < 0 || dftl < 0 || rate <= 0)");
+	ox_cg_line(cg, 2, "return 2; /* not sizes or a rate */");
+	set_or_check(cg, g, n, y->shape.d[0], "dftl / 2 + 1", "not the spectrogram bins the compiler knows");
+	set_or_check(cg, g, n, y->shape.d[1], "nmel", "not the mel bins the compiler knows");
+	check_cap(cg, g, n, 0);
+	ox_cg_line(cg, 1, "const int64_t nspec = dftl / 2 + 1;");
+	ox_cg_line(cg, 1, "const float lomel = 2595.0f * log10f(1.0f + lo / 700.0f);");
+	ox_cg_line(cg, 1, "const float himel = 2595.0f * log10f(1.0f + hi / 700.0f);");
+	ox_cg_line(cg, 1, "const float step = (himel - lomel) / (float)(nmel + 2);");
+	ox_cg_line(cg, 1, "memset(out0, 0, sizeof(*out0) * (size_t)(nspec * nmel));");
+	ox_cg_line(cg, 1, "for (int64_t i = 0; i < nmel; i++) {");
+	ox_cg_line(cg, 2, "int64_t fb[3];");
+	ox_cg_line(cg, 2, "for (int j = 0; j < 3; j++) {");
+	ox_cg_line(cg, 3, "double f = (double)(i + j) * (double)step + (double)lomel;");
+	ox_cg_line(cg, 3, "f = 700.0 * (pow(10.0, f / 2595.0) - 1.0);");
+	ox_cg_line(cg, 3, "const double b = floor((double)(dftl + 1) * f / (double)rate);");
+	ox_cg_line(cg, 3, "if (!(b >= 0 && b <= (double)nspec))");
+	ox_cg_line(cg, 4, "return 2; /* the mel bands fall outside the spectrogram bins */");
+	ox_cg_line(cg, 3, "fb[j] = (int64_t)b;");
+	ox_cg_line(cg, 2, "}");
+	ox_cg_line(cg, 2, "const int64_t l = fb[0], c = fb[1], h = fb[2];");
+	ox_cg_line(cg, 2, "if (c >= nspec)");
+	ox_cg_line(cg, 3, "return 2; /* the mel bands fall outside the spectrogram bins */");
+	ox_cg_line(cg, 2, "if (c == l)");
+	ox_cg_line(cg, 3, "out0[c * nmel + i] = %s;", store(dt, "1.0"));
+	ox_cg_line(cg, 2, "else");
+	ox_cg_line(cg, 3, "for (int64_t j = l; j <= c; j++)");
+	snprintf(e, sizeof e, "(double)(j - l) / (double)(c - l)");
+	ox_cg_line(cg, 4, "out0[j * nmel + i] = %s;", store(dt, e));
+	ox_cg_line(cg, 2, "for (int64_t j = c; j < h; j++)");
+	snprintf(e, sizeof e, "(double)(h - j) / (double)(h - c)");
+	ox_cg_line(cg, 3, "out0[j * nmel + i] = %s;", store(dt, e));
+	ox_cg_line(cg, 1, "}");
+	return 0;
+}
+
 /* The reference's arithmetic, step by step: the mel edges in float (its
  * inputs are float32 scalars), the bin centers in double, floored to
  * integer FFT bins; then triangles rising from the left bin to the center
@@ -400,6 +770,9 @@ static int emit_mel(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	const ox_value *y = ox_out(g, n, 0);
 	int dt = y->dtype;
+	for (int k = 0; k < 5; k++)
+		if (!ox_in_const(g, n, k))
+			return emit_mel_rt(cg, g, n);
 	int64_t nmel = ox_tensor_get_i64(ox_in_const(g, n, 0), 0);
 	int64_t dftl = ox_tensor_get_i64(ox_in_const(g, n, 1), 0);
 	int64_t rate = ox_tensor_get_i64(ox_in_const(g, n, 2), 0);

@@ -101,11 +101,13 @@ int ox_ir_matmul_shape(ox_graph *g, const ox_node *n, const ox_value *a, const o
 
 /* ---- norm (ir/infer_norm.c) ---- */
 int ox_ir_norm_mvn_axes(const ox_node *n, const int64_t **a); /* count, *a: the axes */
+/* 0: constant scales; 1: read when the program runs; -1: error */
 int ox_ir_norm_upsample_scales(ox_graph *g, const ox_node *n, int rank, double *scale);
-int ox_ir_norm_unpool(ox_graph *g, const ox_node *n, int nsp, const int64_t *in, int64_t *k, int64_t *s,
-		      int64_t *pads, int64_t *out);
+int ox_ir_norm_unpool(ox_graph *g, const ox_node *n, int nsp, const ox_dim *in, int64_t *k, int64_t *s,
+		      int64_t *pads, ox_dim *out);
 int ox_ir_norm_col2im(ox_graph *g, const ox_node *n, int nsp, int64_t *img, int64_t *blk, int64_t *dil,
-		      int64_t *pads, int64_t *str, int64_t *ncol);
+		      int64_t *pads, int64_t *str, int64_t *ncol); /* constant image and block shapes */
+int ox_ir_norm_col2im_attrs(ox_graph *g, const ox_node *n, int nsp, int64_t *dil, int64_t *pads, int64_t *str);
 
 /* ---- optim (ir/infer_optim.c) ---- */
 int ox_ir_optim_groups(const ox_node *n);
@@ -125,8 +127,14 @@ int ox_ir_rnn_decode(ox_graph *g, const ox_node *n, int *ndir, int *reverse, ox_
 /* ---- signal (ir/infer_signal.c) ---- */
 int ox_einsum_parse(ox_graph *g, const ox_node *n, int (*lab)[OX_MAX_RANK], int *olab, int *orank,
                     ox_dim *size);
-int ox_dft_params(ox_graph *g, const ox_node *n, int *axis, int64_t *len, int *irfft);
+/* the DFT's axis (-1: read when the program runs) and length: a dim, or
+ * one of these when the program computes it (from dft_length, or the axis
+ * it reads) */
+#define OX_DIM_DATA_LEN INT64_MIN
+#define OX_DIM_AXIS_LEN (INT64_MIN + 1)
+int ox_dft_params(ox_graph *g, const ox_node *n, int *axis, ox_dim *len, int *irfft);
 int ox_signal_scalar(ox_graph *g, const ox_node *n, int k, const char *what, int64_t *v);
+int ox_signal_may_equal(ox_graph *g, ox_dim a, ox_dim b); /* can they be equal at run time? */
 
 /* ---- ml (ir/infer_ml.c) ----
  * One flat layout for both tree-ensemble forms. Internal node i tests

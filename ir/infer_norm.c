@@ -3,11 +3,17 @@
  * LpNormalization, MeanVarianceNormalization, LRN, LpPool, MaxUnpool,
  * MaxRoiPool, RoiAlign, Upsample, GridSample, AffineGrid, Col2Im,
  * CenterCropPad).
- * Inputs that steer a shape (Upsample scales, MaxUnpool output_shape,
- * AffineGrid size, Col2Im image/block shapes, CenterCropPad shape) must be
- * constants; ox_need_const names them. The decoders ox_ir_norm_* are
- * shared with codegen/emit_norm.c (which repeats their prototypes), so the
- * inferred shape and the emitted kernel read attributes in one way.
+ * Dims may be run-time dims (docs/dynamic.md). Inputs that steer a shape
+ * (Upsample scales, MaxUnpool output_shape, AffineGrid size, Col2Im
+ * image/block shapes, CenterCropPad shape) are read with ox_in_svals: what
+ * is known at compile time gives dims, the rest are data symbols the node
+ * computes when it runs (no bound from the op unless said), and their
+ * length (the output's rank) must be a constant. Where a run-time dim must
+ * equal another or a constant (a scale per channel, ROI boxes of 4) the
+ * inference accepts it when its range allows and codegen/emit_norm.c
+ * checks it when the program runs. The decoders ox_ir_norm_* are shared
+ * with codegen/emit_norm.c (ir/family.h), so the inferred shape and the
+ * emitted kernel read attributes in one way.
  */
 #include "ir.h"
 #include "family.h"
@@ -39,12 +45,40 @@ static int need_float(ox_graph *g, const ox_node *n, int dt)
 	return 0;
 }
 
-/* All dims of s constant, else an error naming what. */
-static int need_const_shape(ox_graph *g, const ox_node *n, const ox_shape *s, const char *what)
+/* Can dims a and b be equal when the program runs? Equal ids, or ranges
+ * that meet (the emitter checks the run-time ones). */
+static int may_equal(ox_graph *g, ox_dim a, ox_dim b)
 {
-	if (!ox_shape_is_const(s))
-		return ox_error(g, n, "%s needs a constant shape", what);
-	return 0;
+	int64_t alo, ahi, blo, bhi;
+	if (a == b)
+		return 1;
+	if (a >= 0 && b >= 0)
+		return 0;
+	if (ox_dim_range(g, a, &alo, &ahi) || ox_dim_range(g, b, &blo, &bhi))
+		return 1; /* an unbound symbol: the bounds pass names it */
+	return (ahi < 0 || blo <= ahi) && (bhi < 0 || alo <= bhi);
+}
+
+/* Integer input k that steers a shape, element by element (ox_sv): the
+ * constants and dims known at compile time, unknown where the program
+ * reads it when it runs. Its length must be a constant. Count or -1. */
+static int shape_svals(ox_graph *g, const ox_node *n, int k, ox_sv *v, int cap, const char *what)
+{
+	ox_value *iv = ox_in(g, n, k);
+	if (!ox_dtype_is_int(iv->dtype))
+		return ox_error(g, n, "%s input '%s' must be an integer tensor", what, iv->name);
+	if (iv->shape.rank > 1)
+		return ox_error(g, n, "%s input '%s' must be a vector", what, iv->name);
+	int64_t m = iv->shape.rank ? ox_dim_eval(g, iv->shape.d[0]) : 1;
+	if (m < 0)
+		return ox_error(g, n, "%s input '%s' must have a length known at compile time", what, iv->name);
+	if (m > cap)
+		return ox_error(g, n, "%s input '%s' has %lld values, at most %d supported", what, iv->name,
+				(long long)m, cap);
+	if (ox_in_svals(g, n, k, v, cap) != m)
+		for (int i = 0; i < m; i++)
+			v[i] = (ox_sv){OX_SV_UNKNOWN, 0, 0};
+	return (int)m;
 }
 
 /* Integer input k that must be a constant; count or -1. */
@@ -88,7 +122,10 @@ static int ints_attr(ox_graph *g, const ox_node *n, const char *name, int m, int
 }
 
 /* Upsample's per-axis scales: the attribute before opset 9, input 1 from
- * then on (a constant). Upsampling only (scale >= 1), as the spec says. */
+ * then on. 0 with scale[] set when they are constants; 1 when input 1 is
+ * read when the program runs (a float vector of rank values, scale[]
+ * untouched); -1 after an error. Upsampling only (scale >= 1), as the spec
+ * says (checked when the program runs for the input read then). */
 int ox_ir_norm_upsample_scales(ox_graph *g, const ox_node *n, int rank, double *scale)
 {
 	int m;
@@ -104,10 +141,14 @@ int ox_ir_norm_upsample_scales(ox_graph *g, const ox_node *n, int rank, double *
 		const ox_tensor *t = ox_in_const(g, n, 1);
 		if (!sv)
 			return ox_error(g, n, "scales input is required");
-		if (!t)
-			return ox_need_const(g, n, 1, "scales input '%s' is not a constant", sv->name);
-		if (!ox_dtype_is_float(t->dtype))
+		if (!ox_dtype_is_float(sv->dtype) || (t && !ox_dtype_is_float(t->dtype)))
 			return ox_error(g, n, "scales input '%s' must be a float tensor", sv->name);
+		if (!t) {
+			if (sv->shape.rank != 1 || ox_dim_eval(g, sv->shape.d[0]) != rank)
+				return ox_error(g, n, "scales input '%s' must be a vector of %d values (its length "
+						"known at compile time)", sv->name, rank);
+			return 1;
+		}
 		m = (int)ox_tensor_numel(t);
 		for (int i = 0; i < m && i < rank; i++)
 			scale[i] = (float)ox_tensor_get_f64(t, i);
@@ -121,9 +162,10 @@ int ox_ir_norm_upsample_scales(ox_graph *g, const ox_node *n, int rank, double *
 }
 
 /* MaxUnpool's window and the spatial size the indices refer to:
- * (in - 1) * stride - pads + kernel, as MaxPool would have seen it. */
-int ox_ir_norm_unpool(ox_graph *g, const ox_node *n, int nsp, const int64_t *in, int64_t *k, int64_t *s,
-		      int64_t *pads, int64_t *out)
+ * (in - 1) * stride - pads + kernel, as MaxPool would have seen it (dims:
+ * an expression over the input's run-time dims). */
+int ox_ir_norm_unpool(ox_graph *g, const ox_node *n, int nsp, const ox_dim *in, int64_t *k, int64_t *s,
+		      int64_t *pads, ox_dim *out)
 {
 	if (!ox_attr_get(n, "kernel_shape"))
 		return ox_error(g, n, "kernel_shape is required");
@@ -131,9 +173,40 @@ int ox_ir_norm_unpool(ox_graph *g, const ox_node *n, int nsp, const int64_t *in,
 	    ints_attr(g, n, "pads", 2 * nsp, 0, 0, pads))
 		return -1;
 	for (int i = 0; i < nsp && in; i++) {
-		out[i] = (in[i] - 1) * s[i] - (pads[i] + pads[i + nsp]) + k[i];
-		if (out[i] < 1)
-			return ox_error(g, n, "spatial axis %d: output size %lld", i, (long long)out[i]);
+		int64_t lo, hi, p = pads[i] + pads[i + nsp];
+		if (in[i] >= 0) {
+			out[i] = (in[i] - 1) * s[i] - p + k[i];
+			if (out[i] < 1)
+				return ox_error(g, n, "spatial axis %d: output size %lld", i, (long long)out[i]);
+			continue;
+		}
+		out[i] = ox_dim_sub(g, ox_dim_add(g, ox_dim_mul(g, ox_dim_sub(g, in[i], 1), s[i]), k[i]), p);
+		if (ox_dim_range(g, out[i], &lo, &hi) || lo < 1)
+			return ox_error(g, n, "spatial axis %d: the output size is not positive for every input "
+					"size in the ranges given", i);
+	}
+	return 0;
+}
+
+/* Col2Im's dilations, pads and strides (nsp axes) */
+int ox_ir_norm_col2im_attrs(ox_graph *g, const ox_node *n, int nsp, int64_t *dil, int64_t *pads, int64_t *str)
+{
+	if (ints_attr(g, n, "dilations", nsp, 1, 1, dil) || ints_attr(g, n, "pads", 2 * nsp, 0, 0, pads) ||
+	    ints_attr(g, n, "strides", nsp, 1, 1, str))
+		return -1;
+	return 0;
+}
+
+/* the number of blocks per axis of constant image and block shapes */
+static int col2im_cols(ox_graph *g, const ox_node *n, int nsp, const int64_t *img, const int64_t *blk,
+		       const int64_t *dil, const int64_t *pads, const int64_t *str, int64_t *ncol)
+{
+	for (int i = 0; i < nsp; i++) {
+		if (img[i] < 1 || blk[i] < 1)
+			return ox_error(g, n, "image_shape and block_shape must be positive");
+		ncol[i] = (img[i] + pads[i] + pads[i + nsp] - (dil[i] * (blk[i] - 1) + 1)) / str[i] + 1;
+		if (ncol[i] < 1)
+			return ox_error(g, n, "spatial axis %d: the block does not fit the padded image", i);
 	}
 	return 0;
 }
@@ -149,17 +222,9 @@ int ox_ir_norm_col2im(ox_graph *g, const ox_node *n, int nsp, int64_t *img, int6
 		return -1;
 	if (mi != nsp || mb != nsp)
 		return ox_error(g, n, "image_shape and block_shape must both have %d values", nsp);
-	if (ints_attr(g, n, "dilations", nsp, 1, 1, dil) || ints_attr(g, n, "pads", 2 * nsp, 0, 0, pads) ||
-	    ints_attr(g, n, "strides", nsp, 1, 1, str))
+	if (ox_ir_norm_col2im_attrs(g, n, nsp, dil, pads, str))
 		return -1;
-	for (int i = 0; i < nsp; i++) {
-		if (img[i] < 1 || blk[i] < 1)
-			return ox_error(g, n, "image_shape and block_shape must be positive");
-		ncol[i] = (img[i] + pads[i] + pads[i + nsp] - (dil[i] * (blk[i] - 1) + 1)) / str[i] + 1;
-		if (ncol[i] < 1)
-			return ox_error(g, n, "spatial axis %d: the block does not fit the padded image", i);
-	}
-	return 0;
+	return col2im_cols(g, n, nsp, img, blk, dil, pads, str, ncol);
 }
 
 static int infer_chan_norm(ox_graph *g, ox_node *n)
@@ -175,7 +240,7 @@ static int infer_chan_norm(ox_graph *g, ox_node *n)
 	if (s->shape.rank != 1 || b->shape.rank != 1)
 		return ox_error(g, n, "scale and bias must be vectors");
 	ox_dim C = x->shape.d[1];
-	ox_dim want = C;
+	ox_dim want = C; /* a run-time C: the emitter checks that the groups divide it */
 	if (!inst) {
 		int64_t G = ox_attr_int(n, "num_groups", -1);
 		if (G < 1)
@@ -187,8 +252,11 @@ static int infer_chan_norm(ox_graph *g, ox_node *n)
 		if (ox_attr_int(n, "stash_type", 1) != 1 && x->dtype != OX_F64)
 			return ox_error(g, n, "stash_type %lld is not supported", (long long)ox_attr_int(n, "stash_type", 1));
 	}
-	if (want >= 0 && ((s->shape.d[0] >= 0 && s->shape.d[0] != want) || (b->shape.d[0] >= 0 && b->shape.d[0] != want)))
-		return ox_error(g, n, "scale and bias must have %lld values", (long long)want);
+	if (!may_equal(g, s->shape.d[0], want) || !may_equal(g, b->shape.d[0], want)) {
+		char w[128];
+		ox_dim_str(g, want, w, sizeof w);
+		return ox_error(g, n, "scale and bias must have %s values", w);
+	}
 	ox_set_out(g, n, 0, x->dtype, &x->shape);
 	return 0;
 }
@@ -239,26 +307,39 @@ static int infer_maxunpool(ox_graph *g, ox_node *n)
 		return ox_error(g, n, "dtype %s is not supported", ox_dtype_name(x->dtype));
 	if (ix->dtype != OX_I64 || ix->shape.rank != r)
 		return ox_error(g, n, "indices must be i64 with the input's rank");
-	if (need_const_shape(g, n, &x->shape, "MaxUnpool"))
-		return -1;
-	int64_t in[MAXSP], k[MAXSP], s[MAXSP], pads[2 * MAXSP], sp[MAXSP];
+	if (!may_equal(g, ix->shape.d[0], x->shape.d[0]))
+		return ox_error(g, n, "indices must have the input's shape");
+	for (int i = 1; i < r; i++)
+		if (!may_equal(g, ix->shape.d[i], x->shape.d[i]))
+			return ox_error(g, n, "indices must have the input's shape");
+	ox_dim in[MAXSP], sp[MAXSP];
+	int64_t k[MAXSP], s[MAXSP], pads[2 * MAXSP];
 	for (int i = 0; i < nsp; i++)
 		in[i] = x->shape.d[i + 2];
 	if (ox_ir_norm_unpool(g, n, nsp, in, k, s, pads, sp))
 		return -1;
 	ox_shape o = {r, {x->shape.d[0], x->shape.d[1]}};
 	if (os) {
-		int64_t v[OX_MAX_RANK];
-		int m = const_ints(g, n, 2, v, OX_MAX_RANK, "output_shape");
+		/* at least the unpooled size (the emitter checks what it reads
+		 * when the program runs); no bound from the op */
+		ox_sv v[OX_MAX_RANK];
+		int m = shape_svals(g, n, 2, v, OX_MAX_RANK, "output_shape");
 		if (m < 0)
 			return -1;
 		if (m != r)
 			return ox_error(g, n, "output_shape has %d values, expected %d", m, r);
 		for (int i = 0; i < r; i++) {
-			if (v[i] < (i < 2 ? x->shape.d[i] : sp[i - 2]))
-				return ox_error(g, n, "output_shape[%d] = %lld is smaller than the unpooled size", i,
-						(long long)v[i]);
-			o.d[i] = v[i];
+			ox_dim least = i < 2 ? x->shape.d[i] : sp[i - 2];
+			if (v[i].kind == OX_SV_CONST) {
+				if (v[i].c < 0 || (least >= 0 && v[i].c < least))
+					return ox_error(g, n, "output_shape[%d] = %lld is smaller than the unpooled size",
+							i, (long long)v[i].c);
+				o.d[i] = v[i].c;
+			} else if (v[i].kind == OX_SV_DIM) {
+				o.d[i] = v[i].d;
+			} else {
+				o.d[i] = ox_dim_data(g, n->out[0], i, -1);
+			}
 		}
 	} else {
 		for (int i = 0; i < nsp; i++)
@@ -276,13 +357,13 @@ static int infer_roi(ox_graph *g, ox_node *n)
 		return -1;
 	if (x->shape.rank != 4)
 		return ox_error(g, n, "input has rank %d, expected 4 (N, C, H, W)", x->shape.rank);
-	if (rois->dtype != x->dtype || rois->shape.rank != 2 || rois->shape.d[1] != (align ? 4 : 5))
+	if (rois->dtype != x->dtype || rois->shape.rank != 2 || !may_equal(g, rois->shape.d[1], align ? 4 : 5))
 		return ox_error(g, n, "rois must be [num_rois, %d] of the input's dtype", align ? 4 : 5);
 	ox_shape o = {4, {rois->shape.d[0], x->shape.d[1]}};
 	if (align) {
 		ox_value *bi = ox_in(g, n, 2);
-		if (!ox_dtype_is_int(bi->dtype) || bi->shape.rank != 1)
-			return ox_error(g, n, "batch_indices must be an integer vector");
+		if (!ox_dtype_is_int(bi->dtype) || bi->shape.rank != 1 || !may_equal(g, bi->shape.d[0], rois->shape.d[0]))
+			return ox_error(g, n, "batch_indices must be an integer vector of one index per ROI");
 		const char *mode = ox_attr_str(n, "mode", "avg");
 		if (strcmp(mode, "avg") && strcmp(mode, "max"))
 			return ox_error(g, n, "mode '%s' is not avg or max", mode);
@@ -315,11 +396,29 @@ static int infer_upsample(ox_graph *g, ox_node *n)
 	if (strcmp(mode, "nearest") && strcmp(mode, "linear") && strcmp(mode, "bilinear"))
 		return ox_error(g, n, "mode '%s' is not nearest or linear", mode);
 	double sc[OX_MAX_RANK];
-	if (ox_ir_norm_upsample_scales(g, n, r, sc) || need_const_shape(g, n, &x->shape, "Upsample"))
+	int rt = ox_ir_norm_upsample_scales(g, n, r, sc);
+	if (rt < 0)
 		return -1;
+	/* floor(in * scale); as Resize, data dims where that is known only
+	 * when the program runs: bounded by the input's top times a constant
+	 * scale, unbounded for scales read then */
 	ox_shape o = {r, {0}};
-	for (int i = 0; i < r; i++)
-		o.d[i] = (int64_t)floor((double)x->shape.d[i] * sc[i]);
+	for (int i = 0; i < r; i++) {
+		ox_dim d = x->shape.d[i];
+		int64_t top = d >= 0 ? d : ox_dim_hi(g, d);
+		if (rt) {
+			o.d[i] = ox_dim_data(g, n->out[0], i, -1);
+			continue;
+		}
+		if (top >= 0 && !((double)top * sc[i] < 0x1p62))
+			return ox_error(g, n, "scale %g makes axis %d too long", sc[i], i);
+		if (d >= 0)
+			o.d[i] = (int64_t)floor((double)d * sc[i]);
+		else if (sc[i] == floor(sc[i]) && sc[i] < 0x1p31)
+			o.d[i] = ox_dim_mul(g, d, (int64_t)sc[i]);
+		else
+			o.d[i] = ox_dim_data(g, n->out[0], i, top < 0 ? -1 : (int64_t)floor((double)top * sc[i]));
+	}
 	ox_set_out(g, n, 0, x->dtype, &o);
 	return 0;
 }
@@ -335,7 +434,7 @@ static int infer_gridsample(ox_graph *g, ox_node *n)
 				ox_dtype_name(x->dtype));
 	if (nsp < 1 || nsp > 3 || (n->opset < 20 && nsp != 2))
 		return ox_error(g, n, "%d spatial axes are not supported", nsp);
-	if (gr->shape.rank != r || (gr->shape.d[r - 1] >= 0 && gr->shape.d[r - 1] != nsp))
+	if (gr->shape.rank != r || !may_equal(g, gr->shape.d[r - 1], nsp) || !may_equal(g, gr->shape.d[0], x->shape.d[0]))
 		return ox_error(g, n, "grid must be [N, out spatial..., %d]", nsp);
 	ox_shape o = {r, {x->shape.d[0], x->shape.d[1]}};
 	for (int i = 0; i < nsp; i++)
@@ -349,54 +448,99 @@ static int infer_affinegrid(ox_graph *g, ox_node *n)
 	ox_value *th = ox_in(g, n, 0);
 	if (need_float(g, n, th->dtype))
 		return -1;
-	int64_t sz[6];
-	int m = const_ints(g, n, 1, sz, 6, "size");
+	/* size = [N, C, (D,) H, W]: N is theta's (the emitter checks what it
+	 * reads when the program runs), the spatial dims data dims where not
+	 * known (no bound from the op) */
+	ox_sv sz[6];
+	int m = shape_svals(g, n, 1, sz, 6, "size");
 	if (m < 0)
 		return -1;
 	if (m != 4 && m != 5)
 		return ox_error(g, n, "size has %d values, expected 4 (2-D) or 5 (3-D)", m);
 	int nsp = m - 2;
-	if (th->shape.rank != 3 || th->shape.d[1] != nsp || th->shape.d[2] != nsp + 1)
+	if (th->shape.rank != 3 || !may_equal(g, th->shape.d[1], nsp) || !may_equal(g, th->shape.d[2], nsp + 1))
 		return ox_error(g, n, "theta must be [N, %d, %d]", nsp, nsp + 1);
-	if (th->shape.d[0] >= 0 && th->shape.d[0] != sz[0])
-		return ox_error(g, n, "theta has %lld batches, size says %lld", (long long)th->shape.d[0],
-				(long long)sz[0]);
-	ox_shape o = {m, {sz[0]}};
+	if ((sz[0].kind == OX_SV_CONST && (sz[0].c < 0 || !may_equal(g, th->shape.d[0], sz[0].c))) ||
+	    (sz[0].kind == OX_SV_DIM && !may_equal(g, th->shape.d[0], sz[0].d))) {
+		char a[64];
+		ox_dim_str(g, th->shape.d[0], a, sizeof a);
+		return ox_error(g, n, "theta has %s batches, size says otherwise", a);
+	}
+	ox_shape o = {m, {th->shape.d[0]}};
 	for (int i = 0; i < nsp; i++) {
-		if (sz[i + 2] < 1)
-			return ox_error(g, n, "size[%d] = %lld must be positive", i + 2, (long long)sz[i + 2]);
-		o.d[i + 1] = sz[i + 2];
+		const ox_sv *v = &sz[i + 2];
+		if (v->kind == OX_SV_CONST && v->c < 1)
+			return ox_error(g, n, "size[%d] = %lld must be positive", i + 2, (long long)v->c);
+		o.d[i + 1] = v->kind == OX_SV_CONST ? v->c : v->kind == OX_SV_DIM ? v->d
+									     : ox_dim_data(g, n->out[0], i + 1, -1);
 	}
 	o.d[m - 1] = nsp;
 	ox_set_out(g, n, 0, th->dtype, &o);
 	return 0;
 }
 
+/* Col2Im: [N, C * prod(block_shape), L] to [N, C, image_shape...]. With
+ * both shapes constant the blocks per axis are known (their product must
+ * be L); else the image dims are data dims (no bound from the op), C one
+ * too when the block shape is read when the program runs (at most the
+ * input's dim 1), and the emitter checks the rest. */
 static int infer_col2im(ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0), *is = ox_in(g, n, 1);
 	if (!norm_float(x->dtype) && !ox_dtype_is_int(x->dtype))
 		return ox_error(g, n, "dtype %s is not supported", ox_dtype_name(x->dtype));
-	if (x->shape.rank != 3 || need_const_shape(g, n, &x->shape, "Col2Im"))
-		return ox_error(g, n, "input must be [N, C * prod(block_shape), L] with constant dims");
-	if (is->shape.rank != 1 || is->shape.d[0] < 1 || is->shape.d[0] > MAXSP)
-		return ox_error(g, n, "image_shape must be a vector of at most %d values", MAXSP);
-	int nsp = (int)is->shape.d[0];
-	int64_t img[MAXSP], blk[MAXSP], dil[MAXSP], pads[2 * MAXSP], str[MAXSP], ncol[MAXSP];
-	if (ox_ir_norm_col2im(g, n, nsp, img, blk, dil, pads, str, ncol))
+	if (x->shape.rank != 3)
+		return ox_error(g, n, "input must be [N, C * prod(block_shape), L]");
+	int64_t nsp = is->shape.rank == 1 ? ox_dim_eval(g, is->shape.d[0]) : -1;
+	if (nsp < 1 || nsp > MAXSP)
+		return ox_error(g, n, "image_shape must be a vector of at most %d values, its length known at "
+				"compile time", MAXSP);
+	ox_sv im[MAXSP], bk[MAXSP];
+	int mi = shape_svals(g, n, 1, im, MAXSP, "image_shape");
+	int mb = mi < 0 ? -1 : shape_svals(g, n, 2, bk, MAXSP, "block_shape");
+	if (mi < 0 || mb < 0)
 		return -1;
-	int64_t bl = 1, L = 1;
+	if (mi != nsp || mb != nsp)
+		return ox_error(g, n, "image_shape and block_shape must both have %d values", (int)nsp);
+	int64_t img[MAXSP], blk[MAXSP], dil[MAXSP], pads[2 * MAXSP], str[MAXSP], ncol[MAXSP];
+	if (ox_ir_norm_col2im_attrs(g, n, (int)nsp, dil, pads, str))
+		return -1;
+	int iknown = 1, bknown = 1;
+	for (int i = 0; i < nsp; i++) {
+		iknown &= im[i].kind == OX_SV_CONST;
+		bknown &= bk[i].kind == OX_SV_CONST;
+		img[i] = im[i].c, blk[i] = bk[i].c;
+		if ((im[i].kind == OX_SV_CONST && im[i].c < 1) || (bk[i].kind == OX_SV_CONST && bk[i].c < 1))
+			return ox_error(g, n, "image_shape and block_shape must be positive");
+	}
+	ox_dim C1 = x->shape.d[1], L1 = x->shape.d[2];
+	ox_shape o = {(int)nsp + 2, {x->shape.d[0]}};
+	if (bknown) {
+		int64_t bl = 1;
+		for (int i = 0; i < nsp; i++)
+			bl *= blk[i];
+		if (C1 >= 0 && C1 % bl)
+			return ox_error(g, n, "input dim 1 = %lld is not a multiple of the block size %lld",
+					(long long)C1, (long long)bl);
+		o.d[1] = ox_dim_div(g, C1, bl);
+	} else {
+		o.d[1] = ox_dim_data(g, n->out[0], 1, C1 >= 0 ? C1 : ox_dim_hi(g, C1));
+	}
+	if (iknown && bknown) {
+		if (col2im_cols(g, n, (int)nsp, img, blk, dil, pads, str, ncol))
+			return -1;
+		int64_t L = 1;
+		for (int i = 0; i < nsp; i++)
+			L *= ncol[i];
+		if (!may_equal(g, L1, L)) {
+			char a[64];
+			ox_dim_str(g, L1, a, sizeof a);
+			return ox_error(g, n, "input dim 2 = %s, the blocks give %lld", a, (long long)L);
+		}
+	}
 	for (int i = 0; i < nsp; i++)
-		bl *= blk[i], L *= ncol[i];
-	if (x->shape.d[1] % bl)
-		return ox_error(g, n, "input dim 1 = %lld is not a multiple of the block size %lld",
-				(long long)x->shape.d[1], (long long)bl);
-	if (x->shape.d[2] != L)
-		return ox_error(g, n, "input dim 2 = %lld, the blocks give %lld", (long long)x->shape.d[2],
-				(long long)L);
-	ox_shape o = {nsp + 2, {x->shape.d[0], x->shape.d[1] / bl}};
-	for (int i = 0; i < nsp; i++)
-		o.d[i + 2] = img[i];
+		o.d[i + 2] = im[i].kind == OX_SV_CONST ? im[i].c : im[i].kind == OX_SV_DIM ? im[i].d
+										  : ox_dim_data(g, n->out[0], i + 2, -1);
 	ox_set_out(g, n, 0, x->dtype, &o);
 	return 0;
 }
@@ -407,8 +551,9 @@ static int infer_centercroppad(ox_graph *g, ox_node *n)
 	int r = x->shape.rank;
 	if (!ox_dtype_size(x->dtype) || x->dtype == OX_STRING)
 		return ox_error(g, n, "dtype %s is not supported", ox_dtype_name(x->dtype));
-	int64_t sh[OX_MAX_RANK], axes[OX_MAX_RANK];
-	int m = const_ints(g, n, 1, sh, OX_MAX_RANK, "shape");
+	int64_t axes[OX_MAX_RANK];
+	ox_sv sh[OX_MAX_RANK];
+	int m = shape_svals(g, n, 1, sh, OX_MAX_RANK, "shape");
 	if (m < 0)
 		return -1;
 	const int64_t *a;
@@ -426,14 +571,15 @@ static int infer_centercroppad(ox_graph *g, ox_node *n)
 	}
 	if (m != na)
 		return ox_error(g, n, "shape has %d values for %d axes", m, na);
+	/* a dim read when the program runs is a data dim: cropped it is at
+	 * most the input's, but padded the op gives no bound */
 	ox_shape o = x->shape;
 	for (int i = 0; i < na; i++) {
-		if (sh[i] < 0)
-			return ox_error(g, n, "shape[%d] = %lld is negative", i, (long long)sh[i]);
-		o.d[axes[i]] = sh[i];
+		if (sh[i].kind == OX_SV_CONST && sh[i].c < 0)
+			return ox_error(g, n, "shape[%d] = %lld is negative", i, (long long)sh[i].c);
+		o.d[axes[i]] = sh[i].kind == OX_SV_CONST ? sh[i].c : sh[i].kind == OX_SV_DIM ? sh[i].d
+										 : ox_dim_data(g, n->out[0], (int)axes[i], -1);
 	}
-	if (need_const_shape(g, n, &x->shape, "CenterCropPad"))
-		return -1;
 	ox_set_out(g, n, 0, x->dtype, &o);
 	return 0;
 }
