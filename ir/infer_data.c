@@ -537,8 +537,9 @@ int infer_squeeze(ox_graph *g, ox_node *n)
 			if (ox_dim_range(g, d, &lo, &hi))
 				return ox_error(g, n, "no axes given and dim %d depends on the unbound symbol '%s'",
 						k, ox_dim_unbound(g, d));
-			return ox_error(g, n, "no axes given and dim %d, known only at run time, may be 1 "
-					"(%lld..%lld): give the axes", k, (long long)lo, (long long)hi);
+			/* the hint names the small graph inputs the dim comes from */
+			return ox_need_const(g, n, 0, "no axes given and dim %d, known only at run time, may be 1 "
+					     "(%lld..%lld): give the axes", k, (long long)lo, (long long)hi);
 		}
 	} else {
 		if (norm_axes(g, n, axes, m, r, "squeeze"))

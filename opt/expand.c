@@ -302,9 +302,9 @@ static int merge_out(ox_graph *g, ox_id nid, int k, const ox_value *a, const ox_
 		return ox_need_const(g, n, 0, "output %d is a sequence or optional and %s is known only at run time: "
 				     "the C target needs that structure at compile time", k, what);
 	if (a->dtype != b->dtype || a->shape.rank != b->shape.rank)
-		return ox_error(g, n, "output %d is %s%s one way and %s%s the other: the same dtype and rank are "
-				"needed when %s is known only at run time", k, ox_dtype_name(a->dtype), sa,
-				ox_dtype_name(b->dtype), sb, what);
+		return ox_need_const(g, n, 0, "output %d is %s%s one way and %s%s the other: the same dtype and "
+				     "rank are needed when %s is known only at run time", k, ox_dtype_name(a->dtype),
+				     sa, ox_dtype_name(b->dtype), sb, what);
 	ox_shape o = a->shape;
 	for (int d = 0; d < o.rank; d++) {
 		if (a->shape.d[d] == b->shape.d[d])
@@ -523,6 +523,13 @@ static int appends_only(ox_graph *g, const ox_node *n, const ox_graph *body, int
  * the carried values' types (which may not change between iterations) and
  * stacks each scan output along a first dim, the iteration count, which
  * it computes (at most the trip count, when that has a bound). */
+/* the input that makes Loop n's length a run-time one: its trip count, or
+ * where that is a constant its condition (what a refusal hints at) */
+static int loop_rt_input(const ox_graph *g, const ox_node *n)
+{
+	return n->in[0] >= 0 && g->vals[n->in[0]].kind != OX_V_CONST ? 0 : 1;
+}
+
 static int loop_real(ox_graph *g, ox_id nid, ox_graph *body)
 {
 	ox_node *n = &g->nodes[nid];
@@ -543,8 +550,9 @@ static int loop_real(ox_graph *g, ox_id nid, ox_graph *body)
 				continue;
 			}
 			if (v->kind == OX_V_AGG || v->agg) {
-				ox_need_const(g, n, 0, "carried value %d is a sequence or optional, and the loop's length is "
-					      "known only at run time: the C target needs its structure at compile time", j);
+				ox_need_const(g, n, loop_rt_input(g, n), "carried value %d is a sequence or optional, and the "
+					      "loop's length is known only at run time: the C target needs its structure at "
+					      "compile time", j);
 				goto out1;
 			}
 			dt[2 + j] = v->dtype;
@@ -623,10 +631,10 @@ static int loop_real(ox_graph *g, ox_id nid, ox_graph *body)
 			char sa[200], sb[200];
 			ox_shape_str(g, &a->shape, sa, sizeof sa);
 			ox_shape_str(g, &b->shape, sb, sizeof sb);
-			return ox_error(g, n, "carried value %d is %s%s before an iteration and %s%s after it: a loop "
-					"whose trip count is known only at run time must keep its values' types and "
-					"shapes (one of constant length is unrolled)", j, ox_dtype_name(a->dtype), sa,
-					ox_dtype_name(b->dtype), sb);
+			return ox_need_const(g, n, loop_rt_input(g, n), "carried value %d is %s%s before an iteration and "
+					     "%s%s after it: a loop whose trip count is known only at run time must keep "
+					     "its values' types and shapes (one of constant length is unrolled)", j,
+					     ox_dtype_name(a->dtype), sa, ox_dtype_name(b->dtype), sb);
 		}
 		ox_set_out(g, n, j, a->dtype, &a->shape);
 		if (a->cap > 0 && n->out[j] >= 0)

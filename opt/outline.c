@@ -215,8 +215,12 @@ static ox_graph *move_region(ox_graph *g, int ci, int r, const ox_ctrl *c, int w
 		body->output_names[k] = body->vals[body->outputs[k]].name;
 		/* a loop's scan outputs stack the steps' results: one shape for all */
 		if (C->op != OX_OP_If && region_dim(g, &g->vals[outs[k]], defs, ndefs) && !bad) {
-			ox_error(g, C, "body output %d has a shape that its body computes from data at each step: "
-				 "a loop's results must keep one shape", k);
+			/* hint at what makes a Loop's length a run-time one (a Scan's
+			 * is its inputs' dim) */
+			int rt = C->op == OX_OP_Loop && C->in[0] >= 0 && g->vals[C->in[0]].kind == OX_V_CONST;
+			ox_need_const(g, C, C->op == OX_OP_Loop ? rt : 0,
+				      "body output %d has a shape that its body computes from data at each step: "
+				      "a loop's results must keep one shape", k);
 			bad = 1;
 		}
 	}
