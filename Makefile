@@ -282,7 +282,11 @@ tutorial: all deps-models deps-install deps-firmware
 # this machine, GFLOP/s against the measured peak (bench/zoo_bench.sh, about
 # 10 minutes); bench rewrites docs/benchmarks.md and docs/zoo.md (--cpu
 # native), bench-generic docs/benchmarks-generic.md (--cpu generic).
-.PHONY: bench bench-generic
+# bench-dyn: programs compiled for a range of shapes against the static
+# programs at the range's top (bench/dyn_bench.sh, about 4 minutes)
+.PHONY: bench bench-generic bench-dyn
+bench-dyn: all deps-models
+	bench/dyn_bench.sh
 bench: all deps-models
 	bench/zoo_bench.sh --cpu native -d $(B)/zoo --md docs/benchmarks.md --zoo-md docs/zoo.md
 bench-generic: all deps-models
