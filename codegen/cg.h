@@ -105,6 +105,9 @@ int ox_cg_dim_slot(ox_cg *cg, ox_dim d);   /* a run-time symbol's slot, else -1 
  * check that it is within the bound it was planned for (else the node
  * returns 2, PREFIX_ERR_SHAPE) */
 void ox_cg_set_dim(ox_cg *cg, int lvl, ox_dim d, const char *expr);
+/* "if (a != b) return 2;" (with why in a comment) at indent 1 for dims the inference
+ * accepted as possibly equal (ox_dim_may_equal); nothing when a == b */
+void ox_cg_check_eq(ox_cg *cg, ox_dim a, ox_dim b, const char *why);
 /* a small number for key, the same for the same key all through one file
  * (names the kernels that differ by their epilogue) */
 int ox_cg_intern(ox_cg *cg, const char *key);

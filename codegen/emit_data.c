@@ -743,17 +743,6 @@ static int emit_plan_op(ox_cg *cg, ox_graph *g, ox_node *n)
 	return 0;
 }
 
-/* "if (a != b) return 2;" for dims the compiler could not prove equal */
-static void check_equal(ox_cg *cg, ox_dim a, ox_dim b, const char *why)
-{
-	if (a == b)
-		return;
-	char c[4400], x[2100];
-	fmt(x, sizeof x, "%s", ox_cg_dim(cg, a));
-	fmt(c, sizeof c, "%s != %s", x, ox_cg_dim(cg, b));
-	fail_if(cg, 1, c, why);
-}
-
 static int emit_concat(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	const ox_shape *ys = &g->vals[n->out[0]].shape;
@@ -762,7 +751,7 @@ static int emit_concat(ox_cg *cg, ox_graph *g, ox_node *n)
 	for (int k = 0; k < n->nin; k++)
 		for (int d = 0; d < ys->rank && n->in[k] >= 0; d++)
 			if (d != axis)
-				check_equal(cg, g->vals[n->in[k]].shape.d[d], ys->d[d], "the inputs' dims differ");
+				ox_cg_check_eq(cg, g->vals[n->in[k]].shape.d[d], ys->d[d], "the inputs' dims differ");
 	ox_dim outer = prod(g, ys, 0, axis), row = prod(g, ys, axis, ys->rank), off = 0;
 	if (outer == 0 || row == 0)
 		return 0;
@@ -828,7 +817,7 @@ static int emit_split(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_dim sum = 0;
 		for (int k = 0; k < n->nout; k++)
 			sum = ox_dim_add(g, sum, sizes[k]);
-		check_equal(cg, sum, D, "the sizes do not add up to the axis");
+		ox_cg_check_eq(cg, sum, D, "the sizes do not add up to the axis");
 	}
 	if (outer == 0 || row == 0)
 		return 0;

@@ -65,18 +65,6 @@ static const char *dimu(ox_cg *cg, ox_dim d, const char *type)
 	return r[at];
 }
 
-/* The check, when the program runs, that dims a and b are equal: the
- * inference accepted them as possibly so (run-time dims whose ranges
- * meet); the node returns 2 (PREFIX_ERR_SHAPE) when they are not. */
-static void check_eq(ox_cg *cg, ox_dim a, ox_dim b, const char *what)
-{
-	if (a == b)
-		return;
-	ox_cg_line(cg, 1, "if (%s != %s)", ox_cg_dim(cg, a), ox_cg_dim(cg, b));
-	ox_cg_line(cg, 2, "return 2; /* %s */", what);
-	cg->fails_shape = 1;
-}
-
 /* Pull in templates/NAME.c for dt (ox_cg_use adds ox_ld_/ox_st_ first). */
 static int use(ox_cg *cg, ox_graph *g, ox_node *n, const char *name, int dt)
 {
@@ -131,8 +119,8 @@ static int emit_chan_norm(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_line(cg, 2, "return 2; /* the channels do not divide into the groups */");
 		cg->fails_shape = 1;
 	}
-	check_eq(cg, ox_in(g, n, 1)->shape.d[0], per_group ? G : C, "a scale per channel");
-	check_eq(cg, ox_in(g, n, 2)->shape.d[0], per_group ? G : C, "a bias per channel");
+	ox_cg_check_eq(cg, ox_in(g, n, 1)->shape.d[0], per_group ? G : C, "a scale per channel");
+	ox_cg_check_eq(cg, ox_in(g, n, 2)->shape.d[0], per_group ? G : C, "a bias per channel");
 	ox_cg_line(cg, 1, "/* %s: %s groups of %s channels x %s values; scale and bias per %s */", n->optype,
 	     ox_cg_dim(cg, G), ox_cg_dim(cg, cpg), ox_cg_dim(cg, sp), per_group ? "group" : "channel");
 	ox_cg_line(cg, 1, "for (long ng = 0; ng < %s; ng++) {", ox_cg_dim(cg, ox_dim_mul(g, N, G)));
@@ -400,7 +388,7 @@ static int emit_maxunpool(ox_cg *cg, ox_graph *g, ox_node *n)
 		u.d[i + 2] = sp[i], same &= sp[i] == y->shape.d[i + 2];
 	same &= u.d[0] == y->shape.d[0] && u.d[1] == y->shape.d[1];
 	for (int i = 0; i < r; i++)
-		check_eq(cg, ox_in(g, n, 1)->shape.d[i], x->shape.d[i], "indices of the input's shape");
+		ox_cg_check_eq(cg, ox_in(g, n, 1)->shape.d[i], x->shape.d[i], "indices of the input's shape");
 	/* an output_shape read when the program runs: its data dims, the
 	 * others as the compiler knows them; each at least the unpooled dim */
 	int read = n->nin > 2 && n->in[2] >= 0 && !ox_in_const(g, n, 2);
@@ -460,7 +448,7 @@ static int emit_maxroipool(ox_cg *cg, ox_graph *g, ox_node *n)
 	char Hs[300], Ws[300];
 	snprintf(Hs, sizeof Hs, "%s", ox_cg_dim(cg, H));
 	snprintf(Ws, sizeof Ws, "%s", ox_cg_dim(cg, W));
-	check_eq(cg, ox_in(g, n, 1)->shape.d[1], 5, "ROIs of 5 values");
+	ox_cg_check_eq(cg, ox_in(g, n, 1)->shape.d[1], 5, "ROIs of 5 values");
 	ox_cg_line(cg, 1, "/* MaxRoiPool: %s ROIs -> %lldx%lld bins over a %sx%s map */", ox_cg_dim(cg, R), (ll)PH, (ll)PW,
 	     Hs, Ws);
 	ox_cg_line(cg, 1, "for (long r = 0; r < %s; r++) {", ox_cg_dim(cg, R));
@@ -522,8 +510,8 @@ static int emit_roialign(ox_cg *cg, ox_graph *g, ox_node *n)
 	double scale = ox_attr_float(n, "spatial_scale", 1.0f);
 	if (use(cg, g, n, "norm_roialign", dt))
 		return -1;
-	check_eq(cg, ox_in(g, n, 1)->shape.d[1], 4, "ROIs of 4 values");
-	check_eq(cg, bi->shape.d[0], ox_in(g, n, 1)->shape.d[0], "a batch index per ROI");
+	ox_cg_check_eq(cg, ox_in(g, n, 1)->shape.d[1], 4, "ROIs of 4 values");
+	ox_cg_check_eq(cg, bi->shape.d[0], ox_in(g, n, 1)->shape.d[0], "a batch index per ROI");
 	ox_cg_line(cg, 1, "/* RoiAlign %s, %s, sampling_ratio %lld */", maxmode ? "max" : "avg", ct, (ll)ratio);
 	if (y->shape.d[0] != 0) {
 		ox_cg_fails(cg, OX_CG_FAIL_INDEX);
@@ -564,8 +552,8 @@ static int emit_gridsample(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (use(cg, g, n, "norm_gridsample", dt))
 		return -1;
 	ox_value *gr = ox_in(g, n, 1);
-	check_eq(cg, gr->shape.d[0], x->shape.d[0], "a grid per batch");
-	check_eq(cg, gr->shape.d[nsp + 1], nsp, "a coordinate per spatial axis");
+	ox_cg_check_eq(cg, gr->shape.d[0], x->shape.d[0], "a grid per batch");
+	ox_cg_check_eq(cg, gr->shape.d[nsp + 1], nsp, "a coordinate per spatial axis");
 	ox_cg_line(cg, 1, "/* GridSample %s, padding %s%s */", m, p, align ? ", align_corners" : "");
 	ox_cg_printf(cg, "\t%sconst long in[%d] = {", ox_shape_is_rt(g, &x->shape) ? "" : "static ", nsp);
 	for (int i = 0; i < nsp; i++)
@@ -775,10 +763,10 @@ static int emit_affinegrid(ox_cg *cg, ox_graph *g, ox_node *n)
 	int dt = th->dtype, nsp = y->shape.rank - 2, align = ox_attr_int(n, "align_corners", 0) != 0;
 	ox_dim D = nsp == 3 ? y->shape.d[1] : 1, H = y->shape.d[nsp - 1], W = y->shape.d[nsp];
 	char b1[128], b2[700], e[300];
-	check_eq(cg, th->shape.d[1], nsp, "theta of [N, 2, 3] or [N, 3, 4]");
-	check_eq(cg, th->shape.d[2], nsp + 1, "theta of [N, 2, 3] or [N, 3, 4]");
+	ox_cg_check_eq(cg, th->shape.d[1], nsp, "theta of [N, 2, 3] or [N, 3, 4]");
+	ox_cg_check_eq(cg, th->shape.d[2], nsp + 1, "theta of [N, 2, 3] or [N, 3, 4]");
 	if (ox_in_const(g, n, 1))
-		check_eq(cg, y->shape.d[0], ox_tensor_get_i64(ox_in_const(g, n, 1), 0), "size's N is not theta's");
+		ox_cg_check_eq(cg, y->shape.d[0], ox_tensor_get_i64(ox_in_const(g, n, 1), 0), "size's N is not theta's");
 	else {
 		/* size (N, C, (D,) H, W) read when the program runs: N must be
 		 * theta's; C is not used */

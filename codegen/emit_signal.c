@@ -66,18 +66,6 @@ static const char *dimz(ox_cg *cg, ox_dim d)
 	return r[at];
 }
 
-/* The check, when the program runs, that dims a and b are equal: the
- * inference accepted them as possibly so (run-time dims whose ranges
- * meet); the node returns 2 (PREFIX_ERR_SHAPE) when they are not. */
-static void check_eq(ox_cg *cg, ox_dim a, ox_dim b, const char *what)
-{
-	if (a == b)
-		return;
-	ox_cg_line(cg, 1, "if (%s != %s)", ox_cg_dim(cg, a), ox_cg_dim(cg, b));
-	ox_cg_line(cg, 2, "return 2; /* %s */", what);
-	cg->fails_shape = 1;
-}
-
 /* After the node has set the data dims of its output k: the check that
  * the output's elements fit what the arena holds for it, its bound (cap,
  * --max-elems) when that is less than the product of its dims' tops. In
@@ -163,7 +151,7 @@ static int emit_einsum(ox_cg *cg, ox_graph *g, ox_node *n)
 		const ox_value *x = ox_in(g, n, k);
 		for (int j = 0; j < x->shape.rank; j++)
 			if (x->shape.d[j] != 1)
-				check_eq(cg, x->shape.d[j], size[lab[k][j]], "the sizes of a label differ");
+				ox_cg_check_eq(cg, x->shape.d[j], size[lab[k][j]], "the sizes of a label differ");
 	}
 	ox_cg_line(cg, 1, "/* Einsum \"%s\" */", ox_attr_str(n, "equation", ""));
 	if (ox_shape_numel(&y->shape) == 0) {
@@ -255,7 +243,7 @@ static int emit_det(ox_cg *cg, ox_graph *g, ox_node *n)
 	const ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
 	int dt = x->dtype, r = x->shape.rank;
 	ox_dim m = x->shape.d[r - 1], nb = ox_shape_numel_dim(g, &y->shape);
-	check_eq(cg, x->shape.d[r - 2], m, "the matrices are not square");
+	ox_cg_check_eq(cg, x->shape.d[r - 2], m, "the matrices are not square");
 	const char *NB = ox_cg_dim(cg, nb);
 	ox_cg_line(cg, 1, m < 0 ? "/* Det of %s %s x %s matrices: LU with partial pivoting, in double */"
 			       : "/* Det of %s %sx%s matrices: LU with partial pivoting, in double */", NB, ox_cg_dim(cg, m),

@@ -118,3 +118,12 @@ void ox_cg_set_dim(ox_cg *cg, int lvl, ox_dim d, const char *expr)
 		ox_cg_line(cg, lvl + 1, "return 2; /* more than the code was planned for */");
 	}
 }
+
+void ox_cg_check_eq(ox_cg *cg, ox_dim a, ox_dim b, const char *why)
+{
+	if (a == b)
+		return;
+	ox_cg_line(cg, 1, "if (%s != %s)", ox_cg_dim(cg, a), ox_cg_dim(cg, b));
+	ox_cg_line(cg, 2, "return 2; /* %s */", why);
+	cg->fails_shape = 1;
+}

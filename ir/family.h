@@ -134,7 +134,6 @@ int ox_einsum_parse(ox_graph *g, const ox_node *n, int (*lab)[OX_MAX_RANK], int 
 #define OX_DIM_AXIS_LEN (INT64_MIN + 1)
 int ox_dft_params(ox_graph *g, const ox_node *n, int *axis, ox_dim *len, int *irfft);
 int ox_signal_scalar(ox_graph *g, const ox_node *n, int k, const char *what, int64_t *v);
-int ox_signal_may_equal(ox_graph *g, ox_dim a, ox_dim b); /* can they be equal at run time? */
 
 /* ---- ml (ir/infer_ml.c) ----
  * One flat layout for both tree-ensemble forms. Internal node i tests

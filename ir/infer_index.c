@@ -83,20 +83,6 @@ static int need_int(ox_graph *g, ox_node *n, int k, const char *what)
 	return 0;
 }
 
-/* Can dims a and b be equal? Constants are or are not; for a run-time dim
- * their ranges must meet, and the emitted code checks them. */
-static int may_equal(const ox_graph *g, ox_dim a, ox_dim b)
-{
-	int64_t alo, ahi, blo, bhi;
-	if (a == b)
-		return 1;
-	if (a >= 0 && b >= 0)
-		return 0;
-	if (ox_dim_range(g, a, &alo, &ahi) || ox_dim_range(g, b, &blo, &bhi))
-		return 1; /* an unbound symbol: the bounds pass names it */
-	return (ahi < 0 || blo <= ahi) && (bhi < 0 || alo <= bhi);
-}
-
 /* can a <= b hold? (likewise) */
 static int may_le(const ox_graph *g, ox_dim a, ox_dim b)
 {
@@ -129,7 +115,7 @@ static int infer_gathernd(ox_graph *g, ox_node *n)
 	if (last < 0 || b + last > r)
 		return ox_error(g, n, "indices' last dim must be a constant <= %lld", (long long)(r - b));
 	for (int k = 0; k < b; k++)
-		if (!may_equal(g, x->shape.d[k], ix->shape.d[k]))
+		if (!ox_dim_may_equal(g, x->shape.d[k], ix->shape.d[k]))
 			return ox_error(g, n, "batch dim %d differs between data and indices", k);
 	if (n->op == OX_OP_ScatterND) {
 		/* updates: indices' shape without its last dim, then data's shape
@@ -139,7 +125,7 @@ static int infer_gathernd(ox_graph *g, ox_node *n)
 		if (u->shape.rank != ur)
 			return ox_error(g, n, "updates must have rank %d", ur);
 		for (int k = 0; k < ur; k++)
-			if (!may_equal(g, u->shape.d[k], k < q - 1 ? ix->shape.d[k] : x->shape.d[k - (q - 1) + last]))
+			if (!ox_dim_may_equal(g, u->shape.d[k], k < q - 1 ? ix->shape.d[k] : x->shape.d[k - (q - 1) + last]))
 				return ox_error(g, n, "updates dim %d does not match indices and data", k);
 		ox_set_out(g, n, 0, x->dtype, &x->shape);
 		return 0;
@@ -221,7 +207,7 @@ static int infer_onehot(ox_graph *g, ox_node *n)
 		return ox_error(g, n, "output rank is too big");
 	if (ox_index_axis(g, n, &axis))
 		return -1;
-	if (!may_equal(g, ox_shape_numel_dim(g, &vals->shape), 2))
+	if (!ox_dim_may_equal(g, ox_shape_numel_dim(g, &vals->shape), 2))
 		return ox_error(g, n, "values must have two elements (off_value, on_value)");
 	int svk = dt ? -1 : ox_in_svals(g, n, 1, &sv, 1) == 1 ? sv.kind : OX_SV_UNKNOWN;
 	ox_dim depth;
@@ -289,9 +275,9 @@ static int infer_loss(ox_graph *g, ox_node *n)
 	if (need_int(g, n, 1, "target"))
 		return -1;
 	for (int k = 0; k < t->shape.rank; k++)
-		if (!may_equal(g, t->shape.d[k], x->shape.d[k ? k + 1 : 0]))
+		if (!ox_dim_may_equal(g, t->shape.d[k], x->shape.d[k ? k + 1 : 0]))
 			return ox_error(g, n, "target dim %d differs from the input's", k);
-	if (w && !may_equal(g, w->shape.d[0], x->shape.d[1]))
+	if (w && !ox_dim_may_equal(g, w->shape.d[0], x->shape.d[1]))
 		return ox_error(g, n, "weight must have one element per class");
 	ox_shape s = {0};
 	if (!strcmp(red, "none"))
@@ -358,13 +344,13 @@ static int infer_tensorscatter(ox_graph *g, ox_node *n)
 	/* run-time dims: the node checks these */
 	for (int k = 0; k < x->shape.rank; k++) {
 		ox_dim a = x->shape.d[k], b = u->shape.d[k];
-		if (k != axis && !may_equal(g, a, b))
+		if (k != axis && !ox_dim_may_equal(g, a, b))
 			return ox_error(g, n, "update differs from past_cache on axis %d", k);
 		if (k == axis && !may_le(g, b, a))
 			return ox_error(g, n, "update has %lld steps, more than the cache's %lld", (long long)b,
 					(long long)a);
 	}
-	if (wi && (wi->shape.rank != 1 || !may_equal(g, wi->shape.d[0], x->shape.d[0])))
+	if (wi && (wi->shape.rank != 1 || !ox_dim_may_equal(g, wi->shape.d[0], x->shape.d[0])))
 		return ox_error(g, n, "write_indices must be a vector of the batch size");
 	if (need_int(g, n, 2, "write_indices"))
 		return -1;
@@ -394,7 +380,7 @@ static int infer_nms(ox_graph *g, ox_node *n)
 		return ox_error(g, n, "boxes and scores must be rank 3");
 	ox_dim B = bx->shape.d[0], N = bx->shape.d[1], C = sc->shape.d[1];
 	/* run-time dims: the node checks these */
-	if (!may_equal(g, bx->shape.d[2], 4) || !may_equal(g, sc->shape.d[0], B) || !may_equal(g, sc->shape.d[2], N))
+	if (!ox_dim_may_equal(g, bx->shape.d[2], 4) || !ox_dim_may_equal(g, sc->shape.d[0], B) || !ox_dim_may_equal(g, sc->shape.d[2], N))
 		return ox_error(g, n, "boxes must be [B, N, 4] and scores [B, C, N]");
 	ox_dim per = N; /* at most this many per class */
 	if (ox_in(g, n, 2)) {
@@ -495,7 +481,7 @@ int infer_index(ox_graph *g, ox_node *n)
 		if (u->shape.rank != ix->shape.rank)
 			return ox_error(g, n, "updates must have the shape of indices");
 		for (int k = 0; k < ix->shape.rank; k++)
-			if (!may_equal(g, u->shape.d[k], ix->shape.d[k]))
+			if (!ox_dim_may_equal(g, u->shape.d[k], ix->shape.d[k]))
 				return ox_error(g, n, "updates must have the shape of indices");
 	}
 		/* fall through */
@@ -568,7 +554,7 @@ int infer_index(ox_graph *g, ox_node *n)
 		if (need_int(g, n, 1, "sequence_lens"))
 			return -1;
 		const ox_value *sl = ox_in(g, n, 1);
-		if (sl->shape.rank != 1 || !may_equal(g, sl->shape.d[0], x->shape.d[ba]))
+		if (sl->shape.rank != 1 || !ox_dim_may_equal(g, sl->shape.d[0], x->shape.d[ba]))
 			return ox_error(g, n, "sequence_lens must have one element per batch");
 		ox_set_out(g, n, 0, x->dtype, &x->shape);
 		return 0;

@@ -45,20 +45,6 @@ static int need_float(ox_graph *g, const ox_node *n, int dt)
 	return 0;
 }
 
-/* Can dims a and b be equal when the program runs? Equal ids, or ranges
- * that meet (the emitter checks the run-time ones). */
-static int may_equal(ox_graph *g, ox_dim a, ox_dim b)
-{
-	int64_t alo, ahi, blo, bhi;
-	if (a == b)
-		return 1;
-	if (a >= 0 && b >= 0)
-		return 0;
-	if (ox_dim_range(g, a, &alo, &ahi) || ox_dim_range(g, b, &blo, &bhi))
-		return 1; /* an unbound symbol: the bounds pass names it */
-	return (ahi < 0 || blo <= ahi) && (bhi < 0 || alo <= bhi);
-}
-
 /* Integer input k that steers a shape, element by element (ox_sv): the
  * constants and dims known at compile time, unknown where the program
  * reads it when it runs. Its length must be a constant. Count or -1. */
@@ -252,7 +238,7 @@ static int infer_chan_norm(ox_graph *g, ox_node *n)
 		if (ox_attr_int(n, "stash_type", 1) != 1 && x->dtype != OX_F64)
 			return ox_error(g, n, "stash_type %lld is not supported", (long long)ox_attr_int(n, "stash_type", 1));
 	}
-	if (!may_equal(g, s->shape.d[0], want) || !may_equal(g, b->shape.d[0], want)) {
+	if (!ox_dim_may_equal(g, s->shape.d[0], want) || !ox_dim_may_equal(g, b->shape.d[0], want)) {
 		char w[128];
 		ox_dim_str(g, want, w, sizeof w);
 		return ox_error(g, n, "scale and bias must have %s values", w);
@@ -307,10 +293,10 @@ static int infer_maxunpool(ox_graph *g, ox_node *n)
 		return ox_error(g, n, "dtype %s is not supported", ox_dtype_name(x->dtype));
 	if (ix->dtype != OX_I64 || ix->shape.rank != r)
 		return ox_error(g, n, "indices must be i64 with the input's rank");
-	if (!may_equal(g, ix->shape.d[0], x->shape.d[0]))
+	if (!ox_dim_may_equal(g, ix->shape.d[0], x->shape.d[0]))
 		return ox_error(g, n, "indices must have the input's shape");
 	for (int i = 1; i < r; i++)
-		if (!may_equal(g, ix->shape.d[i], x->shape.d[i]))
+		if (!ox_dim_may_equal(g, ix->shape.d[i], x->shape.d[i]))
 			return ox_error(g, n, "indices must have the input's shape");
 	ox_dim in[MAXSP], sp[MAXSP];
 	int64_t k[MAXSP], s[MAXSP], pads[2 * MAXSP];
@@ -357,12 +343,12 @@ static int infer_roi(ox_graph *g, ox_node *n)
 		return -1;
 	if (x->shape.rank != 4)
 		return ox_error(g, n, "input has rank %d, expected 4 (N, C, H, W)", x->shape.rank);
-	if (rois->dtype != x->dtype || rois->shape.rank != 2 || !may_equal(g, rois->shape.d[1], align ? 4 : 5))
+	if (rois->dtype != x->dtype || rois->shape.rank != 2 || !ox_dim_may_equal(g, rois->shape.d[1], align ? 4 : 5))
 		return ox_error(g, n, "rois must be [num_rois, %d] of the input's dtype", align ? 4 : 5);
 	ox_shape o = {4, {rois->shape.d[0], x->shape.d[1]}};
 	if (align) {
 		ox_value *bi = ox_in(g, n, 2);
-		if (!ox_dtype_is_int(bi->dtype) || bi->shape.rank != 1 || !may_equal(g, bi->shape.d[0], rois->shape.d[0]))
+		if (!ox_dtype_is_int(bi->dtype) || bi->shape.rank != 1 || !ox_dim_may_equal(g, bi->shape.d[0], rois->shape.d[0]))
 			return ox_error(g, n, "batch_indices must be an integer vector of one index per ROI");
 		const char *mode = ox_attr_str(n, "mode", "avg");
 		if (strcmp(mode, "avg") && strcmp(mode, "max"))
@@ -434,7 +420,7 @@ static int infer_gridsample(ox_graph *g, ox_node *n)
 				ox_dtype_name(x->dtype));
 	if (nsp < 1 || nsp > 3 || (n->opset < 20 && nsp != 2))
 		return ox_error(g, n, "%d spatial axes are not supported", nsp);
-	if (gr->shape.rank != r || !may_equal(g, gr->shape.d[r - 1], nsp) || !may_equal(g, gr->shape.d[0], x->shape.d[0]))
+	if (gr->shape.rank != r || !ox_dim_may_equal(g, gr->shape.d[r - 1], nsp) || !ox_dim_may_equal(g, gr->shape.d[0], x->shape.d[0]))
 		return ox_error(g, n, "grid must be [N, out spatial..., %d]", nsp);
 	ox_shape o = {r, {x->shape.d[0], x->shape.d[1]}};
 	for (int i = 0; i < nsp; i++)
@@ -458,10 +444,10 @@ static int infer_affinegrid(ox_graph *g, ox_node *n)
 	if (m != 4 && m != 5)
 		return ox_error(g, n, "size has %d values, expected 4 (2-D) or 5 (3-D)", m);
 	int nsp = m - 2;
-	if (th->shape.rank != 3 || !may_equal(g, th->shape.d[1], nsp) || !may_equal(g, th->shape.d[2], nsp + 1))
+	if (th->shape.rank != 3 || !ox_dim_may_equal(g, th->shape.d[1], nsp) || !ox_dim_may_equal(g, th->shape.d[2], nsp + 1))
 		return ox_error(g, n, "theta must be [N, %d, %d]", nsp, nsp + 1);
-	if ((sz[0].kind == OX_SV_CONST && (sz[0].c < 0 || !may_equal(g, th->shape.d[0], sz[0].c))) ||
-	    (sz[0].kind == OX_SV_DIM && !may_equal(g, th->shape.d[0], sz[0].d))) {
+	if ((sz[0].kind == OX_SV_CONST && (sz[0].c < 0 || !ox_dim_may_equal(g, th->shape.d[0], sz[0].c))) ||
+	    (sz[0].kind == OX_SV_DIM && !ox_dim_may_equal(g, th->shape.d[0], sz[0].d))) {
 		char a[64];
 		ox_dim_str(g, th->shape.d[0], a, sizeof a);
 		return ox_error(g, n, "theta has %s batches, size says otherwise", a);
@@ -532,7 +518,7 @@ static int infer_col2im(ox_graph *g, ox_node *n)
 		int64_t L = 1;
 		for (int i = 0; i < nsp; i++)
 			L *= ncol[i];
-		if (!may_equal(g, L1, L)) {
+		if (!ox_dim_may_equal(g, L1, L)) {
 			char a[64];
 			ox_dim_str(g, L1, a, sizeof a);
 			return ox_error(g, n, "input dim 2 = %s, the blocks give %lld", a, (long long)L);

@@ -19,20 +19,6 @@
 #include "family.h"
 #include <string.h>
 
-/* Can dims a and b be equal when the program runs? Equal ids, or ranges
- * that meet (the emitter checks the run-time ones). */
-int ox_signal_may_equal(ox_graph *g, ox_dim a, ox_dim b)
-{
-	int64_t alo, ahi, blo, bhi;
-	if (a == b)
-		return 1;
-	if (a >= 0 && b >= 0)
-		return 0;
-	if (ox_dim_range(g, a, &alo, &ahi) || ox_dim_range(g, b, &blo, &bhi))
-		return 1; /* an unbound symbol: the bounds pass names it */
-	return (ahi < 0 || blo <= ahi) && (bhi < 0 || alo <= bhi);
-}
-
 /* a dim's most (its value when constant), -1 when unbounded */
 static int64_t top(ox_graph *g, ox_dim d)
 {
@@ -159,7 +145,7 @@ int ox_einsum_parse(ox_graph *g, const ox_node *n, int (*lab)[OX_MAX_RANK], int 
 			if (!seen_in[l] || size[l] == 1) {
 				size[l] = d;
 				seen_in[l] = 1;
-			} else if (!ox_signal_may_equal(g, d, size[l])) {
+			} else if (!ox_dim_may_equal(g, d, size[l])) {
 				return ox_error(g, n, "label '%c' of \"%s\" has sizes %lld and %lld",
 				                l >= EIN_LETTER0 + 26 ? 'a' + l - EIN_LETTER0 - 26
 				                : l >= EIN_LETTER0 ? 'A' + l - EIN_LETTER0 : '.',
@@ -331,7 +317,7 @@ static int infer_det(ox_graph *g, ox_node *n)
 		return ox_error(g, n, "input type %s is not supported", ox_dtype_name(x->dtype));
 	if (r < 2)
 		return ox_error(g, n, "the input has rank %d, expected at least 2", r);
-	if (!ox_signal_may_equal(g, x->shape.d[r - 2], x->shape.d[r - 1])) {
+	if (!ox_dim_may_equal(g, x->shape.d[r - 2], x->shape.d[r - 1])) {
 		char a[64], b[64];
 		ox_dim_str(g, x->shape.d[r - 2], a, sizeof a);
 		ox_dim_str(g, x->shape.d[r - 1], b, sizeof b);
@@ -383,7 +369,7 @@ static int infer_dft(ox_graph *g, ox_node *n)
 	if (!float_dtype(x->dtype))
 		return ox_error(g, n, "input type %s is not supported", ox_dtype_name(x->dtype));
 	ox_dim c = r ? x->shape.d[r - 1] : 0;
-	if (!ox_signal_may_equal(g, c, 1) && !ox_signal_may_equal(g, c, 2))
+	if (!ox_dim_may_equal(g, c, 1) && !ox_dim_may_equal(g, c, 2))
 		return ox_error(g, n, "the last dim must be 1 (real) or 2 (complex)");
 	if (ox_dft_params(g, n, &axis, &len, &irfft))
 		return -1;
@@ -425,7 +411,7 @@ static int infer_stft(ox_graph *g, ox_node *n)
 	if (x->shape.rank != 3)
 		return ox_error(g, n, "the signal has rank %d, expected 3", x->shape.rank);
 	ox_dim c = x->shape.d[2], len = x->shape.d[1];
-	if (!ox_signal_may_equal(g, c, 1) && !ox_signal_may_equal(g, c, 2))
+	if (!ox_dim_may_equal(g, c, 1) && !ox_dim_may_equal(g, c, 2))
 		return ox_error(g, n, "the last dim must be 1 (real) or 2 (complex)");
 	int64_t ltop = top(g, len), lo, hi;
 	if (ltop < 0)
@@ -447,8 +433,8 @@ static int infer_stft(ox_graph *g, ox_node *n)
 		if (w->shape.rank != 1)
 			return ox_error(g, n, "the window must be 1-D");
 		ox_dim wl = w->shape.d[0];
-		if ((fl.kind == OX_SV_CONST && !ox_signal_may_equal(g, fl.c, wl)) ||
-		    (fl.kind == OX_SV_DIM && !ox_signal_may_equal(g, fl.d, wl)))
+		if ((fl.kind == OX_SV_CONST && !ox_dim_may_equal(g, fl.c, wl)) ||
+		    (fl.kind == OX_SV_DIM && !ox_dim_may_equal(g, fl.d, wl)))
 			return ox_error(g, n, "frame_length differs from the window's length");
 		/* the window's length (the emitter checks a frame_length against it) */
 		fl = wl >= 0 ? (ox_sv){OX_SV_CONST, wl, 0} : (ox_sv){OX_SV_DIM, 0, wl};

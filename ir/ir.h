@@ -387,6 +387,10 @@ ox_dim ox_dim_data(ox_graph *g, ox_id def, int axis, int64_t hi);
 int ox_dim_defined_by(const ox_graph *g, ox_dim d, ox_id v);
 /* the run-time symbol's expression, or NULL when d is not one */
 const ox_dexpr *ox_dim_rtsym(const ox_graph *g, ox_dim d);
+/* can dims a and b be equal when the program runs? equal ids, or ranges
+ * that meet (the emitter then checks them: ox_cg_check_eq); 1 for an
+ * unbound symbol, which the bounds pass names */
+int ox_dim_may_equal(const ox_graph *g, ox_dim a, ox_dim b);
 /* d's range by interval arithmetic over its symbols' ranges (bound symbols
  * their value): 0 with *lo, *hi set (*hi -1: unbounded), -1 when d needs a
  * symbol that is neither bound nor a run-time symbol */

@@ -131,6 +131,18 @@ int ox_dim_defined_by(const ox_graph *g, ox_dim d, ox_id v)
 	return e && e->rt == OX_RT_DATA && v >= 0 && !strcmp(e->def, g->vals[v].name);
 }
 
+int ox_dim_may_equal(const ox_graph *g, ox_dim a, ox_dim b)
+{
+	int64_t alo, ahi, blo, bhi;
+	if (a == b)
+		return 1;
+	if (a >= 0 && b >= 0)
+		return 0;
+	if (ox_dim_range(g, a, &alo, &ahi) || ox_dim_range(g, b, &blo, &bhi))
+		return 1;
+	return (ahi < 0 || blo <= ahi) && (bhi < 0 || alo <= bhi);
+}
+
 const ox_dexpr *ox_dim_rtsym(const ox_graph *g, ox_dim d)
 {
 	if (d >= 0 || -d - 1 >= OX_DX(g)->ndexprs)
