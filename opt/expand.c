@@ -774,15 +774,16 @@ static ox_id take(ox_graph *g, ox_node *site, ox_id x, int64_t axis, int64_t idx
 static int scan_run(ox_graph *g, ox_id nid, ox_graph *body, int nstate, int nx, ox_id *state, const ox_id *xs,
 		    const int64_t *in_axes, int64_t len, ox_id **scan_parts)
 {
-	ox_node *n = &g->nodes[nid];
 	int nscan = body->noutputs - nstate;
 	ox_id *bind = calloc(nstate + nx + 1, sizeof *bind), *outs = calloc(body->noutputs + 1, sizeof *outs);
 	int rc = -1;
 	for (int64_t t = 0; t < len; t++) {
 		memcpy(bind, state, nstate * sizeof *bind);
 		for (int k = 0; k < nx; k++) {
-			int rev = (int)attr_at(&g->nodes[nid], n->opset >= 9 ? "scan_input_directions" : "directions",
-					       k, 0);
+			/* take() adds nodes, which may move g->nodes: n is read
+			 * again after each */
+			int rev = (int)attr_at(&g->nodes[nid],
+					       g->nodes[nid].opset >= 9 ? "scan_input_directions" : "directions", k, 0);
 			bind[nstate + k] = take(g, &g->nodes[nid], xs[k], in_axes[k], rev ? len - 1 - t : t);
 		}
 		if (ox_expand_inline(g, &g->nodes[nid], body, bind, nstate + nx, outs))
@@ -790,7 +791,6 @@ static int scan_run(ox_graph *g, ox_id nid, ox_graph *body, int nstate, int nx, 
 		memcpy(state, outs, nstate * sizeof *state);
 		for (int s = 0; s < nscan; s++)
 			scan_parts[s][t] = outs[nstate + s];
-		n = &g->nodes[nid];
 	}
 	rc = 0;
 out:
