@@ -108,6 +108,10 @@ void ox_cg_set_dim(ox_cg *cg, int lvl, ox_dim d, const char *expr);
 /* "if (a != b) return 2;" (with why in a comment) at indent 1 for dims the inference
  * accepted as possibly equal (ox_dim_may_equal); nothing when a == b */
 void ox_cg_check_eq(ox_cg *cg, ox_dim a, ox_dim b, const char *why);
+/* after node n has set the data dims of its output k: "if (elements > cap)
+ * return 2;" where the output's bound (cap, --max-elems) is less than the
+ * product of its dims' tops; nothing otherwise */
+void ox_cg_check_cap(ox_cg *cg, ox_graph *g, ox_node *n, int k);
 /* a small number for key, the same for the same key all through one file
  * (names the kernels that differ by their epilogue) */
 int ox_cg_intern(ox_cg *cg, const char *key);

@@ -81,29 +81,6 @@ static void print_longs(ox_cg *cg, const char *name, const int64_t *v, int64_t m
 	ox_cg_printf(cg, "%s};\n", m ? "" : "0");
 }
 
-/* After the node has set the data dims of its output k: the check that
- * the output's elements fit what the arena holds for it, its bound (cap,
- * --max-elems) when that is less than the product of its dims' tops. In
- * double, which is exact below 2^53 and cannot overflow. */
-static void check_cap(ox_cg *cg, ox_graph *g, ox_node *n, int k)
-{
-	ox_value *v = ox_out(g, n, k);
-	int64_t top = ox_shape_max_numel(g, &v->shape);
-	int defines = 0;
-	for (int i = 0; i < v->shape.rank; i++)
-		defines |= ox_dim_defined_by(g, v->shape.d[i], n->out[k]);
-	if (!defines || v->cap <= 0 || (top >= 0 && top <= v->cap))
-		return;
-	ox_buf e = {0};
-	for (int i = 0; i < v->shape.rank; i++)
-		if (v->shape.d[i] != 1)
-			ox_buf_printf(&e, "%s(double)%s", e.len ? " * " : "", ox_cg_dim(cg, v->shape.d[i]));
-	ox_cg_line(cg, 1, "if (%s > %lld.0)", e.s, (ll)v->cap);
-	ox_cg_line(cg, 2, "return 2; /* more elements than the code was planned for */");
-	cg->fails_shape = 1;
-	ox_buf_free(&e);
-}
-
 /* ---- InstanceNormalization, GroupNormalization ---- */
 static int emit_chan_norm(ox_cg *cg, ox_graph *g, ox_node *n)
 {
@@ -409,7 +386,7 @@ static int emit_maxunpool(ox_cg *cg, ox_graph *g, ox_node *n)
 			cg->fails_shape = 1;
 		}
 	}
-	check_cap(cg, g, n, 0);
+	ox_cg_check_cap(cg, g, n, 0);
 	ox_dim total = prod(g, &u, 0, r);
 	ox_cg_line(cg, 1, "/* MaxUnpool: indices address the %s elements of the unpooled tensor%s */", ox_cg_dim(cg, total),
 	     same ? "" : ", placed at the start of each axis of the larger output_shape");
@@ -611,7 +588,7 @@ static int emit_upsample_rt(ox_cg *cg, ox_graph *g, ox_node *n, int rts, const d
 		snprintf(v, sizeof v, "(int64_t)n%d", a);
 		ox_cg_set_dim(cg, 1, y->shape.d[a], v);
 	}
-	check_cap(cg, g, n, 0);
+	ox_cg_check_cap(cg, g, n, 0);
 	ox_dim stride[OX_MAX_RANK];
 	stride[r - 1] = 1;
 	for (int a = r - 2; a >= 0; a--)
@@ -784,7 +761,7 @@ static int emit_affinegrid(ox_cg *cg, ox_graph *g, ox_node *n)
 			}
 		}
 	}
-	check_cap(cg, g, n, 0);
+	ox_cg_check_cap(cg, g, n, 0);
 	ox_cg_line(cg, 1, "/* AffineGrid %d-D%s: base coordinates as the reference's arange */", nsp,
 	     align ? ", align_corners" : "");
 	/* align: -1 + i * 2/(L-1) (just -1 when L = 1); else (-1 + 1/L) + i * 2/L */
@@ -882,7 +859,7 @@ static int emit_col2im_rt(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_line(cg, 1, "if (%s != %s)", e, ox_cg_dim(cg, y->shape.d[1]));
 		ox_cg_line(cg, 2, "return 2; /* not the channels the compiler knows */");
 	}
-	check_cap(cg, g, n, 0);
+	ox_cg_check_cap(cg, g, n, 0);
 	ox_cg_line(cg, 1, "for (long nc = 0; nc < %s; nc++) {", ox_cg_dim(cg, ox_dim_mul(g, y->shape.d[0], y->shape.d[1])));
 	ox_cg_line(cg, 2, "%s *yo = out0 + nc * isz;", ox_cg_ctype(dt));
 	ox_cg_line(cg, 2, "const %s *xi = in0 + nc * bl * L;", ox_cg_ctype(dt));
@@ -977,7 +954,7 @@ static int emit_centercroppad_rt(ox_cg *cg, ox_graph *g, ox_node *n)
 			}
 		}
 	}
-	check_cap(cg, g, n, 0);
+	ox_cg_check_cap(cg, g, n, 0);
 	ox_cg_line(cg, 1, "/* CenterCropPad: the centered overlap of input and output, zeros around */");
 	ox_cg_printf(cg, "\tconst int64_t xd[%d] = {", r);
 	for (int a = 0; a < r; a++)

@@ -66,29 +66,6 @@ static const char *dimz(ox_cg *cg, ox_dim d)
 	return r[at];
 }
 
-/* After the node has set the data dims of its output k: the check that
- * the output's elements fit what the arena holds for it, its bound (cap,
- * --max-elems) when that is less than the product of its dims' tops. In
- * double, which is exact below 2^53 and cannot overflow. */
-static void check_cap(ox_cg *cg, ox_graph *g, ox_node *n, int k)
-{
-	ox_value *v = ox_out(g, n, k);
-	int64_t top = ox_shape_max_numel(g, &v->shape);
-	int defines = 0;
-	for (int i = 0; i < v->shape.rank; i++)
-		defines |= ox_dim_defined_by(g, v->shape.d[i], n->out[k]);
-	if (!defines || v->cap <= 0 || (top >= 0 && top <= v->cap))
-		return;
-	ox_buf e = {0};
-	for (int i = 0; i < v->shape.rank; i++)
-		if (v->shape.d[i] != 1)
-			ox_buf_printf(&e, "%s(double)%s", e.len ? " * " : "", ox_cg_dim(cg, v->shape.d[i]));
-	ox_cg_line(cg, 1, "if (%s > %lld.0)", e.s, (long long)v->cap);
-	ox_cg_line(cg, 2, "return 2; /* more elements than the code was planned for */");
-	cg->fails_shape = 1;
-	ox_buf_free(&e);
-}
-
 /* data dim d of output 0, which the node computes as expr: set it;
  * another dim: check that expr is it */
 static void set_or_check(ox_cg *cg, ox_graph *g, ox_node *n, ox_dim d, const char *expr, const char *what)
@@ -437,7 +414,7 @@ static int emit_dft_rt(ox_cg *cg, ox_graph *g, ox_node *n, int axis, ox_dim len,
 			continue;
 		set_or_check(cg, g, n, y->shape.d[i], e, "not the output dim the compiler knows");
 	}
-	check_cap(cg, g, n, 0);
+	ox_cg_check_cap(cg, g, n, 0);
 	ox_cg_line(cg, 1, "size_t O = 1, I = 1;");
 	ox_cg_line(cg, 1, "for (int q = 0; q < %d; q++)", r - 1);
 	ox_cg_line(cg, 2, "if (q < axis)");
@@ -614,7 +591,7 @@ static int emit_stft_rt(ox_cg *cg, ox_graph *g, ox_node *n)
 	}
 	set_or_check(cg, g, n, y->shape.d[1], "(L - fl) / step + 1", "not the frames the compiler knows");
 	set_or_check(cg, g, n, y->shape.d[2], onesided ? "fl / 2 + 1" : "fl", "not the bins the compiler knows");
-	check_cap(cg, g, n, 0);
+	ox_cg_check_cap(cg, g, n, 0);
 	ox_cg_line(cg, 1, "const size_t B = %s, F = (size_t)((L - fl) / step + 1), K = (size_t)%s, N = (size_t)fl;",
 		   dimz(cg, x->shape.d[0]), onesided ? "(fl / 2 + 1)" : "fl");
 	const char *wc, *ws;
@@ -718,7 +695,7 @@ static int emit_mel_rt(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_line(cg, 2, "return 2; /* not sizes or a rate */");
 	set_or_check(cg, g, n, y->shape.d[0], "dftl / 2 + 1", "not the spectrogram bins the compiler knows");
 	set_or_check(cg, g, n, y->shape.d[1], "nmel", "not the mel bins the compiler knows");
-	check_cap(cg, g, n, 0);
+	ox_cg_check_cap(cg, g, n, 0);
 	ox_cg_line(cg, 1, "const int64_t nspec = dftl / 2 + 1;");
 	ox_cg_line(cg, 1, "const float lomel = 2595.0f * log10f(1.0f + lo / 700.0f);");
 	ox_cg_line(cg, 1, "const float himel = 2595.0f * log10f(1.0f + hi / 700.0f);");

@@ -127,3 +127,26 @@ void ox_cg_check_eq(ox_cg *cg, ox_dim a, ox_dim b, const char *why)
 	ox_cg_line(cg, 2, "return 2; /* %s */", why);
 	cg->fails_shape = 1;
 }
+
+/* After the node has set the data dims of its output k: the check that
+ * the output's elements fit what the arena holds for it, its bound (cap,
+ * --max-elems) when that is less than the product of its dims' tops. In
+ * double, which is exact below 2^53 and cannot overflow. */
+void ox_cg_check_cap(ox_cg *cg, ox_graph *g, ox_node *n, int k)
+{
+	ox_value *v = ox_out(g, n, k);
+	int64_t top = ox_shape_max_numel(g, &v->shape);
+	int defines = 0;
+	for (int i = 0; i < v->shape.rank; i++)
+		defines |= ox_dim_defined_by(g, v->shape.d[i], n->out[k]);
+	if (!defines || v->cap <= 0 || (top >= 0 && top <= v->cap))
+		return;
+	ox_buf e = {0};
+	for (int i = 0; i < v->shape.rank; i++)
+		if (v->shape.d[i] != 1)
+			ox_buf_printf(&e, "%s(double)%s", e.len ? " * " : "", ox_cg_dim(cg, v->shape.d[i]));
+	ox_cg_line(cg, 1, "if (%s > %lld.0)", e.s, (long long)v->cap);
+	ox_cg_line(cg, 2, "return 2; /* more elements than the code was planned for */");
+	cg->fails_shape = 1;
+	ox_buf_free(&e);
+}
