@@ -34,7 +34,8 @@ PROTO_C := $(B)/gen/onnx.pb-c.c
 SRCS := main.c $(wildcard frontend/*.c ir/*.c opt/*.c codegen/*.c report/*.c)
 OBJS := $(SRCS:%.c=$(B)/obj/%.o) $(B)/obj/gen/onnx.pb-c.o $(B)/obj/gen/templates.gen.o
 LIB_OBJS := $(filter-out $(B)/obj/main.o,$(OBJS))
-TEMPLATES := $(sort $(wildcard templates/*.c)) runtime_min/ox_rt.h runtime_min/ox_main.c
+TEMPLATES := $(sort $(wildcard templates/*.c)) runtime_min/ox_rt.h runtime_min/ox_main.c runtime_min/ox_cuda.h \
+	runtime_min/ox_cuda_emu.h
 ONNX_TESTS ?= ../shared/onnx-backend-tests
 DEB_BUILD := gcc make protobuf-c-compiler libprotobuf-c-dev libcmocka-dev
 DEB_FUZZ := clang libclang-rt-dev
@@ -43,7 +44,7 @@ DEB_MODELS := python3-torch python3-torchvision python3-onnx python3-numpy
 DEB_FIRMWARE := gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
 DEB_PICTURES := graphviz chromium python3-onnx python3-numpy
 
-.PHONY: all deps deps-models deps-pictures test unit conformance conformance-check conformance-report zoo demo clean
+.PHONY: cuda all deps deps-models deps-pictures test unit conformance conformance-check conformance-report zoo demo clean
 all: deps $(BIN) $(B)/onnxcc.1 tests/e2e/oxcmp
 
 # $(call apt_install,PACKAGES): install the missing Debian packages of the
@@ -161,6 +162,13 @@ conformance-check: all
 bad: all
 	tests/bad/run.sh
 
+# The CUDA target without a GPU (docs/cuda.md): the emulation header's own
+# checks, a fixed sample of the zoo through --cuda-emu, every zoo model's .cu
+# through nvcc for sm_80 and sm_90 (skipped, saying so, without nvcc).
+cuda: all deps-models tests/e2e/oxcmp
+	tests/cuda_emu/run.sh
+	tests/e2e/cuda.sh
+
 zoo: all deps-models
 	tests/e2e/zoo.sh $(B)/zoo
 
@@ -194,7 +202,7 @@ ml: all deps-models
 int8: all deps-models
 	tests/e2e/int8.sh
 
-test: all ops-doc-check unit vmath conformance-check cases bad baddata opt-cases ml int8 zoo dyn footprint firmware determinism install-check pictures tutorial fuzz-smoke sanitize
+test: all ops-doc-check unit vmath conformance-check cases bad baddata opt-cases ml int8 zoo cuda dyn footprint firmware determinism install-check pictures tutorial fuzz-smoke sanitize
 
 # onnxcc and its output under ASan+UBSan over a fixed sample: every 4th
 # expected-pass conformance test, the cases, 7 zoo models (tests/sanitize.sh)

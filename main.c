@@ -20,6 +20,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/wait.h>
 
 #include "version.h" /* OX_VERSION, OX_COMMIT: made by the Makefile */
@@ -39,7 +40,10 @@ static const char usage[] =
 	"with --main.\n"
 	"  -o         the C file to write; the others are named after it\n"
 	"  --name     the prefix of every exported symbol (default: OUT's base name)\n"
-	"  --target   the language of the output: c (the only one)\n"
+	"  --target   the language of the output: c (the default) or cuda: OUT.cu, CUDA C++\n"
+	"             for nvcc (host code and kernels; docs/cuda.md) beside OUT.h and the weights\n"
+	"  --cuda-emu with --target cuda: --build makes the program with the host C++ compiler\n"
+	"             and ox_cuda_emu.h (written beside OUT), which runs the kernels on the CPU\n"
 	"  --cpu      the CPU the code is for: generic (the default: portable C11),\n"
 	"             x86-64-v3 (AVX2+FMA), x86-64-v4 (AVX-512), armv8-a (NEON) or\n"
 	"             native (this machine); sets vector width, tiles and --build's flags\n"
@@ -423,6 +427,42 @@ static void default_prefix(const char *out, char *buf, size_t n)
 	free(base);
 }
 
+/* --build with --target cuda: OUT_weights.c and OUT_main.c by $CC (C),
+ * OUT.cu by nvcc ($NVCC, else /usr/local/cuda/bin/nvcc, else nvcc on the
+ * PATH) for sm_80 and sm_90, or with --cuda-emu by the host C++ compiler
+ * ($CXX, else c++) against ox_cuda_emu.h beside it */
+static int build_cuda(const char *out, int emu, const ox_target *tgt)
+{
+	(void)tgt;
+	char *exe = strip_ext(out);
+	size_t n = strlen(exe) + 32;
+	char *cu = malloc(n), *wc = malloc(n), *mc = malloc(n), *wo = malloc(n), *mo = malloc(n), *inc = malloc(n + 4);
+	snprintf(cu, n, "%s.cu", exe), snprintf(wc, n, "%s_weights.c", exe), snprintf(mc, n, "%s_main.c", exe);
+	snprintf(wo, n, "%s_weights.o", exe), snprintf(mo, n, "%s_main.o", exe);
+	const char *slash = strrchr(exe, '/');
+	snprintf(inc, n + 4, "-I%.*s", slash ? (int)(slash - exe) : 1, slash ? exe : ".");
+	const char *cc = getenv("CC"), *cxx = getenv("CXX"), *nv = getenv("NVCC");
+	cc = cc && *cc ? cc : "cc";
+	if (!nv || !*nv)
+		nv = access("/usr/local/cuda/bin/nvcc", X_OK) ? "nvcc" : "/usr/local/cuda/bin/nvcc";
+	char *c1[] = {(char *)cc, "-std=c11", "-O2", "-c", wc, "-o", wo, NULL};
+	char *c2[] = {(char *)cc, "-std=c11", "-O2", "-c", mc, "-o", mo, NULL};
+	char *ce[] = {(char *)(cxx && *cxx ? cxx : "c++"), "-std=c++17", "-O2", "-DOX_CUDA_EMU", inc, "-x", "c++", cu,
+		      "-x", "none", wo, mo, "-o", exe, "-lm", "-pthread", NULL};
+	char *cn[] = {(char *)nv, "-std=c++17", "-O3", "-gencode", "arch=compute_80,code=sm_80", "-gencode",
+		      "arch=compute_90,code=sm_90", cu, wo, mo, "-o", exe, NULL};
+	int st = run_cmd(c1);
+	if (!st)
+		st = run_cmd(c2);
+	if (!st)
+		st = run_cmd(emu ? ce : cn);
+	if (st)
+		fprintf(stderr, "onnxcc: building %s failed (exit %d)\n", exe, st);
+	remove(wo), remove(mo);
+	free(exe), free(cu), free(wc), free(mc), free(wo), free(mo), free(inc);
+	return st ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *model = NULL, *out = NULL, *target = "c", *name = NULL, *dump = NULL;
@@ -430,6 +470,7 @@ int main(int argc, char **argv)
 	const char *strcap = NULL, *cpu = NULL, *opt = NULL, *wino = NULL;
 	int print_cflags = 0;
 	int nshapes = 0, ndims = 0, nconsts = 0, nlikes = 0, nmaxes = 0, with_main = 0, build = 0, report = 0;
+	int cuda_emu = 0;
 	const char *maxelems = NULL, *rtinputs = NULL, *unrolls = NULL;
 	const char *graph = NULL, *html = NULL; /* --graph FILE, --report=html[:FILE] ("" default) */
 	int weights = OX_CG_WEIGHTS_EMBED;
@@ -499,6 +540,8 @@ int main(int argc, char **argv)
 			with_main = 1;
 		else if (!strcmp(a, "--build"))
 			build = with_main = 1;
+		else if (!strcmp(a, "--cuda-emu"))
+			cuda_emu = 1;
 		else if (!strcmp(a, "-v"))
 			ox_verbose = 1;
 		else if (!strcmp(a, "--dump-ir"))
@@ -547,14 +590,19 @@ int main(int argc, char **argv)
 		return bad_option("%s", "no output given (-o OUT.c)");
 	if (!out && !dump && (report || html || build || with_main))
 		return bad_option("%s", "--report, --main and --build need an output (-o OUT.c)");
-	if (strcmp(target, "c"))
-		return bad_option("--target '%s' is not supported (available: c)", target);
+	int cuda = !strcmp(target, "cuda");
+	if (strcmp(target, "c") && !cuda)
+		return bad_option("--target '%s' is not supported (available: c, cuda)", target);
+	if (cuda_emu && !cuda)
+		return bad_option("%s", "--cuda-emu is for --target cuda");
 	if (wmode && !strcmp(wmode, "external"))
 		weights = OX_CG_WEIGHTS_EXTERNAL;
 	else if (wmode && !strcmp(wmode, "c"))
 		weights = OX_CG_WEIGHTS_C;
 	else if (wmode && strcmp(wmode, "embed"))
 		return bad_option("--weights '%s': expected embed, external or c", wmode);
+	if (cuda && weights == OX_CG_WEIGHTS_C)
+		return bad_option("%s", "--weights c is for the C target (--target cuda: embed or external)");
 	if (dump && *dump) {
 		int ok = 0;
 		for (const ox_pass *p = ox_pipeline; p->name; p++)
@@ -614,6 +662,7 @@ int main(int argc, char **argv)
 		g->target = tgt;
 		g->opt = opt ? atoi(opt) : 1;
 		g->winograd = winograd;
+		g->gpu = cuda;
 		g->max_elems = max_elems;
 		g->unroll = (int)unroll;
 		for (int i = 0; i < nconsts && !rc; i++)
@@ -666,7 +715,7 @@ int main(int argc, char **argv)
 	const char *base = strrchr(model, '/') ? strrchr(model, '/') + 1 : model;
 	if (!rc && out) {
 		ox_cg_stats st = {0};
-		ox_cg_opts o = {out, prefix, base, with_main, weights, &st};
+		ox_cg_opts o = {out, prefix, base, with_main, weights, &st, cuda, cuda_emu};
 		rc = ox_cg_emit_c_specs(gs, ngs, &o) ? 1 : 0;
 		ox_rp_info ri = {base, out, weights, &st};
 		if (!rc && report == 1)
@@ -692,6 +741,8 @@ int main(int argc, char **argv)
 	if (rc || !build)
 		return rc;
 
+	if (cuda)
+		return build_cuda(out, cuda_emu, tgt);
 	char *exe = strip_ext(out);
 	size_t n = strlen(exe) + 16;
 	char *wc = malloc(n), *mc = malloc(n);

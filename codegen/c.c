@@ -17,6 +17,7 @@
  */
 #include "codegen.h"
 #include "cg.h"
+#include "cuda.h"
 #include "../opt/opt.h"
 #include <ctype.h>
 #include <math.h>
@@ -1111,7 +1112,11 @@ typedef struct {
 	ox_buf nodes;   /* its node and task functions */
 	ox_buf run;     /* the body of its run function */
 	ox_buf finfo;   /* its rows of PREFIX_funcs[] */
+	ox_buf host;    /* --target cuda: the host functions that launch its kernels */
 	int nfuncs, nviews, ndyn, nfail, nindex, nunsup, nshape, nany, errors;
+	int ndims;      /* --target cuda: nodes that compute dims from data (the
+			   run reads them back: no CUDA Graph) */
+	int nserial;    /* --target cuda: nodes run by one device thread */
 } spec_out;
 
 /* The node functions of specialization s and the calls of its run
@@ -1121,7 +1126,7 @@ typedef struct {
 static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 {
 	const wlayout *L = cg->wl;
-	int prof = funcs0 >= 0; /* a body's nodes are not profiled one by one */
+	int prof = funcs0 >= 0 && !cg->cuda; /* a body's nodes are not profiled one by one */
 	ox_graph *g = cg->g;
 	const char *PU = cg->prefix_upper;
 	ox_buf *nodes = &so->nodes, *run = &so->run, *finfo = &so->finfo;
@@ -1129,11 +1134,12 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 		ox_node *n = &g->nodes[i];
 		/* string tensors: only emitters flagged OX_F_STRINGS handle them
 		 * (views of them need no code) */
-		for (int k = 0; k < n->nin + n->nout && !(ox_ops[n->op].flags & OX_F_STRINGS); k++) {
+		for (int k = 0; k < n->nin + n->nout && (cg->cuda || cg->dev || !(ox_ops[n->op].flags & OX_F_STRINGS)); k++) {
 			ox_id id = k < n->nin ? n->in[k] : n->out[k - n->nin];
 			if (id >= 0 && g->vals[id].dtype == OX_STRING && !ox_plan_is_noop(g, n)) {
 				so->errors++;
-				ox_error(g, n, "string tensors are not supported by this op in the C target");
+				ox_error(g, n, cg->cuda || cg->dev ? "string tensors are not supported by the CUDA target"
+								  : "string tensors are not supported by this op in the C target");
 				goto next;
 			}
 		}
@@ -1162,10 +1168,14 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 		char fname[160];
 		snprintf(fname, sizeof fname, "%snode%d_%s", fpre, i, ox_ops[n->op].name);
 		cg->fname = fname;
-		if (!emitters[n->op] || emitters[n->op](cg, g, n)) {
+		/* --target cuda: a kernel of codegen/cuda_*.c (host code that
+		 * launches it), else the C emitter's function on the device */
+		int native = cg->cuda ? ox_cu_emit(cg, g, n) : 1;
+		if (native < 0 || (native && (!emitters[n->op] || emitters[n->op](cg, g, n)))) {
 			so->errors++;
 			continue;
 		}
+		native = !native;
 		so->nfuncs++;
 		int fk = funcs0 + so->nfuncs - 1;
 		ox_buf_printf(nodes, "/* node %d: %s \"", i, n->optype);
@@ -1192,20 +1202,18 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 		so->nshape += cg->fails_shape;
 		so->nany += cg->fails_any;
 		int fails = cg->can_fail || cg->fails_shape || cg->fails_any;
+		const char *kind = cg->can_fail == OX_CG_FAIL_INDEX		? "INDEX"
+				   : cg->can_fail == OX_CG_FAIL_UNSUPPORTED ? "UNSUPPORTED"
+									    : "CAPACITY";
 		/* the parameters: D when the body reads run-time dims, one pointer
 		 * per input and output, then extents */
 		int usesD = uses_name(cg->body.s, "ox_d");
 		for (int r = 0; r < cg->nregions; r++) /* a run-time count of tasks */
 			usesD |= ox_dim_is_rt(g, cg->region_n[r]);
-		ox_buf params = {0}, pack = {0};
-		if (prof)
-			ox_buf_printf(run, "\tOX_PROF(%d, 0);\n", fk);
-		ox_buf_printf(run, "\t%s%s(",
-			      !fails ? "" : (cg->can_fail && cg->fails_shape) || cg->fails_any ? "if ((rc = " : "if (",
-			      fname);
+		ox_buf params = {0}, pack = {0}, args = {0}, dpack = {0}, xparams = {0}, xargs = {0};
 		if (usesD) {
 			ox_buf_puts(&params, "int64_t *ox_d");
-			ox_buf_puts(run, "ox_d");
+			ox_buf_puts(&args, cg->cuda && !native ? "ox_dd" : "ox_d");
 		}
 		int first = 1;
 		for (int k = 0; k < n->nin + n->nout; k++) {
@@ -1218,12 +1226,18 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 			/* a view that computes dims (noop) writes no element: its
 			 * output may be a graph input's storage */
 			ox_buf_printf(&params, "%s%s%s *%s", sep, isin || noop ? "const " : "", type, pname);
-			ox_buf_printf(run, "%s%s", sep, id < 0 ? "NULL" : vptr(g, id, isin || noop, pb, sizeof pb, L));
+			const char *null = cg->cuda ? "nullptr" : "NULL";
+			ox_buf_printf(&args, "%s%s", sep, id < 0 ? null : vptr(g, id, isin || noop, pb, sizeof pb, L));
+			ox_buf_printf(&xparams, ", %s%s *%s", isin || noop ? "const " : "", type, pname);
+			ox_buf_printf(&xargs, ", %s", id < 0 ? null : pb);
 			ox_buf_printf(&pack, "%s(void *)%s", k ? ", " : "", pname);
 			first = 0;
 		}
-		if (usesD)
+		ox_buf_puts(&dpack, pack.s ? pack.s : "");
+		if (usesD) {
 			ox_buf_printf(&pack, "%s(void *)ox_d", first ? "" : ", ");
+			ox_buf_printf(&dpack, "%s(void *)ox_dd", first ? "" : ", ");
+		}
 		/* a run-time extent (v->dyn): the node reports it through extK */
 		for (int k = 0; k < n->nout; k++) {
 			ox_id id = n->out[k];
@@ -1233,79 +1247,147 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 			while (j < g->noutputs && g->outputs[j] != id)
 				j++;
 			ox_buf_printf(&params, ", int64_t *ext%d", k);
-			if (j < g->noutputs)
-				ox_buf_printf(run, ", &ext[%d]", j);
+			if (cg->cuda) /* the device's copy (ox_dext: graph outputs, then a spare) */
+				ox_buf_printf(&args, ", ox_dext + %d", j < g->noutputs ? j : g->noutputs);
+			else if (j < g->noutputs)
+				ox_buf_printf(&args, ", &ext[%d]", j);
 			else
-				ox_buf_puts(run, ", &ext_unused");
+				ox_buf_puts(&args, ", &ext_unused");
 			so->ndyn++;
 		}
 		if (n->nin + n->nout == 0 && !usesD)
 			ox_buf_puts(&params, "void");
-		/* regions of tasks: a task function each; small nodes (less than a
-		 * megaflop and 128 KB written, at their largest) call them
-		 * directly, the hand-off to threads would cost more than it saves */
-		int serial = ox_ir_flops(g, n) < 1000000;
-		for (int k = 0; k < n->nout && serial; k++)
-			if (n->out[k] >= 0 && !(n->scratch && k == n->nout - 1))
-				serial = ox_value_max_storage(g, &g->vals[n->out[k]]) *
-						 (int64_t)ox_dtype_size(g->vals[n->out[k]].dtype) <
-					 (128 << 10);
-		for (int r = 0; r < cg->nregions; r++) {
-			size_t from = cg->region_at[r], to = r + 1 < cg->nregions ? cg->region_at[r + 1] : cg->body.len;
-			char *text = strndup(cg->body.s + from, to - from);
-			ox_buf_printf(nodes, "static void %s_task%.0d(void *ctx, long t0, long t1)\n{\n", fname, r);
-			ox_buf_puts(nodes, "\tvoid *const *p = ctx;\n");
-			for (int k = 0; k < n->nin + n->nout; k++) {
-				int isin = k < n->nin;
-				ox_id id = isin ? n->in[k] : n->out[k - n->nin];
-				char pname[32];
-				snprintf(pname, sizeof pname, "%s%d", isin ? "in" : "out", isin ? k : k - n->nin);
-				if (uses_name(text, pname))
-					ox_buf_printf(nodes, "\t%s%s *%s = p[%d];\n", isin ? "const " : "",
-						      id < 0 ? "void" : ox_cg_ctype(g->vals[id].dtype), pname, k);
-			}
-			if (usesD && uses_name(text, "ox_d"))
-				ox_buf_printf(nodes, "\tint64_t *ox_d = p[%d];\n", n->nin + n->nout);
-			ox_buf_puts(nodes, "\tfor (long t = t0; t < t1; t++) {\n");
-			indent(nodes, text);
-			ox_buf_puts(nodes, "\t}\n}\n\n");
-			free(text);
-		}
-		ox_buf_printf(nodes, "static %s %s(%s)\n{\n", fails ? "int" : "void", fname, params.s);
-		if (cg->nregions > 0) {
-			ox_buf_printf(nodes, "%.*s", (int)cg->region_at[0], cg->body.s);
-			ox_buf_printf(nodes, "\tvoid *p[] = {%s};\n", pack.s);
-			for (int r = 0; r < cg->nregions; r++) {
-				const char *cnt = ox_cg_dim(cg, cg->region_n[r]);
-				if (serial)
-					ox_buf_printf(nodes, "\t%s_task%.0d(p, 0, %s);\n", fname, r, cnt);
-				else
-					ox_buf_printf(nodes, "\tox_parallel(%s_task%.0d, p, %s);\n", fname, r, cnt);
+		if (prof)
+			ox_buf_printf(run, "\tOX_PROF(%d, 0);\n", fk);
+		/* what a failing node makes the run return */
+		char errc[128] = "";
+		if (cg->fails_any)
+			snprintf(errc, sizeof errc, "rc");
+		else if (cg->can_fail && cg->fails_shape)
+			snprintf(errc, sizeof errc, "rc == 2 ? %s_ERR_SHAPE : %s_ERR_%s", PU, PU, kind);
+		else if (fails)
+			snprintf(errc, sizeof errc, "%s_ERR_%s", PU, cg->fails_shape ? "SHAPE" : kind);
+		int launched = 0; /* --target cuda: the node's tasks as a parallel kernel */
+		if (cg->cuda && native) {
+			/* a host function that launches the node's kernels */
+			ox_buf_printf(&so->host, "static void %s(cudaStream_t ox_st%s%s)\n{\n%s}\n\n", fname,
+				      params.s && strcmp(params.s, "void") ? ", " : "", params.s && strcmp(params.s, "void") ? params.s : "",
+				      cg->body.s ? cg->body.s : "");
+			ox_buf_printf(run, "\t%s(ox_st%s%s);\n", fname, args.s ? ", " : "", args.s ? args.s : "");
+		} else if (cg->cuda && cg->nregions > 0 && !fails && ox_cu_blank(cg->body.s, cg->region_at[0])) {
+			/* independent tasks: one device thread each */
+			launched = 1;
+			for (int r = 0; r < cg->nregions; r++)
+				ox_buf_printf(&so->host, "__global__ void %s_task%.0d_k(ox_ptrs p, long n)\n{\n"
+						     "\tlong t = (long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+						     "\tif (t < n)\n\t\t%s_task%.0d((void *)p.p, t, t + 1);\n}\n\n",
+					      fname, r, fname, r);
+			ox_buf_printf(&so->host, "static void %s_launch(cudaStream_t ox_st, int64_t *ox_d, int64_t *ox_dd%s)\n{\n",
+				      fname, xparams.s ? xparams.s : "");
+			ox_buf_printf(&so->host, "\tox_ptrs p = {{%s}};\n\tlong n;\n\t(void)ox_d, (void)ox_dd;\n", dpack.s ? dpack.s : "0");
+			for (int r = 0; r < cg->nregions; r++)
+				ox_buf_printf(&so->host, "\tn = %s;\n\tif (n > 0)\n\t\tOX_LAUNCH(%s_task%.0d_k, (unsigned)((n + 127) / 128), 128, 0, ox_st, p, n);\n",
+					      ox_cg_dim(cg, cg->region_n[r]), fname, r);
+			ox_buf_puts(&so->host, "}\n\n");
+			ox_buf_printf(run, "\t%s_launch(ox_st, ox_d, ox_dd%s);\n", fname, xargs.s ? xargs.s : "");
+		} else if (cg->cuda) {
+			/* one device thread runs the node's C function */
+			so->nserial++;
+			ox_buf_printf(&so->host, "__global__ void %s_k(int *ox_status%s%s)\n{\n\tif (*ox_status)\n\t\treturn;\n",
+				      fname, params.s && strcmp(params.s, "void") ? ", " : "",
+				      params.s && strcmp(params.s, "void") ? params.s : "");
+			ox_buf_printf(&so->host, "\t%s%s(", fails ? "int rc = " : "", fname);
+			ox_buf_puts(&so->host, usesD ? "ox_d" : "");
+			for (int k = 0; k < n->nin + n->nout; k++)
+				ox_buf_printf(&so->host, "%s%s%d", usesD || k ? ", " : "", k < n->nin ? "in" : "out",
+					      k < n->nin ? k : k - n->nin);
+			for (int k = 0; k < n->nout; k++)
+				if (n->out[k] >= 0 && g->vals[n->out[k]].dyn)
+					ox_buf_printf(&so->host, ", ext%d", k);
+			ox_buf_puts(&so->host, ");\n");
+			if (fails)
+				ox_buf_printf(&so->host, "\tif (rc)\n\t\t*ox_status = %s;\n", errc);
+			ox_buf_puts(&so->host, "}\n\n");
+			ox_buf_printf(run, "\tOX_LAUNCH(%s_k, 1, 1, 0, ox_st, ox_status%s%s);\n", fname, args.s ? ", " : "",
+				      args.s ? args.s : "");
+			if (defines_dims(g, n) || fails) {
+				/* the dims it computed, or its failure, before the next node */
+				so->ndims++;
+				ox_buf_printf(run, "\tif ((rc = ox_sync_dims(ox_st, ox_d, ox_dd, %d, ox_status)))\n\t\treturn rc;\n",
+					      cg->nslots);
 			}
 		} else {
-			for (int k = 0; k < n->nin + n->nout; k++) {
-				char pname[32];
-				snprintf(pname, sizeof pname, "%s%d", k < n->nin ? "in" : "out",
-					 k < n->nin ? k : k - n->nin);
-				if (!uses_name(cg->body.s, pname))
-					ox_buf_printf(nodes, "\t(void)%s;\n", pname);
-			}
-			ox_buf_puts(nodes, cg->body.s ? cg->body.s : "");
+			ox_buf_printf(run, "\t%s%s(%s", !fails ? "" : (cg->can_fail && cg->fails_shape) || cg->fails_any ? "if ((rc = " : "if (",
+				      fname, args.s ? args.s : "");
+			if (cg->fails_any)
+				ox_buf_puts(run, ")))\n\t\treturn rc;\n");
+			else if (cg->can_fail && cg->fails_shape)
+				ox_buf_printf(run, ")))\n\t\treturn %s;\n", errc);
+			else if (fails)
+				ox_buf_printf(run, "))\n\t\treturn %s;\n", errc);
+			else
+				ox_buf_puts(run, ");\n");
 		}
-		if (fails)
-			ox_buf_puts(nodes, "\treturn 0;\n");
-		ox_buf_puts(nodes, "}\n\n");
-		const char *kind = cg->can_fail == OX_CG_FAIL_INDEX		? "INDEX"
-				   : cg->can_fail == OX_CG_FAIL_UNSUPPORTED ? "UNSUPPORTED"
-									    : "CAPACITY";
-		if (cg->fails_any)
-			ox_buf_puts(run, ")))\n\t\treturn rc;\n");
-		else if (cg->can_fail && cg->fails_shape)
-			ox_buf_printf(run, ")))\n\t\treturn rc == 2 ? %s_ERR_SHAPE : %s_ERR_%s;\n", PU, PU, kind);
-		else if (fails)
-			ox_buf_printf(run, "))\n\t\treturn %s_ERR_%s;\n", PU, cg->fails_shape ? "SHAPE" : kind);
-		else
-			ox_buf_puts(run, ");\n");
+		int cxx = cg->cuda || cg->dev;
+		if (!native) { /* the node's C function (on the device with --target cuda) */
+			/* regions of tasks: a task function each; small nodes (less than a
+			 * megaflop and 128 KB written, at their largest) call them
+			 * directly, the hand-off to threads would cost more than it saves */
+			int serial = ox_ir_flops(g, n) < 1000000;
+			for (int k = 0; k < n->nout && serial; k++)
+				if (n->out[k] >= 0 && !(n->scratch && k == n->nout - 1))
+					serial = ox_value_max_storage(g, &g->vals[n->out[k]]) *
+							 (int64_t)ox_dtype_size(g->vals[n->out[k]].dtype) <
+						 (128 << 10);
+			for (int r = 0; r < cg->nregions; r++) {
+				size_t from = cg->region_at[r], to = r + 1 < cg->nregions ? cg->region_at[r + 1] : cg->body.len;
+				char *text = strndup(cg->body.s + from, to - from);
+				ox_buf_printf(nodes, "static void %s_task%.0d(void *ctx, long t0, long t1)\n{\n", fname, r);
+				/* (C++ for the CUDA target: the casts) */
+				ox_buf_puts(nodes, cxx ? "\tvoid *const *p = (void *const *)ctx;\n" : "\tvoid *const *p = ctx;\n");
+				for (int k = 0; k < n->nin + n->nout; k++) {
+					int isin = k < n->nin;
+					ox_id id = isin ? n->in[k] : n->out[k - n->nin];
+					char pname[32];
+					snprintf(pname, sizeof pname, "%s%d", isin ? "in" : "out", isin ? k : k - n->nin);
+					if (uses_name(text, pname))
+						ox_buf_printf(nodes, "\t%s%s *%s = %s%s%s%sp[%d];\n", isin ? "const " : "",
+							      id < 0 ? "void" : ox_cg_ctype(g->vals[id].dtype), pname,
+							      cxx ? "(" : "", cxx && isin ? "const " : "",
+							      cxx ? (id < 0 ? "void" : ox_cg_ctype(g->vals[id].dtype)) : "", cxx ? " *)" : "", k);
+				}
+				if (usesD && uses_name(text, "ox_d"))
+					ox_buf_printf(nodes, "\tint64_t *ox_d = %sp[%d];\n", cxx ? "(int64_t *)" : "", n->nin + n->nout);
+				ox_buf_puts(nodes, "\tfor (long t = t0; t < t1; t++) {\n");
+				indent(nodes, text);
+				ox_buf_puts(nodes, "\t}\n}\n\n");
+				free(text);
+			}
+			ox_buf_printf(nodes, "static %s %s(%s)\n{\n", fails ? "int" : "void", fname, params.s);
+			if (cg->nregions > 0) {
+				ox_buf_printf(nodes, "%.*s", (int)cg->region_at[0], cg->body.s);
+				ox_buf_printf(nodes, "\tvoid *p[] = {%s};\n", pack.s);
+				for (int r = 0; r < cg->nregions; r++) {
+					const char *cnt = ox_cg_dim(cg, cg->region_n[r]);
+					if (serial)
+						ox_buf_printf(nodes, "\t%s_task%.0d(p, 0, %s);\n", fname, r, cnt);
+					else
+						ox_buf_printf(nodes, "\tox_parallel(%s_task%.0d, p, %s);\n", fname, r, cnt);
+				}
+			} else {
+				for (int k = 0; k < n->nin + n->nout; k++) {
+					char pname[32];
+					snprintf(pname, sizeof pname, "%s%d", k < n->nin ? "in" : "out",
+						 k < n->nin ? k : k - n->nin);
+					if (!uses_name(cg->body.s, pname))
+						ox_buf_printf(nodes, "\t(void)%s;\n", pname);
+				}
+				ox_buf_puts(nodes, cg->body.s ? cg->body.s : "");
+			}
+			if (fails)
+				ox_buf_puts(nodes, "\treturn 0;\n");
+			ox_buf_puts(nodes, "}\n\n");
+		}
 		if (prof)
 			ox_buf_printf(run, "\tOX_PROF(%d, 1);\n", fk);
 		/* the profiler's table: function name, the ONNX nodes, flops */
@@ -1321,11 +1403,16 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 			ox_buf_free(&names);
 			ox_buf_printf(finfo, ", %lld},\n", (long long)ox_ir_flops(g, n));
 		}
-		ox_buf_free(&params), ox_buf_free(&pack);
+		ox_buf_free(&params), ox_buf_free(&pack), ox_buf_free(&args), ox_buf_free(&dpack);
+		ox_buf_free(&xparams), ox_buf_free(&xargs);
+		(void)launched;
 	next:;
 	}
 	if (so->errors)
 		return;
+	if (cg->cuda && so->ndyn) /* the extents, before the output shapes read them */
+		ox_buf_printf(run, "\tif ((rc = ox_sync_dims(ox_st, ox_d, ox_dd, %d, ox_status)))\n\t\treturn rc;\n",
+			      cg->nslots);
 	/* the outputs: copied out of the arena, their run-time shapes reported */
 	for (int k = 0; k < g->noutputs; k++) {
 		ox_id id = g->outputs[k];
@@ -1335,12 +1422,14 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 			ox_buf_printf(run, "\tmemcpy(outputs[%d], %s, %s * sizeof(ox_str));\n", k,
 				      vptr(g, id, 1, pb, sizeof pb, L), ox_cg_numel(cg, &v->shape));
 		else if (ox_shape_is_rt(g, &v->shape))
-			ox_buf_printf(run, "\tmemcpy(outputs[%d], %s, (size_t)%s * %zu);\n", k,
+			ox_buf_printf(run, "\t%s(outputs[%d], %s, (size_t)%s * %zu%s);\n", cg->cuda ? "cudaMemcpyAsync" : "memcpy", k,
 				      vptr(g, id, 1, pb, sizeof pb, L), ox_cg_numel(cg, &v->shape),
-				      ox_dtype_size(v->dtype));
+				      ox_dtype_size(v->dtype), cg->cuda ? ", cudaMemcpyDeviceToDevice, ox_st" : "");
 		else
-			ox_buf_printf(run, "\tmemcpy(outputs[%d], %s, %zu);\n", k, vptr(g, id, 1, pb, sizeof pb, L),
-				      (size_t)ox_shape_numel(&v->shape) * ox_dtype_size(v->dtype));
+			ox_buf_printf(run, "\t%s(outputs[%d], %s, %zu%s);\n", cg->cuda ? "cudaMemcpyAsync" : "memcpy", k,
+				      vptr(g, id, 1, pb, sizeof pb, L),
+				      (size_t)ox_shape_numel(&v->shape) * ox_dtype_size(v->dtype),
+				      cg->cuda ? ", cudaMemcpyDeviceToDevice, ox_st" : "");
 		if (!v->shape.rank)
 			continue;
 		ox_buf_printf(run, "\tif (out_shapes && out_shapes[%d]) {\n", k);
@@ -1360,6 +1449,8 @@ int ox_cg_emit_body(ox_cg *cg, ox_graph *body, const char *name)
 	ox_cg child = *cg;
 	memset(&child.body, 0, sizeof child.body);
 	child.g = body;
+	child.dev |= cg->cuda;
+	child.cuda = 0; /* --target cuda: a body is C run by one device thread */
 	spec_out so;
 	memset(&so, 0, sizeof so);
 	char fpre[200];
@@ -1373,7 +1464,9 @@ int ox_cg_emit_body(ox_cg *cg, ox_graph *body, const char *name)
 		ox_buf_printf(&t, "static int %s(unsigned char *A, int64_t *ox_d, const void *const *inputs,\n"
 				  "\t\tvoid *const *outputs, int64_t *const *out_shapes)\n{\n", name);
 		ox_buf_printf(&t, "\tint64_t ext[%d], ext_unused = 0;\n\tint rc = 0;\n", body->noutputs + 1);
-		if (L->mode == OX_CG_WEIGHTS_EMBED)
+		if (cg->cuda || cg->dev) /* the device's copy (codegen/cuda.c) */
+			ox_buf_puts(&t, "\tconst unsigned char *W = ox_dev_W;\n\t(void)W;\n");
+		else if (L->mode == OX_CG_WEIGHTS_EMBED)
 			ox_buf_printf(&t, "\tconst unsigned char *W = %s_weights;\n\t(void)W;\n", cg->prefix);
 		else if (L->mode == OX_CG_WEIGHTS_EXTERNAL)
 			ox_buf_printf(&t, "\tconst unsigned char *W = %s_W;\n\t(void)W;\n", cg->prefix);
@@ -1388,7 +1481,7 @@ int ox_cg_emit_body(ox_cg *cg, ox_graph *body, const char *name)
 	cg->used = child.used, cg->nused = child.nused;
 	cg->interned = child.interned, cg->ninterned = child.ninterned;
 	ox_buf_free(&child.body);
-	ox_buf_free(&so.nodes), ox_buf_free(&so.run), ox_buf_free(&so.finfo);
+	ox_buf_free(&so.nodes), ox_buf_free(&so.run), ox_buf_free(&so.finfo), ox_buf_free(&so.host);
 	return so.errors ? -1 : 0;
 }
 
@@ -1480,7 +1573,7 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 
 	/* node functions and run functions, specialization by specialization;
 	 * the kernels they share are emitted once */
-	ox_cg cg = {g, P, {0}, {0}, NULL, 0, 0, NULL, 0, 0, {0}, {0}, NULL, 0, 0, 0, PU, NULL, NULL, 0};
+	ox_cg cg = {g, P, {0}, {0}, NULL, 0, 0, NULL, 0, 0, {0}, {0}, NULL, 0, 0, 0, PU, NULL, NULL, 0, o->cuda, 0};
 	spec_out *so = calloc((size_t)ngs, sizeof *so);
 	ox_buf dims = {0};
 	int errors = 0, nfuncs = 0, nviews = 0, ndyn = 0, nfail = 0, nindex = 0, nunsup = 0, nshape = 0, maxslots = 0;
@@ -1573,10 +1666,11 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 		};
 		for (int i = 0; i < 8; i++)
 			ox_buf_printf(&h, "#define %s_ERR_%s (%d) /* %s */\n", PU, errs[i][0], -1 - i, errs[i][1]);
-		ox_buf_printf(&h, "/* Check the blob (size, magic, version, model, CRC-32) and use it, in\n"
-				  " * place, from now on: it must stay valid and unchanged while the\n"
-				  " * network is used. Returns 0, or one of the %s_ERR_ codes above. */\n"
-				  "int %s_init(const void *blob, size_t size);\n\n", PU, P);
+		if (!o->cuda) /* (the CUDA API declares its own) */
+			ox_buf_printf(&h, "/* Check the blob (size, magic, version, model, CRC-32) and use it, in\n"
+					  " * place, from now on: it must stay valid and unchanged while the\n"
+					  " * network is used. Returns 0, or one of the %s_ERR_ codes above. */\n"
+					  "int %s_init(const void *blob, size_t size);\n\n", PU, P);
 	}
 	ox_buf_printf(&h, "/* dtype: ONNX TensorProto.DataType code (1 f32, 7 i64, 9 bool, 10 f16, ...) */\n");
 	ox_buf_printf(&h, "typedef struct {\n\tconst char *name;\n\tint dtype;\n\tint rank;\n"
@@ -1603,165 +1697,257 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 			  "} %s_port_desc;\n", PU, P);
 	ox_buf_printf(&h, "extern const %s_port_desc %s_input_ports[];  /* then a NULL name */\n", P, P);
 	ox_buf_printf(&h, "extern const %s_port_desc %s_output_ports[]; /* then a NULL name */\n\n", P, P);
-	ox_buf_printf(&h, "/* Run the network: inputs[k] and outputs[k] point to buffers of\n"
-			  " * %s_inputs[k].bytes / %s_outputs[k].bytes in graph order. Uses a static\n"
-			  " * arena: not reentrant. Returns 0, or %s_ERR_CAPACITY or %s_ERR_INDEX%s. */\n", P, P,
-		      PU, PU, mode == OX_CG_WEIGHTS_EXTERNAL ? " (or _ERR_NO_WEIGHTS before a successful init)" : "");
-	ox_buf_printf(&h, "int %s_run(const void *const *inputs, void *const *outputs);\n", P);
-	ox_buf_printf(&h, "/* The same with caller-provided scratch memory of %s_ARENA_SIZE bytes,\n"
-			  " * 64-byte aligned: reentrant with one arena per thread. */\n", PU);
-	ox_buf_printf(&h, "int %s_run_with_arena(void *arena, const void *const *inputs, void *const *outputs);\n\n", P);
-	ox_buf_printf(&h, "/* Either, and the run-time sizes: extents (NULL, or %s_NUM_OUTPUTS entries)\n"
-			  " * receives for each output the size of its dynamic_axis, -1 for an output\n"
-			  " * of static shape. Such an output's buffer holds the tensor of that shape\n"
-			  " * at its start. arena NULL: the static one. */\n", PU);
-	ox_buf_printf(&h, "int %s_run_ex(void *arena, const void *const *inputs, void *const *outputs, int64_t *extents);\n", P);
-	ox_buf_printf(&h, "/* Run with the input shapes given: in_shapes[k] (NULL, or its entry NULL:\n"
-			  " * the descriptor's shape) holds the %s_inputs[k].rank dims of input k,\n"
-			  " * packed row-major in inputs[k]; out_shapes[k] (NULL, or its entry NULL:\n"
-			  " * not wanted) receives output k's dims, and outputs[k] its tensor packed\n"
-			  " * at the start of a buffer of %s_outputs[k].bytes. An input shape\n"
-			  " * the program was not compiled for returns %s_ERR_SHAPE. arena NULL:\n"
-			  " * the static one. */\n", P, P, PU);
-	ox_buf_printf(&h, "int %s_run_shaped(void *arena, const void *const *inputs, const int64_t *const *in_shapes,\n"
-			  "\t\tvoid *const *outputs, int64_t *const *out_shapes);\n", P);
-	ox_buf_printf(&h, "#define %s_HAS_DYNAMIC_OUTPUTS %d\n\n", PU, ndyn > 0);
-	ox_buf_printf(&h, "/* Parallel loops. The network splits its heavy loops into n independent\n"
-			  " * tasks; without a hook they run in order on the calling thread. A hook\n"
-			  " * set here must call task(ctx, begin, end) over ranges that cover [0, n)\n"
-			  " * exactly once (any split, any threads) and return when all are done.\n"
-			  " * The network itself creates no threads. Not for use during a run. */\n");
-	ox_buf_printf(&h, "typedef void (*%s_task_fn)(void *ctx, long begin, long end);\n", P);
-	ox_buf_printf(&h, "typedef void (*%s_parallel_for_fn)(void *user, long n, %s_task_fn task, void *ctx);\n", P, P);
-	ox_buf_printf(&h, "void %s_set_parallel_for(%s_parallel_for_fn hook, void *user); /* NULL: serial */\n\n", P, P);
-	ox_buf_printf(&h, "/* Profiling: the run calls hook(user, k, 0) before generated function k\n"
-			  " * and hook(user, k, 1) after it, when one is set. %s_funcs[k] names it,\n"
-			  " * the ONNX node it computes and its floating-point operations. */\n", P);
-	ox_buf_printf(&h, "#define %s_NUM_FUNCS %d\n", PU, nfuncs);
-	ox_buf_printf(&h, "typedef struct {\n\tconst char *name;\n\tconst char *node;\n\tint64_t flops;\n} %s_func_info;\n", P);
-	ox_buf_printf(&h, "extern const %s_func_info %s_funcs[]; /* %s_NUM_FUNCS entries, then a NULL name */\n", P, P, PU);
-	ox_buf_printf(&h, "typedef void (*%s_profile_fn)(void *user, int func, int end);\n", P);
-	ox_buf_printf(&h, "void %s_set_profiler(%s_profile_fn hook, void *user); /* NULL: none */\n\n", P, P);
-	ox_buf_printf(&h, "/* the CPU the code was compiled for (onnxcc --cpu) */\n#define %s_CPU \"%s\"\n\n", PU,
+	if (o->cuda) {
+		ox_cu_api_h(&h, P, PU, mode == OX_CG_WEIGHTS_EXTERNAL);
+	} else {
+		ox_buf_printf(&h, "/* Run the network: inputs[k] and outputs[k] point to buffers of\n"
+				  " * %s_inputs[k].bytes / %s_outputs[k].bytes in graph order. Uses a static\n"
+				  " * arena: not reentrant. Returns 0, or %s_ERR_CAPACITY or %s_ERR_INDEX%s. */\n", P, P,
+			      PU, PU, mode == OX_CG_WEIGHTS_EXTERNAL ? " (or _ERR_NO_WEIGHTS before a successful init)" : "");
+		ox_buf_printf(&h, "int %s_run(const void *const *inputs, void *const *outputs);\n", P);
+		ox_buf_printf(&h, "/* The same with caller-provided scratch memory of %s_ARENA_SIZE bytes,\n"
+				  " * 64-byte aligned: reentrant with one arena per thread. */\n", PU);
+		ox_buf_printf(&h, "int %s_run_with_arena(void *arena, const void *const *inputs, void *const *outputs);\n\n", P);
+		ox_buf_printf(&h, "/* Either, and the run-time sizes: extents (NULL, or %s_NUM_OUTPUTS entries)\n"
+				  " * receives for each output the size of its dynamic_axis, -1 for an output\n"
+				  " * of static shape. Such an output's buffer holds the tensor of that shape\n"
+				  " * at its start. arena NULL: the static one. */\n", PU);
+		ox_buf_printf(&h, "int %s_run_ex(void *arena, const void *const *inputs, void *const *outputs, int64_t *extents);\n", P);
+		ox_buf_printf(&h, "/* Run with the input shapes given: in_shapes[k] (NULL, or its entry NULL:\n"
+				  " * the descriptor's shape) holds the %s_inputs[k].rank dims of input k,\n"
+				  " * packed row-major in inputs[k]; out_shapes[k] (NULL, or its entry NULL:\n"
+				  " * not wanted) receives output k's dims, and outputs[k] its tensor packed\n"
+				  " * at the start of a buffer of %s_outputs[k].bytes. An input shape\n"
+				  " * the program was not compiled for returns %s_ERR_SHAPE. arena NULL:\n"
+				  " * the static one. */\n", P, P, PU);
+		ox_buf_printf(&h, "int %s_run_shaped(void *arena, const void *const *inputs, const int64_t *const *in_shapes,\n"
+				  "\t\tvoid *const *outputs, int64_t *const *out_shapes);\n", P);
+		ox_buf_printf(&h, "#define %s_HAS_DYNAMIC_OUTPUTS %d\n\n", PU, ndyn > 0);
+		ox_buf_printf(&h, "/* Parallel loops. The network splits its heavy loops into n independent\n"
+				  " * tasks; without a hook they run in order on the calling thread. A hook\n"
+				  " * set here must call task(ctx, begin, end) over ranges that cover [0, n)\n"
+				  " * exactly once (any split, any threads) and return when all are done.\n"
+				  " * The network itself creates no threads. Not for use during a run. */\n");
+		ox_buf_printf(&h, "typedef void (*%s_task_fn)(void *ctx, long begin, long end);\n", P);
+		ox_buf_printf(&h, "typedef void (*%s_parallel_for_fn)(void *user, long n, %s_task_fn task, void *ctx);\n", P, P);
+		ox_buf_printf(&h, "void %s_set_parallel_for(%s_parallel_for_fn hook, void *user); /* NULL: serial */\n\n", P, P);
+		ox_buf_printf(&h, "/* Profiling: the run calls hook(user, k, 0) before generated function k\n"
+				  " * and hook(user, k, 1) after it, when one is set. %s_funcs[k] names it,\n"
+				  " * the ONNX node it computes and its floating-point operations. */\n", P);
+		ox_buf_printf(&h, "#define %s_NUM_FUNCS %d\n", PU, nfuncs);
+		ox_buf_printf(&h, "typedef struct {\n\tconst char *name;\n\tconst char *node;\n\tint64_t flops;\n} %s_func_info;\n", P);
+		ox_buf_printf(&h, "extern const %s_func_info %s_funcs[]; /* %s_NUM_FUNCS entries, then a NULL name */\n", P, P, PU);
+		ox_buf_printf(&h, "typedef void (*%s_profile_fn)(void *user, int func, int end);\n", P);
+		ox_buf_printf(&h, "void %s_set_profiler(%s_profile_fn hook, void *user); /* NULL: none */\n\n", P, P);
+	}
+	if (!o->cuda)
+		ox_buf_printf(&h, "/* the CPU the code was compiled for (onnxcc --cpu) */\n#define %s_CPU \"%s\"\n\n", PU,
 		      g->target->name);
 	ox_buf_printf(&h, "#endif\n");
 
 
-	/* OUT.c */
+	/* OUT.cu (--target cuda) */
 	ox_buf c = {0};
-	const char *cname = base_name(o->out_c);
-	ox_buf_printf(&c, "/* %s: generated by onnxcc from %s. Do not edit.\n", cname, o->model);
-	if (ngs > 1)
-		ox_buf_printf(&c, " * %d specializations, %d nodes, arena %lld bytes, weights %zu bytes (in %s). */\n",
-			      ngs, nnodes, (long long)arena, wsize,
-			      mode == OX_CG_WEIGHTS_EXTERNAL ? base_name(xpath) : wname);
-	else
-		ox_buf_printf(&c, " * %d nodes, arena %lld bytes, weights %zu bytes (in %s). */\n", g->nnodes,
-			      (long long)arena, wsize, mode == OX_CG_WEIGHTS_EXTERNAL ? base_name(xpath) : wname);
-	ox_buf_printf(&c, "#include \"%s\"\n#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n"
-			  "#include <string.h>\n\n", hname);
-	ox_buf_puts(&c, "/* runtime_min/ox_rt.h */\n");
-	ox_buf_puts(&c, template_text("runtime_min/ox_rt.h"));
-	ox_buf_puts(&c, "\n");
-	if (mode == OX_CG_WEIGHTS_EMBED) {
-		ox_buf_printf(&c, "extern const unsigned char %s_weights[];\n", P);
-	} else if (mode == OX_CG_WEIGHTS_C) {
-		for (int k = 0; k < L.ne; k++) {
-			const ox_tensor *t = wtensor(&L, k);
-			ox_buf_printf(&c, "extern const %s %s[];\n", as_bytes(t) ? "unsigned char" : ox_cg_ctype(t->dtype),
-				      warray(&L, k));
-		}
-	}
-	ox_buf_printf(&c, "static _Alignas(64) unsigned char %s_arena[%s_ARENA_SIZE > 0 ? %s_ARENA_SIZE : 1];\n\n",
-		      P, PU, PU);
-	if (mode == OX_CG_WEIGHTS_EXTERNAL)
-		emit_init(&c, P, PU);
-	ox_buf_printf(&c, "/* the parallel-for hook and the profiler (%s.h) */\n", P);
-	ox_buf_printf(&c, "static %s_parallel_for_fn ox_par_fn;\nstatic void *ox_par_user;\n", P);
-	ox_buf_printf(&c, "void %s_set_parallel_for(%s_parallel_for_fn hook, void *user)\n{\n"
-			  "\tox_par_fn = hook;\n\tox_par_user = user;\n}\n\n", P, P);
-	ox_buf_printf(&c, "static OX_UNUSED void ox_parallel(%s_task_fn task, void *ctx, long n)\n{\n"
-			  "\tif (ox_par_fn && n > 1)\n\t\tox_par_fn(ox_par_user, n, task, ctx);\n"
-			  "\telse\n\t\ttask(ctx, 0, n);\n}\n\n", P);
-	ox_buf_printf(&c, "static %s_profile_fn ox_prof_fn;\nstatic void *ox_prof_user;\n", P);
-	ox_buf_printf(&c, "void %s_set_profiler(%s_profile_fn hook, void *user)\n{\n"
-			  "\tox_prof_fn = hook;\n\tox_prof_user = user;\n}\n", P, P);
-	ox_buf_puts(&c, "#define OX_PROF(k, end) do { if (ox_prof_fn) ox_prof_fn(ox_prof_user, k, end); } while (0)\n\n");
-	ox_buf_printf(&c, "const %s_func_info %s_funcs[] = {\n", P, P);
-	for (int s = 0; s < ngs; s++)
-		ox_buf_puts(&c, so[s].finfo.s ? so[s].finfo.s : "");
-	ox_buf_puts(&c, "\t{NULL, NULL, 0},\n};\n\n");
 	size_t kernel_bytes = cg.kernels.len;
-	if (cg.kernels.len) {
-		ox_buf_puts(&c, "/* ---- kernels ---- */\n");
-		ox_buf_puts(&c, cg.kernels.s);
+	char *cupath = o->cuda ? sibling(o->out_c, ".cu") : NULL;
+	if (o->cuda) {
+		ox_buf_printf(&c, "/* %s: generated by onnxcc from %s (--target cuda). Do not edit.\n", base_name(cupath), o->model);
+		ox_buf_printf(&c, " * %d specialization%s, arena %lld bytes on the device, weights %zu bytes (in %s).\n"
+				  " * Build: nvcc -O3 -arch=sm_80 -c %s (docs/cuda.md). */\n",
+			      ngs, ngs > 1 ? "s" : "", (long long)arena, wsize,
+			      mode == OX_CG_WEIGHTS_EXTERNAL ? base_name(xpath) : wname, base_name(cupath));
+		ox_buf_printf(&c, "#include \"%s\"\n", hname);
+		ox_buf_puts(&c, "/* runtime_min/ox_cuda.h */\n");
+		ox_buf_puts(&c, template_text("runtime_min/ox_cuda.h"));
+		ox_buf_puts(&c, "\n/* runtime_min/ox_rt.h */\n");
+		ox_cu_device(&c, template_text("runtime_min/ox_rt.h"));
 		ox_buf_puts(&c, "\n");
-	}
-	ox_buf_puts(&c, "/* ---- nodes ---- */\n");
-	for (int s = 0; s < ngs; s++) {
-		if (ngs > 1) {
-			ox_buf_printf(&c, "/* ---- specialization %d:", s);
-			for (int j = 0; j < OX_DX(gs[s])->ndexprs; j++) {
-				const ox_dexpr *e = &OX_DX(gs[s])->dexprs[j];
-				if (e->op == OX_DE_SYM && e->rt == OX_RT_INPUT && e->value < 0)
-					ox_buf_printf(&c, " %s %lld..%lld", e->sym, (long long)e->lo, (long long)e->hi);
-				else if (e->op == OX_DE_SYM && e->rt == OX_RT_INPUT)
-					ox_buf_printf(&c, " %s %lld", e->sym, (long long)e->value);
-			}
-			ox_buf_printf(&c, ", arena %lld bytes ---- */\n", (long long)gs[s]->arena_size);
+		if (mode == OX_CG_WEIGHTS_EMBED) {
+			ox_buf_printf(&c, "extern \"C\" const unsigned char %s_weights[];\n\n", P);
+		} else if (mode == OX_CG_WEIGHTS_EXTERNAL) {
+			ox_buf init = {0};
+			emit_init(&init, P, PU);
+			char from[300], to[300];
+			snprintf(from, sizeof from, "int %s_init(const void *blob, size_t size)", P);
+			snprintf(to, sizeof to, "static int %s_check_blob(const void *blob, size_t size)", P);
+			char *at = strstr(init.s, from);
+			ox_buf_printf(&c, "%.*s%s%s", (int)(at - init.s), init.s, to, at + strlen(from));
+			ox_buf_free(&init);
 		}
-		ox_buf_puts(&c, so[s].nodes.s ? so[s].nodes.s : "");
+		if (cg.kernels.len) {
+			ox_buf_puts(&c, "/* ---- kernels ---- */\n");
+			ox_cu_device(&c, cg.kernels.s);
+			ox_buf_puts(&c, "\n");
+		}
+		ox_buf_puts(&c, "/* ---- nodes: the C target's functions, on the device ---- */\n");
+		for (int s = 0; s < ngs; s++)
+			ox_cu_device(&c, so[s].nodes.s ? so[s].nodes.s : "");
+		ox_buf_puts(&c, "/* ---- nodes: kernels and their launches ---- */\n");
+		for (int s = 0; s < ngs; s++)
+			ox_buf_puts(&c, so[s].host.s ? so[s].host.s : "");
+		emit_desc(&c, gs, ngs, P, 0);
+		emit_desc(&c, gs, ngs, P, 1);
+		emit_ports(&c, g, P, "input", g->nin_ports, g->in_ports, g->ninputs, NULL, g->inputs);
+		emit_ports(&c, g, P, "output", g->nout_ports, g->out_ports, g->noutputs, g->output_names, g->outputs);
+		ox_buf_puts(&c, "/* ---- run ---- */\n");
+		ox_buf_puts(&c, dims.s ? dims.s : "");
+		int capt[64], maxrank = 0;
+		for (int k = 0; k < g->noutputs; k++)
+			if (g->vals[g->outputs[k]].shape.rank > maxrank)
+				maxrank = g->vals[g->outputs[k]].shape.rank;
+		for (int s = 0; s < ngs; s++) {
+			capt[s] = !so[s].ndims && !so[s].ndyn;
+			ox_buf_printf(&c, "static int %s_run%d(unsigned char *A, int64_t *ox_d, int64_t *ox_dd, int64_t *ox_dext,\n"
+					  "\t\tint *ox_status, const void *const *inputs, void *const *outputs,\n"
+					  "\t\tint64_t *const *out_shapes, cudaStream_t ox_st)\n{\n", P, s);
+			const char *rt = so[s].run.s ? so[s].run.s : "";
+			if (uses_name(rt, "rc"))
+				ox_buf_puts(&c, "\tint rc = 0;\n");
+			if (uses_name(rt, "W"))
+				ox_buf_puts(&c, "\tconst unsigned char *W = ox_s.W;\n");
+			if (uses_name(rt, "ext"))
+				ox_buf_puts(&c, "\tconst int64_t *ext = ox_s.hd + OX_NS;\n");
+			ox_buf_puts(&c, "\t(void)A, (void)ox_d, (void)ox_dd, (void)ox_dext, (void)ox_status, (void)inputs, "
+					"(void)out_shapes;\n");
+			ox_buf_puts(&c, so[s].run.s ? so[s].run.s : "");
+			ox_buf_puts(&c, "\treturn 0;\n}\n\n");
+		}
+		ox_cu_info fi = {P, PU, g->ninputs, g->noutputs, maxslots, maxrank, ngs, capt,
+				 mode == OX_CG_WEIGHTS_EXTERNAL, NULL};
+		char wsym[300];
+		snprintf(wsym, sizeof wsym, "%s_weights", P);
+		fi.wsym = wsym;
+		/* the state comes before the run functions that read it */
+		ox_buf host = {0};
+		ox_cu_host(&host, &fi);
+		char *runs = strstr(c.s, "/* ---- run ---- */\n");
+		size_t at = (size_t)(runs - c.s);
+		ox_buf c2 = {0};
+		ox_buf_printf(&c2, "%.*s", (int)at, c.s);
+		char *fwd = strstr(host.s, "/* ---- the host side ---- */");
+		char *disp = strstr(host.s, "static int64_t ox_nelem(");
+		ox_buf_printf(&c2, "%.*s", (int)(disp - fwd), fwd);
+		ox_buf_puts(&c2, c.s + at);
+		ox_buf_puts(&c2, disp);
+		ox_buf_free(&c), ox_buf_free(&host);
+		c = c2;
 	}
-	emit_desc(&c, gs, ngs, P, 0);
-	emit_desc(&c, gs, ngs, P, 1);
-	emit_ports(&c, g, P, "input", g->nin_ports, g->in_ports, g->ninputs, NULL, g->inputs);
-	emit_ports(&c, g, P, "output", g->nout_ports, g->out_ports, g->noutputs, g->output_names, g->outputs);
+	/* OUT.c */
+	if (!o->cuda) {
+		const char *cname = base_name(o->out_c);
+		ox_buf_printf(&c, "/* %s: generated by onnxcc from %s. Do not edit.\n", cname, o->model);
+		if (ngs > 1)
+			ox_buf_printf(&c, " * %d specializations, %d nodes, arena %lld bytes, weights %zu bytes (in %s). */\n",
+				      ngs, nnodes, (long long)arena, wsize,
+				      mode == OX_CG_WEIGHTS_EXTERNAL ? base_name(xpath) : wname);
+		else
+			ox_buf_printf(&c, " * %d nodes, arena %lld bytes, weights %zu bytes (in %s). */\n", g->nnodes,
+				      (long long)arena, wsize, mode == OX_CG_WEIGHTS_EXTERNAL ? base_name(xpath) : wname);
+		ox_buf_printf(&c, "#include \"%s\"\n#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n"
+				  "#include <string.h>\n\n", hname);
+		ox_buf_puts(&c, "/* runtime_min/ox_rt.h */\n");
+		ox_buf_puts(&c, template_text("runtime_min/ox_rt.h"));
+		ox_buf_puts(&c, "\n");
+		if (mode == OX_CG_WEIGHTS_EMBED) {
+			ox_buf_printf(&c, "extern const unsigned char %s_weights[];\n", P);
+		} else if (mode == OX_CG_WEIGHTS_C) {
+			for (int k = 0; k < L.ne; k++) {
+				const ox_tensor *t = wtensor(&L, k);
+				ox_buf_printf(&c, "extern const %s %s[];\n", as_bytes(t) ? "unsigned char" : ox_cg_ctype(t->dtype),
+					      warray(&L, k));
+			}
+		}
+		ox_buf_printf(&c, "static _Alignas(64) unsigned char %s_arena[%s_ARENA_SIZE > 0 ? %s_ARENA_SIZE : 1];\n\n",
+			      P, PU, PU);
+		if (mode == OX_CG_WEIGHTS_EXTERNAL)
+			emit_init(&c, P, PU);
+		ox_buf_printf(&c, "/* the parallel-for hook and the profiler (%s.h) */\n", P);
+		ox_buf_printf(&c, "static %s_parallel_for_fn ox_par_fn;\nstatic void *ox_par_user;\n", P);
+		ox_buf_printf(&c, "void %s_set_parallel_for(%s_parallel_for_fn hook, void *user)\n{\n"
+				  "\tox_par_fn = hook;\n\tox_par_user = user;\n}\n\n", P, P);
+		ox_buf_printf(&c, "static OX_UNUSED void ox_parallel(%s_task_fn task, void *ctx, long n)\n{\n"
+				  "\tif (ox_par_fn && n > 1)\n\t\tox_par_fn(ox_par_user, n, task, ctx);\n"
+				  "\telse\n\t\ttask(ctx, 0, n);\n}\n\n", P);
+		ox_buf_printf(&c, "static %s_profile_fn ox_prof_fn;\nstatic void *ox_prof_user;\n", P);
+		ox_buf_printf(&c, "void %s_set_profiler(%s_profile_fn hook, void *user)\n{\n"
+				  "\tox_prof_fn = hook;\n\tox_prof_user = user;\n}\n", P, P);
+		ox_buf_puts(&c, "#define OX_PROF(k, end) do { if (ox_prof_fn) ox_prof_fn(ox_prof_user, k, end); } while (0)\n\n");
+		ox_buf_printf(&c, "const %s_func_info %s_funcs[] = {\n", P, P);
+		for (int s = 0; s < ngs; s++)
+			ox_buf_puts(&c, so[s].finfo.s ? so[s].finfo.s : "");
+		ox_buf_puts(&c, "\t{NULL, NULL, 0},\n};\n\n");
+		if (cg.kernels.len) {
+			ox_buf_puts(&c, "/* ---- kernels ---- */\n");
+			ox_buf_puts(&c, cg.kernels.s);
+			ox_buf_puts(&c, "\n");
+		}
+		ox_buf_puts(&c, "/* ---- nodes ---- */\n");
+		for (int s = 0; s < ngs; s++) {
+			if (ngs > 1) {
+				ox_buf_printf(&c, "/* ---- specialization %d:", s);
+				for (int j = 0; j < OX_DX(gs[s])->ndexprs; j++) {
+					const ox_dexpr *e = &OX_DX(gs[s])->dexprs[j];
+					if (e->op == OX_DE_SYM && e->rt == OX_RT_INPUT && e->value < 0)
+						ox_buf_printf(&c, " %s %lld..%lld", e->sym, (long long)e->lo, (long long)e->hi);
+					else if (e->op == OX_DE_SYM && e->rt == OX_RT_INPUT)
+						ox_buf_printf(&c, " %s %lld", e->sym, (long long)e->value);
+				}
+				ox_buf_printf(&c, ", arena %lld bytes ---- */\n", (long long)gs[s]->arena_size);
+			}
+			ox_buf_puts(&c, so[s].nodes.s ? so[s].nodes.s : "");
+		}
+		emit_desc(&c, gs, ngs, P, 0);
+		emit_desc(&c, gs, ngs, P, 1);
+		emit_ports(&c, g, P, "input", g->nin_ports, g->in_ports, g->ninputs, NULL, g->inputs);
+		emit_ports(&c, g, P, "output", g->nout_ports, g->out_ports, g->noutputs, g->output_names, g->outputs);
 
-	/* the run: a prologue per specialization (ox_d[] from the input shapes),
-	 * its node calls, and the dispatcher that picks the first whose ranges
-	 * hold the shapes */
-	ox_buf_puts(&c, "/* ---- run ---- */\n");
-	ox_buf_puts(&c, dims.s ? dims.s : "");
-	for (int s = 0; s < ngs; s++) {
-		int any_fail = so[s].nfail || so[s].nindex || so[s].nunsup || so[s].nshape || so[s].nany;
-		ox_buf_printf(&c, "static int %s_run%d(unsigned char *A, int64_t *ox_d, const void *const *inputs,\n"
-				  "\t\tvoid *const *outputs, int64_t *const *out_shapes, int64_t *ext)\n{\n", P, s);
-		ox_buf_puts(&c, "\tint64_t ext_unused = 0;\n");
-		if (any_fail)
-			ox_buf_puts(&c, "\tint rc = 0;\n\t(void)rc;\n");
-		if (mode == OX_CG_WEIGHTS_EMBED)
-			ox_buf_printf(&c, "\tconst unsigned char *W = %s_weights;\n\t(void)W;\n", P);
-		else if (mode == OX_CG_WEIGHTS_EXTERNAL)
-			ox_buf_printf(&c, "\tconst unsigned char *W = %s_W;\n\tif (!W)\n\t\treturn %s_ERR_NO_WEIGHTS;\n",
-				      P, PU);
-		ox_buf_puts(&c, "\t(void)A, (void)ox_d, (void)inputs, (void)out_shapes, (void)ext, (void)ext_unused;\n");
-		ox_buf_puts(&c, so[s].run.s ? so[s].run.s : "");
-		ox_buf_puts(&c, "\treturn 0;\n}\n\n");
+		/* the run: a prologue per specialization (ox_d[] from the input shapes),
+		 * its node calls, and the dispatcher that picks the first whose ranges
+		 * hold the shapes */
+		ox_buf_puts(&c, "/* ---- run ---- */\n");
+		ox_buf_puts(&c, dims.s ? dims.s : "");
+		for (int s = 0; s < ngs; s++) {
+			int any_fail = so[s].nfail || so[s].nindex || so[s].nunsup || so[s].nshape || so[s].nany;
+			ox_buf_printf(&c, "static int %s_run%d(unsigned char *A, int64_t *ox_d, const void *const *inputs,\n"
+					  "\t\tvoid *const *outputs, int64_t *const *out_shapes, int64_t *ext)\n{\n", P, s);
+			ox_buf_puts(&c, "\tint64_t ext_unused = 0;\n");
+			if (any_fail)
+				ox_buf_puts(&c, "\tint rc = 0;\n\t(void)rc;\n");
+			if (mode == OX_CG_WEIGHTS_EMBED)
+				ox_buf_printf(&c, "\tconst unsigned char *W = %s_weights;\n\t(void)W;\n", P);
+			else if (mode == OX_CG_WEIGHTS_EXTERNAL)
+				ox_buf_printf(&c, "\tconst unsigned char *W = %s_W;\n\tif (!W)\n\t\treturn %s_ERR_NO_WEIGHTS;\n",
+					      P, PU);
+			ox_buf_puts(&c, "\t(void)A, (void)ox_d, (void)inputs, (void)out_shapes, (void)ext, (void)ext_unused;\n");
+			ox_buf_puts(&c, so[s].run.s ? so[s].run.s : "");
+			ox_buf_puts(&c, "\treturn 0;\n}\n\n");
+		}
+		ox_buf_printf(&c, "static int %s_dispatch(void *arena, const void *const *inputs, const int64_t *const *in_shapes,\n"
+				  "\t\tvoid *const *outputs, int64_t *const *out_shapes, int64_t *extents)\n{\n", P);
+		ox_buf_printf(&c, "\tunsigned char *A = arena ? arena : %s_arena;\n", P);
+		ox_buf_printf(&c, "\tconst int64_t *shapes[%d];\n", g->ninputs + 1);
+		ox_buf_printf(&c, "\tfor (int k = 0; k < %d; k++)\n"
+				  "\t\tshapes[k] = in_shapes && in_shapes[k] ? in_shapes[k] : %s_inputs[k].shape;\n",
+			      g->ninputs, P);
+		ox_buf_printf(&c, "\tint64_t ox_d[%d], ext[%lld];\n\tfor (int k = 0; k < %lld; k++)\n\t\text[k] = -1;\n",
+			      maxslots + 1, (long long)extslots, (long long)extslots);
+		ox_buf_printf(&c, "\tint rc = %s_ERR_SHAPE;\n", PU);
+		for (int s = 0; s < ngs; s++)
+			ox_buf_printf(&c, "\t%sif (!%s_dims%d(shapes, ox_d))\n\t\trc = %s_run%d(A, ox_d, inputs, outputs, out_shapes, ext);\n",
+				      s ? "else " : "", P, s, P, s);
+		ox_buf_printf(&c, "\tif (extents)\n\t\tmemcpy(extents, ext, %d * sizeof *ext);\n", g->noutputs);
+		ox_buf_puts(&c, "\treturn rc;\n}\n\n");
+		ox_buf_printf(&c, "int %s_run_shaped(void *arena, const void *const *inputs, const int64_t *const *in_shapes,\n"
+				  "\t\tvoid *const *outputs, int64_t *const *out_shapes)\n{\n"
+				  "\treturn %s_dispatch(arena, inputs, in_shapes, outputs, out_shapes, NULL);\n}\n\n", P, P);
+		ox_buf_printf(&c, "int %s_run_ex(void *arena, const void *const *inputs, void *const *outputs, int64_t *extents)\n{\n"
+				  "\treturn %s_dispatch(arena, inputs, NULL, outputs, NULL, extents);\n}\n\n", P, P);
+		ox_buf_printf(&c, "int %s_run_with_arena(void *arena, const void *const *inputs, void *const *outputs)\n{\n"
+				  "\treturn %s_dispatch(arena, inputs, NULL, outputs, NULL, NULL);\n}\n\n", P, P);
+		ox_buf_printf(&c, "int %s_run(const void *const *inputs, void *const *outputs)\n{\n"
+				  "\treturn %s_dispatch(NULL, inputs, NULL, outputs, NULL, NULL);\n}\n", P, P);
+
 	}
-	ox_buf_printf(&c, "static int %s_dispatch(void *arena, const void *const *inputs, const int64_t *const *in_shapes,\n"
-			  "\t\tvoid *const *outputs, int64_t *const *out_shapes, int64_t *extents)\n{\n", P);
-	ox_buf_printf(&c, "\tunsigned char *A = arena ? arena : %s_arena;\n", P);
-	ox_buf_printf(&c, "\tconst int64_t *shapes[%d];\n", g->ninputs + 1);
-	ox_buf_printf(&c, "\tfor (int k = 0; k < %d; k++)\n"
-			  "\t\tshapes[k] = in_shapes && in_shapes[k] ? in_shapes[k] : %s_inputs[k].shape;\n",
-		      g->ninputs, P);
-	ox_buf_printf(&c, "\tint64_t ox_d[%d], ext[%lld];\n\tfor (int k = 0; k < %lld; k++)\n\t\text[k] = -1;\n",
-		      maxslots + 1, (long long)extslots, (long long)extslots);
-	ox_buf_printf(&c, "\tint rc = %s_ERR_SHAPE;\n", PU);
-	for (int s = 0; s < ngs; s++)
-		ox_buf_printf(&c, "\t%sif (!%s_dims%d(shapes, ox_d))\n\t\trc = %s_run%d(A, ox_d, inputs, outputs, out_shapes, ext);\n",
-			      s ? "else " : "", P, s, P, s);
-	ox_buf_printf(&c, "\tif (extents)\n\t\tmemcpy(extents, ext, %d * sizeof *ext);\n", g->noutputs);
-	ox_buf_puts(&c, "\treturn rc;\n}\n\n");
-	ox_buf_printf(&c, "int %s_run_shaped(void *arena, const void *const *inputs, const int64_t *const *in_shapes,\n"
-			  "\t\tvoid *const *outputs, int64_t *const *out_shapes)\n{\n"
-			  "\treturn %s_dispatch(arena, inputs, in_shapes, outputs, out_shapes, NULL);\n}\n\n", P, P);
-	ox_buf_printf(&c, "int %s_run_ex(void *arena, const void *const *inputs, void *const *outputs, int64_t *extents)\n{\n"
-			  "\treturn %s_dispatch(arena, inputs, NULL, outputs, NULL, extents);\n}\n\n", P, P);
-	ox_buf_printf(&c, "int %s_run_with_arena(void *arena, const void *const *inputs, void *const *outputs)\n{\n"
-			  "\treturn %s_dispatch(arena, inputs, NULL, outputs, NULL, NULL);\n}\n\n", P, P);
-	ox_buf_printf(&c, "int %s_run(const void *const *inputs, void *const *outputs)\n{\n"
-			  "\treturn %s_dispatch(NULL, inputs, NULL, outputs, NULL, NULL);\n}\n", P, P);
 
 	/* OUT_weights.c */
 	ox_buf w = {0};
@@ -1811,15 +1997,26 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 	/* write everything, then rename; not at all when an emitter read a
 	 * mistyped attribute (ir/graph.c) */
 	outfile files[8];
+	char *epath = NULL;
 	int nf = 0, rc = 0, bad = ox_attr_report(g);
 	memset(files, 0, sizeof files);
 	if (bad)
 		goto done;
-	rc |= write_buf(&files[nf++], o->out_c, &c);
+	rc |= write_buf(&files[nf++], o->cuda ? cupath : o->out_c, &c);
 	rc |= write_buf(&files[nf++], hpath, &h);
 	rc |= write_buf(&files[nf++], wpath, &w);
 	if (o->with_main)
 		rc |= write_buf(&files[nf++], mpath, &m);
+	if (o->cuda && o->cuda_emu) {
+		const char *sl = strrchr(o->out_c, '/');
+		int dl = sl ? (int)(sl - o->out_c) + 1 : 0;
+		epath = malloc((size_t)dl + 32);
+		sprintf(epath, "%.*sox_cuda_emu.h", dl, o->out_c);
+		ox_buf e = {0};
+		ox_buf_puts(&e, template_text("runtime_min/ox_cuda_emu.h"));
+		rc |= write_buf(&files[nf++], epath, &e);
+		ox_buf_free(&e);
+	}
 	if (!rc && big) {
 		rc |= write_blob(&files[nf++], bpath, "", 0, &L, file_sink, NULL);
 		char head[512];
@@ -1858,9 +2055,9 @@ done:
 		o->stats->nviews = nviews;
 	}
 	weights_free(&L);
-	free(hpath), free(wpath), free(mpath), free(xpath), free(bpath), free(ipath);
+	free(hpath), free(wpath), free(mpath), free(xpath), free(bpath), free(ipath), free(cupath), free(epath);
 	for (int s = 0; s < ngs; s++)
-		ox_buf_free(&so[s].nodes), ox_buf_free(&so[s].run), ox_buf_free(&so[s].finfo);
+		ox_buf_free(&so[s].nodes), ox_buf_free(&so[s].run), ox_buf_free(&so[s].finfo), ox_buf_free(&so[s].host);
 	free(so);
 	ox_buf_free(&dims);
 	ox_buf_free(&h), ox_buf_free(&c), ox_buf_free(&w), ox_buf_free(&m);

@@ -59,7 +59,22 @@ typedef struct ox_cg {
 	const char *fname;    /* the node function being emitted */
 	int fails_any;        /* the node returns a PREFIX_ERR_ code itself (a
 				 control node passes on its body's) */
+	int cuda;             /* --target cuda: nodes are kernels (codegen/cuda.c) */
+	int dev;              /* C that runs on the CUDA device (a control node's
+				 body): weights through ox_dev_W */
 } ox_cg;
+
+/* ---- --target cuda (codegen/cuda.c, cuda_*.c) ----
+ * A node is a kernel of its own (ox_cu_emit prints into the body the host
+ * code that launches it, the kernel into the kernels: returns 0), else
+ * (1) the C emitter's function runs on the device: its tasks one thread
+ * each when it has nothing before them, else as one thread. -1: error. */
+int ox_cu_emit(ox_cg *cg, ox_graph *g, ox_node *n);
+/* is text[0..len) only blanks and comments? */
+int ox_cu_blank(const char *text, size_t len);
+/* C text made device code: its static functions and file-scope constants
+ * get __device__ */
+void ox_cu_device(ox_buf *out, const char *text);
 
 /* Emit a control node's body (opt/outline.c) as C: its node functions and
  * `static int NAME(unsigned char *A, int64_t *ox_d, const void *const

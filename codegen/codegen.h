@@ -26,6 +26,8 @@ typedef struct {
 	int with_main;       /* also write OUT_main.c (the --main test program) */
 	int weights;         /* OX_CG_WEIGHTS_* */
 	ox_cg_stats *stats;  /* filled in when not NULL */
+	int cuda;            /* --target cuda: OUT.cu (host code and kernels) instead of OUT.c */
+	int cuda_emu;        /* --cuda-emu: also ox_cuda_emu.h beside OUT.cu */
 } ox_cg_opts;
 
 /* Emit every file, or nothing (returns -1 after printing each node's

@@ -1043,7 +1043,8 @@ int emit_nn(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_value *y0 = ox_out(g, n, 0);
 	nchecked = 0;
 	ox_gemmgeo gq;
-	if ((n->op == OX_OP_Gemm || n->op == OX_OP_MatMul) && !ox_opt_gemm_geo(g, n, &gq))
+	/* (with --target cuda, B is not packed: codegen/cuda_gemm.c, or the plain loops) */
+	if ((n->op == OX_OP_Gemm || n->op == OX_OP_MatMul) && !g->gpu && !ox_opt_gemm_geo(g, n, &gq))
 		return ox_cg_emit_gemm(cg, g, n);
 	if (y0 && y0->layout == OX_L_BLOCKED && n->op != OX_OP_Resize)
 		return n->op == OX_OP_Conv ? ox_cg_emit_conv_blocked(cg, g, n) : ox_cg_emit_pool_blocked(cg, g, n);

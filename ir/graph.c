@@ -78,6 +78,7 @@ ox_graph *ox_ir_new_sub(ox_graph *parent)
 	g->target = parent->target;
 	g->opt = parent->opt;
 	g->winograd = parent->winograd;
+	g->gpu = parent->gpu;
 	g->unroll = parent->unroll;
 	g->max_elems = parent->max_elems;
 	ox_graph *r = root_of(parent);

@@ -297,6 +297,10 @@ struct ox_graph {
 	int nin_ports, nout_ports;     /* (filled by opt/fold.c when it ends) */
 	const ox_target *target;       /* --cpu (ir/target.h); NULL: the default */
 	int opt;                       /* --opt: 0 runs only the passes codegen needs */
+	int gpu;                       /* --target cuda: values stay plain (no channel
+	                                  blocking, Winograd or packing: the CPU's
+	                                  layouts), epilogues go on the CUDA kernels'
+	                                  convolutions and GEMMs (opt/epilogue.c) */
 	int winograd;                  /* --winograd: 1 (default) lets opt/winograd.c use
 	                                  Winograd F(m x m, 3 x 3) where it pays, 0 never,
 	                                  2 or 4 F(m x m) wherever it can (to measure) */

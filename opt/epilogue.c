@@ -53,6 +53,10 @@ static int takes_epilogue(ox_graph *g, const ox_node *n)
 	if (n->nout < 1 || n->out[0] < 0 || ox_ir_epilogue(n))
 		return 0;
 	const ox_value *y = &g->vals[n->out[0]];
+	if (g->gpu && g->parent) /* a control node's body runs as plain C on the device */
+		return 0;
+	if (n->op == OX_OP_Conv && g->gpu) /* codegen/cuda_conv.c: plain f32 2-D */
+		return !y->layout && y->dtype == OX_F32 && y->shape.rank == 4 && !ox_shape_is_rt(g, &y->shape);
 	if (n->op == OX_OP_Conv)
 		return y->layout == OX_L_BLOCKED && y->dtype == OX_F32;
 	ox_gemmgeo q;
@@ -60,8 +64,10 @@ static int takes_epilogue(ox_graph *g, const ox_node *n)
 }
 
 /* How operand v can be read in the epilogue of a node with output o:
- * 1 a scalar, 2 one value per channel, 3 the output's own shape; 0 not */
-static int operand_kind(ox_graph *g, ox_id v, const ox_value *o)
+ * 1 a scalar, 2 one value per channel, 3 the output's own shape; 0 not.
+ * The channels are axis 1 of a blocked value and of a plain convolution's
+ * output (head), the last axis of a GEMM's. */
+static int operand_kind(ox_graph *g, ox_id v, const ox_value *o, const ox_node *head)
 {
 	const ox_value *x = &g->vals[v];
 	if (x->dtype != OX_F32)
@@ -70,7 +76,7 @@ static int operand_kind(ox_graph *g, ox_id v, const ox_value *o)
 		return x->layout ? 0 : 1;
 	if (x->layout != o->layout || (o->layout && x->lp[0] != o->lp[0]))
 		return 0;
-	int r = o->shape.rank, off = r - x->shape.rank, ch = o->layout == OX_L_BLOCKED ? 1 : r - 1;
+	int r = o->shape.rank, off = r - x->shape.rank, ch = o->layout == OX_L_BLOCKED || head->op == OX_OP_Conv ? 1 : r - 1;
 	if (off < 0)
 		return 0;
 	int same = 1, per = 1;
@@ -229,7 +235,7 @@ int ox_opt_epilogue(ox_graph *g)
 				}
 				if (dep_val[v])
 					ok = 0; /* computed from the region: not available before it */
-				else if (!operand_kind(g, v, y0))
+				else if (!operand_kind(g, v, y0, n))
 					ok = 0;
 				else
 					extra++;

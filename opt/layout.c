@@ -252,6 +252,8 @@ static ox_id convert(ox_graph *g, cache *cc, ox_id v, int blocked, int b)
 
 int ox_opt_layout(ox_graph *g)
 {
+	if (g->gpu) /* the CUDA kernels read plain values (ir.h, gpu) */
+		return 0;
 	int b = g->target ? g->target->vw : 4;
 	if (!g->opt || b < 2)
 		return 0;

@@ -480,6 +480,8 @@ static void pack_gemm(ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 
 int ox_opt_pack(ox_graph *g)
 {
+	if (g->gpu) /* the CUDA kernels read plain values (ir.h, gpu) */
+		return 0;
 	if (!g->opt)
 		return 0;
 	int nn = g->nnodes;

@@ -172,6 +172,8 @@ static int choose(ox_graph *g, const ox_node *n)
 
 int ox_opt_winograd(ox_graph *g)
 {
+	if (g->gpu) /* the CUDA kernels read plain values (ir.h, gpu) */
+		return 0;
 	if (!g->opt || !g->winograd)
 		return 0;
 	int nn = g->nnodes;

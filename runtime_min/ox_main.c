@@ -831,6 +831,10 @@ static const char *oxt_run_error(int rc)
 	case PFXU_ERR_NO_WEIGHTS:
 		return "PFXU_ERR_NO_WEIGHTS: no weights";
 #endif
+#ifdef PFXU_CUDA
+	case PFXU_ERR_CUDA:
+		return PFX_cuda_error();
+#endif
 	}
 	return "unknown";
 }
@@ -1104,11 +1108,14 @@ static int oxt_pool_start(int n)
 			return -1;
 		pthread_detach(t);
 	}
+#ifndef PFXU_CUDA /* (the CUDA target's kernels are the parallel work) */
 	if (n > 1)
 		PFX_set_parallel_for(oxt_parallel_for, NULL);
+#endif
 	return 0;
 }
 
+#ifndef PFXU_CUDA
 /* ---- --profile: time per generated function, summed over the runs ---- */
 static double oxt_now_ms(void);
 static double *oxt_prof_ms, oxt_prof_t0;
@@ -1151,6 +1158,7 @@ static void oxt_profile_print(long runs)
 		       PFX_funcs[k].node);
 	}
 }
+#endif
 
 static void oxt_usage(const char *argv0)
 {
@@ -1310,11 +1318,15 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (bench) {
+#ifdef PFXU_CUDA /* on the device, by CUDA events, inputs uploaded once */
+		rc = PFX_bench(inp, ishape, bench, times);
+#else
 		for (long r = 0; r < bench; r++) {
 			double t0 = oxt_now_ms();
 			rc |= PFX_run_shaped(NULL, inp, ishape, outp, oshape);
 			times[r] = oxt_now_ms() - t0;
 		}
+#endif
 		if (rc) {
 			fprintf(stderr, "%s: run failed during --bench\n", argv[0]);
 			goto out;
@@ -1322,6 +1334,12 @@ int main(int argc, char **argv)
 		qsort(times, (size_t)bench, sizeof *times, oxt_cmp_double);
 		double med = bench % 2 ? times[bench / 2] : (times[bench / 2 - 1] + times[bench / 2]) / 2;
 		printf("bench: runs=%ld median_ms=%.4f min_ms=%.4f\n", bench, med, times[0]);
+#ifdef PFXU_CUDA
+		if (profile)
+			fprintf(stderr, "%s: --profile is not available for the CUDA target (use nsys or ncu)\n", argv[0]);
+		profile = 0;
+#endif
+#ifndef PFXU_CUDA
 		if (profile) {
 			/* separate runs: the profiler's clock reads are not in the timings above */
 			oxt_prof_ms = calloc(PFXU_NUM_FUNCS + 1, sizeof *oxt_prof_ms);
@@ -1334,6 +1352,7 @@ int main(int argc, char **argv)
 			oxt_profile_print(bench);
 			free(oxt_prof_ms);
 		}
+#endif
 	}
 	if (outdir) {
 		if (oxt_mkdirs(outdir)) {

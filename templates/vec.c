@@ -7,7 +7,7 @@
  * compiles to one vector load at -O2. A mask (ox_m4) zeroes lanes with a
  * bitwise and, so a NaN read through a clamped index cannot leak in.
  */
-#if defined(__GNUC__) || defined(__clang__)
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(OX_VF_PORTABLE)
 typedef $C ox_v4_$S __attribute__((vector_size(4 * sizeof($C))));
 /* mask lanes: signed integers of the element's size */
 typedef __typeof__(_Generic(($C)0, int16_t: (short)0, uint16_t: (short)0, int8_t: (signed char)0,

@@ -23,6 +23,9 @@
 # except in --check mode (1 when a listed test does not pass) and on setup
 # errors (2). See tests/e2e/README.md.
 set -u
+# OXC_TARGET=cuda-emu|cuda: the CUDA target (docs/cuda.md), built by c++ against
+# ox_cuda_emu.h or by nvcc
+case ${OXC_TARGET:-c} in cuda-emu) export OXC_TFLAGS='--target cuda --cuda-emu' ;; cuda) export OXC_TFLAGS='--target cuda' ;; *) export OXC_TFLAGS= ;; esac
 
 # ---- worker: one test, called back through xargs as `conformance.sh --one SUITE/NAME` ----
 one() {
@@ -77,7 +80,7 @@ check() {
 	[ "${OXC_MAX_ELEMS:-65536}" = 0 ] || maxel=(--max-elems "${OXC_MAX_ELEMS:-65536}")
 	local try hint idx nm orig line
 	for try in 1 2 3 4 5 6 7 8; do
-		(cd "$t" && timeout -k 5 "${OX_COMPILE_TIMEOUT:-300}" "$OXC_ONNXCC" "$dir/model.onnx" -o "$t/net.c" --main $ONNXCC_FLAGS "${maxel[@]}" "${consts[@]}") >"$t/onnxcc.log" 2>&1
+		(cd "$t" && timeout -k 5 "${OX_COMPILE_TIMEOUT:-300}" "$OXC_ONNXCC" "$dir/model.onnx" -o "$t/net.c" --main $ONNXCC_FLAGS $OXC_TFLAGS "${maxel[@]}" "${consts[@]}") >"$t/onnxcc.log" 2>&1
 		rc=$?
 		[ $rc = 1 ] && [ "${OXC_HINTS:-1}" = 1 ] || break
 		# a sequence / optional input: compile for the structure of the test's value
@@ -117,8 +120,17 @@ check() {
 	fi
 
 	# shellcheck disable=SC2086 # OX_CFLAGS is a list of flags
-	timeout -k 5 "${OX_BUILD_TIMEOUT:-600}" ${CC:-cc} -std=c11 -O1 ${OX_CFLAGS:-} -o "$t/net" \
-		"$t/net.c" "$t/net_main.c" "$t/net_weights.c" -lm >"$t/build.log" 2>&1
+	case ${OXC_TARGET:-c} in
+	cuda-emu) # the CUDA target's .cu by the host C++ compiler, kernels on the CPU
+		timeout -k 5 "${OX_BUILD_TIMEOUT:-600}" ${CXX:-c++} -std=c++17 -O1 -DOX_CUDA_EMU -I"$t" -o "$t/net" \
+			-x c++ "$t/net.cu" -x c "$t/net_main.c" "$t/net_weights.c" -lm -pthread >"$t/build.log" 2>&1 ;;
+	cuda) # nvcc, for the GPU of this machine ($OXC_ARCH, default sm_90)
+		timeout -k 5 "${OX_BUILD_TIMEOUT:-600}" ${NVCC:-nvcc} -std=c++17 -O1 -arch="${OXC_ARCH:-sm_90}" -o "$t/net" \
+			"$t/net.cu" "$t/net_main.c" "$t/net_weights.c" >"$t/build.log" 2>&1 ;;
+	*)
+		timeout -k 5 "${OX_BUILD_TIMEOUT:-600}" ${CC:-cc} -std=c11 -O1 ${OX_CFLAGS:-} -o "$t/net" \
+			"$t/net.c" "$t/net_main.c" "$t/net_weights.c" -lm >"$t/build.log" 2>&1 ;;
+	esac
 	rc=$?
 	[ $rc = 0 ] || { echo "build (exit $rc): $(first_error "$t/build.log")"; return 1; }
 

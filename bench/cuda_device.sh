@@ -1,0 +1,117 @@
+#!/bin/bash
+# cuda_device.sh: the CUDA target on a real GPU, in one run (the device
+# tool lends one for minutes): the zoo against ONNX Runtime, a sample of the
+# node suite, compute-sanitizer, and batch-1 latency against PyTorch eager
+# and torch.compile. Prepared here (make cuda-device-prep: build/dev holds a
+# static onnxcc, the zoo's models with their large weights stripped by
+# tools/strip_weights.py, their inputs, a node-suite sample), run there:
+#
+#   bench/cuda_device.sh OUTDIR
+#
+# On the GPU machine the stripped weights are drawn again (same scale) and
+# ONNX Runtime (CPU) gives the references. Writes OUTDIR/*.txt, *.json.
+# ONLY="resnet18 mobilenet_v2 bert_encoder": those models, the zoo check and
+# the latency only (no sanitizer, no suite).
+set -u
+cd "$(dirname "$0")/.." || exit 2
+export ONLY=${ONLY:-}
+OUT=${1:-build/dev/out}
+D=build/dev
+W=/tmp/oxdev
+mkdir -p "$OUT" "$W"
+NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+export NVCC
+log() { echo "== $(date +%T) $*"; }
+{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; "$NVCC" --version | tail -1; } | tee "$OUT/gpu.txt"
+cc -O2 -o "$D/oxcmp" tests/e2e/oxcmp.c -lm && cp "$D/oxcmp" tests/e2e/oxcmp || exit 2
+
+# ---- models: weights drawn, references by ONNX Runtime ----
+log "models"
+python3 - "$D" "$W" <<'PY' > "$OUT/refs.txt" 2>&1
+import os, subprocess, sys
+import numpy as np, onnxruntime as ort
+D, W = sys.argv[1], sys.argv[2]
+only = os.environ.get("ONLY", "").split()
+for f in sorted(os.listdir(D + "/models")):
+    if not f.endswith(".onnx"):
+        continue
+    m = f[:-5]
+    if only and m not in only:
+        continue
+    os.makedirs(f"{W}/{m}/ref", exist_ok=True)
+    subprocess.check_call(["python3", "tools/strip_weights.py", "fill", f"{D}/models/{f}", f"{W}/{m}/model.onnx"])
+    x = np.load(f"{D}/models/{m}_input_0.npy")
+    s = ort.InferenceSession(f"{W}/{m}/model.onnx", providers=["CPUExecutionProvider"])
+    outs = s.run(None, {s.get_inputs()[0].name: x})
+    with open(f"{W}/{m}/ref/amax.txt", "w") as fh:
+        for k, o in enumerate(outs):
+            np.save(f"{W}/{m}/ref/output_{k}.npy", o)
+            fh.write("%r\n" % float(np.abs(o).max() if o.size else 0.0))
+    print(m, "ok", [o.shape for o in outs])
+PY
+tail -n 3 "$OUT/refs.txt"
+
+# ---- the zoo: onnxcc --target cuda, nvcc for this GPU, run, compare (1e-4 normwise) ----
+log "zoo build"
+build() {
+	m=$1
+	fl=; [ "$m" = dynbatch ] && fl="--shape input=2x3x32x32"
+	# shellcheck disable=SC2086
+	$D/onnxcc $W/$m/model.onnx -o $W/$m/net.c --target cuda --main $fl > $W/$m/compile.log 2>&1 &&
+		"$NVCC" -std=c++17 -O3 -arch=sm_90 -o $W/$m/net $W/$m/net.cu $W/$m/net_weights.c $W/$m/net_main.c >> $W/$m/compile.log 2>&1
+	echo "$m build rc=$?"
+}
+export -f build; export D W
+models=${ONLY:-$(ls $D/models/*.onnx | xargs -n1 basename | sed 's/.onnx$//')}
+export ONLY
+echo $models | tr ' ' '\n' | xargs -P 12 -I{} bash -c 'build {}' > "$OUT/zoo_build.txt" 2>&1
+cat "$OUT/zoo_build.txt"
+log "zoo run"
+for m in $models; do
+	st=ok err=
+	if [ ! -x $W/$m/net ]; then st=BUILD-FAIL
+	elif ! timeout 120 $W/$m/net $D/models/${m}_input_0.npy -o $W/$m/out > $W/$m/run.log 2>&1; then st=RUN-FAIL
+	else
+		k=0
+		while read -r amax; do
+			atol=$(awk -v a="$amax" 'BEGIN { printf "%.9g", 1e-4 * (a > 0 ? a : 1) }')
+			r=$($D/oxcmp --rtol 0 --atol "$atol" $W/$m/out/output_$k.npy $W/$m/ref/output_$k.npy 2>&1) || st=MISMATCH
+			err="$err $(echo "$r" | grep -o 'max_abs=[^ ]*') amax=$amax;"
+			k=$((k + 1))
+		done < $W/$m/ref/amax.txt
+	fi
+	echo "$m $st$err"
+	[ "$st" = ok ] || tail -n 5 $W/$m/compile.log $W/$m/run.log 2>/dev/null | sed 's/^/    /'
+done | tee "$OUT/zoo.txt"
+
+# ---- batch-1 latency: onnxcc (CUDA events, graphs) and PyTorch, interleaved ----
+log "bench"
+for r in 1 2; do
+	for m in resnet18 mobilenet_v2 bert_encoder; do
+		[ -x $W/$m/net ] && echo "onnxcc $m round $r $($W/$m/net --bench 200 $D/models/${m}_input_0.npy | grep bench)"
+	done
+	[ $r = 1 ] && timeout 240 python3 bench/cuda_torch.py --models resnet18,mobilenet_v2,bert_encoder --dtypes fp32 \
+		--modes eager,compile --iters 100 --warmup 20 --rounds 3 --json "$OUT/torch.json" 2>&1 | grep -v Warning
+	[ $r = 2 ] && timeout 60 python3 bench/cuda_torch.py --models resnet18,mobilenet_v2,bert_encoder --dtypes fp16 \
+		--modes eager --iters 100 --warmup 20 --rounds 3 --json "$OUT/torch_fp16.json" 2>&1 | grep -v Warning
+done | tee "$OUT/bench.txt"
+
+[ -n "$ONLY" ] && { log "done"; exit 0; }
+# ---- compute-sanitizer on the zoo's CNNs and the encoder ----
+log "sanitize"
+for m in squeezenet1_1 resnet18 bert_encoder; do
+	[ -x $W/$m/net ] || continue
+	timeout 45 compute-sanitizer --tool memcheck --error-exitcode 9 $W/$m/net $D/models/${m}_input_0.npy -o $W/$m/san \
+		> $OUT/memcheck_$m.txt 2>&1; echo "memcheck $m rc=$? $(grep -c 'ERROR SUMMARY: 0' $OUT/memcheck_$m.txt)"
+done | tee "$OUT/sanitize.txt"
+for m in squeezenet1_1; do
+	timeout 45 compute-sanitizer --tool racecheck --error-exitcode 9 $W/$m/net $D/models/${m}_input_0.npy -o $W/$m/san2 \
+		> $OUT/racecheck_$m.txt 2>&1; echo "racecheck $m rc=$? $(grep 'RACECHECK SUMMARY\|ERROR SUMMARY' $OUT/racecheck_$m.txt | head -2)"
+done | tee -a "$OUT/sanitize.txt"
+
+# ---- a sample of the node suite (every 6th expected pass) ----
+log "suite"
+ONNX_TESTS=$D/suite OXC_SUITES=node OXC_TARGET=cuda OXC_ONNXCC=$D/onnxcc OXC_HINTS=0 ONNXCC=$D/onnxcc \
+	timeout 100 tests/e2e/conformance.sh -j 16 -o "$OUT/suite.tsv" > "$OUT/suite.txt" 2>&1
+tail -n 30 "$OUT/suite.txt"
+log "done"

@@ -1,0 +1,503 @@
+/* cuda_kernels.c: the nodes that have CUDA kernels of their own
+ * (--target cuda): convolutions and GEMMs on FFMA tiles in shared memory,
+ * with their fused epilogues (opt/epilogue.c), depthwise convolutions one
+ * thread per output. A kernel is printed per node with its shapes as
+ * constants (like the C target's node functions), into the kernels; the
+ * node's body is the host code that launches it on ox_st. ox_cu_emit
+ * answers 1 for a node none of them takes: the C emitter's function runs
+ * on the device then (codegen/c.c), which must not happen to a node with
+ * an epilogue (the C emitters of plain values do not apply one).
+ */
+#include "cg.h"
+#include "../opt/opt.h"
+#include "../ir/family.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The epilogue as scalar statements: the body's vector rendering
+ * (codegen/emit_vec.c) with the vector forms replaced by the scalar ones
+ * of runtime_min/ox_cuda.h, which mirror them name for name. The value is
+ * `v`; operand j of the body reads e<j>[k] at the C index expression
+ * `chan` (one per channel), `full` (the output's own) or [0] (a scalar). */
+static int epilogue(ox_cg *cg, ox_graph *g, ox_node *n, ox_buf *t, const char *chan, const char *full, int lvl)
+{
+	ox_graph *b = ox_ir_epilogue(n);
+	if (!b)
+		return 0;
+	int first = ox_ir_epilogue_first(n);
+	const ox_value *y = ox_out(g, n, 0);
+	char **in = calloc((size_t)b->ninputs + 1, sizeof *in);
+	in[0] = strdup("v");
+	for (int j = 1; j < b->ninputs; j++) {
+		const ox_value *x = &g->vals[n->in[first + j - 1]];
+		char e[128];
+		if (ox_shape_numel(&x->shape) == 1)
+			snprintf(e, sizeof e, "e%d[0]", j);
+		else if (x->shape.rank == y->shape.rank && ox_shape_numel(&x->shape) == ox_shape_numel(&y->shape))
+			snprintf(e, sizeof e, "e%d[%s]", j, full);
+		else
+			snprintf(e, sizeof e, "e%d[%s]", j, chan);
+		in[j] = strdup(e);
+	}
+	ox_buf vb = {0};
+	int rc = ox_cg_vbody(cg, &vb, b, (const char *const *)in, "v", lvl);
+	for (int j = 0; j < b->ninputs; j++)
+		free(in[j]);
+	free(in);
+	if (rc) {
+		ox_buf_free(&vb);
+		return -1;
+	}
+	/* ox_vf_ -> ox_sf_, the type ox_vf -> float */
+	for (const char *p = vb.s; p && *p;) {
+		if (!strncmp(p, "ox_vf_", 6)) {
+			ox_buf_puts(t, "ox_sf_");
+			p += 6;
+		} else if (!strncmp(p, "const ox_vf ", 12)) {
+			ox_buf_puts(t, "const float ");
+			p += 12;
+		} else {
+			ox_buf_printf(t, "%c", *p++);
+		}
+	}
+	ox_buf_free(&vb);
+	return 0;
+}
+
+/* the epilogue's operands as kernel parameters and launch arguments */
+static void epi_params(ox_graph *g, ox_node *n, ox_buf *params, ox_buf *args)
+{
+	ox_graph *b = ox_ir_epilogue(n);
+	int first = ox_ir_epilogue_first(n);
+	(void)g;
+	for (int j = 1; b && j < b->ninputs; j++) {
+		ox_buf_printf(params, ", const float *__restrict__ e%d", j);
+		ox_buf_printf(args, ", in%d", first + j - 1);
+	}
+}
+
+/* Tiles of BM x BN outputs, each of 256 (or 64) threads computing 4 x 4,
+ * over chunks of 16 of the reduction in shared memory. A (BM rows of the
+ * reduction) and B (16 x BN) come from the caller's loads: LOADA(m, k)
+ * and LOADB(k, p) as C expressions (zero outside). */
+static void tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, const char *K, const char *loada,
+		      const char *loadb)
+{
+	int nt = BM / 4 * (BN / 4);
+	ox_buf_printf(t, "\t__shared__ float As[16][%d];\n\t__shared__ float Bs[16][%d];\n", BM + 4, BN + 4);
+	ox_buf_printf(t, "\tconst int tid = threadIdx.x, tx = tid %% %d, ty = tid / %d;\n", BN / 4, BN / 4);
+	ox_buf_printf(t, "\tconst long p0 = (long)blockIdx.x * %d, m0 = (long)blockIdx.y * %d;\n", BN, BM);
+	ox_buf_puts(t, "\tfloat acc[4][4];\n\tfor (int i = 0; i < 4; i++)\n\t\tfor (int j = 0; j < 4; j++)\n"
+		       "\t\t\tacc[i][j] = 0.0f;\n");
+	ox_buf_printf(t, "\tfor (long k0 = 0; k0 < %s; k0 += 16) {\n", K);
+	ox_buf_printf(t, "\t\tfor (int i = tid; i < %d; i += %d) {\n"
+			 "\t\t\tconst long m = m0 + i / 16, k = k0 + i %% 16;\n"
+			 "\t\t\tAs[i %% 16][i / 16] = m < %s && k < %s ? %s : 0.0f;\n\t\t}\n",
+		      BM * 16, nt, M, K, loada);
+	ox_buf_printf(t, "\t\tfor (int i = tid; i < %d; i += %d) {\n"
+			 "\t\t\tconst long k = k0 + i / %d, p = p0 + i %% %d;\n"
+			 "\t\t\tfloat b = 0.0f;\n"
+			 "\t\t\tif (k < %s && p < %s) {\n%s\t\t\t}\n"
+			 "\t\t\tBs[i / %d][i %% %d] = b;\n\t\t}\n",
+		      BN * 16, nt, BN, BN, K, N, loadb, BN, BN);
+	ox_buf_puts(t, "\t\t__syncthreads();\n"
+		       "\t\tfor (int kk = 0; kk < 16; kk++) {\n"
+		       "\t\t\tfloat a[4], b[4];\n"
+		       "\t\t\tfor (int i = 0; i < 4; i++)\n\t\t\t\ta[i] = As[kk][ty * 4 + i];\n"
+		       "\t\t\tfor (int j = 0; j < 4; j++)\n\t\t\t\tb[j] = Bs[kk][tx * 4 + j];\n"
+		       "\t\t\tfor (int i = 0; i < 4; i++)\n\t\t\t\tfor (int j = 0; j < 4; j++)\n"
+		       "\t\t\t\t\tacc[i][j] = fmaf(a[i], b[j], acc[i][j]);\n"
+		       "\t\t}\n\t\t__syncthreads();\n\t}\n");
+}
+
+/* 64 x 64 tiles when there are enough of them to fill the GPU, else 32 x 32 */
+static int tile_of(int64_t M, int64_t N, int64_t z)
+{
+	int64_t t64 = (M + 63) / 64 * ((N + 63) / 64) * z;
+	return t64 >= 264 ? 64 : 32;
+}
+
+static int conv_ok(ox_graph *g, ox_node *n)
+{
+	ox_value *x = ox_in(g, n, 0), *w = ox_in(g, n, 1), *y = ox_out(g, n, 0), *b = ox_in(g, n, 2);
+	if (!x || !w || !y || x->dtype != OX_F32 || w->dtype != OX_F32 || y->dtype != OX_F32 || x->layout || y->layout ||
+	    w->layout || x->shape.rank != 4 || (b && (b->dtype != OX_F32 || b->layout)))
+		return 0;
+	return !ox_shape_is_rt(g, &x->shape) && !ox_shape_is_rt(g, &y->shape) && !ox_shape_is_rt(g, &w->shape);
+}
+
+static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	ox_value *x = ox_in(g, n, 0), *w = ox_in(g, n, 1), *y = ox_out(g, n, 0);
+	int64_t k[2], s[2], d[2], pads[4], in[2] = {x->shape.d[2], x->shape.d[3]}, out[2] = {y->shape.d[2], y->shape.d[3]};
+	int ap;
+	if (ox_ir_nn_window(g, n, 2, &w->shape, k, s, d, pads, &ap))
+		return -1;
+	ox_ir_nn_same_pads(ap, 2, in, out, k, s, d, pads);
+	const int64_t N = x->shape.d[0], C = x->shape.d[1], O = y->shape.d[1], G = ox_attr_int(n, "group", 1);
+	const int64_t Cg = C / G, Og = O / G, P = out[0] * out[1], K = Cg * k[0] * k[1];
+	const int hasb = n->nin > 2 && n->in[2] >= 0;
+	ox_buf t = {0}, params = {0}, args = {0};
+	epi_params(g, n, &params, &args);
+	char kname[200];
+	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_buf_printf(&t, "/* %s: Conv %lldx%lld, stride %lldx%lld, dilation %lldx%lld, pads %lld,%lld, group %lld: "
+			  "[%lld,%lld,%lld,%lld] -> [%lld,%lld,%lld,%lld] */\n",
+		      cg->fname, (long long)k[0], (long long)k[1], (long long)s[0], (long long)s[1], (long long)d[0],
+		      (long long)d[1], (long long)pads[0], (long long)pads[1], (long long)G, (long long)N, (long long)C,
+		      (long long)in[0], (long long)in[1], (long long)N, (long long)O, (long long)out[0], (long long)out[1]);
+	int dw = Cg == 1 && Og == 1;
+	ox_buf_printf(&t, "__global__ void %s(const float *__restrict__ x, const float *__restrict__ w,\n"
+			  "\t\tconst float *__restrict__ bias, float *__restrict__ y%s)\n{\n",
+		      kname, params.s ? params.s : "");
+	char chan[64], full[64];
+	if (dw) {
+		/* depthwise: one thread per output */
+		ox_buf_printf(&t, "\tconst long i = (long)blockIdx.x * 256 + threadIdx.x;\n"
+				  "\tif (i >= %lldL)\n\t\treturn;\n"
+				  "\tconst long p = i %% %lld, o = i / %lld %% %lld, nb = i / %lld;\n"
+				  "\tconst long oh = p / %lld, ow = p %% %lld;\n"
+				  "\tconst float *xc = x + (nb * %lld + o) * %lld;\n"
+				  "\tconst float *wc = w + o * %lld;\n"
+				  "\tfloat v = %s;\n",
+			      (long long)(N * O * P), (long long)P, (long long)P, (long long)O, (long long)(O * P),
+			      (long long)out[1], (long long)out[1], (long long)C, (long long)(in[0] * in[1]),
+			      (long long)(k[0] * k[1]), hasb ? "bias[o]" : "0.0f");
+		ox_buf_printf(&t, "\tfor (int kh = 0; kh < %lld; kh++) {\n"
+				  "\t\tconst long ih = oh * %lld - %lld + kh * %lld;\n"
+				  "\t\tif (ih < 0 || ih >= %lld)\n\t\t\tcontinue;\n"
+				  "\t\tfor (int kw = 0; kw < %lld; kw++) {\n"
+				  "\t\t\tconst long iw = ow * %lld - %lld + kw * %lld;\n"
+				  "\t\t\tif (iw >= 0 && iw < %lld)\n"
+				  "\t\t\t\tv = fmaf(xc[ih * %lld + iw], wc[kh * %lld + kw], v);\n\t\t}\n\t}\n",
+			      (long long)k[0], (long long)s[0], (long long)pads[0], (long long)d[0], (long long)in[0],
+			      (long long)k[1], (long long)s[1], (long long)pads[1], (long long)d[1], (long long)in[1],
+			      (long long)in[1], (long long)k[1]);
+		if (epilogue(cg, g, n, &t, "o", "i", 1))
+			goto fail;
+		ox_buf_puts(&t, "\ty[i] = v;\n}\n\n");
+		ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, in0, in1, %s, out0%s);\n", kname,
+			     (long long)((N * O * P + 255) / 256), hasb ? "in2" : "nullptr", args.s ? args.s : "");
+	} else {
+		/* implicit GEMM per image and group: [Og x K] weights x [K x P] windows */
+		int T = tile_of(Og, P, N * G);
+		char M_[32], N_[32], K_[32], la[256], lb[1024];
+		snprintf(M_, sizeof M_, "%lld", (long long)Og);
+		snprintf(N_, sizeof N_, "%lld", (long long)P);
+		snprintf(K_, sizeof K_, "%lld", (long long)K);
+		snprintf(la, sizeof la, "wg[m * %lld + k]", (long long)K);
+		snprintf(lb, sizeof lb,
+			 "\t\t\t\tconst long c = k / %lld, r = k %% %lld, kh = r / %lld, kw = r %% %lld;\n"
+			 "\t\t\t\tconst long ih = p / %lld * %lld - %lld + kh * %lld, iw = p %% %lld * %lld - %lld + kw * %lld;\n"
+			 "\t\t\t\tif (ih >= 0 && ih < %lld && iw >= 0 && iw < %lld)\n"
+			 "\t\t\t\t\tb = xg[(c * %lld + ih) * %lld + iw];\n",
+			 (long long)(k[0] * k[1]), (long long)(k[0] * k[1]), (long long)k[1], (long long)k[1],
+			 (long long)out[1], (long long)s[0], (long long)pads[0], (long long)d[0], (long long)out[1],
+			 (long long)s[1], (long long)pads[1], (long long)d[1], (long long)in[0], (long long)in[1],
+			 (long long)in[0], (long long)in[1]);
+		ox_buf_printf(&t, "\tconst long nb = blockIdx.z / %lld, gi = blockIdx.z %% %lld;\n"
+				  "\tconst float *xg = x + (nb * %lld + gi * %lld) * %lld;\n"
+				  "\tconst float *wg = w + gi * %lld;\n",
+			      (long long)G, (long long)G, (long long)C, (long long)Cg, (long long)(in[0] * in[1]),
+			      (long long)(Og * K));
+		tile_loop(&t, T, T, M_, N_, K_, la, lb);
+		ox_buf_printf(&t, "\tfor (int i = 0; i < 4; i++) {\n"
+				  "\t\tconst long m = m0 + ty * 4 + i, o = gi * %lld + m;\n"
+				  "\t\tif (m >= %lld)\n\t\t\tcontinue;\n"
+				  "\t\tfor (int j = 0; j < 4; j++) {\n"
+				  "\t\t\tconst long p = p0 + tx * 4 + j, yi = (nb * %lld + o) * %lld + p;\n"
+				  "\t\t\tif (p >= %lld)\n\t\t\t\tcontinue;\n"
+				  "\t\t\tfloat v = acc[i][j]%s;\n",
+			      (long long)Og, (long long)Og, (long long)O, (long long)P, (long long)P,
+			      hasb ? " + bias[o]" : "");
+		snprintf(chan, sizeof chan, "o");
+		snprintf(full, sizeof full, "yi");
+		if (epilogue(cg, g, n, &t, chan, full, 3))
+			goto fail;
+		ox_buf_puts(&t, "\t\t\ty[yi] = v;\n\t\t}\n\t}\n}\n\n");
+		ox_cg_printf(cg, "\tOX_LAUNCH(%s, dim3(%lld, %lld, %lld), %d, 0, ox_st, in0, in1, %s, out0%s);\n", kname,
+			     (long long)((P + T - 1) / T), (long long)((Og + T - 1) / T), (long long)(N * G),
+			     T / 4 * (T / 4), hasb ? "in2" : "nullptr", args.s ? args.s : "");
+	}
+	ox_cg_helper(cg, kname, t.s);
+	ox_buf_free(&t), ox_buf_free(&params), ox_buf_free(&args);
+	return 0;
+fail:
+	ox_buf_free(&t), ox_buf_free(&params), ox_buf_free(&args);
+	return -1;
+}
+
+/* Gemm and MatMul as ox_opt_gemm_geo takes them: [M x K] x [K x N] per
+ * product, a batch of products (MatMul) whose operands broadcast per dim */
+static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
+{
+	ox_value *a = ox_in(g, n, 0), *bv = ox_in(g, n, 1), *y = ox_out(g, n, 0), *c = ox_in(g, n, 2);
+	int gemm = n->op == OX_OP_Gemm, transB = gemm && ox_attr_int(n, "transB", 0);
+	double alpha = gemm ? ox_attr_float(n, "alpha", 1.0f) : 1.0, beta = gemm ? ox_attr_float(n, "beta", 1.0f) : 1.0;
+	const char *M = ox_cg_dim(cg, q->dM);
+	char Ms[64], Ks[64];
+	snprintf(Ms, sizeof Ms, "%s", M);
+	snprintf(Ks, sizeof Ks, "%s", ox_cg_dim(cg, q->dK));
+	const int64_t N = q->N;
+	ox_buf t = {0}, params = {0}, args = {0};
+	epi_params(g, n, &params, &args);
+	char kname[200];
+	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	int T = tile_of(q->M, N, q->batch);
+	/* batch offsets: MatMul's batch dims, each operand's stride 0 where it
+	 * broadcasts (the output's dims are the larger) */
+	int nb = 0;
+	int64_t bd[OX_MAX_RANK], sa[OX_MAX_RANK], sb[OX_MAX_RANK];
+	if (!gemm && !q->constb) {
+		nb = y->shape.rank - 2;
+		int64_t stA = ox_opt_top(g, q->dM) * ox_opt_top(g, q->dK), stB = ox_opt_top(g, q->dK) * N;
+		for (int i = nb - 1; i >= 0; i--) {
+			int ia = i - (nb - (a->shape.rank - 2)), ib = i - (nb - (bv->shape.rank - 2));
+			int64_t da = ia >= 0 ? a->shape.d[ia] : 1, db = ib >= 0 ? bv->shape.d[ib] : 1;
+			if (ox_dim_is_rt(g, da) || ox_dim_is_rt(g, db) || ox_dim_is_rt(g, y->shape.d[i]) || q->rt)
+				goto decline;
+			bd[i] = y->shape.d[i];
+			sa[i] = da == 1 ? 0 : stA, sb[i] = db == 1 ? 0 : stB;
+			stA *= da, stB *= db;
+		}
+	}
+	ox_buf_printf(&t, "/* %s: %s [%s x %s] x [%s x %lld]%s%s%s */\n", cg->fname, n->optype, q->rt ? "(run-time)" : Ms,
+		      q->rt ? "" : Ks, q->rt ? "" : Ks, (long long)N, q->transA ? ", A transposed" : "",
+		      transB ? ", B transposed" : "", ox_ir_epilogue(n) ? ", epilogue fused" : "");
+	ox_buf_printf(&t, "__global__ void %s(const float *__restrict__ A, const float *__restrict__ B,\n"
+			  "\t\tconst float *__restrict__ bias, float *__restrict__ y, long M, long K%s)\n{\n",
+		      kname, params.s ? params.s : "");
+	if (nb) {
+		ox_buf_puts(&t, "\tlong z = blockIdx.z, za = 0, zb = 0;\n");
+		for (int i = nb - 1; i >= 0; i--)
+			ox_buf_printf(&t, "\tza += z %% %lld * %lldL, zb += z %% %lld * %lldL, z /= %lld;\n", (long long)bd[i],
+				      (long long)sa[i], (long long)bd[i], (long long)sb[i], (long long)bd[i]);
+		ox_buf_puts(&t, "\tA += za, B += zb;\n");
+		ox_buf_printf(&t, "\ty += (long)blockIdx.z * M * %lld;\n", (long long)N);
+	}
+	char la[128], lb[256], Nc[32];
+	snprintf(la, sizeof la, "%s", q->transA ? "A[k * M + m]" : "A[m * K + k]");
+	snprintf(lb, sizeof lb, "\t\t\t\tb = B[%s];\n", transB ? "p * K + k" : "k * NN + p");
+	snprintf(Nc, sizeof Nc, "%lld", (long long)N);
+	ox_buf_printf(&t, "\tconst long NN = %lld;\n\t(void)NN;\n", (long long)N);
+	tile_loop(&t, T, T, "M", "NN", "K", la, lb);
+	const char *cexpr = "";
+	char cb[128] = "";
+	if (gemm && c) {
+		int scalar = ox_shape_numel(&c->shape) == 1;
+		snprintf(cb, sizeof cb, " + %s * bias[%s]", ox_cg_lit(OX_F32, beta), scalar ? "0" : "p");
+		cexpr = cb;
+	}
+	char al[64] = "";
+	if (alpha != 1.0)
+		snprintf(al, sizeof al, "%s * ", ox_cg_lit(OX_F32, alpha));
+	ox_buf_printf(&t, "\tfor (int i = 0; i < 4; i++) {\n"
+			  "\t\tconst long m = m0 + ty * 4 + i;\n"
+			  "\t\tif (m >= M)\n\t\t\tcontinue;\n"
+			  "\t\tfor (int j = 0; j < 4; j++) {\n"
+			  "\t\t\tconst long p = p0 + tx * 4 + j, yi = m * NN + p;\n"
+			  "\t\t\tif (p >= NN)\n\t\t\t\tcontinue;\n"
+			  "\t\t\tfloat v = %sacc[i][j]%s;\n",
+		      al, cexpr);
+	char full[64];
+	snprintf(full, sizeof full, nb ? "(long)blockIdx.z * M * NN + yi" : "yi");
+	if (epilogue(cg, g, n, &t, "p", full, 3))
+		goto fail;
+	ox_buf_puts(&t, "\t\t\ty[yi] = v;\n\t\t}\n\t}\n}\n\n");
+	/* the launch: rows of all products when B is one matrix */
+	const char *bsz = nb ? ox_cg_dim(cg, q->dbatch) : "1";
+	char bs[64];
+	snprintf(bs, sizeof bs, "%s", bsz);
+	ox_cg_printf(cg, "\t{\n\t\tconst long M = %s, K = %s;\n", Ms, Ks);
+	ox_cg_printf(cg, "\t\tif (M > 0)\n\t\t\tOX_LAUNCH(%s, dim3(%lld, (unsigned)((M + %d) / %d), %s), %d, 0, ox_st, in0, in1, %s, out0, M, K%s);\n\t}\n",
+		     kname, (long long)((N + T - 1) / T), T - 1, T, bs, T / 4 * (T / 4), gemm && c ? "in2" : "nullptr",
+		     args.s ? args.s : "");
+	(void)Nc;
+	ox_cg_helper(cg, kname, t.s);
+	ox_buf_free(&t), ox_buf_free(&params), ox_buf_free(&args);
+	return 0;
+decline:
+	ox_buf_free(&t), ox_buf_free(&params), ox_buf_free(&args);
+	return 1;
+fail:
+	ox_buf_free(&t), ox_buf_free(&params), ox_buf_free(&args);
+	return -1;
+}
+
+
+/* MaxPool 2-D, one thread per output (NaN wins, as the C target's) */
+static int emit_maxpool(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
+	if (n->nout > 1 && n->out[1] >= 0)
+		return 1; /* Indices: the C target's */
+	if (!x || !y || x->dtype != OX_F32 || x->layout || y->layout || x->shape.rank != 4 || ox_shape_is_rt(g, &x->shape) ||
+	    ox_shape_is_rt(g, &y->shape))
+		return 1;
+	int64_t k[2], s[2], d[2], pads[4], in[2] = {x->shape.d[2], x->shape.d[3]}, out[2] = {y->shape.d[2], y->shape.d[3]};
+	int ap;
+	if (ox_ir_nn_window(g, n, 2, NULL, k, s, d, pads, &ap))
+		return -1;
+	ox_ir_nn_same_pads(ap, 2, in, out, k, s, d, pads);
+	const int64_t NC = x->shape.d[0] * x->shape.d[1], P = out[0] * out[1], tot = NC * P;
+	char kname[200];
+	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_buf t = {0};
+	ox_buf_printf(&t, "/* %s: MaxPool %lldx%lld, stride %lldx%lld, pads %lld,%lld: %lld planes of %lldx%lld -> %lldx%lld */\n"
+			  "__global__ void __launch_bounds__(256) %s(const float *__restrict__ x, float *__restrict__ y)\n{\n"
+			  "\tconst long i = (long)blockIdx.x * 256 + threadIdx.x;\n\tif (i >= %lldL)\n\t\treturn;\n"
+			  "\tconst long p = i %% %lld, c = i / %lld, oh = p / %lld, ow = p %% %lld;\n"
+			  "\tconst float *xc = x + c * %lld;\n\tfloat m = -INFINITY;\n"
+			  "\tfor (int kh = 0; kh < %lld; kh++) {\n"
+			  "\t\tconst long ih = oh * %lld - %lld + kh * %lld;\n"
+			  "\t\tif (ih < 0 || ih >= %lld)\n\t\t\tcontinue;\n"
+			  "\t\tfor (int kw = 0; kw < %lld; kw++) {\n"
+			  "\t\t\tconst long iw = ow * %lld - %lld + kw * %lld;\n"
+			  "\t\t\tif (iw < 0 || iw >= %lld)\n\t\t\t\tcontinue;\n"
+			  "\t\t\tconst float v = xc[ih * %lld + iw];\n"
+			  "\t\t\tif (v > m || v != v)\n\t\t\t\tm = v;\n\t\t}\n\t}\n"
+			  "\ty[i] = m;\n}\n\n",
+		      cg->fname, (long long)k[0], (long long)k[1], (long long)s[0], (long long)s[1], (long long)pads[0],
+		      (long long)pads[1], (long long)NC, (long long)in[0], (long long)in[1], (long long)out[0], (long long)out[1],
+		      kname, (long long)tot, (long long)P, (long long)P, (long long)out[1], (long long)out[1],
+		      (long long)(in[0] * in[1]), (long long)k[0], (long long)s[0], (long long)pads[0], (long long)d[0],
+		      (long long)in[0], (long long)k[1], (long long)s[1], (long long)pads[1], (long long)d[1], (long long)in[1],
+		      (long long)in[1]);
+	ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, in0, out0);\n", kname, (long long)((tot + 255) / 256));
+	ox_cg_helper(cg, kname, t.s);
+	ox_buf_free(&t);
+	return 0;
+}
+
+/* GlobalAveragePool / GlobalMaxPool: a warp per plane, shuffles to sum */
+static int emit_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
+	if (!x || !y || x->dtype != OX_F32 || x->layout || y->layout || x->shape.rank < 3 || ox_shape_is_rt(g, &x->shape))
+		return 1;
+	const int ismax = n->op == OX_OP_GlobalMaxPool;
+	const int64_t NC = x->shape.d[0] * x->shape.d[1], P = ox_shape_numel(&x->shape) / (NC ? NC : 1);
+	char kname[200];
+	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_buf t = {0};
+	ox_buf_printf(&t, "/* %s: %s over %lld planes of %lld */\n"
+			  "__global__ void __launch_bounds__(128) %s(const float *__restrict__ x, float *__restrict__ y)\n{\n"
+			  "\tconst long c = (long)blockIdx.x * 4 + threadIdx.x / 32;\n\tconst int lane = threadIdx.x %% 32;\n"
+			  "\tif (c >= %lldL)\n\t\treturn;\n"
+			  "\tconst float *xc = x + c * %lld;\n\tfloat a = %s;\n"
+			  "\tfor (long i = lane; i < %lld; i += 32)\n\t\ta = %s;\n"
+			  "\tfor (int o = 16; o > 0; o /= 2) {\n\t\tconst float b = __shfl_xor_sync(0xffffffffu, a, o);\n"
+			  "\t\ta = %s;\n\t}\n"
+			  "\tif (lane == 0)\n\t\ty[c] = %s;\n}\n\n",
+		      cg->fname, n->optype, (long long)NC, (long long)P, kname, (long long)NC, (long long)P,
+		      ismax ? "-INFINITY" : "0.0f", (long long)P, ismax ? "xc[i] > a || xc[i] != xc[i] ? xc[i] : a" : "a + xc[i]",
+		      ismax ? "b > a || b != b ? b : a" : "a + b", ismax ? "a" : "a / (float)P_");
+	char pf[64];
+	snprintf(pf, sizeof pf, "%lld", (long long)P);
+	ox_buf u = {0};
+	for (const char *q = t.s; *q; q++)
+		if (!strncmp(q, "P_", 2) && !(q > t.s && (q[-1] == '_' || (q[-1] >= 'a' && q[-1] <= 'z')))) {
+			ox_buf_puts(&u, pf);
+			q++;
+		} else {
+			ox_buf_printf(&u, "%c", *q);
+		}
+	ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 128, 0, ox_st, in0, out0);\n", kname, (long long)((NC + 3) / 4));
+	ox_cg_helper(cg, kname, u.s);
+	ox_buf_free(&t), ox_buf_free(&u);
+	return 0;
+}
+
+/* Attention (ONNX, as opt/attention.c makes it from exporters' forms): a
+ * block per (query row, head, batch): the scores in shared memory, the
+ * softmax by block reductions, then each thread an output column */
+static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	ox_attngeo q;
+	if (ox_opt_attn_geo(g, n, &q) || q.rt || q.Skv > 4096 || q.Dk > 1024 || q.Hq % q.Hkv)
+		return 1;
+	ox_value *m = ox_in(g, n, 3);
+	if (m && ox_shape_numel(&m->shape) != q.Skv)
+		return 1; /* a mask per query or head: the C target's */
+	for (int k = 1; k < n->nout; k++)
+		if (n->out[k] >= 0)
+			return 1;
+	char kname[200], qo[200], ko[200], vo[200], yo[200];
+	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	const long long B = q.B, Sq = q.Sq, Skv = q.Skv, Hq = q.Hq, Hkv = q.Hkv, Dk = q.Dk, Dv = q.Dv;
+	if (q.rank == 3) { /* [B, S, H*D] */
+		snprintf(qo, sizeof qo, "(b * %lldL + s) * %lld + h * %lld", Sq, Hq * Dk, Dk);
+		snprintf(ko, sizeof ko, "(b * %lldL + k) * %lld + hk * %lld", Skv, Hkv * Dk, Dk);
+		snprintf(vo, sizeof vo, "(b * %lldL + k) * %lld + hk * %lld", Skv, Hkv * Dv, Dv);
+		snprintf(yo, sizeof yo, "(b * %lldL + s) * %lld + h * %lld", Sq, Hq * Dv, Dv);
+	} else { /* [B, H, S, D] */
+		snprintf(qo, sizeof qo, "((b * %lldL + h) * %lld + s) * %lld", Hq, Sq, Dk);
+		snprintf(ko, sizeof ko, "((b * %lldL + hk) * %lld + k) * %lld", Hkv, Skv, Dk);
+		snprintf(vo, sizeof vo, "((b * %lldL + hk) * %lld + k) * %lld", Hkv, Skv, Dv);
+		snprintf(yo, sizeof yo, "((b * %lldL + h) * %lld + s) * %lld", Hq, Sq, Dv);
+	}
+	ox_buf t = {0};
+	ox_buf_printf(&t, "/* %s: Attention B %lld, heads %lld/%lld, Sq %lld, Skv %lld, Dk %lld, Dv %lld, scale %g%s%s */\n"
+			  "__global__ void __launch_bounds__(128) %s(const float *__restrict__ Q, const float *__restrict__ K,\n"
+			  "\t\tconst float *__restrict__ V, const float *__restrict__ M, float *__restrict__ Y)\n{\n"
+			  "\t__shared__ float qs[%lld], sc[%lld], red[4];\n"
+			  "\tconst long s = blockIdx.x, h = blockIdx.y, b = blockIdx.z, hk = h / %lld;\n"
+			  "\tconst int tid = threadIdx.x, lane = tid %% 32, wp = tid / 32;\n"
+			  "\tfor (int d = tid; d < %lld; d += 128)\n\t\tqs[d] = Q[%s + d];\n"
+			  "\t__syncthreads();\n"
+			  "\tfloat mx = -INFINITY;\n"
+			  "\tfor (int k = tid; k < %lld; k += 128) {\n"
+			  "\t\tconst float *kr = K + %s;\n\t\tfloat a = 0.0f;\n"
+			  "\t\tfor (int d = 0; d < %lld; d++)\n\t\t\ta = fmaf(qs[d], kr[d], a);\n"
+			  "\t\ta = a * %s%s;\n%s"
+			  "\t\tsc[k] = a;\n\t\tmx = fmaxf(mx, a);\n\t}\n"
+			  "\tfor (int o = 16; o > 0; o /= 2)\n\t\tmx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));\n"
+			  "\tif (lane == 0)\n\t\tred[wp] = mx;\n\t__syncthreads();\n"
+			  "\tmx = fmaxf(fmaxf(red[0], red[1]), fmaxf(red[2], red[3]));\n\t__syncthreads();\n"
+			  "\tfloat sum = 0.0f;\n"
+			  "\tfor (int k = tid; k < %lld; k += 128) {\n"
+			  "\t\tconst float e = mx == -INFINITY ? 0.0f : expf(sc[k] - mx);\n\t\tsc[k] = e;\n\t\tsum += e;\n\t}\n"
+			  "\tfor (int o = 16; o > 0; o /= 2)\n\t\tsum += __shfl_xor_sync(0xffffffffu, sum, o);\n"
+			  "\tif (lane == 0)\n\t\tred[wp] = sum;\n\t__syncthreads();\n"
+			  "\tsum = red[0] + red[1] + red[2] + red[3];\n"
+			  "\tfor (int d = tid; d < %lld; d += 128) {\n\t\tfloat a = 0.0f;\n"
+			  "\t\tfor (int k = 0; k < %lld; k++)\n\t\t\ta = fmaf(sc[k], V[%s + d], a);\n"
+			  "\t\tY[%s + d] = a / sum;\n\t}\n}\n\n",
+		      cg->fname, B, Hq, Hkv, Sq, Skv, Dk, Dv, q.scale, m ? ", mask per key" : "", q.causal ? ", causal" : "",
+		      kname, Dk, Skv, Hq / Hkv, Dk, qo, Skv, ko, Dk, ox_cg_lit(OX_F32, q.scale), m ? " + M[k]" : "",
+		      q.causal ? "\t\tif (k > s + " : "", Skv, Dv, Skv, vo, yo);
+	if (q.causal) { /* (the format above leaves the causal test open: close it) */
+		ox_buf u = {0};
+		char *at = strstr(t.s, "\t\tif (k > s + ");
+		char tail[128];
+		snprintf(tail, sizeof tail, "\t\tif (k > s + %lld)\n\t\t\ta = -INFINITY;\n", Skv - Sq);
+		ox_buf_printf(&u, "%.*s%s%s", (int)(at - t.s), t.s, tail, at + strlen("\t\tif (k > s + "));
+		ox_buf_free(&t);
+		t = u;
+	}
+	ox_cg_printf(cg, "\tOX_LAUNCH(%s, dim3(%lld, %lld, %lld), 128, 0, ox_st, in0, in1, in2, %s, out0);\n", kname, Sq, Hq,
+		     B, m ? "in3" : "nullptr");
+	ox_cg_helper(cg, kname, t.s);
+	ox_buf_free(&t);
+	return 0;
+}
+
+int ox_cu_emit(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	int rc = 1;
+	ox_gemmgeo q;
+	if (n->op == OX_OP_Conv && conv_ok(g, n))
+		rc = emit_conv(cg, g, n);
+	else if ((n->op == OX_OP_Gemm || n->op == OX_OP_MatMul) && !ox_opt_gemm_geo(g, n, &q))
+		rc = emit_gemm(cg, g, n, &q);
+	else if (n->op == OX_OP_MaxPool)
+		rc = emit_maxpool(cg, g, n);
+	else if (n->op == OX_OP_GlobalAveragePool || n->op == OX_OP_GlobalMaxPool)
+		rc = emit_globalpool(cg, g, n);
+	else if (n->op == OX_OP_Attention)
+		rc = emit_attention(cg, g, n);
+	if (rc > 0 && ox_ir_epilogue(n))
+		ox_die("codegen: '%s' has an epilogue but no CUDA kernel takes it (opt/epilogue.c)", n->name);
+	return rc;
+}

@@ -1,0 +1,87 @@
+/* ox_cuda.h: the prelude of every OUT.cu that onnxcc --target cuda writes.
+ * Built by nvcc, or (OUT built with -DOX_CUDA_EMU, onnxcc --cuda-emu) by
+ * the host C++ compiler against ox_cuda_emu.h, which runs the kernels on
+ * the CPU: the source is the same in both builds. Every kernel is
+ * launched through OX_LAUNCH; dynamic shared memory is OX_DYN_SMEM. The C
+ * that the C target's emitters write (node functions run on the device,
+ * their kernels, the f16 helpers) is device code here: its static
+ * functions carry __device__ (codegen/cuda.c). */
+#if defined(OX_CUDA_EMU)
+#include "ox_cuda_emu.h"
+#else
+#include <cuda_runtime.h>
+#define OX_LAUNCH(k, grid, block, smem, stream, ...) k<<<(grid), (block), (smem), (stream)>>>(__VA_ARGS__)
+#define OX_DYN_SMEM(T, name) extern __shared__ __align__(16) unsigned char ox_dyn_smem_[]; T *name = (T *)ox_dyn_smem_
+#endif
+/* the C target's kernels in plain C (no vector extensions: not device code) */
+#define OX_VF_PORTABLE 1
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifndef restrict
+#define restrict __restrict__
+#endif
+#define _Alignas(n) alignas(n)
+
+/* the pointers of a node's tasks, passed by value to their kernel */
+typedef struct {
+	void *p[32];
+} ox_ptrs;
+
+/* the weights on the device, for the C run by device threads (bodies of
+ * control nodes); set once by PREFIX_init */
+__device__ const unsigned char *ox_dev_W;
+__global__ void ox_set_dev_w(const unsigned char *w)
+{
+	ox_dev_W = w;
+}
+
+/* the C target's parallel-for, on one device thread: in order */
+__device__ inline void ox_parallel(void (*task)(void *, long, long), void *ctx, long n)
+{
+	task(ctx, 0, n);
+}
+
+/* Scalar f32 forms of the elementwise ops, the rendering of an epilogue
+ * or fused body (codegen/emit_vec.c, one per thread) next to the C
+ * target's vector forms (templates/vf.c, vmath.c). */
+__device__ inline float ox_sf_set1(float x) { return x; }
+__device__ inline float ox_sf_zero(void) { return 0.0f; }
+__device__ inline float ox_sf_add(float a, float b) { return a + b; }
+__device__ inline float ox_sf_sub(float a, float b) { return a - b; }
+__device__ inline float ox_sf_mul(float a, float b) { return a * b; }
+__device__ inline float ox_sf_div(float a, float b) { return a / b; }
+__device__ inline float ox_sf_neg(float a) { return -a; }
+__device__ inline float ox_sf_abs(float a) { return fabsf(a); }
+__device__ inline float ox_sf_sqrt(float a) { return sqrtf(a); }
+__device__ inline float ox_sf_exp(float a) { return expf(a); }
+__device__ inline float ox_sf_erf(float a) { return erff(a); }
+__device__ inline float ox_sf_tanh(float a) { return tanhf(a); }
+__device__ inline float ox_sf_sigmoid(float a) { return 1.0f / (1.0f + expf(-a)); }
+__device__ inline float ox_sf_relu(float a) { return a > 0.0f ? a : (a != a ? a : 0.0f); }
+__device__ inline float ox_sf_max(float a, float b) { return a != a || a > b ? a : b; }
+__device__ inline float ox_sf_min(float a, float b) { return a != a || a < b ? a : b; }
+__device__ inline float ox_sf_clamp(float x, float lo, float hi) { return ox_sf_min(ox_sf_max(x, lo), hi); }
+__device__ inline int ox_sf_lt(float a, float b) { return a < b; }
+__device__ inline float ox_sf_select(int m, float a, float b) { return m ? a : b; }
+__device__ inline float ox_sf_hardsigmoid(float x, float alpha, float beta)
+{
+	return ox_sf_clamp(alpha * x + beta, 0.0f, 1.0f);
+}
+__device__ inline float ox_sf_hardswish(float x) { return x * ox_sf_hardsigmoid(x, 1.0f / 6.0f, 0.5f); }
+__device__ inline float ox_sf_gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
+__device__ inline float ox_sf_gelu_tanh(float x)
+{
+	return 0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)));
+}
+
+/* the CUDA error of the last failed call, for PREFIX_cuda_error */
+static cudaError_t ox_cu_err = cudaSuccess;
+static int ox_cu_check(cudaError_t e)
+{
+	if (e != cudaSuccess && ox_cu_err == cudaSuccess)
+		ox_cu_err = e;
+	return e != cudaSuccess;
+}

@@ -1,0 +1,80 @@
+#!/bin/bash
+# cuda.sh: the CUDA target (--target cuda) without a GPU.
+#
+#   tests/e2e/cuda.sh [DIR]          (DIR: the zoo, default build/zoo)
+#
+# 1. The zoo models of $CUDA_EMU_MODELS (a fixed sample, for time: the
+#    models emulation runs in under a minute each) compiled with --target
+#    cuda --cuda-emu --build: the same .cu built by the host C++ compiler
+#    against runtime_min/ox_cuda_emu.h, run on the CPU, compared with ONNX
+#    Runtime's outputs (the zoo's references) at 1e-4 normwise, as the C
+#    target's zoo.
+# 2. When nvcc is there ($NVCC, else /usr/local/cuda/bin/nvcc): every model
+#    of $CUDA_NVCC_MODELS compiled for sm_80 and sm_90 with -Werror
+#    all-warnings, and ptxas -v read: no spill in the kernels of
+#    codegen/cuda_kernels.c (*_kernel), shared memory within 48 KiB. Without
+#    nvcc the step says so and the rest runs.
+# Exit status 1 when anything fails.
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+DIR=${1:-build/zoo}
+ONNXCC=${ONNXCC:-./onnxcc}
+OXCMP=${OXCMP:-tests/e2e/oxcmp}
+EMU=${CUDA_EMU_MODELS:-squeezenet1_1 mobilenet_v2 bert_encoder transformer_encoder transformer_encoder_op17 dynbatch vit_patch unet_small shufflenet_v2_x1_0}
+NV=${CUDA_NVCC_MODELS:-resnet18 resnet50 mobilenet_v2 squeezenet1_1 efficientnet_b0 shufflenet_v2_x1_0 transformer_encoder transformer_encoder_op17 dynbatch vit_patch unet_small bert_encoder}
+NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
+fail=0
+flags_of() { [ "$1" = dynbatch ] && echo "--shape input=2x3x32x32"; }
+
+for m in $EMU; do
+	d=$DIR/$m
+	o=$d/cuda-emu
+	rm -rf "$o" && mkdir -p "$o"
+	st=ok err=
+	# shellcheck disable=SC2046
+	if ! "$ONNXCC" "$d/model.onnx" -o "$o/net.c" --target cuda --cuda-emu --build $(flags_of "$m") > "$o/build.log" 2>&1; then
+		st=BUILD-FAIL
+	elif ! timeout 600 "$o/net" "$d/input_0.npy" -o "$o/out" > "$o/run.log" 2>&1; then
+		st=RUN-FAIL
+	else
+		k=0
+		while read -r amax; do
+			atol=$(awk -v a="$amax" 'BEGIN { printf "%.9g", 1e-4 * (a > 0 ? a : 1) }')
+			r=$("$OXCMP" --rtol 0 --atol "$atol" "$o/out/output_$k.npy" "$d/ref/output_$k.npy" 2>&1) || st=MISMATCH
+			err="$err $(echo "$r" | grep -o 'max_abs=[^ ]*')/$amax"
+			k=$((k + 1))
+		done < <(tail -n +2 "$d/ref/info.txt")
+	fi
+	printf 'cuda-emu %-26s %s%s\n' "$m" "$st" "$err"
+	if [ "$st" != ok ]; then
+		fail=1
+		tail -n 5 "$o/build.log" "$o/run.log" 2>/dev/null | sed 's/^/    /'
+	fi
+done
+
+if [ ! -x "$NVCC" ] && ! command -v "$NVCC" > /dev/null; then
+	echo "cuda: nvcc not found ($NVCC): the sm_80/sm_90 compile checks are skipped"
+else
+	for m in $NV; do
+		d=$DIR/$m
+		o=$d/cuda-nvcc
+		rm -rf "$o" && mkdir -p "$o"
+		st=ok
+		# shellcheck disable=SC2046
+		"$ONNXCC" "$d/model.onnx" -o "$o/net.c" --target cuda $(flags_of "$m") > "$o/compile.log" 2>&1 || st=COMPILE-FAIL
+		for arch in sm_80 sm_90; do
+			[ "$st" = ok ] || break
+			"$NVCC" -std=c++17 -O3 -arch=$arch -Werror all-warnings -Xptxas -v -c "$o/net.cu" -o "$o/net_$arch.o" \
+				> "$o/nvcc_$arch.log" 2>&1 || { st="NVCC-FAIL($arch)"; break; }
+			# ptxas: "Compiling entry function 'NAME' for 'sm_90'" then its "spill stores" and "smem" lines
+			bad=$(awk '/Compiling entry function/ { k = ($0 ~ /_kernel/) }
+				k && /spill stores/ && ($5 + 0 > 0 || $9 + 0 > 0) { print "spill: " $0 }
+				k && /smem/ { for (i = 1; i <= NF; i++) if ($i == "smem") { v = $(i - 1) + 0; if (v > 49152) print "smem: " $0 } }' "$o/nvcc_$arch.log")
+			[ -z "$bad" ] || { st="PTXAS($arch)"; echo "$bad" | head -3 | sed 's/^/    /'; }
+		done
+		printf 'cuda-nvcc %-25s %s\n' "$m" "$st"
+		[ "$st" = ok ] || { fail=1; tail -n 5 "$o/compile.log" "$o"/nvcc_*.log 2>/dev/null | sed 's/^/    /'; }
+	done
+fi
+[ "$fail" = 0 ] && echo "cuda: passed" || echo "cuda: FAILED"
+exit $fail
