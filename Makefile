@@ -37,7 +37,7 @@ LIB_OBJS := $(filter-out $(B)/obj/main.o,$(OBJS))
 TEMPLATES := $(sort $(wildcard templates/*.c)) runtime_min/ox_rt.h runtime_min/ox_main.c runtime_min/ox_cuda.h \
 	runtime_min/ox_cuda_emu.h
 ONNX_TESTS ?= ../shared/onnx-backend-tests
-DEB_BUILD := gcc make protobuf-c-compiler libprotobuf-c-dev libcmocka-dev
+DEB_BUILD := gcc g++ make protobuf-c-compiler libprotobuf-c-dev libcmocka-dev
 DEB_FUZZ := clang libclang-rt-dev
 DEB_INSTALL := cmake man-db groff-base
 DEB_MODELS := python3-torch python3-torchvision python3-onnx python3-numpy
