@@ -1573,7 +1573,7 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 
 	/* node functions and run functions, specialization by specialization;
 	 * the kernels they share are emitted once */
-	ox_cg cg = {g, P, {0}, {0}, NULL, 0, 0, NULL, 0, 0, {0}, {0}, NULL, 0, 0, 0, PU, NULL, NULL, 0, o->cuda, 0};
+	ox_cg cg = {g, P, {0}, {0}, NULL, 0, 0, NULL, 0, 0, {0}, {0}, NULL, 0, 0, 0, PU, NULL, NULL, 0, o->cuda, 0, 0};
 	spec_out *so = calloc((size_t)ngs, sizeof *so);
 	ox_buf dims = {0};
 	int errors = 0, nfuncs = 0, nviews = 0, ndyn = 0, nfail = 0, nindex = 0, nunsup = 0, nshape = 0, maxslots = 0;
@@ -1813,7 +1813,7 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 			ox_buf_puts(&c, "\treturn 0;\n}\n\n");
 		}
 		ox_cu_info fi = {P, PU, g->ninputs, g->noutputs, maxslots, maxrank, ngs, capt,
-				 mode == OX_CG_WEIGHTS_EXTERNAL, NULL};
+				 mode == OX_CG_WEIGHTS_EXTERNAL, NULL, cg.cu_ws};
 		char wsym[300];
 		snprintf(wsym, sizeof wsym, "%s_weights", P);
 		fi.wsym = wsym;

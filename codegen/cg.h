@@ -62,6 +62,8 @@ typedef struct ox_cg {
 	int cuda;             /* --target cuda: nodes are kernels (codegen/cuda.c) */
 	int dev;              /* C that runs on the CUDA device (a control node's
 				 body): weights through ox_dev_W */
+	int64_t cu_ws;        /* --target cuda: bytes of split-K workspace the
+				 kernels need (codegen/cuda_kernels.c) */
 } ox_cg;
 
 /* ---- --target cuda (codegen/cuda.c, cuda_*.c) ----

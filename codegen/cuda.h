@@ -14,6 +14,7 @@ typedef struct {
 				  (no node makes the host wait: dims from data, failures) */
 	int external;        /* --weights external: PREFIX_init(blob, size), else PREFIX_init(void) */
 	const char *wsym;    /* the host array of the weights (embedded) */
+	int64_t ws_bytes;    /* the kernels' split-K workspace (ox_cu_ws) */
 } ox_cu_info;
 
 /* the API part of OUT.h */

@@ -11,6 +11,7 @@
 #include "cg.h"
 #include "../opt/opt.h"
 #include "../ir/family.h"
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,31 +85,78 @@ static void epi_params(ox_graph *g, ox_node *n, ox_buf *params, ox_buf *args)
 static void tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, const char *K, const char *loada,
 		      const char *loadb)
 {
+	/* the reduction from ks0 to ks1 (a split of it: split_of) */
 	int nt = BM / 4 * (BN / 4);
-	ox_buf_printf(t, "\t__shared__ float As[16][%d];\n\t__shared__ float Bs[16][%d];\n", BM + 4, BN + 4);
+	ox_buf_printf(t, "\t__shared__ __align__(16) float As[16][%d];\n\t__shared__ __align__(16) float Bs[16][%d];\n", BM + 4, BN + 4);
 	ox_buf_printf(t, "\tconst int tid = threadIdx.x, tx = tid %% %d, ty = tid / %d;\n", BN / 4, BN / 4);
 	ox_buf_printf(t, "\tconst long p0 = (long)blockIdx.x * %d, m0 = (long)blockIdx.y * %d;\n", BN, BM);
 	ox_buf_puts(t, "\tfloat acc[4][4];\n\tfor (int i = 0; i < 4; i++)\n\t\tfor (int j = 0; j < 4; j++)\n"
 		       "\t\t\tacc[i][j] = 0.0f;\n");
-	ox_buf_printf(t, "\tfor (long k0 = 0; k0 < %s; k0 += 16) {\n", K);
+	(void)K;
+	ox_buf_puts(t, "\tfor (long k0 = ks0; k0 < ks1; k0 += 16) {\n");
 	ox_buf_printf(t, "\t\tfor (int i = tid; i < %d; i += %d) {\n"
 			 "\t\t\tconst long m = m0 + i / 16, k = k0 + i %% 16;\n"
-			 "\t\t\tAs[i %% 16][i / 16] = m < %s && k < %s ? %s : 0.0f;\n\t\t}\n",
-		      BM * 16, nt, M, K, loada);
+			 "\t\t\tAs[i %% 16][i / 16] = m < %s && k < ks1 ? %s : 0.0f;\n\t\t}\n",
+		      BM * 16, nt, M, loada);
 	ox_buf_printf(t, "\t\tfor (int i = tid; i < %d; i += %d) {\n"
 			 "\t\t\tconst long k = k0 + i / %d, p = p0 + i %% %d;\n"
 			 "\t\t\tfloat b = 0.0f;\n"
-			 "\t\t\tif (k < %s && p < %s) {\n%s\t\t\t}\n"
+			 "\t\t\tif (k < ks1 && p < %s) {\n%s\t\t\t}\n"
 			 "\t\t\tBs[i / %d][i %% %d] = b;\n\t\t}\n",
-		      BN * 16, nt, BN, BN, K, N, loadb, BN, BN);
+		      BN * 16, nt, BN, BN, N, loadb, BN, BN);
 	ox_buf_puts(t, "\t\t__syncthreads();\n"
 		       "\t\tfor (int kk = 0; kk < 16; kk++) {\n"
-		       "\t\t\tfloat a[4], b[4];\n"
-		       "\t\t\tfor (int i = 0; i < 4; i++)\n\t\t\t\ta[i] = As[kk][ty * 4 + i];\n"
-		       "\t\t\tfor (int j = 0; j < 4; j++)\n\t\t\t\tb[j] = Bs[kk][tx * 4 + j];\n"
+		       "\t\t\t/* one 16-byte shared load each */\n"
+		       "\t\t\tconst float4 av = *(const float4 *)&As[kk][ty * 4], bv = *(const float4 *)&Bs[kk][tx * 4];\n"
+		       "\t\t\tconst float a[4] = {av.x, av.y, av.z, av.w}, b[4] = {bv.x, bv.y, bv.z, bv.w};\n"
 		       "\t\t\tfor (int i = 0; i < 4; i++)\n\t\t\t\tfor (int j = 0; j < 4; j++)\n"
 		       "\t\t\t\t\tacc[i][j] = fmaf(a[i], b[j], acc[i][j]);\n"
 		       "\t\t}\n\t\t__syncthreads();\n\t}\n");
+}
+
+
+/* Index arithmetic in 32 bits when every tensor of the node fits (64-bit
+ * divisions by constants cost several times more on the GPU): the word
+ * "long" of a kernel's text becomes "int", literals lose their L. */
+static int fits32(ox_graph *g, const ox_node *n)
+{
+	for (int k = 0; k < n->nin + n->nout; k++) {
+		ox_id id = k < n->nin ? n->in[k] : n->out[k - n->nin];
+		if (id >= 0 && ox_value_max_storage(g, &g->vals[id]) >= ((int64_t)1 << 30))
+			return 0;
+	}
+	return 1;
+}
+
+static void narrow(ox_buf *t)
+{
+	ox_buf u = {0};
+	for (const char *p = t->s; p && *p; p++) {
+		int wb = p == t->s || !(isalnum((unsigned char)p[-1]) || p[-1] == '_');
+		if (wb && !strncmp(p, "long", 4) && !(isalnum((unsigned char)p[4]) || p[4] == '_')) {
+			ox_buf_puts(&u, "int");
+			p += 3;
+		} else if (*p == 'L' && p > t->s && isdigit((unsigned char)p[-1]) &&
+			   !(isalnum((unsigned char)p[1]) || p[1] == '_')) {
+			/* 123L -> 123 */
+		} else {
+			ox_buf_printf(&u, "%c", *p);
+		}
+	}
+	ox_buf_free(t);
+	*t = u;
+}
+
+/* Split-K: when the tiles are too few to fill the GPU (132 SMs, two
+ * blocks each) and the reduction is long, S blocks per tile each sum a
+ * part into the workspace (ox_cu_ws) and a second kernel adds the parts,
+ * the bias and the epilogue: the sums stay deterministic. */
+static int split_of(int64_t blocks, int64_t K)
+{
+	int S = 1;
+	while (S < 16 && blocks * S < 264 && K / (S * 2) >= 128)
+		S *= 2;
+	return S;
 }
 
 /* 64 x 64 tiles when there are enough of them to fill the GPU, else 32 x 32 */
@@ -196,9 +244,27 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 			 (long long)out[1], (long long)s[0], (long long)pads[0], (long long)d[0], (long long)out[1],
 			 (long long)s[1], (long long)pads[1], (long long)d[1], (long long)in[0], (long long)in[1],
 			 (long long)in[0], (long long)in[1]);
-		ox_buf_printf(&t, "\tconst long nb = blockIdx.z / %lld, gi = blockIdx.z %% %lld;\n"
+		const int64_t Z = N * G, tiles = (P + T - 1) / T * ((Og + T - 1) / T) * Z;
+		int S = split_of(tiles, K);
+		if (S * Z * Og * P >= ((int64_t)1 << 30))
+			S = 1;
+		const int64_t KS = (K / S + 15) / 16 * 16;
+		if (S > 1 && S * Z * Og * P * 4 > cg->cu_ws)
+			cg->cu_ws = S * Z * Og * P * 4;
+		if (S > 1) { /* the parts go to the workspace */
+			char *yp = strstr(t.s, "float *__restrict__ y");
+			ox_buf u = {0};
+			ox_buf_printf(&u, "%.*sfloat *__restrict__ y, float *__restrict__ ws%s", (int)(yp - t.s), t.s,
+				      yp + strlen("float *__restrict__ y"));
+			ox_buf_free(&t);
+			t = u;
+		}
+		ox_buf_printf(&t, "\tconst long zz = blockIdx.z / %d, ks0 = blockIdx.z %% %d * %lldL;\n"
+				  "\tconst long ks1 = ks0 + %lld < %lld ? ks0 + %lld : %lld;\n"
+				  "\tconst long nb = zz / %lld, gi = zz %% %lld;\n"
 				  "\tconst float *xg = x + (nb * %lld + gi * %lld) * %lld;\n"
 				  "\tconst float *wg = w + gi * %lld;\n",
+			      S, S, (long long)KS, (long long)KS, (long long)K, (long long)KS, (long long)K,
 			      (long long)G, (long long)G, (long long)C, (long long)Cg, (long long)(in[0] * in[1]),
 			      (long long)(Og * K));
 		tile_loop(&t, T, T, M_, N_, K_, la, lb);
@@ -213,13 +279,46 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 			      hasb ? " + bias[o]" : "");
 		snprintf(chan, sizeof chan, "o");
 		snprintf(full, sizeof full, "yi");
-		if (epilogue(cg, g, n, &t, chan, full, 3))
-			goto fail;
-		ox_buf_puts(&t, "\t\t\ty[yi] = v;\n\t\t}\n\t}\n}\n\n");
-		ox_cg_printf(cg, "\tOX_LAUNCH(%s, dim3(%lld, %lld, %lld), %d, 0, ox_st, in0, in1, %s, out0%s);\n", kname,
-			     (long long)((P + T - 1) / T), (long long)((Og + T - 1) / T), (long long)(N * G),
-			     T / 4 * (T / 4), hasb ? "in2" : "nullptr", args.s ? args.s : "");
+		if (S > 1) {
+			/* the part of split blockIdx.z % S, into the workspace [Z*S][Og][P] */
+			char *at = strstr(t.s + strlen(t.s) - 200, "\t\t\tfloat v = acc[i][j]");
+			ox_buf u = {0};
+			ox_buf_printf(&u, "%.*s\t\t\tws[((long)blockIdx.z * %lld + m) * %lld + p] = acc[i][j];\n"
+					  "\t\t\t(void)yi, (void)o, (void)y, (void)bias;\n\t\t}\n\t}\n}\n\n",
+				      (int)(at - t.s), t.s, (long long)Og, (long long)P);
+			ox_buf_free(&t);
+			t = u;
+			/* the sum of the parts, bias and epilogue: one thread per output */
+			ox_buf_printf(&t, "__global__ void %s_sum(const float *__restrict__ ws, const float *__restrict__ bias,\n"
+					  "\t\tfloat *__restrict__ y%s)\n{\n"
+					  "\tconst long i = (long)blockIdx.x * 256 + threadIdx.x;\n\tif (i >= %lldL)\n\t\treturn;\n"
+					  "\tconst long p = i %% %lld, o = i / %lld %% %lld, nb = i / %lld;\n"
+					  "\tconst long zz = nb * %lld + o / %lld, m = o %% %lld;\n"
+					  "\tfloat v = %s;\n"
+					  "\tfor (int s = 0; s < %d; s++)\n\t\tv += ws[((zz * %d + s) * %lld + m) * %lld + p];\n",
+				      kname, params.s ? params.s : "", (long long)(N * O * P), (long long)P, (long long)P,
+				      (long long)O, (long long)(O * P), (long long)G, (long long)Og, (long long)Og,
+				      hasb ? "bias[o]" : "0.0f", S, S, (long long)Og, (long long)P);
+			if (epilogue(cg, g, n, &t, "o", "i", 1))
+				goto fail;
+			ox_buf_puts(&t, "\ty[i] = v;\n}\n\n");
+			/* the tiles' kernel takes ws in place of y */
+			ox_cg_printf(cg, "\tOX_LAUNCH(%s, dim3(%lld, %lld, %lld), %d, 0, ox_st, in0, in1, %s, out0, ox_cu_ws%s);\n",
+				     kname, (long long)((P + T - 1) / T), (long long)((Og + T - 1) / T), (long long)(Z * S),
+				     T / 4 * (T / 4), hasb ? "in2" : "nullptr", args.s ? args.s : "");
+			ox_cg_printf(cg, "\tOX_LAUNCH(%s_sum, %lld, 256, 0, ox_st, ox_cu_ws, %s, out0%s);\n", kname,
+				     (long long)((N * O * P + 255) / 256), hasb ? "in2" : "nullptr", args.s ? args.s : "");
+		} else {
+			if (epilogue(cg, g, n, &t, chan, full, 3))
+				goto fail;
+			ox_buf_puts(&t, "\t\t\ty[yi] = v;\n\t\t}\n\t}\n}\n\n");
+			ox_cg_printf(cg, "\tOX_LAUNCH(%s, dim3(%lld, %lld, %lld), %d, 0, ox_st, in0, in1, %s, out0%s);\n", kname,
+				     (long long)((P + T - 1) / T), (long long)((Og + T - 1) / T), (long long)Z,
+				     T / 4 * (T / 4), hasb ? "in2" : "nullptr", args.s ? args.s : "");
+		}
 	}
+	if (fits32(g, n))
+		narrow(&t);
 	ox_cg_helper(cg, kname, t.s);
 	ox_buf_free(&t), ox_buf_free(&params), ox_buf_free(&args);
 	return 0;
@@ -280,8 +379,35 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	snprintf(la, sizeof la, "%s", q->transA ? "A[k * M + m]" : "A[m * K + k]");
 	snprintf(lb, sizeof lb, "\t\t\t\tb = B[%s];\n", transB ? "p * K + k" : "k * NN + p");
 	snprintf(Nc, sizeof Nc, "%lld", (long long)N);
-	ox_buf_printf(&t, "\tconst long NN = %lld;\n\t(void)NN;\n", (long long)N);
+	/* split-K for one product of constant size */
+	int S = nb || q->rt ? 1 : split_of((q->M + T - 1) / T * ((N + T - 1) / T), q->K);
+	if (S * q->M * N >= ((int64_t)1 << 30))
+		S = 1;
+	const int64_t KS = (q->K / S + 15) / 16 * 16;
+	if (S > 1) {
+		if (S * q->M * N * 4 > cg->cu_ws)
+			cg->cu_ws = S * q->M * N * 4;
+		char *yp = strstr(t.s, "float *__restrict__ y, long M");
+		ox_buf u = {0};
+		ox_buf_printf(&u, "%.*sfloat *__restrict__ y, float *__restrict__ ws, long M%s", (int)(yp - t.s), t.s,
+			      yp + strlen("float *__restrict__ y, long M"));
+		ox_buf_free(&t);
+		t = u;
+		ox_buf_printf(&t, "\tconst long NN = %lld, ks0 = blockIdx.z * %lldL, ks1 = ks0 + %lld < K ? ks0 + %lld : K;\n",
+			      (long long)N, (long long)KS, (long long)KS, (long long)KS);
+	} else {
+		ox_buf_printf(&t, "\tconst long NN = %lld, ks0 = 0, ks1 = K;\n\t(void)NN;\n", (long long)N);
+	}
 	tile_loop(&t, T, T, "M", "NN", "K", la, lb);
+	if (S > 1) {
+		ox_buf_printf(&t, "\tfor (int i = 0; i < 4; i++) {\n"
+				  "\t\tconst long m = m0 + ty * 4 + i;\n"
+				  "\t\tfor (int j = 0; j < 4; j++) {\n"
+				  "\t\t\tconst long p = p0 + tx * 4 + j;\n"
+				  "\t\t\tif (m < M && p < NN)\n"
+				  "\t\t\t\tws[((long)blockIdx.z * M + m) * NN + p] = acc[i][j];\n"
+				  "\t\t}\n\t}\n\t(void)y, (void)bias;\n}\n\n");
+	}
 	const char *cexpr = "";
 	char cb[128] = "";
 	if (gemm && c) {
@@ -292,28 +418,52 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	char al[64] = "";
 	if (alpha != 1.0)
 		snprintf(al, sizeof al, "%s * ", ox_cg_lit(OX_F32, alpha));
-	ox_buf_printf(&t, "\tfor (int i = 0; i < 4; i++) {\n"
-			  "\t\tconst long m = m0 + ty * 4 + i;\n"
-			  "\t\tif (m >= M)\n\t\t\tcontinue;\n"
-			  "\t\tfor (int j = 0; j < 4; j++) {\n"
-			  "\t\t\tconst long p = p0 + tx * 4 + j, yi = m * NN + p;\n"
-			  "\t\t\tif (p >= NN)\n\t\t\t\tcontinue;\n"
-			  "\t\t\tfloat v = %sacc[i][j]%s;\n",
-		      al, cexpr);
-	char full[64];
-	snprintf(full, sizeof full, nb ? "(long)blockIdx.z * M * NN + yi" : "yi");
-	if (epilogue(cg, g, n, &t, "p", full, 3))
-		goto fail;
-	ox_buf_puts(&t, "\t\t\ty[yi] = v;\n\t\t}\n\t}\n}\n\n");
+	if (S > 1) {
+		/* the parts summed, alpha, C and the epilogue: one thread per output */
+		ox_buf_printf(&t, "__global__ void %s_sum(const float *__restrict__ ws, const float *__restrict__ bias,\n"
+				  "\t\tfloat *__restrict__ y, long M%s)\n{\n"
+				  "\tconst long NN = %lld, i = (long)blockIdx.x * 256 + threadIdx.x, p = i %% NN;\n"
+				  "\tif (i >= M * NN)\n\t\treturn;\n\tfloat a = 0.0f;\n"
+				  "\tfor (int s = 0; s < %d; s++)\n\t\ta += ws[s * M * NN + i];\n"
+				  "\tfloat v = %sa%s;\n",
+			      kname, params.s ? params.s : "", (long long)N, S, al, cexpr);
+		if (epilogue(cg, g, n, &t, "p", "i", 1))
+			goto fail;
+		ox_buf_puts(&t, "\ty[i] = v;\n}\n\n");
+	} else {
+		ox_buf_printf(&t, "\tfor (int i = 0; i < 4; i++) {\n"
+				  "\t\tconst long m = m0 + ty * 4 + i;\n"
+				  "\t\tif (m >= M)\n\t\t\tcontinue;\n"
+				  "\t\tfor (int j = 0; j < 4; j++) {\n"
+				  "\t\t\tconst long p = p0 + tx * 4 + j, yi = m * NN + p;\n"
+				  "\t\t\tif (p >= NN)\n\t\t\t\tcontinue;\n"
+				  "\t\t\tfloat v = %sacc[i][j]%s;\n",
+			      al, cexpr);
+		char full[64];
+		snprintf(full, sizeof full, nb ? "(long)blockIdx.z * M * NN + yi" : "yi");
+		if (epilogue(cg, g, n, &t, "p", full, 3))
+			goto fail;
+		ox_buf_puts(&t, "\t\t\ty[yi] = v;\n\t\t}\n\t}\n}\n\n");
+	}
 	/* the launch: rows of all products when B is one matrix */
 	const char *bsz = nb ? ox_cg_dim(cg, q->dbatch) : "1";
 	char bs[64];
 	snprintf(bs, sizeof bs, "%s", bsz);
 	ox_cg_printf(cg, "\t{\n\t\tconst long M = %s, K = %s;\n", Ms, Ks);
-	ox_cg_printf(cg, "\t\tif (M > 0)\n\t\t\tOX_LAUNCH(%s, dim3(%lld, (unsigned)((M + %d) / %d), %s), %d, 0, ox_st, in0, in1, %s, out0, M, K%s);\n\t}\n",
-		     kname, (long long)((N + T - 1) / T), T - 1, T, bs, T / 4 * (T / 4), gemm && c ? "in2" : "nullptr",
-		     args.s ? args.s : "");
+	if (S > 1) {
+		ox_cg_printf(cg, "\t\tOX_LAUNCH(%s, dim3(%lld, (unsigned)((M + %d) / %d), %d), %d, 0, ox_st, in0, in1, %s, out0, ox_cu_ws, M, K%s);\n",
+			     kname, (long long)((N + T - 1) / T), T - 1, T, S, T / 4 * (T / 4), gemm && c ? "in2" : "nullptr",
+			     args.s ? args.s : "");
+		ox_cg_printf(cg, "\t\tOX_LAUNCH(%s_sum, (unsigned)((M * %lld + 255) / 256), 256, 0, ox_st, ox_cu_ws, %s, out0, M%s);\n\t}\n",
+			     kname, (long long)N, gemm && c ? "in2" : "nullptr", args.s ? args.s : "");
+	} else {
+		ox_cg_printf(cg, "\t\tif (M > 0)\n\t\t\tOX_LAUNCH(%s, dim3(%lld, (unsigned)((M + %d) / %d), %s), %d, 0, ox_st, in0, in1, %s, out0, M, K%s);\n\t}\n",
+			     kname, (long long)((N + T - 1) / T), T - 1, T, bs, T / 4 * (T / 4), gemm && c ? "in2" : "nullptr",
+			     args.s ? args.s : "");
+	}
 	(void)Nc;
+	if (fits32(g, n))
+		narrow(&t);
 	ox_cg_helper(cg, kname, t.s);
 	ox_buf_free(&t), ox_buf_free(&params), ox_buf_free(&args);
 	return 0;
@@ -365,6 +515,8 @@ static int emit_maxpool(ox_cg *cg, ox_graph *g, ox_node *n)
 		      (long long)in[0], (long long)k[1], (long long)s[1], (long long)pads[1], (long long)d[1], (long long)in[1],
 		      (long long)in[1]);
 	ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, in0, out0);\n", kname, (long long)((tot + 255) / 256));
+	if (fits32(g, n))
+		narrow(&t);
 	ox_cg_helper(cg, kname, t.s);
 	ox_buf_free(&t);
 	return 0;
@@ -478,6 +630,60 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 	}
 	ox_cg_printf(cg, "\tOX_LAUNCH(%s, dim3(%lld, %lld, %lld), 128, 0, ox_st, in0, in1, in2, %s, out0);\n", kname, Sq, Hq,
 		     B, m ? "in3" : "nullptr");
+	if (fits32(g, n))
+		narrow(&t);
+	ox_cg_helper(cg, kname, t.s);
+	ox_buf_free(&t);
+	return 0;
+}
+
+/* LayerNormalization over the trailing axes (f32, scale and bias of the
+ * normalized size, Mean/InvStdDev not asked for): a warp per row, mean and
+ * variance by shuffles (two passes over the row) */
+static int emit_layernorm(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	ox_value *x = ox_in(g, n, 0), *sc = ox_in(g, n, 1), *b = ox_in(g, n, 2), *y = ox_out(g, n, 0);
+	for (int k = 1; k < n->nout; k++)
+		if (n->out[k] >= 0)
+			return 1;
+	if (!x || !y || !sc || x->dtype != OX_F32 || x->layout || y->layout || ox_shape_is_rt(g, &x->shape) ||
+	    sc->dtype != OX_F32 || (b && b->dtype != OX_F32))
+		return 1;
+	int r = x->shape.rank, axis = (int)ox_attr_int(n, "axis", -1);
+	if (axis < 0)
+		axis += r;
+	if (axis < 0 || axis >= r)
+		return 1;
+	int64_t D = 1;
+	for (int i = axis; i < r; i++)
+		D *= x->shape.d[i];
+	const int64_t rows = ox_shape_numel(&x->shape) / (D ? D : 1);
+	if (ox_shape_numel(&sc->shape) != D || (b && ox_shape_numel(&b->shape) != D) || !D)
+		return 1;
+	const double eps = ox_attr_float(n, "epsilon", 1e-5f);
+	char kname[200];
+	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_buf t = {0};
+	ox_buf_printf(&t, "/* %s: LayerNormalization of %lld rows of %lld, a warp each */\n"
+			  "__global__ void __launch_bounds__(128) %s(const float *__restrict__ x, const float *__restrict__ sc,\n"
+			  "\t\tconst float *__restrict__ b, float *__restrict__ y)\n{\n"
+			  "\tconst long row = (long)blockIdx.x * 4 + threadIdx.x / 32;\n\tconst int lane = threadIdx.x %% 32;\n"
+			  "\tif (row >= %lldL)\n\t\treturn;\n"
+			  "\tconst float *xr = x + row * %lld;\n\tfloat *yr = y + row * %lld;\n"
+			  "\tfloat s = 0.0f;\n\tfor (long i = lane; i < %lld; i += 32)\n\t\ts += xr[i];\n"
+			  "\tfor (int o = 16; o > 0; o /= 2)\n\t\ts += __shfl_xor_sync(0xffffffffu, s, o);\n"
+			  "\tconst float mean = s / %lld.0f;\n"
+			  "\tfloat q = 0.0f;\n\tfor (long i = lane; i < %lld; i += 32) {\n\t\tconst float d = xr[i] - mean;\n\t\tq += d * d;\n\t}\n"
+			  "\tfor (int o = 16; o > 0; o /= 2)\n\t\tq += __shfl_xor_sync(0xffffffffu, q, o);\n"
+			  "\tconst float inv = 1.0f / sqrtf(q / %lld.0f + %s);\n"
+			  "\tfor (long i = lane; i < %lld; i += 32)\n\t\tyr[i] = (xr[i] - mean) * inv * sc[i]%s;\n}\n\n",
+		      cg->fname, (long long)rows, (long long)D, kname, (long long)rows, (long long)D, (long long)D,
+		      (long long)D, (long long)D, (long long)D, (long long)D, ox_cg_lit(OX_F32, eps), (long long)D,
+		      b ? " + b[i]" : "");
+	ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 128, 0, ox_st, in0, in1, %s, out0);\n", kname, (long long)((rows + 3) / 4),
+		     b ? "in2" : "nullptr");
+	if (fits32(g, n))
+		narrow(&t);
 	ox_cg_helper(cg, kname, t.s);
 	ox_buf_free(&t);
 	return 0;
@@ -497,6 +703,8 @@ int ox_cu_emit(ox_cg *cg, ox_graph *g, ox_node *n)
 		rc = emit_globalpool(cg, g, n);
 	else if (n->op == OX_OP_Attention)
 		rc = emit_attention(cg, g, n);
+	else if (n->op == OX_OP_LayerNormalization)
+		rc = emit_layernorm(cg, g, n);
 	if (rc > 0 && ox_ir_epilogue(n))
 		ox_die("codegen: '%s' has an epilogue but no CUDA kernel takes it (opt/epilogue.c)", n->name);
 	return rc;

@@ -30,6 +30,10 @@ typedef struct {
 	void *p[32];
 } ox_ptrs;
 
+/* the split-K workspace of the convolutions and GEMMs (codegen/cuda_kernels.c),
+ * allocated by PREFIX_init: OX_WS_BYTES */
+static float *ox_cu_ws;
+
 /* the weights on the device, for the C run by device threads (bodies of
  * control nodes); set once by PREFIX_init */
 __device__ const unsigned char *ox_dev_W;
