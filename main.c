@@ -733,6 +733,7 @@ int main(int argc, char **argv)
 				fprintf(stderr, "onnxcc: report written to %s\n", path ? path : html);
 			free(stem), free(path);
 		}
+		free(st.slow);
 	}
 	if (!rc && graph)
 		rc = ox_rp_graph(graph, g, base) ? 1 : 0;

@@ -1117,6 +1117,8 @@ typedef struct {
 	int ndims;      /* --target cuda: nodes that compute dims from data (the
 			   run reads them back: no CUDA Graph) */
 	int nserial;    /* --target cuda: nodes run by one device thread */
+	int ntasks;     /* --target cuda: nodes run as the C target's tasks */
+	ox_buf slow;    /* --target cuda: those nodes, for --report */
 } spec_out;
 
 /* The node functions of specialization s and the calls of its run
@@ -1277,6 +1279,8 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 		} else if (cg->cuda && cg->nregions > 0 && !fails && ox_cu_blank(cg->body.s, cg->region_at[0])) {
 			/* independent tasks: one device thread each */
 			launched = 1;
+			so->ntasks++;
+			ox_buf_printf(&so->slow, "%s%s (%s, a thread per task)", so->slow.len ? ", " : "", n->name, n->optype);
 			for (int r = 0; r < cg->nregions; r++)
 				ox_buf_printf(&so->host, "__global__ void %s_task%.0d_k(ox_ptrs p, long n)\n{\n"
 						     "\tlong t = (long)blockIdx.x * blockDim.x + threadIdx.x;\n"
@@ -1293,6 +1297,7 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 		} else if (cg->cuda) {
 			/* one device thread runs the node's C function */
 			so->nserial++;
+			ox_buf_printf(&so->slow, "%s%s (%s, one thread)", so->slow.len ? ", " : "", n->name, n->optype);
 			ox_buf_printf(&so->host, "__global__ void %s_k(int *ox_status%s%s)\n{\n\tif (*ox_status)\n\t\treturn;\n",
 				      fname, params.s && strcmp(params.s, "void") ? ", " : "",
 				      params.s && strcmp(params.s, "void") ? params.s : "");
@@ -1481,7 +1486,7 @@ int ox_cg_emit_body(ox_cg *cg, ox_graph *body, const char *name)
 	cg->used = child.used, cg->nused = child.nused;
 	cg->interned = child.interned, cg->ninterned = child.ninterned;
 	ox_buf_free(&child.body);
-	ox_buf_free(&so.nodes), ox_buf_free(&so.run), ox_buf_free(&so.finfo), ox_buf_free(&so.host);
+	ox_buf_free(&so.nodes), ox_buf_free(&so.run), ox_buf_free(&so.finfo), ox_buf_free(&so.host), ox_buf_free(&so.slow);
 	return so.errors ? -1 : 0;
 }
 
@@ -2053,11 +2058,20 @@ done:
 		o->stats->kernel_bytes = kernel_bytes;
 		o->stats->nfuncs = nfuncs;
 		o->stats->nviews = nviews;
+		o->stats->cuda = o->cuda;
+		ox_buf slow = {0};
+		for (int s = 0; s < ngs; s++) {
+			o->stats->nserial += so[s].nserial, o->stats->ntasks += so[s].ntasks;
+			if (so[s].slow.len)
+				ox_buf_printf(&slow, "%s%s", slow.len ? ", " : "", so[s].slow.s);
+		}
+		o->stats->slow = slow.s;
 	}
 	weights_free(&L);
 	free(hpath), free(wpath), free(mpath), free(xpath), free(bpath), free(ipath), free(cupath), free(epath);
 	for (int s = 0; s < ngs; s++)
-		ox_buf_free(&so[s].nodes), ox_buf_free(&so[s].run), ox_buf_free(&so[s].finfo), ox_buf_free(&so[s].host);
+		ox_buf_free(&so[s].nodes), ox_buf_free(&so[s].run), ox_buf_free(&so[s].finfo), ox_buf_free(&so[s].host),
+			ox_buf_free(&so[s].slow);
 	free(so);
 	ox_buf_free(&dims);
 	ox_buf_free(&h), ox_buf_free(&c), ox_buf_free(&w), ox_buf_free(&m);

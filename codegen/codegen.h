@@ -17,6 +17,12 @@ typedef struct {
 	size_t kernel_bytes;  /* of which shared kernels from templates/ */
 	int nfuncs;           /* node functions */
 	int nviews;           /* nodes that need no code: views, Concats written in place */
+	/* --target cuda: nodes without a kernel of their own, as the C
+	 * target's function on the device (nserial one thread, ntasks a
+	 * thread per task); slow lists them ("name (Op, one thread), ..."),
+	 * malloc'd, for --report */
+	int cuda, nserial, ntasks;
+	char *slow;
 } ox_cg_stats;
 
 typedef struct {

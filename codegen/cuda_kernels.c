@@ -689,6 +689,260 @@ static int emit_layernorm(ox_cg *cg, ox_graph *g, ox_node *n)
 	return 0;
 }
 
+/* A kernel of one thread per element of an index space of rank r with
+ * constant dims: `body` reads the element's multi-index from i0..i<r-1>
+ * (and its linear index i). For the copy plans of the data ops, Concat and
+ * the fused elementwise bodies. */
+static void index_kernel(ox_buf *t, const char *kname, const char *params, const int64_t *dims, int r, const char *body)
+{
+	int64_t tot = 1;
+	for (int k = 0; k < r; k++)
+		tot *= dims[k];
+	ox_buf_printf(t, "__global__ void __launch_bounds__(256) %s(%s)\n{\n"
+			 "\tconst long i = (long)blockIdx.x * 256 + threadIdx.x;\n\tif (i >= %lldL)\n\t\treturn;\n",
+		      kname, params, (long long)tot);
+	int64_t below = 1;
+	for (int k = r - 1; k >= 0; k--) {
+		char v[16];
+		snprintf(v, sizeof v, "i%d", k);
+		int used = 0; /* (as a word: nvcc warns of unused variables) */
+		for (const char *q = strstr(body, v); q && !used; q = strstr(q + 1, v))
+			used = (q == body || !(isalnum((unsigned char)q[-1]) || q[-1] == '_')) &&
+			       !(isalnum((unsigned char)q[strlen(v)]) || q[strlen(v)] == '_');
+		if (used)
+			ox_buf_printf(t, "\tconst long i%d = i / %lld %% %lld;\n", k, (long long)below, (long long)dims[k]);
+		below *= dims[k];
+	}
+	ox_buf_puts(t, body);
+	ox_buf_puts(t, "}\n\n");
+}
+
+/* Transpose, Slice, Expand, Tile: the copy plan of ir/infer_data.c (the
+ * C target's loops render the same plan), linear axes, constant dims */
+static int emit_plan(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	ox_plan p;
+	if (ox_ir_data_plan(g, n, &p))
+		return 1;
+	int64_t dims[2 * OX_MAX_RANK];
+	ox_buf body = {0}, in = {0}, out = {0};
+	ox_buf_printf(&in, "%lld", (long long)p.ib);
+	ox_buf_printf(&out, "%lld", (long long)p.ob);
+	if (ox_dim_is_rt(g, p.ib) || ox_dim_is_rt(g, p.ob))
+		goto decline;
+	for (int k = 0; k < p.nax; k++) {
+		const ox_plan_axis *a = &p.ax[k];
+		if (a->kind != OX_PLAN_LIN || a->bc || ox_dim_is_rt(g, a->n) || ox_dim_is_rt(g, a->is) || ox_dim_is_rt(g, a->os))
+			goto decline;
+		dims[k] = a->n;
+		if (a->is)
+			ox_buf_printf(&in, " %s i%d * %lld", a->neg ? "-" : "+", k, (long long)a->is);
+		if (a->os)
+			ox_buf_printf(&out, " + i%d * %lld", k, (long long)a->os);
+	}
+	const char *ty = ox_cg_ctype(g->vals[n->out[0]].dtype);
+	ox_buf_printf(&body, "\ty[%s] = x[%s];\n", out.s, in.s);
+	char kname[200], params[256];
+	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	snprintf(params, sizeof params, "const %s *__restrict__ x, %s *__restrict__ y", ty, ty);
+	ox_buf t = {0};
+	ox_buf_printf(&t, "/* %s: %s as a copy plan of %d axes */\n", cg->fname, n->optype, p.nax);
+	index_kernel(&t, kname, params, dims, p.nax, body.s);
+	int64_t tot = 1;
+	for (int k = 0; k < p.nax; k++)
+		tot *= dims[k];
+	if (tot > 0)
+		ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, in0, out0);\n", kname, (long long)((tot + 255) / 256));
+	if (fits32(g, n))
+		narrow(&t);
+	ox_cg_helper(cg, kname, t.s);
+	ox_buf_free(&t), ox_buf_free(&body), ox_buf_free(&in), ox_buf_free(&out);
+	return 0;
+decline:
+	ox_buf_free(&body), ox_buf_free(&in), ox_buf_free(&out);
+	return 1;
+}
+
+/* Concat: a kernel per input, each element to its place along the axis */
+static int emit_concat(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	ox_value *y = ox_out(g, n, 0);
+	if (ox_shape_is_rt(g, &y->shape) || y->layout)
+		return 1;
+	for (int k = 0; k < n->nin; k++)
+		if (n->in[k] >= 0 && (ox_shape_is_rt(g, &g->vals[n->in[k]].shape) || g->vals[n->in[k]].layout))
+			return 1;
+	const ox_shape *ys = &y->shape;
+	int axis = ox_norm_axis(ox_attr_int(n, "axis", 0), ys->rank);
+	int64_t row = 1, off = 0;
+	for (int d = axis; d < ys->rank; d++)
+		row *= ys->d[d];
+	const char *ty = ox_cg_ctype(y->dtype);
+	for (int k = 0; k < n->nin; k++) {
+		if (n->in[k] < 0)
+			continue;
+		const ox_shape *xs = &g->vals[n->in[k]].shape;
+		int64_t rk = 1, tot = ox_shape_numel(xs);
+		for (int d = axis; d < xs->rank; d++)
+			rk *= xs->d[d];
+		if (tot > 0) {
+			char kname[200], params[256], body[256];
+			snprintf(kname, sizeof kname, "%s_kernel%d", cg->fname, k);
+			snprintf(params, sizeof params, "const %s *__restrict__ x, %s *__restrict__ y", ty, ty);
+			snprintf(body, sizeof body, "\ty[i / %lld * %lld + %lld + i %% %lld] = x[i];\n", (long long)rk,
+				 (long long)row, (long long)off, (long long)rk);
+			int64_t d1[1] = {tot};
+			ox_buf t = {0};
+			ox_buf_printf(&t, "/* %s: input %d of the Concat */\n", cg->fname, k);
+			index_kernel(&t, kname, params, d1, 1, body);
+			if (fits32(g, n))
+				narrow(&t);
+			ox_cg_helper(cg, kname, t.s);
+			ox_buf_free(&t);
+			ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, in%d, out0);\n", kname,
+				     (long long)((tot + 255) / 256), k);
+		}
+		off += rk;
+	}
+	return 0;
+}
+
+/* onnxcc::Fused (opt/ewfuse.c): its body per output element, the operands
+ * broadcast like numpy (stride 0 along their size-1 dims) */
+static int emit_fusedew(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	const ox_attr *a = ox_attr_get(n, "ox_body");
+	ox_graph *b = a ? a->g[0] : NULL;
+	ox_value *y = ox_out(g, n, 0);
+	if (!b || !y || y->layout || ox_shape_is_rt(g, &y->shape) || n->nin > 16)
+		return 1;
+	int r = y->shape.rank;
+	int64_t dims[OX_MAX_RANK + 1];
+	for (int d = 0; d < r; d++)
+		dims[d] = y->shape.d[d];
+	if (r == 0)
+		dims[0] = 1, r = 1;
+	ox_buf params = {0}, body = {0};
+	char *in[17] = {0};
+	for (int k = 0; k < n->nin; k++) {
+		const ox_value *x = &g->vals[n->in[k]];
+		if (x->layout || x->dtype != OX_F32 || ox_shape_is_rt(g, &x->shape)) {
+			ox_buf_free(&params), ox_buf_free(&body);
+			for (int j = 0; j < k; j++)
+				free(in[j]);
+			return 1;
+		}
+		ox_buf_printf(&params, "const float *__restrict__ x%d, ", k);
+		/* its offset: the output's index over its own dims (aligned right) */
+		ox_buf off = {0};
+		ox_buf_puts(&off, "0");
+		int64_t st = 1;
+		for (int d = x->shape.rank - 1; d >= 0; d--) {
+			int od = d + (y->shape.rank - x->shape.rank);
+			if (x->shape.d[d] != 1 && od >= 0)
+				ox_buf_printf(&off, " + i%d * %lld", od, (long long)st);
+			st *= x->shape.d[d];
+		}
+		char e[1200];
+		snprintf(e, sizeof e, "x%d[%s]", k, off.s);
+		in[k] = strdup(e);
+		ox_buf_free(&off);
+	}
+	ox_buf_puts(&params, "float *__restrict__ y");
+	ox_buf vb = {0};
+	int rc = ox_cg_vbody(cg, &vb, b, (const char *const *)in, "const float v", 1);
+	for (int k = 0; k < n->nin; k++)
+		free(in[k]);
+	if (rc) {
+		ox_buf_free(&params), ox_buf_free(&body), ox_buf_free(&vb);
+		return -1;
+	}
+	for (const char *p = vb.s; p && *p;) {
+		if (!strncmp(p, "ox_vf_", 6)) {
+			ox_buf_puts(&body, "ox_sf_");
+			p += 6;
+		} else if (!strncmp(p, "const ox_vf ", 12)) {
+			ox_buf_puts(&body, "const float ");
+			p += 12;
+		} else {
+			ox_buf_printf(&body, "%c", *p++);
+		}
+	}
+	ox_buf_puts(&body, "\ty[i] = v;\n");
+	char kname[200];
+	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_buf t = {0};
+	ox_buf_printf(&t, "/* %s: fused elementwise body, one thread per element */\n", cg->fname);
+	index_kernel(&t, kname, params.s, dims, r, body.s);
+	int64_t tot = ox_shape_numel(&y->shape);
+	if (tot > 0) {
+		ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, ", kname, (long long)((tot + 255) / 256));
+		for (int k = 0; k < n->nin; k++)
+			ox_cg_printf(cg, "in%d, ", k);
+		ox_cg_printf(cg, "out0);\n");
+	}
+	if (fits32(g, n))
+		narrow(&t);
+	ox_cg_helper(cg, kname, t.s);
+	ox_buf_free(&t), ox_buf_free(&params), ox_buf_free(&body), ox_buf_free(&vb);
+	return 0;
+}
+
+/* ReduceMean/Sum/Max/Min (f32) over a trailing block of axes: a warp per
+ * output element, shuffles to combine (Max/Min: NaN wins) */
+static int cu_reduce(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
+	if (!x || !y || x->dtype != OX_F32 || x->layout || y->layout || ox_shape_is_rt(g, &x->shape) || !x->shape.rank)
+		return 1;
+	int mask[OX_MAX_RANK] = {0}, r = x->shape.rank;
+	if (ox_reduce_axes(g, n, mask))
+		return 1;
+	int first = r;
+	while (first > 0 && mask[first - 1])
+		first--;
+	for (int d = 0; d < first; d++)
+		if (mask[d])
+			return 1; /* not a trailing block */
+	int64_t D = 1;
+	for (int d = first; d < r; d++)
+		D *= x->shape.d[d];
+	const int64_t rows = D ? ox_shape_numel(&x->shape) / D : 0;
+	if (!D || !rows)
+		return 1;
+	const int mx = n->op == OX_OP_ReduceMax, mn = n->op == OX_OP_ReduceMin;
+	const char *init = mx ? "-INFINITY" : mn ? "INFINITY" : "0.0f";
+	const char *comb = mx ? "a = b > a || b != b ? b : a" : mn ? "a = b < a || b != b ? b : a" : "a += b";
+	char kname[200];
+	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_buf t = {0};
+	ox_buf_printf(&t, "/* %s: %s of %lld rows of %lld, a warp each */\n"
+			  "__global__ void __launch_bounds__(128) %s(const float *__restrict__ x, float *__restrict__ y)\n{\n"
+			  "\tconst long row = (long)blockIdx.x * 4 + threadIdx.x / 32;\n\tconst int lane = threadIdx.x %% 32;\n"
+			  "\tif (row >= %lldL)\n\t\treturn;\n\tconst float *xr = x + row * %lld;\n\tfloat a = %s;\n"
+			  "\tfor (long i = lane; i < %lld; i += 32) {\n\t\tconst float b = xr[i];\n\t\t%s;\n\t}\n"
+			  "\tfor (int o = 16; o > 0; o /= 2) {\n\t\tconst float b = __shfl_xor_sync(0xffffffffu, a, o);\n\t\t%s;\n\t}\n"
+			  "\tif (lane == 0)\n\t\ty[row] = a%s;\n}\n\n",
+		      cg->fname, n->optype, (long long)rows, (long long)D, kname, (long long)rows, (long long)D, init,
+		      (long long)D, comb, comb, n->op == OX_OP_ReduceMean ? " / (float)D_" : "");
+	char dn[64];
+	snprintf(dn, sizeof dn, "%lld", (long long)D);
+	ox_buf u = {0};
+	for (const char *q = t.s; *q; q++)
+		if (!strncmp(q, "D_", 2) && q > t.s && q[-1] == ')') {
+			ox_buf_puts(&u, dn);
+			q++;
+		} else {
+			ox_buf_printf(&u, "%c", *q);
+		}
+	ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 128, 0, ox_st, in0, out0);\n", kname, (long long)((rows + 3) / 4));
+	if (fits32(g, n))
+		narrow(&u);
+	ox_cg_helper(cg, kname, u.s);
+	ox_buf_free(&t), ox_buf_free(&u);
+	return 0;
+}
+
 int ox_cu_emit(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	int rc = 1;
@@ -705,6 +959,15 @@ int ox_cu_emit(ox_cg *cg, ox_graph *g, ox_node *n)
 		rc = emit_attention(cg, g, n);
 	else if (n->op == OX_OP_LayerNormalization)
 		rc = emit_layernorm(cg, g, n);
+	else if (n->op == OX_OP_Transpose || n->op == OX_OP_Slice || n->op == OX_OP_Expand || n->op == OX_OP_Tile)
+		rc = emit_plan(cg, g, n);
+	else if (n->op == OX_OP_Concat)
+		rc = emit_concat(cg, g, n);
+	else if (n->op == OX_OP_Fused)
+		rc = emit_fusedew(cg, g, n);
+	else if (n->op == OX_OP_ReduceMean || n->op == OX_OP_ReduceSum || n->op == OX_OP_ReduceMax ||
+		 n->op == OX_OP_ReduceMin)
+		rc = cu_reduce(cg, g, n);
 	if (rc > 0 && ox_ir_epilogue(n))
 		ox_die("codegen: '%s' has an epilogue but no CUDA kernel takes it (opt/epilogue.c)", n->name);
 	return rc;

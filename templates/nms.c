@@ -45,7 +45,7 @@ static int ox_nms_suppress_$S(const $T *a, const $T *b, int center, $C iou)
 /* the sort's order: a higher score first (ctx: the class's scores) */
 static int ox_nms_before_$S(const void *ctx, int64_t a, int64_t b)
 {
-	const $T *s = ctx;
+	const $T *s = (const $T *)ctx;
 	return ox_ld_$S(s[a]) > ox_ld_$S(s[b]);
 }
 

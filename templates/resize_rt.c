@@ -97,7 +97,7 @@ static int ox_rz_tables(const ox_rz_opts *ro, int r, const long *in, const long 
 		total += od[a] * nt[a];
 		stride *= in[a];
 	}
-	long *op = scratch;
+	long *op = (long *)scratch;
 	float *wp = (float *)(op + total);
 	stride = 1;
 	for (int a = r - 1; a >= 0; a--) {

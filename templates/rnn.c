@@ -5,9 +5,14 @@
  * bookkeeping of a block of batches (OX_RNN_NB at a time, so each weight
  * row is fetched once per step and block). Needs
  * ox_ld_$S / ox_st_$S (from codegen/emit_rnn.c). _Generic picks
- * the float or double libm function for $C.
+ * the float or double libm function for $C (C++, the CUDA target: the
+ * overload).
  */
+#if defined(__cplusplus)
+#define ox_rnn_m_$S(fn, x) fn(($C)(x))
+#else
 #define ox_rnn_m_$S(fn, x) _Generic(($C)0, float: fn##f, default: fn)(x)
+#endif
 /* batches per block; codegen/emit_rnn.c's RNN_NB sizes the scratch by it.
  * (Each dtype's copy of this file repeats the same definition.) */
 #define OX_RNN_NB 4

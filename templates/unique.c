@@ -32,7 +32,7 @@ typedef struct {
 /* the sort's order: slice a before slice b */
 static int ox_unique_before_$S(const void *ctx, int64_t a, int64_t b)
 {
-	const ox_unique_ctx_$S *c = ctx;
+	const ox_unique_ctx_$S *c = (const ox_unique_ctx_$S *)ctx;
 	return ox_unique_cmp_$S(c->x, a, b, c->O, c->L, c->I) < 0;
 }
 

@@ -122,8 +122,10 @@ check() {
 	# shellcheck disable=SC2086 # OX_CFLAGS is a list of flags
 	case ${OXC_TARGET:-c} in
 	cuda-emu) # the CUDA target's .cu by the host C++ compiler, kernels on the CPU
-		timeout -k 5 "${OX_BUILD_TIMEOUT:-600}" ${CXX:-c++} -std=c++17 -O1 -DOX_CUDA_EMU -I"$t" -o "$t/net" \
-			-x c++ "$t/net.cu" -x c "$t/net_main.c" "$t/net_weights.c" -lm -pthread >"$t/build.log" 2>&1 ;;
+		{ ${CC:-cc} -std=c11 -O1 -c "$t/net_main.c" -o "$t/net_main.o" &&
+			${CC:-cc} -std=c11 -O1 -c "$t/net_weights.c" -o "$t/net_weights.o" &&
+			timeout -k 5 "${OX_BUILD_TIMEOUT:-600}" ${CXX:-c++} -std=c++17 -O1 -DOX_CUDA_EMU -I"$t" -o "$t/net" \
+				-x c++ "$t/net.cu" -x none "$t/net_main.o" "$t/net_weights.o" -lm -pthread; } >"$t/build.log" 2>&1 ;;
 	cuda) # nvcc, for the GPU of this machine ($OXC_ARCH, default sm_90)
 		timeout -k 5 "${OX_BUILD_TIMEOUT:-600}" ${NVCC:-nvcc} -std=c++17 -O1 -arch="${OXC_ARCH:-sm_90}" -o "$t/net" \
 			"$t/net.cu" "$t/net_main.c" "$t/net_weights.c" >"$t/build.log" 2>&1 ;;
