@@ -570,8 +570,8 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (ox_opt_attn_geo(g, n, &q) || q.rt || q.Skv > 4096 || q.Dk > 1024 || q.Hq % q.Hkv)
 		return 1;
 	ox_value *m = ox_in(g, n, 3);
-	if (m && ox_shape_numel(&m->shape) != q.Skv)
-		return 1; /* a mask per query or head: the C target's */
+	if (m && (ox_shape_numel(&m->shape) != q.Skv || m->dtype != OX_F32))
+		return 1; /* a mask per query or head, or of bools: the C target's */
 	for (int k = 1; k < n->nout; k++)
 		if (n->out[k] >= 0)
 			return 1;
@@ -623,7 +623,9 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_buf u = {0};
 		char *at = strstr(t.s, "\t\tif (k > s + ");
 		char tail[128];
-		snprintf(tail, sizeof tail, "\t\tif (k > s + %lld)\n\t\t\ta = -INFINITY;\n", Skv - Sq);
+		/* query s sits at position s among the keys (no past: ox_opt_attn_geo);
+		 * -inf added, not assigned, as the C target (a NaN stays) */
+		snprintf(tail, sizeof tail, "\t\tif (k > s)\n\t\t\ta += -INFINITY;\n");
 		ox_buf_printf(&u, "%.*s%s%s", (int)(at - t.s), t.s, tail, at + strlen("\t\tif (k > s + "));
 		ox_buf_free(&t);
 		t = u;
