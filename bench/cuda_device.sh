@@ -92,14 +92,15 @@ for r in 1 2; do
 	done
 	[ $r = 1 ] && timeout 240 python3 bench/cuda_torch.py --models resnet18,mobilenet_v2,bert_encoder --dtypes fp32 \
 		--modes eager,compile --iters 100 --warmup 20 --rounds 3 --json "$OUT/torch.json" 2>&1 | grep -v Warning
-	[ $r = 2 ] && timeout 60 python3 bench/cuda_torch.py --models resnet18,mobilenet_v2,bert_encoder --dtypes fp16 \
+	[ $r = 2 ] && [ -z "${SKIP_FP16:-}" ] && timeout 60 python3 bench/cuda_torch.py --models resnet18,mobilenet_v2,bert_encoder --dtypes fp16 \
 		--modes eager --iters 100 --warmup 20 --rounds 3 --json "$OUT/torch_fp16.json" 2>&1 | grep -v Warning
 done | tee "$OUT/bench.txt"
 
 [ -n "$ONLY" ] && { log "done"; exit 0; }
+SAN_MODELS=${SAN_MODELS:-squeezenet1_1 resnet18 bert_encoder}
 # ---- compute-sanitizer on the zoo's CNNs and the encoder ----
 log "sanitize"
-for m in squeezenet1_1 resnet18 bert_encoder; do
+for m in $SAN_MODELS; do
 	[ -x $W/$m/net ] || continue
 	timeout 45 compute-sanitizer --tool memcheck --error-exitcode 9 $W/$m/net $D/models/${m}_input_0.npy -o $W/$m/san \
 		> $OUT/memcheck_$m.txt 2>&1; echo "memcheck $m rc=$? $(grep -c 'ERROR SUMMARY: 0' $OUT/memcheck_$m.txt)"
@@ -112,6 +113,6 @@ done | tee -a "$OUT/sanitize.txt"
 # ---- a sample of the node suite (every 6th expected pass) ----
 log "suite"
 ONNX_TESTS=$D/suite OXC_SUITES=node OXC_TARGET=cuda OXC_ONNXCC=$D/onnxcc OXC_HINTS=0 ONNXCC=$D/onnxcc \
-	timeout 100 tests/e2e/conformance.sh -j 16 -o "$OUT/suite.tsv" > "$OUT/suite.txt" 2>&1
+	timeout ${SUITE_TIMEOUT:-100} tests/e2e/conformance.sh -j 16 -o "$OUT/suite.tsv" > "$OUT/suite.txt" 2>&1
 tail -n 30 "$OUT/suite.txt"
 log "done"
