@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+static void scalar(ox_buf *t, const char *v);
+
 /* The epilogue as scalar statements: the body's vector rendering
  * (codegen/emit_vec.c) with the vector forms replaced by the scalar ones
  * of runtime_min/ox_cuda.h, which mirror them name for name. The value is
@@ -50,18 +52,7 @@ static int epilogue(ox_cg *cg, ox_graph *g, ox_node *n, ox_buf *t, const char *c
 		ox_buf_free(&vb);
 		return -1;
 	}
-	/* ox_vf_ -> ox_sf_, the type ox_vf -> float */
-	for (const char *p = vb.s; p && *p;) {
-		if (!strncmp(p, "ox_vf_", 6)) {
-			ox_buf_puts(t, "ox_sf_");
-			p += 6;
-		} else if (!strncmp(p, "const ox_vf ", 12)) {
-			ox_buf_puts(t, "const float ");
-			p += 12;
-		} else {
-			ox_buf_printf(t, "%c", *p++);
-		}
-	}
+	scalar(t, vb.s);
 	ox_buf_free(&vb);
 	return 0;
 }
@@ -145,6 +136,33 @@ static void narrow(ox_buf *t)
 	}
 	ox_buf_free(t);
 	*t = u;
+}
+
+/* the kernel text t, named kname, into the file's kernels (32-bit indices
+ * when the node's tensors fit); frees t */
+static void finish(ox_cg *cg, ox_graph *g, ox_node *n, const char *kname, ox_buf *t)
+{
+	if (fits32(g, n))
+		narrow(t);
+	ox_cg_helper(cg, kname, t->s);
+	ox_buf_free(t);
+}
+
+/* the body's vector rendering (codegen/emit_vec.c) as scalar statements:
+ * ox_vf_ -> ox_sf_, the type ox_vf -> float (runtime_min/ox_cuda.h) */
+static void scalar(ox_buf *t, const char *v)
+{
+	for (const char *p = v; p && *p;) {
+		if (!strncmp(p, "ox_vf_", 6)) {
+			ox_buf_puts(t, "ox_sf_");
+			p += 6;
+		} else if (!strncmp(p, "const ox_vf ", 12)) {
+			ox_buf_puts(t, "const float ");
+			p += 12;
+		} else {
+			ox_buf_printf(t, "%c", *p++);
+		}
+	}
 }
 
 /* Split-K: when the tiles are too few to fill the GPU (132 SMs, two
@@ -317,10 +335,8 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 				     T / 4 * (T / 4), hasb ? "in2" : "nullptr", args.s ? args.s : "");
 		}
 	}
-	if (fits32(g, n))
-		narrow(&t);
-	ox_cg_helper(cg, kname, t.s);
-	ox_buf_free(&t), ox_buf_free(&params), ox_buf_free(&args);
+	finish(cg, g, n, kname, &t);
+	ox_buf_free(&params), ox_buf_free(&args);
 	return 0;
 fail:
 	ox_buf_free(&t), ox_buf_free(&params), ox_buf_free(&args);
@@ -462,10 +478,8 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 			     args.s ? args.s : "");
 	}
 	(void)Nc;
-	if (fits32(g, n))
-		narrow(&t);
-	ox_cg_helper(cg, kname, t.s);
-	ox_buf_free(&t), ox_buf_free(&params), ox_buf_free(&args);
+	finish(cg, g, n, kname, &t);
+	ox_buf_free(&params), ox_buf_free(&args);
 	return 0;
 decline:
 	ox_buf_free(&t), ox_buf_free(&params), ox_buf_free(&args);
@@ -515,10 +529,7 @@ static int emit_maxpool(ox_cg *cg, ox_graph *g, ox_node *n)
 		      (long long)in[0], (long long)k[1], (long long)s[1], (long long)pads[1], (long long)d[1], (long long)in[1],
 		      (long long)in[1]);
 	ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, in0, out0);\n", kname, (long long)((tot + 255) / 256));
-	if (fits32(g, n))
-		narrow(&t);
-	ox_cg_helper(cg, kname, t.s);
-	ox_buf_free(&t);
+	finish(cg, g, n, kname, &t);
 	return 0;
 }
 
@@ -632,10 +643,7 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 	}
 	ox_cg_printf(cg, "\tOX_LAUNCH(%s, dim3(%lld, %lld, %lld), 128, 0, ox_st, in0, in1, in2, %s, out0);\n", kname, Sq, Hq,
 		     B, m ? "in3" : "nullptr");
-	if (fits32(g, n))
-		narrow(&t);
-	ox_cg_helper(cg, kname, t.s);
-	ox_buf_free(&t);
+	finish(cg, g, n, kname, &t);
 	return 0;
 }
 
@@ -684,10 +692,7 @@ static int emit_layernorm(ox_cg *cg, ox_graph *g, ox_node *n)
 		      b ? " + b[i]" : "");
 	ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 128, 0, ox_st, in0, in1, %s, out0);\n", kname, (long long)((rows + 3) / 4),
 		     b ? "in2" : "nullptr");
-	if (fits32(g, n))
-		narrow(&t);
-	ox_cg_helper(cg, kname, t.s);
-	ox_buf_free(&t);
+	finish(cg, g, n, kname, &t);
 	return 0;
 }
 
@@ -755,10 +760,8 @@ static int emit_plan(ox_cg *cg, ox_graph *g, ox_node *n)
 		tot *= dims[k];
 	if (tot > 0)
 		ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, in0, out0);\n", kname, (long long)((tot + 255) / 256));
-	if (fits32(g, n))
-		narrow(&t);
-	ox_cg_helper(cg, kname, t.s);
-	ox_buf_free(&t), ox_buf_free(&body), ox_buf_free(&in), ox_buf_free(&out);
+	finish(cg, g, n, kname, &t);
+	ox_buf_free(&body), ox_buf_free(&in), ox_buf_free(&out);
 	return 0;
 decline:
 	ox_buf_free(&body), ox_buf_free(&in), ox_buf_free(&out);
@@ -859,17 +862,7 @@ static int emit_fusedew(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_buf_free(&params), ox_buf_free(&body), ox_buf_free(&vb);
 		return -1;
 	}
-	for (const char *p = vb.s; p && *p;) {
-		if (!strncmp(p, "ox_vf_", 6)) {
-			ox_buf_puts(&body, "ox_sf_");
-			p += 6;
-		} else if (!strncmp(p, "const ox_vf ", 12)) {
-			ox_buf_puts(&body, "const float ");
-			p += 12;
-		} else {
-			ox_buf_printf(&body, "%c", *p++);
-		}
-	}
+	scalar(&body, vb.s);
 	ox_buf_puts(&body, "\ty[i] = v;\n");
 	char kname[200];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
@@ -883,10 +876,8 @@ static int emit_fusedew(ox_cg *cg, ox_graph *g, ox_node *n)
 			ox_cg_printf(cg, "in%d, ", k);
 		ox_cg_printf(cg, "out0);\n");
 	}
-	if (fits32(g, n))
-		narrow(&t);
-	ox_cg_helper(cg, kname, t.s);
-	ox_buf_free(&t), ox_buf_free(&params), ox_buf_free(&body), ox_buf_free(&vb);
+	finish(cg, g, n, kname, &t);
+	ox_buf_free(&params), ox_buf_free(&body), ox_buf_free(&vb);
 	return 0;
 }
 
@@ -938,10 +929,8 @@ static int cu_reduce(ox_cg *cg, ox_graph *g, ox_node *n)
 			ox_buf_printf(&u, "%c", *q);
 		}
 	ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 128, 0, ox_st, in0, out0);\n", kname, (long long)((rows + 3) / 4));
-	if (fits32(g, n))
-		narrow(&u);
-	ox_cg_helper(cg, kname, u.s);
-	ox_buf_free(&t), ox_buf_free(&u);
+	finish(cg, g, n, kname, &u);
+	ox_buf_free(&t);
 	return 0;
 }
 
