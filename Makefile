@@ -166,11 +166,13 @@ bad: all
 # checks, a fixed sample of the zoo through --cuda-emu, every zoo model's .cu
 # through nvcc for sm_80 and sm_90 (skipped, saying so, without nvcc), and a
 # fixed sample of the node suite (tests/e2e/cuda_expected.txt, 152 tests)
-# through --cuda-emu: about 8 minutes on 2 cores.
+# and the run-time-shape models of `make dyn` (ranges, buckets, If, Loop)
+# through --cuda-emu: about 10 minutes on 2 cores.
 cuda: all deps-models tests/e2e/oxcmp
 	tests/cuda_emu/run.sh
 	tests/e2e/cuda.sh
 	ONNX_TESTS=$(ONNX_TESTS) OXC_TARGET=cuda-emu tests/e2e/conformance.sh --check tests/e2e/cuda_expected.txt
+	ONNXCC_FLAGS='--target cuda --cuda-emu' tests/e2e/dyn.sh
 
 zoo: all deps-models
 	tests/e2e/zoo.sh $(B)/zoo
@@ -205,7 +207,7 @@ ml: all deps-models
 int8: all deps-models
 	tests/e2e/int8.sh
 
-test: all ops-doc-check unit vmath conformance-check cases bad baddata opt-cases ml int8 zoo cuda dyn footprint firmware determinism install-check pictures tutorial fuzz-smoke sanitize
+test: all ops-doc-check unit vmath conformance-check cases bad baddata opt-cases ml int8 zoo dyn cuda footprint firmware determinism install-check pictures tutorial fuzz-smoke sanitize
 
 # onnxcc and its output under ASan+UBSan over a fixed sample: every 4th
 # expected-pass conformance test, the cases, 7 zoo models (tests/sanitize.sh)

@@ -578,39 +578,45 @@ static int emit_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
 static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_attngeo q;
-	if (ox_opt_attn_geo(g, n, &q) || q.rt || q.Skv > 4096 || q.Dk > 1024 || q.Hq % q.Hkv)
+	if (ox_opt_attn_geo(g, n, &q) || q.Skv > 4096 || q.Dk > 1024 || q.Hq % q.Hkv)
 		return 1;
 	ox_value *m = ox_in(g, n, 3);
-	if (m && (ox_shape_numel(&m->shape) != q.Skv || m->dtype != OX_F32))
-		return 1; /* a mask per query or head, or of bools: the C target's */
+	if (m && m->dtype != OX_F32)
+		return 1; /* a mask of bools: the C target's */
+	for (int d = 0; m && d < m->shape.rank; d++) /* one value per key, else the C target's */
+		if (d < m->shape.rank - 1 ? m->shape.d[d] != 1 : m->shape.d[d] != q.dSkv)
+			return 1;
+	/* batch and sequence lengths may be run-time dims (kernel arguments),
+	 * scores sized for the top of the keys */
 	for (int k = 1; k < n->nout; k++)
 		if (n->out[k] >= 0)
 			return 1;
 	char kname[200], qo[200], ko[200], vo[200], yo[200];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	const long long B = q.B, Sq = q.Sq, Skv = q.Skv, Hq = q.Hq, Hkv = q.Hkv, Dk = q.Dk, Dv = q.Dv;
+	(void)Sq;
 	if (q.rank == 3) { /* [B, S, H*D] */
-		snprintf(qo, sizeof qo, "(b * %lldL + s) * %lld + h * %lld", Sq, Hq * Dk, Dk);
-		snprintf(ko, sizeof ko, "(b * %lldL + k) * %lld + hk * %lld", Skv, Hkv * Dk, Dk);
-		snprintf(vo, sizeof vo, "(b * %lldL + k) * %lld + hk * %lld", Skv, Hkv * Dv, Dv);
-		snprintf(yo, sizeof yo, "(b * %lldL + s) * %lld + h * %lld", Sq, Hq * Dv, Dv);
+		snprintf(qo, sizeof qo, "(b * SQ + s) * %lld + h * %lld", Hq * Dk, Dk);
+		snprintf(ko, sizeof ko, "(b * SKV + k) * %lld + hk * %lld", Hkv * Dk, Dk);
+		snprintf(vo, sizeof vo, "(b * SKV + k) * %lld + hk * %lld", Hkv * Dv, Dv);
+		snprintf(yo, sizeof yo, "(b * SQ + s) * %lld + h * %lld", Hq * Dv, Dv);
 	} else { /* [B, H, S, D] */
-		snprintf(qo, sizeof qo, "((b * %lldL + h) * %lld + s) * %lld", Hq, Sq, Dk);
-		snprintf(ko, sizeof ko, "((b * %lldL + hk) * %lld + k) * %lld", Hkv, Skv, Dk);
-		snprintf(vo, sizeof vo, "((b * %lldL + hk) * %lld + k) * %lld", Hkv, Skv, Dv);
-		snprintf(yo, sizeof yo, "((b * %lldL + h) * %lld + s) * %lld", Hq, Sq, Dv);
+		snprintf(qo, sizeof qo, "((b * %lldL + h) * SQ + s) * %lld", Hq, Dk);
+		snprintf(ko, sizeof ko, "((b * %lldL + hk) * SKV + k) * %lld", Hkv, Dk);
+		snprintf(vo, sizeof vo, "((b * %lldL + hk) * SKV + k) * %lld", Hkv, Dv);
+		snprintf(yo, sizeof yo, "((b * %lldL + h) * SQ + s) * %lld", Hq, Dv);
 	}
 	ox_buf t = {0};
 	ox_buf_printf(&t, "/* %s: Attention B %lld, heads %lld/%lld, Sq %lld, Skv %lld, Dk %lld, Dv %lld, scale %g%s%s */\n"
 			  "__global__ void __launch_bounds__(128) %s(const float *__restrict__ Q, const float *__restrict__ K,\n"
-			  "\t\tconst float *__restrict__ V, const float *__restrict__ M, float *__restrict__ Y)\n{\n"
+			  "\t\tconst float *__restrict__ V, const float *__restrict__ M, float *__restrict__ Y, long SQ, long SKV)\n{\n"
 			  "\t__shared__ float qs[%lld], sc[%lld], red[4];\n"
 			  "\tconst long s = blockIdx.x, h = blockIdx.y, b = blockIdx.z, hk = h / %lld;\n"
 			  "\tconst int tid = threadIdx.x, lane = tid %% 32, wp = tid / 32;\n"
 			  "\tfor (int d = tid; d < %lld; d += 128)\n\t\tqs[d] = Q[%s + d];\n"
 			  "\t__syncthreads();\n"
 			  "\tfloat mx = -INFINITY;\n"
-			  "\tfor (int k = tid; k < %lld; k += 128) {\n"
+			  "\tfor (int k = tid; k < SKV; k += 128) {\n"
 			  "\t\tconst float *kr = K + %s;\n\t\tfloat a = 0.0f;\n"
 			  "\t\tfor (int d = 0; d < %lld; d++)\n\t\t\ta = fmaf(qs[d], kr[d], a);\n"
 			  "\t\ta = a * %s%s;\n%s"
@@ -619,17 +625,17 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 			  "\tif (lane == 0)\n\t\tred[wp] = mx;\n\t__syncthreads();\n"
 			  "\tmx = fmaxf(fmaxf(red[0], red[1]), fmaxf(red[2], red[3]));\n\t__syncthreads();\n"
 			  "\tfloat sum = 0.0f;\n"
-			  "\tfor (int k = tid; k < %lld; k += 128) {\n"
+			  "\tfor (int k = tid; k < SKV; k += 128) {\n"
 			  "\t\tconst float e = mx == -INFINITY ? 0.0f : expf(sc[k] - mx);\n\t\tsc[k] = e;\n\t\tsum += e;\n\t}\n"
 			  "\tfor (int o = 16; o > 0; o /= 2)\n\t\tsum += __shfl_xor_sync(0xffffffffu, sum, o);\n"
 			  "\tif (lane == 0)\n\t\tred[wp] = sum;\n\t__syncthreads();\n"
 			  "\tsum = red[0] + red[1] + red[2] + red[3];\n"
 			  "\tfor (int d = tid; d < %lld; d += 128) {\n\t\tfloat a = 0.0f;\n"
-			  "\t\tfor (int k = 0; k < %lld; k++)\n\t\t\ta = fmaf(sc[k], V[%s + d], a);\n"
+			  "\t\tfor (int k = 0; k < SKV; k++)\n\t\t\ta = fmaf(sc[k], V[%s + d], a);\n"
 			  "\t\tY[%s + d] = a / sum;\n\t}\n}\n\n",
 		      cg->fname, B, Hq, Hkv, Sq, Skv, Dk, Dv, q.scale, m ? ", mask per key" : "", q.causal ? ", causal" : "",
-		      kname, Dk, Skv, Hq / Hkv, Dk, qo, Skv, ko, Dk, ox_cg_lit(OX_F32, q.scale), m ? " + M[k]" : "",
-		      q.causal ? "\t\tif (k > s + " : "", Skv, Dv, Skv, vo, yo);
+		      kname, Dk, Skv, Hq / Hkv, Dk, qo, ko, Dk, ox_cg_lit(OX_F32, q.scale), m ? " + M[k]" : "",
+		      q.causal ? "\t\tif (k > s + " : "", Dv, vo, yo);
 	if (q.causal) { /* (the format above leaves the causal test open: close it) */
 		ox_buf u = {0};
 		char *at = strstr(t.s, "\t\tif (k > s + ");
@@ -641,8 +647,13 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_buf_free(&t);
 		t = u;
 	}
-	ox_cg_printf(cg, "\tOX_LAUNCH(%s, dim3(%lld, %lld, %lld), 128, 0, ox_st, in0, in1, in2, %s, out0);\n", kname, Sq, Hq,
-		     B, m ? "in3" : "nullptr");
+	char dsq[64], dskv[64], db[64];
+	snprintf(dsq, sizeof dsq, "%s", ox_cg_dim(cg, q.dSq));
+	snprintf(dskv, sizeof dskv, "%s", ox_cg_dim(cg, q.dSkv));
+	snprintf(db, sizeof db, "%s", ox_cg_dim(cg, q.dB));
+	ox_cg_printf(cg, "\tif (%s > 0 && %s > 0)\n\t\tOX_LAUNCH(%s, dim3((unsigned)%s, %lld, (unsigned)%s), 128, 0, ox_st, in0, in1, in2, %s, out0, %s, %s);\n",
+		     dsq, db, kname, dsq, Hq, db, m ? "in3" : "nullptr", dsq, dskv);
+	(void)B;
 	finish(cg, g, n, kname, &t);
 	return 0;
 }
