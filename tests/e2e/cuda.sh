@@ -20,8 +20,8 @@ cd "$(dirname "$0")/../.." || exit 2
 DIR=${1:-build/zoo}
 ONNXCC=${ONNXCC:-./onnxcc}
 OXCMP=${OXCMP:-tests/e2e/oxcmp}
-EMU=${CUDA_EMU_MODELS:-squeezenet1_1 mobilenet_v2 bert_encoder transformer_encoder transformer_encoder_op17 dynbatch vit_patch unet_small shufflenet_v2_x1_0}
-NV=${CUDA_NVCC_MODELS:-resnet18 resnet50 mobilenet_v2 squeezenet1_1 efficientnet_b0 shufflenet_v2_x1_0 transformer_encoder transformer_encoder_op17 dynbatch vit_patch unet_small bert_encoder}
+EMU=${CUDA_EMU_MODELS:-squeezenet1_1 mobilenet_v2 bert_encoder transformer_encoder transformer_encoder_op17 dynbatch vit_patch unet_small shufflenet_v2_x1_0 efficientnet_b0 lstm gru}
+NV=${CUDA_NVCC_MODELS:-resnet18 resnet50 mobilenet_v2 squeezenet1_1 efficientnet_b0 shufflenet_v2_x1_0 transformer_encoder transformer_encoder_op17 lstm gru dynbatch vit_patch unet_small bert_encoder}
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 fail=0
 flags_of() { [ "$1" = dynbatch ] && echo "--shape input=2x3x32x32"; }
