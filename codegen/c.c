@@ -1541,6 +1541,19 @@ static int emit_dims_fn(ox_buf *c, ox_cg *cg, const char *P, int s)
 	return 0;
 }
 
+/* the tensor and port descriptors, then the run section's start: the
+ * specializations' prologues (dims); the same in OUT.c and OUT.cu */
+static void emit_tables(ox_buf *c, ox_graph *const *gs, int ngs, const char *P, const ox_buf *dims)
+{
+	ox_graph *g = gs[0];
+	emit_desc(c, gs, ngs, P, 0);
+	emit_desc(c, gs, ngs, P, 1);
+	emit_ports(c, g, P, "input", g->nin_ports, g->in_ports, g->ninputs, NULL, g->inputs);
+	emit_ports(c, g, P, "output", g->nout_ports, g->out_ports, g->noutputs, g->output_names, g->outputs);
+	ox_buf_puts(c, "/* ---- run ---- */\n");
+	ox_buf_puts(c, dims->s ? dims->s : "");
+}
+
 int ox_cg_emit_c(ox_graph *g, const ox_cg_opts *o)
 {
 	return ox_cg_emit_c_specs(&g, 1, o);
@@ -1790,12 +1803,7 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 		ox_buf_puts(&c, "/* ---- nodes: kernels and their launches ---- */\n");
 		for (int s = 0; s < ngs; s++)
 			ox_buf_puts(&c, so[s].host.s ? so[s].host.s : "");
-		emit_desc(&c, gs, ngs, P, 0);
-		emit_desc(&c, gs, ngs, P, 1);
-		emit_ports(&c, g, P, "input", g->nin_ports, g->in_ports, g->ninputs, NULL, g->inputs);
-		emit_ports(&c, g, P, "output", g->nout_ports, g->out_ports, g->noutputs, g->output_names, g->outputs);
-		ox_buf_puts(&c, "/* ---- run ---- */\n");
-		ox_buf_puts(&c, dims.s ? dims.s : "");
+		emit_tables(&c, gs, ngs, P, &dims);
 		int capt[64], maxrank = 0;
 		for (int k = 0; k < g->noutputs; k++)
 			if (g->vals[g->outputs[k]].shape.rank > maxrank)
@@ -1901,16 +1909,10 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 			}
 			ox_buf_puts(&c, so[s].nodes.s ? so[s].nodes.s : "");
 		}
-		emit_desc(&c, gs, ngs, P, 0);
-		emit_desc(&c, gs, ngs, P, 1);
-		emit_ports(&c, g, P, "input", g->nin_ports, g->in_ports, g->ninputs, NULL, g->inputs);
-		emit_ports(&c, g, P, "output", g->nout_ports, g->out_ports, g->noutputs, g->output_names, g->outputs);
-
 		/* the run: a prologue per specialization (ox_d[] from the input shapes),
 		 * its node calls, and the dispatcher that picks the first whose ranges
 		 * hold the shapes */
-		ox_buf_puts(&c, "/* ---- run ---- */\n");
-		ox_buf_puts(&c, dims.s ? dims.s : "");
+		emit_tables(&c, gs, ngs, P, &dims);
 		for (int s = 0; s < ngs; s++) {
 			int any_fail = so[s].nfail || so[s].nindex || so[s].nunsup || so[s].nshape || so[s].nany;
 			ox_buf_printf(&c, "static int %s_run%d(unsigned char *A, int64_t *ox_d, const void *const *inputs,\n"
