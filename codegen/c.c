@@ -1015,7 +1015,11 @@ static const char loader_text[] =
 	"\t\tfree(blob);\n\t\tblob = NULL;\n\t}\n"
 	"\treturn rc;\n}\n"
 	"#define PFX_run(inputs, outputs) (PFX_load_weights() ? -1 : PFX_run(inputs, outputs))\n"
-	"#define PFX_run_ex(a, i, o, e) (PFX_load_weights() ? -1 : PFX_run_ex(a, i, o, e))\n\n";
+	"#define PFX_run_ex(a, i, o, e) (PFX_load_weights() ? -1 : PFX_run_ex(a, i, o, e))\n"
+	"#define PFX_run_shaped(a, i, s, o, os) (PFX_load_weights() ? -1 : PFX_run_shaped(a, i, s, o, os))\n"
+	"#ifdef PFXU_CUDA\n"
+	"#define PFX_bench(i, s, n, ms) (PFX_load_weights() ? -1 : PFX_bench(i, s, n, ms))\n"
+	"#endif\n\n";
 
 static void emit_init(ox_buf *c, const char *P, const char *PU)
 {
@@ -1033,7 +1037,7 @@ static void emit_init(ox_buf *c, const char *P, const char *PU)
 	ox_buf_printf(c, "static uint64_t %s_le(const unsigned char *p, int n)\n{\n\tuint64_t v = 0;\n"
 			 "\tfor (int i = n - 1; i >= 0; i--)\n\t\tv = v << 8 | p[i];\n\treturn v;\n}\n\n", P);
 	ox_buf_printf(c, "int %s_init(const void *blob, size_t size)\n{\n"
-			 "\tconst unsigned char *b = blob;\n"
+			 "\tconst unsigned char *b = (const unsigned char *)blob; /* (C++ too: --target cuda) */\n"
 			 "\t%s_W = NULL;\n"
 			 "\tif (!b)\n\t\treturn %s_ERR_ARG;\n"
 			 "\tif ((uintptr_t)b %% 8)\n\t\treturn %s_ERR_ALIGN;\n"

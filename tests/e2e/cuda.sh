@@ -14,6 +14,7 @@
 #    all-warnings, and ptxas -v read: no spill in the kernels of
 #    codegen/cuda_kernels.c (*_kernel), shared memory within 48 KiB. Without
 #    nvcc the step says so and the rest runs.
+# 3. --weights external through the --main program, C and CUDA (emulated).
 # Exit status 1 when anything fails.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
@@ -50,6 +51,28 @@ for m in $EMU; do
 		fail=1
 		tail -n 5 "$o/build.log" "$o/run.log" 2>/dev/null | sed 's/^/    /'
 	fi
+done
+
+# --weights external: the --main program loads the blob before its first
+# run (the loader is shared by both targets), a corrupted blob is refused
+d=$DIR/dynbatch
+for tgt in c cuda; do
+	o=$d/ext-$tgt
+	rm -rf "$o" && mkdir -p "$o"
+	fl=; [ $tgt = cuda ] && fl="--target cuda --cuda-emu"
+	st=ok
+	# shellcheck disable=SC2086
+	if ! "$ONNXCC" "$d/model.onnx" -o "$o/net.c" --weights external --shape input=2x3x32x32 --build $fl > "$o/build.log" 2>&1; then
+		st=BUILD-FAIL
+	elif ! "$o/net" "$d/input_0.npy" -o "$o/out" > "$o/run.log" 2>&1 ||
+		! "$OXCMP" --rtol 0 --atol 1e-4 "$o/out/output_0.npy" "$d/ref/output_0.npy" >> "$o/run.log" 2>&1; then
+		st=RUN-FAIL
+	else
+		cp "$o/net_weights.bin" "$o/bad.bin" && printf 'X' | dd of="$o/bad.bin" bs=1 seek=100 conv=notrunc 2> /dev/null
+		ONNXCC_WEIGHTS=$o/bad.bin "$o/net" "$d/input_0.npy" -o "$o/out2" > "$o/bad.log" 2>&1 && st=BAD-BLOB-ACCEPTED
+	fi
+	printf 'weights-external %-18s %s\n' "$tgt" "$st"
+	[ "$st" = ok ] || { fail=1; tail -n 5 "$o/build.log" "$o/run.log" 2>/dev/null | sed 's/^/    /'; }
 done
 
 if [ ! -x "$NVCC" ] && ! command -v "$NVCC" > /dev/null; then
