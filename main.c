@@ -431,9 +431,8 @@ static void default_prefix(const char *out, char *buf, size_t n)
  * OUT.cu by nvcc ($NVCC, else /usr/local/cuda/bin/nvcc, else nvcc on the
  * PATH) for sm_80 and sm_90, or with --cuda-emu by the host C++ compiler
  * ($CXX, else c++) against ox_cuda_emu.h beside it */
-static int build_cuda(const char *out, int emu, const ox_target *tgt)
+static int build_cuda(const char *out, int emu)
 {
-	(void)tgt;
 	char *exe = strip_ext(out);
 	size_t n = strlen(exe) + 32;
 	char *cu = malloc(n), *wc = malloc(n), *mc = malloc(n), *wo = malloc(n), *mo = malloc(n), *inc = malloc(n + 4);
@@ -743,7 +742,7 @@ int main(int argc, char **argv)
 		return rc;
 
 	if (cuda)
-		return build_cuda(out, cuda_emu, tgt);
+		return build_cuda(out, cuda_emu);
 	char *exe = strip_ext(out);
 	size_t n = strlen(exe) + 16;
 	char *wc = malloc(n), *mc = malloc(n);

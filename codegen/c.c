@@ -1273,7 +1273,6 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 			snprintf(errc, sizeof errc, "rc == 2 ? %s_ERR_SHAPE : %s_ERR_%s", PU, PU, kind);
 		else if (fails)
 			snprintf(errc, sizeof errc, "%s_ERR_%s", PU, cg->fails_shape ? "SHAPE" : kind);
-		int launched = 0; /* --target cuda: the node's tasks as a parallel kernel */
 		if (cg->cuda && native) {
 			/* a host function that launches the node's kernels */
 			ox_buf_printf(&so->host, "static void %s(cudaStream_t ox_st%s%s)\n{\n%s}\n\n", fname,
@@ -1282,7 +1281,6 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 			ox_buf_printf(run, "\t%s(ox_st%s%s);\n", fname, args.s ? ", " : "", args.s ? args.s : "");
 		} else if (cg->cuda && cg->nregions > 0 && !fails && ox_cu_blank(cg->body.s, cg->region_at[0])) {
 			/* independent tasks: one device thread each */
-			launched = 1;
 			so->ntasks++;
 			ox_buf_printf(&so->slow, "%s%s (%s, a thread per task)", so->slow.len ? ", " : "", n->name, n->optype);
 			for (int r = 0; r < cg->nregions; r++)
@@ -1322,8 +1320,7 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 			if (defines_dims(g, n) || fails) {
 				/* the dims it computed, or its failure, before the next node */
 				so->ndims++;
-				ox_buf_printf(run, "\tif ((rc = ox_sync_dims(ox_st, ox_d, ox_dd, %d, ox_status)))\n\t\treturn rc;\n",
-					      cg->nslots);
+				ox_buf_puts(run, "\tif ((rc = ox_sync_dims(ox_st)))\n\t\treturn rc;\n");
 			}
 		} else {
 			ox_buf_printf(run, "\t%s%s(%s", !fails ? "" : (cg->can_fail && cg->fails_shape) || cg->fails_any ? "if ((rc = " : "if (",
@@ -1414,14 +1411,12 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 		}
 		ox_buf_free(&params), ox_buf_free(&pack), ox_buf_free(&args), ox_buf_free(&dpack);
 		ox_buf_free(&xparams), ox_buf_free(&xargs);
-		(void)launched;
 	next:;
 	}
 	if (so->errors)
 		return;
 	if (cg->cuda && so->ndyn) /* the extents, before the output shapes read them */
-		ox_buf_printf(run, "\tif ((rc = ox_sync_dims(ox_st, ox_d, ox_dd, %d, ox_status)))\n\t\treturn rc;\n",
-			      cg->nslots);
+		ox_buf_puts(run, "\tif ((rc = ox_sync_dims(ox_st)))\n\t\treturn rc;\n");
 	/* the outputs: copied out of the arena, their run-time shapes reported */
 	for (int k = 0; k < g->noutputs; k++) {
 		ox_id id = g->outputs[k];

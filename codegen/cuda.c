@@ -156,8 +156,7 @@ void ox_cu_host(ox_buf *c, const ox_cu_info *fi)
 			 "\t\t cudaGetErrorName(ox_cu_err), cudaGetErrorString(ox_cu_err));\n"
 			 "\treturn ox_cu_msg;\n}\n\n", P);
 	/* the dims a node computed from data, and the status, back on the host */
-	ox_buf_printf(c, "[[maybe_unused]] static int ox_sync_dims(cudaStream_t st, int64_t *ox_d, int64_t *ox_dd, int n, int *status)\n{\n"
-			 "\t(void)ox_d, (void)ox_dd, (void)n, (void)status;\n"
+	ox_buf_printf(c, "[[maybe_unused]] static int ox_sync_dims(cudaStream_t st)\n{\n"
 			 "\tif (ox_cu_check(cudaMemcpyAsync(ox_s.hd, ox_s.dd, (OX_NS + OX_NX + 1) * sizeof(int64_t),\n"
 			 "\t\t\tcudaMemcpyDeviceToHost, st)) || ox_cu_check(cudaStreamSynchronize(st)))\n"
 			 "\t\treturn %s_ERR_CUDA;\n"
