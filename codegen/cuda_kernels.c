@@ -8,7 +8,7 @@
  * on the device then (codegen/c.c), which must not happen to a node with
  * an epilogue (the C emitters of plain values do not apply one).
  */
-#include "cg.h"
+#include "cuda_kernels.h"
 #include "../opt/opt.h"
 #include "../ir/family.h"
 #include <ctype.h>
@@ -16,14 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void scalar(ox_buf *t, const char *v);
-
 /* The epilogue as scalar statements: the body's vector rendering
  * (codegen/emit_vec.c) with the vector forms replaced by the scalar ones
  * of runtime_min/ox_cuda.h, which mirror them name for name. The value is
  * `v`; operand j of the body reads e<j>[k] at the C index expression
  * `chan` (one per channel), `full` (the output's own) or [0] (a scalar). */
-static int epilogue(ox_cg *cg, ox_graph *g, ox_node *n, ox_buf *t, const char *chan, const char *full, int lvl)
+int ox_cu_epilogue(ox_cg *cg, ox_graph *g, ox_node *n, ox_buf *t, const char *chan, const char *full, int lvl)
 {
 	ox_graph *b = ox_ir_epilogue(n);
 	if (!b)
@@ -52,13 +50,13 @@ static int epilogue(ox_cg *cg, ox_graph *g, ox_node *n, ox_buf *t, const char *c
 		ox_buf_free(&vb);
 		return -1;
 	}
-	scalar(t, vb.s);
+	ox_cu_scalar(t, vb.s);
 	ox_buf_free(&vb);
 	return 0;
 }
 
 /* the epilogue's operands as kernel parameters and launch arguments */
-static void epi_params(ox_graph *g, ox_node *n, ox_buf *params, ox_buf *args)
+void ox_cu_epi_params(ox_graph *g, ox_node *n, ox_buf *params, ox_buf *args)
 {
 	ox_graph *b = ox_ir_epilogue(n);
 	int first = ox_ir_epilogue_first(n);
@@ -109,7 +107,7 @@ static void tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, c
 /* Index arithmetic in 32 bits when every tensor of the node fits (64-bit
  * divisions by constants cost several times more on the GPU): the word
  * "long" of a kernel's text becomes "int", literals lose their L. */
-static int fits32(ox_graph *g, const ox_node *n)
+int ox_cu_fits32(ox_graph *g, const ox_node *n)
 {
 	for (int k = 0; k < n->nin + n->nout; k++) {
 		ox_id id = k < n->nin ? n->in[k] : n->out[k - n->nin];
@@ -119,7 +117,7 @@ static int fits32(ox_graph *g, const ox_node *n)
 	return 1;
 }
 
-static void narrow(ox_buf *t)
+void ox_cu_narrow(ox_buf *t)
 {
 	ox_buf u = {0};
 	for (const char *p = t->s; p && *p; p++) {
@@ -140,17 +138,17 @@ static void narrow(ox_buf *t)
 
 /* the kernel text t, named kname, into the file's kernels (32-bit indices
  * when the node's tensors fit); frees t */
-static void finish(ox_cg *cg, ox_graph *g, ox_node *n, const char *kname, ox_buf *t)
+void ox_cu_finish(ox_cg *cg, ox_graph *g, ox_node *n, const char *kname, ox_buf *t)
 {
-	if (fits32(g, n))
-		narrow(t);
+	if (ox_cu_fits32(g, n))
+		ox_cu_narrow(t);
 	ox_cg_helper(cg, kname, t->s);
 	ox_buf_free(t);
 }
 
 /* the body's vector rendering (codegen/emit_vec.c) as scalar statements:
  * ox_vf_ -> ox_sf_, the type ox_vf -> float (runtime_min/ox_cuda.h) */
-static void scalar(ox_buf *t, const char *v)
+void ox_cu_scalar(ox_buf *t, const char *v)
 {
 	for (const char *p = v; p && *p;) {
 		if (!strncmp(p, "ox_vf_", 6)) {
@@ -205,7 +203,7 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 	const int64_t Cg = C / G, Og = O / G, P = out[0] * out[1], K = Cg * k[0] * k[1];
 	const int hasb = n->nin > 2 && n->in[2] >= 0;
 	ox_buf t = {0}, params = {0}, args = {0};
-	epi_params(g, n, &params, &args);
+	ox_cu_epi_params(g, n, &params, &args);
 	char kname[200];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf_printf(&t, "/* %s: Conv %lldx%lld, stride %lldx%lld, dilation %lldx%lld, pads %lld,%lld, group %lld: "
@@ -240,7 +238,7 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 			      (long long)k[0], (long long)s[0], (long long)pads[0], (long long)d[0], (long long)in[0],
 			      (long long)k[1], (long long)s[1], (long long)pads[1], (long long)d[1], (long long)in[1],
 			      (long long)in[1], (long long)k[1]);
-		if (epilogue(cg, g, n, &t, "o", "i", 1))
+		if (ox_cu_epilogue(cg, g, n, &t, "o", "i", 1))
 			goto fail;
 		ox_buf_puts(&t, "\ty[i] = v;\n}\n\n");
 		ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, in0, in1, %s, out0%s);\n", kname,
@@ -317,7 +315,7 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 				      kname, params.s ? params.s : "", (long long)(N * O * P), (long long)P, (long long)P,
 				      (long long)O, (long long)(O * P), (long long)G, (long long)Og, (long long)Og,
 				      hasb ? "bias[o]" : "0.0f", S, S, (long long)Og, (long long)P);
-			if (epilogue(cg, g, n, &t, "o", "i", 1))
+			if (ox_cu_epilogue(cg, g, n, &t, "o", "i", 1))
 				goto fail;
 			ox_buf_puts(&t, "\ty[i] = v;\n}\n\n");
 			/* the tiles' kernel takes ws in place of y */
@@ -327,7 +325,7 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 			ox_cg_printf(cg, "\tOX_LAUNCH(%s_sum, %lld, 256, 0, ox_st, ox_cu_ws, %s, out0%s);\n", kname,
 				     (long long)((N * O * P + 255) / 256), hasb ? "in2" : "nullptr", args.s ? args.s : "");
 		} else {
-			if (epilogue(cg, g, n, &t, chan, full, 3))
+			if (ox_cu_epilogue(cg, g, n, &t, chan, full, 3))
 				goto fail;
 			ox_buf_puts(&t, "\t\t\ty[yi] = v;\n\t\t}\n\t}\n}\n\n");
 			ox_cg_printf(cg, "\tOX_LAUNCH(%s, dim3(%lld, %lld, %lld), %d, 0, ox_st, in0, in1, %s, out0%s);\n", kname,
@@ -335,7 +333,7 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 				     T / 4 * (T / 4), hasb ? "in2" : "nullptr", args.s ? args.s : "");
 		}
 	}
-	finish(cg, g, n, kname, &t);
+	ox_cu_finish(cg, g, n, kname, &t);
 	ox_buf_free(&params), ox_buf_free(&args);
 	return 0;
 fail:
@@ -356,7 +354,7 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	snprintf(Ks, sizeof Ks, "%s", ox_cg_dim(cg, q->dK));
 	const int64_t N = q->N;
 	ox_buf t = {0}, params = {0}, args = {0};
-	epi_params(g, n, &params, &args);
+	ox_cu_epi_params(g, n, &params, &args);
 	char kname[200];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	int T = tile_of(q->M, N, q->batch);
@@ -443,7 +441,7 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 				  "\tfor (int s = 0; s < %d; s++)\n\t\ta += ws[s * M * NN + i];\n"
 				  "\tfloat v = %sa%s;\n",
 			      kname, params.s ? params.s : "", (long long)N, S, al, cexpr);
-		if (epilogue(cg, g, n, &t, "p", "i", 1))
+		if (ox_cu_epilogue(cg, g, n, &t, "p", "i", 1))
 			goto fail;
 		ox_buf_puts(&t, "\ty[i] = v;\n}\n\n");
 	} else {
@@ -457,7 +455,7 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 			      al, cexpr);
 		char full[64];
 		snprintf(full, sizeof full, nb ? "(long)blockIdx.z * M * NN + yi" : "yi");
-		if (epilogue(cg, g, n, &t, "p", full, 3))
+		if (ox_cu_epilogue(cg, g, n, &t, "p", full, 3))
 			goto fail;
 		ox_buf_puts(&t, "\t\t\ty[yi] = v;\n\t\t}\n\t}\n}\n\n");
 	}
@@ -478,7 +476,7 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 			     args.s ? args.s : "");
 	}
 	(void)Nc;
-	finish(cg, g, n, kname, &t);
+	ox_cu_finish(cg, g, n, kname, &t);
 	ox_buf_free(&params), ox_buf_free(&args);
 	return 0;
 decline:
@@ -529,7 +527,7 @@ static int emit_maxpool(ox_cg *cg, ox_graph *g, ox_node *n)
 		      (long long)in[0], (long long)k[1], (long long)s[1], (long long)pads[1], (long long)d[1], (long long)in[1],
 		      (long long)in[1]);
 	ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, in0, out0);\n", kname, (long long)((tot + 255) / 256));
-	finish(cg, g, n, kname, &t);
+	ox_cu_finish(cg, g, n, kname, &t);
 	return 0;
 }
 
@@ -654,7 +652,7 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_printf(cg, "\tif (%s > 0 && %s > 0)\n\t\tOX_LAUNCH(%s, dim3((unsigned)%s, %lld, (unsigned)%s), 128, 0, ox_st, in0, in1, in2, %s, out0, %s, %s);\n",
 		     dsq, db, kname, dsq, Hq, db, m ? "in3" : "nullptr", dsq, dskv);
 	(void)B;
-	finish(cg, g, n, kname, &t);
+	ox_cu_finish(cg, g, n, kname, &t);
 	return 0;
 }
 
@@ -703,7 +701,7 @@ static int emit_layernorm(ox_cg *cg, ox_graph *g, ox_node *n)
 		      b ? " + b[i]" : "");
 	ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 128, 0, ox_st, in0, in1, %s, out0);\n", kname, (long long)((rows + 3) / 4),
 		     b ? "in2" : "nullptr");
-	finish(cg, g, n, kname, &t);
+	ox_cu_finish(cg, g, n, kname, &t);
 	return 0;
 }
 
@@ -711,7 +709,7 @@ static int emit_layernorm(ox_cg *cg, ox_graph *g, ox_node *n)
  * constant dims: `body` reads the element's multi-index from i0..i<r-1>
  * (and its linear index i). For the copy plans of the data ops, Concat and
  * the fused elementwise bodies. */
-static void index_kernel(ox_buf *t, const char *kname, const char *params, const int64_t *dims, int r, const char *body)
+void ox_cu_index_kernel(ox_buf *t, const char *kname, const char *params, const int64_t *dims, int r, const char *body)
 {
 	int64_t tot = 1;
 	for (int k = 0; k < r; k++)
@@ -765,13 +763,13 @@ static int emit_plan(ox_cg *cg, ox_graph *g, ox_node *n)
 	snprintf(params, sizeof params, "const %s *__restrict__ x, %s *__restrict__ y", ty, ty);
 	ox_buf t = {0};
 	ox_buf_printf(&t, "/* %s: %s as a copy plan of %d axes */\n", cg->fname, n->optype, p.nax);
-	index_kernel(&t, kname, params, dims, p.nax, body.s);
+	ox_cu_index_kernel(&t, kname, params, dims, p.nax, body.s);
 	int64_t tot = 1;
 	for (int k = 0; k < p.nax; k++)
 		tot *= dims[k];
 	if (tot > 0)
 		ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, in0, out0);\n", kname, (long long)((tot + 255) / 256));
-	finish(cg, g, n, kname, &t);
+	ox_cu_finish(cg, g, n, kname, &t);
 	ox_buf_free(&body), ox_buf_free(&in), ox_buf_free(&out);
 	return 0;
 decline:
@@ -810,9 +808,9 @@ static int emit_concat(ox_cg *cg, ox_graph *g, ox_node *n)
 			int64_t d1[1] = {tot};
 			ox_buf t = {0};
 			ox_buf_printf(&t, "/* %s: input %d of the Concat */\n", cg->fname, k);
-			index_kernel(&t, kname, params, d1, 1, body);
-			if (fits32(g, n))
-				narrow(&t);
+			ox_cu_index_kernel(&t, kname, params, d1, 1, body);
+			if (ox_cu_fits32(g, n))
+				ox_cu_narrow(&t);
 			ox_cg_helper(cg, kname, t.s);
 			ox_buf_free(&t);
 			ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, in%d, out0);\n", kname,
@@ -873,13 +871,13 @@ static int emit_fusedew(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_buf_free(&params), ox_buf_free(&body), ox_buf_free(&vb);
 		return -1;
 	}
-	scalar(&body, vb.s);
+	ox_cu_scalar(&body, vb.s);
 	ox_buf_puts(&body, "\ty[i] = v;\n");
 	char kname[200];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf t = {0};
 	ox_buf_printf(&t, "/* %s: fused elementwise body, one thread per element */\n", cg->fname);
-	index_kernel(&t, kname, params.s, dims, r, body.s);
+	ox_cu_index_kernel(&t, kname, params.s, dims, r, body.s);
 	int64_t tot = ox_shape_numel(&y->shape);
 	if (tot > 0) {
 		ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, ", kname, (long long)((tot + 255) / 256));
@@ -887,7 +885,7 @@ static int emit_fusedew(ox_cg *cg, ox_graph *g, ox_node *n)
 			ox_cg_printf(cg, "in%d, ", k);
 		ox_cg_printf(cg, "out0);\n");
 	}
-	finish(cg, g, n, kname, &t);
+	ox_cu_finish(cg, g, n, kname, &t);
 	ox_buf_free(&params), ox_buf_free(&body), ox_buf_free(&vb);
 	return 0;
 }
@@ -940,7 +938,7 @@ static int cu_reduce(ox_cg *cg, ox_graph *g, ox_node *n)
 			ox_buf_printf(&u, "%c", *q);
 		}
 	ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 128, 0, ox_st, in0, out0);\n", kname, (long long)((rows + 3) / 4));
-	finish(cg, g, n, kname, &u);
+	ox_cu_finish(cg, g, n, kname, &u);
 	ox_buf_free(&t);
 	return 0;
 }
@@ -970,6 +968,10 @@ int ox_cu_emit(ox_cg *cg, ox_graph *g, ox_node *n)
 	else if (n->op == OX_OP_ReduceMean || n->op == OX_OP_ReduceSum || n->op == OX_OP_ReduceMax ||
 		 n->op == OX_OP_ReduceMin)
 		rc = cu_reduce(cg, g, n);
+	else if (n->op == OX_OP_ConvTranspose || n->op == OX_OP_Resize)
+		rc = ox_cu_emit_nn(cg, g, n);
+	else if (n->op == OX_OP_LSTM || n->op == OX_OP_GRU || n->op == OX_OP_RNN)
+		rc = ox_cu_emit_rnn(cg, g, n);
 	if (rc > 0 && ox_ir_epilogue(n))
 		ox_die("codegen: '%s' has an epilogue but no CUDA kernel takes it (opt/epilogue.c)", n->name);
 	return rc;

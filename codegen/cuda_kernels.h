@@ -1,0 +1,34 @@
+/* cuda_kernels.h: the pieces the CUDA kernel emitters share
+ * (codegen/cuda_kernels.c: GEMM, convolution, pooling, normalization,
+ * attention, copy plans, fused elementwise; codegen/cuda_*.c: the other
+ * op families). Each emitter answers 0 (the node is its kernel), 1 (it
+ * does not take the node: the C function runs on the device) or -1. */
+#ifndef OX_CUDA_KERNELS_H
+#define OX_CUDA_KERNELS_H
+#include "cg.h"
+
+/* the node's fused epilogue (opt/epilogue.c) as scalar statements on `v`:
+ * operand j reads e<j>[chan] (per channel), e<j>[full] or e<j>[0]; 0 when
+ * it has none */
+int ox_cu_epilogue(ox_cg *cg, ox_graph *g, ox_node *n, ox_buf *t, const char *chan, const char *full, int lvl);
+/* the epilogue's operands as kernel parameters and launch arguments */
+void ox_cu_epi_params(ox_graph *g, ox_node *n, ox_buf *params, ox_buf *args);
+/* every tensor of the node is under 2^30 elements: 32-bit indices */
+int ox_cu_fits32(ox_graph *g, const ox_node *n);
+/* "long" -> "int", 123L -> 123 in a kernel's text */
+void ox_cu_narrow(ox_buf *t);
+/* the kernel text t, named kname, into the file's kernels (narrowed when
+ * the node fits); frees t */
+void ox_cu_finish(ox_cg *cg, ox_graph *g, ox_node *n, const char *kname, ox_buf *t);
+/* emit_vec.c's vector rendering as scalar statements (ox_vf_ -> ox_sf_) */
+void ox_cu_scalar(ox_buf *t, const char *v);
+/* a kernel of one thread per element of a constant index space of rank r:
+ * `body` reads the multi-index i0..i<r-1> and the linear index i */
+void ox_cu_index_kernel(ox_buf *t, const char *kname, const char *params, const int64_t *dims, int r,
+			const char *body);
+
+/* codegen/cuda_nn.c: ConvTranspose, Resize */
+int ox_cu_emit_nn(ox_cg *cg, ox_graph *g, ox_node *n);
+/* codegen/cuda_rnn.c: LSTM, GRU, RNN */
+int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n);
+#endif
