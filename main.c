@@ -44,6 +44,8 @@ static const char usage[] =
 	"             for nvcc (host code and kernels; docs/cuda.md) beside OUT.h and the weights\n"
 	"  --cuda-emu with --target cuda: --build makes the program with the host C++ compiler\n"
 	"             and ox_cuda_emu.h (written beside OUT), which runs the kernels on the CPU\n"
+	"  --tf32     with --target cuda: f32 convolutions and GEMMs on tensor cores in TF32\n"
+	"             (10-bit mantissas in the products; f16/bf16 ones use them always, exactly)\n"
 	"  --cpu      the CPU the code is for: generic (the default: portable C11),\n"
 	"             x86-64-v3 (AVX2+FMA), x86-64-v4 (AVX-512), armv8-a (NEON) or\n"
 	"             native (this machine); sets vector width, tiles and --build's flags\n"
@@ -469,7 +471,7 @@ int main(int argc, char **argv)
 	const char *strcap = NULL, *cpu = NULL, *opt = NULL, *wino = NULL;
 	int print_cflags = 0;
 	int nshapes = 0, ndims = 0, nconsts = 0, nlikes = 0, nmaxes = 0, with_main = 0, build = 0, report = 0;
-	int cuda_emu = 0;
+	int cuda_emu = 0, tf32 = 0;
 	const char *maxelems = NULL, *rtinputs = NULL, *unrolls = NULL;
 	const char *graph = NULL, *html = NULL; /* --graph FILE, --report=html[:FILE] ("" default) */
 	int weights = OX_CG_WEIGHTS_EMBED;
@@ -541,6 +543,8 @@ int main(int argc, char **argv)
 			build = with_main = 1;
 		else if (!strcmp(a, "--cuda-emu"))
 			cuda_emu = 1;
+		else if (!strcmp(a, "--tf32"))
+			tf32 = 1;
 		else if (!strcmp(a, "-v"))
 			ox_verbose = 1;
 		else if (!strcmp(a, "--dump-ir"))
@@ -594,6 +598,8 @@ int main(int argc, char **argv)
 		return bad_option("--target '%s' is not supported (available: c, cuda)", target);
 	if (cuda_emu && !cuda)
 		return bad_option("%s", "--cuda-emu is for --target cuda");
+	if (tf32 && !cuda)
+		return bad_option("%s", "--tf32 is for --target cuda");
 	if (wmode && !strcmp(wmode, "external"))
 		weights = OX_CG_WEIGHTS_EXTERNAL;
 	else if (wmode && !strcmp(wmode, "c"))
@@ -714,7 +720,7 @@ int main(int argc, char **argv)
 	const char *base = strrchr(model, '/') ? strrchr(model, '/') + 1 : model;
 	if (!rc && out) {
 		ox_cg_stats st = {0};
-		ox_cg_opts o = {out, prefix, base, with_main, weights, &st, cuda, cuda_emu};
+		ox_cg_opts o = {out, prefix, base, with_main, weights, &st, cuda, cuda_emu, tf32};
 		rc = ox_cg_emit_c_specs(gs, ngs, &o) ? 1 : 0;
 		ox_rp_info ri = {base, out, weights, &st};
 		if (!rc && report == 1)

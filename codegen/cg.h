@@ -64,6 +64,7 @@ typedef struct ox_cg {
 				 body): weights through ox_dev_W */
 	int64_t cu_ws;        /* --target cuda: bytes of split-K workspace the
 				 kernels need (codegen/cuda_kernels.c) */
+	int tf32;             /* --tf32: f32 products in TF32 on tensor cores */
 } ox_cg;
 
 /* ---- --target cuda (codegen/cuda.c, cuda_*.c) ----

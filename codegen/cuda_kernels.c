@@ -39,7 +39,7 @@ int ox_cu_epilogue(ox_cg *cg, ox_graph *g, ox_node *n, ox_buf *t, const char *ch
 			snprintf(e, sizeof e, "e%d[%s]", j, full);
 		else
 			snprintf(e, sizeof e, "e%d[%s]", j, chan);
-		in[j] = strdup(e);
+		in[j] = strdup(ox_cg_load(x->dtype, e));
 	}
 	ox_buf vb = {0};
 	int rc = ox_cg_vbody(cg, &vb, b, (const char *const *)in, "v", lvl);
@@ -60,28 +60,50 @@ void ox_cu_epi_params(ox_graph *g, ox_node *n, ox_buf *params, ox_buf *args)
 {
 	ox_graph *b = ox_ir_epilogue(n);
 	int first = ox_ir_epilogue_first(n);
-	(void)g;
 	for (int j = 1; b && j < b->ninputs; j++) {
-		ox_buf_printf(params, ", const float *__restrict__ e%d", j);
+		ox_buf_printf(params, ", const %s *__restrict__ e%d", ox_cg_ctype(g->vals[n->in[first + j - 1]].dtype), j);
 		ox_buf_printf(args, ", in%d", first + j - 1);
 	}
 }
 
-/* Tiles of BM x BN outputs, each of 256 (or 64) threads computing 4 x 4,
- * over chunks of 16 of the reduction in shared memory. A (BM rows of the
- * reduction) and B (16 x BN) come from the caller's loads: LOADA(m, k)
- * and LOADB(k, p) as C expressions (zero outside). */
-static void tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, const char *K, const char *loada,
-		      const char *loadb)
+/* Where a thread's accumulators lie in its tile: acc[e] for e < ne is
+ * output (m0 + row, p0 + col), row and col C expressions of e */
+typedef struct {
+	int nt, ne;         /* threads per block, accumulators per thread */
+	char row[128], col[128];
+} tile_geo;
+
+/* Tiles of BM x BN outputs over chunks of 16 of the reduction in shared
+ * memory. A (BM rows of the reduction) and B (16 x BN) come from the
+ * caller's loads: LOADA(m, k) and LOADB(k, p) as C expressions (zero
+ * outside). FFMA: 256 (or 64) threads computing 4 x 4 each. mma: 4 warps
+ * of BM/2 x BN/2, each a grid of 16 x 8 tensor-core products in TF32
+ * (ox_mma_tf32, runtime_min/ox_cuda.h: m16n8k8, the PTX ISA's fragment
+ * layout); the shared rows are padded by 8 so that the fragments' reads
+ * (lane = 4 g + t reads row t, column g) hit 32 banks. */
+static void tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, const char *loada, const char *loadb,
+		      int mma, tile_geo *geo)
 {
 	/* the reduction from ks0 to ks1 (a split of it: split_of) */
-	int nt = BM / 4 * (BN / 4);
-	ox_buf_printf(t, "\t__shared__ __align__(16) float As[16][%d];\n\t__shared__ __align__(16) float Bs[16][%d];\n", BM + 4, BN + 4);
-	ox_buf_printf(t, "\tconst int tid = threadIdx.x, tx = tid %% %d, ty = tid / %d;\n", BN / 4, BN / 4);
+	const int pad = mma ? 8 : 4, MI = BM / 32, NI = BN / 16;
+	geo->nt = mma ? 128 : BM / 4 * (BN / 4);
+	geo->ne = mma ? MI * NI * 4 : 16;
+	int nt = geo->nt;
+	ox_buf_printf(t, "\t__shared__ __align__(16) float As[16][%d];\n\t__shared__ __align__(16) float Bs[16][%d];\n",
+		      BM + pad, BN + pad);
+	if (mma) {
+		ox_buf_puts(t, "\tconst int tid = threadIdx.x, lane = tid % 32, wm = tid / 64, wn = tid / 32 % 2, g = lane / 4, "
+			       "t4 = lane % 4;\n");
+		snprintf(geo->row, sizeof geo->row, "wm * %d + e / %d * 16 + g + e %% 4 / 2 * 8", BM / 2, NI * 4);
+		snprintf(geo->col, sizeof geo->col, "wn * %d + e / 4 %% %d * 8 + t4 * 2 + e %% 2", BN / 2, NI);
+	} else {
+		ox_buf_printf(t, "\tconst int tid = threadIdx.x, tx = tid %% %d, ty = tid / %d;\n", BN / 4, BN / 4);
+		snprintf(geo->row, sizeof geo->row, "ty * 4 + e / 4");
+		snprintf(geo->col, sizeof geo->col, "tx * 4 + e %% 4");
+	}
 	ox_buf_printf(t, "\tconst long p0 = (long)blockIdx.x * %d, m0 = (long)blockIdx.y * %d;\n", BN, BM);
-	ox_buf_puts(t, "\tfloat acc[4][4];\n\tfor (int i = 0; i < 4; i++)\n\t\tfor (int j = 0; j < 4; j++)\n"
-		       "\t\t\tacc[i][j] = 0.0f;\n");
-	(void)K;
+	ox_buf_printf(t, "\tfloat acc[%d];\n\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++)\n\t\tacc[e] = 0.0f;\n", geo->ne,
+		      geo->ne);
 	ox_buf_puts(t, "\tfor (long k0 = ks0; k0 < ks1; k0 += 16) {\n");
 	ox_buf_printf(t, "\t\tfor (int i = tid; i < %d; i += %d) {\n"
 			 "\t\t\tconst long m = m0 + i / 16, k = k0 + i %% 16;\n"
@@ -93,16 +115,34 @@ static void tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, c
 			 "\t\t\tif (k < ks1 && p < %s) {\n%s\t\t\t}\n"
 			 "\t\t\tBs[i / %d][i %% %d] = b;\n\t\t}\n",
 		      BN * 16, nt, BN, BN, N, loadb, BN, BN);
-	ox_buf_puts(t, "\t\t__syncthreads();\n"
-		       "\t\tfor (int kk = 0; kk < 16; kk++) {\n"
-		       "\t\t\t/* one 16-byte shared load each */\n"
-		       "\t\t\tconst float4 av = *(const float4 *)&As[kk][ty * 4], bv = *(const float4 *)&Bs[kk][tx * 4];\n"
-		       "\t\t\tconst float a[4] = {av.x, av.y, av.z, av.w}, b[4] = {bv.x, bv.y, bv.z, bv.w};\n"
-		       "\t\t\tfor (int i = 0; i < 4; i++)\n\t\t\t\tfor (int j = 0; j < 4; j++)\n"
-		       "\t\t\t\t\tacc[i][j] = fmaf(a[i], b[j], acc[i][j]);\n"
-		       "\t\t}\n\t\t__syncthreads();\n\t}\n");
+	ox_buf_puts(t, "\t\t__syncthreads();\n");
+	if (mma) {
+		ox_buf_printf(t, "\t\tOX_UNROLL\n\t\tfor (int kk = 0; kk < 16; kk += 8) {\n"
+				 "\t\t\tunsigned a[%d][4], b[%d][2];\n"
+				 "\t\t\tOX_UNROLL\n\t\t\tfor (int i = 0; i < %d; i++) {\n"
+				 "\t\t\t\tconst int r = wm * %d + i * 16 + g;\n"
+				 "\t\t\t\ta[i][0] = ox_tf32(As[kk + t4][r]), a[i][1] = ox_tf32(As[kk + t4][r + 8]);\n"
+				 "\t\t\t\ta[i][2] = ox_tf32(As[kk + t4 + 4][r]), a[i][3] = ox_tf32(As[kk + t4 + 4][r + 8]);\n"
+				 "\t\t\t}\n"
+				 "\t\t\tOX_UNROLL\n\t\t\tfor (int j = 0; j < %d; j++) {\n"
+				 "\t\t\t\tconst int c = wn * %d + j * 8 + g;\n"
+				 "\t\t\t\tb[j][0] = ox_tf32(Bs[kk + t4][c]), b[j][1] = ox_tf32(Bs[kk + t4 + 4][c]);\n"
+				 "\t\t\t}\n"
+				 "\t\t\tOX_UNROLL\n\t\t\tfor (int i = 0; i < %d; i++)\n"
+				 "\t\t\t\tOX_UNROLL\n\t\t\t\tfor (int j = 0; j < %d; j++)\n"
+				 "\t\t\t\t\tox_mma_tf32(&acc[(i * %d + j) * 4], a[i], b[j]);\n"
+				 "\t\t}\n\t\t__syncthreads();\n\t}\n",
+			      MI, NI, MI, BM / 2, NI, BN / 2, MI, NI, NI);
+	} else {
+		ox_buf_puts(t, "\t\tfor (int kk = 0; kk < 16; kk++) {\n"
+			       "\t\t\t/* one 16-byte shared load each */\n"
+			       "\t\t\tconst float4 av = *(const float4 *)&As[kk][ty * 4], bv = *(const float4 *)&Bs[kk][tx * 4];\n"
+			       "\t\t\tconst float a[4] = {av.x, av.y, av.z, av.w}, b[4] = {bv.x, bv.y, bv.z, bv.w};\n"
+			       "\t\t\tfor (int i = 0; i < 4; i++)\n\t\t\t\tfor (int j = 0; j < 4; j++)\n"
+			       "\t\t\t\t\tacc[i * 4 + j] = fmaf(a[i], b[j], acc[i * 4 + j]);\n"
+			       "\t\t}\n\t\t__syncthreads();\n\t}\n");
+	}
 }
-
 
 /* Index arithmetic in 32 bits when every tensor of the node fits (64-bit
  * divisions by constants cost several times more on the GPU): the word
@@ -136,10 +176,50 @@ void ox_cu_narrow(ox_buf *t)
 	*t = u;
 }
 
+/* the element types the kernels take (OX_T) */
+int ox_cu_ftype(int dt)
+{
+	return dt == OX_F32 || dt == OX_F16 || dt == OX_BF16;
+}
+
+/* One kernel text for f32, f16 and bf16 tensors (computed in f32): the
+ * type word OX_T, and OX_LD(e) / OX_ST(e) around a load and a stored
+ * value, become the element type of dt and its conversions (none for f32:
+ * the plain expression). */
+void ox_cu_typed(ox_buf *t, int dt)
+{
+	ox_buf u = {0};
+	for (const char *p = t->s; p && *p;) {
+		int ld = !strncmp(p, "OX_LD(", 6), st = !strncmp(p, "OX_ST(", 6);
+		if (ld || st) {
+			const char *q = p + 6;
+			int depth = 1;
+			for (; *q && depth; q++)
+				depth += *q == '(' ? 1 : *q == ')' ? -1 : 0;
+			ox_buf in = {0};
+			ox_buf_printf(&in, "%.*s", (int)(q - 1 - (p + 6)), p + 6);
+			ox_cu_typed(&in, dt); /* (nested) */
+			ox_buf_puts(&u, ld ? ox_cg_load(dt, in.s ? in.s : "") : ox_cg_store(dt, in.s ? in.s : ""));
+			ox_buf_free(&in);
+			p = q;
+		} else if (!strncmp(p, "OX_T", 4) && !(isalnum((unsigned char)p[4]) || p[4] == '_')) {
+			ox_buf_puts(&u, ox_cg_ctype(dt));
+			p += 4;
+		} else {
+			ox_buf_printf(&u, "%c", *p++);
+		}
+	}
+	ox_buf_free(t);
+	*t = u;
+}
+
 /* the kernel text t, named kname, into the file's kernels (32-bit indices
- * when the node's tensors fit); frees t */
+ * when the node's tensors fit; OX_T, OX_LD, OX_ST for the type of the
+ * node's first output); frees t */
 void ox_cu_finish(ox_cg *cg, ox_graph *g, ox_node *n, const char *kname, ox_buf *t)
 {
+	if (n->nout > 0 && n->out[0] >= 0)
+		ox_cu_typed(t, g->vals[n->out[0]].dtype);
 	if (ox_cu_fits32(g, n))
 		ox_cu_narrow(t);
 	ox_cg_helper(cg, kname, t->s);
@@ -185,8 +265,8 @@ static int tile_of(int64_t M, int64_t N, int64_t z)
 static int conv_ok(ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0), *w = ox_in(g, n, 1), *y = ox_out(g, n, 0), *b = ox_in(g, n, 2);
-	if (!x || !w || !y || x->dtype != OX_F32 || w->dtype != OX_F32 || y->dtype != OX_F32 || x->layout || y->layout ||
-	    w->layout || x->shape.rank != 4 || (b && (b->dtype != OX_F32 || b->layout)))
+	if (!x || !w || !y || !ox_cu_ftype(y->dtype) || x->dtype != y->dtype || w->dtype != y->dtype || x->layout ||
+	    y->layout || w->layout || x->shape.rank != 4 || (b && (b->dtype != y->dtype || b->layout)))
 		return 0;
 	return !ox_shape_is_rt(g, &x->shape) && !ox_shape_is_rt(g, &y->shape) && !ox_shape_is_rt(g, &w->shape);
 }
@@ -212,8 +292,8 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 		      (long long)d[1], (long long)pads[0], (long long)pads[1], (long long)G, (long long)N, (long long)C,
 		      (long long)in[0], (long long)in[1], (long long)N, (long long)O, (long long)out[0], (long long)out[1]);
 	int dw = Cg == 1 && Og == 1;
-	ox_buf_printf(&t, "__global__ void %s(const float *__restrict__ x, const float *__restrict__ w,\n"
-			  "\t\tconst float *__restrict__ bias, float *__restrict__ y%s)\n{\n",
+	ox_buf_printf(&t, "__global__ void %s(const OX_T *__restrict__ x, const OX_T *__restrict__ w,\n"
+			  "\t\tconst OX_T *__restrict__ bias, OX_T *__restrict__ y%s)\n{\n",
 		      kname, params.s ? params.s : "");
 	char chan[64], full[64];
 	if (dw) {
@@ -222,40 +302,39 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 				  "\tif (i >= %lldL)\n\t\treturn;\n"
 				  "\tconst long p = i %% %lld, o = i / %lld %% %lld, nb = i / %lld;\n"
 				  "\tconst long oh = p / %lld, ow = p %% %lld;\n"
-				  "\tconst float *xc = x + (nb * %lld + o) * %lld;\n"
-				  "\tconst float *wc = w + o * %lld;\n"
+				  "\tconst OX_T *xc = x + (nb * %lld + o) * %lld;\n"
+				  "\tconst OX_T *wc = w + o * %lld;\n"
 				  "\tfloat v = %s;\n",
 			      (long long)(N * O * P), (long long)P, (long long)P, (long long)O, (long long)(O * P),
 			      (long long)out[1], (long long)out[1], (long long)C, (long long)(in[0] * in[1]),
-			      (long long)(k[0] * k[1]), hasb ? "bias[o]" : "0.0f");
+			      (long long)(k[0] * k[1]), hasb ? "OX_LD(bias[o])" : "0.0f");
 		ox_buf_printf(&t, "\tfor (int kh = 0; kh < %lld; kh++) {\n"
 				  "\t\tconst long ih = oh * %lld - %lld + kh * %lld;\n"
 				  "\t\tif (ih < 0 || ih >= %lld)\n\t\t\tcontinue;\n"
 				  "\t\tfor (int kw = 0; kw < %lld; kw++) {\n"
 				  "\t\t\tconst long iw = ow * %lld - %lld + kw * %lld;\n"
 				  "\t\t\tif (iw >= 0 && iw < %lld)\n"
-				  "\t\t\t\tv = fmaf(xc[ih * %lld + iw], wc[kh * %lld + kw], v);\n\t\t}\n\t}\n",
+				  "\t\t\t\tv = fmaf(OX_LD(xc[ih * %lld + iw]), OX_LD(wc[kh * %lld + kw]), v);\n\t\t}\n\t}\n",
 			      (long long)k[0], (long long)s[0], (long long)pads[0], (long long)d[0], (long long)in[0],
 			      (long long)k[1], (long long)s[1], (long long)pads[1], (long long)d[1], (long long)in[1],
 			      (long long)in[1], (long long)k[1]);
 		if (ox_cu_epilogue(cg, g, n, &t, "o", "i", 1))
 			goto fail;
-		ox_buf_puts(&t, "\ty[i] = v;\n}\n\n");
+		ox_buf_puts(&t, "\ty[i] = OX_ST(v);\n}\n\n");
 		ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, in0, in1, %s, out0%s);\n", kname,
 			     (long long)((N * O * P + 255) / 256), hasb ? "in2" : "nullptr", args.s ? args.s : "");
 	} else {
 		/* implicit GEMM per image and group: [Og x K] weights x [K x P] windows */
 		int T = tile_of(Og, P, N * G);
-		char M_[32], N_[32], K_[32], la[256], lb[1024];
+		char M_[32], N_[32], la[256], lb[1024];
 		snprintf(M_, sizeof M_, "%lld", (long long)Og);
 		snprintf(N_, sizeof N_, "%lld", (long long)P);
-		snprintf(K_, sizeof K_, "%lld", (long long)K);
-		snprintf(la, sizeof la, "wg[m * %lld + k]", (long long)K);
+		snprintf(la, sizeof la, "OX_LD(wg[m * %lld + k])", (long long)K);
 		snprintf(lb, sizeof lb,
 			 "\t\t\t\tconst long c = k / %lld, r = k %% %lld, kh = r / %lld, kw = r %% %lld;\n"
 			 "\t\t\t\tconst long ih = p / %lld * %lld - %lld + kh * %lld, iw = p %% %lld * %lld - %lld + kw * %lld;\n"
 			 "\t\t\t\tif (ih >= 0 && ih < %lld && iw >= 0 && iw < %lld)\n"
-			 "\t\t\t\t\tb = xg[(c * %lld + ih) * %lld + iw];\n",
+			 "\t\t\t\t\tb = OX_LD(xg[(c * %lld + ih) * %lld + iw]);\n",
 			 (long long)(k[0] * k[1]), (long long)(k[0] * k[1]), (long long)k[1], (long long)k[1],
 			 (long long)out[1], (long long)s[0], (long long)pads[0], (long long)d[0], (long long)out[1],
 			 (long long)s[1], (long long)pads[1], (long long)d[1], (long long)in[0], (long long)in[1],
@@ -268,45 +347,37 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 		if (S > 1 && S * Z * Og * P * 4 > cg->cu_ws)
 			cg->cu_ws = S * Z * Og * P * 4;
 		if (S > 1) { /* the parts go to the workspace */
-			char *yp = strstr(t.s, "float *__restrict__ y");
+			char *yp = strstr(t.s, "OX_T *__restrict__ y");
 			ox_buf u = {0};
-			ox_buf_printf(&u, "%.*sfloat *__restrict__ y, float *__restrict__ ws%s", (int)(yp - t.s), t.s,
-				      yp + strlen("float *__restrict__ y"));
+			ox_buf_printf(&u, "%.*sOX_T *__restrict__ y, float *__restrict__ ws%s", (int)(yp - t.s), t.s,
+				      yp + strlen("OX_T *__restrict__ y"));
 			ox_buf_free(&t);
 			t = u;
 		}
 		ox_buf_printf(&t, "\tconst long zz = blockIdx.z / %d, ks0 = blockIdx.z %% %d * %lldL;\n"
 				  "\tconst long ks1 = ks0 + %lld < %lld ? ks0 + %lld : %lld;\n"
 				  "\tconst long nb = zz / %lld, gi = zz %% %lld;\n"
-				  "\tconst float *xg = x + (nb * %lld + gi * %lld) * %lld;\n"
-				  "\tconst float *wg = w + gi * %lld;\n",
+				  "\tconst OX_T *xg = x + (nb * %lld + gi * %lld) * %lld;\n"
+				  "\tconst OX_T *wg = w + gi * %lld;\n",
 			      S, S, (long long)KS, (long long)KS, (long long)K, (long long)KS, (long long)K,
 			      (long long)G, (long long)G, (long long)C, (long long)Cg, (long long)(in[0] * in[1]),
 			      (long long)(Og * K));
-		tile_loop(&t, T, T, M_, N_, K_, la, lb);
-		ox_buf_printf(&t, "\tfor (int i = 0; i < 4; i++) {\n"
-				  "\t\tconst long m = m0 + ty * 4 + i, o = gi * %lld + m;\n"
-				  "\t\tif (m >= %lld)\n\t\t\tcontinue;\n"
-				  "\t\tfor (int j = 0; j < 4; j++) {\n"
-				  "\t\t\tconst long p = p0 + tx * 4 + j, yi = (nb * %lld + o) * %lld + p;\n"
-				  "\t\t\tif (p >= %lld)\n\t\t\t\tcontinue;\n"
-				  "\t\t\tfloat v = acc[i][j]%s;\n",
-			      (long long)Og, (long long)Og, (long long)O, (long long)P, (long long)P,
-			      hasb ? " + bias[o]" : "");
+		tile_geo geo;
+		tile_loop(&t, T, T, M_, N_, la, lb, cg->tf32 || y->dtype != OX_F32, &geo);
+		ox_buf_printf(&t, "\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++) {\n"
+				  "\t\tconst long m = m0 + %s, p = p0 + %s;\n"
+				  "\t\tif (m >= %lld || p >= %lld)\n\t\t\tcontinue;\n",
+			      geo.ne, geo.row, geo.col, (long long)Og, (long long)P);
 		snprintf(chan, sizeof chan, "o");
 		snprintf(full, sizeof full, "yi");
 		if (S > 1) {
 			/* the part of split blockIdx.z % S, into the workspace [Z*S][Og][P] */
-			char *at = strstr(t.s + strlen(t.s) - 200, "\t\t\tfloat v = acc[i][j]");
-			ox_buf u = {0};
-			ox_buf_printf(&u, "%.*s\t\t\tws[((long)blockIdx.z * %lld + m) * %lld + p] = acc[i][j];\n"
-					  "\t\t\t(void)yi, (void)o, (void)y, (void)bias;\n\t\t}\n\t}\n}\n\n",
-				      (int)(at - t.s), t.s, (long long)Og, (long long)P);
-			ox_buf_free(&t);
-			t = u;
+			ox_buf_printf(&t, "\t\tws[((long)blockIdx.z * %lld + m) * %lld + p] = acc[e];\n"
+					  "\t}\n\t(void)y, (void)bias;\n}\n\n",
+				      (long long)Og, (long long)P);
 			/* the sum of the parts, bias and epilogue: one thread per output */
-			ox_buf_printf(&t, "__global__ void %s_sum(const float *__restrict__ ws, const float *__restrict__ bias,\n"
-					  "\t\tfloat *__restrict__ y%s)\n{\n"
+			ox_buf_printf(&t, "__global__ void %s_sum(const float *__restrict__ ws, const OX_T *__restrict__ bias,\n"
+					  "\t\tOX_T *__restrict__ y%s)\n{\n"
 					  "\tconst long i = (long)blockIdx.x * 256 + threadIdx.x;\n\tif (i >= %lldL)\n\t\treturn;\n"
 					  "\tconst long p = i %% %lld, o = i / %lld %% %lld, nb = i / %lld;\n"
 					  "\tconst long zz = nb * %lld + o / %lld, m = o %% %lld;\n"
@@ -314,23 +385,26 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 					  "\tfor (int s = 0; s < %d; s++)\n\t\tv += ws[((zz * %d + s) * %lld + m) * %lld + p];\n",
 				      kname, params.s ? params.s : "", (long long)(N * O * P), (long long)P, (long long)P,
 				      (long long)O, (long long)(O * P), (long long)G, (long long)Og, (long long)Og,
-				      hasb ? "bias[o]" : "0.0f", S, S, (long long)Og, (long long)P);
+				      hasb ? "OX_LD(bias[o])" : "0.0f", S, S, (long long)Og, (long long)P);
 			if (ox_cu_epilogue(cg, g, n, &t, "o", "i", 1))
 				goto fail;
-			ox_buf_puts(&t, "\ty[i] = v;\n}\n\n");
+			ox_buf_puts(&t, "\ty[i] = OX_ST(v);\n}\n\n");
 			/* the tiles' kernel takes ws in place of y */
 			ox_cg_printf(cg, "\tOX_LAUNCH(%s, dim3(%lld, %lld, %lld), %d, 0, ox_st, in0, in1, %s, out0, ox_cu_ws%s);\n",
 				     kname, (long long)((P + T - 1) / T), (long long)((Og + T - 1) / T), (long long)(Z * S),
-				     T / 4 * (T / 4), hasb ? "in2" : "nullptr", args.s ? args.s : "");
+				     geo.nt, hasb ? "in2" : "nullptr", args.s ? args.s : "");
 			ox_cg_printf(cg, "\tOX_LAUNCH(%s_sum, %lld, 256, 0, ox_st, ox_cu_ws, %s, out0%s);\n", kname,
 				     (long long)((N * O * P + 255) / 256), hasb ? "in2" : "nullptr", args.s ? args.s : "");
 		} else {
-			if (ox_cu_epilogue(cg, g, n, &t, chan, full, 3))
+			ox_buf_printf(&t, "\t\tconst long o = gi * %lld + m, yi = (nb * %lld + o) * %lld + p;\n"
+					  "\t\tfloat v = acc[e]%s;\n",
+				      (long long)Og, (long long)O, (long long)P, hasb ? " + OX_LD(bias[o])" : "");
+			if (ox_cu_epilogue(cg, g, n, &t, chan, full, 2))
 				goto fail;
-			ox_buf_puts(&t, "\t\t\ty[yi] = v;\n\t\t}\n\t}\n}\n\n");
+			ox_buf_puts(&t, "\t\ty[yi] = OX_ST(v);\n\t}\n}\n\n");
 			ox_cg_printf(cg, "\tOX_LAUNCH(%s, dim3(%lld, %lld, %lld), %d, 0, ox_st, in0, in1, %s, out0%s);\n", kname,
 				     (long long)((P + T - 1) / T), (long long)((Og + T - 1) / T), (long long)Z,
-				     T / 4 * (T / 4), hasb ? "in2" : "nullptr", args.s ? args.s : "");
+				     geo.nt, hasb ? "in2" : "nullptr", args.s ? args.s : "");
 		}
 	}
 	ox_cu_finish(cg, g, n, kname, &t);
@@ -378,8 +452,8 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	ox_buf_printf(&t, "/* %s: %s [%s x %s] x [%s x %lld]%s%s%s */\n", cg->fname, n->optype, q->rt ? "(run-time)" : Ms,
 		      q->rt ? "" : Ks, q->rt ? "" : Ks, (long long)N, q->transA ? ", A transposed" : "",
 		      transB ? ", B transposed" : "", ox_ir_epilogue(n) ? ", epilogue fused" : "");
-	ox_buf_printf(&t, "__global__ void %s(const float *__restrict__ A, const float *__restrict__ B,\n"
-			  "\t\tconst float *__restrict__ bias, float *__restrict__ y, long M, long K%s)\n{\n",
+	ox_buf_printf(&t, "__global__ void %s(const OX_T *__restrict__ A, const OX_T *__restrict__ B,\n"
+			  "\t\tconst OX_T *__restrict__ bias, OX_T *__restrict__ y, long M, long K%s)\n{\n",
 		      kname, params.s ? params.s : "");
 	if (nb) {
 		ox_buf_puts(&t, "\tlong z = blockIdx.z, za = 0, zb = 0;\n");
@@ -390,8 +464,8 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 		ox_buf_printf(&t, "\ty += (long)blockIdx.z * M * %lld;\n", (long long)N);
 	}
 	char la[128], lb[256], Nc[32];
-	snprintf(la, sizeof la, "%s", q->transA ? "A[k * M + m]" : "A[m * K + k]");
-	snprintf(lb, sizeof lb, "\t\t\t\tb = B[%s];\n", transB ? "p * K + k" : "k * NN + p");
+	snprintf(la, sizeof la, "%s", q->transA ? "OX_LD(A[k * M + m])" : "OX_LD(A[m * K + k])");
+	snprintf(lb, sizeof lb, "\t\t\t\tb = OX_LD(B[%s]);\n", transB ? "p * K + k" : "k * NN + p");
 	snprintf(Nc, sizeof Nc, "%lld", (long long)N);
 	/* split-K for one product of constant size */
 	int S = nb || q->rt ? 1 : split_of((q->M + T - 1) / T * ((N + T - 1) / T), q->K);
@@ -401,10 +475,10 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	if (S > 1) {
 		if (S * q->M * N * 4 > cg->cu_ws)
 			cg->cu_ws = S * q->M * N * 4;
-		char *yp = strstr(t.s, "float *__restrict__ y, long M");
+		char *yp = strstr(t.s, "OX_T *__restrict__ y, long M");
 		ox_buf u = {0};
-		ox_buf_printf(&u, "%.*sfloat *__restrict__ y, float *__restrict__ ws, long M%s", (int)(yp - t.s), t.s,
-			      yp + strlen("float *__restrict__ y, long M"));
+		ox_buf_printf(&u, "%.*sOX_T *__restrict__ y, float *__restrict__ ws, long M%s", (int)(yp - t.s), t.s,
+			      yp + strlen("OX_T *__restrict__ y, long M"));
 		ox_buf_free(&t);
 		t = u;
 		ox_buf_printf(&t, "\tconst long NN = %lld, ks0 = blockIdx.z * %lldL, ks1 = ks0 + %lld < K ? ks0 + %lld : K;\n",
@@ -412,21 +486,19 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	} else {
 		ox_buf_printf(&t, "\tconst long NN = %lld, ks0 = 0, ks1 = K;\n\t(void)NN;\n", (long long)N);
 	}
-	tile_loop(&t, T, T, "M", "NN", "K", la, lb);
-	if (S > 1) {
-		ox_buf_printf(&t, "\tfor (int i = 0; i < 4; i++) {\n"
-				  "\t\tconst long m = m0 + ty * 4 + i;\n"
-				  "\t\tfor (int j = 0; j < 4; j++) {\n"
-				  "\t\t\tconst long p = p0 + tx * 4 + j;\n"
-				  "\t\t\tif (m < M && p < NN)\n"
-				  "\t\t\t\tws[((long)blockIdx.z * M + m) * NN + p] = acc[i][j];\n"
-				  "\t\t}\n\t}\n\t(void)y, (void)bias;\n}\n\n");
-	}
+	tile_geo geo;
+	tile_loop(&t, T, T, "M", "NN", la, lb, cg->tf32 || y->dtype != OX_F32, &geo);
+	ox_buf_printf(&t, "\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++) {\n"
+			  "\t\tconst long m = m0 + %s, p = p0 + %s;\n"
+			  "\t\tif (m >= M || p >= NN)\n\t\t\tcontinue;\n",
+		      geo.ne, geo.row, geo.col);
+	if (S > 1)
+		ox_buf_puts(&t, "\t\tws[((long)blockIdx.z * M + m) * NN + p] = acc[e];\n\t}\n\t(void)y, (void)bias;\n}\n\n");
 	const char *cexpr = "";
 	char cb[128] = "";
 	if (gemm && c) {
 		int scalar = ox_shape_numel(&c->shape) == 1;
-		snprintf(cb, sizeof cb, " + %s * bias[%s]", ox_cg_lit(OX_F32, beta), scalar ? "0" : "p");
+		snprintf(cb, sizeof cb, " + %s * OX_LD(bias[%s])", ox_cg_lit(OX_F32, beta), scalar ? "0" : "p");
 		cexpr = cb;
 	}
 	char al[64] = "";
@@ -434,8 +506,8 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 		snprintf(al, sizeof al, "%s * ", ox_cg_lit(OX_F32, alpha));
 	if (S > 1) {
 		/* the parts summed, alpha, C and the epilogue: one thread per output */
-		ox_buf_printf(&t, "__global__ void %s_sum(const float *__restrict__ ws, const float *__restrict__ bias,\n"
-				  "\t\tfloat *__restrict__ y, long M%s)\n{\n"
+		ox_buf_printf(&t, "__global__ void %s_sum(const float *__restrict__ ws, const OX_T *__restrict__ bias,\n"
+				  "\t\tOX_T *__restrict__ y, long M%s)\n{\n"
 				  "\tconst long NN = %lld, i = (long)blockIdx.x * 256 + threadIdx.x, p = i %% NN;\n"
 				  "\tif (i >= M * NN)\n\t\treturn;\n\tfloat a = 0.0f;\n"
 				  "\tfor (int s = 0; s < %d; s++)\n\t\ta += ws[s * M * NN + i];\n"
@@ -443,21 +515,14 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 			      kname, params.s ? params.s : "", (long long)N, S, al, cexpr);
 		if (ox_cu_epilogue(cg, g, n, &t, "p", "i", 1))
 			goto fail;
-		ox_buf_puts(&t, "\ty[i] = v;\n}\n\n");
+		ox_buf_puts(&t, "\ty[i] = OX_ST(v);\n}\n\n");
 	} else {
-		ox_buf_printf(&t, "\tfor (int i = 0; i < 4; i++) {\n"
-				  "\t\tconst long m = m0 + ty * 4 + i;\n"
-				  "\t\tif (m >= M)\n\t\t\tcontinue;\n"
-				  "\t\tfor (int j = 0; j < 4; j++) {\n"
-				  "\t\t\tconst long p = p0 + tx * 4 + j, yi = m * NN + p;\n"
-				  "\t\t\tif (p >= NN)\n\t\t\t\tcontinue;\n"
-				  "\t\t\tfloat v = %sacc[i][j]%s;\n",
-			      al, cexpr);
+		ox_buf_printf(&t, "\t\tconst long yi = m * NN + p;\n\t\tfloat v = %sacc[e]%s;\n", al, cexpr);
 		char full[64];
 		snprintf(full, sizeof full, nb ? "(long)blockIdx.z * M * NN + yi" : "yi");
-		if (ox_cu_epilogue(cg, g, n, &t, "p", full, 3))
+		if (ox_cu_epilogue(cg, g, n, &t, "p", full, 2))
 			goto fail;
-		ox_buf_puts(&t, "\t\t\ty[yi] = v;\n\t\t}\n\t}\n}\n\n");
+		ox_buf_puts(&t, "\t\ty[yi] = OX_ST(v);\n\t}\n}\n\n");
 	}
 	/* the launch: rows of all products when B is one matrix */
 	const char *bsz = nb ? ox_cg_dim(cg, q->dbatch) : "1";
@@ -466,13 +531,13 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	ox_cg_printf(cg, "\t{\n\t\tconst long M = %s, K = %s;\n", Ms, Ks);
 	if (S > 1) {
 		ox_cg_printf(cg, "\t\tOX_LAUNCH(%s, dim3(%lld, (unsigned)((M + %d) / %d), %d), %d, 0, ox_st, in0, in1, %s, out0, ox_cu_ws, M, K%s);\n",
-			     kname, (long long)((N + T - 1) / T), T - 1, T, S, T / 4 * (T / 4), gemm && c ? "in2" : "nullptr",
+			     kname, (long long)((N + T - 1) / T), T - 1, T, S, geo.nt, gemm && c ? "in2" : "nullptr",
 			     args.s ? args.s : "");
 		ox_cg_printf(cg, "\t\tOX_LAUNCH(%s_sum, (unsigned)((M * %lld + 255) / 256), 256, 0, ox_st, ox_cu_ws, %s, out0, M%s);\n\t}\n",
 			     kname, (long long)N, gemm && c ? "in2" : "nullptr", args.s ? args.s : "");
 	} else {
 		ox_cg_printf(cg, "\t\tif (M > 0)\n\t\t\tOX_LAUNCH(%s, dim3(%lld, (unsigned)((M + %d) / %d), %s), %d, 0, ox_st, in0, in1, %s, out0, M, K%s);\n\t}\n",
-			     kname, (long long)((N + T - 1) / T), T - 1, T, bs, T / 4 * (T / 4), gemm && c ? "in2" : "nullptr",
+			     kname, (long long)((N + T - 1) / T), T - 1, T, bs, geo.nt, gemm && c ? "in2" : "nullptr",
 			     args.s ? args.s : "");
 	}
 	(void)Nc;
@@ -494,8 +559,8 @@ static int emit_maxpool(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
 	if (n->nout > 1 && n->out[1] >= 0)
 		return 1; /* Indices: the C target's */
-	if (!x || !y || x->dtype != OX_F32 || x->layout || y->layout || x->shape.rank != 4 || ox_shape_is_rt(g, &x->shape) ||
-	    ox_shape_is_rt(g, &y->shape))
+	if (!x || !y || !ox_cu_ftype(x->dtype) || y->dtype != x->dtype || x->layout || y->layout || x->shape.rank != 4 ||
+	    ox_shape_is_rt(g, &x->shape) || ox_shape_is_rt(g, &y->shape))
 		return 1;
 	int64_t k[2], s[2], d[2], pads[4], in[2] = {x->shape.d[2], x->shape.d[3]}, out[2] = {y->shape.d[2], y->shape.d[3]};
 	int ap;
@@ -507,19 +572,19 @@ static int emit_maxpool(ox_cg *cg, ox_graph *g, ox_node *n)
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf t = {0};
 	ox_buf_printf(&t, "/* %s: MaxPool %lldx%lld, stride %lldx%lld, pads %lld,%lld: %lld planes of %lldx%lld -> %lldx%lld */\n"
-			  "__global__ void __launch_bounds__(256) %s(const float *__restrict__ x, float *__restrict__ y)\n{\n"
+			  "__global__ void __launch_bounds__(256) %s(const OX_T *__restrict__ x, OX_T *__restrict__ y)\n{\n"
 			  "\tconst long i = (long)blockIdx.x * 256 + threadIdx.x;\n\tif (i >= %lldL)\n\t\treturn;\n"
 			  "\tconst long p = i %% %lld, c = i / %lld, oh = p / %lld, ow = p %% %lld;\n"
-			  "\tconst float *xc = x + c * %lld;\n\tfloat m = -INFINITY;\n"
+			  "\tconst OX_T *xc = x + c * %lld;\n\tfloat m = -INFINITY;\n"
 			  "\tfor (int kh = 0; kh < %lld; kh++) {\n"
 			  "\t\tconst long ih = oh * %lld - %lld + kh * %lld;\n"
 			  "\t\tif (ih < 0 || ih >= %lld)\n\t\t\tcontinue;\n"
 			  "\t\tfor (int kw = 0; kw < %lld; kw++) {\n"
 			  "\t\t\tconst long iw = ow * %lld - %lld + kw * %lld;\n"
 			  "\t\t\tif (iw < 0 || iw >= %lld)\n\t\t\t\tcontinue;\n"
-			  "\t\t\tconst float v = xc[ih * %lld + iw];\n"
+			  "\t\t\tconst float v = OX_LD(xc[ih * %lld + iw]);\n"
 			  "\t\t\tif (v > m || v != v)\n\t\t\t\tm = v;\n\t\t}\n\t}\n"
-			  "\ty[i] = m;\n}\n\n",
+			  "\ty[i] = OX_ST(m);\n}\n\n",
 		      cg->fname, (long long)k[0], (long long)k[1], (long long)s[0], (long long)s[1], (long long)pads[0],
 		      (long long)pads[1], (long long)NC, (long long)in[0], (long long)in[1], (long long)out[0], (long long)out[1],
 		      kname, (long long)tot, (long long)P, (long long)P, (long long)out[1], (long long)out[1],
@@ -535,7 +600,8 @@ static int emit_maxpool(ox_cg *cg, ox_graph *g, ox_node *n)
 static int emit_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
-	if (!x || !y || x->dtype != OX_F32 || x->layout || y->layout || x->shape.rank < 3 || ox_shape_is_rt(g, &x->shape))
+	if (!x || !y || !ox_cu_ftype(x->dtype) || y->dtype != x->dtype || x->layout || y->layout || x->shape.rank < 3 ||
+	    ox_shape_is_rt(g, &x->shape))
 		return 1;
 	const int ismax = n->op == OX_OP_GlobalMaxPool;
 	const int64_t NC = x->shape.d[0] * x->shape.d[1], P = ox_shape_numel(&x->shape) / (NC ? NC : 1);
@@ -543,16 +609,16 @@ static int emit_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf t = {0};
 	ox_buf_printf(&t, "/* %s: %s over %lld planes of %lld */\n"
-			  "__global__ void __launch_bounds__(128) %s(const float *__restrict__ x, float *__restrict__ y)\n{\n"
+			  "__global__ void __launch_bounds__(128) %s(const OX_T *__restrict__ x, OX_T *__restrict__ y)\n{\n"
 			  "\tconst long c = (long)blockIdx.x * 4 + threadIdx.x / 32;\n\tconst int lane = threadIdx.x %% 32;\n"
 			  "\tif (c >= %lldL)\n\t\treturn;\n"
-			  "\tconst float *xc = x + c * %lld;\n\tfloat a = %s;\n"
-			  "\tfor (long i = lane; i < %lld; i += 32)\n\t\ta = %s;\n"
+			  "\tconst OX_T *xc = x + c * %lld;\n\tfloat a = %s;\n"
+			  "\tfor (long i = lane; i < %lld; i += 32) {\n\t\tconst float v = OX_LD(xc[i]);\n\t\ta = %s;\n\t}\n"
 			  "\tfor (int o = 16; o > 0; o /= 2) {\n\t\tconst float b = __shfl_xor_sync(0xffffffffu, a, o);\n"
 			  "\t\ta = %s;\n\t}\n"
-			  "\tif (lane == 0)\n\t\ty[c] = %s;\n}\n\n",
+			  "\tif (lane == 0)\n\t\ty[c] = OX_ST(%s);\n}\n\n",
 		      cg->fname, n->optype, (long long)NC, (long long)P, kname, (long long)NC, (long long)P,
-		      ismax ? "-INFINITY" : "0.0f", (long long)P, ismax ? "xc[i] > a || xc[i] != xc[i] ? xc[i] : a" : "a + xc[i]",
+		      ismax ? "-INFINITY" : "0.0f", (long long)P, ismax ? "v > a || v != v ? v : a" : "a + v",
 		      ismax ? "b > a || b != b ? b : a" : "a + b", ismax ? "a" : "a / (float)P_");
 	char pf[64];
 	snprintf(pf, sizeof pf, "%lld", (long long)P);
@@ -565,8 +631,8 @@ static int emit_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
 			ox_buf_printf(&u, "%c", *q);
 		}
 	ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 128, 0, ox_st, in0, out0);\n", kname, (long long)((NC + 3) / 4));
-	ox_cg_helper(cg, kname, u.s);
-	ox_buf_free(&t), ox_buf_free(&u);
+	ox_cu_finish(cg, g, n, kname, &u);
+	ox_buf_free(&t);
 	return 0;
 }
 
@@ -578,8 +644,11 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_attngeo q;
 	if (ox_opt_attn_geo(g, n, &q) || q.Skv > 4096 || q.Dk > 1024 || q.Hq % q.Hkv)
 		return 1;
-	ox_value *m = ox_in(g, n, 3);
-	if (m && m->dtype != OX_F32)
+	ox_value *m = ox_in(g, n, 3), *y = ox_out(g, n, 0);
+	const int dt = y->dtype;
+	if (!ox_cu_ftype(dt) || ox_in(g, n, 0)->dtype != dt || ox_in(g, n, 1)->dtype != dt || ox_in(g, n, 2)->dtype != dt)
+		return 1;
+	if (m && m->dtype != dt)
 		return 1; /* a mask of bools: the C target's */
 	for (int d = 0; m && d < m->shape.rank; d++) /* one value per key, else the C target's */
 		if (d < m->shape.rank - 1 ? m->shape.d[d] != 1 : m->shape.d[d] != q.dSkv)
@@ -606,17 +675,17 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 	}
 	ox_buf t = {0};
 	ox_buf_printf(&t, "/* %s: Attention B %lld, heads %lld/%lld, Sq %lld, Skv %lld, Dk %lld, Dv %lld, scale %g%s%s */\n"
-			  "__global__ void __launch_bounds__(128) %s(const float *__restrict__ Q, const float *__restrict__ K,\n"
-			  "\t\tconst float *__restrict__ V, const float *__restrict__ M, float *__restrict__ Y, long SQ, long SKV)\n{\n"
+			  "__global__ void __launch_bounds__(128) %s(const OX_T *__restrict__ Q, const OX_T *__restrict__ K,\n"
+			  "\t\tconst OX_T *__restrict__ V, const OX_T *__restrict__ M, OX_T *__restrict__ Y, long SQ, long SKV)\n{\n"
 			  "\t__shared__ float qs[%lld], sc[%lld], red[4];\n"
 			  "\tconst long s = blockIdx.x, h = blockIdx.y, b = blockIdx.z, hk = h / %lld;\n"
 			  "\tconst int tid = threadIdx.x, lane = tid %% 32, wp = tid / 32;\n"
-			  "\tfor (int d = tid; d < %lld; d += 128)\n\t\tqs[d] = Q[%s + d];\n"
+			  "\tfor (int d = tid; d < %lld; d += 128)\n\t\tqs[d] = OX_LD(Q[%s + d]);\n"
 			  "\t__syncthreads();\n"
 			  "\tfloat mx = -INFINITY;\n"
 			  "\tfor (int k = tid; k < SKV; k += 128) {\n"
-			  "\t\tconst float *kr = K + %s;\n\t\tfloat a = 0.0f;\n"
-			  "\t\tfor (int d = 0; d < %lld; d++)\n\t\t\ta = fmaf(qs[d], kr[d], a);\n"
+			  "\t\tconst OX_T *kr = K + %s;\n\t\tfloat a = 0.0f;\n"
+			  "\t\tfor (int d = 0; d < %lld; d++)\n\t\t\ta = fmaf(qs[d], OX_LD(kr[d]), a);\n"
 			  "\t\ta = a * %s%s;\n%s"
 			  "\t\tsc[k] = a;\n\t\tmx = fmaxf(mx, a);\n\t}\n"
 			  "\tfor (int o = 16; o > 0; o /= 2)\n\t\tmx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));\n"
@@ -629,10 +698,10 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 			  "\tif (lane == 0)\n\t\tred[wp] = sum;\n\t__syncthreads();\n"
 			  "\tsum = red[0] + red[1] + red[2] + red[3];\n"
 			  "\tfor (int d = tid; d < %lld; d += 128) {\n\t\tfloat a = 0.0f;\n"
-			  "\t\tfor (int k = 0; k < SKV; k++)\n\t\t\ta = fmaf(sc[k], V[%s + d], a);\n"
-			  "\t\tY[%s + d] = a / sum;\n\t}\n}\n\n",
+			  "\t\tfor (int k = 0; k < SKV; k++)\n\t\t\ta = fmaf(sc[k], OX_LD(V[%s + d]), a);\n"
+			  "\t\tY[%s + d] = OX_ST(a / sum);\n\t}\n}\n\n",
 		      cg->fname, B, Hq, Hkv, Sq, Skv, Dk, Dv, q.scale, m ? ", mask per key" : "", q.causal ? ", causal" : "",
-		      kname, Dk, Skv, Hq / Hkv, Dk, qo, ko, Dk, ox_cg_lit(OX_F32, q.scale), m ? " + M[k]" : "",
+		      kname, Dk, Skv, Hq / Hkv, Dk, qo, ko, Dk, ox_cg_lit(OX_F32, q.scale), m ? " + OX_LD(M[k])" : "",
 		      q.causal ? "\t\tif (k > s + " : "", Dv, vo, yo);
 	if (q.causal) { /* (the format above leaves the causal test open: close it) */
 		ox_buf u = {0};
@@ -656,17 +725,32 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 	return 0;
 }
 
-/* LayerNormalization over the trailing axes (f32, scale and bias of the
- * normalized size, Mean/InvStdDev not asked for): a warp per row, mean and
- * variance by shuffles (two passes over the row) */
+/* the head of a kernel of a warp per row (4 a block) */
+static void warp_rows(ox_buf *t, const char *fname, const char *op, int64_t rows, int64_t D, const char *kname,
+		      const char *params)
+{
+	ox_buf_printf(t, "/* %s: %s of %lld rows of %lld, a warp each */\n"
+			 "__global__ void __launch_bounds__(128) %s(%s)\n{\n"
+			 "\tconst long row = (long)blockIdx.x * 4 + threadIdx.x / 32;\n\tconst int lane = threadIdx.x %% 32;\n"
+			 "\tif (row >= %lldL)\n\t\treturn;\n",
+		      fname, op, (long long)rows, (long long)D, kname, params, (long long)rows);
+}
+
+/* LayerNormalization and RMSNormalization over the trailing axes (scale
+ * and bias of the normalized size, Mean/InvStdDev not asked for, computed
+ * in f32: stash_type 1): a warp per row, mean and variance by shuffles
+ * (two passes over the row; RMS: the mean of squares only) */
 static int emit_layernorm(ox_cg *cg, ox_graph *g, ox_node *n)
 {
-	ox_value *x = ox_in(g, n, 0), *sc = ox_in(g, n, 1), *b = ox_in(g, n, 2), *y = ox_out(g, n, 0);
+	const int rms = n->op == OX_OP_RMSNormalization;
+	ox_value *x = ox_in(g, n, 0), *sc = ox_in(g, n, 1), *b = rms ? NULL : ox_in(g, n, 2), *y = ox_out(g, n, 0);
+	if (ox_attr_int(n, "stash_type", 1) != 1)
+		return 1;
 	for (int k = 1; k < n->nout; k++)
 		if (n->out[k] >= 0)
 			return 1;
-	if (!x || !y || !sc || x->dtype != OX_F32 || x->layout || y->layout || ox_shape_is_rt(g, &x->shape) ||
-	    sc->dtype != OX_F32 || (b && b->dtype != OX_F32))
+	if (!x || !y || !sc || !ox_cu_ftype(x->dtype) || y->dtype != x->dtype || x->layout || y->layout ||
+	    ox_shape_is_rt(g, &x->shape) || sc->dtype != x->dtype || (b && b->dtype != x->dtype))
 		return 1;
 	int r = x->shape.rank, axis = (int)ox_attr_int(n, "axis", -1);
 	if (axis < 0)
@@ -680,27 +764,75 @@ static int emit_layernorm(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (ox_shape_numel(&sc->shape) != D || (b && ox_shape_numel(&b->shape) != D) || !D)
 		return 1;
 	const double eps = ox_attr_float(n, "epsilon", 1e-5f);
+	ox_buf mean = {0};
+	if (rms)
+		ox_buf_puts(&mean, "\tconst float mean = 0.0f;\n");
+	else
+		ox_buf_printf(&mean, "\tfloat s = 0.0f;\n\tfor (long i = lane; i < %lld; i += 32)\n\t\ts += OX_LD(xr[i]);\n"
+				     "\tfor (int o = 16; o > 0; o /= 2)\n\t\ts += __shfl_xor_sync(0xffffffffu, s, o);\n"
+				     "\tconst float mean = s / %lld.0f;\n",
+			      (long long)D, (long long)D);
 	char kname[200];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf t = {0};
-	ox_buf_printf(&t, "/* %s: LayerNormalization of %lld rows of %lld, a warp each */\n"
-			  "__global__ void __launch_bounds__(128) %s(const float *__restrict__ x, const float *__restrict__ sc,\n"
-			  "\t\tconst float *__restrict__ b, float *__restrict__ y)\n{\n"
-			  "\tconst long row = (long)blockIdx.x * 4 + threadIdx.x / 32;\n\tconst int lane = threadIdx.x %% 32;\n"
-			  "\tif (row >= %lldL)\n\t\treturn;\n"
-			  "\tconst float *xr = x + row * %lld;\n\tfloat *yr = y + row * %lld;\n"
-			  "\tfloat s = 0.0f;\n\tfor (long i = lane; i < %lld; i += 32)\n\t\ts += xr[i];\n"
-			  "\tfor (int o = 16; o > 0; o /= 2)\n\t\ts += __shfl_xor_sync(0xffffffffu, s, o);\n"
-			  "\tconst float mean = s / %lld.0f;\n"
-			  "\tfloat q = 0.0f;\n\tfor (long i = lane; i < %lld; i += 32) {\n\t\tconst float d = xr[i] - mean;\n\t\tq += d * d;\n\t}\n"
+	warp_rows(&t, cg->fname, n->optype, rows, D, kname, "const OX_T *__restrict__ x, const OX_T *__restrict__ sc,\n"
+			  "\t\tconst OX_T *__restrict__ b, OX_T *__restrict__ y");
+	ox_buf_printf(&t, "\tconst OX_T *xr = x + row * %lld;\n\tOX_T *yr = y + row * %lld;\n"
+			  "%s"
+			  "\tfloat q = 0.0f;\n\tfor (long i = lane; i < %lld; i += 32) {\n\t\tconst float d = OX_LD(xr[i]) - mean;\n\t\tq += d * d;\n\t}\n"
 			  "\tfor (int o = 16; o > 0; o /= 2)\n\t\tq += __shfl_xor_sync(0xffffffffu, q, o);\n"
 			  "\tconst float inv = 1.0f / sqrtf(q / %lld.0f + %s);\n"
-			  "\tfor (long i = lane; i < %lld; i += 32)\n\t\tyr[i] = (xr[i] - mean) * inv * sc[i]%s;\n}\n\n",
-		      cg->fname, (long long)rows, (long long)D, kname, (long long)rows, (long long)D, (long long)D,
-		      (long long)D, (long long)D, (long long)D, (long long)D, ox_cg_lit(OX_F32, eps), (long long)D,
-		      b ? " + b[i]" : "");
+			  "\tfor (long i = lane; i < %lld; i += 32)\n\t\tyr[i] = OX_ST((OX_LD(xr[i]) - mean) * inv * OX_LD(sc[i])%s);\n}\n\n",
+		      (long long)D, (long long)D,
+		      mean.s, (long long)D, (long long)D, ox_cg_lit(OX_F32, eps), (long long)D, b ? " + OX_LD(b[i])" : "");
+	ox_buf_free(&mean);
 	ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 128, 0, ox_st, in0, in1, %s, out0);\n", kname, (long long)((rows + 3) / 4),
 		     b ? "in2" : "nullptr");
+	ox_cu_finish(cg, g, n, kname, &t);
+	return 0;
+}
+
+/* Softmax and LogSoftmax over rows of D (the axis, with nothing inside
+ * it; before opset 13 the axes from it on, as 2-D): a warp per row, the
+ * maximum, the sum of exp(x - max), the outputs. As the C target
+ * (codegen/emit_reduce.c): the maximum skips NaN, whose exp makes the sum
+ * and so the row NaN; a row of -inf is NaN. */
+static int emit_softmax(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
+	if (!x || !y || !ox_cu_ftype(x->dtype) || y->dtype != x->dtype || x->layout || y->layout ||
+	    ox_shape_is_rt(g, &x->shape) || !x->shape.rank)
+		return 1;
+	const int r = x->shape.rank, legacy = n->opset < 13, log = n->op == OX_OP_LogSoftmax;
+	const int64_t a = ox_attr_int(n, "axis", legacy ? 1 : -1);
+	const int ax = legacy && a == r ? r : ox_norm_axis(a, r);
+	if (ax < 0)
+		return 1;
+	int64_t D = 1;
+	for (int i = ax; i < r; i++) {
+		if (!legacy && i > ax && x->shape.d[i] != 1)
+			return 1; /* strided rows: the C target's */
+		D *= x->shape.d[i];
+	}
+	const int64_t rows = D ? ox_shape_numel(&x->shape) / D : 0;
+	if (!D || !rows)
+		return 1;
+	char kname[200];
+	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_buf t = {0};
+	warp_rows(&t, cg->fname, n->optype, rows, D, kname, "const OX_T *__restrict__ x, OX_T *__restrict__ y");
+	ox_buf_printf(&t, "\tconst OX_T *xr = x + row * %lld;\n\tOX_T *yr = y + row * %lld;\n"
+			  "\tfloat m = -INFINITY;\n\tfor (long i = lane; i < %lld; i += 32) {\n"
+			  "\t\tconst float v = OX_LD(xr[i]);\n\t\tif (v > m)\n\t\t\tm = v;\n\t}\n"
+			  "\tfor (int o = 16; o > 0; o /= 2)\n\t\tm = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));\n"
+			  "\tfloat s = 0.0f;\n\tfor (long i = lane; i < %lld; i += 32)\n\t\ts += expf(OX_LD(xr[i]) - m);\n"
+			  "\tfor (int o = 16; o > 0; o /= 2)\n\t\ts += __shfl_xor_sync(0xffffffffu, s, o);\n"
+			  "%s"
+			  "\tfor (long i = lane; i < %lld; i += 32)\n\t\tyr[i] = OX_ST(%s);\n}\n\n",
+		      (long long)D, (long long)D,
+		      (long long)D, (long long)D, log ? "\tconst float ls = logf(s);\n" : "", (long long)D,
+		      log ? "(OX_LD(xr[i]) - m) - ls" : "expf(OX_LD(xr[i]) - m) / s");
+	ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 128, 0, ox_st, in0, out0);\n", kname, (long long)((rows + 3) / 4));
 	ox_cu_finish(cg, g, n, kname, &t);
 	return 0;
 }
@@ -840,13 +972,13 @@ static int emit_fusedew(ox_cg *cg, ox_graph *g, ox_node *n)
 	char *in[17] = {0};
 	for (int k = 0; k < n->nin; k++) {
 		const ox_value *x = &g->vals[n->in[k]];
-		if (x->layout || x->dtype != OX_F32 || ox_shape_is_rt(g, &x->shape)) {
+		if (x->layout || !ox_cu_ftype(x->dtype) || ox_shape_is_rt(g, &x->shape)) {
 			ox_buf_free(&params), ox_buf_free(&body);
 			for (int j = 0; j < k; j++)
 				free(in[j]);
 			return 1;
 		}
-		ox_buf_printf(&params, "const float *__restrict__ x%d, ", k);
+		ox_buf_printf(&params, "const %s *__restrict__ x%d, ", ox_cg_ctype(x->dtype), k);
 		/* its offset: the output's index over its own dims (aligned right) */
 		ox_buf off = {0};
 		ox_buf_puts(&off, "0");
@@ -859,10 +991,10 @@ static int emit_fusedew(ox_cg *cg, ox_graph *g, ox_node *n)
 		}
 		char e[1200];
 		snprintf(e, sizeof e, "x%d[%s]", k, off.s);
-		in[k] = strdup(e);
+		in[k] = strdup(ox_cg_load(x->dtype, e));
 		ox_buf_free(&off);
 	}
-	ox_buf_puts(&params, "float *__restrict__ y");
+	ox_buf_puts(&params, "OX_T *__restrict__ y");
 	ox_buf vb = {0};
 	int rc = ox_cg_vbody(cg, &vb, b, (const char *const *)in, "const float v", 1);
 	for (int k = 0; k < n->nin; k++)
@@ -872,7 +1004,7 @@ static int emit_fusedew(ox_cg *cg, ox_graph *g, ox_node *n)
 		return -1;
 	}
 	ox_cu_scalar(&body, vb.s);
-	ox_buf_puts(&body, "\ty[i] = v;\n");
+	ox_buf_puts(&body, "\ty[i] = OX_ST(v);\n");
 	char kname[200];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf t = {0};
@@ -890,12 +1022,13 @@ static int emit_fusedew(ox_cg *cg, ox_graph *g, ox_node *n)
 	return 0;
 }
 
-/* ReduceMean/Sum/Max/Min (f32) over a trailing block of axes: a warp per
+/* ReduceMean/Sum/Max/Min (f32, f16, bf16) over a trailing block of axes: a warp per
  * output element, shuffles to combine (Max/Min: NaN wins) */
 static int cu_reduce(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
-	if (!x || !y || x->dtype != OX_F32 || x->layout || y->layout || ox_shape_is_rt(g, &x->shape) || !x->shape.rank)
+	if (!x || !y || !ox_cu_ftype(x->dtype) || y->dtype != x->dtype || x->layout || y->layout ||
+	    ox_shape_is_rt(g, &x->shape) || !x->shape.rank)
 		return 1;
 	int mask[OX_MAX_RANK] = {0}, r = x->shape.rank;
 	if (ox_reduce_axes(g, n, mask))
@@ -918,14 +1051,12 @@ static int cu_reduce(ox_cg *cg, ox_graph *g, ox_node *n)
 	char kname[200];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf t = {0};
-	ox_buf_printf(&t, "/* %s: %s of %lld rows of %lld, a warp each */\n"
-			  "__global__ void __launch_bounds__(128) %s(const float *__restrict__ x, float *__restrict__ y)\n{\n"
-			  "\tconst long row = (long)blockIdx.x * 4 + threadIdx.x / 32;\n\tconst int lane = threadIdx.x %% 32;\n"
-			  "\tif (row >= %lldL)\n\t\treturn;\n\tconst float *xr = x + row * %lld;\n\tfloat a = %s;\n"
-			  "\tfor (long i = lane; i < %lld; i += 32) {\n\t\tconst float b = xr[i];\n\t\t%s;\n\t}\n"
+	warp_rows(&t, cg->fname, n->optype, rows, D, kname, "const OX_T *__restrict__ x, OX_T *__restrict__ y");
+	ox_buf_printf(&t, "\tconst OX_T *xr = x + row * %lld;\n\tfloat a = %s;\n"
+			  "\tfor (long i = lane; i < %lld; i += 32) {\n\t\tconst float b = OX_LD(xr[i]);\n\t\t%s;\n\t}\n"
 			  "\tfor (int o = 16; o > 0; o /= 2) {\n\t\tconst float b = __shfl_xor_sync(0xffffffffu, a, o);\n\t\t%s;\n\t}\n"
-			  "\tif (lane == 0)\n\t\ty[row] = a%s;\n}\n\n",
-		      cg->fname, n->optype, (long long)rows, (long long)D, kname, (long long)rows, (long long)D, init,
+			  "\tif (lane == 0)\n\t\ty[row] = OX_ST(a%s);\n}\n\n",
+		      (long long)D, init,
 		      (long long)D, comb, comb, n->op == OX_OP_ReduceMean ? " / (float)D_" : "");
 	char dn[64];
 	snprintf(dn, sizeof dn, "%lld", (long long)D);
@@ -957,8 +1088,10 @@ int ox_cu_emit(ox_cg *cg, ox_graph *g, ox_node *n)
 		rc = emit_globalpool(cg, g, n);
 	else if (n->op == OX_OP_Attention)
 		rc = emit_attention(cg, g, n);
-	else if (n->op == OX_OP_LayerNormalization)
+	else if (n->op == OX_OP_LayerNormalization || n->op == OX_OP_RMSNormalization)
 		rc = emit_layernorm(cg, g, n);
+	else if (n->op == OX_OP_Softmax || n->op == OX_OP_LogSoftmax)
+		rc = emit_softmax(cg, g, n);
 	else if (n->op == OX_OP_Transpose || n->op == OX_OP_Slice || n->op == OX_OP_Expand || n->op == OX_OP_Tile)
 		rc = emit_plan(cg, g, n);
 	else if (n->op == OX_OP_Concat)
@@ -974,5 +1107,7 @@ int ox_cu_emit(ox_cg *cg, ox_graph *g, ox_node *n)
 		rc = ox_cu_emit_rnn(cg, g, n);
 	if (rc > 0 && ox_ir_epilogue(n))
 		ox_die("codegen: '%s' has an epilogue but no CUDA kernel takes it (opt/epilogue.c)", n->name);
+	if (rc > 0 && n->op == OX_OP_Fused && g->vals[n->out[0]].dtype != OX_F32)
+		ox_die("codegen: '%s': an f16/bf16 fused body without its CUDA kernel (opt/ewfuse.c)", n->name);
 	return rc;
 }

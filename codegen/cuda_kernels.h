@@ -20,6 +20,11 @@ void ox_cu_narrow(ox_buf *t);
 /* the kernel text t, named kname, into the file's kernels (narrowed when
  * the node fits); frees t */
 void ox_cu_finish(ox_cg *cg, ox_graph *g, ox_node *n, const char *kname, ox_buf *t);
+/* f32, f16, bf16: the element types of kernels written with OX_T, OX_LD(e)
+ * and OX_ST(e), which ox_cu_typed(t, dt) (called by ox_cu_finish for the
+ * node's first output) renders for dt; computation is in f32 */
+int ox_cu_ftype(int dt);
+void ox_cu_typed(ox_buf *t, int dt);
 /* emit_vec.c's vector rendering as scalar statements (ox_vf_ -> ox_sf_) */
 void ox_cu_scalar(ox_buf *t, const char *v);
 /* a kernel of one thread per element of a constant index space of rank r:

@@ -55,8 +55,8 @@ static int takes_epilogue(ox_graph *g, const ox_node *n)
 	const ox_value *y = &g->vals[n->out[0]];
 	if (g->gpu && g->parent) /* a control node's body runs as plain C on the device */
 		return 0;
-	if (n->op == OX_OP_Conv && g->gpu) /* codegen/cuda_conv.c: plain f32 2-D */
-		return !y->layout && y->dtype == OX_F32 && y->shape.rank == 4 && !ox_shape_is_rt(g, &y->shape);
+	if (n->op == OX_OP_Conv && g->gpu) /* codegen/cuda_kernels.c: plain 2-D, f32, f16 or bf16 */
+		return !y->layout && ox_opt_fuse_type(g, y->dtype) && y->shape.rank == 4 && !ox_shape_is_rt(g, &y->shape);
 	if (n->op == OX_OP_Conv)
 		return y->layout == OX_L_BLOCKED && y->dtype == OX_F32;
 	ox_gemmgeo q;
@@ -70,7 +70,7 @@ static int takes_epilogue(ox_graph *g, const ox_node *n)
 static int operand_kind(ox_graph *g, ox_id v, const ox_value *o, const ox_node *head)
 {
 	const ox_value *x = &g->vals[v];
-	if (x->dtype != OX_F32)
+	if (x->dtype != o->dtype || !ox_opt_fuse_type(g, x->dtype))
 		return 0;
 	if (ox_shape_numel(&x->shape) == 1)
 		return x->layout ? 0 : 1;
@@ -223,7 +223,7 @@ int ox_opt_epilogue(ox_graph *g)
 				continue;
 			int reads = 0, ok = fusable_op(g, e), extra = 0;
 			ox_value *o = &g->vals[e->out[0]];
-			ok &= o->dtype == OX_F32 && o->layout == y0->layout && o->shape.rank == y0->shape.rank &&
+			ok &= o->dtype == y0->dtype && ox_opt_fuse_type(g, o->dtype) && o->layout == y0->layout && o->shape.rank == y0->shape.rank &&
 			      ox_shape_numel_dim(g, &o->shape) == ox_shape_numel_dim(g, &y0->shape);
 			for (int k = 0; k < e->nin; k++) {
 				ox_id v = e->in[k];

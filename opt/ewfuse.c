@@ -86,10 +86,11 @@ static int vector_op(ox_graph *g, const ox_node *n)
 	default:
 		return 0;
 	}
-	if (n->nout != 1 || n->out[0] < 0 || g->vals[n->out[0]].dtype != OX_F32)
+	const int dt = g->vals[n->out[0]].dtype;
+	if (!ox_opt_fuse_type(g, dt) || (dt != OX_F32 && ox_node_rt(g, n))) /* (f16: codegen/cuda_kernels.c's, constant shapes) */
 		return 0;
 	for (int k = 0; k < n->nin; k++)
-		if (n->in[k] >= 0 && g->vals[n->in[k]].dtype != OX_F32 && !pow_exponent(g, n, k))
+		if (n->in[k] >= 0 && g->vals[n->in[k]].dtype != dt && !pow_exponent(g, n, k))
 			return 0;
 	return 1;
 }

@@ -41,6 +41,11 @@ int64_t ox_opt_top(const ox_graph *g, ox_dim d)
 	return v >= 0 ? v : ox_dim_hi(g, d);
 }
 
+int ox_opt_fuse_type(const ox_graph *g, int dt)
+{
+	return dt == OX_F32 || (g->gpu && !g->parent && (dt == OX_F16 || dt == OX_BF16));
+}
+
 int ox_opt_rt_ok(const ox_graph *g, const ox_shape *s, unsigned axes)
 {
 	for (int i = 0; i < s->rank; i++)

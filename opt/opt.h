@@ -50,6 +50,10 @@ int ox_opt_conv_blockable(ox_graph *g, const ox_node *n, int *depthwise);
  * every size the cost model weighs is taken at its top (ox_dim_hi): a
  * program is tuned for the top of its range (docs/dynamic.md). */
 int ox_opt_rt_ok(const ox_graph *g, const ox_shape *s, unsigned axes);
+/* Is dt a type the fusions compute in f32? f32 everywhere; f16 and bf16
+ * too on the GPU (the CUDA kernels load and store them and compute in
+ * f32, codegen/cuda_kernels.c), outside control-flow bodies (plain C) */
+int ox_opt_fuse_type(const ox_graph *g, int dt);
 /* the top of d: d itself when constant */
 int64_t ox_opt_top(const ox_graph *g, ox_dim d);
 

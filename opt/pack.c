@@ -253,7 +253,8 @@ int ox_opt_gemm_geo(ox_graph *g, const ox_node *n, ox_gemmgeo *q)
 	if ((n->op != OX_OP_MatMul && n->op != OX_OP_Gemm) || n->nout < 1 || n->out[0] < 0 || !g->opt)
 		return -1;
 	const ox_value *a = ox_in(g, n, 0), *bv = ox_in(g, n, 1), *y = ox_out(g, n, 0);
-	if (!a || !bv || a->dtype != OX_F32 || bv->dtype != OX_F32 || y->dtype != OX_F32 || a->layout || y->layout)
+	if (!a || !bv || !ox_opt_fuse_type(g, y->dtype) || a->dtype != y->dtype || bv->dtype != y->dtype || a->layout ||
+	    y->layout)
 		return -1;
 	if (a->shape.rank < 2 || bv->shape.rank < 2)
 		return -1;
@@ -273,7 +274,7 @@ int ox_opt_gemm_geo(ox_graph *g, const ox_node *n, ox_gemmgeo *q)
 		q->transA = ox_attr_int(n, "transA", 0) != 0;
 		q->dM = a->shape.d[q->transA], q->dK = a->shape.d[!q->transA];
 		q->N = y->shape.d[1];
-		if (c && (c->kind != OX_V_CONST || c->dtype != OX_F32))
+		if (c && (c->kind != OX_V_CONST || c->dtype != y->dtype))
 			return -1;
 		int64_t cn = c ? ox_shape_numel(&c->shape) : 0;
 		if (c && cn != 1 && !(cn == q->N && c->shape.d[c->shape.rank - 1] == q->N))

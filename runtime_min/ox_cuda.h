@@ -13,6 +13,12 @@
 #define OX_LAUNCH(k, grid, block, smem, stream, ...) k<<<(grid), (block), (smem), (stream)>>>(__VA_ARGS__)
 #define OX_DYN_SMEM(T, name) extern __shared__ __align__(16) unsigned char ox_dyn_smem_[]; T *name = (T *)ox_dyn_smem_
 #endif
+/* a loop the device compiler unrolls (accumulators stay in registers) */
+#if defined(__CUDACC__)
+#define OX_UNROLL _Pragma("unroll")
+#else
+#define OX_UNROLL
+#endif
 /* the C target's kernels in plain C (no vector extensions: not device code) */
 #define OX_VF_PORTABLE 1
 #include <math.h>
@@ -46,6 +52,59 @@ __global__ void ox_set_dev_w(const unsigned char *w)
 __device__ inline void ox_parallel(void (*task)(void *, long, long), void *ctx, long n)
 {
 	task(ctx, 0, n);
+}
+
+/* Tensor cores: x rounded to TF32 (10-bit mantissa, to nearest, ties
+ * away: cvt.rna), and d += A B on one warp's 16 x 8 x 8 TF32 product, the
+ * fragments laid out as the PTX ISA's mma.m16n8k8 (lane = 4 g + t):
+ * a[0..3] = A[g][t], A[g+8][t], A[g][t+4], A[g+8][t+4];
+ * b[0..1] = B[t][g], B[t+4][g];
+ * d[0..3] = D[g][2t], D[g][2t+1], D[g+8][2t], D[g+8][2t+1].
+ * Under emulation the warp's fragments meet in one exchange and each lane
+ * computes its four sums from them (in order over k, f32 FMAs). */
+__device__ inline unsigned ox_tf32(float x)
+{
+#if defined(OX_CUDA_EMU)
+	uint32_t u;
+	memcpy(&u, &x, 4);
+	if ((u & 0x7f800000u) != 0x7f800000u) /* (Inf and NaN as they are) */
+		u = (u + 0x1000u) & 0xffffe000u;
+	return u;
+#else
+	unsigned r;
+	asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+	return r;
+#endif
+}
+#if defined(OX_CUDA_EMU)
+struct ox_mma_frag {
+	unsigned a[4], b[2];
+};
+#endif
+__device__ inline void ox_mma_tf32(float d[4], const unsigned a[4], const unsigned b[2])
+{
+#if defined(OX_CUDA_EMU)
+	const ox_mma_frag mine = {{a[0], a[1], a[2], a[3]}, {b[0], b[1]}};
+	ox_emu::warp_mma(&mine, [&](const ox_mma_frag *const *f, unsigned lane) {
+		const unsigned g = lane / 4, t = lane % 4;
+		for (int r = 0; r < 4; r++) {
+			const unsigned row = g + r / 2 * 8, col = t * 2 + r % 2;
+			float s = d[r];
+			for (unsigned k = 0; k < 8; k++) {
+				float x, y;
+				memcpy(&x, &f[row % 8 * 4 + k % 4]->a[k / 4 * 2 + row / 8], 4);
+				memcpy(&y, &f[col * 4 + k % 4]->b[k / 4], 4);
+				s = fmaf(x, y, s);
+			}
+			d[r] = s;
+		}
+	});
+#else
+	asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+		     "{%0, %1, %2, %3};"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
 }
 
 /* Scalar f32 forms of the elementwise ops, the rendering of an epilogue

@@ -500,6 +500,21 @@ template <class F> inline unsigned long long warp_xchg(unsigned int mask, unsign
 	w.valid &= ~(1u << lane);
 	return r;
 }
+/* a warp-wide tensor-core product (ox_mma_tf32, ox_cuda.h): every lane
+ * deposits a pointer to its fragments; `lane_op(frags, lane)` computes
+ * this lane's results once all 32 are there */
+template <class T, class F> inline void warp_mma(const T *mine, F lane_op)
+{
+	warp_xchg(0xffffffffu, (unsigned long long)(uintptr_t)mine, [&](const Warp &w, unsigned int lane, unsigned int) {
+		if (w.valid != 0xffffffffu)
+			fatal("mma.sync with a partial warp (every lane must take part)");
+		const T *f[32];
+		for (int l = 0; l < 32; l++)
+			f[l] = (const T *)(uintptr_t)w.slot[l];
+		lane_op(f, lane);
+		return 0ull;
+	});
+}
 enum { SH_IDX, SH_UP, SH_DOWN, SH_XOR };
 template <class T> inline T shfl(unsigned int mask, T v, int mode, long long arg, int width)
 {

@@ -31,7 +31,7 @@ else
 fi
 
 if [ -x "$NVCC" ]; then
-	if "$NVCC" -std=c++17 -arch=sm_80 -Werror all-warnings -c tests/cuda_emu/test_emu.cu -o "$B/test_emu_nvcc.o"; then
+	if "$NVCC" -std=c++17 -arch=sm_80 -Werror all-warnings -I runtime_min -c tests/cuda_emu/test_emu.cu -o "$B/test_emu_nvcc.o"; then
 		echo "cuda_emu: nvcc -arch=sm_80 compile: ok"
 	else
 		echo "cuda_emu: FAIL: nvcc compile"

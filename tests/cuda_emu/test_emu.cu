@@ -5,13 +5,8 @@
  * Every check prints one line; the exit status is the number of failures
  * (capped). Checks that only mean something in the emulation (a missing
  * barrier must be caught, deadlocks abort) are skipped under nvcc. */
-#if defined(OX_CUDA_EMU)
-#include "ox_cuda_emu.h"
-#else
-#include <cuda_runtime.h>
-#define OX_LAUNCH(k, grid, block, smem, stream, ...) k<<<(grid), (block), (smem), (stream)>>>(__VA_ARGS__)
-#define OX_DYN_SMEM(T, name) extern __shared__ __align__(16) unsigned char ox_dyn_smem_[]; T *name = (T *)ox_dyn_smem_
-#endif
+/* the prelude of every OUT.cu: OX_LAUNCH, the tensor-core forms */
+#include "ox_cuda.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -648,6 +643,71 @@ static void test_emu_only()
 }
 #endif
 
+/* ---- tensor cores: ox_mma_tf32's fragments as the PTX ISA lays out
+ * mma.m16n8k8 (lane = 4 g + t), loaded here from its text: A[16][8] row
+ * major, B[8][8], D = A B + C; small integers, exact in TF32 ---- */
+__global__ void mma_tile(const float *A, const float *B, const float *C, float *D)
+{
+	const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+	const unsigned a[4] = {ox_tf32(A[g * 8 + t]), ox_tf32(A[(g + 8) * 8 + t]), ox_tf32(A[g * 8 + t + 4]),
+			       ox_tf32(A[(g + 8) * 8 + t + 4])};
+	const unsigned b[2] = {ox_tf32(B[t * 8 + g]), ox_tf32(B[(t + 4) * 8 + g])};
+	float d[4] = {C[g * 8 + 2 * t], C[g * 8 + 2 * t + 1], C[(g + 8) * 8 + 2 * t], C[(g + 8) * 8 + 2 * t + 1]};
+	ox_mma_tf32(d, a, b);
+	D[g * 8 + 2 * t] = d[0], D[g * 8 + 2 * t + 1] = d[1];
+	D[(g + 8) * 8 + 2 * t] = d[2], D[(g + 8) * 8 + 2 * t + 1] = d[3];
+}
+__global__ void tf32_round(const float *x, unsigned *y)
+{
+	y[threadIdx.x] = ox_tf32(x[threadIdx.x]);
+}
+static void test_mma()
+{
+	/* rounding to TF32 (10 mantissa bits): to nearest, ties away from zero */
+	const float u = 1.0f / 1024;
+	std::vector<float> x = {1 + u / 2, 1 + u / 4, -(1 + u / 2), 1 + u * 3 / 4}, want = {1 + u, 1, -(1 + u), 1 + u};
+	float *dx = dev_from(x);
+	unsigned *dy = 0;
+	CK(cudaMalloc((void **)&dy, 4 * sizeof(unsigned)));
+	OX_LAUNCH(tf32_round, 1, 4, 0, 0, dx, dy);
+	CK(cudaGetLastError());
+	std::vector<unsigned> y = host_from(dy, 4);
+	int rbad = -1;
+	for (int i = 0; i < 4 && rbad < 0; i++) {
+		float f;
+		memcpy(&f, &y[i], 4);
+		if (f != want[i])
+			rbad = i;
+	}
+	report(rbad < 0, "TF32 rounding (cvt.rna)", "x[%d]", rbad);
+	CK(cudaFree(dx));
+	CK(cudaFree(dy));
+
+	std::vector<float> A(128), B(64), C(128);
+	for (int i = 0; i < 128; i++) A[i] = (float)(i * 7 % 11 - 5), C[i] = (float)(i % 5);
+	for (int i = 0; i < 64; i++) B[i] = (float)(i * 5 % 13 - 6);
+	float *dA = dev_from(A), *dB = dev_from(B), *dC = dev_from(C), *dD = 0;
+	CK(cudaMalloc((void **)&dD, 128 * sizeof(float)));
+	OX_LAUNCH(mma_tile, 1, 32, 0, 0, dA, dB, dC, dD);
+	CK(cudaGetLastError());
+	std::vector<float> D = host_from(dD, 128);
+	int bad = -1;
+	for (int m = 0; m < 16 && bad < 0; m++)
+		for (int n = 0; n < 8 && bad < 0; n++) {
+			float s = C[m * 8 + n];
+			for (int k = 0; k < 8; k++)
+				s += A[m * 8 + k] * B[k * 8 + n];
+			if (D[m * 8 + n] != s)
+				bad = m * 8 + n;
+		}
+	report(bad < 0, "mma.m16n8k8 TF32: D = A B + C on one warp's fragments", "D[%d] = %g", bad,
+	       bad < 0 ? 0.0 : (double)D[bad]);
+	CK(cudaFree(dA));
+	CK(cudaFree(dB));
+	CK(cudaFree(dC));
+	CK(cudaFree(dD));
+}
+
 int main()
 {
 	int ndev = 0;
@@ -668,6 +728,8 @@ int main()
 	test_launch_errors();
 	test_ids3d();
 	test_one_thread();
+	test_mma();
+	(void)ox_cu_ws, (void)ox_cu_check;
 #if defined(OX_CUDA_EMU)
 	test_emu_only();
 #endif

@@ -15,6 +15,14 @@
 #    codegen/cuda_kernels.c (*_kernel), shared memory within 48 KiB. Without
 #    nvcc the step says so and the rest runs.
 # 3. --weights external through the --main program, C and CUDA (emulated).
+# 4. Tensor cores under emulation (ox_mma_tf32): the models of
+#    $CUDA_HALF_MODELS made f16 by tools/to_half.py, their CUDA program
+#    against the C target's on the same f16 model at 1e-2 normwise (f16
+#    keeps 11 bits; the kernels compute in f32 and round once per fused
+#    node, the C target once per node); and $CUDA_TF32_MODELS with --tf32
+#    against ONNX Runtime at 1e-2 normwise (TF32 products keep 11 bits).
+# Every emulated model's --report must list no node without a parallel
+# kernel (docs/cuda.md).
 # Exit status 1 when anything fails.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
@@ -23,7 +31,10 @@ ONNXCC=${ONNXCC:-./onnxcc}
 OXCMP=${OXCMP:-tests/e2e/oxcmp}
 EMU=${CUDA_EMU_MODELS:-squeezenet1_1 mobilenet_v2 bert_encoder transformer_encoder transformer_encoder_op17 dynbatch vit_patch unet_small shufflenet_v2_x1_0 efficientnet_b0 lstm gru}
 NV=${CUDA_NVCC_MODELS:-resnet18 resnet50 mobilenet_v2 squeezenet1_1 efficientnet_b0 shufflenet_v2_x1_0 transformer_encoder transformer_encoder_op17 lstm gru dynbatch vit_patch unet_small bert_encoder}
+HALF=${CUDA_HALF_MODELS:-squeezenet1_1 bert_encoder}
+TF32=${CUDA_TF32_MODELS:-squeezenet1_1 bert_encoder}
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
+PY=${PYTHON:-/usr/bin/python3}
 fail=0
 flags_of() { [ "$1" = dynbatch ] && echo "--shape input=2x3x32x32"; }
 
@@ -33,8 +44,11 @@ for m in $EMU; do
 	rm -rf "$o" && mkdir -p "$o"
 	st=ok err=
 	# shellcheck disable=SC2046
-	if ! "$ONNXCC" "$d/model.onnx" -o "$o/net.c" --target cuda --cuda-emu --build $(flags_of "$m") > "$o/build.log" 2>&1; then
+	if ! "$ONNXCC" "$d/model.onnx" -o "$o/net.c" --target cuda --cuda-emu --build --report $(flags_of "$m") > "$o/build.log" 2>&1; then
 		st=BUILD-FAIL
+	elif grep -Eq "cuda +[1-9][0-9]* nodes? without a parallel kernel" "$o/build.log"; then
+		st=SERIAL-NODES
+		grep -E "cuda +[1-9][0-9]* nodes? without a parallel kernel" "$o/build.log" | cut -c1-300
 	elif ! timeout 600 "$o/net" "$d/input_0.npy" -o "$o/out" > "$o/run.log" 2>&1; then
 		st=RUN-FAIL
 	else
@@ -73,6 +87,56 @@ for tgt in c cuda; do
 	fi
 	printf 'weights-external %-18s %s\n' "$tgt" "$st"
 	[ "$st" = ok ] || { fail=1; tail -n 5 "$o/build.log" "$o/run.log" 2>/dev/null | sed 's/^/    /'; }
+done
+
+# normwise: |got - want| <= tol * max|want|
+close() { # GOT WANT TOL
+	"$PY" -c '
+import sys
+import numpy as np
+g, w, tol = np.load(sys.argv[1]).astype(np.float64), np.load(sys.argv[2]).astype(np.float64), float(sys.argv[3])
+e, a = np.abs(g - w).max(), np.abs(w).max()
+print(f"max_abs={e:.3g}/{a:.3g}")
+sys.exit(0 if g.shape == w.shape and e <= tol * max(a, 1e-30) else 1)
+' "$@"
+}
+for m in $HALF; do
+	d=$DIR/$m
+	o=$d/cuda-f16
+	rm -rf "$o" && mkdir -p "$o/c" "$o/cu"
+	st=ok r=
+	if ! "$PY" tools/to_half.py "$d/model.onnx" "$o/model.onnx" --input "$d/input_0.npy" "$o/x.npy" > "$o/log" 2>&1; then
+		st=CONVERT-FAIL
+	elif ! "$ONNXCC" "$o/model.onnx" -o "$o/c/net.c" --build >> "$o/log" 2>&1 || ! "$o/c/net" "$o/x.npy" -o "$o/c/out" >> "$o/log" 2>&1; then
+		st=C-FAIL
+	elif ! "$ONNXCC" "$o/model.onnx" -o "$o/cu/net.c" --target cuda --cuda-emu --build --report >> "$o/log" 2>&1 ||
+		! timeout 600 "$o/cu/net" "$o/x.npy" -o "$o/cu/out" >> "$o/log" 2>&1; then
+		st=CUDA-FAIL
+	elif grep -Eq "cuda +[1-9][0-9]* nodes? without a parallel kernel" "$o/log"; then
+		st=SERIAL-NODES
+	elif ! grep -q "ox_mma_tf32(&acc" "$o/cu/net.cu"; then
+		st=NO-MMA
+	else
+		r=$(close "$o/cu/out/output_0.npy" "$o/c/out/output_0.npy" 1e-2) || st=MISMATCH
+	fi
+	printf 'cuda-emu f16 %-22s %s %s\n' "$m" "$st" "$r"
+	[ "$st" = ok ] || { fail=1; tail -n 5 "$o/log" | sed 's/^/    /'; }
+done
+for m in $TF32; do
+	d=$DIR/$m
+	o=$d/cuda-tf32
+	rm -rf "$o" && mkdir -p "$o"
+	st=ok r=
+	if ! "$ONNXCC" "$d/model.onnx" -o "$o/net.c" --target cuda --cuda-emu --tf32 --build > "$o/log" 2>&1 ||
+		! timeout 600 "$o/net" "$d/input_0.npy" -o "$o/out" >> "$o/log" 2>&1; then
+		st=FAIL
+	elif ! grep -q "ox_mma_tf32(&acc" "$o/net.cu"; then
+		st=NO-MMA
+	else
+		r=$(close "$o/out/output_0.npy" "$d/ref/output_0.npy" 1e-2) || st=MISMATCH
+	fi
+	printf 'cuda-emu tf32 %-21s %s %s\n' "$m" "$st" "$r"
+	[ "$st" = ok ] || { fail=1; tail -n 5 "$o/log" | sed 's/^/    /'; }
 done
 
 if [ ! -x "$NVCC" ] && ! command -v "$NVCC" > /dev/null; then
