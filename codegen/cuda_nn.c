@@ -1,8 +1,359 @@
-/* cuda_nn.c: CUDA kernels of ConvTranspose and Resize (--target cuda) */
+/* cuda_nn.c: CUDA kernels of ConvTranspose and Resize (--target cuda),
+ * one thread per output element, f32, constant shapes, plain layout.
+ * ConvTranspose gathers: output o of a kernel tap reads input
+ * (o + pad - k * dil) / stride when that divides exactly, in the C
+ * target's order of taps and channels (templates/convtranspose.c).
+ * Resize reads the per-axis tap tables that the C target prints
+ * (templates/resize_taps.c, the same text codegen/emit_nn.c includes),
+ * here as device arrays, and sums them in the C target's order and
+ * precision (templates/resize.c). Anything else declines: the C
+ * target's function runs on the device then.
+ */
 #include "cuda_kernels.h"
+#include "resize.h"
+#include "../ir/family.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+#define MAXSP (OX_MAX_RANK - 2)
+
+/* every operand f32, plain, of constant shape */
+static int plain_f32(ox_graph *g, const ox_value *v)
+{
+	return v && v->dtype == OX_F32 && !v->layout && v->has_shape && !ox_shape_is_rt(g, &v->shape);
+}
+
+/* ---- ConvTranspose ---- */
+
+static int emit_convtranspose(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	ox_value *x = ox_in(g, n, 0), *w = ox_in(g, n, 1), *b = ox_in(g, n, 2), *y = ox_out(g, n, 0);
+	if (!plain_f32(g, x) || !plain_f32(g, w) || !plain_f32(g, y) || (b && !plain_f32(g, b)))
+		return 1;
+	const int nsp = x->shape.rank - 2;
+	if (nsp < 1 || nsp > 3 || w->shape.rank != x->shape.rank || y->shape.rank != x->shape.rank)
+		return 1;
+	int64_t k[MAXSP], s[MAXSP], d[MAXSP], pads[2 * MAXSP], in[MAXSP], out[MAXSP];
+	int ap;
+	for (int i = 0; i < nsp; i++)
+		in[i] = x->shape.d[i + 2];
+	/* the C target's decoding (codegen/emit_nn.c); a failure is reported as it would be there */
+	if (ox_ir_nn_window(g, n, nsp, &w->shape, k, s, d, pads, &ap) ||
+	    ox_ir_nn_convt(g, n, nsp, in, k, s, d, pads, ap, out))
+		return -1;
+	const int64_t N = x->shape.d[0], C = x->shape.d[1], M = y->shape.d[1], G = ox_attr_int(n, "group", 1);
+	if (G < 1 || C % G || M % G || w->shape.d[0] != C || w->shape.d[1] * G != M ||
+	    (b && ox_shape_numel(&b->shape) != M))
+		return 1;
+	int64_t isz = 1, osz = 1, ksz = 1;
+	for (int i = 0; i < nsp; i++) {
+		if (out[i] != y->shape.d[i + 2] || w->shape.d[i + 2] != k[i] || s[i] < 1 || d[i] < 1)
+			return 1;
+		isz *= in[i], osz *= out[i], ksz *= k[i];
+	}
+	const int64_t Cg = C / G, Mg = M / G, tot = N * M * osz;
+	if (tot <= 0 || isz <= 0 || Cg <= 0)
+		return 1;
+	char kname[200];
+	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_buf t = {0};
+	ox_buf_printf(&t, "/* %s: ConvTranspose %d-D, group %lld: [%lld,%lld", cg->fname, nsp, (long long)G, (long long)N,
+		      (long long)C);
+	for (int i = 0; i < nsp; i++)
+		ox_buf_printf(&t, ",%lld", (long long)in[i]);
+	ox_buf_printf(&t, "] -> [%lld,%lld", (long long)N, (long long)M);
+	for (int i = 0; i < nsp; i++)
+		ox_buf_printf(&t, ",%lld", (long long)out[i]);
+	ox_buf_puts(&t, "], kernel");
+	for (int i = 0; i < nsp; i++)
+		ox_buf_printf(&t, "%s%lld", i ? "x" : " ", (long long)k[i]);
+	ox_buf_puts(&t, ", stride");
+	for (int i = 0; i < nsp; i++)
+		ox_buf_printf(&t, "%s%lld", i ? "x" : " ", (long long)s[i]);
+	ox_buf_puts(&t, ", dilation");
+	for (int i = 0; i < nsp; i++)
+		ox_buf_printf(&t, "%s%lld", i ? "x" : " ", (long long)d[i]);
+	ox_buf_puts(&t, ", begin pads");
+	for (int i = 0; i < nsp; i++)
+		ox_buf_printf(&t, "%s%lld", i ? "," : " ", (long long)pads[i]);
+	ox_buf_puts(&t, "; a thread per output */\n");
+	ox_buf_printf(&t, "__global__ void __launch_bounds__(256) %s(const float *__restrict__ x, const float *__restrict__ w,\n"
+			  "\t\tconst float *__restrict__ bias, float *__restrict__ y)\n{\n"
+			  "\tconst long i = (long)blockIdx.x * 256 + threadIdx.x;\n\tif (i >= %lldL)\n\t\treturn;\n",
+		      kname, (long long)tot);
+	/* the output's index: o<a> per spatial axis, channel m, image nb */
+	int64_t below = 1;
+	for (int a = nsp - 1; a >= 0; a--) {
+		if (below == 1)
+			ox_buf_printf(&t, "\tconst long o%d = i %% %lld;\n", a, (long long)out[a]);
+		else
+			ox_buf_printf(&t, "\tconst long o%d = i / %lld %% %lld;\n", a, (long long)below, (long long)out[a]);
+		below *= out[a];
+	}
+	ox_buf_printf(&t, "\tconst long m = i / %lld %% %lld, nb = i / %lld;\n", (long long)osz, (long long)M,
+		      (long long)(osz * M));
+	/* weights [C, M/G, k...]: input channel c of the group steps by Mg * ksz */
+	if (G > 1)
+		ox_buf_printf(&t, "\tconst long gi = m / %lld;\n"
+				  "\tconst float *xg = x + (nb * %lld + gi * %lld) * %lld;\n"
+				  "\tconst float *wm = w + (gi * %lld + m %% %lld) * %lld;\n",
+			      (long long)Mg, (long long)C, (long long)Cg, (long long)isz, (long long)(Cg * Mg),
+			      (long long)Mg, (long long)ksz);
+	else
+		ox_buf_printf(&t, "\tconst float *xg = x + nb * %lld;\n\tconst float *wm = w + m * %lld;\n",
+			      (long long)(C * isz), (long long)ksz);
+	ox_buf_printf(&t, "\tfloat v = %s;\n", b ? "bias[m]" : "0.0f");
+	/* taps: the last axis outermost, then the others, channels innermost,
+	 * as the C target sums them */
+	int lvl = 1;
+	for (int j = 0; j < nsp; j++) {
+		int a = j == 0 ? nsp - 1 : j - 1;
+		char ind[16];
+		memset(ind, '\t', sizeof ind);
+		ind[lvl] = 0;
+		ox_buf_printf(&t, "%sfor (int k%d = 0; k%d < %lld; k%d++) {\n", ind, a, a, (long long)k[a], a);
+		ox_buf_printf(&t, "%s\tconst long q%d = o%d", ind, a, a);
+		if (pads[a])
+			ox_buf_printf(&t, " %c %lld", pads[a] < 0 ? '-' : '+', (long long)llabs(pads[a]));
+		ox_buf_printf(&t, " - k%d", a);
+		if (d[a] > 1)
+			ox_buf_printf(&t, " * %lld", (long long)d[a]);
+		ox_buf_puts(&t, ";\n");
+		if (s[a] == 1)
+			ox_buf_printf(&t, "%s\tif (q%d < 0 || q%d >= %lld)\n", ind, a, a, (long long)in[a]);
+		else
+			ox_buf_printf(&t, "%s\tif (q%d < 0 || q%d %% %lld || q%d / %lld >= %lld)\n", ind, a, a,
+				      (long long)s[a], a, (long long)s[a], (long long)in[a]);
+		ox_buf_printf(&t, "%s\t\tcontinue;\n", ind);
+		lvl++;
+	}
+	/* the input's and the weight's offsets of the tap */
+	ox_buf xo = {0}, wo = {0};
+	int64_t ist = 1, kst = 1;
+	for (int a = nsp - 1; a >= 0; a--) {
+		if (s[a] == 1)
+			ox_buf_printf(&xo, "%sq%d", xo.len ? " + " : "", a);
+		else
+			ox_buf_printf(&xo, "%sq%d / %lld", xo.len ? " + " : "", a, (long long)s[a]);
+		if (ist > 1)
+			ox_buf_printf(&xo, " * %lld", (long long)ist);
+		ox_buf_printf(&wo, "%sk%d", wo.len ? " + " : "", a);
+		if (kst > 1)
+			ox_buf_printf(&wo, " * %lld", (long long)kst);
+		ist *= in[a], kst *= k[a];
+	}
+	char ind[16];
+	memset(ind, '\t', sizeof ind);
+	ind[lvl] = 0;
+	ox_buf_printf(&t, "%sconst float *xp = xg + %s, *wp = wm + %s;\n"
+			  "%sfor (long c = 0; c < %lld; c++)\n"
+			  "%s\tv = fmaf(xp[c * %lld], wp[c * %lld], v);\n",
+		      ind, xo.s, wo.s, ind, (long long)Cg, ind, (long long)isz, (long long)(Mg * ksz));
+	ox_buf_free(&xo), ox_buf_free(&wo);
+	while (--lvl >= 1) {
+		ind[lvl] = 0;
+		ox_buf_printf(&t, "%s}\n", ind);
+	}
+	ox_buf_puts(&t, "\ty[i] = v;\n}\n\n");
+	ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, in0, in1, %s, out0);\n", kname,
+		     (long long)((tot + 255) / 256), b ? "in2" : "nullptr");
+	ox_cu_finish(cg, g, n, kname, &t);
+	return 0;
+}
+
+/* ---- Resize ---- */
+
+static int emit_resize(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
+	if (n->scratch || !plain_f32(g, x) || !plain_f32(g, y) || n->nout != 1)
+		return 1;
+	const int r = x->shape.rank;
+	if (r < 1 || y->shape.rank != r || ox_shape_numel(&x->shape) <= 0 || ox_shape_numel(&y->shape) <= 0)
+		return 1;
+	ox_rz_opts ro;
+	const char *ctm = "", *nm = "";
+	if (ox_cg_resize_opts(g, n, &ro, &ctm, &nm))
+		return -1; /* (reported, as the C target does) */
+	(void)ctm, (void)nm;
+	if (!ox_ir_nn_resize_static(g, n))
+		return 1;
+	ox_dim osz[OX_MAX_RANK];
+	double scale[OX_MAX_RANK], roi[2 * OX_MAX_RANK];
+	if (ox_ir_nn_resize(g, n, &x->shape, osz, scale, roi))
+		return -1;
+	for (int a = 0; a < r; a++)
+		if (osz[a] != y->shape.d[a])
+			return 1;
+	const ox_tensor *sct = ox_in_const(g, n, n->opset < 11 ? 1 : 2);
+	ro.scales_given = sct && ox_tensor_numel(sct) > 0;
+	const double extrap = ox_attr_float(n, "extrapolation_value", 0.0f);
+	/* the tables, from the last axis (stride 1) */
+	int nt[OX_MAX_RANK];
+	long *offs[OX_MAX_RANK] = {0};
+	float *wts[OX_MAX_RANK] = {0};
+	int64_t stride[OX_MAX_RANK], st = 1;
+	int rc = 0;
+	for (int a = r - 1; a >= 0 && !rc; a--) {
+		stride[a] = st;
+		rc = ox_cg_resize_axis(&ro, x->shape.d[a], y->shape.d[a], scale[a], roi[a], roi[a + r], st, &nt[a], &offs[a],
+				 &wts[a]);
+		st *= x->shape.d[a];
+	}
+	if (rc) {
+		for (int a = 0; a < r; a++)
+			free(offs[a]), free(wts[a]);
+		return 1;
+	}
+	/* an axis whose taps are the identity (one of weight 1 at its own
+	 * index: N and C, usually) needs no table; one with -1 in tap 0 has
+	 * outputs outside the input (tf_crop_and_resize) */
+	int ident[OX_MAX_RANK], neg[OX_MAX_RANK];
+	for (int a = 0; a < r; a++) {
+		ident[a] = nt[a] == 1 && x->shape.d[a] == y->shape.d[a];
+		neg[a] = 0;
+		for (int64_t o = 0; o < y->shape.d[a]; o++) {
+			if (offs[a][o * nt[a]] != o * stride[a] || (ro.mode && wts[a][o * nt[a]] != 1.0f))
+				ident[a] = 0;
+			neg[a] |= offs[a][o * nt[a]] < 0;
+		}
+	}
+	char kname[200];
+	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_buf t = {0}, body = {0};
+	ox_buf_printf(&t, "/* %s: Resize %s, %s: [", cg->fname,
+		      ro.mode == 0 ? "nearest" : ro.mode == 1 ? "linear" : "cubic",
+		      n->opset >= 11 ? ox_attr_str(n, "coordinate_transformation_mode", "half_pixel") : "asymmetric");
+	for (int a = 0; a < r; a++)
+		ox_buf_printf(&t, "%s%lld", a ? "," : "", (long long)x->shape.d[a]);
+	ox_buf_puts(&t, "] -> [");
+	for (int a = 0; a < r; a++)
+		ox_buf_printf(&t, "%s%lld", a ? "," : "", (long long)y->shape.d[a]);
+	ox_buf_puts(&t, "], taps ");
+	for (int a = 0; a < r; a++)
+		ox_buf_printf(&t, "%s%d", a ? "x" : "", nt[a]);
+	ox_buf_puts(&t, "; a thread per output */\n");
+	for (int a = 0; a < r; a++) {
+		if (ident[a])
+			continue;
+		char decl[300];
+		const int64_t cnt = y->shape.d[a] * nt[a];
+		snprintf(decl, sizeof decl, "static __device__ const long %s_off%d[%lld]", kname, a, (long long)cnt);
+		ox_cg_table(&t, decl, offs[a], NULL, cnt, "");
+		if (ro.mode) {
+			snprintf(decl, sizeof decl, "static __device__ const float %s_wt%d[%lld]", kname, a, (long long)cnt);
+			ox_cg_table(&t, decl, NULL, wts[a], cnt, "");
+		}
+		/* this output's taps */
+		ox_buf_printf(&body, "\tconst long *o%d = %s_off%d + i%d", a, kname, a, a);
+		if (nt[a] > 1)
+			ox_buf_printf(&body, " * %d", nt[a]);
+		ox_buf_puts(&body, ";\n");
+		if (ro.mode) {
+			ox_buf_printf(&body, "\tconst float *w%d = %s_wt%d + i%d", a, kname, a, a);
+			if (nt[a] > 1)
+				ox_buf_printf(&body, " * %d", nt[a]);
+			ox_buf_puts(&body, ";\n");
+		}
+	}
+	for (int a = 0; a < r; a++)
+		free(offs[a]), free(wts[a]);
+	/* outside the input: extrapolation_value */
+	int anyneg = 0;
+	for (int a = 0; a < r; a++)
+		if (neg[a])
+			ox_buf_printf(&body, "%so%d[0] < 0", anyneg++ ? " || " : "\tif (", a);
+	if (anyneg)
+		ox_buf_printf(&body, ") {\n\t\ty[i] = %s;\n\t\treturn;\n\t}\n", ox_cg_lit(OX_F32, extrap));
+	/* the identity axes' part of the input offset */
+	ox_buf base = {0};
+	for (int a = 0; a < r; a++)
+		if (ident[a] && y->shape.d[a] > 1) {
+			ox_buf_printf(&base, "%si%d", base.len ? " + " : "", a);
+			if (stride[a] > 1)
+				ox_buf_printf(&base, " * %lld", (long long)stride[a]);
+		}
+	if (ro.mode == 0) {
+		int f = base.len > 0;
+		ox_buf_printf(&body, "\ty[i] = x[%s", base.len ? base.s : "");
+		for (int a = 0; a < r; a++)
+			if (!ident[a])
+				ox_buf_printf(&body, f++ ? " + o%d[0]" : "o%d[0]", a);
+		ox_buf_printf(&body, "%s];\n", f ? "" : "0");
+	} else {
+		/* the outer axes' tap combinations (the last of them fastest), each
+		 * weighing a sum over the last axis' taps, in double as the C target */
+		const int last = r - 1;
+		if (base.len)
+			ox_buf_printf(&body, "\tconst long b = %s;\n", base.s);
+		ox_buf_puts(&body, "\tdouble acc = 0.0;\n");
+		int lvl = 1, nouter = 0;
+		char prev[16] = "", ind[20];
+		if (base.len)
+			snprintf(prev, sizeof prev, "b");
+		for (int a = 0; a < last; a++) {
+			if (ident[a])
+				continue;
+			memset(ind, '\t', sizeof ind);
+			ind[lvl] = 0;
+			ox_buf_printf(&body, "%sfor (int t%d = 0; t%d < %d; t%d++) {\n", ind, a, a, nt[a], a);
+			lvl++, nouter++;
+		}
+		memset(ind, '\t', sizeof ind);
+		ind[lvl] = 0;
+		if (nouter) {
+			/* the weight of the combination: the C target's product, from the last outer axis */
+			ox_buf_printf(&body, "%sconst double wc = ", ind);
+			for (int a = last - 1, f = 0; a >= 0; a--)
+				if (!ident[a])
+					ox_buf_printf(&body, f++ ? " * w%d[t%d]" : "(double)w%d[t%d]", a, a);
+			ox_buf_printf(&body, ";\n%sif (wc == 0.0)\n%s\tcontinue;\n", ind, ind);
+			ox_buf_printf(&body, "%sconst long bc = %s", ind, prev);
+			for (int a = 0, f = prev[0] != 0; a < last; a++)
+				if (!ident[a])
+					ox_buf_printf(&body, f++ ? " + o%d[t%d]" : "o%d[t%d]", a, a);
+			ox_buf_puts(&body, ";\n");
+			snprintf(prev, sizeof prev, "bc");
+		}
+		/* (an identity last axis: one tap of weight 1, exact) */
+		char at[64];
+		if (ident[last])
+			snprintf(at, sizeof at, "%s%si%d", prev, prev[0] ? " + " : "", last);
+		else
+			snprintf(at, sizeof at, "%s%so%d[t%d]", prev, prev[0] ? " + " : "", last, last);
+		if (ident[last])
+			ox_buf_printf(&body, "%sconst double s = (double)x[%s];\n", ind, at);
+		else
+			ox_buf_printf(&body, "%sdouble s = 0.0;\n"
+					     "%sfor (int t%d = 0; t%d < %d; t%d++)\n"
+					     "%s\ts += w%d[t%d] * (double)x[%s];\n",
+				      ind, ind, last, last, nt[last], last, ind, last, last, at);
+		ox_buf_printf(&body, "%sacc += %s;\n", ind, nouter ? "wc * s" : "s");
+		while (--lvl >= 1) {
+			ind[lvl] = 0;
+			ox_buf_printf(&body, "%s}\n", ind);
+		}
+		ox_buf_puts(&body, "\ty[i] = (float)acc;\n");
+	}
+	int64_t dims[OX_MAX_RANK];
+	for (int a = 0; a < r; a++)
+		dims[a] = y->shape.d[a];
+	ox_cu_index_kernel(&t, kname, "const float *__restrict__ x, float *__restrict__ y", dims, r, body.s);
+	const int64_t tot = ox_shape_numel(&y->shape);
+	ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, in0, out0);\n", kname, (long long)((tot + 255) / 256));
+	ox_cu_finish(cg, g, n, kname, &t);
+	ox_buf_free(&body), ox_buf_free(&base);
+	return 0;
+}
 
 int ox_cu_emit_nn(ox_cg *cg, ox_graph *g, ox_node *n)
 {
-	(void)cg, (void)g, (void)n;
+	if (n->op == OX_OP_ConvTranspose)
+		return emit_convtranspose(cg, g, n);
+	if (n->op == OX_OP_Resize)
+		return emit_resize(cg, g, n);
 	return 1;
 }

@@ -19,6 +19,7 @@
  * blocked, Winograd and packed-GEMM paths take constant shapes only.
  */
 #include "cg.h"
+#include "resize.h"
 #include "../opt/opt.h"
 #include "../ir/family.h"
 #include <math.h>
@@ -630,14 +631,9 @@ static int emit_matmul(ox_cg *cg, ox_graph *g, ox_node *n)
 
 /* ---- Resize ---- */
 
-/* The taps of one output coordinate: templates/resize_taps.c, the text the
- * generated code of a Resize with run-time sizes uses too. */
-#include "../templates/resize_taps.c"
 
-/* Taps of one axis: nt per output index, offsets (index * stride, or -1
- * in tap 0 outside the input) and weights. */
-static int resize_axis(const ox_rz_opts *ro, int64_t in, int64_t out, double scale, double r0, double r1,
-		       int64_t stride, int *ntap, long **offp, float **wp)
+int ox_cg_resize_axis(const ox_rz_opts *ro, int64_t in, int64_t out, double scale, double r0, double r1,
+		      int64_t stride, int *ntap, long **offp, float **wp)
 {
 	int cap = ox_rz_cap(ro, scale);
 	/* the tables are static data in the generated code: refuse what no
@@ -672,17 +668,28 @@ static int resize_axis(const ox_rz_opts *ro, int64_t in, int64_t out, double sca
 	return 0;
 }
 
+void ox_cg_table(ox_buf *t, const char *decl, const long *iv, const float *fv, int64_t cnt, const char *ind)
+{
+	ox_buf_printf(t, "%s%s = {", ind, decl);
+	for (int64_t i = 0; i < cnt; i++) {
+		if (i % 16)
+			ox_buf_puts(t, " ");
+		else
+			ox_buf_printf(t, "\n%s\t", ind);
+		if (iv)
+			ox_buf_printf(t, "%lld,", (long long)iv[i]);
+		else
+			ox_buf_printf(t, "%s,", ox_cg_lit(OX_F32, fv[i]));
+	}
+	ox_buf_printf(t, "\n%s};\n", ind);
+}
+
 static void print_table(ox_cg *cg, const char *decl, const long *iv, const float *fv, int64_t cnt)
 {
-	ox_cg_printf(cg, "\t%s = {", decl);
-	for (int64_t i = 0; i < cnt; i++) {
-		ox_cg_printf(cg, "%s", i % 16 ? " " : "\n\t\t");
-		if (iv)
-			ox_cg_printf(cg, "%lld,", (long long)iv[i]);
-		else
-			ox_cg_printf(cg, "%s,", ox_cg_lit(OX_F32, fv[i]));
-	}
-	ox_cg_printf(cg, "\n\t};\n");
+	ox_buf t = {0};
+	ox_cg_table(&t, decl, iv, fv, cnt, "\t");
+	ox_cg_printf(cg, "%s", t.s);
+	ox_buf_free(&t);
 }
 
 /* A channel-blocked Resize (opt/layout.c, ox_ir_nn_resize_blockable):
@@ -700,9 +707,9 @@ static int emit_resize_blocked(ox_cg *cg, ox_graph *g, ox_node *n, const ox_rz_o
 	int nt[2];
 	long *offs[2] = {0};
 	float *wts[2] = {0};
-	int rc = resize_axis(ro, IH, OH, scale[2], roi[2], roi[6], IW * b, &nt[0], &offs[0], &wts[0]);
+	int rc = ox_cg_resize_axis(ro, IH, OH, scale[2], roi[2], roi[6], IW * b, &nt[0], &offs[0], &wts[0]);
 	if (!rc)
-		rc = resize_axis(ro, IW, OW, scale[3], roi[3], roi[7], b, &nt[1], &offs[1], &wts[1]);
+		rc = ox_cg_resize_axis(ro, IW, OW, scale[3], roi[3], roi[7], b, &nt[1], &offs[1], &wts[1]);
 	if (rc) {
 		free(offs[0]), free(wts[0]), free(offs[1]), free(wts[1]);
 		return ox_error(g, n, "the resize tables (output length x taps, over 2^26 entries) are too large");
@@ -733,9 +740,7 @@ static int emit_resize_blocked(ox_cg *cg, ox_graph *g, ox_node *n, const ox_rz_o
 	return 0;
 }
 
-/* mode, coordinate transform, nearest_mode, antialias, exclude_outside
- * and the cubic coefficient, as the attributes give them */
-static int resize_opts(ox_graph *g, ox_node *n, ox_rz_opts *ro, const char **ctmp, const char **nmp)
+int ox_cg_resize_opts(ox_graph *g, ox_node *n, ox_rz_opts *ro, const char **ctmp, const char **nmp)
 {
 	memset(ro, 0, sizeof *ro);
 	const char *mode = ox_attr_str(n, "mode", "nearest");
@@ -889,7 +894,7 @@ static int emit_resize(ox_cg *cg, ox_graph *g, ox_node *n)
 	int r = x->shape.rank, dt = x->dtype;
 	ox_rz_opts ro;
 	const char *ctm = "", *nm = "";
-	if (resize_opts(g, n, &ro, &ctm, &nm))
+	if (ox_cg_resize_opts(g, n, &ro, &ctm, &nm))
 		return -1;
 	char what[96];
 	if (ro.mode)
@@ -913,7 +918,7 @@ static int emit_resize(ox_cg *cg, ox_graph *g, ox_node *n)
 	int64_t stride = 1;
 	int rc = 0;
 	for (int a = r - 1; a >= 0 && !rc; a--) {
-		rc = resize_axis(&ro, x->shape.d[a], y->shape.d[a], scale[a], roi[a], roi[a + r], stride, &nt[a],
+		rc = ox_cg_resize_axis(&ro, x->shape.d[a], y->shape.d[a], scale[a], roi[a], roi[a + r], stride, &nt[a],
 				 &offs[a], &wts[a]);
 		stride *= x->shape.d[a];
 	}

@@ -1,0 +1,27 @@
+/* resize.h: Resize's options and tap tables, computed once for both
+ * targets' emitters (codegen/emit_nn.c, which defines them; cuda_nn.c)
+ * from templates/resize_taps.c, the text the generated code of a Resize
+ * with run-time sizes uses too. */
+#ifndef OX_RESIZE_H
+#define OX_RESIZE_H
+#include "cg.h"
+#include <math.h>
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#include "../templates/resize_taps.c"
+#pragma GCC diagnostic pop
+
+/* mode, coordinate transform, nearest_mode, antialias, exclude_outside and
+ * the cubic coefficient, as the attributes give them (ox_error and -1 for
+ * what is not supported); *ctm and *nm: the transform's and nearest mode's
+ * names */
+int ox_cg_resize_opts(ox_graph *g, ox_node *n, ox_rz_opts *ro, const char **ctm, const char **nm);
+/* Taps of one axis: nt per output index, offsets (index * stride, or -1 in
+ * tap 0 outside the input) and weights, compacted to the most any output
+ * has; -1 for tables over 2^26 entries */
+int ox_cg_resize_axis(const ox_rz_opts *ro, int64_t in, int64_t out, double scale, double r0, double r1,
+		      int64_t stride, int *ntap, long **offp, float **wp);
+/* a table `PREFIX DECL = {...};` of cnt longs (iv) or floats (fv), each
+ * line of 16 indented by ind */
+void ox_cg_table(ox_buf *t, const char *decl, const long *iv, const float *fv, int64_t cnt, const char *ind);
+#endif
