@@ -65,7 +65,19 @@ typedef struct ox_cg {
 	int64_t cu_ws;        /* --target cuda: bytes of split-K workspace the
 				 kernels need (codegen/cuda_kernels.c) */
 	int tf32;             /* --tf32: f32 products in TF32 on tensor cores */
+	struct ox_cu_map *cu_map; /* set: emit_ew describes its map here instead
+				     of emitting it (codegen/cuda_kernels.c) */
 } ox_cg;
+
+/* An elementwise map of codegen/emit_ew.c as a description: the index
+ * space and the statements for one element, which read i0.. (and i when
+ * r is 1), in<k> and out0 */
+typedef struct ox_cu_map {
+	int ok;               /* constant dims, nothing broadcast at run time */
+	int r;
+	int64_t d[OX_MAX_RANK];
+	ox_buf body;
+} ox_cu_map;
 
 /* ---- --target cuda (codegen/cuda.c, cuda_*.c) ----
  * A node is a kernel of its own (ox_cu_emit prints into the body the host

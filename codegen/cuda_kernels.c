@@ -1074,6 +1074,60 @@ static int cu_reduce(ox_cg *cg, ox_graph *g, ox_node *n)
 	return 0;
 }
 
+/* the nodes codegen/emit_ew.c emits (unary math, Cast, Clip, binary ops
+ * with broadcasting, Where, variadic Min/Max/Sum/Mean) */
+static int is_ew(int op)
+{
+	typedef int (*emit_fn)(ox_cg *, ox_graph *, ox_node *);
+#define OP(id, name, minin, maxin, minout, maxout, flags, infer, eval, emit) [OX_OP_##id] = emit,
+	static const emit_fn tab[OX_NOPS] = {
+#include "../ir/ops.def"
+	};
+#undef OP
+	return tab[op] == emit_ew;
+}
+
+/* Any other elementwise node: emit_ew's own map (the C target's
+ * expression per element, its dtypes and conversions) described
+ * (ox_cu_map) and rendered as a kernel of a thread per element */
+static int emit_map(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	ox_value *y = ox_out(g, n, 0);
+	if (!y || y->layout || ox_shape_is_rt(g, &y->shape) || y->dtype == OX_STRING)
+		return 1;
+	for (int k = 0; k < n->nin; k++)
+		if (n->in[k] >= 0 && (g->vals[n->in[k]].layout || g->vals[n->in[k]].dtype == OX_STRING))
+			return 1;
+	ox_cu_map M = {0};
+	cg->cu_map = &M;
+	int rc = emit_ew(cg, g, n);
+	cg->cu_map = NULL;
+	if (rc || !M.ok) {
+		ox_buf_free(&M.body);
+		return rc ? -1 : 1;
+	}
+	ox_buf params = {0};
+	for (int k = 0; k < n->nin; k++)
+		ox_buf_printf(&params, "const %s *__restrict__ in%d, ",
+			      ox_cg_ctype(n->in[k] >= 0 ? g->vals[n->in[k]].dtype : OX_F32), k);
+	ox_buf_printf(&params, "%s *__restrict__ out0", ox_cg_ctype(y->dtype));
+	char kname[200];
+	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	int64_t tot = 1;
+	for (int i = 0; i < M.r; i++)
+		tot *= M.d[i];
+	ox_buf t = {0};
+	ox_buf_printf(&t, "/* %s: %s, a thread per element */\n", cg->fname, n->optype);
+	ox_cu_index_kernel(&t, kname, params.s, M.d, M.r, M.body.s);
+	ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, ", kname, (long long)((tot + 255) / 256));
+	for (int k = 0; k < n->nin; k++)
+		ox_cg_printf(cg, n->in[k] >= 0 ? "in%d, " : "nullptr, ", k);
+	ox_cg_printf(cg, "out0);\n");
+	ox_cu_finish(cg, g, n, kname, &t);
+	ox_buf_free(&params), ox_buf_free(&M.body);
+	return 0;
+}
+
 int ox_cu_emit(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	int rc = 1;
@@ -1105,6 +1159,8 @@ int ox_cu_emit(ox_cg *cg, ox_graph *g, ox_node *n)
 		rc = ox_cu_emit_nn(cg, g, n);
 	else if (n->op == OX_OP_LSTM || n->op == OX_OP_GRU || n->op == OX_OP_RNN)
 		rc = ox_cu_emit_rnn(cg, g, n);
+	else if (is_ew(n->op))
+		rc = emit_map(cg, g, n);
 	if (rc > 0 && ox_ir_epilogue(n))
 		ox_die("codegen: '%s' has an epilogue but no CUDA kernel takes it (opt/epilogue.c)", n->name);
 	if (rc > 0 && n->op == OX_OP_Fused && g->vals[n->out[0]].dtype != OX_F32)

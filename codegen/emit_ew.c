@@ -176,7 +176,8 @@ static void emit_map(ox_cg *cg, ox_graph *g, ox_node *n, const int *ins, int nop
 	ox_value *o = ox_out(g, n, 0);
 	int64_t total = ox_shape_numel(&o->shape);
 	if (total == 0) {
-		ox_cg_printf(cg, "\t/* empty output: nothing to do */\n");
+		if (!cg->cu_map)
+			ox_cg_printf(cg, "\t/* empty output: nothing to do */\n");
 		return;
 	}
 
@@ -207,6 +208,14 @@ static void emit_map(ox_cg *cg, ox_graph *g, ox_node *n, const int *ins, int nop
 			st[k][r] = stride;
 		}
 		r++;
+	}
+	/* --target cuda: a kernel of constant dims (ox_cu_map) */
+	for (int i = 0; cg->cu_map && i < r; i++) {
+		if (ox_dim_is_rt(g, d[i]))
+			return;
+		for (int k = 1; k <= nops; k++)
+			if (bc[k][i] || ox_dim_is_rt(g, st[k][i]))
+				return;
 	}
 	/* a run-time dim broadcast against another must be it or 1 */
 	for (int i = 0; i < r; i++)
@@ -259,6 +268,7 @@ static void emit_map(ox_cg *cg, ox_graph *g, ox_node *n, const int *ins, int nop
 	}
 
 	/* operands: loads used more than once through a conversion get a temp */
+	const int ind = cg->cu_map ? 1 : r + 1;
 	ox_buf pre = {0}, expr = {0};
 	char val[MAXOPS][1100];
 	for (int k = 0; k < nops; k++) {
@@ -277,7 +287,7 @@ static void emit_map(ox_cg *cg, ox_graph *g, ox_node *n, const int *ins, int nop
 				snprintf(val[k], sizeof val[k], "%s", names[k]);
 			else
 				snprintf(val[k], sizeof val[k], "x%d", k);
-			ox_buf_printf(&pre, "%.*s%s %s = %s;\n", r + 1, TABS,
+			ox_buf_printf(&pre, "%.*s%s %s = %s;\n", ind, TABS,
 				      raw ? ox_cg_ctype(v->dtype) : ox_cg_ntype(v->dtype), val[k], ld);
 		} else {
 			snprintf(val[k], sizeof val[k], "%s", ld);
@@ -305,6 +315,15 @@ static void emit_map(ox_cg *cg, ox_graph *g, ox_node *n, const int *ins, int nop
 		rhs = rhs_long;
 	}
 
+	if (cg->cu_map) {
+		ox_cu_map *M = cg->cu_map;
+		M->ok = 1, M->r = r;
+		for (int i = 0; i < r; i++)
+			M->d[i] = d[i];
+		ox_buf_printf(&M->body, "%s\t%s = %s;\n", pre.len ? pre.s : "", oacc, rhs);
+		ox_buf_free(&pre), ox_buf_free(&expr), free(rhs_long);
+		return;
+	}
 	/* loops: one flat `i`, or i0, i1, ... outermost first */
 	for (int i = 0; i < r; i++) {
 		char var[16];
