@@ -177,6 +177,11 @@ cuda: all deps-models tests/e2e/oxcmp
 zoo: all deps-models
 	tests/e2e/zoo.sh $(B)/zoo
 
+# build/dev for bench/cuda_device.sh on a lent GPU (tools/cuda_device_prep.sh)
+.PHONY: cuda-device-prep
+cuda-device-prep: all zoo
+	tools/cuda_device_prep.sh
+
 # run-time shapes and C control flow on real exported models, each compiled
 # once and run at several sizes against ONNX Runtime (tests/e2e/dyn.txt),
 # and the nn family's run-time programs against static ones (rt_nn.py)

@@ -11,7 +11,11 @@
 # On the GPU machine the stripped weights are drawn again (same scale) and
 # ONNX Runtime (CPU) gives the references. Writes OUTDIR/*.txt, *.json.
 # ONLY="resnet18 mobilenet_v2 bert_encoder": those models, the zoo check and
-# the latency only (no sanitizer, no suite).
+# the latency only (no sanitizer, no suite). First, tests/cuda_emu/test_emu.cu
+# built by nvcc runs on the GPU: its tensor-core checks prove ox_mma_tf32's
+# fragment layout (the one the emulation assumes) on the hardware. Then the
+# benchmarked models also as --tf32 and as f16 (tools/to_half.py), each
+# against ONNX Runtime's f32 outputs at 1e-2 normwise.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 export ONLY=${ONLY:-}
@@ -24,6 +28,13 @@ export NVCC
 log() { echo "== $(date +%T) $*"; }
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; "$NVCC" --version | tail -1; } | tee "$OUT/gpu.txt"
 cc -O2 -o "$D/oxcmp" tests/e2e/oxcmp.c -lm && cp "$D/oxcmp" tests/e2e/oxcmp || exit 2
+
+# ---- the emulation's checks, for real: mma fragments, TF32 rounding ----
+log "test_emu"
+"$NVCC" -std=c++17 -arch=sm_90 -I runtime_min -o "$W/test_emu" tests/cuda_emu/test_emu.cu > "$OUT/test_emu.txt" 2>&1 &&
+	"$W/test_emu" >> "$OUT/test_emu.txt" 2>&1
+echo "test_emu rc=$?" >> "$OUT/test_emu.txt"
+grep -v '^ok ' "$OUT/test_emu.txt"
 
 # ---- models: weights drawn, references by ONNX Runtime ----
 log "models"
@@ -64,7 +75,24 @@ build() {
 export -f build; export D W
 models=${ONLY:-$(ls $D/models/*.onnx | xargs -n1 basename | sed 's/.onnx$//')}
 export ONLY
-echo $models | tr ' ' '\n' | xargs -P 12 -I{} bash -c 'build {}' > "$OUT/zoo_build.txt" 2>&1
+# the benchmarked models also with tensor cores: m+tf32 (--tf32), m+f16
+variant() {
+	v=$1 m=${1%+*} k=${1#*+}
+	mkdir -p $W/$v
+	if [ $k = f16 ]; then
+		python3 tools/to_half.py $W/$m/model.onnx $W/$v/model.onnx --input $D/models/${m}_input_0.npy $W/$v/x.npy &&
+			$D/onnxcc $W/$v/model.onnx -o $W/$v/net.c --target cuda --main > $W/$v/compile.log 2>&1
+	else
+		cp $D/models/${m}_input_0.npy $W/$v/x.npy
+		$D/onnxcc $W/$m/model.onnx -o $W/$v/net.c --target cuda --main --tf32 > $W/$v/compile.log 2>&1
+	fi && "$NVCC" -std=c++17 -O3 -arch=sm_90 -o $W/$v/net $W/$v/net.cu $W/$v/net_weights.c $W/$v/net_main.c >> $W/$v/compile.log 2>&1
+	echo "$v build rc=$?"
+}
+export -f variant
+BENCH=${BENCH_MODELS:-resnet18 mobilenet_v2 bert_encoder}
+variants=$(for m in $BENCH; do echo $m+tf32 $m+f16; done)
+{ echo $models | tr ' ' '\n' | xargs -P 12 -I{} bash -c 'build {}'
+  echo $variants | tr ' ' '\n' | xargs -P 6 -I{} bash -c 'variant {}'; } > "$OUT/zoo_build.txt" 2>&1
 cat "$OUT/zoo_build.txt"
 log "zoo run"
 for m in $models; do
@@ -83,12 +111,28 @@ for m in $models; do
 	echo "$m $st$err"
 	[ "$st" = ok ] || tail -n 5 $W/$m/compile.log $W/$m/run.log 2>/dev/null | sed 's/^/    /'
 done | tee "$OUT/zoo.txt"
+for v in $variants; do
+	m=${v%+*} st=ok
+	if [ ! -x $W/$v/net ]; then st=BUILD-FAIL
+	elif ! timeout 120 $W/$v/net $W/$v/x.npy -o $W/$v/out > $W/$v/run.log 2>&1; then st=RUN-FAIL
+	else
+		st=$(python3 -c '
+import sys, numpy as np
+g, w = np.load(sys.argv[1]).astype(np.float64), np.load(sys.argv[2]).astype(np.float64)
+e, a = np.abs(g - w).max(), np.abs(w).max()
+print(("ok" if e <= 1e-2 * a else "MISMATCH") + f" max_abs={e:.3g} amax={a:.3g}")' $W/$v/out/output_0.npy $W/$m/ref/output_0.npy)
+	fi
+	echo "$v $st"
+done | tee -a "$OUT/zoo.txt"
 
 # ---- batch-1 latency: onnxcc (CUDA events, graphs) and PyTorch, interleaved ----
 log "bench"
 for r in 1 2; do
-	for m in resnet18 mobilenet_v2 bert_encoder; do
+	for m in $BENCH; do
 		[ -x $W/$m/net ] && echo "onnxcc $m round $r $($W/$m/net --bench 200 $D/models/${m}_input_0.npy | grep bench)"
+		for k in tf32 f16; do
+			[ -x $W/$m+$k/net ] && echo "onnxcc $m+$k round $r $($W/$m+$k/net --bench 200 $W/$m+$k/x.npy | grep bench)"
+		done
 	done
 	[ $r = 1 ] && timeout 240 python3 bench/cuda_torch.py --models resnet18,mobilenet_v2,bert_encoder --dtypes fp32 \
 		--modes eager,compile --iters 100 --warmup 20 --rounds 3 --json "$OUT/torch.json" 2>&1 | grep -v Warning

@@ -3,8 +3,10 @@
 bfloat16): initializers, Constant values, graph inputs and outputs, value
 infos and the `to` of Casts. For the CUDA target's f16/bf16 kernels
 (tests/e2e/cuda.sh); the reference is onnxcc's C target on the same model.
+--keep-io: the graph's inputs and outputs stay float32, Cast at the edges
+(numpy has no bfloat16 for the test program's .npy files).
 
-    tools/to_half.py IN.onnx OUT.onnx [--bf16] [--input X.npy OUT.npy]
+    tools/to_half.py IN.onnx OUT.onnx [--bf16] [--keep-io] [--input X.npy OUT.npy]
 """
 import sys
 
@@ -15,8 +17,8 @@ from onnx import TensorProto, numpy_helper
 
 def main():
     args = sys.argv[1:]
-    bf16 = "--bf16" in args
-    args = [a for a in args if a != "--bf16"]
+    bf16, keep_io = "--bf16" in args, "--keep-io" in args
+    args = [a for a in args if a not in ("--bf16", "--keep-io")]
     conv_in = None
     if "--input" in args:
         i = args.index("--input")
@@ -54,11 +56,36 @@ def main():
                     a.t.CopyFrom(half(a.t))
                 if a.type == onnx.AttributeProto.GRAPH:
                     walk(a.g)
-    walk(m.graph)
+    g = m.graph
+    edges = []
+    if keep_io:  # float32 at the edges: rename inside, Cast in and out
+        for vi in g.input:
+            if vi.type.tensor_type.elem_type == TensorProto.FLOAT and vi.name not in [t.name for t in g.initializer]:
+                inner = vi.name + "_half"
+                for n in g.node:
+                    n.input[:] = [inner if x == vi.name else x for x in n.input]
+                edges.append(onnx.helper.make_node("Cast", [vi.name], [inner], to=to))
+        for vi in g.output:
+            if vi.type.tensor_type.elem_type == TensorProto.FLOAT:
+                inner = vi.name + "_half"
+                for n in g.node:
+                    n.output[:] = [inner if x == vi.name else x for x in n.output]
+                    n.input[:] = [inner if x == vi.name else x for x in n.input]
+                edges.append(onnx.helper.make_node("Cast", [inner], [vi.name], to=TensorProto.FLOAT))
+        io = {vi.name for vi in list(g.input) + list(g.output)}
+    walk(g)
+    if keep_io:
+        for vi in list(g.input) + list(g.output):
+            if vi.name in io and vi.type.tensor_type.elem_type == to:
+                vi.type.tensor_type.elem_type = TensorProto.FLOAT
+        new = [e for e in edges if e.output[0].endswith("_half")] + list(g.node) + \
+            [e for e in edges if not e.output[0].endswith("_half")]
+        del g.node[:]
+        g.node.extend(new)
     onnx.save(m, dst)
     if conv_in:
         x = np.load(conv_in[0])
-        np.save(conv_in[1], x.astype(np.float16) if not bf16 else x)
+        np.save(conv_in[1], x if keep_io else x.astype(np.float16))
 
 
 main()

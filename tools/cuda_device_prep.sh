@@ -1,0 +1,24 @@
+#!/bin/bash
+# cuda_device_prep.sh: build/dev, what bench/cuda_device.sh needs on a GPU
+# machine lent through the device tool (make cuda-device-prep; carry
+# build/dev, at most 64 MiB): a static onnxcc (the machine has no
+# protobuf-c), the zoo's models with their large weights stripped
+# (tools/strip_weights.py; drawn again there) and their inputs, and a
+# sample of the node suite (every 6th expected pass of node/, listed in
+# build/dev/sample.txt).
+set -eu
+cd "$(dirname "$0")/.."
+D=build/dev
+rm -rf "$D" && mkdir -p "$D/models" "$D/suite/node"
+# shellcheck disable=SC2046
+cc -static -o "$D/onnxcc" $(find build/obj -name '*.o' | sort) -lprotobuf-c -lm
+for f in build/zoo/*/model.onnx; do
+	m=$(basename "$(dirname "$f")")
+	/usr/bin/python3 tools/strip_weights.py strip "$f" "$D/models/$m.onnx"
+	cp "build/zoo/$m/input_0.npy" "$D/models/${m}_input_0.npy"
+done
+grep '^node/' tests/e2e/expected_pass.txt | awk 'NR % 6 == 1' | sed 's|^node/||' > "$D/sample.txt"
+while read -r t; do
+	cp -r "${ONNX_TESTS:-../shared/onnx-backend-tests}/node/$t" "$D/suite/node/"
+done < "$D/sample.txt"
+du -sh "$D"
