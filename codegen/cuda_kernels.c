@@ -262,6 +262,13 @@ static int tile_of(int64_t M, int64_t N, int64_t z)
 	return t64 >= 264 ? 64 : 32;
 }
 
+/* x and y of one kernel type, plain, x of constant shape */
+static int same_plain(ox_graph *g, const ox_value *x, const ox_value *y)
+{
+	return x && y && ox_cu_ftype(x->dtype) && y->dtype == x->dtype && !x->layout && !y->layout &&
+	       !ox_shape_is_rt(g, &x->shape);
+}
+
 static int conv_ok(ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0), *w = ox_in(g, n, 1), *y = ox_out(g, n, 0), *b = ox_in(g, n, 2);
@@ -600,8 +607,7 @@ static int emit_maxpool(ox_cg *cg, ox_graph *g, ox_node *n)
 static int emit_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
-	if (!x || !y || !ox_cu_ftype(x->dtype) || y->dtype != x->dtype || x->layout || y->layout || x->shape.rank < 3 ||
-	    ox_shape_is_rt(g, &x->shape))
+	if (!same_plain(g, x, y) || x->shape.rank < 3)
 		return 1;
 	const int ismax = n->op == OX_OP_GlobalMaxPool;
 	const int64_t NC = x->shape.d[0] * x->shape.d[1], P = ox_shape_numel(&x->shape) / (NC ? NC : 1);
@@ -800,8 +806,7 @@ static int emit_layernorm(ox_cg *cg, ox_graph *g, ox_node *n)
 static int emit_softmax(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
-	if (!x || !y || !ox_cu_ftype(x->dtype) || y->dtype != x->dtype || x->layout || y->layout ||
-	    ox_shape_is_rt(g, &x->shape) || !x->shape.rank)
+	if (!same_plain(g, x, y) || !x->shape.rank)
 		return 1;
 	const int r = x->shape.rank, legacy = n->opset < 13, log = n->op == OX_OP_LogSoftmax;
 	const int64_t a = ox_attr_int(n, "axis", legacy ? 1 : -1);
@@ -1027,8 +1032,7 @@ static int emit_fusedew(ox_cg *cg, ox_graph *g, ox_node *n)
 static int cu_reduce(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
-	if (!x || !y || !ox_cu_ftype(x->dtype) || y->dtype != x->dtype || x->layout || y->layout ||
-	    ox_shape_is_rt(g, &x->shape) || !x->shape.rank)
+	if (!same_plain(g, x, y) || !x->shape.rank)
 		return 1;
 	int mask[OX_MAX_RANK] = {0}, r = x->shape.rank;
 	if (ox_reduce_axes(g, n, mask))
