@@ -16,11 +16,13 @@
 #    nvcc the step says so and the rest runs.
 # 3. --weights external through the --main program, C and CUDA (emulated).
 # 4. Tensor cores under emulation (ox_mma_tf32): the models of
-#    $CUDA_HALF_MODELS made f16 by tools/to_half.py, their CUDA program
-#    against the C target's on the same f16 model at 1e-2 normwise (f16
-#    keeps 11 bits; the kernels compute in f32 and round once per fused
-#    node, the C target once per node); and $CUDA_TF32_MODELS with --tf32
-#    against ONNX Runtime at 1e-2 normwise (TF32 products keep 11 bits).
+#    $CUDA_HALF_MODELS (MODEL:f16 or MODEL:bf16) made f16 or bf16 by
+#    tools/to_half.py (bf16 with float32 inputs and outputs: numpy has no
+#    bf16), their CUDA program against the C target's on the same model at
+#    1e-2 normwise for f16 (11 bits kept), 3e-2 for bf16 (8 bits; the
+#    kernels compute in f32 and round once per fused node, the C target
+#    once per node); and $CUDA_TF32_MODELS with --tf32 against ONNX Runtime
+#    at 1e-2 normwise (TF32 products keep 11 bits).
 # Every emulated model's --report must list no node without a parallel
 # kernel (docs/cuda.md).
 # Exit status 1 when anything fails.
@@ -31,7 +33,7 @@ ONNXCC=${ONNXCC:-./onnxcc}
 OXCMP=${OXCMP:-tests/e2e/oxcmp}
 EMU=${CUDA_EMU_MODELS:-squeezenet1_1 mobilenet_v2 bert_encoder transformer_encoder transformer_encoder_op17 dynbatch vit_patch unet_small shufflenet_v2_x1_0 efficientnet_b0 lstm gru}
 NV=${CUDA_NVCC_MODELS:-resnet18 resnet50 mobilenet_v2 squeezenet1_1 efficientnet_b0 shufflenet_v2_x1_0 transformer_encoder transformer_encoder_op17 lstm gru dynbatch vit_patch unet_small bert_encoder}
-HALF=${CUDA_HALF_MODELS:-squeezenet1_1 bert_encoder}
+HALF=${CUDA_HALF_MODELS:-squeezenet1_1:f16 bert_encoder:f16 squeezenet1_1:bf16}
 TF32=${CUDA_TF32_MODELS:-squeezenet1_1 bert_encoder}
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 PY=${PYTHON:-/usr/bin/python3}
@@ -100,12 +102,15 @@ print(f"max_abs={e:.3g}/{a:.3g}")
 sys.exit(0 if g.shape == w.shape and e <= tol * max(a, 1e-30) else 1)
 ' "$@"
 }
-for m in $HALF; do
+for mk in $HALF; do
+	m=${mk%:*} k=${mk#*:}
 	d=$DIR/$m
-	o=$d/cuda-f16
+	o=$d/cuda-$k
 	rm -rf "$o" && mkdir -p "$o/c" "$o/cu"
-	st=ok r=
-	if ! "$PY" tools/to_half.py "$d/model.onnx" "$o/model.onnx" --input "$d/input_0.npy" "$o/x.npy" > "$o/log" 2>&1; then
+	st=ok r= fl= tol=1e-2
+	[ "$k" = bf16 ] && fl="--bf16 --keep-io" tol=3e-2
+	# shellcheck disable=SC2086
+	if ! "$PY" tools/to_half.py "$d/model.onnx" "$o/model.onnx" $fl --input "$d/input_0.npy" "$o/x.npy" > "$o/log" 2>&1; then
 		st=CONVERT-FAIL
 	elif ! "$ONNXCC" "$o/model.onnx" -o "$o/c/net.c" --build >> "$o/log" 2>&1 || ! "$o/c/net" "$o/x.npy" -o "$o/c/out" >> "$o/log" 2>&1; then
 		st=C-FAIL
@@ -117,9 +122,9 @@ for m in $HALF; do
 	elif ! grep -q "ox_mma_tf32(&acc" "$o/cu/net.cu"; then
 		st=NO-MMA
 	else
-		r=$(close "$o/cu/out/output_0.npy" "$o/c/out/output_0.npy" 1e-2) || st=MISMATCH
+		r=$(close "$o/cu/out/output_0.npy" "$o/c/out/output_0.npy" $tol) || st=MISMATCH
 	fi
-	printf 'cuda-emu f16 %-22s %s %s\n' "$m" "$st" "$r"
+	printf 'cuda-emu %-4s %-22s %s %s\n' "$k" "$m" "$st" "$r"
 	[ "$st" = ok ] || { fail=1; tail -n 5 "$o/log" | sed 's/^/    /'; }
 done
 for m in $TF32; do
