@@ -12,6 +12,13 @@
 #    Winograd by the cost model, forced to F(2x2) and to F(4x4);
 # 4. the zoo models in $SAN_ZOO, compiled by it and run with
 #    sanitized network code, 1 and 3 threads; the other zoo models compiled.
+# 5. the CUDA target (--target cuda --cuda-emu, compiled by $SAN_ONNXCC):
+#    the kernels of $SAN_CUDA (lstm: the RNN kernels and the workspace;
+#    unet_small: ConvTranspose, Resize; dynbatch in f16: tensor cores, the
+#    typed kernels) run on the CPU with the sanitizers, the fibers
+#    on ucontext (OX_EMU_UCONTEXT=1, which ASan follows: its one warning
+#    about swapcontext is the only line allowed in their reports), outputs
+#    against ONNX Runtime's at 1e-4 normwise (f16: the run only).
 # Every report goes to a file under reports/ beside $SAN_ONNXCC (log_path);
 # the layer passes when each step passes and that folder is empty: zero
 # reports.
@@ -80,6 +87,44 @@ for m in build/zoo/*/model.onnx; do
 		echo "sanitize: zoo $name: FAIL ($SD/zoo/$name/log)"
 		fail=1
 	fi
+done
+
+SAN_CUDA=${SAN_CUDA:-lstm unet_small dynbatch:f16}
+CREP=$PWD/$SD/reports-cuda
+rm -rf "$CREP" && mkdir -p "$CREP" || exit 2
+for mk in $SAN_CUDA; do
+	m=${mk%:*} d=build/zoo/${mk%:*} o=$SD/cuda/${mk/:/-} x=build/zoo/${mk%:*}/input_0.npy
+	rm -rf "$o" && mkdir -p "$o"
+	src=$d/model.onnx st=ok
+	if [ "$mk" != "$m" ]; then
+		/usr/bin/python3 tools/to_half.py "$d/model.onnx" "$o/model.onnx" --input "$x" "$o/x.npy" > "$o/log" 2>&1 || st=CONVERT-FAIL
+		src=$o/model.onnx x=$o/x.npy
+	fi
+	fl=; [ "$m" = dynbatch ] && fl="--shape input=2x3x32x32"
+	# shellcheck disable=SC2086 # fl, SAN_CFLAGS: lists of options
+	if [ $st = ok ] && { ! "$ONNXCC" "$src" -o "$o/net.c" --target cuda --cuda-emu --main $fl >> "$o/log" 2>&1 ||
+		! cc $SAN_CFLAGS -std=c11 -c "$o/net_weights.c" -o "$o/w.o" >> "$o/log" 2>&1 ||
+		! cc $SAN_CFLAGS -std=c11 -c "$o/net_main.c" -o "$o/m.o" >> "$o/log" 2>&1 ||
+		! ${CXX:-g++} $SAN_CFLAGS -std=c++17 -O1 -DOX_CUDA_EMU -I "$o" -x c++ "$o/net.cu" -x none "$o/w.o" "$o/m.o" \
+			-o "$o/net" -lm -pthread >> "$o/log" 2>&1; }; then
+		st=BUILD-FAIL
+	elif [ $st = ok ] && ! ASAN_OPTIONS="${ASAN_OPTIONS/$REP/$CREP}" UBSAN_OPTIONS="${UBSAN_OPTIONS/$REP/$CREP}" \
+		LSAN_OPTIONS="${LSAN_OPTIONS/$REP/$CREP}" OX_EMU_UCONTEXT=1 "$o/net" "$x" -o "$o/out" >> "$o/log" 2>&1; then
+		st=RUN-FAIL
+	elif [ $st = ok ] && [ "$mk" = "$m" ]; then
+		k=0
+		while read -r amax; do
+			atol=$(awk -v a="$amax" 'BEGIN { printf "%.9g", 1e-4 * (a > 0 ? a : 1) }')
+			tests/e2e/oxcmp --rtol 0 --atol "$atol" "$o/out/output_$k.npy" "$d/ref/output_$k.npy" >> "$o/log" 2>&1 || st=MISMATCH
+			k=$((k + 1))
+		done < <(tail -n +2 "$d/ref/info.txt")
+	fi
+	echo "sanitize: cuda-emu $mk: $st"
+	[ $st = ok ] || { fail=1; tail -n 5 "$o/log"; }
+done
+# ASan's warning that it follows swapcontext only approximately is expected
+for f in $(find "$CREP" -type f); do
+	grep -v "WARNING: ASan doesn't fully support makecontext/swapcontext" "$f" | grep -q . && mv "$f" "$REP/" || rm -f "$f"
 done
 
 n=$(find "$REP" -type f | wc -l)
