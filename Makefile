@@ -218,7 +218,7 @@ test: all ops-doc-check unit vmath conformance-check cases bad baddata opt-cases
 # expected-pass conformance test, the cases, 7 zoo models (tests/sanitize.sh)
 .PHONY: sanitize
 SAN_CC ?= $(CC)
-sanitize: all deps-models
+sanitize: all deps-models tests/e2e/oxcmp
 	@$(MAKE) --no-print-directory SANITIZE=1 CC=$(SAN_CC) $(call san_dir,$(SAN_CC))/onnxcc
 	SAN_ONNXCC=$(call san_dir,$(SAN_CC))/onnxcc tests/sanitize.sh
 
