@@ -215,7 +215,8 @@ int8: all deps-models
 test: all ops-doc-check unit vmath conformance-check cases bad baddata opt-cases ml int8 zoo dyn cuda footprint firmware determinism install-check pictures tutorial fuzz-smoke sanitize
 
 # onnxcc and its output under ASan+UBSan over a fixed sample: every 4th
-# expected-pass conformance test, the cases, 7 zoo models (tests/sanitize.sh)
+# expected-pass conformance test, the cases, 7 zoo models, 3 CUDA programs
+# under emulation (tests/sanitize.sh)
 .PHONY: sanitize
 SAN_CC ?= $(CC)
 sanitize: all deps-models tests/e2e/oxcmp
