@@ -470,10 +470,9 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 		ox_buf_puts(&t, "\tA += za, B += zb;\n");
 		ox_buf_printf(&t, "\ty += (long)blockIdx.z * M * %lld;\n", (long long)N);
 	}
-	char la[128], lb[256], Nc[32];
+	char la[128], lb[256];
 	snprintf(la, sizeof la, "%s", q->transA ? "OX_LD(A[k * M + m])" : "OX_LD(A[m * K + k])");
 	snprintf(lb, sizeof lb, "\t\t\t\tb = OX_LD(B[%s]);\n", transB ? "p * K + k" : "k * NN + p");
-	snprintf(Nc, sizeof Nc, "%lld", (long long)N);
 	/* split-K for one product of constant size */
 	int S = nb || q->rt ? 1 : split_of((q->M + T - 1) / T * ((N + T - 1) / T), q->K);
 	if (S * q->M * N >= ((int64_t)1 << 30))
@@ -547,7 +546,6 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 			     kname, (long long)((N + T - 1) / T), T - 1, T, bs, geo.nt, gemm && c ? "in2" : "nullptr",
 			     args.s ? args.s : "");
 	}
-	(void)Nc;
 	ox_cu_finish(cg, g, n, kname, &t);
 	ox_buf_free(&params), ox_buf_free(&args);
 	return 0;
@@ -611,6 +609,9 @@ static int emit_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
 		return 1;
 	const int ismax = n->op == OX_OP_GlobalMaxPool;
 	const int64_t NC = x->shape.d[0] * x->shape.d[1], P = ox_shape_numel(&x->shape) / (NC ? NC : 1);
+	char res[64] = "a";
+	if (!ismax)
+		snprintf(res, sizeof res, "a / (float)%lld", (long long)P);
 	char kname[200];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf t = {0};
@@ -625,20 +626,9 @@ static int emit_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
 			  "\tif (lane == 0)\n\t\ty[c] = OX_ST(%s);\n}\n\n",
 		      cg->fname, n->optype, (long long)NC, (long long)P, kname, (long long)NC, (long long)P,
 		      ismax ? "-INFINITY" : "0.0f", (long long)P, ismax ? "v > a || v != v ? v : a" : "a + v",
-		      ismax ? "b > a || b != b ? b : a" : "a + b", ismax ? "a" : "a / (float)P_");
-	char pf[64];
-	snprintf(pf, sizeof pf, "%lld", (long long)P);
-	ox_buf u = {0};
-	for (const char *q = t.s; *q; q++)
-		if (!strncmp(q, "P_", 2) && !(q > t.s && (q[-1] == '_' || (q[-1] >= 'a' && q[-1] <= 'z')))) {
-			ox_buf_puts(&u, pf);
-			q++;
-		} else {
-			ox_buf_printf(&u, "%c", *q);
-		}
+		      ismax ? "b > a || b != b ? b : a" : "a + b", res);
 	ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 128, 0, ox_st, in0, out0);\n", kname, (long long)((NC + 3) / 4));
-	ox_cu_finish(cg, g, n, kname, &u);
-	ox_buf_free(&t);
+	ox_cu_finish(cg, g, n, kname, &t);
 	return 0;
 }
 
@@ -1052,6 +1042,9 @@ static int cu_reduce(ox_cg *cg, ox_graph *g, ox_node *n)
 	const int mx = n->op == OX_OP_ReduceMax, mn = n->op == OX_OP_ReduceMin;
 	const char *init = mx ? "-INFINITY" : mn ? "INFINITY" : "0.0f";
 	const char *comb = mx ? "a = b > a || b != b ? b : a" : mn ? "a = b < a || b != b ? b : a" : "a += b";
+	char div[64] = "";
+	if (n->op == OX_OP_ReduceMean)
+		snprintf(div, sizeof div, " / (float)%lld", (long long)D);
 	char kname[200];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf t = {0};
@@ -1061,20 +1054,9 @@ static int cu_reduce(ox_cg *cg, ox_graph *g, ox_node *n)
 			  "\tfor (int o = 16; o > 0; o /= 2) {\n\t\tconst float b = __shfl_xor_sync(0xffffffffu, a, o);\n\t\t%s;\n\t}\n"
 			  "\tif (lane == 0)\n\t\ty[row] = OX_ST(a%s);\n}\n\n",
 		      (long long)D, init,
-		      (long long)D, comb, comb, n->op == OX_OP_ReduceMean ? " / (float)D_" : "");
-	char dn[64];
-	snprintf(dn, sizeof dn, "%lld", (long long)D);
-	ox_buf u = {0};
-	for (const char *q = t.s; *q; q++)
-		if (!strncmp(q, "D_", 2) && q > t.s && q[-1] == ')') {
-			ox_buf_puts(&u, dn);
-			q++;
-		} else {
-			ox_buf_printf(&u, "%c", *q);
-		}
+		      (long long)D, comb, comb, div);
 	ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 128, 0, ox_st, in0, out0);\n", kname, (long long)((rows + 3) / 4));
-	ox_cu_finish(cg, g, n, kname, &u);
-	ox_buf_free(&t);
+	ox_cu_finish(cg, g, n, kname, &t);
 	return 0;
 }
 

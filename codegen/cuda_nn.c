@@ -28,6 +28,14 @@ static int plain_f32(ox_graph *g, const ox_value *v)
 
 /* ---- ConvTranspose ---- */
 
+/* " LABEL v0SEPv1..." into a kernel's comment */
+static void join(ox_buf *t, const char *label, const int64_t *v, int n, const char *sep)
+{
+	ox_buf_puts(t, label);
+	for (int i = 0; i < n; i++)
+		ox_buf_printf(t, "%s%lld", i ? sep : " ", (long long)v[i]);
+}
+
 static int emit_convtranspose(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0), *w = ox_in(g, n, 1), *b = ox_in(g, n, 2), *y = ox_out(g, n, 0);
@@ -67,18 +75,10 @@ static int emit_convtranspose(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_buf_printf(&t, "] -> [%lld,%lld", (long long)N, (long long)M);
 	for (int i = 0; i < nsp; i++)
 		ox_buf_printf(&t, ",%lld", (long long)out[i]);
-	ox_buf_puts(&t, "], kernel");
-	for (int i = 0; i < nsp; i++)
-		ox_buf_printf(&t, "%s%lld", i ? "x" : " ", (long long)k[i]);
-	ox_buf_puts(&t, ", stride");
-	for (int i = 0; i < nsp; i++)
-		ox_buf_printf(&t, "%s%lld", i ? "x" : " ", (long long)s[i]);
-	ox_buf_puts(&t, ", dilation");
-	for (int i = 0; i < nsp; i++)
-		ox_buf_printf(&t, "%s%lld", i ? "x" : " ", (long long)d[i]);
-	ox_buf_puts(&t, ", begin pads");
-	for (int i = 0; i < nsp; i++)
-		ox_buf_printf(&t, "%s%lld", i ? "," : " ", (long long)pads[i]);
+	join(&t, "], kernel", k, nsp, "x");
+	join(&t, ", stride", s, nsp, "x");
+	join(&t, ", dilation", d, nsp, "x");
+	join(&t, ", begin pads", pads, nsp, ",");
 	ox_buf_puts(&t, "; a thread per output */\n");
 	ox_buf_printf(&t, "__global__ void __launch_bounds__(256) %s(const float *__restrict__ x, const float *__restrict__ w,\n"
 			  "\t\tconst float *__restrict__ bias, float *__restrict__ y)\n{\n"
