@@ -66,13 +66,6 @@ void ox_cu_epi_params(ox_graph *g, ox_node *n, ox_buf *params, ox_buf *args)
 	}
 }
 
-/* Where a thread's accumulators lie in its tile: acc[e] for e < ne is
- * output (m0 + row, p0 + col), row and col C expressions of e */
-typedef struct {
-	int nt, ne;         /* threads per block, accumulators per thread */
-	char row[128], col[128];
-} tile_geo;
-
 /* Tiles of BM x BN outputs over chunks of 16 of the reduction in shared
  * memory. A (BM rows of the reduction) and B (16 x BN) come from the
  * caller's loads: LOADA(m, k) and LOADB(k, p) as C expressions (zero
@@ -81,16 +74,19 @@ typedef struct {
  * (ox_mma_tf32, runtime_min/ox_cuda.h: m16n8k8, the PTX ISA's fragment
  * layout); the shared rows are padded by 8 so that the fragments' reads
  * (lane = 4 g + t reads row t, column g) hit 32 banks. */
-static void tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, const char *loada, const char *loadb,
-		      int mma, tile_geo *geo)
+void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, const char *loada, const char *loadb,
+		     int kind, ox_cu_tile *geo)
 {
 	/* the reduction from ks0 to ks1 (a split of it: split_of) */
+	const int mma = kind == OX_CU_TILE_MMA, in = kind == OX_CU_TILE_INT;
 	const int pad = mma ? 8 : 4, MI = BM / 32, NI = BN / 16;
+	/* the integer tile: int operands, sums modulo 2^32 in unsigned */
+	const char *et = in ? "int" : "float", *zero = in ? "0" : "0.0f";
 	geo->nt = mma ? 128 : BM / 4 * (BN / 4);
 	geo->ne = mma ? MI * NI * 4 : 16;
 	int nt = geo->nt;
-	ox_buf_printf(t, "\t__shared__ __align__(16) float As[16][%d];\n\t__shared__ __align__(16) float Bs[16][%d];\n",
-		      BM + pad, BN + pad);
+	ox_buf_printf(t, "\t__shared__ __align__(16) %s As[16][%d];\n\t__shared__ __align__(16) %s Bs[16][%d];\n", et,
+		      BM + pad, et, BN + pad);
 	if (mma) {
 		ox_buf_puts(t, "\tconst int tid = threadIdx.x, lane = tid % 32, wm = tid / 64, wn = tid / 32 % 2, g = lane / 4, "
 			       "t4 = lane % 4;\n");
@@ -102,19 +98,19 @@ static void tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, c
 		snprintf(geo->col, sizeof geo->col, "tx * 4 + e %% 4");
 	}
 	ox_buf_printf(t, "\tconst long p0 = (long)blockIdx.x * %d, m0 = (long)blockIdx.y * %d;\n", BN, BM);
-	ox_buf_printf(t, "\tfloat acc[%d];\n\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++)\n\t\tacc[e] = 0.0f;\n", geo->ne,
-		      geo->ne);
+	ox_buf_printf(t, "\t%s acc[%d];\n\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++)\n\t\tacc[e] = %s;\n",
+		      in ? "unsigned" : "float", geo->ne, geo->ne, in ? "0u" : "0.0f");
 	ox_buf_puts(t, "\tfor (long k0 = ks0; k0 < ks1; k0 += 16) {\n");
 	ox_buf_printf(t, "\t\tfor (int i = tid; i < %d; i += %d) {\n"
 			 "\t\t\tconst long m = m0 + i / 16, k = k0 + i %% 16;\n"
-			 "\t\t\tAs[i %% 16][i / 16] = m < %s && k < ks1 ? %s : 0.0f;\n\t\t}\n",
-		      BM * 16, nt, M, loada);
+			 "\t\t\tAs[i %% 16][i / 16] = m < %s && k < ks1 ? %s : %s;\n\t\t}\n",
+		      BM * 16, nt, M, loada, zero);
 	ox_buf_printf(t, "\t\tfor (int i = tid; i < %d; i += %d) {\n"
 			 "\t\t\tconst long k = k0 + i / %d, p = p0 + i %% %d;\n"
-			 "\t\t\tfloat b = 0.0f;\n"
+			 "\t\t\t%s b = %s;\n"
 			 "\t\t\tif (k < ks1 && p < %s) {\n%s\t\t\t}\n"
 			 "\t\t\tBs[i / %d][i %% %d] = b;\n\t\t}\n",
-		      BN * 16, nt, BN, BN, N, loadb, BN, BN);
+		      BN * 16, nt, BN, BN, et, zero, N, loadb, BN, BN);
 	ox_buf_puts(t, "\t\t__syncthreads();\n");
 	if (mma) {
 		ox_buf_printf(t, "\t\tOX_UNROLL\n\t\tfor (int kk = 0; kk < 16; kk += 8) {\n"
@@ -133,6 +129,13 @@ static void tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, c
 				 "\t\t\t\t\tox_mma_tf32(&acc[(i * %d + j) * 4], a[i], b[j]);\n"
 				 "\t\t}\n\t\t__syncthreads();\n\t}\n",
 			      MI, NI, MI, BM / 2, NI, BN / 2, MI, NI, NI);
+	} else if (in) {
+		ox_buf_puts(t, "\t\tfor (int kk = 0; kk < 16; kk++) {\n"
+			       "\t\t\tconst int4 av = *(const int4 *)&As[kk][ty * 4], bv = *(const int4 *)&Bs[kk][tx * 4];\n"
+			       "\t\t\tconst int a[4] = {av.x, av.y, av.z, av.w}, b[4] = {bv.x, bv.y, bv.z, bv.w};\n"
+			       "\t\t\tfor (int i = 0; i < 4; i++)\n\t\t\t\tfor (int j = 0; j < 4; j++)\n"
+			       "\t\t\t\t\tacc[i * 4 + j] += (unsigned)(a[i] * b[j]);\n"
+			       "\t\t}\n\t\t__syncthreads();\n\t}\n");
 	} else {
 		ox_buf_puts(t, "\t\tfor (int kk = 0; kk < 16; kk++) {\n"
 			       "\t\t\t/* one 16-byte shared load each */\n"
@@ -255,8 +258,7 @@ static int split_of(int64_t blocks, int64_t K)
 	return S;
 }
 
-/* 64 x 64 tiles when there are enough of them to fill the GPU, else 32 x 32 */
-static int tile_of(int64_t M, int64_t N, int64_t z)
+int ox_cu_tile_of(int64_t M, int64_t N, int64_t z)
 {
 	int64_t t64 = (M + 63) / 64 * ((N + 63) / 64) * z;
 	return t64 >= 264 ? 64 : 32;
@@ -332,7 +334,7 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 			     (long long)((N * O * P + 255) / 256), hasb ? "in2" : "nullptr", args.s ? args.s : "");
 	} else {
 		/* implicit GEMM per image and group: [Og x K] weights x [K x P] windows */
-		int T = tile_of(Og, P, N * G);
+		int T = ox_cu_tile_of(Og, P, N * G);
 		char M_[32], N_[32], la[256], lb[1024];
 		snprintf(M_, sizeof M_, "%lld", (long long)Og);
 		snprintf(N_, sizeof N_, "%lld", (long long)P);
@@ -369,8 +371,9 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 			      S, S, (long long)KS, (long long)KS, (long long)K, (long long)KS, (long long)K,
 			      (long long)G, (long long)G, (long long)C, (long long)Cg, (long long)(in[0] * in[1]),
 			      (long long)(Og * K));
-		tile_geo geo;
-		tile_loop(&t, T, T, M_, N_, la, lb, cg->tf32 || y->dtype != OX_F32, &geo);
+		ox_cu_tile geo;
+		ox_cu_tile_loop(&t, T, T, M_, N_, la, lb, cg->tf32 || y->dtype != OX_F32 ? OX_CU_TILE_MMA : OX_CU_TILE_FFMA,
+				&geo);
 		ox_buf_printf(&t, "\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++) {\n"
 				  "\t\tconst long m = m0 + %s, p = p0 + %s;\n"
 				  "\t\tif (m >= %lld || p >= %lld)\n\t\t\tcontinue;\n",
@@ -438,7 +441,7 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	ox_cu_epi_params(g, n, &params, &args);
 	char kname[200];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
-	int T = tile_of(q->M, N, q->batch);
+	int T = ox_cu_tile_of(q->M, N, q->batch);
 	/* batch offsets: MatMul's batch dims, each operand's stride 0 where it
 	 * broadcasts (the output's dims are the larger) */
 	int nb = 0;
@@ -492,8 +495,9 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	} else {
 		ox_buf_printf(&t, "\tconst long NN = %lld, ks0 = 0, ks1 = K;\n\t(void)NN;\n", (long long)N);
 	}
-	tile_geo geo;
-	tile_loop(&t, T, T, "M", "NN", la, lb, cg->tf32 || y->dtype != OX_F32, &geo);
+	ox_cu_tile geo;
+	ox_cu_tile_loop(&t, T, T, "M", "NN", la, lb, cg->tf32 || y->dtype != OX_F32 ? OX_CU_TILE_MMA : OX_CU_TILE_FFMA,
+			&geo);
 	ox_buf_printf(&t, "\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++) {\n"
 			  "\t\tconst long m = m0 + %s, p = p0 + %s;\n"
 			  "\t\tif (m >= M || p >= NN)\n\t\t\tcontinue;\n",
@@ -564,8 +568,10 @@ static int emit_maxpool(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
 	if (n->nout > 1 && n->out[1] >= 0)
 		return 1; /* Indices: the C target's */
-	if (!x || !y || !ox_cu_ftype(x->dtype) || y->dtype != x->dtype || x->layout || y->layout || x->shape.rank != 4 ||
-	    ox_shape_is_rt(g, &x->shape) || ox_shape_is_rt(g, &y->shape))
+	/* f32, f16, bf16; the 8-bit integers of QDQ models (opt/qdq.c), exact in f32 */
+	const int i8 = x && (x->dtype == OX_I8 || x->dtype == OX_U8);
+	if (!x || !y || !(ox_cu_ftype(x->dtype) || i8) || y->dtype != x->dtype || x->layout || y->layout ||
+	    x->shape.rank != 4 || ox_shape_is_rt(g, &x->shape) || ox_shape_is_rt(g, &y->shape))
 		return 1;
 	int64_t k[2], s[2], d[2], pads[4], in[2] = {x->shape.d[2], x->shape.d[3]}, out[2] = {y->shape.d[2], y->shape.d[3]};
 	int ap;
@@ -580,7 +586,7 @@ static int emit_maxpool(ox_cg *cg, ox_graph *g, ox_node *n)
 			  "__global__ void __launch_bounds__(256) %s(const OX_T *__restrict__ x, OX_T *__restrict__ y)\n{\n"
 			  "\tconst long i = (long)blockIdx.x * 256 + threadIdx.x;\n\tif (i >= %lldL)\n\t\treturn;\n"
 			  "\tconst long p = i %% %lld, c = i / %lld, oh = p / %lld, ow = p %% %lld;\n"
-			  "\tconst OX_T *xc = x + c * %lld;\n\tfloat m = -INFINITY;\n"
+			  "\tconst OX_T *xc = x + c * %lld;\n\tfloat m = %s;\n"
 			  "\tfor (int kh = 0; kh < %lld; kh++) {\n"
 			  "\t\tconst long ih = oh * %lld - %lld + kh * %lld;\n"
 			  "\t\tif (ih < 0 || ih >= %lld)\n\t\t\tcontinue;\n"
@@ -589,13 +595,13 @@ static int emit_maxpool(ox_cg *cg, ox_graph *g, ox_node *n)
 			  "\t\t\tif (iw < 0 || iw >= %lld)\n\t\t\t\tcontinue;\n"
 			  "\t\t\tconst float v = OX_LD(xc[ih * %lld + iw]);\n"
 			  "\t\t\tif (v > m || v != v)\n\t\t\t\tm = v;\n\t\t}\n\t}\n"
-			  "\ty[i] = OX_ST(m);\n}\n\n",
+			  "\ty[i] = %s;\n}\n\n",
 		      cg->fname, (long long)k[0], (long long)k[1], (long long)s[0], (long long)s[1], (long long)pads[0],
 		      (long long)pads[1], (long long)NC, (long long)in[0], (long long)in[1], (long long)out[0], (long long)out[1],
 		      kname, (long long)tot, (long long)P, (long long)P, (long long)out[1], (long long)out[1],
-		      (long long)(in[0] * in[1]), (long long)k[0], (long long)s[0], (long long)pads[0], (long long)d[0],
-		      (long long)in[0], (long long)k[1], (long long)s[1], (long long)pads[1], (long long)d[1], (long long)in[1],
-		      (long long)in[1]);
+		      (long long)(in[0] * in[1]), !i8 ? "-INFINITY" : x->dtype == OX_I8 ? "-128.0f" : "0.0f", (long long)k[0],
+		      (long long)s[0], (long long)pads[0], (long long)d[0], (long long)in[0], (long long)k[1], (long long)s[1],
+		      (long long)pads[1], (long long)d[1], (long long)in[1], (long long)in[1], i8 ? "(OX_T)m" : "OX_ST(m)");
 	ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, in0, out0);\n", kname, (long long)((tot + 255) / 256));
 	ox_cu_finish(cg, g, n, kname, &t);
 	return 0;
@@ -1145,6 +1151,9 @@ int ox_cu_emit(ox_cg *cg, ox_graph *g, ox_node *n)
 		rc = ox_cu_emit_nn(cg, g, n);
 	else if (n->op == OX_OP_LSTM || n->op == OX_OP_GRU || n->op == OX_OP_RNN)
 		rc = ox_cu_emit_rnn(cg, g, n);
+	else if (n->op == OX_OP_QConv || n->op == OX_OP_QMatMul || n->op == OX_OP_QAdd || n->op == OX_OP_QRescale ||
+		 n->op == OX_OP_QPool || n->op == OX_OP_QuantizeLinear || n->op == OX_OP_DequantizeLinear)
+		rc = ox_cu_emit_quant(cg, g, n);
 	else if (is_ew(n->op))
 		rc = emit_map(cg, g, n);
 	if (rc > 0 && ox_ir_epilogue(n))

@@ -32,8 +32,29 @@ void ox_cu_scalar(ox_buf *t, const char *v);
 void ox_cu_index_kernel(ox_buf *t, const char *kname, const char *params, const int64_t *dims, int r,
 			const char *body);
 
+/* Where a thread's accumulators lie in its tile: acc[e] for e < ne is
+ * output (m0 + row, p0 + col), row and col C expressions of e */
+typedef struct {
+	int nt, ne;         /* threads per block, accumulators per thread */
+	char row[128], col[128];
+} ox_cu_tile;
+/* the inner products of a tile: FFMA in f32, tensor cores (mma.sync
+ * m16n8k8 TF32), or int32 (int operands, unsigned sums modulo 2^32) */
+enum { OX_CU_TILE_FFMA, OX_CU_TILE_MMA, OX_CU_TILE_INT };
+/* The loop of a BM x BN tile over the reduction ks0..ks1 (variables the
+ * kernel declares), in chunks of 16 through shared memory: LOADA (m, k)
+ * and LOADB (statements setting b from k, p) are the caller's loads; the
+ * block's threads and acc[] as *geo says (codegen/cuda_kernels.c) */
+void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, const char *loada, const char *loadb,
+		     int kind, ox_cu_tile *geo);
+/* 64 x 64 tiles when there are enough of them to fill the GPU, else 32 x 32 */
+int ox_cu_tile_of(int64_t M, int64_t N, int64_t z);
+
 /* codegen/cuda_nn.c: ConvTranspose, Resize */
 int ox_cu_emit_nn(ox_cg *cg, ox_graph *g, ox_node *n);
 /* codegen/cuda_rnn.c: LSTM, GRU, RNN */
 int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n);
+/* codegen/cuda_quant.c: QuantizeLinear, DequantizeLinear and the integer
+ * kernels of QDQ models (onnxcc::QConv, QMatMul, QAdd, QRescale, QPool) */
+int ox_cu_emit_quant(ox_cg *cg, ox_graph *g, ox_node *n);
 #endif

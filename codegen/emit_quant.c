@@ -13,7 +13,7 @@
  * flip (see those files), and requantize in double as the reference does
  * (int32 sums times a float32 multiplier promote to float64).
  */
-#include "cg.h"
+#include "quant.h"
 #include "../ir/family.h"
 #include <stdio.h>
 #include <string.h>
@@ -88,28 +88,28 @@ static const char *shape_str(const ox_graph *g, const ox_shape *s, char *buf, si
 /* ---- QuantizeLinear, DequantizeLinear ---- */
 
 /* declare `s` and `z` (floats) for scale / zero point element idx */
-static void qdq_decl(ox_cg *cg, ox_node *n, ox_graph *g, const char *ind, const char *idx, int zdt)
+void ox_cg_qdq_decl(ox_buf *b, ox_graph *g, ox_node *n, const char *ind, const char *idx, int zdt)
 {
 	char b1[128], b2[128], e[64];
 	ox_value *s = ox_in(g, n, 1);
 	snprintf(e, sizeof e, "in1[%s]", idx);
-	ox_cg_printf(cg, "%sconst float s = %s;\n", ind, as_float(s->dtype, e, b1, sizeof b1));
+	ox_buf_printf(b, "%sconst float s = %s;\n", ind, as_float(s->dtype, e, b1, sizeof b1));
 	if (n->nin > 2 && n->in[2] >= 0) {
 		snprintf(e, sizeof e, "in2[%s]", idx);
-		ox_cg_printf(cg, "%sconst float z = %s;\n", ind, as_float(zdt, e, b2, sizeof b2));
+		ox_buf_printf(b, "%sconst float z = %s;\n", ind, as_float(zdt, e, b2, sizeof b2));
 	} else {
-		ox_cg_printf(cg, "%sconst float z = 0.0f;\n", ind);
+		ox_buf_printf(b, "%sconst float z = 0.0f;\n", ind);
 	}
 }
 
 /* out0[k] = quantized or dequantized in0[k], using s and z */
-static void qdq_stmt(ox_cg *cg, ox_graph *g, ox_node *n, const char *ind, int dq)
+void ox_cg_qdq_stmt(ox_buf *b, ox_graph *g, ox_node *n, const char *ind, int dq)
 {
 	ox_value *x = ox_in(g, n, 0), *s = ox_in(g, n, 1), *y = ox_out(g, n, 0);
 	char b1[128], b2[256];
 	if (dq) {
 		snprintf(b2, sizeof b2, "(%s - z) * s", as_float(x->dtype, "in0[k]", b1, sizeof b1));
-		ox_cg_printf(cg, "%sout0[k] = %s;\n", ind, ox_cg_store(y->dtype, b2));
+		ox_buf_printf(b, "%sout0[k] = %s;\n", ind, ox_cg_store(y->dtype, b2));
 		return;
 	}
 	/* the quotient's precision: the precision attribute (opset 23), else
@@ -129,18 +129,31 @@ static void qdq_stmt(ox_cg *cg, ox_graph *g, ox_node *n, const char *ind, int dq
 	}
 	if (is_f8(y->dtype)) {
 		int sat = (int)ox_attr_int(n, "saturate", 1) != 0;
-		ox_cg_printf(cg, "%sout0[k] = ox_f32_to_%s((float)(%s) + z, %d);\n", ind, ox_cg_sfx(y->dtype), q, sat);
+		ox_buf_printf(b, "%sout0[k] = ox_f32_to_%s((float)(%s) + z, %d);\n", ind, ox_cg_sfx(y->dtype), q, sat);
 		return;
 	}
 	if (y->dtype == OX_F4E2M1) {
 		/* f4 has no infinity: it always saturates */
-		ox_cg_printf(cg, "%sout0[k] = ox_f4e2m1_from_f64((double)((float)(%s) + z));\n", ind, q);
+		ox_buf_printf(b, "%sout0[k] = ox_f4e2m1_from_f64((double)((float)(%s) + z));\n", ind, q);
 		return;
 	}
 	long lo, hi;
 	qrange(y->dtype, &lo, &hi);
-	ox_cg_printf(cg, "%sout0[k] = (%s)ox_qsat(%s(%s) + z, %ld, %ld);\n", ind, ox_cg_ctype(y->dtype),
+	ox_buf_printf(b, "%sout0[k] = (%s)ox_qsat(%s(%s) + z, %ld, %ld);\n", ind, ox_cg_ctype(y->dtype),
 		     prec == OX_F64 ? "rint" : "(double)rintf", q, lo, hi);
+}
+
+int ox_cg_qdq_use(ox_cg *cg, ox_graph *g, ox_node *n, int dq)
+{
+	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
+	if (is_f8(x->dtype) || is_f8(y->dtype))
+		if (use_f8(cg, g, n))
+			return -1;
+	if ((x->dtype == OX_F4E2M1 || y->dtype == OX_F4E2M1) && ox_cg_use(cg, "quant_sub", OX_F32))
+		return ox_error(g, n, "kernel template templates/quant_sub.c is missing");
+	if (!dq && !is_f8(y->dtype) && y->dtype != OX_F4E2M1)
+		ox_cg_helper(cg, "ox_qsat", qsat_text);
+	return 0;
 }
 
 static int emit_qdq(ox_cg *cg, ox_graph *g, ox_node *n, int dq)
@@ -152,13 +165,8 @@ static int emit_qdq(ox_cg *cg, ox_graph *g, ox_node *n, int dq)
 	if (lay < 0)
 		return -1;
 	int zdt = dq ? x->dtype : y->dtype;
-	if (is_f8(x->dtype) || is_f8(y->dtype))
-		if (use_f8(cg, g, n))
-			return -1;
-	if ((x->dtype == OX_F4E2M1 || y->dtype == OX_F4E2M1) && ox_cg_use(cg, "quant_sub", OX_F32))
-		return ox_error(g, n, "kernel template templates/quant_sub.c is missing");
-	if (!dq && !is_f8(y->dtype) && y->dtype != OX_F4E2M1)
-		ox_cg_helper(cg, "ox_qsat", qsat_text);
+	if (ox_cg_qdq_use(cg, g, n, dq))
+		return -1;
 	/* sizes as dims: a run-time batch or sequence prints as an expression */
 	ox_dim N = ox_shape_numel_dim(g, &x->shape), O = 1, D = 1, I = 1;
 	for (int i = 0; i < x->shape.rank; i++) {
@@ -190,15 +198,15 @@ static int emit_qdq(ox_cg *cg, ox_graph *g, ox_node *n, int dq)
 	snprintf(Is, sizeof Is, "%s", ox_cg_dim(cg, I));
 	if (lay == OX_QL_TENSOR) {
 		ox_cg_printf(cg, "\t{\n");
-		qdq_decl(cg, n, g, "\t\t", "0", zdt);
+		ox_cg_qdq_decl(&cg->body, g, n, "\t\t", "0", zdt);
 		ox_cg_printf(cg, "\t\tfor (long k = 0; k < %s; k++)\n", Ns);
-		qdq_stmt(cg, g, n, "\t\t\t", dq);
+		ox_cg_qdq_stmt(&cg->body, g, n, "\t\t\t", dq);
 		ox_cg_printf(cg, "\t}\n");
 		return 0;
 	}
 	ox_cg_printf(cg, "\tfor (long o = 0; o < %s; o++)\n\tfor (long c = 0; c < %s; c++) {\n", Os, Ds);
 	if (lay == OX_QL_AXIS) {
-		qdq_decl(cg, n, g, "\t\t", "c", zdt);
+		ox_cg_qdq_decl(&cg->body, g, n, "\t\t", "c", zdt);
 		ox_cg_printf(cg, "\t\tfor (long i = 0; i < %s; i++) {\n", Is);
 		ox_cg_printf(cg, "\t\t\tconst long k = (o * %s + c) * %s + i;\n", Ds, Is);
 	} else {
@@ -206,9 +214,9 @@ static int emit_qdq(ox_cg *cg, ox_graph *g, ox_node *n, int dq)
 		ox_cg_printf(cg, "\t\tfor (long i = 0; i < %s; i++) {\n", Is);
 		ox_cg_printf(cg, "\t\t\tconst long k = (o * %s + c) * %s + i, q = (o * %s + c / %lld) * %s + i;\n",
 			     Ds, Is, ox_cg_dim(cg, SD), (long long)block, Is);
-		qdq_decl(cg, n, g, "\t\t\t", "q", zdt);
+		ox_cg_qdq_decl(&cg->body, g, n, "\t\t\t", "q", zdt);
 	}
-	qdq_stmt(cg, g, n, "\t\t\t", dq);
+	ox_cg_qdq_stmt(&cg->body, g, n, "\t\t\t", dq);
 	ox_cg_printf(cg, "\t\t}\n\t}\n");
 	return 0;
 }
@@ -361,8 +369,8 @@ static int emit_mmi(ox_cg *cg, ox_graph *g, ox_node *n, int ql)
  * input, weights and output) widened to the kernels' 3 axes, leading axes
  * of extent 1: input, output, kernel, strides, begin pads, dilations.
  * 0, or -1 after a message. */
-static int qconv_window(ox_graph *g, ox_node *n, int nsp, const ox_value *x, const ox_value *w, const ox_value *y,
-			int64_t I3[3], int64_t O3[3], int64_t K3[3], int64_t S3[3], int64_t P3[3], int64_t D3[3])
+int ox_cg_qconv_window(ox_graph *g, ox_node *n, int nsp, const ox_value *x, const ox_value *w, const ox_value *y,
+		       int64_t I3[3], int64_t O3[3], int64_t K3[3], int64_t S3[3], int64_t P3[3], int64_t D3[3])
 {
 	int64_t k[MAXSP], s[MAXSP], d[MAXSP], pads[2 * MAXSP], in[MAXSP], out[MAXSP];
 	int ap;
@@ -384,7 +392,7 @@ static int emit_convi(ox_cg *cg, ox_graph *g, ox_node *n, int ql)
 	if (nsp > 3)
 		return ox_error(g, n, "%d spatial axes are not supported (at most 3)", nsp);
 	int64_t G = ox_attr_int(n, "group", 1), I3[3], O3[3], K3[3], S3[3], P3[3], D3[3];
-	if (qconv_window(g, n, nsp, x, w, y, I3, O3, K3, S3, P3, D3))
+	if (ox_cg_qconv_window(g, n, nsp, x, w, y, I3, O3, K3, S3, P3, D3))
 		return -1;
 	long long M = w->shape.d[0];
 	ox_cg_helper(cg, "ox_qsat", qsat_text);
@@ -425,20 +433,21 @@ static int emit_convi(ox_cg *cg, ox_graph *g, ox_node *n, int ql)
  * data in the node's function. */
 
 /* attribute list a as `static const int32_t name[len]` (one value repeated
- * when the list has one), each plus add */
-static void qi_table(ox_cg *cg, const ox_node *n, const char *attr, const char *name, long long len, int add)
+ * when the list has one), each plus add, at indent ind */
+void ox_cg_qi_table(ox_buf *b, const ox_node *n, const char *attr, const char *ind, const char *name, long long len,
+		    int add)
 {
 	const int64_t *v = NULL;
 	int nv = ox_attr_ints(n, attr, &v);
-	ox_cg_printf(cg, "\tstatic const int32_t %s[%lld] = {", name, len);
+	ox_buf_printf(b, "%sstatic const int32_t %s[%lld] = {", ind, name, len);
 	for (long long i = 0; i < len; i++)
-		ox_cg_printf(cg, "%s%s%lld", i ? "," : "", i % 16 ? " " : "\n\t\t",
-			     (long long)(nv > 0 ? v[nv == 1 ? 0 : i] : 0) + add);
-	ox_cg_printf(cg, "\n\t};\n");
+		ox_buf_printf(b, "%s%s%s%s%lld", i ? "," : "", i % 16 ? " " : "\n", i % 16 ? "" : ind, i % 16 ? "" : "\t",
+			      (long long)(nv > 0 ? v[nv == 1 ? 0 : i] : 0) + add);
+	ox_buf_printf(b, "\n%s};\n", ind);
 }
 
 /* element i of an INTS attribute (0 when absent) */
-static long long qi_at(const ox_node *n, const char *attr, int i)
+long long ox_cg_qi_at(const ox_node *n, const char *attr, int i)
 {
 	const int64_t *v = NULL;
 	int nv = ox_attr_ints(n, attr, &v);
@@ -447,10 +456,75 @@ static long long qi_at(const ox_node *n, const char *attr, int i)
 
 /* the requantized expression of int32 expression e by multiplier k of the
  * node's ox_m / ox_s, clamped to ox_clip, plus the output zero point zy */
-static void qi_out(char *buf, size_t sz, const ox_node *n, const char *e, const char *m, const char *s, int yzi)
+void ox_cg_qi_out(char *buf, size_t sz, const ox_node *n, const char *e, const char *m, const char *s, int yzi)
 {
-	snprintf(buf, sz, "ox_qi_clamp(%lld + ox_qi_rq(%s, %s, %s), %lld, %lld)", qi_at(n, "ox_zp", yzi), e, m, s,
-		 qi_at(n, "ox_clip", 0), qi_at(n, "ox_clip", 1));
+	snprintf(buf, sz, "ox_qi_clamp(%lld + ox_qi_rq(%s, %s, %s), %lld, %lld)", ox_cg_qi_at(n, "ox_zp", yzi), e, m, s,
+		 ox_cg_qi_at(n, "ox_clip", 0), ox_cg_qi_at(n, "ox_clip", 1));
+}
+
+/* onnxcc::QAdd, QRescale: the statements of output element k (operands
+ * of the output's shape), at indent ind; the C loop and the CUDA kernel
+ * (codegen/cuda_quant.c) both print them */
+int ox_cg_qi_elem(ox_buf *b, ox_graph *g, ox_node *n, const char *ind)
+{
+	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
+	const char *yt = ox_cg_ctype(y->dtype);
+	long long N = ox_shape_numel(&y->shape);
+	char b1[64], b2[64], e[512];
+	if (n->op == OX_OP_QAdd) {
+		ox_value *bv = ox_in(g, n, 1);
+		if (ox_shape_numel(&x->shape) != N || ox_shape_numel(&bv->shape) != N)
+			return ox_error(g, n, "operands of different shapes are not supported");
+		long long L = ox_attr_int(n, "ox_lshift", 0);
+		ox_buf_printf(b, "%sconst int32_t a = ((int32_t)in0[k] - %lld) * %lld, b = ((int32_t)in1[k] - %lld) * %lld;\n",
+			      ind, ox_cg_qi_at(n, "ox_zp", 0), 1LL << L, ox_cg_qi_at(n, "ox_zp", 1), 1LL << L);
+		ox_buf_printf(b, "%sconst int32_t s = ox_qi_rq(a, %lld, %lld) + ox_qi_rq(b, %lld, %lld);\n", ind,
+			      ox_cg_qi_at(n, "ox_m", 0), ox_cg_qi_at(n, "ox_s", 0), ox_cg_qi_at(n, "ox_m", 1),
+			      ox_cg_qi_at(n, "ox_s", 1));
+		snprintf(b1, sizeof b1, "%lld", ox_cg_qi_at(n, "ox_m", 2));
+		snprintf(b2, sizeof b2, "%lld", ox_cg_qi_at(n, "ox_s", 2));
+		ox_cg_qi_out(e, sizeof e, n, "s", b1, b2, 2);
+	} else {
+		ox_buf_printf(b, "%sconst int32_t v = (int32_t)in0[k] - %lld;\n", ind, ox_cg_qi_at(n, "ox_zp", 0));
+		if (ox_attr_ints(n, "ox_m", &(const int64_t *){0}) > 0) {
+			snprintf(b1, sizeof b1, "%lld", ox_cg_qi_at(n, "ox_m", 0));
+			snprintf(b2, sizeof b2, "%lld", ox_cg_qi_at(n, "ox_s", 0));
+			ox_cg_qi_out(e, sizeof e, n, "v", b1, b2, 1);
+		} else {
+			snprintf(e, sizeof e, "ox_qi_clamp(%lld + v, %lld, %lld)", ox_cg_qi_at(n, "ox_zp", 1),
+				 ox_cg_qi_at(n, "ox_clip", 0), ox_cg_qi_at(n, "ox_clip", 1));
+		}
+	}
+	ox_buf_printf(b, "%sout0[k] = (%s)%s;\n", ind, yt, e);
+	return 0;
+}
+
+/* onnxcc::QPool: its index space d = {N C, OH, OW} and the statements of
+ * output (c, oh, ow), at indent ind (for both targets, as above) */
+int ox_cg_qpool(ox_buf *b, ox_graph *g, ox_node *n, const char *ind, int64_t d[3])
+{
+	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
+	if (x->shape.rank != 4)
+		return ox_error(g, n, "only 2-D pooling is supported");
+	long long NC = x->shape.d[0] * x->shape.d[1], IH = x->shape.d[2], IW = x->shape.d[3];
+	long long OH = y->shape.d[2], OW = y->shape.d[3], KH = IH, KW = IW, SH = 1, SW = 1;
+	if (!ox_attr_int(n, "ox_global", 0)) {
+		KH = ox_cg_qi_at(n, "kernel_shape", 0), KW = ox_cg_qi_at(n, "kernel_shape", 1);
+		const int64_t *st = NULL;
+		if (ox_attr_ints(n, "strides", &st) == 2)
+			SH = st[0], SW = st[1];
+	}
+	char b1[64], b2[64], e[512];
+	snprintf(b1, sizeof b1, "%lld", ox_cg_qi_at(n, "ox_m", 0));
+	snprintf(b2, sizeof b2, "%lld", ox_cg_qi_at(n, "ox_s", 0));
+	ox_cg_qi_out(e, sizeof e, n, "s", b1, b2, 1);
+	d[0] = NC, d[1] = OH, d[2] = OW;
+	ox_buf_printf(b, "%sint32_t s = 0;\n", ind);
+	ox_buf_printf(b, "%sfor (long kh = 0; kh < %lld; kh++)\n%sfor (long kw = 0; kw < %lld; kw++)\n", ind, KH, ind, KW);
+	ox_buf_printf(b, "%s\ts += (int32_t)in0[(c * %lld + oh * %lld + kh) * %lld + ow * %lld + kw] - %lld;\n", ind, IH,
+		      SH, IW, SW, ox_cg_qi_at(n, "ox_zp", 0));
+	ox_buf_printf(b, "%sout0[(c * %lld + oh) * %lld + ow] = (%s)%s;\n", ind, OH, OW, ox_cg_ctype(y->dtype), e);
+	return 0;
 }
 
 static int emit_qint(ox_cg *cg, ox_graph *g, ox_node *n)
@@ -475,12 +549,12 @@ static int emit_qint(ox_cg *cg, ox_graph *g, ox_node *n)
 		if (nsp < 1 || nsp > 3)
 			return ox_error(g, n, "%d spatial axes are not supported (1 to 3)", nsp);
 		int64_t G = ox_attr_int(n, "group", 1), I3[3], O3[3], K3[3], S3[3], P3[3], D3[3];
-		if (qconv_window(g, n, nsp, x, w, y, I3, O3, K3, S3, P3, D3))
+		if (ox_cg_qconv_window(g, n, nsp, x, w, y, I3, O3, K3, S3, P3, D3))
 			return -1;
 		long long M = w->shape.d[0];
-		qi_table(cg, n, "ox_wz", "wz", M, flip(w->dtype));
-		qi_table(cg, n, "ox_m", "rm", M, 0);
-		qi_table(cg, n, "ox_s", "rs", M, 0);
+		ox_cg_qi_table(&cg->body, n, "ox_wz", "\t", "wz", M, flip(w->dtype));
+		ox_cg_qi_table(&cg->body, n, "ox_m", "\t", "rm", M, 0);
+		ox_cg_qi_table(&cg->body, n, "ox_s", "\t", "rs", M, 0);
 		/* int8 constant weights: each output channel's weight sum, for
 		 * the kernel's fast path (templates/qint.c) */
 		int fast = w->dtype == OX_I8 && w->kind == OX_V_CONST && w->data && w->data->data && M > 0 &&
@@ -498,10 +572,10 @@ static int emit_qint(ox_cg *cg, ox_graph *g, ox_node *n)
 			ox_cg_printf(cg, "\n\t};\n");
 		}
 		ox_cg_printf(cg, "\tox_qi_conv((const uint8_t *)in0, (const uint8_t *)in1, %s, (uint8_t *)out0, rm, rs, "
-			     "%lld, %lld, %lld,\n", n->nin > 2 && n->in[2] >= 0 ? "in2" : "NULL", qi_at(n, "ox_zp", 1),
-			     qi_at(n, "ox_clip", 0), qi_at(n, "ox_clip", 1));
+			     "%lld, %lld, %lld,\n", n->nin > 2 && n->in[2] >= 0 ? "in2" : "NULL", ox_cg_qi_at(n, "ox_zp", 1),
+			     ox_cg_qi_at(n, "ox_clip", 0), ox_cg_qi_at(n, "ox_clip", 1));
 		ox_cg_printf(cg, "\t\t%d, %lld, %d, wz, %s, %lld, %lld, %lld, %lld,\n", flip(x->dtype),
-			     qi_at(n, "ox_zp", 0) + flip(x->dtype), flip(w->dtype), fast ? "ws" : "NULL", (long long)x->shape.d[0],
+			     ox_cg_qi_at(n, "ox_zp", 0) + flip(x->dtype), flip(w->dtype), fast ? "ws" : "NULL", (long long)x->shape.d[0],
 			     (long long)x->shape.d[1], M, (long long)G);
 		ox_cg_window_rows(cg, I3, O3, K3, S3);
 		ox_cg_printf(cg, "\t\t%lld, %lld, %lld, %lld, %lld, %lld); /* begin pads, dilations */\n",
@@ -518,9 +592,9 @@ static int emit_qint(ox_cg *cg, ox_graph *g, ox_node *n)
 			   w->data->nbytes == (size_t)(K * NN);
 		if (!fast && ox_cg_use(cg, "quant_matmul", OX_U8))
 			return ox_error(g, n, "kernel template templates/quant_matmul.c is missing");
-		qi_table(cg, n, "ox_wz", "wz", NN, flip(w->dtype));
-		qi_table(cg, n, "ox_m", "rm", NN, 0);
-		qi_table(cg, n, "ox_s", "rs", NN, 0);
+		ox_cg_qi_table(&cg->body, n, "ox_wz", "\t", "wz", NN, flip(w->dtype));
+		ox_cg_qi_table(&cg->body, n, "ox_m", "\t", "rm", NN, 0);
+		ox_cg_qi_table(&cg->body, n, "ox_s", "\t", "rs", NN, 0);
 		/* int8 constant weights: their column sums, for templates/qint.c's
 		 * ox_qi_mm (the zero points hoisted out of the sums) */
 		if (fast) {
@@ -540,68 +614,40 @@ static int emit_qint(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_printf(cg, "\t\tconst long nj = %lld - j0 < 256 ? %lld - j0 : 256;\n\t\tint32_t acc[256];\n", NN, NN);
 		if (fast)
 			ox_cg_printf(cg, "\t\tox_qi_mm((const uint8_t *)in0 + i * %lld, (const int8_t *)in1, acc, %lld, %lld, j0, "
-				     "nj, %d, %lld, wz, ws);\n", K, K, NN, flip(x->dtype), qi_at(n, "ox_zp", 0) + flip(x->dtype));
+				     "nj, %d, %lld, wz, ws);\n", K, K, NN, flip(x->dtype), ox_cg_qi_at(n, "ox_zp", 0) + flip(x->dtype));
 		else
 			ox_cg_printf(cg, "\t\tox_qmm_row((const uint8_t *)in0 + i * %lld, (const uint8_t *)in1, acc, %lld, %lld, j0, "
-				     "nj, %d, %lld, %d, wz);\n", K, K, NN, flip(x->dtype), qi_at(n, "ox_zp", 0) + flip(x->dtype),
+				     "nj, %d, %lld, %d, wz);\n", K, K, NN, flip(x->dtype), ox_cg_qi_at(n, "ox_zp", 0) + flip(x->dtype),
 				     flip(w->dtype));
 		ox_cg_printf(cg, "\t\tfor (long j = 0; j < nj; j++) {\n");
 		ox_cg_printf(cg, "\t\t\tconst int32_t a = %s;\n",
 			     bias ? "(int32_t)((uint32_t)acc[j] + (uint32_t)in2[j0 + j])" : "acc[j]");
-		qi_out(e, sizeof e, n, "a", "rm[j0 + j]", "rs[j0 + j]", 1);
+		ox_cg_qi_out(e, sizeof e, n, "a", "rm[j0 + j]", "rs[j0 + j]", 1);
 		ox_cg_printf(cg, "\t\t\tout0[i * %lld + j0 + j] = (%s)%s;\n\t\t}\n\t}\n", NN, yt, e);
 		return 0;
 	}
-	case OX_OP_QAdd: {
-		ox_value *b = ox_in(g, n, 1);
-		if (ox_shape_numel(&x->shape) != N || ox_shape_numel(&b->shape) != N)
-			return ox_error(g, n, "operands of different shapes are not supported");
-		long long L = ox_attr_int(n, "ox_lshift", 0);
-		ox_cg_printf(cg, "\tfor (long k = 0; k < %lld; k++) {\n", N);
-		ox_cg_printf(cg, "\t\tconst int32_t a = ((int32_t)in0[k] - %lld) * %lld, b = ((int32_t)in1[k] - %lld) * %lld;\n",
-			     qi_at(n, "ox_zp", 0), 1LL << L, qi_at(n, "ox_zp", 1), 1LL << L);
-		ox_cg_printf(cg, "\t\tconst int32_t s = ox_qi_rq(a, %lld, %lld) + ox_qi_rq(b, %lld, %lld);\n",
-			     qi_at(n, "ox_m", 0), qi_at(n, "ox_s", 0), qi_at(n, "ox_m", 1), qi_at(n, "ox_s", 1));
-		snprintf(b1, sizeof b1, "%lld", qi_at(n, "ox_m", 2));
-		snprintf(b2, sizeof b2, "%lld", qi_at(n, "ox_s", 2));
-		qi_out(e, sizeof e, n, "s", b1, b2, 2);
-		ox_cg_printf(cg, "\t\tout0[k] = (%s)%s;\n\t}\n", yt, e);
-		return 0;
-	}
+	case OX_OP_QAdd:
 	case OX_OP_QRescale: {
-		ox_cg_printf(cg, "\tfor (long k = 0; k < %lld; k++) {\n", N);
-		ox_cg_printf(cg, "\t\tconst int32_t v = (int32_t)in0[k] - %lld;\n", qi_at(n, "ox_zp", 0));
-		if (ox_attr_ints(n, "ox_m", &(const int64_t *){0}) > 0) {
-			snprintf(b1, sizeof b1, "%lld", qi_at(n, "ox_m", 0));
-			snprintf(b2, sizeof b2, "%lld", qi_at(n, "ox_s", 0));
-			qi_out(e, sizeof e, n, "v", b1, b2, 1);
-		} else {
-			snprintf(e, sizeof e, "ox_qi_clamp(%lld + v, %lld, %lld)", qi_at(n, "ox_zp", 1),
-				 qi_at(n, "ox_clip", 0), qi_at(n, "ox_clip", 1));
+		ox_buf b = {0};
+		if (ox_cg_qi_elem(&b, g, n, "\t\t")) {
+			ox_buf_free(&b);
+			return -1;
 		}
-		ox_cg_printf(cg, "\t\tout0[k] = (%s)%s;\n\t}\n", yt, e);
+		ox_cg_printf(cg, "\tfor (long k = 0; k < %lld; k++) {\n%s\t}\n", N, b.s);
+		ox_buf_free(&b);
 		return 0;
 	}
 	case OX_OP_QPool: {
-		if (x->shape.rank != 4)
-			return ox_error(g, n, "only 2-D pooling is supported");
-		long long NC = x->shape.d[0] * x->shape.d[1], IH = x->shape.d[2], IW = x->shape.d[3];
-		long long OH = y->shape.d[2], OW = y->shape.d[3], KH = IH, KW = IW, SH = 1, SW = 1;
-		if (!ox_attr_int(n, "ox_global", 0)) {
-			KH = qi_at(n, "kernel_shape", 0), KW = qi_at(n, "kernel_shape", 1);
-			const int64_t *st = NULL;
-			if (ox_attr_ints(n, "strides", &st) == 2)
-				SH = st[0], SW = st[1];
+		ox_buf b = {0};
+		int64_t d[3];
+		if (ox_cg_qpool(&b, g, n, "\t\t", d)) {
+			ox_buf_free(&b);
+			return -1;
 		}
-		snprintf(b1, sizeof b1, "%lld", qi_at(n, "ox_m", 0));
-		snprintf(b2, sizeof b2, "%lld", qi_at(n, "ox_s", 0));
-		qi_out(e, sizeof e, n, "s", b1, b2, 1);
-		ox_cg_printf(cg, "\tfor (long c = 0; c < %lld; c++)\n\tfor (long oh = 0; oh < %lld; oh++)\n", NC, OH);
-		ox_cg_printf(cg, "\tfor (long ow = 0; ow < %lld; ow++) {\n\t\tint32_t s = 0;\n", OW);
-		ox_cg_printf(cg, "\t\tfor (long kh = 0; kh < %lld; kh++)\n\t\tfor (long kw = 0; kw < %lld; kw++)\n", KH, KW);
-		ox_cg_printf(cg, "\t\t\ts += (int32_t)in0[(c * %lld + oh * %lld + kh) * %lld + ow * %lld + kw] - %lld;\n", IH,
-			     SH, IW, SW, qi_at(n, "ox_zp", 0));
-		ox_cg_printf(cg, "\t\tout0[(c * %lld + oh) * %lld + ow] = (%s)%s;\n\t}\n", OH, OW, yt, e);
+		ox_cg_printf(cg, "\tfor (long c = 0; c < %lld; c++)\n\tfor (long oh = 0; oh < %lld; oh++)\n", (long long)d[0],
+			     (long long)d[1]);
+		ox_cg_printf(cg, "\tfor (long ow = 0; ow < %lld; ow++) {\n%s\t}\n", (long long)d[2], b.s);
+		ox_buf_free(&b);
 		return 0;
 	}
 	}

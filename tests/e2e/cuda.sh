@@ -23,6 +23,13 @@
 #    kernels compute in f32 and round once per fused node, the C target
 #    once per node); and $CUDA_TF32_MODELS with --tf32 against ONNX Runtime
 #    at 1e-2 normwise (TF32 products keep 11 bits).
+# 5. int8 QDQ models ($CUDA_INT8_MODELS: examples/digits' and
+#    tests/e2e/quant's, and the zoo's resnet18 quantized by
+#    examples/digits/quantize.py on 8 noisy copies of its input as
+#    bench/int8_bench.sh does), whose integer ops (opt/qdq.c) run on the kernels
+#    of codegen/cuda_quant.c: the emulated program's outputs byte for byte
+#    the C target's on 2 inputs (integer arithmetic, the same
+#    requantization); with nvcc, compiled for sm_80 and sm_90 as in 2.
 # Every emulated model's --report must list no node without a parallel
 # kernel (docs/cuda.md).
 # Exit status 1 when anything fails.
@@ -35,6 +42,7 @@ EMU=${CUDA_EMU_MODELS:-squeezenet1_1 mobilenet_v2 bert_encoder transformer_encod
 NV=${CUDA_NVCC_MODELS:-resnet18 resnet50 mobilenet_v2 squeezenet1_1 efficientnet_b0 shufflenet_v2_x1_0 transformer_encoder transformer_encoder_op17 lstm gru dynbatch vit_patch unet_small bert_encoder}
 HALF=${CUDA_HALF_MODELS:-squeezenet1_1:f16 bert_encoder:f16 squeezenet1_1:bf16}
 TF32=${CUDA_TF32_MODELS:-squeezenet1_1 bert_encoder}
+INT8=${CUDA_INT8_MODELS:-examples/digits/digits_int8.onnx tests/e2e/quant/mix_int8.onnx tests/e2e/quant/mix_uint8.onnx $DIR/int8/resnet18_int8.onnx}
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 PY=${PYTHON:-/usr/bin/python3}
 fail=0
@@ -144,7 +152,60 @@ for m in $TF32; do
 	[ "$st" = ok ] || { fail=1; tail -n 5 "$o/log" | sed 's/^/    /'; }
 done
 
-if [ ! -x "$NVCC" ] && ! command -v "$NVCC" > /dev/null; then
+have_nvcc=1
+case " $INT8 " in
+*" $DIR/int8/resnet18_int8.onnx "*)
+	mkdir -p "$DIR/int8"
+	"$PY" - "$DIR/resnet18/input_0.npy" "$DIR/int8/calib.npy" <<'EOF'
+import sys
+import numpy as np
+x = np.load(sys.argv[1])
+r = np.random.default_rng(0)
+np.save(sys.argv[2], np.concatenate([x + 0.1 * r.standard_normal(x.shape).astype(np.float32)
+                                     for _ in range(8)]).astype(np.float32))
+EOF
+	"$PY" examples/digits/quantize.py "$DIR/resnet18/model.onnx" "$DIR/int8/resnet18_int8.onnx" \
+		"$DIR/int8/calib.npy" > "$DIR/int8/quantize.log" 2>&1 || { echo "cuda: quantizing resnet18 failed"; fail=1; }
+	;;
+esac
+[ ! -x "$NVCC" ] && ! command -v "$NVCC" > /dev/null && have_nvcc=0
+for q in $INT8; do
+	m=$(basename "$q" .onnx)
+	o=$DIR/int8/$m
+	rm -rf "$o" && mkdir -p "$o/in"
+	st=ok
+	if ! "$PY" tests/e2e/quant/check.py inputs "$q" 2 "$o/in" > "$o/log" 2>&1; then
+		st=INPUT-FAIL
+	elif ! "$ONNXCC" "$q" -o "$o/c.c" --build >> "$o/log" 2>&1 ||
+		! "$ONNXCC" "$q" -o "$o/cu.c" --target cuda --cuda-emu --build --report >> "$o/log" 2>&1; then
+		st=BUILD-FAIL
+	elif grep -Eq "cuda +[1-9][0-9]* nodes? without a parallel kernel" "$o/log"; then
+		st=SERIAL-NODES
+	elif ! grep -q "integer tiles" "$o/cu.cu"; then
+		st=NO-INTEGER-TILES
+	else
+		for i in 0 1; do
+			if ! "$o/c" "$o/in/in$i.npy" -o "$o/c$i" >> "$o/log" 2>&1 ||
+				! timeout 600 "$o/cu" "$o/in/in$i.npy" -o "$o/cu$i" >> "$o/log" 2>&1; then
+				st=RUN-FAIL
+			elif ! cmp "$o/c$i/output_0.npy" "$o/cu$i/output_0.npy" >> "$o/log" 2>&1; then
+				st=DIFFERS
+			fi
+		done
+	fi
+	if [ "$st" = ok ] && [ $have_nvcc = 1 ]; then
+		"$ONNXCC" "$q" -o "$o/nv.c" --target cuda >> "$o/log" 2>&1 || st=COMPILE-FAIL
+		for arch in sm_80 sm_90; do
+			[ "$st" = ok ] || break
+			"$NVCC" -std=c++17 -O3 -arch=$arch -Werror all-warnings -c "$o/nv.cu" -o "$o/nv_$arch.o" >> "$o/log" 2>&1 ||
+				st="NVCC-FAIL($arch)"
+		done
+	fi
+	printf 'cuda-emu int8 %-21s %s\n' "$m" "$st"
+	[ "$st" = ok ] || { fail=1; tail -n 5 "$o/log" | sed 's/^/    /'; }
+done
+
+if [ $have_nvcc = 0 ]; then
 	echo "cuda: nvcc not found ($NVCC): the sm_80/sm_90 compile checks are skipped"
 else
 	for m in $NV; do

@@ -1,0 +1,214 @@
+/* cuda_quant.c: the CUDA kernels of int8 QDQ models (--target cuda).
+ *
+ * opt/qdq.c rewrites a QDQ model into onnxcc's integer ops; here each
+ * becomes a kernel whose arithmetic is the C target's, so the two targets
+ * give the same bits:
+ *   QConv (2-D) and QMatMul: integer tiles (ox_cu_tile_loop,
+ *       OX_CU_TILE_INT): int operands with their zero points subtracted
+ *       (a padded tap is 0), sums modulo 2^32 as the C kernels take them,
+ *       then the bias and templates/qint.c's ox_qi_rq per output channel
+ *       (its tables static device data beside the kernel);
+ *   QAdd, QRescale, QPool: a thread per output running the statements the
+ *       C emitter prints in its loop (codegen/quant.h);
+ *   QuantizeLinear, DequantizeLinear (per tensor, per axis, blocked): a
+ *       thread per element, the C emitter's statements likewise.
+ * Shapes are constants; anything else (1-D or 3-D QConv, run-time dims)
+ * answers 1: the C function on the device.
+ */
+#include "cuda_kernels.h"
+#include "quant.h"
+#include "../ir/family.h"
+#include <stdio.h>
+#include <string.h>
+
+/* QConv with 2 spatial axes, QMatMul with a [K, N] weight matrix: the
+ * product on integer tiles, requantized per output channel */
+static int emit_qgemm(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	ox_value *x = ox_in(g, n, 0), *w = ox_in(g, n, 1), *y = ox_out(g, n, 0);
+	const int conv = n->op == OX_OP_QConv, hasb = n->nin > 2 && n->in[2] >= 0;
+	if (conv ? x->shape.rank != 4 : w->shape.rank != 2 || x->shape.rank < 1)
+		return 1;
+	char kname[200], tab[256], la[512], lb[1024], rq[512], m_[32], n_[32];
+	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	const char *xt = ox_cg_ctype(x->dtype), *wt = ox_cg_ctype(w->dtype), *yt = ox_cg_ctype(y->dtype);
+	const long long zx = ox_cg_qi_at(n, "ox_zp", 0);
+	ox_buf t = {0};
+	/* the geometry: Z products of [Mm x K] x [K x Np], output channel o */
+	long long Z, Mm, Np, K, G = 1, O, C = 0, P = 0, Og = 0;
+	int64_t I3[3], O3[3], K3[3], S3[3], P3[3], D3[3];
+	if (conv) {
+		if (ox_cg_qconv_window(g, n, 2, x, w, y, I3, O3, K3, S3, P3, D3))
+			return -1;
+		G = ox_attr_int(n, "group", 1), C = x->shape.d[1], O = w->shape.d[0];
+		Og = O / G, P = O3[1] * O3[2], K = C / G * K3[1] * K3[2];
+		Z = x->shape.d[0] * G, Mm = Og, Np = P;
+		ox_buf_printf(&t, "/* %s: onnxcc::QConv %lldx%lld, stride %lldx%lld, dilation %lldx%lld, pads %lld,%lld, "
+				  "group %lld: %s [%lld,%lld,%lld,%lld] -> %s [%lld,%lld,%lld,%lld], integer tiles */\n",
+			      cg->fname, (long long)K3[1], (long long)K3[2], (long long)S3[1], (long long)S3[2],
+			      (long long)D3[1], (long long)D3[2], (long long)P3[1], (long long)P3[2], G, ox_cg_sfx(x->dtype),
+			      (long long)x->shape.d[0], C, (long long)I3[1], (long long)I3[2], ox_cg_sfx(y->dtype),
+			      (long long)x->shape.d[0], O, (long long)O3[1], (long long)O3[2]);
+	} else {
+		K = w->shape.d[0], O = w->shape.d[1];
+		Z = 1, Mm = ox_shape_numel(&x->shape) / (K ? K : 1), Np = O;
+		ox_buf_printf(&t, "/* %s: onnxcc::QMatMul %s [%lld x %lld] x %s [%lld x %lld] -> %s, integer tiles */\n",
+			      cg->fname, ox_cg_sfx(x->dtype), Mm, K, ox_cg_sfx(w->dtype), K, O, ox_cg_sfx(y->dtype));
+	}
+	if (Mm * Np * Z == 0 || K == 0) {
+		ox_buf_free(&t);
+		return 1; /* (the C function's empty loops) */
+	}
+	snprintf(tab, sizeof tab, "%s_wz", kname);
+	ox_cg_qi_table(&t, n, "ox_wz", "", tab, O, 0);
+	snprintf(tab, sizeof tab, "%s_rm", kname);
+	ox_cg_qi_table(&t, n, "ox_m", "", tab, O, 0);
+	snprintf(tab, sizeof tab, "%s_rs", kname);
+	ox_cg_qi_table(&t, n, "ox_s", "", tab, O, 0);
+	ox_buf_printf(&t, "__global__ void %s(const %s *__restrict__ x, const %s *__restrict__ w,\n"
+			  "\t\tconst int32_t *__restrict__ bias, %s *__restrict__ y)\n{\n"
+			  "\tconst long ks0 = 0, ks1 = %lld;\n",
+		      kname, xt, wt, yt, K);
+	if (conv) {
+		/* A: the group's weights [Og x K]; B: the image's windows [K x P] */
+		ox_buf_printf(&t, "\tconst long nb = blockIdx.z / %lld, gi = blockIdx.z %% %lld;\n"
+				  "\tconst %s *xg = x + (nb * %lld + gi * %lld) * %lld;\n"
+				  "\tconst %s *wg = w + gi * %lld;\n",
+			      G, G, xt, C, C / G, (long long)(I3[1] * I3[2]), wt, Og * K);
+		snprintf(la, sizeof la, "(int)wg[m * %lldL + k] - %s_wz[gi * %lld + m]", K, kname, Og);
+		snprintf(lb, sizeof lb,
+			 "\t\t\t\tconst long c = k / %lld, r = k %% %lld, kh = r / %lld, kw = r %% %lld;\n"
+			 "\t\t\t\tconst long ih = p / %lld * %lld - %lld + kh * %lld, iw = p %% %lld * %lld - %lld + kw * %lld;\n"
+			 "\t\t\t\tif (ih >= 0 && ih < %lld && iw >= 0 && iw < %lld)\n"
+			 "\t\t\t\t\tb = (int)xg[(c * %lld + ih) * %lld + iw] - %lld;\n",
+			 (long long)(K3[1] * K3[2]), (long long)(K3[1] * K3[2]), (long long)K3[2], (long long)K3[2],
+			 (long long)O3[2], (long long)S3[1], (long long)P3[1], (long long)D3[1], (long long)O3[2],
+			 (long long)S3[2], (long long)P3[2], (long long)D3[2], (long long)I3[1], (long long)I3[2],
+			 (long long)I3[1], (long long)I3[2], zx);
+	} else {
+		/* A: the rows of x [Mm x K]; B: the weights [K x O] */
+		snprintf(la, sizeof la, "(int)x[m * %lldL + k] - %lld", K, zx);
+		snprintf(lb, sizeof lb, "\t\t\t\tb = (int)w[k * %lldL + p] - %s_wz[p];\n", O, kname);
+	}
+	snprintf(m_, sizeof m_, "%lld", Mm);
+	snprintf(n_, sizeof n_, "%lld", Np);
+	const int T = ox_cu_tile_of(Mm, Np, Z);
+	ox_cu_tile geo;
+	ox_cu_tile_loop(&t, T, T, m_, n_, la, lb, OX_CU_TILE_INT, &geo);
+	ox_buf_printf(&t, "\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++) {\n"
+			  "\t\tconst long m = m0 + %s, p = p0 + %s;\n"
+			  "\t\tif (m >= %lld || p >= %lld)\n\t\t\tcontinue;\n",
+		      geo.ne, geo.row, geo.col, Mm, Np);
+	if (conv)
+		ox_buf_printf(&t, "\t\tconst long o = gi * %lld + m, yi = (nb * %lld + o) * %lld + p;\n", Og, O, P);
+	else
+		ox_buf_printf(&t, "\t\tconst long o = p, yi = m * %lld + p;\n", O);
+	/* the bias and the sums added modulo 2^32, as the C kernels do */
+	ox_buf_printf(&t, "\t\tconst int32_t a = (int32_t)(acc[e]%s);\n", hasb ? " + (unsigned)bias[o]" : "");
+	char rm[300], rs[300];
+	snprintf(rm, sizeof rm, "%s_rm[o]", kname);
+	snprintf(rs, sizeof rs, "%s_rs[o]", kname);
+	ox_cg_qi_out(rq, sizeof rq, n, "a", rm, rs, 1);
+	ox_buf_printf(&t, "\t\ty[yi] = (%s)%s;\n\t}\n%s}\n\n", yt, rq, hasb ? "" : "\t(void)bias;\n");
+	ox_cg_printf(cg, "\tOX_LAUNCH(%s, dim3(%lld, %lld, %lld), %d, 0, ox_st, in0, in1, %s, out0);\n", kname,
+		     (Np + T - 1) / T, (Mm + T - 1) / T, Z, geo.nt, hasb ? "in2" : "nullptr");
+	ox_cu_finish(cg, g, n, kname, &t);
+	return 0;
+}
+
+/* a thread per element of dims[0..r) running body; the node's inputs
+ * in0.. and out0 as parameters */
+static void elem_kernel(ox_cg *cg, ox_graph *g, ox_node *n, const char *what, const int64_t *dims, int r,
+			const char *body)
+{
+	ox_buf params = {0}, t = {0};
+	for (int k = 0; k < n->nin; k++)
+		ox_buf_printf(&params, "const %s *__restrict__ in%d, ",
+			      ox_cg_ctype(n->in[k] >= 0 ? g->vals[n->in[k]].dtype : OX_F32), k);
+	ox_buf_printf(&params, "%s *__restrict__ out0", ox_cg_ctype(ox_out(g, n, 0)->dtype));
+	char kname[200];
+	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	int64_t tot = 1;
+	for (int i = 0; i < r; i++)
+		tot *= dims[i];
+	ox_buf_printf(&t, "/* %s: %s, a thread per element */\n", cg->fname, what);
+	ox_cu_index_kernel(&t, kname, params.s, dims, r, body);
+	ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, ", kname, (long long)((tot + 255) / 256));
+	for (int k = 0; k < n->nin; k++)
+		ox_cg_printf(cg, n->in[k] >= 0 ? "in%d, " : "nullptr, ", k);
+	ox_cg_printf(cg, "out0);\n");
+	ox_cu_finish(cg, g, n, kname, &t);
+	ox_buf_free(&params);
+}
+
+/* QuantizeLinear (dq 0), DequantizeLinear (dq 1): the element k of the
+ * index space [O, D, I] (D the axis; per tensor: [N]) */
+static int emit_qdq(ox_cg *cg, ox_graph *g, ox_node *n, int dq)
+{
+	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
+	int axis;
+	int64_t block;
+	int lay = ox_ir_quant_layout(g, n, &axis, &block);
+	if (lay < 0)
+		return -1;
+	if (ox_cg_qdq_use(cg, g, n, dq))
+		return -1;
+	int64_t d[3] = {1, 1, 1};
+	for (int i = 0; i < x->shape.rank; i++)
+		d[lay == OX_QL_TENSOR || i > axis ? 2 : i == axis ? 1 : 0] *= x->shape.d[i];
+	if (d[0] * d[1] * d[2] == 0)
+		return 1;
+	const int zdt = dq ? x->dtype : y->dtype;
+	ox_buf b = {0};
+	if (lay == OX_QL_TENSOR) {
+		ox_buf_puts(&b, "\tconst long k = i;\n");
+		ox_cg_qdq_decl(&b, g, n, "\t", "0", zdt);
+	} else if (lay == OX_QL_AXIS) {
+		ox_buf_puts(&b, "\tconst long k = i;\n");
+		ox_cg_qdq_decl(&b, g, n, "\t", "i1", zdt);
+	} else {
+		ox_buf_printf(&b, "\tconst long k = i, q = (i0 * %lld + i1 / %lld) * %lld + i2;\n",
+			      (long long)((d[1] + block - 1) / block), (long long)block, (long long)d[2]);
+		ox_cg_qdq_decl(&b, g, n, "\t", "q", zdt);
+	}
+	ox_cg_qdq_stmt(&b, g, n, "\t", dq);
+	elem_kernel(cg, g, n, dq ? "DequantizeLinear" : "QuantizeLinear", lay == OX_QL_TENSOR ? d + 2 : d,
+		    lay == OX_QL_TENSOR ? 1 : 3, b.s);
+	ox_buf_free(&b);
+	return 0;
+}
+
+int ox_cu_emit_quant(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	for (int k = 0; k < n->nin + n->nout; k++) {
+		ox_id v = k < n->nin ? n->in[k] : n->out[k - n->nin];
+		if (v >= 0 && (g->vals[v].layout || ox_shape_is_rt(g, &g->vals[v].shape)))
+			return 1;
+	}
+	if (n->op == OX_OP_QuantizeLinear || n->op == OX_OP_DequantizeLinear)
+		return emit_qdq(cg, g, n, n->op == OX_OP_DequantizeLinear);
+	/* (templates/qint.c's C convolution calls ox_qconv_sums: that first) */
+	if (ox_cg_use(cg, "quant_conv_sums", OX_U8) || ox_cg_use(cg, "qint", OX_U8))
+		return ox_error(g, n, "kernel templates templates/quant_conv_sums.c, qint.c are missing");
+	if (n->op == OX_OP_QConv || n->op == OX_OP_QMatMul)
+		return emit_qgemm(cg, g, n);
+	ox_buf b = {0};
+	int64_t d[3];
+	int rc;
+	if (n->op == OX_OP_QPool) {
+		ox_buf_puts(&b, "\tconst long c = i0, oh = i1, ow = i2;\n");
+		rc = ox_cg_qpool(&b, g, n, "\t", d);
+		if (!rc)
+			elem_kernel(cg, g, n, "onnxcc::QPool", d, 3, b.s);
+	} else if (n->op == OX_OP_QAdd || n->op == OX_OP_QRescale) {
+		d[0] = ox_shape_numel(&ox_out(g, n, 0)->shape);
+		ox_buf_puts(&b, "\tconst long k = i;\n");
+		rc = d[0] ? ox_cg_qi_elem(&b, g, n, "\t") : 1;
+		if (!rc)
+			elem_kernel(cg, g, n, n->op == OX_OP_QAdd ? "onnxcc::QAdd" : "onnxcc::QRescale", d, 1, b.s);
+	} else {
+		rc = 1;
+	}
+	ox_buf_free(&b);
+	return rc;
+}

@@ -1,0 +1,34 @@
+/* quant.h: what the C emitter of the quantization ops (codegen/emit_quant.c,
+ * which defines these) and their CUDA kernels (codegen/cuda_quant.c) share:
+ * the statements of one element, the requantization tables and the integer
+ * convolution's window, so that both targets print one description. */
+#ifndef OX_QUANT_H
+#define OX_QUANT_H
+#include "cg.h"
+
+/* QuantizeLinear (dq 0) / DequantizeLinear (dq 1): the templates and
+ * helpers the statements below call, added once (-1 after an error);
+ * `const float s, z` for the scale and zero point at index idx; then
+ * out0[k] from in0[k]. zdt: the zero point's dtype. */
+int ox_cg_qdq_use(ox_cg *cg, ox_graph *g, ox_node *n, int dq);
+void ox_cg_qdq_decl(ox_buf *b, ox_graph *g, ox_node *n, const char *ind, const char *idx, int zdt);
+void ox_cg_qdq_stmt(ox_buf *b, ox_graph *g, ox_node *n, const char *ind, int dq);
+
+/* onnxcc::QConv's window (nsp 1 to 3 spatial axes) widened to 3 axes:
+ * input, output, kernel, strides, begin pads, dilations; -1 after an error */
+int ox_cg_qconv_window(ox_graph *g, ox_node *n, int nsp, const ox_value *x, const ox_value *w, const ox_value *y,
+		       int64_t I3[3], int64_t O3[3], int64_t K3[3], int64_t S3[3], int64_t P3[3], int64_t D3[3]);
+/* element i of an INTS attribute of the integer ops (0 when absent) */
+long long ox_cg_qi_at(const ox_node *n, const char *attr, int i);
+/* `static const int32_t name[len] = {...};` of attribute attr (one value
+ * repeated when the list has one), each plus add, at indent ind */
+void ox_cg_qi_table(ox_buf *b, const ox_node *n, const char *attr, const char *ind, const char *name, long long len,
+		    int add);
+/* int32 expression e requantized by multiplier m and shift s (C
+ * expressions), plus output zero point ox_zp[yzi], clamped to ox_clip */
+void ox_cg_qi_out(char *buf, size_t sz, const ox_node *n, const char *e, const char *m, const char *s, int yzi);
+/* onnxcc::QAdd, QRescale: the statements of out0[k] */
+int ox_cg_qi_elem(ox_buf *b, ox_graph *g, ox_node *n, const char *ind);
+/* onnxcc::QPool: index space d = {N C, OH, OW}, statements of output (c, oh, ow) */
+int ox_cg_qpool(ox_buf *b, ox_graph *g, ox_node *n, const char *ind, int64_t d[3]);
+#endif
