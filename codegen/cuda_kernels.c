@@ -72,14 +72,18 @@ void ox_cu_epi_params(ox_graph *g, ox_node *n, ox_buf *params, ox_buf *args)
  * outside). FFMA: 256 (or 64) threads computing 4 x 4 each. mma: 4 warps
  * of BM/2 x BN/2, each a grid of 16 x 8 tensor-core products in TF32
  * (ox_mma_tf32, runtime_min/ox_cuda.h: m16n8k8, the PTX ISA's fragment
- * layout); the shared rows are padded by 8 so that the fragments' reads
- * (lane = 4 g + t reads row t, column g) hit 32 banks. */
+ * layout), or of 16 x 8 x 16 products in f16 or bf16 (ox_mma_f16,
+ * ox_mma_bf16: m16n8k16, twice the rate; the values packed in pairs from
+ * the f32 shared tiles, where f16/bf16 values are exact). The shared rows
+ * are padded so that the fragments' reads hit 32 banks: by 8 for TF32
+ * (lane = 4 g + t reads row t, column g), by 4 for k16 (rows 2t, 2t + 1). */
 void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, const char *loada, const char *loadb,
 		     int kind, ox_cu_tile *geo)
 {
 	/* the reduction from ks0 to ks1 (a split of it: split_of) */
-	const int mma = kind == OX_CU_TILE_MMA, in = kind == OX_CU_TILE_INT;
-	const int pad = mma ? 8 : 4, MI = BM / 32, NI = BN / 16;
+	const int k16 = kind == OX_CU_TILE_F16 || kind == OX_CU_TILE_BF16;
+	const int mma = kind == OX_CU_TILE_MMA || k16, in = kind == OX_CU_TILE_INT;
+	const int pad = kind == OX_CU_TILE_MMA ? 8 : 4, MI = BM / 32, NI = BN / 16;
 	/* the integer tile: int operands, sums modulo 2^32 in unsigned */
 	const char *et = in ? "int" : "float", *zero = in ? "0" : "0.0f";
 	geo->nt = mma ? 128 : BM / 4 * (BN / 4);
@@ -112,7 +116,27 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
 			 "\t\t\tBs[i / %d][i %% %d] = b;\n\t\t}\n",
 		      BN * 16, nt, BN, BN, et, zero, N, loadb, BN, BN);
 	ox_buf_puts(t, "\t\t__syncthreads();\n");
-	if (mma) {
+	if (k16) {
+		/* one k16 step: registers of (row, k) pairs k, k + 1 */
+		const char *pk = kind == OX_CU_TILE_F16 ? "ox_f16x2" : "ox_bf16x2";
+		ox_buf_printf(t, "\t\t{\n"
+				 "\t\t\tunsigned a[%d][4], b[%d][2];\n"
+				 "\t\t\tOX_UNROLL\n\t\t\tfor (int i = 0; i < %d; i++) {\n"
+				 "\t\t\t\tconst int r = wm * %d + i * 16 + g, k = t4 * 2;\n"
+				 "\t\t\t\ta[i][0] = %s(As[k][r], As[k + 1][r]), a[i][1] = %s(As[k][r + 8], As[k + 1][r + 8]);\n"
+				 "\t\t\t\ta[i][2] = %s(As[k + 8][r], As[k + 9][r]), a[i][3] = %s(As[k + 8][r + 8], As[k + 9][r + 8]);\n"
+				 "\t\t\t}\n"
+				 "\t\t\tOX_UNROLL\n\t\t\tfor (int j = 0; j < %d; j++) {\n"
+				 "\t\t\t\tconst int c = wn * %d + j * 8 + g, k = t4 * 2;\n"
+				 "\t\t\t\tb[j][0] = %s(Bs[k][c], Bs[k + 1][c]), b[j][1] = %s(Bs[k + 8][c], Bs[k + 9][c]);\n"
+				 "\t\t\t}\n"
+				 "\t\t\tOX_UNROLL\n\t\t\tfor (int i = 0; i < %d; i++)\n"
+				 "\t\t\t\tOX_UNROLL\n\t\t\t\tfor (int j = 0; j < %d; j++)\n"
+				 "\t\t\t\t\t%s(&acc[(i * %d + j) * 4], a[i], b[j]);\n"
+				 "\t\t}\n\t\t__syncthreads();\n\t}\n",
+			      MI, NI, MI, BM / 2, pk, pk, pk, pk, NI, BN / 2, pk, pk, MI, NI,
+			      kind == OX_CU_TILE_F16 ? "ox_mma_f16" : "ox_mma_bf16", NI);
+	} else if (mma) {
 		ox_buf_printf(t, "\t\tOX_UNROLL\n\t\tfor (int kk = 0; kk < 16; kk += 8) {\n"
 				 "\t\t\tunsigned a[%d][4], b[%d][2];\n"
 				 "\t\t\tOX_UNROLL\n\t\t\tfor (int i = 0; i < %d; i++) {\n"
@@ -258,6 +282,11 @@ static int split_of(int64_t blocks, int64_t K)
 	return S;
 }
 
+int ox_cu_tile_kind(const ox_cg *cg, int dt)
+{
+	return dt == OX_F16 ? OX_CU_TILE_F16 : dt == OX_BF16 ? OX_CU_TILE_BF16 : cg->tf32 ? OX_CU_TILE_MMA : OX_CU_TILE_FFMA;
+}
+
 int ox_cu_tile_of(int64_t M, int64_t N, int64_t z)
 {
 	int64_t t64 = (M + 63) / 64 * ((N + 63) / 64) * z;
@@ -372,8 +401,7 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 			      (long long)G, (long long)G, (long long)C, (long long)Cg, (long long)(in[0] * in[1]),
 			      (long long)(Og * K));
 		ox_cu_tile geo;
-		ox_cu_tile_loop(&t, T, T, M_, N_, la, lb, cg->tf32 || y->dtype != OX_F32 ? OX_CU_TILE_MMA : OX_CU_TILE_FFMA,
-				&geo);
+		ox_cu_tile_loop(&t, T, T, M_, N_, la, lb, ox_cu_tile_kind(cg, y->dtype), &geo);
 		ox_buf_printf(&t, "\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++) {\n"
 				  "\t\tconst long m = m0 + %s, p = p0 + %s;\n"
 				  "\t\tif (m >= %lld || p >= %lld)\n\t\t\tcontinue;\n",
@@ -496,8 +524,7 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 		ox_buf_printf(&t, "\tconst long NN = %lld, ks0 = 0, ks1 = K;\n\t(void)NN;\n", (long long)N);
 	}
 	ox_cu_tile geo;
-	ox_cu_tile_loop(&t, T, T, "M", "NN", la, lb, cg->tf32 || y->dtype != OX_F32 ? OX_CU_TILE_MMA : OX_CU_TILE_FFMA,
-			&geo);
+	ox_cu_tile_loop(&t, T, T, "M", "NN", la, lb, ox_cu_tile_kind(cg, y->dtype), &geo);
 	ox_buf_printf(&t, "\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++) {\n"
 			  "\t\tconst long m = m0 + %s, p = p0 + %s;\n"
 			  "\t\tif (m >= M || p >= NN)\n\t\t\tcontinue;\n",

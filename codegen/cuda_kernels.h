@@ -39,8 +39,12 @@ typedef struct {
 	char row[128], col[128];
 } ox_cu_tile;
 /* the inner products of a tile: FFMA in f32, tensor cores (mma.sync
- * m16n8k8 TF32), or int32 (int operands, unsigned sums modulo 2^32) */
-enum { OX_CU_TILE_FFMA, OX_CU_TILE_MMA, OX_CU_TILE_INT };
+ * m16n8k8 TF32, m16n8k16 f16 or bf16), or int32 (int operands, unsigned
+ * sums modulo 2^32) */
+enum { OX_CU_TILE_FFMA, OX_CU_TILE_MMA, OX_CU_TILE_F16, OX_CU_TILE_BF16, OX_CU_TILE_INT };
+/* the products of operands of dtype dt: f16, bf16 on their tensor cores,
+ * f32 TF32 with --tf32, else FFMA */
+int ox_cu_tile_kind(const ox_cg *cg, int dt);
 /* The loop of a BM x BN tile over the reduction ks0..ks1 (variables the
  * kernel declares), in chunks of 16 through shared memory: LOADA (m, k)
  * and LOADB (statements setting b from k, p) are the caller's loads; the

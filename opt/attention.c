@@ -143,7 +143,8 @@ static int match(ox_graph *g, int si)
 	ox_id s = sm->in[0], p = sm->out[0];
 	const ox_value *sv = &g->vals[s];
 	int r = sv->shape.rank;
-	if (sv->dtype != OX_F32 || (r != 3 && r != 4) || ox_norm_axis(ox_attr_int(sm, "axis", -1), r) != r - 1)
+	const int dt = sv->dtype; /* f32; f16, bf16 on the GPU (ox_opt_fuse_type) */
+	if (!ox_opt_fuse_type(g, dt) || (r != 3 && r != 4) || ox_norm_axis(ox_attr_int(sm, "axis", -1), r) != r - 1)
 		return 0;
 	if (sm->opset < 13 && ox_norm_axis(ox_attr_int(sm, "axis", 1), r) != r - 1)
 		return 0;
@@ -172,7 +173,7 @@ static int match(ox_graph *g, int si)
 		if (mask < 0)
 			return 0;
 		const ox_value *m = &g->vals[mask];
-		if (m->dtype != OX_F32 || m->shape.rank > 4)
+		if (m->dtype != dt || m->shape.rank > 4)
 			return 0;
 		names[nn++] = e->name;
 		e = producer(g, cur);
@@ -192,8 +193,8 @@ static int match(ox_graph *g, int si)
 	ox_node *qk = e;
 	ox_id qh = qk->in[0], kt = qk->in[1], vh = pv->in[1];
 	const ox_value *qv = &g->vals[qh], *ktv = &g->vals[kt], *vv = &g->vals[vh];
-	if (qv->dtype != OX_F32 || ktv->dtype != OX_F32 || vv->dtype != OX_F32 || qv->shape.rank != r ||
-	    ktv->shape.rank != r)
+	if (qv->dtype != dt || ktv->dtype != dt || vv->dtype != dt || g->vals[p].dtype != dt ||
+	    g->vals[pv->out[0]].dtype != dt || qv->shape.rank != r || ktv->shape.rank != r)
 		return 0;
 	for (int i = 0; i < r - 2; i++) /* no batch broadcasting inside attention */
 		if (qv->shape.d[i] != ktv->shape.d[i] || qv->shape.d[i] != vv->shape.d[i])
@@ -334,9 +335,11 @@ int ox_opt_attn_geo(ox_graph *g, const ox_node *n, ox_attngeo *q)
 	if (ox_attr_float(n, "softcap", 0) != 0 || ox_attr_int(n, "softmax_precision", 0) > 1)
 		return -1;
 	const ox_value *qv = ox_in(g, n, 0), *kv = ox_in(g, n, 1), *vv = ox_in(g, n, 2), *m = ox_in(g, n, 3);
-	if (qv->dtype != OX_F32 || kv->dtype != OX_F32 || vv->dtype != OX_F32 || qv->layout || kv->layout || vv->layout)
+	const int dt = qv->dtype; /* f32; f16, bf16 on the GPU (ox_opt_fuse_type) */
+	if (!ox_opt_fuse_type(g, dt) || kv->dtype != dt || vv->dtype != dt || ox_out(g, n, 0)->dtype != dt ||
+	    qv->layout || kv->layout || vv->layout)
 		return -1;
-	if (m && (m->dtype != OX_F32 || m->layout))
+	if (m && (m->dtype != dt || m->layout))
 		return -1;
 	ox_attn_geom a;
 	if (ox_attn_dims(g, (ox_node *)n, &a))

@@ -107,6 +107,119 @@ __device__ inline void ox_mma_tf32(float d[4], const unsigned a[4], const unsign
 #endif
 }
 
+/* f16 and bf16 tensor cores: two values rounded to f16 (bf16), to
+ * nearest even, as one f16x2 (bf16x2) register, lo in the low half
+ * (cvt.rn.f16x2.f32); and d += A B on one warp's 16 x 8 x 16 product in
+ * f32, the fragments as the PTX ISA's mma.m16n8k16 lays them out (lane =
+ * 4 g + t; each register two elements, the lower k in the low half):
+ * a[0..3] = A[g][2t..2t+1], A[g+8][2t..2t+1], A[g][2t+8..2t+9], A[g+8][2t+8..2t+9];
+ * b[0..1] = B[2t..2t+1][g], B[2t+8..2t+9][g];
+ * d[0..3] as ox_mma_tf32's. Emulated as ox_mma_tf32 (in order over k). */
+#if defined(OX_CUDA_EMU)
+inline unsigned ox_emu_f16_bits(float x)
+{
+	uint32_t u;
+	memcpy(&u, &x, 4);
+	const uint32_t s = u >> 16 & 0x8000u, e = u >> 23 & 0xffu, m = u & 0x7fffffu;
+	if (e == 0xffu)
+		return s | 0x7c00u | (m ? 0x200u : 0u);
+	const int ex = (int)e - 112; /* the f16 exponent field */
+	if (ex >= 31)
+		return s | 0x7c00u;
+	uint32_t r, rem, half;
+	if (ex <= 0) { /* subnormal: the value over 2^-24 */
+		if (ex < -10)
+			return s;
+		const int sh = 14 - ex;
+		r = (m | 0x800000u) >> sh, rem = (m | 0x800000u) & ((1u << sh) - 1), half = 1u << (sh - 1);
+	} else {
+		r = (uint32_t)ex << 10 | m >> 13, rem = m & 0x1fffu, half = 0x1000u;
+	}
+	if (rem > half || (rem == half && (r & 1)))
+		r++; /* (a carry into the exponent is right, up to infinity) */
+	return s | r;
+}
+inline unsigned ox_emu_bf16_bits(float x)
+{
+	uint32_t u;
+	memcpy(&u, &x, 4);
+	if ((u & 0x7fffffffu) > 0x7f800000u)
+		return u >> 16 | 0x40u; /* NaN stays NaN */
+	return (u + 0x7fffu + (u >> 16 & 1u)) >> 16;
+}
+inline float ox_emu_from_bits(unsigned h, int bf)
+{
+	if (bf) {
+		const uint32_t u = h << 16;
+		float f;
+		memcpy(&f, &u, 4);
+		return f;
+	}
+	const unsigned e = h >> 10 & 0x1fu, m = h & 0x3ffu;
+	const float f = e == 31 ? (m ? NAN : INFINITY) : e ? ldexpf((float)(m | 0x400u), (int)e - 25) : ldexpf((float)m, -24);
+	return h & 0x8000u ? -f : f;
+}
+inline void ox_emu_mma16(float d[4], const unsigned a[4], const unsigned b[2], int bf)
+{
+	const ox_mma_frag mine = {{a[0], a[1], a[2], a[3]}, {b[0], b[1]}};
+	ox_emu::warp_mma(&mine, [&](const ox_mma_frag *const *f, unsigned lane) {
+		const unsigned g = lane / 4, t = lane % 4;
+		for (int r = 0; r < 4; r++) {
+			const unsigned row = g + r / 2 * 8, col = t * 2 + r % 2;
+			float s = d[r];
+			for (unsigned k = 0; k < 16; k++) {
+				const unsigned ra = f[row % 8 * 4 + k % 8 / 2]->a[k / 8 * 2 + row / 8];
+				const unsigned rb = f[col * 4 + k % 8 / 2]->b[k / 8];
+				s = fmaf(ox_emu_from_bits(ra >> k % 2 * 16 & 0xffffu, bf), ox_emu_from_bits(rb >> k % 2 * 16 & 0xffffu, bf), s);
+			}
+			d[r] = s;
+		}
+	});
+}
+#endif
+__device__ inline unsigned ox_f16x2(float lo, float hi)
+{
+#if defined(OX_CUDA_EMU)
+	return ox_emu_f16_bits(lo) | ox_emu_f16_bits(hi) << 16;
+#else
+	unsigned r;
+	asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+	return r;
+#endif
+}
+__device__ inline unsigned ox_bf16x2(float lo, float hi)
+{
+#if defined(OX_CUDA_EMU)
+	return ox_emu_bf16_bits(lo) | ox_emu_bf16_bits(hi) << 16;
+#else
+	unsigned r;
+	asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+	return r;
+#endif
+}
+__device__ inline void ox_mma_f16(float d[4], const unsigned a[4], const unsigned b[2])
+{
+#if defined(OX_CUDA_EMU)
+	ox_emu_mma16(d, a, b, 0);
+#else
+	asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+		     "{%0, %1, %2, %3};"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
+}
+__device__ inline void ox_mma_bf16(float d[4], const unsigned a[4], const unsigned b[2])
+{
+#if defined(OX_CUDA_EMU)
+	ox_emu_mma16(d, a, b, 1);
+#else
+	asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+		     "{%0, %1, %2, %3};"
+		     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+		     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
+}
+
 /* Scalar f32 forms of the elementwise ops, the rendering of an epilogue
  * or fused body (codegen/emit_vec.c, one per thread) next to the C
  * target's vector forms (templates/vf.c, vmath.c). */

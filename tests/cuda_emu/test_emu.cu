@@ -708,6 +708,87 @@ static void test_mma()
 	CK(cudaFree(dD));
 }
 
+/* ---- f16 / bf16 tensor cores: mma.m16n8k16 with the fragments as the
+ * PTX ISA lays them out, loaded here from its text: A[16][16] row major,
+ * B[16][8], D = A B + C; small integers, exact in f16 and bf16 ---- */
+template <int BF> __global__ void mma16_tile(const float *A, const float *B, const float *C, float *D)
+{
+	const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+	auto pk = [](float lo, float hi) { return BF ? ox_bf16x2(lo, hi) : ox_f16x2(lo, hi); };
+	const unsigned a[4] = {pk(A[g * 16 + 2 * t], A[g * 16 + 2 * t + 1]), pk(A[(g + 8) * 16 + 2 * t], A[(g + 8) * 16 + 2 * t + 1]),
+			       pk(A[g * 16 + 2 * t + 8], A[g * 16 + 2 * t + 9]),
+			       pk(A[(g + 8) * 16 + 2 * t + 8], A[(g + 8) * 16 + 2 * t + 9])};
+	const unsigned b[2] = {pk(B[2 * t * 8 + g], B[(2 * t + 1) * 8 + g]), pk(B[(2 * t + 8) * 8 + g], B[(2 * t + 9) * 8 + g])};
+	float d[4] = {C[g * 8 + 2 * t], C[g * 8 + 2 * t + 1], C[(g + 8) * 8 + 2 * t], C[(g + 8) * 8 + 2 * t + 1]};
+	if (BF)
+		ox_mma_bf16(d, a, b);
+	else
+		ox_mma_f16(d, a, b);
+	D[g * 8 + 2 * t] = d[0], D[g * 8 + 2 * t + 1] = d[1];
+	D[(g + 8) * 8 + 2 * t] = d[2], D[(g + 8) * 8 + 2 * t + 1] = d[3];
+}
+__global__ void half2_round(const float *x, unsigned *y)
+{
+	const int i = threadIdx.x;
+	y[i] = ox_f16x2(x[2 * i], x[2 * i + 1]);
+	y[i + 4] = ox_bf16x2(x[2 * i], x[2 * i + 1]);
+}
+template <int BF> static void mma16_case(const char *what)
+{
+	std::vector<float> A(256), B(128), C(128);
+	for (int i = 0; i < 256; i++) A[i] = (float)(i * 7 % 11 - 5);
+	for (int i = 0; i < 128; i++) B[i] = (float)(i * 5 % 13 - 6), C[i] = (float)(i % 5);
+	float *dA = dev_from(A), *dB = dev_from(B), *dC = dev_from(C), *dD = 0;
+	CK(cudaMalloc((void **)&dD, 128 * sizeof(float)));
+	OX_LAUNCH(mma16_tile<BF>, 1, 32, 0, 0, dA, dB, dC, dD);
+	CK(cudaGetLastError());
+	std::vector<float> D = host_from(dD, 128);
+	int bad = -1;
+	for (int m = 0; m < 16 && bad < 0; m++)
+		for (int n = 0; n < 8 && bad < 0; n++) {
+			float s = C[m * 8 + n];
+			for (int k = 0; k < 16; k++)
+				s += A[m * 16 + k] * B[k * 8 + n];
+			if (D[m * 8 + n] != s)
+				bad = m * 8 + n;
+		}
+	report(bad < 0, what, "D[%d] = %g", bad, bad < 0 ? 0.0 : (double)D[bad]);
+	CK(cudaFree(dA));
+	CK(cudaFree(dB));
+	CK(cudaFree(dC));
+	CK(cudaFree(dD));
+}
+static void test_mma16()
+{
+	/* rounding to f16 (10 mantissa bits) and bf16 (7), to nearest even,
+	 * the first value in the low half: 1 + 2^-11 is a tie (even: 1),
+	 * 1 + 3 2^-11 a tie up (1 + 2^-9 in f16), 2^-25 a tie to 0 and
+	 * 2^-25 + 2^-30 the smallest subnormal 2^-24, -65520 a tie to -inf
+	 * in f16; in bf16 1 + 2^-8 a tie (1), 1 + 3 2^-8 a tie up */
+	const float e11 = ldexpf(1, -11);
+	std::vector<float> x = {1 + e11, 1 + 3 * e11, ldexpf(1, -25), ldexpf(1, -25) + ldexpf(1, -30), -65520.0f, 1 + ldexpf(1, -8),
+				1 + 3 * ldexpf(1, -8), -2.5f};
+	const unsigned want[8] = {0x3c00u | 0x3c02u << 16, 0x0000u | 0x0001u << 16, 0xfc00u | 0x3c04u << 16,
+				  0x3c0cu | 0xc100u << 16, 0x3f80u | 0x3f80u << 16, 0x3300u | 0x3304u << 16,
+				  0xc780u | 0x3f80u << 16, 0x3f82u | 0xc020u << 16};
+	float *dx = dev_from(x);
+	unsigned *dy = 0;
+	CK(cudaMalloc((void **)&dy, 8 * sizeof(unsigned)));
+	OX_LAUNCH(half2_round, 1, 4, 0, 0, dx, dy);
+	CK(cudaGetLastError());
+	std::vector<unsigned> y = host_from(dy, 8);
+	int rbad = -1;
+	for (int i = 0; i < 8 && rbad < 0; i++)
+		if (y[i] != want[i])
+			rbad = i;
+	report(rbad < 0, "f16x2 / bf16x2 packing (cvt.rn, ties to even, low half first)", "word %d = %#x", rbad,
+	       rbad < 0 ? 0u : y[rbad]);
+	CK(cudaFree(dx));
+	CK(cudaFree(dy));
+	mma16_case<0>("mma.m16n8k16 f16: D = A B + C on one warp's fragments");
+	mma16_case<1>("mma.m16n8k16 bf16: D = A B + C on one warp's fragments");
+}
+
 int main()
 {
 	int ndev = 0;
@@ -729,6 +810,7 @@ int main()
 	test_ids3d();
 	test_one_thread();
 	test_mma();
+	test_mma16();
 	(void)ox_cu_ws, (void)ox_cu_check;
 #if defined(OX_CUDA_EMU)
 	test_emu_only();

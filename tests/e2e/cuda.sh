@@ -15,7 +15,7 @@
 #    codegen/cuda_kernels.c (*_kernel), shared memory within 48 KiB. Without
 #    nvcc the step says so and the rest runs.
 # 3. --weights external through the --main program, C and CUDA (emulated).
-# 4. Tensor cores under emulation (ox_mma_tf32): the models of
+# 4. Tensor cores under emulation (ox_mma_f16, ox_mma_bf16, ox_mma_tf32): the models of
 #    $CUDA_HALF_MODELS (MODEL:f16 or MODEL:bf16) made f16 or bf16 by
 #    tools/to_half.py (bf16 with float32 inputs and outputs: numpy has no
 #    bf16), their CUDA program against the C target's on the same model at
@@ -127,7 +127,7 @@ for mk in $HALF; do
 		st=CUDA-FAIL
 	elif grep -Eq "cuda +[1-9][0-9]* nodes? without a parallel kernel" "$o/log"; then
 		st=SERIAL-NODES
-	elif ! grep -q "ox_mma_tf32(&acc" "$o/cu/net.cu"; then
+	elif ! grep -q "ox_mma_$k(&acc" "$o/cu/net.cu"; then
 		st=NO-MMA
 	else
 		r=$(close "$o/cu/out/output_0.npy" "$o/c/out/output_0.npy" $tol) || st=MISMATCH
