@@ -15,7 +15,9 @@
 # built by nvcc runs on the GPU: its tensor-core checks prove ox_mma_tf32's
 # fragment layout (the one the emulation assumes) on the hardware. Then the
 # benchmarked models also as --tf32 and as f16 (tools/to_half.py), each
-# against ONNX Runtime's f32 outputs at 1e-2 normwise.
+# against ONNX Runtime's f32 outputs at 1e-2 normwise, and the int8
+# resnet18 (build/dev/int8) against the C target's program built there:
+# the same bytes (integer arithmetic).
 set -u
 cd "$(dirname "$0")/.." || exit 2
 export ONLY=${ONLY:-}
@@ -125,6 +127,22 @@ print(("ok" if e <= 1e-2 * a else "MISMATCH") + f" max_abs={e:.3g} amax={a:.3g}"
 	echo "$v $st"
 done | tee -a "$OUT/zoo.txt"
 
+# ---- int8: the CUDA program's output is the C target's, byte for byte ----
+if [ -f $D/int8/resnet18_int8.onnx ]; then
+	q=$W/int8 && mkdir -p $q/c $q/cu
+	st=ok
+	if ! $D/onnxcc $D/int8/resnet18_int8.onnx -o $q/c/net.c --build > $q/build.log 2>&1 ||
+		! { $D/onnxcc $D/int8/resnet18_int8.onnx -o $q/cu/net.c --target cuda --main &&
+		"$NVCC" -std=c++17 -O3 -arch=sm_90 -o $q/cu/net $q/cu/net.cu $q/cu/net_weights.c $q/cu/net_main.c; } >> $q/build.log 2>&1; then
+		st=BUILD-FAIL
+	elif ! $q/c/net $D/int8/input_0.npy -o $q/c/out > /dev/null 2>&1 || ! $q/cu/net $D/int8/input_0.npy -o $q/cu/out > /dev/null 2>&1; then
+		st=RUN-FAIL
+	elif ! cmp -s $q/c/out/output_0.npy $q/cu/out/output_0.npy; then
+		st=DIFFERS
+	fi
+	echo "resnet18_int8 $st"
+fi | tee -a "$OUT/zoo.txt"
+
 # ---- batch-1 latency: onnxcc (CUDA events, graphs) and PyTorch, interleaved ----
 log "bench"
 for r in 1 2; do
@@ -133,6 +151,8 @@ for r in 1 2; do
 		for k in tf32 f16; do
 			[ -x $W/$m+$k/net ] && echo "onnxcc $m+$k round $r $($W/$m+$k/net --bench 200 $W/$m+$k/x.npy | grep bench)"
 		done
+		[ $m = resnet18 ] && [ -x $W/int8/cu/net ] &&
+			echo "onnxcc resnet18+int8 round $r $($W/int8/cu/net --bench 200 $D/int8/input_0.npy | grep bench)"
 	done
 	[ $r = 1 ] && timeout 240 python3 bench/cuda_torch.py --models resnet18,mobilenet_v2,bert_encoder --dtypes fp32 \
 		--modes eager,compile --iters 100 --warmup 20 --rounds 3 --json "$OUT/torch.json" 2>&1 | grep -v Warning

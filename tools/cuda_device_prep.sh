@@ -5,7 +5,8 @@
 # protobuf-c), the zoo's models with their large weights stripped
 # (tools/strip_weights.py; drawn again there) and their inputs, and a
 # sample of the node suite (every 6th expected pass of node/, listed in
-# build/dev/sample.txt).
+# build/dev/sample.txt), and the int8 resnet18 of make cuda (whole: its
+# weights are the 8-bit values) with its input.
 set -eu
 cd "$(dirname "$0")/.."
 D=build/dev
@@ -17,6 +18,10 @@ for f in build/zoo/*/model.onnx; do
 	/usr/bin/python3 tools/strip_weights.py strip "$f" "$D/models/$m.onnx"
 	cp "build/zoo/$m/input_0.npy" "$D/models/${m}_input_0.npy"
 done
+if [ -f build/zoo/int8/resnet18_int8.onnx ]; then
+	mkdir -p "$D/int8"
+	cp build/zoo/int8/resnet18_int8.onnx build/zoo/resnet18/input_0.npy "$D/int8/"
+fi
 grep '^node/' tests/e2e/expected_pass.txt | awk 'NR % 6 == 1' | sed 's|^node/||' > "$D/sample.txt"
 while read -r t; do
 	cp -r "${ONNX_TESTS:-../shared/onnx-backend-tests}/node/$t" "$D/suite/node/"
