@@ -300,11 +300,50 @@ static int same_plain(ox_graph *g, const ox_value *x, const ox_value *y)
 	       !ox_shape_is_rt(g, &x->shape);
 }
 
+int ox_cu_window(ox_graph *g, ox_node *n, const ox_value *x, const ox_value *w, const ox_value *y, ox_cu_win *q)
+{
+	int64_t k[3], s[3], d[3], pads[6], in[3], out[3];
+	int ap;
+	q->nsp = x->shape.rank - 2;
+	if (q->nsp < 1 || q->nsp > 3 || ox_ir_nn_window(g, n, q->nsp, &w->shape, k, s, d, pads, &ap))
+		return -1;
+	for (int i = 0; i < q->nsp; i++)
+		in[i] = x->shape.d[i + 2], out[i] = y->shape.d[i + 2];
+	ox_ir_nn_same_pads(ap, q->nsp, in, out, k, s, d, pads);
+	ox_cg_to3(k, q->nsp, 1, q->K), ox_cg_to3(s, q->nsp, 1, q->S), ox_cg_to3(d, q->nsp, 1, q->D);
+	ox_cg_to3(pads, q->nsp, 0, q->P), ox_cg_to3(in, q->nsp, 1, q->I), ox_cg_to3(out, q->nsp, 1, q->O);
+	return 0;
+}
+
+void ox_cu_window_load(char *buf, size_t sz, const ox_cu_win *q, const char *pre, const char *post)
+{
+	long long K[3], S[3], P[3], D[3], I[3], O[3];
+	for (int i = 0; i < 3; i++)
+		K[i] = q->K[i], S[i] = q->S[i], P[i] = q->P[i], D[i] = q->D[i], I[i] = q->I[i], O[i] = q->O[i];
+	if (q->nsp < 3)
+		snprintf(buf, sz,
+			 "\t\t\t\tconst long c = k / %lld, r = k %% %lld, kh = r / %lld, kw = r %% %lld;\n"
+			 "\t\t\t\tconst long ih = p / %lld * %lld - %lld + kh * %lld, iw = p %% %lld * %lld - %lld + kw * %lld;\n"
+			 "\t\t\t\tif (ih >= 0 && ih < %lld && iw >= 0 && iw < %lld)\n"
+			 "\t\t\t\t\t%s(c * %lld + ih) * %lld + iw%s\n",
+			 K[1] * K[2], K[1] * K[2], K[2], K[2], O[2], S[1], P[1], D[1], O[2], S[2], P[2], D[2], I[1], I[2], pre,
+			 I[1], I[2], post);
+	else
+		snprintf(buf, sz,
+			 "\t\t\t\tconst long c = k / %lld, r = k %% %lld, kd = r / %lld, kh = r / %lld %% %lld, kw = r %% %lld;\n"
+			 "\t\t\t\tconst long id = p / %lld * %lld - %lld + kd * %lld, ih = p / %lld %% %lld * %lld - %lld + kh * %lld;\n"
+			 "\t\t\t\tconst long iw = p %% %lld * %lld - %lld + kw * %lld;\n"
+			 "\t\t\t\tif (id >= 0 && id < %lld && ih >= 0 && ih < %lld && iw >= 0 && iw < %lld)\n"
+			 "\t\t\t\t\t%s((c * %lld + id) * %lld + ih) * %lld + iw%s\n",
+			 K[0] * K[1] * K[2], K[0] * K[1] * K[2], K[1] * K[2], K[2], K[1], K[2], O[1] * O[2], S[0], P[0], D[0],
+			 O[2], O[1], S[1], P[1], D[1], O[2], S[2], P[2], D[2], I[0], I[1], I[2], pre, I[0], I[1], I[2], post);
+}
+
 static int conv_ok(ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0), *w = ox_in(g, n, 1), *y = ox_out(g, n, 0), *b = ox_in(g, n, 2);
 	if (!x || !w || !y || !ox_cu_ftype(y->dtype) || x->dtype != y->dtype || w->dtype != y->dtype || x->layout ||
-	    y->layout || w->layout || x->shape.rank != 4 || (b && (b->dtype != y->dtype || b->layout)))
+	    y->layout || w->layout || x->shape.rank < 3 || x->shape.rank > 5 || (b && (b->dtype != y->dtype || b->layout)))
 		return 0;
 	return !ox_shape_is_rt(g, &x->shape) && !ox_shape_is_rt(g, &y->shape) && !ox_shape_is_rt(g, &w->shape);
 }
@@ -312,24 +351,35 @@ static int conv_ok(ox_graph *g, ox_node *n)
 static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0), *w = ox_in(g, n, 1), *y = ox_out(g, n, 0);
-	int64_t k[2], s[2], d[2], pads[4], in[2] = {x->shape.d[2], x->shape.d[3]}, out[2] = {y->shape.d[2], y->shape.d[3]};
-	int ap;
-	if (ox_ir_nn_window(g, n, 2, &w->shape, k, s, d, pads, &ap))
+	ox_cu_win q;
+	if (ox_cu_window(g, n, x, w, y, &q))
 		return -1;
-	ox_ir_nn_same_pads(ap, 2, in, out, k, s, d, pads);
+	/* the 2-D text's names: rows and columns (a 1-D Conv is one row) */
+	const int64_t k[2] = {q.K[1], q.K[2]}, s[2] = {q.S[1], q.S[2]}, d[2] = {q.D[1], q.D[2]};
+	const int64_t pads[2] = {q.P[1], q.P[2]}, in[2] = {q.I[1], q.I[2]}, out[2] = {q.O[1], q.O[2]};
 	const int64_t N = x->shape.d[0], C = x->shape.d[1], O = y->shape.d[1], G = ox_attr_int(n, "group", 1);
-	const int64_t Cg = C / G, Og = O / G, P = out[0] * out[1], K = Cg * k[0] * k[1];
+	const int64_t Cg = C / G, Og = O / G, P = q.O[0] * out[0] * out[1], K = Cg * q.K[0] * k[0] * k[1];
+	const int64_t IS = q.I[0] * in[0] * in[1];
 	const int hasb = n->nin > 2 && n->in[2] >= 0;
 	ox_buf t = {0}, params = {0}, args = {0};
 	ox_cu_epi_params(g, n, &params, &args);
 	char kname[200];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
-	ox_buf_printf(&t, "/* %s: Conv %lldx%lld, stride %lldx%lld, dilation %lldx%lld, pads %lld,%lld, group %lld: "
-			  "[%lld,%lld,%lld,%lld] -> [%lld,%lld,%lld,%lld] */\n",
-		      cg->fname, (long long)k[0], (long long)k[1], (long long)s[0], (long long)s[1], (long long)d[0],
-		      (long long)d[1], (long long)pads[0], (long long)pads[1], (long long)G, (long long)N, (long long)C,
-		      (long long)in[0], (long long)in[1], (long long)N, (long long)O, (long long)out[0], (long long)out[1]);
-	int dw = Cg == 1 && Og == 1;
+	if (q.nsp == 3)
+		ox_buf_printf(&t, "/* %s: Conv %lldx%lldx%lld, stride %lldx%lldx%lld, dilation %lldx%lldx%lld, pads %lld,%lld,%lld, "
+				  "group %lld: [%lld,%lld,%lld,%lld,%lld] -> [%lld,%lld,%lld,%lld,%lld] */\n",
+			      cg->fname, (long long)q.K[0], (long long)k[0], (long long)k[1], (long long)q.S[0], (long long)s[0],
+			      (long long)s[1], (long long)q.D[0], (long long)d[0], (long long)d[1], (long long)q.P[0],
+			      (long long)pads[0], (long long)pads[1], (long long)G, (long long)N, (long long)C, (long long)q.I[0],
+			      (long long)in[0], (long long)in[1], (long long)N, (long long)O, (long long)q.O[0], (long long)out[0],
+			      (long long)out[1]);
+	else
+		ox_buf_printf(&t, "/* %s: Conv %lldx%lld, stride %lldx%lld, dilation %lldx%lld, pads %lld,%lld, group %lld: "
+				  "[%lld,%lld,%lld,%lld] -> [%lld,%lld,%lld,%lld] */\n",
+			      cg->fname, (long long)k[0], (long long)k[1], (long long)s[0], (long long)s[1], (long long)d[0],
+			      (long long)d[1], (long long)pads[0], (long long)pads[1], (long long)G, (long long)N, (long long)C,
+			      (long long)in[0], (long long)in[1], (long long)N, (long long)O, (long long)out[0], (long long)out[1]);
+	int dw = Cg == 1 && Og == 1 && q.nsp < 3; /* (a 3-D depthwise one: the tiles) */
 	ox_buf_printf(&t, "__global__ void %s(const OX_T *__restrict__ x, const OX_T *__restrict__ w,\n"
 			  "\t\tconst OX_T *__restrict__ bias, OX_T *__restrict__ y%s)\n{\n",
 		      kname, params.s ? params.s : "");
@@ -368,15 +418,7 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 		snprintf(M_, sizeof M_, "%lld", (long long)Og);
 		snprintf(N_, sizeof N_, "%lld", (long long)P);
 		snprintf(la, sizeof la, "OX_LD(wg[m * %lld + k])", (long long)K);
-		snprintf(lb, sizeof lb,
-			 "\t\t\t\tconst long c = k / %lld, r = k %% %lld, kh = r / %lld, kw = r %% %lld;\n"
-			 "\t\t\t\tconst long ih = p / %lld * %lld - %lld + kh * %lld, iw = p %% %lld * %lld - %lld + kw * %lld;\n"
-			 "\t\t\t\tif (ih >= 0 && ih < %lld && iw >= 0 && iw < %lld)\n"
-			 "\t\t\t\t\tb = OX_LD(xg[(c * %lld + ih) * %lld + iw]);\n",
-			 (long long)(k[0] * k[1]), (long long)(k[0] * k[1]), (long long)k[1], (long long)k[1],
-			 (long long)out[1], (long long)s[0], (long long)pads[0], (long long)d[0], (long long)out[1],
-			 (long long)s[1], (long long)pads[1], (long long)d[1], (long long)in[0], (long long)in[1],
-			 (long long)in[0], (long long)in[1]);
+		ox_cu_window_load(lb, sizeof lb, &q, "b = OX_LD(xg[", "]);");
 		const int64_t Z = N * G, tiles = (P + T - 1) / T * ((Og + T - 1) / T) * Z;
 		int S = split_of(tiles, K);
 		if (S * Z * Og * P >= ((int64_t)1 << 30))
@@ -398,7 +440,7 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 				  "\tconst OX_T *xg = x + (nb * %lld + gi * %lld) * %lld;\n"
 				  "\tconst OX_T *wg = w + gi * %lld;\n",
 			      S, S, (long long)KS, (long long)KS, (long long)K, (long long)KS, (long long)K,
-			      (long long)G, (long long)G, (long long)C, (long long)Cg, (long long)(in[0] * in[1]),
+			      (long long)G, (long long)G, (long long)C, (long long)Cg, (long long)IS,
 			      (long long)(Og * K));
 		ox_cu_tile geo;
 		ox_cu_tile_loop(&t, T, T, M_, N_, la, lb, ox_cu_tile_kind(cg, y->dtype), &geo);

@@ -54,6 +54,19 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
 /* 64 x 64 tiles when there are enough of them to fill the GPU, else 32 x 32 */
 int ox_cu_tile_of(int64_t M, int64_t N, int64_t z);
 
+/* A convolution's window (1 to 3 spatial axes) widened to 3 axes, leading
+ * axes of extent 1: kernel, strides, dilations, begin pads, input and
+ * output sizes; -1 after an error */
+typedef struct {
+	int nsp;
+	int64_t K[3], S[3], D[3], P[3], I[3], O[3];
+} ox_cu_win;
+int ox_cu_window(ox_graph *g, ox_node *n, const ox_value *x, const ox_value *w, const ox_value *y, ox_cu_win *q);
+/* the implicit GEMM's load of B (k, p): the input tap of channel c of
+ * the group at output position p, `PRE index POST` when inside the input
+ * (statements for ox_cu_tile_loop's LOADB; the group's input is xg) */
+void ox_cu_window_load(char *buf, size_t sz, const ox_cu_win *q, const char *pre, const char *post);
+
 /* codegen/cuda_nn.c: ConvTranspose, Resize */
 int ox_cu_emit_nn(ox_cg *cg, ox_graph *g, ox_node *n);
 /* codegen/cuda_rnn.c: LSTM, GRU, RNN */

@@ -3,7 +3,7 @@
  * opt/qdq.c rewrites a QDQ model into onnxcc's integer ops; here each
  * becomes a kernel whose arithmetic is the C target's, so the two targets
  * give the same bits:
- *   QConv (2-D) and QMatMul: integer tiles (ox_cu_tile_loop,
+ *   QConv (1 to 3 spatial axes) and QMatMul: integer tiles (ox_cu_tile_loop,
  *       OX_CU_TILE_INT): int operands with their zero points subtracted
  *       (a padded tap is 0), sums modulo 2^32 as the C kernels take them,
  *       then the bias and templates/qint.c's ox_qi_rq per output channel
@@ -12,7 +12,7 @@
  *       C emitter prints in its loop (codegen/quant.h);
  *   QuantizeLinear, DequantizeLinear (per tensor, per axis, blocked): a
  *       thread per element, the C emitter's statements likewise.
- * Shapes are constants; anything else (1-D or 3-D QConv, run-time dims)
+ * Shapes are constants; anything else (run-time dims, a blocked layout)
  * answers 1: the C function on the device.
  */
 #include "cuda_kernels.h"
@@ -21,13 +21,13 @@
 #include <stdio.h>
 #include <string.h>
 
-/* QConv with 2 spatial axes, QMatMul with a [K, N] weight matrix: the
+/* QConv with 1 to 3 spatial axes, QMatMul with a [K, N] weight matrix: the
  * product on integer tiles, requantized per output channel */
 static int emit_qgemm(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0), *w = ox_in(g, n, 1), *y = ox_out(g, n, 0);
 	const int conv = n->op == OX_OP_QConv, hasb = n->nin > 2 && n->in[2] >= 0;
-	if (conv ? x->shape.rank != 4 : w->shape.rank != 2 || x->shape.rank < 1)
+	if (conv ? x->shape.rank < 3 || x->shape.rank > 5 : w->shape.rank != 2 || x->shape.rank < 1)
 		return 1;
 	char kname[200], tab[256], la[512], lb[1024], rq[512], m_[32], n_[32];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
@@ -35,20 +35,27 @@ static int emit_qgemm(ox_cg *cg, ox_graph *g, ox_node *n)
 	const long long zx = ox_cg_qi_at(n, "ox_zp", 0);
 	ox_buf t = {0};
 	/* the geometry: Z products of [Mm x K] x [K x Np], output channel o */
-	long long Z, Mm, Np, K, G = 1, O, C = 0, P = 0, Og = 0;
-	int64_t I3[3], O3[3], K3[3], S3[3], P3[3], D3[3];
+	long long Z, Mm, Np, K, G = 1, O, C = 0, P = 0, Og = 0, IS = 0;
+	ox_cu_win q;
 	if (conv) {
-		if (ox_cg_qconv_window(g, n, 2, x, w, y, I3, O3, K3, S3, P3, D3))
+		if (ox_cu_window(g, n, x, w, y, &q))
 			return -1;
 		G = ox_attr_int(n, "group", 1), C = x->shape.d[1], O = w->shape.d[0];
-		Og = O / G, P = O3[1] * O3[2], K = C / G * K3[1] * K3[2];
-		Z = x->shape.d[0] * G, Mm = Og, Np = P;
-		ox_buf_printf(&t, "/* %s: onnxcc::QConv %lldx%lld, stride %lldx%lld, dilation %lldx%lld, pads %lld,%lld, "
-				  "group %lld: %s [%lld,%lld,%lld,%lld] -> %s [%lld,%lld,%lld,%lld], integer tiles */\n",
-			      cg->fname, (long long)K3[1], (long long)K3[2], (long long)S3[1], (long long)S3[2],
-			      (long long)D3[1], (long long)D3[2], (long long)P3[1], (long long)P3[2], G, ox_cg_sfx(x->dtype),
-			      (long long)x->shape.d[0], C, (long long)I3[1], (long long)I3[2], ox_cg_sfx(y->dtype),
-			      (long long)x->shape.d[0], O, (long long)O3[1], (long long)O3[2]);
+		Og = O / G, P = q.O[0] * q.O[1] * q.O[2], K = C / G * q.K[0] * q.K[1] * q.K[2];
+		IS = q.I[0] * q.I[1] * q.I[2], Z = x->shape.d[0] * G, Mm = Og, Np = P;
+		char sh[2][128];
+		for (int k = 0; k < 2; k++) {
+			const ox_value *v = k ? y : x;
+			int at = snprintf(sh[k], sizeof sh[k], "%s [", ox_cg_sfx(v->dtype));
+			for (int i = 0; i < v->shape.rank; i++)
+				at += snprintf(sh[k] + at, sizeof sh[k] - (size_t)at, "%s%lld", i ? "," : "", (long long)v->shape.d[i]);
+			snprintf(sh[k] + at, sizeof sh[k] - (size_t)at, "]");
+		}
+		ox_buf_printf(&t, "/* %s: onnxcc::QConv %d-D, kernel %lldx%lldx%lld, stride %lldx%lldx%lld, dilation "
+				  "%lldx%lldx%lld, pads %lld,%lld,%lld, group %lld: %s -> %s, integer tiles */\n",
+			      cg->fname, q.nsp, (long long)q.K[0], (long long)q.K[1], (long long)q.K[2], (long long)q.S[0],
+			      (long long)q.S[1], (long long)q.S[2], (long long)q.D[0], (long long)q.D[1], (long long)q.D[2],
+			      (long long)q.P[0], (long long)q.P[1], (long long)q.P[2], G, sh[0], sh[1]);
 	} else {
 		K = w->shape.d[0], O = w->shape.d[1];
 		Z = 1, Mm = ox_shape_numel(&x->shape) / (K ? K : 1), Np = O;
@@ -74,17 +81,11 @@ static int emit_qgemm(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_buf_printf(&t, "\tconst long nb = blockIdx.z / %lld, gi = blockIdx.z %% %lld;\n"
 				  "\tconst %s *xg = x + (nb * %lld + gi * %lld) * %lld;\n"
 				  "\tconst %s *wg = w + gi * %lld;\n",
-			      G, G, xt, C, C / G, (long long)(I3[1] * I3[2]), wt, Og * K);
+			      G, G, xt, C, C / G, IS, wt, Og * K);
 		snprintf(la, sizeof la, "(int)wg[m * %lldL + k] - %s_wz[gi * %lld + m]", K, kname, Og);
-		snprintf(lb, sizeof lb,
-			 "\t\t\t\tconst long c = k / %lld, r = k %% %lld, kh = r / %lld, kw = r %% %lld;\n"
-			 "\t\t\t\tconst long ih = p / %lld * %lld - %lld + kh * %lld, iw = p %% %lld * %lld - %lld + kw * %lld;\n"
-			 "\t\t\t\tif (ih >= 0 && ih < %lld && iw >= 0 && iw < %lld)\n"
-			 "\t\t\t\t\tb = (int)xg[(c * %lld + ih) * %lld + iw] - %lld;\n",
-			 (long long)(K3[1] * K3[2]), (long long)(K3[1] * K3[2]), (long long)K3[2], (long long)K3[2],
-			 (long long)O3[2], (long long)S3[1], (long long)P3[1], (long long)D3[1], (long long)O3[2],
-			 (long long)S3[2], (long long)P3[2], (long long)D3[2], (long long)I3[1], (long long)I3[2],
-			 (long long)I3[1], (long long)I3[2], zx);
+		char post[64];
+		snprintf(post, sizeof post, "] - %lld;", zx);
+		ox_cu_window_load(lb, sizeof lb, &q, "b = (int)xg[", post);
 	} else {
 		/* A: the rows of x [Mm x K]; B: the weights [K x O] */
 		snprintf(la, sizeof la, "(int)x[m * %lldL + k] - %lld", K, zx);

@@ -369,8 +369,8 @@ static int emit_mmi(ox_cg *cg, ox_graph *g, ox_node *n, int ql)
  * input, weights and output) widened to the kernels' 3 axes, leading axes
  * of extent 1: input, output, kernel, strides, begin pads, dilations.
  * 0, or -1 after a message. */
-int ox_cg_qconv_window(ox_graph *g, ox_node *n, int nsp, const ox_value *x, const ox_value *w, const ox_value *y,
-		       int64_t I3[3], int64_t O3[3], int64_t K3[3], int64_t S3[3], int64_t P3[3], int64_t D3[3])
+static int qconv_window(ox_graph *g, ox_node *n, int nsp, const ox_value *x, const ox_value *w, const ox_value *y,
+			int64_t I3[3], int64_t O3[3], int64_t K3[3], int64_t S3[3], int64_t P3[3], int64_t D3[3])
 {
 	int64_t k[MAXSP], s[MAXSP], d[MAXSP], pads[2 * MAXSP], in[MAXSP], out[MAXSP];
 	int ap;
@@ -392,7 +392,7 @@ static int emit_convi(ox_cg *cg, ox_graph *g, ox_node *n, int ql)
 	if (nsp > 3)
 		return ox_error(g, n, "%d spatial axes are not supported (at most 3)", nsp);
 	int64_t G = ox_attr_int(n, "group", 1), I3[3], O3[3], K3[3], S3[3], P3[3], D3[3];
-	if (ox_cg_qconv_window(g, n, nsp, x, w, y, I3, O3, K3, S3, P3, D3))
+	if (qconv_window(g, n, nsp, x, w, y, I3, O3, K3, S3, P3, D3))
 		return -1;
 	long long M = w->shape.d[0];
 	ox_cg_helper(cg, "ox_qsat", qsat_text);
@@ -549,7 +549,7 @@ static int emit_qint(ox_cg *cg, ox_graph *g, ox_node *n)
 		if (nsp < 1 || nsp > 3)
 			return ox_error(g, n, "%d spatial axes are not supported (1 to 3)", nsp);
 		int64_t G = ox_attr_int(n, "group", 1), I3[3], O3[3], K3[3], S3[3], P3[3], D3[3];
-		if (ox_cg_qconv_window(g, n, nsp, x, w, y, I3, O3, K3, S3, P3, D3))
+		if (qconv_window(g, n, nsp, x, w, y, I3, O3, K3, S3, P3, D3))
 			return -1;
 		long long M = w->shape.d[0];
 		ox_cg_qi_table(&cg->body, n, "ox_wz", "\t", "wz", M, flip(w->dtype));

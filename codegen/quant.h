@@ -1,7 +1,7 @@
 /* quant.h: what the C emitter of the quantization ops (codegen/emit_quant.c,
  * which defines these) and their CUDA kernels (codegen/cuda_quant.c) share:
- * the statements of one element, the requantization tables and the integer
- * convolution's window, so that both targets print one description. */
+ * the statements of one element and the requantization tables, so that
+ * both targets print one description. */
 #ifndef OX_QUANT_H
 #define OX_QUANT_H
 #include "cg.h"
@@ -14,10 +14,6 @@ int ox_cg_qdq_use(ox_cg *cg, ox_graph *g, ox_node *n, int dq);
 void ox_cg_qdq_decl(ox_buf *b, ox_graph *g, ox_node *n, const char *ind, const char *idx, int zdt);
 void ox_cg_qdq_stmt(ox_buf *b, ox_graph *g, ox_node *n, const char *ind, int dq);
 
-/* onnxcc::QConv's window (nsp 1 to 3 spatial axes) widened to 3 axes:
- * input, output, kernel, strides, begin pads, dilations; -1 after an error */
-int ox_cg_qconv_window(ox_graph *g, ox_node *n, int nsp, const ox_value *x, const ox_value *w, const ox_value *y,
-		       int64_t I3[3], int64_t O3[3], int64_t K3[3], int64_t S3[3], int64_t P3[3], int64_t D3[3]);
 /* element i of an INTS attribute of the integer ops (0 when absent) */
 long long ox_cg_qi_at(const ox_node *n, const char *attr, int i);
 /* `static const int32_t name[len] = {...};` of attribute attr (one value

@@ -24,7 +24,8 @@
 #    once per node); and $CUDA_TF32_MODELS with --tf32 against ONNX Runtime
 #    at 1e-2 normwise (TF32 products keep 11 bits).
 # 5. int8 QDQ models ($CUDA_INT8_MODELS: examples/digits' and
-#    tests/e2e/quant's, and the zoo's resnet18 quantized by
+#    tests/e2e/quant's (conv13_int8: 1-D and 3-D convolutions), and the
+#    zoo's resnet18 quantized by
 #    examples/digits/quantize.py on 8 noisy copies of its input as
 #    bench/int8_bench.sh does), whose integer ops (opt/qdq.c) run on the kernels
 #    of codegen/cuda_quant.c: the emulated program's outputs byte for byte
@@ -42,7 +43,7 @@ EMU=${CUDA_EMU_MODELS:-squeezenet1_1 mobilenet_v2 bert_encoder transformer_encod
 NV=${CUDA_NVCC_MODELS:-resnet18 resnet50 mobilenet_v2 squeezenet1_1 efficientnet_b0 shufflenet_v2_x1_0 transformer_encoder transformer_encoder_op17 lstm gru dynbatch vit_patch unet_small bert_encoder}
 HALF=${CUDA_HALF_MODELS:-squeezenet1_1:f16 bert_encoder:f16 squeezenet1_1:bf16}
 TF32=${CUDA_TF32_MODELS:-squeezenet1_1 bert_encoder}
-INT8=${CUDA_INT8_MODELS:-examples/digits/digits_int8.onnx tests/e2e/quant/mix_int8.onnx tests/e2e/quant/mix_uint8.onnx $DIR/int8/resnet18_int8.onnx}
+INT8=${CUDA_INT8_MODELS:-examples/digits/digits_int8.onnx tests/e2e/quant/mix_int8.onnx tests/e2e/quant/mix_uint8.onnx tests/e2e/quant/conv13_int8.onnx $DIR/int8/resnet18_int8.onnx}
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 PY=${PYTHON:-/usr/bin/python3}
 fail=0
