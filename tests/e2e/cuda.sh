@@ -111,6 +111,24 @@ print(f"max_abs={e:.3g}/{a:.3g}")
 sys.exit(0 if g.shape == w.shape and e <= tol * max(a, 1e-30) else 1)
 ' "$@"
 }
+have_nvcc=1
+[ ! -x "$NVCC" ] && ! command -v "$NVCC" > /dev/null && have_nvcc=0
+# nvcc_check CU LOG ARCH...: compile CU for each ARCH with -Werror
+# all-warnings and read ptxas -v: no spill in the kernels of codegen/cuda_*.c
+# (*_kernel), shared memory within 48 KiB; prints "" or what failed
+nvcc_check() {
+	local cu=$1 log=$2 arch bad
+	shift 2
+	for arch in "$@"; do
+		"$NVCC" -std=c++17 -O3 -arch="$arch" -Werror all-warnings -Xptxas -v -c "$cu" -o "${cu%.cu}_$arch.o" \
+			> "${log}_$arch.log" 2>&1 || { echo "NVCC-FAIL($arch)"; return; }
+		# ptxas: "Compiling entry function 'NAME' for 'sm_90'" then its "spill stores" and "smem" lines
+		bad=$(awk '/Compiling entry function/ { k = ($0 ~ /_kernel/) }
+			k && /spill stores/ && ($5 + 0 > 0 || $9 + 0 > 0) { print "spill: " $0 }
+			k && /smem/ { for (i = 1; i <= NF; i++) if ($i == "smem") { v = $(i - 1) + 0; if (v > 49152) print "smem: " $0 } }' "${log}_$arch.log")
+		[ -z "$bad" ] || { echo "PTXAS($arch)"; echo "$bad" | head -3 | sed 's/^/    /' >&2; return; }
+	done
+}
 for mk in $HALF; do
 	m=${mk%:*} k=${mk#*:}
 	d=$DIR/$m
@@ -133,6 +151,10 @@ for mk in $HALF; do
 	else
 		r=$(close "$o/cu/out/output_0.npy" "$o/c/out/output_0.npy" $tol) || st=MISMATCH
 	fi
+	if [ "$st" = ok ] && [ $have_nvcc = 1 ]; then
+		"$ONNXCC" "$o/model.onnx" -o "$o/nv.c" --target cuda >> "$o/log" 2>&1 || st=COMPILE-FAIL
+		[ "$st" = ok ] && b=$(nvcc_check "$o/nv.cu" "$o/nvcc" sm_90) && [ -n "$b" ] && st=$b
+	fi
 	printf 'cuda-emu %-4s %-22s %s %s\n' "$k" "$m" "$st" "$r"
 	[ "$st" = ok ] || { fail=1; tail -n 5 "$o/log" | sed 's/^/    /'; }
 done
@@ -153,7 +175,6 @@ for m in $TF32; do
 	[ "$st" = ok ] || { fail=1; tail -n 5 "$o/log" | sed 's/^/    /'; }
 done
 
-have_nvcc=1
 case " $INT8 " in
 *" $DIR/int8/resnet18_int8.onnx "*)
 	mkdir -p "$DIR/int8"
@@ -169,7 +190,6 @@ EOF
 		"$DIR/int8/calib.npy" > "$DIR/int8/quantize.log" 2>&1 || { echo "cuda: quantizing resnet18 failed"; fail=1; }
 	;;
 esac
-[ ! -x "$NVCC" ] && ! command -v "$NVCC" > /dev/null && have_nvcc=0
 for q in $INT8; do
 	m=$(basename "$q" .onnx)
 	o=$DIR/int8/$m
@@ -196,11 +216,7 @@ for q in $INT8; do
 	fi
 	if [ "$st" = ok ] && [ $have_nvcc = 1 ]; then
 		"$ONNXCC" "$q" -o "$o/nv.c" --target cuda >> "$o/log" 2>&1 || st=COMPILE-FAIL
-		for arch in sm_80 sm_90; do
-			[ "$st" = ok ] || break
-			"$NVCC" -std=c++17 -O3 -arch=$arch -Werror all-warnings -c "$o/nv.cu" -o "$o/nv_$arch.o" >> "$o/log" 2>&1 ||
-				st="NVCC-FAIL($arch)"
-		done
+		[ "$st" = ok ] && b=$(nvcc_check "$o/nv.cu" "$o/nvcc" sm_80 sm_90) && [ -n "$b" ] && st=$b
 	fi
 	printf 'cuda-emu int8 %-21s %s\n' "$m" "$st"
 	[ "$st" = ok ] || { fail=1; tail -n 5 "$o/log" | sed 's/^/    /'; }
@@ -216,16 +232,7 @@ else
 		st=ok
 		# shellcheck disable=SC2046
 		"$ONNXCC" "$d/model.onnx" -o "$o/net.c" --target cuda $(flags_of "$m") > "$o/compile.log" 2>&1 || st=COMPILE-FAIL
-		for arch in sm_80 sm_90; do
-			[ "$st" = ok ] || break
-			"$NVCC" -std=c++17 -O3 -arch=$arch -Werror all-warnings -Xptxas -v -c "$o/net.cu" -o "$o/net_$arch.o" \
-				> "$o/nvcc_$arch.log" 2>&1 || { st="NVCC-FAIL($arch)"; break; }
-			# ptxas: "Compiling entry function 'NAME' for 'sm_90'" then its "spill stores" and "smem" lines
-			bad=$(awk '/Compiling entry function/ { k = ($0 ~ /_kernel/) }
-				k && /spill stores/ && ($5 + 0 > 0 || $9 + 0 > 0) { print "spill: " $0 }
-				k && /smem/ { for (i = 1; i <= NF; i++) if ($i == "smem") { v = $(i - 1) + 0; if (v > 49152) print "smem: " $0 } }' "$o/nvcc_$arch.log")
-			[ -z "$bad" ] || { st="PTXAS($arch)"; echo "$bad" | head -3 | sed 's/^/    /'; }
-		done
+		[ "$st" = ok ] && b=$(nvcc_check "$o/net.cu" "$o/nvcc" sm_80 sm_90) && [ -n "$b" ] && st=$b
 		printf 'cuda-nvcc %-25s %s\n' "$m" "$st"
 		[ "$st" = ok ] || { fail=1; tail -n 5 "$o/compile.log" "$o"/nvcc_*.log 2>/dev/null | sed 's/^/    /'; }
 	done
