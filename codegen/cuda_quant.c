@@ -43,19 +43,14 @@ static int emit_qgemm(ox_cg *cg, ox_graph *g, ox_node *n)
 		G = ox_attr_int(n, "group", 1), C = x->shape.d[1], O = w->shape.d[0];
 		Og = O / G, P = q.O[0] * q.O[1] * q.O[2], K = C / G * q.K[0] * q.K[1] * q.K[2];
 		IS = q.I[0] * q.I[1] * q.I[2], Z = x->shape.d[0] * G, Mm = Og, Np = P;
-		char sh[2][128];
-		for (int k = 0; k < 2; k++) {
-			const ox_value *v = k ? y : x;
-			int at = snprintf(sh[k], sizeof sh[k], "%s [", ox_cg_sfx(v->dtype));
-			for (int i = 0; i < v->shape.rank; i++)
-				at += snprintf(sh[k] + at, sizeof sh[k] - (size_t)at, "%s%lld", i ? "," : "", (long long)v->shape.d[i]);
-			snprintf(sh[k] + at, sizeof sh[k] - (size_t)at, "]");
-		}
+		char xs[128], ys[128];
+		ox_shape_str(g, &x->shape, xs, sizeof xs), ox_shape_str(g, &y->shape, ys, sizeof ys);
 		ox_buf_printf(&t, "/* %s: onnxcc::QConv %d-D, kernel %lldx%lldx%lld, stride %lldx%lldx%lld, dilation "
-				  "%lldx%lldx%lld, pads %lld,%lld,%lld, group %lld: %s -> %s, integer tiles */\n",
+				  "%lldx%lldx%lld, pads %lld,%lld,%lld, group %lld: %s %s -> %s %s, integer tiles */\n",
 			      cg->fname, q.nsp, (long long)q.K[0], (long long)q.K[1], (long long)q.K[2], (long long)q.S[0],
 			      (long long)q.S[1], (long long)q.S[2], (long long)q.D[0], (long long)q.D[1], (long long)q.D[2],
-			      (long long)q.P[0], (long long)q.P[1], (long long)q.P[2], G, sh[0], sh[1]);
+			      (long long)q.P[0], (long long)q.P[1], (long long)q.P[2], G, ox_cg_sfx(x->dtype), xs,
+			      ox_cg_sfx(y->dtype), ys);
 	} else {
 		K = w->shape.d[0], O = w->shape.d[1];
 		Z = 1, Mm = ox_shape_numel(&x->shape) / (K ? K : 1), Np = O;
