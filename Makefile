@@ -155,6 +155,12 @@ conformance-report: all
 	tools/conformance_report.sh $(B)/conformance.tsv > docs/conformance.md
 conformance-check: all
 	ONNX_TESTS=$(ONNX_TESTS) tests/e2e/conformance.sh --check tests/e2e/expected_pass.txt
+# make test's fixed sample of that list: its tests 1, 3, 5, ... (every
+# test: conformance-check; sanitize runs every 4th from the second)
+conformance-sample: all
+	@mkdir -p $(B)
+	@awk '/^[ \t]*(#|$$)/ { next } { if (k++ % 2 == 0) print }' tests/e2e/expected_pass.txt > $(B)/conformance_sample.txt
+	ONNX_TESTS=$(ONNX_TESTS) tests/e2e/conformance.sh --check $(B)/conformance_sample.txt
 
 # malformed models: one clear error each, nothing written; big models compile
 # (tests/bad/README.md)
@@ -167,7 +173,8 @@ bad: all
 # through nvcc for sm_80 and sm_90 (skipped, saying so, without nvcc), and a
 # fixed sample of the node suite (tests/e2e/cuda_expected.txt, 152 tests)
 # and the run-time-shape models of `make dyn` (ranges, buckets, If, Loop)
-# through --cuda-emu: about 10 minutes on 2 cores.
+# through --cuda-emu, the int8 models against the C target, the f16/bf16
+# ones through nvcc: about 10 minutes on 2 cores.
 cuda: all deps-models tests/e2e/oxcmp
 	tests/cuda_emu/run.sh
 	tests/e2e/cuda.sh
@@ -193,11 +200,14 @@ dyn: all deps-models
 # onnxcc's own end-to-end cases (model-local functions, Gradient: expected
 # outputs computed with numpy and committed) and the classical-ML checks
 # (built and compared with numpy at test time, so they need deps-models)
-.PHONY: cases ml opt-cases
+.PHONY: cases ml opt-cases opt-cases-sample conformance-sample
 # the optimizer's cases (tests/e2e/cases/opt) for every --cpu target this
 # machine runs, and with --opt 0
 opt-cases: all
 	tests/e2e/opt_cases.sh
+# make test's sample: each configuration on half the cases, alternating
+opt-cases-sample: all
+	OPT_CASES_HALF=1 tests/e2e/opt_cases.sh
 cases: all
 	@out=$$(ONNX_TESTS=tests/e2e/cases OXC_SUITES=local tests/e2e/conformance.sh . | tail -n 1); echo "$$out"; \
 	  case "$$out" in *" 0 failed, 0 unsupported") ;; *) exit 1 ;; esac
@@ -212,16 +222,25 @@ ml: all deps-models
 int8: all deps-models
 	tests/e2e/int8.sh
 
-test: all ops-doc-check unit vmath conformance-check cases bad baddata opt-cases ml int8 zoo dyn cuda footprint firmware determinism install-check pictures tutorial fuzz-smoke sanitize
+# make test: these layers in order, each timed (tests/layers.sh prints the
+# seconds per layer); about 45 minutes on 2 cores with the samples of
+# conformance-sample and opt-cases-sample (the whole: conformance-check,
+# opt-cases)
+TEST_LAYERS := ops-doc-check unit vmath conformance-sample cases bad baddata opt-cases-sample ml int8 zoo dyn cuda \
+	footprint firmware determinism install-check pictures tutorial fuzz-smoke sanitize
+test: all
+	@MAKE="$(MAKE)" tests/layers.sh $(TEST_LAYERS)
 
-# onnxcc and its output under ASan+UBSan over a fixed sample: every 4th
-# expected-pass conformance test, the cases, 7 zoo models, 3 CUDA programs
-# under emulation (tests/sanitize.sh)
+# onnxcc and its output under ASan+UBSan over a fixed sample: every
+# SAN_EVERY-th expected-pass conformance test from the second (none of
+# conformance-sample's), the cases, 7 zoo models, 3 CUDA programs under
+# emulation (tests/sanitize.sh)
+SAN_EVERY ?= 8
 .PHONY: sanitize
 SAN_CC ?= $(CC)
 sanitize: all deps-models tests/e2e/oxcmp
 	@$(MAKE) --no-print-directory SANITIZE=1 CC=$(SAN_CC) $(call san_dir,$(SAN_CC))/onnxcc
-	SAN_ONNXCC=$(call san_dir,$(SAN_CC))/onnxcc tests/sanitize.sh
+	SAN_ONNXCC=$(call san_dir,$(SAN_CC))/onnxcc tests/sanitize.sh $(SAN_EVERY)
 
 # libFuzzer harnesses: every tests/fuzz/fuzz_NAME.c, its seeds in
 # tests/fuzz/corpus/NAME (tests/fuzz/README.md). `make fuzz` runs each for

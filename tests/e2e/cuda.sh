@@ -31,7 +31,8 @@
 #    of codegen/cuda_quant.c: the emulated program's outputs byte for byte
 #    the C target's on 2 inputs (integer arithmetic, the same
 #    requantization); with nvcc, compiled for sm_80 and sm_90 as in 2.
-# Every emulated model's --report must list no node without a parallel
+# The models of each step run $JOBS at a time (default: the cores), their
+# lines printed in list order. Every emulated model's --report must list no node without a parallel
 # kernel (docs/cuda.md).
 # Exit status 1 when anything fails.
 set -u
@@ -48,8 +49,29 @@ NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 PY=${PYTHON:-/usr/bin/python3}
 fail=0
 flags_of() { [ "$1" = dynbatch ] && echo "--shape input=2x3x32x32"; }
+# each FUNC ITEM...: FUNC ITEM for every item, $JOBS at a time (default: the
+# cores), their output printed in order; 1 when one failed
+JOBS=${JOBS:-$(nproc 2>/dev/null || echo 1)}
+each() {
+	local f=$1 n=0 rc=0 tmp k
+	shift
+	tmp=$(mktemp -d) || return 1
+	for a in "$@"; do
+		while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
+		( "$f" "$a" > "$tmp/$n" 2>&1; echo $? > "$tmp/$n.rc" ) &
+		n=$((n + 1))
+	done
+	wait
+	for ((k = 0; k < n; k++)); do
+		cat "$tmp/$k"
+		[ "$(cat "$tmp/$k.rc" 2>/dev/null)" = 0 ] || rc=1
+	done
+	rm -rf "$tmp"
+	return $rc
+}
 
-for m in $EMU; do
+emu_one() {
+	local m=$1
 	d=$DIR/$m
 	o=$d/cuda-emu
 	rm -rf "$o" && mkdir -p "$o"
@@ -73,10 +95,11 @@ for m in $EMU; do
 	fi
 	printf 'cuda-emu %-26s %s%s\n' "$m" "$st" "$err"
 	if [ "$st" != ok ]; then
-		fail=1
 		tail -n 5 "$o/build.log" "$o/run.log" 2>/dev/null | sed 's/^/    /'
+		return 1
 	fi
-done
+}
+each emu_one $EMU || fail=1
 
 # --weights external: the --main program loads the blob before its first
 # run (the loader is shared by both targets), a corrupted blob is refused
@@ -129,7 +152,8 @@ nvcc_check() {
 		[ -z "$bad" ] || { echo "PTXAS($arch)"; echo "$bad" | head -3 | sed 's/^/    /' >&2; return; }
 	done
 }
-for mk in $HALF; do
+half_one() {
+	local mk=$1
 	m=${mk%:*} k=${mk#*:}
 	d=$DIR/$m
 	o=$d/cuda-$k
@@ -156,9 +180,11 @@ for mk in $HALF; do
 		[ "$st" = ok ] && b=$(nvcc_check "$o/nv.cu" "$o/nvcc" sm_90) && [ -n "$b" ] && st=$b
 	fi
 	printf 'cuda-emu %-4s %-22s %s %s\n' "$k" "$m" "$st" "$r"
-	[ "$st" = ok ] || { fail=1; tail -n 5 "$o/log" | sed 's/^/    /'; }
-done
-for m in $TF32; do
+	[ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; return 1; }
+}
+each half_one $HALF || fail=1
+tf32_one() {
+	local m=$1
 	d=$DIR/$m
 	o=$d/cuda-tf32
 	rm -rf "$o" && mkdir -p "$o"
@@ -172,8 +198,9 @@ for m in $TF32; do
 		r=$(close "$o/out/output_0.npy" "$d/ref/output_0.npy" 1e-2) || st=MISMATCH
 	fi
 	printf 'cuda-emu tf32 %-21s %s %s\n' "$m" "$st" "$r"
-	[ "$st" = ok ] || { fail=1; tail -n 5 "$o/log" | sed 's/^/    /'; }
-done
+	[ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; return 1; }
+}
+each tf32_one $TF32 || fail=1
 
 case " $INT8 " in
 *" $DIR/int8/resnet18_int8.onnx "*)
@@ -190,7 +217,8 @@ EOF
 		"$DIR/int8/calib.npy" > "$DIR/int8/quantize.log" 2>&1 || { echo "cuda: quantizing resnet18 failed"; fail=1; }
 	;;
 esac
-for q in $INT8; do
+int8_one() {
+	local q=$1
 	m=$(basename "$q" .onnx)
 	o=$DIR/int8/$m
 	rm -rf "$o" && mkdir -p "$o/in"
@@ -219,23 +247,26 @@ for q in $INT8; do
 		[ "$st" = ok ] && b=$(nvcc_check "$o/nv.cu" "$o/nvcc" sm_80 sm_90) && [ -n "$b" ] && st=$b
 	fi
 	printf 'cuda-emu int8 %-21s %s\n' "$m" "$st"
-	[ "$st" = ok ] || { fail=1; tail -n 5 "$o/log" | sed 's/^/    /'; }
-done
+	[ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; return 1; }
+}
+each int8_one $INT8 || fail=1
 
+nv_one() {
+	local m=$1
+	d=$DIR/$m
+	o=$d/cuda-nvcc
+	rm -rf "$o" && mkdir -p "$o"
+	st=ok
+	# shellcheck disable=SC2046
+	"$ONNXCC" "$d/model.onnx" -o "$o/net.c" --target cuda $(flags_of "$m") > "$o/compile.log" 2>&1 || st=COMPILE-FAIL
+	[ "$st" = ok ] && b=$(nvcc_check "$o/net.cu" "$o/nvcc" sm_80 sm_90) && [ -n "$b" ] && st=$b
+	printf 'cuda-nvcc %-25s %s\n' "$m" "$st"
+	[ "$st" = ok ] || { tail -n 5 "$o/compile.log" "$o"/nvcc_*.log 2>/dev/null | sed 's/^/    /'; return 1; }
+}
 if [ $have_nvcc = 0 ]; then
 	echo "cuda: nvcc not found ($NVCC): the sm_80/sm_90 compile checks are skipped"
 else
-	for m in $NV; do
-		d=$DIR/$m
-		o=$d/cuda-nvcc
-		rm -rf "$o" && mkdir -p "$o"
-		st=ok
-		# shellcheck disable=SC2046
-		"$ONNXCC" "$d/model.onnx" -o "$o/net.c" --target cuda $(flags_of "$m") > "$o/compile.log" 2>&1 || st=COMPILE-FAIL
-		[ "$st" = ok ] && b=$(nvcc_check "$o/net.cu" "$o/nvcc" sm_80 sm_90) && [ -n "$b" ] && st=$b
-		printf 'cuda-nvcc %-25s %s\n' "$m" "$st"
-		[ "$st" = ok ] || { fail=1; tail -n 5 "$o/compile.log" "$o"/nvcc_*.log 2>/dev/null | sed 's/^/    /'; }
-	done
+	each nv_one $NV || fail=1
 fi
 [ "$fail" = 0 ] && echo "cuda: passed" || echo "cuda: FAILED"
 exit $fail

@@ -11,6 +11,7 @@
 # Runtime's outputs (tools/ort_run.js) and the program's, compared
 # normwise (oxcmp --rtol 0 --atol rtol*max|ref|), the output shapes
 # included. A run marked '!' must be refused with the _ERR_SHAPE message.
+# The models run $JOBS at a time (default: the cores), rows in list order.
 # Exit status 1 if any run fails, 2 on setup errors.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
@@ -54,20 +55,23 @@ if printf '%s\n' "$lines" | grep -q '^silero_vad'; then
 	mkdir -p "$DIR/silero_vad" && cp "$SILERO" "$DIR/silero_vad/model.onnx"
 fi
 
-pass=0 fail=0 details=''
 row() { printf "%-20s %-26s %12s  %s\n" "$@"; }
-row model run max_rel_err status
-while IFS='|' read -r -u 3 name flags runs rtol; do
+# one model's line of the list: its rows on stdout, its failures' details
+# in $d/details.txt, "PASSED FAILED" in $d/counts.txt
+one_model() {
+	local name flags runs rtol d pass=0 fail=0 details=''
+	IFS='|' read -r name flags runs rtol <<< "$1"
 	name=$(trim "$name") flags=$(trim "$flags") runs=$(trim "$runs") rtol=$(trim "$rtol")
 	d=$DIR/$name
+	rm -f "$d/counts.txt" "$d/details.txt"
 	rm -rf "$d/c" && mkdir -p "$d/c"
 	# shellcheck disable=SC2086 # $flags is a list of options
 	if ! "$ONNXCC" "$d/model.onnx" -o "$d/c/net.c" --main --build $flags $ONNXCC_FLAGS > "$d/c/compile.log" 2>&1 ||
 		[ ! -x "$d/c/net" ]; then
 		row "$name" "(compile)" - COMPILE-FAIL
-		fail=$((fail + 1))
-		details="$details--- $name: COMPILE-FAIL"$'\n'$(grep -v warning "$d/c/compile.log" | head -n 8)$'\n'
-		continue
+		printf '%s\n' "--- $name: COMPILE-FAIL" "$(grep -v warning "$d/c/compile.log" | head -n 8)" > "$d/details.txt"
+		echo "0 1" > "$d/counts.txt"
+		return
 	fi
 	i=0
 	IFS=',' read -r -a list <<< "$runs"
@@ -125,7 +129,33 @@ while IFS='|' read -r -u 3 name flags runs rtol; do
 			details="$details--- $name $spec: $status ($log)"$'\n'$(head -n 8 "$log" 2>/dev/null)$'\n'
 		fi
 	done
+	printf '%s' "$details" > "$d/details.txt"
+	echo "$pass $fail" > "$d/counts.txt"
+}
+
+# the models $JOBS at a time (default: the cores), their rows in order
+JOBS=${JOBS:-$(nproc 2>/dev/null || echo 1)}
+tmp=$(mktemp -d) || exit 2
+row model run max_rel_err status
+n=0
+while IFS= read -r -u 3 line; do
+	while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
+	one_model "$line" > "$tmp/$n" 2>&1 &
+	n=$((n + 1))
 done 3<<< "$lines"
+wait
+pass=0 fail=0 details=''
+for ((k = 0; k < n; k++)); do
+	cat "$tmp/$k"
+done
+while IFS='|' read -r -u 3 name _; do
+	d=$DIR/$(trim "$name")
+	read -r p f < "$d/counts.txt" 2>/dev/null || { p=0 f=1; echo "dyn: $name: no result" > "$d/details.txt"; }
+	pass=$((pass + p)) fail=$((fail + f))
+	details="$details$(cat "$d/details.txt" 2>/dev/null)"
+	[ -z "$(cat "$d/details.txt" 2>/dev/null)" ] || details="$details"$'\n'
+done 3<<< "$lines"
+rm -rf "$tmp"
 
 [ -z "$details" ] || printf '\n%s' "$details"
 echo "dyn: $pass passed, $fail failed"
