@@ -32,8 +32,8 @@
 #    the C target's on 2 inputs (integer arithmetic, the same
 #    requantization); with nvcc, compiled for sm_80 and sm_90 as in 2.
 # The models of each step run $JOBS at a time (default: the cores), their
-# lines printed in list order. Every emulated model's --report must list no node without a parallel
-# kernel (docs/cuda.md).
+# lines printed in list order. Every emulated model's --report must list no
+# node without a parallel kernel (docs/cuda.md).
 # Exit status 1 when anything fails.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
