@@ -25,8 +25,9 @@ cd "$(dirname "$0")/../.." || exit 2
 FILTER=${1:-.}
 fails=0 runs=0
 has() { grep -qw "$1" /proc/cpuinfo 2>/dev/null; }
-# the cases with a 3x3 stride-1 convolution on a blocked input
-WINO='wino|resblock|activations|chunked_epilogue|concat_avgpool'
+# the cases with a 3x3 stride-1 convolution on a blocked input (an ERE;
+# tests/sanitize.sh reads it too)
+WINO=$(cat tests/e2e/opt_wino.ere)
 [ "$FILTER" = . ] || WINO=$FILTER
 # cpu|cflags|CPU features|extra onnxcc flags|compiler (default cc)
 V3="x86-64-v3|-march=x86-64-v3|avx2 fma" V4="x86-64-v4|-march=x86-64-v4|avx512f avx512bw avx512dq avx512vl"
