@@ -638,7 +638,7 @@ int ox_cg_resize_axis(const ox_rz_opts *ro, int64_t in, int64_t out, double scal
 	int cap = ox_rz_cap(ro, scale);
 	/* the tables are static data in the generated code: refuse what no
 	 * build would hold (and what a hostile model asks for) */
-	if (cap < 0 || (double)out * cap > (double)(1 << 26))
+	if (cap < 0 || (double)out * cap > (double)(1 << 22))
 		return -1;
 	size_t total = (size_t)out * (size_t)cap;
 	long *off = calloc(total, sizeof *off);
@@ -712,7 +712,7 @@ static int emit_resize_blocked(ox_cg *cg, ox_graph *g, ox_node *n, const ox_rz_o
 		rc = ox_cg_resize_axis(ro, IW, OW, scale[3], roi[3], roi[7], b, &nt[1], &offs[1], &wts[1]);
 	if (rc) {
 		free(offs[0]), free(wts[0]), free(offs[1]), free(wts[1]);
-		return ox_error(g, n, "the resize tables (output length x taps, over 2^26 entries) are too large");
+		return ox_error(g, n, "the resize tables (output length x taps, over 2^22 entries) are too large");
 	}
 	ox_cg_use_vf(cg);
 	if (ox_cg_use(cg, "resize_blocked", OX_F32))
@@ -925,7 +925,7 @@ static int emit_resize(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (rc) {
 		for (int a = 0; a < r; a++)
 			free(offs[a]), free(wts[a]);
-		return ox_error(g, n, "the resize tables (output length x taps, over 2^26 entries) are too large");
+		return ox_error(g, n, "the resize tables (output length x taps, over 2^22 entries) are too large");
 	}
 	if (use(cg, g, n, ro.mode ? "resize" : "resize_nearest", dt)) {
 		for (int a = 0; a < r; a++)

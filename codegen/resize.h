@@ -18,7 +18,7 @@
 int ox_cg_resize_opts(ox_graph *g, ox_node *n, ox_rz_opts *ro, const char **ctm, const char **nm);
 /* Taps of one axis: nt per output index, offsets (index * stride, or -1 in
  * tap 0 outside the input) and weights, compacted to the most any output
- * has; -1 for tables over 2^26 entries */
+ * has; -1 for tables over 2^22 entries */
 int ox_cg_resize_axis(const ox_rz_opts *ro, int64_t in, int64_t out, double scale, double r0, double r1,
 		      int64_t stride, int *ntap, long **offp, float **wp);
 /* a table `PREFIX DECL = {...};` of cnt longs (iv) or floats (fv), each
