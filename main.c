@@ -46,6 +46,8 @@ static const char usage[] =
 	"             and ox_cuda_emu.h (written beside OUT), which runs the kernels on the CPU\n"
 	"  --tf32     with --target cuda: f32 convolutions and GEMMs on tensor cores in TF32\n"
 	"             (10-bit mantissas in the products; f16/bf16 ones use them always, exactly)\n"
+	"  --cuda-layout nhwc (default): Conv chains NHWC on the GPU; nchw: every value\n"
+	"             plain (to measure)\n"
 	"  --cpu      the CPU the code is for: generic (the default: portable C11),\n"
 	"             x86-64-v3 (AVX2+FMA), x86-64-v4 (AVX-512), armv8-a (NEON) or\n"
 	"             native (this machine); sets vector width, tiles and --build's flags\n"
@@ -471,7 +473,7 @@ int main(int argc, char **argv)
 	const char *strcap = NULL, *cpu = NULL, *opt = NULL, *wino = NULL;
 	int print_cflags = 0;
 	int nshapes = 0, ndims = 0, nconsts = 0, nlikes = 0, nmaxes = 0, with_main = 0, build = 0, report = 0;
-	int cuda_emu = 0, tf32 = 0;
+	int cuda_emu = 0, tf32 = 0, nhwc = 1, nhwc_set = 0;
 	const char *maxelems = NULL, *rtinputs = NULL, *unrolls = NULL;
 	const char *graph = NULL, *html = NULL; /* --graph FILE, --report=html[:FILE] ("" default) */
 	int weights = OX_CG_WEIGHTS_EMBED;
@@ -545,6 +547,13 @@ int main(int argc, char **argv)
 			cuda_emu = 1;
 		else if (!strcmp(a, "--tf32"))
 			tf32 = 1;
+		else if (!strcmp(a, "--cuda-layout") && more) {
+			const char *l = argv[++i];
+			if (strcmp(l, "nhwc") && strcmp(l, "nchw"))
+				return bad_option("--cuda-layout '%s': expected nhwc or nchw", l);
+			nhwc = !strcmp(l, "nhwc");
+			nhwc_set = 1;
+		}
 		else if (!strcmp(a, "-v"))
 			ox_verbose = 1;
 		else if (!strcmp(a, "--dump-ir"))
@@ -600,6 +609,8 @@ int main(int argc, char **argv)
 		return bad_option("%s", "--cuda-emu is for --target cuda");
 	if (tf32 && !cuda)
 		return bad_option("%s", "--tf32 is for --target cuda");
+	if (nhwc_set && !cuda)
+		return bad_option("%s", "--cuda-layout is for --target cuda");
 	if (wmode && !strcmp(wmode, "external"))
 		weights = OX_CG_WEIGHTS_EXTERNAL;
 	else if (wmode && !strcmp(wmode, "c"))
@@ -668,6 +679,7 @@ int main(int argc, char **argv)
 		g->opt = opt ? atoi(opt) : 1;
 		g->winograd = winograd;
 		g->gpu = cuda;
+		g->nhwc = nhwc;
 		g->max_elems = max_elems;
 		g->unroll = (int)unroll;
 		for (int i = 0; i < nconsts && !rc; i++)

@@ -68,11 +68,11 @@ void ox_cu_epi_params(ox_graph *g, ox_node *n, ox_buf *params, ox_buf *args)
 
 /* Tiles of BM x BN outputs over chunks of 16 of the reduction in shared
  * memory. A (BM rows of the reduction) and B (16 x BN) come from the
- * caller's loads: LOADA(m, k) and LOADB(k, p) as C expressions (zero
- * outside). FFMA: 256 (or 64) threads computing 4 x 4 each. mma: 4 warps
- * of BM/2 x BN/2, each a grid of 16 x 8 tensor-core products in TF32
- * (ox_mma_tf32, runtime_min/ox_cuda.h: m16n8k8, the PTX ISA's fragment
- * layout), or of 16 x 8 x 16 products in f16 or bf16 (ox_mma_f16,
+ * caller's loads: LOADA(m, k) and LOADB(k, p) as C statements setting a
+ * and b (left zero outside). FFMA: 256 (or 64) threads computing 4 x 4
+ * each. mma: 4 warps of BM/2 x BN/2, each a grid of 16 x 8 tensor-core
+ * products in TF32 (ox_mma_tf32, runtime_min/ox_cuda.h: m16n8k8, the PTX
+ * ISA's fragment layout), or of 16 x 8 x 16 products in f16 or bf16 (ox_mma_f16,
  * ox_mma_bf16: m16n8k16, twice the rate; the values packed in pairs from
  * the f32 shared tiles, where f16/bf16 values are exact). The shared rows
  * are padded so that the fragments' reads hit 32 banks: by 8 for TF32
@@ -80,7 +80,7 @@ void ox_cu_epi_params(ox_graph *g, ox_node *n, ox_buf *params, ox_buf *args)
 void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, const char *loada, const char *loadb,
 		     int kind, ox_cu_tile *geo)
 {
-	/* the reduction from ks0 to ks1 (a split of it: split_of) */
+	/* the reduction from ks0 to ks1 (a split of it: ox_cu_split_of) */
 	const int k16 = kind == OX_CU_TILE_F16 || kind == OX_CU_TILE_BF16;
 	const int mma = kind == OX_CU_TILE_MMA || k16, in = kind == OX_CU_TILE_INT;
 	const int pad = kind == OX_CU_TILE_MMA ? 8 : 4, MI = BM / 32, NI = BN / 16;
@@ -107,8 +107,10 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
 	ox_buf_puts(t, "\tfor (long k0 = ks0; k0 < ks1; k0 += 16) {\n");
 	ox_buf_printf(t, "\t\tfor (int i = tid; i < %d; i += %d) {\n"
 			 "\t\t\tconst long m = m0 + i / 16, k = k0 + i %% 16;\n"
-			 "\t\t\tAs[i %% 16][i / 16] = m < %s && k < ks1 ? %s : %s;\n\t\t}\n",
-		      BM * 16, nt, M, loada, zero);
+			 "\t\t\t%s a = %s;\n"
+			 "\t\t\tif (m < %s && k < ks1) {\n%s\t\t\t}\n"
+			 "\t\t\tAs[i %% 16][i / 16] = a;\n\t\t}\n",
+		      BM * 16, nt, et, zero, M, loada);
 	ox_buf_printf(t, "\t\tfor (int i = tid; i < %d; i += %d) {\n"
 			 "\t\t\tconst long k = k0 + i / %d, p = p0 + i %% %d;\n"
 			 "\t\t\t%s b = %s;\n"
@@ -274,7 +276,7 @@ void ox_cu_scalar(ox_buf *t, const char *v)
  * blocks each) and the reduction is long, S blocks per tile each sum a
  * part into the workspace (ox_cu_ws) and a second kernel adds the parts,
  * the bias and the epilogue: the sums stay deterministic. */
-static int split_of(int64_t blocks, int64_t K)
+int ox_cu_split_of(int64_t blocks, int64_t K)
 {
 	int S = 1;
 	while (S < 16 && blocks * S < 264 && K / (S * 2) >= 128)
@@ -354,6 +356,8 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cu_win q;
 	if (ox_cu_window(g, n, x, w, y, &q))
 		return -1;
+	if (q.nsp < 3 && ox_attr_int(n, "group", 1) == x->shape.d[1] && w->shape.d[0] == x->shape.d[1])
+		return ox_cu_emit_window(cg, g, n); /* depthwise (a 3-D one: the tiles) */
 	/* the 2-D text's names: rows and columns (a 1-D Conv is one row) */
 	const int64_t k[2] = {q.K[1], q.K[2]}, s[2] = {q.S[1], q.S[2]}, d[2] = {q.D[1], q.D[2]};
 	const int64_t pads[2] = {q.P[1], q.P[2]}, in[2] = {q.I[1], q.I[2]}, out[2] = {q.O[1], q.O[2]};
@@ -379,48 +383,20 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 			      cg->fname, (long long)k[0], (long long)k[1], (long long)s[0], (long long)s[1], (long long)d[0],
 			      (long long)d[1], (long long)pads[0], (long long)pads[1], (long long)G, (long long)N, (long long)C,
 			      (long long)in[0], (long long)in[1], (long long)N, (long long)O, (long long)out[0], (long long)out[1]);
-	int dw = Cg == 1 && Og == 1 && q.nsp < 3; /* (a 3-D depthwise one: the tiles) */
 	ox_buf_printf(&t, "__global__ void %s(const OX_T *__restrict__ x, const OX_T *__restrict__ w,\n"
 			  "\t\tconst OX_T *__restrict__ bias, OX_T *__restrict__ y%s)\n{\n",
 		      kname, params.s ? params.s : "");
 	char chan[64], full[64];
-	if (dw) {
-		/* depthwise: one thread per output */
-		ox_buf_printf(&t, "\tconst long i = (long)blockIdx.x * 256 + threadIdx.x;\n"
-				  "\tif (i >= %lldL)\n\t\treturn;\n"
-				  "\tconst long p = i %% %lld, o = i / %lld %% %lld, nb = i / %lld;\n"
-				  "\tconst long oh = p / %lld, ow = p %% %lld;\n"
-				  "\tconst OX_T *xc = x + (nb * %lld + o) * %lld;\n"
-				  "\tconst OX_T *wc = w + o * %lld;\n"
-				  "\tfloat v = %s;\n",
-			      (long long)(N * O * P), (long long)P, (long long)P, (long long)O, (long long)(O * P),
-			      (long long)out[1], (long long)out[1], (long long)C, (long long)(in[0] * in[1]),
-			      (long long)(k[0] * k[1]), hasb ? "OX_LD(bias[o])" : "0.0f");
-		ox_buf_printf(&t, "\tfor (int kh = 0; kh < %lld; kh++) {\n"
-				  "\t\tconst long ih = oh * %lld - %lld + kh * %lld;\n"
-				  "\t\tif (ih < 0 || ih >= %lld)\n\t\t\tcontinue;\n"
-				  "\t\tfor (int kw = 0; kw < %lld; kw++) {\n"
-				  "\t\t\tconst long iw = ow * %lld - %lld + kw * %lld;\n"
-				  "\t\t\tif (iw >= 0 && iw < %lld)\n"
-				  "\t\t\t\tv = fmaf(OX_LD(xc[ih * %lld + iw]), OX_LD(wc[kh * %lld + kw]), v);\n\t\t}\n\t}\n",
-			      (long long)k[0], (long long)s[0], (long long)pads[0], (long long)d[0], (long long)in[0],
-			      (long long)k[1], (long long)s[1], (long long)pads[1], (long long)d[1], (long long)in[1],
-			      (long long)in[1], (long long)k[1]);
-		if (ox_cu_epilogue(cg, g, n, &t, "o", "i", 1))
-			goto fail;
-		ox_buf_puts(&t, "\ty[i] = OX_ST(v);\n}\n\n");
-		ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, in0, in1, %s, out0%s);\n", kname,
-			     (long long)((N * O * P + 255) / 256), hasb ? "in2" : "nullptr", args.s ? args.s : "");
-	} else {
+	{
 		/* implicit GEMM per image and group: [Og x K] weights x [K x P] windows */
 		int T = ox_cu_tile_of(Og, P, N * G);
 		char M_[32], N_[32], la[256], lb[1024];
 		snprintf(M_, sizeof M_, "%lld", (long long)Og);
 		snprintf(N_, sizeof N_, "%lld", (long long)P);
-		snprintf(la, sizeof la, "OX_LD(wg[m * %lld + k])", (long long)K);
+		snprintf(la, sizeof la, "\t\t\t\ta = OX_LD(wg[m * %lld + k]);\n", (long long)K);
 		ox_cu_window_load(lb, sizeof lb, &q, "b = OX_LD(xg[", "]);");
 		const int64_t Z = N * G, tiles = (P + T - 1) / T * ((Og + T - 1) / T) * Z;
-		int S = split_of(tiles, K);
+		int S = ox_cu_split_of(tiles, K);
 		if (S * Z * Og * P >= ((int64_t)1 << 30))
 			S = 1;
 		const int64_t KS = (K / S + 15) / 16 * 16;
@@ -544,10 +520,10 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 		ox_buf_printf(&t, "\ty += (long)blockIdx.z * M * %lld;\n", (long long)N);
 	}
 	char la[128], lb[256];
-	snprintf(la, sizeof la, "%s", q->transA ? "OX_LD(A[k * M + m])" : "OX_LD(A[m * K + k])");
+	snprintf(la, sizeof la, "\t\t\t\ta = OX_LD(A[%s]);\n", q->transA ? "k * M + m" : "m * K + k");
 	snprintf(lb, sizeof lb, "\t\t\t\tb = OX_LD(B[%s]);\n", transB ? "p * K + k" : "k * NN + p");
 	/* split-K for one product of constant size */
-	int S = nb || q->rt ? 1 : split_of((q->M + T - 1) / T * ((N + T - 1) / T), q->K);
+	int S = nb || q->rt ? 1 : ox_cu_split_of((q->M + T - 1) / T * ((N + T - 1) / T), q->K);
 	if (S * q->M * N >= ((int64_t)1 << 30))
 		S = 1;
 	const int64_t KS = (q->K / S + 15) / 16 * 16;
@@ -631,48 +607,101 @@ fail:
 }
 
 
-/* MaxPool 2-D, one thread per output (NaN wins, as the C target's) */
-static int emit_maxpool(ox_cg *cg, ox_graph *g, ox_node *n)
+/* Depthwise Conv (1-D, 2-D) and MaxPool 2-D, NCHW or NHWC: a thread per
+ * output (channels fastest in NHWC), over the window's taps inside the
+ * input (MaxPool: NaN wins, as the C target's; f32, f16, bf16, and the
+ * 8-bit integers of QDQ models, NCHW, exact in f32) */
+int ox_cu_emit_window(ox_cg *cg, ox_graph *g, ox_node *n)
 {
-	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
-	if (n->nout > 1 && n->out[1] >= 0)
+	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0), *w = n->op == OX_OP_Conv ? ox_in(g, n, 1) : NULL;
+	const int conv = n->op == OX_OP_Conv, nhwc = x && x->layout == OX_L_BLOCKED;
+	const int i8 = !conv && x && !nhwc && (x->dtype == OX_I8 || x->dtype == OX_U8);
+	if (!conv && n->nout > 1 && n->out[1] >= 0)
 		return 1; /* Indices: the C target's */
-	/* f32, f16, bf16; the 8-bit integers of QDQ models (opt/qdq.c), exact in f32 */
-	const int i8 = x && (x->dtype == OX_I8 || x->dtype == OX_U8);
-	if (!x || !y || !(ox_cu_ftype(x->dtype) || i8) || y->dtype != x->dtype || x->layout || y->layout ||
-	    x->shape.rank != 4 || ox_shape_is_rt(g, &x->shape) || ox_shape_is_rt(g, &y->shape))
+	if (!x || !y || !(ox_cu_ftype(x->dtype) || i8) || y->dtype != x->dtype || ox_shape_is_rt(g, &x->shape) ||
+	    ox_shape_is_rt(g, &y->shape) || x->shape.rank != (conv ? x->shape.rank : 4) ||
+	    (nhwc ? y->layout != OX_L_BLOCKED || x->lp[0] != x->shape.d[1] || y->lp[0] != y->shape.d[1]
+		  : x->layout || y->layout) ||
+	    (conv && (w->dtype != x->dtype || w->layout != (nhwc ? OX_L_DWW : OX_L_PLAIN))))
 		return 1;
-	int64_t k[2], s[2], d[2], pads[4], in[2] = {x->shape.d[2], x->shape.d[3]}, out[2] = {y->shape.d[2], y->shape.d[3]};
-	int ap;
-	if (ox_ir_nn_window(g, n, 2, NULL, k, s, d, pads, &ap))
-		return -1;
-	ox_ir_nn_same_pads(ap, 2, in, out, k, s, d, pads);
-	const int64_t NC = x->shape.d[0] * x->shape.d[1], P = out[0] * out[1], tot = NC * P;
-	char kname[200];
+	ox_cu_win q;
+	if (conv) {
+		if (ox_cu_window(g, n, x, w, y, &q))
+			return -1;
+	} else {
+		int64_t k[2], s[2], d[2], pads[4], in[2] = {x->shape.d[2], x->shape.d[3]};
+		int64_t out[2] = {y->shape.d[2], y->shape.d[3]};
+		int ap;
+		if (ox_ir_nn_window(g, n, 2, NULL, k, s, d, pads, &ap))
+			return -1;
+		ox_ir_nn_same_pads(ap, 2, in, out, k, s, d, pads);
+		q.nsp = 2;
+		for (int i = 0; i < 3; i++) {
+			q.K[i] = i ? k[i - 1] : 1, q.S[i] = i ? s[i - 1] : 1, q.D[i] = i ? d[i - 1] : 1;
+			q.P[i] = i ? pads[i - 1] : 0, q.I[i] = i ? in[i - 1] : 1, q.O[i] = i ? out[i - 1] : 1;
+		}
+	}
+	if (q.nsp > 2)
+		return 1;
+	const long long N = x->shape.d[0], C = x->shape.d[1], KH = q.K[1], KW = q.K[2], IH = q.I[1], IW = q.I[2];
+	const long long OW = q.O[2], P = q.O[1] * OW, tot = N * C * P, hasb = conv && n->nin > 2 && n->in[2] >= 0;
+	char kname[200], xs[128], ys[128];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
-	ox_buf t = {0};
-	ox_buf_printf(&t, "/* %s: MaxPool %lldx%lld, stride %lldx%lld, pads %lld,%lld: %lld planes of %lldx%lld -> %lldx%lld */\n"
-			  "__global__ void __launch_bounds__(256) %s(const OX_T *__restrict__ x, OX_T *__restrict__ y)\n{\n"
-			  "\tconst long i = (long)blockIdx.x * 256 + threadIdx.x;\n\tif (i >= %lldL)\n\t\treturn;\n"
-			  "\tconst long p = i %% %lld, c = i / %lld, oh = p / %lld, ow = p %% %lld;\n"
-			  "\tconst OX_T *xc = x + c * %lld;\n\tfloat m = %s;\n"
-			  "\tfor (int kh = 0; kh < %lld; kh++) {\n"
+	ox_shape_str(g, &x->shape, xs, sizeof xs), ox_shape_str(g, &y->shape, ys, sizeof ys);
+	ox_buf t = {0}, params = {0}, args = {0};
+	if (conv)
+		ox_cu_epi_params(g, n, &params, &args);
+	ox_buf_printf(&t, "/* %s: %s %lldx%lld, stride %lldx%lld, dilation %lldx%lld, pads %lld,%lld%s: %s -> %s */\n"
+			  "__global__ void __launch_bounds__(256) %s(const OX_T *__restrict__ x, %sOX_T *__restrict__ y%s)\n{\n"
+			  "\tconst long i = (long)blockIdx.x * 256 + threadIdx.x;\n\tif (i >= %lldL)\n\t\treturn;\n",
+		      cg->fname, conv ? "depthwise Conv" : "MaxPool", KH, KW, (long long)q.S[1], (long long)q.S[2],
+		      (long long)q.D[1], (long long)q.D[2], (long long)q.P[1], (long long)q.P[2], nhwc ? ", NHWC" : "", xs,
+		      ys, kname, conv ? "const OX_T *__restrict__ w, const OX_T *__restrict__ bias, " : "",
+		      params.s ? params.s : "", tot);
+	/* the output's channel c and pixel p of image nb; xc: c's input plane,
+	 * tap (ih, iw) at xc[TAP]; the weights of c at tap (kh, kw) */
+	char tap[64], wtap[96];
+	if (nhwc) {
+		ox_buf_printf(&t, "\tconst long c = i %% %lld, p = i / %lld %% %lld, nb = i / %lld;\n"
+				  "\tconst OX_T *xc = x + nb * %lld + c;\n",
+			      C, C, P, C * P, IH * IW * C);
+		snprintf(tap, sizeof tap, "(ih * %lld + iw) * %lld", IW, C);
+		snprintf(wtap, sizeof wtap, "w[(kh * %lld + kw) * %lld + c]", KW, C);
+	} else {
+		ox_buf_printf(&t, "\tconst long p = i %% %lld, c = i / %lld %% %lld, nb = i / %lld;\n"
+				  "\tconst OX_T *xc = x + (nb * %lld + c) * %lld;\n",
+			      P, P, C, C * P, C, IH * IW);
+		snprintf(tap, sizeof tap, "ih * %lld + iw", IW);
+		snprintf(wtap, sizeof wtap, "w[c * %lld + kh * %lld + kw]", KH * KW, KW);
+	}
+	ox_buf_printf(&t, "\tconst long oh = p / %lld, ow = p %% %lld;\n", OW, OW);
+	if (conv)
+		ox_buf_printf(&t, "\tfloat v = %s;\n", hasb ? "OX_LD(bias[c])" : "0.0f");
+	else
+		ox_buf_printf(&t, "\tfloat v = %s;\n", !i8 ? "-INFINITY" : x->dtype == OX_I8 ? "-128.0f" : "0.0f");
+	ox_buf_printf(&t, "\tfor (int kh = 0; kh < %lld; kh++) {\n"
 			  "\t\tconst long ih = oh * %lld - %lld + kh * %lld;\n"
 			  "\t\tif (ih < 0 || ih >= %lld)\n\t\t\tcontinue;\n"
 			  "\t\tfor (int kw = 0; kw < %lld; kw++) {\n"
 			  "\t\t\tconst long iw = ow * %lld - %lld + kw * %lld;\n"
-			  "\t\t\tif (iw < 0 || iw >= %lld)\n\t\t\t\tcontinue;\n"
-			  "\t\t\tconst float v = OX_LD(xc[ih * %lld + iw]);\n"
-			  "\t\t\tif (v > m || v != v)\n\t\t\t\tm = v;\n\t\t}\n\t}\n"
-			  "\ty[i] = %s;\n}\n\n",
-		      cg->fname, (long long)k[0], (long long)k[1], (long long)s[0], (long long)s[1], (long long)pads[0],
-		      (long long)pads[1], (long long)NC, (long long)in[0], (long long)in[1], (long long)out[0], (long long)out[1],
-		      kname, (long long)tot, (long long)P, (long long)P, (long long)out[1], (long long)out[1],
-		      (long long)(in[0] * in[1]), !i8 ? "-INFINITY" : x->dtype == OX_I8 ? "-128.0f" : "0.0f", (long long)k[0],
-		      (long long)s[0], (long long)pads[0], (long long)d[0], (long long)in[0], (long long)k[1], (long long)s[1],
-		      (long long)pads[1], (long long)d[1], (long long)in[1], (long long)in[1], i8 ? "(OX_T)m" : "OX_ST(m)");
-	ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, in0, out0);\n", kname, (long long)((tot + 255) / 256));
+			  "\t\t\tif (iw < 0 || iw >= %lld)\n\t\t\t\tcontinue;\n",
+		      KH, (long long)q.S[1], (long long)q.P[1], (long long)q.D[1], IH, KW, (long long)q.S[2],
+		      (long long)q.P[2], (long long)q.D[2], IW);
+	if (conv)
+		ox_buf_printf(&t, "\t\t\tv = fmaf(OX_LD(xc[%s]), OX_LD(%s), v);\n\t\t}\n\t}\n", tap, wtap);
+	else
+		ox_buf_printf(&t, "\t\t\tconst float e = OX_LD(xc[%s]);\n"
+				  "\t\t\tif (e > v || e != e)\n\t\t\t\tv = e;\n\t\t}\n\t}\n",
+			      tap);
+	if (conv && ox_cu_epilogue(cg, g, n, &t, "c", "i", 1)) {
+		ox_buf_free(&t), ox_buf_free(&params), ox_buf_free(&args);
+		return -1;
+	}
+	ox_buf_printf(&t, "\ty[i] = %s;\n}\n\n", i8 ? "(OX_T)v" : "OX_ST(v)");
+	ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, in0, %sout0%s);\n", kname, (tot + 255) / 256,
+		     conv ? (hasb ? "in1, in2, " : "in1, nullptr, ") : "", args.s ? args.s : "");
 	ox_cu_finish(cg, g, n, kname, &t);
+	ox_buf_free(&params), ox_buf_free(&args);
 	return 0;
 }
 
@@ -907,6 +936,19 @@ static int emit_softmax(ox_cg *cg, ox_graph *g, ox_node *n)
 	return 0;
 }
 
+int ox_cu_phys(const ox_value *v, int64_t *dims)
+{
+	if (v->layout == OX_L_BLOCKED && v->shape.rank == 4) {
+		const int64_t b = v->lp[0];
+		dims[0] = v->shape.d[0], dims[1] = (v->shape.d[1] + b - 1) / b, dims[2] = v->shape.d[2];
+		dims[3] = v->shape.d[3], dims[4] = b;
+		return 5;
+	}
+	for (int d = 0; d < v->shape.rank; d++)
+		dims[d] = v->shape.d[d];
+	return v->shape.rank;
+}
+
 /* A kernel of one thread per element of an index space of rank r with
  * constant dims: `body` reads the element's multi-index from i0..i<r-1>
  * (and its linear index i). For the copy plans of the data ops, Concat and
@@ -979,27 +1021,33 @@ decline:
 	return 1;
 }
 
-/* Concat: a kernel per input, each element to its place along the axis */
+/* Concat: a kernel per input, each element to its place along the axis;
+ * NHWC values (concatenated over the channels, their last storage axis)
+ * as [N*H*W, C] */
 static int emit_concat(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *y = ox_out(g, n, 0);
-	if (ox_shape_is_rt(g, &y->shape) || y->layout)
+	const int nhwc = y->layout == OX_L_BLOCKED;
+	if (ox_shape_is_rt(g, &y->shape) || (y->layout && !nhwc))
 		return 1;
-	for (int k = 0; k < n->nin; k++)
-		if (n->in[k] >= 0 && (ox_shape_is_rt(g, &g->vals[n->in[k]].shape) || g->vals[n->in[k]].layout))
+	for (int k = 0; k < n->nin; k++) {
+		const ox_value *x = n->in[k] >= 0 ? &g->vals[n->in[k]] : NULL;
+		if (x && (ox_shape_is_rt(g, &x->shape) || x->layout != y->layout ||
+			  (nhwc && (x->lp[0] != x->shape.d[1] || y->lp[0] != y->shape.d[1]))))
 			return 1;
+	}
 	const ox_shape *ys = &y->shape;
 	int axis = ox_norm_axis(ox_attr_int(n, "axis", 0), ys->rank);
-	int64_t row = 1, off = 0;
-	for (int d = axis; d < ys->rank; d++)
+	int64_t row = nhwc ? ys->d[1] : 1, off = 0;
+	for (int d = axis; d < ys->rank && !nhwc; d++)
 		row *= ys->d[d];
 	const char *ty = ox_cg_ctype(y->dtype);
 	for (int k = 0; k < n->nin; k++) {
 		if (n->in[k] < 0)
 			continue;
 		const ox_shape *xs = &g->vals[n->in[k]].shape;
-		int64_t rk = 1, tot = ox_shape_numel(xs);
-		for (int d = axis; d < xs->rank; d++)
+		int64_t rk = nhwc ? xs->d[1] : 1, tot = ox_shape_numel(xs);
+		for (int d = axis; d < xs->rank && !nhwc; d++)
 			rk *= xs->d[d];
 		if (tot > 0) {
 			char kname[200], params[256], body[256];
@@ -1030,19 +1078,20 @@ static int emit_fusedew(ox_cg *cg, ox_graph *g, ox_node *n)
 	const ox_attr *a = ox_attr_get(n, "ox_body");
 	ox_graph *b = a ? a->g[0] : NULL;
 	ox_value *y = ox_out(g, n, 0);
-	if (!b || !y || y->layout || ox_shape_is_rt(g, &y->shape) || n->nin > 16)
+	if (!b || !y || (y->layout && y->layout != OX_L_BLOCKED) || ox_shape_is_rt(g, &y->shape) || n->nin > 16)
 		return 1;
-	int r = y->shape.rank;
-	int64_t dims[OX_MAX_RANK + 1];
-	for (int d = 0; d < r; d++)
-		dims[d] = y->shape.d[d];
+	/* over the storage's dims: NHWC operands have the output's (or 1) */
+	int64_t dims[OX_MAX_RANK + 1], xd[OX_MAX_RANK + 1];
+	int r = ox_cu_phys(y, dims);
 	if (r == 0)
 		dims[0] = 1, r = 1;
 	ox_buf params = {0}, body = {0};
 	char *in[17] = {0};
 	for (int k = 0; k < n->nin; k++) {
 		const ox_value *x = &g->vals[n->in[k]];
-		if (x->layout || !ox_cu_ftype(x->dtype) || ox_shape_is_rt(g, &x->shape)) {
+		const int xr = ox_cu_phys(x, xd);
+		if ((x->layout != y->layout && ox_shape_numel(&x->shape) != 1) || (x->layout && x->lp[0] != y->lp[0]) ||
+		    !ox_cu_ftype(x->dtype) || ox_shape_is_rt(g, &x->shape) || xr > r) {
 			ox_buf_free(&params), ox_buf_free(&body);
 			for (int j = 0; j < k; j++)
 				free(in[j]);
@@ -1053,11 +1102,11 @@ static int emit_fusedew(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_buf off = {0};
 		ox_buf_puts(&off, "0");
 		int64_t st = 1;
-		for (int d = x->shape.rank - 1; d >= 0; d--) {
-			int od = d + (y->shape.rank - x->shape.rank);
-			if (x->shape.d[d] != 1 && od >= 0)
+		for (int d = xr - 1; d >= 0; d--) {
+			int od = d + (r - xr);
+			if (xd[d] != 1 && od >= 0)
 				ox_buf_printf(&off, " + i%d * %lld", od, (long long)st);
-			st *= x->shape.d[d];
+			st *= xd[d];
 		}
 		char e[1200];
 		snprintf(e, sizeof e, "x%d[%s]", k, off.s);
@@ -1080,7 +1129,9 @@ static int emit_fusedew(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_buf t = {0};
 	ox_buf_printf(&t, "/* %s: fused elementwise body, one thread per element */\n", cg->fname);
 	ox_cu_index_kernel(&t, kname, params.s, dims, r, body.s);
-	int64_t tot = ox_shape_numel(&y->shape);
+	int64_t tot = 1;
+	for (int d = 0; d < r; d++)
+		tot *= dims[d];
 	if (tot > 0) {
 		ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, ", kname, (long long)((tot + 255) / 256));
 		for (int k = 0; k < n->nin; k++)
@@ -1191,14 +1242,20 @@ static int emit_map(ox_cg *cg, ox_graph *g, ox_node *n)
 
 int ox_cu_emit(ox_cg *cg, ox_graph *g, ox_node *n)
 {
-	int rc = 1;
+	int rc = 1, blocked = 0;
+	for (int k = 0; k < n->nin + n->nout; k++) {
+		ox_id v = k < n->nin ? n->in[k] : n->out[k - n->nin];
+		blocked |= v >= 0 && g->vals[v].layout == OX_L_BLOCKED;
+	}
 	ox_gemmgeo q;
-	if (n->op == OX_OP_Conv && conv_ok(g, n))
+	if (blocked && n->op != OX_OP_Concat && n->op != OX_OP_Fused)
+		rc = ox_cu_emit_nhwc(cg, g, n);
+	else if (n->op == OX_OP_Conv && conv_ok(g, n))
 		rc = emit_conv(cg, g, n);
 	else if ((n->op == OX_OP_Gemm || n->op == OX_OP_MatMul) && !ox_opt_gemm_geo(g, n, &q))
 		rc = emit_gemm(cg, g, n, &q);
 	else if (n->op == OX_OP_MaxPool)
-		rc = emit_maxpool(cg, g, n);
+		rc = ox_cu_emit_window(cg, g, n);
 	else if (n->op == OX_OP_GlobalAveragePool || n->op == OX_OP_GlobalMaxPool)
 		rc = emit_globalpool(cg, g, n);
 	else if (n->op == OX_OP_Attention)
@@ -1225,6 +1282,9 @@ int ox_cu_emit(ox_cg *cg, ox_graph *g, ox_node *n)
 		rc = ox_cu_emit_quant(cg, g, n);
 	else if (is_ew(n->op))
 		rc = emit_map(cg, g, n);
+	if (rc > 0 && blocked)
+		ox_die("codegen: '%s' (%s) reads or writes an NHWC value, but no CUDA kernel takes it (opt/layout.c)",
+		       n->name, n->optype);
 	if (rc > 0 && ox_ir_epilogue(n))
 		ox_die("codegen: '%s' has an epilogue but no CUDA kernel takes it (opt/epilogue.c)", n->name);
 	if (rc > 0 && n->op == OX_OP_Fused && g->vals[n->out[0]].dtype != OX_F32)

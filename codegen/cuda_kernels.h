@@ -46,11 +46,15 @@ enum { OX_CU_TILE_FFMA, OX_CU_TILE_MMA, OX_CU_TILE_F16, OX_CU_TILE_BF16, OX_CU_T
  * f32 TF32 with --tf32, else FFMA */
 int ox_cu_tile_kind(const ox_cg *cg, int dt);
 /* The loop of a BM x BN tile over the reduction ks0..ks1 (variables the
- * kernel declares), in chunks of 16 through shared memory: LOADA (m, k)
- * and LOADB (statements setting b from k, p) are the caller's loads; the
+ * kernel declares), in chunks of 16 through shared memory: LOADA and
+ * LOADB (statements setting a from m, k and b from k, p; a and b start at
+ * zero) are the caller's loads; the
  * block's threads and acc[] as *geo says (codegen/cuda_kernels.c) */
 void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, const char *loada, const char *loadb,
 		     int kind, ox_cu_tile *geo);
+/* split-K: the parts each tile's reduction of K is cut into, when `tiles`
+ * are too few to fill the GPU (the parts summed by a second kernel) */
+int ox_cu_split_of(int64_t tiles, int64_t K);
 /* 64 x 64 tiles when there are enough of them to fill the GPU, else 32 x 32 */
 int ox_cu_tile_of(int64_t M, int64_t N, int64_t z);
 
@@ -67,6 +71,14 @@ int ox_cu_window(ox_graph *g, ox_node *n, const ox_value *x, const ox_value *w, 
  * (statements for ox_cu_tile_loop's LOADB; the group's input is xg) */
 void ox_cu_window_load(char *buf, size_t sz, const ox_cu_win *q, const char *pre, const char *post);
 
+/* the dims a kernel indexes a value by: NHWC [N,C,H,W] (opt/layout.c on
+ * the GPU) as its storage [N, C/b, H, W, b], a plain value's own; rank */
+int ox_cu_phys(const ox_value *v, int64_t *dims);
+/* depthwise Conv (1-D, 2-D), MaxPool: a thread per output, NCHW or NHWC */
+int ox_cu_emit_window(ox_cg *cg, ox_graph *g, ox_node *n);
+/* codegen/cuda_nhwc.c: Conv, MaxPool, the global pools and Reorder on
+ * NHWC values */
+int ox_cu_emit_nhwc(ox_cg *cg, ox_graph *g, ox_node *n);
 /* codegen/cuda_nn.c: ConvTranspose, Resize */
 int ox_cu_emit_nn(ox_cg *cg, ox_graph *g, ox_node *n);
 /* codegen/cuda_rnn.c: LSTM, GRU, RNN */

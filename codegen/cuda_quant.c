@@ -77,13 +77,13 @@ static int emit_qgemm(ox_cg *cg, ox_graph *g, ox_node *n)
 				  "\tconst %s *xg = x + (nb * %lld + gi * %lld) * %lld;\n"
 				  "\tconst %s *wg = w + gi * %lld;\n",
 			      G, G, xt, C, C / G, IS, wt, Og * K);
-		snprintf(la, sizeof la, "(int)wg[m * %lldL + k] - %s_wz[gi * %lld + m]", K, kname, Og);
+		snprintf(la, sizeof la, "\t\t\t\ta = (int)wg[m * %lldL + k] - %s_wz[gi * %lld + m];\n", K, kname, Og);
 		char post[64];
 		snprintf(post, sizeof post, "] - %lld;", zx);
 		ox_cu_window_load(lb, sizeof lb, &q, "b = (int)xg[", post);
 	} else {
 		/* A: the rows of x [Mm x K]; B: the weights [K x O] */
-		snprintf(la, sizeof la, "(int)x[m * %lldL + k] - %lld", K, zx);
+		snprintf(la, sizeof la, "\t\t\t\ta = (int)x[m * %lldL + k] - %lld;\n", K, zx);
 		snprintf(lb, sizeof lb, "\t\t\t\tb = (int)w[k * %lldL + p] - %s_wz[p];\n", O, kname);
 	}
 	snprintf(m_, sizeof m_, "%lld", Mm);

@@ -103,7 +103,8 @@ typedef struct {
  * know nothing of layouts. lp[] are the layout's parameters.
  *   OX_L_BLOCKED  a rank-4 [N,C,H,W] value stored [N][C/b][H][W][b],
  *                 b = lp[0] (the vector width), C rounded up to b: lanes
- *                 past C in the last block hold values no consumer reads
+ *                 past C in the last block hold values no consumer reads.
+ *                 On the GPU b = C: one block, [N][1][H][W][C], NHWC
  *   OX_L_PADDED   a vector [N] (a bias) stored with N rounded up to lp[0],
  *                 zeros past N
  *   OX_L_CONVW    Conv weights [M,C,KH,KW] packed for the blocked
@@ -112,9 +113,10 @@ typedef struct {
  *                 group [C/b][KH][KW][b][group width] when the input is
  *                 blocked by b = lp[2], [C][KH][KW][group width] when it
  *                 is plain (lp[2] = 0); the last channel block holds only
- *                 C mod b rows
+ *                 C mod b rows. On the GPU lp = {M, 1, C}: [KH][KW][C][M],
+ *                 the [K x M] matrix of an NHWC implicit GEMM
  *   OX_L_DWW      depthwise weights [C,1,KH,KW] as [C/b][KH][KW][b],
- *                 b = lp[0], C rounded up
+ *                 b = lp[0], C rounded up (on the GPU b = C: [KH][KW][C])
  *   OX_L_GEMMB    a Gemm/MatMul B [K,N] as [N/(lp[0] lp[1])][K][lp[0] lp[1]],
  *                 N rounded up to lp[0]
  *   OX_L_WINOW    Conv weights [M,C,3,3] transformed for Winograd
@@ -297,10 +299,14 @@ struct ox_graph {
 	int nin_ports, nout_ports;     /* (filled by opt/fold.c when it ends) */
 	const ox_target *target;       /* --cpu (ir/target.h); NULL: the default */
 	int opt;                       /* --opt: 0 runs only the passes codegen needs */
-	int gpu;                       /* --target cuda: values stay plain (no channel
-	                                  blocking, Winograd or packing: the CPU's
-	                                  layouts), epilogues go on the CUDA kernels'
+	int gpu;                       /* --target cuda: no Winograd or packing (the
+	                                  CPU's), the layout pass makes NHWC rather
+	                                  than vector-width blocks (opt/layout.c),
+	                                  epilogues go on the CUDA kernels'
 	                                  convolutions and GEMMs (opt/epilogue.c) */
+	int nhwc;                      /* --target cuda --cuda-layout: 1 (default) lets
+	                                  opt/layout.c make Conv chains NHWC, 0 keeps
+	                                  every value plain NCHW (to measure) */
 	int winograd;                  /* --winograd: 1 (default) lets opt/winograd.c use
 	                                  Winograd F(m x m, 3 x 3) where it pays, 0 never,
 	                                  2 or 4 F(m x m) wherever it can (to measure) */

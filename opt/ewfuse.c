@@ -63,7 +63,7 @@ static int rt_ok(ox_graph *g, const ox_node *n)
 
 /* the ops codegen renders on vectors, f32 (as ox_cg_vbody_ok; opt cannot
  * include codegen, so the list is kept here and checked by emit_fused) */
-static int vector_op(ox_graph *g, const ox_node *n)
+int ox_opt_vector_op(ox_graph *g, const ox_node *n)
 {
 	if (n->nout != 1 || n->out[0] < 0 || (ox_node_rt(g, n) && !rt_ok(g, n)))
 		return 0;
@@ -210,7 +210,7 @@ int ox_opt_ewfuse(ox_graph *g)
 				lastuse[g->nodes[j].in[k]] = j;
 	for (int h = 0; h < g->nnodes; h++) {
 		ox_node *n = &g->nodes[h];
-		if (n->dead || n->op == OX_OP_Fused || !vector_op(g, n))
+		if (n->dead || n->op == OX_OP_Fused || !ox_opt_vector_op(g, n))
 			continue;
 		const ox_value *o = &g->vals[n->out[0]];
 		/* dep: values computed from the head's (not operands), marked
@@ -230,7 +230,7 @@ int ox_opt_ewfuse(ox_graph *g)
 			int d = 0;
 			for (int k = 0; k < e->nin && !d; k++)
 				d = e->in[k] >= 0 && dep[e->in[k]];
-			int reads = 0, extra = 0, ok = vector_op(g, e) && same_out(&g->vals[e->out[0]], o);
+			int reads = 0, extra = 0, ok = ox_opt_vector_op(g, e) && same_out(&g->vals[e->out[0]], o);
 			for (int k = 0; k < e->nin; k++) {
 				ox_id v = e->in[k];
 				if (v < 0)

@@ -14,6 +14,16 @@
  * elements), so no conversion is needed in front of it. Batch and image
  * size may be run-time dims (ox_opt_rt_ok): the kernels take them as loop
  * counts; channels stay constants (the blocks, the packed weights).
+ *
+ * On the GPU (g->gpu, --cuda-layout nhwc) the same pass makes NHWC: a
+ * value's one block is all its channels (b = C: [N][1][H][W][C]), so the
+ * implicit GEMM of a Conv reads a window's channels in a row and writes an
+ * output pixel's channels in a row (codegen/cuda_nhwc.c). The ops that
+ * take it there are the ones that file computes (gpu_blockable): 2-D Conv
+ * with group 1 or depthwise (its weights repacked here as the GEMM's
+ * [KH][KW][C][M] or [KH][KW][C]), MaxPool, the global pools, Concat over
+ * the channels and the elementwise ops opt/ewfuse.c fuses, f32, f16 or
+ * bf16, constant shapes, outside control-flow bodies.
  * Requires: bounded dims (after bounds). Invalidates: node order
  * (Reorders are appended, then the graph is sorted again), uses.
  */
@@ -89,13 +99,13 @@ int ox_opt_conv_blockable(ox_graph *g, const ox_node *n, int *depthwise)
 /* The shape an operand of a node with output shape o broadcasts as, in 4
  * dims. Blockable when it is a scalar (stays plain) or spans o's channels
  * with every other dim either o's or 1. */
-static int operand_blockable(ox_graph *g, ox_id v, const ox_shape *o, int *scalar)
+static int operand_blockable(ox_graph *g, ox_id v, const ox_shape *o, int dt, int *scalar)
 {
 	const ox_value *x = &g->vals[v];
 	*scalar = ox_shape_numel(&x->shape) == 1;
 	if (*scalar)
 		return 1;
-	if (x->shape.rank > 4 || x->dtype != OX_F32)
+	if (x->shape.rank > 4 || x->dtype != dt)
 		return 0;
 	int off = 4 - x->shape.rank;
 	for (int i = 0; i < 4; i++) {
@@ -145,7 +155,7 @@ static int blockable(ox_graph *g, const ox_node *n, int b, int *need)
 		need[0] = dw ? NEED_BLOCKED : NEED_ANY;
 		for (int k = 3; k < n->nin; k++) { /* epilogue operands */
 			int sc;
-			if (n->in[k] >= 0 && !operand_blockable(g, n->in[k], o, &sc))
+			if (n->in[k] >= 0 && !operand_blockable(g, n->in[k], o, OX_F32, &sc))
 				return 0;
 			need[k] = n->in[k] >= 0 && !sc ? NEED_BLOCKED : NEED_PLAIN;
 		}
@@ -186,16 +196,88 @@ static int blockable(ox_graph *g, const ox_node *n, int b, int *need)
 		int sc;
 		if (n->in[k] < 0)
 			continue;
-		if (!operand_blockable(g, n->in[k], o, &sc))
+		if (!operand_blockable(g, n->in[k], o, OX_F32, &sc))
 			return 0;
 		need[k] = sc ? NEED_PLAIN : NEED_BLOCKED;
 	}
 	return 1;
 }
 
+/* How node n computes on the GPU when some input is NHWC (see the head) */
+static int gpu_blockable(ox_graph *g, const ox_node *n, int *need)
+{
+	if (g->parent || n->nout < 1 || !rank4(g, n->out[0]))
+		return 0;
+	const ox_value *y = &g->vals[n->out[0]];
+	if (!ox_opt_fuse_type(g, y->dtype))
+		return 0;
+	for (int k = 0; k < n->nin + n->nout; k++) {
+		ox_id v = k < n->nin ? n->in[k] : n->out[k - n->nin];
+		if (v >= 0 && ox_shape_is_rt(g, &g->vals[v].shape))
+			return 0;
+	}
+	for (int k = 0; k < n->nin; k++)
+		need[k] = NEED_PLAIN;
+	const ox_value *x = ox_in(g, n, 0);
+	switch (n->op) {
+	case OX_OP_Conv: {
+		const ox_value *w = ox_in(g, n, 1), *b = ox_in(g, n, 2);
+		if (!rank4(g, n->in[0]) || x->dtype != y->dtype || !w || w->kind != OX_V_CONST || w->layout ||
+		    w->dtype != y->dtype || w->shape.rank != 4 || n->nin > 3)
+			return 0;
+		if (b && (b->kind != OX_V_CONST || b->dtype != y->dtype || b->layout))
+			return 0;
+		int64_t G = ox_attr_int(n, "group", 1), C = x->shape.d[1], M = w->shape.d[0];
+		if (G != 1 && !(G == C && M == C && w->shape.d[1] == 1))
+			return 0;
+		need[0] = NEED_BLOCKED;
+		return 1;
+	}
+	case OX_OP_MaxPool:
+		if (n->nout > 1 && n->out[1] >= 0)
+			return 0; /* indices are positions in the plain layout */
+		/* fallthrough */
+	case OX_OP_GlobalAveragePool:
+	case OX_OP_GlobalMaxPool:
+		if (!rank4(g, n->in[0]) || x->dtype != y->dtype)
+			return 0;
+		need[0] = NEED_BLOCKED;
+		return 1;
+	case OX_OP_Concat:
+		if (ox_norm_axis(ox_attr_int(n, "axis", 0), 4) != 1)
+			return 0;
+		for (int k = 0; k < n->nin; k++) {
+			if (!rank4(g, n->in[k]) || g->vals[n->in[k]].dtype != y->dtype)
+				return 0;
+			need[k] = NEED_BLOCKED;
+		}
+		return 1;
+	}
+	if (!ox_opt_vector_op(g, n))
+		return 0;
+	for (int k = 0; k < n->nin; k++) {
+		int sc;
+		if (n->in[k] < 0)
+			continue;
+		if (!operand_blockable(g, n->in[k], &y->shape, y->dtype, &sc))
+			return 0;
+		need[k] = sc ? NEED_PLAIN : NEED_BLOCKED;
+	}
+	return 1;
+}
+
+/* the block of value v in the layout: the vector width on the CPU, its
+ * channels (axis 1 of v aligned to rank 4) on the GPU */
+static int block_of(ox_graph *g, ox_id v, int b)
+{
+	const ox_shape *s = &g->vals[v].shape;
+	return !g->gpu ? b : s->rank >= 3 ? (int)s->d[s->rank - 3] : 1;
+}
+
 /* ---- compile-time conversion of constants ---- */
 
-/* v's data, broadcast-aligned to rank 4, as a new blocked constant */
+/* v's data, broadcast-aligned to rank 4, as a new blocked constant (lanes
+ * past C zero) */
 static ox_id blocked_const(ox_graph *g, ox_id v, int b)
 {
 	const ox_value *x = &g->vals[v];
@@ -203,13 +285,14 @@ static ox_id blocked_const(ox_graph *g, ox_id v, int b)
 	for (int i = 0; i < x->shape.rank; i++)
 		s.d[4 - x->shape.rank + i] = x->shape.d[i];
 	int64_t N = s.d[0], C = s.d[1], S = s.d[2] * s.d[3], CB = (C + b - 1) / b;
-	ox_tensor *t = ox_ir_new_tensor(g, OX_F32, &(ox_shape){1, {N * CB * S * b}});
-	const float *src = x->data->data;
-	float *dst = t->data;
+	const size_t es = ox_dtype_size(x->dtype);
+	ox_tensor *t = ox_ir_new_tensor(g, x->dtype, &(ox_shape){1, {N * CB * S * b}});
+	const char *src = x->data->data;
+	char *dst = t->data;
 	for (int64_t n = 0; n < N; n++)
 		for (int64_t c = 0; c < C; c++)
 			for (int64_t i = 0; i < S; i++)
-				dst[((n * CB + c / b) * S + i) * b + c % b] = src[(n * C + c) * S + i];
+				memcpy(dst + (((n * CB + c / b) * S + i) * b + c % b) * es, src + ((n * C + c) * S + i) * es, es);
 	t->shape = s;
 	char name[256];
 	snprintf(name, sizeof name, "%s@blocked", x->name);
@@ -233,6 +316,7 @@ static ox_id convert(ox_graph *g, cache *cc, ox_id v, int blocked, int b)
 		return v;
 	if (cc->conv[blocked][v] >= 0)
 		return cc->conv[blocked][v];
+	b = block_of(g, v, b);
 	ox_id r;
 	if (x->kind == OX_V_CONST && blocked) {
 		r = blocked_const(g, v, b);
@@ -255,12 +339,36 @@ static ox_id convert(ox_graph *g, cache *cc, ox_id v, int blocked, int b)
 	return r;
 }
 
+/* A GPU Conv's weights as its NHWC kernel reads them: [M,C,KH,KW] as the
+ * [KH][KW][C][M] matrix of the implicit GEMM (OX_L_CONVW, lp {M, 1, C}),
+ * depthwise [C,1,KH,KW] as [KH][KW][C] (OX_L_DWW, lp {C}) */
+static ox_id gpu_weights(ox_graph *g, const ox_node *n)
+{
+	const ox_value *w = ox_in(g, n, 1);
+	const int64_t M = w->shape.d[0], C = w->shape.d[1], T = w->shape.d[2] * w->shape.d[3];
+	const int dw = ox_attr_int(n, "group", 1) > 1;
+	const size_t es = ox_dtype_size(w->dtype);
+	ox_tensor *t = ox_ir_new_tensor(g, w->dtype, &(ox_shape){1, {M * C * T}});
+	const char *src = w->data->data;
+	char *dst = t->data;
+	for (int64_t m = 0; m < M; m++)
+		for (int64_t c = 0; c < C; c++)
+			for (int64_t k = 0; k < T; k++)
+				memcpy(dst + (dw ? k * M + m : (k * C + c) * M + m) * es, src + ((m * C + c) * T + k) * es, es);
+	t->shape = w->shape;
+	char name[256];
+	snprintf(name, sizeof name, "%s@%s", w->name, dw ? "khkwc" : "khkwcm");
+	ox_id id = ox_ir_add_const(g, name, t);
+	ox_value *v = &g->vals[id];
+	v->layout = dw ? OX_L_DWW : OX_L_CONVW;
+	v->lp[0] = (int)M, v->lp[1] = dw ? 0 : 1, v->lp[2] = dw ? 0 : (int)C;
+	return id;
+}
+
 int ox_opt_layout(ox_graph *g)
 {
-	if (g->gpu) /* the CUDA kernels read plain values (ir.h, gpu) */
-		return 0;
 	int b = g->target ? g->target->vw : 4;
-	if (!g->opt || b < 2)
+	if (!g->opt || (g->gpu ? !g->nhwc : b < 2))
 		return 0;
 	ox_ir_fill_uses(g);
 	int nv = g->nvals, nn = g->nnodes;
@@ -276,7 +384,7 @@ int ox_opt_layout(ox_graph *g)
 	for (int i = 0; i < nn; i++) {
 		ox_node *n = &g->nodes[i];
 		int *nd = need + (size_t)i * maxin;
-		if (!blockable(g, n, b, nd))
+		if (g->gpu ? !gpu_blockable(g, n, nd) : !blockable(g, n, b, nd))
 			continue;
 		int any = n->op == OX_OP_Conv;
 		for (int k = 0; k < n->nin && !any; k++)
@@ -286,7 +394,7 @@ int ox_opt_layout(ox_graph *g)
 		blk[i] = 1;
 		ox_value *y = &g->vals[n->out[0]];
 		y->layout = OX_L_BLOCKED;
-		y->lp[0] = b;
+		y->lp[0] = block_of(g, n->out[0], b);
 	}
 
 	/* the conversions each input needs; graph outputs go back to plain */
@@ -308,6 +416,11 @@ int ox_opt_layout(ox_graph *g)
 	}
 	for (int k = 0; k < g->noutputs; k++)
 		g->outputs[k] = convert(g, &cc, g->outputs[k], 0, b);
+	for (int i = 0; g->gpu && i < nn; i++)
+		if (blk[i] && g->nodes[i].op == OX_OP_Conv) {
+			ox_id w = gpu_weights(g, &g->nodes[i]);
+			g->nodes[i].in[1] = w;
+		}
 	free(cc.conv[0]), free(cc.conv[1]);
 	free(blk), free(need);
 	if (ox_ir_toposort(g))

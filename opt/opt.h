@@ -54,6 +54,9 @@ int ox_opt_rt_ok(const ox_graph *g, const ox_shape *s, unsigned axes);
  * too on the GPU (the CUDA kernels load and store them and compute in
  * f32, codegen/cuda_kernels.c), outside control-flow bodies (plain C) */
 int ox_opt_fuse_type(const ox_graph *g, int dt);
+/* an elementwise op opt/ewfuse.c makes an onnxcc::Fused node of (the ones
+ * codegen renders on vectors: f32, and f16/bf16 on the GPU) */
+int ox_opt_vector_op(ox_graph *g, const ox_node *n);
 /* the top of d: d itself when constant */
 int64_t ox_opt_top(const ox_graph *g, ox_dim d);
 

@@ -219,7 +219,8 @@ ox_id ox_plan_storage(ox_graph *g, ox_id v, int64_t *off)
 }
 
 /* Byte offset of input k inside the output of a Concat along an axis with
- * only 1s before it, where every input is one contiguous run. */
+ * only 1s before it, where every input is one contiguous run (of the
+ * output's layout). */
 static int concat_piece(ox_graph *g, const ox_node *n, int k, int64_t *off)
 {
 	const ox_value *o = n->nout == 1 && n->out[0] >= 0 ? &g->vals[n->out[0]] : NULL;
@@ -238,7 +239,12 @@ static int concat_piece(ox_graph *g, const ox_node *n, int k, int64_t *off)
 		if (n->in[j] < 0)
 			return 0;
 		const ox_value *x = &g->vals[n->in[j]];
-		if (x->shape.rank != r || x->dtype != o->dtype)
+		if (x->shape.rank != r || x->dtype != o->dtype || x->layout != o->layout)
+			return 0;
+		/* blocked: whole channel blocks of the output's block (NHWC on the
+		 * GPU, one block of all the channels, interleaves the inputs) */
+		if (o->layout && (o->layout != OX_L_BLOCKED || axis != 1 || x->lp[0] != o->lp[0] ||
+				  x->shape.d[1] % o->lp[0] || at % o->lp[0]))
 			return 0;
 		if (j < k)
 			at += x->shape.d[axis];

@@ -31,6 +31,9 @@
 #    of codegen/cuda_quant.c: the emulated program's outputs byte for byte
 #    the C target's on 2 inputs (integer arithmetic, the same
 #    requantization); with nvcc, compiled for sm_80 and sm_90 as in 2.
+# 6. NHWC (opt/layout.c, codegen/cuda_nhwc.c): a model of every op the NHWC
+#    kernels take, f32, f16, bf16 and with --cuda-layout nchw, against the C
+#    target (below).
 # The models of each step run $JOBS at a time (default: the cores), their
 # lines printed in list order. Every emulated model's --report must list no
 # node without a parallel kernel (docs/cuda.md).
@@ -250,6 +253,56 @@ int8_one() {
 	[ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; return 1; }
 }
 each int8_one $INT8 || fail=1
+
+# 6. NHWC: tests/e2e/nhwc/nhwc.onnx (make_nhwc.py: every op codegen/cuda_nhwc.c
+#    takes) as f32, f16 and bf16 (tools/to_half.py), and f32 with
+#    --cuda-layout nchw; each CUDA program's outputs against the C target's
+#    on the same model, normwise at 1e-4 (f32), 1e-2 (f16), 3e-2 (bf16); the
+#    NHWC kernels must be in the .cu (absent with nchw); with nvcc, compiled
+#    for sm_80 and sm_90 as in 2.
+nhwc_one() {
+	local k=$1 n
+	o=build/nhwc/$k
+	rm -rf "$o" && mkdir -p "$o/c" "$o/cu"
+	st=ok r= fl= tol=1e-4 lay= half=0
+	case $k in
+	f16) half=1 tol=1e-2 ;;
+	bf16) half=1 fl="--bf16 --keep-io" tol=3e-2 ;;
+	nchw) lay="--cuda-layout nchw" ;;
+	esac
+	if [ $half = 1 ]; then
+		# shellcheck disable=SC2086
+		"$PY" tools/to_half.py tests/e2e/nhwc/nhwc.onnx "$o/model.onnx" $fl --input tests/e2e/nhwc/nhwc_input.npy \
+			"$o/x.npy" > "$o/log" 2>&1 || st=CONVERT-FAIL
+	else
+		cp tests/e2e/nhwc/nhwc.onnx "$o/model.onnx" && cp tests/e2e/nhwc/nhwc_input.npy "$o/x.npy"
+	fi
+	# shellcheck disable=SC2086
+	if [ $st != ok ]; then
+		:
+	elif ! "$ONNXCC" "$o/model.onnx" -o "$o/c/net.c" --build >> "$o/log" 2>&1 || ! "$o/c/net" "$o/x.npy" -o "$o/c/out" >> "$o/log" 2>&1; then
+		st=C-FAIL
+	elif ! "$ONNXCC" "$o/model.onnx" -o "$o/cu/net.c" --target cuda --cuda-emu --build --report $lay >> "$o/log" 2>&1 ||
+		! timeout 600 "$o/cu/net" "$o/x.npy" -o "$o/cu/out" >> "$o/log" 2>&1; then
+		st=CUDA-FAIL
+	elif grep -Eq "cuda +[1-9][0-9]* nodes? without a parallel kernel" "$o/log"; then
+		st=SERIAL-NODES
+	elif [ "$(grep -c 'NHWC: \[' "$o/cu/net.cu")" != "$([ $k = nchw ] && echo 0 || echo 9)" ]; then
+		st=LAYOUT # its 6 Conv, MaxPool and 2 global pools in NHWC (none with nchw)
+	else
+		for n in 0 1 2; do
+			r="$r $(close "$o/cu/out/output_$n.npy" "$o/c/out/output_$n.npy" $tol)" || st=MISMATCH
+		done
+	fi
+	if [ "$st" = ok ] && [ $have_nvcc = 1 ] && [ $k != bf16 ]; then
+		# shellcheck disable=SC2086
+		"$ONNXCC" "$o/model.onnx" -o "$o/nv.c" --target cuda $lay >> "$o/log" 2>&1 || st=COMPILE-FAIL
+		[ "$st" = ok ] && b=$(nvcc_check "$o/nv.cu" "$o/nvcc" sm_80 sm_90) && [ -n "$b" ] && st=$b
+	fi
+	printf 'cuda-emu nhwc %-21s %s%s\n' "$k" "$st" "$r"
+	[ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; return 1; }
+}
+each nhwc_one f32 f16 bf16 nchw || fail=1
 
 nv_one() {
 	local m=$1

@@ -1,0 +1,236 @@
+/* cuda_nhwc.c: the CUDA kernels of NHWC values (--target cuda; opt/layout.c
+ * makes Conv chains NHWC on the GPU: OX_L_BLOCKED with one block of all C
+ * channels, [N][1][H][W][C]).
+ *
+ * - Conv, group 1: implicit GEMM per image on ox_cu_tile_loop's tiles,
+ *   [P x K] windows x [K x O] weights, the reduction k = (kh, kw, c) with
+ *   the channels innermost (the weights repacked [KH][KW][C][O] by the
+ *   layout pass): a tile's loads of A run along an input pixel's channels,
+ *   its loads of B and its stores along the output channels. A 1x1 stride-1
+ *   Conv is a plain GEMM [P x C] x [C x O]. Split-K as the NCHW kernel's.
+ * - Conv, depthwise; MaxPool: a thread per output, channels fastest (the
+ *   weights [KH][KW][C]): ox_cu_emit_window, codegen/cuda_kernels.c's for
+ *   both layouts.
+ * - GlobalAveragePool, GlobalMaxPool: a thread per image and channel,
+ *   reading the pixels in order (neighbouring threads, neighbouring
+ *   channels).
+ * - onnxcc::Reorder: NCHW <-> blocked by any b (the lanes past C written
+ *   as zero).
+ * Concat over the channels and the fused elementwise bodies read NHWC in
+ * codegen/cuda_kernels.c (emit_concat, emit_fusedew: the values' physical
+ * dims, ox_cu_phys).
+ */
+#include "cuda_kernels.h"
+#include "../ir/family.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int nhwc(const ox_value *v)
+{
+	return v && v->layout == OX_L_BLOCKED && v->shape.rank == 4 && v->lp[0] == v->shape.d[1];
+}
+
+/* the input tap (ih, iw) of output pixel `pix` at (kh, kw) */
+static void tap(char *buf, size_t sz, const ox_cu_win *q, const char *pix)
+{
+	snprintf(buf, sz, "const long ih = %s / %lld * %lld - %lld + kh * %lld, iw = %s %% %lld * %lld - %lld + kw * %lld;\n",
+		 pix, (long long)q->O[2], (long long)q->S[1], (long long)q->P[1], (long long)q->D[1], pix,
+		 (long long)q->O[2], (long long)q->S[2], (long long)q->P[2], (long long)q->D[2]);
+}
+
+/* Conv, group 1: implicit GEMM */
+static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	ox_value *x = ox_in(g, n, 0), *w = ox_in(g, n, 1), *y = ox_out(g, n, 0);
+	if (w && w->layout == OX_L_DWW)
+		return ox_cu_emit_window(cg, g, n); /* depthwise */
+	if (!nhwc(x) || !nhwc(y) || !ox_cu_ftype(y->dtype) || x->dtype != y->dtype || w->dtype != y->dtype ||
+	    w->layout != OX_L_CONVW || w->lp[0] != y->shape.d[1] || w->lp[1] != 1 || w->lp[2] != x->shape.d[1])
+		return 1;
+	ox_cu_win q;
+	if (ox_cu_window(g, n, x, w, y, &q))
+		return -1;
+	const long long N = x->shape.d[0], C = x->shape.d[1], O = y->shape.d[1];
+	const long long KH = q.K[1], KW = q.K[2], IH = q.I[1], IW = q.I[2], OH = q.O[1], OW = q.O[2];
+	const long long P = OH * OW, K = C * KH * KW;
+	const int hasb = n->nin > 2 && n->in[2] >= 0;
+	char kname[200];
+	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_buf t = {0}, params = {0}, args = {0};
+	ox_cu_epi_params(g, n, &params, &args);
+	char xs[128], ys[128];
+	ox_shape_str(g, &x->shape, xs, sizeof xs), ox_shape_str(g, &y->shape, ys, sizeof ys);
+	ox_buf_printf(&t, "/* %s: Conv %lldx%lld, stride %lldx%lld, dilation %lldx%lld, pads %lld,%lld, NHWC: %s -> %s */\n",
+		      cg->fname, KH, KW, (long long)q.S[1], (long long)q.S[2], (long long)q.D[1], (long long)q.D[2],
+		      (long long)q.P[1], (long long)q.P[2], xs, ys);
+	ox_buf_printf(&t, "__global__ void %s(const OX_T *__restrict__ x, const OX_T *__restrict__ w,\n"
+			  "\t\tconst OX_T *__restrict__ bias, OX_T *__restrict__ y%s)\n{\n",
+		      kname, params.s ? params.s : "");
+	/* [P x K] x [K x O] per image */
+	const int T = ox_cu_tile_of(P, O, N);
+	const int64_t tiles = (P + T - 1) / T * ((O + T - 1) / T) * N;
+	int S = ox_cu_split_of(tiles, K);
+	if (S * N * P * O >= ((int64_t)1 << 30))
+		S = 1;
+	const long long KS = (K / S + 15) / 16 * 16;
+	if (S > 1 && (int64_t)S * N * P * O * 4 > cg->cu_ws)
+		cg->cu_ws = (int64_t)S * N * P * O * 4;
+	char la[1024], lb[256], M_[32], N_[32];
+	const int pointwise = KH == 1 && KW == 1 && q.S[1] == 1 && q.S[2] == 1 && q.P[1] == 0 && q.P[2] == 0;
+	if (pointwise) {
+		snprintf(la, sizeof la, "\t\t\t\ta = OX_LD(xn[m * %lld + k]);\n", C);
+	} else {
+		char tm[512];
+		tap(tm, sizeof tm, &q, "m");
+		snprintf(la, sizeof la,
+			 "\t\t\t\tconst long c = k %% %lld, r = k / %lld, kh = r / %lld, kw = r %% %lld;\n"
+			 "\t\t\t\t%s"
+			 "\t\t\t\tif (ih >= 0 && ih < %lld && iw >= 0 && iw < %lld)\n"
+			 "\t\t\t\t\ta = OX_LD(xn[(ih * %lld + iw) * %lld + c]);\n",
+			 C, C, KW, KW, tm, IH, IW, IW, C);
+	}
+	snprintf(lb, sizeof lb, "\t\t\t\tb = OX_LD(w[k * %lld + p]);\n", O);
+	snprintf(M_, sizeof M_, "%lld", P);
+	snprintf(N_, sizeof N_, "%lld", O);
+	if (S > 1) { /* the parts go to the workspace */
+		char *yp = strstr(t.s, "OX_T *__restrict__ y");
+		ox_buf u = {0};
+		ox_buf_printf(&u, "%.*sOX_T *__restrict__ y, float *__restrict__ ws%s", (int)(yp - t.s), t.s,
+			      yp + strlen("OX_T *__restrict__ y"));
+		ox_buf_free(&t);
+		t = u;
+	}
+	ox_buf_printf(&t, "\tconst long nb = blockIdx.z / %d, ks0 = blockIdx.z %% %d * %lldL;\n"
+			  "\tconst long ks1 = ks0 + %lld < %lld ? ks0 + %lld : %lld;\n"
+			  "\tconst OX_T *xn = x + nb * %lld;\n",
+		      S, S, KS, KS, K, KS, K, IH * IW * C);
+	ox_cu_tile geo;
+	ox_cu_tile_loop(&t, T, T, M_, N_, la, lb, ox_cu_tile_kind(cg, y->dtype), &geo);
+	ox_buf_printf(&t, "\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++) {\n"
+			  "\t\tconst long m = m0 + %s, p = p0 + %s;\n"
+			  "\t\tif (m >= %lld || p >= %lld)\n\t\t\tcontinue;\n",
+		      geo.ne, geo.row, geo.col, P, O);
+	if (S > 1) {
+		/* split blockIdx.z % S's part, into the workspace [N*S][P][O] */
+		ox_buf_printf(&t, "\t\tws[((long)blockIdx.z * %lld + m) * %lld + p] = acc[e];\n"
+				  "\t}\n\t(void)y, (void)bias;\n}\n\n",
+			      P, O);
+		/* the sum of the parts, bias and epilogue: a thread per output */
+		ox_buf_printf(&t, "__global__ void %s_sum(const float *__restrict__ ws, const OX_T *__restrict__ bias,\n"
+				  "\t\tOX_T *__restrict__ y%s)\n{\n"
+				  "\tconst long i = (long)blockIdx.x * 256 + threadIdx.x;\n\tif (i >= %lldL)\n\t\treturn;\n"
+				  "\tconst long o = i %% %lld, m = i / %lld %% %lld, nb = i / %lld;\n"
+				  "\tfloat v = %s;\n"
+				  "\tfor (int s = 0; s < %d; s++)\n\t\tv += ws[((nb * %d + s) * %lld + m) * %lld + o];\n",
+			      kname, params.s ? params.s : "", N * P * O, O, O, P, P * O, hasb ? "OX_LD(bias[o])" : "0.0f",
+			      S, S, P, O);
+		if (ox_cu_epilogue(cg, g, n, &t, "o", "i", 1))
+			goto fail;
+		ox_buf_puts(&t, "\ty[i] = OX_ST(v);\n}\n\n");
+		ox_cg_printf(cg, "\tOX_LAUNCH(%s, dim3(%lld, %lld, %lld), %d, 0, ox_st, in0, in1, %s, out0, ox_cu_ws%s);\n",
+			     kname, (O + T - 1) / T, (P + T - 1) / T, N * S, geo.nt, hasb ? "in2" : "nullptr",
+			     args.s ? args.s : "");
+		ox_cg_printf(cg, "\tOX_LAUNCH(%s_sum, %lld, 256, 0, ox_st, ox_cu_ws, %s, out0%s);\n", kname,
+			     (N * O * P + 255) / 256, hasb ? "in2" : "nullptr", args.s ? args.s : "");
+	} else {
+		ox_buf_printf(&t, "\t\tconst long yi = (nb * %lld + m) * %lld + p;\n"
+				  "\t\tfloat v = acc[e]%s;\n",
+			      P, O, hasb ? " + OX_LD(bias[p])" : "");
+		if (ox_cu_epilogue(cg, g, n, &t, "p", "yi", 2))
+			goto fail;
+		ox_buf_puts(&t, "\t\ty[yi] = OX_ST(v);\n\t}\n}\n\n");
+		ox_cg_printf(cg, "\tOX_LAUNCH(%s, dim3(%lld, %lld, %lld), %d, 0, ox_st, in0, in1, %s, out0%s);\n", kname,
+			     (O + T - 1) / T, (P + T - 1) / T, N, geo.nt, hasb ? "in2" : "nullptr", args.s ? args.s : "");
+	}
+	ox_cu_finish(cg, g, n, kname, &t);
+	ox_buf_free(&params), ox_buf_free(&args);
+	return 0;
+fail:
+	ox_buf_free(&t), ox_buf_free(&params), ox_buf_free(&args);
+	return -1;
+}
+
+/* GlobalAveragePool / GlobalMaxPool: a thread per image and channel */
+static int emit_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
+	if (!nhwc(x) || !nhwc(y) || !ox_cu_ftype(x->dtype) || y->dtype != x->dtype)
+		return 1;
+	const int ismax = n->op == OX_OP_GlobalMaxPool;
+	const long long N = x->shape.d[0], C = x->shape.d[1], P = x->shape.d[2] * x->shape.d[3];
+	char res[64] = "a";
+	if (!ismax)
+		snprintf(res, sizeof res, "a / (float)%lld", P);
+	char kname[200];
+	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_buf t = {0};
+	char xs[128];
+	ox_shape_str(g, &x->shape, xs, sizeof xs);
+	ox_buf_printf(&t, "/* %s: %s, NHWC: %s */\n"
+			  "__global__ void __launch_bounds__(256) %s(const OX_T *__restrict__ x, OX_T *__restrict__ y)\n{\n"
+			  "\tconst long i = (long)blockIdx.x * 256 + threadIdx.x;\n\tif (i >= %lldL)\n\t\treturn;\n"
+			  "\tconst OX_T *xn = x + i / %lld * %lld + i %% %lld;\n\tfloat a = %s;\n"
+			  "\tfor (long p = 0; p < %lld; p++) {\n\t\tconst float v = OX_LD(xn[p * %lld]);\n\t\ta = %s;\n\t}\n"
+			  "\ty[i] = OX_ST(%s);\n}\n\n",
+		      cg->fname, n->optype, xs, kname, N * C, C, P * C, C,
+		      ismax ? "-INFINITY" : "0.0f", P, C, ismax ? "v > a || v != v ? v : a" : "a + v", res);
+	ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, in0, out0);\n", kname, (N * C + 255) / 256);
+	ox_cu_finish(cg, g, n, kname, &t);
+	return 0;
+}
+
+/* onnxcc::Reorder between plain [N,C,H,W] and blocked [N][C/b][H][W][b],
+ * any b (NHWC on the GPU): a thread per element of the blocked side's
+ * storage when making it (lanes past C zero), of the plain one otherwise */
+static int emit_reorder(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
+	const int tob = y->layout == OX_L_BLOCKED;
+	const ox_value *bv = tob ? y : x, *pv = tob ? x : y;
+	if (x->shape.rank != 4 || bv->layout != OX_L_BLOCKED || pv->layout || ox_shape_is_rt(g, &x->shape) ||
+	    x->dtype != y->dtype)
+		return 1;
+	const long long N = x->shape.d[0], C = x->shape.d[1], S = x->shape.d[2] * x->shape.d[3], b = bv->lp[0];
+	const long long CB = (C + b - 1) / b, tot = tob ? N * CB * S * b : N * C * S;
+	const char *ty = ox_cg_ctype(x->dtype);
+	char kname[200], params[256];
+	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	snprintf(params, sizeof params, "const %s *__restrict__ x, %s *__restrict__ y", ty, ty);
+	ox_buf t = {0}, body = {0};
+	ox_buf_printf(&t, "/* %s: [%lld,%lld,%lld,%lld] %s -> %s, channel blocks of %lld */\n", cg->fname, N, C,
+		      (long long)x->shape.d[2], (long long)x->shape.d[3], ox_layout_names[x->layout],
+		      ox_layout_names[y->layout], b);
+	if (tob) /* i0..i3: image, channel block, position, lane */
+		ox_buf_printf(&body, "\tconst long c = i1 * %lld + i3;\n"
+				     "\ty[i] = c < %lld ? x[(i0 * %lld + c) * %lld + i2] : (%s)0;\n",
+			      b, C, C, S, ty);
+	else /* i0..i2: image, channel, position */
+		ox_buf_printf(&body, "\ty[i] = x[((i0 * %lld + i1 / %lld) * %lld + i2) * %lld + i1 %% %lld];\n", CB, b, S, b,
+			      b);
+	const int64_t dims[4] = {N, tob ? CB : C, S, b};
+	ox_cu_index_kernel(&t, kname, params, dims, tob ? 4 : 3, body.s);
+	if (tot > 0)
+		ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, in0, out0);\n", kname, (tot + 255) / 256);
+	if (ox_cu_fits32(g, n))
+		ox_cu_narrow(&t);
+	ox_cg_helper(cg, kname, t.s);
+	ox_buf_free(&t), ox_buf_free(&body);
+	return 0;
+}
+
+int ox_cu_emit_nhwc(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	switch (n->op) {
+	case OX_OP_Reorder:
+		return emit_reorder(cg, g, n);
+	case OX_OP_Conv:
+		return emit_conv(cg, g, n);
+	case OX_OP_MaxPool:
+		return ox_cu_emit_window(cg, g, n);
+	case OX_OP_GlobalAveragePool:
+	case OX_OP_GlobalMaxPool:
+		return emit_globalpool(cg, g, n);
+	}
+	return 1;
+}
