@@ -1278,6 +1278,8 @@ int ox_cu_emit(ox_cg *cg, ox_graph *g, ox_node *n)
 	else if (n->op == OX_OP_LSTM || n->op == OX_OP_GRU || n->op == OX_OP_RNN)
 		rc = ox_cu_emit_rnn(cg, g, n);
 	else if (n->op == OX_OP_QConv || n->op == OX_OP_QMatMul || n->op == OX_OP_QAdd || n->op == OX_OP_QRescale ||
+		 n->op == OX_OP_ConvInteger || n->op == OX_OP_QLinearConv || n->op == OX_OP_MatMulInteger ||
+		 n->op == OX_OP_QLinearMatMul ||
 		 n->op == OX_OP_QPool || n->op == OX_OP_QuantizeLinear || n->op == OX_OP_DequantizeLinear)
 		rc = ox_cu_emit_quant(cg, g, n);
 	else if (is_ew(n->op))

@@ -1,4 +1,4 @@
-/* cuda_quant.c: the CUDA kernels of int8 QDQ models (--target cuda).
+/* cuda_quant.c: the CUDA kernels of int8 models (--target cuda).
  *
  * opt/qdq.c rewrites a QDQ model into onnxcc's integer ops; here each
  * becomes a kernel whose arithmetic is the C target's, so the two targets
@@ -7,7 +7,9 @@
  *       OX_CU_TILE_INT): int operands with their zero points subtracted
  *       (a padded tap is 0), sums modulo 2^32 as the C kernels take them,
  *       then the bias and templates/qint.c's ox_qi_rq per output channel
- *       (its tables static device data beside the kernel);
+ *       (its tables static device data beside the kernel); the QOperator
+ *       form's ConvInteger, QLinearConv, MatMulInteger and QLinearMatMul
+ *       on the same tiles (their zero points and scales inputs);
  *   QAdd, QRescale, QPool: a thread per output running the statements the
  *       C emitter prints in its loop (codegen/quant.h);
  *   QuantizeLinear, DequantizeLinear (per tensor, per axis, blocked): a
@@ -21,70 +23,119 @@
 #include <stdio.h>
 #include <string.h>
 
-/* QConv with 1 to 3 spatial axes, QMatMul with a [K, N] weight matrix: the
- * product on integer tiles, requantized per output channel */
+/* input k of n as a C expression "in<k>[at]" (at "0" when it holds one
+ * value), converted by conv ("(int)", ...); def when absent */
+static const char *opnd(ox_graph *g, ox_node *n, int k, const char *at, const char *conv, const char *def, char *buf,
+			size_t sz)
+{
+	const ox_value *v = ox_in(g, n, k);
+	if (!v)
+		snprintf(buf, sz, "%s", def);
+	else
+		snprintf(buf, sz, "%sin%d[%s]", conv, k, ox_shape_numel(&v->shape) > 1 ? at : "0");
+	return buf;
+}
+
+/* The integer products on integer tiles, requantized per output channel:
+ * onnxcc::QConv and QMatMul (their zero points and fixed-point multipliers
+ * computed by opt/qdq.c: attributes, static device tables), and the ONNX
+ * ops as models give them (zero points and scales are inputs, read on the
+ * device): ConvInteger and MatMulInteger (the int32 sums), QLinearConv and
+ * QLinearMatMul (the C target's requantization: the f32 multiplier x_scale
+ * w_scale / y_scale, sum times it plus y_zero_point rounded in double,
+ * each operation rounded as the C target's, saturated). Convolutions of 1
+ * to 3 spatial axes; the MatMuls with a [K, N] second operand. */
 static int emit_qgemm(ox_cg *cg, ox_graph *g, ox_node *n)
 {
-	ox_value *x = ox_in(g, n, 0), *w = ox_in(g, n, 1), *y = ox_out(g, n, 0);
-	const int conv = n->op == OX_OP_QConv, hasb = n->nin > 2 && n->in[2] >= 0;
-	if (conv ? x->shape.rank < 3 || x->shape.rank > 5 : w->shape.rank != 2 || x->shape.rank < 1)
+	const int op = n->op, q = op == OX_OP_QConv || op == OX_OP_QMatMul;
+	const int lin = op == OX_OP_QLinearConv || op == OX_OP_QLinearMatMul;
+	const int conv = op == OX_OP_QConv || op == OX_OP_ConvInteger || op == OX_OP_QLinearConv;
+	const int iw = lin ? 3 : 1, ib = q ? 2 : op == OX_OP_QLinearConv ? 8 : -1, ixz = q ? -1 : 2;
+	const int iwz = q ? -1 : lin ? 5 : 3;
+	ox_value *x = ox_in(g, n, 0), *w = ox_in(g, n, iw), *y = ox_out(g, n, 0);
+	const int hasb = ib >= 0 && ox_in(g, n, ib);
+	if (!x || !w || !y || (conv ? x->shape.rank < 3 || x->shape.rank > 5 : w->shape.rank != 2 || x->shape.rank < 1))
 		return 1;
-	char kname[200], tab[256], la[512], lb[1024], rq[512], m_[32], n_[32];
+	for (int k = 1; lin && k <= 6; k += (k == 1 ? 3 : 2)) /* the scales 1, 4, 6 */
+		if (!ox_in(g, n, k) || ox_in(g, n, k)->dtype != OX_F32)
+			return 1;
+	char kname[200], tab[256], la[512], lb[1024], rq[512], m_[32], n_[32], b1[96], b2[96], b3[96];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	const char *xt = ox_cg_ctype(x->dtype), *wt = ox_cg_ctype(w->dtype), *yt = ox_cg_ctype(y->dtype);
-	const long long zx = ox_cg_qi_at(n, "ox_zp", 0);
 	ox_buf t = {0};
 	/* the geometry: Z products of [Mm x K] x [K x Np], output channel o */
-	long long Z, Mm, Np, K, G = 1, O, C = 0, P = 0, Og = 0, IS = 0;
-	ox_cu_win q;
+	long long Z, Mm, Np, K, G = 1, O, C = 0, P = 0, Og = 0, IS = 0, MR = 1;
+	ox_cu_win win;
+	char xs[128], ys[128];
+	ox_shape_str(g, &x->shape, xs, sizeof xs), ox_shape_str(g, &y->shape, ys, sizeof ys);
 	if (conv) {
-		if (ox_cu_window(g, n, x, w, y, &q))
+		if (ox_cu_window(g, n, x, w, y, &win))
 			return -1;
 		G = ox_attr_int(n, "group", 1), C = x->shape.d[1], O = w->shape.d[0];
-		Og = O / G, P = q.O[0] * q.O[1] * q.O[2], K = C / G * q.K[0] * q.K[1] * q.K[2];
-		IS = q.I[0] * q.I[1] * q.I[2], Z = x->shape.d[0] * G, Mm = Og, Np = P;
-		char xs[128], ys[128];
-		ox_shape_str(g, &x->shape, xs, sizeof xs), ox_shape_str(g, &y->shape, ys, sizeof ys);
-		ox_buf_printf(&t, "/* %s: onnxcc::QConv %d-D, kernel %lldx%lldx%lld, stride %lldx%lldx%lld, dilation "
+		Og = O / G, P = win.O[0] * win.O[1] * win.O[2], K = C / G * win.K[0] * win.K[1] * win.K[2];
+		IS = win.I[0] * win.I[1] * win.I[2], Z = x->shape.d[0] * G, Mm = Og, Np = P;
+		ox_buf_printf(&t, "/* %s: %s %d-D, kernel %lldx%lldx%lld, stride %lldx%lldx%lld, dilation "
 				  "%lldx%lldx%lld, pads %lld,%lld,%lld, group %lld: %s %s -> %s %s, integer tiles */\n",
-			      cg->fname, q.nsp, (long long)q.K[0], (long long)q.K[1], (long long)q.K[2], (long long)q.S[0],
-			      (long long)q.S[1], (long long)q.S[2], (long long)q.D[0], (long long)q.D[1], (long long)q.D[2],
-			      (long long)q.P[0], (long long)q.P[1], (long long)q.P[2], G, ox_cg_sfx(x->dtype), xs,
-			      ox_cg_sfx(y->dtype), ys);
+			      cg->fname, n->optype, win.nsp, (long long)win.K[0], (long long)win.K[1], (long long)win.K[2],
+			      (long long)win.S[0], (long long)win.S[1], (long long)win.S[2], (long long)win.D[0],
+			      (long long)win.D[1], (long long)win.D[2], (long long)win.P[0], (long long)win.P[1],
+			      (long long)win.P[2], G, ox_cg_sfx(x->dtype), xs, ox_cg_sfx(y->dtype), ys);
 	} else {
 		K = w->shape.d[0], O = w->shape.d[1];
 		Z = 1, Mm = ox_shape_numel(&x->shape) / (K ? K : 1), Np = O;
-		ox_buf_printf(&t, "/* %s: onnxcc::QMatMul %s [%lld x %lld] x %s [%lld x %lld] -> %s, integer tiles */\n",
-			      cg->fname, ox_cg_sfx(x->dtype), Mm, K, ox_cg_sfx(w->dtype), K, O, ox_cg_sfx(y->dtype));
+		MR = x->shape.rank > 1 ? x->shape.d[x->shape.rank - 2] : 1; /* a per-row operand's rows */
+		ox_buf_printf(&t, "/* %s: %s %s %s x %s [%lld x %lld] -> %s %s, integer tiles */\n", cg->fname, n->optype,
+			      ox_cg_sfx(x->dtype), xs, ox_cg_sfx(w->dtype), K, O, ox_cg_sfx(y->dtype), ys);
 	}
 	if (Mm * Np * Z == 0 || K == 0) {
 		ox_buf_free(&t);
 		return 1; /* (the C function's empty loops) */
 	}
-	snprintf(tab, sizeof tab, "%s_wz", kname);
-	ox_cg_qi_table(&t, n, "ox_wz", "", tab, O, 0);
-	snprintf(tab, sizeof tab, "%s_rm", kname);
-	ox_cg_qi_table(&t, n, "ox_m", "", tab, O, 0);
-	snprintf(tab, sizeof tab, "%s_rs", kname);
-	ox_cg_qi_table(&t, n, "ox_s", "", tab, O, 0);
-	ox_buf_printf(&t, "__global__ void %s(const %s *__restrict__ x, const %s *__restrict__ w,\n"
-			  "\t\tconst int32_t *__restrict__ bias, %s *__restrict__ y)\n{\n"
-			  "\tconst long ks0 = 0, ks1 = %lld;\n",
-		      kname, xt, wt, yt, K);
+	/* the zero points: of x (row m of a MatMul's), of w's output channel o */
+	char xz[96], wz[256], row[64];
+	snprintf(row, sizeof row, "m %% %lld", MR);
+	if (q) {
+		snprintf(tab, sizeof tab, "%s_wz", kname);
+		ox_cg_qi_table(&t, n, "ox_wz", "", tab, O, 0);
+		snprintf(tab, sizeof tab, "%s_rm", kname);
+		ox_cg_qi_table(&t, n, "ox_m", "", tab, O, 0);
+		snprintf(tab, sizeof tab, "%s_rs", kname);
+		ox_cg_qi_table(&t, n, "ox_s", "", tab, O, 0);
+		snprintf(xz, sizeof xz, "%lld", ox_cg_qi_at(n, "ox_zp", 0));
+		snprintf(wz, sizeof wz, "%s_wz[o]", kname);
+	} else {
+		opnd(g, n, ixz, conv ? "0" : row, "(int)", "0", xz, sizeof xz);
+		opnd(g, n, iwz, "o", "(int)", "0", wz, sizeof wz);
+	}
+	ox_buf_printf(&t, "__global__ void %s(", kname);
+	for (int k = 0; k < n->nin; k++)
+		ox_buf_printf(&t, "const %s *__restrict__ in%d, ",
+			      ox_cg_ctype(n->in[k] >= 0 ? g->vals[n->in[k]].dtype : OX_U8), k);
+	ox_buf_printf(&t, "%s *__restrict__ y)\n{\n\tconst long ks0 = 0, ks1 = %lld;\n", yt, K);
 	if (conv) {
 		/* A: the group's weights [Og x K]; B: the image's windows [K x P] */
 		ox_buf_printf(&t, "\tconst long nb = blockIdx.z / %lld, gi = blockIdx.z %% %lld;\n"
-				  "\tconst %s *xg = x + (nb * %lld + gi * %lld) * %lld;\n"
-				  "\tconst %s *wg = w + gi * %lld;\n",
-			      G, G, xt, C, C / G, IS, wt, Og * K);
-		snprintf(la, sizeof la, "\t\t\t\ta = (int)wg[m * %lldL + k] - %s_wz[gi * %lld + m];\n", K, kname, Og);
-		char post[64];
-		snprintf(post, sizeof post, "] - %lld;", zx);
-		ox_cu_window_load(lb, sizeof lb, &q, "b = (int)xg[", post);
+				  "\tconst %s *xg = in0 + (nb * %lld + gi * %lld) * %lld;\n"
+				  "\tconst %s *wg = in%d + gi * %lld;\n",
+			      G, G, xt, C, C / G, IS, wt, iw, Og * K);
+		char post[160], wzo[300];
+		snprintf(wzo, sizeof wzo, "%s", wz);
+		/* (the weights' zero point of output channel o = gi Og + m) */
+		char *oo = strstr(wzo, "[o]");
+		if (oo)
+			snprintf(oo, sizeof wzo - (size_t)(oo - wzo), "[gi * %lld + m]", Og);
+		snprintf(la, sizeof la, "\t\t\t\ta = (int)wg[m * %lldL + k] - %s;\n", K, wzo);
+		snprintf(post, sizeof post, "] - %s;", xz);
+		ox_cu_window_load(lb, sizeof lb, &win, "b = (int)xg[", post);
 	} else {
 		/* A: the rows of x [Mm x K]; B: the weights [K x O] */
-		snprintf(la, sizeof la, "\t\t\t\ta = (int)x[m * %lldL + k] - %lld;\n", K, zx);
-		snprintf(lb, sizeof lb, "\t\t\t\tb = (int)w[k * %lldL + p] - %s_wz[p];\n", O, kname);
+		char wzp[300];
+		snprintf(wzp, sizeof wzp, "%s", wz);
+		char *oo = strstr(wzp, "[o]");
+		if (oo)
+			snprintf(oo, sizeof wzp - (size_t)(oo - wzp), "[p]");
+		snprintf(la, sizeof la, "\t\t\t\ta = (int)in0[m * %lldL + k] - %s;\n", K, xz);
+		snprintf(lb, sizeof lb, "\t\t\t\tb = (int)in%d[k * %lldL + p] - %s;\n", iw, O, wzp);
 	}
 	snprintf(m_, sizeof m_, "%lld", Mm);
 	snprintf(n_, sizeof n_, "%lld", Np);
@@ -98,16 +149,34 @@ static int emit_qgemm(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (conv)
 		ox_buf_printf(&t, "\t\tconst long o = gi * %lld + m, yi = (nb * %lld + o) * %lld + p;\n", Og, O, P);
 	else
-		ox_buf_printf(&t, "\t\tconst long o = p, yi = m * %lld + p;\n", O);
+		ox_buf_printf(&t, "\t\tconst long o = p, yi = m * %lld + p;\n\t\t(void)o;\n", O);
 	/* the bias and the sums added modulo 2^32, as the C kernels do */
-	ox_buf_printf(&t, "\t\tconst int32_t a = (int32_t)(acc[e]%s);\n", hasb ? " + (unsigned)bias[o]" : "");
-	char rm[300], rs[300];
-	snprintf(rm, sizeof rm, "%s_rm[o]", kname);
-	snprintf(rs, sizeof rs, "%s_rs[o]", kname);
-	ox_cg_qi_out(rq, sizeof rq, n, "a", rm, rs, 1);
-	ox_buf_printf(&t, "\t\ty[yi] = (%s)%s;\n\t}\n%s}\n\n", yt, rq, hasb ? "" : "\t(void)bias;\n");
-	ox_cg_printf(cg, "\tOX_LAUNCH(%s, dim3(%lld, %lld, %lld), %d, 0, ox_st, in0, in1, %s, out0);\n", kname,
-		     (Np + T - 1) / T, (Mm + T - 1) / T, Z, geo.nt, hasb ? "in2" : "nullptr");
+	char bias[64] = "";
+	if (hasb)
+		snprintf(bias, sizeof bias, " + (unsigned)in%d[o]", ib);
+	ox_buf_printf(&t, "\t\tconst int32_t a = (int32_t)(acc[e]%s);\n", bias);
+	if (q) {
+		char rm[300], rs[300];
+		snprintf(rm, sizeof rm, "%s_rm[o]", kname);
+		snprintf(rs, sizeof rs, "%s_rs[o]", kname);
+		ox_cg_qi_out(rq, sizeof rq, n, "a", rm, rs, 1);
+	} else if (lin) {
+		long lo, hi;
+		ox_cg_qrange(y->dtype, &lo, &hi);
+		ox_cg_use_qsat(cg);
+		ox_buf_printf(&t, "\t\tconst float mu = __fdiv_rn(__fmul_rn(%s, %s), in6[0]);\n",
+			      opnd(g, n, 1, conv ? "0" : row, "", "", b1, sizeof b1), opnd(g, n, 4, "o", "", "", b2, sizeof b2));
+		snprintf(rq, sizeof rq, "ox_qsat(rint(__dadd_rn(__dmul_rn((double)a, (double)mu), (double)%s)), %ld, %ld)",
+			 opnd(g, n, 7, "0", "", "0", b3, sizeof b3), lo, hi);
+	} else {
+		snprintf(rq, sizeof rq, "a");
+	}
+	ox_buf_printf(&t, "\t\ty[yi] = (%s)%s;\n\t}\n}\n\n", yt, rq);
+	ox_cg_printf(cg, "\tOX_LAUNCH(%s, dim3(%lld, %lld, %lld), %d, 0, ox_st, ", kname, (Np + T - 1) / T,
+		     (Mm + T - 1) / T, Z, geo.nt);
+	for (int k = 0; k < n->nin; k++)
+		ox_cg_printf(cg, n->in[k] >= 0 ? "in%d, " : "nullptr, ", k);
+	ox_cg_printf(cg, "out0);\n");
 	ox_cu_finish(cg, g, n, kname, &t);
 	return 0;
 }
@@ -186,7 +255,8 @@ int ox_cu_emit_quant(ox_cg *cg, ox_graph *g, ox_node *n)
 	/* (templates/qint.c's C convolution calls ox_qconv_sums: that first) */
 	if (ox_cg_use(cg, "quant_conv_sums", OX_U8) || ox_cg_use(cg, "qint", OX_U8))
 		return ox_error(g, n, "kernel templates templates/quant_conv_sums.c, qint.c are missing");
-	if (n->op == OX_OP_QConv || n->op == OX_OP_QMatMul)
+	if (n->op == OX_OP_QConv || n->op == OX_OP_QMatMul || n->op == OX_OP_ConvInteger || n->op == OX_OP_QLinearConv ||
+	    n->op == OX_OP_MatMulInteger || n->op == OX_OP_QLinearMatMul)
 		return emit_qgemm(cg, g, n);
 	ox_buf b = {0};
 	int64_t d[3];

@@ -25,13 +25,18 @@ static const char qsat_text[] =
 	"static inline int32_t ox_qsat(double v, double lo, double hi)\n"
 	"{\n\treturn v >= hi ? (int32_t)hi : v > lo ? (int32_t)v : (int32_t)lo;\n}\n";
 
+void ox_cg_use_qsat(ox_cg *cg)
+{
+	ox_cg_helper(cg, "ox_qsat", qsat_text);
+}
+
 static int is_f8(int dt)
 {
 	return dt >= OX_F8E4M3FN && dt <= OX_F8E5M2FNUZ;
 }
 
 /* range of an integer quantized type */
-static void qrange(int dt, long *lo, long *hi)
+void ox_cg_qrange(int dt, long *lo, long *hi)
 {
 	switch (dt) {
 	case OX_I8: *lo = -128, *hi = 127; return;
@@ -138,7 +143,7 @@ void ox_cg_qdq_stmt(ox_buf *b, ox_graph *g, ox_node *n, const char *ind, int dq)
 		return;
 	}
 	long lo, hi;
-	qrange(y->dtype, &lo, &hi);
+	ox_cg_qrange(y->dtype, &lo, &hi);
 	ox_buf_printf(b, "%sout0[k] = (%s)ox_qsat(%s(%s) + z, %ld, %ld);\n", ind, ox_cg_ctype(y->dtype),
 		     prec == OX_F64 ? "rint" : "(double)rintf", q, lo, hi);
 }
@@ -340,7 +345,7 @@ static int emit_mmi(ox_cg *cg, ox_graph *g, ox_node *n, int ql)
 	 * multiplier rounded in the scales' type as numpy does */
 	int sdt = ox_in(g, n, 1)->dtype;
 	long lo, hi;
-	qrange(y->dtype, &lo, &hi);
+	ox_cg_qrange(y->dtype, &lo, &hi);
 	char e[64];
 	snprintf(e, sizeof e, "in1[%s]", vidx(g, n, 1, "i"));
 	ox_cg_printf(cg, "\t\t\tconst float asc = %s;\n", ox_cg_load(sdt, e));
@@ -414,7 +419,7 @@ static int emit_convi(ox_cg *cg, ox_graph *g, ox_node *n, int ql)
 	ox_cg_printf(cg, "\t}\n");
 	long lo = 0, hi = 0;
 	if (ql)
-		qrange(y->dtype, &lo, &hi);
+		ox_cg_qrange(y->dtype, &lo, &hi);
 	ox_cg_printf(cg, "\tox_qconv((const uint8_t *)in0, (const uint8_t *)in%d, %s, %s, %s, %s, %s, %ld, %ld,\n", iw,
 		     ql && n->nin > 8 && n->in[8] >= 0 ? "in8" : "NULL", ql ? "NULL" : "out0",
 		     ql ? "(uint8_t *)out0" : "NULL", ql ? "mult" : "NULL", ql ? "(int32_t)in7[0]" : "0", lo, hi);

@@ -14,6 +14,12 @@ int ox_cg_qdq_use(ox_cg *cg, ox_graph *g, ox_node *n, int dq);
 void ox_cg_qdq_decl(ox_buf *b, ox_graph *g, ox_node *n, const char *ind, const char *idx, int zdt);
 void ox_cg_qdq_stmt(ox_buf *b, ox_graph *g, ox_node *n, const char *ind, int dq);
 
+/* the range of integer type dt (the 8-bit ones, 4-, 2-, 16-bit); ox_qsat
+ * (double v clamped to [lo, hi], NaN giving lo) added to the helpers:
+ * QLinearConv's and QLinearMatMul's requantization */
+void ox_cg_qrange(int dt, long *lo, long *hi);
+void ox_cg_use_qsat(ox_cg *cg);
+
 /* element i of an INTS attribute of the integer ops (0 when absent) */
 long long ox_cg_qi_at(const ox_node *n, const char *attr, int i);
 /* `static const int32_t name[len] = {...};` of attribute attr (one value

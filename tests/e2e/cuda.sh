@@ -23,14 +23,16 @@
 #    kernels compute in f32 and round once per fused node, the C target
 #    once per node); and $CUDA_TF32_MODELS with --tf32 against ONNX Runtime
 #    at 1e-2 normwise (TF32 products keep 11 bits).
-# 5. int8 QDQ models ($CUDA_INT8_MODELS: examples/digits' and
-#    tests/e2e/quant's (conv13_int8: 1-D and 3-D convolutions), and the
-#    zoo's resnet18 quantized by
+# 5. int8 models ($CUDA_INT8_MODELS: examples/digits' and tests/e2e/quant's
+#    QDQ ones (conv13_int8: 1-D and 3-D convolutions), qop_int8 (the
+#    QOperator form: QLinearConv, ConvInteger, QLinearMatMul, MatMulInteger;
+#    make_qop.py), and the zoo's resnet18 quantized by
 #    examples/digits/quantize.py on 8 noisy copies of its input as
-#    bench/int8_bench.sh does), whose integer ops (opt/qdq.c) run on the kernels
-#    of codegen/cuda_quant.c: the emulated program's outputs byte for byte
-#    the C target's on 2 inputs (integer arithmetic, the same
-#    requantization); with nvcc, compiled for sm_80 and sm_90 as in 2.
+#    bench/int8_bench.sh does), whose integer ops (opt/qdq.c's, and the
+#    QOperator ones) run on the kernels of codegen/cuda_quant.c: the
+#    emulated program's outputs, all of them, byte for byte the C target's
+#    on 2 inputs (integer arithmetic, the same requantization); with nvcc,
+#    compiled for sm_80 and sm_90 as in 2.
 # 6. NHWC (opt/layout.c, codegen/cuda_nhwc.c): a model of every op the NHWC
 #    kernels take, f32, f16, bf16 and with --cuda-layout nchw, against the C
 #    target (below).
@@ -47,7 +49,7 @@ EMU=${CUDA_EMU_MODELS:-squeezenet1_1 mobilenet_v2 bert_encoder transformer_encod
 NV=${CUDA_NVCC_MODELS:-resnet18 resnet50 mobilenet_v2 squeezenet1_1 efficientnet_b0 shufflenet_v2_x1_0 transformer_encoder transformer_encoder_op17 lstm gru dynbatch vit_patch unet_small bert_encoder}
 HALF=${CUDA_HALF_MODELS:-squeezenet1_1:f16 bert_encoder:f16 squeezenet1_1:bf16}
 TF32=${CUDA_TF32_MODELS:-squeezenet1_1 bert_encoder}
-INT8=${CUDA_INT8_MODELS:-examples/digits/digits_int8.onnx tests/e2e/quant/mix_int8.onnx tests/e2e/quant/mix_uint8.onnx tests/e2e/quant/conv13_int8.onnx $DIR/int8/resnet18_int8.onnx}
+INT8=${CUDA_INT8_MODELS:-examples/digits/digits_int8.onnx tests/e2e/quant/mix_int8.onnx tests/e2e/quant/mix_uint8.onnx tests/e2e/quant/conv13_int8.onnx tests/e2e/quant/qop_int8.onnx $DIR/int8/resnet18_int8.onnx}
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 PY=${PYTHON:-/usr/bin/python3}
 fail=0
@@ -240,8 +242,10 @@ int8_one() {
 			if ! "$o/c" "$o/in/in$i.npy" -o "$o/c$i" >> "$o/log" 2>&1 ||
 				! timeout 600 "$o/cu" "$o/in/in$i.npy" -o "$o/cu$i" >> "$o/log" 2>&1; then
 				st=RUN-FAIL
-			elif ! cmp "$o/c$i/output_0.npy" "$o/cu$i/output_0.npy" >> "$o/log" 2>&1; then
-				st=DIFFERS
+			else
+				for f in "$o/c$i"/output_*.npy; do
+					cmp "$f" "$o/cu$i/${f##*/}" >> "$o/log" 2>&1 || st=DIFFERS
+				done
 			fi
 		done
 	fi
