@@ -416,10 +416,15 @@ int ox_opt_layout(ox_graph *g)
 	}
 	for (int k = 0; k < g->noutputs; k++)
 		g->outputs[k] = convert(g, &cc, g->outputs[k], 0, b);
+	/* the GPU's Conv weights, repacked once per weight value */
+	for (int i = 0; i < nv; i++)
+		cc.conv[1][i] = -1;
 	for (int i = 0; g->gpu && i < nn; i++)
 		if (blk[i] && g->nodes[i].op == OX_OP_Conv) {
-			ox_id w = gpu_weights(g, &g->nodes[i]);
-			g->nodes[i].in[1] = w;
+			ox_id v = g->nodes[i].in[1];
+			if (cc.conv[1][v] < 0)
+				cc.conv[1][v] = gpu_weights(g, &g->nodes[i]);
+			g->nodes[i].in[1] = cc.conv[1][v];
 		}
 	free(cc.conv[0]), free(cc.conv[1]);
 	free(blk), free(need);
