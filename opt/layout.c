@@ -98,14 +98,15 @@ int ox_opt_conv_blockable(ox_graph *g, const ox_node *n, int *depthwise)
 
 /* The shape an operand of a node with output shape o broadcasts as, in 4
  * dims. Blockable when it is a scalar (stays plain) or spans o's channels
- * with every other dim either o's or 1. */
+ * with every other dim either o's or 1; of rank under 4 only when constant
+ * (re-laid out here: blocked_const; a Reorder converts rank-4 values). */
 static int operand_blockable(ox_graph *g, ox_id v, const ox_shape *o, int dt, int *scalar)
 {
 	const ox_value *x = &g->vals[v];
 	*scalar = ox_shape_numel(&x->shape) == 1;
 	if (*scalar)
 		return 1;
-	if (x->shape.rank > 4 || x->dtype != dt)
+	if (x->shape.rank > 4 || x->dtype != dt || (x->shape.rank < 4 && x->kind != OX_V_CONST))
 		return 0;
 	int off = 4 - x->shape.rank;
 	for (int i = 0; i < 4; i++) {

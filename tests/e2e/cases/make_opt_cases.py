@@ -163,6 +163,15 @@ def chain_cases():
     s = n.sigmoid(n.conv(n.relu(n.conv(s, 8, 1)), 36, 1))
     n.save("se_block", n.conv(n.mul(x, s), 12, 1))
 
+    # an SE-style scale of rank 3, [C,1,1], computed (not a constant): the
+    # layout pass re-lays out constants only, so this Mul stays plain
+    seed("se_rank3")
+    n = Net(rnd(1, 10, 7, 7))
+    x = n.conv("x", 16, 3, pad=1)
+    s = n.op("GlobalAveragePool", [x], n.vals[x].mean(dim=(2, 3), keepdim=True))
+    r = n.op("Reshape", [s, n.const(np.array([16, 1, 1], np.int64), "shape")], n.vals[s].reshape(16, 1, 1))
+    n.save("se_rank3", n.relu(n.mul(x, n.sigmoid(r))))
+
     # two convs concatenated on channels, then a conv; avgpool with and without pads counted
     seed("concat_avgpool")
     n = Net(rnd(1, 8, 12, 12))
