@@ -235,7 +235,7 @@ test: all
 # SAN_EVERY-th expected-pass conformance test from the second (none of
 # conformance-sample's), the cases, 7 zoo models, 3 CUDA programs under
 # emulation (tests/sanitize.sh)
-SAN_EVERY ?= 8
+SAN_EVERY ?= 12
 .PHONY: sanitize
 SAN_CC ?= $(CC)
 sanitize: all deps-models tests/e2e/oxcmp
