@@ -284,6 +284,18 @@ int ox_cu_split_of(int64_t blocks, int64_t K)
 	return S;
 }
 
+/* a split kernel's head: the workspace ws as the parameter after its
+ * output y (the first "OX_T *__restrict__ y") */
+void ox_cu_ws_param(ox_buf *t)
+{
+	const char *y = "OX_T *__restrict__ y";
+	char *yp = strstr(t->s, y);
+	ox_buf u = {0};
+	ox_buf_printf(&u, "%.*s%s, float *__restrict__ ws%s", (int)(yp - t->s), t->s, y, yp + strlen(y));
+	ox_buf_free(t);
+	*t = u;
+}
+
 int ox_cu_tile_kind(const ox_cg *cg, int dt)
 {
 	return dt == OX_F16 ? OX_CU_TILE_F16 : dt == OX_BF16 ? OX_CU_TILE_BF16 : cg->tf32 ? OX_CU_TILE_MMA : OX_CU_TILE_FFMA;
@@ -402,14 +414,8 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 		const int64_t KS = (K / S + 15) / 16 * 16;
 		if (S > 1 && S * Z * Og * P * 4 > cg->cu_ws)
 			cg->cu_ws = S * Z * Og * P * 4;
-		if (S > 1) { /* the parts go to the workspace */
-			char *yp = strstr(t.s, "OX_T *__restrict__ y");
-			ox_buf u = {0};
-			ox_buf_printf(&u, "%.*sOX_T *__restrict__ y, float *__restrict__ ws%s", (int)(yp - t.s), t.s,
-				      yp + strlen("OX_T *__restrict__ y"));
-			ox_buf_free(&t);
-			t = u;
-		}
+		if (S > 1) /* the parts go to the workspace */
+			ox_cu_ws_param(&t);
 		ox_buf_printf(&t, "\tconst long zz = blockIdx.z / %d, ks0 = blockIdx.z %% %d * %lldL;\n"
 				  "\tconst long ks1 = ks0 + %lld < %lld ? ks0 + %lld : %lld;\n"
 				  "\tconst long nb = zz / %lld, gi = zz %% %lld;\n"
@@ -530,12 +536,7 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	if (S > 1) {
 		if (S * q->M * N * 4 > cg->cu_ws)
 			cg->cu_ws = S * q->M * N * 4;
-		char *yp = strstr(t.s, "OX_T *__restrict__ y, long M");
-		ox_buf u = {0};
-		ox_buf_printf(&u, "%.*sOX_T *__restrict__ y, float *__restrict__ ws, long M%s", (int)(yp - t.s), t.s,
-			      yp + strlen("OX_T *__restrict__ y, long M"));
-		ox_buf_free(&t);
-		t = u;
+		ox_cu_ws_param(&t);
 		ox_buf_printf(&t, "\tconst long NN = %lld, ks0 = blockIdx.z * %lldL, ks1 = ks0 + %lld < K ? ks0 + %lld : K;\n",
 			      (long long)N, (long long)KS, (long long)KS, (long long)KS);
 	} else {

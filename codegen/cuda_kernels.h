@@ -55,6 +55,8 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
 /* split-K: the parts each tile's reduction of K is cut into, when `tiles`
  * are too few to fill the GPU (the parts summed by a second kernel) */
 int ox_cu_split_of(int64_t tiles, int64_t K);
+/* a split kernel's head: the workspace `float *ws` after its output y */
+void ox_cu_ws_param(ox_buf *t);
 /* 64 x 64 tiles when there are enough of them to fill the GPU, else 32 x 32 */
 int ox_cu_tile_of(int64_t M, int64_t N, int64_t z);
 

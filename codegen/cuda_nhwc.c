@@ -93,14 +93,8 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 	snprintf(lb, sizeof lb, "\t\t\t\tb = OX_LD(w[k * %lld + p]);\n", O);
 	snprintf(M_, sizeof M_, "%lld", P);
 	snprintf(N_, sizeof N_, "%lld", O);
-	if (S > 1) { /* the parts go to the workspace */
-		char *yp = strstr(t.s, "OX_T *__restrict__ y");
-		ox_buf u = {0};
-		ox_buf_printf(&u, "%.*sOX_T *__restrict__ y, float *__restrict__ ws%s", (int)(yp - t.s), t.s,
-			      yp + strlen("OX_T *__restrict__ y"));
-		ox_buf_free(&t);
-		t = u;
-	}
+	if (S > 1) /* the parts go to the workspace */
+		ox_cu_ws_param(&t);
 	ox_buf_printf(&t, "\tconst long nb = blockIdx.z / %d, ks0 = blockIdx.z %% %d * %lldL;\n"
 			  "\tconst long ks1 = ks0 + %lld < %lld ? ks0 + %lld : %lld;\n"
 			  "\tconst OX_T *xn = x + nb * %lld;\n",
