@@ -91,9 +91,14 @@ static int emit_qgemm(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_buf_free(&t);
 		return 1; /* (the C function's empty loops) */
 	}
-	/* the zero points: of x (row m of a MatMul's), of w's output channel o */
-	char xz[96], wz[256], row[64];
+	/* the zero points: of x (row m of a MatMul's), of w's output channel,
+	 * which is gi Og + m in a convolution's A loads, p in a MatMul's B loads */
+	char xz[96], wz[320], row[64], wo[64];
 	snprintf(row, sizeof row, "m %% %lld", MR);
+	if (conv)
+		snprintf(wo, sizeof wo, "gi * %lld + m", Og);
+	else
+		snprintf(wo, sizeof wo, "p");
 	if (q) {
 		snprintf(tab, sizeof tab, "%s_wz", kname);
 		ox_cg_qi_table(&t, n, "ox_wz", "", tab, O, 0);
@@ -102,10 +107,10 @@ static int emit_qgemm(ox_cg *cg, ox_graph *g, ox_node *n)
 		snprintf(tab, sizeof tab, "%s_rs", kname);
 		ox_cg_qi_table(&t, n, "ox_s", "", tab, O, 0);
 		snprintf(xz, sizeof xz, "%lld", ox_cg_qi_at(n, "ox_zp", 0));
-		snprintf(wz, sizeof wz, "%s_wz[o]", kname);
+		snprintf(wz, sizeof wz, "%s_wz[%s]", kname, wo);
 	} else {
 		opnd(g, n, ixz, conv ? "0" : row, "(int)", "0", xz, sizeof xz);
-		opnd(g, n, iwz, "o", "(int)", "0", wz, sizeof wz);
+		opnd(g, n, iwz, wo, "(int)", "0", wz, sizeof wz);
 	}
 	ox_buf_printf(&t, "__global__ void %s(", kname);
 	for (int k = 0; k < n->nin; k++)
@@ -118,24 +123,14 @@ static int emit_qgemm(ox_cg *cg, ox_graph *g, ox_node *n)
 				  "\tconst %s *xg = in0 + (nb * %lld + gi * %lld) * %lld;\n"
 				  "\tconst %s *wg = in%d + gi * %lld;\n",
 			      G, G, xt, C, C / G, IS, wt, iw, Og * K);
-		char post[160], wzo[300];
-		snprintf(wzo, sizeof wzo, "%s", wz);
-		/* (the weights' zero point of output channel o = gi Og + m) */
-		char *oo = strstr(wzo, "[o]");
-		if (oo)
-			snprintf(oo, sizeof wzo - (size_t)(oo - wzo), "[gi * %lld + m]", Og);
-		snprintf(la, sizeof la, "\t\t\t\ta = (int)wg[m * %lldL + k] - %s;\n", K, wzo);
+		char post[160];
+		snprintf(la, sizeof la, "\t\t\t\ta = (int)wg[m * %lldL + k] - %s;\n", K, wz);
 		snprintf(post, sizeof post, "] - %s;", xz);
 		ox_cu_window_load(lb, sizeof lb, &win, "b = (int)xg[", post);
 	} else {
 		/* A: the rows of x [Mm x K]; B: the weights [K x O] */
-		char wzp[300];
-		snprintf(wzp, sizeof wzp, "%s", wz);
-		char *oo = strstr(wzp, "[o]");
-		if (oo)
-			snprintf(oo, sizeof wzp - (size_t)(oo - wzp), "[p]");
 		snprintf(la, sizeof la, "\t\t\t\ta = (int)in0[m * %lldL + k] - %s;\n", K, xz);
-		snprintf(lb, sizeof lb, "\t\t\t\tb = (int)in%d[k * %lldL + p] - %s;\n", iw, O, wzp);
+		snprintf(lb, sizeof lb, "\t\t\t\tb = (int)in%d[k * %lldL + p] - %s;\n", iw, O, wz);
 	}
 	snprintf(m_, sizeof m_, "%lld", Mm);
 	snprintf(n_, sizeof n_, "%lld", Np);
