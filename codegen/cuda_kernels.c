@@ -319,7 +319,7 @@ int ox_cu_window(ox_graph *g, ox_node *n, const ox_value *x, const ox_value *w, 
 	int64_t k[3], s[3], d[3], pads[6], in[3], out[3];
 	int ap;
 	q->nsp = x->shape.rank - 2;
-	if (q->nsp < 1 || q->nsp > 3 || ox_ir_nn_window(g, n, q->nsp, &w->shape, k, s, d, pads, &ap))
+	if (q->nsp < 1 || q->nsp > 3 || ox_ir_nn_window(g, n, q->nsp, w ? &w->shape : NULL, k, s, d, pads, &ap))
 		return -1;
 	for (int i = 0; i < q->nsp; i++)
 		in[i] = x->shape.d[i + 2], out[i] = y->shape.d[i + 2];
@@ -620,28 +620,14 @@ int ox_cu_emit_window(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (!conv && n->nout > 1 && n->out[1] >= 0)
 		return 1; /* Indices: the C target's */
 	if (!x || !y || !(ox_cu_ftype(x->dtype) || i8) || y->dtype != x->dtype || ox_shape_is_rt(g, &x->shape) ||
-	    ox_shape_is_rt(g, &y->shape) || x->shape.rank != (conv ? x->shape.rank : 4) ||
+	    ox_shape_is_rt(g, &y->shape) || (!conv && x->shape.rank != 4) ||
 	    (nhwc ? y->layout != OX_L_BLOCKED || x->lp[0] != x->shape.d[1] || y->lp[0] != y->shape.d[1]
 		  : x->layout || y->layout) ||
 	    (conv && (w->dtype != x->dtype || w->layout != (nhwc ? OX_L_DWW : OX_L_PLAIN))))
 		return 1;
 	ox_cu_win q;
-	if (conv) {
-		if (ox_cu_window(g, n, x, w, y, &q))
-			return -1;
-	} else {
-		int64_t k[2], s[2], d[2], pads[4], in[2] = {x->shape.d[2], x->shape.d[3]};
-		int64_t out[2] = {y->shape.d[2], y->shape.d[3]};
-		int ap;
-		if (ox_ir_nn_window(g, n, 2, NULL, k, s, d, pads, &ap))
-			return -1;
-		ox_ir_nn_same_pads(ap, 2, in, out, k, s, d, pads);
-		q.nsp = 2;
-		for (int i = 0; i < 3; i++) {
-			q.K[i] = i ? k[i - 1] : 1, q.S[i] = i ? s[i - 1] : 1, q.D[i] = i ? d[i - 1] : 1;
-			q.P[i] = i ? pads[i - 1] : 0, q.I[i] = i ? in[i - 1] : 1, q.O[i] = i ? out[i - 1] : 1;
-		}
-	}
+	if (ox_cu_window(g, n, x, w, y, &q))
+		return -1;
 	if (q.nsp > 2)
 		return 1;
 	const long long N = x->shape.d[0], C = x->shape.d[1], KH = q.K[1], KW = q.K[2], IH = q.I[1], IW = q.I[2];
@@ -1022,34 +1008,33 @@ decline:
 	return 1;
 }
 
-/* Concat: a kernel per input, each element to its place along the axis;
- * NHWC values (concatenated over the channels, their last storage axis)
- * as [N*H*W, C] */
+/* Concat: a kernel per input, each element to its place along the axis,
+ * over the values' storage dims (ox_cu_phys): NHWC ones, concatenated over
+ * the channels, along their last storage axis (one block: b = C) */
 static int emit_concat(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *y = ox_out(g, n, 0);
 	const int nhwc = y->layout == OX_L_BLOCKED;
-	if (ox_shape_is_rt(g, &y->shape) || (y->layout && !nhwc))
+	if (ox_shape_is_rt(g, &y->shape) || (y->layout && !nhwc) || (nhwc && y->lp[0] != y->shape.d[1]))
 		return 1;
 	for (int k = 0; k < n->nin; k++) {
 		const ox_value *x = n->in[k] >= 0 ? &g->vals[n->in[k]] : NULL;
-		if (x && (ox_shape_is_rt(g, &x->shape) || x->layout != y->layout ||
-			  (nhwc && (x->lp[0] != x->shape.d[1] || y->lp[0] != y->shape.d[1]))))
+		if (x && (ox_shape_is_rt(g, &x->shape) || x->layout != y->layout || (nhwc && x->lp[0] != x->shape.d[1])))
 			return 1;
 	}
-	const ox_shape *ys = &y->shape;
-	int axis = ox_norm_axis(ox_attr_int(n, "axis", 0), ys->rank);
-	int64_t row = nhwc ? ys->d[1] : 1, off = 0;
-	for (int d = axis; d < ys->rank && !nhwc; d++)
-		row *= ys->d[d];
+	int64_t yd[OX_MAX_RANK + 1], xd[OX_MAX_RANK + 1];
+	const int yr = ox_cu_phys(y, yd), axis = nhwc ? 4 : ox_norm_axis(ox_attr_int(n, "axis", 0), yr);
+	int64_t row = 1, off = 0;
+	for (int d = axis; d < yr; d++)
+		row *= yd[d];
 	const char *ty = ox_cg_ctype(y->dtype);
 	for (int k = 0; k < n->nin; k++) {
 		if (n->in[k] < 0)
 			continue;
-		const ox_shape *xs = &g->vals[n->in[k]].shape;
-		int64_t rk = nhwc ? xs->d[1] : 1, tot = ox_shape_numel(xs);
-		for (int d = axis; d < xs->rank && !nhwc; d++)
-			rk *= xs->d[d];
+		const int xr = ox_cu_phys(&g->vals[n->in[k]], xd);
+		int64_t rk = 1, tot = ox_shape_numel(&g->vals[n->in[k]].shape);
+		for (int d = axis; d < xr; d++)
+			rk *= xd[d];
 		if (tot > 0) {
 			char kname[200], params[256], body[256];
 			snprintf(kname, sizeof kname, "%s_kernel%d", cg->fname, k);

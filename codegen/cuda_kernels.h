@@ -67,6 +67,7 @@ typedef struct {
 	int nsp;
 	int64_t K[3], S[3], D[3], P[3], I[3], O[3];
 } ox_cu_win;
+/* (w: a Conv's weights; NULL for a pool, its kernel from its attributes) */
 int ox_cu_window(ox_graph *g, ox_node *n, const ox_value *x, const ox_value *w, const ox_value *y, ox_cu_win *q);
 /* the implicit GEMM's load of B (k, p): the input tap of channel c of
  * the group at output position p, `PRE index POST` when inside the input
