@@ -2,11 +2,11 @@
 # sanitize.sh: onnxcc and the programs it writes under AddressSanitizer and
 # UndefinedBehaviorSanitizer (with LeakSanitizer), over a fixed sample.
 #
-#   tests/sanitize.sh [EVERY]        (make sanitize: 8; EVERY default 4)
+#   tests/sanitize.sh [EVERY]        (make sanitize: 15; EVERY default 4)
 #
 # 1. conformance: every EVERY-th test of tests/e2e/expected_pass.txt (its
-#    tests 2, 2+EVERY, ...: with an even EVERY, none of make test's
-#    unsanitized sample, its tests 1, 3, 5, ...), compiled by $SAN_ONNXCC (default build/san/onnxcc:
+#    tests 2, 2+EVERY, ...: with EVERY a multiple of 3, none of make test's
+#    unsanitized sample, its tests 1, 4, 7, ...), compiled by $SAN_ONNXCC (default build/san/onnxcc:
 #    make SANITIZE=1) and built with the sanitizers too;
 # 2. onnxcc's own cases (tests/e2e/cases), all of them, the same way;
 # 3. the optimizer's cases with the widest vector target this CPU runs, and
