@@ -71,7 +71,11 @@ void ox_cu_api_h(ox_buf *h, const char *P, const char *PU, int external)
 			 " * device, a stream and the CUDA Graph of a run live in the program.\n"
 			 " * Returned by any function below when a CUDA call failed; the\n"
 			 " * text of its error: %s_cuda_error(). */\n"
-			 "#define %s_ERR_CUDA (-20)\n#define %s_CUDA 1\n\n", P, PU, PU);
+			 "#define %s_ERR_CUDA (-20)\n#define %s_CUDA 1\n"
+			 "/* Returned by a run given an arena that is not 64-byte aligned\n"
+			 " * (cudaMalloc's are): the kernels load its tensors 16 bytes at a time. */\n"
+			 "#define %s_ERR_ARENA (-21)\n\n",
+		      P, PU, PU, PU);
 	ox_buf_printf(h, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
 	ox_buf_printf(h, "/* (the C target's parallel-for type; the CUDA target has no hook) */\n"
 			 "typedef void (*%s_task_fn)(void *ctx, long begin, long end);\n", P);
@@ -105,7 +109,8 @@ void ox_cu_api_h(ox_buf *h, const char *P, const char *PU, int external)
 		      P, P, PU, PU, PU, P);
 	ox_buf_printf(h, "int %s_run_device(const void *const *inputs, void *const *outputs, void *stream);\n", P);
 	ox_buf_printf(h, "/* The same with run-time shapes (see %s_run_shaped) and a device arena of\n"
-			 " * %s_ARENA_SIZE bytes (NULL: the program's). out_shapes are known\n"
+			 " * %s_ARENA_SIZE bytes, 64-byte aligned (NULL: the program's; else\n"
+			 " * _ERR_ARENA). out_shapes are known\n"
 			 " * when the call returns, but for an output with a dynamic_axis: then\n"
 			 " * the call waits for the run. */\n", P, PU);
 	ox_buf_printf(h, "int %s_run_shaped_device(void *arena, const void *const *inputs, const int64_t *const *in_shapes,\n"
@@ -115,7 +120,8 @@ void ox_cu_api_h(ox_buf *h, const char *P, const char *PU, int external)
 			 "int %s_sync(void *stream);\n\n", PU, P);
 	ox_buf_printf(h, "/* ---- host pointers: the C target's functions, synchronous ----\n"
 			 " * Copy the inputs to the device, run, copy the outputs back and wait.\n"
-			 " * arena: a device arena of %s_ARENA_SIZE bytes, NULL for the program's. */\n", PU);
+			 " * arena: a device arena of %s_ARENA_SIZE bytes, 64-byte aligned, NULL\n"
+			 " * for the program's. */\n", PU);
 	ox_buf_printf(h, "int %s_run(const void *const *inputs, void *const *outputs);\n", P);
 	ox_buf_printf(h, "int %s_run_with_arena(void *arena, const void *const *inputs, void *const *outputs);\n", P);
 	ox_buf_printf(h, "int %s_run_ex(void *arena, const void *const *inputs, void *const *outputs, int64_t *extents);\n", P);
@@ -214,11 +220,12 @@ void ox_cu_host(ox_buf *c, const ox_cu_info *fi)
 	ox_buf_puts(c, "\tint rc0 = ox_ready();\n\tif (rc0)\n\t\treturn rc0;\n");
 	ox_buf_printf(c, "\tif (!st)\n\t\tst = ox_s.st;\n"
 			 "\tunsigned char *A = arena ? (unsigned char *)arena : ox_s.A;\n"
+			 "\tif ((uintptr_t)A %% 64)\n\t\treturn %s_ERR_ARENA;\n"
 			 "\tconst int64_t *shapes[%d];\n"
 			 "\tfor (int k = 0; k < %d; k++)\n"
 			 "\t\tshapes[k] = in_shapes && in_shapes[k] ? in_shapes[k] : %s_inputs[k].shape;\n"
 			 "\tint64_t d[OX_NS];\n\tmemset(d, 0, sizeof d);\n\tint s = -1;\n",
-		      NI, fi->ninputs, P);
+		      PU, NI, fi->ninputs, P);
 	for (int s = 0; s < fi->nspecs; s++)
 		ox_buf_printf(c, "\t%sif (!%s_dims%d(shapes, d))\n\t\ts = %d;\n", s ? "else " : "", P, s, s);
 	ox_buf_printf(c, "\tif (s < 0)\n\t\treturn %s_ERR_SHAPE;\n", PU);

@@ -77,8 +77,8 @@ void ox_cu_epi_params(ox_graph *g, ox_node *n, ox_buf *params, ox_buf *args)
  * the f32 shared tiles, where f16/bf16 values are exact). The shared rows
  * are padded so that the fragments' reads hit 32 banks: by 8 for TF32
  * (lane = 4 g + t reads row t, column g), by 4 for k16 (rows 2t, 2t + 1). */
-void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, const char *loada, const char *loadb,
-		     int kind, ox_cu_tile *geo)
+void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, const char *loada, int va,
+		     const char *loadb, int vb, int kind, ox_cu_tile *geo)
 {
 	/* the reduction from ks0 to ks1 (a split of it: ox_cu_split_of) */
 	const int k16 = kind == OX_CU_TILE_F16 || kind == OX_CU_TILE_BF16;
@@ -104,24 +104,42 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
 	ox_buf_printf(t, "\tconst long p0 = (long)blockIdx.x * %d, m0 = (long)blockIdx.y * %d;\n", BN, BM);
 	ox_buf_printf(t, "\t%s acc[%d];\n\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++)\n\t\tacc[e] = %s;\n",
 		      in ? "unsigned" : "float", geo->ne, geo->ne, in ? "0u" : "0.0f");
-	ox_buf_puts(t, "\tfor (long k0 = ks0; k0 < ks1; k0 += 16) {\n");
-	ox_buf_printf(t, "\t\tfor (int i = tid; i < %d; i += %d) {\n"
-			 "\t\t\tconst long m = m0 + i / 16, k = k0 + i %% 16;\n"
-			 "\t\t\t%s a = %s;\n"
-			 "\t\t\tif (m < %s && k < ks1) {\n%s\t\t\t}\n"
-			 "\t\t\tAs[i %% 16][i / 16] = a;\n\t\t}\n",
-		      BM * 16, nt, et, zero, M, loada);
-	ox_buf_printf(t, "\t\tfor (int i = tid; i < %d; i += %d) {\n"
-			 "\t\t\tconst long k = k0 + i / %d, p = p0 + i %% %d;\n"
-			 "\t\t\t%s b = %s;\n"
-			 "\t\t\tif (k < ks1 && p < %s) {\n%s\t\t\t}\n"
-			 "\t\t\tBs[i / %d][i %% %d] = b;\n\t\t}\n",
-		      BN * 16, nt, BN, BN, et, zero, N, loadb, BN, BN);
-	ox_buf_puts(t, "\t\t__syncthreads();\n");
+	/* Software pipelining: each pass loads chunk kn of A and B from global
+	 * memory into registers (ra, rb), then runs the products of chunk
+	 * kn - 16 from the shared tiles while those loads are in flight, then
+	 * stores the registers into the shared tiles for the next pass. A
+	 * thread loads va consecutive k of a row of A (ga groups per row) and
+	 * vb consecutive p of a row of B (gb groups per row). */
+	const int ga = 16 / va, gb = BN / vb;
+	const int na = BM * ga / nt, nb = 16 * gb / nt; /* (exact: 32 x 32 or 64 x 64 tiles, va, vb 1 or 4) */
+	ox_buf_printf(t, "\t%s ra[%d], rb[%d];\n\tfor (long kn = ks0;; kn += 16) {\n", et, na * va, nb * vb);
+	ox_buf_printf(t, "\t\tOX_UNROLL\n\t\tfor (int j = 0; j < %d; j++) {\n"
+			 "\t\t\tconst int i = tid + j * %d;\n"
+			 "\t\t\tconst long m = m0 + i / %d, k = kn + i %% %d * %d;\n"
+			 "\t\t\t%s a[%d] = {%s};\n"
+			 "\t\t\tif (m < %s && k < ks1) {\n%s\t\t\t}\n",
+		      na, nt, ga, ga, va, et, va, zero, M, loada);
+	if (va > 1)
+		ox_buf_printf(t, "\t\t\tfor (int u = 0; u < %d; u++)\n\t\t\t\tra[j * %d + u] = a[u];\n\t\t}\n", va, va);
+	else
+		ox_buf_puts(t, "\t\t\tra[j] = a[0];\n\t\t}\n");
+	ox_buf_printf(t, "\t\tOX_UNROLL\n\t\tfor (int j = 0; j < %d; j++) {\n"
+			 "\t\t\tconst int i = tid + j * %d;\n"
+			 "\t\t\tconst long k = kn + i / %d, p = p0 + i %% %d * %d;\n"
+			 "\t\t\t%s b[%d] = {%s};\n"
+			 "\t\t\tif (k < ks1 && p < %s) {\n%s\t\t\t}\n",
+		      nb, nt, gb, gb, vb, et, vb, zero, N, loadb);
+	if (vb > 1)
+		ox_buf_printf(t, "\t\t\tfor (int u = 0; u < %d; u++)\n\t\t\t\trb[j * %d + u] = b[u];\n\t\t}\n", vb, vb);
+	else
+		ox_buf_puts(t, "\t\t\trb[j] = b[0];\n\t\t}\n");
+	/* the products of the chunk in the shared tiles (none before the first) */
+	ox_buf_puts(t, "\t\tif (kn > ks0) {\n");
+	ox_buf u = {0};
 	if (k16) {
 		/* one k16 step: registers of (row, k) pairs k, k + 1 */
 		const char *pk = kind == OX_CU_TILE_F16 ? "ox_f16x2" : "ox_bf16x2";
-		ox_buf_printf(t, "\t\t{\n"
+		ox_buf_printf(&u, "\t\t{\n"
 				 "\t\t\tunsigned a[%d][4], b[%d][2];\n"
 				 "\t\t\tOX_UNROLL\n\t\t\tfor (int i = 0; i < %d; i++) {\n"
 				 "\t\t\t\tconst int r = wm * %d + i * 16 + g, k = t4 * 2;\n"
@@ -135,11 +153,11 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
 				 "\t\t\tOX_UNROLL\n\t\t\tfor (int i = 0; i < %d; i++)\n"
 				 "\t\t\t\tOX_UNROLL\n\t\t\t\tfor (int j = 0; j < %d; j++)\n"
 				 "\t\t\t\t\t%s(&acc[(i * %d + j) * 4], a[i], b[j]);\n"
-				 "\t\t}\n\t\t__syncthreads();\n\t}\n",
+				 "\t\t}\n",
 			      MI, NI, MI, BM / 2, pk, pk, pk, pk, NI, BN / 2, pk, pk, MI, NI,
 			      kind == OX_CU_TILE_F16 ? "ox_mma_f16" : "ox_mma_bf16", NI);
 	} else if (mma) {
-		ox_buf_printf(t, "\t\tOX_UNROLL\n\t\tfor (int kk = 0; kk < 16; kk += 8) {\n"
+		ox_buf_printf(&u, "\t\tOX_UNROLL\n\t\tfor (int kk = 0; kk < 16; kk += 8) {\n"
 				 "\t\t\tunsigned a[%d][4], b[%d][2];\n"
 				 "\t\t\tOX_UNROLL\n\t\t\tfor (int i = 0; i < %d; i++) {\n"
 				 "\t\t\t\tconst int r = wm * %d + i * 16 + g;\n"
@@ -153,24 +171,79 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
 				 "\t\t\tOX_UNROLL\n\t\t\tfor (int i = 0; i < %d; i++)\n"
 				 "\t\t\t\tOX_UNROLL\n\t\t\t\tfor (int j = 0; j < %d; j++)\n"
 				 "\t\t\t\t\tox_mma_tf32(&acc[(i * %d + j) * 4], a[i], b[j]);\n"
-				 "\t\t}\n\t\t__syncthreads();\n\t}\n",
+				 "\t\t}\n",
 			      MI, NI, MI, BM / 2, NI, BN / 2, MI, NI, NI);
 	} else if (in) {
-		ox_buf_puts(t, "\t\tfor (int kk = 0; kk < 16; kk++) {\n"
+		ox_buf_puts(&u, "\t\tfor (int kk = 0; kk < 16; kk++) {\n"
 			       "\t\t\tconst int4 av = *(const int4 *)&As[kk][ty * 4], bv = *(const int4 *)&Bs[kk][tx * 4];\n"
 			       "\t\t\tconst int a[4] = {av.x, av.y, av.z, av.w}, b[4] = {bv.x, bv.y, bv.z, bv.w};\n"
 			       "\t\t\tfor (int i = 0; i < 4; i++)\n\t\t\t\tfor (int j = 0; j < 4; j++)\n"
 			       "\t\t\t\t\tacc[i * 4 + j] += (unsigned)(a[i] * b[j]);\n"
-			       "\t\t}\n\t\t__syncthreads();\n\t}\n");
+			       "\t\t}\n");
 	} else {
-		ox_buf_puts(t, "\t\tfor (int kk = 0; kk < 16; kk++) {\n"
+		ox_buf_puts(&u, "\t\tfor (int kk = 0; kk < 16; kk++) {\n"
 			       "\t\t\t/* one 16-byte shared load each */\n"
 			       "\t\t\tconst float4 av = *(const float4 *)&As[kk][ty * 4], bv = *(const float4 *)&Bs[kk][tx * 4];\n"
 			       "\t\t\tconst float a[4] = {av.x, av.y, av.z, av.w}, b[4] = {bv.x, bv.y, bv.z, bv.w};\n"
 			       "\t\t\tfor (int i = 0; i < 4; i++)\n\t\t\t\tfor (int j = 0; j < 4; j++)\n"
 			       "\t\t\t\t\tacc[i * 4 + j] = fmaf(a[i], b[j], acc[i * 4 + j]);\n"
-			       "\t\t}\n\t\t__syncthreads();\n\t}\n");
+			       "\t\t}\n");
 	}
+	/* one level deeper, inside the "if" */
+	for (const char *c = u.s; c && *c; c++)
+		ox_buf_printf(t, "%s%c", c == u.s || c[-1] == '\n' ? "\t" : "", *c);
+	ox_buf_free(&u);
+	ox_buf_printf(t, "\t\t}\n\t\tif (kn >= ks1)\n\t\t\tbreak;\n"
+			 "\t\t__syncthreads(); /* (the products have read the tiles) */\n"
+			 "\t\tOX_UNROLL\n\t\tfor (int j = 0; j < %d; j++) {\n"
+			 "\t\t\tconst int i = tid + j * %d;\n",
+		      na, nt);
+	if (va > 1)
+		ox_buf_printf(t, "\t\t\tfor (int u = 0; u < %d; u++)\n\t\t\t\tAs[i %% %d * %d + u][i / %d] = ra[j * %d + u];\n",
+			      va, ga, va, ga, va);
+	else
+		ox_buf_puts(t, "\t\t\tAs[i % 16][i / 16] = ra[j];\n");
+	ox_buf_printf(t, "\t\t}\n\t\tOX_UNROLL\n\t\tfor (int j = 0; j < %d; j++) {\n"
+			 "\t\t\tconst int i = tid + j * %d;\n",
+		      nb, nt);
+	if (vb > 1)
+		ox_buf_printf(t, "\t\t\tfor (int u = 0; u < %d; u++)\n\t\t\t\tBs[i / %d][i %% %d * %d + u] = rb[j * %d + u];\n",
+			      vb, gb, gb, vb, vb);
+	else
+		ox_buf_printf(t, "\t\t\tBs[i / %d][i %% %d] = rb[j];\n", BN, BN);
+	ox_buf_puts(t, "\t\t}\n\t\t__syncthreads();\n\t}\n");
+}
+
+/* The alignment in bytes (up to 64) that value id's address is known to
+ * have on the device: its arena offset (the arena is 64-byte aligned:
+ * cudaMalloc's, or the caller's, checked by the run), or its offset in a
+ * constant (each constant 64-byte aligned in the device weights); 1 for a
+ * graph input's bytes (the caller's pointers) and inside control bodies. */
+int ox_cu_align(ox_graph *g, ox_id id)
+{
+	int64_t off;
+	if (g->parent || id < 0)
+		return 1;
+	const ox_id r = ox_plan_storage(g, id, &off);
+	if (g->vals[id].offset >= 0)
+		off = g->vals[id].offset;
+	else if (g->vals[r].kind != OX_V_CONST)
+		return 1;
+	int a = 64;
+	while (off % a)
+		a /= 2;
+	return a;
+}
+
+/* a tile loader's vector load (ox_cu_tile_loop's va, vb = 4), statements
+ * at lvl tabs: dst[0..3] from the four elements at address addr, an OX_T
+ * pointer */
+void ox_cu_ld4(char *buf, size_t sz, int lvl, const char *dst, const char *addr)
+{
+	snprintf(buf, sz,
+		 "%.*sOX_T h[4];\n%.*sox_ld4(%s, h);\n"
+		 "%.*s%s[0] = OX_LD(h[0]), %s[1] = OX_LD(h[1]), %s[2] = OX_LD(h[2]), %s[3] = OX_LD(h[3]);\n",
+		 lvl, "\t\t\t\t\t\t\t\t", lvl, "\t\t\t\t\t\t\t\t", addr, lvl, "\t\t\t\t\t\t\t\t", dst, dst, dst, dst);
 }
 
 /* Index arithmetic in 32 bits when every tensor of the node fits (64-bit
@@ -405,8 +478,16 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 		char M_[32], N_[32], la[256], lb[1024];
 		snprintf(M_, sizeof M_, "%lld", (long long)Og);
 		snprintf(N_, sizeof N_, "%lld", (long long)P);
-		snprintf(la, sizeof la, "\t\t\t\ta = OX_LD(wg[m * %lld + k]);\n", (long long)K);
-		ox_cu_window_load(lb, sizeof lb, &q, "b = OX_LD(xg[", "]);");
+		/* the weights' rows four at a time where they are whole and aligned */
+		const int va = K % 4 == 0 && ox_cu_align(g, n->in[1]) >= 4 * (int)ox_dtype_size(w->dtype) ? 4 : 1;
+		if (va == 4) {
+			char addr[64];
+			snprintf(addr, sizeof addr, "&wg[m * %lld + k]", (long long)K);
+			ox_cu_ld4(la, sizeof la, 4, "a", addr);
+		} else {
+			snprintf(la, sizeof la, "\t\t\t\ta[0] = OX_LD(wg[m * %lld + k]);\n", (long long)K);
+		}
+		ox_cu_window_load(lb, sizeof lb, &q, "b[0] = OX_LD(xg[", "]);");
 		const int64_t Z = N * G, tiles = (P + T - 1) / T * ((Og + T - 1) / T) * Z;
 		int S = ox_cu_split_of(tiles, K);
 		if (S * Z * Og * P >= ((int64_t)1 << 30))
@@ -425,7 +506,7 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 			      (long long)G, (long long)G, (long long)C, (long long)Cg, (long long)IS,
 			      (long long)(Og * K));
 		ox_cu_tile geo;
-		ox_cu_tile_loop(&t, T, T, M_, N_, la, lb, ox_cu_tile_kind(cg, y->dtype), &geo);
+		ox_cu_tile_loop(&t, T, T, M_, N_, la, va, lb, 1, ox_cu_tile_kind(cg, y->dtype), &geo);
 		ox_buf_printf(&t, "\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++) {\n"
 				  "\t\tconst long m = m0 + %s, p = p0 + %s;\n"
 				  "\t\tif (m >= %lld || p >= %lld)\n\t\t\tcontinue;\n",
@@ -525,9 +606,21 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 		ox_buf_puts(&t, "\tA += za, B += zb;\n");
 		ox_buf_printf(&t, "\ty += (long)blockIdx.z * M * %lld;\n", (long long)N);
 	}
-	char la[128], lb[256];
-	snprintf(la, sizeof la, "\t\t\t\ta = OX_LD(A[%s]);\n", q->transA ? "k * M + m" : "m * K + k");
-	snprintf(lb, sizeof lb, "\t\t\t\tb = OX_LD(B[%s]);\n", transB ? "p * K + k" : "k * NN + p");
+	/* four at a time along the rows of A [M x K] and B [K x N] where they
+	 * are whole and aligned (the batch offsets are whole rows) */
+	char la[256], lb[256];
+	const int es = (int)ox_dtype_size(y->dtype);
+	const int va = !q->transA && !q->rt && !ox_dim_is_rt(g, q->dK) && q->K % 4 == 0 &&
+				       ox_cu_align(g, n->in[0]) >= 4 * es ? 4 : 1;
+	const int vb = !transB && N % 4 == 0 && ox_cu_align(g, n->in[1]) >= 4 * es ? 4 : 1;
+	if (va == 4)
+		ox_cu_ld4(la, sizeof la, 4, "a", "&A[m * K + k]");
+	else
+		snprintf(la, sizeof la, "\t\t\t\ta[0] = OX_LD(A[%s]);\n", q->transA ? "k * M + m" : "m * K + k");
+	if (vb == 4)
+		ox_cu_ld4(lb, sizeof lb, 4, "b", "&B[k * NN + p]");
+	else
+		snprintf(lb, sizeof lb, "\t\t\t\tb[0] = OX_LD(B[%s]);\n", transB ? "p * K + k" : "k * NN + p");
 	/* split-K for one product of constant size */
 	int S = nb || q->rt ? 1 : ox_cu_split_of((q->M + T - 1) / T * ((N + T - 1) / T), q->K);
 	if (S * q->M * N >= ((int64_t)1 << 30))
@@ -543,7 +636,7 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 		ox_buf_printf(&t, "\tconst long NN = %lld, ks0 = 0, ks1 = K;\n\t(void)NN;\n", (long long)N);
 	}
 	ox_cu_tile geo;
-	ox_cu_tile_loop(&t, T, T, "M", "NN", la, lb, ox_cu_tile_kind(cg, y->dtype), &geo);
+	ox_cu_tile_loop(&t, T, T, "M", "NN", la, va, lb, vb, ox_cu_tile_kind(cg, y->dtype), &geo);
 	ox_buf_printf(&t, "\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++) {\n"
 			  "\t\tconst long m = m0 + %s, p = p0 + %s;\n"
 			  "\t\tif (m >= M || p >= NN)\n\t\t\tcontinue;\n",

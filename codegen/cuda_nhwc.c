@@ -76,21 +76,41 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 	const long long KS = (K / S + 15) / 16 * 16;
 	if (S > 1 && (int64_t)S * N * P * O * 4 > cg->cu_ws)
 		cg->cu_ws = (int64_t)S * N * P * O * 4;
-	char la[1024], lb[256], M_[32], N_[32];
+	/* A along an input pixel's channels and B along the output channels,
+	 * four at a time where the channels come in fours and are aligned */
+	const int es = (int)ox_dtype_size(y->dtype);
+	const int va = C % 4 == 0 && ox_cu_align(g, n->in[0]) >= 4 * es ? 4 : 1;
+	const int vb = O % 4 == 0 && ox_cu_align(g, n->in[1]) >= 4 * es ? 4 : 1;
+	char la[1024], lb[256], ld[256], M_[32], N_[32];
 	const int pointwise = KH == 1 && KW == 1 && q.S[1] == 1 && q.S[2] == 1 && q.P[1] == 0 && q.P[2] == 0;
 	if (pointwise) {
-		snprintf(la, sizeof la, "\t\t\t\ta = OX_LD(xn[m * %lld + k]);\n", C);
+		if (va == 4) {
+			char addr[64];
+			snprintf(addr, sizeof addr, "&xn[m * %lld + k]", C);
+			ox_cu_ld4(la, sizeof la, 4, "a", addr);
+		} else {
+			snprintf(la, sizeof la, "\t\t\t\ta[0] = OX_LD(xn[m * %lld + k]);\n", C);
+		}
 	} else {
-		char tm[512];
+		char tm[512], addr[96];
 		tap(tm, sizeof tm, &q, "m");
+		snprintf(addr, sizeof addr, "&xn[(ih * %lld + iw) * %lld + c]", IW, C);
+		if (va == 4)
+			ox_cu_ld4(ld, sizeof ld, 5, "a", addr);
+		else
+			snprintf(ld, sizeof ld, "\t\t\t\t\ta[0] = OX_LD(*%s);\n", addr);
 		snprintf(la, sizeof la,
 			 "\t\t\t\tconst long c = k %% %lld, r = k / %lld, kh = r / %lld, kw = r %% %lld;\n"
 			 "\t\t\t\t%s"
-			 "\t\t\t\tif (ih >= 0 && ih < %lld && iw >= 0 && iw < %lld)\n"
-			 "\t\t\t\t\ta = OX_LD(xn[(ih * %lld + iw) * %lld + c]);\n",
-			 C, C, KW, KW, tm, IH, IW, IW, C);
+			 "\t\t\t\tif (ih >= 0 && ih < %lld && iw >= 0 && iw < %lld) {\n%s\t\t\t\t}\n",
+			 C, C, KW, KW, tm, IH, IW, ld);
 	}
-	snprintf(lb, sizeof lb, "\t\t\t\tb = OX_LD(w[k * %lld + p]);\n", O);
+	if (vb == 4) {
+		char addr[64];
+		snprintf(addr, sizeof addr, "&w[k * %lld + p]", O);
+		ox_cu_ld4(lb, sizeof lb, 4, "b", addr);
+	} else
+		snprintf(lb, sizeof lb, "\t\t\t\tb[0] = OX_LD(w[k * %lld + p]);\n", O);
 	snprintf(M_, sizeof M_, "%lld", P);
 	snprintf(N_, sizeof N_, "%lld", O);
 	if (S > 1) /* the parts go to the workspace */
@@ -100,7 +120,7 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 			  "\tconst OX_T *xn = x + nb * %lld;\n",
 		      S, S, KS, KS, K, KS, K, IH * IW * C);
 	ox_cu_tile geo;
-	ox_cu_tile_loop(&t, T, T, M_, N_, la, lb, ox_cu_tile_kind(cg, y->dtype), &geo);
+	ox_cu_tile_loop(&t, T, T, M_, N_, la, va, lb, vb, ox_cu_tile_kind(cg, y->dtype), &geo);
 	ox_buf_printf(&t, "\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++) {\n"
 			  "\t\tconst long m = m0 + %s, p = p0 + %s;\n"
 			  "\t\tif (m >= %lld || p >= %lld)\n\t\t\tcontinue;\n",

@@ -124,19 +124,19 @@ static int emit_qgemm(ox_cg *cg, ox_graph *g, ox_node *n)
 				  "\tconst %s *wg = in%d + gi * %lld;\n",
 			      G, G, xt, C, C / G, IS, wt, iw, Og * K);
 		char post[160];
-		snprintf(la, sizeof la, "\t\t\t\ta = (int)wg[m * %lldL + k] - %s;\n", K, wz);
+		snprintf(la, sizeof la, "\t\t\t\ta[0] = (int)wg[m * %lldL + k] - %s;\n", K, wz);
 		snprintf(post, sizeof post, "] - %s;", xz);
-		ox_cu_window_load(lb, sizeof lb, &win, "b = (int)xg[", post);
+		ox_cu_window_load(lb, sizeof lb, &win, "b[0] = (int)xg[", post);
 	} else {
 		/* A: the rows of x [Mm x K]; B: the weights [K x O] */
-		snprintf(la, sizeof la, "\t\t\t\ta = (int)in0[m * %lldL + k] - %s;\n", K, xz);
-		snprintf(lb, sizeof lb, "\t\t\t\tb = (int)in%d[k * %lldL + p] - %s;\n", iw, O, wz);
+		snprintf(la, sizeof la, "\t\t\t\ta[0] = (int)in0[m * %lldL + k] - %s;\n", K, xz);
+		snprintf(lb, sizeof lb, "\t\t\t\tb[0] = (int)in%d[k * %lldL + p] - %s;\n", iw, O, wz);
 	}
 	snprintf(m_, sizeof m_, "%lld", Mm);
 	snprintf(n_, sizeof n_, "%lld", Np);
 	const int T = ox_cu_tile_of(Mm, Np, Z);
 	ox_cu_tile geo;
-	ox_cu_tile_loop(&t, T, T, m_, n_, la, lb, OX_CU_TILE_INT, &geo);
+	ox_cu_tile_loop(&t, T, T, m_, n_, la, 1, lb, 1, OX_CU_TILE_INT, &geo);
 	ox_buf_printf(&t, "\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++) {\n"
 			  "\t\tconst long m = m0 + %s, p = p0 + %s;\n"
 			  "\t\tif (m >= %lld || p >= %lld)\n\t\t\tcontinue;\n",

@@ -54,6 +54,33 @@ __device__ inline void ox_parallel(void (*task)(void *, long, long), void *ctx, 
 	task(ctx, 0, n);
 }
 
+/* Four consecutive elements at p in one load (16 bytes of f32, 8 of f16
+ * or bf16): the tiles' global loads (codegen/cuda_kernels.c) where the
+ * emitter proved p aligned (arena offsets, weights, the run's arena
+ * checked). Under emulation a misaligned p stops the program, as the
+ * GPU's misaligned-address error would. */
+#if defined(OX_CUDA_EMU)
+template <typename T> inline void ox_ld4(const T *p, T v[4])
+{
+	if ((uintptr_t)p % (4 * sizeof(T))) {
+		fprintf(stderr, "ox_ld4: misaligned address %p\n", (const void *)p);
+		abort();
+	}
+	memcpy(v, p, 4 * sizeof(T));
+}
+#else
+__device__ inline void ox_ld4(const float *p, float v[4])
+{
+	const float4 q = *(const float4 *)p;
+	v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+}
+__device__ inline void ox_ld4(const uint16_t *p, uint16_t v[4])
+{
+	const uint2 q = *(const uint2 *)p;
+	v[0] = (uint16_t)q.x, v[1] = (uint16_t)(q.x >> 16), v[2] = (uint16_t)q.y, v[3] = (uint16_t)(q.y >> 16);
+}
+#endif
+
 /* Tensor cores: x rounded to TF32 (10-bit mantissa, to nearest, ties
  * away: cvt.rna), and d += A B on one warp's 16 x 8 x 8 TF32 product, the
  * fragments laid out as the PTX ISA's mma.m16n8k8 (lane = 4 g + t):

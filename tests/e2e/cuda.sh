@@ -36,6 +36,8 @@
 # 6. NHWC (opt/layout.c, codegen/cuda_nhwc.c): a model of every op the NHWC
 #    kernels take, f32, f16, bf16 and with --cuda-layout nchw, against the C
 #    target (below).
+# 7. The API past the --main program (tests/e2e/cuda_api.c): a caller's
+#    arena, and a misaligned one refused.
 # The models of each step run $JOBS at a time (default: the cores), their
 # lines printed in list order. Every emulated model's --report must list no
 # node without a parallel kernel (docs/cuda.md).
@@ -307,6 +309,24 @@ nhwc_one() {
 	[ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; return 1; }
 }
 each nhwc_one f32 f16 bf16 nchw || fail=1
+
+# 7. The API past the --main program: tests/e2e/cuda_api.c linked with
+#    nhwc.onnx's emulated network (run_with_arena on an aligned arena as
+#    net_run, a misaligned one refused with NET_ERR_ARENA).
+st=ok o=build/cuda_api
+rm -rf "$o" && mkdir -p "$o"
+CXX_=${CXX:-c++} CC_=${CC:-cc}
+if ! "$ONNXCC" tests/e2e/nhwc/nhwc.onnx -o "$o/net.c" --target cuda --cuda-emu > "$o/log" 2>&1 ||
+	! "$CC_" -std=c11 -O2 -I "$o" -c tests/e2e/cuda_api.c -o "$o/app.o" >> "$o/log" 2>&1 ||
+	! "$CC_" -std=c11 -O2 -c "$o/net_weights.c" -o "$o/weights.o" >> "$o/log" 2>&1 ||
+	! "$CXX_" -std=c++17 -O2 -DOX_CUDA_EMU -I "$o" -x c++ "$o/net.cu" -x none "$o/app.o" "$o/weights.o" \
+		-o "$o/app" -lm -pthread >> "$o/log" 2>&1; then
+	st=BUILD-FAIL
+elif ! "$o/app" >> "$o/log" 2>&1; then
+	st=FAIL
+fi
+printf 'cuda-emu api %-22s %s\n' nhwc "$st"
+[ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; fail=1; }
 
 nv_one() {
 	local m=$1
