@@ -171,14 +171,17 @@ bad: all
 # The CUDA target without a GPU (docs/cuda.md): the emulation header's own
 # checks, a fixed sample of the zoo through --cuda-emu, every zoo model's .cu
 # through nvcc for sm_80 and sm_90 (skipped, saying so, without nvcc), and a
-# fixed sample of the node suite (tests/e2e/cuda_expected.txt, 152 tests)
-# and the run-time-shape models of `make dyn` (ranges, buckets, If, Loop)
-# through --cuda-emu, the int8 models against the C target, the f16/bf16
-# ones through nvcc: about 10 minutes on 2 cores.
+# fixed sample of the node suite (tests/e2e/cuda_expected.txt, 152 tests),
+# the optimizer's cases (tests/e2e/cases/opt: fusions, layouts, NHWC on the
+# GPU) and the run-time-shape models of `make dyn` (ranges, buckets, If,
+# Loop) through --cuda-emu, the int8 models against the C target, the
+# f16/bf16 ones through nvcc: about 12 minutes on 2 cores.
 cuda: all deps-models tests/e2e/oxcmp
 	tests/cuda_emu/run.sh
 	tests/e2e/cuda.sh
 	ONNX_TESTS=$(ONNX_TESTS) OXC_TARGET=cuda-emu tests/e2e/conformance.sh --check tests/e2e/cuda_expected.txt
+	@out=$$(ONNX_TESTS=tests/e2e/cases OXC_SUITES=opt OXC_TARGET=cuda-emu tests/e2e/conformance.sh -j 2 . | tail -n 1); \
+	  echo "opt cases under --cuda-emu: $$out"; case "$$out" in *" 0 failed, 0 unsupported") ;; *) exit 1 ;; esac
 	ONNXCC_FLAGS='--target cuda --cuda-emu' tests/e2e/dyn.sh
 
 zoo: all deps-models

@@ -1164,49 +1164,78 @@ static int emit_fusedew(ox_cg *cg, ox_graph *g, ox_node *n)
 	int r = ox_cu_phys(y, dims);
 	if (r == 0)
 		dims[0] = 1, r = 1;
-	ox_buf params = {0}, body = {0};
+	/* V = 4 consecutive elements of the innermost dim per thread when it
+	 * comes in fours: an operand that runs along it is read four at a time
+	 * (one ox_ld4 where aligned), one that is broadcast along it once */
+	const int V = dims[r - 1] % 4 == 0 ? 4 : 1;
+	ox_buf params = {0}, body = {0}, loads = {0};
 	char *in[17] = {0};
 	for (int k = 0; k < n->nin; k++) {
 		const ox_value *x = &g->vals[n->in[k]];
 		const int xr = ox_cu_phys(x, xd);
 		if ((x->layout != y->layout && ox_shape_numel(&x->shape) != 1) || (x->layout && x->lp[0] != y->lp[0]) ||
 		    !ox_cu_ftype(x->dtype) || ox_shape_is_rt(g, &x->shape) || xr > r) {
-			ox_buf_free(&params), ox_buf_free(&body);
+			ox_buf_free(&params), ox_buf_free(&body), ox_buf_free(&loads);
 			for (int j = 0; j < k; j++)
 				free(in[j]);
 			return 1;
 		}
 		ox_buf_printf(&params, "const %s *__restrict__ x%d, ", ox_cg_ctype(x->dtype), k);
-		/* its offset: the output's index over its own dims (aligned right) */
+		/* its offset: the output's index over its own dims (aligned right;
+		 * the innermost index counts groups of V) */
 		ox_buf off = {0};
 		ox_buf_puts(&off, "0");
 		int64_t st = 1;
 		for (int d = xr - 1; d >= 0; d--) {
 			int od = d + (r - xr);
 			if (xd[d] != 1 && od >= 0)
-				ox_buf_printf(&off, " + i%d * %lld", od, (long long)st);
+				ox_buf_printf(&off, " + i%d * %lld", od, (long long)(od == r - 1 ? st * V : st));
 			st *= xd[d];
 		}
 		char e[1200];
-		snprintf(e, sizeof e, "x%d[%s]", k, off.s);
+		const int along = V > 1 && xr > 0 && xd[xr - 1] != 1;
+		if (along) {
+			const char *ct = ox_cg_ctype(x->dtype);
+			if (ox_cu_align(g, n->in[k]) >= 4 * (int)ox_dtype_size(x->dtype))
+				ox_buf_printf(&loads, "\t%s xv%d[4];\n\tox_ld4(&x%d[%s], xv%d);\n", ct, k, k, off.s, k);
+			else
+				ox_buf_printf(&loads, "\tconst %s xv%d[4] = {x%d[%s], x%d[%s + 1], x%d[%s + 2], x%d[%s + 3]};\n",
+					      ct, k, k, off.s, k, off.s, k, off.s, k, off.s);
+			snprintf(e, sizeof e, "xv%d[u]", k);
+		} else {
+			snprintf(e, sizeof e, "x%d[%s]", k, off.s);
+		}
 		in[k] = strdup(ox_cg_load(x->dtype, e));
 		ox_buf_free(&off);
 	}
 	ox_buf_puts(&params, "OX_T *__restrict__ y");
 	ox_buf vb = {0};
-	int rc = ox_cg_vbody(cg, &vb, b, (const char *const *)in, "const float v", 1);
+	int rc = ox_cg_vbody(cg, &vb, b, (const char *const *)in, "const float v", V > 1 ? 2 : 1);
 	for (int k = 0; k < n->nin; k++)
 		free(in[k]);
 	if (rc) {
-		ox_buf_free(&params), ox_buf_free(&body), ox_buf_free(&vb);
+		ox_buf_free(&params), ox_buf_free(&body), ox_buf_free(&vb), ox_buf_free(&loads);
 		return -1;
 	}
-	ox_cu_scalar(&body, vb.s);
-	ox_buf_puts(&body, "\ty[i] = OX_ST(v);\n");
+	if (V > 1) {
+		ox_buf_puts(&body, loads.s ? loads.s : "");
+		ox_buf_puts(&body, "\tOX_T yv[4];\n\tfor (int u = 0; u < 4; u++) {\n");
+		ox_cu_scalar(&body, vb.s);
+		ox_buf_puts(&body, "\t\tyv[u] = OX_ST(v);\n\t}\n");
+		if (ox_cu_align(g, n->out[0]) >= 4 * (int)ox_dtype_size(y->dtype))
+			ox_buf_puts(&body, "\tox_st4(&y[i * 4], yv);\n");
+		else
+			ox_buf_puts(&body, "\tfor (int u = 0; u < 4; u++)\n\t\ty[i * 4 + u] = yv[u];\n");
+		dims[r - 1] /= 4;
+	} else {
+		ox_cu_scalar(&body, vb.s);
+		ox_buf_puts(&body, "\ty[i] = OX_ST(v);\n");
+	}
 	char kname[200];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf t = {0};
-	ox_buf_printf(&t, "/* %s: fused elementwise body, one thread per element */\n", cg->fname);
+	ox_buf_printf(&t, "/* %s: fused elementwise body, one thread per %s */\n", cg->fname,
+		      V > 1 ? "4 consecutive elements" : "element");
 	ox_cu_index_kernel(&t, kname, params.s, dims, r, body.s);
 	int64_t tot = 1;
 	for (int d = 0; d < r; d++)
@@ -1218,7 +1247,7 @@ static int emit_fusedew(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_printf(cg, "out0);\n");
 	}
 	ox_cu_finish(cg, g, n, kname, &t);
-	ox_buf_free(&params), ox_buf_free(&body), ox_buf_free(&vb);
+	ox_buf_free(&params), ox_buf_free(&body), ox_buf_free(&vb), ox_buf_free(&loads);
 	return 0;
 }
 

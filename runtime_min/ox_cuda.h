@@ -54,11 +54,12 @@ __device__ inline void ox_parallel(void (*task)(void *, long, long), void *ctx, 
 	task(ctx, 0, n);
 }
 
-/* Four consecutive elements at p in one load (16 bytes of f32, 8 of f16
- * or bf16): the tiles' global loads (codegen/cuda_kernels.c) where the
- * emitter proved p aligned (arena offsets, weights, the run's arena
- * checked). Under emulation a misaligned p stops the program, as the
- * GPU's misaligned-address error would. */
+/* Four consecutive elements at p in one load or store (16 bytes of f32,
+ * 8 of f16 or bf16): the tiles' global loads and the fused elementwise
+ * kernels (codegen/cuda_kernels.c) where the emitter proved p aligned
+ * (arena offsets, weights, the run's arena checked). Under emulation a
+ * misaligned p stops the program, as the GPU's misaligned-address error
+ * would. */
 #if defined(OX_CUDA_EMU)
 template <typename T> inline void ox_ld4(const T *p, T v[4])
 {
@@ -67,6 +68,14 @@ template <typename T> inline void ox_ld4(const T *p, T v[4])
 		abort();
 	}
 	memcpy(v, p, 4 * sizeof(T));
+}
+template <typename T> inline void ox_st4(T *p, const T v[4])
+{
+	if ((uintptr_t)p % (4 * sizeof(T))) {
+		fprintf(stderr, "ox_st4: misaligned address %p\n", (const void *)p);
+		abort();
+	}
+	memcpy(p, v, 4 * sizeof(T));
 }
 #else
 __device__ inline void ox_ld4(const float *p, float v[4])
@@ -78,6 +87,14 @@ __device__ inline void ox_ld4(const uint16_t *p, uint16_t v[4])
 {
 	const uint2 q = *(const uint2 *)p;
 	v[0] = (uint16_t)q.x, v[1] = (uint16_t)(q.x >> 16), v[2] = (uint16_t)q.y, v[3] = (uint16_t)(q.y >> 16);
+}
+__device__ inline void ox_st4(float *p, const float v[4])
+{
+	*(float4 *)p = make_float4(v[0], v[1], v[2], v[3]);
+}
+__device__ inline void ox_st4(uint16_t *p, const uint16_t v[4])
+{
+	*(uint2 *)p = make_uint2(v[0] | (unsigned)v[1] << 16, v[2] | (unsigned)v[3] << 16);
 }
 #endif
 
