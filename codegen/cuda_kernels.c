@@ -819,10 +819,96 @@ static int emit_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
 /* Attention (ONNX, as opt/attention.c makes it from exporters' forms): a
  * block per (query row, head, batch): the scores in shared memory, the
  * softmax by block reductions, then each thread an output column */
+/* Attention, tiled (flash-style): a block of 128 threads per 16 query
+ * rows, head and batch, over the keys in tiles of 32 staged in shared
+ * memory with their values: the 16 x 32 scores (a thread 4), then the
+ * online softmax (each row's running max and sum kept by the row's 8
+ * threads, its outputs rescaled when the max grows), then the outputs
+ * (a thread a row's columns c, c + 8, ...). Keys past SKV are -inf
+ * (assigned); the causal mask and the key mask are added as the C target
+ * adds them, so a NaN score stays NaN. Dk, Dv <= 128. A row's 8 threads
+ * pass its probabilities through shared memory behind a __syncwarp (one
+ * warp's lanes), a barrier the emulation cannot prove needed: its
+ * shuffles just before already gather the warp. */
+static void attention_tiled(ox_buf *t, const char *kname, long long G, long long Dk, long long Dv, const char *sc,
+			    int mask, int causal, const char *qo, const char *ko, const char *vo, const char *yo)
+{
+	const long long NC = (Dv + 7) / 8;
+	char guard[64], guard2[64]; /* (the columns past Dv when it is not a multiple of 8) */
+	snprintf(guard, sizeof guard, "if (c + u * 8 < %lld)\n\t\t\t\t\t", Dv);
+	snprintf(guard2, sizeof guard2, "if (c + u * 8 < %lld)\n\t\t\t", Dv);
+	if (Dv % 8 == 0)
+		guard[0] = guard2[0] = 0;
+	ox_buf_printf(t, "__global__ void __launch_bounds__(128) %s(const OX_T *__restrict__ Q, const OX_T *__restrict__ K,\n"
+			 "\t\tconst OX_T *__restrict__ V, const OX_T *__restrict__ M, OX_T *__restrict__ Y, long SQ, long SKV)\n{\n"
+			 "\t__shared__ float qs[16][%lld], ks[32][%lld], vs[32][%lld], ps[16][33];\n"
+			 "\tconst long s0 = (long)blockIdx.x * 16, h = blockIdx.y, b = blockIdx.z, hk = h / %lld;\n"
+			 "\tconst int tid = threadIdx.x, r = tid / 8, c = tid %% 8;\n"
+			 "\tfor (int i = tid; i < %lld; i += 128) {\n"
+			 "\t\tconst long s = s0 + i / %lld;\n"
+			 "\t\tqs[i / %lld][i %% %lld] = s < SQ ? OX_LD(Q[%s + i %% %lld]) : 0.0f;\n\t}\n"
+			 "\t/* row r's running max and sum (the same in its 8 threads), its outputs */\n"
+			 "\tfloat mr = -INFINITY, lr = 0.0f, o[%lld];\n"
+			 "\tOX_UNROLL\n\tfor (int j = 0; j < %lld; j++)\n\t\to[j] = 0.0f;\n"
+			 "\tfor (long k0 = 0; k0 < SKV; k0 += 32) {\n"
+			 "\t\t__syncthreads(); /* (the last tile's reads done) */\n"
+			 "\t\tfor (int i = tid; i < %lld; i += 128) {\n"
+			 "\t\t\tconst long k = k0 + i / %lld;\n"
+			 "\t\t\tks[i / %lld][i %% %lld] = k < SKV ? OX_LD(K[%s + i %% %lld]) : 0.0f;\n\t\t}\n"
+			 "\t\tfor (int i = tid; i < %lld; i += 128) {\n"
+			 "\t\t\tconst long k = k0 + i / %lld;\n"
+			 "\t\t\tvs[i / %lld][i %% %lld] = k < SKV ? OX_LD(V[%s + i %% %lld]) : 0.0f;\n\t\t}\n"
+			 "\t\t__syncthreads();\n",
+		      kname, Dk, Dk + 1, Dv, G, 16 * Dk, Dk, Dk, Dk, qo, Dk, NC, NC, 32 * Dk, Dk, Dk, Dk, ko, Dk, 32 * Dv, Dv, Dv,
+		      Dv, vo, Dv);
+	ox_buf_printf(t, "\t\t/* the scores, a warp per row */\n"
+			 "\t\tfor (int e = tid; e < 512; e += 128) {\n"
+			 "\t\t\tconst int rr = e / 32, j = e %% 32;\n"
+			 "\t\t\tconst long k = k0 + j%s;\n"
+			 "\t\t\tfloat a = -INFINITY;\n"
+			 "\t\t\tif (k < SKV) {\n"
+			 "\t\t\t\tfloat d0 = 0.0f;\n"
+			 "\t\t\t\tfor (int d = 0; d < %lld; d++)\n\t\t\t\t\td0 = fmaf(qs[rr][d], ks[j][d], d0);\n"
+			 "\t\t\t\ta = d0 * %s%s;\n"
+			 "%s"
+			 "\t\t\t}\n"
+			 "\t\t\tps[rr][j] = a;\n"
+			 "\t\t}\n\t\t__syncthreads();\n",
+		      causal ? ", s = s0 + rr" : "", Dk, sc, mask ? " + OX_LD(M[k])" : "", causal ? "\t\t\t\tif (k > s)\n\t\t\t\t\ta += -INFINITY;\n" : "");
+	ox_buf_printf(t, "\t\t/* the online softmax: row r's 8 threads, 4 scores each */\n"
+			 "\t\tfloat mx = -INFINITY, sum = 0.0f;\n"
+			 "\t\tfor (int j = c; j < 32; j += 8)\n\t\t\tmx = fmaxf(mx, ps[r][j]);\n"
+			 "\t\tfor (int w = 4; w > 0; w /= 2)\n\t\t\tmx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, w));\n"
+			 "\t\tconst float mn = fmaxf(mr, mx), al = mr == -INFINITY ? 0.0f : expf(mr - mn);\n"
+			 "\t\tfor (int j = c; j < 32; j += 8) {\n"
+			 "\t\t\tconst float p = mn == -INFINITY ? 0.0f : expf(ps[r][j] - mn);\n"
+			 "\t\t\tps[r][j] = p;\n\t\t\tsum += p;\n\t\t}\n"
+			 "\t\tfor (int w = 4; w > 0; w /= 2)\n\t\t\tsum += __shfl_xor_sync(0xffffffffu, sum, w);\n"
+			 "\t\tlr = lr * al + sum, mr = mn;\n"
+			 "\t\t__syncwarp(); /* (the row's probabilities: its 8 threads are one warp's) */\n"
+			 "\t\tOX_UNROLL\n\t\tfor (int j = 0; j < %lld; j++)\n\t\t\to[j] *= al;\n"
+			 "\t\tfor (int j = 0; j < 32; j++) {\n"
+			 "\t\t\tconst float p = ps[r][j];\n"
+			 "\t\t\tOX_UNROLL\n\t\t\tfor (int u = 0; u < %lld; u++)\n"
+			 "\t\t\t\t%so[u] = fmaf(p, vs[j][c + u * 8], o[u]);\n"
+			 "\t\t}\n\t}\n",
+		      NC, NC, guard);
+	ox_buf_printf(t, "\tconst long s = s0 + r;\n"
+			 "\tif (s >= SQ)\n\t\treturn;\n"
+			 "\tOX_UNROLL\n\tfor (int u = 0; u < %lld; u++)\n"
+			 "\t\t%sY[%s + c + u * 8] = OX_ST(o[u] / lr);\n}\n\n",
+		      NC, guard2, yo);
+}
+
 static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_attngeo q;
-	if (ox_opt_attn_geo(g, n, &q) || q.Skv > 4096 || q.Dk > 1024 || q.Hq % q.Hkv)
+	if (ox_opt_attn_geo(g, n, &q) || q.Hq % q.Hkv)
+		return 1;
+	/* the tiled kernel for heads up to 128 wide, else a block per query row
+	 * with its scores in shared memory */
+	const int tiled = q.Dk <= 128 && q.Dv <= 128;
+	if (!tiled && (q.Skv > 4096 || q.Dk > 1024))
 		return 1;
 	ox_value *m = ox_in(g, n, 3), *y = ox_out(g, n, 0);
 	const int dt = y->dtype;
@@ -854,8 +940,13 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 		snprintf(yo, sizeof yo, "((b * %lldL + h) * SQ + s) * %lld", Hq, Dv);
 	}
 	ox_buf t = {0};
-	ox_buf_printf(&t, "/* %s: Attention B %lld, heads %lld/%lld, Sq %lld, Skv %lld, Dk %lld, Dv %lld, scale %g%s%s */\n"
-			  "__global__ void __launch_bounds__(128) %s(const OX_T *__restrict__ Q, const OX_T *__restrict__ K,\n"
+	ox_buf_printf(&t, "/* %s: Attention B %lld, heads %lld/%lld, Sq %lld, Skv %lld, Dk %lld, Dv %lld, scale %g%s%s%s */\n",
+		      cg->fname, B, Hq, Hkv, Sq, Skv, Dk, Dv, q.scale, m ? ", mask per key" : "", q.causal ? ", causal" : "",
+		      tiled ? ", tiled" : "");
+	if (tiled)
+		attention_tiled(&t, kname, Hq / Hkv, Dk, Dv, ox_cg_lit(OX_F32, q.scale), m != NULL, q.causal, qo, ko, vo, yo);
+	else
+		ox_buf_printf(&t, "__global__ void __launch_bounds__(128) %s(const OX_T *__restrict__ Q, const OX_T *__restrict__ K,\n"
 			  "\t\tconst OX_T *__restrict__ V, const OX_T *__restrict__ M, OX_T *__restrict__ Y, long SQ, long SKV)\n{\n"
 			  "\t__shared__ float qs[%lld], sc[%lld], red[4];\n"
 			  "\tconst long s = blockIdx.x, h = blockIdx.y, b = blockIdx.z, hk = h / %lld;\n"
@@ -880,10 +971,9 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 			  "\tfor (int d = tid; d < %lld; d += 128) {\n\t\tfloat a = 0.0f;\n"
 			  "\t\tfor (int k = 0; k < SKV; k++)\n\t\t\ta = fmaf(sc[k], OX_LD(V[%s + d]), a);\n"
 			  "\t\tY[%s + d] = OX_ST(a / sum);\n\t}\n}\n\n",
-		      cg->fname, B, Hq, Hkv, Sq, Skv, Dk, Dv, q.scale, m ? ", mask per key" : "", q.causal ? ", causal" : "",
 		      kname, Dk, Skv, Hq / Hkv, Dk, qo, ko, Dk, ox_cg_lit(OX_F32, q.scale), m ? " + OX_LD(M[k])" : "",
 		      q.causal ? "\t\tif (k > s + " : "", Dv, vo, yo);
-	if (q.causal) { /* (the format above leaves the causal test open: close it) */
+	if (!tiled && q.causal) { /* (the format above leaves the causal test open: close it) */
 		ox_buf u = {0};
 		char *at = strstr(t.s, "\t\tif (k > s + ");
 		char tail[128];
@@ -898,8 +988,10 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 	snprintf(dsq, sizeof dsq, "%s", ox_cg_dim(cg, q.dSq));
 	snprintf(dskv, sizeof dskv, "%s", ox_cg_dim(cg, q.dSkv));
 	snprintf(db, sizeof db, "%s", ox_cg_dim(cg, q.dB));
-	ox_cg_printf(cg, "\tif (%s > 0 && %s > 0)\n\t\tOX_LAUNCH(%s, dim3((unsigned)%s, %lld, (unsigned)%s), 128, 0, ox_st, in0, in1, in2, %s, out0, %s, %s);\n",
-		     dsq, db, kname, dsq, Hq, db, m ? "in3" : "nullptr", dsq, dskv);
+	char rows[96]; /* (blocks of 16 query rows, or one each) */
+	snprintf(rows, sizeof rows, tiled ? "((%s) + 15) / 16" : "%s", dsq);
+	ox_cg_printf(cg, "\tif (%s > 0 && %s > 0)\n\t\tOX_LAUNCH(%s, dim3((unsigned)(%s), %lld, (unsigned)%s), 128, 0, ox_st, in0, in1, in2, %s, out0, %s, %s);\n",
+		     dsq, db, kname, rows, Hq, db, m ? "in3" : "nullptr", dsq, dskv);
 	(void)B;
 	ox_cu_finish(cg, g, n, kname, &t);
 	return 0;

@@ -36,7 +36,9 @@
 # 6. NHWC (opt/layout.c, codegen/cuda_nhwc.c): a model of every op the NHWC
 #    kernels take, f32, f16, bf16 and with --cuda-layout nchw, against the C
 #    target (below).
-# 7. The API past the --main program (tests/e2e/cuda_api.c): a caller's
+# 7. Attention (tests/e2e/attn/attn.onnx): the tiled kernel and the other,
+#    against the C target (below).
+# 8. The API past the --main program (tests/e2e/cuda_api.c): a caller's
 #    arena, and a misaligned one refused.
 # The models of each step run $JOBS at a time (default: the cores), their
 # lines printed in list order. Every emulated model's --report must list no
@@ -310,7 +312,37 @@ nhwc_one() {
 }
 each nhwc_one f32 f16 bf16 nchw || fail=1
 
-# 7. The API past the --main program: tests/e2e/cuda_api.c linked with
+# 7. Attention: tests/e2e/attn/attn.onnx (make_attn.py: the tiled kernel with
+#    grouped heads, partial tiles, Dv not a multiple of 8, a key mask with
+#    -inf, 3-D causal; heads wider than 128 on the kernel of a block per
+#    query row), the CUDA program's outputs against the C target's at 1e-4
+#    normwise, the .cu checked for 2 tiled kernels and 1 other; with nvcc,
+#    compiled for sm_80 and sm_90 as in 2.
+st=ok r= o=build/attn
+rm -rf "$o" && mkdir -p "$o/c" "$o/cu"
+if ! "$ONNXCC" tests/e2e/attn/attn.onnx -o "$o/c/net.c" --build > "$o/log" 2>&1 ||
+	! "$o/c/net" tests/e2e/attn/attn_input_*.npy -o "$o/c/out" >> "$o/log" 2>&1; then
+	st=C-FAIL
+elif ! "$ONNXCC" tests/e2e/attn/attn.onnx -o "$o/cu/net.c" --target cuda --cuda-emu --build --report >> "$o/log" 2>&1 ||
+	! timeout 600 "$o/cu/net" tests/e2e/attn/attn_input_*.npy -o "$o/cu/out" >> "$o/log" 2>&1; then
+	st=CUDA-FAIL
+elif grep -Eq "cuda +[1-9][0-9]* nodes? without a parallel kernel" "$o/log"; then
+	st=SERIAL-NODES
+elif [ "$(grep -c 'Attention B.*, tiled \*/' "$o/cu/net.cu")" != 2 ] || [ "$(grep -c 'Attention B' "$o/cu/net.cu")" != 3 ]; then
+	st=KERNELS
+else
+	for n in 0 1 2; do
+		r="$r $(close "$o/cu/out/output_$n.npy" "$o/c/out/output_$n.npy" 1e-4)" || st=MISMATCH
+	done
+fi
+if [ "$st" = ok ] && [ $have_nvcc = 1 ]; then
+	"$ONNXCC" tests/e2e/attn/attn.onnx -o "$o/nv.c" --target cuda >> "$o/log" 2>&1 || st=COMPILE-FAIL
+	[ "$st" = ok ] && b=$(nvcc_check "$o/nv.cu" "$o/nvcc" sm_80 sm_90) && [ -n "$b" ] && st=$b
+fi
+printf 'cuda-emu attention %-16s %s%s\n' attn "$st" "$r"
+[ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; fail=1; }
+
+# 8. The API past the --main program: tests/e2e/cuda_api.c linked with
 #    nhwc.onnx's emulated network (run_with_arena on an aligned arena as
 #    net_run, a misaligned one refused with NET_ERR_ARENA).
 st=ok o=build/cuda_api
