@@ -724,7 +724,12 @@ int ox_cu_emit_window(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (q.nsp > 2)
 		return 1;
 	const long long N = x->shape.d[0], C = x->shape.d[1], KH = q.K[1], KW = q.K[2], IH = q.I[1], IW = q.I[2];
-	const long long OW = q.O[2], P = q.O[1] * OW, tot = N * C * P, hasb = conv && n->nin > 2 && n->in[2] >= 0;
+	/* NHWC: a thread per 4 channels where they come in fours (one ox_ld4
+	 * per tap of the input and of the weights, one ox_st4 where aligned) */
+	const int es = (int)ox_dtype_size(x->dtype);
+	const int V = nhwc && C % 4 == 0 && ox_cu_align(g, n->in[0]) >= 4 * es &&
+				      (!conv || ox_cu_align(g, n->in[1]) >= 4 * es) ? 4 : 1;
+	const long long OW = q.O[2], P = q.O[1] * OW, tot = N * C * P / V, hasb = conv && n->nin > 2 && n->in[2] >= 0;
 	char kname[200], xs[128], ys[128];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_shape_str(g, &x->shape, xs, sizeof xs), ox_shape_str(g, &y->shape, ys, sizeof ys);
@@ -733,15 +738,21 @@ int ox_cu_emit_window(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cu_epi_params(g, n, &params, &args);
 	ox_buf_printf(&t, "/* %s: %s %lldx%lld, stride %lldx%lld, dilation %lldx%lld, pads %lld,%lld%s: %s -> %s */\n"
 			  "__global__ void __launch_bounds__(256) %s(const OX_T *__restrict__ x, %sOX_T *__restrict__ y%s)\n{\n"
-			  "\tconst long i = (long)blockIdx.x * 256 + threadIdx.x;\n\tif (i >= %lldL)\n\t\treturn;\n",
+			  "\tconst long %s = (long)blockIdx.x * 256 + threadIdx.x;\n\tif (%s >= %lldL)\n\t\treturn;\n",
 		      cg->fname, conv ? "depthwise Conv" : "MaxPool", KH, KW, (long long)q.S[1], (long long)q.S[2],
 		      (long long)q.D[1], (long long)q.D[2], (long long)q.P[1], (long long)q.P[2], nhwc ? ", NHWC" : "", xs,
 		      ys, kname, conv ? "const OX_T *__restrict__ w, const OX_T *__restrict__ bias, " : "",
-		      params.s ? params.s : "", tot);
+		      params.s ? params.s : "", V > 1 ? "i4" : "i", V > 1 ? "i4" : "i", tot);
 	/* the output's channel c and pixel p of image nb; xc: c's input plane,
 	 * tap (ih, iw) at xc[TAP]; the weights of c at tap (kh, kw) */
 	char tap[64], wtap[96];
-	if (nhwc) {
+	if (nhwc && V > 1) {
+		ox_buf_printf(&t, "\tconst long c = i4 %% %lld * 4, p = i4 / %lld %% %lld, nb = i4 / %lld, i = i4 * 4;\n"
+				  "\tconst OX_T *xc = x + nb * %lld + c;\n",
+			      C / 4, C / 4, P, C / 4 * P, IH * IW * C);
+		snprintf(tap, sizeof tap, "(ih * %lld + iw) * %lld", IW, C);
+		snprintf(wtap, sizeof wtap, "w[(kh * %lld + kw) * %lld + c]", KW, C);
+	} else if (nhwc) {
 		ox_buf_printf(&t, "\tconst long c = i %% %lld, p = i / %lld %% %lld, nb = i / %lld;\n"
 				  "\tconst OX_T *xc = x + nb * %lld + c;\n",
 			      C, C, P, C * P, IH * IW * C);
@@ -755,10 +766,12 @@ int ox_cu_emit_window(ox_cg *cg, ox_graph *g, ox_node *n)
 		snprintf(wtap, sizeof wtap, "w[c * %lld + kh * %lld + kw]", KH * KW, KW);
 	}
 	ox_buf_printf(&t, "\tconst long oh = p / %lld, ow = p %% %lld;\n", OW, OW);
-	if (conv)
-		ox_buf_printf(&t, "\tfloat v = %s;\n", hasb ? "OX_LD(bias[c])" : "0.0f");
+	const char *v0 = conv ? (hasb ? "OX_LD(bias[c])" : "0.0f") : !i8 ? "-INFINITY" : x->dtype == OX_I8 ? "-128.0f" : "0.0f";
+	if (V > 1)
+		ox_buf_printf(&t, "\tfloat vq[4];\n\tfor (int u = 0; u < 4; u++)\n\t\tvq[u] = %s;\n",
+			      conv && hasb ? "OX_LD(bias[c + u])" : v0);
 	else
-		ox_buf_printf(&t, "\tfloat v = %s;\n", !i8 ? "-INFINITY" : x->dtype == OX_I8 ? "-128.0f" : "0.0f");
+		ox_buf_printf(&t, "\tfloat v = %s;\n", v0);
 	ox_buf_printf(&t, "\tfor (int kh = 0; kh < %lld; kh++) {\n"
 			  "\t\tconst long ih = oh * %lld - %lld + kh * %lld;\n"
 			  "\t\tif (ih < 0 || ih >= %lld)\n\t\t\tcontinue;\n"
@@ -767,17 +780,39 @@ int ox_cu_emit_window(ox_cg *cg, ox_graph *g, ox_node *n)
 			  "\t\t\tif (iw < 0 || iw >= %lld)\n\t\t\t\tcontinue;\n",
 		      KH, (long long)q.S[1], (long long)q.P[1], (long long)q.D[1], IH, KW, (long long)q.S[2],
 		      (long long)q.P[2], (long long)q.D[2], IW);
-	if (conv)
+	if (V > 1) {
+		ox_buf_printf(&t, "\t\t\tOX_T xh[4];\n\t\t\tox_ld4(&xc[%s], xh);\n", tap);
+		if (conv)
+			ox_buf_printf(&t, "\t\t\tOX_T wh[4];\n\t\t\tox_ld4(&%s, wh);\n"
+					  "\t\t\tfor (int u = 0; u < 4; u++)\n\t\t\t\tvq[u] = fmaf(OX_LD(xh[u]), OX_LD(wh[u]), vq[u]);\n",
+				      wtap);
+		else
+			ox_buf_puts(&t, "\t\t\tfor (int u = 0; u < 4; u++) {\n\t\t\t\tconst float e = OX_LD(xh[u]);\n"
+				       "\t\t\t\tif (e > vq[u] || e != e)\n\t\t\t\t\tvq[u] = e;\n\t\t\t}\n");
+		ox_buf_puts(&t, "\t\t}\n\t}\n");
+		/* the epilogue per channel, the stores */
+		ox_buf_puts(&t, "\tOX_T yv[4];\n\tfor (int u = 0; u < 4; u++) {\n\t\tfloat v = vq[u];\n");
+		if (conv && ox_cu_epilogue(cg, g, n, &t, "(c + u)", "(i + u)", 2)) {
+			ox_buf_free(&t), ox_buf_free(&params), ox_buf_free(&args);
+			return -1;
+		}
+		ox_buf_puts(&t, "\t\tyv[u] = OX_ST(v);\n\t}\n");
+		if (ox_cu_align(g, n->out[0]) >= 4 * es)
+			ox_buf_puts(&t, "\tox_st4(&y[i], yv);\n}\n\n");
+		else
+			ox_buf_puts(&t, "\tfor (int u = 0; u < 4; u++)\n\t\ty[i + u] = yv[u];\n}\n\n");
+	} else if (conv)
 		ox_buf_printf(&t, "\t\t\tv = fmaf(OX_LD(xc[%s]), OX_LD(%s), v);\n\t\t}\n\t}\n", tap, wtap);
 	else
 		ox_buf_printf(&t, "\t\t\tconst float e = OX_LD(xc[%s]);\n"
 				  "\t\t\tif (e > v || e != e)\n\t\t\t\tv = e;\n\t\t}\n\t}\n",
 			      tap);
-	if (conv && ox_cu_epilogue(cg, g, n, &t, "c", "i", 1)) {
+	if (V == 1 && conv && ox_cu_epilogue(cg, g, n, &t, "c", "i", 1)) {
 		ox_buf_free(&t), ox_buf_free(&params), ox_buf_free(&args);
 		return -1;
 	}
-	ox_buf_printf(&t, "\ty[i] = %s;\n}\n\n", i8 ? "(OX_T)v" : "OX_ST(v)");
+	if (V == 1)
+		ox_buf_printf(&t, "\ty[i] = %s;\n}\n\n", i8 ? "(OX_T)v" : "OX_ST(v)");
 	ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, in0, %sout0%s);\n", kname, (tot + 255) / 256,
 		     conv ? (hasb ? "in1, in2, " : "in1, nullptr, ") : "", args.s ? args.s : "");
 	ox_cu_finish(cg, g, n, kname, &t);
