@@ -1274,11 +1274,14 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 		else if (fails)
 			snprintf(errc, sizeof errc, "%s_ERR_%s", PU, cg->fails_shape ? "SHAPE" : kind);
 		if (cg->cuda && native) {
-			/* a host function that launches the node's kernels */
-			ox_buf_printf(&so->host, "static void %s(cudaStream_t ox_st%s%s)\n{\n%s}\n\n", fname,
-				      params.s && strcmp(params.s, "void") ? ", " : "", params.s && strcmp(params.s, "void") ? params.s : "",
-				      cg->body.s ? cg->body.s : "");
-			ox_buf_printf(run, "\t%s(ox_st%s%s);\n", fname, args.s ? ", " : "", args.s ? args.s : "");
+			/* a host function that launches the node's kernels; one that
+			 * can fail gets the run's status word, which its kernels set
+			 * (the run goes on: PREFIX_sync returns the code) */
+			ox_buf_printf(&so->host, "static void %s(cudaStream_t ox_st%s%s%s)\n{\n%s}\n\n", fname,
+				      fails ? ", int *ox_status" : "", params.s && strcmp(params.s, "void") ? ", " : "",
+				      params.s && strcmp(params.s, "void") ? params.s : "", cg->body.s ? cg->body.s : "");
+			ox_buf_printf(run, "\t%s(ox_st%s%s%s);\n", fname, fails ? ", ox_status" : "", args.s ? ", " : "",
+				      args.s ? args.s : "");
 		} else if (cg->cuda && cg->nregions > 0 && !fails && ox_cu_blank(cg->body.s, cg->region_at[0])) {
 			/* independent tasks: one device thread each */
 			so->ntasks++;

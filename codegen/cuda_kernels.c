@@ -1228,6 +1228,58 @@ decline:
 	return 1;
 }
 
+/* Gather (an embedding lookup): a thread per output element [outer, M,
+ * inner]. Indices read at run time are checked as the C target checks
+ * them (one wrap of a negative index); one out of range sets the run's
+ * status word to _ERR_INDEX (the first error kept: atomicCAS) and its
+ * element is not written. The run goes on, nothing waits (the CUDA Graph
+ * stays): PREFIX_sync returns the code, the outputs are unspecified, and
+ * as on the C target nothing reads or writes out of bounds. Constant
+ * indices out of range are the C emitter's compile-time error. */
+static int emit_gather(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	const ox_value *x = ox_in(g, n, 0), *ix = ox_in(g, n, 1), *y = ox_out(g, n, 0);
+	if (!x || !ix || !y || ox_shape_is_rt(g, &x->shape) || ox_shape_is_rt(g, &ix->shape) ||
+	    ox_shape_is_rt(g, &y->shape) || x->layout || y->layout || x->dtype == OX_STRING || !ox_dtype_size(x->dtype) ||
+	    (ix->dtype != OX_I32 && ix->dtype != OX_I64))
+		return 1;
+	const int axis = ox_norm_axis(ox_attr_int(n, "axis", 0), x->shape.rank);
+	int64_t dims[3] = {1, ox_shape_numel(&ix->shape), 1};
+	const long long D = x->shape.d[axis];
+	for (int d = 0; d < x->shape.rank; d++)
+		if (d != axis)
+			dims[d < axis ? 0 : 2] *= x->shape.d[d];
+	if (D == 0 || dims[0] * dims[1] * dims[2] == 0)
+		return 1;
+	const ox_tensor *ci = ox_in_const(g, n, 1);
+	for (int64_t j = 0; ci && j < ox_tensor_numel(ci); j++) {
+		const int64_t k = (int64_t)ox_tensor_get_f64(ci, j);
+		if (k < -D || k >= D)
+			return 1;
+	}
+	char kname[200], params[256], check[256] = "", body[768];
+	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	const char *ty = ox_cg_ctype(y->dtype);
+	snprintf(params, sizeof params, "const %s *__restrict__ x, const %s *__restrict__ ind, %s *__restrict__ y%s", ty,
+		 ox_cg_ctype(ix->dtype), ty, ci ? "" : ", int *st");
+	if (!ci) {
+		ox_cg_fails(cg, OX_CG_FAIL_INDEX);
+		snprintf(check, sizeof check,
+			 "\tif ((uint64_t)k >= (uint64_t)%lld) {\n\t\tatomicCAS(st, 0, %s_ERR_INDEX);\n\t\treturn;\n\t}\n", D,
+			 cg->prefix_upper);
+	}
+	snprintf(body, sizeof body, "\tint64_t k = (int64_t)ind[i1];\n\tif (k < 0)\n\t\tk += %lld;\n%s\ty[i] = x[(i0 * %lld + k) * %lld + i2];\n",
+		 D, check, D, (long long)dims[2]);
+	ox_buf t = {0};
+	ox_buf_printf(&t, "/* %s: Gather along axis %d of %lld, %s indices: a thread per element */\n", cg->fname, axis, D,
+		      ci ? "constant" : "checked");
+	ox_cu_index_kernel(&t, kname, params, dims, 3, body);
+	ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, in0, in1, out0%s);\n", kname,
+		     (long long)((dims[0] * dims[1] * dims[2] + 255) / 256), ci ? "" : ", ox_status");
+	ox_cu_finish(cg, g, n, kname, &t);
+	return 0;
+}
+
 /* Concat: a kernel per input, each element to its place along the axis,
  * over the values' storage dims (ox_cu_phys): NHWC ones, concatenated over
  * the channels, along their last storage axis (one block: b = C) */
@@ -1503,6 +1555,8 @@ int ox_cu_emit(ox_cg *cg, ox_graph *g, ox_node *n)
 		rc = emit_plan(cg, g, n);
 	else if (n->op == OX_OP_Concat)
 		rc = emit_concat(cg, g, n);
+	else if (n->op == OX_OP_Gather)
+		rc = emit_gather(cg, g, n);
 	else if (n->op == OX_OP_Fused)
 		rc = emit_fusedew(cg, g, n);
 	else if (n->op == OX_OP_ReduceMean || n->op == OX_OP_ReduceSum || n->op == OX_OP_ReduceMax ||

@@ -38,8 +38,9 @@
 #    target (below).
 # 7. Attention (tests/e2e/attn/attn.onnx): the tiled kernel and the other,
 #    against the C target (below).
-# 8. The API past the --main program (tests/e2e/cuda_api.c): a caller's
-#    arena, and a misaligned one refused.
+# 8. The API past the --main program (tests/e2e/cuda_api.c,
+#    cuda_status.c): a caller's arena, a misaligned one refused; run-time
+#    errors of native kernels through the status word (below).
 # The models of each step run $JOBS at a time (default: the cores), their
 # lines printed in list order. Every emulated model's --report must list no
 # node without a parallel kernel (docs/cuda.md).
@@ -342,22 +343,53 @@ fi
 printf 'cuda-emu attention %-16s %s%s\n' attn "$st" "$r"
 [ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; fail=1; }
 
-# 8. The API past the --main program: tests/e2e/cuda_api.c linked with
-#    nhwc.onnx's emulated network (run_with_arena on an aligned arena as
-#    net_run, a misaligned one refused with NET_ERR_ARENA).
-st=ok o=build/cuda_api
-rm -rf "$o" && mkdir -p "$o"
-CXX_=${CXX:-c++} CC_=${CC:-cc}
-if ! "$ONNXCC" tests/e2e/nhwc/nhwc.onnx -o "$o/net.c" --target cuda --cuda-emu > "$o/log" 2>&1 ||
-	! "$CC_" -std=c11 -O2 -I "$o" -c tests/e2e/cuda_api.c -o "$o/app.o" >> "$o/log" 2>&1 ||
-	! "$CC_" -std=c11 -O2 -c "$o/net_weights.c" -o "$o/weights.o" >> "$o/log" 2>&1 ||
-	! "$CXX_" -std=c++17 -O2 -DOX_CUDA_EMU -I "$o" -x c++ "$o/net.cu" -x none "$o/app.o" "$o/weights.o" \
-		-o "$o/app" -lm -pthread >> "$o/log" 2>&1; then
-	st=BUILD-FAIL
-elif ! "$o/app" >> "$o/log" 2>&1; then
-	st=FAIL
+# 8. The API past the --main program, emulated: tests/e2e/cuda_api.c linked
+#    with nhwc.onnx's network (run_with_arena on an aligned arena as
+#    net_run, a misaligned one refused with NET_ERR_ARENA), and
+#    tests/e2e/cuda_status.c with tests/e2e/gather/gather.onnx's (Gathers
+#    of indices read at run time on kernels that set the status word: an
+#    index out of range gives NET_ERR_INDEX from net_run and from a
+#    replayed net_run_device + net_sync, then in range again the first
+#    outputs). gather.onnx also through the --main programs: the CUDA
+#    outputs equal to the C target's, both refusing make_gather.py's bad
+#    inputs with NET_ERR_INDEX, no node on one device thread.
+api_one() {
+	local app=$1 model=$2 st=ok o=build/cuda_api/$1
+	rm -rf "$o" && mkdir -p "$o"
+	if ! "$ONNXCC" "$model" -o "$o/net.c" --target cuda --cuda-emu > "$o/log" 2>&1 ||
+		! "${CC:-cc}" -std=c11 -O2 -I "$o" -c "tests/e2e/$app.c" -o "$o/app.o" >> "$o/log" 2>&1 ||
+		! "${CC:-cc}" -std=c11 -O2 -c "$o/net_weights.c" -o "$o/weights.o" >> "$o/log" 2>&1 ||
+		! "${CXX:-c++}" -std=c++17 -O2 -DOX_CUDA_EMU -I "$o" -x c++ "$o/net.cu" -x none "$o/app.o" "$o/weights.o" \
+			-o "$o/app" -lm -pthread >> "$o/log" 2>&1; then
+		st=BUILD-FAIL
+	elif ! "$o/app" >> "$o/log" 2>&1; then
+		st=FAIL
+	fi
+	printf 'cuda-emu api %-22s %s\n' "$app" "$st"
+	[ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; return 1; }
+}
+api_one cuda_api tests/e2e/nhwc/nhwc.onnx || fail=1
+api_one cuda_status tests/e2e/gather/gather.onnx || fail=1
+st=ok o=build/cuda_api/gather
+rm -rf "$o" && mkdir -p "$o/c" "$o/cu"
+if ! "$ONNXCC" tests/e2e/gather/gather.onnx -o "$o/c/net.c" --build > "$o/log" 2>&1 ||
+	! "$o/c/net" tests/e2e/gather/gather_input_*.npy -o "$o/c/out" >> "$o/log" 2>&1; then
+	st=C-FAIL
+elif ! "$ONNXCC" tests/e2e/gather/gather.onnx -o "$o/cu/net.c" --target cuda --cuda-emu --build --report >> "$o/log" 2>&1 ||
+	! "$o/cu/net" tests/e2e/gather/gather_input_*.npy -o "$o/cu/out" >> "$o/log" 2>&1; then
+	st=CUDA-FAIL
+elif ! grep -Eq "cuda +0 nodes without a parallel kernel" "$o/log"; then
+	st=SERIAL-NODES
+else
+	for n in 0 1; do
+		cmp -s "$o/cu/out/output_$n.npy" "$o/c/out/output_$n.npy" || st=DIFFER
+	done
+	for t in c cu; do
+		"$o/$t/net" tests/e2e/gather/gather_bad_*.npy -o "$o/$t/bad" > "$o/$t/bad.log" 2>&1 && st=BAD-ACCEPTED
+		grep -q "NET_ERR_INDEX" "$o/$t/bad.log" || st=NO-ERR-INDEX
+	done
 fi
-printf 'cuda-emu api %-22s %s\n' nhwc "$st"
+printf 'cuda-emu api %-22s %s\n' "gather (--main)" "$st"
 [ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; fail=1; }
 
 nv_one() {
