@@ -180,7 +180,7 @@ cuda: all deps-models tests/e2e/oxcmp
 	tests/cuda_emu/run.sh
 	tests/e2e/cuda.sh
 	ONNX_TESTS=$(ONNX_TESTS) OXC_TARGET=cuda-emu tests/e2e/conformance.sh --check tests/e2e/cuda_expected.txt
-	@out=$$(ONNX_TESTS=tests/e2e/cases OXC_SUITES=opt OXC_TARGET=cuda-emu tests/e2e/conformance.sh -j 2 . | tail -n 1); \
+	@out=$$(ONNX_TESTS=tests/e2e/cases OXC_SUITES=opt OXC_TARGET=cuda-emu tests/e2e/conformance.sh . | tail -n 1); \
 	  echo "opt cases under --cuda-emu: $$out"; case "$$out" in *" 0 failed, 0 unsupported") ;; *) exit 1 ;; esac
 	ONNXCC_FLAGS='--target cuda --cuda-emu' tests/e2e/dyn.sh
 

@@ -66,6 +66,25 @@ void ox_cu_epi_params(ox_graph *g, ox_node *n, ox_buf *params, ox_buf *args)
 	}
 }
 
+/* ox_cu_tile_loop's loads of one operand of a chunk into its registers
+ * (ra or rb): n passes of the block's nt threads, v elements each at the
+ * position pos (C declarations of i) where cond holds, else zero */
+static void tile_load(ox_buf *t, const char *name, int n, int nt, const char *pos, const char *cond, int v,
+		      const char *et, const char *zero, const char *load)
+{
+	ox_buf_printf(t, "\t\tOX_UNROLL\n\t\tfor (int j = 0; j < %d; j++) {\n"
+			 "\t\t\tconst int i = tid + j * %d;\n"
+			 "\t\t\tconst long %s;\n"
+			 "\t\t\t%s %s[%d] = {%s};\n"
+			 "\t\t\tif (%s) {\n%s\t\t\t}\n",
+		      n, nt, pos, et, name, v, zero, cond, load);
+	if (v > 1)
+		ox_buf_printf(t, "\t\t\tfor (int u = 0; u < %d; u++)\n\t\t\t\tr%s[j * %d + u] = %s[u];\n\t\t}\n", v, name,
+			      v, name);
+	else
+		ox_buf_printf(t, "\t\t\tr%s[j] = %s[0];\n\t\t}\n", name, name);
+}
+
 /* Tiles of BM x BN outputs over chunks of 16 of the reduction in shared
  * memory. A (BM rows of the reduction) and B (16 x BN) come from the
  * caller's loads: LOADA(m, k) and LOADB(k, p) as C statements setting a
@@ -113,26 +132,13 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
 	const int ga = 16 / va, gb = BN / vb;
 	const int na = BM * ga / nt, nb = 16 * gb / nt; /* (exact: 32 x 32 or 64 x 64 tiles, va, vb 1 or 4) */
 	ox_buf_printf(t, "\t%s ra[%d], rb[%d];\n\tfor (long kn = ks0;; kn += 16) {\n", et, na * va, nb * vb);
-	ox_buf_printf(t, "\t\tOX_UNROLL\n\t\tfor (int j = 0; j < %d; j++) {\n"
-			 "\t\t\tconst int i = tid + j * %d;\n"
-			 "\t\t\tconst long m = m0 + i / %d, k = kn + i %% %d * %d;\n"
-			 "\t\t\t%s a[%d] = {%s};\n"
-			 "\t\t\tif (m < %s && k < ks1) {\n%s\t\t\t}\n",
-		      na, nt, ga, ga, va, et, va, zero, M, loada);
-	if (va > 1)
-		ox_buf_printf(t, "\t\t\tfor (int u = 0; u < %d; u++)\n\t\t\t\tra[j * %d + u] = a[u];\n\t\t}\n", va, va);
-	else
-		ox_buf_puts(t, "\t\t\tra[j] = a[0];\n\t\t}\n");
-	ox_buf_printf(t, "\t\tOX_UNROLL\n\t\tfor (int j = 0; j < %d; j++) {\n"
-			 "\t\t\tconst int i = tid + j * %d;\n"
-			 "\t\t\tconst long k = kn + i / %d, p = p0 + i %% %d * %d;\n"
-			 "\t\t\t%s b[%d] = {%s};\n"
-			 "\t\t\tif (k < ks1 && p < %s) {\n%s\t\t\t}\n",
-		      nb, nt, gb, gb, vb, et, vb, zero, N, loadb);
-	if (vb > 1)
-		ox_buf_printf(t, "\t\t\tfor (int u = 0; u < %d; u++)\n\t\t\t\trb[j * %d + u] = b[u];\n\t\t}\n", vb, vb);
-	else
-		ox_buf_puts(t, "\t\t\trb[j] = b[0];\n\t\t}\n");
+	char pos[96], cond[96];
+	snprintf(pos, sizeof pos, "m = m0 + i / %d, k = kn + i %% %d * %d", ga, ga, va);
+	snprintf(cond, sizeof cond, "m < %s && k < ks1", M);
+	tile_load(t, "a", na, nt, pos, cond, va, et, zero, loada);
+	snprintf(pos, sizeof pos, "k = kn + i / %d, p = p0 + i %% %d * %d", gb, gb, vb);
+	snprintf(cond, sizeof cond, "k < ks1 && p < %s", N);
+	tile_load(t, "b", nb, nt, pos, cond, vb, et, zero, loadb);
 	/* the products of the chunk in the shared tiles (none before the first) */
 	ox_buf_puts(t, "\t\tif (kn > ks0) {\n");
 	ox_buf u = {0};
