@@ -85,6 +85,20 @@ static void tile_load(ox_buf *t, const char *name, int n, int nt, const char *po
 		ox_buf_printf(t, "\t\t\tr%s[j] = %s[0];\n\t\t}\n", name, name);
 }
 
+/* and its stores of those registers into the shared tile (As or Bs),
+ * element u of pass j at [row][col] */
+static void tile_store(ox_buf *t, const char *name, int n, int nt, int v, const char *row, const char *col)
+{
+	const int S = name[0] - 'a' + 'A';
+	ox_buf_printf(t, "\t\tOX_UNROLL\n\t\tfor (int j = 0; j < %d; j++) {\n\t\t\tconst int i = tid + j * %d;\n", n, nt);
+	if (v > 1)
+		ox_buf_printf(t, "\t\t\tfor (int u = 0; u < %d; u++)\n\t\t\t\t%cs[%s][%s] = r%s[j * %d + u];\n", v, S, row, col,
+			      name, v);
+	else
+		ox_buf_printf(t, "\t\t\t%cs[%s][%s] = r%s[j];\n", S, row, col, name);
+	ox_buf_puts(t, "\t\t}\n");
+}
+
 /* Tiles of BM x BN outputs over chunks of 16 of the reduction in shared
  * memory. A (BM rows of the reduction) and B (16 x BN) come from the
  * caller's loads: LOADA(m, k) and LOADB(k, p) as C statements setting a
@@ -199,25 +213,20 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
 	for (const char *c = u.s; c && *c; c++)
 		ox_buf_printf(t, "%s%c", c == u.s || c[-1] == '\n' ? "\t" : "", *c);
 	ox_buf_free(&u);
-	ox_buf_printf(t, "\t\t}\n\t\tif (kn >= ks1)\n\t\t\tbreak;\n"
-			 "\t\t__syncthreads(); /* (the products have read the tiles) */\n"
-			 "\t\tOX_UNROLL\n\t\tfor (int j = 0; j < %d; j++) {\n"
-			 "\t\t\tconst int i = tid + j * %d;\n",
-		      na, nt);
+	ox_buf_puts(t, "\t\t}\n\t\tif (kn >= ks1)\n\t\t\tbreak;\n"
+		       "\t\t__syncthreads(); /* (the products have read the tiles) */\n");
+	char row[64], col[64];
 	if (va > 1)
-		ox_buf_printf(t, "\t\t\tfor (int u = 0; u < %d; u++)\n\t\t\t\tAs[i %% %d * %d + u][i / %d] = ra[j * %d + u];\n",
-			      va, ga, va, ga, va);
+		snprintf(row, sizeof row, "i %% %d * %d + u", ga, va), snprintf(col, sizeof col, "i / %d", ga);
 	else
-		ox_buf_puts(t, "\t\t\tAs[i % 16][i / 16] = ra[j];\n");
-	ox_buf_printf(t, "\t\t}\n\t\tOX_UNROLL\n\t\tfor (int j = 0; j < %d; j++) {\n"
-			 "\t\t\tconst int i = tid + j * %d;\n",
-		      nb, nt);
+		snprintf(row, sizeof row, "i %% 16"), snprintf(col, sizeof col, "i / 16");
+	tile_store(t, "a", na, nt, va, row, col);
 	if (vb > 1)
-		ox_buf_printf(t, "\t\t\tfor (int u = 0; u < %d; u++)\n\t\t\t\tBs[i / %d][i %% %d * %d + u] = rb[j * %d + u];\n",
-			      vb, gb, gb, vb, vb);
+		snprintf(row, sizeof row, "i / %d", gb), snprintf(col, sizeof col, "i %% %d * %d + u", gb, vb);
 	else
-		ox_buf_printf(t, "\t\t\tBs[i / %d][i %% %d] = rb[j];\n", BN, BN);
-	ox_buf_puts(t, "\t\t}\n\t\t__syncthreads();\n\t}\n");
+		snprintf(row, sizeof row, "i / %d", BN), snprintf(col, sizeof col, "i %% %d", BN);
+	tile_store(t, "b", nb, nt, vb, row, col);
+	ox_buf_puts(t, "\t\t__syncthreads();\n\t}\n");
 }
 
 /* The alignment in bytes (up to 64) that value id's address is known to
