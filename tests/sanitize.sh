@@ -2,7 +2,7 @@
 # sanitize.sh: onnxcc and the programs it writes under AddressSanitizer and
 # UndefinedBehaviorSanitizer (with LeakSanitizer), over a fixed sample.
 #
-#   tests/sanitize.sh [EVERY]        (make sanitize: 15; EVERY default 4)
+#   tests/sanitize.sh [EVERY]        (make sanitize: 18; EVERY default 4)
 #
 # 1. conformance: every EVERY-th test of tests/e2e/expected_pass.txt (its
 #    tests 2, 2+EVERY, ...: with EVERY a multiple of 3, none of make test's
