@@ -352,7 +352,8 @@ printf 'cuda-emu attention %-16s %s%s\n' attn "$st" "$r"
 #    replayed net_run_device + net_sync, then in range again the first
 #    outputs). gather.onnx also through the --main programs: the CUDA
 #    outputs equal to the C target's, both refusing make_gather.py's bad
-#    inputs with NET_ERR_INDEX, no node on one device thread.
+#    inputs with NET_ERR_INDEX, no node on one device thread; with nvcc,
+#    compiled for sm_80 and sm_90 as in 2.
 api_one() {
 	local app=$1 model=$2 st=ok o=build/cuda_api/$1
 	rm -rf "$o" && mkdir -p "$o"
@@ -388,6 +389,10 @@ else
 		"$o/$t/net" tests/e2e/gather/gather_bad_*.npy -o "$o/$t/bad" > "$o/$t/bad.log" 2>&1 && st=BAD-ACCEPTED
 		grep -q "NET_ERR_INDEX" "$o/$t/bad.log" || st=NO-ERR-INDEX
 	done
+fi
+if [ "$st" = ok ] && [ $have_nvcc = 1 ]; then
+	"$ONNXCC" tests/e2e/gather/gather.onnx -o "$o/nv.c" --target cuda >> "$o/log" 2>&1 || st=COMPILE-FAIL
+	[ "$st" = ok ] && b=$(nvcc_check "$o/nv.cu" "$o/nvcc" sm_80 sm_90) && [ -n "$b" ] && st=$b
 fi
 printf 'cuda-emu api %-22s %s\n' "gather (--main)" "$st"
 [ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; fail=1; }
