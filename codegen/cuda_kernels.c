@@ -250,15 +250,19 @@ int ox_cu_align(ox_graph *g, ox_id id)
 	return a;
 }
 
-/* a tile loader's vector load (ox_cu_tile_loop's va, vb = 4), statements
- * at lvl tabs: dst[0..3] from the four elements at address addr, an OX_T
- * pointer */
-void ox_cu_ld4(char *buf, size_t sz, int lvl, const char *dst, const char *addr)
+/* a tile loader's statements at lvl tabs (ox_cu_tile_loop's LOADA,
+ * LOADB): dst[0..v-1] from the OX_T element e and the v - 1 after it, one
+ * ox_ld4 when v is 4 */
+void ox_cu_tile_ld(char *buf, size_t sz, int lvl, const char *dst, int v, const char *e)
 {
-	snprintf(buf, sz,
-		 "%.*sOX_T h[4];\n%.*sox_ld4(%s, h);\n"
-		 "%.*s%s[0] = OX_LD(h[0]), %s[1] = OX_LD(h[1]), %s[2] = OX_LD(h[2]), %s[3] = OX_LD(h[3]);\n",
-		 lvl, "\t\t\t\t\t\t\t\t", lvl, "\t\t\t\t\t\t\t\t", addr, lvl, "\t\t\t\t\t\t\t\t", dst, dst, dst, dst);
+	const char *tabs = "\t\t\t\t\t\t\t\t";
+	if (v == 4)
+		snprintf(buf, sz,
+			 "%.*sOX_T h[4];\n%.*sox_ld4(&%s, h);\n"
+			 "%.*s%s[0] = OX_LD(h[0]), %s[1] = OX_LD(h[1]), %s[2] = OX_LD(h[2]), %s[3] = OX_LD(h[3]);\n",
+			 lvl, tabs, lvl, tabs, e, lvl, tabs, dst, dst, dst, dst);
+	else
+		snprintf(buf, sz, "%.*s%s[0] = OX_LD(%s);\n", lvl, tabs, dst, e);
 }
 
 /* Index arithmetic in 32 bits when every tensor of the node fits (64-bit
@@ -495,13 +499,9 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 		snprintf(N_, sizeof N_, "%lld", (long long)P);
 		/* the weights' rows four at a time where they are whole and aligned */
 		const int va = K % 4 == 0 && ox_cu_align(g, n->in[1]) >= 4 * (int)ox_dtype_size(w->dtype) ? 4 : 1;
-		if (va == 4) {
-			char addr[64];
-			snprintf(addr, sizeof addr, "&wg[m * %lld + k]", (long long)K);
-			ox_cu_ld4(la, sizeof la, 4, "a", addr);
-		} else {
-			snprintf(la, sizeof la, "\t\t\t\ta[0] = OX_LD(wg[m * %lld + k]);\n", (long long)K);
-		}
+		char e[64];
+		snprintf(e, sizeof e, "wg[m * %lld + k]", (long long)K);
+		ox_cu_tile_ld(la, sizeof la, 4, "a", va, e);
 		ox_cu_window_load(lb, sizeof lb, &q, "b[0] = OX_LD(xg[", "]);");
 		const int64_t Z = N * G, tiles = (P + T - 1) / T * ((Og + T - 1) / T) * Z;
 		int S = ox_cu_split_of(tiles, K);
@@ -628,14 +628,8 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	const int va = !q->transA && !q->rt && !ox_dim_is_rt(g, q->dK) && q->K % 4 == 0 &&
 				       ox_cu_align(g, n->in[0]) >= 4 * es ? 4 : 1;
 	const int vb = !transB && N % 4 == 0 && ox_cu_align(g, n->in[1]) >= 4 * es ? 4 : 1;
-	if (va == 4)
-		ox_cu_ld4(la, sizeof la, 4, "a", "&A[m * K + k]");
-	else
-		snprintf(la, sizeof la, "\t\t\t\ta[0] = OX_LD(A[%s]);\n", q->transA ? "k * M + m" : "m * K + k");
-	if (vb == 4)
-		ox_cu_ld4(lb, sizeof lb, 4, "b", "&B[k * NN + p]");
-	else
-		snprintf(lb, sizeof lb, "\t\t\t\tb[0] = OX_LD(B[%s]);\n", transB ? "p * K + k" : "k * NN + p");
+	ox_cu_tile_ld(la, sizeof la, 4, "a", va, q->transA ? "A[k * M + m]" : "A[m * K + k]");
+	ox_cu_tile_ld(lb, sizeof lb, 4, "b", vb, transB ? "B[p * K + k]" : "B[k * NN + p]");
 	/* split-K for one product of constant size */
 	int S = nb || q->rt ? 1 : ox_cu_split_of((q->M + T - 1) / T * ((N + T - 1) / T), q->K);
 	if (S * q->M * N >= ((int64_t)1 << 30))

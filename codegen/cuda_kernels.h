@@ -52,14 +52,15 @@ int ox_cu_tile_kind(const ox_cg *cg, int dt);
  * from m, k (k .. k + va - 1 of row m) and b[0..vb-1] from k, p (p .. p +
  * vb - 1 of row k); a and b start at zero. va, vb: 1 or 4 (4 only where
  * the row's length is a multiple of 4 and the loads stay in one row and
- * aligned: ox_cu_align, ox_cu_ld4). The block's threads and acc[] as
+ * aligned: ox_cu_align, ox_cu_tile_ld). The block's threads and acc[] as
  * *geo says (codegen/cuda_kernels.c) */
 void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, const char *loada, int va,
 		     const char *loadb, int vb, int kind, ox_cu_tile *geo);
 /* the alignment in bytes (1 .. 64) value id's device address is known to have */
 int ox_cu_align(ox_graph *g, ox_id id);
-/* statements at lvl tabs: dst[0..3] = the four elements at addr (one load) */
-void ox_cu_ld4(char *buf, size_t sz, int lvl, const char *dst, const char *addr);
+/* statements at lvl tabs: dst[0..v-1] = element e and the v - 1 after it
+ * (v 1 or 4: one ox_ld4) */
+void ox_cu_tile_ld(char *buf, size_t sz, int lvl, const char *dst, int v, const char *e);
 /* split-K: the parts each tile's reduction of K is cut into, when `tiles`
  * are too few to fill the GPU (the parts summed by a second kernel) */
 int ox_cu_split_of(int64_t tiles, int64_t K);

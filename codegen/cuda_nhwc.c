@@ -83,34 +83,23 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 	const int vb = O % 4 == 0 && ox_cu_align(g, n->in[1]) >= 4 * es ? 4 : 1;
 	char la[1024], lb[256], ld[256], M_[32], N_[32];
 	const int pointwise = KH == 1 && KW == 1 && q.S[1] == 1 && q.S[2] == 1 && q.P[1] == 0 && q.P[2] == 0;
+	char e[96];
 	if (pointwise) {
-		if (va == 4) {
-			char addr[64];
-			snprintf(addr, sizeof addr, "&xn[m * %lld + k]", C);
-			ox_cu_ld4(la, sizeof la, 4, "a", addr);
-		} else {
-			snprintf(la, sizeof la, "\t\t\t\ta[0] = OX_LD(xn[m * %lld + k]);\n", C);
-		}
+		snprintf(e, sizeof e, "xn[m * %lld + k]", C);
+		ox_cu_tile_ld(la, sizeof la, 4, "a", va, e);
 	} else {
-		char tm[512], addr[96];
+		char tm[512];
 		tap(tm, sizeof tm, &q, "m");
-		snprintf(addr, sizeof addr, "&xn[(ih * %lld + iw) * %lld + c]", IW, C);
-		if (va == 4)
-			ox_cu_ld4(ld, sizeof ld, 5, "a", addr);
-		else
-			snprintf(ld, sizeof ld, "\t\t\t\t\ta[0] = OX_LD(*%s);\n", addr);
+		snprintf(e, sizeof e, "xn[(ih * %lld + iw) * %lld + c]", IW, C);
+		ox_cu_tile_ld(ld, sizeof ld, 5, "a", va, e);
 		snprintf(la, sizeof la,
 			 "\t\t\t\tconst long c = k %% %lld, r = k / %lld, kh = r / %lld, kw = r %% %lld;\n"
 			 "\t\t\t\t%s"
 			 "\t\t\t\tif (ih >= 0 && ih < %lld && iw >= 0 && iw < %lld) {\n%s\t\t\t\t}\n",
 			 C, C, KW, KW, tm, IH, IW, ld);
 	}
-	if (vb == 4) {
-		char addr[64];
-		snprintf(addr, sizeof addr, "&w[k * %lld + p]", O);
-		ox_cu_ld4(lb, sizeof lb, 4, "b", addr);
-	} else
-		snprintf(lb, sizeof lb, "\t\t\t\tb[0] = OX_LD(w[k * %lld + p]);\n", O);
+	snprintf(e, sizeof e, "w[k * %lld + p]", O);
+	ox_cu_tile_ld(lb, sizeof lb, 4, "b", vb, e);
 	snprintf(M_, sizeof M_, "%lld", P);
 	snprintf(N_, sizeof N_, "%lld", O);
 	if (S > 1) /* the parts go to the workspace */
