@@ -236,18 +236,25 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
  * graph input's bytes (the caller's pointers) and inside control bodies. */
 int ox_cu_align(ox_graph *g, ox_id id)
 {
-	int64_t off;
 	if (g->parent || id < 0)
 		return 1;
-	const ox_id r = ox_plan_storage(g, id, &off);
-	if (g->vals[id].offset >= 0)
-		off = g->vals[id].offset;
-	else if (g->vals[r].kind != OX_V_CONST)
+	int64_t off = g->vals[id].offset;
+	if (off < 0 && g->vals[ox_plan_storage(g, id, &off)].kind != OX_V_CONST)
 		return 1;
 	int a = 64;
 	while (off % a)
 		a /= 2;
 	return a;
+}
+
+/* yv[0..3] stored at y[at] (a kernel's output y, value id): one ox_st4
+ * where y's address is aligned, else four stores */
+static void store4(ox_buf *t, ox_graph *g, ox_id id, const char *at)
+{
+	if (ox_cu_align(g, id) >= 4 * (int)ox_dtype_size(g->vals[id].dtype))
+		ox_buf_printf(t, "\tox_st4(&y[%s], yv);\n", at);
+	else
+		ox_buf_printf(t, "\tfor (int u = 0; u < 4; u++)\n\t\ty[%s + u] = yv[u];\n", at);
 }
 
 /* a tile loader's statements at lvl tabs (ox_cu_tile_loop's LOADA,
@@ -755,16 +762,13 @@ int ox_cu_emit_window(ox_cg *cg, ox_graph *g, ox_node *n)
 	/* the output's channel c and pixel p of image nb; xc: c's input plane,
 	 * tap (ih, iw) at xc[TAP]; the weights of c at tap (kh, kw) */
 	char tap[64], wtap[96];
-	if (nhwc && V > 1) {
-		ox_buf_printf(&t, "\tconst long c = i4 %% %lld * 4, p = i4 / %lld %% %lld, nb = i4 / %lld, i = i4 * 4;\n"
-				  "\tconst OX_T *xc = x + nb * %lld + c;\n",
-			      C / 4, C / 4, P, C / 4 * P, IH * IW * C);
-		snprintf(tap, sizeof tap, "(ih * %lld + iw) * %lld", IW, C);
-		snprintf(wtap, sizeof wtap, "w[(kh * %lld + kw) * %lld + c]", KW, C);
-	} else if (nhwc) {
-		ox_buf_printf(&t, "\tconst long c = i %% %lld, p = i / %lld %% %lld, nb = i / %lld;\n"
-				  "\tconst OX_T *xc = x + nb * %lld + c;\n",
-			      C, C, P, C * P, IH * IW * C);
+	if (nhwc) {
+		if (V > 1)
+			ox_buf_printf(&t, "\tconst long c = i4 %% %lld * 4, p = i4 / %lld %% %lld, nb = i4 / %lld, i = i4 * 4;\n",
+				      C / 4, C / 4, P, C / 4 * P);
+		else
+			ox_buf_printf(&t, "\tconst long c = i %% %lld, p = i / %lld %% %lld, nb = i / %lld;\n", C, C, P, C * P);
+		ox_buf_printf(&t, "\tconst OX_T *xc = x + nb * %lld + c;\n", IH * IW * C);
 		snprintf(tap, sizeof tap, "(ih * %lld + iw) * %lld", IW, C);
 		snprintf(wtap, sizeof wtap, "w[(kh * %lld + kw) * %lld + c]", KW, C);
 	} else {
@@ -806,10 +810,8 @@ int ox_cu_emit_window(ox_cg *cg, ox_graph *g, ox_node *n)
 			return -1;
 		}
 		ox_buf_puts(&t, "\t\tyv[u] = OX_ST(v);\n\t}\n");
-		if (ox_cu_align(g, n->out[0]) >= 4 * es)
-			ox_buf_puts(&t, "\tox_st4(&y[i], yv);\n}\n\n");
-		else
-			ox_buf_puts(&t, "\tfor (int u = 0; u < 4; u++)\n\t\ty[i + u] = yv[u];\n}\n\n");
+		store4(&t, g, n->out[0], "i");
+		ox_buf_puts(&t, "}\n\n");
 	} else if (conv)
 		ox_buf_printf(&t, "\t\t\tv = fmaf(OX_LD(xc[%s]), OX_LD(%s), v);\n\t\t}\n\t}\n", tap, wtap);
 	else
@@ -860,9 +862,6 @@ static int emit_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
 	return 0;
 }
 
-/* Attention (ONNX, as opt/attention.c makes it from exporters' forms): a
- * block per (query row, head, batch): the scores in shared memory, the
- * softmax by block reductions, then each thread an output column */
 /* Attention, tiled (flash-style): a block of 128 threads per 16 query
  * rows, head and batch, over the keys in tiles of 32 staged in shared
  * memory with their values: the 16 x 32 scores (a thread 4), then the
@@ -944,6 +943,10 @@ static void attention_tiled(ox_buf *t, const char *kname, long long G, long long
 		      NC, guard2, yo);
 }
 
+/* Attention (ONNX, as opt/attention.c makes it from exporters' forms):
+ * attention_tiled for heads up to 128 wide, else a block per (query row,
+ * head, batch): the scores in shared memory, the softmax by block
+ * reductions, then each thread an output column */
 static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_attngeo q;
@@ -1410,10 +1413,7 @@ static int emit_fusedew(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_buf_puts(&body, "\tOX_T yv[4];\n\tfor (int u = 0; u < 4; u++) {\n");
 		ox_cu_scalar(&body, vb.s);
 		ox_buf_puts(&body, "\t\tyv[u] = OX_ST(v);\n\t}\n");
-		if (ox_cu_align(g, n->out[0]) >= 4 * (int)ox_dtype_size(y->dtype))
-			ox_buf_puts(&body, "\tox_st4(&y[i * 4], yv);\n");
-		else
-			ox_buf_puts(&body, "\tfor (int u = 0; u < 4; u++)\n\t\ty[i * 4 + u] = yv[u];\n");
+		store4(&body, g, n->out[0], "i * 4");
 		dims[r - 1] /= 4;
 	} else {
 		ox_cu_scalar(&body, vb.s);
