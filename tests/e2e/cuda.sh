@@ -313,22 +313,44 @@ nhwc_one() {
 }
 each nhwc_one f32 f16 bf16 nchw || fail=1
 
+# vs_c O MODEL INPUT...: MODEL's C program and its emulated CUDA program
+# (--report) built in O/c and O/cu and run on the INPUTs, their outputs in
+# O/c/out and O/cu/out, the log O/log; sets o=O and st to ok, C-FAIL,
+# CUDA-FAIL or SERIAL-NODES (a node without a parallel kernel)
+vs_c() {
+	o=$1
+	local model=$2
+	shift 2
+	rm -rf "$o" && mkdir -p "$o/c" "$o/cu"
+	st=ok
+	if ! "$ONNXCC" "$model" -o "$o/c/net.c" --build > "$o/log" 2>&1 || ! "$o/c/net" "$@" -o "$o/c/out" >> "$o/log" 2>&1; then
+		st=C-FAIL
+	elif ! "$ONNXCC" "$model" -o "$o/cu/net.c" --target cuda --cuda-emu --build --report >> "$o/log" 2>&1 ||
+		! timeout 600 "$o/cu/net" "$@" -o "$o/cu/out" >> "$o/log" 2>&1; then
+		st=CUDA-FAIL
+	elif ! grep -Eq "cuda +0 nodes without a parallel kernel" "$o/log"; then
+		st=SERIAL-NODES
+	fi
+}
+# nv_after MODEL: when st is ok and nvcc is there, MODEL's .cu (in $o/nv.cu)
+# through nvcc_check for sm_80 and sm_90
+nv_after() {
+	[ "$st" = ok ] && [ $have_nvcc = 1 ] || return 0
+	"$ONNXCC" "$1" -o "$o/nv.c" --target cuda >> "$o/log" 2>&1 || { st=COMPILE-FAIL; return 0; }
+	b=$(nvcc_check "$o/nv.cu" "$o/nvcc" sm_80 sm_90)
+	[ -z "$b" ] || st=$b
+}
+
 # 7. Attention: tests/e2e/attn/attn.onnx (make_attn.py: the tiled kernel with
 #    grouped heads, partial tiles, Dv not a multiple of 8, a key mask with
 #    -inf, 3-D causal; heads wider than 128 on the kernel of a block per
 #    query row), the CUDA program's outputs against the C target's at 1e-4
 #    normwise, the .cu checked for 2 tiled kernels and 1 other; with nvcc,
 #    compiled for sm_80 and sm_90 as in 2.
-st=ok r= o=build/attn
-rm -rf "$o" && mkdir -p "$o/c" "$o/cu"
-if ! "$ONNXCC" tests/e2e/attn/attn.onnx -o "$o/c/net.c" --build > "$o/log" 2>&1 ||
-	! "$o/c/net" tests/e2e/attn/attn_input_*.npy -o "$o/c/out" >> "$o/log" 2>&1; then
-	st=C-FAIL
-elif ! "$ONNXCC" tests/e2e/attn/attn.onnx -o "$o/cu/net.c" --target cuda --cuda-emu --build --report >> "$o/log" 2>&1 ||
-	! timeout 600 "$o/cu/net" tests/e2e/attn/attn_input_*.npy -o "$o/cu/out" >> "$o/log" 2>&1; then
-	st=CUDA-FAIL
-elif grep -Eq "cuda +[1-9][0-9]* nodes? without a parallel kernel" "$o/log"; then
-	st=SERIAL-NODES
+r=
+vs_c build/attn tests/e2e/attn/attn.onnx tests/e2e/attn/attn_input_*.npy
+if [ "$st" != ok ]; then
+	:
 elif [ "$(grep -c 'Attention B.*, tiled \*/' "$o/cu/net.cu")" != 2 ] || [ "$(grep -c 'Attention B' "$o/cu/net.cu")" != 3 ]; then
 	st=KERNELS
 else
@@ -336,10 +358,7 @@ else
 		r="$r $(close "$o/cu/out/output_$n.npy" "$o/c/out/output_$n.npy" 1e-4)" || st=MISMATCH
 	done
 fi
-if [ "$st" = ok ] && [ $have_nvcc = 1 ]; then
-	"$ONNXCC" tests/e2e/attn/attn.onnx -o "$o/nv.c" --target cuda >> "$o/log" 2>&1 || st=COMPILE-FAIL
-	[ "$st" = ok ] && b=$(nvcc_check "$o/nv.cu" "$o/nvcc" sm_80 sm_90) && [ -n "$b" ] && st=$b
-fi
+nv_after tests/e2e/attn/attn.onnx
 printf 'cuda-emu attention %-16s %s%s\n' attn "$st" "$r"
 [ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; fail=1; }
 
@@ -371,17 +390,8 @@ api_one() {
 }
 api_one cuda_api tests/e2e/nhwc/nhwc.onnx || fail=1
 api_one cuda_status tests/e2e/gather/gather.onnx || fail=1
-st=ok o=build/cuda_api/gather
-rm -rf "$o" && mkdir -p "$o/c" "$o/cu"
-if ! "$ONNXCC" tests/e2e/gather/gather.onnx -o "$o/c/net.c" --build > "$o/log" 2>&1 ||
-	! "$o/c/net" tests/e2e/gather/gather_input_*.npy -o "$o/c/out" >> "$o/log" 2>&1; then
-	st=C-FAIL
-elif ! "$ONNXCC" tests/e2e/gather/gather.onnx -o "$o/cu/net.c" --target cuda --cuda-emu --build --report >> "$o/log" 2>&1 ||
-	! "$o/cu/net" tests/e2e/gather/gather_input_*.npy -o "$o/cu/out" >> "$o/log" 2>&1; then
-	st=CUDA-FAIL
-elif ! grep -Eq "cuda +0 nodes without a parallel kernel" "$o/log"; then
-	st=SERIAL-NODES
-else
+vs_c build/cuda_api/gather tests/e2e/gather/gather.onnx tests/e2e/gather/gather_input_*.npy
+if [ "$st" = ok ]; then
 	for n in 0 1; do
 		cmp -s "$o/cu/out/output_$n.npy" "$o/c/out/output_$n.npy" || st=DIFFER
 	done
@@ -390,10 +400,7 @@ else
 		grep -q "NET_ERR_INDEX" "$o/$t/bad.log" || st=NO-ERR-INDEX
 	done
 fi
-if [ "$st" = ok ] && [ $have_nvcc = 1 ]; then
-	"$ONNXCC" tests/e2e/gather/gather.onnx -o "$o/nv.c" --target cuda >> "$o/log" 2>&1 || st=COMPILE-FAIL
-	[ "$st" = ok ] && b=$(nvcc_check "$o/nv.cu" "$o/nvcc" sm_80 sm_90) && [ -n "$b" ] && st=$b
-fi
+nv_after tests/e2e/gather/gather.onnx
 printf 'cuda-emu api %-22s %s\n' "gather (--main)" "$st"
 [ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; fail=1; }
 
