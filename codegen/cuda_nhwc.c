@@ -4,10 +4,13 @@
  *
  * - Conv, group 1: implicit GEMM per image on ox_cu_tile_loop's tiles,
  *   [P x K] windows x [K x O] weights, the reduction k = (kh, kw, c) with
- *   the channels innermost (the weights repacked [KH][KW][C][O] by the
- *   layout pass): a tile's loads of A run along an input pixel's channels,
- *   its loads of B and its stores along the output channels. A 1x1 stride-1
- *   Conv is a plain GEMM [P x C] x [C x O]. Split-K as the NCHW kernel's.
+ *   the channels innermost (the weights repacked [KH][KW][C][Op] by the
+ *   layout pass, O rounded up to 4): a tile's loads of A run along an input
+ *   pixel's channels, its loads of B and its stores along the output
+ *   channels. An input's channels may be padded (C of Cp, lanes past C
+ *   zero: the layout pass's gpu_pad): the reduction then runs over Cp
+ *   channels a tap, the rows of B past C read as zero. A 1x1 stride-1 Conv
+ *   is a plain GEMM [P x Cp] x [Cp x O]. Split-K as the NCHW kernel's.
  * - Conv, depthwise; MaxPool: a thread per output, channels fastest (the
  *   weights [KH][KW][C]): ox_cu_emit_window, codegen/cuda_kernels.c's for
  *   both layouts.
@@ -31,6 +34,14 @@ static int nhwc(const ox_value *v)
 	return v && v->layout == OX_L_BLOCKED && v->shape.rank == 4 && v->lp[0] == v->shape.d[1];
 }
 
+/* an NHWC Conv input, its channels maybe rounded up to lp[0] (opt/layout.c's
+ * gpu_pad) */
+static int nhwc_in(const ox_value *v)
+{
+	return v && v->layout == OX_L_BLOCKED && v->shape.rank == 4 && v->lp[0] >= v->shape.d[1] &&
+	       v->lp[0] < v->shape.d[1] + 4;
+}
+
 /* the input tap (ih, iw) of output pixel `pix` at (kh, kw) */
 static void tap(char *buf, size_t sz, const ox_cu_win *q, const char *pix)
 {
@@ -45,15 +56,16 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_value *x = ox_in(g, n, 0), *w = ox_in(g, n, 1), *y = ox_out(g, n, 0);
 	if (w && w->layout == OX_L_DWW)
 		return ox_cu_emit_window(cg, g, n); /* depthwise */
-	if (!nhwc(x) || !nhwc(y) || !ox_cu_ftype(y->dtype) || x->dtype != y->dtype || w->dtype != y->dtype ||
-	    w->layout != OX_L_CONVW || w->lp[0] != y->shape.d[1] || w->lp[1] != 1 || w->lp[2] != x->shape.d[1])
+	if (!nhwc_in(x) || !nhwc(y) || !ox_cu_ftype(y->dtype) || x->dtype != y->dtype || w->dtype != y->dtype ||
+	    w->layout != OX_L_CONVW || w->lp[0] < y->shape.d[1] || w->lp[1] != 1 || w->lp[2] != x->shape.d[1])
 		return 1;
 	ox_cu_win q;
 	if (ox_cu_window(g, n, x, w, y, &q))
 		return -1;
-	const long long N = x->shape.d[0], C = x->shape.d[1], O = y->shape.d[1];
+	/* C channels of Cp to an input pixel; O outputs of Op to a weights row */
+	const long long N = x->shape.d[0], C = x->shape.d[1], Cp = x->lp[0], O = y->shape.d[1], Op = w->lp[0];
 	const long long KH = q.K[1], KW = q.K[2], IH = q.I[1], IW = q.I[2], OH = q.O[1], OW = q.O[2];
-	const long long P = OH * OW, K = C * KH * KW;
+	const long long P = OH * OW, K = Cp * KH * KW;
 	const int hasb = n->nin > 2 && n->in[2] >= 0;
 	char kname[200];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
@@ -61,9 +73,12 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cu_epi_params(g, n, &params, &args);
 	char xs[128], ys[128];
 	ox_shape_str(g, &x->shape, xs, sizeof xs), ox_shape_str(g, &y->shape, ys, sizeof ys);
-	ox_buf_printf(&t, "/* %s: Conv %lldx%lld, stride %lldx%lld, dilation %lldx%lld, pads %lld,%lld, NHWC: %s -> %s */\n",
+	char padded[64] = "";
+	if (Cp != C)
+		snprintf(padded, sizeof padded, " (channels padded to %lld)", Cp);
+	ox_buf_printf(&t, "/* %s: Conv %lldx%lld, stride %lldx%lld, dilation %lldx%lld, pads %lld,%lld, NHWC: %s%s -> %s */\n",
 		      cg->fname, KH, KW, (long long)q.S[1], (long long)q.S[2], (long long)q.D[1], (long long)q.D[2],
-		      (long long)q.P[1], (long long)q.P[2], xs, ys);
+		      (long long)q.P[1], (long long)q.P[2], xs, padded, ys);
 	ox_buf_printf(&t, "__global__ void %s(const OX_T *__restrict__ x, const OX_T *__restrict__ w,\n"
 			  "\t\tconst OX_T *__restrict__ bias, OX_T *__restrict__ y%s)\n{\n",
 		      kname, params.s ? params.s : "");
@@ -77,29 +92,39 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (S > 1 && (int64_t)S * N * P * O * 4 > cg->cu_ws)
 		cg->cu_ws = (int64_t)S * N * P * O * 4;
 	/* A along an input pixel's channels and B along the output channels,
-	 * four at a time where the channels come in fours and are aligned */
+	 * four at a time where the rows come in fours and are aligned; with
+	 * padded channels the reduction runs over Cp channels a tap: A's lanes
+	 * past C are zero (the Reorder that makes x writes them), B's rows past
+	 * C read as zero */
 	const int es = (int)ox_dtype_size(y->dtype);
-	const int va = C % 4 == 0 && ox_cu_align(g, n->in[0]) >= 4 * es ? 4 : 1;
-	const int vb = O % 4 == 0 && ox_cu_align(g, n->in[1]) >= 4 * es ? 4 : 1;
-	char la[1024], lb[256], ld[256], M_[32], N_[32];
+	const int va = Cp % 4 == 0 && ox_cu_align(g, n->in[0]) >= 4 * es ? 4 : 1;
+	const int vb = Op % 4 == 0 && ox_cu_align(g, n->in[1]) >= 4 * es ? 4 : 1;
+	char la[1024], lb[512], ld[256], M_[32], N_[32];
 	const int pointwise = KH == 1 && KW == 1 && q.S[1] == 1 && q.S[2] == 1 && q.P[1] == 0 && q.P[2] == 0;
 	char e[96];
 	if (pointwise) {
-		snprintf(e, sizeof e, "xn[m * %lld + k]", C);
+		snprintf(e, sizeof e, "xn[m * %lld + k]", Cp);
 		ox_cu_tile_ld(la, sizeof la, 4, "a", va, e);
 	} else {
 		char tm[512];
 		tap(tm, sizeof tm, &q, "m");
-		snprintf(e, sizeof e, "xn[(ih * %lld + iw) * %lld + c]", IW, C);
+		snprintf(e, sizeof e, "xn[(ih * %lld + iw) * %lld + c]", IW, Cp);
 		ox_cu_tile_ld(ld, sizeof ld, 5, "a", va, e);
 		snprintf(la, sizeof la,
 			 "\t\t\t\tconst long c = k %% %lld, r = k / %lld, kh = r / %lld, kw = r %% %lld;\n"
 			 "\t\t\t\t%s"
 			 "\t\t\t\tif (ih >= 0 && ih < %lld && iw >= 0 && iw < %lld) {\n%s\t\t\t\t}\n",
-			 C, C, KW, KW, tm, IH, IW, ld);
+			 Cp, Cp, KW, KW, tm, IH, IW, ld);
 	}
-	snprintf(e, sizeof e, "w[k * %lld + p]", O);
-	ox_cu_tile_ld(lb, sizeof lb, 4, "b", vb, e);
+	if (Cp != C) { /* row k: tap k / Cp, channel k % Cp */
+		snprintf(e, sizeof e, "w[(k / %lld * %lld + c) * %lld + p]", Cp, C, Op);
+		ox_cu_tile_ld(ld, sizeof ld, 5, "b", vb, e);
+		snprintf(lb, sizeof lb, "\t\t\t\tconst long c = k %% %lld;\n\t\t\t\tif (c < %lld) {\n%s\t\t\t\t}\n", Cp,
+			 C, ld);
+	} else {
+		snprintf(e, sizeof e, "w[k * %lld + p]", Op);
+		ox_cu_tile_ld(lb, sizeof lb, 4, "b", vb, e);
+	}
 	snprintf(M_, sizeof M_, "%lld", P);
 	snprintf(N_, sizeof N_, "%lld", O);
 	if (S > 1) /* the parts go to the workspace */
@@ -107,7 +132,7 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_buf_printf(&t, "\tconst long nb = blockIdx.z / %d, ks0 = blockIdx.z %% %d * %lldL;\n"
 			  "\tconst long ks1 = ks0 + %lld < %lld ? ks0 + %lld : %lld;\n"
 			  "\tconst OX_T *xn = x + nb * %lld;\n",
-		      S, S, KS, KS, K, KS, K, IH * IW * C);
+		      S, S, KS, KS, K, KS, K, IH * IW * Cp);
 	ox_cu_tile geo;
 	ox_cu_tile_loop(&t, T, T, M_, N_, la, va, lb, vb, ox_cu_tile_kind(cg, y->dtype), &geo);
 	ox_buf_printf(&t, "\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++) {\n"

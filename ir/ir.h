@@ -104,7 +104,10 @@ typedef struct {
  *   OX_L_BLOCKED  a rank-4 [N,C,H,W] value stored [N][C/b][H][W][b],
  *                 b = lp[0] (the vector width), C rounded up to b: lanes
  *                 past C in the last block hold values no consumer reads.
- *                 On the GPU b = C: one block, [N][1][H][W][C], NHWC
+ *                 On the GPU b = C: one block, [N][1][H][W][C], NHWC;
+ *                 or C rounded up to 4 for the Convs of a value whose
+ *                 channels do not come in fours, the lanes past C zero
+ *                 (opt/layout.c's gpu_pad)
  *   OX_L_PADDED   a vector [N] (a bias) stored with N rounded up to lp[0],
  *                 zeros past N
  *   OX_L_CONVW    Conv weights [M,C,KH,KW] packed for the blocked
@@ -113,8 +116,9 @@ typedef struct {
  *                 group [C/b][KH][KW][b][group width] when the input is
  *                 blocked by b = lp[2], [C][KH][KW][group width] when it
  *                 is plain (lp[2] = 0); the last channel block holds only
- *                 C mod b rows. On the GPU lp = {M, 1, C}: [KH][KW][C][M],
- *                 the [K x M] matrix of an NHWC implicit GEMM
+ *                 C mod b rows. On the GPU lp = {Mp, 1, C}: [KH][KW][C][Mp],
+ *                 the [K x M] matrix of an NHWC implicit GEMM, its rows
+ *                 M rounded up to Mp (a multiple of 4) with zeros
  *   OX_L_DWW      depthwise weights [C,1,KH,KW] as [C/b][KH][KW][b],
  *                 b = lp[0], C rounded up (on the GPU b = C: [KH][KW][C])
  *   OX_L_GEMMB    a Gemm/MatMul B [K,N] as [N/(lp[0] lp[1])][K][lp[0] lp[1]],

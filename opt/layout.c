@@ -21,9 +21,12 @@
  * output pixel's channels in a row (codegen/cuda_nhwc.c). The ops that
  * take it there are the ones that file computes (gpu_blockable): 2-D Conv
  * with group 1 or depthwise (its weights repacked here as the GEMM's
- * [KH][KW][C][M] or [KH][KW][C]), MaxPool, the global pools, Concat over
+ * [KH][KW][C][Mp] or [KH][KW][C]), MaxPool, the global pools, Concat over
  * the channels and the elementwise ops opt/ewfuse.c fuses, f32, f16 or
- * bf16, constant shapes, outside control-flow bodies.
+ * bf16, constant shapes, outside control-flow bodies. Channels that do not
+ * come in fours are padded to 4 where only Convs read them (gpu_pad: an
+ * image's 3 colours), and the weights' rows to a multiple of 4, so that
+ * the GEMM's loads move 16 bytes.
  * Requires: bounded dims (after bounds). Invalidates: node order
  * (Reorders are appended, then the graph is sorted again), uses.
  */
@@ -341,29 +344,65 @@ static ox_id convert(ox_graph *g, cache *cc, ox_id v, int blocked, int b)
 }
 
 /* A GPU Conv's weights as its NHWC kernel reads them: [M,C,KH,KW] as the
- * [KH][KW][C][M] matrix of the implicit GEMM (OX_L_CONVW, lp {M, 1, C}),
- * depthwise [C,1,KH,KW] as [KH][KW][C] (OX_L_DWW, lp {C}) */
+ * [KH][KW][C][Mp] matrix of the implicit GEMM, M rounded up to 4 with zero
+ * columns (so its rows load 16 bytes at a time: OX_L_CONVW, lp {Mp, 1,
+ * C}), depthwise [C,1,KH,KW] as [KH][KW][C] (OX_L_DWW, lp {C}) */
 static ox_id gpu_weights(ox_graph *g, const ox_node *n)
 {
 	const ox_value *w = ox_in(g, n, 1);
 	const int64_t M = w->shape.d[0], C = w->shape.d[1], T = w->shape.d[2] * w->shape.d[3];
 	const int dw = ox_attr_int(n, "group", 1) > 1;
+	const int64_t Mp = dw ? M : (M + 3) / 4 * 4;
 	const size_t es = ox_dtype_size(w->dtype);
-	ox_tensor *t = ox_ir_new_tensor(g, w->dtype, &(ox_shape){1, {M * C * T}});
+	ox_tensor *t = ox_ir_new_tensor(g, w->dtype, &(ox_shape){1, {Mp * C * T}});
 	const char *src = w->data->data;
 	char *dst = t->data;
+	memset(dst, 0, (size_t)(Mp * C * T) * es);
 	for (int64_t m = 0; m < M; m++)
 		for (int64_t c = 0; c < C; c++)
 			for (int64_t k = 0; k < T; k++)
-				memcpy(dst + (dw ? k * M + m : (k * C + c) * M + m) * es, src + ((m * C + c) * T + k) * es, es);
+				memcpy(dst + (dw ? k * M + m : (k * C + c) * Mp + m) * es, src + ((m * C + c) * T + k) * es, es);
 	t->shape = w->shape;
 	char name[256];
 	snprintf(name, sizeof name, "%s@%s", w->name, dw ? "khkwc" : "khkwcm");
 	ox_id id = ox_ir_add_const(g, name, t);
 	ox_value *v = &g->vals[id];
 	v->layout = dw ? OX_L_DWW : OX_L_CONVW;
-	v->lp[0] = (int)M, v->lp[1] = dw ? 0 : 1, v->lp[2] = dw ? 0 : (int)C;
+	v->lp[0] = (int)Mp, v->lp[1] = dw ? 0 : 1, v->lp[2] = dw ? 0 : (int)C;
 	return id;
+}
+
+/* On the GPU, a Reorder's NHWC output whose channels do not come in fours
+ * (an image's 3 colours) is stored with them rounded up to 4 where every
+ * consumer is a group-1 Conv (lp[0] = Cp > C; the Reorder writes the lanes
+ * past C as zero): the Conv's implicit GEMM then reads a pixel's channels
+ * 16 bytes at a time (codegen/cuda_nhwc.c), its reduction over Cp channels
+ * a tap with zero weights past C */
+static void gpu_pad(ox_graph *g)
+{
+	for (int i = 0; i < g->nnodes; i++) {
+		const ox_node *r = &g->nodes[i];
+		if (r->op != OX_OP_Reorder || r->nout < 1 || r->out[0] < 0)
+			continue;
+		ox_id y = r->out[0];
+		ox_value *v = &g->vals[y];
+		if (v->layout != OX_L_BLOCKED || v->shape.d[1] % 4 == 0 || v->is_output)
+			continue;
+		int convs = 0, other = 0;
+		for (int j = 0; j < g->nnodes; j++) {
+			const ox_node *n = &g->nodes[j];
+			for (int k = 0; k < n->nin && !n->dead; k++)
+				if (n->in[k] == y) {
+					const ox_value *w = ox_in(g, n, 1);
+					if (n->op == OX_OP_Conv && k == 0 && w && w->layout == OX_L_CONVW)
+						convs++;
+					else
+						other++;
+				}
+		}
+		if (convs && !other && convs == v->nuses)
+			v->lp[0] = (int)((v->shape.d[1] + 3) / 4 * 4);
+	}
 }
 
 int ox_opt_layout(ox_graph *g)
@@ -432,5 +471,7 @@ int ox_opt_layout(ox_graph *g)
 	if (ox_ir_toposort(g))
 		ox_die("layout: the graph has a cycle after adding Reorders");
 	ox_ir_fill_uses(g);
+	if (g->gpu)
+		gpu_pad(g);
 	return 0;
 }

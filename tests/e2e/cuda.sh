@@ -267,8 +267,9 @@ each int8_one $INT8 || fail=1
 #    takes) as f32, f16 and bf16 (tools/to_half.py), and f32 with
 #    --cuda-layout nchw; each CUDA program's outputs against the C target's
 #    on the same model, normwise at 1e-4 (f32), 1e-2 (f16), 3e-2 (bf16); the
-#    NHWC kernels must be in the .cu (absent with nchw); with nvcc, compiled
-#    for sm_80 and sm_90 as in 2.
+#    NHWC kernels must be in the .cu, the input's 3 channels padded to 4 for
+#    its two Convs (none of it with nchw); with nvcc, compiled for sm_80 and
+#    sm_90 as in 2.
 nhwc_one() {
 	local k=$1 n
 	o=build/nhwc/$k
@@ -296,10 +297,11 @@ nhwc_one() {
 		st=CUDA-FAIL
 	elif grep -Eq "cuda +[1-9][0-9]* nodes? without a parallel kernel" "$o/log"; then
 		st=SERIAL-NODES
-	elif [ "$(grep -c 'NHWC: \[' "$o/cu/net.cu")" != "$([ $k = nchw ] && echo 0 || echo 9)" ]; then
-		st=LAYOUT # its 6 Conv, MaxPool and 2 global pools in NHWC (none with nchw)
+	elif [ "$(grep -c 'NHWC: \[' "$o/cu/net.cu")" != "$([ $k = nchw ] && echo 0 || echo 10)" ] ||
+		[ "$(grep -c 'NHWC: \[1,3,20,20\] (channels padded to 4)' "$o/cu/net.cu")" != "$([ $k = nchw ] && echo 0 || echo 2)" ]; then
+		st=LAYOUT # its 7 Conv, MaxPool and 2 global pools in NHWC (none with nchw), x padded for its 2 Convs
 	else
-		for n in 0 1 2; do
+		for n in 0 1 2 3; do
 			r="$r $(close "$o/cu/out/output_$n.npy" "$o/c/out/output_$n.npy" $tol)" || st=MISMATCH
 		done
 	fi

@@ -6,8 +6,8 @@ Writes nhwc.onnx (f32, random weights, seed 0) and nhwc_input.npy next to
 this script. One graph with every op the NHWC kernels take, in the shapes
 that broke or could break them:
 
-  x f32[1,3,20,20]
-  c1 = Relu(Conv 3x3 stride 2 pads 1 (12))          3 input channels; [1,12,10,10]
+  x f32[1,3,20,20]                                  its 3 channels padded to 4 in NHWC
+  c1 = Relu(Conv 3x3 stride 2 pads 1 (12))          [1,12,10,10]
   c2 = Clip(Conv depthwise 3x3 pads 1 (c1), 0, 6)
   c3 = Conv 1x1 (c2 -> 20)                          pointwise: a plain GEMM
   c4 = Conv 3x3 dilation 2 pads 2 (c1 -> 20)
@@ -18,6 +18,7 @@ that broke or could break them:
   y0 = Conv 3x3 pads 1 (m -> 7)                     an odd channel count
   y1 = Conv 5x5 pads 2 (m -> 16)                    K = 800 over 25 pixels: split-K
   y2 = GlobalMaxPool(y1)
+  y3 = Conv 1x1 (x -> 5)                            pointwise on the padded input
 """
 import os
 
@@ -55,6 +56,7 @@ def main():
         conv("m", "y0", w("w5", 7, 32, 3, 3), w("b5", 7), 3, pads=[1, 1, 1, 1]),
         conv("m", "y1", w("w6", 16, 32, 5, 5, s=0.1), w("b6", 16), 5, pads=[2, 2, 2, 2]),
         helper.make_node("GlobalMaxPool", ["y1"], ["y2"]),
+        conv("x", "y3", w("w7", 5, 3, 1, 1), w("b7", 5), 1),
     ]
     inits += [numpy_helper.from_array(np.array(0, np.float32), "lo"),
               numpy_helper.from_array(np.array(6, np.float32), "hi")]
@@ -62,7 +64,8 @@ def main():
     g = helper.make_graph(nodes, "nhwc", [helper.make_tensor_value_info("x", f, [1, 3, 20, 20])],
                           [helper.make_tensor_value_info("y0", f, [1, 7, 5, 5]),
                            helper.make_tensor_value_info("y1", f, [1, 16, 5, 5]),
-                           helper.make_tensor_value_info("y2", f, [1, 16, 1, 1])], inits)
+                           helper.make_tensor_value_info("y2", f, [1, 16, 1, 1]),
+                           helper.make_tensor_value_info("y3", f, [1, 5, 20, 20])], inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     onnx.checker.check_model(m)
     onnx.save(m, os.path.join(HERE, "nhwc.onnx"))
