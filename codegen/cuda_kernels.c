@@ -86,16 +86,18 @@ static void tile_load(ox_buf *t, const char *name, int n, int nt, const char *po
 }
 
 /* and its stores of those registers into the shared tile (As or Bs),
- * element u of pass j at [row][col] */
-static void tile_store(ox_buf *t, const char *name, int n, int nt, int v, const char *row, const char *col)
+ * element u of pass j at [first][second], through the conversion cv
+ * ("" or ox_f16, ox_bf16) */
+static void tile_store(ox_buf *t, const char *name, int n, int nt, int v, const char *first, const char *second,
+		       const char *cv)
 {
 	const int S = name[0] - 'a' + 'A';
 	ox_buf_printf(t, "\t\tOX_UNROLL\n\t\tfor (int j = 0; j < %d; j++) {\n\t\t\tconst int i = tid + j * %d;\n", n, nt);
 	if (v > 1)
-		ox_buf_printf(t, "\t\t\tfor (int u = 0; u < %d; u++)\n\t\t\t\t%cs[%s][%s] = r%s[j * %d + u];\n", v, S, row, col,
-			      name, v);
+		ox_buf_printf(t, "\t\t\tfor (int u = 0; u < %d; u++)\n\t\t\t\t%cs[%s][%s] = %s(r%s[j * %d + u]);\n", v, S,
+			      first, second, cv, name, v);
 	else
-		ox_buf_printf(t, "\t\t\t%cs[%s][%s] = r%s[j];\n", S, row, col, name);
+		ox_buf_printf(t, "\t\t\t%cs[%s][%s] = %s(r%s[j]);\n", S, first, second, cv, name);
 	ox_buf_puts(t, "\t\t}\n");
 }
 
@@ -106,10 +108,12 @@ static void tile_store(ox_buf *t, const char *name, int n, int nt, int v, const 
  * each. mma: 4 warps of BM/2 x BN/2, each a grid of 16 x 8 tensor-core
  * products in TF32 (ox_mma_tf32, runtime_min/ox_cuda.h: m16n8k8, the PTX
  * ISA's fragment layout), or of 16 x 8 x 16 products in f16 or bf16 (ox_mma_f16,
- * ox_mma_bf16: m16n8k16, twice the rate; the values packed in pairs from
- * the f32 shared tiles, where f16/bf16 values are exact). The shared rows
- * are padded so that the fragments' reads hit 32 banks: by 8 for TF32
- * (lane = 4 g + t reads row t, column g), by 4 for k16 (rows 2t, 2t + 1). */
+ * ox_mma_bf16: m16n8k16, twice the rate) from f16 (bf16) shared tiles,
+ * As [m][k] and Bs [k][n], whose fragments ox_ldsm4 (ldmatrix) reads, B's
+ * transposed: the values rounded once, when stored. The shared rows are
+ * padded so that the fragments' reads hit 32 banks: by 8 for TF32 (lane =
+ * 4 g + t reads row t, column g), by 8 values for k16 (ldmatrix's 8 rows
+ * of 16 bytes: rows 48 or 80, 144 bytes apart), by 4 for FFMA. */
 void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, const char *loada, int va,
 		     const char *loadb, int vb, int kind, ox_cu_tile *geo)
 {
@@ -119,11 +123,17 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
 	const int pad = kind == OX_CU_TILE_MMA ? 8 : 4, MI = BM / 32, NI = BN / 16;
 	/* the integer tile: int operands, sums modulo 2^32 in unsigned */
 	const char *et = in ? "int" : "float", *zero = in ? "0" : "0.0f";
+	const char *cv = !k16 ? "" : kind == OX_CU_TILE_F16 ? "ox_f16" : "ox_bf16";
 	geo->nt = mma ? 128 : BM / 4 * (BN / 4);
 	geo->ne = mma ? MI * NI * 4 : 16;
 	int nt = geo->nt;
-	ox_buf_printf(t, "\t__shared__ __align__(16) %s As[16][%d];\n\t__shared__ __align__(16) %s Bs[16][%d];\n", et,
-		      BM + pad, et, BN + pad);
+	if (k16) /* (MI 1 or 2, NI 2 or 4: the B fragments in pairs) */
+		ox_buf_printf(t, "\t__shared__ __align__(16) uint16_t As[%d][24];\n"
+				 "\t__shared__ __align__(16) uint16_t Bs[16][%d];\n",
+			      BM, BN + 8);
+	else
+		ox_buf_printf(t, "\t__shared__ __align__(16) %s As[16][%d];\n\t__shared__ __align__(16) %s Bs[16][%d];\n",
+			      et, BM + pad, et, BN + pad);
 	if (mma) {
 		ox_buf_puts(t, "\tconst int tid = threadIdx.x, lane = tid % 32, wm = tid / 64, wn = tid / 32 % 2, g = lane / 4, "
 			       "t4 = lane % 4;\n");
@@ -157,25 +167,26 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
 	ox_buf_puts(t, "\t\tif (kn > ks0) {\n");
 	ox_buf u = {0};
 	if (k16) {
-		/* one k16 step: registers of (row, k) pairs k, k + 1 */
-		const char *pk = kind == OX_CU_TILE_F16 ? "ox_f16x2" : "ox_bf16x2";
+		/* one k16 step: lane l gives row l % 8 of matrix l / 8 to
+		 * ldmatrix; A's four matrices are its 16 x 16 (rows 0-7, 8-15 by
+		 * k 0-7, then k 8-15), B's are two columns j, j + 1 of 8 (k 0-7,
+		 * 8-15 each) */
 		ox_buf_printf(&u, "\t\t{\n"
 				 "\t\t\tunsigned a[%d][4], b[%d][2];\n"
-				 "\t\t\tOX_UNROLL\n\t\t\tfor (int i = 0; i < %d; i++) {\n"
-				 "\t\t\t\tconst int r = wm * %d + i * 16 + g, k = t4 * 2;\n"
-				 "\t\t\t\ta[i][0] = %s(As[k][r], As[k + 1][r]), a[i][1] = %s(As[k][r + 8], As[k + 1][r + 8]);\n"
-				 "\t\t\t\ta[i][2] = %s(As[k + 8][r], As[k + 9][r]), a[i][3] = %s(As[k + 8][r + 8], As[k + 9][r + 8]);\n"
-				 "\t\t\t}\n"
-				 "\t\t\tOX_UNROLL\n\t\t\tfor (int j = 0; j < %d; j++) {\n"
-				 "\t\t\t\tconst int c = wn * %d + j * 8 + g, k = t4 * 2;\n"
-				 "\t\t\t\tb[j][0] = %s(Bs[k][c], Bs[k + 1][c]), b[j][1] = %s(Bs[k + 8][c], Bs[k + 9][c]);\n"
+				 "\t\t\tconst int lr = lane %% 8 + (lane >> 3 & 1) * 8, lc = lane >> 4;\n"
+				 "\t\t\tOX_UNROLL\n\t\t\tfor (int i = 0; i < %d; i++)\n"
+				 "\t\t\t\tox_ldsm4(a[i], &As[wm * %d + i * 16 + lr][lc * 8]);\n"
+				 "\t\t\tOX_UNROLL\n\t\t\tfor (int j = 0; j < %d; j += 2) {\n"
+				 "\t\t\t\tunsigned q[4];\n"
+				 "\t\t\t\tox_ldsm4t(q, &Bs[lr][wn * %d + (j + lc) * 8]);\n"
+				 "\t\t\t\tb[j][0] = q[0], b[j][1] = q[1], b[j + 1][0] = q[2], b[j + 1][1] = q[3];\n"
 				 "\t\t\t}\n"
 				 "\t\t\tOX_UNROLL\n\t\t\tfor (int i = 0; i < %d; i++)\n"
 				 "\t\t\t\tOX_UNROLL\n\t\t\t\tfor (int j = 0; j < %d; j++)\n"
 				 "\t\t\t\t\t%s(&acc[(i * %d + j) * 4], a[i], b[j]);\n"
 				 "\t\t}\n",
-			      MI, NI, MI, BM / 2, pk, pk, pk, pk, NI, BN / 2, pk, pk, MI, NI,
-			      kind == OX_CU_TILE_F16 ? "ox_mma_f16" : "ox_mma_bf16", NI);
+			      MI, NI, MI, BM / 2, NI, BN / 2, MI, NI, kind == OX_CU_TILE_F16 ? "ox_mma_f16" : "ox_mma_bf16",
+			      NI);
 	} else if (mma) {
 		ox_buf_printf(&u, "\t\tOX_UNROLL\n\t\tfor (int kk = 0; kk < 16; kk += 8) {\n"
 				 "\t\t\tunsigned a[%d][4], b[%d][2];\n"
@@ -215,17 +226,17 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
 	ox_buf_free(&u);
 	ox_buf_puts(t, "\t\t}\n\t\tif (kn >= ks1)\n\t\t\tbreak;\n"
 		       "\t\t__syncthreads(); /* (the products have read the tiles) */\n");
-	char row[64], col[64];
+	char row[64], col[64]; /* (k16: A's rows along k) */
 	if (va > 1)
 		snprintf(row, sizeof row, "i %% %d * %d + u", ga, va), snprintf(col, sizeof col, "i / %d", ga);
 	else
 		snprintf(row, sizeof row, "i %% 16"), snprintf(col, sizeof col, "i / 16");
-	tile_store(t, "a", na, nt, va, row, col);
+	tile_store(t, "a", na, nt, va, k16 ? col : row, k16 ? row : col, cv);
 	if (vb > 1)
 		snprintf(row, sizeof row, "i / %d", gb), snprintf(col, sizeof col, "i %% %d * %d + u", gb, vb);
 	else
 		snprintf(row, sizeof row, "i / %d", BN), snprintf(col, sizeof col, "i %% %d", BN);
-	tile_store(t, "b", nb, nt, vb, row, col);
+	tile_store(t, "b", nb, nt, vb, row, col, cv);
 	ox_buf_puts(t, "\t\t__syncthreads();\n\t}\n");
 }
 

@@ -241,6 +241,72 @@ __device__ inline unsigned ox_bf16x2(float lo, float hi)
 	return r;
 #endif
 }
+/* one value rounded to f16 (bf16), to nearest even, as its 16 bits
+ * (cvt.rn.f16.f32): the tiles' stores into their f16 (bf16) shared tiles */
+__device__ inline uint16_t ox_f16(float x)
+{
+#if defined(OX_CUDA_EMU)
+	return (uint16_t)ox_emu_f16_bits(x);
+#else
+	uint16_t r;
+	asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r) : "f"(x));
+	return r;
+#endif
+}
+__device__ inline uint16_t ox_bf16(float x)
+{
+#if defined(OX_CUDA_EMU)
+	return (uint16_t)ox_emu_bf16_bits(x);
+#else
+	uint16_t r;
+	asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r) : "f"(x));
+	return r;
+#endif
+}
+/* Four 8 x 8 matrices of 16-bit values from shared memory, the warp
+ * together (ldmatrix.sync.aligned.m8n8.x4.shared.b16): lane l gives the
+ * address of row l % 8 of matrix l / 8 (8 values, 16-byte aligned) and
+ * gets in r[j] two values of matrix j: row l / 4's columns 2 (l % 4) and
+ * 2 (l % 4) + 1, the first in the low half; with .trans (ox_ldsm4t) column
+ * l / 4's rows 2 (l % 4) and 2 (l % 4) + 1. So the fragments of
+ * ox_mma_f16 come from tiles whose rows run along k: A's rows directly,
+ * B's (k-major rows along n) transposed. Under emulation the warp's
+ * addresses meet in one exchange, as ox_mma_tf32's fragments do. */
+#if defined(OX_CUDA_EMU)
+inline void ox_emu_ldsm4(unsigned r[4], const uint16_t *p, int trans)
+{
+	if ((uintptr_t)p % 16)
+		ox_emu::fatal("ldmatrix: a row address not 16-byte aligned");
+	ox_emu::warp_mma(p, [&](const uint16_t *const *row, unsigned lane) {
+		const unsigned q = lane / 4, t = lane % 4 * 2;
+		for (int j = 0; j < 4; j++) {
+			const uint16_t *const *m = row + j * 8;
+			const unsigned lo = trans ? m[t][q] : m[q][t], hi = trans ? m[t + 1][q] : m[q][t + 1];
+			r[j] = lo | hi << 16;
+		}
+	});
+}
+#endif
+__device__ inline void ox_ldsm4(unsigned r[4], const uint16_t *p)
+{
+#if defined(OX_CUDA_EMU)
+	ox_emu_ldsm4(r, p, 0);
+#else
+	asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+		     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+		     : "r"((unsigned)__cvta_generic_to_shared(p)));
+#endif
+}
+__device__ inline void ox_ldsm4t(unsigned r[4], const uint16_t *p)
+{
+#if defined(OX_CUDA_EMU)
+	ox_emu_ldsm4(r, p, 1);
+#else
+	asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+		     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+		     : "r"((unsigned)__cvta_generic_to_shared(p)));
+#endif
+}
 __device__ inline void ox_mma_f16(float d[4], const unsigned a[4], const unsigned b[2])
 {
 #if defined(OX_CUDA_EMU)

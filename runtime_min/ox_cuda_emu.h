@@ -16,7 +16,9 @@
  * cudaFuncSetAttribute first, and a divergent barrier is an error (abort()).
  * Not emulated: separate memory spaces (host pointers work on the "device"),
  * timing, concurrency between streams or with the host, data races and the
- * memory model, tensor cores/wmma, textures, cooperative groups, dynamic
+ * memory model, the wmma API (the mma.sync and ldmatrix forms the kernels
+ * use are ox_cuda.h functions, each with its CPU version beside the
+ * device one), textures, cooperative groups, dynamic
  * parallelism; a capture records launches, memcpys and memsets only.
  * Include it before other headers (its __noinline__ macro would break
  * libstdc++'s <memory> if that came later, so <memory> is included here). */
@@ -500,14 +502,15 @@ template <class F> inline unsigned long long warp_xchg(unsigned int mask, unsign
 	w.valid &= ~(1u << lane);
 	return r;
 }
-/* a warp-wide tensor-core product (ox_mma_tf32, ox_cuda.h): every lane
- * deposits a pointer to its fragments; `lane_op(frags, lane)` computes
- * this lane's results once all 32 are there */
+/* a warp-wide tensor-core operation (ox_mma_tf32, ox_ldsm4, ox_cuda.h):
+ * every lane deposits a pointer (to its fragments, or its row of a
+ * matrix); `lane_op(pointers, lane)` computes this lane's results once all
+ * 32 are there */
 template <class T, class F> inline void warp_mma(const T *mine, F lane_op)
 {
 	warp_xchg(0xffffffffu, (unsigned long long)(uintptr_t)mine, [&](const Warp &w, unsigned int lane, unsigned int) {
 		if (w.valid != 0xffffffffu)
-			fatal("mma.sync with a partial warp (every lane must take part)");
+			fatal("mma.sync or ldmatrix with a partial warp (every lane must take part)");
 		const T *f[32];
 		for (int l = 0; l < 32; l++)
 			f[l] = (const T *)(uintptr_t)w.slot[l];

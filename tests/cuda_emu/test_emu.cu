@@ -789,6 +789,90 @@ static void test_mma16()
 	mma16_case<1>("mma.m16n8k16 bf16: D = A B + C on one warp's fragments");
 }
 
+/* ---- ldmatrix: ox_ldsm4 (and .trans, ox_ldsm4t) on one warp, each
+ * lane's words checked against the PTX ISA's text (lane l gets row l / 4,
+ * columns 2 (l % 4) and 2 (l % 4) + 1 of each matrix, the columns' rows
+ * with .trans), then the fragments they make as the tiles of
+ * codegen/cuda_kernels.c address them fed to ox_mma_f16 (bf16): D = A B
+ * for A [16][16] and B [16][16] (two 16 x 8 products) ---- */
+template <int BF> __global__ void ldsm_tile(const float *A, const float *B, unsigned *bits, unsigned *R, float *D)
+{
+	__shared__ __align__(16) uint16_t As[16][24];
+	__shared__ __align__(16) uint16_t Bs[16][24];
+	const int lane = threadIdx.x % 32;
+	for (int i = lane; i < 256; i += 32) {
+		As[i / 16][i % 16] = BF ? ox_bf16(A[i]) : ox_f16(A[i]);
+		Bs[i / 16][i % 16] = BF ? ox_bf16(B[i]) : ox_f16(B[i]);
+		bits[i] = As[i / 16][i % 16], bits[256 + i] = Bs[i / 16][i % 16];
+	}
+	__syncthreads();
+	const int lr = lane % 8 + (lane >> 3 & 1) * 8, lc = lane >> 4;
+	unsigned a[4], q[4];
+	ox_ldsm4(a, &As[lr][lc * 8]);
+	ox_ldsm4t(q, &Bs[lr][lc * 8]);
+	for (int j = 0; j < 4; j++)
+		R[lane * 8 + j] = a[j], R[lane * 8 + 4 + j] = q[j];
+	const unsigned b0[2] = {q[0], q[1]}, b1[2] = {q[2], q[3]};
+	float d0[4] = {0, 0, 0, 0}, d1[4] = {0, 0, 0, 0};
+	if (BF)
+		ox_mma_bf16(d0, a, b0), ox_mma_bf16(d1, a, b1);
+	else
+		ox_mma_f16(d0, a, b0), ox_mma_f16(d1, a, b1);
+	const int g = lane / 4, t = lane % 4;
+	for (int h = 0; h < 2; h++) {
+		const float *d = h ? d1 : d0;
+		D[g * 16 + h * 8 + 2 * t] = d[0], D[g * 16 + h * 8 + 2 * t + 1] = d[1];
+		D[(g + 8) * 16 + h * 8 + 2 * t] = d[2], D[(g + 8) * 16 + h * 8 + 2 * t + 1] = d[3];
+	}
+}
+template <int BF> static void ldsm_case(const char *what)
+{
+	std::vector<float> A(256), B(256);
+	for (int i = 0; i < 256; i++)
+		A[i] = (float)(i * 7 % 11 - 5) + (i % 3) * 0.25f, B[i] = (float)(i * 5 % 13 - 6) + (i % 2) * 0.5f;
+	float *dA = dev_from(A), *dB = dev_from(B), *dD = 0;
+	unsigned *dbits = 0, *dR = 0;
+	CK(cudaMalloc((void **)&dD, 256 * sizeof(float)));
+	CK(cudaMalloc((void **)&dbits, 512 * sizeof(unsigned)));
+	CK(cudaMalloc((void **)&dR, 256 * sizeof(unsigned)));
+	OX_LAUNCH(ldsm_tile<BF>, 1, 32, 0, 0, dA, dB, dbits, dR, dD);
+	CK(cudaGetLastError());
+	std::vector<unsigned> bits = host_from(dbits, 512), R = host_from(dR, 256);
+	std::vector<float> D = host_from(dD, 256);
+	/* matrix j of A: rows (j & 1) * 8 .., columns (j >> 1) * 8 ..; of B the same */
+	int bad = -1;
+	for (int l = 0; l < 32 && bad < 0; l++)
+		for (int j = 0; j < 8 && bad < 0; j++) {
+			const int m = j % 4, r0 = (m & 1) * 8, c0 = (m >> 1) * 8, q = l / 4, t2 = l % 4 * 2;
+			unsigned want;
+			if (j < 4)
+				want = bits[(r0 + q) * 16 + c0 + t2] | bits[(r0 + q) * 16 + c0 + t2 + 1] << 16;
+			else
+				want = bits[256 + (r0 + t2) * 16 + c0 + q] | bits[256 + (r0 + t2 + 1) * 16 + c0 + q] << 16;
+			if (R[l * 8 + j] != want)
+				bad = l * 8 + j;
+		}
+	char name[160];
+	snprintf(name, sizeof name, "ldmatrix x4 and x4.trans %s: each lane's words as the PTX ISA lays them out", what);
+	report(bad < 0, name, "lane %d word %d = %#x", bad / 8, bad % 8, bad < 0 ? 0u : R[bad]);
+	bad = -1;
+	for (int m = 0; m < 16 && bad < 0; m++)
+		for (int n = 0; n < 16 && bad < 0; n++) {
+			float s = 0;
+			for (int k = 0; k < 16; k++)
+				s += A[m * 16 + k] * B[k * 16 + n];
+			if (D[m * 16 + n] != s)
+				bad = m * 16 + n;
+		}
+	snprintf(name, sizeof name, "mma.m16n8k16 %s on ldmatrix fragments: D = A B", what);
+	report(bad < 0, name, "D[%d] = %g", bad, bad < 0 ? 0.0 : (double)D[bad]);
+	CK(cudaFree(dA));
+	CK(cudaFree(dB));
+	CK(cudaFree(dD));
+	CK(cudaFree(dbits));
+	CK(cudaFree(dR));
+}
+
 int main()
 {
 	int ndev = 0;
@@ -811,6 +895,8 @@ int main()
 	test_one_thread();
 	test_mma();
 	test_mma16();
+	ldsm_case<0>("f16");
+	ldsm_case<1>("bf16");
 	(void)ox_cu_ws, (void)ox_cu_check;
 #if defined(OX_CUDA_EMU)
 	test_emu_only();
