@@ -175,7 +175,8 @@ bad: all
 # every second of the optimizer's cases (tests/e2e/cases/opt: fusions,
 # layouts, NHWC on the GPU; all of them: make cuda-opt-cases) and the
 # run-time-shape models of `make dyn` (ranges, buckets, If, Loop) through
-# --cuda-emu, the int8 models against the C target, the f16/bf16 ones
+# --cuda-emu (cnn_dynbatch with a kernel for every node: codegen/cuda_slice.c),
+# the int8 models against the C target, the f16/bf16 ones
 # through nvcc: about 11 minutes on 2 cores.
 CUDA_OPT_HALF = $(shell find tests/e2e/cases/opt -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | sort | awk 'NR % 2' | paste -sd '|')
 cuda: all deps-models tests/e2e/oxcmp

@@ -245,6 +245,15 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
  * cudaMalloc's, or the caller's, checked by the run), or its offset in a
  * constant (each constant 64-byte aligned in the device weights); 1 for a
  * graph input's bytes (the caller's pointers) and inside control bodies. */
+static int align_cap = 64;
+
+int ox_cu_align_cap(int cap)
+{
+	int prev = align_cap;
+	align_cap = cap;
+	return prev;
+}
+
 int ox_cu_align(ox_graph *g, ox_id id)
 {
 	if (g->parent || id < 0)
@@ -252,7 +261,7 @@ int ox_cu_align(ox_graph *g, ox_id id)
 	int64_t off = g->vals[id].offset;
 	if (off < 0 && g->vals[ox_plan_storage(g, id, &off)].kind != OX_V_CONST)
 		return 1;
-	int a = 64;
+	int a = align_cap;
 	while (off % a)
 		a /= 2;
 	return a;
@@ -1547,13 +1556,20 @@ static int emit_map(ox_cg *cg, ox_graph *g, ox_node *n)
 	return 0;
 }
 
-int ox_cu_emit(ox_cg *cg, ox_graph *g, ox_node *n)
+static int reads_blocked(ox_graph *g, const ox_node *n)
 {
-	int rc = 1, blocked = 0;
+	int blocked = 0;
 	for (int k = 0; k < n->nin + n->nout; k++) {
 		ox_id v = k < n->nin ? n->in[k] : n->out[k - n->nin];
 		blocked |= v >= 0 && g->vals[v].layout == OX_L_BLOCKED;
 	}
+	return blocked;
+}
+
+/* node n's kernel by its op: 0 done, 1 none here, -1 an error */
+static int dispatch(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	int rc = 1, blocked = reads_blocked(g, n);
 	ox_gemmgeo q;
 	if (blocked && n->op != OX_OP_Concat && n->op != OX_OP_Fused)
 		rc = ox_cu_emit_nhwc(cg, g, n);
@@ -1593,6 +1609,14 @@ int ox_cu_emit(ox_cg *cg, ox_graph *g, ox_node *n)
 		rc = ox_cu_emit_quant(cg, g, n);
 	else if (is_ew(n->op))
 		rc = emit_map(cg, g, n);
+	return rc;
+}
+
+int ox_cu_emit(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	int rc = dispatch(cg, g, n), blocked = reads_blocked(g, n);
+	if (rc > 0 && ox_node_rt(g, n)) /* a run-time dim: the kernel of a slice? */
+		rc = ox_cu_emit_sliced(cg, g, n, dispatch);
 	if (rc > 0 && blocked)
 		ox_die("codegen: '%s' (%s) reads or writes an NHWC value, but no CUDA kernel takes it (opt/layout.c)",
 		       n->name, n->optype);

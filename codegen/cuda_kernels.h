@@ -58,6 +58,9 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
 		     const char *loadb, int vb, int kind, ox_cu_tile *geo);
 /* the alignment in bytes (1 .. 64) value id's device address is known to have */
 int ox_cu_align(ox_graph *g, ox_id id);
+/* at most cap from now on (a power of two up to 64; codegen/cuda_slice.c's
+ * slices move the pointers): the previous cap */
+int ox_cu_align_cap(int cap);
 /* statements at lvl tabs: dst[0..v-1] = element e and the v - 1 after it
  * (v 1 or 4: one ox_ld4) */
 void ox_cu_tile_ld(char *buf, size_t sz, int lvl, const char *dst, int v, const char *e);
@@ -91,6 +94,10 @@ int ox_cu_emit_window(ox_cg *cg, ox_graph *g, ox_node *n);
 /* codegen/cuda_nhwc.c: Conv, MaxPool, the global pools and Reorder on
  * NHWC values */
 int ox_cu_emit_nhwc(ox_cg *cg, ox_graph *g, ox_node *n);
+/* a node with one run-time leading dim: emit's kernel of one slice and a
+ * host loop over the slices (codegen/cuda_slice.c); 1 when it does not
+ * apply */
+int ox_cu_emit_sliced(ox_cg *cg, ox_graph *g, ox_node *n, int (*emit)(ox_cg *, ox_graph *, ox_node *));
 /* codegen/cuda_nn.c: ConvTranspose, Resize */
 int ox_cu_emit_nn(ox_cg *cg, ox_graph *g, ox_node *n);
 /* codegen/cuda_rnn.c: LSTM, GRU, RNN */

