@@ -1188,56 +1188,127 @@ int ox_cu_phys(const ox_value *v, int64_t *dims)
 	return v->shape.rank;
 }
 
-/* A kernel of one thread per element of an index space of rank r with
- * constant dims: `body` reads the element's multi-index from i0..i<r-1>
- * (and its linear index i). For the copy plans of the data ops, Concat and
- * the fused elementwise bodies. */
-void ox_cu_index_kernel(ox_buf *t, const char *kname, const char *params, const int64_t *dims, int r, const char *body)
+const char *ox_cu_rt_dim(ox_cu_rt *R, ox_dim d, char *buf, size_t sz)
 {
-	int64_t tot = 1;
+	if (!R || !ox_dim_is_rt(R->g, d)) {
+		snprintf(buf, sz, "%lld", (long long)(R ? ox_dim_eval(R->g, d) : d));
+		return buf;
+	}
+	int k = 0;
+	while (k < R->n && R->d[k] != d)
+		k++;
+	if (k == R->n) {
+		if (R->n == 16)
+			return NULL;
+		R->d[R->n++] = d;
+	}
+	snprintf(buf, sz, "ox_r%d", k);
+	return buf;
+}
+
+/* the product of dims[0..r-1] */
+static ox_dim dims_numel(ox_graph *g, const ox_dim *dims, int r)
+{
+	ox_dim tot = 1;
 	for (int k = 0; k < r; k++)
-		tot *= dims[k];
-	ox_buf_printf(t, "__global__ void __launch_bounds__(256) %s(%s)\n{\n"
-			 "\tconst long i = (long)blockIdx.x * 256 + threadIdx.x;\n\tif (i >= %lldL)\n\t\treturn;\n",
-		      kname, params, (long long)tot);
-	int64_t below = 1;
-	for (int k = r - 1; k >= 0; k--) {
+		tot = g ? ox_dim_mul(g, tot, dims[k]) : tot * dims[k];
+	return tot;
+}
+
+/* A kernel of one thread per element of an index space of rank r: `body`
+ * reads the element's multi-index from i0..i<r-1> (and its linear index
+ * i). For the copy plans of the data ops, Concat and the fused elementwise
+ * bodies. Run-time dims (R) become parameters after params; -1 when there
+ * are too many. */
+int ox_cu_index_kernel_rt(ox_buf *t, const char *kname, const char *params, const ox_dim *dims, int r,
+			  const char *body, ox_cu_rt *R)
+{
+	ox_graph *g = R ? R->g : NULL;
+	char tb[32], bb[32], db[32];
+	ox_buf dec = {0};
+	ox_dim below = 1;
+	int bad = !ox_cu_rt_dim(R, dims_numel(g, dims, r), tb, sizeof tb);
+	for (int k = r - 1; k >= 0 && !bad; k--) {
 		char v[16];
 		snprintf(v, sizeof v, "i%d", k);
 		int used = 0; /* (as a word: nvcc warns of unused variables) */
 		for (const char *q = strstr(body, v); q && !used; q = strstr(q + 1, v))
 			used = (q == body || !(isalnum((unsigned char)q[-1]) || q[-1] == '_')) &&
 			       !(isalnum((unsigned char)q[strlen(v)]) || q[strlen(v)] == '_');
-		if (used)
-			ox_buf_printf(t, "\tconst long i%d = i / %lld %% %lld;\n", k, (long long)below, (long long)dims[k]);
-		below *= dims[k];
+		if (used) {
+			bad = !ox_cu_rt_dim(R, below, bb, sizeof bb) || !ox_cu_rt_dim(R, dims[k], db, sizeof db);
+			ox_buf_printf(&dec, "\tconst long i%d = i / %s %% %s;\n", k, bb, db);
+		}
+		below = g ? ox_dim_mul(g, below, dims[k]) : below * dims[k];
 	}
+	if (bad) {
+		ox_buf_free(&dec);
+		return -1;
+	}
+	ox_buf_printf(t, "__global__ void __launch_bounds__(256) %s(%s", kname, params);
+	for (int k = 0; R && k < R->n; k++)
+		ox_buf_printf(t, ", const long ox_r%d", k);
+	ox_buf_printf(t, ")\n{\n\tconst long i = (long)blockIdx.x * 256 + threadIdx.x;\n\tif (i >= %s%s)\n\t\treturn;\n",
+		      tb, tb[0] == 'o' ? "" : "L");
+	ox_buf_puts(t, dec.s ? dec.s : "");
 	ox_buf_puts(t, body);
 	ox_buf_puts(t, "}\n\n");
+	ox_buf_free(&dec);
+	return 0;
+}
+
+void ox_cu_index_kernel(ox_buf *t, const char *kname, const char *params, const int64_t *dims, int r, const char *body)
+{
+	ox_cu_index_kernel_rt(t, kname, params, dims, r, body, NULL);
+}
+
+void ox_cu_index_launch(ox_cg *cg, const char *kname, const ox_dim *dims, int r, const char *ptrs, const ox_cu_rt *R)
+{
+	if (!R || !R->n) {
+		const int64_t tot = dims_numel(NULL, dims, r);
+		if (tot > 0)
+			ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, %s);\n", kname, (long long)((tot + 255) / 256), ptrs);
+		return;
+	}
+	ox_cg_printf(cg, "\t{\n\t\tconst long ox_n = %s;\n\t\tif (ox_n > 0)\n"
+			 "\t\t\tOX_LAUNCH(%s, (unsigned)((ox_n + 255) / 256), 256, 0, ox_st, %s",
+		     ox_cg_dim(cg, dims_numel(R->g, dims, r)), kname, ptrs);
+	for (int k = 0; k < R->n; k++)
+		ox_cg_printf(cg, ", (long)%s", ox_cg_dim(cg, R->d[k]));
+	ox_cg_printf(cg, ");\n\t}\n");
 }
 
 /* Transpose, Slice, Expand, Tile: the copy plan of ir/infer_data.c (the
- * C target's loops render the same plan), linear axes, constant dims */
+ * C target's loops render the same plan), linear axes; run-time extents,
+ * strides and offsets are the kernel's parameters */
 static int emit_plan(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_plan p;
 	if (ox_ir_data_plan(g, n, &p))
 		return 1;
-	int64_t dims[2 * OX_MAX_RANK];
+	ox_dim dims[2 * OX_MAX_RANK];
+	ox_cu_rt R = {g, 0, {0}};
+	char b1[32], b2[32];
 	ox_buf body = {0}, in = {0}, out = {0};
-	ox_buf_printf(&in, "%lld", (long long)p.ib);
-	ox_buf_printf(&out, "%lld", (long long)p.ob);
-	if (ox_dim_is_rt(g, p.ib) || ox_dim_is_rt(g, p.ob))
+	if (!ox_cu_rt_dim(&R, p.ib, b1, sizeof b1) || !ox_cu_rt_dim(&R, p.ob, b2, sizeof b2))
 		goto decline;
+	ox_buf_puts(&in, b1);
+	ox_buf_puts(&out, b2);
 	for (int k = 0; k < p.nax; k++) {
 		const ox_plan_axis *a = &p.ax[k];
-		if (a->kind != OX_PLAN_LIN || a->bc || ox_dim_is_rt(g, a->n) || ox_dim_is_rt(g, a->is) || ox_dim_is_rt(g, a->os))
+		if (a->kind != OX_PLAN_LIN || a->bc)
 			goto decline;
 		dims[k] = a->n;
-		if (a->is)
-			ox_buf_printf(&in, " %s i%d * %lld", a->neg ? "-" : "+", k, (long long)a->is);
-		if (a->os)
-			ox_buf_printf(&out, " + i%d * %lld", k, (long long)a->os);
+		if (a->is) {
+			if (!ox_cu_rt_dim(&R, a->is, b1, sizeof b1))
+				goto decline;
+			ox_buf_printf(&in, " %s i%d * %s", a->neg ? "-" : "+", k, b1);
+		}
+		if (a->os) {
+			if (!ox_cu_rt_dim(&R, a->os, b2, sizeof b2))
+				goto decline;
+			ox_buf_printf(&out, " + i%d * %s", k, b2);
+		}
 	}
 	const char *ty = ox_cg_ctype(g->vals[n->out[0]].dtype);
 	ox_buf_printf(&body, "\ty[%s] = x[%s];\n", out.s, in.s);
@@ -1246,18 +1317,57 @@ static int emit_plan(ox_cg *cg, ox_graph *g, ox_node *n)
 	snprintf(params, sizeof params, "const %s *__restrict__ x, %s *__restrict__ y", ty, ty);
 	ox_buf t = {0};
 	ox_buf_printf(&t, "/* %s: %s as a copy plan of %d axes */\n", cg->fname, n->optype, p.nax);
-	ox_cu_index_kernel(&t, kname, params, dims, p.nax, body.s);
-	int64_t tot = 1;
-	for (int k = 0; k < p.nax; k++)
-		tot *= dims[k];
-	if (tot > 0)
-		ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, in0, out0);\n", kname, (long long)((tot + 255) / 256));
+	if (ox_cu_index_kernel_rt(&t, kname, params, dims, p.nax, body.s, &R)) {
+		ox_buf_free(&t);
+		goto decline;
+	}
+	ox_cu_index_launch(cg, kname, dims, p.nax, "in0, out0", &R);
 	ox_cu_finish(cg, g, n, kname, &t);
 	ox_buf_free(&body), ox_buf_free(&in), ox_buf_free(&out);
 	return 0;
 decline:
 	ox_buf_free(&body), ox_buf_free(&in), ox_buf_free(&out);
 	return 1;
+}
+
+/* Shape (start .. end of the input's dims): a thread per element, the
+ * run-time dims the kernel's parameters */
+static int emit_shape(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	const ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
+	if (!x || !y || !x->has_shape || y->dtype != OX_I64 || y->shape.rank != 1 || y->layout)
+		return 1;
+	const int r = x->shape.rank;
+	int64_t s = ox_attr_int(n, "start", 0), e = ox_attr_int(n, "end", r);
+	s = s < 0 ? s + r : s, e = e < 0 ? e + r : e;
+	s = s < 0 ? 0 : s > r ? r : s, e = e < 0 ? 0 : e > r ? r : e;
+	if (y->shape.d[0] != (e > s ? e - s : 0) || e <= s)
+		return 1;
+	ox_cu_rt R = {g, 0, {0}};
+	ox_buf body = {0};
+	ox_buf_puts(&body, "	const long v[] = {");
+	for (int64_t k = s; k < e; k++) {
+		char b[32];
+		if (!ox_cu_rt_dim(&R, x->shape.d[k], b, sizeof b)) {
+			ox_buf_free(&body);
+			return 1;
+		}
+		ox_buf_printf(&body, "%s%s", k > s ? ", " : "", b);
+	}
+	ox_buf_puts(&body, "};\n\ty[i] = v[i];\n");
+	char kname[200];
+	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_buf t = {0};
+	ox_buf_printf(&t, "/* %s: Shape, dims %lld..%lld */\n", cg->fname, (long long)s, (long long)e - 1);
+	const ox_dim dims[1] = {e - s};
+	if (ox_cu_index_kernel_rt(&t, kname, "int64_t *__restrict__ y", dims, 1, body.s, &R)) {
+		ox_buf_free(&t), ox_buf_free(&body);
+		return 1;
+	}
+	ox_cu_index_launch(cg, kname, dims, 1, "out0", &R);
+	ox_cg_helper(cg, kname, t.s);
+	ox_buf_free(&t), ox_buf_free(&body);
+	return 0;
 }
 
 /* Gather (an embedding lookup): a thread per output element [outer, M,
@@ -1368,24 +1478,27 @@ static int emit_fusedew(ox_cg *cg, ox_graph *g, ox_node *n)
 	const ox_attr *a = ox_attr_get(n, "ox_body");
 	ox_graph *b = a ? a->g[0] : NULL;
 	ox_value *y = ox_out(g, n, 0);
-	if (!b || !y || (y->layout && y->layout != OX_L_BLOCKED) || ox_shape_is_rt(g, &y->shape) || n->nin > 16)
+	if (!b || !y || (y->layout && y->layout != OX_L_BLOCKED) || n->nin > 16)
 		return 1;
-	/* over the storage's dims: NHWC operands have the output's (or 1) */
+	/* over the storage's dims: NHWC operands have the output's (or 1);
+	 * run-time dims (plain values) are the kernel's parameters */
 	int64_t dims[OX_MAX_RANK + 1], xd[OX_MAX_RANK + 1];
+	ox_cu_rt R = {g, 0, {0}};
+	char sb[32];
 	int r = ox_cu_phys(y, dims);
 	if (r == 0)
 		dims[0] = 1, r = 1;
 	/* V = 4 consecutive elements of the innermost dim per thread when it
 	 * comes in fours: an operand that runs along it is read four at a time
 	 * (one ox_ld4 where aligned), one that is broadcast along it once */
-	const int V = dims[r - 1] % 4 == 0 ? 4 : 1;
+	const int V = !ox_dim_is_rt(g, dims[r - 1]) && dims[r - 1] % 4 == 0 ? 4 : 1;
 	ox_buf params = {0}, body = {0}, loads = {0};
 	char *in[17] = {0};
 	for (int k = 0; k < n->nin; k++) {
 		const ox_value *x = &g->vals[n->in[k]];
 		const int xr = ox_cu_phys(x, xd);
 		if ((x->layout != y->layout && ox_shape_numel(&x->shape) != 1) || (x->layout && x->lp[0] != y->lp[0]) ||
-		    !ox_cu_ftype(x->dtype) || ox_shape_is_rt(g, &x->shape) || xr > r) {
+		    !ox_cu_ftype(x->dtype) || xr > r) {
 			ox_buf_free(&params), ox_buf_free(&body), ox_buf_free(&loads);
 			for (int j = 0; j < k; j++)
 				free(in[j]);
@@ -1396,12 +1509,17 @@ static int emit_fusedew(ox_cg *cg, ox_graph *g, ox_node *n)
 		 * the innermost index counts groups of V) */
 		ox_buf off = {0};
 		ox_buf_puts(&off, "0");
-		int64_t st = 1;
+		ox_dim st = 1;
 		for (int d = xr - 1; d >= 0; d--) {
 			int od = d + (r - xr);
-			if (xd[d] != 1 && od >= 0)
-				ox_buf_printf(&off, " + i%d * %lld", od, (long long)(od == r - 1 ? st * V : st));
-			st *= xd[d];
+			if (xd[d] != 1 && od >= 0) {
+				if (!ox_cu_rt_dim(&R, od == r - 1 ? ox_dim_mul(g, st, V) : st, sb, sizeof sb)) {
+					ox_buf_free(&off);
+					goto too_many;
+				}
+				ox_buf_printf(&off, " + i%d * %s", od, sb);
+			}
+			st = ox_dim_mul(g, st, xd[d]);
 		}
 		char e[1200];
 		const int along = V > 1 && xr > 0 && xd[xr - 1] != 1;
@@ -1441,22 +1559,25 @@ static int emit_fusedew(ox_cg *cg, ox_graph *g, ox_node *n)
 	}
 	char kname[200];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
-	ox_buf t = {0};
+	ox_buf t = {0}, ptrs = {0};
 	ox_buf_printf(&t, "/* %s: fused elementwise body, one thread per %s */\n", cg->fname,
 		      V > 1 ? "4 consecutive elements" : "element");
-	ox_cu_index_kernel(&t, kname, params.s, dims, r, body.s);
-	int64_t tot = 1;
-	for (int d = 0; d < r; d++)
-		tot *= dims[d];
-	if (tot > 0) {
-		ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, ", kname, (long long)((tot + 255) / 256));
-		for (int k = 0; k < n->nin; k++)
-			ox_cg_printf(cg, "in%d, ", k);
-		ox_cg_printf(cg, "out0);\n");
+	if (ox_cu_index_kernel_rt(&t, kname, params.s, dims, r, body.s, &R)) {
+		ox_buf_free(&t), ox_buf_free(&params), ox_buf_free(&body), ox_buf_free(&vb), ox_buf_free(&loads);
+		return 1;
 	}
+	for (int k = 0; k < n->nin; k++)
+		ox_buf_printf(&ptrs, "in%d, ", k);
+	ox_buf_puts(&ptrs, "out0");
+	ox_cu_index_launch(cg, kname, dims, r, ptrs.s, &R);
 	ox_cu_finish(cg, g, n, kname, &t);
-	ox_buf_free(&params), ox_buf_free(&body), ox_buf_free(&vb), ox_buf_free(&loads);
+	ox_buf_free(&params), ox_buf_free(&body), ox_buf_free(&vb), ox_buf_free(&loads), ox_buf_free(&ptrs);
 	return 0;
+too_many: /* (more than 16 run-time dims: the C function) */
+	for (int j = 0; j < n->nin; j++)
+		free(in[j]);
+	ox_buf_free(&params), ox_buf_free(&body), ox_buf_free(&loads);
+	return 1;
 }
 
 /* ReduceMean/Sum/Max/Min (f32, f16, bf16) over a trailing block of axes: a warp per
@@ -1593,6 +1714,8 @@ static int dispatch(ox_cg *cg, ox_graph *g, ox_node *n)
 		rc = emit_concat(cg, g, n);
 	else if (n->op == OX_OP_Gather)
 		rc = emit_gather(cg, g, n);
+	else if (n->op == OX_OP_Shape)
+		rc = emit_shape(cg, g, n);
 	else if (n->op == OX_OP_Fused)
 		rc = emit_fusedew(cg, g, n);
 	else if (n->op == OX_OP_ReduceMean || n->op == OX_OP_ReduceSum || n->op == OX_OP_ReduceMax ||

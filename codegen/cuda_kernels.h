@@ -31,6 +31,22 @@ void ox_cu_scalar(ox_buf *t, const char *v);
  * `body` reads the multi-index i0..i<r-1> and the linear index i */
 void ox_cu_index_kernel(ox_buf *t, const char *kname, const char *params, const int64_t *dims, int r,
 			const char *body);
+/* Run-time dims in a kernel's text: each distinct one (ox_cu_rt_dim) a
+ * parameter ox_rK that its launch passes from the host's ox_d[]
+ * (codegen/rtdims.c's expressions): at most 16 */
+typedef struct {
+	ox_graph *g;
+	int n;
+	ox_dim d[16];
+} ox_cu_rt;
+/* d as the kernel's text: its value, or ox_rK; NULL past 16 */
+const char *ox_cu_rt_dim(ox_cu_rt *R, ox_dim d, char *buf, size_t sz);
+/* ox_cu_index_kernel over dims that may be run-time ones (R's) */
+int ox_cu_index_kernel_rt(ox_buf *t, const char *kname, const char *params, const ox_dim *dims, int r,
+			  const char *body, ox_cu_rt *R);
+/* its launch in the node's host code, ptrs its arguments before R's ("in0,
+ * out0"): a constant grid, or one the host computes from ox_d[] */
+void ox_cu_index_launch(ox_cg *cg, const char *kname, const ox_dim *dims, int r, const char *ptrs, const ox_cu_rt *R);
 
 /* Where a thread's accumulators lie in its tile: acc[e] for e < ne is
  * output (m0 + row, p0 + col), row and col C expressions of e */

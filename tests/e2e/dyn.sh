@@ -12,7 +12,8 @@
 # normwise (oxcmp --rtol 0 --atol rtol*max|ref|), the output shapes
 # included. A run marked '!' must be refused with the _ERR_SHAPE message.
 # With --target cuda in ONNXCC_FLAGS, the models of $DYN_CUDA_PARALLEL
-# (default cnn_dynbatch: a run-time batch) must have a parallel kernel for
+# (default cnn_dynbatch, a run-time batch, and transformer_dynseq, a
+# run-time sequence in buckets) must have a parallel kernel for
 # every node (--report; codegen/cuda_slice.c), and their .cu for a GPU must
 # compile with nvcc for sm_90 without a warning ($NVCC, else
 # /usr/local/cuda/bin/nvcc; skipped without it), or the model fails.
@@ -28,7 +29,7 @@ ONNXCC=${ONNXCC:-./onnxcc}
 ONNXCC_FLAGS=${ONNXCC_FLAGS:-}
 OXCMP=${OXCMP:-tests/e2e/oxcmp}
 LIST=${DYN_LIST:-tests/e2e/dyn.txt}
-DYN_CUDA_PARALLEL=${DYN_CUDA_PARALLEL:-cnn_dynbatch}
+DYN_CUDA_PARALLEL=${DYN_CUDA_PARALLEL:-cnn_dynbatch transformer_dynseq}
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 cuda=0
 case " $ONNXCC_FLAGS " in *" --target cuda "*) cuda=1 ;; esac
