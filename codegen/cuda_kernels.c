@@ -448,20 +448,24 @@ int ox_cu_window(ox_graph *g, ox_node *n, const ox_value *x, const ox_value *w, 
 	return 0;
 }
 
-void ox_cu_window_load(char *buf, size_t sz, const ox_cu_win *q, const char *pre, const char *post)
+void ox_cu_window_load(char *buf, size_t sz, const ox_cu_win *q, const char *pre, const char *post, ox_cu_rt *R)
 {
 	long long K[3], S[3], P[3], D[3], I[3], O[3];
 	for (int i = 0; i < 3; i++)
 		K[i] = q->K[i], S[i] = q->S[i], P[i] = q->P[i], D[i] = q->D[i], I[i] = q->I[i], O[i] = q->O[i];
-	if (q->nsp < 3)
+	if (q->nsp < 3) {
+		/* (the input's and output's rows and columns: run-time ones R's) */
+		char i1[32], i2[32], o2[32];
+		ox_cu_rt_dim(R, q->O[2], o2, sizeof o2), ox_cu_rt_dim(R, q->I[1], i1, sizeof i1);
+		ox_cu_rt_dim(R, q->I[2], i2, sizeof i2);
 		snprintf(buf, sz,
 			 "\t\t\t\tconst long c = k / %lld, r = k %% %lld, kh = r / %lld, kw = r %% %lld;\n"
-			 "\t\t\t\tconst long ih = p / %lld * %lld - %lld + kh * %lld, iw = p %% %lld * %lld - %lld + kw * %lld;\n"
-			 "\t\t\t\tif (ih >= 0 && ih < %lld && iw >= 0 && iw < %lld)\n"
-			 "\t\t\t\t\t%s(c * %lld + ih) * %lld + iw%s\n",
-			 K[1] * K[2], K[1] * K[2], K[2], K[2], O[2], S[1], P[1], D[1], O[2], S[2], P[2], D[2], I[1], I[2], pre,
-			 I[1], I[2], post);
-	else
+			 "\t\t\t\tconst long ih = p / %s * %lld - %lld + kh * %lld, iw = p %% %s * %lld - %lld + kw * %lld;\n"
+			 "\t\t\t\tif (ih >= 0 && ih < %s && iw >= 0 && iw < %s)\n"
+			 "\t\t\t\t\t%s(c * %s + ih) * %s + iw%s\n",
+			 K[1] * K[2], K[1] * K[2], K[2], K[2], o2, S[1], P[1], D[1], o2, S[2], P[2], D[2], i1, i2, pre, i1, i2,
+			 post);
+	} else
 		snprintf(buf, sz,
 			 "\t\t\t\tconst long c = k / %lld, r = k %% %lld, kd = r / %lld, kh = r / %lld %% %lld, kw = r %% %lld;\n"
 			 "\t\t\t\tconst long id = p / %lld * %lld - %lld + kd * %lld, ih = p / %lld %% %lld * %lld - %lld + kh * %lld;\n"
@@ -478,7 +482,16 @@ static int conv_ok(ox_graph *g, ox_node *n)
 	if (!x || !w || !y || !ox_cu_ftype(y->dtype) || x->dtype != y->dtype || w->dtype != y->dtype || x->layout ||
 	    y->layout || w->layout || x->shape.rank < 3 || x->shape.rank > 5 || (b && (b->dtype != y->dtype || b->layout)))
 		return 0;
-	return !ox_shape_is_rt(g, &x->shape) && !ox_shape_is_rt(g, &y->shape) && !ox_shape_is_rt(g, &w->shape);
+	if (ox_shape_is_rt(g, &w->shape))
+		return 0;
+	if (!ox_shape_is_rt(g, &x->shape) && !ox_shape_is_rt(g, &y->shape))
+		return 1;
+	/* run-time batch and image size (emit_conv's parameters): 1-D or 2-D,
+	 * explicit pads, the channels constants, no epilogue */
+	const char *ap = ox_attr_str(n, "auto_pad", "NOTSET");
+	return x->shape.rank <= 4 && (!strcmp(ap, "NOTSET") || !strcmp(ap, "VALID")) && !ox_ir_epilogue(n) &&
+	       !ox_dim_is_rt(g, x->shape.d[1]) && !ox_dim_is_rt(g, y->shape.d[1]) &&
+	       ox_opt_rt_ok(g, &x->shape, ~0u) && ox_opt_rt_ok(g, &y->shape, ~0u);
 }
 
 static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
@@ -492,15 +505,33 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 	/* the 2-D text's names: rows and columns (a 1-D Conv is one row) */
 	const int64_t k[2] = {q.K[1], q.K[2]}, s[2] = {q.S[1], q.S[2]}, d[2] = {q.D[1], q.D[2]};
 	const int64_t pads[2] = {q.P[1], q.P[2]}, in[2] = {q.I[1], q.I[2]}, out[2] = {q.O[1], q.O[2]};
-	const int64_t N = x->shape.d[0], C = x->shape.d[1], O = y->shape.d[1], G = ox_attr_int(n, "group", 1);
-	const int64_t Cg = C / G, Og = O / G, P = q.O[0] * out[0] * out[1], K = Cg * q.K[0] * k[0] * k[1];
-	const int64_t IS = q.I[0] * in[0] * in[1];
+	const int64_t C = x->shape.d[1], O = y->shape.d[1], G = ox_attr_int(n, "group", 1);
+	const int64_t Cg = C / G, Og = O / G, K = Cg * q.K[0] * k[0] * k[1];
+	/* N, P (output pixels), IS (input pixels) may be run-time dims (conv_ok):
+	 * the kernel's parameters (R), the tops of N and P sizing the tiles */
+	const int rt = ox_node_rt(g, n);
+	ox_cu_rt R = {g, 0, {0}}, *Rp = rt ? &R : NULL;
+	const ox_dim dN = x->shape.d[0], dP = ox_dim_mul(g, q.O[0], ox_dim_mul(g, out[0], out[1]));
+	const ox_dim dIS = ox_dim_mul(g, q.I[0], ox_dim_mul(g, in[0], in[1]));
+	const int64_t N = ox_opt_top(g, dN), P = ox_opt_top(g, dP);
+	char sP[32], sIS[32], lb[1024];
+	ox_cu_rt_dim(Rp, dP, sP, sizeof sP), ox_cu_rt_dim(Rp, dIS, sIS, sizeof sIS);
+	ox_cu_window_load(lb, sizeof lb, &q, "b[0] = OX_LD(xg[", "]);", Rp); /* (at most 5 of R's) */
 	const int hasb = n->nin > 2 && n->in[2] >= 0;
 	ox_buf t = {0}, params = {0}, args = {0};
 	ox_cu_epi_params(g, n, &params, &args);
+	for (int i = 0; i < R.n; i++)
+		ox_buf_printf(&params, ", const long ox_r%d", i), ox_buf_printf(&args, ", (long)%s", ox_cg_dim(cg, R.d[i]));
 	char kname[200];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
-	if (q.nsp == 3)
+	if (rt) {
+		char xs[128], ys[128];
+		ox_shape_str(g, &x->shape, xs, sizeof xs), ox_shape_str(g, &y->shape, ys, sizeof ys);
+		ox_buf_printf(&t, "/* %s: Conv %lldx%lld, stride %lldx%lld, dilation %lldx%lld, pads %lld,%lld, group %lld: "
+				  "%s -> %s, run-time dims its parameters */\n",
+			      cg->fname, (long long)k[0], (long long)k[1], (long long)s[0], (long long)s[1], (long long)d[0],
+			      (long long)d[1], (long long)pads[0], (long long)pads[1], (long long)G, xs, ys);
+	} else if (q.nsp == 3)
 		ox_buf_printf(&t, "/* %s: Conv %lldx%lldx%lld, stride %lldx%lldx%lld, dilation %lldx%lldx%lld, pads %lld,%lld,%lld, "
 				  "group %lld: [%lld,%lld,%lld,%lld,%lld] -> [%lld,%lld,%lld,%lld,%lld] */\n",
 			      cg->fname, (long long)q.K[0], (long long)k[0], (long long)k[1], (long long)q.S[0], (long long)s[0],
@@ -521,18 +552,17 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 	{
 		/* implicit GEMM per image and group: [Og x K] weights x [K x P] windows */
 		int T = ox_cu_tile_of(Og, P, N * G);
-		char M_[32], N_[32], la[256], lb[1024];
+		char M_[32], N_[32], la[256];
 		snprintf(M_, sizeof M_, "%lld", (long long)Og);
-		snprintf(N_, sizeof N_, "%lld", (long long)P);
+		snprintf(N_, sizeof N_, "%s", sP);
 		/* the weights' rows four at a time where they are whole and aligned */
 		const int va = K % 4 == 0 && ox_cu_align(g, n->in[1]) >= 4 * (int)ox_dtype_size(w->dtype) ? 4 : 1;
 		char e[64];
 		snprintf(e, sizeof e, "wg[m * %lld + k]", (long long)K);
 		ox_cu_tile_ld(la, sizeof la, 4, "a", va, e);
-		ox_cu_window_load(lb, sizeof lb, &q, "b[0] = OX_LD(xg[", "]);");
 		const int64_t Z = N * G, tiles = (P + T - 1) / T * ((Og + T - 1) / T) * Z;
 		int S = ox_cu_split_of(tiles, K);
-		if (S * Z * Og * P >= ((int64_t)1 << 30))
+		if (S * Z * Og * P >= ((int64_t)1 << 30) || rt)
 			S = 1;
 		const int64_t KS = (K / S + 15) / 16 * 16;
 		if (S > 1 && S * Z * Og * P * 4 > cg->cu_ws)
@@ -542,17 +572,17 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_buf_printf(&t, "\tconst long zz = blockIdx.z / %d, ks0 = blockIdx.z %% %d * %lldL;\n"
 				  "\tconst long ks1 = ks0 + %lld < %lld ? ks0 + %lld : %lld;\n"
 				  "\tconst long nb = zz / %lld, gi = zz %% %lld;\n"
-				  "\tconst OX_T *xg = x + (nb * %lld + gi * %lld) * %lld;\n"
+				  "\tconst OX_T *xg = x + (nb * %lld + gi * %lld) * %s;\n"
 				  "\tconst OX_T *wg = w + gi * %lld;\n",
 			      S, S, (long long)KS, (long long)KS, (long long)K, (long long)KS, (long long)K,
-			      (long long)G, (long long)G, (long long)C, (long long)Cg, (long long)IS,
+			      (long long)G, (long long)G, (long long)C, (long long)Cg, sIS,
 			      (long long)(Og * K));
 		ox_cu_tile geo;
 		ox_cu_tile_loop(&t, T, T, M_, N_, la, va, lb, 1, ox_cu_tile_kind(cg, y->dtype), &geo);
 		ox_buf_printf(&t, "\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++) {\n"
 				  "\t\tconst long m = m0 + %s, p = p0 + %s;\n"
-				  "\t\tif (m >= %lld || p >= %lld)\n\t\t\tcontinue;\n",
-			      geo.ne, geo.row, geo.col, (long long)Og, (long long)P);
+				  "\t\tif (m >= %lld || p >= %s)\n\t\t\tcontinue;\n",
+			      geo.ne, geo.row, geo.col, (long long)Og, sP);
 		snprintf(chan, sizeof chan, "o");
 		snprintf(full, sizeof full, "yi");
 		if (S > 1) {
@@ -581,15 +611,22 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 			ox_cg_printf(cg, "\tOX_LAUNCH(%s_sum, %lld, 256, 0, ox_st, ox_cu_ws, %s, out0%s);\n", kname,
 				     (long long)((N * O * P + 255) / 256), hasb ? "in2" : "nullptr", args.s ? args.s : "");
 		} else {
-			ox_buf_printf(&t, "\t\tconst long o = gi * %lld + m, yi = (nb * %lld + o) * %lld + p;\n"
+			ox_buf_printf(&t, "\t\tconst long o = gi * %lld + m, yi = (nb * %lld + o) * %s + p;\n"
 					  "\t\tfloat v = acc[e]%s;\n",
-				      (long long)Og, (long long)O, (long long)P, hasb ? " + OX_LD(bias[o])" : "");
+				      (long long)Og, (long long)O, sP, hasb ? " + OX_LD(bias[o])" : "");
 			if (ox_cu_epilogue(cg, g, n, &t, chan, full, 2))
 				goto fail;
 			ox_buf_puts(&t, "\t\ty[yi] = OX_ST(v);\n\t}\n}\n\n");
-			ox_cg_printf(cg, "\tOX_LAUNCH(%s, dim3(%lld, %lld, %lld), %d, 0, ox_st, in0, in1, %s, out0%s);\n", kname,
-				     (long long)((P + T - 1) / T), (long long)((Og + T - 1) / T), (long long)Z,
-				     geo.nt, hasb ? "in2" : "nullptr", args.s ? args.s : "");
+			if (rt) /* the grid from the run's dims */
+				ox_cg_printf(cg, "\tif (%s > 0 && %s > 0)\n\t\tOX_LAUNCH(%s, dim3((unsigned)((%s + %d) / %d), %lld, "
+						 "(unsigned)(%s * %lld)), %d, 0, ox_st, in0, in1, %s, out0%s);\n",
+					     ox_cg_dim(cg, dP), ox_cg_dim(cg, dN), kname, ox_cg_dim(cg, dP), T - 1, T,
+					     (long long)((Og + T - 1) / T), ox_cg_dim(cg, dN), (long long)G, geo.nt,
+					     hasb ? "in2" : "nullptr", args.s ? args.s : "");
+			else
+				ox_cg_printf(cg, "\tOX_LAUNCH(%s, dim3(%lld, %lld, %lld), %d, 0, ox_st, in0, in1, %s, out0%s);\n",
+					     kname, (long long)((P + T - 1) / T), (long long)((Og + T - 1) / T), (long long)Z,
+					     geo.nt, hasb ? "in2" : "nullptr", args.s ? args.s : "");
 		}
 	}
 	ox_cu_finish(cg, g, n, kname, &t);
@@ -1065,14 +1102,44 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 }
 
 /* the head of a kernel of a warp per row (4 a block) */
-static void warp_rows(ox_buf *t, const char *fname, const char *op, int64_t rows, int64_t D, const char *kname,
-		      const char *params)
+static void warp_rows(ox_buf *t, ox_graph *g, const char *fname, const char *op, ox_dim rows, int64_t D,
+		      const char *kname, const char *params)
 {
-	ox_buf_printf(t, "/* %s: %s of %lld rows of %lld, a warp each */\n"
-			 "__global__ void __launch_bounds__(128) %s(%s)\n{\n"
+	/* a run-time count of rows: the parameter ox_rows (rows_launch) */
+	const int rt = ox_dim_is_rt(g, rows);
+	char rs[128], lim[32];
+	if (rt)
+		ox_dim_str(g, rows, rs, sizeof rs), snprintf(lim, sizeof lim, "ox_rows");
+	else
+		snprintf(rs, sizeof rs, "%lld", (long long)rows), snprintf(lim, sizeof lim, "%lldL", (long long)rows);
+	ox_buf_printf(t, "/* %s: %s of %s rows of %lld, a warp each */\n"
+			 "__global__ void __launch_bounds__(128) %s(%s%s)\n{\n"
 			 "\tconst long row = (long)blockIdx.x * 4 + threadIdx.x / 32;\n\tconst int lane = threadIdx.x %% 32;\n"
-			 "\tif (row >= %lldL)\n\t\treturn;\n",
-		      fname, op, (long long)rows, (long long)D, kname, params, (long long)rows);
+			 "\tif (row >= %s)\n\t\treturn;\n",
+		      fname, op, rs, (long long)D, kname, params, rt ? ", const long ox_rows" : "", lim);
+}
+
+/* warp_rows' launch, 4 rows a block, args its arguments before ox_rows */
+static void rows_launch(ox_cg *cg, ox_graph *g, const char *kname, ox_dim rows, const char *args)
+{
+	if (!ox_dim_is_rt(g, rows))
+		ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 128, 0, ox_st, %s);\n", kname, (long long)((rows + 3) / 4), args);
+	else
+		ox_cg_printf(cg, "\t{\n\t\tconst long ox_n = %s;\n\t\tif (ox_n > 0)\n"
+				 "\t\t\tOX_LAUNCH(%s, (unsigned)((ox_n + 3) / 4), 128, 0, ox_st, %s, ox_n);\n\t}\n",
+			     ox_cg_dim(cg, rows), kname, args);
+}
+
+/* the rows of x before axis ax, the axes from ax on constants: 0 when not */
+static int rows_of(ox_graph *g, const ox_value *x, int ax, ox_dim *rows)
+{
+	*rows = 1;
+	for (int i = 0; i < x->shape.rank; i++)
+		if (i < ax)
+			*rows = ox_dim_mul(g, *rows, x->shape.d[i]);
+		else if (ox_dim_is_rt(g, x->shape.d[i]))
+			return 0;
+	return 1;
 }
 
 /* LayerNormalization and RMSNormalization over the trailing axes (scale
@@ -1089,17 +1156,17 @@ static int emit_layernorm(ox_cg *cg, ox_graph *g, ox_node *n)
 		if (n->out[k] >= 0)
 			return 1;
 	if (!x || !y || !sc || !ox_cu_ftype(x->dtype) || y->dtype != x->dtype || x->layout || y->layout ||
-	    ox_shape_is_rt(g, &x->shape) || sc->dtype != x->dtype || (b && b->dtype != x->dtype))
+	    sc->dtype != x->dtype || (b && b->dtype != x->dtype))
 		return 1;
 	int r = x->shape.rank, axis = (int)ox_attr_int(n, "axis", -1);
 	if (axis < 0)
 		axis += r;
-	if (axis < 0 || axis >= r)
+	ox_dim rows;
+	if (axis < 0 || axis >= r || !rows_of(g, x, axis, &rows))
 		return 1;
 	int64_t D = 1;
 	for (int i = axis; i < r; i++)
 		D *= x->shape.d[i];
-	const int64_t rows = ox_shape_numel(&x->shape) / (D ? D : 1);
 	if (ox_shape_numel(&sc->shape) != D || (b && ox_shape_numel(&b->shape) != D) || !D)
 		return 1;
 	const double eps = ox_attr_float(n, "epsilon", 1e-5f);
@@ -1114,7 +1181,7 @@ static int emit_layernorm(ox_cg *cg, ox_graph *g, ox_node *n)
 	char kname[200];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf t = {0};
-	warp_rows(&t, cg->fname, n->optype, rows, D, kname, "const OX_T *__restrict__ x, const OX_T *__restrict__ sc,\n"
+	warp_rows(&t, g, cg->fname, n->optype, rows, D, kname, "const OX_T *__restrict__ x, const OX_T *__restrict__ sc,\n"
 			  "\t\tconst OX_T *__restrict__ b, OX_T *__restrict__ y");
 	ox_buf_printf(&t, "\tconst OX_T *xr = x + row * %lld;\n\tOX_T *yr = y + row * %lld;\n"
 			  "%s"
@@ -1125,8 +1192,7 @@ static int emit_layernorm(ox_cg *cg, ox_graph *g, ox_node *n)
 		      (long long)D, (long long)D,
 		      mean.s, (long long)D, (long long)D, ox_cg_lit(OX_F32, eps), (long long)D, b ? " + OX_LD(b[i])" : "");
 	ox_buf_free(&mean);
-	ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 128, 0, ox_st, in0, in1, %s, out0);\n", kname, (long long)((rows + 3) / 4),
-		     b ? "in2" : "nullptr");
+	rows_launch(cg, g, kname, rows, b ? "in0, in1, in2, out0" : "in0, in1, nullptr, out0");
 	ox_cu_finish(cg, g, n, kname, &t);
 	return 0;
 }
@@ -1139,12 +1205,13 @@ static int emit_layernorm(ox_cg *cg, ox_graph *g, ox_node *n)
 static int emit_softmax(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
-	if (!same_plain(g, x, y) || !x->shape.rank)
+	if (!x || !y || !ox_cu_ftype(x->dtype) || y->dtype != x->dtype || x->layout || y->layout || !x->shape.rank)
 		return 1;
 	const int r = x->shape.rank, legacy = n->opset < 13, log = n->op == OX_OP_LogSoftmax;
 	const int64_t a = ox_attr_int(n, "axis", legacy ? 1 : -1);
 	const int ax = legacy && a == r ? r : ox_norm_axis(a, r);
-	if (ax < 0)
+	ox_dim rows;
+	if (ax < 0 || !rows_of(g, x, ax, &rows))
 		return 1;
 	int64_t D = 1;
 	for (int i = ax; i < r; i++) {
@@ -1152,13 +1219,12 @@ static int emit_softmax(ox_cg *cg, ox_graph *g, ox_node *n)
 			return 1; /* strided rows: the C target's */
 		D *= x->shape.d[i];
 	}
-	const int64_t rows = D ? ox_shape_numel(&x->shape) / D : 0;
-	if (!D || !rows)
+	if (!D || rows == 0)
 		return 1;
 	char kname[200];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf t = {0};
-	warp_rows(&t, cg->fname, n->optype, rows, D, kname, "const OX_T *__restrict__ x, OX_T *__restrict__ y");
+	warp_rows(&t, g, cg->fname, n->optype, rows, D, kname, "const OX_T *__restrict__ x, OX_T *__restrict__ y");
 	ox_buf_printf(&t, "\tconst OX_T *xr = x + row * %lld;\n\tOX_T *yr = y + row * %lld;\n"
 			  "\tfloat m = -INFINITY;\n\tfor (long i = lane; i < %lld; i += 32) {\n"
 			  "\t\tconst float v = OX_LD(xr[i]);\n\t\tif (v > m)\n\t\t\tm = v;\n\t}\n"
@@ -1170,7 +1236,7 @@ static int emit_softmax(ox_cg *cg, ox_graph *g, ox_node *n)
 		      (long long)D, (long long)D,
 		      (long long)D, (long long)D, log ? "\tconst float ls = logf(s);\n" : "", (long long)D,
 		      log ? "(OX_LD(xr[i]) - m) - ls" : "expf(OX_LD(xr[i]) - m) / s");
-	ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 128, 0, ox_st, in0, out0);\n", kname, (long long)((rows + 3) / 4));
+	rows_launch(cg, g, kname, rows, "in0, out0");
 	ox_cu_finish(cg, g, n, kname, &t);
 	return 0;
 }
@@ -1429,44 +1495,48 @@ static int emit_concat(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *y = ox_out(g, n, 0);
 	const int nhwc = y->layout == OX_L_BLOCKED;
-	if (ox_shape_is_rt(g, &y->shape) || (y->layout && !nhwc) || (nhwc && y->lp[0] != y->shape.d[1]))
+	if ((y->layout && !nhwc) || (nhwc && y->lp[0] != y->shape.d[1]))
 		return 1;
 	for (int k = 0; k < n->nin; k++) {
 		const ox_value *x = n->in[k] >= 0 ? &g->vals[n->in[k]] : NULL;
-		if (x && (ox_shape_is_rt(g, &x->shape) || x->layout != y->layout || (nhwc && x->lp[0] != x->shape.d[1])))
+		if (x && (x->layout != y->layout || (nhwc && x->lp[0] != x->shape.d[1])))
 			return 1;
 	}
+	/* a kernel per input, its run-time dims (a plain value's) parameters */
 	int64_t yd[OX_MAX_RANK + 1], xd[OX_MAX_RANK + 1];
 	const int yr = ox_cu_phys(y, yd), axis = nhwc ? 4 : ox_norm_axis(ox_attr_int(n, "axis", 0), yr);
-	int64_t row = 1, off = 0;
+	ox_dim row = 1, off = 0;
 	for (int d = axis; d < yr; d++)
-		row *= yd[d];
+		row = ox_dim_mul(g, row, yd[d]);
 	const char *ty = ox_cg_ctype(y->dtype);
 	for (int k = 0; k < n->nin; k++) {
 		if (n->in[k] < 0)
 			continue;
 		const int xr = ox_cu_phys(&g->vals[n->in[k]], xd);
-		int64_t rk = 1, tot = ox_shape_numel(&g->vals[n->in[k]].shape);
+		ox_dim rk = 1, tot = ox_shape_numel_dim(g, &g->vals[n->in[k]].shape);
 		for (int d = axis; d < xr; d++)
-			rk *= xd[d];
-		if (tot > 0) {
-			char kname[200], params[256], body[256];
+			rk = ox_dim_mul(g, rk, xd[d]);
+		if (ox_dim_is_rt(g, tot) || ox_dim_eval(g, tot) > 0) {
+			char kname[200], params[256], body[256], sr[32], sw[32], so[32], ptrs[32];
+			ox_cu_rt R = {g, 0, {0}};
 			snprintf(kname, sizeof kname, "%s_kernel%d", cg->fname, k);
 			snprintf(params, sizeof params, "const %s *__restrict__ x, %s *__restrict__ y", ty, ty);
-			snprintf(body, sizeof body, "\ty[i / %lld * %lld + %lld + i %% %lld] = x[i];\n", (long long)rk,
-				 (long long)row, (long long)off, (long long)rk);
-			int64_t d1[1] = {tot};
+			if (!ox_cu_rt_dim(&R, rk, sr, sizeof sr) || !ox_cu_rt_dim(&R, row, sw, sizeof sw) ||
+			    !ox_cu_rt_dim(&R, off, so, sizeof so))
+				ox_die("codegen: '%s': a Concat of more than 16 run-time dims", n->name);
+			snprintf(body, sizeof body, "\ty[i / %s * %s + %s + i %% %s] = x[i];\n", sr, sw, so, sr);
 			ox_buf t = {0};
 			ox_buf_printf(&t, "/* %s: input %d of the Concat */\n", cg->fname, k);
-			ox_cu_index_kernel(&t, kname, params, d1, 1, body);
+			if (ox_cu_index_kernel_rt(&t, kname, params, &tot, 1, body, &R))
+				ox_die("codegen: '%s': a Concat of more than 16 run-time dims", n->name);
 			if (ox_cu_fits32(g, n))
 				ox_cu_narrow(&t);
 			ox_cg_helper(cg, kname, t.s);
 			ox_buf_free(&t);
-			ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, in%d, out0);\n", kname,
-				     (long long)((tot + 255) / 256), k);
+			snprintf(ptrs, sizeof ptrs, "in%d, out0", k);
+			ox_cu_index_launch(cg, kname, &tot, 1, ptrs, &R);
 		}
-		off += rk;
+		off = ox_dim_add(g, off, rk);
 	}
 	return 0;
 }
@@ -1585,7 +1655,7 @@ too_many: /* (more than 16 run-time dims: the C function) */
 static int cu_reduce(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
-	if (!same_plain(g, x, y) || !x->shape.rank)
+	if (!x || !y || !ox_cu_ftype(x->dtype) || y->dtype != x->dtype || x->layout || y->layout || !x->shape.rank)
 		return 1;
 	int mask[OX_MAX_RANK] = {0}, r = x->shape.rank;
 	if (ox_reduce_axes(g, n, mask))
@@ -1596,11 +1666,13 @@ static int cu_reduce(ox_cg *cg, ox_graph *g, ox_node *n)
 	for (int d = 0; d < first; d++)
 		if (mask[d])
 			return 1; /* not a trailing block */
+	ox_dim rows;
+	if (!rows_of(g, x, first, &rows))
+		return 1;
 	int64_t D = 1;
 	for (int d = first; d < r; d++)
 		D *= x->shape.d[d];
-	const int64_t rows = D ? ox_shape_numel(&x->shape) / D : 0;
-	if (!D || !rows)
+	if (!D || rows == 0)
 		return 1;
 	const int mx = n->op == OX_OP_ReduceMax, mn = n->op == OX_OP_ReduceMin;
 	const char *init = mx ? "-INFINITY" : mn ? "INFINITY" : "0.0f";
@@ -1611,14 +1683,14 @@ static int cu_reduce(ox_cg *cg, ox_graph *g, ox_node *n)
 	char kname[200];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf t = {0};
-	warp_rows(&t, cg->fname, n->optype, rows, D, kname, "const OX_T *__restrict__ x, OX_T *__restrict__ y");
+	warp_rows(&t, g, cg->fname, n->optype, rows, D, kname, "const OX_T *__restrict__ x, OX_T *__restrict__ y");
 	ox_buf_printf(&t, "\tconst OX_T *xr = x + row * %lld;\n\tfloat a = %s;\n"
 			  "\tfor (long i = lane; i < %lld; i += 32) {\n\t\tconst float b = OX_LD(xr[i]);\n\t\t%s;\n\t}\n"
 			  "\tfor (int o = 16; o > 0; o /= 2) {\n\t\tconst float b = __shfl_xor_sync(0xffffffffu, a, o);\n\t\t%s;\n\t}\n"
 			  "\tif (lane == 0)\n\t\ty[row] = OX_ST(a%s);\n}\n\n",
 		      (long long)D, init,
 		      (long long)D, comb, comb, div);
-	ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 128, 0, ox_st, in0, out0);\n", kname, (long long)((rows + 3) / 4));
+	rows_launch(cg, g, kname, rows, "in0, out0");
 	ox_cu_finish(cg, g, n, kname, &t);
 	return 0;
 }

@@ -99,8 +99,9 @@ typedef struct {
 int ox_cu_window(ox_graph *g, ox_node *n, const ox_value *x, const ox_value *w, const ox_value *y, ox_cu_win *q);
 /* the implicit GEMM's load of B (k, p): the input tap of channel c of
  * the group at output position p, `PRE index POST` when inside the input
- * (statements for ox_cu_tile_loop's LOADB; the group's input is xg) */
-void ox_cu_window_load(char *buf, size_t sz, const ox_cu_win *q, const char *pre, const char *post);
+ * (statements for ox_cu_tile_loop's LOADB; the group's input is xg); a 1-D
+ * or 2-D window's run-time image dims are R's parameters (R NULL: none) */
+void ox_cu_window_load(char *buf, size_t sz, const ox_cu_win *q, const char *pre, const char *post, ox_cu_rt *R);
 
 /* the dims a kernel indexes a value by: NHWC [N,C,H,W] (opt/layout.c on
  * the GPU) as its storage [N, C/b, H, W, b], a plain value's own; rank */

@@ -126,7 +126,7 @@ static int emit_qgemm(ox_cg *cg, ox_graph *g, ox_node *n)
 		char post[160];
 		snprintf(la, sizeof la, "\t\t\t\ta[0] = (int)wg[m * %lldL + k] - %s;\n", K, wz);
 		snprintf(post, sizeof post, "] - %s;", xz);
-		ox_cu_window_load(lb, sizeof lb, &win, "b[0] = (int)xg[", post);
+		ox_cu_window_load(lb, sizeof lb, &win, "b[0] = (int)xg[", post, NULL);
 	} else {
 		/* A: the rows of x [Mm x K]; B: the weights [K x O] */
 		snprintf(la, sizeof la, "\t\t\t\ta[0] = (int)in0[m * %lldL + k] - %s;\n", K, xz);
