@@ -13,9 +13,10 @@
 # included. A run marked '!' must be refused with the _ERR_SHAPE message.
 # With --target cuda in ONNXCC_FLAGS, the models of $DYN_CUDA_PARALLEL
 # (default cnn_dynbatch, a run-time batch, and transformer_dynseq, a
-# run-time sequence in buckets) must have a parallel kernel for
-# every node (--report; codegen/cuda_slice.c), and their .cu for a GPU must
-# compile with nvcc for sm_90 without a warning ($NVCC, else
+# run-time sequence in buckets) must have a parallel kernel for every node
+# (--report; docs/cuda.md), and those of $DYN_CUDA_NVCC (those and
+# detector_dynimg, a run-time image size) a .cu for a GPU that nvcc
+# compiles for sm_90 without a warning ($NVCC, else
 # /usr/local/cuda/bin/nvcc; skipped without it), or the model fails.
 # The models run $JOBS at a time (default: the cores), rows in list order.
 # Exit status 1 if any run fails, 2 on setup errors.
@@ -30,6 +31,7 @@ ONNXCC_FLAGS=${ONNXCC_FLAGS:-}
 OXCMP=${OXCMP:-tests/e2e/oxcmp}
 LIST=${DYN_LIST:-tests/e2e/dyn.txt}
 DYN_CUDA_PARALLEL=${DYN_CUDA_PARALLEL:-cnn_dynbatch transformer_dynseq}
+DYN_CUDA_NVCC=${DYN_CUDA_NVCC:-$DYN_CUDA_PARALLEL detector_dynimg}
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 cuda=0
 case " $ONNXCC_FLAGS " in *" --target cuda "*) cuda=1 ;; esac
@@ -91,7 +93,7 @@ one_model() {
 		return
 	fi
 	# shellcheck disable=SC2086
-	if [ $cuda = 1 ] && [[ " $DYN_CUDA_PARALLEL " == *" $name "* ]] && [ -x "$NVCC" ] &&
+	if [ $cuda = 1 ] && [[ " $DYN_CUDA_NVCC " == *" $name "* ]] && [ -x "$NVCC" ] &&
 		! { "$ONNXCC" "$d/model.onnx" -o "$d/c/nv.c" --target cuda $flags > "$d/c/nvcc.log" 2>&1 &&
 			"$NVCC" -std=c++17 -arch=sm_90 -Werror all-warnings -I runtime_min -c "$d/c/nv.cu" -o "$d/c/nv.o" >> "$d/c/nvcc.log" 2>&1; }; then
 		row "$name" "(nvcc sm_90)" - NVCC-FAIL
