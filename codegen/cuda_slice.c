@@ -163,7 +163,7 @@ int ox_cu_emit_sliced(ox_cg *cg, ox_graph *g, ox_node *n, int (*emit)(ox_cg *, o
 	const int prev = ox_cu_align_cap(cap);
 	int rc = emit(cg, g, n);
 	ox_cu_align_cap(prev);
-	for (int k = 0; k < nt; k++)
+	for (int k = nt - 1; k >= 0; k--) /* (backwards: a value read twice, Mul(x, x), saved 1 the second time) */
 		if (lead[k] >= 0)
 			g->vals[k < n->nin ? n->in[k] : n->out[k - n->nin]].shape.d[lead[k]] = saved[k];
 	if (rc) {

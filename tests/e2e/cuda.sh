@@ -41,6 +41,7 @@
 # 8. The API past the --main program (tests/e2e/cuda_api.c,
 #    cuda_status.c): a caller's arena, a misaligned one refused; run-time
 #    errors of native kernels through the status word (below).
+# 9. Run-time dims on kernels (tests/e2e/dynslice, below).
 # The models of each step run $JOBS at a time (default: the cores), their
 # lines printed in list order. Every emulated model's --report must list no
 # node without a parallel kernel (docs/cuda.md).
@@ -316,18 +317,23 @@ nhwc_one() {
 each nhwc_one f32 f16 bf16 nchw || fail=1
 
 # vs_c O MODEL INPUT...: MODEL's C program and its emulated CUDA program
-# (--report) built in O/c and O/cu and run on the INPUTs, their outputs in
-# O/c/out and O/cu/out, the log O/log; sets o=O and st to ok, C-FAIL,
-# CUDA-FAIL or SERIAL-NODES (a node without a parallel kernel)
+# (--report) built in O/c and O/cu (onnxcc options $vsflags too) and run
+# on the INPUTs, their outputs in O/c/out and O/cu/out, the log O/log;
+# sets o=O and st to ok, C-FAIL, CUDA-FAIL or SERIAL-NODES (a node without
+# a parallel kernel)
+vsflags=
 vs_c() {
 	o=$1
 	local model=$2
 	shift 2
 	rm -rf "$o" && mkdir -p "$o/c" "$o/cu"
 	st=ok
-	if ! "$ONNXCC" "$model" -o "$o/c/net.c" --build > "$o/log" 2>&1 || ! "$o/c/net" "$@" -o "$o/c/out" >> "$o/log" 2>&1; then
+	# shellcheck disable=SC2086
+	if ! "$ONNXCC" "$model" -o "$o/c/net.c" --build $vsflags > "$o/log" 2>&1 ||
+		! "$o/c/net" "$@" -o "$o/c/out" >> "$o/log" 2>&1; then
 		st=C-FAIL
-	elif ! "$ONNXCC" "$model" -o "$o/cu/net.c" --target cuda --cuda-emu --build --report >> "$o/log" 2>&1 ||
+	# shellcheck disable=SC2086
+	elif ! "$ONNXCC" "$model" -o "$o/cu/net.c" --target cuda --cuda-emu --build --report $vsflags >> "$o/log" 2>&1 ||
 		! timeout 600 "$o/cu/net" "$@" -o "$o/cu/out" >> "$o/log" 2>&1; then
 		st=CUDA-FAIL
 	elif ! grep -Eq "cuda +0 nodes without a parallel kernel" "$o/log"; then
@@ -338,7 +344,8 @@ vs_c() {
 # through nvcc_check for sm_80 and sm_90
 nv_after() {
 	[ "$st" = ok ] && [ $have_nvcc = 1 ] || return 0
-	"$ONNXCC" "$1" -o "$o/nv.c" --target cuda >> "$o/log" 2>&1 || { st=COMPILE-FAIL; return 0; }
+	# shellcheck disable=SC2086
+	"$ONNXCC" "$1" -o "$o/nv.c" --target cuda $vsflags >> "$o/log" 2>&1 || { st=COMPILE-FAIL; return 0; }
 	b=$(nvcc_check "$o/nv.cu" "$o/nvcc" sm_80 sm_90)
 	[ -z "$b" ] || st=$b
 }
@@ -404,6 +411,28 @@ if [ "$st" = ok ]; then
 fi
 nv_after tests/e2e/gather/gather.onnx
 printf 'cuda-emu api %-22s %s\n' "gather (--main)" "$st"
+[ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; fail=1; }
+
+# 9. Run-time dims: tests/e2e/dynslice/dynslice.onnx (make_dynslice.py)
+#    with --dim N=1..4, run at N = 3: an integer Mul(x, x) and Add on the
+#    kernel of one slice along N (codegen/cuda_slice.c; x read twice), a
+#    fused f32 chain and a Transpose to [6, N] with N a kernel parameter
+#    (ox_cu_rt); the integer outputs byte for byte the C target's, the f32
+#    one at 1e-6 normwise, no node without a parallel kernel; with nvcc,
+#    compiled for sm_80 and sm_90 as in 2.
+vsflags="--dim N=1..4"
+vs_c build/cuda_api/dynslice tests/e2e/dynslice/dynslice.onnx tests/e2e/dynslice/dynslice_x.npy \
+	tests/e2e/dynslice/dynslice_f.npy
+r=
+if [ "$st" = ok ]; then
+	for n in 0 1; do
+		cmp -s "$o/cu/out/output_$n.npy" "$o/c/out/output_$n.npy" || st=DIFFER
+	done
+	r=" $(close "$o/cu/out/output_2.npy" "$o/c/out/output_2.npy" 1e-6)" || st=MISMATCH
+fi
+nv_after tests/e2e/dynslice/dynslice.onnx
+vsflags=
+printf 'cuda-emu dyn %-22s %s%s\n' dynslice "$st" "$r"
 [ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; fail=1; }
 
 nv_one() {
