@@ -617,13 +617,26 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 			if (ox_cu_epilogue(cg, g, n, &t, chan, full, 2))
 				goto fail;
 			ox_buf_puts(&t, "\t\ty[yi] = OX_ST(v);\n\t}\n}\n\n");
-			if (rt) /* the grid from the run's dims */
-				ox_cg_printf(cg, "\tif (%s > 0 && %s > 0)\n\t\tOX_LAUNCH(%s, dim3((unsigned)((%s + %d) / %d), %lld, "
-						 "(unsigned)(%s * %lld)), %d, 0, ox_st, in0, in1, %s, out0%s);\n",
-					     ox_cg_dim(cg, dP), ox_cg_dim(cg, dN), kname, ox_cg_dim(cg, dP), T - 1, T,
-					     (long long)((Og + T - 1) / T), ox_cg_dim(cg, dN), (long long)G, geo.nt,
-					     hasb ? "in2" : "nullptr", args.s ? args.s : "");
-			else
+			if (rt) { /* the grid from the run's dims */
+				char z[300], pe[300], gx[340], cond[700] = "";
+				snprintf(pe, sizeof pe, "%s", ox_cg_dim(cg, dP));
+				if (ox_dim_is_rt(g, dP))
+					snprintf(gx, sizeof gx, "(unsigned)((%s + %d) / %d)", pe, T - 1, T);
+				else
+					snprintf(gx, sizeof gx, "%lld", (long long)((P + T - 1) / T));
+				if (ox_dim_is_rt(g, dN))
+					snprintf(z, sizeof z, "(unsigned)(%s * %lld)", ox_cg_dim(cg, dN), (long long)G);
+				else
+					snprintf(z, sizeof z, "%lld", (long long)Z);
+				if (ox_dim_is_rt(g, dP))
+					snprintf(cond, sizeof cond, "%s > 0", pe);
+				if (ox_dim_is_rt(g, dN))
+					snprintf(cond + strlen(cond), sizeof cond - strlen(cond), "%s%s > 0", cond[0] ? " && " : "",
+						 ox_cg_dim(cg, dN));
+				ox_cg_printf(cg, "\tif (%s)\n\t\tOX_LAUNCH(%s, dim3(%s, %lld, %s), %d, 0, ox_st, in0, in1, %s, out0%s);\n",
+					     cond, kname, gx, (long long)((Og + T - 1) / T), z, geo.nt, hasb ? "in2" : "nullptr",
+					     args.s ? args.s : "");
+			} else
 				ox_cg_printf(cg, "\tOX_LAUNCH(%s, dim3(%lld, %lld, %lld), %d, 0, ox_st, in0, in1, %s, out0%s);\n",
 					     kname, (long long)((P + T - 1) / T), (long long)((Og + T - 1) / T), (long long)Z,
 					     geo.nt, hasb ? "in2" : "nullptr", args.s ? args.s : "");
