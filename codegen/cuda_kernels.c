@@ -487,9 +487,10 @@ static int conv_ok(ox_graph *g, ox_node *n)
 	if (!ox_shape_is_rt(g, &x->shape) && !ox_shape_is_rt(g, &y->shape))
 		return 1;
 	/* run-time batch and image size (emit_conv's parameters): 1-D or 2-D,
-	 * explicit pads, the channels constants, no epilogue */
+	 * explicit pads, the channels constants (opt/epilogue.c's takes_epilogue
+	 * asks the same) */
 	const char *ap = ox_attr_str(n, "auto_pad", "NOTSET");
-	return x->shape.rank <= 4 && (!strcmp(ap, "NOTSET") || !strcmp(ap, "VALID")) && !ox_ir_epilogue(n) &&
+	return x->shape.rank <= 4 && (!strcmp(ap, "NOTSET") || !strcmp(ap, "VALID")) &&
 	       !ox_dim_is_rt(g, x->shape.d[1]) && !ox_dim_is_rt(g, y->shape.d[1]) &&
 	       ox_opt_rt_ok(g, &x->shape, ~0u) && ox_opt_rt_ok(g, &y->shape, ~0u);
 }

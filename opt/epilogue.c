@@ -55,9 +55,18 @@ static int takes_epilogue(ox_graph *g, const ox_node *n)
 	const ox_value *y = &g->vals[n->out[0]];
 	if (g->gpu && g->parent) /* a control node's body runs as plain C on the device */
 		return 0;
-	if (n->op == OX_OP_Conv && g->gpu) /* codegen/cuda_kernels.c, cuda_nhwc.c: 2-D, f32, f16 or bf16 */
-		return (!y->layout || y->layout == OX_L_BLOCKED) && ox_opt_fuse_type(g, y->dtype) && y->shape.rank == 4 &&
-		       !ox_shape_is_rt(g, &y->shape);
+	if (n->op == OX_OP_Conv && g->gpu) { /* codegen/cuda_kernels.c, cuda_nhwc.c: 2-D, f32, f16 or bf16 */
+		if ((y->layout && y->layout != OX_L_BLOCKED) || !ox_opt_fuse_type(g, y->dtype) || y->shape.rank != 4)
+			return 0;
+		if (!ox_shape_is_rt(g, &y->shape))
+			return 1;
+		/* run-time batch or image size: as cuda_kernels.c's conv_ok takes
+		 * them (explicit pads, constant channels, dims with a top) */
+		const ox_value *x = &g->vals[n->in[0]];
+		const char *ap = ox_attr_str(n, "auto_pad", "NOTSET");
+		return (!strcmp(ap, "NOTSET") || !strcmp(ap, "VALID")) && !y->layout && !ox_dim_is_rt(g, x->shape.d[1]) &&
+		       !ox_dim_is_rt(g, y->shape.d[1]) && ox_opt_rt_ok(g, &x->shape, ~0u) && ox_opt_rt_ok(g, &y->shape, ~0u);
+	}
 	if (n->op == OX_OP_Conv)
 		return y->layout == OX_L_BLOCKED && y->dtype == OX_F32;
 	ox_gemmgeo q;
