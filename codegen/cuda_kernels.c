@@ -426,13 +426,6 @@ int ox_cu_tile_of(int64_t M, int64_t N, int64_t z)
 	return t64 >= 264 ? 64 : 32;
 }
 
-/* x and y of one kernel type, plain, x of constant shape */
-static int same_plain(ox_graph *g, const ox_value *x, const ox_value *y)
-{
-	return x && y && ox_cu_ftype(x->dtype) && y->dtype == x->dtype && !x->layout && !y->layout &&
-	       !ox_shape_is_rt(g, &x->shape);
-}
-
 int ox_cu_window(ox_graph *g, ox_node *n, const ox_value *x, const ox_value *w, const ox_value *y, ox_cu_win *q)
 {
 	int64_t k[3], s[3], d[3], pads[6], in[3], out[3];
@@ -799,33 +792,55 @@ int ox_cu_emit_window(ox_cg *cg, ox_graph *g, ox_node *n)
 	const int i8 = !conv && x && !nhwc && (x->dtype == OX_I8 || x->dtype == OX_U8);
 	if (!conv && n->nout > 1 && n->out[1] >= 0)
 		return 1; /* Indices: the C target's */
-	if (!x || !y || !(ox_cu_ftype(x->dtype) || i8) || y->dtype != x->dtype || ox_shape_is_rt(g, &x->shape) ||
-	    ox_shape_is_rt(g, &y->shape) || (!conv && x->shape.rank != 4) ||
+	if (!x || !y || !(ox_cu_ftype(x->dtype) || i8) || y->dtype != x->dtype || (!conv && x->shape.rank != 4) ||
 	    (nhwc ? y->layout != OX_L_BLOCKED || x->lp[0] != x->shape.d[1] || y->lp[0] != y->shape.d[1]
 		  : x->layout || y->layout) ||
 	    (conv && (w->dtype != x->dtype || w->layout != (nhwc ? OX_L_DWW : OX_L_PLAIN))))
 		return 1;
+	/* a run-time batch and image size (NCHW, explicit pads, constant
+	 * channels): the kernel's parameters, as the tiles' Conv takes them */
+	const int rt = ox_shape_is_rt(g, &x->shape) || ox_shape_is_rt(g, &y->shape);
+	if (rt) {
+		const char *ap = ox_attr_str(n, "auto_pad", "NOTSET");
+		if (nhwc || (strcmp(ap, "NOTSET") && strcmp(ap, "VALID")) || ox_dim_is_rt(g, x->shape.d[1]) ||
+		    !ox_opt_rt_ok(g, &x->shape, ~0u) || !ox_opt_rt_ok(g, &y->shape, ~0u))
+			return 1;
+	}
 	ox_cu_win q;
 	if (ox_cu_window(g, n, x, w, y, &q))
 		return -1;
 	if (q.nsp > 2)
 		return 1;
-	const long long N = x->shape.d[0], C = x->shape.d[1], KH = q.K[1], KW = q.K[2], IH = q.I[1], IW = q.I[2];
+	const long long C = x->shape.d[1], KH = q.K[1], KW = q.K[2];
 	/* NHWC: a thread per 4 channels where they come in fours (one ox_ld4
 	 * per tap of the input and of the weights, one ox_st4 where aligned) */
 	const int es = (int)ox_dtype_size(x->dtype);
 	const int V = nhwc && C % 4 == 0 && ox_cu_align(g, n->in[0]) >= 4 * es &&
 				      (!conv || ox_cu_align(g, n->in[1]) >= 4 * es) ? 4 : 1;
-	const long long OW = q.O[2], P = q.O[1] * OW, tot = N * C * P / V, hasb = conv && n->nin > 2 && n->in[2] >= 0;
+	const long long hasb = conv && n->nin > 2 && n->in[2] >= 0;
+	/* the sizes as the kernel's text: numbers, or R's parameters */
+	ox_cu_rt R = {g, 0, {0}}, *Rp = rt ? &R : NULL;
+	const ox_dim dP = ox_dim_mul(g, q.O[1], q.O[2]), dCP = ox_dim_mul(g, C, dP);
+	const ox_dim dTot = ox_dim_mul(g, x->shape.d[0], dCP);
+	char IH[32], IW[32], OW[32], P[32], IHW[32], CP[32], tot[40];
+	ox_cu_rt_dim(Rp, q.I[1], IH, sizeof IH), ox_cu_rt_dim(Rp, q.I[2], IW, sizeof IW);
+	ox_cu_rt_dim(Rp, q.O[2], OW, sizeof OW), ox_cu_rt_dim(Rp, dP, P, sizeof P), ox_cu_rt_dim(Rp, dCP, CP, sizeof CP);
+	ox_cu_rt_dim(Rp, ox_dim_mul(g, q.I[1], q.I[2]), IHW, sizeof IHW);
+	if (rt)
+		ox_cu_rt_dim(Rp, dTot, tot, sizeof tot);
+	else
+		snprintf(tot, sizeof tot, "%lldL", (long long)(ox_dim_eval(g, dTot) / V));
 	char kname[200], xs[128], ys[128];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_shape_str(g, &x->shape, xs, sizeof xs), ox_shape_str(g, &y->shape, ys, sizeof ys);
 	ox_buf t = {0}, params = {0}, args = {0};
 	if (conv)
 		ox_cu_epi_params(g, n, &params, &args);
+	for (int k = 0; k < R.n; k++)
+		ox_buf_printf(&params, ", const long ox_r%d", k), ox_buf_printf(&args, ", (long)%s", ox_cg_dim(cg, R.d[k]));
 	ox_buf_printf(&t, "/* %s: %s %lldx%lld, stride %lldx%lld, dilation %lldx%lld, pads %lld,%lld%s: %s -> %s */\n"
 			  "__global__ void __launch_bounds__(256) %s(const OX_T *__restrict__ x, %sOX_T *__restrict__ y%s)\n{\n"
-			  "\tconst long %s = (long)blockIdx.x * 256 + threadIdx.x;\n\tif (%s >= %lldL)\n\t\treturn;\n",
+			  "\tconst long %s = (long)blockIdx.x * 256 + threadIdx.x;\n\tif (%s >= %s)\n\t\treturn;\n",
 		      cg->fname, conv ? "depthwise Conv" : "MaxPool", KH, KW, (long long)q.S[1], (long long)q.S[2],
 		      (long long)q.D[1], (long long)q.D[2], (long long)q.P[1], (long long)q.P[2], nhwc ? ", NHWC" : "", xs,
 		      ys, kname, conv ? "const OX_T *__restrict__ w, const OX_T *__restrict__ bias, " : "",
@@ -833,23 +848,24 @@ int ox_cu_emit_window(ox_cg *cg, ox_graph *g, ox_node *n)
 	/* the output's channel c and pixel p of image nb; xc: c's input plane,
 	 * tap (ih, iw) at xc[TAP]; the weights of c at tap (kh, kw) */
 	char tap[64], wtap[96];
-	if (nhwc) {
+	if (nhwc) { /* (constant shapes) */
+		const long long Pn = ox_dim_eval(g, dP), IHWn = ox_dim_eval(g, ox_dim_mul(g, q.I[1], q.I[2]));
 		if (V > 1)
 			ox_buf_printf(&t, "\tconst long c = i4 %% %lld * 4, p = i4 / %lld %% %lld, nb = i4 / %lld, i = i4 * 4;\n",
-				      C / 4, C / 4, P, C / 4 * P);
+				      C / 4, C / 4, Pn, C / 4 * Pn);
 		else
-			ox_buf_printf(&t, "\tconst long c = i %% %lld, p = i / %lld %% %lld, nb = i / %lld;\n", C, C, P, C * P);
-		ox_buf_printf(&t, "\tconst OX_T *xc = x + nb * %lld + c;\n", IH * IW * C);
-		snprintf(tap, sizeof tap, "(ih * %lld + iw) * %lld", IW, C);
+			ox_buf_printf(&t, "\tconst long c = i %% %lld, p = i / %lld %% %lld, nb = i / %lld;\n", C, C, Pn, C * Pn);
+		ox_buf_printf(&t, "\tconst OX_T *xc = x + nb * %lld + c;\n", IHWn * C);
+		snprintf(tap, sizeof tap, "(ih * %s + iw) * %lld", IW, C);
 		snprintf(wtap, sizeof wtap, "w[(kh * %lld + kw) * %lld + c]", KW, C);
 	} else {
-		ox_buf_printf(&t, "\tconst long p = i %% %lld, c = i / %lld %% %lld, nb = i / %lld;\n"
-				  "\tconst OX_T *xc = x + (nb * %lld + c) * %lld;\n",
-			      P, P, C, C * P, C, IH * IW);
-		snprintf(tap, sizeof tap, "ih * %lld + iw", IW);
+		ox_buf_printf(&t, "\tconst long p = i %% %s, c = i / %s %% %lld, nb = i / %s;\n"
+				  "\tconst OX_T *xc = x + (nb * %lld + c) * %s;\n",
+			      P, P, C, CP, C, IHW);
+		snprintf(tap, sizeof tap, "ih * %s + iw", IW);
 		snprintf(wtap, sizeof wtap, "w[c * %lld + kh * %lld + kw]", KH * KW, KW);
 	}
-	ox_buf_printf(&t, "\tconst long oh = p / %lld, ow = p %% %lld;\n", OW, OW);
+	ox_buf_printf(&t, "\tconst long oh = p / %s, ow = p %% %s;\n", OW, OW);
 	const char *v0 = conv ? (hasb ? "OX_LD(bias[c])" : "0.0f") : !i8 ? "-INFINITY" : x->dtype == OX_I8 ? "-128.0f" : "0.0f";
 	if (V > 1)
 		ox_buf_printf(&t, "\tfloat vq[4];\n\tfor (int u = 0; u < 4; u++)\n\t\tvq[u] = %s;\n",
@@ -858,10 +874,10 @@ int ox_cu_emit_window(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_buf_printf(&t, "\tfloat v = %s;\n", v0);
 	ox_buf_printf(&t, "\tfor (int kh = 0; kh < %lld; kh++) {\n"
 			  "\t\tconst long ih = oh * %lld - %lld + kh * %lld;\n"
-			  "\t\tif (ih < 0 || ih >= %lld)\n\t\t\tcontinue;\n"
+			  "\t\tif (ih < 0 || ih >= %s)\n\t\t\tcontinue;\n"
 			  "\t\tfor (int kw = 0; kw < %lld; kw++) {\n"
 			  "\t\t\tconst long iw = ow * %lld - %lld + kw * %lld;\n"
-			  "\t\t\tif (iw < 0 || iw >= %lld)\n\t\t\t\tcontinue;\n",
+			  "\t\t\tif (iw < 0 || iw >= %s)\n\t\t\t\tcontinue;\n",
 		      KH, (long long)q.S[1], (long long)q.P[1], (long long)q.D[1], IH, KW, (long long)q.S[2],
 		      (long long)q.P[2], (long long)q.D[2], IW);
 	if (V > 1) {
@@ -895,8 +911,14 @@ int ox_cu_emit_window(ox_cg *cg, ox_graph *g, ox_node *n)
 	}
 	if (V == 1)
 		ox_buf_printf(&t, "\ty[i] = %s;\n}\n\n", i8 ? "(OX_T)v" : "OX_ST(v)");
-	ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, in0, %sout0%s);\n", kname, (tot + 255) / 256,
-		     conv ? (hasb ? "in1, in2, " : "in1, nullptr, ") : "", args.s ? args.s : "");
+	const char *wb = conv ? (hasb ? "in1, in2, " : "in1, nullptr, ") : "";
+	if (rt)
+		ox_cg_printf(cg, "\t{\n\t\tconst long ox_n = %s;\n\t\tif (ox_n > 0)\n"
+				 "\t\t\tOX_LAUNCH(%s, (unsigned)((ox_n + 255) / 256), 256, 0, ox_st, in0, %sout0%s);\n\t}\n",
+			     ox_cg_dim(cg, dTot), kname, wb, args.s ? args.s : "");
+	else
+		ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, in0, %sout0%s);\n", kname,
+			     (long long)((ox_dim_eval(g, dTot) / V + 255) / 256), wb, args.s ? args.s : "");
 	ox_cu_finish(cg, g, n, kname, &t);
 	ox_buf_free(&params), ox_buf_free(&args);
 	return 0;
@@ -906,29 +928,56 @@ int ox_cu_emit_window(ox_cg *cg, ox_graph *g, ox_node *n)
 static int emit_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
-	if (!same_plain(g, x, y) || x->shape.rank < 3)
+	if (!x || !y || !ox_cu_ftype(x->dtype) || y->dtype != x->dtype || x->layout || y->layout || x->shape.rank < 3)
 		return 1;
 	const int ismax = n->op == OX_OP_GlobalMaxPool;
-	const int64_t NC = x->shape.d[0] * x->shape.d[1], P = ox_shape_numel(&x->shape) / (NC ? NC : 1);
+	/* planes and their size: numbers, or (run-time dims) the kernel's
+	 * parameters */
+	ox_dim dNC = ox_dim_mul(g, x->shape.d[0], x->shape.d[1]), dP = 1;
+	for (int i = 2; i < x->shape.rank; i++)
+		dP = ox_dim_mul(g, dP, x->shape.d[i]);
+	const int rt = ox_dim_is_rt(g, dNC) || ox_dim_is_rt(g, dP);
+	ox_cu_rt R = {g, 0, {0}}, *Rp = rt ? &R : NULL;
+	char NC[32], P[32], lim[40];
+	ox_cu_rt_dim(Rp, dNC, NC, sizeof NC), ox_cu_rt_dim(Rp, dP, P, sizeof P);
+	snprintf(lim, sizeof lim, "%s%s", NC, rt && ox_dim_is_rt(g, dNC) ? "" : "L");
 	char res[64] = "a";
 	if (!ismax)
-		snprintf(res, sizeof res, "a / (float)%lld", (long long)P);
-	char kname[200];
+		snprintf(res, sizeof res, "a / (float)%s", P);
+	char kname[200], desc[256], params[64] = "";
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	if (rt) {
+		char a[96], b[96];
+		ox_dim_str(g, dNC, a, sizeof a), ox_dim_str(g, dP, b, sizeof b);
+		snprintf(desc, sizeof desc, "%s planes of %s", a, b);
+		for (int k = 0; k < R.n; k++)
+			snprintf(params + strlen(params), sizeof params - strlen(params), ", const long ox_r%d", k);
+	} else {
+		snprintf(desc, sizeof desc, "%s planes of %s", NC, P);
+	}
 	ox_buf t = {0};
-	ox_buf_printf(&t, "/* %s: %s over %lld planes of %lld */\n"
-			  "__global__ void __launch_bounds__(128) %s(const OX_T *__restrict__ x, OX_T *__restrict__ y)\n{\n"
+	ox_buf_printf(&t, "/* %s: %s over %s */\n"
+			  "__global__ void __launch_bounds__(128) %s(const OX_T *__restrict__ x, OX_T *__restrict__ y%s)\n{\n"
 			  "\tconst long c = (long)blockIdx.x * 4 + threadIdx.x / 32;\n\tconst int lane = threadIdx.x %% 32;\n"
-			  "\tif (c >= %lldL)\n\t\treturn;\n"
-			  "\tconst OX_T *xc = x + c * %lld;\n\tfloat a = %s;\n"
-			  "\tfor (long i = lane; i < %lld; i += 32) {\n\t\tconst float v = OX_LD(xc[i]);\n\t\ta = %s;\n\t}\n"
+			  "\tif (c >= %s)\n\t\treturn;\n"
+			  "\tconst OX_T *xc = x + c * %s;\n\tfloat a = %s;\n"
+			  "\tfor (long i = lane; i < %s; i += 32) {\n\t\tconst float v = OX_LD(xc[i]);\n\t\ta = %s;\n\t}\n"
 			  "\tfor (int o = 16; o > 0; o /= 2) {\n\t\tconst float b = __shfl_xor_sync(0xffffffffu, a, o);\n"
 			  "\t\ta = %s;\n\t}\n"
 			  "\tif (lane == 0)\n\t\ty[c] = OX_ST(%s);\n}\n\n",
-		      cg->fname, n->optype, (long long)NC, (long long)P, kname, (long long)NC, (long long)P,
-		      ismax ? "-INFINITY" : "0.0f", (long long)P, ismax ? "v > a || v != v ? v : a" : "a + v",
-		      ismax ? "b > a || b != b ? b : a" : "a + b", res);
-	ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 128, 0, ox_st, in0, out0);\n", kname, (long long)((NC + 3) / 4));
+		      cg->fname, n->optype, desc, kname, params, lim, P, ismax ? "-INFINITY" : "0.0f", P,
+		      ismax ? "v > a || v != v ? v : a" : "a + v", ismax ? "b > a || b != b ? b : a" : "a + b", res);
+	if (!rt) {
+		ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 128, 0, ox_st, in0, out0);\n", kname,
+			     (long long)((ox_dim_eval(g, dNC) + 3) / 4));
+	} else {
+		ox_cg_printf(cg, "\t{\n\t\tconst long ox_n = %s;\n\t\tif (ox_n > 0)\n"
+				 "\t\t\tOX_LAUNCH(%s, (unsigned)((ox_n + 3) / 4), 128, 0, ox_st, in0, out0",
+			     ox_cg_dim(cg, dNC), kname);
+		for (int k = 0; k < R.n; k++)
+			ox_cg_printf(cg, ", (long)%s", ox_cg_dim(cg, R.d[k]));
+		ox_cg_printf(cg, ");\n\t}\n");
+	}
 	ox_cu_finish(cg, g, n, kname, &t);
 	return 0;
 }

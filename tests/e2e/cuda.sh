@@ -414,21 +414,25 @@ printf 'cuda-emu api %-22s %s\n' "gather (--main)" "$st"
 [ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; fail=1; }
 
 # 9. Run-time dims: tests/e2e/dynslice/dynslice.onnx (make_dynslice.py)
-#    with --dim N=1..4, run at N = 3: an integer Mul(x, x) and Add on the
-#    kernel of one slice along N (codegen/cuda_slice.c; x read twice), a
-#    fused f32 chain and a Transpose to [6, N] with N a kernel parameter
-#    (ox_cu_rt); the integer outputs byte for byte the C target's, the f32
-#    one at 1e-6 normwise, no node without a parallel kernel; with nvcc,
-#    compiled for sm_80 and sm_90 as in 2.
-vsflags="--dim N=1..4"
+#    with --dim N=1..4 --dim H=4..12 --dim W=4..12, run at N = 3, H = 7,
+#    W = 9: an integer Mul(x, x) and Add on the kernel of one slice along N
+#    (codegen/cuda_slice.c; x read twice), a fused f32 chain and a
+#    Transpose to [6, N], a depthwise Conv with its Relu, a MaxPool, a Conv
+#    with its Relu and a GlobalAveragePool with the image size the kernels'
+#    parameters (ox_cu_rt); the integer outputs byte for byte the C
+#    target's, the f32 ones at 1e-6 normwise, no node without a parallel
+#    kernel; with nvcc, compiled for sm_80 and sm_90 as in 2.
+vsflags="--dim N=1..4 --dim H=4..12 --dim W=4..12"
 vs_c build/cuda_api/dynslice tests/e2e/dynslice/dynslice.onnx tests/e2e/dynslice/dynslice_x.npy \
-	tests/e2e/dynslice/dynslice_f.npy
+	tests/e2e/dynslice/dynslice_f.npy tests/e2e/dynslice/dynslice_im.npy
 r=
 if [ "$st" = ok ]; then
 	for n in 0 1; do
 		cmp -s "$o/cu/out/output_$n.npy" "$o/c/out/output_$n.npy" || st=DIFFER
 	done
-	r=" $(close "$o/cu/out/output_2.npy" "$o/c/out/output_2.npy" 1e-6)" || st=MISMATCH
+	for n in 2 3 4; do
+		r="$r $(close "$o/cu/out/output_$n.npy" "$o/c/out/output_$n.npy" 1e-6)" || st=MISMATCH
+	done
 fi
 nv_after tests/e2e/dynslice/dynslice.onnx
 vsflags=
