@@ -244,7 +244,7 @@ test: all
 
 # onnxcc and its output under ASan+UBSan over a fixed sample: every
 # SAN_EVERY-th expected-pass conformance test from the second (none of
-# conformance-sample's), the cases, 7 zoo models, 3 CUDA programs under
+# conformance-sample's), the cases, 7 zoo models, 4 CUDA programs under
 # emulation (tests/sanitize.sh)
 SAN_EVERY ?= 18
 .PHONY: sanitize
