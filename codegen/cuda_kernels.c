@@ -261,8 +261,13 @@ int ox_cu_align(ox_graph *g, ox_id id)
 	int64_t off = g->vals[id].offset;
 	if (off < 0 && g->vals[ox_plan_storage(g, id, &off)].kind != OX_V_CONST)
 		return 1;
-	int a = align_cap;
-	while (off % a)
+	return ox_cu_pow2(off, align_cap);
+}
+
+int ox_cu_pow2(int64_t b, int top)
+{
+	int a = top;
+	while (b % a)
 		a /= 2;
 	return a;
 }
@@ -514,8 +519,7 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 	const int hasb = n->nin > 2 && n->in[2] >= 0;
 	ox_buf t = {0}, params = {0}, args = {0};
 	ox_cu_epi_params(g, n, &params, &args);
-	for (int i = 0; i < R.n; i++)
-		ox_buf_printf(&params, ", const long ox_r%d", i), ox_buf_printf(&args, ", (long)%s", ox_cg_dim(cg, R.d[i]));
+	ox_cu_rt_params(cg, &R, &params, &args);
 	char kname[200];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	if (rt) {
@@ -836,8 +840,7 @@ int ox_cu_emit_window(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_buf t = {0}, params = {0}, args = {0};
 	if (conv)
 		ox_cu_epi_params(g, n, &params, &args);
-	for (int k = 0; k < R.n; k++)
-		ox_buf_printf(&params, ", const long ox_r%d", k), ox_buf_printf(&args, ", (long)%s", ox_cg_dim(cg, R.d[k]));
+	ox_cu_rt_params(cg, &R, &params, &args);
 	ox_buf_printf(&t, "/* %s: %s %lldx%lld, stride %lldx%lld, dilation %lldx%lld, pads %lld,%lld%s: %s -> %s */\n"
 			  "__global__ void __launch_bounds__(256) %s(const OX_T *__restrict__ x, %sOX_T *__restrict__ y%s)\n{\n"
 			  "\tconst long %s = (long)blockIdx.x * 256 + threadIdx.x;\n\tif (%s >= %s)\n\t\treturn;\n",
@@ -912,11 +915,12 @@ int ox_cu_emit_window(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (V == 1)
 		ox_buf_printf(&t, "\ty[i] = %s;\n}\n\n", i8 ? "(OX_T)v" : "OX_ST(v)");
 	const char *wb = conv ? (hasb ? "in1, in2, " : "in1, nullptr, ") : "";
-	if (rt)
-		ox_cg_printf(cg, "\t{\n\t\tconst long ox_n = %s;\n\t\tif (ox_n > 0)\n"
-				 "\t\t\tOX_LAUNCH(%s, (unsigned)((ox_n + 255) / 256), 256, 0, ox_st, in0, %sout0%s);\n\t}\n",
-			     ox_cg_dim(cg, dTot), kname, wb, args.s ? args.s : "");
-	else
+	if (rt) {
+		ox_buf a = {0};
+		ox_buf_printf(&a, "in0, %sout0%s", wb, args.s ? args.s : "");
+		ox_cu_launch_rt(cg, kname, dTot, 256, 256, a.s);
+		ox_buf_free(&a);
+	} else
 		ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, in0, %sout0%s);\n", kname,
 			     (long long)((ox_dim_eval(g, dTot) / V + 255) / 256), wb, args.s ? args.s : "");
 	ox_cu_finish(cg, g, n, kname, &t);
@@ -944,14 +948,15 @@ static int emit_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
 	char res[64] = "a";
 	if (!ismax)
 		snprintf(res, sizeof res, "a / (float)%s", P);
-	char kname[200], desc[256], params[64] = "";
+	char kname[200], desc[256];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_buf params = {0}, args = {0};
+	ox_buf_puts(&args, "in0, out0");
+	ox_cu_rt_params(cg, Rp, &params, &args);
 	if (rt) {
 		char a[96], b[96];
 		ox_dim_str(g, dNC, a, sizeof a), ox_dim_str(g, dP, b, sizeof b);
 		snprintf(desc, sizeof desc, "%s planes of %s", a, b);
-		for (int k = 0; k < R.n; k++)
-			snprintf(params + strlen(params), sizeof params - strlen(params), ", const long ox_r%d", k);
 	} else {
 		snprintf(desc, sizeof desc, "%s planes of %s", NC, P);
 	}
@@ -965,20 +970,15 @@ static int emit_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
 			  "\tfor (int o = 16; o > 0; o /= 2) {\n\t\tconst float b = __shfl_xor_sync(0xffffffffu, a, o);\n"
 			  "\t\ta = %s;\n\t}\n"
 			  "\tif (lane == 0)\n\t\ty[c] = OX_ST(%s);\n}\n\n",
-		      cg->fname, n->optype, desc, kname, params, lim, P, ismax ? "-INFINITY" : "0.0f", P,
+		      cg->fname, n->optype, desc, kname, params.s ? params.s : "", lim, P, ismax ? "-INFINITY" : "0.0f", P,
 		      ismax ? "v > a || v != v ? v : a" : "a + v", ismax ? "b > a || b != b ? b : a" : "a + b", res);
-	if (!rt) {
+	if (!rt)
 		ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 128, 0, ox_st, in0, out0);\n", kname,
 			     (long long)((ox_dim_eval(g, dNC) + 3) / 4));
-	} else {
-		ox_cg_printf(cg, "\t{\n\t\tconst long ox_n = %s;\n\t\tif (ox_n > 0)\n"
-				 "\t\t\tOX_LAUNCH(%s, (unsigned)((ox_n + 3) / 4), 128, 0, ox_st, in0, out0",
-			     ox_cg_dim(cg, dNC), kname);
-		for (int k = 0; k < R.n; k++)
-			ox_cg_printf(cg, ", (long)%s", ox_cg_dim(cg, R.d[k]));
-		ox_cg_printf(cg, ");\n\t}\n");
-	}
+	else
+		ox_cu_launch_rt(cg, kname, dNC, 4, 128, args.s);
 	ox_cu_finish(cg, g, n, kname, &t);
+	ox_buf_free(&params), ox_buf_free(&args);
 	return 0;
 }
 
@@ -1187,10 +1187,11 @@ static void rows_launch(ox_cg *cg, ox_graph *g, const char *kname, ox_dim rows, 
 {
 	if (!ox_dim_is_rt(g, rows))
 		ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 128, 0, ox_st, %s);\n", kname, (long long)((rows + 3) / 4), args);
-	else
-		ox_cg_printf(cg, "\t{\n\t\tconst long ox_n = %s;\n\t\tif (ox_n > 0)\n"
-				 "\t\t\tOX_LAUNCH(%s, (unsigned)((ox_n + 3) / 4), 128, 0, ox_st, %s, ox_n);\n\t}\n",
-			     ox_cg_dim(cg, rows), kname, args);
+	else {
+		char a[256];
+		snprintf(a, sizeof a, "%s, ox_n", args);
+		ox_cu_launch_rt(cg, kname, rows, 4, 128, a);
+	}
 }
 
 /* the rows of x before axis ax, the axes from ax on constants: 0 when not */
@@ -1335,6 +1336,23 @@ const char *ox_cu_rt_dim(ox_cu_rt *R, ox_dim d, char *buf, size_t sz)
 	return buf;
 }
 
+void ox_cu_rt_params(ox_cg *cg, const ox_cu_rt *R, ox_buf *params, ox_buf *args)
+{
+	for (int k = 0; R && k < R->n; k++) {
+		if (params)
+			ox_buf_printf(params, ", const long ox_r%d", k);
+		if (args)
+			ox_buf_printf(args, ", (long)%s", ox_cg_dim(cg, R->d[k]));
+	}
+}
+
+void ox_cu_launch_rt(ox_cg *cg, const char *kname, ox_dim n, int per, int threads, const char *args)
+{
+	ox_cg_printf(cg, "\t{\n\t\tconst long ox_n = %s;\n\t\tif (ox_n > 0)\n"
+			 "\t\t\tOX_LAUNCH(%s, (unsigned)((ox_n + %d) / %d), %d, 0, ox_st, %s);\n\t}\n",
+		     ox_cg_dim(cg, n), kname, per - 1, per, threads, args);
+}
+
 /* the product of dims[0..r-1] */
 static ox_dim dims_numel(ox_graph *g, const ox_dim *dims, int r)
 {
@@ -1375,8 +1393,7 @@ int ox_cu_index_kernel_rt(ox_buf *t, const char *kname, const char *params, cons
 		return -1;
 	}
 	ox_buf_printf(t, "__global__ void __launch_bounds__(256) %s(%s", kname, params);
-	for (int k = 0; R && k < R->n; k++)
-		ox_buf_printf(t, ", const long ox_r%d", k);
+	ox_cu_rt_params(NULL, R, t, NULL);
 	ox_buf_printf(t, ")\n{\n\tconst long i = (long)blockIdx.x * 256 + threadIdx.x;\n\tif (i >= %s%s)\n\t\treturn;\n",
 		      tb, tb[0] == 'o' ? "" : "L");
 	ox_buf_puts(t, dec.s ? dec.s : "");
@@ -1399,12 +1416,11 @@ void ox_cu_index_launch(ox_cg *cg, const char *kname, const ox_dim *dims, int r,
 			ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, %s);\n", kname, (long long)((tot + 255) / 256), ptrs);
 		return;
 	}
-	ox_cg_printf(cg, "\t{\n\t\tconst long ox_n = %s;\n\t\tif (ox_n > 0)\n"
-			 "\t\t\tOX_LAUNCH(%s, (unsigned)((ox_n + 255) / 256), 256, 0, ox_st, %s",
-		     ox_cg_dim(cg, dims_numel(R->g, dims, r)), kname, ptrs);
-	for (int k = 0; k < R->n; k++)
-		ox_cg_printf(cg, ", (long)%s", ox_cg_dim(cg, R->d[k]));
-	ox_cg_printf(cg, ");\n\t}\n");
+	ox_buf a = {0};
+	ox_buf_puts(&a, ptrs);
+	ox_cu_rt_params(cg, R, NULL, &a);
+	ox_cu_launch_rt(cg, kname, dims_numel(R->g, dims, r), 256, 256, a.s);
+	ox_buf_free(&a);
 }
 
 /* Transpose, Slice, Expand, Tile: the copy plan of ir/infer_data.c (the

@@ -41,6 +41,14 @@ typedef struct {
 } ox_cu_rt;
 /* d as the kernel's text: its value, or ox_rK; NULL past 16 */
 const char *ox_cu_rt_dim(ox_cu_rt *R, ox_dim d, char *buf, size_t sz);
+/* R's kernel parameters (", const long ox_rK", into params) and their
+ * launch arguments from the run's dims (", (long)EXPR", into args); R,
+ * params or args may be NULL */
+void ox_cu_rt_params(ox_cg *cg, const ox_cu_rt *R, ox_buf *params, ox_buf *args);
+/* the launch of kname over a run-time count n, per items a block of
+ * threads: the grid from the run's dims (ox_n, which args may name), none
+ * when the count is 0; args after the stream */
+void ox_cu_launch_rt(ox_cg *cg, const char *kname, ox_dim n, int per, int threads, const char *args);
 /* ox_cu_index_kernel over dims that may be run-time ones (R's) */
 int ox_cu_index_kernel_rt(ox_buf *t, const char *kname, const char *params, const ox_dim *dims, int r,
 			  const char *body, ox_cu_rt *R);
@@ -74,6 +82,8 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
 		     const char *loadb, int vb, int kind, ox_cu_tile *geo);
 /* the alignment in bytes (1 .. 64) value id's device address is known to have */
 int ox_cu_align(ox_graph *g, ox_id id);
+/* the largest power of two up to top (itself one) that divides b */
+int ox_cu_pow2(int64_t b, int top);
 /* at most cap from now on (a power of two up to 64; codegen/cuda_slice.c's
  * slices move the pointers): the previous cap */
 int ox_cu_align_cap(int cap);

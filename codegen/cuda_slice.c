@@ -101,15 +101,6 @@ static int sliceable(ox_graph *g, ox_node *n, const int *lead, int a, int r)
 	return 0;
 }
 
-/* the largest power of two up to 64 that divides b */
-static int pow2_of(int64_t b)
-{
-	int a = 64;
-	while (b % a)
-		a /= 2;
-	return a;
-}
-
 int ox_cu_emit_sliced(ox_cg *cg, ox_graph *g, ox_node *n, int (*emit)(ox_cg *, ox_graph *, ox_node *))
 {
 	const int nt = n->nin + n->nout;
@@ -144,7 +135,7 @@ int ox_cu_emit_sliced(ox_cg *cg, ox_graph *g, ox_node *n, int (*emit)(ox_cg *, o
 		saved[k] = v->shape.d[lead[k]];
 		v->shape.d[lead[k]] = 1;
 		stride[k] = ox_shape_numel(&v->shape);
-		int al = pow2_of(stride[k] * (int64_t)ox_dtype_size(v->dtype));
+		int al = ox_cu_pow2(stride[k] * (int64_t)ox_dtype_size(v->dtype), 64);
 		cap = al < cap ? al : cap;
 	}
 	char cnt[256], name[128];
