@@ -484,13 +484,8 @@ static int conv_ok(ox_graph *g, ox_node *n)
 		return 0;
 	if (!ox_shape_is_rt(g, &x->shape) && !ox_shape_is_rt(g, &y->shape))
 		return 1;
-	/* run-time batch and image size (emit_conv's parameters): 1-D or 2-D,
-	 * explicit pads, the channels constants (opt/epilogue.c's takes_epilogue
-	 * asks the same) */
-	const char *ap = ox_attr_str(n, "auto_pad", "NOTSET");
-	return x->shape.rank <= 4 && (!strcmp(ap, "NOTSET") || !strcmp(ap, "VALID")) &&
-	       !ox_dim_is_rt(g, x->shape.d[1]) && !ox_dim_is_rt(g, y->shape.d[1]) &&
-	       ox_opt_rt_ok(g, &x->shape, ~0u) && ox_opt_rt_ok(g, &y->shape, ~0u);
+	/* run-time batch and image size (emit_conv's parameters): 1-D or 2-D */
+	return x->shape.rank <= 4 && ox_opt_rt_window(g, n);
 }
 
 static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
@@ -804,12 +799,8 @@ int ox_cu_emit_window(ox_cg *cg, ox_graph *g, ox_node *n)
 	/* a run-time batch and image size (NCHW, explicit pads, constant
 	 * channels): the kernel's parameters, as the tiles' Conv takes them */
 	const int rt = ox_shape_is_rt(g, &x->shape) || ox_shape_is_rt(g, &y->shape);
-	if (rt) {
-		const char *ap = ox_attr_str(n, "auto_pad", "NOTSET");
-		if (nhwc || (strcmp(ap, "NOTSET") && strcmp(ap, "VALID")) || ox_dim_is_rt(g, x->shape.d[1]) ||
-		    !ox_opt_rt_ok(g, &x->shape, ~0u) || !ox_opt_rt_ok(g, &y->shape, ~0u))
-			return 1;
-	}
+	if (rt && (nhwc || !ox_opt_rt_window(g, n)))
+		return 1;
 	ox_cu_win q;
 	if (ox_cu_window(g, n, x, w, y, &q))
 		return -1;

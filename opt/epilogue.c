@@ -60,12 +60,8 @@ static int takes_epilogue(ox_graph *g, const ox_node *n)
 			return 0;
 		if (!ox_shape_is_rt(g, &y->shape))
 			return 1;
-		/* run-time batch or image size: as cuda_kernels.c's conv_ok takes
-		 * them (explicit pads, constant channels, dims with a top) */
-		const ox_value *x = &g->vals[n->in[0]];
-		const char *ap = ox_attr_str(n, "auto_pad", "NOTSET");
-		return (!strcmp(ap, "NOTSET") || !strcmp(ap, "VALID")) && !y->layout && !ox_dim_is_rt(g, x->shape.d[1]) &&
-		       !ox_dim_is_rt(g, y->shape.d[1]) && ox_opt_rt_ok(g, &x->shape, ~0u) && ox_opt_rt_ok(g, &y->shape, ~0u);
+		/* run-time batch or image size: where the kernels take them */
+		return !y->layout && ox_opt_rt_window(g, n);
 	}
 	if (n->op == OX_OP_Conv)
 		return y->layout == OX_L_BLOCKED && y->dtype == OX_F32;

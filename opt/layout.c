@@ -67,6 +67,14 @@ int ox_opt_rt_ok(const ox_graph *g, const ox_shape *s, unsigned axes)
 	return 1;
 }
 
+int ox_opt_rt_window(const ox_graph *g, const ox_node *n)
+{
+	const ox_value *x = &g->vals[n->in[0]], *y = &g->vals[n->out[0]];
+	const char *ap = ox_attr_str(n, "auto_pad", "NOTSET");
+	return (!strcmp(ap, "NOTSET") || !strcmp(ap, "VALID")) && !ox_dim_is_rt(g, x->shape.d[1]) &&
+	       !ox_dim_is_rt(g, y->shape.d[1]) && ox_opt_rt_ok(g, &x->shape, ~0u) && ox_opt_rt_ok(g, &y->shape, ~0u);
+}
+
 /* [N, C, H, W] with N, H, W constants or run-time dims with a top */
 #define NHW (1u | 4u | 8u)
 
