@@ -396,19 +396,13 @@ static void gpu_pad(ox_graph *g)
 		ox_value *v = &g->vals[y];
 		if (v->layout != OX_L_BLOCKED || v->shape.d[1] % 4 == 0 || v->is_output)
 			continue;
-		int convs = 0, other = 0;
+		int convs = 0; /* (its uses all these: every reader a group-1 Conv) */
 		for (int j = 0; j < g->nnodes; j++) {
 			const ox_node *n = &g->nodes[j];
-			for (int k = 0; k < n->nin && !n->dead; k++)
-				if (n->in[k] == y) {
-					const ox_value *w = ox_in(g, n, 1);
-					if (n->op == OX_OP_Conv && k == 0 && w && w->layout == OX_L_CONVW)
-						convs++;
-					else
-						other++;
-				}
+			const ox_value *w = n->dead || n->op != OX_OP_Conv ? NULL : ox_in(g, n, 1);
+			convs += w && w->layout == OX_L_CONVW && n->in[0] == y;
 		}
-		if (convs && !other && convs == v->nuses)
+		if (convs && convs == v->nuses)
 			v->lp[0] = (int)((v->shape.d[1] + 3) / 4 * 4);
 	}
 }
