@@ -19,6 +19,7 @@
 # nchw (the NCHW kernels, against the default NHWC) at 1e-4, and the int8
 # resnet18 (build/dev/int8) against the C target's program built there:
 # the same bytes (integer arithmetic).
+# Then net --profile of each benchmarked program: where its time goes.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 export ONLY=${ONLY:-}
@@ -163,6 +164,14 @@ for r in 1 2; do
 	[ $r = 2 ] && [ -z "${SKIP_FP16:-}" ] && timeout 60 python3 bench/cuda_torch.py --models resnet18,mobilenet_v2,bert_encoder --dtypes fp16 \
 		--modes eager --iters 100 --warmup 20 --rounds 3 --json "$OUT/torch_fp16.json" 2>&1 | grep -v Warning
 done | tee "$OUT/bench.txt"
+# per-function device times (net --profile: CUDA events around each
+# function's launches, no graph), the slowest ten of each benchmarked program
+log "profile"
+for v in $(for m in $BENCH; do echo $m $m+f16 $m+nchw; done); do
+	x=$D/models/${v}_input_0.npy; [ "$v" = "${v%+*}" ] || x=$W/$v/x.npy
+	[ -x $W/$v/net ] && $W/$v/net --bench 20 --profile $x > "$OUT/profile_$v.txt" 2>&1
+	echo "== $v"; sed -n 2,13p "$OUT/profile_$v.txt"
+done | tee "$OUT/profile.txt"
 
 [ -n "$ONLY" ] && { log "done"; exit 0; }
 SAN_MODELS=${SAN_MODELS:-squeezenet1_1 resnet18 bert_encoder}

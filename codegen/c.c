@@ -1019,6 +1019,7 @@ static const char loader_text[] =
 	"#define PFX_run_shaped(a, i, s, o, os) (PFX_load_weights() ? -1 : PFX_run_shaped(a, i, s, o, os))\n"
 	"#ifdef PFXU_CUDA\n"
 	"#define PFX_bench(i, s, n, ms) (PFX_load_weights() ? -1 : PFX_bench(i, s, n, ms))\n"
+	"#define PFX_profile(i, s, n, ms) (PFX_load_weights() ? -1 : PFX_profile(i, s, n, ms))\n"
 	"#endif\n\n";
 
 static void emit_init(ox_buf *c, const char *P, const char *PU)
@@ -1132,7 +1133,7 @@ typedef struct {
 static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 {
 	const wlayout *L = cg->wl;
-	int prof = funcs0 >= 0 && !cg->cuda; /* a body's nodes are not profiled one by one */
+	int prof = funcs0 >= 0; /* a body's nodes are not profiled one by one */
 	ox_graph *g = cg->g;
 	const char *PU = cg->prefix_upper;
 	ox_buf *nodes = &so->nodes, *run = &so->run, *finfo = &so->finfo;
@@ -1543,6 +1544,15 @@ static int emit_dims_fn(ox_buf *c, ox_cg *cg, const char *P, int s)
 	return 0;
 }
 
+/* PREFIX_funcs[]: each generated function's name, ONNX nodes and flops */
+static void emit_funcs(ox_buf *c, const spec_out *so, int ngs, const char *P)
+{
+	ox_buf_printf(c, "const %s_func_info %s_funcs[] = {\n", P, P);
+	for (int s = 0; s < ngs; s++)
+		ox_buf_puts(c, so[s].finfo.s ? so[s].finfo.s : "");
+	ox_buf_puts(c, "\t{NULL, NULL, 0},\n};\n\n");
+}
+
 /* the tensor and port descriptors, then the run section's start: the
  * specializations' prologues (dims); the same in OUT.c and OUT.cu */
 static void emit_tables(ox_buf *c, ox_graph *const *gs, int ngs, const char *P, const ox_buf *dims)
@@ -1752,14 +1762,17 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 		ox_buf_printf(&h, "typedef void (*%s_parallel_for_fn)(void *user, long n, %s_task_fn task, void *ctx);\n", P, P);
 		ox_buf_printf(&h, "void %s_set_parallel_for(%s_parallel_for_fn hook, void *user); /* NULL: serial */\n\n", P, P);
 		ox_buf_printf(&h, "/* Profiling: the run calls hook(user, k, 0) before generated function k\n"
-				  " * and hook(user, k, 1) after it, when one is set. %s_funcs[k] names it,\n"
-				  " * the ONNX node it computes and its floating-point operations. */\n", P);
-		ox_buf_printf(&h, "#define %s_NUM_FUNCS %d\n", PU, nfuncs);
-		ox_buf_printf(&h, "typedef struct {\n\tconst char *name;\n\tconst char *node;\n\tint64_t flops;\n} %s_func_info;\n", P);
-		ox_buf_printf(&h, "extern const %s_func_info %s_funcs[]; /* %s_NUM_FUNCS entries, then a NULL name */\n", P, P, PU);
+				  " * and hook(user, k, 1) after it, when one is set. */\n");
 		ox_buf_printf(&h, "typedef void (*%s_profile_fn)(void *user, int func, int end);\n", P);
 		ox_buf_printf(&h, "void %s_set_profiler(%s_profile_fn hook, void *user); /* NULL: none */\n\n", P, P);
 	}
+	ox_buf_printf(&h, "/* The generated functions: %s_funcs[k] names function k, the ONNX nodes\n"
+			  " * it computes and its floating-point operations. */\n", P);
+	ox_buf_printf(&h, "#define %s_NUM_FUNCS %d\n", PU, nfuncs);
+	ox_buf_printf(&h, "typedef struct {\n\tconst char *name;\n\tconst char *node;\n\tint64_t flops;\n} %s_func_info;\n", P);
+	ox_buf_printf(&h, "extern const %s_func_info %s_funcs[]; /* %s_NUM_FUNCS entries, then a NULL name */\n\n", P, P, PU);
+	if (o->cuda)
+		ox_cu_profile_h(&h, P, PU);
 	if (!o->cuda)
 		ox_buf_printf(&h, "/* the CPU the code was compiled for (onnxcc --cpu) */\n#define %s_CPU \"%s\"\n\n", PU,
 		      g->target->name);
@@ -1805,6 +1818,7 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 		ox_buf_puts(&c, "/* ---- nodes: kernels and their launches ---- */\n");
 		for (int s = 0; s < ngs; s++)
 			ox_buf_puts(&c, so[s].host.s ? so[s].host.s : "");
+		emit_funcs(&c, so, ngs, P);
 		emit_tables(&c, gs, ngs, P, &dims);
 		int capt[64], maxrank = 0;
 		for (int k = 0; k < g->noutputs; k++)
@@ -1887,10 +1901,7 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 		ox_buf_printf(&c, "void %s_set_profiler(%s_profile_fn hook, void *user)\n{\n"
 				  "\tox_prof_fn = hook;\n\tox_prof_user = user;\n}\n", P, P);
 		ox_buf_puts(&c, "#define OX_PROF(k, end) do { if (ox_prof_fn) ox_prof_fn(ox_prof_user, k, end); } while (0)\n\n");
-		ox_buf_printf(&c, "const %s_func_info %s_funcs[] = {\n", P, P);
-		for (int s = 0; s < ngs; s++)
-			ox_buf_puts(&c, so[s].finfo.s ? so[s].finfo.s : "");
-		ox_buf_puts(&c, "\t{NULL, NULL, 0},\n};\n\n");
+		emit_funcs(&c, so, ngs, P);
 		if (cg.kernels.len) {
 			ox_buf_puts(&c, "/* ---- kernels ---- */\n");
 			ox_buf_puts(&c, cg.kernels.s);

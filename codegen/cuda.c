@@ -136,6 +136,21 @@ void ox_cu_api_h(ox_buf *h, const char *P, const char *PU, int external)
 	ox_buf_printf(h, "#ifdef __cplusplus\n}\n#endif\n\n");
 }
 
+void ox_cu_profile_h(ox_buf *h, const char *P, const char *PU)
+{
+	ox_buf_printf(h, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n");
+	ox_buf_printf(h, "/* Time each generated function on the device: the host inputs are\n"
+			 " * uploaded once, then n runs (after a warm-up) are enqueued without the\n"
+			 " * CUDA Graph, each function's launches between two CUDA events.\n"
+			 " * ms[k] (%s_NUM_FUNCS entries) receives function k's time summed over\n"
+			 " * the n runs (0 for one the runs' specialization does not call). The\n"
+			 " * gaps between launches count, so the sum exceeds a replayed run's\n"
+			 " * time by about a launch per function. Returns like %s_sync. */\n"
+			 "int %s_profile(const void *const *inputs, const int64_t *const *in_shapes, long n, double *ms);\n",
+		      PU, P, P);
+	ox_buf_printf(h, "#ifdef __cplusplus\n}\n#endif\n\n");
+}
+
 /* the host side: state, init, free, the dispatcher with its CUDA Graph,
  * the API */
 void ox_cu_host(ox_buf *c, const ox_cu_info *fi)
@@ -155,6 +170,12 @@ void ox_cu_host(ox_buf *c, const ox_cu_info *fi)
 			 "\tconst void *gin[%d];\n\tvoid *gout[%d];\n\tint64_t gd[OX_NS];\n"
 			 "\tint64_t gshape[%d][OX_MAXR];\n"
 			 "} ox_s;\n\n", NI, NO, NI, NO, NO);
+	ox_buf_printf(c, "/* %s_profile: an event before and after each function's launches */\n"
+			 "static cudaEvent_t ox_prof_ev[2 * %s_NUM_FUNCS + 2];\n"
+			 "static unsigned char ox_prof_hit[%s_NUM_FUNCS + 1];\n"
+			 "static int ox_prof_on;\n"
+			 "#define OX_PROF(k, end) do { if (ox_prof_on) { cudaEventRecord(ox_prof_ev[2 * (k) + (end)], ox_st); ox_prof_hit[k] = 1; } } while (0)\n\n",
+		      P, PU, PU);
 	ox_buf_printf(c, "static char ox_cu_msg[256];\n"
 			 "const char *%s_cuda_error(void)\n{\n"
 			 "\tif (ox_cu_err == cudaSuccess)\n\t\treturn \"\";\n"
@@ -239,7 +260,8 @@ void ox_cu_host(ox_buf *c, const ox_cu_info *fi)
 	for (int s = 0; s < fi->nspecs; s++)
 		if (fi->capturable[s])
 			ox_buf_printf(c, "\tcapturable |= s == %d;\n", s);
-	ox_buf_printf(c, "\tif (capturable && getenv(\"OX_CUDA_GRAPHS\") && !strcmp(getenv(\"OX_CUDA_GRAPHS\"), \"0\"))\n"
+	ox_buf_printf(c, "\tif ((capturable && getenv(\"OX_CUDA_GRAPHS\") && !strcmp(getenv(\"OX_CUDA_GRAPHS\"), \"0\")) ||\n"
+			 "\t    ox_prof_on) /* (events between the launches) */\n"
 			 "\t\tcapturable = 0;\n");
 	ox_buf_printf(c, "\tint same = ox_s.exec && ox_s.gspec == s && ox_s.gst == st && ox_s.gA == A &&\n"
 			 "\t\t   !memcmp(ox_s.gd, d, sizeof d);\n"
@@ -351,4 +373,25 @@ void ox_cu_host(ox_buf *c, const ox_cu_info *fi)
 			 "\tcudaEventDestroy(e0), cudaEventDestroy(e1);\n"
 			 "\treturn rc ? rc : %s_sync(NULL);\n}\n\n",
 		      P, PU, P, PU, P);
+	/* profile: the same, each function between two events, no graph */
+	ox_buf_printf(c, "int %s_profile(const void *const *inputs, const int64_t *const *in_shapes, long n, double *ms)\n{\n"
+			 "\tint rc = ox_upload(inputs, in_shapes), ne = 0;\n"
+			 "\tif (rc)\n\t\treturn rc;\n"
+			 "\tfor (int k = 0; k < %s_NUM_FUNCS; k++)\n\t\tms[k] = 0;\n"
+			 "\tfor (; ne < 2 * %s_NUM_FUNCS && !rc; ne++)\n"
+			 "\t\tif (ox_cu_check(cudaEventCreate(&ox_prof_ev[ne])))\n\t\t\trc = %s_ERR_CUDA;\n"
+			 "\tox_prof_on = 1;\n"
+			 "\tfor (long r = 0; r <= n && !rc; r++) {\n"
+			 "\t\tmemset(ox_prof_hit, 0, sizeof ox_prof_hit);\n"
+			 "\t\trc = %s_run_shaped_device(NULL, (const void *const *)ox_s.in, in_shapes, ox_s.out, NULL, ox_s.st);\n"
+			 "\t\tif (!rc && ox_cu_check(cudaStreamSynchronize(ox_s.st)))\n\t\t\trc = %s_ERR_CUDA;\n"
+			 "\t\tfor (int k = 0; k < %s_NUM_FUNCS && r > 0 && !rc; k++) {\n"
+			 "\t\t\tfloat t = 0;\n"
+			 "\t\t\tif (ox_prof_hit[k] && ox_cu_check(cudaEventElapsedTime(&t, ox_prof_ev[2 * k], ox_prof_ev[2 * k + 1])))\n"
+			 "\t\t\t\trc = %s_ERR_CUDA;\n"
+			 "\t\t\tms[k] += t;\n\t\t}\n\t}\n"
+			 "\tox_prof_on = 0;\n"
+			 "\twhile (ne > 0)\n\t\tcudaEventDestroy(ox_prof_ev[--ne]);\n"
+			 "\treturn rc ? rc : %s_sync(NULL);\n}\n\n",
+		      P, PU, PU, PU, P, PU, PU, PU, P);
 }

@@ -1115,10 +1115,11 @@ static int oxt_pool_start(int n)
 	return 0;
 }
 
-#ifndef PFXU_CUDA
 /* ---- --profile: time per generated function, summed over the runs ---- */
+static double *oxt_prof_ms;
+#ifndef PFXU_CUDA /* (the CUDA target times them by events: PFX_profile) */
 static double oxt_now_ms(void);
-static double *oxt_prof_ms, oxt_prof_t0;
+static double oxt_prof_t0;
 
 static void oxt_profile(void *user, int k, int end)
 {
@@ -1128,6 +1129,7 @@ static void oxt_profile(void *user, int k, int end)
 	else
 		oxt_prof_ms[k] += oxt_now_ms() - oxt_prof_t0;
 }
+#endif
 
 static int oxt_cmp_prof(const void *a, const void *b)
 {
@@ -1158,7 +1160,6 @@ static void oxt_profile_print(long runs)
 		       PFX_funcs[k].node);
 	}
 }
-#endif
 
 static void oxt_usage(const char *argv0)
 {
@@ -1334,25 +1335,27 @@ int main(int argc, char **argv)
 		qsort(times, (size_t)bench, sizeof *times, oxt_cmp_double);
 		double med = bench % 2 ? times[bench / 2] : (times[bench / 2 - 1] + times[bench / 2]) / 2;
 		printf("bench: runs=%ld median_ms=%.4f min_ms=%.4f\n", bench, med, times[0]);
-#ifdef PFXU_CUDA
-		if (profile)
-			fprintf(stderr, "%s: --profile is not available for the CUDA target (use nsys or ncu)\n", argv[0]);
-		profile = 0;
-#endif
-#ifndef PFXU_CUDA
 		if (profile) {
 			/* separate runs: the profiler's clock reads are not in the timings above */
 			oxt_prof_ms = calloc(PFXU_NUM_FUNCS + 1, sizeof *oxt_prof_ms);
 			if (!oxt_prof_ms)
 				goto out;
+#ifdef PFXU_CUDA /* device time between events around each function's launches, no graph */
+			rc = PFX_profile(inp, ishape, bench, oxt_prof_ms);
+#else
 			PFX_set_profiler(oxt_profile, NULL);
 			for (long r = 0; r < bench; r++)
 				rc |= PFX_run_shaped(NULL, inp, ishape, outp, oshape);
 			PFX_set_profiler(NULL, NULL);
+#endif
+			if (rc) {
+				fprintf(stderr, "%s: run failed during --profile\n", argv[0]);
+				free(oxt_prof_ms);
+				goto out;
+			}
 			oxt_profile_print(bench);
 			free(oxt_prof_ms);
 		}
-#endif
 	}
 	if (outdir) {
 		if (oxt_mkdirs(outdir)) {

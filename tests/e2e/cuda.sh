@@ -42,6 +42,7 @@
 #    cuda_status.c): a caller's arena, a misaligned one refused; run-time
 #    errors of native kernels through the status word (below).
 # 9. Run-time dims on kernels (tests/e2e/dynslice, below).
+# 10. --profile: per-function device times by CUDA events (below).
 # The models of each step run $JOBS at a time (default: the cores), their
 # lines printed in list order. Every emulated model's --report must list no
 # node without a parallel kernel (docs/cuda.md).
@@ -438,6 +439,27 @@ nv_after tests/e2e/dynslice/dynslice.onnx
 vsflags=
 printf 'cuda-emu dyn %-22s %s%s\n' dynslice "$st" "$r"
 [ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; fail=1; }
+
+# 10. --profile (PREFIX_profile: CUDA events around each function's
+#    launches, no graph): dynslice again with N in two buckets (1..2, 3..4),
+#    run at N = 3: a row for each of the NUM_FUNCS functions, the called
+#    bucket's (b1_) timed above 0, the other's (b0_) at 0.
+o=build/cuda_api/profile
+rm -rf "$o" && mkdir -p "$o"
+st=ok
+if ! "$ONNXCC" tests/e2e/dynslice/dynslice.onnx -o "$o/net.c" --target cuda --cuda-emu --build \
+	--dim N=1..4:2 --dim H=4..12 --dim W=4..12 > "$o/log" 2>&1 ||
+	! "$o/net" --bench 2 --profile tests/e2e/dynslice/dynslice_{x,f,im}.npy > "$o/profile.txt" 2>> "$o/log"; then
+	st=CUDA-FAIL
+else
+	nf=$(sed -n 's/^#define NET_NUM_FUNCS //p' "$o/net.h")
+	rows=$(grep -cE '^ +[0-9.]+ +[0-9.]+% .* b[01]_node' "$o/profile.txt")
+	on=$(awk '$4 ~ /^b1_/ && $1 > 0' "$o/profile.txt" | wc -l)
+	off=$(awk '$4 ~ /^b0_/ && $1 == 0' "$o/profile.txt" | wc -l)
+	[ "$rows" = "$nf" ] && [ "$on" = $((nf / 2)) ] && [ "$off" = $((nf / 2)) ] || st="PROFILE(rows=$rows of $nf, b1>0: $on, b0=0: $off)"
+fi
+printf 'cuda-emu %-26s %s\n' "--profile" "$st"
+[ "$st" = ok ] || { tail -n 5 "$o/log" "$o/profile.txt" | sed 's/^/    /'; fail=1; }
 
 nv_one() {
 	local m=$1
