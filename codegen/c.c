@@ -1240,6 +1240,11 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 			ox_buf_printf(&pack, "%s(void *)%s", k ? ", " : "", pname);
 			first = 0;
 		}
+		if (cg->cuda && native && uses_name(cg->body.s, "ox_dd")) {
+			/* a native node's launches that pass the device's dims */
+			ox_buf_printf(&params, "%sint64_t *ox_dd", params.len ? ", " : "");
+			ox_buf_printf(&args, "%sox_dd", args.len ? ", " : "");
+		}
 		ox_buf_puts(&dpack, pack.s ? pack.s : "");
 		if (usesD) {
 			ox_buf_printf(&pack, "%s(void *)ox_d", first ? "" : ", ");

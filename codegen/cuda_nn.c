@@ -12,6 +12,7 @@
 #include "cuda_kernels.h"
 #include "resize.h"
 #include "../ir/family.h"
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,16 +167,165 @@ static int emit_convtranspose(ox_cg *cg, ox_graph *g, ox_node *n)
 
 /* ---- Resize ---- */
 
+/* does text hold the word w? */
+static int has_word(const char *text, const char *w)
+{
+	const size_t k = strlen(w);
+	for (const char *q = text ? strstr(text, w) : NULL; q; q = strstr(q + 1, w))
+		if ((q == text || !(isalnum((unsigned char)q[-1]) || q[-1] == '_')) &&
+		    !(isalnum((unsigned char)q[k]) || q[k] == '_'))
+			return 1;
+	return 0;
+}
+
+/* A Resize with run-time sizes or scales (n->scratch): one thread runs
+ * the C target's text up to the tap tables (ox_cg_resize_rt_plan:
+ * ox_rz_shape, the checks of the dims, ox_rz_tables into the scratch
+ * after a header), then a thread per output element sums the taps as
+ * templates/resize.c and resize_nearest.c do (the same products and sums
+ * in the same order). The output's dims must be the host's (ox_d) before
+ * the node runs: one the node defines from the data leaves it to the C
+ * function. A failed check sets the run's status to _ERR_SHAPE (no wait:
+ * PREFIX_sync returns it) and the gather writes nothing. f32, f16, bf16;
+ * nearest of any type. */
+static int emit_resize_rt(ox_cg *cg, ox_graph *g, ox_node *n, ox_rz_opts *ro, const char *what, const char *ctm)
+{
+	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
+	if (!x || !y || n->nout != 2)
+		return 1;
+	const int r = x->shape.rank, dt = y->dtype;
+	if (x->layout || y->layout || r < 1 || r > 8 || y->shape.rank != r || x->dtype != dt || !ox_dtype_size(dt) ||
+	    (ro->mode && dt != OX_F32 && dt != OX_F16 && dt != OX_BF16))
+		return 1;
+	for (int a = 0; a < r; a++)
+		if (ox_dim_defined_by(g, y->shape.d[a], n->out[0]))
+			return 1;
+	/* the plan: the C target's text, a function of its own on one thread */
+	ox_buf saved = cg->body;
+	memset(&cg->body, 0, sizeof cg->body);
+	int rc = ox_cg_resize_rt_plan(cg, g, n, ro, what, ctm);
+	ox_buf plan = cg->body;
+	cg->body = saved;
+	if (rc) {
+		ox_buf_free(&plan);
+		return -1;
+	}
+	char kname[200], pname[220];
+	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	snprintf(pname, sizeof pname, "%s_plan", cg->fname);
+	ox_buf t = {0}, params = {0}, names = {0}, unused = {0};
+	for (int k = 0; k < n->nin + n->nout; k++) {
+		const int isin = k < n->nin;
+		const ox_id id = isin ? n->in[k] : n->out[k - n->nin];
+		char nm[16];
+		snprintf(nm, sizeof nm, "%s%d", isin ? "in" : "out", isin ? k : k - n->nin);
+		ox_buf_printf(&params, ", %s%s *%s", isin ? "const " : "", id < 0 ? "void" : ox_cg_ctype(g->vals[id].dtype), nm);
+		ox_buf_printf(&names, ", %s", nm);
+		if (!has_word(plan.s, nm))
+			ox_buf_printf(&unused, "\t(void)%s;\n", nm);
+	}
+	ox_buf_printf(&t, "/* %s: the Resize's output dims checked, its tap tables, on one thread */\n"
+			  "static int %s_f(int64_t *ox_d%s)\n{\n\t(void)ox_d;\n%s%s\treturn 0;\n}\n\n",
+		      pname, pname, params.s, unused.s ? unused.s : "", plan.s ? plan.s : "");
+	ox_buf_printf(&t, "__global__ void %s(int *ox_status, int64_t *ox_d%s)\n{\n"
+			  "\tif (!*ox_status && %s_f(ox_d%s))\n\t\t*ox_status = %s_ERR_SHAPE;\n}\n\n",
+		      pname, params.s, pname, names.s, cg->prefix_upper);
+	ox_buf_free(&plan), ox_buf_free(&unused);
+	/* the gather: axis a's taps at ot + h[2r + a] (offsets) and at
+	 * wb + h[3r + a] (weights), h[r + a] of them per output index */
+	ox_buf body = {0};
+	ox_buf_printf(&body, "\tif (*st)\n\t\treturn; /* the plan failed: _ERR_SHAPE */\n"
+			     "\tconst int64_t *h = (const int64_t *)sc, *ot = h + %d;\n", 4 * r);
+	for (int a = 0; a < r; a++) {
+		if (ro->mode)
+			ox_buf_printf(&body, "\tconst int64_t *o%d = ot + h[%d] + i%d * h[%d];\n", a, 2 * r + a, a, r + a);
+		else /* (one tap) */
+			ox_buf_printf(&body, "\tconst int64_t *o%d = ot + h[%d] + i%d;\n", a, 2 * r + a, a);
+	}
+	/* outside the input (tf_crop_and_resize): extrapolation_value */
+	const double extrap = ox_attr_float(n, "extrapolation_value", 0.0f);
+	ox_buf_puts(&body, "\tif (");
+	for (int a = 0; a < r; a++)
+		ox_buf_printf(&body, "%so%d[0] < 0", a ? " || " : "", a);
+	ox_buf_printf(&body, ") {\n\t\ty[i] = %s;\n\t\treturn;\n\t}\n", ox_cg_store(dt, ox_cg_lit(dt, extrap)));
+	if (!ro->mode) {
+		ox_buf_puts(&body, "\ty[i] = x[");
+		for (int a = 0; a < r; a++)
+			ox_buf_printf(&body, "%so%d[0]", a ? " + " : "", a);
+		ox_buf_puts(&body, "];\n");
+	} else {
+		ox_buf_puts(&body, "\tconst float *wb = (const float *)ot;\n");
+		for (int a = 0; a < r; a++)
+			ox_buf_printf(&body, "\tconst float *w%d = wb + h[%d] + i%d * h[%d];\n", a, 3 * r + a, a, r + a);
+		/* (the counts in registers: read in the loop tests, ptxas spills) */
+		ox_buf_puts(&body, "\tconst int ");
+		for (int a = 0; a < r; a++)
+			ox_buf_printf(&body, "%sn%d = (int)h[%d]", a ? ", " : "", a, r + a);
+		ox_buf_puts(&body, ";\n\tdouble acc = 0.0;\n");
+		/* the outer axes' tap combinations, the last of them fastest */
+		char ind[16] = "\t";
+		for (int a = 0; a < r - 1; a++) {
+			ox_buf_printf(&body, "%sfor (int t%d = 0; t%d < n%d; t%d++) {\n", ind, a, a, a, a);
+			strcat(ind, "\t");
+		}
+		if (r > 1) {
+			/* the C target's weight: 1 * w[r-2] * ... * w[0], in double */
+			ox_buf_printf(&body, "%sconst double wc = (double)w%d[t%d]", ind, r - 2, r - 2);
+			for (int a = r - 3; a >= 0; a--)
+				ox_buf_printf(&body, " * w%d[t%d]", a, a);
+			ox_buf_printf(&body, ";\n%sif (wc == 0.0)\n%s\tcontinue;\n%sconst int64_t bc = ", ind, ind, ind);
+			for (int a = 0; a < r - 1; a++)
+				ox_buf_printf(&body, "%so%d[t%d]", a ? " + " : "", a, a);
+			ox_buf_puts(&body, ";\n");
+		}
+		char xe[64];
+		snprintf(xe, sizeof xe, "x[%so%d[t%d]]", r > 1 ? "bc + " : "", r - 1, r - 1);
+		ox_buf_printf(&body, "%sdouble s = 0.0;\n%sfor (int t%d = 0; t%d < n%d; t%d++)\n", ind, ind, r - 1, r - 1,
+			      r - 1, r - 1);
+		ox_buf_printf(&body, "%s\ts += w%d[t%d] * (double)%s;\n", ind, r - 1, r - 1, ox_cg_load(dt, xe));
+		ox_buf_printf(&body, "%sacc += %s;\n", ind, r > 1 ? "wc * s" : "s");
+		for (int a = r - 2; a >= 0; a--) {
+			ind[strlen(ind) - 1] = 0;
+			ox_buf_printf(&body, "%s}\n", ind);
+		}
+		ox_buf_printf(&body, "\ty[i] = %s;\n", ox_cg_store(dt, "(float)acc"));
+	}
+	ox_cu_rt R = {g, 0, {0}};
+	const char *ty = ox_cg_ctype(dt);
+	char kp[256];
+	snprintf(kp, sizeof kp,
+		 "const int *__restrict__ st, const %s *__restrict__ x, %s *__restrict__ y, const uint8_t *__restrict__ sc", ty,
+		 ty);
+	ox_buf_printf(&t, "/* %s: Resize %s, %s, sizes or scales read when the program runs: a thread\n"
+			  " * per output element, the taps from the tables %s wrote */\n",
+		      kname, what, ctm, pname);
+	rc = ox_cu_index_kernel_rt(&t, kname, kp, y->shape.d, r, body.s, &R);
+	if (!rc) {
+		ox_cg_printf(cg, "\tOX_LAUNCH(%s, 1, 1, 0, ox_st, ox_status, ox_dd%s);\n", pname, names.s);
+		ox_cu_index_launch(cg, kname, y->shape.d, r, "ox_status, in0, out0, out1", &R);
+		ox_cg_helper(cg, kname, t.s);
+	}
+	ox_buf_free(&t), ox_buf_free(&body), ox_buf_free(&params), ox_buf_free(&names);
+	return rc ? 1 : 0;
+}
+
 static int emit_resize(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
-	if (n->scratch || !plain_f32(g, x) || !plain_f32(g, y) || n->nout != 1)
+	ox_rz_opts ro;
+	const char *ctm = "", *nm = "";
+	if (n->scratch) {
+		if (ox_cg_resize_opts(g, n, &ro, &ctm, &nm))
+			return -1; /* (reported, as the C target does) */
+		char what[96];
+		ox_cg_resize_what(&ro, n, nm, what, sizeof what);
+		return emit_resize_rt(cg, g, n, &ro, what, ctm);
+	}
+	if (!plain_f32(g, x) || !plain_f32(g, y) || n->nout != 1)
 		return 1;
 	const int r = x->shape.rank;
 	if (r < 1 || y->shape.rank != r || ox_shape_numel(&x->shape) <= 0 || ox_shape_numel(&y->shape) <= 0)
 		return 1;
-	ox_rz_opts ro;
-	const char *ctm = "", *nm = "";
 	if (ox_cg_resize_opts(g, n, &ro, &ctm, &nm))
 		return -1; /* (reported, as the C target does) */
 	(void)ctm, (void)nm;

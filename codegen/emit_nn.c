@@ -778,8 +778,12 @@ int ox_cg_resize_opts(ox_graph *g, ox_node *n, ox_rz_opts *ro, const char **ctmp
  * (templates/resize_rt.c, ox_rz_shape), sets the data dims it defines and
  * checks the others, fills the tap tables of templates/resize_taps.c into
  * its scratch (ox_rz_tables) and gathers with the kernels of the
- * constant case. Returns 2 on shapes it cannot take. */
-static int emit_resize_rt(ox_cg *cg, ox_graph *g, ox_node *n, ox_rz_opts *ro, const char *what, const char *ctm)
+ * constant case. Returns 2 on shapes it cannot take. With plan (the CUDA
+ * target's, ox_cg_resize_rt_plan) it stops after the tables, which follow
+ * a header of 4 longs per axis (od, nt, the offsets of the axis' off and
+ * wt tables from the header's end) that the gather kernel reads. */
+static int emit_resize_rt(ox_cg *cg, ox_graph *g, ox_node *n, ox_rz_opts *ro, const char *what, const char *ctm,
+			  int plan)
 {
 	ox_value *x = val(g, n, 0, 0), *y = val(g, n, 0, 1);
 	ox_value *scr = ox_out(g, n, n->nout - 1);
@@ -794,7 +798,7 @@ static int emit_resize_rt(ox_cg *cg, ox_graph *g, ox_node *n, ox_rz_opts *ro, co
 	ro->scales_given = !rz.sizes;
 	double extrap = ox_attr_float(n, "extrapolation_value", 0.0f);
 	if (ox_cg_use(cg, "resize_taps", OX_F32) || ox_cg_use(cg, "resize_rt", OX_F32) ||
-	    use(cg, g, n, ro->mode ? "resize" : "resize_nearest", dt))
+	    (!plan && use(cg, g, n, ro->mode ? "resize" : "resize_nearest", dt)))
 		return -1;
 	cg->fails_shape = 1;
 	char b1[256], b2[256];
@@ -872,8 +876,21 @@ static int emit_resize_rt(ox_cg *cg, ox_graph *g, ox_node *n, ox_rz_opts *ro, co
 	ox_cg_line(cg, 1, "int nt[%d];", r);
 	ox_cg_line(cg, 1, "const long *off[%d];", r);
 	ox_cg_line(cg, 1, "const float *wt[%d];", r);
-	ox_cg_line(cg, 1, "if (ox_rz_tables(&ro, %d, in, od, sc, roi, out%d, %lld, nt, off, wt))", r, n->nout - 1,
-		   (long long)ox_value_max_storage(g, scr));
+	const long long cap = (long long)ox_value_max_storage(g, scr), hdr = 32LL * r;
+	if (plan) {
+		ox_cg_line(cg, 1, "if (ox_rz_tables(&ro, %d, in, od, sc, roi, out%d + %lld, %lld, nt, off, wt))", r,
+			   n->nout - 1, hdr, cap - hdr);
+		ox_cg_line(cg, 2, "return 2; /* more taps than the code was planned for */");
+		/* the header the gather kernel reads: od, nt, where the tables are */
+		ox_cg_line(cg, 1, "long *h = (long *)out%d;", n->nout - 1);
+		ox_cg_line(cg, 1, "for (int a = 0; a < %d; a++) {", r);
+		ox_cg_line(cg, 2, "h[a] = od[a], h[%d + a] = nt[a];", r);
+		ox_cg_line(cg, 2, "h[%d + a] = off[a] - (const long *)(h + %d), h[%d + a] = wt[a] - (const float *)(h + %d);",
+			   2 * r, 4 * r, 3 * r, 4 * r);
+		ox_cg_line(cg, 1, "}");
+		return 0;
+	}
+	ox_cg_line(cg, 1, "if (ox_rz_tables(&ro, %d, in, od, sc, roi, out%d, %lld, nt, off, wt))", r, n->nout - 1, cap);
 	ox_cg_line(cg, 2, "return 2; /* more taps than the code was planned for */");
 	ox_buf rows = {0};
 	for (int a = 0; a < r - 1; a++)
@@ -888,6 +905,19 @@ static int emit_resize_rt(ox_cg *cg, ox_graph *g, ox_node *n, ox_rz_opts *ro, co
 	return 0;
 }
 
+void ox_cg_resize_what(const ox_rz_opts *ro, const ox_node *n, const char *nm, char *buf, size_t sz)
+{
+	if (ro->mode)
+		snprintf(buf, sz, "%s%s", ro->mode == 1 ? "linear" : "cubic", ro->antialias ? " (antialias)" : "");
+	else
+		snprintf(buf, sz, "nearest (%s)", n->opset < 11 ? "opset-10 rounding" : nm);
+}
+
+int ox_cg_resize_rt_plan(ox_cg *cg, ox_graph *g, ox_node *n, ox_rz_opts *ro, const char *what, const char *ctm)
+{
+	return emit_resize_rt(cg, g, n, ro, what, ctm, 1);
+}
+
 static int emit_resize(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *x = val(g, n, 0, 0), *y = val(g, n, 0, 1);
@@ -897,12 +927,9 @@ static int emit_resize(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (ox_cg_resize_opts(g, n, &ro, &ctm, &nm))
 		return -1;
 	char what[96];
-	if (ro.mode)
-		snprintf(what, sizeof what, "%s%s", ro.mode == 1 ? "linear" : "cubic", ro.antialias ? " (antialias)" : "");
-	else
-		snprintf(what, sizeof what, "nearest (%s)", n->opset < 11 ? "opset-10 rounding" : nm);
+	ox_cg_resize_what(&ro, n, nm, what, sizeof what);
 	if (n->scratch)
-		return emit_resize_rt(cg, g, n, &ro, what, ctm);
+		return emit_resize_rt(cg, g, n, &ro, what, ctm, 0);
 	double extrap = ox_attr_float(n, "extrapolation_value", 0.0f);
 	ox_dim osz[OX_MAX_RANK];
 	double scale[OX_MAX_RANK], roi[2 * OX_MAX_RANK];

@@ -21,6 +21,14 @@ int ox_cg_resize_opts(ox_graph *g, ox_node *n, ox_rz_opts *ro, const char **ctm,
  * has; -1 for tables over 2^22 entries */
 int ox_cg_resize_axis(const ox_rz_opts *ro, int64_t in, int64_t out, double scale, double r0, double r1,
 		      int64_t stride, int *ntap, long **offp, float **wp);
+/* "linear (antialias)", "nearest (floor)": the mode for comments, nm the
+ * nearest_mode ox_cg_resize_opts named */
+void ox_cg_resize_what(const ox_rz_opts *ro, const ox_node *n, const char *nm, char *buf, size_t sz);
+/* A Resize with run-time sizes or scales (n->scratch): the C target's
+ * node text up to its tap tables, which it writes into the scratch after
+ * a header (od[r], nt[r], the offsets of off[a] and wt[a] from the header's
+ * end, 32 * r bytes), for a gather kernel; 0, or -1 (reported) */
+int ox_cg_resize_rt_plan(ox_cg *cg, ox_graph *g, ox_node *n, ox_rz_opts *ro, const char *what, const char *ctm);
 /* a table `PREFIX DECL = {...};` of cnt longs (iv) or floats (fv), each
  * line of 16 indented by ind */
 void ox_cg_table(ox_buf *t, const char *decl, const long *iv, const float *fv, int64_t cnt, const char *ind);

@@ -786,7 +786,9 @@ static int dyadic(double s, int64_t *p, int64_t *q)
  * --max). The scratch holds the tap tables templates/resize_rt.c fills:
  * 12 bytes per tap, at most 1, 2 or 4 taps per output (nearest, linear,
  * cubic), with antialias the footprint of a downscale, at most 4 in + 2
- * (8 in + 2 cubic) since an axis that is not empty has scale >= 1 / (2 in). */
+ * (8 in + 2 cubic) since an axis that is not empty has scale >= 1 / (2 in);
+ * and 32 bytes per axis, the header the CUDA target's gather kernel reads
+ * (codegen/emit_nn.c, emit_resize_rt). */
 static int infer_resize_rt(ox_graph *g, ox_node *n, ox_value *x, ox_shape *o)
 {
 	ox_resize_rt rz;
@@ -871,7 +873,7 @@ static int infer_resize_rt(ox_graph *g, ox_node *n, ox_value *x, ox_shape *o)
 		taps = ox_dim_add(g, taps, ox_dim_mul(g, o->d[a], t));
 	}
 	ox_value *sc = &g->vals[ox_ir_add_scratch(g, n, 1)];
-	sc->shape.d[0] = ox_dim_mul(g, taps, 12);
+	sc->shape.d[0] = ox_dim_add(g, ox_dim_mul(g, taps, 12), 32 * r);
 	return 0;
 }
 

@@ -12,10 +12,11 @@
 # normwise (oxcmp --rtol 0 --atol rtol*max|ref|), the output shapes
 # included. A run marked '!' must be refused with the _ERR_SHAPE message.
 # With --target cuda in ONNXCC_FLAGS, the models of $DYN_CUDA_PARALLEL
-# (default cnn_dynbatch, a run-time batch, and transformer_dynseq, a
-# run-time sequence in buckets) must have a parallel kernel for every node
-# (--report; docs/cuda.md), and those of $DYN_CUDA_NVCC (those and
-# detector_dynimg, a run-time image size) a .cu for a GPU that nvcc
+# (default cnn_dynbatch, a run-time batch, transformer_dynseq, a
+# run-time sequence in buckets, and detector_dynimg, a run-time image size
+# and a Resize to the size of an earlier feature map) must have a parallel
+# kernel for every node (--report; docs/cuda.md), and those of
+# $DYN_CUDA_NVCC (default the same) a .cu for a GPU that nvcc
 # compiles for sm_90 without a warning ($NVCC, else
 # /usr/local/cuda/bin/nvcc; skipped without it), or the model fails.
 # The models run $JOBS at a time (default: the cores), rows in list order.
@@ -30,8 +31,8 @@ ONNXCC=${ONNXCC:-./onnxcc}
 ONNXCC_FLAGS=${ONNXCC_FLAGS:-}
 OXCMP=${OXCMP:-tests/e2e/oxcmp}
 LIST=${DYN_LIST:-tests/e2e/dyn.txt}
-DYN_CUDA_PARALLEL=${DYN_CUDA_PARALLEL:-cnn_dynbatch transformer_dynseq}
-DYN_CUDA_NVCC=${DYN_CUDA_NVCC:-$DYN_CUDA_PARALLEL detector_dynimg}
+DYN_CUDA_PARALLEL=${DYN_CUDA_PARALLEL:-cnn_dynbatch transformer_dynseq detector_dynimg}
+DYN_CUDA_NVCC=${DYN_CUDA_NVCC:-$DYN_CUDA_PARALLEL}
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 cuda=0
 case " $ONNXCC_FLAGS " in *" --target cuda "*) cuda=1 ;; esac

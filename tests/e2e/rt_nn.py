@@ -6,7 +6,8 @@ Gemm, MatMul, Resize and a chain of them): one program is compiled for ranges of
 bound and its scales/sizes frozen (--opt 0: the plain kernels the backend tests check), and the
 two programs' outputs must be the same bits (the chain: within 1e-5). A size the constant path
 refuses (an axis a scale makes empty) is reported, and the run-time program must refuse it too
-(PREFIX_ERR_SHAPE). Run from the repository with Debian's /usr/bin/python3 (onnx, numpy) after
+(PREFIX_ERR_SHAPE). RT_NN_TARGET=cuda: the run-time program is built with --target cuda
+--cuda-emu (its kernels; a Resize's outputs still the same bits, the others within 1e-5). Run from the repository with Debian's /usr/bin/python3 (onnx, numpy) after
 make; work files in $TMPDIR/rt_nn. ONNXCC and OX_CFLAGS (e.g. -fsanitize=address,undefined)
 as for conformance.sh. Exit status 1 when a check fails."""
 import numpy as np, onnx, os, subprocess, sys, shutil, tempfile
@@ -14,15 +15,19 @@ from onnx import helper as h, numpy_helper as nh, TensorProto as TP
 ROOT=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ONNXCC=os.environ.get('ONNXCC', ROOT+'/onnxcc'); OXCMP=ROOT+'/tests/e2e/oxcmp'
 CFLAGS=os.environ.get('OX_CFLAGS', '').split()
-W=os.path.join(tempfile.gettempdir(), 'rt_nn')
+CUDA=os.environ.get('RT_NN_TARGET')=='cuda'
+W=os.path.join(tempfile.gettempdir(), 'rt_nn'+('_cuda' if CUDA else ''))
 rng=np.random.default_rng(7)
 F32=TP.FLOAT
 def vi(n, dims, t=F32): return h.make_tensor_value_info(n, t, dims)
 def run(cmd, **k):
     r=subprocess.run(cmd, capture_output=True, text=True, **k)
     return r.returncode, r.stdout+r.stderr
-def build(d, model, flags):
+def build(d, model, flags, cuda=False):
     os.makedirs(d, exist_ok=True)
+    if cuda:
+        rc,out=run([ONNXCC, model, '-o', d+'/net.c', '--main', '--opt', '0', '--target', 'cuda', '--cuda-emu', '--build']+flags)
+        return 'compile: '+out.strip().split('\n')[-1] if rc else None
     rc,out=run([ONNXCC, model, '-o', d+'/net.c', '--main', '--opt', '0']+flags)
     if rc: return 'compile: '+out.strip().split('\n')[0]
     rc,out=run(['cc','-std=c11','-O1','-Wall','-Wextra']+CFLAGS+['-o',d+'/net',d+'/net.c',d+'/net_main.c',d+'/net_weights.c','-lm'])
@@ -43,7 +48,7 @@ def case(name, nodes, inputs, outputs, rtflags, sizes, gen, static_flags, opset=
     g=h.make_graph(nodes, name, [vi(n,dm,t) for n,dm,t in inputs], [vi(n,None,t) for n,t in outputs], initializer=list(inits))
     m=h.make_model(g, opset_imports=[h.make_opsetid('',opset)]); m.ir_version=8
     onnx.save(m, d+'/model.onnx')
-    err=build(d+'/rt', d+'/model.onnx', rtflags)
+    err=build(d+'/rt', d+'/model.onnx', rtflags, CUDA)
     if err: print(f'{name}: RT {err}'); fails+=1; total+=1; return
     for si,sz in enumerate(sizes):
         total+=1
@@ -65,6 +70,7 @@ def case(name, nodes, inputs, outputs, rtflags, sizes, gen, static_flags, opset=
         if rc1 or rc2: print(f'{name} {sz}: RUN rt {rc1} {o1.strip()[:200]} / static {rc2} {o2.strip()[:200]}'); fails+=1; continue
         ok=True
         for k in range(len(outputs)):
+            if CUDA and tol is None and not name.startswith('resize'): tol=1e-5 # (the kernels' own order of sums)
             t=['--rtol','0','--atol','0'] if tol is None else ['--rtol',str(tol),'--atol',str(tol)]
             rc,out=run([OXCMP]+t+[f'{d}/ort{si}/output_{k}.npy', f'{d}/ost{si}/output_{k}.npy'])
             if rc: print(f'{name} {sz} output {k}: {out.strip()[:300]}'); ok=False
@@ -216,6 +222,11 @@ case('resize_u8', [h.make_node('Resize',['x','','sc'],['y'],mode='nearest')], [(
      ['--dim','N=1..3','--dim','C=1..3','--dim','H=1..9'], [dict(N=1,C=1,H=1),dict(N=3,C=2,H=9)],
      lambda s: [rng.integers(0,255,(s['N'],s['C'],s['H'])).astype(np.uint8)], lambda s,f: bind(s),
      inits=[nh.from_array(np.array([2,0.5,1.5],np.float32),'sc')])
+# f16 linear (the sums in double, the value stored as f16), scales on H and W
+case('resize_f16', [h.make_node('Resize',['x','','sc'],['y'],mode='linear')], [('x',['N','C','H','V'],TP.FLOAT16)], [('y',TP.FLOAT16)],
+     ['--dim','N=1..2','--dim','C=1..3','--dim','H=2..9','--dim','V=2..9'], [dict(N=1,C=1,H=2,V=3),dict(N=2,C=3,H=9,V=7)],
+     lambda s: [rnd(s['N'],s['C'],s['H'],s['V']).astype(np.float16)], lambda s,f: bind(s),
+     inits=[nh.from_array(np.array([1,1,1.5,0.75],np.float32),'sc')])
 # a chain: data dims of a Resize flow into the convolutions and pools after it
 Wa=nh.from_array(rnd(4,3,3,3),'Wa'); Wb=nh.from_array(rnd(5,4,3,3),'Wb'); Gm=nh.from_array(rnd(5,6),'Gm'); Gb=nh.from_array(rnd(6),'Gb')
 chain=[h.make_node('Conv',['x','Wa'],['c1'],auto_pad='SAME_UPPER',strides=[2,2]),
