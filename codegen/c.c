@@ -1172,6 +1172,7 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 		cg->nregions = 0;
 		cg->dims_only = noop;
 		cg->fails_any = 0;
+		cg->cu_rc = cg->cu_sync = 0;
 		char fname[160];
 		snprintf(fname, sizeof fname, "%snode%d_%s", fpre, i, ox_ops[n->op].name);
 		cg->fname = fname;
@@ -1240,11 +1241,16 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 			ox_buf_printf(&pack, "%s(void *)%s", k ? ", " : "", pname);
 			first = 0;
 		}
-		if (cg->cuda && native && uses_name(cg->body.s, "ox_dd")) {
-			/* a native node's launches that pass the device's dims */
-			ox_buf_printf(&params, "%sint64_t *ox_dd", params.len ? ", " : "");
-			ox_buf_printf(&args, "%sox_dd", args.len ? ", " : "");
-		}
+		/* a native node's launches that pass the device's dims, the
+		 * extents, the weights (a control node's bodies) */
+		static const char *const dev_names[][3] = {{"ox_dd", "int64_t *", "ox_dd"},
+							   {"ox_dext", "int64_t *", "ox_dext"},
+							   {"ox_w", "const unsigned char *", "W"}};
+		for (int k = 0; k < 3; k++)
+			if (cg->cuda && native && uses_name(cg->body.s, dev_names[k][0])) {
+				ox_buf_printf(&params, "%s%s%s", params.len ? ", " : "", dev_names[k][1], dev_names[k][0]);
+				ox_buf_printf(&args, "%s%s", args.len ? ", " : "", dev_names[k][2]);
+			}
 		ox_buf_puts(&dpack, pack.s ? pack.s : "");
 		if (usesD) {
 			ox_buf_printf(&pack, "%s(void *)ox_d", first ? "" : ", ");
@@ -1283,11 +1289,19 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 			/* a host function that launches the node's kernels; one that
 			 * can fail gets the run's status word, which its kernels set
 			 * (the run goes on: PREFIX_sync returns the code) */
-			ox_buf_printf(&so->host, "static void %s(cudaStream_t ox_st%s%s%s)\n{\n%s}\n\n", fname,
-				      fails ? ", int *ox_status" : "", params.s && strcmp(params.s, "void") ? ", " : "",
+			ox_buf_printf(&so->host, "static %s %s(cudaStream_t ox_st%s%s%s)\n{\n%s}\n\n", cg->cu_rc ? "int" : "void",
+				      fname, fails ? ", int *ox_status" : "", params.s && strcmp(params.s, "void") ? ", " : "",
 				      params.s && strcmp(params.s, "void") ? params.s : "", cg->body.s ? cg->body.s : "");
-			ox_buf_printf(run, "\t%s(ox_st%s%s%s);\n", fname, fails ? ", ox_status" : "", args.s ? ", " : "",
-				      args.s ? args.s : "");
+			ox_buf_printf(run, "\t%s%s(ox_st%s%s%s)%s;\n", cg->cu_rc ? "if ((rc = " : "", fname,
+				      fails ? ", ox_status" : "", args.s ? ", " : "", args.s ? args.s : "",
+				      cg->cu_rc ? "))\n\t\treturn rc" : "");
+			so->ndims += cg->cu_sync; /* (a wait: no CUDA Graph) */
+			/* a control node's bodies: their nodes without a parallel kernel */
+			so->nserial += cg->cu_bserial, so->ntasks += cg->cu_btasks;
+			if (cg->cu_bslow.len)
+				ox_buf_printf(&so->slow, "%s%s", so->slow.len ? ", " : "", cg->cu_bslow.s);
+			cg->cu_bserial = cg->cu_btasks = 0;
+			ox_buf_free(&cg->cu_bslow);
 		} else if (cg->cuda && cg->nregions > 0 && !fails && ox_cu_blank(cg->body.s, cg->region_at[0])) {
 			/* independent tasks: one device thread each */
 			so->ntasks++;
@@ -1498,6 +1512,54 @@ int ox_cg_emit_body(ox_cg *cg, ox_graph *body, const char *name)
 	return so.errors ? -1 : 0;
 }
 
+int ox_cg_emit_body_cu(ox_cg *cg, ox_graph *body, const char *name, int *syncs)
+{
+	/* a child emitter as the top level's (kernels, host launches) that
+	 * shares the kernels, helpers, slots and the bodies' host code */
+	ox_cg child = *cg;
+	memset(&child.body, 0, sizeof child.body);
+	memset(&child.cu_bslow, 0, sizeof child.cu_bslow);
+	child.cu_bserial = child.cu_btasks = 0;
+	child.g = body;
+	spec_out so;
+	memset(&so, 0, sizeof so);
+	char fpre[200];
+	snprintf(fpre, sizeof fpre, "%s_", name);
+	emit_spec(&child, fpre, -1, &so);
+	if (!so.errors) {
+		char key[240];
+		snprintf(key, sizeof key, "%s/nodes", name);
+		if (so.nodes.len) /* its nodes' C functions, on the device */
+			ox_cg_helper(&child, key, so.nodes.s);
+		ox_buf *t = &child.cu_bodies;
+		ox_buf_puts(t, so.host.s ? so.host.s : "");
+		ox_buf_printf(t, "/* the body %s, on the host */\n", body->name ? body->name : "");
+		ox_buf_printf(t, "static int %s(unsigned char *A, int64_t *ox_d, int64_t *ox_dd, int64_t *ox_dext, int *ox_status,\n"
+				 "\t\tconst unsigned char *W, const void *const *inputs, void *const *outputs,\n"
+				 "\t\tint64_t *const *out_shapes, cudaStream_t ox_st)\n{\n", name);
+		const char *rt = so.run.s ? so.run.s : "";
+		if (uses_name(rt, "rc"))
+			ox_buf_puts(t, "\tint rc = 0;\n");
+		ox_buf_puts(t, "\t(void)A, (void)ox_d, (void)ox_dd, (void)ox_dext, (void)ox_status, (void)W, (void)inputs, "
+			       "(void)outputs, (void)out_shapes;\n");
+		ox_buf_puts(t, rt);
+		ox_buf_puts(t, "\treturn 0;\n}\n\n");
+		*syncs = so.ndims > 0 || so.ndyn > 0;
+	}
+	/* hand the shared state back, and the counts for --report */
+	cg->kernels = child.kernels;
+	cg->used = child.used, cg->nused = child.nused;
+	cg->interned = child.interned, cg->ninterned = child.ninterned;
+	cg->cu_bodies = child.cu_bodies;
+	cg->cu_ws = child.cu_ws;
+	cg->cu_bserial += so.nserial + child.cu_bserial, cg->cu_btasks += so.ntasks + child.cu_btasks;
+	if (so.slow.len)
+		ox_buf_printf(&cg->cu_bslow, "%s%s", cg->cu_bslow.len ? ", " : "", so.slow.s);
+	ox_buf_free(&child.body), ox_buf_free(&child.cu_bslow);
+	ox_buf_free(&so.nodes), ox_buf_free(&so.run), ox_buf_free(&so.finfo), ox_buf_free(&so.host), ox_buf_free(&so.slow);
+	return so.errors ? -1 : 0;
+}
+
 /* Specialization s's prologue: ox_d[] from the input shapes, 0 when every
  * input dim is in s's ranges (and equal to what the others imply), -1 not. */
 static int emit_dims_fn(ox_buf *c, ox_cg *cg, const char *P, int s)
@@ -1608,7 +1670,7 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 
 	/* node functions and run functions, specialization by specialization;
 	 * the kernels they share are emitted once */
-	ox_cg cg = {g, P, {0}, {0}, NULL, 0, 0, NULL, 0, 0, {0}, {0}, NULL, 0, 0, 0, PU, NULL, NULL, 0, o->cuda, 0, 0, o->tf32, NULL};
+	ox_cg cg = {g, P, {0}, {0}, NULL, 0, 0, NULL, 0, 0, {0}, {0}, NULL, 0, 0, 0, PU, NULL, NULL, 0, o->cuda, 0, 0, o->tf32, NULL, 0, 0, {0}, 0, 0, {0}};
 	spec_out *so = calloc((size_t)ngs, sizeof *so);
 	ox_buf dims = {0};
 	int errors = 0, nfuncs = 0, nviews = 0, ndyn = 0, nfail = 0, nindex = 0, nunsup = 0, nshape = 0, maxslots = 0;
@@ -1821,6 +1883,8 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 		for (int s = 0; s < ngs; s++)
 			ox_cu_device(&c, so[s].nodes.s ? so[s].nodes.s : "");
 		ox_buf_puts(&c, "/* ---- nodes: kernels and their launches ---- */\n");
+		if (cg.cu_bodies.len) /* (the control nodes' bodies, which those call) */
+			ox_buf_printf(&c, "static int ox_sync_dims(cudaStream_t st);\n\n%s", cg.cu_bodies.s);
 		for (int s = 0; s < ngs; s++)
 			ox_buf_puts(&c, so[s].host.s ? so[s].host.s : "");
 		emit_funcs(&c, so, ngs, P);

@@ -67,6 +67,14 @@ typedef struct ox_cg {
 	int tf32;             /* --tf32: f32 products in TF32 on tensor cores */
 	struct ox_cu_map *cu_map; /* set: emit_ew describes its map here instead
 				     of emitting it (codegen/cuda_kernels.c) */
+	/* --target cuda, control nodes on the host (codegen/cuda_ctrl.c) */
+	int cu_rc;            /* the node's host function returns a code (the
+				 run returns it when not 0) */
+	int cu_sync;          /* ... and waits for the device (no CUDA Graph) */
+	ox_buf cu_bodies;     /* the bodies' host code: their launches and run
+				 functions (ox_cg_emit_body_cu), inner ones first */
+	int cu_bserial, cu_btasks; /* the bodies' nodes without a parallel */
+	ox_buf cu_bslow;      /* kernel (--report), for the node's counts */
 } ox_cg;
 
 /* An elementwise map of codegen/emit_ew.c as a description: the index
@@ -100,6 +108,12 @@ void ox_cu_device(ox_buf *out, const char *text);
  * text goes into the kernels, before the node function that calls it.
  * 0, or -1 after an error. */
 int ox_cg_emit_body(ox_cg *cg, ox_graph *body, const char *name);
+/* --target cuda: the same on the host, its nodes kernels as the top
+ * level's, into cg->cu_bodies: `static int name(unsigned char *A, int64_t
+ * *ox_d, int64_t *ox_dd, int64_t *ox_dext, int *ox_status, const unsigned
+ * char *W, const void *const *inputs, void *const *outputs, int64_t *const
+ * *out_shapes, cudaStream_t ox_st)`; *syncs: it waits for the device */
+int ox_cg_emit_body_cu(ox_cg *cg, ox_graph *body, const char *name, int *syncs);
 
 /* Run-time failures (docs/api.md, return codes): a string result over
  * --string-capacity (PREFIX_ERR_CAPACITY), an index or count read from the

@@ -55,7 +55,10 @@ void ox_cu_device(ox_buf *out, const char *text)
 		const char *end = strchr(l, '\n');
 		end = end ? end + 1 : l + strlen(l);
 		int k = static_head(l, end);
-		if (k && !strstr(l, "__device__") && (size_t)(end - l) > 7) {
+		int dev = 0; /* (on this line: a later one's does not count) */
+		for (const char *q = l; q + 10 <= end && !dev; q++)
+			dev = !strncmp(q, "__device__", 10);
+		if (k && !dev && (size_t)(end - l) > 7) {
 			/* "static inline" functions too: __device__ after "static " */
 			ox_buf_printf(out, "[[maybe_unused]] static __device__ %.*s", (int)(end - l - 7), l + 7);
 		} else {

@@ -626,8 +626,9 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 				if (ox_dim_is_rt(g, dN))
 					snprintf(cond + strlen(cond), sizeof cond - strlen(cond), "%s%s > 0", cond[0] ? " && " : "",
 						 ox_cg_dim(cg, dN));
-				ox_cg_printf(cg, "\tif (%s)\n\t\tOX_LAUNCH(%s, dim3(%s, %lld, %s), %d, 0, ox_st, in0, in1, %s, out0%s);\n",
-					     cond, kname, gx, (long long)((Og + T - 1) / T), z, geo.nt, hasb ? "in2" : "nullptr",
+				/* (no test when only the input's dims are the run's) */
+				ox_cg_printf(cg, "\t%s%s%sOX_LAUNCH(%s, dim3(%s, %lld, %s), %d, 0, ox_st, in0, in1, %s, out0%s);\n",
+					     cond[0] ? "if (" : "", cond, cond[0] ? ")\n\t\t" : "", kname, gx, (long long)((Og + T - 1) / T), z, geo.nt, hasb ? "in2" : "nullptr",
 					     args.s ? args.s : "");
 			} else
 				ox_cg_printf(cg, "\tOX_LAUNCH(%s, dim3(%lld, %lld, %lld), %d, 0, ox_st, in0, in1, %s, out0%s);\n",
@@ -1867,6 +1868,8 @@ static int dispatch(ox_cg *cg, ox_graph *g, ox_node *n)
 		rc = ox_cu_emit_nn(cg, g, n);
 	else if (n->op == OX_OP_LSTM || n->op == OX_OP_GRU || n->op == OX_OP_RNN)
 		rc = ox_cu_emit_rnn(cg, g, n);
+	else if (n->op == OX_OP_If || n->op == OX_OP_Loop || n->op == OX_OP_Scan)
+		rc = ox_cu_emit_ctrl(cg, g, n);
 	else if (n->op == OX_OP_QConv || n->op == OX_OP_QMatMul || n->op == OX_OP_QAdd || n->op == OX_OP_QRescale ||
 		 n->op == OX_OP_ConvInteger || n->op == OX_OP_QLinearConv || n->op == OX_OP_MatMulInteger ||
 		 n->op == OX_OP_QLinearMatMul ||

@@ -94,7 +94,7 @@ inline double2 make_double2(double x, double y) { return double2{x, y}; }
 /* ---- runtime API types (values as in CUDA 12/13's driver_types.h) ---- */
 enum cudaError {
 	cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorMemoryAllocation = 2,
-	cudaErrorInitializationError = 3, cudaErrorInvalidConfiguration = 9,
+	cudaErrorInitializationError = 3, cudaErrorInvalidConfiguration = 9, cudaErrorInvalidPitchValue = 12,
 	cudaErrorInvalidMemcpyDirection = 21, cudaErrorInsufficientDriver = 35,
 	cudaErrorInvalidDeviceFunction = 98, cudaErrorNoDevice = 100, cudaErrorInvalidDevice = 101,
 	cudaErrorInvalidResourceHandle = 400, cudaErrorIllegalState = 401, cudaErrorNotReady = 600,
@@ -776,7 +776,7 @@ inline const char *cudaGetErrorName(cudaError_t e)
 	switch (e) {
 #define OX_EMU_E(n) case n: return #n;
 	OX_EMU_E(cudaSuccess) OX_EMU_E(cudaErrorInvalidValue) OX_EMU_E(cudaErrorMemoryAllocation)
-	OX_EMU_E(cudaErrorInitializationError) OX_EMU_E(cudaErrorInvalidConfiguration)
+	OX_EMU_E(cudaErrorInitializationError) OX_EMU_E(cudaErrorInvalidConfiguration) OX_EMU_E(cudaErrorInvalidPitchValue)
 	OX_EMU_E(cudaErrorInvalidMemcpyDirection) OX_EMU_E(cudaErrorInsufficientDriver)
 	OX_EMU_E(cudaErrorInvalidDeviceFunction) OX_EMU_E(cudaErrorNoDevice) OX_EMU_E(cudaErrorInvalidDevice)
 	OX_EMU_E(cudaErrorInvalidResourceHandle) OX_EMU_E(cudaErrorIllegalState) OX_EMU_E(cudaErrorNotReady)
@@ -914,6 +914,18 @@ inline cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, cudaMem
 	if ((unsigned int)kind > cudaMemcpyDefault) return ox_emu::ret(cudaErrorInvalidMemcpyDirection);
 	if (n && (!dst || !src)) return ox_emu::ret(cudaErrorInvalidValue);
 	return ox_emu::enqueue(s, [dst, src, n]() { if (n) memmove(dst, src, n); });
+}
+/* height rows of width bytes, src and dst rows spitch and dpitch bytes apart */
+inline cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+				     size_t height, cudaMemcpyKind kind, cudaStream_t s = 0)
+{
+	if ((unsigned int)kind > cudaMemcpyDefault) return ox_emu::ret(cudaErrorInvalidMemcpyDirection);
+	if (width > dpitch || width > spitch) return ox_emu::ret(cudaErrorInvalidPitchValue);
+	if (width && height && (!dst || !src)) return ox_emu::ret(cudaErrorInvalidValue);
+	return ox_emu::enqueue(s, [=]() {
+		for (size_t r = 0; r < height && width; r++)
+			memmove((char *)dst + r * dpitch, (const char *)src + r * spitch, width);
+	});
 }
 inline cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t s = 0)
 {

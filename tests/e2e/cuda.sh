@@ -43,6 +43,7 @@
 #    errors of native kernels through the status word (below).
 # 9. Run-time dims on kernels (tests/e2e/dynslice, below).
 # 10. --profile: per-function device times by CUDA events (below).
+# 11. If, Loop, Scan on the host, their bodies on kernels (tests/e2e/ctrl).
 # The models of each step run $JOBS at a time (default: the cores), their
 # lines printed in list order. Every emulated model's --report must list no
 # node without a parallel kernel (docs/cuda.md).
@@ -460,6 +461,28 @@ else
 fi
 printf 'cuda-emu %-26s %s\n' "--profile" "$st"
 [ "$st" = ok ] || { tail -n 5 "$o/log" "$o/profile.txt" | sed 's/^/    /'; fail=1; }
+
+# 11. Control flow on the host (codegen/cuda_ctrl.c): tests/e2e/ctrl/ctrl.onnx
+#    (make_ctrl.py: a Scan over axis 1 in reverse with a run-time length, a
+#    Loop with a trip count from the data that its condition ends early, an
+#    If nested in its body, a stacked output whose first dim the Loop sets),
+#    no node without a parallel kernel (the bodies' nodes included), the
+#    outputs against the C target's at 1e-5 normwise; with nvcc, compiled
+#    for sm_80 and sm_90 as in 2.
+vsflags="--dim T=2..8 --max s=80"
+vs_c build/cuda_api/ctrl tests/e2e/ctrl/ctrl.onnx tests/e2e/ctrl/ctrl_x.npy tests/e2e/ctrl/ctrl_n.npy
+r=
+if [ "$st" = ok ]; then
+	for n in 0 1 2 3; do
+		r="$r $(close "$o/cu/out/output_$n.npy" "$o/c/out/output_$n.npy" 1e-5)" || st=MISMATCH
+	done
+	grep -q 'static int node[0-9]*_Loop(' "$o/cu/net.cu" && grep -q 'static int node[0-9]*_Scan(' "$o/cu/net.cu" &&
+		grep -q '_body_node[0-9]*_If(' "$o/cu/net.cu" || st=NOT-ON-THE-HOST
+fi
+nv_after tests/e2e/ctrl/ctrl.onnx
+vsflags=
+printf 'cuda-emu ctrl %-21s %s%s\n' ctrl "$st" "$r"
+[ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; fail=1; }
 
 nv_one() {
 	local m=$1

@@ -14,7 +14,8 @@
 # With --target cuda in ONNXCC_FLAGS, the models of $DYN_CUDA_PARALLEL
 # (default cnn_dynbatch, a run-time batch, transformer_dynseq, a
 # run-time sequence in buckets, and detector_dynimg, a run-time image size
-# and a Resize to the size of an earlier feature map) must have a parallel
+# and a Resize to the size of an earlier feature map, and loop_trips, a
+# scripted Loop: codegen/cuda_ctrl.c) must have a parallel
 # kernel for every node (--report; docs/cuda.md), and those of
 # $DYN_CUDA_NVCC (default the same) a .cu for a GPU that nvcc
 # compiles for sm_90 without a warning ($NVCC, else
@@ -31,7 +32,7 @@ ONNXCC=${ONNXCC:-./onnxcc}
 ONNXCC_FLAGS=${ONNXCC_FLAGS:-}
 OXCMP=${OXCMP:-tests/e2e/oxcmp}
 LIST=${DYN_LIST:-tests/e2e/dyn.txt}
-DYN_CUDA_PARALLEL=${DYN_CUDA_PARALLEL:-cnn_dynbatch transformer_dynseq detector_dynimg}
+DYN_CUDA_PARALLEL=${DYN_CUDA_PARALLEL:-cnn_dynbatch transformer_dynseq detector_dynimg loop_trips}
 DYN_CUDA_NVCC=${DYN_CUDA_NVCC:-$DYN_CUDA_PARALLEL}
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 cuda=0
