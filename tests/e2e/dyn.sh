@@ -17,7 +17,8 @@
 # and a Resize to the size of an earlier feature map, and loop_trips, a
 # scripted Loop: codegen/cuda_ctrl.c) must have a parallel
 # kernel for every node (--report; docs/cuda.md), and those of
-# $DYN_CUDA_NVCC (default the same) a .cu for a GPU that nvcc
+# $DYN_CUDA_NVCC (default those and silero_vad, its If's bodies on the
+# host: codegen/cuda_ctrl.c) a .cu for a GPU that nvcc
 # compiles for sm_90 without a warning ($NVCC, else
 # /usr/local/cuda/bin/nvcc; skipped without it), or the model fails.
 # The models run $JOBS at a time (default: the cores), rows in list order.
@@ -33,7 +34,7 @@ ONNXCC_FLAGS=${ONNXCC_FLAGS:-}
 OXCMP=${OXCMP:-tests/e2e/oxcmp}
 LIST=${DYN_LIST:-tests/e2e/dyn.txt}
 DYN_CUDA_PARALLEL=${DYN_CUDA_PARALLEL:-cnn_dynbatch transformer_dynseq detector_dynimg loop_trips}
-DYN_CUDA_NVCC=${DYN_CUDA_NVCC:-$DYN_CUDA_PARALLEL}
+DYN_CUDA_NVCC=${DYN_CUDA_NVCC:-$DYN_CUDA_PARALLEL silero_vad}
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 cuda=0
 case " $ONNXCC_FLAGS " in *" --target cuda "*) cuda=1 ;; esac
