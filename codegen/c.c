@@ -1470,20 +1470,26 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 	}
 }
 
-int ox_cg_emit_body(ox_cg *cg, ox_graph *body, const char *name)
+int ox_cg_emit_body(ox_cg *cg, ox_graph *body, const char *name, int cu, int *syncs)
 {
-	/* a child emitter that shares the kernels, helpers and slots */
+	/* a child emitter that shares the kernels, helpers and slots (cu: and
+	 * the bodies' host code); without cu under --target cuda, the body is
+	 * C run by one device thread */
 	ox_cg child = *cg;
 	memset(&child.body, 0, sizeof child.body);
+	memset(&child.cu_bslow, 0, sizeof child.cu_bslow);
+	child.cu_bserial = child.cu_btasks = 0;
 	child.g = body;
-	child.dev |= cg->cuda;
-	child.cuda = 0; /* --target cuda: a body is C run by one device thread */
+	if (!cu) {
+		child.dev |= cg->cuda;
+		child.cuda = 0;
+	}
 	spec_out so;
 	memset(&so, 0, sizeof so);
 	char fpre[200];
 	snprintf(fpre, sizeof fpre, "%s_", name);
 	emit_spec(&child, fpre, -1, &so);
-	if (!so.errors) {
+	if (!so.errors && !cu) {
 		const wlayout *L = cg->wl;
 		ox_buf t = {0};
 		ox_buf_puts(&t, so.nodes.s ? so.nodes.s : "");
@@ -1502,34 +1508,12 @@ int ox_cg_emit_body(ox_cg *cg, ox_graph *body, const char *name)
 		ox_buf_puts(&t, "\treturn 0;\n}\n");
 		ox_cg_helper(&child, name, t.s);
 		ox_buf_free(&t);
-	}
-	/* hand the shared state back */
-	cg->kernels = child.kernels;
-	cg->used = child.used, cg->nused = child.nused;
-	cg->interned = child.interned, cg->ninterned = child.ninterned;
-	ox_buf_free(&child.body);
-	ox_buf_free(&so.nodes), ox_buf_free(&so.run), ox_buf_free(&so.finfo), ox_buf_free(&so.host), ox_buf_free(&so.slow);
-	return so.errors ? -1 : 0;
-}
-
-int ox_cg_emit_body_cu(ox_cg *cg, ox_graph *body, const char *name, int *syncs)
-{
-	/* a child emitter as the top level's (kernels, host launches) that
-	 * shares the kernels, helpers, slots and the bodies' host code */
-	ox_cg child = *cg;
-	memset(&child.body, 0, sizeof child.body);
-	memset(&child.cu_bslow, 0, sizeof child.cu_bslow);
-	child.cu_bserial = child.cu_btasks = 0;
-	child.g = body;
-	spec_out so;
-	memset(&so, 0, sizeof so);
-	char fpre[200];
-	snprintf(fpre, sizeof fpre, "%s_", name);
-	emit_spec(&child, fpre, -1, &so);
-	if (!so.errors) {
+	} else if (!so.errors) {
+		/* the top level's form: its nodes' C functions on the device, the
+		 * launches and the run function on the host */
 		char key[240];
 		snprintf(key, sizeof key, "%s/nodes", name);
-		if (so.nodes.len) /* its nodes' C functions, on the device */
+		if (so.nodes.len)
 			ox_cg_helper(&child, key, so.nodes.s);
 		ox_buf *t = &child.cu_bodies;
 		ox_buf_puts(t, so.host.s ? so.host.s : "");
@@ -1546,7 +1530,7 @@ int ox_cg_emit_body_cu(ox_cg *cg, ox_graph *body, const char *name, int *syncs)
 		ox_buf_puts(t, "\treturn 0;\n}\n\n");
 		*syncs = so.ndims > 0 || so.ndyn > 0;
 	}
-	/* hand the shared state back, and the counts for --report */
+	/* hand the shared state back, and the bodies' counts for --report */
 	cg->kernels = child.kernels;
 	cg->used = child.used, cg->nused = child.nused;
 	cg->interned = child.interned, cg->ninterned = child.ninterned;

@@ -67,12 +67,12 @@ typedef struct ox_cg {
 	int tf32;             /* --tf32: f32 products in TF32 on tensor cores */
 	struct ox_cu_map *cu_map; /* set: emit_ew describes its map here instead
 				     of emitting it (codegen/cuda_kernels.c) */
-	/* --target cuda, control nodes on the host (codegen/cuda_ctrl.c) */
+	/* --target cuda, control nodes on the host (codegen/emit_ctrl.c) */
 	int cu_rc;            /* the node's host function returns a code (the
 				 run returns it when not 0) */
 	int cu_sync;          /* ... and waits for the device (no CUDA Graph) */
 	ox_buf cu_bodies;     /* the bodies' host code: their launches and run
-				 functions (ox_cg_emit_body_cu), inner ones first */
+				 functions (ox_cg_emit_body), inner ones first */
 	int cu_bserial, cu_btasks; /* the bodies' nodes without a parallel */
 	ox_buf cu_bslow;      /* kernel (--report), for the node's counts */
 } ox_cg;
@@ -81,10 +81,16 @@ typedef struct ox_cg {
  * space and the statements for one element, which read i0.. (and i when
  * r is 1), in<k> and out0 */
 typedef struct ox_cu_map {
-	int ok;               /* constant dims, nothing broadcast at run time */
+	int ok;               /* described: nothing broadcast at run time, and
+				 constant dims unless dim is set */
 	int r;
-	int64_t d[OX_MAX_RANK];
+	ox_dim d[OX_MAX_RANK];
 	ox_buf body;
+	/* set: a run-time dim as the kernel's text (its parameter: ox_cu_rt_dim
+	 * over R), NULL past the kernel's parameters (then bad) */
+	const char *(*dim)(void *R, ox_dim d, char *buf, size_t sz);
+	void *R;
+	int bad;
 } ox_cu_map;
 
 /* ---- --target cuda (codegen/cuda.c, cuda_*.c) ----
@@ -106,14 +112,16 @@ void ox_cu_device(ox_buf *out, const char *text);
  * captures), copies its outputs to outputs[k] and their shapes to
  * out_shapes[k] (when not NULL), and returns 0 or a PREFIX_ERR_ code. The
  * text goes into the kernels, before the node function that calls it.
- * 0, or -1 after an error. */
-int ox_cg_emit_body(ox_cg *cg, ox_graph *body, const char *name);
-/* --target cuda: the same on the host, its nodes kernels as the top
- * level's, into cg->cu_bodies: `static int name(unsigned char *A, int64_t
- * *ox_d, int64_t *ox_dd, int64_t *ox_dext, int *ox_status, const unsigned
- * char *W, const void *const *inputs, void *const *outputs, int64_t *const
- * *out_shapes, cudaStream_t ox_st)`; *syncs: it waits for the device */
-int ox_cg_emit_body_cu(ox_cg *cg, ox_graph *body, const char *name, int *syncs);
+ * cu (--target cuda): the same as the top level's nodes, on kernels, and
+ * the function on the host, into cg->cu_bodies: `static int NAME(unsigned
+ * char *A, int64_t *ox_d, int64_t *ox_dd, int64_t *ox_dext, int *ox_status,
+ * const unsigned char *W, const void *const *inputs, void *const *outputs,
+ * int64_t *const *out_shapes, cudaStream_t ox_st)`; *syncs: it waits for
+ * the device. 0, or -1 after an error. */
+int ox_cg_emit_body(ox_cg *cg, ox_graph *body, const char *name, int cu, int *syncs);
+/* codegen/emit_ctrl.c: If, Loop, Scan as CUDA host code, their bodies'
+ * nodes on kernels; 1: not taken (the C rendering runs on the device) */
+int ox_cu_emit_ctrl(ox_cg *cg, ox_graph *g, ox_node *n);
 
 /* Run-time failures (docs/api.md, return codes): a string result over
  * --string-capacity (PREFIX_ERR_CAPACITY), an index or count read from the

@@ -1467,6 +1467,71 @@ decline:
 	return 1;
 }
 
+/* Pad (constant, edge, reflect, wrap): a thread per output element. Axis
+ * k's input index c = i_k - a folded into [0, m) (ox_ir_data_plan's Pad
+ * kinds, the C target's emit_fold) or, for a constant-mode axis, the pad
+ * value outside [0, m); then c + lo. Run-time dims are the kernel's
+ * parameters. The value: in2[0] (a device pointer) or the constant. An
+ * axis the run could leave empty (the C target checks it) declines. */
+static int emit_pad(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
+	ox_plan p;
+	if (!x || !y || x->layout || y->layout || y->dtype == OX_STRING || !ox_dtype_size(y->dtype) ||
+	    ox_ir_data_plan(g, n, &p) || p.nax != y->shape.rank || p.nax < 1)
+		return 1;
+	const int r = p.nax, cmode = !strcmp(ox_attr_str(n, "mode", "constant"), "constant");
+	ox_cu_rt R = {g, 0, {0}};
+	ox_buf body = {0}, src = {0}, oob = {0};
+	char b[6][32];
+	int64_t lo, hi;
+	for (int k = 0; k < r; k++) {
+		const ox_plan_axis *q = &p.ax[k];
+		if (ox_dim_range(g, q->m, &lo, &hi) || lo < (q->kind == OX_PLAN_LIN ? 0 : 1))
+			goto decline;
+		if (!ox_cu_rt_dim(&R, q->a, b[0], sizeof b[0]) || !ox_cu_rt_dim(&R, q->m, b[1], sizeof b[1]) ||
+		    !ox_cu_rt_dim(&R, q->lo, b[2], sizeof b[2]) || !ox_cu_rt_dim(&R, q->is, b[3], sizeof b[3]) ||
+		    !ox_cu_rt_dim(&R, ox_dim_sub(g, q->m, 1), b[4], sizeof b[4]) ||
+		    !ox_cu_rt_dim(&R, ox_dim_mul(g, ox_dim_sub(g, q->m, 1), 2), b[5], sizeof b[5]))
+			goto decline;
+		ox_buf_printf(&body, "\tlong c%d = i%d - %s;\n", k, k, b[0]);
+		if (q->kind == OX_PLAN_EDGE)
+			ox_buf_printf(&body, "\tc%d = c%d < 0 ? 0 : c%d >= %s ? %s : c%d;\n", k, k, k, b[1], b[4], k);
+		else if (q->kind == OX_PLAN_WRAP)
+			ox_buf_printf(&body, "\tc%d = (c%d %% %s + %s) %% %s;\n", k, k, b[1], b[1], b[1]);
+		else if (q->kind == OX_PLAN_REFLECT)
+			ox_buf_printf(&body, "\tif (%s > 1) {\n\t\tc%d = (c%d %% %s + %s) %% %s; /* reflect */\n"
+					     "\t\tif (c%d >= %s)\n\t\t\tc%d = %s - c%d;\n\t} else {\n\t\tc%d = 0;\n\t}\n",
+				      b[1], k, k, b[5], b[5], b[5], k, b[1], k, b[5], k, k);
+		else if (cmode)
+			ox_buf_printf(&oob, "%s(unsigned long)c%d >= (unsigned long)%s", oob.len ? " || " : "", k, b[1]);
+		ox_buf_printf(&src, "%s(c%d + %s) * %s", src.len ? " + " : "", k, b[2], b[3]);
+	}
+	const char *ty = ox_cg_ctype(y->dtype);
+	const int hasv = n->nin > 2 && n->in[2] >= 0;
+	char val[128];
+	snprintf(val, sizeof val, "%s", hasv ? "cv[0]" : ox_cg_store(y->dtype, ox_cg_lit(y->dtype, n->opset < 11 ? ox_attr_float(n, "value", 0) : 0)));
+	if (oob.len)
+		ox_buf_printf(&body, "\tif (%s) {\n\t\ty[i] = %s;\n\t\treturn;\n\t}\n", oob.s, val);
+	ox_buf_printf(&body, "\ty[i] = x[%s];\n", src.s);
+	char kname[200], params[256];
+	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	snprintf(params, sizeof params, "const %s *__restrict__ x, const %s *__restrict__ cv, %s *__restrict__ y", ty, ty, ty);
+	ox_buf t = {0};
+	ox_buf_printf(&t, "/* %s: Pad (%s), a thread per output element */\n", cg->fname, ox_attr_str(n, "mode", "constant"));
+	if (ox_cu_index_kernel_rt(&t, kname, params, y->shape.d, r, body.s, &R)) {
+		ox_buf_free(&t);
+		goto decline;
+	}
+	ox_cu_index_launch(cg, kname, y->shape.d, r, hasv ? "in0, in2, out0" : "in0, nullptr, out0", &R);
+	ox_cg_helper(cg, kname, t.s); /* (typed: no OX_T; long indices kept) */
+	ox_buf_free(&t), ox_buf_free(&body), ox_buf_free(&src), ox_buf_free(&oob);
+	return 0;
+decline:
+	ox_buf_free(&body), ox_buf_free(&src), ox_buf_free(&oob);
+	return 1;
+}
+
 /* Shape (start .. end of the input's dims): a thread per element, the
  * run-time dims the kernel's parameters */
 static int emit_shape(ox_cg *cg, ox_graph *g, ox_node *n)
@@ -1782,19 +1847,27 @@ static int is_ew(int op)
 /* Any other elementwise node: emit_ew's own map (the C target's
  * expression per element, its dtypes and conversions) described
  * (ox_cu_map) and rendered as a kernel of a thread per element */
+static const char *map_rt_dim(void *R, ox_dim d, char *buf, size_t sz)
+{
+	return ox_cu_rt_dim((ox_cu_rt *)R, d, buf, sz);
+}
+
 static int emit_map(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *y = ox_out(g, n, 0);
-	if (!y || y->layout || ox_shape_is_rt(g, &y->shape) || y->dtype == OX_STRING)
+	if (!y || y->layout || y->dtype == OX_STRING)
 		return 1;
 	for (int k = 0; k < n->nin; k++)
 		if (n->in[k] >= 0 && (g->vals[n->in[k]].layout || g->vals[n->in[k]].dtype == OX_STRING))
 			return 1;
+	/* run-time dims: the kernel's parameters (ox_cu_rt) */
+	ox_cu_rt R = {g, 0, {0}};
 	ox_cu_map M = {0};
+	M.dim = map_rt_dim, M.R = &R;
 	cg->cu_map = &M;
 	int rc = emit_ew(cg, g, n);
 	cg->cu_map = NULL;
-	if (rc || !M.ok) {
+	if (rc || !M.ok || M.bad) {
 		ox_buf_free(&M.body);
 		return rc ? -1 : 1;
 	}
@@ -1805,18 +1878,18 @@ static int emit_map(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_buf_printf(&params, "%s *__restrict__ out0", ox_cg_ctype(y->dtype));
 	char kname[200];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
-	int64_t tot = 1;
-	for (int i = 0; i < M.r; i++)
-		tot *= M.d[i];
-	ox_buf t = {0};
+	ox_buf t = {0}, ptrs = {0};
 	ox_buf_printf(&t, "/* %s: %s, a thread per element */\n", cg->fname, n->optype);
-	ox_cu_index_kernel(&t, kname, params.s, M.d, M.r, M.body.s);
-	ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, ", kname, (long long)((tot + 255) / 256));
+	if (ox_cu_index_kernel_rt(&t, kname, params.s, M.d, M.r, M.body.s, &R)) {
+		ox_buf_free(&t), ox_buf_free(&params), ox_buf_free(&M.body);
+		return 1;
+	}
 	for (int k = 0; k < n->nin; k++)
-		ox_cg_printf(cg, n->in[k] >= 0 ? "in%d, " : "nullptr, ", k);
-	ox_cg_printf(cg, "out0);\n");
+		ox_buf_printf(&ptrs, n->in[k] >= 0 ? "in%d, " : "nullptr, ", k);
+	ox_buf_puts(&ptrs, "out0");
+	ox_cu_index_launch(cg, kname, M.d, M.r, ptrs.s, &R);
 	ox_cu_finish(cg, g, n, kname, &t);
-	ox_buf_free(&params), ox_buf_free(&M.body);
+	ox_buf_free(&params), ox_buf_free(&M.body), ox_buf_free(&ptrs);
 	return 0;
 }
 
@@ -1853,6 +1926,8 @@ static int dispatch(ox_cg *cg, ox_graph *g, ox_node *n)
 		rc = emit_softmax(cg, g, n);
 	else if (n->op == OX_OP_Transpose || n->op == OX_OP_Slice || n->op == OX_OP_Expand || n->op == OX_OP_Tile)
 		rc = emit_plan(cg, g, n);
+	else if (n->op == OX_OP_Pad)
+		rc = emit_pad(cg, g, n);
 	else if (n->op == OX_OP_Concat)
 		rc = emit_concat(cg, g, n);
 	else if (n->op == OX_OP_Gather)

@@ -127,9 +127,6 @@ int ox_cu_emit_nhwc(ox_cg *cg, ox_graph *g, ox_node *n);
 int ox_cu_emit_sliced(ox_cg *cg, ox_graph *g, ox_node *n, int (*emit)(ox_cg *, ox_graph *, ox_node *));
 /* codegen/cuda_nn.c: ConvTranspose, Resize */
 int ox_cu_emit_nn(ox_cg *cg, ox_graph *g, ox_node *n);
-/* codegen/cuda_ctrl.c: If, Loop, Scan on the host, their bodies' nodes on
- * kernels */
-int ox_cu_emit_ctrl(ox_cg *cg, ox_graph *g, ox_node *n);
 /* codegen/cuda_rnn.c: LSTM, GRU, RNN */
 int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n);
 /* codegen/cuda_quant.c: QuantizeLinear, DequantizeLinear and the integer

@@ -170,6 +170,21 @@ static ox_shape walk_shape(ox_graph *g, const ox_value *v, const ox_value *o)
  * dims: an operand's run-time dim that is not the output's own (a
  * reduction's kept axis, 1 or the full size) is broadcast when it is 1 at
  * run time, so its stride is multiplied by (dim != 1). */
+/* dim d in an index expression: C (ox_cg_dim), or a CUDA kernel's text
+ * (ox_cu_map's dim) */
+static const char *map_dim(ox_cg *cg, ox_dim d)
+{
+	static char ring[8][48];
+	static int at;
+	ox_cu_map *M = cg->cu_map;
+	if (!M || !M->dim)
+		return ox_cg_dim(cg, d);
+	at = (at + 1) % 8;
+	const char *s = M->dim(M->R, d, ring[at], sizeof ring[at]);
+	M->bad |= !s;
+	return s ? s : "0";
+}
+
 static void emit_map(ox_cg *cg, ox_graph *g, ox_node *n, const int *ins, int nops,
 		     const char *tmpl, int raw)
 {
@@ -209,12 +224,13 @@ static void emit_map(ox_cg *cg, ox_graph *g, ox_node *n, const int *ins, int nop
 		}
 		r++;
 	}
-	/* --target cuda: a kernel of constant dims (ox_cu_map) */
+	/* --target cuda: a kernel (ox_cu_map) of constant dims, or of run-time
+	 * ones when it names them; nothing broadcast at run time */
 	for (int i = 0; cg->cu_map && i < r; i++) {
-		if (ox_dim_is_rt(g, d[i]))
+		if (ox_dim_is_rt(g, d[i]) && !cg->cu_map->dim)
 			return;
 		for (int k = 1; k <= nops; k++)
-			if (bc[k][i] || ox_dim_is_rt(g, st[k][i]))
+			if (bc[k][i] || (ox_dim_is_rt(g, st[k][i]) && !cg->cu_map->dim))
 				return;
 	}
 	/* a run-time dim broadcast against another must be it or 1 */
@@ -257,7 +273,7 @@ static void emit_map(ox_cg *cg, ox_graph *g, ox_node *n, const int *ins, int nop
 			snprintf(var, sizeof var, r == 1 ? "i" : "i%d", i);
 			at += snprintf(idx[k] + at, sizeof idx[k] - at, "%s%s", at ? " + " : "", var);
 			if (st[k][i] != 1)
-				at += snprintf(idx[k] + at, sizeof idx[k] - at, " * %s", ox_cg_dim(cg, st[k][i]));
+				at += snprintf(idx[k] + at, sizeof idx[k] - at, " * %s", map_dim(cg, st[k][i]));
 			if (bc[k][i])
 				at += snprintf(idx[k] + at, sizeof idx[k] - at, " * (%s != 1)", ox_cg_dim(cg, bc[k][i]));
 			if (at >= sizeof idx[k])

@@ -24,7 +24,9 @@ int ox_rope_dims(ox_graph *g, ox_node *n, int64_t *heads, int64_t *hd, int64_t *
  * reflection or wraparound. Every field is a dim (constants when the shapes
  * are), strides count elements; neg: the input stride is -is (a Slice's
  * negative step); bc: 0, or an input dim known only at run time that is
- * broadcast when it is 1 (Expand): is counts only when bc != 1. */
+ * broadcast when it is 1 (Expand): is counts only when bc != 1. A Pad's
+ * LIN axes (its constant mode, or an axis only cropped) keep a, m and lo
+ * too: the m input elements from lo are output indices a .. a + m - 1. */
 enum { OX_PLAN_LIN, OX_PLAN_EDGE, OX_PLAN_REFLECT, OX_PLAN_WRAP };
 typedef struct {
 	ox_dim n, is, os;

@@ -1402,8 +1402,10 @@ int ox_ir_data_plan(ox_graph *g, const ox_node *n, ox_plan *p)
 			ox_dim a = b.kind == OX_SV_DIM ? b.d : b.c > 0 ? b.c : 0;
 			int pads_any = b.kind == OX_SV_DIM || e.kind == OX_SV_DIM || b.c > 0 || e.c > 0;
 			if (kind == OX_PLAN_LIN || !pads_any) {
-				/* constant mode, or only cropping: a shifted copy */
+				/* constant mode, or only cropping: a shifted copy (a, m,
+				 * lo kept: the CUDA target's Pad reads them) */
 				p->ax[k] = row(m, xst[k], yst[k]);
+				p->ax[k].a = a, p->ax[k].m = m, p->ax[k].lo = lo;
 				p->ib = ox_dim_add(g, p->ib, ox_dim_mul(g, lo, xst[k]));
 				p->ob = ox_dim_add(g, p->ob, ox_dim_mul(g, a, yst[k]));
 			} else {

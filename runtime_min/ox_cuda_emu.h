@@ -795,6 +795,7 @@ inline const char *cudaGetErrorString(cudaError_t e)
 	case cudaErrorMemoryAllocation: return "out of memory";
 	case cudaErrorInitializationError: return "initialization error";
 	case cudaErrorInvalidConfiguration: return "invalid configuration argument";
+	case cudaErrorInvalidPitchValue: return "invalid pitch argument";
 	case cudaErrorInvalidMemcpyDirection: return "invalid copy direction for memcpy";
 	case cudaErrorInsufficientDriver: return "CUDA driver version is insufficient for CUDA runtime version";
 	case cudaErrorInvalidDeviceFunction: return "invalid device function";

@@ -495,6 +495,33 @@ static void test_events()
 	CK(cudaEventDestroy(b));
 	CK(cudaFree(p));
 }
+/* cudaMemcpy2DAsync (a Scan's step along an axis other than 0): a 4 x 2
+ * window at column 3 of a 4 x 6 array out and back; a width past the
+ * pitch is cudaErrorInvalidPitchValue */
+static void test_memcpy2d()
+{
+	std::vector<int> h(24);
+	for (int i = 0; i < 24; i++)
+		h[i] = i;
+	int *a = dev_from(h), *w = dev_from(std::vector<int>(8, -1)), *b = dev_from(std::vector<int>(24, -1));
+	CK(cudaMemcpy2DAsync(w, 2 * sizeof(int), a + 3, 6 * sizeof(int), 2 * sizeof(int), 4, cudaMemcpyDeviceToDevice, 0));
+	CK(cudaMemcpy2DAsync(b + 1, 6 * sizeof(int), w, 2 * sizeof(int), 2 * sizeof(int), 4, cudaMemcpyDeviceToDevice, 0));
+	CK(cudaStreamSynchronize(0));
+	std::vector<int> hw = host_from(w, 8), hb = host_from(b, 24);
+	bool ok = true;
+	for (int r = 0; r < 4; r++)
+		for (int c = 0; c < 2; c++)
+			ok = ok && hw[r * 2 + c] == r * 6 + 3 + c;
+	for (int i = 0; i < 24; i++)
+		ok = ok && hb[i] == (i % 6 == 1 || i % 6 == 2 ? i + 2 : -1);
+	report(ok, "cudaMemcpy2DAsync out of and into pitched rows", "w[0..1] %d %d, b[1] %d", hw[0], hw[1], hb[1]);
+	cudaError_t e = cudaMemcpy2DAsync(w, sizeof(int), a, 6 * sizeof(int), 2 * sizeof(int), 4, cudaMemcpyDeviceToDevice, 0);
+	(void)cudaGetLastError();
+	report(e == cudaErrorInvalidPitchValue, "cudaMemcpy2DAsync width past the pitch", "%s", cudaGetErrorName(e));
+	CK(cudaFree(a));
+	CK(cudaFree(w));
+	CK(cudaFree(b));
+}
 static void test_launch_errors()
 {
 	int *p = dev_from(std::vector<int>(4096, 0));
@@ -890,6 +917,7 @@ int main()
 	test_dyn_smem();
 	test_graph();
 	test_events();
+	test_memcpy2d();
 	test_launch_errors();
 	test_ids3d();
 	test_one_thread();

@@ -417,8 +417,8 @@ printf 'cuda-emu api %-22s %s\n' "gather (--main)" "$st"
 
 # 9. Run-time dims: tests/e2e/dynslice/dynslice.onnx (make_dynslice.py)
 #    with --dim N=1..4 --dim H=4..12 --dim W=4..12, run at N = 3, H = 7,
-#    W = 9: an integer Mul(x, x) and Add on the kernel of one slice along N
-#    (codegen/cuda_slice.c; x read twice), a fused f32 chain and a
+#    W = 9: an integer Mul(x, x) and Add (maps with N a kernel parameter;
+#    x read twice), a fused f32 chain and a
 #    Transpose to [6, N], a depthwise Conv with its Relu, a MaxPool, a Conv
 #    with its Relu and a GlobalAveragePool with the image size the kernels'
 #    parameters (ox_cu_rt); the integer outputs byte for byte the C
@@ -462,7 +462,7 @@ fi
 printf 'cuda-emu %-26s %s\n' "--profile" "$st"
 [ "$st" = ok ] || { tail -n 5 "$o/log" "$o/profile.txt" | sed 's/^/    /'; fail=1; }
 
-# 11. Control flow on the host (codegen/cuda_ctrl.c): tests/e2e/ctrl/ctrl.onnx
+# 11. Control flow on the host (codegen/emit_ctrl.c, ox_cu_emit_ctrl): tests/e2e/ctrl/ctrl.onnx
 #    (make_ctrl.py: a Scan over axis 1 in reverse with a run-time length, a
 #    Loop with a trip count from the data that its condition ends early, an
 #    If nested in its body, a stacked output whose first dim the Loop sets),

@@ -14,11 +14,11 @@
 # With --target cuda in ONNXCC_FLAGS, the models of $DYN_CUDA_PARALLEL
 # (default cnn_dynbatch, a run-time batch, transformer_dynseq, a
 # run-time sequence in buckets, and detector_dynimg, a run-time image size
-# and a Resize to the size of an earlier feature map, and loop_trips, a
-# scripted Loop: codegen/cuda_ctrl.c) must have a parallel
+# and a Resize to the size of an earlier feature map, loop_trips, a
+# scripted Loop, and silero_vad, an If around the whole network, their
+# bodies' nodes on kernels: codegen/emit_ctrl.c) must have a parallel
 # kernel for every node (--report; docs/cuda.md), and those of
-# $DYN_CUDA_NVCC (default those and silero_vad, its If's bodies on the
-# host: codegen/cuda_ctrl.c) a .cu for a GPU that nvcc
+# $DYN_CUDA_NVCC (default the same) a .cu for a GPU that nvcc
 # compiles for sm_90 without a warning ($NVCC, else
 # /usr/local/cuda/bin/nvcc; skipped without it), or the model fails.
 # The models run $JOBS at a time (default: the cores), rows in list order.
@@ -33,8 +33,8 @@ ONNXCC=${ONNXCC:-./onnxcc}
 ONNXCC_FLAGS=${ONNXCC_FLAGS:-}
 OXCMP=${OXCMP:-tests/e2e/oxcmp}
 LIST=${DYN_LIST:-tests/e2e/dyn.txt}
-DYN_CUDA_PARALLEL=${DYN_CUDA_PARALLEL:-cnn_dynbatch transformer_dynseq detector_dynimg loop_trips}
-DYN_CUDA_NVCC=${DYN_CUDA_NVCC:-$DYN_CUDA_PARALLEL silero_vad}
+DYN_CUDA_PARALLEL=${DYN_CUDA_PARALLEL:-cnn_dynbatch transformer_dynseq detector_dynimg loop_trips silero_vad}
+DYN_CUDA_NVCC=${DYN_CUDA_NVCC:-$DYN_CUDA_PARALLEL}
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 cuda=0
 case " $ONNXCC_FLAGS " in *" --target cuda "*) cuda=1 ;; esac

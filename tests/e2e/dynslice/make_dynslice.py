@@ -7,8 +7,8 @@ Writes dynslice.onnx and dynslice_x.npy, dynslice_f.npy, dynslice_im.npy
 (N = 3, H = 7, W = 9) next to this script:
 
   x i32[N,6], f f32[N,6], im f32[N,4,H,W]
-  y = Mul(x, x)                    an integer map: the kernel of one slice
-                                   along N, x read twice
+  y = Mul(x, x)                    an integer map, N a kernel parameter,
+                                   x read twice
   z = Add(y, x)
   t = Transpose(Sigmoid(f) * 2)    f32[6,N]: the fused chain and the copy
                                    plan with N a kernel parameter
