@@ -1167,11 +1167,14 @@ static void warp_rows(ox_buf *t, ox_graph *g, const char *fname, const char *op,
 		ox_dim_str(g, rows, rs, sizeof rs), snprintf(lim, sizeof lim, "ox_rows");
 	else
 		snprintf(rs, sizeof rs, "%lld", (long long)rows), snprintf(lim, sizeof lim, "%lldL", (long long)rows);
-	ox_buf_printf(t, "/* %s: %s of %s rows of %lld, a warp each */\n"
+	char ds[32] = "the run's length"; /* (D < 0: ox_len, a parameter) */
+	if (D >= 0)
+		snprintf(ds, sizeof ds, "%lld", (long long)D);
+	ox_buf_printf(t, "/* %s: %s of %s rows of %s, a warp each */\n"
 			 "__global__ void __launch_bounds__(128) %s(%s%s)\n{\n"
 			 "\tconst long row = (long)blockIdx.x * 4 + threadIdx.x / 32;\n\tconst int lane = threadIdx.x %% 32;\n"
 			 "\tif (row >= %s)\n\t\treturn;\n",
-		      fname, op, rs, (long long)D, kname, params, rt ? ", const long ox_rows" : "", lim);
+		      fname, op, rs, ds, kname, params, rt ? ", const long ox_rows" : "", lim);
 }
 
 /* warp_rows' launch, 4 rows a block, args its arguments before ox_rows */
@@ -1802,31 +1805,40 @@ static int cu_reduce(ox_cg *cg, ox_graph *g, ox_node *n)
 	for (int d = 0; d < first; d++)
 		if (mask[d])
 			return 1; /* not a trailing block */
-	ox_dim rows;
-	if (!rows_of(g, x, first, &rows))
-		return 1;
-	int64_t D = 1;
-	for (int d = first; d < r; d++)
-		D *= x->shape.d[d];
+	/* rows before the block, D reduced each: either may be the run's
+	 * (the kernel's parameters ox_rows, ox_len) */
+	ox_dim rows = 1, D = 1;
+	for (int d = 0; d < r; d++)
+		if (d < first)
+			rows = ox_dim_mul(g, rows, x->shape.d[d]);
+		else
+			D = ox_dim_mul(g, D, x->shape.d[d]);
 	if (!D || rows == 0)
 		return 1;
+	const int rtD = ox_dim_is_rt(g, D);
+	char len[48];
+	snprintf(len, sizeof len, rtD ? "ox_len" : "%lld", (long long)D);
 	const int mx = n->op == OX_OP_ReduceMax, mn = n->op == OX_OP_ReduceMin;
 	const char *init = mx ? "-INFINITY" : mn ? "INFINITY" : "0.0f";
 	const char *comb = mx ? "a = b > a || b != b ? b : a" : mn ? "a = b < a || b != b ? b : a" : "a += b";
 	char div[64] = "";
 	if (n->op == OX_OP_ReduceMean)
-		snprintf(div, sizeof div, " / (float)%lld", (long long)D);
+		snprintf(div, sizeof div, " / (float)%s", len);
 	char kname[200];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf t = {0};
-	warp_rows(&t, g, cg->fname, n->optype, rows, D, kname, "const OX_T *__restrict__ x, OX_T *__restrict__ y");
-	ox_buf_printf(&t, "\tconst OX_T *xr = x + row * %lld;\n\tfloat a = %s;\n"
-			  "\tfor (long i = lane; i < %lld; i += 32) {\n\t\tconst float b = OX_LD(xr[i]);\n\t\t%s;\n\t}\n"
+	warp_rows(&t, g, cg->fname, n->optype, rows, rtD ? -1 : D, kname,
+		  rtD ? "const OX_T *__restrict__ x, OX_T *__restrict__ y, const long ox_len"
+		      : "const OX_T *__restrict__ x, OX_T *__restrict__ y");
+	ox_buf_printf(&t, "\tconst OX_T *xr = x + row * %s;\n\tfloat a = %s;\n"
+			  "\tfor (long i = lane; i < %s; i += 32) {\n\t\tconst float b = OX_LD(xr[i]);\n\t\t%s;\n\t}\n"
 			  "\tfor (int o = 16; o > 0; o /= 2) {\n\t\tconst float b = __shfl_xor_sync(0xffffffffu, a, o);\n\t\t%s;\n\t}\n"
 			  "\tif (lane == 0)\n\t\ty[row] = OX_ST(a%s);\n}\n\n",
-		      (long long)D, init,
-		      (long long)D, comb, comb, div);
-	rows_launch(cg, g, kname, rows, "in0, out0");
+		      len, init, len, comb, comb, div);
+	char args[400];
+	if (rtD)
+		snprintf(args, sizeof args, "in0, out0, (long)%s", ox_cg_dim(cg, D));
+	rows_launch(cg, g, kname, rows, rtD ? args : "in0, out0");
 	ox_cu_finish(cg, g, n, kname, &t);
 	return 0;
 }
