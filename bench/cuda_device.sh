@@ -19,7 +19,9 @@
 # nchw (the NCHW kernels, against the default NHWC) at 1e-4, and the int8
 # resnet18 (build/dev/int8) against the C target's program built there:
 # the same bytes (integer arithmetic).
-# Then net --profile of each benchmarked program: where its time goes.
+# Then net --profile of each benchmarked program: where its time goes. And
+# tests/e2e/dynslice (run-time dims on kernels) and tests/e2e/ctrl (If,
+# Loop, Scan on the host) against the C target, under memcheck.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 export ONLY=${ONLY:-}
@@ -147,6 +149,35 @@ if [ -f $D/int8/resnet18_int8.onnx ]; then
 	fi
 	echo "resnet18_int8 $st"
 fi | tee -a "$OUT/zoo.txt"
+
+# ---- run-time dims and control flow (tests/e2e/dynslice, tests/e2e/ctrl):
+# the CUDA program against the C target's built here, 1e-5 normwise, and
+# under compute-sanitizer memcheck ----
+vs_c_dev() { # NAME MODEL FLAGS INPUT...
+	local nm=$1 mdl=$2 fl=$3 st=ok
+	shift 3
+	local q=$W/vs_$nm && rm -rf $q && mkdir -p $q/c $q/cu
+	# shellcheck disable=SC2086
+	if ! $D/onnxcc $mdl -o $q/c/net.c --build $fl > $q/build.log 2>&1 ||
+		! { $D/onnxcc $mdl -o $q/cu/net.c --target cuda --main $fl &&
+		"$NVCC" -std=c++17 -O3 -arch=sm_90 -o $q/cu/net $q/cu/net.cu $q/cu/net_weights.c $q/cu/net_main.c; } >> $q/build.log 2>&1; then
+		st=BUILD-FAIL
+	elif ! $q/c/net "$@" -o $q/c/out > /dev/null 2>&1 || ! $q/cu/net "$@" -o $q/cu/out > $q/run.log 2>&1; then
+		st=RUN-FAIL
+	else
+		for f in $q/c/out/output_*.npy; do
+			$D/oxcmp --rtol 1e-5 --atol 1e-5 $q/cu/out/$(basename $f) $f > /dev/null 2>&1 || st=MISMATCH
+		done
+		timeout 60 compute-sanitizer --tool memcheck --error-exitcode 9 $q/cu/net "$@" -o $q/cu/san > $q/memcheck.txt 2>&1 ||
+			st="$st memcheck-rc=$?"
+	fi
+	echo "$nm $st"
+}
+log "dyn and ctrl"
+{ vs_c_dev dynslice tests/e2e/dynslice/dynslice.onnx "--dim N=1..4 --dim H=4..12 --dim W=4..12" \
+	tests/e2e/dynslice/dynslice_x.npy tests/e2e/dynslice/dynslice_f.npy tests/e2e/dynslice/dynslice_im.npy
+  vs_c_dev ctrl tests/e2e/ctrl/ctrl.onnx "--dim T=2..8 --max s=80" tests/e2e/ctrl/ctrl_x.npy tests/e2e/ctrl/ctrl_n.npy
+} | tee "$OUT/dyn_ctrl.txt"
 
 # ---- batch-1 latency: onnxcc (CUDA events, graphs) and PyTorch, interleaved ----
 log "bench"
