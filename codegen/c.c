@@ -1867,8 +1867,14 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 		for (int s = 0; s < ngs; s++)
 			ox_cu_device(&c, so[s].nodes.s ? so[s].nodes.s : "");
 		ox_buf_puts(&c, "/* ---- nodes: kernels and their launches ---- */\n");
-		if (cg.cu_bodies.len) /* (the control nodes' bodies, which those call) */
-			ox_buf_printf(&c, "static int ox_sync_dims(cudaStream_t st);\n\n%s", cg.cu_bodies.s);
+		/* (the control nodes' bodies, which those call; ox_sync_dims, which
+		 * a body or a node that waits calls, comes with the host side) */
+		int waits = cg.cu_bodies.len > 0;
+		for (int s = 0; s < ngs; s++)
+			waits |= so[s].host.s && strstr(so[s].host.s, "ox_sync_dims(") != NULL;
+		if (waits)
+			ox_buf_puts(&c, "static int ox_sync_dims(cudaStream_t st);\n\n");
+		ox_buf_puts(&c, cg.cu_bodies.s ? cg.cu_bodies.s : "");
 		for (int s = 0; s < ngs; s++)
 			ox_buf_puts(&c, so[s].host.s ? so[s].host.s : "");
 		emit_funcs(&c, so, ngs, P);

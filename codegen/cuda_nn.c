@@ -184,10 +184,11 @@ static int has_word(const char *text, const char *w)
  * after a header), then a thread per output element sums the taps as
  * templates/resize.c and resize_nearest.c do (the same products and sums
  * in the same order). The output's dims must be the host's (ox_d) before
- * the node runs: one the node defines from the data leaves it to the C
- * function. A failed check sets the run's status to _ERR_SHAPE (no wait:
- * PREFIX_sync returns it) and the gather writes nothing. f32, f16, bf16;
- * nearest of any type. */
+ * the node runs, or the node's own from the data (scales or sizes a graph
+ * input): the host then reads them back between the two kernels (a wait,
+ * no CUDA Graph) and the run returns a failed check's _ERR_SHAPE; else a
+ * failed check sets the run's status (no wait: PREFIX_sync returns it) and
+ * the gather writes nothing. f32, f16, bf16; nearest of any type. */
 static int emit_resize_rt(ox_cg *cg, ox_graph *g, ox_node *n, ox_rz_opts *ro, const char *what, const char *ctm)
 {
 	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
@@ -197,9 +198,11 @@ static int emit_resize_rt(ox_cg *cg, ox_graph *g, ox_node *n, ox_rz_opts *ro, co
 	if (x->layout || y->layout || r < 1 || r > 8 || y->shape.rank != r || x->dtype != dt || !ox_dtype_size(dt) ||
 	    (ro->mode && dt != OX_F32 && dt != OX_F16 && dt != OX_BF16))
 		return 1;
+	/* dims the node defines from the data: the host waits for them
+	 * between the two kernels (no CUDA Graph then) */
+	int defines = 0;
 	for (int a = 0; a < r; a++)
-		if (ox_dim_defined_by(g, y->shape.d[a], n->out[0]))
-			return 1;
+		defines |= ox_dim_defined_by(g, y->shape.d[a], n->out[0]);
 	/* the plan: the C target's text, a function of its own on one thread */
 	ox_buf saved = cg->body;
 	memset(&cg->body, 0, sizeof cg->body);
@@ -301,8 +304,14 @@ static int emit_resize_rt(ox_cg *cg, ox_graph *g, ox_node *n, ox_rz_opts *ro, co
 		      kname, what, ctm, pname);
 	rc = ox_cu_index_kernel_rt(&t, kname, kp, y->shape.d, r, body.s, &R);
 	if (!rc) {
-		ox_cg_printf(cg, "\tOX_LAUNCH(%s, 1, 1, 0, ox_st, ox_status, ox_dd%s);\n", pname, names.s);
+		ox_cg_printf(cg, "%s\tOX_LAUNCH(%s, 1, 1, 0, ox_st, ox_status, ox_dd%s);\n", defines ? "\tint rc;\n" : "", pname,
+			     names.s);
+		if (defines) /* (the dims, or the plan's failure, on the host) */
+			ox_cg_printf(cg, "\tif ((rc = ox_sync_dims(ox_st)))\n\t\treturn rc;\n");
 		ox_cu_index_launch(cg, kname, y->shape.d, r, "ox_status, in0, out0, out1", &R);
+		if (defines)
+			ox_cg_printf(cg, "\treturn 0;\n");
+		cg->cu_rc = cg->cu_sync = defines;
 		ox_cg_helper(cg, kname, t.s);
 	}
 	ox_buf_free(&t), ox_buf_free(&body), ox_buf_free(&params), ox_buf_free(&names);
