@@ -1492,10 +1492,13 @@ static int emit_pad(ox_cg *cg, ox_graph *g, ox_node *n)
 		const ox_plan_axis *q = &p.ax[k];
 		if (ox_dim_range(g, q->m, &lo, &hi) || lo < (q->kind == OX_PLAN_LIN ? 0 : 1))
 			goto decline;
+		/* (m - 1 and 2 (m - 1) only where a fold reads them: an unused
+		 * run-time one would be a parameter too) */
+		const int fold = q->kind != OX_PLAN_LIN;
 		if (!ox_cu_rt_dim(&R, q->a, b[0], sizeof b[0]) || !ox_cu_rt_dim(&R, q->m, b[1], sizeof b[1]) ||
 		    !ox_cu_rt_dim(&R, q->lo, b[2], sizeof b[2]) || !ox_cu_rt_dim(&R, q->is, b[3], sizeof b[3]) ||
-		    !ox_cu_rt_dim(&R, ox_dim_sub(g, q->m, 1), b[4], sizeof b[4]) ||
-		    !ox_cu_rt_dim(&R, ox_dim_mul(g, ox_dim_sub(g, q->m, 1), 2), b[5], sizeof b[5]))
+		    (fold && !ox_cu_rt_dim(&R, ox_dim_sub(g, q->m, 1), b[4], sizeof b[4])) ||
+		    (fold && !ox_cu_rt_dim(&R, ox_dim_mul(g, ox_dim_sub(g, q->m, 1), 2), b[5], sizeof b[5])))
 			goto decline;
 		ox_buf_printf(&body, "\tlong c%d = i%d - %s;\n", k, k, b[0]);
 		if (q->kind == OX_PLAN_EDGE)
