@@ -1970,8 +1970,28 @@ static int dispatch(ox_cg *cg, ox_graph *g, ox_node *n)
 	return rc;
 }
 
+/* does n compute a dim of an output from the data (Expand, Tile of a
+ * shape read at run time)? */
+static int defines_dims(ox_graph *g, const ox_node *n)
+{
+	for (int k = 0; k < n->nout; k++) {
+		const ox_value *v = n->out[k] >= 0 ? &g->vals[n->out[k]] : NULL;
+		for (int d = 0; v && d < v->shape.rank; d++)
+			if (ox_dim_defined_by(g, v->shape.d[d], n->out[k]))
+				return 1;
+	}
+	return 0;
+}
+
 int ox_cu_emit(ox_cg *cg, ox_graph *g, ox_node *n)
 {
+	/* dims from the data: the kernels' launches read them on the host
+	 * before the node runs, so only a Resize (which waits for its own)
+	 * and the control nodes take such a node; else the C function on the
+	 * device computes them and the run reads them back */
+	if (defines_dims(g, n) && n->op != OX_OP_Resize && n->op != OX_OP_If && n->op != OX_OP_Loop &&
+	    n->op != OX_OP_Scan)
+		return 1;
 	int rc = dispatch(cg, g, n), blocked = reads_blocked(g, n);
 	if (rc > 0 && ox_node_rt(g, n)) /* a run-time dim: the kernel of a slice? */
 		rc = ox_cu_emit_sliced(cg, g, n, dispatch);
