@@ -16,8 +16,9 @@
 # 5. the CUDA target (--target cuda --cuda-emu, compiled by $SAN_ONNXCC):
 #    the kernels of $SAN_CUDA (lstm: the RNN kernels and the workspace;
 #    unet_small: ConvTranspose, Resize; dynbatch in f16: tensor cores, the
-#    typed kernels; tests/e2e/dynslice: run-time dims on the kernels, the
-#    run only) run on the CPU with the sanitizers, the fibers
+#    typed kernels; tests/e2e/dynslice: run-time dims on the kernels;
+#    tests/e2e/ctrl: If, Loop, Scan on the host: these two the run only)
+#    run on the CPU with the sanitizers, the fibers
 #    on ucontext (OX_EMU_UCONTEXT=1, which ASan follows: its one warning
 #    about swapcontext is the only line allowed in their reports), outputs
 #    against ONNX Runtime's at 1e-4 normwise (f16: the run only).
@@ -95,7 +96,7 @@ for m in build/zoo/*/model.onnx; do
 	fi
 done
 
-SAN_CUDA=${SAN_CUDA:-lstm unet_small dynbatch:f16 dynslice}
+SAN_CUDA=${SAN_CUDA:-lstm unet_small dynbatch:f16 dynslice ctrl}
 CREP=$PWD/$SD/reports-cuda
 rm -rf "$CREP" && mkdir -p "$CREP" || exit 2
 for mk in $SAN_CUDA; do
@@ -111,6 +112,10 @@ for mk in $SAN_CUDA; do
 		d=tests/e2e/dynslice src=$d/dynslice.onnx fl="--dim N=1..4 --dim H=4..12 --dim W=4..12"
 		x="$d/dynslice_x.npy $d/dynslice_f.npy $d/dynslice_im.npy"
 	fi
+	if [ "$m" = ctrl ]; then # (If, Loop, Scan on the host; inputs x, n; no reference)
+		d=tests/e2e/ctrl src=$d/ctrl.onnx fl="--dim T=2..8 --max s=80"
+		x="$d/ctrl_x.npy $d/ctrl_n.npy"
+	fi
 	# shellcheck disable=SC2086 # fl, SAN_CFLAGS: lists of options
 	if [ $st = ok ] && { ! "$ONNXCC" "$src" -o "$o/net.c" --target cuda --cuda-emu --main $fl >> "$o/log" 2>&1 ||
 		! cc $SAN_CFLAGS -std=c11 -c "$o/net_weights.c" -o "$o/w.o" >> "$o/log" 2>&1 ||
@@ -121,7 +126,7 @@ for mk in $SAN_CUDA; do
 	elif [ $st = ok ] && ! ASAN_OPTIONS="${ASAN_OPTIONS/$REP/$CREP}" UBSAN_OPTIONS="${UBSAN_OPTIONS/$REP/$CREP}" \
 		LSAN_OPTIONS="${LSAN_OPTIONS/$REP/$CREP}" OX_EMU_UCONTEXT=1 "$o/net" $x -o "$o/out" >> "$o/log" 2>&1; then
 		st=RUN-FAIL
-	elif [ $st = ok ] && [ "$mk" = "$m" ] && [ "$m" != dynslice ]; then
+	elif [ $st = ok ] && [ "$mk" = "$m" ] && [ "$m" != dynslice ] && [ "$m" != ctrl ]; then
 		k=0
 		while read -r amax; do
 			atol=$(awk -v a="$amax" 'BEGIN { printf "%.9g", 1e-4 * (a > 0 ? a : 1) }')
