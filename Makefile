@@ -176,10 +176,10 @@ bad: all
 # layouts, NHWC on the GPU; all of them: make cuda-opt-cases) and the
 # run-time-shape models of `make dyn` (ranges, buckets, If, Loop) through
 # --cuda-emu (cnn_dynbatch with a kernel for every node: codegen/cuda_slice.c),
-# the Resize cases of rt_nn.py with the run-time program on the CUDA target
-# (the same bits as the C target's static programs), the int8 models
-# against the C target, the f16/bf16 ones through nvcc: about 12 minutes
-# on 2 cores.
+# rt_nn.py with the run-time programs on the CUDA target (the nn family's
+# run-time dims: Conv, pools, Gemm, MatMul at 1e-5, Resize the same bits as
+# the C target's static programs), the int8 models against the C target,
+# the f16/bf16 ones through nvcc: about 14 minutes on 2 cores.
 CUDA_OPT_HALF = $(shell find tests/e2e/cases/opt -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | sort | awk 'NR % 2' | paste -sd '|')
 cuda: all deps-models tests/e2e/oxcmp
 	tests/cuda_emu/run.sh
@@ -187,7 +187,7 @@ cuda: all deps-models tests/e2e/oxcmp
 	ONNX_TESTS=$(ONNX_TESTS) OXC_TARGET=cuda-emu tests/e2e/conformance.sh --check tests/e2e/cuda_expected.txt
 	@$(MAKE) --no-print-directory cuda-opt-cases CUDA_OPT_CASES='$(CUDA_OPT_HALF)'
 	ONNXCC_FLAGS='--target cuda --cuda-emu' tests/e2e/dyn.sh
-	RT_NN_TARGET=cuda /usr/bin/python3 tests/e2e/rt_nn.py resize_
+	RT_NN_TARGET=cuda /usr/bin/python3 tests/e2e/rt_nn.py
 # the optimizer's cases through --cuda-emu against their float64 references
 # (CUDA_OPT_CASES: a regex of case names; default all)
 .PHONY: cuda-opt-cases
