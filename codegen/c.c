@@ -147,7 +147,7 @@ static const char *template_text(const char *name)
 
 static void cg_free(ox_cg *cg)
 {
-	ox_buf_free(&cg->body), ox_buf_free(&cg->kernels);
+	ox_buf_free(&cg->body), ox_buf_free(&cg->kernels), ox_buf_free(&cg->cu_bodies), ox_buf_free(&cg->cu_bslow);
 	for (int i = 0; i < cg->nused; i++)
 		free(cg->used[i]);
 	free(cg->used);
