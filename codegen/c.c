@@ -397,7 +397,7 @@ static void c_string(ox_buf *b, const char *s)
 }
 
 /* does the C text mention identifier `name` (as a whole token)? */
-static int uses_name(const char *text, const char *name)
+int ox_cg_uses_name(const char *text, const char *name)
 {
 	size_t n = strlen(name);
 	for (const char *p = text ? strstr(text, name) : NULL; p; p = strstr(p + 1, name)) {
@@ -1215,7 +1215,7 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 									    : "CAPACITY";
 		/* the parameters: D when the body reads run-time dims, one pointer
 		 * per input and output, then extents */
-		int usesD = uses_name(cg->body.s, "ox_d");
+		int usesD = ox_cg_uses_name(cg->body.s, "ox_d");
 		for (int r = 0; r < cg->nregions; r++) /* a run-time count of tasks */
 			usesD |= ox_dim_is_rt(g, cg->region_n[r]);
 		ox_buf params = {0}, pack = {0}, args = {0}, dpack = {0}, xparams = {0}, xargs = {0};
@@ -1247,7 +1247,7 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 							   {"ox_dext", "int64_t *", "ox_dext"},
 							   {"ox_w", "const unsigned char *", "W"}};
 		for (int k = 0; k < 3; k++)
-			if (cg->cuda && native && uses_name(cg->body.s, dev_names[k][0])) {
+			if (cg->cuda && native && ox_cg_uses_name(cg->body.s, dev_names[k][0])) {
 				ox_buf_printf(&params, "%s%s%s", params.len ? ", " : "", dev_names[k][1], dev_names[k][0]);
 				ox_buf_printf(&args, "%s%s", args.len ? ", " : "", dev_names[k][2]);
 			}
@@ -1379,13 +1379,13 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 					ox_id id = isin ? n->in[k] : n->out[k - n->nin];
 					char pname[32];
 					snprintf(pname, sizeof pname, "%s%d", isin ? "in" : "out", isin ? k : k - n->nin);
-					if (uses_name(text, pname))
+					if (ox_cg_uses_name(text, pname))
 						ox_buf_printf(nodes, "\t%s%s *%s = %s%s%s%sp[%d];\n", isin ? "const " : "",
 							      id < 0 ? "void" : ox_cg_ctype(g->vals[id].dtype), pname,
 							      cxx ? "(" : "", cxx && isin ? "const " : "",
 							      cxx ? (id < 0 ? "void" : ox_cg_ctype(g->vals[id].dtype)) : "", cxx ? " *)" : "", k);
 				}
-				if (usesD && uses_name(text, "ox_d"))
+				if (usesD && ox_cg_uses_name(text, "ox_d"))
 					ox_buf_printf(nodes, "\tint64_t *ox_d = %sp[%d];\n", cxx ? "(int64_t *)" : "", n->nin + n->nout);
 				ox_buf_puts(nodes, "\tfor (long t = t0; t < t1; t++) {\n");
 				indent(nodes, text);
@@ -1408,7 +1408,7 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 					char pname[32];
 					snprintf(pname, sizeof pname, "%s%d", k < n->nin ? "in" : "out",
 						 k < n->nin ? k : k - n->nin);
-					if (!uses_name(cg->body.s, pname))
+					if (!ox_cg_uses_name(cg->body.s, pname))
 						ox_buf_printf(nodes, "\t(void)%s;\n", pname);
 				}
 				ox_buf_puts(nodes, cg->body.s ? cg->body.s : "");
@@ -1522,7 +1522,7 @@ int ox_cg_emit_body(ox_cg *cg, ox_graph *body, const char *name, int cu, int *sy
 				 "\t\tconst unsigned char *W, const void *const *inputs, void *const *outputs,\n"
 				 "\t\tint64_t *const *out_shapes, cudaStream_t ox_st)\n{\n", name);
 		const char *rt = so.run.s ? so.run.s : "";
-		if (uses_name(rt, "rc"))
+		if (ox_cg_uses_name(rt, "rc"))
 			ox_buf_puts(t, "\tint rc = 0;\n");
 		ox_buf_puts(t, "\t(void)A, (void)ox_d, (void)ox_dd, (void)ox_dext, (void)ox_status, (void)W, (void)inputs, "
 			       "(void)outputs, (void)out_shapes;\n");
@@ -1889,11 +1889,11 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 					  "\t\tint *ox_status, const void *const *inputs, void *const *outputs,\n"
 					  "\t\tint64_t *const *out_shapes, cudaStream_t ox_st)\n{\n", P, s);
 			const char *rt = so[s].run.s ? so[s].run.s : "";
-			if (uses_name(rt, "rc"))
+			if (ox_cg_uses_name(rt, "rc"))
 				ox_buf_puts(&c, "\tint rc = 0;\n");
-			if (uses_name(rt, "W"))
+			if (ox_cg_uses_name(rt, "W"))
 				ox_buf_puts(&c, "\tconst unsigned char *W = ox_s.W;\n");
-			if (uses_name(rt, "ext"))
+			if (ox_cg_uses_name(rt, "ext"))
 				ox_buf_puts(&c, "\tconst int64_t *ext = ox_s.hd + OX_NS;\n");
 			ox_buf_puts(&c, "\t(void)A, (void)ox_d, (void)ox_dd, (void)ox_dext, (void)ox_status, (void)inputs, "
 					"(void)out_shapes;\n");

@@ -201,6 +201,8 @@ void ox_cg_line(ox_cg *cg, int lvl, const char *fmt, ...) __attribute__((format(
 void ox_cg_term(char *buf, size_t cap, const char *var, int64_t n, int64_t stride);
 /* add raw helper text once under a key (e.g. a small static function) */
 void ox_cg_helper(ox_cg *cg, const char *key, const char *text);
+/* does text hold name as a word (not inside a longer identifier)? */
+int ox_cg_uses_name(const char *text, const char *name);
 /* the kernel text t, named `name`, under the key "family/name" (once per
  * file, like ox_cg_helper); frees t and returns name */
 const char *ox_cg_kernel_text(ox_cg *cg, const char *family, const char *name, ox_buf *t);

@@ -12,7 +12,6 @@
 #include "cuda_kernels.h"
 #include "resize.h"
 #include "../ir/family.h"
-#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,17 +166,6 @@ static int emit_convtranspose(ox_cg *cg, ox_graph *g, ox_node *n)
 
 /* ---- Resize ---- */
 
-/* does text hold the word w? */
-static int has_word(const char *text, const char *w)
-{
-	const size_t k = strlen(w);
-	for (const char *q = text ? strstr(text, w) : NULL; q; q = strstr(q + 1, w))
-		if ((q == text || !(isalnum((unsigned char)q[-1]) || q[-1] == '_')) &&
-		    !(isalnum((unsigned char)q[k]) || q[k] == '_'))
-			return 1;
-	return 0;
-}
-
 /* A Resize with run-time sizes or scales (n->scratch): one thread runs
  * the C target's text up to the tap tables (ox_cg_resize_rt_plan:
  * ox_rz_shape, the checks of the dims, ox_rz_tables into the scratch
@@ -224,7 +212,7 @@ static int emit_resize_rt(ox_cg *cg, ox_graph *g, ox_node *n, ox_rz_opts *ro, co
 		snprintf(nm, sizeof nm, "%s%d", isin ? "in" : "out", isin ? k : k - n->nin);
 		ox_buf_printf(&params, ", %s%s *%s", isin ? "const " : "", id < 0 ? "void" : ox_cg_ctype(g->vals[id].dtype), nm);
 		ox_buf_printf(&names, ", %s", nm);
-		if (!has_word(plan.s, nm))
+		if (!ox_cg_uses_name(plan.s, nm))
 			ox_buf_printf(&unused, "\t(void)%s;\n", nm);
 	}
 	ox_buf_printf(&t, "/* %s: the Resize's output dims checked, its tap tables, on one thread */\n"
