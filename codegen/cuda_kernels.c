@@ -1373,11 +1373,8 @@ int ox_cu_index_kernel_rt(ox_buf *t, const char *kname, const char *params, cons
 	for (int k = r - 1; k >= 0 && !bad; k--) {
 		char v[16];
 		snprintf(v, sizeof v, "i%d", k);
-		int used = 0; /* (as a word: nvcc warns of unused variables) */
-		for (const char *q = strstr(body, v); q && !used; q = strstr(q + 1, v))
-			used = (q == body || !(isalnum((unsigned char)q[-1]) || q[-1] == '_')) &&
-			       !(isalnum((unsigned char)q[strlen(v)]) || q[strlen(v)] == '_');
-		if (used) {
+		/* (as a word: nvcc warns of unused variables) */
+		if (ox_cg_uses_name(body, v)) {
 			bad = !ox_cu_rt_dim(R, below, bb, sizeof bb) || !ox_cu_rt_dim(R, dims[k], db, sizeof db);
 			ox_buf_printf(&dec, "\tconst long i%d = i / %s %% %s;\n", k, bb, db);
 		}
