@@ -1535,7 +1535,7 @@ int ox_cg_emit_body(ox_cg *cg, ox_graph *body, const char *name, int cu, int *sy
 	cg->used = child.used, cg->nused = child.nused;
 	cg->interned = child.interned, cg->ninterned = child.ninterned;
 	cg->cu_bodies = child.cu_bodies;
-	cg->cu_ws = child.cu_ws;
+	cg->cu_ws = child.cu_ws, cg->cu_ctr = child.cu_ctr;
 	cg->cu_bserial += so.nserial + child.cu_bserial, cg->cu_btasks += so.ntasks + child.cu_btasks;
 	if (so.slow.len)
 		ox_buf_printf(&cg->cu_bslow, "%s%s", cg->cu_bslow.len ? ", " : "", so.slow.s);
@@ -1654,7 +1654,7 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 
 	/* node functions and run functions, specialization by specialization;
 	 * the kernels they share are emitted once */
-	ox_cg cg = {g, P, {0}, {0}, NULL, 0, 0, NULL, 0, 0, {0}, {0}, NULL, 0, 0, 0, PU, NULL, NULL, 0, o->cuda, 0, 0, o->tf32, NULL, 0, 0, {0}, 0, 0, {0}};
+	ox_cg cg = {g, P, {0}, {0}, NULL, 0, 0, NULL, 0, 0, {0}, {0}, NULL, 0, 0, 0, PU, NULL, NULL, 0, o->cuda, 0, 0, 0, o->tf32, NULL, 0, 0, {0}, 0, 0, {0}};
 	spec_out *so = calloc((size_t)ngs, sizeof *so);
 	ox_buf dims = {0};
 	int errors = 0, nfuncs = 0, nviews = 0, ndyn = 0, nfail = 0, nindex = 0, nunsup = 0, nshape = 0, maxslots = 0;
@@ -1901,7 +1901,7 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 			ox_buf_puts(&c, "\treturn 0;\n}\n\n");
 		}
 		ox_cu_info fi = {P, PU, g->ninputs, g->noutputs, maxslots, maxrank, ngs, capt,
-				 mode == OX_CG_WEIGHTS_EXTERNAL, NULL, cg.cu_ws};
+				 mode == OX_CG_WEIGHTS_EXTERNAL, NULL, cg.cu_ws, cg.cu_ctr};
 		char wsym[300];
 		snprintf(wsym, sizeof wsym, "%s_weights", P);
 		fi.wsym = wsym;

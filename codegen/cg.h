@@ -64,6 +64,7 @@ typedef struct ox_cg {
 				 body): weights through ox_dev_W */
 	int64_t cu_ws;        /* --target cuda: bytes of split-K workspace the
 				 kernels need (codegen/cuda_kernels.c) */
+	int64_t cu_ctr;       /* ... and tile arrival counters (ox_split_last) */
 	int tf32;             /* --tf32: f32 products in TF32 on tensor cores */
 	struct ox_cu_map *cu_map; /* set: emit_ew describes its map here instead
 				     of emitting it (codegen/cuda_kernels.c) */

@@ -165,6 +165,7 @@ void ox_cu_host(ox_buf *c, const ox_cu_info *fi)
 			 " * extents of the outputs [%d], the status of the runs */\n", NS, NX);
 	ox_buf_printf(c, "#define OX_NS %d\n#define OX_NX %d\n#define OX_MAXR %d\n", NS, NX, fi->maxrank + 1);
 	ox_buf_printf(c, "#define OX_WS_BYTES %lld /* split-K workspace on the device */\n", (long long)fi->ws_bytes);
+	ox_buf_printf(c, "#define OX_CTR_COUNT %lld /* its tiles' arrival counters */\n", (long long)fi->nctr);
 	ox_buf_printf(c, "static struct {\n"
 			 "\tint ready;\n\tunsigned char *A, *W;\n\tint64_t *dd, *hd;\n"
 			 "\tvoid *in[%d], *out[%d];\n\tcudaStream_t st;\n"
@@ -194,7 +195,8 @@ void ox_cu_host(ox_buf *c, const ox_cu_info *fi)
 	ox_buf_printf(c, "void %s_free(void)\n{\n"
 			 "\tif (ox_s.exec)\n\t\tcudaGraphExecDestroy(ox_s.exec);\n"
 			 "\tcudaFree(ox_s.A), cudaFree(ox_s.W), cudaFree(ox_s.dd), cudaFreeHost(ox_s.hd), cudaFree(ox_cu_ws);\n"
-			 "\tox_cu_ws = NULL;\n"
+			 "\tcudaFree(ox_cu_ctr);\n"
+			 "\tox_cu_ws = NULL, ox_cu_ctr = NULL;\n"
 			 "\tfor (int k = 0; k < %d; k++)\n\t\tcudaFree(ox_s.in[k]);\n"
 			 "\tfor (int k = 0; k < %d; k++)\n\t\tcudaFree(ox_s.out[k]);\n"
 			 "\tif (ox_s.st)\n\t\tcudaStreamDestroy(ox_s.st);\n"
@@ -207,7 +209,9 @@ void ox_cu_host(ox_buf *c, const ox_cu_info *fi)
 			 "\t    ox_cu_check(cudaMalloc((void **)&ox_s.W, ws)) ||\n"
 			 "\t    ox_cu_check(cudaMalloc((void **)&ox_s.dd, (OX_NS + OX_NX + 1) * sizeof(int64_t))) ||\n"
 			 "\t    ox_cu_check(cudaMallocHost((void **)&ox_s.hd, (OX_NS + OX_NX + 1) * sizeof(int64_t))) ||\n"
-			 "\t    (OX_WS_BYTES > 0 && ox_cu_check(cudaMalloc((void **)&ox_cu_ws, OX_WS_BYTES))))\n"
+			 "\t    (OX_WS_BYTES > 0 && ox_cu_check(cudaMalloc((void **)&ox_cu_ws, OX_WS_BYTES))) ||\n"
+			 "\t    (OX_CTR_COUNT > 0 && (ox_cu_check(cudaMalloc((void **)&ox_cu_ctr, OX_CTR_COUNT * sizeof(unsigned int))) ||\n"
+			 "\t\t\t      ox_cu_check(cudaMemset(ox_cu_ctr, 0, OX_CTR_COUNT * sizeof(unsigned int))))))\n"
 			 "\t\tgoto fail;\n"
 			 "\tif (%s_WEIGHTS_SIZE > 0 && ox_cu_check(cudaMemcpy(ox_s.W, w, %s_WEIGHTS_SIZE, cudaMemcpyHostToDevice)))\n"
 			 "\t\tgoto fail;\n"

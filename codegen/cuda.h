@@ -15,6 +15,7 @@ typedef struct {
 	int external;        /* --weights external: PREFIX_init(blob, size), else PREFIX_init(void) */
 	const char *wsym;    /* the host array of the weights (embedded) */
 	int64_t ws_bytes;    /* the kernels' split-K workspace (ox_cu_ws) */
+	int64_t nctr;        /* ... and its tile counters (ox_cu_ctr) */
 } ox_cu_info;
 
 /* the API part of OUT.h */

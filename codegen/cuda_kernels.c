@@ -398,8 +398,10 @@ void ox_cu_scalar(ox_buf *t, const char *v)
 
 /* Split-K: when the tiles are too few to fill the GPU (132 SMs, two
  * blocks each) and the reduction is long, S blocks per tile each sum a
- * part into the workspace (ox_cu_ws) and a second kernel adds the parts,
- * the bias and the epilogue: the sums stay deterministic. */
+ * part into the workspace (ox_cu_ws); the last of them to arrive
+ * (ox_split_last, on the tile's counter in ox_cu_ctr) adds the S parts in
+ * split order, the bias and the epilogue: one kernel, and the sums stay
+ * deterministic. */
 int ox_cu_split_of(int64_t blocks, int64_t K)
 {
 	int S = 1;
@@ -408,16 +410,32 @@ int ox_cu_split_of(int64_t blocks, int64_t K)
 	return S;
 }
 
-/* a split kernel's head: the workspace ws as the parameter after its
- * output y (the first "OX_T *__restrict__ y") */
-void ox_cu_ws_param(ox_buf *t)
+/* a split kernel's head: the workspace ws and the counters ctr as the
+ * parameters after its output y (the first "OX_T *__restrict__ y"); the
+ * launch passes ox_cu_ws, ox_cu_ctr there. The kernel has `tiles` tiles
+ * (cg->cu_ctr counters at least). */
+void ox_cu_ws_param(ox_cg *cg, ox_buf *t, int64_t tiles)
 {
 	const char *y = "OX_T *__restrict__ y";
 	char *yp = strstr(t->s, y);
 	ox_buf u = {0};
-	ox_buf_printf(&u, "%.*s%s, float *__restrict__ ws%s", (int)(yp - t->s), t->s, y, yp + strlen(y));
+	ox_buf_printf(&u, "%.*s%s, float *__restrict__ ws, unsigned int *__restrict__ ctr%s", (int)(yp - t->s), t->s, y,
+		      yp + strlen(y));
 	ox_buf_free(t);
 	*t = u;
+	if (tiles > cg->cu_ctr)
+		cg->cu_ctr = tiles;
+}
+
+/* a split kernel's middle, after the loop that wrote the block's part: the
+ * blocks of a tile are blockIdx.z / S's (x, y); all but the last to arrive
+ * leave */
+void ox_cu_split_arrive(ox_buf *t, int S)
+{
+	ox_buf_printf(t, "\t/* the tile's last block to arrive sums the %d parts */\n"
+			 "\tif (!ox_split_last(ctr + ((long)blockIdx.z / %d * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x, %d))\n"
+			 "\t\treturn;\n",
+		      S, S, S);
 }
 
 int ox_cu_tile_kind(const ox_cg *cg, int dt)
@@ -561,7 +579,7 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 		if (S > 1 && S * Z * Og * P * 4 > cg->cu_ws)
 			cg->cu_ws = S * Z * Og * P * 4;
 		if (S > 1) /* the parts go to the workspace */
-			ox_cu_ws_param(&t);
+			ox_cu_ws_param(cg, &t, tiles);
 		ox_buf_printf(&t, "\tconst long zz = blockIdx.z / %d, ks0 = blockIdx.z %% %d * %lldL;\n"
 				  "\tconst long ks1 = ks0 + %lld < %lld ? ks0 + %lld : %lld;\n"
 				  "\tconst long nb = zz / %lld, gi = zz %% %lld;\n"
@@ -580,29 +598,25 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 		snprintf(full, sizeof full, "yi");
 		if (S > 1) {
 			/* the part of split blockIdx.z % S, into the workspace [Z*S][Og][P] */
-			ox_buf_printf(&t, "\t\tws[((long)blockIdx.z * %lld + m) * %lld + p] = acc[e];\n"
-					  "\t}\n\t(void)y, (void)bias;\n}\n\n",
+			ox_buf_printf(&t, "\t\tws[((long)blockIdx.z * %lld + m) * %lld + p] = acc[e];\n\t}\n",
 				      (long long)Og, (long long)P);
-			/* the sum of the parts, bias and epilogue: one thread per output */
-			ox_buf_printf(&t, "__global__ void %s_sum(const float *__restrict__ ws, const OX_T *__restrict__ bias,\n"
-					  "\t\tOX_T *__restrict__ y%s)\n{\n"
-					  "\tconst long i = (long)blockIdx.x * 256 + threadIdx.x;\n\tif (i >= %lldL)\n\t\treturn;\n"
-					  "\tconst long p = i %% %lld, o = i / %lld %% %lld, nb = i / %lld;\n"
-					  "\tconst long zz = nb * %lld + o / %lld, m = o %% %lld;\n"
-					  "\tfloat v = %s;\n"
-					  "\tfor (int s = 0; s < %d; s++)\n\t\tv += ws[((zz * %d + s) * %lld + m) * %lld + p];\n",
-				      kname, params.s ? params.s : "", (long long)(N * O * P), (long long)P, (long long)P,
-				      (long long)O, (long long)(O * P), (long long)G, (long long)Og, (long long)Og,
+			ox_cu_split_arrive(&t, S);
+			/* the tile's sums of the parts, bias and epilogue */
+			ox_buf_printf(&t, "\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++) {\n"
+					  "\t\tconst long m = m0 + %s, p = p0 + %s;\n"
+					  "\t\tif (m >= %lld || p >= %s)\n\t\t\tcontinue;\n"
+					  "\t\tconst long o = gi * %lld + m, yi = (nb * %lld + o) * %s + p;\n"
+					  "\t\tfloat v = %s;\n"
+					  "\t\tfor (int s = 0; s < %d; s++)\n"
+					  "\t\t\tv += ox_ldcg(&ws[((zz * %d + s) * %lld + m) * %lld + p]);\n",
+				      geo.ne, geo.row, geo.col, (long long)Og, sP, (long long)Og, (long long)O, sP,
 				      hasb ? "OX_LD(bias[o])" : "0.0f", S, S, (long long)Og, (long long)P);
-			if (ox_cu_epilogue(cg, g, n, &t, "o", "i", 1))
+			if (ox_cu_epilogue(cg, g, n, &t, "o", "yi", 2))
 				goto fail;
-			ox_buf_puts(&t, "\ty[i] = OX_ST(v);\n}\n\n");
-			/* the tiles' kernel takes ws in place of y */
-			ox_cg_printf(cg, "\tOX_LAUNCH(%s, dim3(%lld, %lld, %lld), %d, 0, ox_st, in0, in1, %s, out0, ox_cu_ws%s);\n",
+			ox_buf_puts(&t, "\t\ty[yi] = OX_ST(v);\n\t}\n}\n\n");
+			ox_cg_printf(cg, "\tOX_LAUNCH(%s, dim3(%lld, %lld, %lld), %d, 0, ox_st, in0, in1, %s, out0, ox_cu_ws, ox_cu_ctr%s);\n",
 				     kname, (long long)((P + T - 1) / T), (long long)((Og + T - 1) / T), (long long)(Z * S),
 				     geo.nt, hasb ? "in2" : "nullptr", args.s ? args.s : "");
-			ox_cg_printf(cg, "\tOX_LAUNCH(%s_sum, %lld, 256, 0, ox_st, ox_cu_ws, %s, out0%s);\n", kname,
-				     (long long)((N * O * P + 255) / 256), hasb ? "in2" : "nullptr", args.s ? args.s : "");
 		} else {
 			ox_buf_printf(&t, "\t\tconst long o = gi * %lld + m, yi = (nb * %lld + o) * %s + p;\n"
 					  "\t\tfloat v = acc[e]%s;\n",
@@ -709,7 +723,7 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	if (S > 1) {
 		if (S * q->M * N * 4 > cg->cu_ws)
 			cg->cu_ws = S * q->M * N * 4;
-		ox_cu_ws_param(&t);
+		ox_cu_ws_param(cg, &t, (q->M + T - 1) / T * ((N + T - 1) / T));
 		ox_buf_printf(&t, "\tconst long NN = %lld, ks0 = blockIdx.z * %lldL, ks1 = ks0 + %lld < K ? ks0 + %lld : K;\n",
 			      (long long)N, (long long)KS, (long long)KS, (long long)KS);
 	} else {
@@ -721,8 +735,10 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 			  "\t\tconst long m = m0 + %s, p = p0 + %s;\n"
 			  "\t\tif (m >= M || p >= NN)\n\t\t\tcontinue;\n",
 		      geo.ne, geo.row, geo.col);
-	if (S > 1)
-		ox_buf_puts(&t, "\t\tws[((long)blockIdx.z * M + m) * NN + p] = acc[e];\n\t}\n\t(void)y, (void)bias;\n}\n\n");
+	if (S > 1) {
+		ox_buf_puts(&t, "\t\tws[((long)blockIdx.z * M + m) * NN + p] = acc[e];\n\t}\n");
+		ox_cu_split_arrive(&t, S);
+	}
 	const char *cexpr = "";
 	char cb[128] = "";
 	if (gemm && c) {
@@ -734,17 +750,16 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	if (alpha != 1.0)
 		snprintf(al, sizeof al, "%s * ", ox_cg_lit(OX_F32, alpha));
 	if (S > 1) {
-		/* the parts summed, alpha, C and the epilogue: one thread per output */
-		ox_buf_printf(&t, "__global__ void %s_sum(const float *__restrict__ ws, const OX_T *__restrict__ bias,\n"
-				  "\t\tOX_T *__restrict__ y, long M%s)\n{\n"
-				  "\tconst long NN = %lld, i = (long)blockIdx.x * 256 + threadIdx.x, p = i %% NN;\n"
-				  "\tif (i >= M * NN)\n\t\treturn;\n\tfloat a = 0.0f;\n"
-				  "\tfor (int s = 0; s < %d; s++)\n\t\ta += ws[s * M * NN + i];\n"
-				  "\tfloat v = %sa%s;\n",
-			      kname, params.s ? params.s : "", (long long)N, S, al, cexpr);
-		if (ox_cu_epilogue(cg, g, n, &t, "p", "i", 1))
+		/* the tile's sums of the parts, alpha, C and the epilogue */
+		ox_buf_printf(&t, "\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++) {\n"
+				  "\t\tconst long m = m0 + %s, p = p0 + %s, yi = m * NN + p;\n"
+				  "\t\tif (m >= M || p >= NN)\n\t\t\tcontinue;\n\t\tfloat a = 0.0f;\n"
+				  "\t\tfor (int s = 0; s < %d; s++)\n\t\t\ta += ox_ldcg(&ws[s * M * NN + yi]);\n"
+				  "\t\tfloat v = %sa%s;\n",
+			      geo.ne, geo.row, geo.col, S, al, cexpr);
+		if (ox_cu_epilogue(cg, g, n, &t, "p", "yi", 2))
 			goto fail;
-		ox_buf_puts(&t, "\ty[i] = OX_ST(v);\n}\n\n");
+		ox_buf_puts(&t, "\t\ty[yi] = OX_ST(v);\n\t}\n}\n\n");
 	} else {
 		ox_buf_printf(&t, "\t\tconst long yi = m * NN + p;\n\t\tfloat v = %sacc[e]%s;\n", al, cexpr);
 		char full[64];
@@ -759,11 +774,9 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	snprintf(bs, sizeof bs, "%s", bsz);
 	ox_cg_printf(cg, "\t{\n\t\tconst long M = %s, K = %s;\n", Ms, Ks);
 	if (S > 1) {
-		ox_cg_printf(cg, "\t\tOX_LAUNCH(%s, dim3(%lld, (unsigned)((M + %d) / %d), %d), %d, 0, ox_st, in0, in1, %s, out0, ox_cu_ws, M, K%s);\n",
+		ox_cg_printf(cg, "\t\tOX_LAUNCH(%s, dim3(%lld, (unsigned)((M + %d) / %d), %d), %d, 0, ox_st, in0, in1, %s, out0, ox_cu_ws, ox_cu_ctr, M, K%s);\n\t}\n",
 			     kname, (long long)((N + T - 1) / T), T - 1, T, S, geo.nt, gemm && c ? "in2" : "nullptr",
 			     args.s ? args.s : "");
-		ox_cg_printf(cg, "\t\tOX_LAUNCH(%s_sum, (unsigned)((M * %lld + 255) / 256), 256, 0, ox_st, ox_cu_ws, %s, out0, M%s);\n\t}\n",
-			     kname, (long long)N, gemm && c ? "in2" : "nullptr", args.s ? args.s : "");
 	} else {
 		ox_cg_printf(cg, "\t\tif (M > 0)\n\t\t\tOX_LAUNCH(%s, dim3(%lld, (unsigned)((M + %d) / %d), %s), %d, 0, ox_st, in0, in1, %s, out0, M, K%s);\n\t}\n",
 			     kname, (long long)((N + T - 1) / T), T - 1, T, bs, geo.nt, gemm && c ? "in2" : "nullptr",

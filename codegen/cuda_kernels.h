@@ -91,10 +91,14 @@ int ox_cu_align_cap(int cap);
  * (v 1 or 4: one ox_ld4) */
 void ox_cu_tile_ld(char *buf, size_t sz, int lvl, const char *dst, int v, const char *e);
 /* split-K: the parts each tile's reduction of K is cut into, when `tiles`
- * are too few to fill the GPU (the parts summed by a second kernel) */
+ * are too few to fill the GPU (the parts summed by the tile's last block) */
 int ox_cu_split_of(int64_t tiles, int64_t K);
-/* a split kernel's head: the workspace `float *ws` after its output y */
-void ox_cu_ws_param(ox_buf *t);
+/* a split kernel's head: the workspace `float *ws` and counters `ctr`
+ * after its output y; the kernel has `tiles` tiles */
+void ox_cu_ws_param(ox_cg *cg, ox_buf *t, int64_t tiles);
+/* after the loop that wrote the block's part: all blocks of a tile but
+ * the last to arrive return */
+void ox_cu_split_arrive(ox_buf *t, int S);
 /* 64 x 64 tiles when there are enough of them to fill the GPU, else 32 x 32 */
 int ox_cu_tile_of(int64_t M, int64_t N, int64_t z);
 

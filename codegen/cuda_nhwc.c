@@ -128,7 +128,7 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 	snprintf(M_, sizeof M_, "%lld", P);
 	snprintf(N_, sizeof N_, "%lld", O);
 	if (S > 1) /* the parts go to the workspace */
-		ox_cu_ws_param(&t);
+		ox_cu_ws_param(cg, &t, tiles);
 	ox_buf_printf(&t, "\tconst long nb = blockIdx.z / %d, ks0 = blockIdx.z %% %d * %lldL;\n"
 			  "\tconst long ks1 = ks0 + %lld < %lld ? ks0 + %lld : %lld;\n"
 			  "\tconst OX_T *xn = x + nb * %lld;\n",
@@ -141,26 +141,23 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 		      geo.ne, geo.row, geo.col, P, O);
 	if (S > 1) {
 		/* split blockIdx.z % S's part, into the workspace [N*S][P][O] */
-		ox_buf_printf(&t, "\t\tws[((long)blockIdx.z * %lld + m) * %lld + p] = acc[e];\n"
-				  "\t}\n\t(void)y, (void)bias;\n}\n\n",
-			      P, O);
-		/* the sum of the parts, bias and epilogue: a thread per output */
-		ox_buf_printf(&t, "__global__ void %s_sum(const float *__restrict__ ws, const OX_T *__restrict__ bias,\n"
-				  "\t\tOX_T *__restrict__ y%s)\n{\n"
-				  "\tconst long i = (long)blockIdx.x * 256 + threadIdx.x;\n\tif (i >= %lldL)\n\t\treturn;\n"
-				  "\tconst long o = i %% %lld, m = i / %lld %% %lld, nb = i / %lld;\n"
-				  "\tfloat v = %s;\n"
-				  "\tfor (int s = 0; s < %d; s++)\n\t\tv += ws[((nb * %d + s) * %lld + m) * %lld + o];\n",
-			      kname, params.s ? params.s : "", N * P * O, O, O, P, P * O, hasb ? "OX_LD(bias[o])" : "0.0f",
-			      S, S, P, O);
-		if (ox_cu_epilogue(cg, g, n, &t, "o", "i", 1))
+		ox_buf_printf(&t, "\t\tws[((long)blockIdx.z * %lld + m) * %lld + p] = acc[e];\n\t}\n", P, O);
+		ox_cu_split_arrive(&t, S);
+		/* the tile's sums of the parts, bias and epilogue */
+		ox_buf_printf(&t, "\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++) {\n"
+				  "\t\tconst long m = m0 + %s, p = p0 + %s;\n"
+				  "\t\tif (m >= %lld || p >= %lld)\n\t\t\tcontinue;\n"
+				  "\t\tconst long yi = (nb * %lld + m) * %lld + p;\n"
+				  "\t\tfloat v = %s;\n"
+				  "\t\tfor (int s = 0; s < %d; s++)\n"
+				  "\t\t\tv += ox_ldcg(&ws[((nb * %d + s) * %lld + m) * %lld + p]);\n",
+			      geo.ne, geo.row, geo.col, P, O, P, O, hasb ? "OX_LD(bias[p])" : "0.0f", S, S, P, O);
+		if (ox_cu_epilogue(cg, g, n, &t, "p", "yi", 2))
 			goto fail;
-		ox_buf_puts(&t, "\ty[i] = OX_ST(v);\n}\n\n");
-		ox_cg_printf(cg, "\tOX_LAUNCH(%s, dim3(%lld, %lld, %lld), %d, 0, ox_st, in0, in1, %s, out0, ox_cu_ws%s);\n",
+		ox_buf_puts(&t, "\t\ty[yi] = OX_ST(v);\n\t}\n}\n\n");
+		ox_cg_printf(cg, "\tOX_LAUNCH(%s, dim3(%lld, %lld, %lld), %d, 0, ox_st, in0, in1, %s, out0, ox_cu_ws, ox_cu_ctr%s);\n",
 			     kname, (O + T - 1) / T, (P + T - 1) / T, N * S, geo.nt, hasb ? "in2" : "nullptr",
 			     args.s ? args.s : "");
-		ox_cg_printf(cg, "\tOX_LAUNCH(%s_sum, %lld, 256, 0, ox_st, ox_cu_ws, %s, out0%s);\n", kname,
-			     (N * O * P + 255) / 256, hasb ? "in2" : "nullptr", args.s ? args.s : "");
 	} else {
 		ox_buf_printf(&t, "\t\tconst long yi = (nb * %lld + m) * %lld + p;\n"
 				  "\t\tfloat v = acc[e]%s;\n",

@@ -37,8 +37,10 @@ typedef struct {
 } ox_ptrs;
 
 /* the split-K workspace of the convolutions and GEMMs (codegen/cuda_kernels.c),
- * allocated by PREFIX_init: OX_WS_BYTES */
+ * allocated by PREFIX_init: OX_WS_BYTES; and their tiles' arrival counters
+ * (ox_split_last), OX_CTR_COUNT of them, zero between runs */
 static float *ox_cu_ws;
+static unsigned int *ox_cu_ctr;
 
 /* the weights on the device, for the C run by device threads (bodies of
  * control nodes); set once by PREFIX_init */
@@ -96,6 +98,36 @@ __device__ inline void ox_st4(uint16_t *p, const uint16_t v[4])
 {
 	*(uint2 *)p = make_uint2(v[0] | (unsigned)v[1] << 16, v[2] | (unsigned)v[3] << 16);
 }
+#endif
+
+/* Split-K in one kernel (codegen/cuda_kernels.c): each of a tile's S
+ * blocks writes its part to the workspace and arrives at the tile's
+ * counter c; ox_split_last is true in the block that arrives last, which
+ * then reads the S parts through L2 (ox_ldcg: another SM wrote them) and
+ * sums them in split order, so the result does not depend on which block
+ * came last. That block sets the counter back to 0 for the next run. Every
+ * thread of the block must call it. */
+__device__ inline bool ox_split_last(unsigned int *c, unsigned int S)
+{
+	__shared__ unsigned int ticket;
+	__threadfence(); /* this thread's part, visible to the whole device */
+	__syncthreads(); /* ... for each thread before the block arrives */
+	if (threadIdx.x == 0) {
+		ticket = atomicAdd(c, 1u);
+		if (ticket == S - 1)
+			*c = 0;
+	}
+	__syncthreads();
+	const bool last = ticket == S - 1;
+	__syncthreads(); /* ticket read by all before another call writes it */
+	if (last)
+		__threadfence();
+	return last;
+}
+#if defined(OX_CUDA_EMU)
+inline float ox_ldcg(const float *p) { return *p; }
+#else
+__device__ inline float ox_ldcg(const float *p) { return __ldcg(p); }
 #endif
 
 /* Tensor cores: x rounded to TF32 (10-bit mantissa, to nearest, ties

@@ -3,7 +3,7 @@
  * keywords, built-ins, intrinsics and runtime API subset it uses from here.
  * Invariants: one OS thread does everything (use it from one host thread);
  * every operation runs synchronously, in issue order; a grid runs block after
- * block (x fastest); a 1-thread block runs on the caller's stack; a bigger one
+ * block, in a shuffled order (seed OX_EMU_SEED); a 1-thread block runs on the caller's stack; a bigger one
  * runs each CUDA thread as a fiber on its own stack (OX_EMU_STACK bytes,
  * default 128 KiB, guard page below) that yields only at a barrier
  * (__syncthreads, __syncwarp, shuffles, votes), and every phase between
@@ -20,6 +20,10 @@
  * use are ox_cuda.h functions, each with its CPU version beside the
  * device one), textures, cooperative groups, dynamic
  * parallelism; a capture records launches, memcpys and memsets only.
+ * OX_EMU_TRACE=FILE appends a line per grid run and per copy or fill done
+ * (bench/cuda_launches.sh reads it): "launch NAME gx gy gz bx by bz SMEM",
+ * "memcpy BYTES", "memset BYTES", and "graph NODES" ... "graph-end" around
+ * a graph's replay.
  * Include it before other headers (its __noinline__ macro would break
  * libstdc++'s <memory> if that came later, so <memory> is included here). */
 #ifndef OX_CUDA_EMU_H
@@ -36,6 +40,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <numeric>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -208,6 +213,17 @@ inline int fast_ = -1; /* switch fibers by fast_switch (1) or ucontext (0); -1: 
 inline cudaError_t last_ = cudaSuccess;
 
 inline cudaError_t ret(cudaError_t e) { if (e != cudaSuccess) last_ = e; return e; }
+inline FILE *trace()
+{
+	static FILE *t = nullptr;
+	static bool opened = false;
+	if (!opened) {
+		opened = true;
+		const char *e = getenv("OX_EMU_TRACE");
+		if (e && *e && !(t = fopen(e, "a"))) fprintf(stderr, "ox_cuda_emu: cannot open OX_EMU_TRACE %s\n", e);
+	}
+	return t;
+}
 [[noreturn]] inline void fatal(const char *what, const char *hint = nullptr)
 {
 	fprintf(stderr, "ox_cuda_emu: kernel '%s' (launch #%llu), block (%u,%u,%u): %s\n", kname_,
@@ -445,6 +461,8 @@ inline void run_grid(const char *name, dim3 g, dim3 b, size_t smem, const std::f
 	if (in_kernel_) fatal("a kernel launch from inside a kernel (dynamic parallelism is not emulated)");
 	s.launches++;
 	kname_ = name;
+	if (FILE *t = trace())
+		fprintf(t, "launch %s %u %u %u %u %u %u %zu\n", name, g.x, g.y, g.z, b.x, b.y, b.z, smem), fflush(t);
 	unsigned int n = b.x * b.y * b.z;
 	if (smem > s.smem_cap) {
 		free(s.smem);
@@ -465,14 +483,21 @@ inline void run_grid(const char *name, dim3 g, dim3 b, size_t smem, const std::f
 	gdim_ = g;
 	bdim_ = b;
 	in_kernel_ = true;
-	for (unsigned int z = 0; z < g.z; z++)
-		for (unsigned int y = 0; y < g.y; y++)
-			for (unsigned int x = 0; x < g.x; x++) {
-				bid_ = uint3{x, y, z};
-				tid_ = uint3{0, 0, 0};
-				if (n == 1) body();
-				else run_block(n);
-			}
+	/* the blocks in a shuffled order: block i*mul+add (mod their count),
+	 * mul coprime to the count, both drawn anew each launch */
+	const unsigned long long nb = (unsigned long long)g.x * g.y * g.z;
+	unsigned long long mul = 1, add = 0;
+	if (nb > 1) {
+		mul = 1 + rand64() % (nb - 1), add = rand64() % nb;
+		while (std::gcd(mul, nb) != 1) mul = mul % (nb - 1) + 1;
+	}
+	for (unsigned long long i = 0; i < nb; i++) {
+		const unsigned long long k = (unsigned long long)(((unsigned __int128)i * mul + add) % nb);
+		bid_ = uint3{(unsigned int)(k % g.x), (unsigned int)(k / g.x % g.y), (unsigned int)(k / g.x / g.y)};
+		tid_ = uint3{0, 0, 0};
+		if (n == 1) body();
+		else run_block(n);
+	}
 	in_kernel_ = false;
 }
 
@@ -914,7 +939,10 @@ inline cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, cudaMem
 {
 	if ((unsigned int)kind > cudaMemcpyDefault) return ox_emu::ret(cudaErrorInvalidMemcpyDirection);
 	if (n && (!dst || !src)) return ox_emu::ret(cudaErrorInvalidValue);
-	return ox_emu::enqueue(s, [dst, src, n]() { if (n) memmove(dst, src, n); });
+	return ox_emu::enqueue(s, [dst, src, n]() {
+		if (FILE *t = ox_emu::trace()) fprintf(t, "memcpy %zu\n", n), fflush(t);
+		if (n) memmove(dst, src, n);
+	});
 }
 /* height rows of width bytes, src and dst rows spitch and dpitch bytes apart */
 inline cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
@@ -924,6 +952,7 @@ inline cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, 
 	if (width > dpitch || width > spitch) return ox_emu::ret(cudaErrorInvalidPitchValue);
 	if (width && height && (!dst || !src)) return ox_emu::ret(cudaErrorInvalidValue);
 	return ox_emu::enqueue(s, [=]() {
+		if (FILE *t = ox_emu::trace()) fprintf(t, "memcpy %zu\n", width * height), fflush(t);
 		for (size_t r = 0; r < height && width; r++)
 			memmove((char *)dst + r * dpitch, (const char *)src + r * spitch, width);
 	});
@@ -931,7 +960,10 @@ inline cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, 
 inline cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t s = 0)
 {
 	if (n && !p) return ox_emu::ret(cudaErrorInvalidValue);
-	return ox_emu::enqueue(s, [p, v, n]() { if (n) memset(p, v, n); });
+	return ox_emu::enqueue(s, [p, v, n]() {
+		if (FILE *t = ox_emu::trace()) fprintf(t, "memset %zu\n", n), fflush(t);
+		if (n) memset(p, v, n);
+	});
 }
 inline cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, cudaMemcpyKind kind)
 {
@@ -1072,7 +1104,10 @@ inline cudaError_t cudaGraphLaunch(cudaGraphExec_t x, cudaStream_t s)
 		std::vector<std::function<void()>> ops = x->ops;
 		return ox_emu::enqueue(s, [ops]() { for (auto &op : ops) op(); });
 	}
+	FILE *t = ox_emu::trace();
+	if (t) fprintf(t, "graph %zu\n", x->ops.size()), fflush(t);
 	for (auto &op : x->ops) op();
+	if (t) fprintf(t, "graph-end\n"), fflush(t);
 	return cudaSuccess;
 }
 inline cudaError_t cudaGraphExecDestroy(cudaGraphExec_t x) { delete x; return cudaSuccess; }

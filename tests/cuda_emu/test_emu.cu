@@ -597,6 +597,53 @@ static void test_one_thread()
 	CK(cudaFree(d));
 }
 
+/* ---- 13. split-K in one kernel: ox_split_last. 12 tiles x 5 splits x 64
+ * threads; each block writes its part, the tile's last block to arrive sums
+ * the 5 parts in split order. The parts (1e8, 1, -1e8, 1, 0.5 scaled) give a
+ * different f32 sum in another order, so the check is exact; run 3 times
+ * (the counters must be back at 0 after each run) ---- */
+__global__ void split_sum(float *ws, unsigned int *ctr, float *y)
+{
+	const unsigned int S = 5, tile = blockIdx.x, s = blockIdx.z, t = threadIdx.x;
+	const float part[5] = {1e8f, 1.0f, -1e8f, 1.0f, 0.5f};
+	ws[(tile * S + s) * 64 + t] = part[s] * (1.0f + (float)t / 64);
+	if (!ox_split_last(ctr + tile, S))
+		return;
+	float v = 0.0f;
+	for (unsigned int k = 0; k < S; k++)
+		v += ox_ldcg(&ws[(tile * S + k) * 64 + t]);
+	y[tile * 64 + t] = v;
+}
+static void test_split_last()
+{
+	float *ws = 0, *y = 0;
+	CK(cudaMalloc((void **)&ws, 12 * 5 * 64 * sizeof(float)));
+	CK(cudaMalloc((void **)&y, 12 * 64 * sizeof(float)));
+	unsigned int *ctr = dev_from(std::vector<unsigned int>(12, 0));
+	const float part[5] = {1e8f, 1.0f, -1e8f, 1.0f, 0.5f};
+	int bad = -1, run = 0, ctr_bad = -1;
+	for (; run < 3 && bad < 0 && ctr_bad < 0; run++) {
+		CK(cudaMemset(y, 0, 12 * 64 * sizeof(float)));
+		OX_LAUNCH(split_sum, dim3(12, 1, 5), 64, 0, 0, ws, ctr, y);
+		CK(cudaGetLastError());
+		std::vector<float> h = host_from(y, 12 * 64);
+		for (int i = 0; i < 12 * 64 && bad < 0; i++) {
+			float v = 0.0f;
+			for (int k = 0; k < 5; k++)
+				v += part[k] * (1.0f + (float)(i % 64) / 64);
+			if (h[i] != v) bad = i;
+		}
+		std::vector<unsigned int> c = host_from(ctr, 12);
+		for (int k = 0; k < 12 && ctr_bad < 0; k++)
+			if (c[k]) ctr_bad = k;
+	}
+	report(bad < 0 && ctr_bad < 0, "ox_split_last: the last block sums the parts in split order, counters back at 0",
+		"run %d: y[%d] differs, or counter %d not 0", run, bad, ctr_bad);
+	CK(cudaFree(ws));
+	CK(cudaFree(y));
+	CK(cudaFree(ctr));
+}
+
 #if defined(OX_CUDA_EMU)
 /* ---- emulation only: a big stack array in a 1-thread block; deadlocks abort ---- */
 __global__ void big_stack(int *out)
@@ -658,8 +705,34 @@ static void run_shfl_vs_sync()
 	cudaMalloc((void **)&d, 32 * sizeof(int));
 	OX_LAUNCH(shfl_vs_sync, 1, 32, 0, 0, d);
 }
+/* the order the blocks ran in, one launch */
+__global__ void block_order(unsigned int *next, unsigned int *order)
+{
+	order[atomicAdd(next, 1u)] = blockIdx.x + 4 * (blockIdx.y + 3 * blockIdx.z);
+}
+static void test_block_order()
+{
+	unsigned int *next = 0, *order = 0;
+	CK(cudaMalloc((void **)&next, sizeof(unsigned int)));
+	CK(cudaMalloc((void **)&order, 24 * sizeof(unsigned int)));
+	int perms = 0, moved = 0;
+	for (int run = 0; run < 4; run++) {
+		CK(cudaMemset(next, 0, sizeof(unsigned int)));
+		OX_LAUNCH(block_order, dim3(4, 3, 2), 1, 0, 0, next, order);
+		std::vector<unsigned int> h = host_from(order, 24);
+		unsigned int seen = 0;
+		for (unsigned int k : h) seen |= k < 24 ? 1u << k : 0;
+		perms += seen == 0xffffffu;
+		for (unsigned int k = 0; k < 24; k++) moved += h[k] != k;
+	}
+	report(perms == 4 && moved > 0, "blocks run once each, in a shuffled order", "%d of 4 runs a permutation, %d moved",
+		perms, moved);
+	CK(cudaFree(next));
+	CK(cudaFree(order));
+}
 static void test_emu_only()
 {
+	test_block_order();
 	int *d = 0;
 	CK(cudaMalloc((void **)&d, sizeof(int)));
 	OX_LAUNCH(big_stack, 1, 1, 0, 0, d);
@@ -921,11 +994,12 @@ int main()
 	test_launch_errors();
 	test_ids3d();
 	test_one_thread();
+	test_split_last();
 	test_mma();
 	test_mma16();
 	ldsm_case<0>("f16");
 	ldsm_case<1>("bf16");
-	(void)ox_cu_ws, (void)ox_cu_check;
+	(void)ox_cu_ws, (void)ox_cu_ctr, (void)ox_cu_check;
 #if defined(OX_CUDA_EMU)
 	test_emu_only();
 #endif
