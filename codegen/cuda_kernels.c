@@ -69,15 +69,18 @@ void ox_cu_epi_params(ox_graph *g, ox_node *n, ox_buf *params, ox_buf *args)
 /* ox_cu_tile_loop's loads of one operand of a chunk into its registers
  * (ra or rb): n passes of the block's nt threads, v elements each at the
  * position pos (C declarations of i) where cond holds, else zero */
-static void tile_load(ox_buf *t, const char *name, int n, int nt, const char *pos, const char *cond, int v,
-		      const char *et, const char *zero, const char *load)
+static void tile_load(ox_buf *t, const char *name, int n, int nt, int groups, const char *pos, const char *cond,
+		      int v, const char *et, const char *zero, const char *load)
 {
+	char few[32] = ""; /* fewer groups than passes of the threads */
+	if (n * nt > groups)
+		snprintf(few, sizeof few, "i < %d && ", groups);
 	ox_buf_printf(t, "\t\tOX_UNROLL\n\t\tfor (int j = 0; j < %d; j++) {\n"
 			 "\t\t\tconst int i = tid + j * %d;\n"
 			 "\t\t\tconst long %s;\n"
 			 "\t\t\t%s %s[%d] = {%s};\n"
-			 "\t\t\tif (%s) {\n%s\t\t\t}\n",
-		      n, nt, pos, et, name, v, zero, cond, load);
+			 "\t\t\tif (%s%s) {\n%s\t\t\t}\n",
+		      n, nt, pos, et, name, v, zero, few, cond, load);
 	if (v > 1)
 		ox_buf_printf(t, "\t\t\tfor (int u = 0; u < %d; u++)\n\t\t\t\tr%s[j * %d + u] = %s[u];\n\t\t}\n", v, name,
 			      v, name);
@@ -88,11 +91,13 @@ static void tile_load(ox_buf *t, const char *name, int n, int nt, const char *po
 /* and its stores of those registers into the shared tile (As or Bs),
  * element u of pass j at [first][second], through the conversion cv
  * ("" or ox_f16, ox_bf16) */
-static void tile_store(ox_buf *t, const char *name, int n, int nt, int v, const char *first, const char *second,
-		       const char *cv)
+static void tile_store(ox_buf *t, const char *name, int n, int nt, int groups, int v, const char *first,
+		       const char *second, const char *cv)
 {
 	const int S = name[0] - 'a' + 'A';
 	ox_buf_printf(t, "\t\tOX_UNROLL\n\t\tfor (int j = 0; j < %d; j++) {\n\t\t\tconst int i = tid + j * %d;\n", n, nt);
+	if (n * nt > groups)
+		ox_buf_printf(t, "\t\t\tif (i >= %d)\n\t\t\t\tbreak;\n", groups);
 	if (v > 1)
 		ox_buf_printf(t, "\t\t\tfor (int u = 0; u < %d; u++)\n\t\t\t\t%cs[%s][%s] = %s(r%s[j * %d + u]);\n", v, S,
 			      first, second, cv, name, v);
@@ -104,8 +109,11 @@ static void tile_store(ox_buf *t, const char *name, int n, int nt, int v, const 
 /* Tiles of BM x BN outputs over chunks of 16 of the reduction in shared
  * memory. A (BM rows of the reduction) and B (16 x BN) come from the
  * caller's loads: LOADA(m, k) and LOADB(k, p) as C statements setting a
- * and b (left zero outside). FFMA: 256 (or 64) threads computing 4 x 4
- * each. mma: 4 warps of BM/2 x BN/2, each a grid of 16 x 8 tensor-core
+ * and b (left zero outside). FFMA (and int): a thread computes R x R
+ * outputs, 4 x 4 (256 threads on 64 x 64, 64 on 32 x 32), or 2 x 2 (256
+ * threads on 32 x 32) when the grid has fewer than 4 blocks per SM: a
+ * small product at batch 1 then has 4 times the warps to hide its loads'
+ * latency. mma: 4 warps of BM/2 x BN/2, each a grid of 16 x 8 tensor-core
  * products in TF32 (ox_mma_tf32, runtime_min/ox_cuda.h: m16n8k8, the PTX
  * ISA's fragment layout), or of 16 x 8 x 16 products in f16 or bf16 (ox_mma_f16,
  * ox_mma_bf16: m16n8k16, twice the rate) from f16 (bf16) shared tiles,
@@ -115,7 +123,7 @@ static void tile_store(ox_buf *t, const char *name, int n, int nt, int v, const 
  * 4 g + t reads row t, column g), by 8 values for k16 (ldmatrix's 8 rows
  * of 16 bytes: rows 48 or 80, 144 bytes apart), by 4 for FFMA. */
 void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, const char *loada, int va,
-		     const char *loadb, int vb, int kind, ox_cu_tile *geo)
+		     const char *loadb, int vb, int kind, int64_t blocks, ox_cu_tile *geo)
 {
 	/* the reduction from ks0 to ks1 (a split of it: ox_cu_split_of) */
 	const int k16 = kind == OX_CU_TILE_F16 || kind == OX_CU_TILE_BF16;
@@ -124,8 +132,9 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
 	/* the integer tile: int operands, sums modulo 2^32 in unsigned */
 	const char *et = in ? "int" : "float", *zero = in ? "0" : "0.0f";
 	const char *cv = !k16 ? "" : kind == OX_CU_TILE_F16 ? "ox_f16" : "ox_bf16";
-	geo->nt = mma ? 128 : BM / 4 * (BN / 4);
-	geo->ne = mma ? MI * NI * 4 : 16;
+	const int R = !mma && BM == 32 && BN == 32 && blocks < 4 * OX_CU_SMS ? 2 : 4;
+	geo->nt = mma ? 128 : BM / R * (BN / R);
+	geo->ne = mma ? MI * NI * 4 : R * R;
 	int nt = geo->nt;
 	if (k16) /* (MI 1 or 2, NI 2 or 4: the B fragments in pairs) */
 		ox_buf_printf(t, "\t__shared__ __align__(16) uint16_t As[%d][24];\n"
@@ -140,9 +149,9 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
 		snprintf(geo->row, sizeof geo->row, "wm * %d + e / %d * 16 + g + e %% 4 / 2 * 8", BM / 2, NI * 4);
 		snprintf(geo->col, sizeof geo->col, "wn * %d + e / 4 %% %d * 8 + t4 * 2 + e %% 2", BN / 2, NI);
 	} else {
-		ox_buf_printf(t, "\tconst int tid = threadIdx.x, tx = tid %% %d, ty = tid / %d;\n", BN / 4, BN / 4);
-		snprintf(geo->row, sizeof geo->row, "ty * 4 + e / 4");
-		snprintf(geo->col, sizeof geo->col, "tx * 4 + e %% 4");
+		ox_buf_printf(t, "\tconst int tid = threadIdx.x, tx = tid %% %d, ty = tid / %d;\n", BN / R, BN / R);
+		snprintf(geo->row, sizeof geo->row, "ty * %d + e / %d", R, R);
+		snprintf(geo->col, sizeof geo->col, "tx * %d + e %% %d", R, R);
 	}
 	ox_buf_printf(t, "\tconst long p0 = (long)blockIdx.x * %d, m0 = (long)blockIdx.y * %d;\n", BN, BM);
 	ox_buf_printf(t, "\t%s acc[%d];\n\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++)\n\t\tacc[e] = %s;\n",
@@ -154,15 +163,15 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
 	 * thread loads va consecutive k of a row of A (ga groups per row) and
 	 * vb consecutive p of a row of B (gb groups per row). */
 	const int ga = 16 / va, gb = BN / vb;
-	const int na = BM * ga / nt, nb = 16 * gb / nt; /* (exact: 32 x 32 or 64 x 64 tiles, va, vb 1 or 4) */
+	const int na = (BM * ga + nt - 1) / nt, nb = (16 * gb + nt - 1) / nt; /* (the last pass partial: 2 x 2) */
 	ox_buf_printf(t, "\t%s ra[%d], rb[%d];\n\tfor (long kn = ks0;; kn += 16) {\n", et, na * va, nb * vb);
 	char pos[96], cond[96];
 	snprintf(pos, sizeof pos, "m = m0 + i / %d, k = kn + i %% %d * %d", ga, ga, va);
 	snprintf(cond, sizeof cond, "m < %s && k < ks1", M);
-	tile_load(t, "a", na, nt, pos, cond, va, et, zero, loada);
+	tile_load(t, "a", na, nt, BM * ga, pos, cond, va, et, zero, loada);
 	snprintf(pos, sizeof pos, "k = kn + i / %d, p = p0 + i %% %d * %d", gb, gb, vb);
 	snprintf(cond, sizeof cond, "k < ks1 && p < %s", N);
-	tile_load(t, "b", nb, nt, pos, cond, vb, et, zero, loadb);
+	tile_load(t, "b", nb, nt, 16 * gb, pos, cond, vb, et, zero, loadb);
 	/* the products of the chunk in the shared tiles (none before the first) */
 	ox_buf_puts(t, "\t\tif (kn > ks0) {\n");
 	ox_buf u = {0};
@@ -204,21 +213,21 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
 				 "\t\t\t\t\tox_mma_tf32(&acc[(i * %d + j) * 4], a[i], b[j]);\n"
 				 "\t\t}\n",
 			      MI, NI, MI, BM / 2, NI, BN / 2, MI, NI, NI);
-	} else if (in) {
-		ox_buf_puts(&u, "\t\tfor (int kk = 0; kk < 16; kk++) {\n"
-			       "\t\t\tconst int4 av = *(const int4 *)&As[kk][ty * 4], bv = *(const int4 *)&Bs[kk][tx * 4];\n"
-			       "\t\t\tconst int a[4] = {av.x, av.y, av.z, av.w}, b[4] = {bv.x, bv.y, bv.z, bv.w};\n"
-			       "\t\t\tfor (int i = 0; i < 4; i++)\n\t\t\t\tfor (int j = 0; j < 4; j++)\n"
-			       "\t\t\t\t\tacc[i * 4 + j] += (unsigned)(a[i] * b[j]);\n"
-			       "\t\t}\n");
 	} else {
-		ox_buf_puts(&u, "\t\tfor (int kk = 0; kk < 16; kk++) {\n"
-			       "\t\t\t/* one 16-byte shared load each */\n"
-			       "\t\t\tconst float4 av = *(const float4 *)&As[kk][ty * 4], bv = *(const float4 *)&Bs[kk][tx * 4];\n"
-			       "\t\t\tconst float a[4] = {av.x, av.y, av.z, av.w}, b[4] = {bv.x, bv.y, bv.z, bv.w};\n"
-			       "\t\t\tfor (int i = 0; i < 4; i++)\n\t\t\t\tfor (int j = 0; j < 4; j++)\n"
-			       "\t\t\t\t\tacc[i * 4 + j] = fmaf(a[i], b[j], acc[i * 4 + j]);\n"
-			       "\t\t}\n");
+		/* one 16-byte (R 4) or 8-byte (R 2) shared load each */
+		const char *vt = in ? (R == 4 ? "int4" : "int2") : (R == 4 ? "float4" : "float2");
+		const char *lanes = R == 4 ? "av.x, av.y, av.z, av.w}, b[4] = {bv.x, bv.y, bv.z, bv.w}"
+					   : "av.x, av.y}, b[2] = {bv.x, bv.y}";
+		ox_buf_printf(&u, "\t\tfor (int kk = 0; kk < 16; kk++) {\n"
+				  "\t\t\tconst %s av = *(const %s *)&As[kk][ty * %d], bv = *(const %s *)&Bs[kk][tx * %d];\n"
+				  "\t\t\tconst %s a[%d] = {%s;\n"
+				  "\t\t\tfor (int i = 0; i < %d; i++)\n\t\t\t\tfor (int j = 0; j < %d; j++)\n",
+			      vt, vt, R, vt, R, et, R, lanes, R, R);
+		if (in)
+			ox_buf_printf(&u, "\t\t\t\t\tacc[i * %d + j] += (unsigned)(a[i] * b[j]);\n\t\t}\n", R);
+		else
+			ox_buf_printf(&u, "\t\t\t\t\tacc[i * %d + j] = fmaf(a[i], b[j], acc[i * %d + j]);\n\t\t}\n", R,
+				      R);
 	}
 	/* one level deeper, inside the "if" */
 	for (const char *c = u.s; c && *c; c++)
@@ -231,12 +240,12 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
 		snprintf(row, sizeof row, "i %% %d * %d + u", ga, va), snprintf(col, sizeof col, "i / %d", ga);
 	else
 		snprintf(row, sizeof row, "i %% 16"), snprintf(col, sizeof col, "i / 16");
-	tile_store(t, "a", na, nt, va, k16 ? col : row, k16 ? row : col, cv);
+	tile_store(t, "a", na, nt, BM * ga, va, k16 ? col : row, k16 ? row : col, cv);
 	if (vb > 1)
 		snprintf(row, sizeof row, "i / %d", gb), snprintf(col, sizeof col, "i %% %d * %d + u", gb, vb);
 	else
 		snprintf(row, sizeof row, "i / %d", BN), snprintf(col, sizeof col, "i %% %d", BN);
-	tile_store(t, "b", nb, nt, vb, row, col, cv);
+	tile_store(t, "b", nb, nt, 16 * gb, vb, row, col, cv);
 	ox_buf_puts(t, "\t\t__syncthreads();\n\t}\n");
 }
 
@@ -397,15 +406,15 @@ void ox_cu_scalar(ox_buf *t, const char *v)
 }
 
 /* Split-K: when the tiles are too few to fill the GPU (132 SMs, two
- * blocks each) and the reduction is long, S blocks per tile each sum a
- * part into the workspace (ox_cu_ws); the last of them to arrive
- * (ox_split_last, on the tile's counter in ox_cu_ctr) adds the S parts in
- * split order, the bias and the epilogue: one kernel, and the sums stay
- * deterministic. */
+ * blocks each) and the reduction is long (64 or more a part), S blocks
+ * per tile each sum a part into the workspace (ox_cu_ws); the last of them
+ * to arrive (ox_split_last, on the tile's counter in ox_cu_ctr) adds the S
+ * parts in split order, the bias and the epilogue: one kernel, and the
+ * sums stay deterministic. */
 int ox_cu_split_of(int64_t blocks, int64_t K)
 {
 	int S = 1;
-	while (S < 16 && blocks * S < 264 && K / (S * 2) >= 128)
+	while (S < 16 && blocks * S < 2 * OX_CU_SMS && K / (S * 2) >= 64)
 		S *= 2;
 	return S;
 }
@@ -443,10 +452,18 @@ int ox_cu_tile_kind(const ox_cg *cg, int dt)
 	return dt == OX_F16 ? OX_CU_TILE_F16 : dt == OX_BF16 ? OX_CU_TILE_BF16 : cg->tf32 ? OX_CU_TILE_MMA : OX_CU_TILE_FFMA;
 }
 
+int ox_cu_block_of(int64_t n)
+{
+	int b = 256;
+	while (b > 64 && (n + b - 1) / b < OX_CU_SMS)
+		b /= 2;
+	return b;
+}
+
 int ox_cu_tile_of(int64_t M, int64_t N, int64_t z)
 {
 	int64_t t64 = (M + 63) / 64 * ((N + 63) / 64) * z;
-	return t64 >= 264 ? 64 : 32;
+	return t64 >= 2 * OX_CU_SMS ? 64 : 32;
 }
 
 int ox_cu_window(ox_graph *g, ox_node *n, const ox_value *x, const ox_value *w, const ox_value *y, ox_cu_win *q)
@@ -589,7 +606,7 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 			      (long long)G, (long long)G, (long long)C, (long long)Cg, sIS,
 			      (long long)(Og * K));
 		ox_cu_tile geo;
-		ox_cu_tile_loop(&t, T, T, M_, N_, la, va, lb, 1, ox_cu_tile_kind(cg, y->dtype), &geo);
+		ox_cu_tile_loop(&t, T, T, M_, N_, la, va, lb, 1, ox_cu_tile_kind(cg, y->dtype), tiles * S, &geo);
 		ox_buf_printf(&t, "\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++) {\n"
 				  "\t\tconst long m = m0 + %s, p = p0 + %s;\n"
 				  "\t\tif (m >= %lld || p >= %s)\n\t\t\tcontinue;\n",
@@ -730,7 +747,8 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 		ox_buf_printf(&t, "\tconst long NN = %lld, ks0 = 0, ks1 = K;\n\t(void)NN;\n", (long long)N);
 	}
 	ox_cu_tile geo;
-	ox_cu_tile_loop(&t, T, T, "M", "NN", la, va, lb, vb, ox_cu_tile_kind(cg, y->dtype), &geo);
+	ox_cu_tile_loop(&t, T, T, "M", "NN", la, va, lb, vb, ox_cu_tile_kind(cg, y->dtype),
+			(q->M + T - 1) / T * ((N + T - 1) / T) * (S > 1 ? S : q->batch), &geo);
 	ox_buf_printf(&t, "\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++) {\n"
 			  "\t\tconst long m = m0 + %s, p = p0 + %s;\n"
 			  "\t\tif (m >= M || p >= NN)\n\t\t\tcontinue;\n",
@@ -846,13 +864,14 @@ int ox_cu_emit_window(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (conv)
 		ox_cu_epi_params(g, n, &params, &args);
 	ox_cu_rt_params(cg, &R, &params, &args);
+	const int B = rt ? 256 : ox_cu_block_of(ox_dim_eval(g, dTot) / V);
 	ox_buf_printf(&t, "/* %s: %s %lldx%lld, stride %lldx%lld, dilation %lldx%lld, pads %lld,%lld%s: %s -> %s */\n"
-			  "__global__ void __launch_bounds__(256) %s(const OX_T *__restrict__ x, %sOX_T *__restrict__ y%s)\n{\n"
-			  "\tconst long %s = (long)blockIdx.x * 256 + threadIdx.x;\n\tif (%s >= %s)\n\t\treturn;\n",
+			  "__global__ void __launch_bounds__(%d) %s(const OX_T *__restrict__ x, %sOX_T *__restrict__ y%s)\n{\n"
+			  "\tconst long %s = (long)blockIdx.x * %d + threadIdx.x;\n\tif (%s >= %s)\n\t\treturn;\n",
 		      cg->fname, conv ? "depthwise Conv" : "MaxPool", KH, KW, (long long)q.S[1], (long long)q.S[2],
 		      (long long)q.D[1], (long long)q.D[2], (long long)q.P[1], (long long)q.P[2], nhwc ? ", NHWC" : "", xs,
-		      ys, kname, conv ? "const OX_T *__restrict__ w, const OX_T *__restrict__ bias, " : "",
-		      params.s ? params.s : "", V > 1 ? "i4" : "i", V > 1 ? "i4" : "i", tot);
+		      ys, B, kname, conv ? "const OX_T *__restrict__ w, const OX_T *__restrict__ bias, " : "",
+		      params.s ? params.s : "", V > 1 ? "i4" : "i", B, V > 1 ? "i4" : "i", tot);
 	/* the output's channel c and pixel p of image nb; xc: c's input plane,
 	 * tap (ih, iw) at xc[TAP]; the weights of c at tap (kh, kw) */
 	char tap[64], wtap[96];
@@ -926,8 +945,8 @@ int ox_cu_emit_window(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cu_launch_rt(cg, kname, dTot, 256, 256, a.s);
 		ox_buf_free(&a);
 	} else
-		ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, in0, %sout0%s);\n", kname,
-			     (long long)((ox_dim_eval(g, dTot) / V + 255) / 256), wb, args.s ? args.s : "");
+		ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, %d, 0, ox_st, in0, %sout0%s);\n", kname,
+			     (long long)((ox_dim_eval(g, dTot) / V + B - 1) / B), B, wb, args.s ? args.s : "");
 	ox_cu_finish(cg, g, n, kname, &t);
 	ox_buf_free(&params), ox_buf_free(&args);
 	return 0;
@@ -1397,10 +1416,11 @@ int ox_cu_index_kernel_rt(ox_buf *t, const char *kname, const char *params, cons
 		ox_buf_free(&dec);
 		return -1;
 	}
-	ox_buf_printf(t, "__global__ void __launch_bounds__(256) %s(%s", kname, params);
+	const int B = !R || !R->n ? ox_cu_block_of(dims_numel(NULL, dims, r)) : 256; /* (as ox_cu_index_launch) */
+	ox_buf_printf(t, "__global__ void __launch_bounds__(%d) %s(%s", B, kname, params);
 	ox_cu_rt_params(NULL, R, t, NULL);
-	ox_buf_printf(t, ")\n{\n\tconst long i = (long)blockIdx.x * 256 + threadIdx.x;\n\tif (i >= %s%s)\n\t\treturn;\n",
-		      tb, tb[0] == 'o' ? "" : "L");
+	ox_buf_printf(t, ")\n{\n\tconst long i = (long)blockIdx.x * %d + threadIdx.x;\n\tif (i >= %s%s)\n\t\treturn;\n",
+		      B, tb, tb[0] == 'o' ? "" : "L");
 	ox_buf_puts(t, dec.s ? dec.s : "");
 	ox_buf_puts(t, body);
 	ox_buf_puts(t, "}\n\n");
@@ -1417,8 +1437,10 @@ void ox_cu_index_launch(ox_cg *cg, const char *kname, const ox_dim *dims, int r,
 {
 	if (!R || !R->n) {
 		const int64_t tot = dims_numel(NULL, dims, r);
+		const int B = ox_cu_block_of(tot);
 		if (tot > 0)
-			ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, %s);\n", kname, (long long)((tot + 255) / 256), ptrs);
+			ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, %d, 0, ox_st, %s);\n", kname, (long long)((tot + B - 1) / B), B,
+				     ptrs);
 		return;
 	}
 	ox_buf a = {0};
@@ -1634,8 +1656,7 @@ static int emit_gather(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_buf_printf(&t, "/* %s: Gather along axis %d of %lld, %s indices: a thread per element */\n", cg->fname, axis, D,
 		      ci ? "constant" : "checked");
 	ox_cu_index_kernel(&t, kname, params, dims, 3, body);
-	ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, in0, in1, out0%s);\n", kname,
-		     (long long)((dims[0] * dims[1] * dims[2] + 255) / 256), ci ? "" : ", ox_status");
+	ox_cu_index_launch(cg, kname, dims, 3, ci ? "in0, in1, out0" : "in0, in1, out0, ox_status", NULL);
 	ox_cu_finish(cg, g, n, kname, &t);
 	return 0;
 }

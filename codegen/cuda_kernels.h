@@ -66,6 +66,8 @@ typedef struct {
  * m16n8k8 TF32, m16n8k16 f16 or bf16), or int32 (int operands, unsigned
  * sums modulo 2^32) */
 enum { OX_CU_TILE_FFMA, OX_CU_TILE_MMA, OX_CU_TILE_F16, OX_CU_TILE_BF16, OX_CU_TILE_INT };
+/* the SMs the launch heuristics fill: an H100 SXM's and an H200's 132 */
+#define OX_CU_SMS 132
 /* the products of operands of dtype dt: f16, bf16 on their tensor cores,
  * f32 TF32 with --tf32, else FFMA */
 int ox_cu_tile_kind(const ox_cg *cg, int dt);
@@ -76,10 +78,11 @@ int ox_cu_tile_kind(const ox_cg *cg, int dt);
  * from m, k (k .. k + va - 1 of row m) and b[0..vb-1] from k, p (p .. p +
  * vb - 1 of row k); a and b start at zero. va, vb: 1 or 4 (4 only where
  * the row's length is a multiple of 4 and the loads stay in one row and
- * aligned: ox_cu_align, ox_cu_tile_ld). The block's threads and acc[] as
- * *geo says (codegen/cuda_kernels.c) */
+ * aligned: ox_cu_align, ox_cu_tile_ld). blocks: the grid's (its largest,
+ * with run-time dims). The block's threads and acc[] as *geo says
+ * (codegen/cuda_kernels.c) */
 void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, const char *loada, int va,
-		     const char *loadb, int vb, int kind, ox_cu_tile *geo);
+		     const char *loadb, int vb, int kind, int64_t blocks, ox_cu_tile *geo);
 /* the alignment in bytes (1 .. 64) value id's device address is known to have */
 int ox_cu_align(ox_graph *g, ox_id id);
 /* the largest power of two up to top (itself one) that divides b */
@@ -99,6 +102,9 @@ void ox_cu_ws_param(ox_cg *cg, ox_buf *t, int64_t tiles);
 /* after the loop that wrote the block's part: all blocks of a tile but
  * the last to arrive return */
 void ox_cu_split_arrive(ox_buf *t, int S);
+/* threads a block for a kernel of n threads: 256, or 128 or 64 where 256
+ * would give fewer blocks than SMs (more SMs share a small kernel) */
+int ox_cu_block_of(int64_t n);
 /* 64 x 64 tiles when there are enough of them to fill the GPU, else 32 x 32 */
 int ox_cu_tile_of(int64_t M, int64_t N, int64_t z);
 

@@ -134,7 +134,7 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 			  "\tconst OX_T *xn = x + nb * %lld;\n",
 		      S, S, KS, KS, K, KS, K, IH * IW * Cp);
 	ox_cu_tile geo;
-	ox_cu_tile_loop(&t, T, T, M_, N_, la, va, lb, vb, ox_cu_tile_kind(cg, y->dtype), &geo);
+	ox_cu_tile_loop(&t, T, T, M_, N_, la, va, lb, vb, ox_cu_tile_kind(cg, y->dtype), tiles * S, &geo);
 	ox_buf_printf(&t, "\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++) {\n"
 			  "\t\tconst long m = m0 + %s, p = p0 + %s;\n"
 			  "\t\tif (m >= %lld || p >= %lld)\n\t\t\tcontinue;\n",
@@ -217,7 +217,7 @@ static int emit_reorder(ox_cg *cg, ox_graph *g, ox_node *n)
 	    x->dtype != y->dtype)
 		return 1;
 	const long long N = x->shape.d[0], C = x->shape.d[1], S = x->shape.d[2] * x->shape.d[3], b = bv->lp[0];
-	const long long CB = (C + b - 1) / b, tot = tob ? N * CB * S * b : N * C * S;
+	const long long CB = (C + b - 1) / b;
 	const char *ty = ox_cg_ctype(x->dtype);
 	char kname[200], params[256];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
@@ -235,8 +235,7 @@ static int emit_reorder(ox_cg *cg, ox_graph *g, ox_node *n)
 			      b);
 	const int64_t dims[4] = {N, tob ? CB : C, S, b};
 	ox_cu_index_kernel(&t, kname, params, dims, tob ? 4 : 3, body.s);
-	if (tot > 0)
-		ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, in0, out0);\n", kname, (tot + 255) / 256);
+	ox_cu_index_launch(cg, kname, dims, tob ? 4 : 3, "in0, out0", NULL);
 	if (ox_cu_fits32(g, n))
 		ox_cu_narrow(&t);
 	ox_cg_helper(cg, kname, t.s);

@@ -489,8 +489,7 @@ static int emit_resize(ox_cg *cg, ox_graph *g, ox_node *n)
 	for (int a = 0; a < r; a++)
 		dims[a] = y->shape.d[a];
 	ox_cu_index_kernel(&t, kname, "const float *__restrict__ x, float *__restrict__ y", dims, r, body.s);
-	const int64_t tot = ox_shape_numel(&y->shape);
-	ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, in0, out0);\n", kname, (long long)((tot + 255) / 256));
+	ox_cu_index_launch(cg, kname, dims, r, "in0, out0", NULL);
 	ox_cu_finish(cg, g, n, kname, &t);
 	ox_buf_free(&body), ox_buf_free(&base);
 	return 0;

@@ -136,7 +136,7 @@ static int emit_qgemm(ox_cg *cg, ox_graph *g, ox_node *n)
 	snprintf(n_, sizeof n_, "%lld", Np);
 	const int T = ox_cu_tile_of(Mm, Np, Z);
 	ox_cu_tile geo;
-	ox_cu_tile_loop(&t, T, T, m_, n_, la, 1, lb, 1, OX_CU_TILE_INT, &geo);
+	ox_cu_tile_loop(&t, T, T, m_, n_, la, 1, lb, 1, OX_CU_TILE_INT, (Mm + T - 1) / T * ((Np + T - 1) / T) * Z, &geo);
 	ox_buf_printf(&t, "\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++) {\n"
 			  "\t\tconst long m = m0 + %s, p = p0 + %s;\n"
 			  "\t\tif (m >= %lld || p >= %lld)\n\t\t\tcontinue;\n",
@@ -188,15 +188,14 @@ static void elem_kernel(ox_cg *cg, ox_graph *g, ox_node *n, const char *what, co
 	ox_buf_printf(&params, "%s *__restrict__ out0", ox_cg_ctype(ox_out(g, n, 0)->dtype));
 	char kname[200];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
-	int64_t tot = 1;
-	for (int i = 0; i < r; i++)
-		tot *= dims[i];
 	ox_buf_printf(&t, "/* %s: %s, a thread per element */\n", cg->fname, what);
 	ox_cu_index_kernel(&t, kname, params.s, dims, r, body);
-	ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, ", kname, (long long)((tot + 255) / 256));
+	ox_buf ptrs = {0};
 	for (int k = 0; k < n->nin; k++)
-		ox_cg_printf(cg, n->in[k] >= 0 ? "in%d, " : "nullptr, ", k);
-	ox_cg_printf(cg, "out0);\n");
+		ox_buf_printf(&ptrs, n->in[k] >= 0 ? "in%d, " : "nullptr, ", k);
+	ox_buf_puts(&ptrs, "out0");
+	ox_cu_index_launch(cg, kname, dims, r, ptrs.s, NULL);
+	ox_buf_free(&ptrs);
 	ox_cu_finish(cg, g, n, kname, &t);
 	ox_buf_free(&params);
 }
