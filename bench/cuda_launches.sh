@@ -4,8 +4,9 @@
 # under the emulation with OX_EMU_TRACE, and its last CUDA Graph replay is
 # summed up: kernel launches, copies and fills (each a graph node: at batch
 # 1 each costs the GPU a few microseconds whatever it does), and the
-# launches with fewer blocks than the GPU has SMs (132 on an H100 SXM, 132
-# on an H200: such a kernel leaves SMs idle).
+# launches with fewer blocks than the GPU has SMs (132 on an H100 SXM and
+# on an H200: such a kernel leaves SMs idle), and the blocks and threads
+# all the launches start.
 #
 #   bench/cuda_launches.sh [-v] [MODEL...]   (default: resnet18 mobilenet_v2 bert_encoder)
 #
@@ -21,7 +22,7 @@ verbose=0
 SMS=${SMS:-132}
 ONNXCC=${ONNXCC:-./onnxcc}
 fails=0
-printf '%-22s %8s %6s %6s %12s %10s\n' model launches copies fills "<$SMS blocks" blocks
+printf '%-22s %8s %6s %6s %12s %8s %9s\n' model launches copies fills "<$SMS blocks" blocks threads
 for m in "$@"; do
 	case $m in
 	*.onnx) onnx=$m name=$(basename "$m" .onnx) in=$(dirname "$m")/input_0.npy ;;
@@ -53,12 +54,13 @@ for m in "$@"; do
 					k++
 					b = f[3] * f[4] * f[5]
 					blocks += b
+					threads += b * f[6] * f[7] * f[8]
 					few += b < sms
 					if (verbose) printf "    %-40s grid %s,%s,%s block %s,%s,%s smem %s\n", f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9]
 				} else if (f[1] == "memcpy") c++
 				else if (f[1] == "memset") s++
 			}
-			printf "%-22s %8d %6d %6d %12d %10d\n", name, k, c, s, few, blocks
+			printf "%-22s %8d %6d %6d %12d %8d %9d\n", name, k, c, s, few, blocks, threads
 		}' "$d/trace.txt" || fails=$((fails + 1))
 done
 exit $((fails > 0))

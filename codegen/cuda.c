@@ -106,8 +106,9 @@ void ox_cu_api_h(ox_buf *h, const char *P, const char *PU, int external)
 			 " * stream) and the call returns without waiting: 0, %s_ERR_SHAPE\n"
 			 " * (checked before anything is enqueued), %s_ERR_CUDA or\n"
 			 " * _ERR_NO_WEIGHTS. A run is captured into a CUDA Graph the first\n"
-			 " * time and replayed while its pointers, arena and input shapes stay\n"
-			 " * the same. Errors the data causes (%s_ERR_INDEX ...) come from\n"
+			 " * time its pointers, arena, stream and input shapes come, and\n"
+			 " * replayed when they come again (the last 8 such graphs are kept).\n"
+			 " * Errors the data causes (%s_ERR_INDEX ...) come from\n"
 			 " * %s_sync. Not reentrant: one run in flight per arena. */\n",
 		      P, P, PU, PU, PU, P);
 	ox_buf_printf(h, "int %s_run_device(const void *const *inputs, void *const *outputs, void *stream);\n", P);
@@ -166,13 +167,20 @@ void ox_cu_host(ox_buf *c, const ox_cu_info *fi)
 	ox_buf_printf(c, "#define OX_NS %d\n#define OX_NX %d\n#define OX_MAXR %d\n", NS, NX, fi->maxrank + 1);
 	ox_buf_printf(c, "#define OX_WS_BYTES %lld /* split-K workspace on the device */\n", (long long)fi->ws_bytes);
 	ox_buf_printf(c, "#define OX_CTR_COUNT %lld /* its tiles' arrival counters */\n", (long long)fi->nctr);
+	ox_buf_puts(c, "#define OX_GRAPHS 8 /* captured runs kept (for input shapes, pointers, stream), the\n"
+		       "\t\t     * least recently replayed one replaced */\n");
 	ox_buf_printf(c, "static struct {\n"
 			 "\tint ready;\n\tunsigned char *A, *W;\n\tint64_t *dd, *hd;\n"
 			 "\tvoid *in[%d], *out[%d];\n\tcudaStream_t st;\n"
-			 "\t/* the captured run and what it was captured for */\n"
-			 "\tcudaGraphExec_t exec;\n\tint gspec;\n\tcudaStream_t gst;\n\tunsigned char *gA;\n"
-			 "\tconst void *gin[%d];\n\tvoid *gout[%d];\n\tint64_t gd[OX_NS];\n"
-			 "\tint64_t gshape[%d][OX_MAXR];\n"
+			 "\t/* the captured runs, each with what it was captured for and\n"
+			 "\t * when it was last replayed (tick) */\n"
+			 "\tstruct {\n"
+			 "\t\tcudaGraphExec_t exec;\n\t\tunsigned long long used;\n"
+			 "\t\tint spec;\n\t\tcudaStream_t st;\n\t\tunsigned char *A;\n"
+			 "\t\tconst void *in[%d];\n\t\tvoid *out[%d];\n\t\tint64_t d[OX_NS];\n"
+			 "\t\tint64_t shape[%d][OX_MAXR];\n"
+			 "\t} g[OX_GRAPHS];\n"
+			 "\tunsigned long long tick;\n"
 			 "} ox_s;\n\n", NI, NO, NI, NO, NO);
 	ox_buf_printf(c, "/* %s_profile: an event before and after each function's launches */\n"
 			 "static cudaEvent_t ox_prof_ev[2 * %s_NUM_FUNCS + 2];\n"
@@ -193,7 +201,7 @@ void ox_cu_host(ox_buf *c, const ox_cu_info *fi)
 			 "\t\treturn %s_ERR_CUDA;\n"
 			 "\treturn (int)ox_s.hd[OX_NS + OX_NX];\n}\n\n", PU);
 	ox_buf_printf(c, "void %s_free(void)\n{\n"
-			 "\tif (ox_s.exec)\n\t\tcudaGraphExecDestroy(ox_s.exec);\n"
+			 "\tfor (int j = 0; j < OX_GRAPHS; j++)\n\t\tif (ox_s.g[j].exec)\n\t\t\tcudaGraphExecDestroy(ox_s.g[j].exec);\n"
 			 "\tcudaFree(ox_s.A), cudaFree(ox_s.W), cudaFree(ox_s.dd), cudaFreeHost(ox_s.hd), cudaFree(ox_cu_ws);\n"
 			 "\tcudaFree(ox_cu_ctr);\n"
 			 "\tox_cu_ws = NULL, ox_cu_ctr = NULL;\n"
@@ -270,16 +278,25 @@ void ox_cu_host(ox_buf *c, const ox_cu_info *fi)
 	ox_buf_printf(c, "\tif ((capturable && getenv(\"OX_CUDA_GRAPHS\") && !strcmp(getenv(\"OX_CUDA_GRAPHS\"), \"0\")) ||\n"
 			 "\t    ox_prof_on) /* (events between the launches) */\n"
 			 "\t\tcapturable = 0;\n");
-	ox_buf_printf(c, "\tint same = ox_s.exec && ox_s.gspec == s && ox_s.gst == st && ox_s.gA == A &&\n"
-			 "\t\t   !memcmp(ox_s.gd, d, sizeof d);\n"
-			 "\tfor (int k = 0; k < %d && same; k++)\n\t\tsame = ox_s.gin[k] == inputs[k];\n"
-			 "\tfor (int k = 0; k < %d && same; k++)\n\t\tsame = ox_s.gout[k] == outputs[k];\n",
+	ox_buf_printf(c, "\t/* this run's captured graph (gi), if it has one */\n"
+			 "\tint gi = -1;\n"
+			 "\tfor (int j = 0; j < OX_GRAPHS && capturable && gi < 0; j++) {\n"
+			 "\t\tint same = ox_s.g[j].exec && ox_s.g[j].spec == s && ox_s.g[j].st == st && ox_s.g[j].A == A &&\n"
+			 "\t\t\t   !memcmp(ox_s.g[j].d, d, sizeof d);\n"
+			 "\t\tfor (int k = 0; k < %d && same; k++)\n\t\t\tsame = ox_s.g[j].in[k] == inputs[k];\n"
+			 "\t\tfor (int k = 0; k < %d && same; k++)\n\t\t\tsame = ox_s.g[j].out[k] == outputs[k];\n"
+			 "\t\tif (same)\n\t\t\tgi = j;\n"
+			 "\t}\n",
 		      fi->ninputs, fi->noutputs);
-	ox_buf_printf(c, "\tif (!capturable || !same) {\n"
+	ox_buf_printf(c, "\tif (!capturable || gi < 0) {\n"
 			 "\t\tcudaGraph_t graph = NULL;\n"
 			 "\t\tif (capturable) {\n"
-			 "\t\t\tif (ox_s.exec)\n\t\t\t\tcudaGraphExecDestroy(ox_s.exec);\n"
-			 "\t\t\tox_s.exec = NULL;\n"
+			 "\t\t\t/* into an empty place, else the least recently replayed one's */\n"
+			 "\t\t\tgi = 0;\n"
+			 "\t\t\tfor (int j = 1; j < OX_GRAPHS && ox_s.g[gi].exec; j++)\n"
+			 "\t\t\t\tif (!ox_s.g[j].exec || ox_s.g[j].used < ox_s.g[gi].used)\n\t\t\t\t\tgi = j;\n"
+			 "\t\t\tif (ox_s.g[gi].exec)\n\t\t\t\tcudaGraphExecDestroy(ox_s.g[gi].exec);\n"
+			 "\t\t\tox_s.g[gi].exec = NULL;\n"
 			 "\t\t\tif (ox_cu_check(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal)))\n"
 			 "\t\t\t\treturn %s_ERR_CUDA;\n\t\t}\n"
 			 "\t\tint64_t *ox_dd = ox_s.dd, *ox_dext = ox_s.dd + OX_NS;\n"
@@ -296,19 +313,20 @@ void ox_cu_host(ox_buf *c, const ox_cu_info *fi)
 			 "\t\t\tcudaError_t e = cudaStreamEndCapture(st, &graph);\n"
 			 "\t\t\tif (ox_cu_check(e) || rc) {\n\t\t\t\tif (graph)\n\t\t\t\t\tcudaGraphDestroy(graph);\n"
 			 "\t\t\t\treturn rc ? rc : %s_ERR_CUDA;\n\t\t\t}\n"
-			 "\t\t\te = cudaGraphInstantiate(&ox_s.exec, graph, 0ULL);\n"
+			 "\t\t\te = cudaGraphInstantiate(&ox_s.g[gi].exec, graph, 0ULL);\n"
 			 "\t\t\tcudaGraphDestroy(graph);\n"
-			 "\t\t\tif (ox_cu_check(e))\n\t\t\t\treturn %s_ERR_CUDA;\n"
-			 "\t\t\tox_s.gspec = s, ox_s.gst = st, ox_s.gA = A;\n"
-			 "\t\t\tmemcpy(ox_s.gd, d, sizeof d);\n"
-			 "\t\t\tfor (int k = 0; k < %d; k++)\n\t\t\t\tox_s.gin[k] = inputs[k];\n"
-			 "\t\t\tfor (int k = 0; k < %d; k++)\n\t\t\t\tox_s.gout[k] = outputs[k];\n"
-			 "\t\t\tmemcpy(ox_s.gshape, osh, sizeof osh);\n"
+			 "\t\t\tif (ox_cu_check(e)) {\n\t\t\t\tox_s.g[gi].exec = NULL;\n\t\t\t\treturn %s_ERR_CUDA;\n\t\t\t}\n"
+			 "\t\t\tox_s.g[gi].spec = s, ox_s.g[gi].st = st, ox_s.g[gi].A = A;\n"
+			 "\t\t\tmemcpy(ox_s.g[gi].d, d, sizeof d);\n"
+			 "\t\t\tfor (int k = 0; k < %d; k++)\n\t\t\t\tox_s.g[gi].in[k] = inputs[k];\n"
+			 "\t\t\tfor (int k = 0; k < %d; k++)\n\t\t\t\tox_s.g[gi].out[k] = outputs[k];\n"
+			 "\t\t\tmemcpy(ox_s.g[gi].shape, osh, sizeof osh);\n"
 			 "\t\t}\n\t\tif (rc)\n\t\t\treturn rc;\n\t}\n",
 		      PU, PU, fi->ninputs, fi->noutputs);
 	ox_buf_printf(c, "\tif (capturable) {\n"
-			 "\t\tif (ox_cu_check(cudaGraphLaunch(ox_s.exec, st)))\n\t\t\treturn %s_ERR_CUDA;\n"
-			 "\t\tmemcpy(osh, ox_s.gshape, sizeof osh);\n\t}\n"
+			 "\t\tox_s.g[gi].used = ++ox_s.tick;\n"
+			 "\t\tif (ox_cu_check(cudaGraphLaunch(ox_s.g[gi].exec, st)))\n\t\t\treturn %s_ERR_CUDA;\n"
+			 "\t\tmemcpy(osh, ox_s.g[gi].shape, sizeof osh);\n\t}\n"
 			 "\tif (ox_cu_check(cudaGetLastError()))\n\t\treturn %s_ERR_CUDA;\n", PU, PU);
 	/* the output shapes, a dynamic axis from the extents (after a wait) */
 	ox_buf_printf(c, "\tfor (int k = 0; k < %d && out_shapes; k++)\n"

@@ -22,8 +22,8 @@
  * parallelism; a capture records launches, memcpys and memsets only.
  * OX_EMU_TRACE=FILE appends a line per grid run and per copy or fill done
  * (bench/cuda_launches.sh reads it): "launch NAME gx gy gz bx by bz SMEM",
- * "memcpy BYTES", "memset BYTES", and "graph NODES" ... "graph-end" around
- * a graph's replay.
+ * "memcpy BYTES", "memset BYTES", "instantiate NODES" for a graph made
+ * executable, and "graph NODES" ... "graph-end" around a graph's replay.
  * Include it before other headers (its __noinline__ macro would break
  * libstdc++'s <memory> if that came later, so <memory> is included here). */
 #ifndef OX_CUDA_EMU_H
@@ -1090,6 +1090,7 @@ inline cudaError_t cudaGraphInstantiate(cudaGraphExec_t *x, cudaGraph_t g, unsig
 	(void)flags;
 	if (!x || !g) return ox_emu::ret(cudaErrorInvalidValue);
 	*x = new CUgraphExec_st{g->ops};
+	if (FILE *t = ox_emu::trace()) fprintf(t, "instantiate %zu\n", g->ops.size()), fflush(t);
 	return cudaSuccess;
 }
 inline cudaError_t cudaGraphInstantiate(cudaGraphExec_t *x, cudaGraph_t g, cudaGraphNode_t *, char *log, size_t n)

@@ -44,6 +44,7 @@
 # 9. Run-time dims on kernels (tests/e2e/dynslice, below).
 # 10. --profile: per-function device times by CUDA events (below).
 # 11. If, Loop, Scan on the host, their bodies on kernels (tests/e2e/ctrl).
+# 12. A captured run per input shape (tests/e2e/cuda_graphs.c, below).
 # The models of each step run $JOBS at a time (default: the cores), their
 # lines printed in list order. Every emulated model's --report must list no
 # node without a parallel kernel (docs/cuda.md).
@@ -387,13 +388,14 @@ printf 'cuda-emu attention %-16s %s%s\n' attn "$st" "$r"
 api_one() {
 	local app=$1 model=$2 st=ok o=build/cuda_api/$1
 	rm -rf "$o" && mkdir -p "$o"
-	if ! "$ONNXCC" "$model" -o "$o/net.c" --target cuda --cuda-emu > "$o/log" 2>&1 ||
+	# shellcheck disable=SC2086
+	if ! "$ONNXCC" "$model" -o "$o/net.c" --target cuda --cuda-emu ${3:-} > "$o/log" 2>&1 ||
 		! "${CC:-cc}" -std=c11 -O2 -I "$o" -c "tests/e2e/$app.c" -o "$o/app.o" >> "$o/log" 2>&1 ||
 		! "${CC:-cc}" -std=c11 -O2 -c "$o/net_weights.c" -o "$o/weights.o" >> "$o/log" 2>&1 ||
 		! "${CXX:-c++}" -std=c++17 -O2 -DOX_CUDA_EMU -I "$o" -x c++ "$o/net.cu" -x none "$o/app.o" "$o/weights.o" \
 			-o "$o/app" -lm -pthread >> "$o/log" 2>&1; then
 		st=BUILD-FAIL
-	elif ! "$o/app" >> "$o/log" 2>&1; then
+	elif ! OX_EMU_TRACE=$o/trace.txt "$o/app" >> "$o/log" 2>&1; then
 		st=FAIL
 	fi
 	printf 'cuda-emu api %-22s %s\n' "$app" "$st"
@@ -483,6 +485,22 @@ nv_after tests/e2e/ctrl/ctrl.onnx
 vsflags=
 printf 'cuda-emu ctrl %-21s %s%s\n' ctrl "$st" "$r"
 [ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; fail=1; }
+
+# 12. Captured runs (codegen/cuda.c, OX_GRAPHS of them): tests/e2e/cuda_graphs.c
+#    linked with dynslice's network (--dim N=1..4 --dim H=4..12 --dim
+#    W=4..12) runs it over 6 shapes, 3 distinct, each without graphs
+#    (OX_CUDA_GRAPHS=0) and with: the same bytes; the emulation's trace
+#    shows 3 graphs made and 6 replayed (a single kept graph: 6 made).
+if api_one cuda_graphs tests/e2e/dynslice/dynslice.onnx "--dim N=1..4 --dim H=4..12 --dim W=4..12"; then
+	t=build/cuda_api/cuda_graphs/trace.txt
+	made=$(grep -c '^instantiate ' "$t") replayed=$(grep -c '^graph [0-9]' "$t")
+	st=ok
+	[ "$made" = 3 ] && [ "$replayed" = 6 ] || st="GRAPHS(made $made, replayed $replayed; want 3, 6)"
+	printf 'cuda-emu api %-22s %s\n' "graphs per shape" "$st"
+	[ "$st" = ok ] || fail=1
+else
+	fail=1
+fi
 
 nv_one() {
 	local m=$1
