@@ -1823,8 +1823,18 @@ too_many: /* (more than 16 run-time dims: the C function) */
 	return 1;
 }
 
-/* ReduceMean/Sum/Max/Min (f32, f16, bf16) over a trailing block of axes: a warp per
- * output element, shuffles to combine (Max/Min: NaN wins) */
+/* ReduceMean/Sum/Max/Min (f32, f16, bf16) over one block of consecutive
+ * axes (unit axes inside it may be kept): x as [outer, D, inner], D
+ * reduced (Max/Min: NaN wins). Three kernels:
+ * - inner 1 (a trailing block), rows long and too few to fill the GPU
+ *   (constant shapes): S blocks of 256 threads per row, each a part of
+ *   the row to the workspace; the row's last block to arrive
+ *   (ox_split_last) combines the S parts in order;
+ * - inner 1 otherwise: a warp per row, shuffles to combine;
+ * - inner above 1 (the sequence axis of [B, S, H], the channels of
+ *   NCHW): a thread per output, down D with stride inner (neighbouring
+ *   threads read neighbouring elements).
+ * Run-time dims: the kernels' parameters (not the split one's). */
 static int cu_reduce(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
@@ -1833,34 +1843,104 @@ static int cu_reduce(ox_cg *cg, ox_graph *g, ox_node *n)
 	int mask[OX_MAX_RANK] = {0}, r = x->shape.rank;
 	if (ox_reduce_axes(g, n, mask))
 		return 1;
-	int first = r;
-	while (first > 0 && mask[first - 1])
-		first--;
-	for (int d = 0; d < first; d++)
+	int first = -1, last = -1;
+	for (int d = 0; d < r; d++)
 		if (mask[d])
-			return 1; /* not a trailing block */
-	/* rows before the block, D reduced each: either may be the run's
-	 * (the kernel's parameters ox_rows, ox_len) */
-	ox_dim rows = 1, D = 1;
+			last = d, first = first < 0 ? d : first;
+	if (first < 0)
+		return 1;
+	for (int d = first; d <= last; d++)
+		if (!mask[d] && x->shape.d[d] != 1)
+			return 1; /* not one block */
+	ox_dim outer = 1, D = 1, inner = 1;
 	for (int d = 0; d < r; d++)
 		if (d < first)
-			rows = ox_dim_mul(g, rows, x->shape.d[d]);
-		else
+			outer = ox_dim_mul(g, outer, x->shape.d[d]);
+		else if (d <= last)
 			D = ox_dim_mul(g, D, x->shape.d[d]);
-	if (!D || rows == 0)
+		else
+			inner = ox_dim_mul(g, inner, x->shape.d[d]);
+	if (!D || !outer || !inner)
 		return 1;
-	const int rtD = ox_dim_is_rt(g, D);
-	char len[48];
-	snprintf(len, sizeof len, rtD ? "ox_len" : "%lld", (long long)D);
 	const int mx = n->op == OX_OP_ReduceMax, mn = n->op == OX_OP_ReduceMin;
 	const char *init = mx ? "-INFINITY" : mn ? "INFINITY" : "0.0f";
 	const char *comb = mx ? "a = b > a || b != b ? b : a" : mn ? "a = b < a || b != b ? b : a" : "a += b";
-	char div[64] = "";
-	if (n->op == OX_OP_ReduceMean)
-		snprintf(div, sizeof div, " / (float)%s", len);
 	char kname[200];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf t = {0};
+	if (inner != 1) {
+		ox_cu_rt R = {g, 0, {0}};
+		char ds[32], is[32], dis[32];
+		if (!ox_cu_rt_dim(&R, D, ds, sizeof ds) || !ox_cu_rt_dim(&R, inner, is, sizeof is) ||
+		    !ox_cu_rt_dim(&R, ox_dim_mul(g, D, inner), dis, sizeof dis))
+			return 1;
+		ox_buf body = {0};
+		ox_buf_printf(&body, "\tconst OX_T *xr = x + i0 * %s + i1;\n\tfloat a = %s;\n"
+				     "\tfor (long j = 0; j < %s; j++) {\n\t\tconst float b = OX_LD(xr[j * %s]);\n\t\t%s;\n\t}\n"
+				     "\ty[i] = OX_ST(a%s%s);\n",
+			      dis, init, ds, is, comb, n->op == OX_OP_ReduceMean ? " / (float)" : "",
+			      n->op == OX_OP_ReduceMean ? ds : "");
+		const ox_dim dims[2] = {outer, inner};
+		ox_buf_printf(&t, "/* %s: %s over %lld of [%lld, %lld, %lld]%s, a thread per output */\n", cg->fname,
+			      n->optype, (long long)ox_opt_top(g, D), (long long)ox_opt_top(g, outer),
+			      (long long)ox_opt_top(g, D), (long long)ox_opt_top(g, inner),
+			      R.n ? " (at most: run-time dims)" : "");
+		if (ox_cu_index_kernel_rt(&t, kname, "const OX_T *__restrict__ x, OX_T *__restrict__ y", dims, 2, body.s,
+					  &R)) {
+			ox_buf_free(&t), ox_buf_free(&body);
+			return 1;
+		}
+		ox_buf_free(&body);
+		ox_cu_index_launch(cg, kname, dims, 2, "in0, out0", &R);
+		ox_cu_finish(cg, g, n, kname, &t);
+		return 0;
+	}
+	const ox_dim rows = outer;
+	const int rtD = ox_dim_is_rt(g, D);
+	char len[48];
+	snprintf(len, sizeof len, rtD ? "ox_len" : "%lld", (long long)D);
+	char div[64] = "";
+	if (n->op == OX_OP_ReduceMean)
+		snprintf(div, sizeof div, " / (float)%s", len);
+	/* a row's parts: a block of 256 threads for 2048 of D at least, until
+	 * the blocks give each SM two */
+	int S = 1;
+	if (!rtD && !ox_dim_is_rt(g, rows))
+		while (S < 1024 && rows * S < 2 * OX_CU_SMS && D / (S * 2) >= 2048)
+			S *= 2;
+	if (S > 1) {
+		const int64_t CH = (D + S - 1) / S;
+		if (rows * S * 4 > cg->cu_ws)
+			cg->cu_ws = rows * S * 4;
+		if (rows > cg->cu_ctr)
+			cg->cu_ctr = rows;
+		ox_buf_printf(&t, "/* %s: %s of %lld rows of %lld, %d blocks a row, each %lld of it */\n"
+				  "__global__ void __launch_bounds__(256) %s(const OX_T *__restrict__ x, OX_T *__restrict__ y,\n"
+				  "\t\tfloat *__restrict__ ws, unsigned int *__restrict__ ctr)\n{\n"
+				  "\t__shared__ float part[8];\n"
+				  "\tconst long row = blockIdx.x, j0 = (long)blockIdx.y * %lld;\n"
+				  "\tconst long j1 = j0 + %lld < %lld ? j0 + %lld : %lld;\n"
+				  "\tconst int tid = threadIdx.x, lane = tid %% 32;\n"
+				  "\tfloat a = %s;\n"
+				  "\tfor (long j = j0 + tid; j < j1; j += 256) {\n\t\tconst float b = OX_LD(x[row * %lld + j]);\n\t\t%s;\n\t}\n"
+				  "\tfor (int o = 16; o > 0; o /= 2) {\n\t\tconst float b = __shfl_xor_sync(0xffffffffu, a, o);\n\t\t%s;\n\t}\n"
+				  "\tif (lane == 0)\n\t\tpart[tid / 32] = a;\n"
+				  "\t__syncthreads();\n"
+				  "\tif (tid == 0) {\n\t\tfor (int w = 1; w < 8; w++) {\n\t\t\tconst float b = part[w];\n\t\t\t%s;\n\t\t}\n"
+				  "\t\tws[row * %d + blockIdx.y] = a;\n\t}\n"
+				  "\t/* the row's last block to arrive combines the %d parts in order */\n"
+				  "\tif (!ox_split_last(ctr + row, %d) || tid)\n\t\treturn;\n"
+				  "\ta = %s;\n"
+				  "\tfor (int s = 0; s < %d; s++) {\n\t\tconst float b = ox_ldcg(&ws[row * %d + s]);\n\t\t%s;\n\t}\n"
+				  "\ty[row] = OX_ST(a%s);\n}\n\n",
+			      cg->fname, n->optype, (long long)rows, (long long)D, S, (long long)CH, kname, (long long)CH,
+			      (long long)CH, (long long)D, (long long)CH, (long long)D, init, (long long)D, comb, comb, comb,
+			      S, S, S, init, S, S, comb, div);
+		ox_cg_printf(cg, "\tOX_LAUNCH(%s, dim3(%lld, %d), 256, 0, ox_st, in0, out0, ox_cu_ws, ox_cu_ctr);\n", kname,
+			     (long long)rows, S);
+		ox_cu_finish(cg, g, n, kname, &t);
+		return 0;
+	}
 	warp_rows(&t, g, cg->fname, n->optype, rows, rtD ? -1 : D, kname,
 		  rtD ? "const OX_T *__restrict__ x, OX_T *__restrict__ y, const long ox_len"
 		      : "const OX_T *__restrict__ x, OX_T *__restrict__ y");

@@ -1,0 +1,63 @@
+#!/usr/bin/python3
+"""make_reduce.py: the test model of the CUDA Reduce kernels
+(codegen/cuda_kernels.c cu_reduce; tests/e2e/cuda.sh step 13), compiled
+with --dim N=1..4 --dim H=8..40 --dim W=8..40.
+
+Writes reduce.onnx, reduce_x.npy (N = 2, H = 40, W = 33, one NaN) and
+reduce_big.npy next to this script:
+
+  x f32[N,64,H,W], big f32[1,8,97,95]
+  y0 = ReduceMax(x, axes 1)            the channels: a thread per output,
+                                       down 64 with stride H*W (the NaN wins)
+  y1 = ReduceMin(x, axes 1,2, keepdims 0)  a middle block with a unit-free
+                                       inner W, H a run-time dim
+  y2 = ReduceMean(x, axes 2,3)         a trailing block: a warp per row,
+                                       its length H*W a parameter
+  y3 = ReduceMean(big, axes 2,3)       8 rows of 9215: 4 blocks a row, the
+                                       last part shorter; the row's last
+                                       block to arrive combines
+  y4 = ReduceSum(big)                  one row of 73720: 32 blocks
+  y5 = ReduceMean(Transpose(x)[N,H,W,64] as [N, H*W, 64] , axes 1)
+                                       mean pooling over a sequence axis
+"""
+import os
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper, TensorProto
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def main():
+    f32 = TensorProto.FLOAT
+    nodes = [
+        helper.make_node("ReduceMax", ["x"], ["y0"], axes=[1]),
+        helper.make_node("ReduceMin", ["x"], ["y1"], axes=[1, 2], keepdims=0),
+        helper.make_node("ReduceMean", ["x"], ["y2"], axes=[2, 3]),
+        helper.make_node("ReduceMean", ["big"], ["y3"], axes=[2, 3]),
+        helper.make_node("ReduceSum", ["big", "all"], ["y4"], keepdims=0),
+        helper.make_node("Transpose", ["x"], ["xt"], perm=[0, 2, 3, 1]),
+        helper.make_node("Reshape", ["xt", "seq"], ["xs"]),
+        helper.make_node("ReduceMean", ["xs"], ["y5"], axes=[1], keepdims=0),
+    ]
+    inits = [numpy_helper.from_array(np.array([0, 1, 2, 3], np.int64), "all"),
+             numpy_helper.from_array(np.array([0, -1, 64], np.int64), "seq")]
+    graph = helper.make_graph(nodes, "reduce",
+                              [helper.make_tensor_value_info("x", f32, ["N", 64, "H", "W"]),
+                               helper.make_tensor_value_info("big", f32, [1, 8, 97, 95])],
+                              [helper.make_tensor_value_info(y, f32, s) for y, s in
+                               [("y0", ["N", 1, "H", "W"]), ("y1", ["N", "W"]), ("y2", ["N", 64, 1, 1]),
+                                ("y3", [1, 8, 1, 1]), ("y4", []), ("y5", ["N", 64])]], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(HERE, "reduce.onnx"))
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal((2, 64, 40, 33)).astype(np.float32)
+    x[1, 17, 5, 6] = np.nan
+    np.save(os.path.join(HERE, "reduce_x.npy"), x)
+    np.save(os.path.join(HERE, "reduce_big.npy"), rng.standard_normal((1, 8, 97, 95)).astype(np.float32))
+
+
+if __name__ == "__main__":
+    main()
