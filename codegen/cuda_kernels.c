@@ -1957,6 +1957,73 @@ static int cu_reduce(ox_cg *cg, ox_graph *g, ox_node *n)
 	return 0;
 }
 
+/* ArgMax / ArgMin along one axis, any numeric dtype: x as [outer, D,
+ * inner], a thread per output walking D with stride inner, the C target's
+ * test (NaN wins, the first or with select_last_index the last; emit_reduce.c
+ * better()). Run-time dims its parameters; a run-time D that may be 0
+ * declines (the C function reports it). */
+static int cu_arg(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	const ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
+	if (!x || !y || x->layout || y->layout || y->dtype != OX_I64 || !x->shape.rank || x->dtype == OX_STRING ||
+	    !ox_dtype_size(x->dtype))
+		return 1;
+	const int dt = x->dtype, r = x->shape.rank, ax = ox_norm_axis(ox_attr_int(n, "axis", 0), r);
+	const int last = ox_attr_int(n, "select_last_index", 0) != 0, isf = ox_dtype_is_float(dt);
+	ox_dim outer = 1, D = 1, inner = 1;
+	for (int i = 0; i < r; i++)
+		if (i < ax)
+			outer = ox_dim_mul(g, outer, x->shape.d[i]);
+		else if (i == ax)
+			D = x->shape.d[i];
+		else
+			inner = ox_dim_mul(g, inner, x->shape.d[i]);
+	int64_t lo, hi;
+	if (ox_dim_range(g, D, &lo, &hi) || lo < 1 || !outer || !inner)
+		return 1;
+	ox_cu_rt R = {g, 0, {0}};
+	char ds[32], is[32], dis[32];
+	if (!ox_cu_rt_dim(&R, D, ds, sizeof ds) || !ox_cu_rt_dim(&R, inner, is, sizeof is) ||
+	    !ox_cu_rt_dim(&R, ox_dim_mul(g, D, inner), dis, sizeof dis))
+		return 1;
+	const char *gt = n->op == OX_OP_ArgMax ? ">" : "<";
+	char cond[128];
+	if (!isf)
+		snprintf(cond, sizeof cond, "v %s%s best", gt, last ? "=" : "");
+	else if (!last)
+		snprintf(cond, sizeof cond, "v %s best || (isnan(v) && !isnan(best))", gt);
+	else
+		snprintf(cond, sizeof cond, "isnan(v) || (!isnan(best) && v %s= best)", gt);
+	const char *T = ox_cg_ctype(dt), *C = ox_cg_ntype(dt);
+	ox_buf body = {0};
+	ox_buf_printf(&body, "\tconst %s *xr = x + i0 * %s + i1;\n\t%s best = %s;\n\tint64_t at = 0;\n"
+			     "\tfor (long k = 1; k < %s; k++) {\n\t\tconst %s v = %s;\n"
+			     "\t\tif (%s) {\n\t\t\tbest = v;\n\t\t\tat = k;\n\t\t}\n\t}\n\ty[i] = at;\n",
+		      T, dis, C, ox_cg_load(dt, "xr[0]"), ds, C, ox_cg_load(dt, "xr[k * inner_]"), cond);
+	/* (the stride named once: a load expression may repeat its argument) */
+	ox_buf b2 = {0};
+	ox_buf_printf(&b2, "\tconst long inner_ = %s;\n%s", is, body.s);
+	ox_buf_free(&body);
+	char kname[200], params[160];
+	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	snprintf(params, sizeof params, "const %s *__restrict__ x, int64_t *__restrict__ y", T);
+	ox_buf t = {0};
+	ox_buf_printf(&t, "/* %s: %s along axis %d (%lld of [%lld, %lld, %lld]%s)%s, a thread per output */\n", cg->fname,
+		      n->optype, ax, (long long)ox_opt_top(g, D), (long long)ox_opt_top(g, outer),
+		      (long long)ox_opt_top(g, D), (long long)ox_opt_top(g, inner), R.n ? ", at most" : "",
+		      last ? ", the last index on ties" : "");
+	const ox_dim dims[2] = {outer, inner};
+	if (ox_cu_index_kernel_rt(&t, kname, params, dims, 2, b2.s, &R)) {
+		ox_buf_free(&t), ox_buf_free(&b2);
+		return 1;
+	}
+	ox_buf_free(&b2);
+	ox_cu_index_launch(cg, kname, dims, 2, "in0, out0", &R);
+	ox_cg_helper(cg, kname, t.s); /* (typed: no OX_T) */
+	ox_buf_free(&t);
+	return 0;
+}
+
 /* the nodes codegen/emit_ew.c emits (unary math, Cast, Clip, binary ops
  * with broadcasting, Where, variadic Min/Max/Sum/Mean) */
 static int is_ew(int op)
@@ -2065,7 +2132,9 @@ static int dispatch(ox_cg *cg, ox_graph *g, ox_node *n)
 	else if (n->op == OX_OP_ReduceMean || n->op == OX_OP_ReduceSum || n->op == OX_OP_ReduceMax ||
 		 n->op == OX_OP_ReduceMin)
 		rc = cu_reduce(cg, g, n);
-	else if (n->op == OX_OP_ConvTranspose || n->op == OX_OP_Resize)
+	else if (n->op == OX_OP_ArgMax || n->op == OX_OP_ArgMin)
+		rc = cu_arg(cg, g, n);
+	else if (n->op == OX_OP_ConvTranspose || n->op == OX_OP_Resize || n->op == OX_OP_AveragePool)
 		rc = ox_cu_emit_nn(cg, g, n);
 	else if (n->op == OX_OP_LSTM || n->op == OX_OP_GRU || n->op == OX_OP_RNN)
 		rc = ox_cu_emit_rnn(cg, g, n);

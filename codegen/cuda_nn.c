@@ -1,4 +1,4 @@
-/* cuda_nn.c: CUDA kernels of ConvTranspose and Resize (--target cuda),
+/* cuda_nn.c: CUDA kernels of ConvTranspose, Resize and AveragePool (--target cuda),
  * one thread per output element, f32, constant shapes, plain layout.
  * ConvTranspose gathers: output o of a kernel tap reads input
  * (o + pad - k * dil) / stride when that divides exactly, in the C
@@ -495,8 +495,91 @@ static int emit_resize(ox_cg *cg, ox_graph *g, ox_node *n)
 	return 0;
 }
 
+/* ---- AveragePool ---- */
+
+/* AveragePool, 1 to 3 spatial axes (f32, f16, bf16; constant shapes,
+ * plain layout): a thread per output, the taps inside the input summed in
+ * float in the C target's order (templates/avgpool.c) and divided by the
+ * same count: the taps inside the input, or with count_include_pad also
+ * those in the pads, never those a ceil_mode window hangs past the end
+ * pad. Dilations before opset 19 decline (the C target's error then). */
+static int emit_avgpool(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
+	if (!x || !y || !ox_cu_ftype(x->dtype) || y->dtype != x->dtype || x->layout || y->layout || !x->has_shape ||
+	    ox_shape_is_rt(g, &x->shape) || ox_shape_is_rt(g, &y->shape))
+		return 1;
+	const int nsp = x->shape.rank - 2;
+	if (nsp < 1 || nsp > 3)
+		return 1;
+	int64_t k[MAXSP], s[MAXSP], d[MAXSP], pads[2 * MAXSP], in[MAXSP], out[MAXSP];
+	int ap;
+	if (ox_ir_nn_window(g, n, nsp, NULL, k, s, d, pads, &ap))
+		return 1;
+	for (int i = 0; i < nsp; i++) {
+		if (n->opset < 19 && d[i] != 1 && ox_attr_get(n, "dilations"))
+			return 1;
+		in[i] = x->shape.d[i + 2], out[i] = y->shape.d[i + 2];
+	}
+	ox_ir_nn_same_pads(ap, nsp, in, out, k, s, d, pads);
+	const int incl = (int)ox_attr_int(n, "count_include_pad", 0);
+	/* the axes widened to 3, leading ones of extent 1 */
+	long long I[3], O[3], K[3], S[3], D[3], P[3], E[3];
+	for (int i = 0; i < 3; i++) {
+		const int a = i - (3 - nsp);
+		I[i] = a < 0 ? 1 : in[a], O[i] = a < 0 ? 1 : out[a], K[i] = a < 0 ? 1 : k[a];
+		S[i] = a < 0 ? 1 : s[a], D[i] = a < 0 ? 1 : d[a];
+		P[i] = a < 0 ? 0 : pads[a], E[i] = a < 0 ? 0 : pads[a + nsp];
+	}
+	static const char *const tabs = "\t\t\t\t\t";
+	const char ax[] = "dhw";
+	ox_buf body = {0};
+	/* the divisor: taps inside the input (or the pads) along each axis */
+	ox_buf_printf(&body, "\tconst OX_T *xc = x + i0 * %lldL;\n\tlong cnt = 1;\n", I[0] * I[1] * I[2]);
+	for (int i = 0; i < 3; i++) {
+		if (K[i] == 1 && P[i] == 0 && E[i] == 0)
+			continue; /* (one tap, inside) */
+		ox_buf_printf(&body, "\t{\n\t\tlong c = 0;\n\t\tfor (long k = 0; k < %lld; k++) {\n"
+				     "\t\t\tconst long j = i%d * %lld - %lld + k * %lld;\n",
+			      K[i], i + 1, S[i], P[i], D[i]);
+		if (incl)
+			ox_buf_printf(&body, "\t\t\tc += j >= -%lld && j < %lld;\n", P[i], I[i] + E[i]);
+		else
+			ox_buf_printf(&body, "\t\t\tc += j >= 0 && j < %lld;\n", I[i]);
+		ox_buf_puts(&body, "\t\t}\n\t\tcnt *= c;\n\t}\n");
+	}
+	/* the sum, over the taps inside the input */
+	ox_buf_puts(&body, "\tfloat sum = 0.0f;\n");
+	for (int i = 0; i < 3; i++)
+		ox_buf_printf(&body, "%.*sfor (long k%c = 0; k%c < %lld; k%c++) {\n"
+				     "%.*s\tconst long j%c = i%d * %lld - %lld + k%c * %lld;\n"
+				     "%.*s\tif (j%c < 0 || j%c >= %lld)\n%.*s\t\tcontinue;\n",
+			      i + 1, tabs, ax[i], ax[i], K[i], ax[i], i + 1, tabs, ax[i], i + 1, S[i], P[i], ax[i], D[i],
+			      i + 1, tabs, ax[i], ax[i], I[i], i + 1, tabs);
+	ox_buf_printf(&body, "\t\t\t\tsum += OX_LD(xc[(jd * %lld + jh) * %lld + jw]);\n", I[1], I[2]);
+	for (int i = 2; i >= 0; i--)
+		ox_buf_printf(&body, "%.*s}\n", i + 1, tabs);
+	ox_buf_puts(&body, "\t/* an empty window divides 0 by 0: NaN, as the C target's */\n"
+			   "\ty[i] = OX_ST(sum / (float)cnt);\n");
+	char kname[200];
+	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_buf t = {0};
+	ox_buf_printf(&t, "/* %s: AveragePool %d-D, kernel %lldx%lldx%lld, strides %lldx%lldx%lld, pads %lld,%lld,%lld "
+			  "and %lld,%lld,%lld%s: a thread per output */\n",
+		      cg->fname, nsp, K[0], K[1], K[2], S[0], S[1], S[2], P[0], P[1], P[2], E[0], E[1], E[2],
+		      incl ? ", pads counted" : "");
+	const int64_t dims[4] = {x->shape.d[0] * x->shape.d[1], O[0], O[1], O[2]};
+	ox_cu_index_kernel(&t, kname, "const OX_T *__restrict__ x, OX_T *__restrict__ y", dims, 4, body.s);
+	ox_buf_free(&body);
+	ox_cu_index_launch(cg, kname, dims, 4, "in0, out0", NULL);
+	ox_cu_finish(cg, g, n, kname, &t);
+	return 0;
+}
+
 int ox_cu_emit_nn(ox_cg *cg, ox_graph *g, ox_node *n)
 {
+	if (n->op == OX_OP_AveragePool)
+		return emit_avgpool(cg, g, n);
 	if (n->op == OX_OP_ConvTranspose)
 		return emit_convtranspose(cg, g, n);
 	if (n->op == OX_OP_Resize)

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""make_reduce.py: the test model of the CUDA Reduce kernels
-(codegen/cuda_kernels.c cu_reduce; tests/e2e/cuda.sh step 13), compiled
-with --dim N=1..4 --dim H=8..40 --dim W=8..40.
+"""make_reduce.py: the test model of the CUDA Reduce, ArgMax/ArgMin and
+AveragePool kernels (codegen/cuda_kernels.c cu_reduce, cu_arg;
+codegen/cuda_nn.c emit_avgpool; tests/e2e/cuda.sh step 13), compiled with
+--dim N=1..4 --dim H=8..40 --dim W=8..40.
 
 Writes reduce.onnx, reduce_x.npy (N = 2, H = 40, W = 33, one NaN) and
 reduce_big.npy next to this script:
@@ -19,6 +20,13 @@ reduce_big.npy next to this script:
   y4 = ReduceSum(big)                  one row of 73720: 32 blocks
   y5 = ReduceMean(Transpose(x)[N,H,W,64] as [N, H*W, 64] , axes 1)
                                        mean pooling over a sequence axis
+  y6 = ArgMax(x, axis 1)               the channels, the NaN's index wins
+  y7 = ArgMin(x, axis 3, select_last_index, keepdims 0)   W a run-time
+                                       length, ties (x rounded) to the last
+  y8 = AveragePool(big, 3x3, strides 2, pads 1, ceil_mode)   taps inside
+                                       the input counted
+  y9 = AveragePool(big, 2x4, strides 3x2, pads 1,0,2,1, count_include_pad,
+                   ceil_mode)          pads counted, not past the end pad
 """
 import os
 
@@ -40,6 +48,13 @@ def main():
         helper.make_node("Transpose", ["x"], ["xt"], perm=[0, 2, 3, 1]),
         helper.make_node("Reshape", ["xt", "seq"], ["xs"]),
         helper.make_node("ReduceMean", ["xs"], ["y5"], axes=[1], keepdims=0),
+        helper.make_node("ArgMax", ["x"], ["y6"], axis=1),
+        helper.make_node("Round", ["x"], ["xr"]),
+        helper.make_node("ArgMin", ["xr"], ["y7"], axis=3, select_last_index=1, keepdims=0),
+        helper.make_node("AveragePool", ["big"], ["y8"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+                         ceil_mode=1),
+        helper.make_node("AveragePool", ["big"], ["y9"], kernel_shape=[2, 4], strides=[3, 2], pads=[1, 0, 2, 1],
+                         count_include_pad=1, ceil_mode=1),
     ]
     inits = [numpy_helper.from_array(np.array([0, 1, 2, 3], np.int64), "all"),
              numpy_helper.from_array(np.array([0, -1, 64], np.int64), "seq")]
@@ -48,7 +63,11 @@ def main():
                                helper.make_tensor_value_info("big", f32, [1, 8, 97, 95])],
                               [helper.make_tensor_value_info(y, f32, s) for y, s in
                                [("y0", ["N", 1, "H", "W"]), ("y1", ["N", "W"]), ("y2", ["N", 64, 1, 1]),
-                                ("y3", [1, 8, 1, 1]), ("y4", []), ("y5", ["N", 64])]], inits)
+                                ("y3", [1, 8, 1, 1]), ("y4", []), ("y5", ["N", 64])]] +
+                              [helper.make_tensor_value_info("y6", TensorProto.INT64, ["N", 1, "H", "W"]),
+                               helper.make_tensor_value_info("y7", TensorProto.INT64, ["N", 64, "H"]),
+                               helper.make_tensor_value_info("y8", f32, [1, 8, 49, 48]),
+                               helper.make_tensor_value_info("y9", f32, [1, 8, 33, 47])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     onnx.checker.check_model(model)
     onnx.save(model, os.path.join(HERE, "reduce.onnx"))
