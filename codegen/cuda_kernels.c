@@ -1714,6 +1714,59 @@ static int emit_concat(ox_cg *cg, ox_graph *g, ox_node *n)
 	return 0;
 }
 
+/* Split: Concat's mirror, a kernel per output, each element from its place
+ * along the axis (plain values; run-time dims the kernels' parameters).
+ * A Split whose pieces are views of the input (opt/plan.c) needs none. */
+static int emit_split(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	const ox_value *x = ox_in(g, n, 0);
+	if (!x || x->layout || !x->has_shape || !x->shape.rank)
+		return 1;
+	for (int k = 0; k < n->nout; k++)
+		if (n->out[k] >= 0 && (g->vals[n->out[k]].layout || g->vals[n->out[k]].dtype != x->dtype))
+			return 1;
+	const int r = x->shape.rank, axis = ox_norm_axis(ox_attr_int(n, "axis", 0), r);
+	ox_dim row = 1, off = 0;
+	for (int d = axis; d < r; d++)
+		row = ox_dim_mul(g, row, x->shape.d[d]);
+	const char *ty = ox_cg_ctype(x->dtype);
+	for (int k = 0; k < n->nout; k++) {
+		if (n->out[k] < 0)
+			continue; /* (its place still counts: its size is the output's) */
+		const ox_value *y = &g->vals[n->out[k]];
+		if (y->shape.rank != r)
+			return 1;
+		ox_dim rk = 1;
+		for (int d = axis; d < r; d++)
+			rk = ox_dim_mul(g, rk, y->shape.d[d]);
+		const ox_dim tot = ox_shape_numel_dim(g, &y->shape);
+		if (ox_dim_is_rt(g, tot) || ox_dim_eval(g, tot) > 0) {
+			char kname[200], params[256], body[256], sr[32], sw[32], so[32], ptrs[32];
+			ox_cu_rt R = {g, 0, {0}};
+			snprintf(kname, sizeof kname, "%s_kernel%d", cg->fname, k);
+			snprintf(params, sizeof params, "const %s *__restrict__ x, %s *__restrict__ y", ty, ty);
+			if (!ox_cu_rt_dim(&R, rk, sr, sizeof sr) || !ox_cu_rt_dim(&R, row, sw, sizeof sw) ||
+			    !ox_cu_rt_dim(&R, off, so, sizeof so))
+				return 1;
+			snprintf(body, sizeof body, "\ty[i] = x[i / %s * %s + %s + i %% %s];\n", sr, sw, so, sr);
+			ox_buf t = {0};
+			ox_buf_printf(&t, "/* %s: output %d of the Split along axis %d */\n", cg->fname, k, axis);
+			if (ox_cu_index_kernel_rt(&t, kname, params, &tot, 1, body, &R)) {
+				ox_buf_free(&t);
+				return 1;
+			}
+			if (ox_cu_fits32(g, n))
+				ox_cu_narrow(&t);
+			ox_cg_helper(cg, kname, t.s);
+			ox_buf_free(&t);
+			snprintf(ptrs, sizeof ptrs, "in0, out%d", k);
+			ox_cu_index_launch(cg, kname, &tot, 1, ptrs, &R);
+		}
+		off = ox_dim_add(g, off, rk);
+	}
+	return 0;
+}
+
 /* onnxcc::Fused (opt/ewfuse.c): its body per output element, the operands
  * broadcast like numpy (stride 0 along their size-1 dims) */
 static int emit_fusedew(ox_cg *cg, ox_graph *g, ox_node *n)
@@ -2123,6 +2176,8 @@ static int dispatch(ox_cg *cg, ox_graph *g, ox_node *n)
 		rc = emit_pad(cg, g, n);
 	else if (n->op == OX_OP_Concat)
 		rc = emit_concat(cg, g, n);
+	else if (n->op == OX_OP_Split)
+		rc = emit_split(cg, g, n);
 	else if (n->op == OX_OP_Gather)
 		rc = emit_gather(cg, g, n);
 	else if (n->op == OX_OP_Shape)

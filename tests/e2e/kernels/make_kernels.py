@@ -1,11 +1,11 @@
 #!/usr/bin/python3
-"""make_reduce.py: the test model of the CUDA Reduce, ArgMax/ArgMin and
-AveragePool kernels (codegen/cuda_kernels.c cu_reduce, cu_arg;
-codegen/cuda_nn.c emit_avgpool; tests/e2e/cuda.sh step 13), compiled with
---dim N=1..4 --dim H=8..40 --dim W=8..40.
+"""make_kernels.py: the test model of the CUDA Reduce, ArgMax/ArgMin,
+AveragePool and Split kernels (codegen/cuda_kernels.c cu_reduce, cu_arg,
+emit_split; codegen/cuda_nn.c emit_avgpool; tests/e2e/cuda.sh step 13),
+compiled with --dim N=1..4 --dim H=8..40 --dim W=8..40.
 
-Writes reduce.onnx, reduce_x.npy (N = 2, H = 40, W = 33, one NaN) and
-reduce_big.npy next to this script:
+Writes kernels.onnx, kernels_x.npy (N = 2, H = 40, W = 33, one NaN) and
+kernels_big.npy next to this script:
 
   x f32[N,64,H,W], big f32[1,8,97,95]
   y0 = ReduceMax(x, axes 1)            the channels: a thread per output,
@@ -27,6 +27,8 @@ reduce_big.npy next to this script:
                                        the input counted
   y9 = AveragePool(big, 2x4, strides 3x2, pads 1,0,2,1, count_include_pad,
                    ceil_mode)          pads counted, not past the end pad
+  y10, y11 = Split(x, axis 1, [24, 40])    a kernel per output, N, H, W
+                                       parameters
 """
 import os
 
@@ -55,10 +57,12 @@ def main():
                          ceil_mode=1),
         helper.make_node("AveragePool", ["big"], ["y9"], kernel_shape=[2, 4], strides=[3, 2], pads=[1, 0, 2, 1],
                          count_include_pad=1, ceil_mode=1),
+        helper.make_node("Split", ["x", "parts"], ["y10", "y11"], axis=1),
     ]
     inits = [numpy_helper.from_array(np.array([0, 1, 2, 3], np.int64), "all"),
-             numpy_helper.from_array(np.array([0, -1, 64], np.int64), "seq")]
-    graph = helper.make_graph(nodes, "reduce",
+             numpy_helper.from_array(np.array([0, -1, 64], np.int64), "seq"),
+             numpy_helper.from_array(np.array([24, 40], np.int64), "parts")]
+    graph = helper.make_graph(nodes, "kernels",
                               [helper.make_tensor_value_info("x", f32, ["N", 64, "H", "W"]),
                                helper.make_tensor_value_info("big", f32, [1, 8, 97, 95])],
                               [helper.make_tensor_value_info(y, f32, s) for y, s in
@@ -67,15 +71,17 @@ def main():
                               [helper.make_tensor_value_info("y6", TensorProto.INT64, ["N", 1, "H", "W"]),
                                helper.make_tensor_value_info("y7", TensorProto.INT64, ["N", 64, "H"]),
                                helper.make_tensor_value_info("y8", f32, [1, 8, 49, 48]),
-                               helper.make_tensor_value_info("y9", f32, [1, 8, 33, 47])], inits)
+                               helper.make_tensor_value_info("y9", f32, [1, 8, 33, 47]),
+                               helper.make_tensor_value_info("y10", f32, ["N", 24, "H", "W"]),
+                               helper.make_tensor_value_info("y11", f32, ["N", 40, "H", "W"])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     onnx.checker.check_model(model)
-    onnx.save(model, os.path.join(HERE, "reduce.onnx"))
+    onnx.save(model, os.path.join(HERE, "kernels.onnx"))
     rng = np.random.default_rng(13)
     x = rng.standard_normal((2, 64, 40, 33)).astype(np.float32)
     x[1, 17, 5, 6] = np.nan
-    np.save(os.path.join(HERE, "reduce_x.npy"), x)
-    np.save(os.path.join(HERE, "reduce_big.npy"), rng.standard_normal((1, 8, 97, 95)).astype(np.float32))
+    np.save(os.path.join(HERE, "kernels_x.npy"), x)
+    np.save(os.path.join(HERE, "kernels_big.npy"), rng.standard_normal((1, 8, 97, 95)).astype(np.float32))
 
 
 if __name__ == "__main__":
