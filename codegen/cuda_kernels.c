@@ -1661,6 +1661,136 @@ static int emit_gather(ox_cg *cg, ox_graph *g, ox_node *n)
 	return 0;
 }
 
+/* the dtypes the index kernels below compute in: ints, f32, f64, f16, bf16 */
+static int plain_num(int dt)
+{
+	return dt == OX_F32 || dt == OX_F64 || dt == OX_F16 || dt == OX_BF16 || dt == OX_I8 || dt == OX_U8 ||
+	       dt == OX_I16 || dt == OX_U16 || dt == OX_I32 || dt == OX_U32 || dt == OX_I64 || dt == OX_U64;
+}
+
+/* GatherElements (constant shapes): a thread per output element, its
+ * index (negative from the end) read and checked as the C target checks
+ * it; out of range sets the status word (_ERR_INDEX) */
+static int emit_gather_elements(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	const ox_value *x = ox_in(g, n, 0), *ix = ox_in(g, n, 1), *y = ox_out(g, n, 0);
+	int axis;
+	if (!x || !ix || !y || ox_shape_is_rt(g, &x->shape) || ox_shape_is_rt(g, &ix->shape) || x->layout ||
+	    ix->layout || y->layout || x->dtype == OX_STRING || !ox_dtype_size(x->dtype) ||
+	    (ix->dtype != OX_I32 && ix->dtype != OX_I64) || ox_index_axis(g, n, &axis) || axis < 0)
+		return 1;
+	const int r = x->shape.rank;
+	if (ix->shape.rank != r || r < 1 || !ox_shape_numel(&ix->shape) || !x->shape.d[axis])
+		return 1;
+	for (int k = 0; k < r; k++)
+		if (k != axis && ix->shape.d[k] > x->shape.d[k])
+			return 1; /* (the C target's error) */
+	const long long D = x->shape.d[axis];
+	ox_buf body = {0};
+	ox_cg_fails(cg, OX_CG_FAIL_INDEX);
+	ox_buf_printf(&body, "\tint64_t j = (int64_t)ind[i];\n\tif (j < 0)\n\t\tj += %lld;\n"
+			     "\tif ((uint64_t)j >= (uint64_t)%lld) {\n\t\tatomicCAS(st, 0, %s_ERR_INDEX);\n\t\treturn;\n\t}\n"
+			     "\ty[i] = x[",
+		      D, D, cg->prefix_upper);
+	int64_t st = 1;
+	ox_buf off = {0};
+	for (int k = r - 1; k >= 0; k--) {
+		char v[16];
+		snprintf(v, sizeof v, k == axis ? "j" : "i%d", k);
+		ox_buf_printf(&off, "%s%s * %lld", off.len ? " + " : "", v, (long long)st);
+		st *= x->shape.d[k];
+	}
+	ox_buf_printf(&body, "%s];\n", off.s);
+	ox_buf_free(&off);
+	char kname[200], params[256];
+	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	const char *ty = ox_cg_ctype(y->dtype);
+	snprintf(params, sizeof params, "const %s *__restrict__ x, const %s *__restrict__ ind, %s *__restrict__ y, int *st",
+		 ty, ox_cg_ctype(ix->dtype), ty);
+	ox_buf t = {0};
+	ox_buf_printf(&t, "/* %s: GatherElements along axis %d of %lld, checked indices: a thread per element */\n",
+		      cg->fname, axis, D);
+	ox_cu_index_kernel(&t, kname, params, ix->shape.d, r, body.s);
+	ox_buf_free(&body);
+	ox_cu_index_launch(cg, kname, ix->shape.d, r, "in0, in1, out0, ox_status", NULL);
+	ox_cg_helper(cg, kname, t.s);
+	ox_buf_free(&t);
+	return 0;
+}
+
+/* Trilu (constant shapes): a thread per element, kept on and above
+ * (upper) or on and below (lower) diagonal k, k read by the kernel */
+static int emit_trilu(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	const ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0), *kv = n->nin > 1 ? ox_in(g, n, 1) : NULL;
+	if (!x || !y || ox_shape_is_rt(g, &x->shape) || x->layout || y->layout || x->shape.rank < 2 ||
+	    x->dtype == OX_STRING || !ox_dtype_size(x->dtype) || !ox_shape_numel(&x->shape) || (kv && kv->dtype != OX_I64))
+		return 1;
+	const int r = x->shape.rank, upper = ox_attr_int(n, "upper", 1) != 0;
+	const int64_t dims[3] = {ox_shape_numel(&x->shape) / (x->shape.d[r - 2] * x->shape.d[r - 1]), x->shape.d[r - 2],
+				 x->shape.d[r - 1]};
+	char body[160], kname[200], params[256];
+	snprintf(body, sizeof body, "\ty[i] = i2 - i1 %s %s ? x[i] : 0;\n", upper ? ">=" : "<=", kv ? "kp[0]" : "0");
+	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	const char *ty = ox_cg_ctype(y->dtype);
+	snprintf(params, sizeof params, "const %s *__restrict__ x, const int64_t *__restrict__ kp, %s *__restrict__ y", ty,
+		 ty);
+	ox_buf t = {0};
+	ox_buf_printf(&t, "/* %s: Trilu (%s): a thread per element */\n", cg->fname, upper ? "upper" : "lower");
+	ox_cu_index_kernel(&t, kname, params, dims, 3, body);
+	ox_cu_index_launch(cg, kname, dims, 3, kv ? "in0, in1, out0" : "in0, nullptr, out0", NULL);
+	ox_cg_helper(cg, kname, t.s);
+	ox_buf_free(&t);
+	return 0;
+}
+
+/* CumSum, CumProd (constant shapes, a constant axis): x as [outer, L,
+ * inner], a thread per (outer, inner) running along L in the C target's
+ * order and types (exclusive, reverse) */
+static int emit_cum(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	const ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
+	int axis;
+	if (!x || !y || ox_shape_is_rt(g, &x->shape) || x->layout || y->layout || !x->shape.rank ||
+	    !plain_num(x->dtype) || y->dtype != x->dtype || ox_index_axis(g, n, &axis) || axis < 0 ||
+	    !ox_shape_numel(&x->shape))
+		return 1;
+	const int dt = x->dtype, r = x->shape.rank, sum = n->op == OX_OP_CumSum;
+	const int excl = ox_attr_int(n, "exclusive", 0) != 0, rev = ox_attr_int(n, "reverse", 0) != 0;
+	int64_t O = 1, I = 1;
+	const int64_t L = x->shape.d[axis];
+	for (int k = 0; k < r; k++)
+		if (k < axis)
+			O *= x->shape.d[k];
+		else if (k > axis)
+			I *= x->shape.d[k];
+	const char *C = ox_cg_ntype(dt);
+	char p[96], upd[256];
+	if (rev)
+		snprintf(p, sizeof p, "i0 * %lld + (%lld - t) * %lld + i1", (long long)(L * I), (long long)(L - 1), (long long)I);
+	else
+		snprintf(p, sizeof p, "i0 * %lld + t * %lld + i1", (long long)(L * I), (long long)I);
+	snprintf(upd, sizeof upd, "\t\tacc = (%s)(acc %c %s);\n", C, sum ? '+' : '*', ox_cg_load(dt, "x[p]"));
+	ox_buf body = {0};
+	ox_buf_printf(&body, "\t%s acc = %s;\n\tfor (long t = 0; t < %lld; t++) {\n\t\tconst long p = %s;\n%s"
+			     "\t\ty[p] = %s;\n%s\t}\n",
+		      C, sum ? "0" : "1", (long long)L, p, excl ? "" : upd, ox_cg_store(dt, "acc"), excl ? upd : "");
+	char kname[200], params[256];
+	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	const char *ty = ox_cg_ctype(dt);
+	snprintf(params, sizeof params, "const %s *__restrict__ x, %s *__restrict__ y", ty, ty);
+	ox_buf t = {0};
+	ox_buf_printf(&t, "/* %s: %s along axis %d of %lld%s%s: a thread per run */\n", cg->fname, n->optype, axis,
+		      (long long)L, excl ? ", exclusive" : "", rev ? ", reversed" : "");
+	const int64_t dims[2] = {O, I};
+	ox_cu_index_kernel(&t, kname, params, dims, 2, body.s);
+	ox_buf_free(&body);
+	ox_cu_index_launch(cg, kname, dims, 2, "in0, out0", NULL);
+	ox_cg_helper(cg, kname, t.s);
+	ox_buf_free(&t);
+	return 0;
+}
+
 /* Concat: a kernel per input, each element to its place along the axis,
  * over the values' storage dims (ox_cu_phys): NHWC ones, concatenated over
  * the channels, along their last storage axis (one block: b = C) */
@@ -2178,6 +2308,12 @@ static int dispatch(ox_cg *cg, ox_graph *g, ox_node *n)
 		rc = emit_concat(cg, g, n);
 	else if (n->op == OX_OP_Split)
 		rc = emit_split(cg, g, n);
+	else if (n->op == OX_OP_GatherElements)
+		rc = emit_gather_elements(cg, g, n);
+	else if (n->op == OX_OP_Trilu)
+		rc = emit_trilu(cg, g, n);
+	else if (n->op == OX_OP_CumSum || n->op == OX_OP_CumProd)
+		rc = emit_cum(cg, g, n);
 	else if (n->op == OX_OP_Gather)
 		rc = emit_gather(cg, g, n);
 	else if (n->op == OX_OP_Shape)

@@ -45,7 +45,8 @@
 # 10. --profile: per-function device times by CUDA events (below).
 # 11. If, Loop, Scan on the host, their bodies on kernels (tests/e2e/ctrl).
 # 12. A captured run per input shape (tests/e2e/cuda_graphs.c, below).
-# 13. The Reduce, ArgMax/ArgMin, AveragePool and Split kernels (tests/e2e/kernels, below).
+# 13. The Reduce, ArgMax/ArgMin, AveragePool, Split, CumSum, Trilu and
+#     GatherElements kernels (tests/e2e/kernels, below).
 # The models of each step run $JOBS at a time (default: the cores), their
 # lines printed in list order. Every emulated model's --report must list no
 # node without a parallel kernel (docs/cuda.md).
@@ -503,8 +504,9 @@ else
 	fail=1
 fi
 
-# 13. Reduces, ArgMax/ArgMin, AveragePool, Split (codegen/cuda_kernels.c
-#    cu_reduce, cu_arg, emit_split; codegen/cuda_nn.c emit_avgpool):
+# 13. Reduces, ArgMax/ArgMin, AveragePool, Split, CumSum, Trilu,
+#    GatherElements (codegen/cuda_kernels.c cu_reduce, cu_arg, emit_split,
+#    emit_cum, emit_trilu, emit_gather_elements; codegen/cuda_nn.c emit_avgpool):
 #    tests/e2e/kernels/kernels.onnx (make_kernels.py) with --dim N=1..4
 #    --dim H=8..40 --dim W=8..40, run at N = 2, H = 40, W = 33 with a NaN:
 #    Max over the channels and Min over a middle block (a thread per output,
@@ -512,20 +514,23 @@ fi
 #    run-time length), 8 rows of 9215 and one of 73720 (blocks of a row
 #    combined by its last to arrive), a Mean over a sequence axis, ArgMax
 #    over the channels and ArgMin along W with ties, two AveragePools with
-#    ceil_mode (pads counted or not), a Split of the channels; against the
+#    ceil_mode (pads counted or not), a Split of the channels, a reversed
+#    exclusive CumSum, a lower Trilu, a GatherElements; against the
 #    C target by oxcmp (rtol 1e-5, NaN where NaN; indices exact), no serial
 #    node, the .cu holding each kernel kind; with nvcc as in 2.
 vsflags="--dim N=1..4 --dim H=8..40 --dim W=8..40"
 vs_c build/cuda_api/kernels tests/e2e/kernels/kernels.onnx tests/e2e/kernels/kernels_x.npy tests/e2e/kernels/kernels_big.npy
 if [ "$st" = ok ]; then
-	for n in 0 1 2 3 4 5 6 7 8 9 10 11; do
+	for n in 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14; do
 		"$OXCMP" "$o/cu/out/output_$n.npy" "$o/c/out/output_$n.npy" >> "$o/log" 2>&1 || st=MISMATCH
 	done
 	k=$o/cu/net.cu
 	[ "$(grep -c '_Reduce[A-Za-z]*: .* a thread per output \*/' "$k")" = 3 ] && grep -q 'a warp each \*/' "$k" &&
 		[ "$(grep -c 'blocks a row, each' "$k")" = 2 ] && [ "$(grep -cE '_Arg(Max|Min): .* a thread per output \*/' "$k")" = 2 ] &&
 		[ "$(grep -c '_AveragePool: .* a thread per output \*/' "$k")" = 2 ] &&
-		[ "$(grep -c ' of the Split along axis 1 \*/' "$k")" = 2 ] || st=KERNELS
+		[ "$(grep -c ' of the Split along axis 1 \*/' "$k")" = 2 ] && grep -q '_CumSum: .* a thread per run \*/' "$k" &&
+		grep -q '_Trilu: .* a thread per element \*/' "$k" && grep -q '_GatherElements: .* a thread per element \*/' "$k" ||
+		st=KERNELS
 fi
 nv_after tests/e2e/kernels/kernels.onnx
 vsflags=

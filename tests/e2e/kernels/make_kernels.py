@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """make_kernels.py: the test model of the CUDA Reduce, ArgMax/ArgMin,
-AveragePool and Split kernels (codegen/cuda_kernels.c cu_reduce, cu_arg,
-emit_split; codegen/cuda_nn.c emit_avgpool; tests/e2e/cuda.sh step 13),
+AveragePool, Split, CumSum, Trilu and GatherElements kernels
+(codegen/cuda_kernels.c cu_reduce, cu_arg, emit_split, emit_cum,
+emit_trilu, emit_gather_elements; codegen/cuda_nn.c emit_avgpool;
+tests/e2e/cuda.sh step 13),
 compiled with --dim N=1..4 --dim H=8..40 --dim W=8..40.
 
 Writes kernels.onnx, kernels_x.npy (N = 2, H = 40, W = 33, one NaN) and
@@ -29,6 +31,9 @@ kernels_big.npy next to this script:
                    ceil_mode)          pads counted, not past the end pad
   y10, y11 = Split(x, axis 1, [24, 40])    a kernel per output, N, H, W
                                        parameters
+  y12 = CumSum(big, axis 2, exclusive, reverse)
+  y13 = Trilu(big, k = 3, lower)
+  y14 = GatherElements(big, [1,8,97,5] indices along axis 3, some negative)
 """
 import os
 
@@ -58,10 +63,17 @@ def main():
         helper.make_node("AveragePool", ["big"], ["y9"], kernel_shape=[2, 4], strides=[3, 2], pads=[1, 0, 2, 1],
                          count_include_pad=1, ceil_mode=1),
         helper.make_node("Split", ["x", "parts"], ["y10", "y11"], axis=1),
+        helper.make_node("CumSum", ["big", "two"], ["y12"], exclusive=1, reverse=1),
+        helper.make_node("Trilu", ["big", "three"], ["y13"], upper=0),
+        helper.make_node("GatherElements", ["big", "idx"], ["y14"], axis=3),
     ]
+    rng = np.random.default_rng(13)
     inits = [numpy_helper.from_array(np.array([0, 1, 2, 3], np.int64), "all"),
              numpy_helper.from_array(np.array([0, -1, 64], np.int64), "seq"),
-             numpy_helper.from_array(np.array([24, 40], np.int64), "parts")]
+             numpy_helper.from_array(np.array([24, 40], np.int64), "parts"),
+             numpy_helper.from_array(np.array(2, np.int64), "two"),
+             numpy_helper.from_array(np.array(3, np.int64), "three"),
+             numpy_helper.from_array(rng.integers(-95, 95, (1, 8, 97, 5)).astype(np.int64), "idx")]
     graph = helper.make_graph(nodes, "kernels",
                               [helper.make_tensor_value_info("x", f32, ["N", 64, "H", "W"]),
                                helper.make_tensor_value_info("big", f32, [1, 8, 97, 95])],
@@ -73,11 +85,13 @@ def main():
                                helper.make_tensor_value_info("y8", f32, [1, 8, 49, 48]),
                                helper.make_tensor_value_info("y9", f32, [1, 8, 33, 47]),
                                helper.make_tensor_value_info("y10", f32, ["N", 24, "H", "W"]),
-                               helper.make_tensor_value_info("y11", f32, ["N", 40, "H", "W"])], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+                               helper.make_tensor_value_info("y11", f32, ["N", 40, "H", "W"]),
+                               helper.make_tensor_value_info("y12", f32, [1, 8, 97, 95]),
+                               helper.make_tensor_value_info("y13", f32, [1, 8, 97, 95]),
+                               helper.make_tensor_value_info("y14", f32, [1, 8, 97, 5])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
     onnx.checker.check_model(model)
     onnx.save(model, os.path.join(HERE, "kernels.onnx"))
-    rng = np.random.default_rng(13)
     x = rng.standard_normal((2, 64, 40, 33)).astype(np.float32)
     x[1, 17, 5, 6] = np.nan
     np.save(os.path.join(HERE, "kernels_x.npy"), x)
