@@ -1301,20 +1301,62 @@ static int emit_softmax(ox_cg *cg, ox_graph *g, ox_node *n)
 	const int r = x->shape.rank, legacy = n->opset < 13, log = n->op == OX_OP_LogSoftmax;
 	const int64_t a = ox_attr_int(n, "axis", legacy ? 1 : -1);
 	const int ax = legacy && a == r ? r : ox_norm_axis(a, r);
-	ox_dim rows;
-	if (ax < 0 || !rows_of(g, x, ax, &rows))
+	if (ax < 0)
 		return 1;
+	int strided = 0;
+	for (int i = ax + 1; i < r && !legacy; i++)
+		strided |= x->shape.d[i] != 1;
+	ox_dim rows = 1;
 	int64_t D = 1;
-	for (int i = ax; i < r; i++) {
-		if (!legacy && i > ax && x->shape.d[i] != 1)
-			return 1; /* strided rows: the C target's */
-		D *= x->shape.d[i];
+	if (strided) {
+		for (int i = 0; i < ax; i++)
+			rows = ox_dim_mul(g, rows, x->shape.d[i]);
+	} else {
+		if (!rows_of(g, x, ax, &rows))
+			return 1;
+		for (int i = ax; i < r; i++)
+			D *= x->shape.d[i];
+		if (!D)
+			return 1;
 	}
-	if (!D || rows == 0)
+	if (rows == 0)
 		return 1;
 	char kname[200];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf t = {0};
+	if (strided) {
+		/* along a middle axis (the channels of NCHW): a thread per
+		 * (outer, inner), down the axis with stride inner, the same
+		 * three passes */
+		ox_dim inner = 1, Dx = x->shape.d[ax];
+		for (int i = ax + 1; i < r; i++)
+			inner = ox_dim_mul(g, inner, x->shape.d[i]);
+		ox_cu_rt R = {g, 0, {0}};
+		char ds[32], is[32], dis[32];
+		if (!ox_cu_rt_dim(&R, Dx, ds, sizeof ds) || !ox_cu_rt_dim(&R, inner, is, sizeof is) ||
+		    !ox_cu_rt_dim(&R, ox_dim_mul(g, Dx, inner), dis, sizeof dis))
+			return 1;
+		ox_buf body = {0};
+		ox_buf_printf(&body, "\tconst long o = i0 * %s + i1, st = %s;\n\tconst OX_T *xr = x + o;\n\tOX_T *yr = y + o;\n"
+				     "\tfloat m = -INFINITY;\n\tfor (long j = 0; j < %s; j++) {\n"
+				     "\t\tconst float v = OX_LD(xr[j * st]);\n\t\tif (v > m)\n\t\t\tm = v;\n\t}\n"
+				     "\tfloat s = 0.0f;\n\tfor (long j = 0; j < %s; j++)\n\t\ts += expf(OX_LD(xr[j * st]) - m);\n"
+				     "%s\tfor (long j = 0; j < %s; j++)\n\t\tyr[j * st] = OX_ST(%s);\n",
+			      dis, is, ds, ds, log ? "\tconst float ls = logf(s);\n" : "", ds,
+			      log ? "(OX_LD(xr[j * st]) - m) - ls" : "expf(OX_LD(xr[j * st]) - m) / s");
+		const ox_dim dims[2] = {rows, inner};
+		ox_buf_printf(&t, "/* %s: %s along axis %d of %lld, a thread per (outer, inner)%s */\n", cg->fname, n->optype,
+			      ax, (long long)ox_opt_top(g, Dx), R.n ? " (run-time dims)" : "");
+		if (ox_cu_index_kernel_rt(&t, kname, "const OX_T *__restrict__ x, OX_T *__restrict__ y", dims, 2, body.s,
+					  &R)) {
+			ox_buf_free(&t), ox_buf_free(&body);
+			return 1;
+		}
+		ox_buf_free(&body);
+		ox_cu_index_launch(cg, kname, dims, 2, "in0, out0", &R);
+		ox_cu_finish(cg, g, n, kname, &t);
+		return 0;
+	}
 	warp_rows(&t, g, cg->fname, n->optype, rows, D, kname, "const OX_T *__restrict__ x, OX_T *__restrict__ y");
 	ox_buf_printf(&t, "\tconst OX_T *xr = x + row * %lld;\n\tOX_T *yr = y + row * %lld;\n"
 			  "\tfloat m = -INFINITY;\n\tfor (long i = lane; i < %lld; i += 32) {\n"

@@ -45,8 +45,8 @@
 # 10. --profile: per-function device times by CUDA events (below).
 # 11. If, Loop, Scan on the host, their bodies on kernels (tests/e2e/ctrl).
 # 12. A captured run per input shape (tests/e2e/cuda_graphs.c, below).
-# 13. The Reduce, ArgMax/ArgMin, AveragePool, Split, CumSum, Trilu and
-#     GatherElements kernels (tests/e2e/kernels, below).
+# 13. The Reduce, ArgMax/ArgMin, AveragePool, Split, CumSum, Trilu,
+#     GatherElements and middle-axis Softmax kernels (tests/e2e/kernels, below).
 # The models of each step run $JOBS at a time (default: the cores), their
 # lines printed in list order. Every emulated model's --report must list no
 # node without a parallel kernel (docs/cuda.md).
@@ -505,8 +505,9 @@ else
 fi
 
 # 13. Reduces, ArgMax/ArgMin, AveragePool, Split, CumSum, Trilu,
-#    GatherElements (codegen/cuda_kernels.c cu_reduce, cu_arg, emit_split,
-#    emit_cum, emit_trilu, emit_gather_elements; codegen/cuda_nn.c emit_avgpool):
+#    GatherElements, (Log)Softmax over a middle axis (codegen/cuda_kernels.c
+#    cu_reduce, cu_arg, emit_split, emit_cum, emit_trilu,
+#    emit_gather_elements, emit_softmax; codegen/cuda_nn.c emit_avgpool):
 #    tests/e2e/kernels/kernels.onnx (make_kernels.py) with --dim N=1..4
 #    --dim H=8..40 --dim W=8..40, run at N = 2, H = 40, W = 33 with a NaN:
 #    Max over the channels and Min over a middle block (a thread per output,
@@ -515,13 +516,14 @@ fi
 #    combined by its last to arrive), a Mean over a sequence axis, ArgMax
 #    over the channels and ArgMin along W with ties, two AveragePools with
 #    ceil_mode (pads counted or not), a Split of the channels, a reversed
-#    exclusive CumSum, a lower Trilu, a GatherElements; against the
+#    exclusive CumSum, a lower Trilu, a GatherElements, a LogSoftmax over
+#    the channels (run-time H, W); against the
 #    C target by oxcmp (rtol 1e-5, NaN where NaN; indices exact), no serial
 #    node, the .cu holding each kernel kind; with nvcc as in 2.
 vsflags="--dim N=1..4 --dim H=8..40 --dim W=8..40"
 vs_c build/cuda_api/kernels tests/e2e/kernels/kernels.onnx tests/e2e/kernels/kernels_x.npy tests/e2e/kernels/kernels_big.npy
 if [ "$st" = ok ]; then
-	for n in 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14; do
+	for n in 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do
 		"$OXCMP" "$o/cu/out/output_$n.npy" "$o/c/out/output_$n.npy" >> "$o/log" 2>&1 || st=MISMATCH
 	done
 	k=$o/cu/net.cu
@@ -529,7 +531,8 @@ if [ "$st" = ok ]; then
 		[ "$(grep -c 'blocks a row, each' "$k")" = 2 ] && [ "$(grep -cE '_Arg(Max|Min): .* a thread per output \*/' "$k")" = 2 ] &&
 		[ "$(grep -c '_AveragePool: .* a thread per output \*/' "$k")" = 2 ] &&
 		[ "$(grep -c ' of the Split along axis 1 \*/' "$k")" = 2 ] && grep -q '_CumSum: .* a thread per run \*/' "$k" &&
-		grep -q '_Trilu: .* a thread per element \*/' "$k" && grep -q '_GatherElements: .* a thread per element \*/' "$k" ||
+		grep -q '_Trilu: .* a thread per element \*/' "$k" && grep -q '_GatherElements: .* a thread per element \*/' "$k" &&
+		grep -q '_LogSoftmax: LogSoftmax along axis 1 of 64, a thread per (outer, inner) (run-time dims) \*/' "$k" ||
 		st=KERNELS
 fi
 nv_after tests/e2e/kernels/kernels.onnx

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """make_kernels.py: the test model of the CUDA Reduce, ArgMax/ArgMin,
-AveragePool, Split, CumSum, Trilu and GatherElements kernels
-(codegen/cuda_kernels.c cu_reduce, cu_arg, emit_split, emit_cum,
-emit_trilu, emit_gather_elements; codegen/cuda_nn.c emit_avgpool;
+AveragePool, Split, CumSum, Trilu, GatherElements and middle-axis
+(Log)Softmax kernels (codegen/cuda_kernels.c cu_reduce, cu_arg,
+emit_split, emit_cum, emit_trilu, emit_gather_elements, emit_softmax;
+codegen/cuda_nn.c emit_avgpool;
 tests/e2e/cuda.sh step 13),
 compiled with --dim N=1..4 --dim H=8..40 --dim W=8..40.
 
@@ -34,6 +35,8 @@ kernels_big.npy next to this script:
   y12 = CumSum(big, axis 2, exclusive, reverse)
   y13 = Trilu(big, k = 3, lower)
   y14 = GatherElements(big, [1,8,97,5] indices along axis 3, some negative)
+  y15 = LogSoftmax(x, axis 1)          over the channels: a thread per
+                                       (image, pixel), H, W parameters
 """
 import os
 
@@ -66,6 +69,7 @@ def main():
         helper.make_node("CumSum", ["big", "two"], ["y12"], exclusive=1, reverse=1),
         helper.make_node("Trilu", ["big", "three"], ["y13"], upper=0),
         helper.make_node("GatherElements", ["big", "idx"], ["y14"], axis=3),
+        helper.make_node("LogSoftmax", ["x"], ["y15"], axis=1),
     ]
     rng = np.random.default_rng(13)
     inits = [numpy_helper.from_array(np.array([0, 1, 2, 3], np.int64), "all"),
@@ -88,7 +92,8 @@ def main():
                                helper.make_tensor_value_info("y11", f32, ["N", 40, "H", "W"]),
                                helper.make_tensor_value_info("y12", f32, [1, 8, 97, 95]),
                                helper.make_tensor_value_info("y13", f32, [1, 8, 97, 95]),
-                               helper.make_tensor_value_info("y14", f32, [1, 8, 97, 5])], inits)
+                               helper.make_tensor_value_info("y14", f32, [1, 8, 97, 5]),
+                               helper.make_tensor_value_info("y15", f32, ["N", 64, "H", "W"])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
     onnx.checker.check_model(model)
     onnx.save(model, os.path.join(HERE, "kernels.onnx"))
