@@ -823,7 +823,7 @@ int ox_cu_emit_window(ox_cg *cg, ox_graph *g, ox_node *n)
 	const int i8 = !conv && x && !nhwc && (x->dtype == OX_I8 || x->dtype == OX_U8);
 	if (!conv && n->nout > 1 && n->out[1] >= 0)
 		return 1; /* Indices: the C target's */
-	if (!x || !y || !(ox_cu_ftype(x->dtype) || i8) || y->dtype != x->dtype || (!conv && x->shape.rank != 4) ||
+	if (!x || !y || !(ox_cu_ftype(x->dtype) || i8) || y->dtype != x->dtype || (!conv && x->shape.rank != 4 && x->shape.rank != 3) ||
 	    (nhwc ? y->layout != OX_L_BLOCKED || x->lp[0] != x->shape.d[1] || y->lp[0] != y->shape.d[1]
 		  : x->layout || y->layout) ||
 	    (conv && (w->dtype != x->dtype || w->layout != (nhwc ? OX_L_DWW : OX_L_PLAIN))))
