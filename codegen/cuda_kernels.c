@@ -1188,6 +1188,42 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 	return 0;
 }
 
+/* A kernel of a thread per (outer, inner) of x as [outer, D, inner], for
+ * the ops along a middle axis (Reduce, ArgMax/ArgMin, (Log)Softmax):
+ * strided_dims renders D, inner and D * inner for the body (run-time dims
+ * R's parameters: 0 when they are too many); strided_kernel prints the
+ * kernel (t: its comment, then the kernel; body reads i0, i1) and its
+ * launch, and frees t and body; typed: params use OX_T (ox_cu_finish). */
+typedef struct {
+	char d[32], in[32], din[32];
+} middle_dims;
+static int strided_dims(ox_cu_rt *R, ox_dim D, ox_dim inner, middle_dims *sd)
+{
+	return ox_cu_rt_dim(R, D, sd->d, sizeof sd->d) && ox_cu_rt_dim(R, inner, sd->in, sizeof sd->in) &&
+	       ox_cu_rt_dim(R, ox_dim_mul(R->g, D, inner), sd->din, sizeof sd->din);
+}
+static int strided_kernel(ox_cg *cg, ox_graph *g, ox_node *n, ox_cu_rt *R, ox_dim outer, ox_dim inner,
+			  const char *params, ox_buf *t, ox_buf *body, int typed)
+{
+	char kname[200];
+	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	const ox_dim dims[2] = {outer, inner};
+	const int bad = ox_cu_index_kernel_rt(t, kname, params, dims, 2, body->s, R);
+	ox_buf_free(body);
+	if (bad) {
+		ox_buf_free(t);
+		return 1;
+	}
+	ox_cu_index_launch(cg, kname, dims, 2, "in0, out0", R);
+	if (typed) {
+		ox_cu_finish(cg, g, n, kname, t);
+	} else {
+		ox_cg_helper(cg, kname, t->s);
+		ox_buf_free(t);
+	}
+	return 0;
+}
+
 /* the head of a kernel of a warp per row (4 a block) */
 static void warp_rows(ox_buf *t, ox_graph *g, const char *fname, const char *op, ox_dim rows, int64_t D,
 		      const char *kname, const char *params)
@@ -1332,9 +1368,8 @@ static int emit_softmax(ox_cg *cg, ox_graph *g, ox_node *n)
 		for (int i = ax + 1; i < r; i++)
 			inner = ox_dim_mul(g, inner, x->shape.d[i]);
 		ox_cu_rt R = {g, 0, {0}};
-		char ds[32], is[32], dis[32];
-		if (!ox_cu_rt_dim(&R, Dx, ds, sizeof ds) || !ox_cu_rt_dim(&R, inner, is, sizeof is) ||
-		    !ox_cu_rt_dim(&R, ox_dim_mul(g, Dx, inner), dis, sizeof dis))
+		middle_dims sd;
+		if (!strided_dims(&R, Dx, inner, &sd))
 			return 1;
 		ox_buf body = {0};
 		ox_buf_printf(&body, "\tconst long o = i0 * %s + i1, st = %s;\n\tconst OX_T *xr = x + o;\n\tOX_T *yr = y + o;\n"
@@ -1342,20 +1377,12 @@ static int emit_softmax(ox_cg *cg, ox_graph *g, ox_node *n)
 				     "\t\tconst float v = OX_LD(xr[j * st]);\n\t\tif (v > m)\n\t\t\tm = v;\n\t}\n"
 				     "\tfloat s = 0.0f;\n\tfor (long j = 0; j < %s; j++)\n\t\ts += expf(OX_LD(xr[j * st]) - m);\n"
 				     "%s\tfor (long j = 0; j < %s; j++)\n\t\tyr[j * st] = OX_ST(%s);\n",
-			      dis, is, ds, ds, log ? "\tconst float ls = logf(s);\n" : "", ds,
+			      sd.din, sd.in, sd.d, sd.d, log ? "\tconst float ls = logf(s);\n" : "", sd.d,
 			      log ? "(OX_LD(xr[j * st]) - m) - ls" : "expf(OX_LD(xr[j * st]) - m) / s");
-		const ox_dim dims[2] = {rows, inner};
 		ox_buf_printf(&t, "/* %s: %s along axis %d of %lld, a thread per (outer, inner)%s */\n", cg->fname, n->optype,
 			      ax, (long long)ox_opt_top(g, Dx), R.n ? " (run-time dims)" : "");
-		if (ox_cu_index_kernel_rt(&t, kname, "const OX_T *__restrict__ x, OX_T *__restrict__ y", dims, 2, body.s,
-					  &R)) {
-			ox_buf_free(&t), ox_buf_free(&body);
-			return 1;
-		}
-		ox_buf_free(&body);
-		ox_cu_index_launch(cg, kname, dims, 2, "in0, out0", &R);
-		ox_cu_finish(cg, g, n, kname, &t);
-		return 0;
+		return strided_kernel(cg, g, n, &R, rows, inner, "const OX_T *__restrict__ x, OX_T *__restrict__ y", &t,
+				      &body, 1);
 	}
 	warp_rows(&t, g, cg->fname, n->optype, rows, D, kname, "const OX_T *__restrict__ x, OX_T *__restrict__ y");
 	ox_buf_printf(&t, "\tconst OX_T *xr = x + row * %lld;\n\tOX_T *yr = y + row * %lld;\n"
@@ -1833,6 +1860,37 @@ static int emit_cum(ox_cg *cg, ox_graph *g, ox_node *n)
 	return 0;
 }
 
+/* Concat's input k or Split's output k (split): a kernel over its tot
+ * elements, element i at i / rk * row + off + i % rk of the whole (rk its
+ * elements from the axis on, row the whole's, off its place along it) */
+static void piece_kernel(ox_cg *cg, ox_graph *g, ox_node *n, int k, int split, const char *ty, ox_dim tot,
+			 ox_dim rk, ox_dim row, ox_dim off)
+{
+	char kname[200], params[256], body[256], sr[32], sw[32], so[32], ptrs[32], place[160];
+	ox_cu_rt R = {g, 0, {0}};
+	snprintf(kname, sizeof kname, "%s_kernel%d", cg->fname, k);
+	snprintf(params, sizeof params, "const %s *__restrict__ x, %s *__restrict__ y", ty, ty);
+	if (!ox_cu_rt_dim(&R, rk, sr, sizeof sr) || !ox_cu_rt_dim(&R, row, sw, sizeof sw) ||
+	    !ox_cu_rt_dim(&R, off, so, sizeof so))
+		ox_die("codegen: '%s': a %s of more than 16 run-time dims", n->name, n->optype);
+	snprintf(place, sizeof place, "i / %s * %s + %s + i %% %s", sr, sw, so, sr);
+	snprintf(body, sizeof body, split ? "\ty[i] = x[%s];\n" : "\ty[%s] = x[i];\n", place);
+	ox_buf t = {0};
+	if (split)
+		ox_buf_printf(&t, "/* %s: output %d of the Split along axis %d */\n", cg->fname, k,
+			      ox_norm_axis(ox_attr_int(n, "axis", 0), g->vals[n->in[0]].shape.rank));
+	else
+		ox_buf_printf(&t, "/* %s: input %d of the Concat */\n", cg->fname, k);
+	if (ox_cu_index_kernel_rt(&t, kname, params, &tot, 1, body, &R))
+		ox_die("codegen: '%s': a %s of more than 16 run-time dims", n->name, n->optype);
+	if (ox_cu_fits32(g, n))
+		ox_cu_narrow(&t);
+	ox_cg_helper(cg, kname, t.s);
+	ox_buf_free(&t);
+	snprintf(ptrs, sizeof ptrs, split ? "in0, out%d" : "in%d, out0", k);
+	ox_cu_index_launch(cg, kname, &tot, 1, ptrs, &R);
+}
+
 /* Concat: a kernel per input, each element to its place along the axis,
  * over the values' storage dims (ox_cu_phys): NHWC ones, concatenated over
  * the channels, along their last storage axis (one block: b = C) */
@@ -1861,26 +1919,8 @@ static int emit_concat(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_dim rk = 1, tot = ox_shape_numel_dim(g, &g->vals[n->in[k]].shape);
 		for (int d = axis; d < xr; d++)
 			rk = ox_dim_mul(g, rk, xd[d]);
-		if (ox_dim_is_rt(g, tot) || ox_dim_eval(g, tot) > 0) {
-			char kname[200], params[256], body[256], sr[32], sw[32], so[32], ptrs[32];
-			ox_cu_rt R = {g, 0, {0}};
-			snprintf(kname, sizeof kname, "%s_kernel%d", cg->fname, k);
-			snprintf(params, sizeof params, "const %s *__restrict__ x, %s *__restrict__ y", ty, ty);
-			if (!ox_cu_rt_dim(&R, rk, sr, sizeof sr) || !ox_cu_rt_dim(&R, row, sw, sizeof sw) ||
-			    !ox_cu_rt_dim(&R, off, so, sizeof so))
-				ox_die("codegen: '%s': a Concat of more than 16 run-time dims", n->name);
-			snprintf(body, sizeof body, "\ty[i / %s * %s + %s + i %% %s] = x[i];\n", sr, sw, so, sr);
-			ox_buf t = {0};
-			ox_buf_printf(&t, "/* %s: input %d of the Concat */\n", cg->fname, k);
-			if (ox_cu_index_kernel_rt(&t, kname, params, &tot, 1, body, &R))
-				ox_die("codegen: '%s': a Concat of more than 16 run-time dims", n->name);
-			if (ox_cu_fits32(g, n))
-				ox_cu_narrow(&t);
-			ox_cg_helper(cg, kname, t.s);
-			ox_buf_free(&t);
-			snprintf(ptrs, sizeof ptrs, "in%d, out0", k);
-			ox_cu_index_launch(cg, kname, &tot, 1, ptrs, &R);
-		}
+		if (ox_dim_is_rt(g, tot) || ox_dim_eval(g, tot) > 0)
+			piece_kernel(cg, g, n, k, 0, ty, tot, rk, row, off);
 		off = ox_dim_add(g, off, rk);
 	}
 	return 0;
@@ -1912,28 +1952,8 @@ static int emit_split(ox_cg *cg, ox_graph *g, ox_node *n)
 		for (int d = axis; d < r; d++)
 			rk = ox_dim_mul(g, rk, y->shape.d[d]);
 		const ox_dim tot = ox_shape_numel_dim(g, &y->shape);
-		if (ox_dim_is_rt(g, tot) || ox_dim_eval(g, tot) > 0) {
-			char kname[200], params[256], body[256], sr[32], sw[32], so[32], ptrs[32];
-			ox_cu_rt R = {g, 0, {0}};
-			snprintf(kname, sizeof kname, "%s_kernel%d", cg->fname, k);
-			snprintf(params, sizeof params, "const %s *__restrict__ x, %s *__restrict__ y", ty, ty);
-			if (!ox_cu_rt_dim(&R, rk, sr, sizeof sr) || !ox_cu_rt_dim(&R, row, sw, sizeof sw) ||
-			    !ox_cu_rt_dim(&R, off, so, sizeof so))
-				return 1;
-			snprintf(body, sizeof body, "\ty[i] = x[i / %s * %s + %s + i %% %s];\n", sr, sw, so, sr);
-			ox_buf t = {0};
-			ox_buf_printf(&t, "/* %s: output %d of the Split along axis %d */\n", cg->fname, k, axis);
-			if (ox_cu_index_kernel_rt(&t, kname, params, &tot, 1, body, &R)) {
-				ox_buf_free(&t);
-				return 1;
-			}
-			if (ox_cu_fits32(g, n))
-				ox_cu_narrow(&t);
-			ox_cg_helper(cg, kname, t.s);
-			ox_buf_free(&t);
-			snprintf(ptrs, sizeof ptrs, "in0, out%d", k);
-			ox_cu_index_launch(cg, kname, &tot, 1, ptrs, &R);
-		}
+		if (ox_dim_is_rt(g, tot) || ox_dim_eval(g, tot) > 0)
+			piece_kernel(cg, g, n, k, 1, ty, tot, rk, row, off);
 		off = ox_dim_add(g, off, rk);
 	}
 	return 0;
@@ -2095,30 +2115,21 @@ static int cu_reduce(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_buf t = {0};
 	if (inner != 1) {
 		ox_cu_rt R = {g, 0, {0}};
-		char ds[32], is[32], dis[32];
-		if (!ox_cu_rt_dim(&R, D, ds, sizeof ds) || !ox_cu_rt_dim(&R, inner, is, sizeof is) ||
-		    !ox_cu_rt_dim(&R, ox_dim_mul(g, D, inner), dis, sizeof dis))
+		middle_dims sd;
+		if (!strided_dims(&R, D, inner, &sd))
 			return 1;
 		ox_buf body = {0};
 		ox_buf_printf(&body, "\tconst OX_T *xr = x + i0 * %s + i1;\n\tfloat a = %s;\n"
 				     "\tfor (long j = 0; j < %s; j++) {\n\t\tconst float b = OX_LD(xr[j * %s]);\n\t\t%s;\n\t}\n"
 				     "\ty[i] = OX_ST(a%s%s);\n",
-			      dis, init, ds, is, comb, n->op == OX_OP_ReduceMean ? " / (float)" : "",
-			      n->op == OX_OP_ReduceMean ? ds : "");
-		const ox_dim dims[2] = {outer, inner};
+			      sd.din, init, sd.d, sd.in, comb, n->op == OX_OP_ReduceMean ? " / (float)" : "",
+			      n->op == OX_OP_ReduceMean ? sd.d : "");
 		ox_buf_printf(&t, "/* %s: %s over %lld of [%lld, %lld, %lld]%s, a thread per output */\n", cg->fname,
 			      n->optype, (long long)ox_opt_top(g, D), (long long)ox_opt_top(g, outer),
 			      (long long)ox_opt_top(g, D), (long long)ox_opt_top(g, inner),
 			      R.n ? " (at most: run-time dims)" : "");
-		if (ox_cu_index_kernel_rt(&t, kname, "const OX_T *__restrict__ x, OX_T *__restrict__ y", dims, 2, body.s,
-					  &R)) {
-			ox_buf_free(&t), ox_buf_free(&body);
-			return 1;
-		}
-		ox_buf_free(&body);
-		ox_cu_index_launch(cg, kname, dims, 2, "in0, out0", &R);
-		ox_cu_finish(cg, g, n, kname, &t);
-		return 0;
+		return strided_kernel(cg, g, n, &R, outer, inner, "const OX_T *__restrict__ x, OX_T *__restrict__ y", &t,
+				      &body, 1);
 	}
 	const ox_dim rows = outer;
 	const int rtD = ox_dim_is_rt(g, D);
@@ -2207,9 +2218,8 @@ static int cu_arg(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (ox_dim_range(g, D, &lo, &hi) || lo < 1 || !outer || !inner)
 		return 1;
 	ox_cu_rt R = {g, 0, {0}};
-	char ds[32], is[32], dis[32];
-	if (!ox_cu_rt_dim(&R, D, ds, sizeof ds) || !ox_cu_rt_dim(&R, inner, is, sizeof is) ||
-	    !ox_cu_rt_dim(&R, ox_dim_mul(g, D, inner), dis, sizeof dis))
+	middle_dims sd;
+	if (!strided_dims(&R, D, inner, &sd))
 		return 1;
 	const char *gt = n->op == OX_OP_ArgMax ? ">" : "<";
 	char cond[128];
@@ -2224,29 +2234,19 @@ static int cu_arg(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_buf_printf(&body, "\tconst %s *xr = x + i0 * %s + i1;\n\t%s best = %s;\n\tint64_t at = 0;\n"
 			     "\tfor (long k = 1; k < %s; k++) {\n\t\tconst %s v = %s;\n"
 			     "\t\tif (%s) {\n\t\t\tbest = v;\n\t\t\tat = k;\n\t\t}\n\t}\n\ty[i] = at;\n",
-		      T, dis, C, ox_cg_load(dt, "xr[0]"), ds, C, ox_cg_load(dt, "xr[k * inner_]"), cond);
+		      T, sd.din, C, ox_cg_load(dt, "xr[0]"), sd.d, C, ox_cg_load(dt, "xr[k * inner_]"), cond);
 	/* (the stride named once: a load expression may repeat its argument) */
 	ox_buf b2 = {0};
-	ox_buf_printf(&b2, "\tconst long inner_ = %s;\n%s", is, body.s);
+	ox_buf_printf(&b2, "\tconst long inner_ = %s;\n%s", sd.in, body.s);
 	ox_buf_free(&body);
-	char kname[200], params[160];
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	char params[160];
 	snprintf(params, sizeof params, "const %s *__restrict__ x, int64_t *__restrict__ y", T);
 	ox_buf t = {0};
 	ox_buf_printf(&t, "/* %s: %s along axis %d (%lld of [%lld, %lld, %lld]%s)%s, a thread per output */\n", cg->fname,
 		      n->optype, ax, (long long)ox_opt_top(g, D), (long long)ox_opt_top(g, outer),
 		      (long long)ox_opt_top(g, D), (long long)ox_opt_top(g, inner), R.n ? ", at most" : "",
 		      last ? ", the last index on ties" : "");
-	const ox_dim dims[2] = {outer, inner};
-	if (ox_cu_index_kernel_rt(&t, kname, params, dims, 2, b2.s, &R)) {
-		ox_buf_free(&t), ox_buf_free(&b2);
-		return 1;
-	}
-	ox_buf_free(&b2);
-	ox_cu_index_launch(cg, kname, dims, 2, "in0, out0", &R);
-	ox_cg_helper(cg, kname, t.s); /* (typed: no OX_T) */
-	ox_buf_free(&t);
-	return 0;
+	return strided_kernel(cg, g, n, &R, outer, inner, params, &t, &b2, 0);
 }
 
 /* the nodes codegen/emit_ew.c emits (unary math, Cast, Clip, binary ops
