@@ -1787,17 +1787,20 @@ static int emit_gather_elements(ox_cg *cg, ox_graph *g, ox_node *n)
 	return 0;
 }
 
-/* Trilu (constant shapes): a thread per element, kept on and above
- * (upper) or on and below (lower) diagonal k, k read by the kernel */
+/* Trilu: a thread per element, kept on and above (upper) or on and below
+ * (lower) diagonal k, k read by the kernel; run-time dims its parameters */
 static int emit_trilu(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	const ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0), *kv = n->nin > 1 ? ox_in(g, n, 1) : NULL;
-	if (!x || !y || ox_shape_is_rt(g, &x->shape) || x->layout || y->layout || x->shape.rank < 2 ||
-	    x->dtype == OX_STRING || !ox_dtype_size(x->dtype) || !ox_shape_numel(&x->shape) || (kv && kv->dtype != OX_I64))
+	if (!x || !y || x->layout || y->layout || x->shape.rank < 2 || x->dtype == OX_STRING || !ox_dtype_size(x->dtype) ||
+	    !ox_shape_numel_dim(g, &x->shape) || (kv && kv->dtype != OX_I64))
 		return 1;
 	const int r = x->shape.rank, upper = ox_attr_int(n, "upper", 1) != 0;
-	const int64_t dims[3] = {ox_shape_numel(&x->shape) / (x->shape.d[r - 2] * x->shape.d[r - 1]), x->shape.d[r - 2],
-				 x->shape.d[r - 1]};
+	ox_dim B = 1;
+	for (int i = 0; i < r - 2; i++)
+		B = ox_dim_mul(g, B, x->shape.d[i]);
+	const ox_dim dims[3] = {B, x->shape.d[r - 2], x->shape.d[r - 1]};
+	ox_cu_rt R = {g, 0, {0}};
 	char body[160], kname[200], params[256];
 	snprintf(body, sizeof body, "\ty[i] = i2 - i1 %s %s ? x[i] : 0;\n", upper ? ">=" : "<=", kv ? "kp[0]" : "0");
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
@@ -1806,58 +1809,58 @@ static int emit_trilu(ox_cg *cg, ox_graph *g, ox_node *n)
 		 ty);
 	ox_buf t = {0};
 	ox_buf_printf(&t, "/* %s: Trilu (%s): a thread per element */\n", cg->fname, upper ? "upper" : "lower");
-	ox_cu_index_kernel(&t, kname, params, dims, 3, body);
-	ox_cu_index_launch(cg, kname, dims, 3, kv ? "in0, in1, out0" : "in0, nullptr, out0", NULL);
+	if (ox_cu_index_kernel_rt(&t, kname, params, dims, 3, body, &R)) {
+		ox_buf_free(&t);
+		return 1;
+	}
+	ox_cu_index_launch(cg, kname, dims, 3, kv ? "in0, in1, out0" : "in0, nullptr, out0", &R);
 	ox_cg_helper(cg, kname, t.s);
 	ox_buf_free(&t);
 	return 0;
 }
 
-/* CumSum, CumProd (constant shapes, a constant axis): x as [outer, L,
- * inner], a thread per (outer, inner) running along L in the C target's
- * order and types (exclusive, reverse) */
+/* CumSum, CumProd along a constant axis: x as [outer, L, inner], a
+ * thread per (outer, inner) running along L in the C target's order and
+ * types (exclusive, reverse); run-time dims its parameters */
 static int emit_cum(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	const ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
 	int axis;
-	if (!x || !y || ox_shape_is_rt(g, &x->shape) || x->layout || y->layout || !x->shape.rank ||
-	    !plain_num(x->dtype) || y->dtype != x->dtype || ox_index_axis(g, n, &axis) || axis < 0 ||
-	    !ox_shape_numel(&x->shape))
+	if (!x || !y || x->layout || y->layout || !x->shape.rank || !plain_num(x->dtype) || y->dtype != x->dtype ||
+	    ox_index_axis(g, n, &axis) || axis < 0 || !ox_shape_numel_dim(g, &x->shape))
 		return 1;
 	const int dt = x->dtype, r = x->shape.rank, sum = n->op == OX_OP_CumSum;
 	const int excl = ox_attr_int(n, "exclusive", 0) != 0, rev = ox_attr_int(n, "reverse", 0) != 0;
-	int64_t O = 1, I = 1;
-	const int64_t L = x->shape.d[axis];
+	ox_dim O = 1, I = 1;
+	const ox_dim L = x->shape.d[axis];
 	for (int k = 0; k < r; k++)
 		if (k < axis)
-			O *= x->shape.d[k];
+			O = ox_dim_mul(g, O, x->shape.d[k]);
 		else if (k > axis)
-			I *= x->shape.d[k];
+			I = ox_dim_mul(g, I, x->shape.d[k]);
+	ox_cu_rt R = {g, 0, {0}};
+	middle_dims sd;
+	char l1[32];
+	if (!strided_dims(&R, L, I, &sd) || !ox_cu_rt_dim(&R, ox_dim_sub(g, L, 1), l1, sizeof l1))
+		return 1;
 	const char *C = ox_cg_ntype(dt);
-	char p[96], upd[256];
+	char p[160], upd[256];
 	if (rev)
-		snprintf(p, sizeof p, "i0 * %lld + (%lld - t) * %lld + i1", (long long)(L * I), (long long)(L - 1), (long long)I);
+		snprintf(p, sizeof p, "i0 * %s + (%s - t) * %s + i1", sd.din, l1, sd.in);
 	else
-		snprintf(p, sizeof p, "i0 * %lld + t * %lld + i1", (long long)(L * I), (long long)I);
+		snprintf(p, sizeof p, "i0 * %s + t * %s + i1", sd.din, sd.in);
 	snprintf(upd, sizeof upd, "\t\tacc = (%s)(acc %c %s);\n", C, sum ? '+' : '*', ox_cg_load(dt, "x[p]"));
 	ox_buf body = {0};
-	ox_buf_printf(&body, "\t%s acc = %s;\n\tfor (long t = 0; t < %lld; t++) {\n\t\tconst long p = %s;\n%s"
+	ox_buf_printf(&body, "\t%s acc = %s;\n\tfor (long t = 0; t < %s; t++) {\n\t\tconst long p = %s;\n%s"
 			     "\t\ty[p] = %s;\n%s\t}\n",
-		      C, sum ? "0" : "1", (long long)L, p, excl ? "" : upd, ox_cg_store(dt, "acc"), excl ? upd : "");
-	char kname[200], params[256];
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+		      C, sum ? "0" : "1", sd.d, p, excl ? "" : upd, ox_cg_store(dt, "acc"), excl ? upd : "");
+	char params[256];
 	const char *ty = ox_cg_ctype(dt);
 	snprintf(params, sizeof params, "const %s *__restrict__ x, %s *__restrict__ y", ty, ty);
 	ox_buf t = {0};
-	ox_buf_printf(&t, "/* %s: %s along axis %d of %lld%s%s: a thread per run */\n", cg->fname, n->optype, axis,
-		      (long long)L, excl ? ", exclusive" : "", rev ? ", reversed" : "");
-	const int64_t dims[2] = {O, I};
-	ox_cu_index_kernel(&t, kname, params, dims, 2, body.s);
-	ox_buf_free(&body);
-	ox_cu_index_launch(cg, kname, dims, 2, "in0, out0", NULL);
-	ox_cg_helper(cg, kname, t.s);
-	ox_buf_free(&t);
-	return 0;
+	ox_buf_printf(&t, "/* %s: %s along axis %d of %lld%s%s%s: a thread per run */\n", cg->fname, n->optype, axis,
+		      (long long)ox_opt_top(g, L), R.n ? " (at most)" : "", excl ? ", exclusive" : "", rev ? ", reversed" : "");
+	return strided_kernel(cg, g, n, &R, O, I, params, &t, &body, 0);
 }
 
 /* Concat's input k or Split's output k (split): a kernel over its tot

@@ -497,8 +497,8 @@ static int emit_resize(ox_cg *cg, ox_graph *g, ox_node *n)
 
 /* ---- AveragePool ---- */
 
-/* AveragePool, 1 to 3 spatial axes (f32, f16, bf16; constant shapes,
- * plain layout): a thread per output, the taps inside the input summed in
+/* AveragePool, 1 to 3 spatial axes (f32, f16, bf16; plain layout;
+ * constant image sizes, a run-time batch a parameter): a thread per output, the taps inside the input summed in
  * float in the C target's order (templates/avgpool.c) and divided by the
  * same count: the taps inside the input, or with count_include_pad also
  * those in the pads, never those a ceil_mode window hangs past the end
@@ -506,12 +506,14 @@ static int emit_resize(ox_cg *cg, ox_graph *g, ox_node *n)
 static int emit_avgpool(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
-	if (!x || !y || !ox_cu_ftype(x->dtype) || y->dtype != x->dtype || x->layout || y->layout || !x->has_shape ||
-	    ox_shape_is_rt(g, &x->shape) || ox_shape_is_rt(g, &y->shape))
+	if (!x || !y || !ox_cu_ftype(x->dtype) || y->dtype != x->dtype || x->layout || y->layout || !x->has_shape)
 		return 1;
 	const int nsp = x->shape.rank - 2;
 	if (nsp < 1 || nsp > 3)
 		return 1;
+	for (int i = 1; i < x->shape.rank; i++)
+		if (ox_dim_is_rt(g, x->shape.d[i]) || ox_dim_is_rt(g, y->shape.d[i]))
+			return 1; /* (the batch alone may be the run's) */
 	int64_t k[MAXSP], s[MAXSP], d[MAXSP], pads[2 * MAXSP], in[MAXSP], out[MAXSP];
 	int ap;
 	if (ox_ir_nn_window(g, n, nsp, NULL, k, s, d, pads, &ap))
@@ -568,10 +570,16 @@ static int emit_avgpool(ox_cg *cg, ox_graph *g, ox_node *n)
 			  "and %lld,%lld,%lld%s: a thread per output */\n",
 		      cg->fname, nsp, K[0], K[1], K[2], S[0], S[1], S[2], P[0], P[1], P[2], E[0], E[1], E[2],
 		      incl ? ", pads counted" : "");
-	const int64_t dims[4] = {x->shape.d[0] * x->shape.d[1], O[0], O[1], O[2]};
-	ox_cu_index_kernel(&t, kname, "const OX_T *__restrict__ x, OX_T *__restrict__ y", dims, 4, body.s);
+	const ox_dim dims[4] = {ox_dim_mul(g, x->shape.d[0], x->shape.d[1]), O[0], O[1], O[2]};
+	ox_cu_rt R = {g, 0, {0}};
+	const int bad = ox_cu_index_kernel_rt(&t, kname, "const OX_T *__restrict__ x, OX_T *__restrict__ y", dims, 4,
+					      body.s, &R);
 	ox_buf_free(&body);
-	ox_cu_index_launch(cg, kname, dims, 4, "in0, out0", NULL);
+	if (bad) {
+		ox_buf_free(&t);
+		return 1;
+	}
+	ox_cu_index_launch(cg, kname, dims, 4, "in0, out0", &R);
 	ox_cu_finish(cg, g, n, kname, &t);
 	return 0;
 }

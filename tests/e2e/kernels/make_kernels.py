@@ -7,8 +7,8 @@ codegen/cuda_nn.c emit_avgpool;
 tests/e2e/cuda.sh step 13),
 compiled with --dim N=1..4 --dim H=8..40 --dim W=8..40.
 
-Writes kernels.onnx, kernels_x.npy (N = 2, H = 40, W = 33, one NaN) and
-kernels_big.npy next to this script:
+Writes kernels.onnx, kernels_x.npy (N = 2, H = 40, W = 33, one NaN),
+kernels_big.npy and kernels_z.npy (N = 2) next to this script:
 
   x f32[N,64,H,W], big f32[1,8,97,95]
   y0 = ReduceMax(x, axes 1)            the channels: a thread per output,
@@ -37,6 +37,10 @@ kernels_big.npy next to this script:
   y14 = GatherElements(big, [1,8,97,5] indices along axis 3, some negative)
   y15 = LogSoftmax(x, axis 1)          over the channels: a thread per
                                        (image, pixel), H, W parameters
+  y16 = CumSum(x, axis 3, reverse)     along W, a run-time length
+  y17 = Trilu(x, k = -2, upper)        H and W run-time
+  y18 = AveragePool(z, 3x3, strides 2, pads 1)   z f32[N,4,16,16]: a
+                                       run-time batch
 """
 import os
 
@@ -70,6 +74,9 @@ def main():
         helper.make_node("Trilu", ["big", "three"], ["y13"], upper=0),
         helper.make_node("GatherElements", ["big", "idx"], ["y14"], axis=3),
         helper.make_node("LogSoftmax", ["x"], ["y15"], axis=1),
+        helper.make_node("CumSum", ["x", "three"], ["y16"], reverse=1),
+        helper.make_node("Trilu", ["x", "minus2"], ["y17"], upper=1),
+        helper.make_node("AveragePool", ["z"], ["y18"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
     ]
     rng = np.random.default_rng(13)
     inits = [numpy_helper.from_array(np.array([0, 1, 2, 3], np.int64), "all"),
@@ -77,10 +84,12 @@ def main():
              numpy_helper.from_array(np.array([24, 40], np.int64), "parts"),
              numpy_helper.from_array(np.array(2, np.int64), "two"),
              numpy_helper.from_array(np.array(3, np.int64), "three"),
+             numpy_helper.from_array(np.array(-2, np.int64), "minus2"),
              numpy_helper.from_array(rng.integers(-95, 95, (1, 8, 97, 5)).astype(np.int64), "idx")]
     graph = helper.make_graph(nodes, "kernels",
                               [helper.make_tensor_value_info("x", f32, ["N", 64, "H", "W"]),
-                               helper.make_tensor_value_info("big", f32, [1, 8, 97, 95])],
+                               helper.make_tensor_value_info("big", f32, [1, 8, 97, 95]),
+                               helper.make_tensor_value_info("z", f32, ["N", 4, 16, 16])],
                               [helper.make_tensor_value_info(y, f32, s) for y, s in
                                [("y0", ["N", 1, "H", "W"]), ("y1", ["N", "W"]), ("y2", ["N", 64, 1, 1]),
                                 ("y3", [1, 8, 1, 1]), ("y4", []), ("y5", ["N", 64])]] +
@@ -93,7 +102,10 @@ def main():
                                helper.make_tensor_value_info("y12", f32, [1, 8, 97, 95]),
                                helper.make_tensor_value_info("y13", f32, [1, 8, 97, 95]),
                                helper.make_tensor_value_info("y14", f32, [1, 8, 97, 5]),
-                               helper.make_tensor_value_info("y15", f32, ["N", 64, "H", "W"])], inits)
+                               helper.make_tensor_value_info("y15", f32, ["N", 64, "H", "W"]),
+                               helper.make_tensor_value_info("y16", f32, ["N", 64, "H", "W"]),
+                               helper.make_tensor_value_info("y17", f32, ["N", 64, "H", "W"]),
+                               helper.make_tensor_value_info("y18", f32, ["N", 4, 8, 8])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
     onnx.checker.check_model(model)
     onnx.save(model, os.path.join(HERE, "kernels.onnx"))
@@ -101,6 +113,7 @@ def main():
     x[1, 17, 5, 6] = np.nan
     np.save(os.path.join(HERE, "kernels_x.npy"), x)
     np.save(os.path.join(HERE, "kernels_big.npy"), rng.standard_normal((1, 8, 97, 95)).astype(np.float32))
+    np.save(os.path.join(HERE, "kernels_z.npy"), rng.standard_normal((2, 4, 16, 16)).astype(np.float32))
 
 
 if __name__ == "__main__":
