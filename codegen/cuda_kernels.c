@@ -1787,6 +1787,65 @@ static int emit_gather_elements(ox_cg *cg, ox_graph *g, ox_node *n)
 	return 0;
 }
 
+/* TopK (constant shapes and k): a thread per run along the axis, the C
+ * target's insertion into the k-long index list (out1; among equal values
+ * the lower index first), then the values gathered */
+static int emit_topk(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	const ox_value *x = ox_in(g, n, 0), *v = n->nout > 0 && n->out[0] >= 0 ? ox_out(g, n, 0) : NULL;
+	const ox_value *ix = n->nout > 1 && n->out[1] >= 0 ? ox_out(g, n, 1) : NULL;
+	int axis;
+	if (!x || !v || !ix || x->layout || v->layout || ix->layout || ix->dtype != OX_I64 || v->dtype != x->dtype ||
+	    !plain_num(x->dtype) || ox_shape_is_rt(g, &x->shape) || ox_shape_is_rt(g, &v->shape) ||
+	    ox_index_axis(g, n, &axis) || axis < 0)
+		return 1;
+	const int r = x->shape.rank, dt = x->dtype;
+	int64_t O = 1, I = 1;
+	const int64_t L = x->shape.d[axis], K = v->shape.d[axis];
+	for (int k = 0; k < r; k++)
+		if (k < axis)
+			O *= x->shape.d[k];
+		else if (k > axis)
+			I *= x->shape.d[k];
+	if (K < 1 || K > L || !O || !I)
+		return 1; /* (nothing to do, or the C target's error) */
+	const char *T = ox_cg_ctype(dt), *C = ox_cg_ntype(dt), *better = ox_attr_int(n, "largest", 1) ? ">" : "<";
+	ox_buf body = {0};
+	ox_buf_printf(&body, "\tconst %s *xr = x + i0 * %lld + i1;\n\tint64_t *ix = ind + i0 * %lld + i1;\n"
+			     "\tlong m = 0; /* entries in ix so far */\n"
+			     "\tfor (long t = 0; t < %lld; t++) {\n\t\tconst %s v = %s;\n\t\tlong s = m;\n",
+		      T, (long long)(L * I), (long long)(K * I), (long long)L, C, ox_cg_load(dt, "xr[t * STRIDE]"));
+	ox_buf_printf(&body, "\t\twhile (s > 0 && v %s %s)\n\t\t\ts--;\n\t\tif (s >= %lld)\n\t\t\tcontinue;\n"
+			     "\t\tfor (long u = m < %lld ? m : %lld; u > s; u--)\n\t\t\tix[u * STRIDE] = ix[(u - 1) * STRIDE];\n"
+			     "\t\tix[s * STRIDE] = t;\n\t\tif (m < %lld)\n\t\t\tm++;\n\t}\n"
+			     "\tfor (long u = 0; u < %lld; u++)\n\t\ty[i0 * %lld + u * STRIDE + i1] = xr[ix[u * STRIDE] * STRIDE];\n",
+		      better, ox_cg_load(dt, "xr[ix[(s - 1) * STRIDE] * STRIDE]"), (long long)K, (long long)K,
+		      (long long)(K - 1), (long long)K, (long long)K, (long long)(K * I));
+	/* (the stride along the axis: a literal, named once for reading) */
+	ox_buf b2 = {0};
+	char st[32];
+	snprintf(st, sizeof st, "%lld", (long long)I);
+	for (const char *p = body.s; *p;)
+		if (!strncmp(p, "STRIDE", 6))
+			ox_buf_puts(&b2, st), p += 6;
+		else
+			ox_buf_printf(&b2, "%c", *p++);
+	ox_buf_free(&body);
+	char kname[200], params[256];
+	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	snprintf(params, sizeof params, "const %s *__restrict__ x, %s *__restrict__ y, int64_t *__restrict__ ind", T, T);
+	ox_buf t = {0};
+	ox_buf_printf(&t, "/* %s: TopK %lld of %lld along axis %d (%s): a thread per run */\n", cg->fname, (long long)K,
+		      (long long)L, axis, *better == '>' ? "largest" : "smallest");
+	const int64_t dims[2] = {O, I};
+	ox_cu_index_kernel(&t, kname, params, dims, 2, b2.s);
+	ox_buf_free(&b2);
+	ox_cu_index_launch(cg, kname, dims, 2, "in0, out0, out1", NULL);
+	ox_cg_helper(cg, kname, t.s);
+	ox_buf_free(&t);
+	return 0;
+}
+
 /* Trilu: a thread per element, kept on and above (upper) or on and below
  * (lower) diagonal k, k read by the kernel; run-time dims its parameters */
 static int emit_trilu(ox_cg *cg, ox_graph *g, ox_node *n)
@@ -2357,6 +2416,8 @@ static int dispatch(ox_cg *cg, ox_graph *g, ox_node *n)
 		rc = emit_gather_elements(cg, g, n);
 	else if (n->op == OX_OP_Trilu)
 		rc = emit_trilu(cg, g, n);
+	else if (n->op == OX_OP_TopK)
+		rc = emit_topk(cg, g, n);
 	else if (n->op == OX_OP_CumSum || n->op == OX_OP_CumProd)
 		rc = emit_cum(cg, g, n);
 	else if (n->op == OX_OP_Gather)

@@ -41,6 +41,8 @@ kernels_big.npy and kernels_z.npy (N = 2) next to this script:
   y17 = Trilu(x, k = -2, upper)        H and W run-time
   y18 = AveragePool(z, 3x3, strides 2, pads 1)   z f32[N,4,16,16]: a
                                        run-time batch
+  y19, y20 = TopK(Round(big), k = 7, axis 2, smallest)   many ties: the
+                                       lower index first
 """
 import os
 
@@ -77,6 +79,8 @@ def main():
         helper.make_node("CumSum", ["x", "three"], ["y16"], reverse=1),
         helper.make_node("Trilu", ["x", "minus2"], ["y17"], upper=1),
         helper.make_node("AveragePool", ["z"], ["y18"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+        helper.make_node("Round", ["big"], ["bigr"]),
+        helper.make_node("TopK", ["bigr", "seven"], ["y19", "y20"], axis=2, largest=0),
     ]
     rng = np.random.default_rng(13)
     inits = [numpy_helper.from_array(np.array([0, 1, 2, 3], np.int64), "all"),
@@ -85,6 +89,7 @@ def main():
              numpy_helper.from_array(np.array(2, np.int64), "two"),
              numpy_helper.from_array(np.array(3, np.int64), "three"),
              numpy_helper.from_array(np.array(-2, np.int64), "minus2"),
+             numpy_helper.from_array(np.array([7], np.int64), "seven"),
              numpy_helper.from_array(rng.integers(-95, 95, (1, 8, 97, 5)).astype(np.int64), "idx")]
     graph = helper.make_graph(nodes, "kernels",
                               [helper.make_tensor_value_info("x", f32, ["N", 64, "H", "W"]),
@@ -105,7 +110,9 @@ def main():
                                helper.make_tensor_value_info("y15", f32, ["N", 64, "H", "W"]),
                                helper.make_tensor_value_info("y16", f32, ["N", 64, "H", "W"]),
                                helper.make_tensor_value_info("y17", f32, ["N", 64, "H", "W"]),
-                               helper.make_tensor_value_info("y18", f32, ["N", 4, 8, 8])], inits)
+                               helper.make_tensor_value_info("y18", f32, ["N", 4, 8, 8]),
+                               helper.make_tensor_value_info("y19", f32, [1, 8, 7, 95]),
+                               helper.make_tensor_value_info("y20", TensorProto.INT64, [1, 8, 7, 95])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
     onnx.checker.check_model(model)
     onnx.save(model, os.path.join(HERE, "kernels.onnx"))
