@@ -204,6 +204,10 @@ void ox_cg_term(char *buf, size_t cap, const char *var, int64_t n, int64_t strid
 void ox_cg_helper(ox_cg *cg, const char *key, const char *text);
 /* does text hold name as a word (not inside a longer identifier)? */
 int ox_cg_uses_name(const char *text, const char *name);
+/* --target cuda (emit_signal.c): an Einsum of constant shapes as a body over
+ * its output's index space (dims, rank: the body reads i0..i<rank-1> and
+ * writes out0 from in0..); 1 when it does not apply, -1 on an error */
+int ox_cg_einsum_body(ox_cg *cg, ox_graph *g, ox_node *n, ox_buf *body, int64_t *dims, int *rank);
 /* the kernel text t, named `name`, under the key "family/name" (once per
  * file, like ox_cg_helper); frees t and returns name */
 const char *ox_cg_kernel_text(ox_cg *cg, const char *family, const char *name, ox_buf *t);

@@ -1846,6 +1846,36 @@ static int emit_topk(ox_cg *cg, ox_graph *g, ox_node *n)
 	return 0;
 }
 
+/* Einsum (constant shapes): a thread per output element, the C target's
+ * sum of it (emit_signal.c: summed labels in order, double or uint64_t) */
+static int emit_einsum(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	ox_buf body = {0}, params = {0}, ptrs = {0};
+	int64_t dims[OX_MAX_RANK];
+	int r = 0, rc = ox_cg_einsum_body(cg, g, n, &body, dims, &r);
+	if (rc || r > OX_MAX_RANK) {
+		ox_buf_free(&body);
+		return rc ? rc : 1;
+	}
+	if (r == 0) /* a scalar: one element */
+		dims[0] = 1, r = 1;
+	for (int k = 0; k < n->nin; k++) {
+		ox_buf_printf(&params, "const %s *__restrict__ in%d, ", ox_cg_ctype(ox_in(g, n, k)->dtype), k);
+		ox_buf_printf(&ptrs, "in%d, ", k);
+	}
+	ox_buf_printf(&params, "%s *__restrict__ out0", ox_cg_ctype(ox_out(g, n, 0)->dtype));
+	ox_buf_puts(&ptrs, "out0");
+	char kname[200];
+	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_buf t = {0};
+	ox_buf_printf(&t, "/* %s: Einsum \"%s\": a thread per output element */\n", cg->fname, ox_attr_str(n, "equation", ""));
+	ox_cu_index_kernel(&t, kname, params.s, dims, r, body.s);
+	ox_cu_index_launch(cg, kname, dims, r, ptrs.s, NULL);
+	ox_cg_helper(cg, kname, t.s);
+	ox_buf_free(&t), ox_buf_free(&body), ox_buf_free(&params), ox_buf_free(&ptrs);
+	return 0;
+}
+
 /* Trilu: a thread per element, kept on and above (upper) or on and below
  * (lower) diagonal k, k read by the kernel; run-time dims its parameters */
 static int emit_trilu(ox_cg *cg, ox_graph *g, ox_node *n)
@@ -2418,6 +2448,8 @@ static int dispatch(ox_cg *cg, ox_graph *g, ox_node *n)
 		rc = emit_trilu(cg, g, n);
 	else if (n->op == OX_OP_TopK)
 		rc = emit_topk(cg, g, n);
+	else if (n->op == OX_OP_Einsum)
+		rc = emit_einsum(cg, g, n);
 	else if (n->op == OX_OP_CumSum || n->op == OX_OP_CumProd)
 		rc = emit_cum(cg, g, n);
 	else if (n->op == OX_OP_Gather)

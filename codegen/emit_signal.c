@@ -114,103 +114,179 @@ static void ein_var(char *buf, size_t cap, int l)
 		snprintf(buf, cap, "i_%c", 'a' + l - OX_MAX_RANK - 26);
 }
 
-static int emit_einsum(ox_cg *cg, ox_graph *g, ox_node *n)
+/* a line of lvl tabs into b */
+static void bline(ox_buf *b, int lvl, const char *fmt, ...)
 {
+	va_list ap;
+	char line[20000];
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	ox_buf_printf(b, "%.*s%s\n", lvl, "\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t", line);
+}
+
+/* An Einsum parsed: the labels, the output's index sum (oidx) and each
+ * input's (idx), which labels the output has (inout) and the inputs use */
+typedef struct {
 	int lab[64][OX_MAX_RANK], olab[OX_MAX_RANK], orank;
 	ox_dim size[EIN_NLABELS];
-	if (ox_einsum_parse(g, n, lab, olab, &orank, size))
+	int inout[EIN_NLABELS], used[EIN_NLABELS];
+	char oidx[4096], idx[64][4096];
+} ein;
+
+/* parse n into e, emitting the checks of the labels' sizes; -1 on an
+ * error (reported) */
+static int ein_parse(ox_cg *cg, ox_graph *g, ox_node *n, ein *e)
+{
+	memset(e, 0, sizeof *e);
+	if (ox_einsum_parse(g, n, e->lab, e->olab, &e->orank, e->size))
 		return -1;
-	const ox_value *y = ox_out(g, n, 0);
-	int dt = y->dtype, isf = ox_dtype_is_float(dt);
 	/* an axis of another size than its label's must be it when the program
 	 * runs (a size-1 axis broadcasts) */
 	for (int k = 0; k < n->nin; k++) {
 		const ox_value *x = ox_in(g, n, k);
 		for (int j = 0; j < x->shape.rank; j++)
 			if (x->shape.d[j] != 1)
-				ox_cg_check_eq(cg, x->shape.d[j], size[lab[k][j]], "the sizes of a label differ");
+				ox_cg_check_eq(cg, x->shape.d[j], e->size[e->lab[k][j]], "the sizes of a label differ");
 	}
-	ox_cg_line(cg, 1, "/* Einsum \"%s\" */", ox_attr_str(n, "equation", ""));
-	if (ox_shape_numel(&y->shape) == 0) {
-		ox_cg_line(cg, 1, "/* the output is empty */");
-		return 0;
-	}
-	int inout[EIN_NLABELS] = {0}, used[EIN_NLABELS] = {0};
-	for (int i = 0; i < orank; i++)
-		inout[olab[i]] = 1;
+	for (int i = 0; i < e->orank; i++)
+		e->inout[e->olab[i]] = 1;
 	for (int k = 0; k < n->nin; k++) {
 		const ox_value *x = ox_in(g, n, k);
 		for (int j = 0; j < x->shape.rank; j++)
-			used[lab[k][j]] = 1;
+			e->used[e->lab[k][j]] = 1;
 	}
-	/* an empty sum: every output element is 0 */
-	for (int l = 0; l < EIN_NLABELS; l++)
-		if (used[l] && !inout[l] && size[l] == 0) {
-			ox_cg_line(cg, 1, "memset(out0, 0, sizeof(*out0) * %lld);",
-			     (long long)ox_shape_numel(&y->shape));
-			return 0;
-		}
-
-	char var[16], oidx[4096] = "", idx[64][4096];
+	char var[16];
 	ox_dim s = 1;
-	for (int i = orank - 1; i >= 0; i--) {
-		ein_var(var, sizeof var, olab[i]);
-		term(cg, oidx, sizeof oidx, var, size[olab[i]], s);
-		s = ox_dim_mul(g, s, size[olab[i]]);
+	for (int i = e->orank - 1; i >= 0; i--) {
+		ein_var(var, sizeof var, e->olab[i]);
+		term(cg, e->oidx, sizeof e->oidx, var, e->size[e->olab[i]], s);
+		s = ox_dim_mul(g, s, e->size[e->olab[i]]);
 	}
 	for (int k = 0; k < n->nin; k++) {
 		const ox_value *x = ox_in(g, n, k);
-		idx[k][0] = 0;
 		s = 1;
 		for (int j = x->shape.rank - 1; j >= 0; j--) {
-			int l = lab[k][j];
+			int l = e->lab[k][j];
 			ein_var(var, sizeof var, l);
-			term(cg, idx[k], sizeof idx[k], var, size[l], x->shape.d[j] == 1 ? 0 : s);
+			term(cg, e->idx[k], sizeof e->idx[k], var, e->size[l], x->shape.d[j] == 1 ? 0 : s);
 			s = ox_dim_mul(g, s, x->shape.d[j]);
 		}
-		if (strlen(idx[k]) + 1 >= sizeof idx[k])
+		if (strlen(e->idx[k]) + 1 >= sizeof e->idx[k])
 			return ox_error(g, n, "the equation's index is too long to emit");
 	}
+	return 0;
+}
 
-	int lvl = 1;
-	for (int i = 0; i < orank; i++) {
-		if (size[olab[i]] == 1)
-			continue;
-		ein_var(var, sizeof var, olab[i]);
-		ox_cg_line(cg, lvl++, "for (size_t %s = 0; %s < %s; %s++) {", var, var, dimz(cg, size[olab[i]]), var);
-	}
-	const char *A = isf ? "double" : "uint64_t";
-	ox_cg_line(cg, lvl++, "{");
-	ox_cg_line(cg, lvl, "%s acc = 0;", A);
-	int inner = lvl;
+/* the labels summed over and none of them empty: 1; one empty: 0 (every
+ * output element is 0) */
+static int ein_nonempty(const ein *e)
+{
+	for (int l = 0; l < EIN_NLABELS; l++)
+		if (e->used[l] && !e->inout[l] && e->size[l] == 0)
+			return 0;
+	return 1;
+}
+
+/* one output element's sum into b at lvl tabs, the output labels'
+ * variables (ein_var) set: the summed labels' loops, the accumulator, the
+ * store into out0 */
+static int ein_sum(ox_cg *cg, ox_graph *g, ox_node *n, const ein *e, ox_buf *b, int lvl)
+{
+	const int dt = ox_out(g, n, 0)->dtype, isf = ox_dtype_is_float(dt);
+	char var[16];
+	bline(b, lvl, "%s acc = 0;", isf ? "double" : "uint64_t");
+	const int inner = lvl;
 	for (int l = 0; l < EIN_NLABELS; l++) {
-		if (!used[l] || inout[l] || size[l] == 1)
+		if (!e->used[l] || e->inout[l] || e->size[l] == 1)
 			continue;
 		ein_var(var, sizeof var, l);
-		ox_cg_line(cg, lvl++, "for (size_t %s = 0; %s < %s; %s++) {", var, var, dimz(cg, size[l]), var);
+		bline(b, lvl++, "for (size_t %s = 0; %s < %s; %s++) {", var, var, dimz(cg, e->size[l]), var);
 	}
 	char prod[16384] = "";
 	for (int k = 0; k < n->nin; k++) {
-		char e[4200];
-		snprintf(e, sizeof e, "in%d[", k);
-		append(e, sizeof e, or0(idx[k]));
-		append(e, sizeof e, "]");
+		char x[4200];
+		snprintf(x, sizeof x, "in%d[", k);
+		append(x, sizeof x, or0(e->idx[k]));
+		append(x, sizeof x, "]");
 		if (k)
 			append(prod, sizeof prod, " * ");
 		if (!isf)
 			append(prod, sizeof prod, "(uint64_t)");
-		append(prod, sizeof prod, isf ? load(dt, e) : e);
+		append(prod, sizeof prod, isf ? load(dt, x) : x);
 	}
 	if (strlen(prod) + 1 >= sizeof prod)
 		return ox_error(g, n, "the equation's product is too long to emit");
-	ox_cg_line(cg, lvl, "acc += %s;", n->nin ? prod : "1");
+	bline(b, lvl, "acc += %s;", n->nin ? prod : "1");
 	while (lvl > inner)
-		ox_cg_line(cg, --lvl, "}");
+		bline(b, --lvl, "}");
 	/* integers: the wrapped sum converts to the narrow type modulo 2^bits */
-	ox_cg_line(cg, lvl, "out0[%s] = %s;", or0(oidx), store(dt, "acc"));
-	while (lvl > 1)
-		ox_cg_line(cg, --lvl, "}");
+	bline(b, lvl, "out0[%s] = %s;", or0(e->oidx), store(dt, "acc"));
 	return 0;
+}
+
+static int emit_einsum(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	ein *e = malloc(sizeof *e);
+	if (!e)
+		ox_die("emit_einsum: out of memory");
+	int rc = ein_parse(cg, g, n, e);
+	const ox_value *y = ox_out(g, n, 0);
+	if (!rc)
+		ox_cg_line(cg, 1, "/* Einsum \"%s\" */", ox_attr_str(n, "equation", ""));
+	if (!rc && ox_shape_numel(&y->shape) == 0) {
+		ox_cg_line(cg, 1, "/* the output is empty */");
+	} else if (!rc && !ein_nonempty(e)) {
+		/* an empty sum: every output element is 0 */
+		ox_cg_line(cg, 1, "memset(out0, 0, sizeof(*out0) * %lld);", (long long)ox_shape_numel(&y->shape));
+	} else if (!rc) {
+		char var[16];
+		int lvl = 1;
+		for (int i = 0; i < e->orank; i++) {
+			if (e->size[e->olab[i]] == 1)
+				continue;
+			ein_var(var, sizeof var, e->olab[i]);
+			ox_cg_line(cg, lvl++, "for (size_t %s = 0; %s < %s; %s++) {", var, var, dimz(cg, e->size[e->olab[i]]),
+				   var);
+		}
+		ox_cg_line(cg, lvl++, "{");
+		ox_buf b = {0};
+		rc = ein_sum(cg, g, n, e, &b, lvl);
+		if (!rc)
+			ox_cg_printf(cg, "%s", b.s);
+		ox_buf_free(&b);
+		while (!rc && lvl > 1)
+			ox_cg_line(cg, --lvl, "}");
+	}
+	free(e);
+	return rc;
+}
+
+int ox_cg_einsum_body(ox_cg *cg, ox_graph *g, ox_node *n, ox_buf *body, int64_t *dims, int *rank)
+{
+	const ox_value *y = ox_out(g, n, 0);
+	if (!y || ox_shape_is_rt(g, &y->shape) || !ox_shape_numel(&y->shape) || n->nin > 64)
+		return 1;
+	for (int k = 0; k < n->nin; k++)
+		if (!ox_in(g, n, k) || ox_shape_is_rt(g, &ox_in(g, n, k)->shape))
+			return 1;
+	ein *e = malloc(sizeof *e);
+	if (!e)
+		ox_die("ox_cg_einsum_body: out of memory");
+	int rc = ein_parse(cg, g, n, e) ? -1 : !ein_nonempty(e) || e->orank != y->shape.rank;
+	char var[16];
+	for (int i = 0; !rc && i < e->orank; i++) {
+		dims[i] = e->size[e->olab[i]];
+		if (dims[i] != 1) {
+			ein_var(var, sizeof var, e->olab[i]);
+			bline(body, 1, "const size_t %s = i%d;", var, i);
+		}
+	}
+	if (!rc)
+		rc = ein_sum(cg, g, n, e, body, 1);
+	*rank = e->orank;
+	free(e);
+	return rc;
 }
 
 /* ---------------- Det ---------------- */

@@ -46,7 +46,7 @@
 # 11. If, Loop, Scan on the host, their bodies on kernels (tests/e2e/ctrl).
 # 12. A captured run per input shape (tests/e2e/cuda_graphs.c, below).
 # 13. The Reduce, ArgMax/ArgMin, AveragePool, Split, CumSum, Trilu,
-#     GatherElements, TopK and middle-axis Softmax kernels (tests/e2e/kernels, below).
+#     GatherElements, TopK, Einsum and middle-axis Softmax kernels (tests/e2e/kernels, below).
 # The models of each step run $JOBS at a time (default: the cores), their
 # lines printed in list order. Every emulated model's --report must list no
 # node without a parallel kernel (docs/cuda.md).
@@ -519,14 +519,14 @@ fi
 #    exclusive CumSum, a lower Trilu, a GatherElements, a LogSoftmax over
 #    the channels (run-time H, W), a CumSum along W and a Trilu over H, W
 #    (run-time), an AveragePool of a run-time batch, a TopK with many ties
-#    (values and indices); against the
+#    (values and indices), an Einsum; against the
 #    C target by oxcmp (rtol 1e-5, NaN where NaN; indices exact), no serial
 #    node, the .cu holding each kernel kind; with nvcc as in 2.
 vsflags="--dim N=1..4 --dim H=8..40 --dim W=8..40"
 vs_c build/cuda_api/kernels tests/e2e/kernels/kernels.onnx tests/e2e/kernels/kernels_x.npy tests/e2e/kernels/kernels_big.npy \
 	tests/e2e/kernels/kernels_z.npy
 if [ "$st" = ok ]; then
-	for n in $(seq 0 20); do
+	for n in $(seq 0 21); do
 		"$OXCMP" "$o/cu/out/output_$n.npy" "$o/c/out/output_$n.npy" >> "$o/log" 2>&1 || st=MISMATCH
 	done
 	k=$o/cu/net.cu
@@ -536,6 +536,7 @@ if [ "$st" = ok ]; then
 		[ "$(grep -c ' of the Split along axis 1 \*/' "$k")" = 2 ] && [ "$(grep -c '_CumSum: .* a thread per run \*/' "$k")" = 2 ] &&
 		[ "$(grep -c '_Trilu: .* a thread per element \*/' "$k")" = 2 ] && grep -q '_GatherElements: .* a thread per element \*/' "$k" &&
 		grep -q '_TopK: TopK 7 of 97 along axis 2 (smallest): a thread per run \*/' "$k" &&
+		grep -q '_Einsum: Einsum "bcij,bckj->bcik": a thread per output element \*/' "$k" &&
 		grep -q '_LogSoftmax: LogSoftmax along axis 1 of 64, a thread per (outer, inner) (run-time dims) \*/' "$k" ||
 		st=KERNELS
 fi

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """make_kernels.py: the test model of the CUDA Reduce, ArgMax/ArgMin,
-AveragePool, Split, CumSum, Trilu, GatherElements and middle-axis
-(Log)Softmax kernels (codegen/cuda_kernels.c cu_reduce, cu_arg,
-emit_split, emit_cum, emit_trilu, emit_gather_elements, emit_softmax;
+AveragePool, Split, CumSum, Trilu, GatherElements, TopK, Einsum and
+middle-axis (Log)Softmax kernels (codegen/cuda_kernels.c cu_reduce,
+cu_arg, emit_split, emit_cum, emit_trilu, emit_gather_elements,
+emit_topk, emit_einsum, emit_softmax;
 codegen/cuda_nn.c emit_avgpool;
 tests/e2e/cuda.sh step 13),
 compiled with --dim N=1..4 --dim H=8..40 --dim W=8..40.
@@ -43,6 +44,8 @@ kernels_big.npy and kernels_z.npy (N = 2) next to this script:
                                        run-time batch
   y19, y20 = TopK(Round(big), k = 7, axis 2, smallest)   many ties: the
                                        lower index first
+  y21 = Einsum("bcij,bckj->bcik", big, big)   a thread per output, the sum
+                                       in double as the C target's
 """
 import os
 
@@ -81,6 +84,7 @@ def main():
         helper.make_node("AveragePool", ["z"], ["y18"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
         helper.make_node("Round", ["big"], ["bigr"]),
         helper.make_node("TopK", ["bigr", "seven"], ["y19", "y20"], axis=2, largest=0),
+        helper.make_node("Einsum", ["big", "big"], ["y21"], equation="bcij,bckj->bcik"),
     ]
     rng = np.random.default_rng(13)
     inits = [numpy_helper.from_array(np.array([0, 1, 2, 3], np.int64), "all"),
@@ -112,7 +116,8 @@ def main():
                                helper.make_tensor_value_info("y17", f32, ["N", 64, "H", "W"]),
                                helper.make_tensor_value_info("y18", f32, ["N", 4, 8, 8]),
                                helper.make_tensor_value_info("y19", f32, [1, 8, 7, 95]),
-                               helper.make_tensor_value_info("y20", TensorProto.INT64, [1, 8, 7, 95])], inits)
+                               helper.make_tensor_value_info("y20", TensorProto.INT64, [1, 8, 7, 95]),
+                               helper.make_tensor_value_info("y21", f32, [1, 8, 97, 97])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
     onnx.checker.check_model(model)
     onnx.save(model, os.path.join(HERE, "kernels.onnx"))
