@@ -1279,8 +1279,10 @@ static int emit_layernorm(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_value *x = ox_in(g, n, 0), *sc = ox_in(g, n, 1), *b = rms ? NULL : ox_in(g, n, 2), *y = ox_out(g, n, 0);
 	if (ox_attr_int(n, "stash_type", 1) != 1)
 		return 1;
+	/* LayerNormalization's Mean and InvStdDev (f32, a value per row) */
+	const int ym = n->nout > 1 && n->out[1] >= 0, yi = n->nout > 2 && n->out[2] >= 0;
 	for (int k = 1; k < n->nout; k++)
-		if (n->out[k] >= 0)
+		if (n->out[k] >= 0 && (rms || g->vals[n->out[k]].dtype != OX_F32 || g->vals[n->out[k]].layout))
 			return 1;
 	if (!x || !y || !sc || !ox_cu_ftype(x->dtype) || y->dtype != x->dtype || x->layout || y->layout ||
 	    sc->dtype != x->dtype || (b && b->dtype != x->dtype))
@@ -1308,18 +1310,27 @@ static int emit_layernorm(ox_cg *cg, ox_graph *g, ox_node *n)
 	char kname[200];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf t = {0};
-	warp_rows(&t, g, cg->fname, n->optype, rows, D, kname, "const OX_T *__restrict__ x, const OX_T *__restrict__ sc,\n"
-			  "\t\tconst OX_T *__restrict__ b, OX_T *__restrict__ y");
+	warp_rows(&t, g, cg->fname, n->optype, rows, D, kname,
+		  ym || yi ? "const OX_T *__restrict__ x, const OX_T *__restrict__ sc,\n"
+			     "\t\tconst OX_T *__restrict__ b, OX_T *__restrict__ y, float *__restrict__ ym, float *__restrict__ yi"
+			   : "const OX_T *__restrict__ x, const OX_T *__restrict__ sc,\n"
+			     "\t\tconst OX_T *__restrict__ b, OX_T *__restrict__ y");
 	ox_buf_printf(&t, "\tconst OX_T *xr = x + row * %lld;\n\tOX_T *yr = y + row * %lld;\n"
 			  "%s"
 			  "\tfloat q = 0.0f;\n\tfor (long i = lane; i < %lld; i += 32) {\n\t\tconst float d = OX_LD(xr[i]) - mean;\n\t\tq += d * d;\n\t}\n"
 			  "\tfor (int o = 16; o > 0; o /= 2)\n\t\tq += __shfl_xor_sync(0xffffffffu, q, o);\n"
 			  "\tconst float inv = 1.0f / sqrtf(q / %lld.0f + %s);\n"
-			  "\tfor (long i = lane; i < %lld; i += 32)\n\t\tyr[i] = OX_ST((OX_LD(xr[i]) - mean) * inv * OX_LD(sc[i])%s);\n}\n\n",
+			  "\tfor (long i = lane; i < %lld; i += 32)\n\t\tyr[i] = OX_ST((OX_LD(xr[i]) - mean) * inv * OX_LD(sc[i])%s);\n"
+			  "%s%s%s%s}\n\n",
 		      (long long)D, (long long)D,
-		      mean.s, (long long)D, (long long)D, ox_cg_lit(OX_F32, eps), (long long)D, b ? " + OX_LD(b[i])" : "");
+		      mean.s, (long long)D, (long long)D, ox_cg_lit(OX_F32, eps), (long long)D, b ? " + OX_LD(b[i])" : "",
+		      ym || yi ? "\tif (lane == 0) {\n" : "", ym ? "\t\tym[row] = mean;\n" : "", yi ? "\t\tyi[row] = inv;\n" : "",
+		      ym || yi ? "\t}\n" : "");
 	ox_buf_free(&mean);
-	rows_launch(cg, g, kname, rows, b ? "in0, in1, in2, out0" : "in0, in1, nullptr, out0");
+	char args[96];
+	snprintf(args, sizeof args, "in0, in1, %s, out0%s%s%s", b ? "in2" : "nullptr", ym || yi ? ", " : "",
+		 ym || yi ? (ym ? "out1" : "nullptr") : "", ym || yi ? (yi ? ", out2" : ", nullptr") : "");
+	rows_launch(cg, g, kname, rows, args);
 	ox_cu_finish(cg, g, n, kname, &t);
 	return 0;
 }
