@@ -1018,7 +1018,8 @@ static int emit_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
  * warp's lanes), a barrier the emulation cannot prove needed: its
  * shuffles just before already gather the warp. */
 static void attention_tiled(ox_buf *t, const char *kname, long long G, long long Dk, long long Dv, const char *sc,
-			    int mask, int causal, const char *qo, const char *ko, const char *vo, const char *yo)
+			    const char *mask, const char *mt, int mask_s, int causal, const char *qo, const char *ko,
+			    const char *vo, const char *yo)
 {
 	const long long NC = (Dv + 7) / 8;
 	char guard[64], guard2[64]; /* (the columns past Dv when it is not a multiple of 8) */
@@ -1027,7 +1028,7 @@ static void attention_tiled(ox_buf *t, const char *kname, long long G, long long
 	if (Dv % 8 == 0)
 		guard[0] = guard2[0] = 0;
 	ox_buf_printf(t, "__global__ void __launch_bounds__(128) %s(const OX_T *__restrict__ Q, const OX_T *__restrict__ K,\n"
-			 "\t\tconst OX_T *__restrict__ V, const OX_T *__restrict__ M, OX_T *__restrict__ Y, long SQ, long SKV)\n{\n"
+			 "\t\tconst OX_T *__restrict__ V, const %s *__restrict__ M, OX_T *__restrict__ Y, long SQ, long SKV)\n{\n"
 			 "\t__shared__ float qs[16][%lld], ks[32][%lld], vs[32][%lld], ps[16][33];\n"
 			 "\tconst long s0 = (long)blockIdx.x * 16, h = blockIdx.y, b = blockIdx.z, hk = h / %lld;\n"
 			 "\tconst int tid = threadIdx.x, r = tid / 8, c = tid %% 8;\n"
@@ -1046,7 +1047,7 @@ static void attention_tiled(ox_buf *t, const char *kname, long long G, long long
 			 "\t\t\tconst long k = k0 + i / %lld;\n"
 			 "\t\t\tvs[i / %lld][i %% %lld] = k < SKV ? OX_LD(V[%s + i %% %lld]) : 0.0f;\n\t\t}\n"
 			 "\t\t__syncthreads();\n",
-		      kname, Dk, Dk + 1, Dv, G, 16 * Dk, Dk, Dk, Dk, qo, Dk, NC, NC, 32 * Dk, Dk, Dk, Dk, ko, Dk, 32 * Dv, Dv, Dv,
+		      kname, mt, Dk, Dk + 1, Dv, G, 16 * Dk, Dk, Dk, Dk, qo, Dk, NC, NC, 32 * Dk, Dk, Dk, Dk, ko, Dk, 32 * Dv, Dv, Dv,
 		      Dv, vo, Dv);
 	ox_buf_printf(t, "\t\t/* the scores, a warp per row */\n"
 			 "\t\tfor (int e = tid; e < 512; e += 128) {\n"
@@ -1061,7 +1062,7 @@ static void attention_tiled(ox_buf *t, const char *kname, long long G, long long
 			 "\t\t\t}\n"
 			 "\t\t\tps[rr][j] = a;\n"
 			 "\t\t}\n\t\t__syncthreads();\n",
-		      causal ? ", s = s0 + rr" : "", Dk, sc, mask ? " + OX_LD(M[k])" : "", causal ? "\t\t\t\tif (k > s)\n\t\t\t\t\ta += -INFINITY;\n" : "");
+		      causal || mask_s ? ", s = s0 + rr" : "", Dk, sc, mask, causal ? "\t\t\t\tif (k > s)\n\t\t\t\t\ta += -INFINITY;\n" : "");
 	ox_buf_printf(t, "\t\t/* the online softmax: row r's 8 threads, 4 scores each */\n"
 			 "\t\tfloat mx = -INFINITY, sum = 0.0f;\n"
 			 "\t\tfor (int j = c; j < 32; j += 8)\n\t\t\tmx = fmaxf(mx, ps[r][j]);\n"
@@ -1105,11 +1106,51 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 	const int dt = y->dtype;
 	if (!ox_cu_ftype(dt) || ox_in(g, n, 0)->dtype != dt || ox_in(g, n, 1)->dtype != dt || ox_in(g, n, 2)->dtype != dt)
 		return 1;
-	if (m && m->dtype != dt)
-		return 1; /* a mask of bools: the C target's */
-	for (int d = 0; m && d < m->shape.rank; d++) /* one value per key, else the C target's */
-		if (d < m->shape.rank - 1 ? m->shape.d[d] != 1 : m->shape.d[d] != q.dSkv)
+	/* the mask: of the scores' type or bools (false: -inf), added as the C
+	 * target adds it (codegen/emit_attn.c): its strides over [B, Hq, Sq,
+	 * Skv], 0 where it broadcasts, keys past its last dim masked out; with
+	 * run-time lengths one value per key only */
+	char mask[400] = "", mt[16] = "OX_T";
+	int mask_s = 0;
+	if (m) {
+		const int r = m->shape.rank;
+		if ((m->dtype != dt && m->dtype != OX_BOOL) || r > 4 || r < 1 || ox_shape_is_rt(g, &m->shape))
 			return 1;
+		if (m->dtype == OX_BOOL)
+			snprintf(mt, sizeof mt, "%s", ox_cg_ctype(OX_BOOL));
+		int64_t ms[4] = {0, 0, 0, 0}, want[4] = {q.B, q.Hq, q.Sq, q.Skv}, st = 1, Mk = q.Skv;
+		for (int i = r - 1; i >= 0; i--) {
+			const int64_t d = m->shape.d[i];
+			const int ax = 4 - r + i;
+			if (ax == 3 ? d > q.Skv : (d != 1 && d != want[ax]))
+				return 1; /* (the C target's error) */
+			if (q.rt && (ax == 3 ? d != q.Skv || ox_dim_is_rt(g, q.dSkv) : d != 1))
+				return 1;
+			ms[ax] = ax == 3 ? 1 : d == 1 ? 0 : st;
+			if (ax == 3)
+				Mk = d;
+			st *= d;
+		}
+		char mi[200] = "";
+		const char *vars[4] = {"b", "h", "s", "k"};
+		for (int k = 0; k < 4; k++) {
+			size_t len = strlen(mi);
+			if (ms[k] == 1)
+				snprintf(mi + len, sizeof mi - len, "%s%s", len ? " + " : "", vars[k]);
+			else if (ms[k])
+				snprintf(mi + len, sizeof mi - len, "%s%s * %lldL", len ? " + " : "", vars[k], (long long)ms[k]);
+		}
+		mask_s = ms[2] != 0;
+		char val[300];
+		if (m->dtype == OX_BOOL)
+			snprintf(val, sizeof val, "(M[%s] ? 0.0f : -INFINITY)", *mi ? mi : "0");
+		else
+			snprintf(val, sizeof val, "OX_LD(M[%s])", *mi ? mi : "0");
+		if (Mk < q.Skv)
+			snprintf(mask, sizeof mask, " + (k < %lld ? %s : -INFINITY)", (long long)Mk, val);
+		else
+			snprintf(mask, sizeof mask, " + %s", val);
+	}
 	/* batch and sequence lengths may be run-time dims (kernel arguments),
 	 * scores sized for the top of the keys */
 	for (int k = 1; k < n->nout; k++)
@@ -1132,13 +1173,14 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 	}
 	ox_buf t = {0};
 	ox_buf_printf(&t, "/* %s: Attention B %lld, heads %lld/%lld, Sq %lld, Skv %lld, Dk %lld, Dv %lld, scale %g%s%s%s */\n",
-		      cg->fname, B, Hq, Hkv, Sq, Skv, Dk, Dv, q.scale, m ? ", mask per key" : "", q.causal ? ", causal" : "",
+		      cg->fname, B, Hq, Hkv, Sq, Skv, Dk, Dv, q.scale, m ? ", a mask" : "", q.causal ? ", causal" : "",
 		      tiled ? ", tiled" : "");
 	if (tiled)
-		attention_tiled(&t, kname, Hq / Hkv, Dk, Dv, ox_cg_lit(OX_F32, q.scale), m != NULL, q.causal, qo, ko, vo, yo);
+		attention_tiled(&t, kname, Hq / Hkv, Dk, Dv, ox_cg_lit(OX_F32, q.scale), mask, mt, mask_s, q.causal, qo, ko,
+				vo, yo);
 	else
 		ox_buf_printf(&t, "__global__ void __launch_bounds__(128) %s(const OX_T *__restrict__ Q, const OX_T *__restrict__ K,\n"
-			  "\t\tconst OX_T *__restrict__ V, const OX_T *__restrict__ M, OX_T *__restrict__ Y, long SQ, long SKV)\n{\n"
+			  "\t\tconst OX_T *__restrict__ V, const %s *__restrict__ M, OX_T *__restrict__ Y, long SQ, long SKV)\n{\n"
 			  "\t__shared__ float qs[%lld], sc[%lld], red[4];\n"
 			  "\tconst long s = blockIdx.x, h = blockIdx.y, b = blockIdx.z, hk = h / %lld;\n"
 			  "\tconst int tid = threadIdx.x, lane = tid %% 32, wp = tid / 32;\n"
@@ -1162,7 +1204,7 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 			  "\tfor (int d = tid; d < %lld; d += 128) {\n\t\tfloat a = 0.0f;\n"
 			  "\t\tfor (int k = 0; k < SKV; k++)\n\t\t\ta = fmaf(sc[k], OX_LD(V[%s + d]), a);\n"
 			  "\t\tY[%s + d] = OX_ST(a / sum);\n\t}\n}\n\n",
-		      kname, Dk, Skv, Hq / Hkv, Dk, qo, ko, Dk, ox_cg_lit(OX_F32, q.scale), m ? " + OX_LD(M[k])" : "",
+		      kname, mt, Dk, Skv, Hq / Hkv, Dk, qo, ko, Dk, ox_cg_lit(OX_F32, q.scale), mask,
 		      q.causal ? "\t\tif (k > s + " : "", Dv, vo, yo);
 	if (!tiled && q.causal) { /* (the format above leaves the causal test open: close it) */
 		ox_buf u = {0};
