@@ -339,7 +339,8 @@ int ox_opt_attn_geo(ox_graph *g, const ox_node *n, ox_attngeo *q)
 	if (!ox_opt_fuse_type(g, dt) || kv->dtype != dt || vv->dtype != dt || ox_out(g, n, 0)->dtype != dt ||
 	    qv->layout || kv->layout || vv->layout)
 		return -1;
-	if (m && (m->dtype != dt || m->layout))
+	/* (a mask of bools on the GPU: the CUDA kernels read it, 0 or -inf) */
+	if (m && ((m->dtype != dt && !(g->gpu && m->dtype == OX_BOOL)) || m->layout))
 		return -1;
 	ox_attn_geom a;
 	if (ox_attn_dims(g, (ox_node *)n, &a))
