@@ -1,13 +1,15 @@
-/* cuda_nn.c: CUDA kernels of ConvTranspose, Resize and AveragePool (--target cuda),
- * one thread per output element, f32, constant shapes, plain layout.
- * ConvTranspose gathers: output o of a kernel tap reads input
+/* cuda_nn.c: CUDA kernels of ConvTranspose, Resize and AveragePool
+ * (--target cuda), one thread per output element, plain layout.
+ * ConvTranspose (f32, constant shapes) gathers: output o of a kernel tap reads input
  * (o + pad - k * dil) / stride when that divides exactly, in the C
  * target's order of taps and channels (templates/convtranspose.c).
  * Resize reads the per-axis tap tables that the C target prints
  * (templates/resize_taps.c, the same text codegen/emit_nn.c includes),
  * here as device arrays, and sums them in the C target's order and
- * precision (templates/resize.c). Anything else declines: the C
- * target's function runs on the device then.
+ * precision (templates/resize.c). AveragePool (f32, f16, bf16; a
+ * run-time batch) sums the taps and counts them as templates/avgpool.c.
+ * Anything else declines: the C target's function runs on the device
+ * then.
  */
 #include "cuda_kernels.h"
 #include "resize.h"
