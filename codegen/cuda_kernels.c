@@ -1864,26 +1864,17 @@ static int emit_topk(ox_cg *cg, ox_graph *g, ox_node *n)
 		return 1; /* (nothing to do, or the C target's error) */
 	const char *T = ox_cg_ctype(dt), *C = ox_cg_ntype(dt), *better = ox_attr_int(n, "largest", 1) ? ">" : "<";
 	ox_buf body = {0};
-	ox_buf_printf(&body, "\tconst %s *xr = x + i0 * %lld + i1;\n\tint64_t *ix = ind + i0 * %lld + i1;\n"
+	/* (st: the stride along the axis, named once) */
+	ox_buf_printf(&body, "\tconst long st = %lld;\n\tconst %s *xr = x + i0 * %lld + i1;\n\tint64_t *ix = ind + i0 * %lld + i1;\n"
 			     "\tlong m = 0; /* entries in ix so far */\n"
 			     "\tfor (long t = 0; t < %lld; t++) {\n\t\tconst %s v = %s;\n\t\tlong s = m;\n",
-		      T, (long long)(L * I), (long long)(K * I), (long long)L, C, ox_cg_load(dt, "xr[t * STRIDE]"));
+		      (long long)I, T, (long long)(L * I), (long long)(K * I), (long long)L, C, ox_cg_load(dt, "xr[t * st]"));
 	ox_buf_printf(&body, "\t\twhile (s > 0 && v %s %s)\n\t\t\ts--;\n\t\tif (s >= %lld)\n\t\t\tcontinue;\n"
-			     "\t\tfor (long u = m < %lld ? m : %lld; u > s; u--)\n\t\t\tix[u * STRIDE] = ix[(u - 1) * STRIDE];\n"
-			     "\t\tix[s * STRIDE] = t;\n\t\tif (m < %lld)\n\t\t\tm++;\n\t}\n"
-			     "\tfor (long u = 0; u < %lld; u++)\n\t\ty[i0 * %lld + u * STRIDE + i1] = xr[ix[u * STRIDE] * STRIDE];\n",
-		      better, ox_cg_load(dt, "xr[ix[(s - 1) * STRIDE] * STRIDE]"), (long long)K, (long long)K,
+			     "\t\tfor (long u = m < %lld ? m : %lld; u > s; u--)\n\t\t\tix[u * st] = ix[(u - 1) * st];\n"
+			     "\t\tix[s * st] = t;\n\t\tif (m < %lld)\n\t\t\tm++;\n\t}\n"
+			     "\tfor (long u = 0; u < %lld; u++)\n\t\ty[i0 * %lld + u * st + i1] = xr[ix[u * st] * st];\n",
+		      better, ox_cg_load(dt, "xr[ix[(s - 1) * st] * st]"), (long long)K, (long long)K,
 		      (long long)(K - 1), (long long)K, (long long)K, (long long)(K * I));
-	/* (the stride along the axis: a literal, named once for reading) */
-	ox_buf b2 = {0};
-	char st[32];
-	snprintf(st, sizeof st, "%lld", (long long)I);
-	for (const char *p = body.s; *p;)
-		if (!strncmp(p, "STRIDE", 6))
-			ox_buf_puts(&b2, st), p += 6;
-		else
-			ox_buf_printf(&b2, "%c", *p++);
-	ox_buf_free(&body);
 	char kname[200], params[256];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	snprintf(params, sizeof params, "const %s *__restrict__ x, %s *__restrict__ y, int64_t *__restrict__ ind", T, T);
@@ -1891,8 +1882,8 @@ static int emit_topk(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_buf_printf(&t, "/* %s: TopK %lld of %lld along axis %d (%s): a thread per run */\n", cg->fname, (long long)K,
 		      (long long)L, axis, *better == '>' ? "largest" : "smallest");
 	const int64_t dims[2] = {O, I};
-	ox_cu_index_kernel(&t, kname, params, dims, 2, b2.s);
-	ox_buf_free(&b2);
+	ox_cu_index_kernel(&t, kname, params, dims, 2, body.s);
+	ox_buf_free(&body);
 	ox_cu_index_launch(cg, kname, dims, 2, "in0, out0, out1", NULL);
 	ox_cg_helper(cg, kname, t.s);
 	ox_buf_free(&t);
@@ -2376,14 +2367,11 @@ static int cu_arg(ox_cg *cg, ox_graph *g, ox_node *n)
 		snprintf(cond, sizeof cond, "isnan(v) || (!isnan(best) && v %s= best)", gt);
 	const char *T = ox_cg_ctype(dt), *C = ox_cg_ntype(dt);
 	ox_buf body = {0};
-	ox_buf_printf(&body, "\tconst %s *xr = x + i0 * %s + i1;\n\t%s best = %s;\n\tint64_t at = 0;\n"
+	/* (the stride named once: a load expression may repeat its argument) */
+	ox_buf_printf(&body, "\tconst long inner_ = %s;\n\tconst %s *xr = x + i0 * %s + i1;\n\t%s best = %s;\n\tint64_t at = 0;\n"
 			     "\tfor (long k = 1; k < %s; k++) {\n\t\tconst %s v = %s;\n"
 			     "\t\tif (%s) {\n\t\t\tbest = v;\n\t\t\tat = k;\n\t\t}\n\t}\n\ty[i] = at;\n",
-		      T, sd.din, C, ox_cg_load(dt, "xr[0]"), sd.d, C, ox_cg_load(dt, "xr[k * inner_]"), cond);
-	/* (the stride named once: a load expression may repeat its argument) */
-	ox_buf b2 = {0};
-	ox_buf_printf(&b2, "\tconst long inner_ = %s;\n%s", sd.in, body.s);
-	ox_buf_free(&body);
+		      sd.in, T, sd.din, C, ox_cg_load(dt, "xr[0]"), sd.d, C, ox_cg_load(dt, "xr[k * inner_]"), cond);
 	char params[160];
 	snprintf(params, sizeof params, "const %s *__restrict__ x, int64_t *__restrict__ y", T);
 	ox_buf t = {0};
@@ -2391,7 +2379,7 @@ static int cu_arg(ox_cg *cg, ox_graph *g, ox_node *n)
 		      n->optype, ax, (long long)ox_opt_top(g, D), (long long)ox_opt_top(g, outer),
 		      (long long)ox_opt_top(g, D), (long long)ox_opt_top(g, inner), R.n ? ", at most" : "",
 		      last ? ", the last index on ties" : "");
-	return strided_kernel(cg, g, n, &R, outer, inner, params, &t, &b2, 0);
+	return strided_kernel(cg, g, n, &R, outer, inner, params, &t, &body, 0);
 }
 
 /* the nodes codegen/emit_ew.c emits (unary math, Cast, Clip, binary ops
