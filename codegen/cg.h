@@ -204,6 +204,18 @@ void ox_cg_term(char *buf, size_t cap, const char *var, int64_t n, int64_t strid
 void ox_cg_helper(ox_cg *cg, const char *key, const char *text);
 /* does text hold name as a word (not inside a longer identifier)? */
 int ox_cg_uses_name(const char *text, const char *name);
+/* "dst = dst OP src;" into buf: a Scatter reduction (none, add, mul, max,
+ * min) of storage lvalues of dtype dt, as C and CUDA both compute it
+ * (codegen/emit_index.c) */
+void ox_cg_combine(char *buf, size_t n, int dt, const char *red, const char *dst, const char *src);
+/* GridSample's options (codegen/emit_norm.c): mode 0 nearest, 1 linear, 2
+ * cubic; pad 0 zeros, 1 border, 2 reflection; m and p the attributes'
+ * text; -1 (an error reported) when not supported */
+typedef struct {
+	int mode, pad, align;
+	const char *m, *p;
+} ox_gs_opts;
+int ox_cg_gridsample_opts(ox_graph *g, ox_node *n, ox_gs_opts *o);
 /* --target cuda (emit_signal.c): an Einsum of constant shapes as a body over
  * its output's index space (dims, rank: the body reads i0..i<rank-1> and
  * writes out0 from in0..); 1 when it does not apply, -1 on an error */

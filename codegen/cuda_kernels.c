@@ -1783,8 +1783,7 @@ static int emit_gather(ox_cg *cg, ox_graph *g, ox_node *n)
 	return 0;
 }
 
-/* the dtypes the index kernels below compute in: ints, f32, f64, f16, bf16 */
-static int plain_num(int dt)
+int ox_cu_plain_num(int dt)
 {
 	return dt == OX_F32 || dt == OX_F64 || dt == OX_F16 || dt == OX_BF16 || dt == OX_I8 || dt == OX_U8 ||
 	       dt == OX_I16 || dt == OX_U16 || dt == OX_I32 || dt == OX_U32 || dt == OX_I64 || dt == OX_U64;
@@ -1849,7 +1848,7 @@ static int emit_topk(ox_cg *cg, ox_graph *g, ox_node *n)
 	const ox_value *ix = n->nout > 1 && n->out[1] >= 0 ? ox_out(g, n, 1) : NULL;
 	int axis;
 	if (!x || !v || !ix || x->layout || v->layout || ix->layout || ix->dtype != OX_I64 || v->dtype != x->dtype ||
-	    !plain_num(x->dtype) || ox_shape_is_rt(g, &x->shape) || ox_shape_is_rt(g, &v->shape) ||
+	    !ox_cu_plain_num(x->dtype) || ox_shape_is_rt(g, &x->shape) || ox_shape_is_rt(g, &v->shape) ||
 	    ox_index_axis(g, n, &axis) || axis < 0)
 		return 1;
 	const int r = x->shape.rank, dt = x->dtype;
@@ -1959,7 +1958,7 @@ static int emit_cum(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	const ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
 	int axis;
-	if (!x || !y || x->layout || y->layout || !x->shape.rank || !plain_num(x->dtype) || y->dtype != x->dtype ||
+	if (!x || !y || x->layout || y->layout || !x->shape.rank || !ox_cu_plain_num(x->dtype) || y->dtype != x->dtype ||
 	    ox_index_axis(g, n, &axis) || axis < 0 || !ox_shape_numel_dim(g, &x->shape))
 		return 1;
 	const int dt = x->dtype, r = x->shape.rank, sum = n->op == OX_OP_CumSum;
@@ -2504,8 +2503,12 @@ static int dispatch(ox_cg *cg, ox_graph *g, ox_node *n)
 		rc = cu_reduce(cg, g, n);
 	else if (n->op == OX_OP_ArgMax || n->op == OX_OP_ArgMin)
 		rc = cu_arg(cg, g, n);
-	else if (n->op == OX_OP_ConvTranspose || n->op == OX_OP_Resize || n->op == OX_OP_AveragePool)
+	else if (n->op == OX_OP_ConvTranspose || n->op == OX_OP_Resize || n->op == OX_OP_AveragePool ||
+		 n->op == OX_OP_GridSample)
 		rc = ox_cu_emit_nn(cg, g, n);
+	else if (n->op == OX_OP_ScatterND || n->op == OX_OP_ScatterElements || n->op == OX_OP_Scatter ||
+		 n->op == OX_OP_TensorScatter || n->op == OX_OP_GatherND)
+		rc = ox_cu_emit_index(cg, g, n);
 	else if (n->op == OX_OP_LSTM || n->op == OX_OP_GRU || n->op == OX_OP_RNN)
 		rc = ox_cu_emit_rnn(cg, g, n);
 	else if (n->op == OX_OP_If || n->op == OX_OP_Loop || n->op == OX_OP_Scan)

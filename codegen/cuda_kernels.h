@@ -102,6 +102,8 @@ void ox_cu_ws_param(ox_cg *cg, ox_buf *t, int64_t tiles);
 /* after the loop that wrote the block's part: all blocks of a tile but
  * the last to arrive return */
 void ox_cu_split_arrive(ox_buf *t, int S);
+/* the dtypes the index kernels compute in: ints, f32, f64, f16, bf16 */
+int ox_cu_plain_num(int dt);
 /* threads a block for a kernel of n threads: 256, or 128 or 64 where 256
  * would give fewer blocks than SMs (more SMs share a small kernel) */
 int ox_cu_block_of(int64_t n);
@@ -135,8 +137,11 @@ int ox_cu_emit_nhwc(ox_cg *cg, ox_graph *g, ox_node *n);
  * host loop over the slices (codegen/cuda_slice.c); 1 when it does not
  * apply */
 int ox_cu_emit_sliced(ox_cg *cg, ox_graph *g, ox_node *n, int (*emit)(ox_cg *, ox_graph *, ox_node *));
-/* codegen/cuda_nn.c: ConvTranspose, Resize */
+/* codegen/cuda_nn.c: ConvTranspose, Resize, AveragePool, GridSample */
 int ox_cu_emit_nn(ox_cg *cg, ox_graph *g, ox_node *n);
+/* codegen/cuda_index.c: ScatterND, ScatterElements, Scatter, TensorScatter,
+ * GatherND */
+int ox_cu_emit_index(ox_cg *cg, ox_graph *g, ox_node *n);
 /* codegen/cuda_rnn.c: LSTM, GRU, RNN */
 int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n);
 /* codegen/cuda_quant.c: QuantizeLinear, DequantizeLinear and the integer

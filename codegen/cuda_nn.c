@@ -8,6 +8,8 @@
  * here as device arrays, and sums them in the C target's order and
  * precision (templates/resize.c). AveragePool (f32, f16, bf16; a
  * run-time batch) sums the taps and counts them as templates/avgpool.c.
+ * GridSample calls the C target's function of one output position
+ * (templates/norm_gridsample.c) from a thread each.
  * Anything else declines: the C target's function runs on the device
  * then.
  */
@@ -586,8 +588,52 @@ static int emit_avgpool(ox_cg *cg, ox_graph *g, ox_node *n)
 	return 0;
 }
 
+/* ---- GridSample ---- */
+
+/* A thread per image and output position: the C target's function of it
+ * (templates/norm_gridsample.c ox_gridsample_at_*: the taps of each axis
+ * once, then every channel), so the results are its bits. Constant
+ * shapes, plain layout, the C target's types (f32, f64, f16, bf16). */
+static int emit_gridsample(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	const ox_value *x = ox_in(g, n, 0), *gr = ox_in(g, n, 1), *y = ox_out(g, n, 0);
+	const int r = x ? x->shape.rank : 0, nsp = r - 2;
+	if (!x || !gr || !y || nsp < 1 || nsp > 3 || x->layout || gr->layout || y->layout || ox_shape_is_rt(g, &x->shape) ||
+	    ox_shape_is_rt(g, &gr->shape) || ox_shape_is_rt(g, &y->shape) || !ox_dtype_is_float(x->dtype) ||
+	    gr->dtype != x->dtype || y->dtype != x->dtype || !ox_shape_numel(&y->shape))
+		return 1;
+	if (gr->shape.rank != r || gr->shape.d[0] != x->shape.d[0] || gr->shape.d[r - 1] != nsp)
+		return 1; /* (the C target's checks) */
+	ox_gs_opts o;
+	if (ox_cg_gridsample_opts(g, n, &o) || ox_cg_use(cg, "norm_gridsample", x->dtype))
+		return -1;
+	const int64_t N = x->shape.d[0], C = x->shape.d[1], nout = ox_shape_numel(&y->shape) / (N * C);
+	char kname[200], params[256];
+	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	const char *ty = ox_cg_ctype(x->dtype);
+	snprintf(params, sizeof params, "const %s *__restrict__ x, const %s *__restrict__ grid, %s *__restrict__ y", ty, ty,
+		 ty);
+	ox_buf body = {0}, t = {0};
+	ox_buf_puts(&body, "\tconst long in[3] = {");
+	for (int a = 0; a < 3; a++)
+		ox_buf_printf(&body, "%s%lld", a ? ", " : "", (long long)(a < nsp ? x->shape.d[a + 2] : 1));
+	ox_buf_printf(&body, "};\n\tox_gridsample_at_%s(x, grid, y, i0, i1, %lld, %d, in, %lld, %d, %d, %d);\n",
+		      ox_cg_sfx(x->dtype), (long long)C, nsp, (long long)nout, o.mode, o.pad, o.align);
+	ox_buf_printf(&t, "/* %s: GridSample %s, padding %s%s, %d-D: a thread per output position, its %lld channels */\n",
+		      kname, o.m, o.p, o.align ? ", align_corners" : "", nsp, (long long)C);
+	int64_t dims[2] = {N, nout};
+	ox_cu_index_kernel(&t, kname, params, dims, 2, body.s);
+	ox_buf_free(&body);
+	ox_cu_index_launch(cg, kname, dims, 2, "in0, in1, out0", NULL);
+	ox_cg_helper(cg, kname, t.s);
+	ox_buf_free(&t);
+	return 0;
+}
+
 int ox_cu_emit_nn(ox_cg *cg, ox_graph *g, ox_node *n)
 {
+	if (n->op == OX_OP_GridSample)
+		return emit_gridsample(cg, g, n);
 	if (n->op == OX_OP_AveragePool)
 		return emit_avgpool(cg, g, n);
 	if (n->op == OX_OP_ConvTranspose)

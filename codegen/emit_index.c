@@ -187,12 +187,11 @@ static const char *store_of(int dt, const char *e)
 	return r;
 }
 
-/* dst = dst (reduction) src, both storage lvalues of dtype dt */
-static void emit_combine(ox_cg *cg, int lvl, int dt, const char *red, const char *dst, const char *src)
+void ox_cg_combine(char *buf, size_t n, int dt, const char *red, const char *dst, const char *src)
 {
 	char a[256], b[256], e[1100];
 	if (!strcmp(red, "none")) {
-		ox_cg_line(cg, lvl, "%s = %s;", dst, src);
+		snprintf(buf, n, "%s = %s;", dst, src);
 		return;
 	}
 	snprintf(a, sizeof a, "%s", ox_cg_load(dt, dst));
@@ -205,7 +204,15 @@ static void emit_combine(ox_cg *cg, int lvl, int dt, const char *red, const char
 		snprintf(e, sizeof e, "%s > %s ? %s : %s", b, a, b, a);
 	else
 		snprintf(e, sizeof e, "%s < %s ? %s : %s", b, a, b, a);
-	ox_cg_line(cg, lvl, "%s = %s;", dst, store_of(dt, e));
+	snprintf(buf, n, "%s = %s;", dst, store_of(dt, e));
+}
+
+/* dst = dst (reduction) src, both storage lvalues of dtype dt */
+static void emit_combine(ox_cg *cg, int lvl, int dt, const char *red, const char *dst, const char *src)
+{
+	char st[2 * EXPR + 1200];
+	ox_cg_combine(st, sizeof st, dt, red, dst, src);
+	ox_cg_line(cg, lvl, "%s", st);
 }
 
 static const char *reduction(const ox_node *n)

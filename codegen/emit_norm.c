@@ -504,41 +504,47 @@ static int emit_roialign(ox_cg *cg, ox_graph *g, ox_node *n)
 }
 
 /* ---- GridSample (templates/norm_gridsample.c) ---- */
+int ox_cg_gridsample_opts(ox_graph *g, ox_node *n, ox_gs_opts *o)
+{
+	o->m = ox_attr_str(n, "mode", n->opset >= 20 ? "linear" : "bilinear");
+	o->p = ox_attr_str(n, "padding_mode", "zeros");
+	o->mode = o->pad = -1;
+	if (!strcmp(o->m, "nearest"))
+		o->mode = 0;
+	else if (!strcmp(o->m, n->opset >= 20 ? "linear" : "bilinear"))
+		o->mode = 1;
+	else if (!strcmp(o->m, n->opset >= 20 ? "cubic" : "bicubic"))
+		o->mode = 2;
+	if (!strcmp(o->p, "zeros"))
+		o->pad = 0;
+	else if (!strcmp(o->p, "border"))
+		o->pad = 1;
+	else if (!strcmp(o->p, "reflection"))
+		o->pad = 2;
+	if (o->mode < 0 || o->pad < 0)
+		return ox_error(g, n, "mode '%s' / padding_mode '%s' is not supported at opset %d", o->m, o->p, n->opset);
+	o->align = ox_attr_int(n, "align_corners", 0) != 0;
+	return 0;
+}
+
 static int emit_gridsample(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
 	int dt = x->dtype, nsp = x->shape.rank - 2;
-	const char *m = ox_attr_str(n, "mode", n->opset >= 20 ? "linear" : "bilinear");
-	const char *p = ox_attr_str(n, "padding_mode", "zeros");
-	int mode = -1, pad = -1;
-	if (!strcmp(m, "nearest"))
-		mode = 0;
-	else if (!strcmp(m, n->opset >= 20 ? "linear" : "bilinear"))
-		mode = 1;
-	else if (!strcmp(m, n->opset >= 20 ? "cubic" : "bicubic"))
-		mode = 2;
-	if (!strcmp(p, "zeros"))
-		pad = 0;
-	else if (!strcmp(p, "border"))
-		pad = 1;
-	else if (!strcmp(p, "reflection"))
-		pad = 2;
-	if (mode < 0 || pad < 0)
-		return ox_error(g, n, "mode '%s' / padding_mode '%s' is not supported at opset %d", m, p, n->opset);
-	int align = ox_attr_int(n, "align_corners", 0) != 0;
-	if (use(cg, g, n, "norm_gridsample", dt))
+	ox_gs_opts o;
+	if (ox_cg_gridsample_opts(g, n, &o) || use(cg, g, n, "norm_gridsample", dt))
 		return -1;
 	ox_value *gr = ox_in(g, n, 1);
 	ox_cg_check_eq(cg, gr->shape.d[0], x->shape.d[0], "a grid per batch");
 	ox_cg_check_eq(cg, gr->shape.d[nsp + 1], nsp, "a coordinate per spatial axis");
-	ox_cg_line(cg, 1, "/* GridSample %s, padding %s%s */", m, p, align ? ", align_corners" : "");
+	ox_cg_line(cg, 1, "/* GridSample %s, padding %s%s */", o.m, o.p, o.align ? ", align_corners" : "");
 	ox_cg_printf(cg, "\t%sconst long in[%d] = {", ox_shape_is_rt(g, &x->shape) ? "" : "static ", nsp);
 	for (int i = 0; i < nsp; i++)
 		ox_cg_printf(cg, "%s%s", i ? ", " : "", ox_cg_dim(cg, x->shape.d[i + 2]));
 	ox_cg_printf(cg, "};\n");
 	ox_cg_line(cg, 1, "ox_gridsample_%s(in0, in1, out0, %s, %s, %d, in, %s, %d, %d, %d);", ox_cg_sfx(dt),
 	     ox_cg_dim(cg, x->shape.d[0]), ox_cg_dim(cg, x->shape.d[1]), nsp,
-	     ox_cg_dim(cg, prod(g, &y->shape, 2, y->shape.rank)), mode, pad, align);
+	     ox_cg_dim(cg, prod(g, &y->shape, 2, y->shape.rank)), o.mode, o.pad, o.align);
 	return 0;
 }
 

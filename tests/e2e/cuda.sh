@@ -47,6 +47,7 @@
 # 12. A captured run per input shape (tests/e2e/cuda_graphs.c, below).
 # 13. The Reduce, ArgMax/ArgMin, AveragePool, Split, CumSum, Trilu,
 #     GatherElements, TopK, Einsum and middle-axis Softmax kernels (tests/e2e/kernels, below).
+# 14. The scatters and GatherND (tests/e2e/scatter, below).
 # The models of each step run $JOBS at a time (default: the cores), their
 # lines printed in list order. Every emulated model's --report must list no
 # node without a parallel kernel (docs/cuda.md).
@@ -543,6 +544,43 @@ fi
 nv_after tests/e2e/kernels/kernels.onnx
 vsflags=
 printf 'cuda-emu kernels %-18s %s\n' kernels "$st"
+[ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; fail=1; }
+
+# 14. ScatterND, ScatterElements, TensorScatter and GatherND
+#    (codegen/cuda_index.c): tests/e2e/scatter/scatter.onnx
+#    (make_scatter.py): slices and single elements, reductions none, add,
+#    mul, max, min over repeated indices, f16, int32 indices, batch dims,
+#    linear and circular cache writes; every output equal to the C
+#    target's byte for byte (the reductions apply their updates in its
+#    order), no serial node, the .cu holding each kernel kind; each
+#    scatter_bad_K.npy in place of input K (an index out of range in a
+#    ScatterND, a ScatterElements, a GatherND, a TensorScatter) refused
+#    with NET_ERR_INDEX by both programs; with nvcc as in 2.
+sin=
+for k in $(seq 0 22); do sin="$sin tests/e2e/scatter/scatter_input_$k.npy"; done
+# shellcheck disable=SC2086
+vs_c build/cuda_api/scatter tests/e2e/scatter/scatter.onnx $sin
+if [ "$st" = ok ]; then
+	for n in $(seq 0 9); do
+		cmp -s "$o/cu/out/output_$n.npy" "$o/c/out/output_$n.npy" || st=DIFFER
+	done
+	k=$o/cu/net.cu
+	[ "$(grep -c '_ScatterND: .*: a thread per slice position, the updates in order \*/' "$k")" = 3 ] &&
+		grep -q '_ScatterND: .*: a thread per element \*/' "$k" && grep -q '_GatherND: .*: a thread per element \*/' "$k" &&
+		[ "$(grep -c '_ScatterElements: .*: a thread per line along the axis, the updates in order \*/' "$k")" = 2 ] &&
+		grep -q '_ScatterElements: .*: a thread per update \*/' "$k" &&
+		[ "$(grep -c '_TensorScatter: .*: a thread per update element \*/' "$k")" = 2 ] || st=KERNELS
+	for bad in 1 15 18 21; do
+		for t in c cu; do
+			# shellcheck disable=SC2086
+			"$o/$t/net" $(echo $sin | sed "s|scatter_input_$bad\.npy|scatter_bad_$bad.npy|") -o "$o/$t/bad" \
+				> "$o/$t/bad.log" 2>&1 && st=BAD-ACCEPTED
+			grep -q "NET_ERR_INDEX" "$o/$t/bad.log" || st=NO-ERR-INDEX
+		done
+	done
+fi
+nv_after tests/e2e/scatter/scatter.onnx
+printf 'cuda-emu kernels %-18s %s\n' scatter "$st"
 [ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; fail=1; }
 
 nv_one() {

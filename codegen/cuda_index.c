@@ -1,0 +1,272 @@
+/* cuda_index.c: CUDA kernels of the scatters and GatherND (--target cuda),
+ * constant shapes, plain layout: ScatterND, ScatterElements (and the old
+ * Scatter), TensorScatter and GatherND, each the C target's loop of
+ * codegen/emit_index.c spread over threads.
+ *
+ * A scatter copies its data to the output (cudaMemcpyAsync on the stream),
+ * then a kernel writes the updates. Without a reduction a thread writes one
+ * update element: where indices repeat, which update lands is left open, as
+ * the ONNX spec leaves it. With one (add, mul, max, min) a thread owns the
+ * output elements that updates can meet at (ScatterND: one position in the
+ * slice; ScatterElements: one line along the axis) and applies the updates
+ * in the C target's order: the results are the C target's bit for bit. An
+ * index is wrapped once when negative and checked as the C target checks
+ * it; out of range sets the run's status word (PREFIX_ERR_INDEX), as does
+ * TensorScatter's linear write past the cache. Anything else declines: the
+ * C target's function runs on the device then.
+ */
+#include "cuda_kernels.h"
+#include "../ir/family.h"
+#include <stdio.h>
+#include <string.h>
+
+/* a plain value of constant shape, of a type with a size */
+static int fixed(ox_graph *g, const ox_value *v)
+{
+	return v && v->has_shape && !v->layout && !ox_shape_is_rt(g, &v->shape) && v->dtype != OX_STRING &&
+	       ox_dtype_size(v->dtype);
+}
+
+static int index_type(const ox_value *v)
+{
+	return v && (v->dtype == OX_I32 || v->dtype == OX_I64);
+}
+
+static int64_t prod(const ox_shape *s, int from, int to)
+{
+	int64_t p = 1;
+	for (int k = from; k < to; k++)
+		p *= s->d[k];
+	return p;
+}
+
+/* statements at lvl tabs: int64_t var = the index at src, wrapped once
+ * when negative; out of range sets the status and leaves the thread */
+static void checked(ox_cg *cg, ox_buf *b, int lvl, const char *var, const char *src, int64_t D)
+{
+	ox_cg_fails(cg, OX_CG_FAIL_INDEX);
+	ox_buf_printf(b, "%.*sint64_t %s = (int64_t)%s;\n", lvl, "\t\t\t\t", var, src);
+	ox_buf_printf(b, "%.*sif (%s < 0)\n%.*s%s += %lldL;\n", lvl, "\t\t\t\t", var, lvl + 1, "\t\t\t\t\t", var,
+		      (long long)D);
+	ox_buf_printf(b, "%.*sif ((uint64_t)%s >= (uint64_t)%lld) {\n%.*satomicCAS(st, 0, %s_ERR_INDEX);\n"
+			 "%.*sreturn;\n%.*s}\n",
+		      lvl, "\t\t\t\t", var, (long long)D, lvl + 1, "\t\t\t\t\t", cg->prefix_upper, lvl + 1, "\t\t\t\t\t",
+		      lvl, "\t\t\t\t");
+}
+
+/* the kernel, its copy of the data first for a scatter, its launch */
+static void finish(ox_cg *cg, ox_graph *g, ox_node *n, const char *kname, ox_buf *t, const char *params,
+		   const int64_t *dims, int r, const char *body, const char *ptrs, int scatter)
+{
+	const ox_value *x = ox_in(g, n, 0);
+	ox_cu_index_kernel(t, kname, params, dims, r, body);
+	if (scatter)
+		ox_cg_printf(cg, "\tcudaMemcpyAsync(out0, in0, %lld, cudaMemcpyDeviceToDevice, ox_st);\n",
+			     (long long)(ox_shape_numel(&x->shape) * (int64_t)ox_dtype_size(x->dtype)));
+	ox_cu_index_launch(cg, kname, dims, r, ptrs, NULL);
+	ox_cu_finish(cg, g, n, kname, t);
+}
+
+/* ScatterND (scatter) and GatherND: indices [P.., last] pick slices of R
+ * elements; GatherND's batch dims b: the tuples of batch entry p / G in
+ * its block of BS elements */
+static int emit_nd(ox_cg *cg, ox_graph *g, ox_node *n, int scatter)
+{
+	const ox_value *x = ox_in(g, n, 0), *ix = ox_in(g, n, 1), *u = scatter ? ox_in(g, n, 2) : NULL;
+	const ox_value *y = ox_out(g, n, 0);
+	if (!fixed(g, x) || !fixed(g, ix) || !index_type(ix) || !fixed(g, y) || (scatter && !fixed(g, u)) ||
+	    y->dtype != x->dtype)
+		return 1;
+	const char *red = scatter ? ox_attr_str(n, "reduction", "none") : "none";
+	const int none = !strcmp(red, "none");
+	if (!none && !ox_cu_plain_num(x->dtype))
+		return 1;
+	const int q = ix->shape.rank, r = x->shape.rank;
+	const int64_t b = scatter ? 0 : ox_attr_int(n, "batch_dims", 0);
+	if (q < 1 || b < 0)
+		return 1;
+	const int64_t last = ix->shape.d[q - 1];
+	if (last < 0 || b + last > r)
+		return 1;
+	const int64_t P = prod(&ix->shape, 0, q - 1), G = prod(&ix->shape, (int)b, q - 1);
+	const int64_t R = prod(&x->shape, (int)(b + last), r), BS = prod(&x->shape, (int)b, r);
+	for (int64_t j = 0; j < last; j++)
+		if (!x->shape.d[b + j])
+			return 1; /* (the C target's error) */
+	if (P * R == 0 || (scatter && ox_shape_numel(&u->shape) != P * R) || ox_shape_numel(&y->shape) != (scatter ? BS : P * R))
+		return 1; /* (a copy at most: the C function) */
+	/* the slice's offset from tuple p */
+	ox_buf off = {0};
+	const int lvl = none ? 1 : 2;
+	if (G == P)
+		ox_buf_printf(&off, "%.*slong off = 0;\n", lvl, "\t\t");
+	else
+		ox_buf_printf(&off, "%.*slong off = p / %lldL * %lldL;\n", lvl, "\t\t", (long long)G, (long long)BS);
+	for (int64_t j = 0; j < last; j++) {
+		char src[64], var[32];
+		snprintf(src, sizeof src, "ind[p * %lldL + %lld]", (long long)last, (long long)j);
+		snprintf(var, sizeof var, "j%lld", (long long)j);
+		checked(cg, &off, lvl, var, src, x->shape.d[b + j]);
+		ox_buf_printf(&off, "%.*soff += %s * %lldL;\n", lvl, "\t\t", var,
+			      (long long)prod(&x->shape, (int)(b + j + 1), r));
+	}
+	ox_buf body = {0};
+	char st[2400];
+	int64_t dims[2] = {P, R};
+	if (!scatter) {
+		ox_buf_printf(&body, "\tconst long p = i0;\n%s\ty[i] = x[off + i1];\n", off.s);
+	} else if (none) {
+		ox_cg_combine(st, sizeof st, x->dtype, red, "y[off + i1]", "u[i]");
+		ox_buf_printf(&body, "\tconst long p = i0;\n%s\t%s\n", off.s, st);
+	} else {
+		char src[64];
+		snprintf(src, sizeof src, "u[p * %lldL + i]", (long long)R);
+		ox_cg_combine(st, sizeof st, x->dtype, red, "y[off + i]", src);
+		ox_buf_printf(&body, "\tfor (long p = 0; p < %lldL; p++) {\n%s\t\t%s\n\t}\n", (long long)P, off.s, st);
+		dims[0] = 1;
+	}
+	ox_buf_free(&off);
+	char kname[200], params[320];
+	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	const char *ty = ox_cg_ctype(x->dtype), *it = ox_cg_ctype(ix->dtype);
+	if (scatter)
+		snprintf(params, sizeof params, "const %s *__restrict__ ind, const %s *__restrict__ u, %s *__restrict__ y, int *st",
+			 it, ty, ty);
+	else
+		snprintf(params, sizeof params, "const %s *__restrict__ x, const %s *__restrict__ ind, %s *__restrict__ y, int *st",
+			 ty, it, ty);
+	ox_buf t = {0};
+	ox_buf_printf(&t, "/* %s: %s, %lld index tuples of %lld, slices of %lld: %s */\n", cg->fname, n->optype, (long long)P,
+		      (long long)last, (long long)R,
+		      none ? "a thread per element" : "a thread per slice position, the updates in order");
+	finish(cg, g, n, kname, &t, params, dims, 2, body.s, scatter ? "in1, in2, out0, ox_status" : "in0, in1, out0, ox_status",
+	       scatter);
+	ox_buf_free(&body);
+	return 0;
+}
+
+/* ScatterElements and Scatter: update o (of the indices' shape) lands at
+ * its own coordinates with index[o] along the axis */
+static int emit_elements(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	const ox_value *x = ox_in(g, n, 0), *ix = ox_in(g, n, 1), *u = ox_in(g, n, 2), *y = ox_out(g, n, 0);
+	int axis;
+	if (!fixed(g, x) || !fixed(g, ix) || !index_type(ix) || !fixed(g, u) || !fixed(g, y) || y->dtype != x->dtype ||
+	    ox_index_axis(g, n, &axis) || axis < 0)
+		return 1;
+	const char *red = n->op == OX_OP_Scatter ? "none" : ox_attr_str(n, "reduction", "none");
+	const int none = !strcmp(red, "none"), r = x->shape.rank;
+	if ((!none && !ox_cu_plain_num(x->dtype)) || ix->shape.rank != r || u->shape.rank != r || r < 1)
+		return 1;
+	for (int k = 0; k < r; k++)
+		if (u->shape.d[k] != ix->shape.d[k] || (k != axis && ix->shape.d[k] > x->shape.d[k]))
+			return 1; /* (the C target's errors) */
+	const int64_t D = x->shape.d[axis], L = ix->shape.d[axis];
+	if (!ox_shape_numel(&ix->shape) || !D)
+		return 1;
+	/* a thread per update (none), or per line along the axis */
+	int64_t dims[OX_MAX_RANK];
+	for (int k = 0; k < r; k++)
+		dims[k] = none || k != axis ? ix->shape.d[k] : 1;
+	ox_buf body = {0}, place = {0};
+	const int lvl = none ? 1 : 2;
+	const int64_t ist = prod(&ix->shape, axis + 1, r);
+	if (none) {
+		ox_buf_puts(&body, "\tconst long o = i;\n");
+	} else {
+		ox_buf_printf(&body, "\tfor (long t = 0; t < %lldL; t++) {\n\t\tconst long o = i", (long long)L);
+		/* i over dims (the axis of extent 1): i's axis step is the line's */
+		if (ox_shape_numel(&ix->shape) / L != 1)
+			ox_buf_printf(&body, " / %lldL * %lldL + i %% %lldL", (long long)ist, (long long)(ist * L), (long long)ist);
+		ox_buf_printf(&body, " + t * %lldL;\n", (long long)ist);
+	}
+	checked(cg, &body, lvl, "j", "ind[o]", D);
+	for (int k = 0; k < r; k++) {
+		char v[16];
+		snprintf(v, sizeof v, "i%d", k);
+		if (k == axis || dims[k] > 1)
+			ox_buf_printf(&place, "%s%s * %lldL", place.len ? " + " : "", k == axis ? "j" : v,
+				      (long long)prod(&x->shape, k + 1, r));
+	}
+	char st[2400];
+	ox_cg_combine(st, sizeof st, x->dtype, red, "y[p]", "u[o]");
+	ox_buf_printf(&body, "%.*sconst long p = %s;\n%.*s%s\n%s", lvl, "\t\t", place.s, lvl, "\t\t", st, none ? "" : "\t}\n");
+	ox_buf_free(&place);
+	char kname[200], params[320];
+	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	const char *ty = ox_cg_ctype(x->dtype);
+	snprintf(params, sizeof params, "const %s *__restrict__ ind, const %s *__restrict__ u, %s *__restrict__ y, int *st",
+		 ox_cg_ctype(ix->dtype), ty, ty);
+	ox_buf t = {0};
+	ox_buf_printf(&t, "/* %s: %s along axis %d of %lld, reduction %s: %s */\n", cg->fname, n->optype, axis, (long long)D,
+		      red, none ? "a thread per update" : "a thread per line along the axis, the updates in order");
+	finish(cg, g, n, kname, &t, params, dims, r, body.s, "in1, in2, out0, ox_status", 1);
+	ox_buf_free(&body);
+	return 0;
+}
+
+/* TensorScatter: batch b's update rows s land at write_indices[b] + s
+ * along the sequence axis (mod its length when circular) */
+static int emit_tensorscatter(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	const ox_value *x = ox_in(g, n, 0), *u = ox_in(g, n, 1), *w = ox_in(g, n, 2), *y = ox_out(g, n, 0);
+	int axis;
+	if (!fixed(g, x) || !fixed(g, u) || !fixed(g, y) || (w && (!fixed(g, w) || w->dtype != OX_I64)) ||
+	    ox_index_axis(g, n, &axis) || axis < 1 || u->shape.rank != x->shape.rank)
+		return 1;
+	const int r = x->shape.rank, circ = !strcmp(ox_attr_str(n, "mode", "linear"), "circular");
+	for (int k = 0; k < r; k++)
+		if (k == axis ? u->shape.d[k] > x->shape.d[k] : u->shape.d[k] != x->shape.d[k])
+			return 1; /* (the C target's error) */
+	if (w && (w->shape.rank != 1 || w->shape.d[0] != x->shape.d[0]))
+		return 1;
+	const int64_t B = x->shape.d[0], mid = prod(&x->shape, 1, axis), L = x->shape.d[axis], S = u->shape.d[axis];
+	const int64_t inner = prod(&x->shape, axis + 1, r);
+	if (!ox_shape_numel(&u->shape))
+		return 1;
+	ox_buf body = {0};
+	ox_buf_printf(&body, "\tconst int64_t w0 = %s;\n", w ? "wi[i0]" : "0");
+	if (circ) {
+		ox_buf_printf(&body, "\tint64_t t = (w0 %% %lld + i2) %% %lld;\n\tif (t < 0)\n\t\tt += %lld;\n", (long long)L,
+			      (long long)L, (long long)L);
+	} else if (w) {
+		ox_cg_fails(cg, OX_CG_FAIL_INDEX);
+		ox_buf_printf(&body, "\tif (w0 < 0 || w0 > %lld) {\n\t\tatomicCAS(st, 0, %s_ERR_INDEX);\n\t\treturn;\n\t}\n"
+				     "\tconst int64_t t = w0 + i2;\n",
+			      (long long)(L - S), cg->prefix_upper);
+	} else {
+		ox_buf_puts(&body, "\tconst int64_t t = i2;\n");
+	}
+	ox_buf_printf(&body, "\ty[((i0 * %lldL + i1) * %lldL + t) * %lldL + i3] = u[i];\n", (long long)mid, (long long)L,
+		      (long long)inner);
+	char kname[200], params[320];
+	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	const char *ty = ox_cg_ctype(x->dtype);
+	const int checks = w && !circ; /* (the status word only then) */
+	snprintf(params, sizeof params, "const %s *__restrict__ u, const int64_t *__restrict__ wi, %s *__restrict__ y%s", ty,
+		 ty, checks ? ", int *st" : "");
+	ox_buf t = {0};
+	ox_buf_printf(&t, "/* %s: TensorScatter along axis %d of %lld, %s: a thread per update element */\n", cg->fname,
+		      axis, (long long)L, circ ? "circular" : "linear");
+	int64_t dims[4] = {B, mid, S, inner};
+	finish(cg, g, n, kname, &t, params, dims, 4, body.s,
+	       checks ? "in1, in2, out0, ox_status" : w ? "in1, in2, out0" : "in1, nullptr, out0", 1);
+	ox_buf_free(&body);
+	return 0;
+}
+
+int ox_cu_emit_index(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	switch (n->op) {
+	case OX_OP_ScatterND:
+		return emit_nd(cg, g, n, 1);
+	case OX_OP_GatherND:
+		return emit_nd(cg, g, n, 0);
+	case OX_OP_ScatterElements:
+	case OX_OP_Scatter:
+		return emit_elements(cg, g, n);
+	case OX_OP_TensorScatter:
+		return emit_tensorscatter(cg, g, n);
+	}
+	return 1;
+}
