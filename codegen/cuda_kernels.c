@@ -1018,7 +1018,7 @@ static int emit_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
  * warp's lanes), a barrier the emulation cannot prove needed: its
  * shuffles just before already gather the warp. */
 static void attention_tiled(ox_buf *t, const char *kname, long long G, long long Dk, long long Dv, const char *sc,
-			    const char *mask, const char *mt, int mask_s, int causal, const char *qo, const char *ko,
+			    const char *mask, const char *mt, int mask_s, const char *causal, const char *qo, const char *ko,
 			    const char *vo, const char *yo)
 {
 	const long long NC = (Dv + 7) / 8;
@@ -1057,12 +1057,13 @@ static void attention_tiled(ox_buf *t, const char *kname, long long G, long long
 			 "\t\t\tif (k < SKV) {\n"
 			 "\t\t\t\tfloat d0 = 0.0f;\n"
 			 "\t\t\t\tfor (int d = 0; d < %lld; d++)\n\t\t\t\t\td0 = fmaf(qs[rr][d], ks[j][d], d0);\n"
-			 "\t\t\t\ta = d0 * %s%s;\n"
-			 "%s"
+			 "\t\t\t\ta = %s%s;\n"
+			 "%s%s%s"
 			 "\t\t\t}\n"
 			 "\t\t\tps[rr][j] = a;\n"
 			 "\t\t}\n\t\t__syncthreads();\n",
-		      causal || mask_s ? ", s = s0 + rr" : "", Dk, sc, mask, causal ? "\t\t\t\tif (k > s)\n\t\t\t\t\ta += -INFINITY;\n" : "");
+		      causal || mask_s ? ", s = s0 + rr" : "", Dk, sc, mask, causal ? "\t\t\t\tif (k > s" : "",
+		      causal ? causal : "", causal ? ")\n\t\t\t\t\ta += -INFINITY;\n" : "");
 	ox_buf_printf(t, "\t\t/* the online softmax: row r's 8 threads, 4 scores each */\n"
 			 "\t\tfloat mx = -INFINITY, sum = 0.0f;\n"
 			 "\t\tfor (int j = c; j < 32; j += 8)\n\t\t\tmx = fmaxf(mx, ps[r][j]);\n"
@@ -1088,6 +1089,53 @@ static void attention_tiled(ox_buf *t, const char *kname, long long G, long long
 		      NC, guard2, yo);
 }
 
+/* present_key and present_value (4-D [B, Hkv, past + new, D]): a kernel
+ * each, a thread per element, from past_key/value (when given) and K/V (3-D
+ * [B, S, Hkv*D] or 4-D); run-time dims as parameters. 1 when they are too
+ * many. */
+static int present_kernels(ox_cg *cg, ox_graph *g, ox_node *n, const ox_attngeo *q)
+{
+	const int rank = ox_in(g, n, 1)->shape.rank;
+	for (int k = 0; k < 2; k++) {
+		const int64_t D = k ? q->Dv : q->Dk;
+		const ox_dim dims[4] = {q->dB, q->Hkv, q->dSkv, D};
+		ox_cu_rt R = {g, 0, {0}};
+		char P[32], S[32], kname[220], params[256], nw[200];
+		if (!ox_cu_rt_dim(&R, q->dP, P, sizeof P) || !ox_cu_rt_dim(&R, q->dSnew, S, sizeof S))
+			return 1;
+		if (rank == 3)
+			snprintf(nw, sizeof nw, "x[((i0 * %s + (i2 - %s)) * %lldL + i1) * %lldL + i3]", S, P, (long long)q->Hkv,
+				 (long long)D);
+		else
+			snprintf(nw, sizeof nw, "x[((i0 * %lldL + i1) * %s + (i2 - %s)) * %lldL + i3]", (long long)q->Hkv, S, P,
+				 (long long)D);
+		ox_buf body = {0}, t = {0};
+		if (q->dP)
+			ox_buf_printf(&body, "\ty[i] = i2 < %s ? p[((i0 * %lldL + i1) * %s + i2) * %lldL + i3] : %s;\n", P,
+				      (long long)q->Hkv, P, (long long)D, nw);
+		else
+			ox_buf_printf(&body, "\ty[i] = %s;\n", nw);
+		snprintf(kname, sizeof kname, "%s_present%d", cg->fname, k);
+		const char *ty = ox_cg_ctype(ox_out(g, n, 0)->dtype);
+		snprintf(params, sizeof params, "const %s *__restrict__ x, const %s *__restrict__ p, %s *__restrict__ y", ty,
+			 ty, ty);
+		ox_buf_printf(&t, "/* %s: present_%s, past then new: a thread per element */\n", kname, k ? "value" : "key");
+		if (ox_cu_index_kernel_rt(&t, kname, params, dims, 4, body.s, &R)) {
+			ox_buf_free(&body), ox_buf_free(&t);
+			return 1;
+		}
+		ox_buf_free(&body);
+		char ptrs[64];
+		snprintf(ptrs, sizeof ptrs, "in%d, %s, out%d", 1 + k, q->dP ? (k ? "in5" : "in4") : "nullptr", 1 + k);
+		ox_cu_index_launch(cg, kname, dims, 4, ptrs, &R);
+		if (ox_cu_fits32(g, n))
+			ox_cu_narrow(&t);
+		ox_cg_helper(cg, kname, t.s);
+		ox_buf_free(&t);
+	}
+	return 0;
+}
+
 /* Attention (ONNX, as opt/attention.c makes it from exporters' forms):
  * attention_tiled for heads up to 128 wide, else a block per (query row,
  * head, batch): the scores in shared memory, the softmax by block
@@ -1095,7 +1143,17 @@ static void attention_tiled(ox_buf *t, const char *kname, long long G, long long
 static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_attngeo q;
-	if (ox_opt_attn_geo(g, n, &q) || q.Hq % q.Hkv)
+	if (ox_opt_attn_geo_ext(g, n, &q) || q.Hq % q.Hkv)
+		return 1;
+	/* causal: query s sits at position s + past among the keys, the past
+	 * a constant or, when the new keys are as many as the queries (the
+	 * same dim), SKV - SQ */
+	char causal[64] = "";
+	if (q.causal && !ox_dim_is_rt(g, q.dP) && q.dP)
+		snprintf(causal, sizeof causal, " + %lldL", (long long)q.dP);
+	else if (q.causal && q.dP && q.dSnew == q.dSq)
+		snprintf(causal, sizeof causal, " + (SKV - SQ)");
+	else if (q.causal && q.dP)
 		return 1;
 	/* the tiled kernel for heads up to 128 wide, else a block per query row
 	 * with its scores in shared memory */
@@ -1153,7 +1211,7 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 	}
 	/* batch and sequence lengths may be run-time dims (kernel arguments),
 	 * scores sized for the top of the keys */
-	for (int k = 1; k < n->nout; k++)
+	for (int k = q.present ? 3 : 1; k < n->nout; k++)
 		if (n->out[k] >= 0)
 			return 1;
 	char kname[200], qo[200], ko[200], vo[200], yo[200];
@@ -1171,13 +1229,34 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 		snprintf(vo, sizeof vo, "((b * %lldL + hk) * SKV + k) * %lld", Hkv, Dv);
 		snprintf(yo, sizeof yo, "((b * %lldL + h) * SQ + s) * %lld", Hq, Dv);
 	}
+	if (q.present) { /* the keys and values from present_key/value: 4-D */
+		snprintf(ko, sizeof ko, "((b * %lldL + hk) * SKV + k) * %lld", Hkv, Dk);
+		snprintf(vo, sizeof vo, "((b * %lldL + hk) * SKV + k) * %lld", Hkv, Dv);
+		if (present_kernels(cg, g, n, &q))
+			return 1;
+	}
+	/* the score from the dot product d: scaled, then softcap's tanh */
+	char score[160], sl[48];
+	snprintf(sl, sizeof sl, "%s", ox_cg_lit(OX_F32, q.scale));
+	if (q.softcap > 0) {
+		char cl[48];
+		snprintf(cl, sizeof cl, "%s", ox_cg_lit(OX_F32, q.softcap));
+		snprintf(score, sizeof score, "tanhf(%%s * %s / %s) * %s", sl, cl, cl);
+	} else {
+		snprintf(score, sizeof score, "%%s * %s", sl);
+	}
 	ox_buf t = {0};
-	ox_buf_printf(&t, "/* %s: Attention B %lld, heads %lld/%lld, Sq %lld, Skv %lld, Dk %lld, Dv %lld, scale %g%s%s%s */\n",
-		      cg->fname, B, Hq, Hkv, Sq, Skv, Dk, Dv, q.scale, m ? ", a mask" : "", q.causal ? ", causal" : "",
-		      tiled ? ", tiled" : "");
+	char pastc[64] = "";
+	if (q.dP)
+		snprintf(pastc, sizeof pastc, ", past %lld%s", (long long)ox_opt_top(g, q.dP),
+			 ox_dim_is_rt(g, q.dP) ? " at most" : "");
+	ox_buf_printf(&t, "/* %s: Attention B %lld, heads %lld/%lld, Sq %lld, Skv %lld%s, Dk %lld, Dv %lld, scale %g%s%s%s%s%s */\n",
+		      cg->fname, B, Hq, Hkv, Sq, Skv, pastc, Dk, Dv, q.scale, m ? ", a mask" : "", q.causal ? ", causal" : "",
+		      q.softcap > 0 ? ", softcap" : "", q.present ? ", present K/V" : "", tiled ? ", tiled" : "");
+	char sc[200];
+	snprintf(sc, sizeof sc, score, tiled ? "d0" : "a");
 	if (tiled)
-		attention_tiled(&t, kname, Hq / Hkv, Dk, Dv, ox_cg_lit(OX_F32, q.scale), mask, mt, mask_s, q.causal, qo, ko,
-				vo, yo);
+		attention_tiled(&t, kname, Hq / Hkv, Dk, Dv, sc, mask, mt, mask_s, q.causal ? causal : NULL, qo, ko, vo, yo);
 	else
 		ox_buf_printf(&t, "__global__ void __launch_bounds__(128) %s(const OX_T *__restrict__ Q, const OX_T *__restrict__ K,\n"
 			  "\t\tconst OX_T *__restrict__ V, const %s *__restrict__ M, OX_T *__restrict__ Y, long SQ, long SKV)\n{\n"
@@ -1190,7 +1269,7 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 			  "\tfor (int k = tid; k < SKV; k += 128) {\n"
 			  "\t\tconst OX_T *kr = K + %s;\n\t\tfloat a = 0.0f;\n"
 			  "\t\tfor (int d = 0; d < %lld; d++)\n\t\t\ta = fmaf(qs[d], OX_LD(kr[d]), a);\n"
-			  "\t\ta = a * %s%s;\n%s"
+			  "\t\ta = %s%s;\n%s"
 			  "\t\tsc[k] = a;\n\t\tmx = fmaxf(mx, a);\n\t}\n"
 			  "\tfor (int o = 16; o > 0; o /= 2)\n\t\tmx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));\n"
 			  "\tif (lane == 0)\n\t\tred[wp] = mx;\n\t__syncthreads();\n"
@@ -1204,15 +1283,15 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 			  "\tfor (int d = tid; d < %lld; d += 128) {\n\t\tfloat a = 0.0f;\n"
 			  "\t\tfor (int k = 0; k < SKV; k++)\n\t\t\ta = fmaf(sc[k], OX_LD(V[%s + d]), a);\n"
 			  "\t\tY[%s + d] = OX_ST(a / sum);\n\t}\n}\n\n",
-		      kname, mt, Dk, Skv, Hq / Hkv, Dk, qo, ko, Dk, ox_cg_lit(OX_F32, q.scale), mask,
+		      kname, mt, Dk, Skv, Hq / Hkv, Dk, qo, ko, Dk, sc, mask,
 		      q.causal ? "\t\tif (k > s + " : "", Dv, vo, yo);
 	if (!tiled && q.causal) { /* (the format above leaves the causal test open: close it) */
 		ox_buf u = {0};
 		char *at = strstr(t.s, "\t\tif (k > s + ");
 		char tail[128];
-		/* query s sits at position s among the keys (no past: ox_opt_attn_geo);
-		 * -inf added, not assigned, as the C target (a NaN stays) */
-		snprintf(tail, sizeof tail, "\t\tif (k > s)\n\t\t\ta += -INFINITY;\n");
+		/* query s sits at position s + past among the keys; -inf added,
+		 * not assigned, as the C target (a NaN stays) */
+		snprintf(tail, sizeof tail, "\t\tif (k > s%s)\n\t\t\ta += -INFINITY;\n", causal);
 		ox_buf_printf(&u, "%.*s%s%s", (int)(at - t.s), t.s, tail, at + strlen("\t\tif (k > s + "));
 		ox_buf_free(&t);
 		t = u;
@@ -1223,8 +1302,8 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 	snprintf(db, sizeof db, "%s", ox_cg_dim(cg, q.dB));
 	char rows[96]; /* (blocks of 16 query rows, or one each) */
 	snprintf(rows, sizeof rows, tiled ? "((%s) + 15) / 16" : "%s", dsq);
-	ox_cg_printf(cg, "\tif (%s > 0 && %s > 0)\n\t\tOX_LAUNCH(%s, dim3((unsigned)(%s), %lld, (unsigned)%s), 128, 0, ox_st, in0, in1, in2, %s, out0, %s, %s);\n",
-		     dsq, db, kname, rows, Hq, db, m ? "in3" : "nullptr", dsq, dskv);
+	ox_cg_printf(cg, "\tif (%s > 0 && %s > 0)\n\t\tOX_LAUNCH(%s, dim3((unsigned)(%s), %lld, (unsigned)%s), 128, 0, ox_st, in0, %s, %s, out0, %s, %s);\n",
+		     dsq, db, kname, rows, Hq, db, q.present ? "out1, out2" : "in1, in2", m ? "in3" : "nullptr", dsq, dskv);
 	(void)B;
 	ox_cu_finish(cg, g, n, kname, &t);
 	return 0;

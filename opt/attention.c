@@ -318,27 +318,35 @@ int ox_opt_attention(ox_graph *g)
 
 /* ---- the fast path's geometry (codegen/emit_attn.c, scratch from opt/pack.c) ---- */
 
-int ox_opt_attn_geo(ox_graph *g, const ox_node *n, ox_attngeo *q)
+/* ext: past K/V with both present outputs, present outputs, softcap */
+static int attn_geo(ox_graph *g, const ox_node *n, ox_attngeo *q, int ext)
 {
 	memset(q, 0, sizeof *q);
 	if (n->op != OX_OP_Attention || !g->opt || n->nout < 1)
 		return -1;
-	for (int k = 0; k < n->nin && k < 4; k++) /* run-time dims with a top */
+	for (int k = 0; k < n->nin && k < (ext ? 6 : 4); k++) /* run-time dims with a top */
 		if (n->in[k] >= 0 && !ox_opt_rt_ok(g, &g->vals[n->in[k]].shape, ~0u))
 			return -1;
 	for (int k = 1; k < n->nout; k++)
-		if (n->out[k] >= 0 && !(n->scratch && k == n->nout - 1))
+		if (n->out[k] >= 0 && !(n->scratch && k == n->nout - 1) && !(ext && k <= 2))
 			return -1; /* present K/V, qk output */
 	for (int k = 4; k < n->nin; k++)
-		if (n->in[k] >= 0)
+		if (n->in[k] >= 0 && !(ext && k <= 5))
 			return -1; /* past K/V, nonpad lengths */
-	if (ox_attr_float(n, "softcap", 0) != 0 || ox_attr_int(n, "softmax_precision", 0) > 1)
+	q->softcap = ox_attr_float(n, "softcap", 0);
+	if ((!ext && q->softcap != 0) || q->softcap < 0 || ox_attr_int(n, "softmax_precision", 0) > 1)
 		return -1;
 	const ox_value *qv = ox_in(g, n, 0), *kv = ox_in(g, n, 1), *vv = ox_in(g, n, 2), *m = ox_in(g, n, 3);
 	const int dt = qv->dtype; /* f32; f16, bf16 on the GPU (ox_opt_fuse_type) */
 	if (!ox_opt_fuse_type(g, dt) || kv->dtype != dt || vv->dtype != dt || ox_out(g, n, 0)->dtype != dt ||
 	    qv->layout || kv->layout || vv->layout)
 		return -1;
+	for (int k = 1; k <= 2 && ext; k++) { /* present K/V: both or none, past K/V only with them */
+		const ox_value *o = ox_out(g, n, k), *p = ox_in(g, n, 3 + k);
+		if ((o && (o->dtype != dt || o->layout || !ox_out(g, n, 3 - k))) || (p && (!o || p->dtype != dt || p->layout)))
+			return -1;
+		q->present = o != NULL;
+	}
 	/* (a mask of bools on the GPU: the CUDA kernels read it, 0 or -inf) */
 	if (m && ((m->dtype != dt && !(g->gpu && m->dtype == OX_BOOL)) || m->layout))
 		return -1;
@@ -350,6 +358,9 @@ int ox_opt_attn_geo(ox_graph *g, const ox_node *n, ox_attngeo *q)
 	 * dims in dB, dSq, dSkv); heads and head sizes not */
 	if (ox_dim_is_rt(g, a.hq) || ox_dim_is_rt(g, a.hkv) || ox_dim_is_rt(g, a.dk) || ox_dim_is_rt(g, a.dv))
 		return -1;
+	q->dP = a.past, q->dSnew = a.skv;
+	if (a.past != 0) /* (past K/V: ext only) */
+		a.skv = ox_dim_add(g, a.past, a.skv);
 	q->dB = a.b, q->dSq = a.sq, q->dSkv = a.skv;
 	q->rt = ox_dim_is_rt(g, a.b) || ox_dim_is_rt(g, a.sq) || ox_dim_is_rt(g, a.skv);
 	q->B = ox_opt_top(g, a.b), q->Sq = ox_opt_top(g, a.sq), q->Skv = ox_opt_top(g, a.skv);
@@ -382,4 +393,14 @@ int ox_opt_attn_geo(ox_graph *g, const ox_node *n, ox_attngeo *q)
 	q->ktw = ox_dim_is_rt(g, a.skv) ? (q->Skv + grp - 1) / grp * grp : q->Skv;
 	q->slot_floats = q->Dk * q->ktw + (int64_t)q->rows * q->ktw;
 	return 0;
+}
+
+int ox_opt_attn_geo(ox_graph *g, const ox_node *n, ox_attngeo *q)
+{
+	return attn_geo(g, n, q, 0);
+}
+
+int ox_opt_attn_geo_ext(ox_graph *g, const ox_node *n, ox_attngeo *q)
+{
+	return attn_geo(g, n, q, 1);
 }

@@ -167,8 +167,17 @@ typedef struct {
 	int rt;
 	ox_dim dB, dSq, dSkv;
 	int64_t ktw;
+	/* ox_opt_attn_geo_ext only (the CUDA kernels): the past keys' length
+	 * (0 without past K/V; Skv and dSkv count them: past + new), the new
+	 * keys', present_key/value asked for, softcap (0: none) */
+	ox_dim dP, dSnew;
+	int present;
+	double softcap;
 } ox_attngeo;
 int ox_opt_attn_geo(ox_graph *g, const ox_node *n, ox_attngeo *q); /* 0, or -1 if not */
+/* the same, also with past K/V (then with both present outputs), present
+ * outputs and softcap */
+int ox_opt_attn_geo_ext(ox_graph *g, const ox_node *n, ox_attngeo *q);
 int ox_opt_attention(ox_graph *g);
 
 /* ---- the memory plan (opt/plan.c), read by codegen and the CLI ---- */

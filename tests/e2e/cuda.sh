@@ -36,8 +36,9 @@
 # 6. NHWC (opt/layout.c, codegen/cuda_nhwc.c): a model of every op the NHWC
 #    kernels take, f32, f16, bf16 and with --cuda-layout nchw, against the C
 #    target (below).
-# 7. Attention (tests/e2e/attn/attn.onnx): the tiled kernel and the other,
-#    against the C target (below).
+# 7. Attention (tests/e2e/attn/attn.onnx, attn_past.onnx): the tiled kernel
+#    and the other, past K/V, present outputs, softcap, against the C target
+#    (below).
 # 8. The API past the --main program (tests/e2e/cuda_api.c,
 #    cuda_status.c): a caller's arena, a misaligned one refused; run-time
 #    errors of native kernels through the status word (below).
@@ -375,6 +376,46 @@ else
 fi
 nv_after tests/e2e/attn/attn.onnx
 printf 'cuda-emu attention %-16s %s%s\n' attn "$st" "$r"
+[ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; fail=1; }
+# ... and tests/e2e/attn/attn_past.onnx (make_attn_past.py): past K/V
+#    with present outputs, causal with a constant past and with one of P
+#    keys given when the program runs (the CUDA program for P = 1..40, the
+#    C program for P = 9, both run at 9), softcap; present K/V byte for
+#    byte, the outputs at 1e-4 normwise, no serial node, the .cu holding
+#    two tiled kernels with present K/V (one of a run-time past) and four
+#    present copies; with nvcc as in 2.
+r=
+o=build/attn_past
+rm -rf "$o" && mkdir -p "$o/c" "$o/cu"
+st=ok
+pin=
+for k in $(seq 0 9); do pin="$pin tests/e2e/attn/attn_past_input_$k.npy"; done
+# shellcheck disable=SC2086
+if ! "$ONNXCC" tests/e2e/attn/attn_past.onnx -o "$o/c/net.c" --build --dim P=9 > "$o/log" 2>&1 ||
+	! "$o/c/net" $pin -o "$o/c/out" >> "$o/log" 2>&1; then
+	st=C-FAIL
+# shellcheck disable=SC2086
+elif ! "$ONNXCC" tests/e2e/attn/attn_past.onnx -o "$o/cu/net.c" --target cuda --cuda-emu --build --report --dim P=1..40 \
+	>> "$o/log" 2>&1 || ! "$o/cu/net" $pin -o "$o/cu/out" >> "$o/log" 2>&1; then
+	st=CUDA-FAIL
+elif ! grep -Eq "cuda +0 nodes without a parallel kernel" "$o/log"; then
+	st=SERIAL-NODES
+elif [ "$(grep -c 'Attention B.*, present K/V, tiled \*/' "$o/cu/net.cu")" != 2 ] ||
+	! grep -q 'Attention B.*past 40 at most.*tiled \*/' "$o/cu/net.cu" ||
+	[ "$(grep -c '_present[01]: present_.*: a thread per element \*/' "$o/cu/net.cu")" != 4 ]; then
+	st=KERNELS
+else
+	for n in 1 2 4 5; do
+		cmp -s "$o/cu/out/output_$n.npy" "$o/c/out/output_$n.npy" || st=DIFFER
+	done
+	for n in 0 3; do
+		r="$r $(close "$o/cu/out/output_$n.npy" "$o/c/out/output_$n.npy" 1e-4)" || st=MISMATCH
+	done
+fi
+vsflags="--dim P=1..40"
+nv_after tests/e2e/attn/attn_past.onnx
+vsflags=
+printf 'cuda-emu attention %-16s %s%s\n' attn_past "$st" "$r"
 [ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; fail=1; }
 
 # 8. The API past the --main program, emulated: tests/e2e/cuda_api.c linked
