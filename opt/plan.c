@@ -154,6 +154,21 @@ static int transpose_view(ox_graph *g, const ox_node *n, const ox_value *x)
 	return 1;
 }
 
+/* a Reorder between the plain and the channel-blocked layout of images of
+ * one pixel ([N][C/b][1][1][b], C rounded up to b): the plain [N][C] is a
+ * prefix of its bytes when the channels fill whole blocks, or, from
+ * blocked to plain, when there is one image (its padding lanes last; the
+ * other way they must be written, as zeros). A global pool's output on
+ * its way to a Gemm. */
+static int reorder_view(const ox_value *x, const ox_value *y)
+{
+	const ox_value *b = x->layout == OX_L_BLOCKED ? x : y, *p = b == x ? y : x;
+	if (b->layout != OX_L_BLOCKED || p->layout != OX_L_PLAIN || b->shape.rank != 4 || b->lp[0] <= 0)
+		return 0;
+	const ox_dim *d = b->shape.d;
+	return d[2] * d[3] == 1 && (d[1] % b->lp[0] == 0 || (d[0] == 1 && b == x));
+}
+
 int ox_plan_view(ox_graph *g, const ox_node *n, int k, int64_t *off)
 {
 	*off = 0;
@@ -181,6 +196,8 @@ int ox_plan_view(ox_graph *g, const ox_node *n, int k, int64_t *off)
 		ok = gather_view(g, n, x, y, &elem);
 	else if (n->op == OX_OP_Transpose)
 		ok = transpose_view(g, n, x);
+	else if (n->op == OX_OP_Reorder)
+		ok = reorder_view(x, y);
 	*off = ok ? elem * (int64_t)ox_dtype_size(x->dtype) : 0;
 	return ok;
 }

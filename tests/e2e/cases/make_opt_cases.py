@@ -195,6 +195,23 @@ def chain_cases():
     n.save("const_operands", cl)
 
 
+def head_cases():
+    """A classifier head: conv, global pool, Flatten, Gemm. The pool's
+    channel-blocked [N,C,1,1] output is read as the plain [N,C] in place
+    (opt/plan.c reorder_view) where its channels fill whole blocks (32)
+    or there is one image (18, padded to blocks of 4, 8 or 16 on the CPU),
+    and copied where neither holds (18 channels, 2 images)."""
+    for name, c, b in (("gap_gemm_c32", 32, 1), ("gap_gemm_c18", 18, 1), ("gap_gemm_c18_n2", 18, 2)):
+        seed(name)
+        n = Net(rnd(b, 6, 7, 7))
+        y = n.relu(n.conv("x", c, 3, pad=1))
+        s = n.op("GlobalAveragePool", [y], n.vals[y].mean(dim=(2, 3), keepdim=True))
+        f = n.op("Flatten", [s], n.vals[s].reshape(b, c))
+        w, bias = rnd(10, c, scale=1.0 / np.sqrt(c)), rnd(10, scale=0.5)
+        g = n.op("Gemm", [f, n.const(w), n.const(bias, "b")], n.vals[f] @ t64(w).T + t64(bias), transB=1)
+        n.save(name, g)
+
+
 def pool_cases():
     """Pools on blocked conv outputs: windows inside, across borders, with
     ceil_mode, dilations, asymmetric pads, pads counted or not."""
@@ -595,6 +612,7 @@ def main():
     winograd_cases()
     conv_cases()
     chain_cases()
+    head_cases()
     pool_cases()
     resize_cases()
     epilogue_cases()
