@@ -1868,39 +1868,47 @@ int ox_cu_plain_num(int dt)
 	       dt == OX_I16 || dt == OX_U16 || dt == OX_I32 || dt == OX_U32 || dt == OX_I64 || dt == OX_U64;
 }
 
-/* GatherElements (constant shapes): a thread per output element, its
- * index (negative from the end) read and checked as the C target checks
- * it; out of range sets the status word (_ERR_INDEX) */
+/* GatherElements: a thread per output element, its index (negative from
+ * the end) read and checked as the C target checks it; out of range sets
+ * the status word (_ERR_INDEX). Run-time dims are parameters where the
+ * indices share each of the data's dims but the axis (the same dim, or
+ * constants no larger): no check of them is left to the run. */
 static int emit_gather_elements(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	const ox_value *x = ox_in(g, n, 0), *ix = ox_in(g, n, 1), *y = ox_out(g, n, 0);
 	int axis;
-	if (!x || !ix || !y || ox_shape_is_rt(g, &x->shape) || ox_shape_is_rt(g, &ix->shape) || x->layout ||
-	    ix->layout || y->layout || x->dtype == OX_STRING || !ox_dtype_size(x->dtype) ||
+	if (!x || !ix || !y || x->layout || ix->layout || y->layout || x->dtype == OX_STRING || !ox_dtype_size(x->dtype) ||
 	    (ix->dtype != OX_I32 && ix->dtype != OX_I64) || ox_index_axis(g, n, &axis) || axis < 0)
 		return 1;
 	const int r = x->shape.rank;
 	if (ix->shape.rank != r || r < 1 || !ox_shape_numel(&ix->shape) || !x->shape.d[axis])
 		return 1;
-	for (int k = 0; k < r; k++)
-		if (k != axis && ix->shape.d[k] > x->shape.d[k])
-			return 1; /* (the C target's error) */
-	const long long D = x->shape.d[axis];
-	ox_buf body = {0};
-	ox_cg_fails(cg, OX_CG_FAIL_INDEX);
-	ox_buf_printf(&body, "\tint64_t j = (int64_t)ind[i];\n\tif (j < 0)\n\t\tj += %lld;\n"
-			     "\tif ((uint64_t)j >= (uint64_t)%lld) {\n\t\tatomicCAS(st, 0, %s_ERR_INDEX);\n\t\treturn;\n\t}\n"
-			     "\ty[i] = x[",
-		      D, D, cg->prefix_upper);
-	int64_t st = 1;
-	ox_buf off = {0};
-	for (int k = r - 1; k >= 0; k--) {
-		char v[16];
-		snprintf(v, sizeof v, k == axis ? "j" : "i%d", k);
-		ox_buf_printf(&off, "%s%s * %lld", off.len ? " + " : "", v, (long long)st);
-		st *= x->shape.d[k];
+	for (int k = 0; k < r; k++) {
+		const ox_dim a = ix->shape.d[k], b = x->shape.d[k];
+		if (k != axis && a != b && (ox_dim_is_rt(g, a) || ox_dim_is_rt(g, b) || a > b))
+			return 1; /* (the C target's checks) */
 	}
-	ox_buf_printf(&body, "%s];\n", off.s);
+	ox_cu_rt R = {g, 0, {0}};
+	char D[32];
+	if (!ox_cu_rt_dim(&R, x->shape.d[axis], D, sizeof D))
+		return 1;
+	ox_buf body = {0}, off = {0};
+	ox_cg_fails(cg, OX_CG_FAIL_INDEX);
+	ox_buf_printf(&body, "\tint64_t j = (int64_t)ind[i];\n\tif (j < 0)\n\t\tj += %s;\n"
+			     "\tif ((uint64_t)j >= (uint64_t)%s) {\n\t\tatomicCAS(st, 0, %s_ERR_INDEX);\n\t\treturn;\n\t}\n",
+		      D, D, cg->prefix_upper);
+	ox_dim stride = 1;
+	for (int k = r - 1; k >= 0; k--) {
+		char v[16], sb[32];
+		snprintf(v, sizeof v, k == axis ? "j" : "i%d", k);
+		if (!ox_cu_rt_dim(&R, stride, sb, sizeof sb)) {
+			ox_buf_free(&body), ox_buf_free(&off);
+			return 1;
+		}
+		ox_buf_printf(&off, "%s%s * %s", off.len ? " + " : "", v, sb);
+		stride = ox_dim_mul(g, stride, x->shape.d[k]);
+	}
+	ox_buf_printf(&body, "\ty[i] = x[%s];\n", off.s);
 	ox_buf_free(&off);
 	char kname[200], params[256];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
@@ -1908,61 +1916,79 @@ static int emit_gather_elements(ox_cg *cg, ox_graph *g, ox_node *n)
 	snprintf(params, sizeof params, "const %s *__restrict__ x, const %s *__restrict__ ind, %s *__restrict__ y, int *st",
 		 ty, ox_cg_ctype(ix->dtype), ty);
 	ox_buf t = {0};
-	ox_buf_printf(&t, "/* %s: GatherElements along axis %d of %lld, checked indices: a thread per element */\n",
-		      cg->fname, axis, D);
-	ox_cu_index_kernel(&t, kname, params, ix->shape.d, r, body.s);
+	ox_buf_printf(&t, "/* %s: GatherElements along axis %d of %lld%s, checked indices: a thread per element%s */\n",
+		      cg->fname, axis, (long long)ox_opt_top(g, x->shape.d[axis]), ox_dim_is_rt(g, x->shape.d[axis]) ? " at most" : "",
+		      R.n ? " (run-time dims)" : "");
+	const int bad = ox_cu_index_kernel_rt(&t, kname, params, ix->shape.d, r, body.s, &R);
 	ox_buf_free(&body);
-	ox_cu_index_launch(cg, kname, ix->shape.d, r, "in0, in1, out0, ox_status", NULL);
+	if (bad) {
+		ox_buf_free(&t);
+		return 1;
+	}
+	ox_cu_index_launch(cg, kname, ix->shape.d, r, "in0, in1, out0, ox_status", &R);
 	ox_cg_helper(cg, kname, t.s);
 	ox_buf_free(&t);
 	return 0;
 }
 
-/* TopK (constant shapes and k): a thread per run along the axis, the C
- * target's insertion into the k-long index list (out1; among equal values
- * the lower index first), then the values gathered */
+/* TopK (a constant k): a thread per run along the axis, the C target's
+ * insertion into the k-long index list (out1; among equal values the
+ * lower index first), then the values gathered. Run-time dims are
+ * parameters, the axis's too when its range starts at k or more (no
+ * check left to the run). */
 static int emit_topk(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	const ox_value *x = ox_in(g, n, 0), *v = n->nout > 0 && n->out[0] >= 0 ? ox_out(g, n, 0) : NULL;
 	const ox_value *ix = n->nout > 1 && n->out[1] >= 0 ? ox_out(g, n, 1) : NULL;
 	int axis;
 	if (!x || !v || !ix || x->layout || v->layout || ix->layout || ix->dtype != OX_I64 || v->dtype != x->dtype ||
-	    !ox_cu_plain_num(x->dtype) || ox_shape_is_rt(g, &x->shape) || ox_shape_is_rt(g, &v->shape) ||
-	    ox_index_axis(g, n, &axis) || axis < 0)
+	    !ox_cu_plain_num(x->dtype) || ox_index_axis(g, n, &axis) || axis < 0)
 		return 1;
 	const int r = x->shape.rank, dt = x->dtype;
-	int64_t O = 1, I = 1;
-	const int64_t L = x->shape.d[axis], K = v->shape.d[axis];
+	ox_dim O = 1, I = 1;
+	const ox_dim L = x->shape.d[axis], K = v->shape.d[axis];
 	for (int k = 0; k < r; k++)
 		if (k < axis)
-			O *= x->shape.d[k];
+			O = ox_dim_mul(g, O, x->shape.d[k]);
 		else if (k > axis)
-			I *= x->shape.d[k];
-	if (K < 1 || K > L || !O || !I)
-		return 1; /* (nothing to do, or the C target's error) */
+			I = ox_dim_mul(g, I, x->shape.d[k]);
+	int64_t lo, hi;
+	if (ox_dim_is_rt(g, K) || K < 1 || !O || !I || (!ox_dim_is_rt(g, L) && K > L) ||
+	    (ox_dim_is_rt(g, L) && (ox_dim_range(g, L, &lo, &hi) || lo < K)))
+		return 1; /* (k from the data, nothing to do, or the C target's error) */
+	ox_cu_rt R = {g, 0, {0}};
+	char sI[32], sL[32], sLI[32], sKI[32];
+	if (!ox_cu_rt_dim(&R, I, sI, sizeof sI) || !ox_cu_rt_dim(&R, L, sL, sizeof sL) ||
+	    !ox_cu_rt_dim(&R, ox_dim_mul(g, L, I), sLI, sizeof sLI) || !ox_cu_rt_dim(&R, ox_dim_mul(g, K, I), sKI, sizeof sKI))
+		return 1;
 	const char *T = ox_cg_ctype(dt), *C = ox_cg_ntype(dt), *better = ox_attr_int(n, "largest", 1) ? ">" : "<";
 	ox_buf body = {0};
 	/* (st: the stride along the axis, named once) */
-	ox_buf_printf(&body, "\tconst long st = %lld;\n\tconst %s *xr = x + i0 * %lld + i1;\n\tint64_t *ix = ind + i0 * %lld + i1;\n"
+	ox_buf_printf(&body, "\tconst long st = %s;\n\tconst %s *xr = x + i0 * %s + i1;\n\tint64_t *ix = ind + i0 * %s + i1;\n"
 			     "\tlong m = 0; /* entries in ix so far */\n"
-			     "\tfor (long t = 0; t < %lld; t++) {\n\t\tconst %s v = %s;\n\t\tlong s = m;\n",
-		      (long long)I, T, (long long)(L * I), (long long)(K * I), (long long)L, C, ox_cg_load(dt, "xr[t * st]"));
+			     "\tfor (long t = 0; t < %s; t++) {\n\t\tconst %s v = %s;\n\t\tlong s = m;\n",
+		      sI, T, sLI, sKI, sL, C, ox_cg_load(dt, "xr[t * st]"));
 	ox_buf_printf(&body, "\t\twhile (s > 0 && v %s %s)\n\t\t\ts--;\n\t\tif (s >= %lld)\n\t\t\tcontinue;\n"
 			     "\t\tfor (long u = m < %lld ? m : %lld; u > s; u--)\n\t\t\tix[u * st] = ix[(u - 1) * st];\n"
 			     "\t\tix[s * st] = t;\n\t\tif (m < %lld)\n\t\t\tm++;\n\t}\n"
-			     "\tfor (long u = 0; u < %lld; u++)\n\t\ty[i0 * %lld + u * st + i1] = xr[ix[u * st] * st];\n",
+			     "\tfor (long u = 0; u < %lld; u++)\n\t\ty[i0 * %s + u * st + i1] = xr[ix[u * st] * st];\n",
 		      better, ox_cg_load(dt, "xr[ix[(s - 1) * st] * st]"), (long long)K, (long long)K,
-		      (long long)(K - 1), (long long)K, (long long)K, (long long)(K * I));
+		      (long long)(K - 1), (long long)K, (long long)K, sKI);
 	char kname[200], params[256];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	snprintf(params, sizeof params, "const %s *__restrict__ x, %s *__restrict__ y, int64_t *__restrict__ ind", T, T);
 	ox_buf t = {0};
-	ox_buf_printf(&t, "/* %s: TopK %lld of %lld along axis %d (%s): a thread per run */\n", cg->fname, (long long)K,
-		      (long long)L, axis, *better == '>' ? "largest" : "smallest");
-	const int64_t dims[2] = {O, I};
-	ox_cu_index_kernel(&t, kname, params, dims, 2, body.s);
+	ox_buf_printf(&t, "/* %s: TopK %lld of %lld%s along axis %d (%s): a thread per run%s */\n", cg->fname, (long long)K,
+		      (long long)ox_opt_top(g, L), ox_dim_is_rt(g, L) ? " at most" : "", axis,
+		      *better == '>' ? "largest" : "smallest", R.n ? " (run-time dims)" : "");
+	const ox_dim dims[2] = {O, I};
+	const int bad = ox_cu_index_kernel_rt(&t, kname, params, dims, 2, body.s, &R);
 	ox_buf_free(&body);
-	ox_cu_index_launch(cg, kname, dims, 2, "in0, out0, out1", NULL);
+	if (bad) {
+		ox_buf_free(&t);
+		return 1;
+	}
+	ox_cu_index_launch(cg, kname, dims, 2, "in0, out0, out1", &R);
 	ox_cg_helper(cg, kname, t.s);
 	ox_buf_free(&t);
 	return 0;

@@ -561,23 +561,26 @@ fi
 #    exclusive CumSum, a lower Trilu, a GatherElements, a LogSoftmax over
 #    the channels (run-time H, W), a CumSum along W and a Trilu over H, W
 #    (run-time), an AveragePool of a run-time batch, a TopK with many ties
-#    (values and indices), an Einsum; against the
+#    (values and indices), an Einsum, a GatherElements and a TopK along W
+#    with N, H, W run-time; against the
 #    C target by oxcmp (rtol 1e-5, NaN where NaN; indices exact), no serial
 #    node, the .cu holding each kernel kind; with nvcc as in 2.
 vsflags="--dim N=1..4 --dim H=8..40 --dim W=8..40"
 vs_c build/cuda_api/kernels tests/e2e/kernels/kernels.onnx tests/e2e/kernels/kernels_x.npy tests/e2e/kernels/kernels_big.npy \
 	tests/e2e/kernels/kernels_z.npy
 if [ "$st" = ok ]; then
-	for n in $(seq 0 21); do
+	for n in $(seq 0 24); do
 		"$OXCMP" "$o/cu/out/output_$n.npy" "$o/c/out/output_$n.npy" >> "$o/log" 2>&1 || st=MISMATCH
 	done
 	k=$o/cu/net.cu
 	[ "$(grep -c '_Reduce[A-Za-z]*: .* a thread per output \*/' "$k")" = 3 ] && grep -q 'a warp each \*/' "$k" &&
-		[ "$(grep -c 'blocks a row, each' "$k")" = 2 ] && [ "$(grep -cE '_Arg(Max|Min): .* a thread per output \*/' "$k")" = 2 ] &&
+		[ "$(grep -c 'blocks a row, each' "$k")" = 2 ] && [ "$(grep -cE '_Arg(Max|Min): .* a thread per output \*/' "$k")" = 3 ] &&
 		[ "$(grep -c '_AveragePool: .* a thread per output \*/' "$k")" = 3 ] &&
 		[ "$(grep -c ' of the Split along axis 1 \*/' "$k")" = 2 ] && [ "$(grep -c '_CumSum: .* a thread per run \*/' "$k")" = 2 ] &&
 		[ "$(grep -c '_Trilu: .* a thread per element \*/' "$k")" = 2 ] && grep -q '_GatherElements: .* a thread per element \*/' "$k" &&
 		grep -q '_TopK: TopK 7 of 97 along axis 2 (smallest): a thread per run \*/' "$k" &&
+		grep -q '_TopK: TopK 3 of 40 at most along axis 3 (largest): a thread per run (run-time dims) \*/' "$k" &&
+		grep -q '_GatherElements: GatherElements along axis 3 of 40 at most, .* (run-time dims) \*/' "$k" &&
 		grep -q '_Einsum: Einsum "bcij,bckj->bcik": a thread per output element \*/' "$k" &&
 		grep -q '_LogSoftmax: LogSoftmax along axis 1 of 64, a thread per (outer, inner) (run-time dims) \*/' "$k" ||
 		st=KERNELS
@@ -595,14 +598,15 @@ printf 'cuda-emu kernels %-18s %s\n' kernels "$st"
 #    target's byte for byte (the reductions apply their updates in its
 #    order), no serial node, the .cu holding each kernel kind; each
 #    scatter_bad_K.npy in place of input K (an index out of range in a
-#    ScatterND, a ScatterElements, a GatherND, a TensorScatter) refused
+#    ScatterND, a ScatterElements, a GatherND, a TensorScatter, a
+#    GatherElements) refused
 #    with NET_ERR_INDEX by both programs; with nvcc as in 2.
 sin=
-for k in $(seq 0 22); do sin="$sin tests/e2e/scatter/scatter_input_$k.npy"; done
+for k in $(seq 0 24); do sin="$sin tests/e2e/scatter/scatter_input_$k.npy"; done
 # shellcheck disable=SC2086
 vs_c build/cuda_api/scatter tests/e2e/scatter/scatter.onnx $sin
 if [ "$st" = ok ]; then
-	for n in $(seq 0 9); do
+	for n in $(seq 0 10); do
 		cmp -s "$o/cu/out/output_$n.npy" "$o/c/out/output_$n.npy" || st=DIFFER
 	done
 	k=$o/cu/net.cu
@@ -611,7 +615,7 @@ if [ "$st" = ok ]; then
 		[ "$(grep -c '_ScatterElements: .*: a thread per line along the axis, the updates in order \*/' "$k")" = 2 ] &&
 		grep -q '_ScatterElements: .*: a thread per update \*/' "$k" &&
 		[ "$(grep -c '_TensorScatter: .*: a thread per update element \*/' "$k")" = 2 ] || st=KERNELS
-	for bad in 1 15 18 21; do
+	for bad in 1 15 18 21 24; do
 		for t in c cu; do
 			# shellcheck disable=SC2086
 			"$o/$t/net" $(echo $sin | sed "s|scatter_input_$bad\.npy|scatter_bad_$bad.npy|") -o "$o/$t/bad" \

@@ -46,6 +46,10 @@ kernels_big.npy and kernels_z.npy (N = 2) next to this script:
                                        lower index first
   y21 = Einsum("bcij,bckj->bcik", big, big)   a thread per output, the sum
                                        in double as the C target's
+  y22 = GatherElements(x, ArgMax(x, axis 3), axis 3)   N, H, W run-time
+                                       (the NaN's row picks the NaN)
+  y23, y24 = TopK(Round(x), k = 3, axis 3)   along W, a run-time length
+                                       at least 8: N, H, W parameters, ties
 """
 import os
 
@@ -85,6 +89,9 @@ def main():
         helper.make_node("Round", ["big"], ["bigr"]),
         helper.make_node("TopK", ["bigr", "seven"], ["y19", "y20"], axis=2, largest=0),
         helper.make_node("Einsum", ["big", "big"], ["y21"], equation="bcij,bckj->bcik"),
+        helper.make_node("ArgMax", ["x"], ["am"], axis=3),
+        helper.make_node("GatherElements", ["x", "am"], ["y22"], axis=3),
+        helper.make_node("TopK", ["xr", "k3"], ["y23", "y24"], axis=3),
     ]
     rng = np.random.default_rng(13)
     inits = [numpy_helper.from_array(np.array([0, 1, 2, 3], np.int64), "all"),
@@ -94,6 +101,7 @@ def main():
              numpy_helper.from_array(np.array(3, np.int64), "three"),
              numpy_helper.from_array(np.array(-2, np.int64), "minus2"),
              numpy_helper.from_array(np.array([7], np.int64), "seven"),
+             numpy_helper.from_array(np.array([3], np.int64), "k3"),
              numpy_helper.from_array(rng.integers(-95, 95, (1, 8, 97, 5)).astype(np.int64), "idx")]
     graph = helper.make_graph(nodes, "kernels",
                               [helper.make_tensor_value_info("x", f32, ["N", 64, "H", "W"]),
@@ -117,7 +125,10 @@ def main():
                                helper.make_tensor_value_info("y18", f32, ["N", 4, 8, 8]),
                                helper.make_tensor_value_info("y19", f32, [1, 8, 7, 95]),
                                helper.make_tensor_value_info("y20", TensorProto.INT64, [1, 8, 7, 95]),
-                               helper.make_tensor_value_info("y21", f32, [1, 8, 97, 97])], inits)
+                               helper.make_tensor_value_info("y21", f32, [1, 8, 97, 97]),
+                               helper.make_tensor_value_info("y22", f32, ["N", 64, "H", 1]),
+                               helper.make_tensor_value_info("y23", f32, ["N", 64, "H", 3]),
+                               helper.make_tensor_value_info("y24", TensorProto.INT64, ["N", 64, "H", 3])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
     onnx.checker.check_model(model)
     onnx.save(model, os.path.join(HERE, "kernels.onnx"))

@@ -5,7 +5,7 @@ GatherND (codegen/cuda_index.c; tests/e2e/cuda.sh step 14).
 Writes scatter.onnx (opset 24) and its inputs next to this script:
 scatter_input_K.npy (in range, negative indices among them) and
 scatter_bad_K.npy (input K with one index out of range: ScatterND's,
-ScatterElements', GatherND's and TensorScatter's).
+ScatterElements', GatherND's, TensorScatter's and GatherElements').
 
   cache f32[2,8,20,32], pos int64[3,2], new f32[3,20,32]
   y0 = ScatterND(cache, pos, new)          distinct slices of 640: a thread per
@@ -28,6 +28,8 @@ ScatterElements', GatherND's and TensorScatter's).
   y8 = TensorScatter(kv, ku, wi, axis 2)   linear: rows at wi[b] .. wi[b]+2
   y9 = TensorScatter(kv, ku, wc, axis 2, circular)   wc int64[2]: past
                                            16 and negative, wrapped
+  gx f32[3,12,5], gei int64[3,4,5]
+  y10 = GatherElements(gx, gei, axis 1)    (its check of the indices)
 """
 import os
 
@@ -52,6 +54,7 @@ def main():
         helper.make_node("GatherND", ["g", "gi"], ["y7"], batch_dims=1),
         helper.make_node("TensorScatter", ["kv", "ku", "wi"], ["y8"], axis=2),
         helper.make_node("TensorScatter", ["kv", "ku", "wc"], ["y9"], axis=2, mode="circular"),
+        helper.make_node("GatherElements", ["gx", "gei"], ["y10"], axis=1),
     ]
     ins = [("cache", F, [2, 8, 20, 32]), ("pos", I64, [3, 2]), ("new", F, [3, 20, 32]),
            ("rows", F, [8, 300]), ("dup", I64, [6, 1]), ("upd", F, [6, 300]),
@@ -60,10 +63,11 @@ def main():
            ("perm", I64, [4, 100, 7]), ("eu2", F, [4, 100, 7]),
            ("h", F16, [4, 64]), ("hi", I64, [4, 20]), ("hu", F16, [4, 20]),
            ("g", F, [3, 10, 20, 8]), ("gi", I64, [3, 6, 2]),
-           ("kv", F, [2, 4, 16, 8]), ("ku", F, [2, 4, 3, 8]), ("wi", I64, [2]), ("wc", I64, [2])]
+           ("kv", F, [2, 4, 16, 8]), ("ku", F, [2, 4, 3, 8]), ("wi", I64, [2]), ("wc", I64, [2]),
+           ("gx", F, [3, 12, 5]), ("gei", I64, [3, 4, 5])]
     outs = [("y0", F, [2, 8, 20, 32]), ("y1", F, [8, 300]), ("y2", F, [4, 5, 6]), ("y3", F, [4, 5, 6]),
             ("y4", F, [4, 100, 7]), ("y5", F, [4, 100, 7]), ("y6", F16, [4, 64]), ("y7", F, [3, 6, 8]),
-            ("y8", F, [2, 4, 16, 8]), ("y9", F, [2, 4, 16, 8])]
+            ("y8", F, [2, 4, 16, 8]), ("y9", F, [2, 4, 16, 8]), ("y10", F, [3, 4, 5])]
     graph = helper.make_graph(nodes, "scatter", [helper.make_tensor_value_info(*a) for a in ins],
                               [helper.make_tensor_value_info(*a) for a in outs])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 24)])
@@ -82,13 +86,14 @@ def main():
             f(4, 64).astype(np.float16), rng.integers(-64, 64, (4, 20)).astype(np.int64),
             f(4, 20).astype(np.float16),
             f(3, 10, 20, 8), np.stack([rng.integers(-10, 10, (3, 6)), rng.integers(0, 20, (3, 6))], 2).astype(np.int64),
-            f(2, 4, 16, 8), f(2, 4, 3, 8), np.array([13, 2], np.int64), np.array([15, -3], np.int64)]
+            f(2, 4, 16, 8), f(2, 4, 3, 8), np.array([13, 2], np.int64), np.array([15, -3], np.int64),
+            f(3, 12, 5), rng.integers(-12, 12, (3, 4, 5)).astype(np.int64)]
     for k, a in enumerate(good):
         np.save(os.path.join(HERE, "scatter_input_%d.npy" % k), a)
     # scatter_bad_K.npy: input K with one index out of range at `at` (pos:
     # the axis of 8; hi: -65 wraps to -1; gi: the axis of 10; wi: past
-    # 16 - 3), the others as they are: one bad input a run
-    for k, at, v in [(1, (1, 1), 8), (15, (2, 19), -65), (18, (1, 4, 0), 10), (21, (0,), 14)]:
+    # 16 - 3; gei: the axis of 12), the others as they are: one bad input a run
+    for k, at, v in [(1, (1, 1), 8), (15, (2, 19), -65), (18, (1, 4, 0), 10), (21, (0,), 14), (24, (2, 3, 4), 12)]:
         b = good[k].copy()
         b[at] = v
         np.save(os.path.join(HERE, "scatter_bad_%d.npy" % k), b)
