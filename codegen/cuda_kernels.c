@@ -1018,8 +1018,8 @@ static int emit_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
  * warp's lanes), a barrier the emulation cannot prove needed: its
  * shuffles just before already gather the warp. */
 static void attention_tiled(ox_buf *t, const char *kname, long long G, long long Dk, long long Dv, const char *sc,
-			    const char *mask, const char *mt, int mask_s, const char *causal, const char *qo, const char *ko,
-			    const char *vo, const char *yo)
+			    const char *mask, const char *mt, int mask_s, const char *tests, const char *np, const char *qo,
+			    const char *ko, const char *vo, const char *yo)
 {
 	const long long NC = (Dv + 7) / 8;
 	char guard[64], guard2[64]; /* (the columns past Dv when it is not a multiple of 8) */
@@ -1028,7 +1028,7 @@ static void attention_tiled(ox_buf *t, const char *kname, long long G, long long
 	if (Dv % 8 == 0)
 		guard[0] = guard2[0] = 0;
 	ox_buf_printf(t, "__global__ void __launch_bounds__(128) %s(const OX_T *__restrict__ Q, const OX_T *__restrict__ K,\n"
-			 "\t\tconst OX_T *__restrict__ V, const %s *__restrict__ M, OX_T *__restrict__ Y, long SQ, long SKV)\n{\n"
+			 "\t\tconst OX_T *__restrict__ V, const %s *__restrict__ M, OX_T *__restrict__ Y, long SQ, long SKV%s)\n{\n"
 			 "\t__shared__ float qs[16][%lld], ks[32][%lld], vs[32][%lld], ps[16][33];\n"
 			 "\tconst long s0 = (long)blockIdx.x * 16, h = blockIdx.y, b = blockIdx.z, hk = h / %lld;\n"
 			 "\tconst int tid = threadIdx.x, r = tid / 8, c = tid %% 8;\n"
@@ -1047,7 +1047,7 @@ static void attention_tiled(ox_buf *t, const char *kname, long long G, long long
 			 "\t\t\tconst long k = k0 + i / %lld;\n"
 			 "\t\t\tvs[i / %lld][i %% %lld] = k < SKV ? OX_LD(V[%s + i %% %lld]) : 0.0f;\n\t\t}\n"
 			 "\t\t__syncthreads();\n",
-		      kname, mt, Dk, Dk + 1, Dv, G, 16 * Dk, Dk, Dk, Dk, qo, Dk, NC, NC, 32 * Dk, Dk, Dk, Dk, ko, Dk, 32 * Dv, Dv, Dv,
+		      kname, mt, np, Dk, Dk + 1, Dv, G, 16 * Dk, Dk, Dk, Dk, qo, Dk, NC, NC, 32 * Dk, Dk, Dk, Dk, ko, Dk, 32 * Dv, Dv, Dv,
 		      Dv, vo, Dv);
 	ox_buf_printf(t, "\t\t/* the scores, a warp per row */\n"
 			 "\t\tfor (int e = tid; e < 512; e += 128) {\n"
@@ -1062,8 +1062,7 @@ static void attention_tiled(ox_buf *t, const char *kname, long long G, long long
 			 "\t\t\t}\n"
 			 "\t\t\tps[rr][j] = a;\n"
 			 "\t\t}\n\t\t__syncthreads();\n",
-		      causal || mask_s ? ", s = s0 + rr" : "", Dk, sc, mask, causal ? "\t\t\t\tif (k > s" : "",
-		      causal ? causal : "", causal ? ")\n\t\t\t\t\ta += -INFINITY;\n" : "");
+		      ox_cg_uses_name(tests, "s") || mask_s ? ", s = s0 + rr" : "", Dk, sc, mask, tests, "", "");
 	ox_buf_printf(t, "\t\t/* the online softmax: row r's 8 threads, 4 scores each */\n"
 			 "\t\tfloat mx = -INFINITY, sum = 0.0f;\n"
 			 "\t\tfor (int j = c; j < 32; j += 8)\n\t\t\tmx = fmaxf(mx, ps[r][j]);\n"
@@ -1147,14 +1146,30 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 		return 1;
 	/* causal: query s sits at position s + past among the keys, the past
 	 * a constant or, when the new keys are as many as the queries (the
-	 * same dim), SKV - SQ */
+	 * same dim), SKV - SQ; with the padding lengths (NP) and no past at
+	 * NP[b] - SQ + s; keys from NP[b] on are padding. -inf added, not
+	 * assigned, as the C target (a NaN stays). */
 	char causal[64] = "";
+	const int np = n->nin > 6 && n->in[6] >= 0;
 	if (q.causal && !ox_dim_is_rt(g, q.dP) && q.dP)
-		snprintf(causal, sizeof causal, " + %lldL", (long long)q.dP);
+		snprintf(causal, sizeof causal, "k > s + %lldL", (long long)q.dP);
 	else if (q.causal && q.dP && q.dSnew == q.dSq)
-		snprintf(causal, sizeof causal, " + (SKV - SQ)");
+		snprintf(causal, sizeof causal, "k > s + (SKV - SQ)");
 	else if (q.causal && q.dP)
 		return 1;
+	else if (q.causal && np)
+		snprintf(causal, sizeof causal, "k - s + SQ > NP[b]");
+	else if (q.causal)
+		snprintf(causal, sizeof causal, "k > s");
+	char tests[2][300] = {"", ""}; /* (indented for the tiled kernel, then the other) */
+	for (int k = 0; k < 2; k++) {
+		const char *in = k ? "\t\t" : "\t\t\t\t";
+		if (*causal)
+			snprintf(tests[k], sizeof tests[k], "%sif (%s)\n%s\ta += -INFINITY;\n", in, causal, in);
+		if (np)
+			snprintf(tests[k] + strlen(tests[k]), sizeof tests[k] - strlen(tests[k]),
+				 "%sif (k >= NP[b])\n%s\ta += -INFINITY;\n", in, in);
+	}
 	/* the tiled kernel for heads up to 128 wide, else a block per query row
 	 * with its scores in shared memory */
 	const int tiled = q.Dk <= 128 && q.Dv <= 128;
@@ -1256,10 +1271,11 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 	char sc[200];
 	snprintf(sc, sizeof sc, score, tiled ? "d0" : "a");
 	if (tiled)
-		attention_tiled(&t, kname, Hq / Hkv, Dk, Dv, sc, mask, mt, mask_s, q.causal ? causal : NULL, qo, ko, vo, yo);
+		attention_tiled(&t, kname, Hq / Hkv, Dk, Dv, sc, mask, mt, mask_s, tests[0],
+				np ? ", const int64_t *__restrict__ NP" : "", qo, ko, vo, yo);
 	else
 		ox_buf_printf(&t, "__global__ void __launch_bounds__(128) %s(const OX_T *__restrict__ Q, const OX_T *__restrict__ K,\n"
-			  "\t\tconst OX_T *__restrict__ V, const %s *__restrict__ M, OX_T *__restrict__ Y, long SQ, long SKV)\n{\n"
+			  "\t\tconst OX_T *__restrict__ V, const %s *__restrict__ M, OX_T *__restrict__ Y, long SQ, long SKV%s)\n{\n"
 			  "\t__shared__ float qs[%lld], sc[%lld], red[4];\n"
 			  "\tconst long s = blockIdx.x, h = blockIdx.y, b = blockIdx.z, hk = h / %lld;\n"
 			  "\tconst int tid = threadIdx.x, lane = tid %% 32, wp = tid / 32;\n"
@@ -1283,27 +1299,17 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 			  "\tfor (int d = tid; d < %lld; d += 128) {\n\t\tfloat a = 0.0f;\n"
 			  "\t\tfor (int k = 0; k < SKV; k++)\n\t\t\ta = fmaf(sc[k], OX_LD(V[%s + d]), a);\n"
 			  "\t\tY[%s + d] = OX_ST(a / sum);\n\t}\n}\n\n",
-		      kname, mt, Dk, Skv, Hq / Hkv, Dk, qo, ko, Dk, sc, mask,
-		      q.causal ? "\t\tif (k > s + " : "", Dv, vo, yo);
-	if (!tiled && q.causal) { /* (the format above leaves the causal test open: close it) */
-		ox_buf u = {0};
-		char *at = strstr(t.s, "\t\tif (k > s + ");
-		char tail[128];
-		/* query s sits at position s + past among the keys; -inf added,
-		 * not assigned, as the C target (a NaN stays) */
-		snprintf(tail, sizeof tail, "\t\tif (k > s%s)\n\t\t\ta += -INFINITY;\n", causal);
-		ox_buf_printf(&u, "%.*s%s%s", (int)(at - t.s), t.s, tail, at + strlen("\t\tif (k > s + "));
-		ox_buf_free(&t);
-		t = u;
-	}
+		      kname, mt, np ? ", const int64_t *__restrict__ NP" : "", Dk, Skv, Hq / Hkv, Dk, qo, ko, Dk, sc, mask,
+		      tests[1], Dv, vo, yo);
 	char dsq[64], dskv[64], db[64];
 	snprintf(dsq, sizeof dsq, "%s", ox_cg_dim(cg, q.dSq));
 	snprintf(dskv, sizeof dskv, "%s", ox_cg_dim(cg, q.dSkv));
 	snprintf(db, sizeof db, "%s", ox_cg_dim(cg, q.dB));
 	char rows[96]; /* (blocks of 16 query rows, or one each) */
 	snprintf(rows, sizeof rows, tiled ? "((%s) + 15) / 16" : "%s", dsq);
-	ox_cg_printf(cg, "\tif (%s > 0 && %s > 0)\n\t\tOX_LAUNCH(%s, dim3((unsigned)(%s), %lld, (unsigned)%s), 128, 0, ox_st, in0, %s, %s, out0, %s, %s);\n",
-		     dsq, db, kname, rows, Hq, db, q.present ? "out1, out2" : "in1, in2", m ? "in3" : "nullptr", dsq, dskv);
+	ox_cg_printf(cg, "\tif (%s > 0 && %s > 0)\n\t\tOX_LAUNCH(%s, dim3((unsigned)(%s), %lld, (unsigned)%s), 128, 0, ox_st, in0, %s, %s, out0, %s, %s%s);\n",
+		     dsq, db, kname, rows, Hq, db, q.present ? "out1, out2" : "in1, in2", m ? "in3" : "nullptr", dsq, dskv,
+		     np ? ", in6" : "");
 	(void)B;
 	ox_cu_finish(cg, g, n, kname, &t);
 	return 0;

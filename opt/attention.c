@@ -318,7 +318,8 @@ int ox_opt_attention(ox_graph *g)
 
 /* ---- the fast path's geometry (codegen/emit_attn.c, scratch from opt/pack.c) ---- */
 
-/* ext: past K/V with both present outputs, present outputs, softcap */
+/* ext: past K/V with both present outputs, present outputs, softcap,
+ * nonpad_kv_seqlen */
 static int attn_geo(ox_graph *g, const ox_node *n, ox_attngeo *q, int ext)
 {
 	memset(q, 0, sizeof *q);
@@ -331,8 +332,11 @@ static int attn_geo(ox_graph *g, const ox_node *n, ox_attngeo *q, int ext)
 		if (n->out[k] >= 0 && !(n->scratch && k == n->nout - 1) && !(ext && k <= 2))
 			return -1; /* present K/V, qk output */
 	for (int k = 4; k < n->nin; k++)
-		if (n->in[k] >= 0 && !(ext && k <= 5))
+		if (n->in[k] >= 0 && !(ext && k <= 6))
 			return -1; /* past K/V, nonpad lengths */
+	const ox_value *np = ox_in(g, n, 6); /* (ext: int64 [B]) */
+	if (np && (np->dtype != OX_I64 || np->layout || np->shape.rank != 1 || np->shape.d[0] != g->vals[n->in[0]].shape.d[0]))
+		return -1;
 	q->softcap = ox_attr_float(n, "softcap", 0);
 	if ((!ext && q->softcap != 0) || q->softcap < 0 || ox_attr_int(n, "softmax_precision", 0) > 1)
 		return -1;
@@ -368,13 +372,17 @@ static int attn_geo(ox_graph *g, const ox_node *n, ox_attngeo *q, int ext)
 	q->Dv = ox_dim_eval(g, a.dv);
 	if (q->B <= 0 || q->Sq <= 0 || q->Skv <= 0 || q->Hq <= 0 || q->Hkv <= 0 || q->Dk <= 0 || q->Dv <= 0)
 		return -1;
-	if (m) { /* the mask has a value per key (its last axis is Skv, not 1 or shorter) */
-		if (m->shape.rank < 1 || m->shape.d[m->shape.rank - 1] != a.skv)
+	if (m) { /* the mask has a value per key (its last axis is Skv, not 1 or
+		  * shorter), or, ext, constant dims and fewer keys (the missing
+		  * ones masked out: the CUDA kernels) */
+		const ox_dim last = m->shape.rank < 1 ? -1 : m->shape.d[m->shape.rank - 1];
+		const int fewer = ext && last >= 1 && !ox_dim_is_rt(g, a.skv) && last < a.skv;
+		if (m->shape.rank < 1 || (last != a.skv && !fewer))
 			return -1;
 		for (int i = 0; i < m->shape.rank; i++) {
 			int ax = 4 - m->shape.rank + i;
 			ox_dim want[4] = {a.b, a.hq, a.sq, a.skv};
-			if (ax < 0 || (ax == 3 ? m->shape.d[i] != a.skv : m->shape.d[i] != 1 && m->shape.d[i] != want[ax]))
+			if (ax < 0 || (ax == 3 ? m->shape.d[i] != last : m->shape.d[i] != 1 && m->shape.d[i] != want[ax]))
 				return -1;
 		}
 	}

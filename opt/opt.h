@@ -176,7 +176,7 @@ typedef struct {
 } ox_attngeo;
 int ox_opt_attn_geo(ox_graph *g, const ox_node *n, ox_attngeo *q); /* 0, or -1 if not */
 /* the same, also with past K/V (then with both present outputs), present
- * outputs and softcap */
+ * outputs, softcap and the padding lengths (nonpad_kv_seqlen) */
 int ox_opt_attn_geo_ext(ox_graph *g, const ox_node *n, ox_attngeo *q);
 int ox_opt_attention(ox_graph *g);
 

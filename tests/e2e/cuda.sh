@@ -380,16 +380,17 @@ printf 'cuda-emu attention %-16s %s%s\n' attn "$st" "$r"
 # ... and tests/e2e/attn/attn_past.onnx (make_attn_past.py): past K/V
 #    with present outputs, causal with a constant past and with one of P
 #    keys given when the program runs (the CUDA program for P = 1..40, the
-#    C program for P = 9, both run at 9), softcap; present K/V byte for
+#    C program for P = 9, both run at 9), softcap, padding lengths
+#    (nonpad_kv_seqlen) with and without causal; present K/V byte for
 #    byte, the outputs at 1e-4 normwise, no serial node, the .cu holding
-#    two tiled kernels with present K/V (one of a run-time past) and four
-#    present copies; with nvcc as in 2.
+#    two tiled kernels with present K/V (one of a run-time past), two
+#    reading the padding lengths and four present copies; with nvcc as in 2.
 r=
 o=build/attn_past
 rm -rf "$o" && mkdir -p "$o/c" "$o/cu"
 st=ok
 pin=
-for k in $(seq 0 9); do pin="$pin tests/e2e/attn/attn_past_input_$k.npy"; done
+for k in $(seq 0 13); do pin="$pin tests/e2e/attn/attn_past_input_$k.npy"; done
 # shellcheck disable=SC2086
 if ! "$ONNXCC" tests/e2e/attn/attn_past.onnx -o "$o/c/net.c" --build --dim P=9 > "$o/log" 2>&1 ||
 	! "$o/c/net" $pin -o "$o/c/out" >> "$o/log" 2>&1; then
@@ -401,6 +402,7 @@ elif ! "$ONNXCC" tests/e2e/attn/attn_past.onnx -o "$o/cu/net.c" --target cuda --
 elif ! grep -Eq "cuda +0 nodes without a parallel kernel" "$o/log"; then
 	st=SERIAL-NODES
 elif [ "$(grep -c 'Attention B.*, present K/V, tiled \*/' "$o/cu/net.cu")" != 2 ] ||
+	[ "$(grep -c 'SKV, const int64_t \*__restrict__ NP)' "$o/cu/net.cu")" != 2 ] ||
 	! grep -q 'Attention B.*past 40 at most.*tiled \*/' "$o/cu/net.cu" ||
 	[ "$(grep -c '_present[01]: present_.*: a thread per element \*/' "$o/cu/net.cu")" != 4 ]; then
 	st=KERNELS
@@ -408,7 +410,7 @@ else
 	for n in 1 2 4 5; do
 		cmp -s "$o/cu/out/output_$n.npy" "$o/c/out/output_$n.npy" || st=DIFFER
 	done
-	for n in 0 3; do
+	for n in 0 3 6 7; do
 		r="$r $(close "$o/cu/out/output_$n.npy" "$o/c/out/output_$n.npy" 1e-4)" || st=MISMATCH
 	done
 fi

@@ -3,7 +3,7 @@
 past K/V, present outputs and softcap (codegen/cuda_kernels.c
 present_kernels, emit_attention; tests/e2e/cuda.sh step 7).
 
-Writes attn_past.onnx (opset 23, no weights) and its inputs
+Writes attn_past.onnx (opset 24, no weights) and its inputs
 attn_past_input_K.npy (seed 0, P = 9) next to this script:
 
   ya, pka, pva = Attention(qa [2,4,5,16], ka [2,2,5,16], va [2,2,5,20],
@@ -14,6 +14,10 @@ attn_past_input_K.npy (seed 0, P = 9) next to this script:
                            past kb0 [1,2,P,16], vb0 [1,2,P,16])
        3-D, 2 heads, causal, a past of P keys known when the program runs
        (--dim P=1..40: query s at key s + SKV - SQ)
+  yc = Attention(qc [2,2,6,8], kc [2,2,10,8], vc [2,2,10,8],
+                 nonpad_kv_seqlen npc [2] = [7, 10])
+       causal over padded keys: query s at key s + npc[b] - 6
+  yd = the same without causal: keys from npc[b] on masked
 """
 import os
 
@@ -25,7 +29,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 P = 9
 SHAPES = [("qa", [2, 4, 5, 16]), ("ka", [2, 2, 5, 16]), ("va", [2, 2, 5, 20]), ("ka0", [2, 2, 7, 16]),
           ("va0", [2, 2, 7, 20]),
-          ("qb", [1, 3, 32]), ("kb", [1, 3, 32]), ("vb", [1, 3, 32]), ("kb0", [1, 2, "P", 16]), ("vb0", [1, 2, "P", 16])]
+          ("qb", [1, 3, 32]), ("kb", [1, 3, 32]), ("vb", [1, 3, 32]), ("kb0", [1, 2, "P", 16]), ("vb0", [1, 2, "P", 16]),
+          ("qc", [2, 2, 6, 8]), ("kc", [2, 2, 10, 8]), ("vc", [2, 2, 10, 8]), ("npc", [2])]
 
 
 def main():
@@ -35,16 +40,20 @@ def main():
                          softcap=5.0),
         helper.make_node("Attention", ["qb", "kb", "vb", "", "kb0", "vb0"], ["yb", "pkb", "pvb"], is_causal=1,
                          q_num_heads=2, kv_num_heads=2),
+        helper.make_node("Attention", ["qc", "kc", "vc", "", "", "", "npc"], ["yc"], is_causal=1),
+        helper.make_node("Attention", ["qc", "kc", "vc", "", "", "", "npc"], ["yd"]),
     ]
     F = TensorProto.FLOAT
-    inputs = [helper.make_tensor_value_info(n, F, s) for n, s in SHAPES]
-    outputs = [helper.make_tensor_value_info(n, F, None) for n in ["ya", "pka", "pva", "yb", "pkb", "pvb"]]
+    inputs = [helper.make_tensor_value_info(n, TensorProto.INT64 if n == "npc" else F, s) for n, s in SHAPES]
+    outputs = [helper.make_tensor_value_info(n, F, None) for n in ["ya", "pka", "pva", "yb", "pkb", "pvb", "yc", "yd"]]
     graph = helper.make_graph(nodes, "attn_past", inputs, outputs)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 24)])
     model.ir_version = 8
     onnx.save(model, os.path.join(HERE, "attn_past.onnx"))
     for k, (n, s) in enumerate(SHAPES):
         x = rng.standard_normal([P if d == "P" else d for d in s]).astype(np.float32)
+        if n == "npc":  # keys from 7 on padding in batch 0, none in batch 1
+            x = np.array([7, 10], np.int64)
         np.save(os.path.join(HERE, "attn_past_input_%d.npy" % k), x * (3 if n.startswith("q") else 1))
 
 
