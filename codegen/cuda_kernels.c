@@ -759,9 +759,10 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	}
 	const char *cexpr = "";
 	char cb[128] = "";
-	if (gemm && c) {
-		int scalar = ox_shape_numel(&c->shape) == 1;
-		snprintf(cb, sizeof cb, " + %s * OX_LD(bias[%s])", ox_cg_lit(OX_F32, beta), scalar ? "0" : "p");
+	if (gemm && c) { /* C: a scalar, per column, per row or [M, N] */
+		const int r = c->shape.rank, rows = r == 2 && c->shape.d[0] != 1, cols = r >= 1 && c->shape.d[r - 1] != 1;
+		const char *ci = ox_shape_numel(&c->shape) == 1 ? "0" : rows && cols ? "m * NN + p" : rows ? "m" : "p";
+		snprintf(cb, sizeof cb, " + %s * OX_LD(bias[%s])", ox_cg_lit(OX_F32, beta), ci);
 		cexpr = cb;
 	}
 	char al[64] = "";

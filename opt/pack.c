@@ -267,17 +267,22 @@ int ox_opt_gemm_geo(ox_graph *g, const ox_node *n, ox_gemmgeo *q)
 	if (bv->layout && !(bv->layout == OX_L_GEMMB && q->constb))
 		return -1;
 	if (n->op == OX_OP_Gemm) {
-		/* B constant (its transpose and alpha are packed in); C constant per column or absent */
-		if (!q->constb)
+		/* B constant (its transpose and alpha are packed in); C constant per
+		 * column or absent. On the GPU, whose kernel reads them as they are
+		 * (codegen/cuda_kernels.c), B and C may be values, C also per row or
+		 * of the output's shape. */
+		if (!q->constb && !g->gpu)
 			return -1;
 		const ox_value *c = ox_in(g, n, 2);
 		q->transA = ox_attr_int(n, "transA", 0) != 0;
 		q->dM = a->shape.d[q->transA], q->dK = a->shape.d[!q->transA];
 		q->N = y->shape.d[1];
-		if (c && (c->kind != OX_V_CONST || c->dtype != y->dtype))
+		if (c && ((c->kind != OX_V_CONST && !g->gpu) || c->dtype != y->dtype))
 			return -1;
 		int64_t cn = c ? ox_shape_numel(&c->shape) : 0;
-		if (c && cn != 1 && !(cn == q->N && c->shape.d[c->shape.rank - 1] == q->N))
+		const int rows = g->gpu && c && c->shape.rank == 2 && (c->shape.d[0] == q->dM || c->shape.d[0] == 1) &&
+				 (c->shape.d[1] == q->N || c->shape.d[1] == 1);
+		if (c && cn != 1 && !(cn == q->N && c->shape.d[c->shape.rank - 1] == q->N) && !rows)
 			return -1;
 		if (c && c->layout && c->layout != OX_L_PADDED)
 			return -1;

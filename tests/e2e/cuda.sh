@@ -564,8 +564,10 @@ fi
 #    the channels (run-time H, W), a CumSum along W and a Trilu over H, W
 #    (run-time), an AveragePool of a run-time batch, a TopK with many ties
 #    (values and indices), an Einsum, a GatherElements and a TopK along W
-#    with N, H, W run-time; against the
-#    C target by oxcmp (rtol 1e-5, NaN where NaN; indices exact), no serial
+#    with N, H, W run-time, two Gemms of a computed B and C (per row, and
+#    of the output's shape); against the
+#    C target by oxcmp (rtol 1e-5, NaN where NaN; indices exact; the Gemms
+#    1e-5 normwise), no serial
 #    node, the .cu holding each kernel kind; with nvcc as in 2.
 vsflags="--dim N=1..4 --dim H=8..40 --dim W=8..40"
 vs_c build/cuda_api/kernels tests/e2e/kernels/kernels.onnx tests/e2e/kernels/kernels_x.npy tests/e2e/kernels/kernels_big.npy \
@@ -573,6 +575,10 @@ vs_c build/cuda_api/kernels tests/e2e/kernels/kernels.onnx tests/e2e/kernels/ker
 if [ "$st" = ok ]; then
 	for n in $(seq 0 24); do
 		"$OXCMP" "$o/cu/out/output_$n.npy" "$o/c/out/output_$n.npy" >> "$o/log" 2>&1 || st=MISMATCH
+	done
+	# (the Gemms' sums in another order: normwise, as the zoo's)
+	for n in 25 26; do
+		close "$o/cu/out/output_$n.npy" "$o/c/out/output_$n.npy" 1e-5 >> "$o/log" 2>&1 || st=MISMATCH
 	done
 	k=$o/cu/net.cu
 	[ "$(grep -c '_Reduce[A-Za-z]*: .* a thread per output \*/' "$k")" = 3 ] && grep -q 'a warp each \*/' "$k" &&

@@ -50,6 +50,10 @@ kernels_big.npy and kernels_z.npy (N = 2) next to this script:
                                        (the NaN's row picks the NaN)
   y23, y24 = TopK(Round(x), k = 3, axis 3)   along W, a run-time length
                                        at least 8: N, H, W parameters, ties
+  a = big[0, 0, :20] as [20, 95]
+  y25 = Gemm(a, a, ReduceMax(a, axis 1), transB, alpha 0.5, beta 2)   B
+                                       and a C per row computed, not weights
+  y26 = Gemm(a, a, y25, transB, beta -1)   a C of the output's shape
 """
 import os
 
@@ -92,6 +96,11 @@ def main():
         helper.make_node("ArgMax", ["x"], ["am"], axis=3),
         helper.make_node("GatherElements", ["x", "am"], ["y22"], axis=3),
         helper.make_node("TopK", ["xr", "k3"], ["y23", "y24"], axis=3),
+        helper.make_node("Slice", ["big", "s0", "s1"], ["bs"]),
+        helper.make_node("Reshape", ["bs", "s2"], ["ga"]),
+        helper.make_node("ReduceMax", ["ga"], ["gc"], axes=[1]),
+        helper.make_node("Gemm", ["ga", "ga", "gc"], ["y25"], transB=1, alpha=0.5, beta=2.0),
+        helper.make_node("Gemm", ["ga", "ga", "y25"], ["y26"], transB=1, beta=-1.0),
     ]
     rng = np.random.default_rng(13)
     inits = [numpy_helper.from_array(np.array([0, 1, 2, 3], np.int64), "all"),
@@ -102,6 +111,9 @@ def main():
              numpy_helper.from_array(np.array(-2, np.int64), "minus2"),
              numpy_helper.from_array(np.array([7], np.int64), "seven"),
              numpy_helper.from_array(np.array([3], np.int64), "k3"),
+             numpy_helper.from_array(np.array([0, 0, 0, 0], np.int64), "s0"),
+             numpy_helper.from_array(np.array([1, 1, 20, 95], np.int64), "s1"),
+             numpy_helper.from_array(np.array([20, 95], np.int64), "s2"),
              numpy_helper.from_array(rng.integers(-95, 95, (1, 8, 97, 5)).astype(np.int64), "idx")]
     graph = helper.make_graph(nodes, "kernels",
                               [helper.make_tensor_value_info("x", f32, ["N", 64, "H", "W"]),
@@ -128,7 +140,9 @@ def main():
                                helper.make_tensor_value_info("y21", f32, [1, 8, 97, 97]),
                                helper.make_tensor_value_info("y22", f32, ["N", 64, "H", 1]),
                                helper.make_tensor_value_info("y23", f32, ["N", 64, "H", 3]),
-                               helper.make_tensor_value_info("y24", TensorProto.INT64, ["N", 64, "H", 3])], inits)
+                               helper.make_tensor_value_info("y24", TensorProto.INT64, ["N", 64, "H", 3]),
+                               helper.make_tensor_value_info("y25", f32, [20, 20]),
+                               helper.make_tensor_value_info("y26", f32, [20, 20])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
     onnx.checker.check_model(model)
     onnx.save(model, os.path.join(HERE, "kernels.onnx"))
