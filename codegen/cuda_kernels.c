@@ -2315,9 +2315,9 @@ too_many: /* (more than 16 run-time dims: the C function) */
 	return 1;
 }
 
-/* ReduceMean/Sum/Max/Min (f32, f16, bf16) over one block of consecutive
- * axes (unit axes inside it may be kept): x as [outer, D, inner], D
- * reduced (Max/Min: NaN wins). Three kernels:
+/* ReduceMean/Sum/Max/Min/SumSquare/L1/L2/LogSum/Prod (f32, f16, bf16) over
+ * one block of consecutive axes (unit axes inside it may be kept): x as
+ * [outer, D, inner], D reduced in f32 (Max/Min: NaN wins). Three kernels:
  * - inner 1 (a trailing block), rows long and too few to fill the GPU
  *   (constant shapes): S blocks of 256 threads per row, each a part of
  *   the row to the workspace; the row's last block to arrive
@@ -2354,9 +2354,12 @@ static int cu_reduce(ox_cg *cg, ox_graph *g, ox_node *n)
 			inner = ox_dim_mul(g, inner, x->shape.d[d]);
 	if (!D || !outer || !inner)
 		return 1;
-	const int mx = n->op == OX_OP_ReduceMax, mn = n->op == OX_OP_ReduceMin;
-	const char *init = mx ? "-INFINITY" : mn ? "INFINITY" : "0.0f";
-	const char *comb = mx ? "a = b > a || b != b ? b : a" : mn ? "a = b < a || b != b ? b : a" : "a += b";
+	const int op = n->op, mx = op == OX_OP_ReduceMax, mn = op == OX_OP_ReduceMin, prod = op == OX_OP_ReduceProd;
+	const char *init = mx ? "-INFINITY" : mn ? "INFINITY" : prod ? "1.0f" : "0.0f";
+	const char *comb = mx ? "a = b > a || b != b ? b : a" : mn ? "a = b < a || b != b ? b : a" : prod ? "a *= b" : "a += b";
+	/* each element v as it is summed (b), the result from the sum a */
+	const char *map = op == OX_OP_ReduceSumSquare || op == OX_OP_ReduceL2 ? "v * v" : op == OX_OP_ReduceL1 ? "fabsf(v)" : "v";
+	const char *fin = op == OX_OP_ReduceL2 ? "sqrtf(a)" : op == OX_OP_ReduceLogSum ? "logf(a)" : "a";
 	char kname[200];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf t = {0};
@@ -2367,10 +2370,10 @@ static int cu_reduce(ox_cg *cg, ox_graph *g, ox_node *n)
 			return 1;
 		ox_buf body = {0};
 		ox_buf_printf(&body, "\tconst OX_T *xr = x + i0 * %s + i1;\n\tfloat a = %s;\n"
-				     "\tfor (long j = 0; j < %s; j++) {\n\t\tconst float b = OX_LD(xr[j * %s]);\n\t\t%s;\n\t}\n"
-				     "\ty[i] = OX_ST(a%s%s);\n",
-			      sd.din, init, sd.d, sd.in, comb, n->op == OX_OP_ReduceMean ? " / (float)" : "",
-			      n->op == OX_OP_ReduceMean ? sd.d : "");
+				     "\tfor (long j = 0; j < %s; j++) {\n\t\tconst float v = OX_LD(xr[j * %s]), b = %s;\n\t\t%s;\n\t}\n"
+				     "\ty[i] = OX_ST(%s%s%s);\n",
+			      sd.din, init, sd.d, sd.in, map, comb, fin, op == OX_OP_ReduceMean ? " / (float)" : "",
+			      op == OX_OP_ReduceMean ? sd.d : "");
 		ox_buf_printf(&t, "/* %s: %s over %lld of [%lld, %lld, %lld]%s, a thread per output */\n", cg->fname,
 			      n->optype, (long long)ox_opt_top(g, D), (long long)ox_opt_top(g, outer),
 			      (long long)ox_opt_top(g, D), (long long)ox_opt_top(g, inner),
@@ -2405,7 +2408,7 @@ static int cu_reduce(ox_cg *cg, ox_graph *g, ox_node *n)
 				  "\tconst long j1 = j0 + %lld < %lld ? j0 + %lld : %lld;\n"
 				  "\tconst int tid = threadIdx.x, lane = tid %% 32;\n"
 				  "\tfloat a = %s;\n"
-				  "\tfor (long j = j0 + tid; j < j1; j += 256) {\n\t\tconst float b = OX_LD(x[row * %lld + j]);\n\t\t%s;\n\t}\n"
+				  "\tfor (long j = j0 + tid; j < j1; j += 256) {\n\t\tconst float v = OX_LD(x[row * %lld + j]), b = %s;\n\t\t%s;\n\t}\n"
 				  "\tfor (int o = 16; o > 0; o /= 2) {\n\t\tconst float b = __shfl_xor_sync(0xffffffffu, a, o);\n\t\t%s;\n\t}\n"
 				  "\tif (lane == 0)\n\t\tpart[tid / 32] = a;\n"
 				  "\t__syncthreads();\n"
@@ -2415,10 +2418,10 @@ static int cu_reduce(ox_cg *cg, ox_graph *g, ox_node *n)
 				  "\tif (!ox_split_last(ctr + row, %d) || tid)\n\t\treturn;\n"
 				  "\ta = %s;\n"
 				  "\tfor (int s = 0; s < %d; s++) {\n\t\tconst float b = ox_ldcg(&ws[row * %d + s]);\n\t\t%s;\n\t}\n"
-				  "\ty[row] = OX_ST(a%s);\n}\n\n",
+				  "\ty[row] = OX_ST(%s%s);\n}\n\n",
 			      cg->fname, n->optype, (long long)rows, (long long)D, S, (long long)CH, kname, (long long)CH,
-			      (long long)CH, (long long)D, (long long)CH, (long long)D, init, (long long)D, comb, comb, comb,
-			      S, S, S, init, S, S, comb, div);
+			      (long long)CH, (long long)D, (long long)CH, (long long)D, init, (long long)D, map, comb, comb, comb,
+			      S, S, S, init, S, S, comb, fin, div);
 		ox_cg_printf(cg, "\tOX_LAUNCH(%s, dim3(%lld, %d), 256, 0, ox_st, in0, out0, ox_cu_ws, ox_cu_ctr);\n", kname,
 			     (long long)rows, S);
 		ox_cu_finish(cg, g, n, kname, &t);
@@ -2428,10 +2431,10 @@ static int cu_reduce(ox_cg *cg, ox_graph *g, ox_node *n)
 		  rtD ? "const OX_T *__restrict__ x, OX_T *__restrict__ y, const long ox_len"
 		      : "const OX_T *__restrict__ x, OX_T *__restrict__ y");
 	ox_buf_printf(&t, "\tconst OX_T *xr = x + row * %s;\n\tfloat a = %s;\n"
-			  "\tfor (long i = lane; i < %s; i += 32) {\n\t\tconst float b = OX_LD(xr[i]);\n\t\t%s;\n\t}\n"
+			  "\tfor (long i = lane; i < %s; i += 32) {\n\t\tconst float v = OX_LD(xr[i]), b = %s;\n\t\t%s;\n\t}\n"
 			  "\tfor (int o = 16; o > 0; o /= 2) {\n\t\tconst float b = __shfl_xor_sync(0xffffffffu, a, o);\n\t\t%s;\n\t}\n"
-			  "\tif (lane == 0)\n\t\ty[row] = OX_ST(a%s);\n}\n\n",
-		      len, init, len, comb, comb, div);
+			  "\tif (lane == 0)\n\t\ty[row] = OX_ST(%s%s);\n}\n\n",
+		      len, init, len, map, comb, comb, fin, div);
 	char args[400];
 	if (rtD)
 		snprintf(args, sizeof args, "in0, out0, (long)%s", ox_cg_dim(cg, D));
@@ -2611,7 +2614,8 @@ static int dispatch(ox_cg *cg, ox_graph *g, ox_node *n)
 	else if (n->op == OX_OP_Fused)
 		rc = emit_fusedew(cg, g, n);
 	else if (n->op == OX_OP_ReduceMean || n->op == OX_OP_ReduceSum || n->op == OX_OP_ReduceMax ||
-		 n->op == OX_OP_ReduceMin)
+		 n->op == OX_OP_ReduceMin || n->op == OX_OP_ReduceSumSquare || n->op == OX_OP_ReduceL1 ||
+		 n->op == OX_OP_ReduceL2 || n->op == OX_OP_ReduceLogSum || n->op == OX_OP_ReduceProd)
 		rc = cu_reduce(cg, g, n);
 	else if (n->op == OX_OP_ArgMax || n->op == OX_OP_ArgMin)
 		rc = cu_arg(cg, g, n);

@@ -565,7 +565,8 @@ fi
 #    (run-time), an AveragePool of a run-time batch, a TopK with many ties
 #    (values and indices), an Einsum, a GatherElements and a TopK along W
 #    with N, H, W run-time, two Gemms of a computed B and C (per row, and
-#    of the output's shape); against the
+#    of the output's shape), a ReduceL2 over the channels and of a long
+#    row, a ReduceSumSquare, a ReduceL1; against the
 #    C target by oxcmp (rtol 1e-5, NaN where NaN; indices exact; the Gemms
 #    1e-5 normwise), no serial
 #    node, the .cu holding each kernel kind; with nvcc as in 2.
@@ -573,7 +574,7 @@ vsflags="--dim N=1..4 --dim H=8..40 --dim W=8..40"
 vs_c build/cuda_api/kernels tests/e2e/kernels/kernels.onnx tests/e2e/kernels/kernels_x.npy tests/e2e/kernels/kernels_big.npy \
 	tests/e2e/kernels/kernels_z.npy
 if [ "$st" = ok ]; then
-	for n in $(seq 0 24); do
+	for n in $(seq 0 24) $(seq 27 30); do
 		"$OXCMP" "$o/cu/out/output_$n.npy" "$o/c/out/output_$n.npy" >> "$o/log" 2>&1 || st=MISMATCH
 	done
 	# (the Gemms' sums in another order: normwise, as the zoo's)
@@ -581,8 +582,9 @@ if [ "$st" = ok ]; then
 		close "$o/cu/out/output_$n.npy" "$o/c/out/output_$n.npy" 1e-5 >> "$o/log" 2>&1 || st=MISMATCH
 	done
 	k=$o/cu/net.cu
-	[ "$(grep -c '_Reduce[A-Za-z]*: .* a thread per output \*/' "$k")" = 3 ] && grep -q 'a warp each \*/' "$k" &&
-		[ "$(grep -c 'blocks a row, each' "$k")" = 2 ] && [ "$(grep -cE '_Arg(Max|Min): .* a thread per output \*/' "$k")" = 3 ] &&
+	[ "$(grep -c '_Reduce[A-Za-z0-9]*: .* a thread per output \*/' "$k")" = 4 ] &&
+		[ "$(grep -c 'a warp each \*/' "$k")" = 4 ] &&
+		[ "$(grep -c 'blocks a row, each' "$k")" = 3 ] && [ "$(grep -cE '_Arg(Max|Min): .* a thread per output \*/' "$k")" = 3 ] &&
 		[ "$(grep -c '_AveragePool: .* a thread per output \*/' "$k")" = 3 ] &&
 		[ "$(grep -c ' of the Split along axis 1 \*/' "$k")" = 2 ] && [ "$(grep -c '_CumSum: .* a thread per run \*/' "$k")" = 2 ] &&
 		[ "$(grep -c '_Trilu: .* a thread per element \*/' "$k")" = 2 ] && grep -q '_GatherElements: .* a thread per element \*/' "$k" &&

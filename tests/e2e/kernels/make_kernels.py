@@ -54,6 +54,11 @@ kernels_big.npy and kernels_z.npy (N = 2) next to this script:
   y25 = Gemm(a, a, ReduceMax(a, axis 1), transB, alpha 0.5, beta 2)   B
                                        and a C per row computed, not weights
   y26 = Gemm(a, a, y25, transB, beta -1)   a C of the output's shape
+  y27 = ReduceL2(x, axes 1)            a thread per output (the NaN stays)
+  y28 = ReduceSumSquare(big, axes 3)   a warp per row
+  y29 = ReduceL2(big)                  one row of 73720: blocks combined,
+                                       then the square root
+  y30 = ReduceL1(z, axes 2,3)          a warp per row of a run-time count
 """
 import os
 
@@ -101,6 +106,10 @@ def main():
         helper.make_node("ReduceMax", ["ga"], ["gc"], axes=[1]),
         helper.make_node("Gemm", ["ga", "ga", "gc"], ["y25"], transB=1, alpha=0.5, beta=2.0),
         helper.make_node("Gemm", ["ga", "ga", "y25"], ["y26"], transB=1, beta=-1.0),
+        helper.make_node("ReduceL2", ["x"], ["y27"], axes=[1]),
+        helper.make_node("ReduceSumSquare", ["big"], ["y28"], axes=[3], keepdims=0),
+        helper.make_node("ReduceL2", ["big"], ["y29"], keepdims=0),
+        helper.make_node("ReduceL1", ["z"], ["y30"], axes=[2, 3]),
     ]
     rng = np.random.default_rng(13)
     inits = [numpy_helper.from_array(np.array([0, 1, 2, 3], np.int64), "all"),
@@ -142,7 +151,11 @@ def main():
                                helper.make_tensor_value_info("y23", f32, ["N", 64, "H", 3]),
                                helper.make_tensor_value_info("y24", TensorProto.INT64, ["N", 64, "H", 3]),
                                helper.make_tensor_value_info("y25", f32, [20, 20]),
-                               helper.make_tensor_value_info("y26", f32, [20, 20])], inits)
+                               helper.make_tensor_value_info("y26", f32, [20, 20]),
+                               helper.make_tensor_value_info("y27", f32, ["N", 1, "H", "W"]),
+                               helper.make_tensor_value_info("y28", f32, [1, 8, 97]),
+                               helper.make_tensor_value_info("y29", f32, []),
+                               helper.make_tensor_value_info("y30", f32, ["N", 4, 1, 1])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
     onnx.checker.check_model(model)
     onnx.save(model, os.path.join(HERE, "kernels.onnx"))
