@@ -208,6 +208,10 @@ int ox_cg_uses_name(const char *text, const char *name);
  * min) of storage lvalues of dtype dt, as C and CUDA both compute it
  * (codegen/emit_index.c) */
 void ox_cg_combine(char *buf, size_t n, int dt, const char *red, const char *dst, const char *src);
+/* RotaryEmbedding's pair (x1, x2) rotated by co, si (C variables of the
+ * compute type): the two outputs as storage expressions of dt, each
+ * product rounded to dt as the reference rounds it (codegen/emit_attn.c) */
+void ox_cg_rope_pair(int dt, char *y1, char *y2, size_t n);
 /* GridSample's options (codegen/emit_norm.c): mode 0 nearest, 1 linear, 2
  * cubic; pad 0 zeros, 1 border, 2 reflection; m and p the attributes'
  * text; -1 (an error reported) when not supported */

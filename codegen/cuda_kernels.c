@@ -1316,6 +1316,75 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 	return 0;
 }
 
+/* RotaryEmbedding (constant shapes): a thread per output element, its pair
+ * rotated as the C target rotates it (ox_cg_rope_pair: the same products
+ * and roundings), the elements past rotary_embedding_dim copied; a
+ * position id wrapped once when negative and checked as the C target
+ * checks it (out of range: the status word, _ERR_INDEX) */
+static int emit_rope(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	const ox_value *x = ox_in(g, n, 0), *c = ox_in(g, n, 1), *p = ox_in(g, n, 3), *y = ox_out(g, n, 0);
+	int64_t H, D, rot;
+	if (!x || !c || !y || x->layout || y->layout || c->layout || ox_shape_is_rt(g, &x->shape) ||
+	    ox_shape_is_rt(g, &c->shape) || (p && (p->layout || p->dtype != OX_I64 || ox_shape_is_rt(g, &p->shape))) ||
+	    !ox_cu_ftype(x->dtype) || y->dtype != x->dtype || ox_rope_dims(g, n, &H, &D, &rot))
+		return 1;
+	const int dt = x->dtype, rank = x->shape.rank, il = ox_attr_int(n, "interleaved", 0) != 0;
+	const int64_t B = x->shape.d[0], S = x->shape.d[rank == 4 ? 2 : 1], half = rot / 2;
+	const int64_t cols = c->shape.d[c->shape.rank - 1];
+	if (!ox_shape_numel(&x->shape) || (p && (p->shape.d[0] != B || p->shape.d[1] != S)) ||
+	    (!p && (c->shape.d[0] != B || c->shape.d[1] != S)))
+		return 1; /* (nothing to do, or the C target's error) */
+	/* the index space in x's order: [B, S, H, D] (3-D) or [B, H, S, D] */
+	const int64_t dims[4] = {B, rank == 4 ? H : S, rank == 4 ? S : H, D};
+	const char *sv = rank == 4 ? "i2" : "i1";
+	const char *C = ox_cg_ntype(dt);
+	ox_buf body = {0};
+	ox_buf_printf(&body, "\tconst OX_T *xr = x + (i - i3);\n\tif (i3 >= %lld) {\n\t\ty[i] = xr[i3];\n\t\treturn;\n\t}\n",
+		      (long long)rot);
+	if (p) {
+		const int64_t np = c->shape.d[0];
+		ox_cg_fails(cg, OX_CG_FAIL_INDEX);
+		ox_buf_printf(&body, "\tint64_t pos = ind[i0 * %lld + %s];\n\tif (pos < 0)\n\t\tpos += %lld;\n"
+				     "\tif ((uint64_t)pos >= (uint64_t)%lld) {\n\t\tatomicCAS(st, 0, %s_ERR_INDEX);\n\t\treturn;\n\t}\n",
+			      (long long)S, sv, (long long)np, (long long)np, cg->prefix_upper);
+	} else {
+		ox_buf_printf(&body, "\tconst long pos = i0 * %lld + %s;\n", (long long)S, sv);
+	}
+	char y1[1200], y2[1200];
+	ox_cg_rope_pair(dt, y1, y2, sizeof y1);
+	/* element i3 of the head: pair k, its first or second */
+	if (il)
+		ox_buf_puts(&body, "\tconst long k = i3 / 2, first = i3 % 2 == 0;\n");
+	else
+		ox_buf_printf(&body, "\tconst long k = i3 %% %lld, first = i3 < %lld;\n", (long long)half, (long long)half);
+	char cr[64], sr[64];
+	snprintf(cr, sizeof cr, "cs[pos * %lldL + k]", (long long)cols);
+	snprintf(sr, sizeof sr, "sn[pos * %lldL + k]", (long long)cols);
+	ox_buf_printf(&body, "\tconst %s co = %s, si = %s;\n", C, ox_cg_load(dt, cr), ox_cg_load(dt, sr));
+	char x1[64], x2[64];
+	snprintf(x1, sizeof x1, il ? "xr[2 * k]" : "xr[k]");
+	if (il)
+		snprintf(x2, sizeof x2, "xr[2 * k + 1]");
+	else
+		snprintf(x2, sizeof x2, "xr[k + %lld]", (long long)half);
+	ox_buf_printf(&body, "\tconst %s x1 = %s, x2 = %s;\n\ty[i] = first ? %s : %s;\n", C, ox_cg_load(dt, x1),
+		      ox_cg_load(dt, x2), y1, y2);
+	char kname[200], params[320];
+	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	snprintf(params, sizeof params,
+		 "const OX_T *__restrict__ x, const OX_T *__restrict__ cs, const OX_T *__restrict__ sn, const int64_t *__restrict__ ind, OX_T *__restrict__ y%s",
+		 p ? ", int *st" : "");
+	ox_buf t = {0};
+	ox_buf_printf(&t, "/* %s: RotaryEmbedding, %lld heads of %lld, rotating %lld%s: a thread per element */\n",
+		      cg->fname, (long long)H, (long long)D, (long long)rot, il ? " (interleaved pairs)" : " (two halves)");
+	ox_cu_index_kernel(&t, kname, params, dims, 4, body.s);
+	ox_buf_free(&body);
+	ox_cu_index_launch(cg, kname, dims, 4, p ? "in0, in1, in2, in3, out0, ox_status" : "in0, in1, in2, nullptr, out0", NULL);
+	ox_cu_finish(cg, g, n, kname, &t);
+	return 0;
+}
+
 /* A kernel of a thread per (outer, inner) of x as [outer, D, inner], for
  * the ops along a middle axis (Reduce, ArgMax/ArgMin, (Log)Softmax):
  * strided_dims renders D, inner and D * inner for the body (run-time dims
@@ -2585,6 +2654,8 @@ static int dispatch(ox_cg *cg, ox_graph *g, ox_node *n)
 		rc = emit_globalpool(cg, g, n);
 	else if (n->op == OX_OP_Attention)
 		rc = emit_attention(cg, g, n);
+	else if (n->op == OX_OP_RotaryEmbedding)
+		rc = emit_rope(cg, g, n);
 	else if (n->op == OX_OP_LayerNormalization || n->op == OX_OP_RMSNormalization)
 		rc = emit_layernorm(cg, g, n);
 	else if (n->op == OX_OP_Softmax || n->op == OX_OP_LogSoftmax)

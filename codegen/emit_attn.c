@@ -408,6 +408,19 @@ static int emit_rmsnorm(ox_cg *cg, ox_graph *g, ox_node *n)
 
 /* ---------------- RotaryEmbedding ---------------- */
 
+void ox_cg_rope_pair(int dt, char *y1, char *y2, size_t n)
+{
+	char a1[512], a2[512], e[1100];
+	snprintf(a1, sizeof a1, "%s", rnd(dt, "co * x1"));
+	snprintf(a2, sizeof a2, "%s", rnd(dt, "si * x2"));
+	snprintf(e, sizeof e, "%s - %s", a1, a2);
+	snprintf(y1, n, "%s", ox_cg_store(dt, e));
+	snprintf(a1, sizeof a1, "%s", rnd(dt, "si * x1"));
+	snprintf(a2, sizeof a2, "%s", rnd(dt, "co * x2"));
+	snprintf(e, sizeof e, "%s + %s", a1, a2);
+	snprintf(y2, n, "%s", ox_cg_store(dt, e));
+}
+
 static int emit_rope(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	const ox_value *x = ox_in(g, n, 0), *c = ox_in(g, n, 1), *p = ox_in(g, n, 3);
@@ -460,21 +473,16 @@ static int emit_rope(ox_cg *cg, ox_graph *g, ox_node *n)
 			snprintf(i2, sizeof i2, "2 * k + 1");
 		else
 			snprintf(i2, sizeof i2, "k + %lld", (long long)half);
-		char x1[64], x2[64], e[2048], a1[512], a2[512];
+		char x1[64], x2[64], y1[1200], y2[1200];
 		ox_cg_line(cg, l, "for (size_t k = 0; k < %lld; k++) {", (long long)half);
 		ox_cg_line(cg, l + 1, "const %s co = %s, si = %s;", C, ox_cg_load(dt, "cr[k]"),
 		     ox_cg_load(dt, "sr[k]"));
 		snprintf(x1, sizeof x1, "xr[%s]", i1);
 		snprintf(x2, sizeof x2, "xr[%s]", i2);
 		ox_cg_line(cg, l + 1, "const %s x1 = %s, x2 = %s;", C, ox_cg_load(dt, x1), ox_cg_load(dt, x2));
-		snprintf(a1, sizeof a1, "%s", rnd(dt, "co * x1"));
-		snprintf(a2, sizeof a2, "%s", rnd(dt, "si * x2"));
-		snprintf(e, sizeof e, "%s - %s", a1, a2);
-		ox_cg_line(cg, l + 1, "yr[%s] = %s;", i1, ox_cg_store(dt, e));
-		snprintf(a1, sizeof a1, "%s", rnd(dt, "si * x1"));
-		snprintf(a2, sizeof a2, "%s", rnd(dt, "co * x2"));
-		snprintf(e, sizeof e, "%s + %s", a1, a2);
-		ox_cg_line(cg, l + 1, "yr[%s] = %s;", i2, ox_cg_store(dt, e));
+		ox_cg_rope_pair(dt, y1, y2, sizeof y1);
+		ox_cg_line(cg, l + 1, "yr[%s] = %s;", i1, y1);
+		ox_cg_line(cg, l + 1, "yr[%s] = %s;", i2, y2);
 		ox_cg_line(cg, l, "}");
 	}
 	if (rot < D)
