@@ -40,20 +40,6 @@ static int64_t prod(const ox_shape *s, int from, int to)
 	return p;
 }
 
-/* statements at lvl tabs: int64_t var = the index at src, wrapped once
- * when negative; out of range sets the status and leaves the thread */
-static void checked(ox_cg *cg, ox_buf *b, int lvl, const char *var, const char *src, int64_t D)
-{
-	ox_cg_fails(cg, OX_CG_FAIL_INDEX);
-	ox_buf_printf(b, "%.*sint64_t %s = (int64_t)%s;\n", lvl, "\t\t\t\t", var, src);
-	ox_buf_printf(b, "%.*sif (%s < 0)\n%.*s%s += %lldL;\n", lvl, "\t\t\t\t", var, lvl + 1, "\t\t\t\t\t", var,
-		      (long long)D);
-	ox_buf_printf(b, "%.*sif ((uint64_t)%s >= (uint64_t)%lld) {\n%.*satomicCAS(st, 0, %s_ERR_INDEX);\n"
-			 "%.*sreturn;\n%.*s}\n",
-		      lvl, "\t\t\t\t", var, (long long)D, lvl + 1, "\t\t\t\t\t", cg->prefix_upper, lvl + 1, "\t\t\t\t\t",
-		      lvl, "\t\t\t\t");
-}
-
 /* the kernel, its copy of the data first for a scatter, its launch */
 static void finish(ox_cg *cg, ox_graph *g, ox_node *n, const char *kname, ox_buf *t, const char *params,
 		   const int64_t *dims, int r, const char *body, const char *ptrs, int scatter)
@@ -106,7 +92,9 @@ static int emit_nd(ox_cg *cg, ox_graph *g, ox_node *n, int scatter)
 		char src[64], var[32];
 		snprintf(src, sizeof src, "ind[p * %lldL + %lld]", (long long)last, (long long)j);
 		snprintf(var, sizeof var, "j%lld", (long long)j);
-		checked(cg, &off, lvl, var, src, x->shape.d[b + j]);
+		char dj[32];
+		snprintf(dj, sizeof dj, "%lldL", (long long)x->shape.d[b + j]);
+		ox_cu_index_check(cg, &off, lvl, var, src, dj);
 		ox_buf_printf(&off, "%.*soff += %s * %lldL;\n", lvl, "\t\t", var,
 			      (long long)prod(&x->shape, (int)(b + j + 1), r));
 	}
@@ -180,7 +168,9 @@ static int emit_elements(ox_cg *cg, ox_graph *g, ox_node *n)
 			ox_buf_printf(&body, " / %lldL * %lldL + i %% %lldL", (long long)ist, (long long)(ist * L), (long long)ist);
 		ox_buf_printf(&body, " + t * %lldL;\n", (long long)ist);
 	}
-	checked(cg, &body, lvl, "j", "ind[o]", D);
+	char ds[32];
+	snprintf(ds, sizeof ds, "%lldL", (long long)D);
+	ox_cu_index_check(cg, &body, lvl, "j", "ind[o]", ds);
 	for (int k = 0; k < r; k++) {
 		char v[16];
 		snprintf(v, sizeof v, "i%d", k);

@@ -1059,11 +1059,11 @@ static void attention_tiled(ox_buf *t, const char *kname, long long G, long long
 			 "\t\t\t\tfloat d0 = 0.0f;\n"
 			 "\t\t\t\tfor (int d = 0; d < %lld; d++)\n\t\t\t\t\td0 = fmaf(qs[rr][d], ks[j][d], d0);\n"
 			 "\t\t\t\ta = %s%s;\n"
-			 "%s%s%s"
+			 "%s"
 			 "\t\t\t}\n"
 			 "\t\t\tps[rr][j] = a;\n"
 			 "\t\t}\n\t\t__syncthreads();\n",
-		      ox_cg_uses_name(tests, "s") || mask_s ? ", s = s0 + rr" : "", Dk, sc, mask, tests, "", "");
+		      ox_cg_uses_name(tests, "s") || mask_s ? ", s = s0 + rr" : "", Dk, sc, mask, tests);
 	ox_buf_printf(t, "\t\t/* the online softmax: row r's 8 threads, 4 scores each */\n"
 			 "\t\tfloat mx = -INFINITY, sum = 0.0f;\n"
 			 "\t\tfor (int j = c; j < 32; j += 8)\n\t\t\tmx = fmaxf(mx, ps[r][j]);\n"
@@ -1343,11 +1343,10 @@ static int emit_rope(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_buf_printf(&body, "\tconst OX_T *xr = x + (i - i3);\n\tif (i3 >= %lld) {\n\t\ty[i] = xr[i3];\n\t\treturn;\n\t}\n",
 		      (long long)rot);
 	if (p) {
-		const int64_t np = c->shape.d[0];
-		ox_cg_fails(cg, OX_CG_FAIL_INDEX);
-		ox_buf_printf(&body, "\tint64_t pos = ind[i0 * %lld + %s];\n\tif (pos < 0)\n\t\tpos += %lld;\n"
-				     "\tif ((uint64_t)pos >= (uint64_t)%lld) {\n\t\tatomicCAS(st, 0, %s_ERR_INDEX);\n\t\treturn;\n\t}\n",
-			      (long long)S, sv, (long long)np, (long long)np, cg->prefix_upper);
+		char src[64], np[32];
+		snprintf(src, sizeof src, "ind[i0 * %lld + %s]", (long long)S, sv);
+		snprintf(np, sizeof np, "%lldL", (long long)c->shape.d[0]);
+		ox_cu_index_check(cg, &body, 1, "pos", src, np);
 	} else {
 		ox_buf_printf(&body, "\tconst long pos = i0 * %lld + %s;\n", (long long)S, sv);
 	}
@@ -1916,26 +1915,36 @@ static int emit_gather(ox_cg *cg, ox_graph *g, ox_node *n)
 		if (k < -D || k >= D)
 			return 1;
 	}
-	char kname[200], params[256], check[256] = "", body[768];
+	char kname[200], params[256], ds[32];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	const char *ty = ox_cg_ctype(y->dtype);
 	snprintf(params, sizeof params, "const %s *__restrict__ x, const %s *__restrict__ ind, %s *__restrict__ y%s", ty,
 		 ox_cg_ctype(ix->dtype), ty, ci ? "" : ", int *st");
-	if (!ci) {
-		ox_cg_fails(cg, OX_CG_FAIL_INDEX);
-		snprintf(check, sizeof check,
-			 "\tif ((uint64_t)k >= (uint64_t)%lld) {\n\t\tatomicCAS(st, 0, %s_ERR_INDEX);\n\t\treturn;\n\t}\n", D,
-			 cg->prefix_upper);
-	}
-	snprintf(body, sizeof body, "\tint64_t k = (int64_t)ind[i1];\n\tif (k < 0)\n\t\tk += %lld;\n%s\ty[i] = x[(i0 * %lld + k) * %lld + i2];\n",
-		 D, check, D, (long long)dims[2]);
+	ox_buf body = {0};
+	snprintf(ds, sizeof ds, "%lldL", D);
+	if (ci) /* (checked here: wrapped only) */
+		ox_buf_printf(&body, "\tint64_t k = (int64_t)ind[i1];\n\tif (k < 0)\n\t\tk += %s;\n", ds);
+	else
+		ox_cu_index_check(cg, &body, 1, "k", "ind[i1]", ds);
+	ox_buf_printf(&body, "\ty[i] = x[(i0 * %lld + k) * %lld + i2];\n", D, (long long)dims[2]);
 	ox_buf t = {0};
 	ox_buf_printf(&t, "/* %s: Gather along axis %d of %lld, %s indices: a thread per element */\n", cg->fname, axis, D,
 		      ci ? "constant" : "checked");
-	ox_cu_index_kernel(&t, kname, params, dims, 3, body);
+	ox_cu_index_kernel(&t, kname, params, dims, 3, body.s);
+	ox_buf_free(&body);
 	ox_cu_index_launch(cg, kname, dims, 3, ci ? "in0, in1, out0" : "in0, in1, out0, ox_status", NULL);
 	ox_cu_finish(cg, g, n, kname, &t);
 	return 0;
+}
+
+void ox_cu_index_check(ox_cg *cg, ox_buf *b, int lvl, const char *var, const char *src, const char *D)
+{
+	static const char tabs[] = "\t\t\t\t\t";
+	ox_cg_fails(cg, OX_CG_FAIL_INDEX);
+	ox_buf_printf(b, "%.*sint64_t %s = (int64_t)%s;\n", lvl, tabs, var, src);
+	ox_buf_printf(b, "%.*sif (%s < 0)\n%.*s%s += %s;\n", lvl, tabs, var, lvl + 1, tabs, var, D);
+	ox_buf_printf(b, "%.*sif ((uint64_t)%s >= (uint64_t)%s) {\n%.*satomicCAS(st, 0, %s_ERR_INDEX);\n%.*sreturn;\n%.*s}\n",
+		      lvl, tabs, var, D, lvl + 1, tabs, cg->prefix_upper, lvl + 1, tabs, lvl, tabs);
 }
 
 int ox_cu_plain_num(int dt)
@@ -1969,10 +1978,7 @@ static int emit_gather_elements(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (!ox_cu_rt_dim(&R, x->shape.d[axis], D, sizeof D))
 		return 1;
 	ox_buf body = {0}, off = {0};
-	ox_cg_fails(cg, OX_CG_FAIL_INDEX);
-	ox_buf_printf(&body, "\tint64_t j = (int64_t)ind[i];\n\tif (j < 0)\n\t\tj += %s;\n"
-			     "\tif ((uint64_t)j >= (uint64_t)%s) {\n\t\tatomicCAS(st, 0, %s_ERR_INDEX);\n\t\treturn;\n\t}\n",
-		      D, D, cg->prefix_upper);
+	ox_cu_index_check(cg, &body, 1, "j", "ind[i]", D);
 	ox_dim stride = 1;
 	for (int k = r - 1; k >= 0; k--) {
 		char v[16], sb[32];

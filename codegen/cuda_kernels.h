@@ -102,6 +102,11 @@ void ox_cu_ws_param(ox_cg *cg, ox_buf *t, int64_t tiles);
 /* after the loop that wrote the block's part: all blocks of a tile but
  * the last to arrive return */
 void ox_cu_split_arrive(ox_buf *t, int S);
+/* statements at lvl tabs (1 to 4): int64_t var = the index at src, wrapped
+ * once when negative by D (C text) and checked as the C target checks it:
+ * out of range sets the run's status word `st` (_ERR_INDEX) and leaves the
+ * thread */
+void ox_cu_index_check(ox_cg *cg, ox_buf *b, int lvl, const char *var, const char *src, const char *D);
 /* the dtypes the index kernels compute in: ints, f32, f64, f16, bf16 */
 int ox_cu_plain_num(int dt);
 /* threads a block for a kernel of n threads: 256, or 128 or 64 where 256

@@ -183,7 +183,8 @@ int ox_opt_attention(ox_graph *g);
 /* ---- the memory plan (opt/plan.c), read by codegen and the CLI ---- */
 /* Is output k of node n a view of input 0's bytes (Reshape-like ops,
  * contiguous Slice/Split/Gather pieces, a Transpose that moves only size-1
- * dims, a Reorder of one-pixel images whose channels fill whole blocks)? Sets *off to its byte offset in input 0. A pure function of the
+ * dims, a Reorder of one-pixel images whose plain bytes are a prefix of
+ * the blocked ones)? Sets *off to its byte offset in input 0. A pure function of the
  * graph, so the planner and the emitter always agree. */
 int ox_plan_view(ox_graph *g, const ox_node *n, int k, int64_t *off);
 /* every output of n is a view */
