@@ -148,6 +148,7 @@ static const char *template_text(const char *name)
 static void cg_free(ox_cg *cg)
 {
 	ox_buf_free(&cg->body), ox_buf_free(&cg->kernels), ox_buf_free(&cg->cu_bodies), ox_buf_free(&cg->cu_bslow);
+	ox_buf_free(&cg->cu_hkernels);
 	for (int i = 0; i < cg->nused; i++)
 		free(cg->used[i]);
 	free(cg->used);
@@ -196,6 +197,8 @@ int ox_cg_use(ox_cg *cg, const char *name, int dtype)
 		return -1;
 	char ukey[160];
 	snprintf(ukey, sizeof ukey, "%s/%s", name, ox_cg_sfx(dtype));
+	if (cg->cu_host) /* (a host node's: host functions of their own) */
+		snprintf(ukey, sizeof ukey, "host:%s/%s", name, ox_cg_sfx(dtype));
 	if (mark_used(cg, ukey))
 		return 0;
 	/* every template may load and store its dtype through these */
@@ -209,18 +212,23 @@ int ox_cg_use(ox_cg *cg, const char *name, int dtype)
 	ox_cg_helper(cg, ldkey, ldst);
 	const char *keys[] = {"$T", "$C", "$S"};
 	const char *vals[] = {ox_cg_ctype(dtype), ox_cg_ntype(dtype), ox_cg_sfx(dtype)};
-	ox_buf_printf(&cg->kernels, "/* templates/%s.c for %s */\n", name, ox_cg_sfx(dtype));
-	substitute(&cg->kernels, text, keys, vals, 3);
-	ox_buf_puts(&cg->kernels, "\n");
+	ox_buf *kb = cg->cu_host ? &cg->cu_hkernels : &cg->kernels;
+	ox_buf_printf(kb, "/* templates/%s.c for %s */\n", name, ox_cg_sfx(dtype));
+	substitute(kb, text, keys, vals, 3);
+	ox_buf_puts(kb, "\n");
 	return 0;
 }
 
 void ox_cg_helper(ox_cg *cg, const char *key, const char *text)
 {
+	char hkey[512];
+	if (cg->cu_host) /* (a host node's: host functions of their own) */
+		snprintf(hkey, sizeof hkey, "host:%s", key), key = hkey;
 	if (mark_used(cg, key))
 		return;
-	ox_buf_puts(&cg->kernels, text);
-	ox_buf_puts(&cg->kernels, "\n");
+	ox_buf *kb = cg->cu_host ? &cg->cu_hkernels : &cg->kernels;
+	ox_buf_puts(kb, text);
+	ox_buf_puts(kb, "\n");
 }
 
 void ox_cg_fails(ox_cg *cg, int kind)
@@ -1095,6 +1103,23 @@ static int rt_refused(ox_graph *g, ox_node *n)
 	return 0;
 }
 
+/* --target cuda: a host node (string tensors) copies its values between
+ * the arena and pinned memory whole, so their sizes must be constant */
+static int host_refused(ox_graph *g, ox_node *n)
+{
+	for (int k = 0; k < n->nin + n->nout; k++) {
+		ox_id id = k < n->nin ? n->in[k] : n->out[k - n->nin];
+		if (id < 0)
+			continue;
+		const ox_value *v = &g->vals[id];
+		if (!v->has_shape || ox_shape_is_rt(g, &v->shape) || v->layout)
+			return ox_error(g, n, "%s %d '%s': a string op's values need constant shapes in the CUDA target "
+					"(it runs on the host on copies of them): fix them with --shape or --dim",
+					k < n->nin ? "input" : "output", k < n->nin ? k : k - n->nin, v->name);
+	}
+	return 0;
+}
+
 /* does node n compute a data symbol (its outputs' dims read from data)? */
 static int defines_dims(ox_graph *g, const ox_node *n)
 {
@@ -1123,8 +1148,96 @@ typedef struct {
 			   run reads them back: no CUDA Graph) */
 	int nserial;    /* --target cuda: nodes run by one device thread */
 	int ntasks;     /* --target cuda: nodes run as the C target's tasks */
+	int nhost;      /* --target cuda: nodes run on the host (string tensors) */
 	ox_buf slow;    /* --target cuda: those nodes, for --report */
 } spec_out;
+
+/* --target cuda: the launch of host node n, whose C function fname is host
+ * code (cg->cu_hkernels, namespace ox_host). In stream order: the run's
+ * status and the node's inputs are copied into its pinned staging (ox_cu_H
+ * from a 64-byte offset of its own), a host function (cudaLaunchHostFunc;
+ * a host node of a CUDA Graph) runs it there unless the run has failed
+ * already (its pointers could then be anything), and its outputs and the
+ * status (errc when it fails: NULL, it cannot) are copied back, and the
+ * extent of an output whose length the data sets (v->dyn) into the
+ * device's (ox_dext, read back after the run). A scratch
+ * output, the bytes of the new strings, stays there: the pointers the
+ * outputs carry point into it, and it lives until the next run. */
+static int64_t host_bytes(ox_graph *g, ox_id id)
+{
+	return id < 0 ? 0 : ox_value_max_storage(g, &g->vals[id]) * (int64_t)ox_dtype_size(g->vals[id].dtype);
+}
+
+static int emit_host_node(ox_cg *cg, ox_graph *g, ox_node *n, spec_out *so, const char *fname, const char *errc)
+{
+	const wlayout *L = cg->wl;
+	if (ox_cg_uses_name(cg->body.s, "ox_d"))
+		return ox_error(g, n, "a string op that reads run-time dims is not supported by the CUDA target");
+	int nv = n->nin + n->nout;
+	/* o[k]: value k's offset; then each output's extent's (v->dyn) */
+	int64_t *o = calloc((size_t)(nv + n->nout) + 1, sizeof *o), at = 64; /* (the status word first) */
+	for (int k = 0; k < nv + n->nout; k++) {
+		ox_id id = k < n->nin ? n->in[k] : n->out[(k - n->nin) % n->nout];
+		o[k] = -1;
+		if (id < 0 || (k >= nv && !g->vals[id].dyn))
+			continue;
+		o[k] = at;
+		at += k >= nv ? 64 : (host_bytes(g, id) + 63) / 64 * 64;
+	}
+	int64_t base = cg->cu_hbytes;
+	cg->cu_hbytes += at;
+	ox_buf *h = &so->host, *run = &so->run;
+	ox_buf_printf(h, "static void CUDART_CB %s_h(void *p)\n{\n\tunsigned char *H = (unsigned char *)p;\n"
+			 "\tif (*(int *)H)\n\t\treturn; /* the run has failed */\n\t", fname);
+	ox_buf_printf(h, "%sox_host::%s(", errc ? "int rc = " : "", fname);
+	for (int k = 0; k < nv; k++) {
+		ox_id id = k < n->nin ? n->in[k] : n->out[k - n->nin];
+		if (id < 0)
+			ox_buf_printf(h, "%snullptr", k ? ", " : "");
+		else
+			ox_buf_printf(h, "%s(%s%s *)(H + %lld)", k ? ", " : "", k < n->nin ? "const " : "",
+				      ox_cg_ctype(g->vals[id].dtype), (long long)o[k]);
+	}
+	for (int k = 0; k < n->nout; k++)
+		if (o[nv + k] >= 0)
+			ox_buf_printf(h, ", (int64_t *)(H + %lld)", (long long)o[nv + k]);
+	ox_buf_puts(h, ");\n");
+	if (errc)
+		ox_buf_printf(h, "\tif (rc)\n\t\t*(int *)H = %s;\n", errc);
+	ox_buf_puts(h, "}\n\n");
+	ox_buf_printf(run, "\t{\n\t\t/* on the host, in stream order, on copies in pinned memory */\n"
+			   "\t\tunsigned char *H = ox_cu_H + %lld;\n"
+			   "\t\tcudaMemcpyAsync(H, ox_status, sizeof(int), cudaMemcpyDeviceToHost, ox_st);\n",
+		      (long long)base);
+	char pb[256];
+	for (int k = 0; k < n->nin; k++) {
+		ox_id id = n->in[k];
+		int64_t bytes = host_bytes(g, id);
+		if (bytes > 0)
+			ox_buf_printf(run, "\t\tcudaMemcpyAsync(H + %lld, %s, %lld, cudaMemcpyDeviceToHost, ox_st);\n",
+				      (long long)o[k], vptr(g, id, 1, pb, sizeof pb, L), (long long)bytes);
+	}
+	ox_buf_printf(run, "\t\tcudaLaunchHostFunc(ox_st, %s_h, H);\n", fname);
+	for (int k = 0; k < n->nout; k++) {
+		ox_id id = n->out[k];
+		int64_t bytes = host_bytes(g, id);
+		if (bytes > 0 && !(n->scratch && k == n->nout - 1))
+			ox_buf_printf(run, "\t\tcudaMemcpyAsync(%s, H + %lld, %lld, cudaMemcpyHostToDevice, ox_st);\n",
+				      vptr(g, id, 0, pb, sizeof pb, L), (long long)o[n->nin + k], (long long)bytes);
+		if (o[nv + k] >= 0) {
+			int j = 0; /* (ox_dext: the graph outputs' extents, then a spare) */
+			while (j < g->noutputs && g->outputs[j] != id)
+				j++;
+			ox_buf_printf(run, "\t\tcudaMemcpyAsync(ox_dext + %d, H + %lld, sizeof(int64_t), cudaMemcpyHostToDevice, ox_st);\n",
+				      j, (long long)o[nv + k]);
+		}
+	}
+	if (errc)
+		ox_buf_puts(run, "\t\tcudaMemcpyAsync(ox_status, H, sizeof(int), cudaMemcpyHostToDevice, ox_st);\n");
+	ox_buf_puts(run, "\t}\n");
+	free(o);
+	return 0;
+}
 
 /* The node functions of specialization s and the calls of its run
  * function. fpre prefixes the function names ("" for a program of one
@@ -1136,18 +1249,29 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 	int prof = funcs0 >= 0; /* a body's nodes are not profiled one by one */
 	ox_graph *g = cg->g;
 	const char *PU = cg->prefix_upper;
-	ox_buf *nodes = &so->nodes, *run = &so->run, *finfo = &so->finfo;
+	ox_buf *run = &so->run, *finfo = &so->finfo;
 	for (int i = 0; i < g->nnodes; i++) {
 		ox_node *n = &g->nodes[i];
 		/* string tensors: only emitters flagged OX_F_STRINGS handle them
-		 * (views of them need no code) */
-		for (int k = 0; k < n->nin + n->nout && (cg->cuda || cg->dev || !(ox_ops[n->op].flags & OX_F_STRINGS)); k++) {
+		 * (views of them need no code); --target cuda runs those nodes on
+		 * the host (hostn), their values' pointers copied in and out */
+		int strs = 0, hostn = 0;
+		for (int k = 0; k < n->nin + n->nout; k++) {
 			ox_id id = k < n->nin ? n->in[k] : n->out[k - n->nin];
-			if (id >= 0 && g->vals[id].dtype == OX_STRING && !ox_plan_is_noop(g, n)) {
+			strs |= id >= 0 && g->vals[id].dtype == OX_STRING && !ox_plan_is_noop(g, n);
+		}
+		if (strs && (!(ox_ops[n->op].flags & OX_F_STRINGS) || cg->dev)) {
+			so->errors++;
+			ox_error(g, n, cg->dev ? "string tensors in a body run by one device thread are not supported by the CUDA target"
+			       : cg->cuda ? "string tensors are not supported by this op in the CUDA target"
+					  : "string tensors are not supported by this op in the C target");
+			continue;
+		}
+		if (strs && cg->cuda) {
+			hostn = 1;
+			if (host_refused(g, n)) {
 				so->errors++;
-				ox_error(g, n, cg->cuda || cg->dev ? "string tensors are not supported by the CUDA target"
-								  : "string tensors are not supported by this op in the C target");
-				goto next;
+				continue;
 			}
 		}
 		if (rt_refused(g, n)) {
@@ -1178,12 +1302,17 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 		cg->fname = fname;
 		/* --target cuda: a kernel of codegen/cuda_*.c (host code that
 		 * launches it), else the C emitter's function on the device */
-		int native = cg->cuda ? ox_cu_emit(cg, g, n) : 1;
+		int native = cg->cuda && !hostn ? ox_cu_emit(cg, g, n) : 1;
+		cg->cu_host = hostn;
 		if (native < 0 || (native && (!emitters[n->op] || emitters[n->op](cg, g, n)))) {
+			cg->cu_host = 0;
 			so->errors++;
 			continue;
 		}
+		cg->cu_host = 0;
 		native = !native;
+		/* the node's C function: host code for a host node */
+		ox_buf hfn = {0}, *nodes = hostn ? &hfn : &so->nodes;
 		so->nfuncs++;
 		int fk = funcs0 + so->nfuncs - 1;
 		ox_buf_printf(nodes, "/* node %d: %s \"", i, n->optype);
@@ -1297,11 +1426,16 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 				      cg->cu_rc ? "))\n\t\treturn rc" : "");
 			so->ndims += cg->cu_sync; /* (a wait: no CUDA Graph) */
 			/* a control node's bodies: their nodes without a parallel kernel */
-			so->nserial += cg->cu_bserial, so->ntasks += cg->cu_btasks;
+			so->nserial += cg->cu_bserial, so->ntasks += cg->cu_btasks, so->nhost += cg->cu_bhost;
 			if (cg->cu_bslow.len)
 				ox_buf_printf(&so->slow, "%s%s", so->slow.len ? ", " : "", cg->cu_bslow.s);
-			cg->cu_bserial = cg->cu_btasks = 0;
+			cg->cu_bserial = cg->cu_btasks = cg->cu_bhost = 0;
 			ox_buf_free(&cg->cu_bslow);
+		} else if (hostn) {
+			so->nhost++;
+			ox_buf_printf(&so->slow, "%s%s (%s, on the host)", so->slow.len ? ", " : "", n->name, n->optype);
+			if (emit_host_node(cg, g, n, so, fname, fails ? errc : NULL))
+				so->errors++;
 		} else if (cg->cuda && cg->nregions > 0 && !fails && ox_cu_blank(cg->body.s, cg->region_at[0])) {
 			/* independent tasks: one device thread each */
 			so->ntasks++;
@@ -1368,6 +1502,7 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 					serial = ox_value_max_storage(g, &g->vals[n->out[k]]) *
 							 (int64_t)ox_dtype_size(g->vals[n->out[k]].dtype) <
 						 (128 << 10);
+			serial |= hostn; /* (no thread pool in a .cu) */
 			for (int r = 0; r < cg->nregions; r++) {
 				size_t from = cg->region_at[r], to = r + 1 < cg->nregions ? cg->region_at[r + 1] : cg->body.len;
 				char *text = strndup(cg->body.s + from, to - from);
@@ -1417,6 +1552,9 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 				ox_buf_puts(nodes, "\treturn 0;\n");
 			ox_buf_puts(nodes, "}\n\n");
 		}
+		if (hostn)
+			ox_buf_puts(&cg->cu_hkernels, hfn.s);
+		ox_buf_free(&hfn);
 		if (prof)
 			ox_buf_printf(run, "\tOX_PROF(%d, 1);\n", fk);
 		/* the profiler's table: function name, the ONNX nodes, flops */
@@ -1434,7 +1572,6 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 		}
 		ox_buf_free(&params), ox_buf_free(&pack), ox_buf_free(&args), ox_buf_free(&dpack);
 		ox_buf_free(&xparams), ox_buf_free(&xargs);
-	next:;
 	}
 	if (so->errors)
 		return;
@@ -1446,8 +1583,9 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 		ox_value *v = &g->vals[id];
 		char pb[256];
 		if (v->dtype == OX_STRING) /* pointers: the target's size, not the 8-byte slot */
-			ox_buf_printf(run, "\tmemcpy(outputs[%d], %s, %s * sizeof(ox_str));\n", k,
-				      vptr(g, id, 1, pb, sizeof pb, L), ox_cg_numel(cg, &v->shape));
+			ox_buf_printf(run, "\t%s(outputs[%d], %s, %s * sizeof(ox_str)%s);\n", cg->cuda ? "cudaMemcpyAsync" : "memcpy",
+				      k, vptr(g, id, 1, pb, sizeof pb, L), ox_cg_numel(cg, &v->shape),
+				      cg->cuda ? ", cudaMemcpyDeviceToDevice, ox_st" : "");
 		else if (ox_shape_is_rt(g, &v->shape))
 			ox_buf_printf(run, "\t%s(outputs[%d], %s, (size_t)%s * %zu%s);\n", cg->cuda ? "cudaMemcpyAsync" : "memcpy", k,
 				      vptr(g, id, 1, pb, sizeof pb, L), ox_cg_numel(cg, &v->shape),
@@ -1478,7 +1616,7 @@ int ox_cg_emit_body(ox_cg *cg, ox_graph *body, const char *name, int cu, int *sy
 	ox_cg child = *cg;
 	memset(&child.body, 0, sizeof child.body);
 	memset(&child.cu_bslow, 0, sizeof child.cu_bslow);
-	child.cu_bserial = child.cu_btasks = 0;
+	child.cu_bserial = child.cu_btasks = child.cu_bhost = 0;
 	child.g = body;
 	if (!cu) {
 		child.dev |= cg->cuda;
@@ -1535,8 +1673,10 @@ int ox_cg_emit_body(ox_cg *cg, ox_graph *body, const char *name, int cu, int *sy
 	cg->used = child.used, cg->nused = child.nused;
 	cg->interned = child.interned, cg->ninterned = child.ninterned;
 	cg->cu_bodies = child.cu_bodies;
+	cg->cu_hkernels = child.cu_hkernels, cg->cu_hbytes = child.cu_hbytes;
 	cg->cu_ws = child.cu_ws, cg->cu_ctr = child.cu_ctr;
 	cg->cu_bserial += so.nserial + child.cu_bserial, cg->cu_btasks += so.ntasks + child.cu_btasks;
+	cg->cu_bhost += so.nhost + child.cu_bhost;
 	if (so.slow.len)
 		ox_buf_printf(&cg->cu_bslow, "%s%s", cg->cu_bslow.len ? ", " : "", so.slow.s);
 	ox_buf_free(&child.body), ox_buf_free(&child.cu_bslow);
@@ -1654,7 +1794,7 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 
 	/* node functions and run functions, specialization by specialization;
 	 * the kernels they share are emitted once */
-	ox_cg cg = {g, P, {0}, {0}, NULL, 0, 0, NULL, 0, 0, {0}, {0}, NULL, 0, 0, 0, PU, NULL, NULL, 0, o->cuda, 0, 0, 0, o->tf32, NULL, 0, 0, {0}, 0, 0, {0}};
+	ox_cg cg = {g, P, {0}, {0}, NULL, 0, 0, NULL, 0, 0, {0}, {0}, NULL, 0, 0, 0, PU, NULL, NULL, 0, o->cuda, 0, 0, 0, o->tf32, NULL, 0, 0, {0}, 0, 0, 0, {0}, 0, {0}, 0};
 	spec_out *so = calloc((size_t)ngs, sizeof *so);
 	ox_buf dims = {0};
 	int errors = 0, nfuncs = 0, nviews = 0, ndyn = 0, nfail = 0, nindex = 0, nunsup = 0, nshape = 0, maxslots = 0;
@@ -1866,6 +2006,13 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 		ox_buf_puts(&c, "/* ---- nodes: the C target's functions, on the device ---- */\n");
 		for (int s = 0; s < ngs; s++)
 			ox_cu_device(&c, so[s].nodes.s ? so[s].nodes.s : "");
+		ox_buf_printf(&c, "/* the pinned staging of the host nodes (string tensors) */\n"
+				  "#define OX_HOST_BYTES %lld\nstatic unsigned char *ox_cu_H;\n\n",
+			      (long long)cg.cu_hbytes);
+		if (cg.cu_hkernels.len)
+			ox_buf_printf(&c, "/* ---- nodes on the host (string tensors): the C target's functions ---- */\n"
+					  "namespace ox_host {\n%s} /* namespace ox_host */\n\n",
+				      cg.cu_hkernels.s);
 		ox_buf_puts(&c, "/* ---- nodes: kernels and their launches ---- */\n");
 		/* (the control nodes' bodies, which those call; ox_sync_dims, which
 		 * a body or a node that waits calls, comes with the host side) */
@@ -2135,7 +2282,7 @@ done:
 		o->stats->cuda = o->cuda;
 		ox_buf slow = {0};
 		for (int s = 0; s < ngs; s++) {
-			o->stats->nserial += so[s].nserial, o->stats->ntasks += so[s].ntasks;
+			o->stats->nserial += so[s].nserial, o->stats->ntasks += so[s].ntasks, o->stats->nhost += so[s].nhost;
 			if (so[s].slow.len)
 				ox_buf_printf(&slow, "%s%s", slow.len ? ", " : "", so[s].slow.s);
 		}

@@ -74,8 +74,14 @@ typedef struct ox_cg {
 	int cu_sync;          /* ... and waits for the device (no CUDA Graph) */
 	ox_buf cu_bodies;     /* the bodies' host code: their launches and run
 				 functions (ox_cg_emit_body), inner ones first */
-	int cu_bserial, cu_btasks; /* the bodies' nodes without a parallel */
+	int cu_bserial, cu_btasks, cu_bhost; /* the bodies' nodes without a parallel */
 	ox_buf cu_bslow;      /* kernel (--report), for the node's counts */
+	/* --target cuda, host nodes (codegen/c.c, emit_spec): a node that
+	 * reads or writes string tensors runs its C function on the host, in
+	 * stream order (cudaLaunchHostFunc), on copies in pinned memory */
+	int cu_host;          /* emitting one: templates and helpers go to */
+	ox_buf cu_hkernels;   /* these host functions (namespace ox_host) */
+	int64_t cu_hbytes;    /* the pinned staging the host nodes need */
 } ox_cg;
 
 /* An elementwise map of codegen/emit_ew.c as a description: the index

@@ -19,9 +19,9 @@ typedef struct {
 	int nviews;           /* nodes that need no code: views, Concats written in place */
 	/* --target cuda: nodes without a kernel of their own, as the C
 	 * target's function on the device (nserial one thread, ntasks a
-	 * thread per task); slow lists them ("name (Op, one thread), ..."),
-	 * malloc'd, for --report */
-	int cuda, nserial, ntasks;
+	 * thread per task), or on the host (nhost: string ops); slow lists
+	 * them ("name (Op, one thread), ..."), malloc'd, for --report */
+	int cuda, nserial, ntasks, nhost;
 	char *slow;
 } ox_cg_stats;
 

@@ -133,8 +133,9 @@ void ox_rp_text(FILE *f, ox_graph *g, const ox_rp_info *in)
 		cs->code_bytes, cs->nfuncs, cs->nviews, cs->kernel_bytes, (long long)fa.text);
 	if (cs->cuda)
 		fprintf(f, "  cuda           %d nodes without a parallel kernel of their own (%d on one device thread, %d "
-			"a thread per task)%s%s\n",
-			cs->nserial + cs->ntasks, cs->nserial, cs->ntasks, cs->slow ? ": " : "", cs->slow ? cs->slow : "");
+			"a thread per task, %d on the host)%s%s\n",
+			cs->nserial + cs->ntasks + cs->nhost, cs->nserial, cs->ntasks, cs->nhost, cs->slow ? ": " : "",
+			cs->slow ? cs->slow : "");
 	/* what the optimizer fused: one generated function for several ONNX nodes */
 	fprintf(f, "  fused          %d functions compute %d ONNX nodes%s\n", fa.groups, fa.covered,
 		fa.groups ? ":" : "");

@@ -19,7 +19,7 @@
  * memory model, the wmma API (the mma.sync and ldmatrix forms the kernels
  * use are ox_cuda.h functions, each with its CPU version beside the
  * device one), textures, cooperative groups, dynamic
- * parallelism; a capture records launches, memcpys and memsets only.
+ * parallelism; a capture records launches, memcpys, memsets and host functions only.
  * OX_EMU_TRACE=FILE appends a line per grid run and per copy or fill done
  * (bench/cuda_launches.sh reads it): "launch NAME gx gy gz bx by bz SMEM",
  * "memcpy BYTES", "memset BYTES", "instantiate NODES" for a graph made
@@ -963,6 +963,17 @@ inline cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t s = 0)
 	return ox_emu::enqueue(s, [p, v, n]() {
 		if (FILE *t = ox_emu::trace()) fprintf(t, "memset %zu\n", n), fflush(t);
 		if (n) memset(p, v, n);
+	});
+}
+/* a host function in stream order (a host node when captured) */
+#define CUDART_CB
+typedef void (*cudaHostFn_t)(void *userData);
+inline cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void *data)
+{
+	if (!fn) return ox_emu::ret(cudaErrorInvalidValue);
+	return ox_emu::enqueue(s, [fn, data]() {
+		if (FILE *t = ox_emu::trace()) fprintf(t, "host\n"), fflush(t);
+		fn(data);
 	});
 }
 inline cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, cudaMemcpyKind kind)

@@ -49,6 +49,7 @@
 # 13. The Reduce, ArgMax/ArgMin, AveragePool, Split, CumSum, Trilu,
 #     GatherElements, TopK, Einsum and middle-axis Softmax kernels (tests/e2e/kernels, below).
 # 14. The scatters and GatherND (tests/e2e/scatter, below).
+# 15. String ops on the host, in stream order (tests/e2e/strings, below).
 # The models of each step run $JOBS at a time (default: the cores), their
 # lines printed in list order. Every emulated model's --report must list no
 # node without a parallel kernel (docs/cuda.md).
@@ -636,6 +637,39 @@ if [ "$st" = ok ]; then
 fi
 nv_after tests/e2e/scatter/scatter.onnx
 printf 'cuda-emu kernels %-18s %s\n' scatter "$st"
+[ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; fail=1; }
+
+# 15. Host nodes (codegen/c.c, emit_host_node): tests/e2e/strings/strings.onnx
+#    (make_strings.py): StringConcat chained, Equal, LabelEncoder of a
+#    Gather kernel's output, RegexFullMatch, a Not kernel of a host node's
+#    output, StringNormalizer with a length from the data; every output
+#    equal to the C target's byte for byte, --report listing the six string
+#    nodes on the host and nothing else; the Gather's index out of range
+#    (strings_bad_5.npy) refused with NET_ERR_INDEX, a string past the
+#    capacity (strings_long_0.npy) with NET_ERR_CAPACITY, by both programs
+#    (the second StringConcat, whose input the first did not write, must
+#    not run); with nvcc as in 2.
+sin=
+for k in $(seq 0 5); do sin="$sin tests/e2e/strings/strings_input_$k.npy"; done
+# shellcheck disable=SC2086
+vs_c build/cuda_api/strings tests/e2e/strings/strings.onnx $sin
+[ "$st" = SERIAL-NODES ] && grep -Eq "cuda +6 nodes without a parallel kernel of their own \(0 on one device thread, 0 a thread per task, 6 on the host\)" "$o/log" && st=ok
+if [ "$st" = ok ]; then
+	for n in $(seq 0 4); do
+		cmp -s "$o/cu/out/output_$n.npy" "$o/c/out/output_$n.npy" || st=DIFFER
+	done
+	for bad in bad_5:INDEX long_0:CAPACITY; do
+		b=${bad%:*} code=${bad#*:}
+		for t in c cu; do
+			# shellcheck disable=SC2086
+			"$o/$t/net" $(echo $sin | sed "s|strings_input_${b#*_}\.npy|strings_$b.npy|") -o "$o/$t/bad" \
+				> "$o/$t/bad.log" 2>&1 && st=BAD-ACCEPTED
+			grep -q "NET_ERR_$code" "$o/$t/bad.log" || st=NO-ERR-$code
+		done
+	done
+fi
+nv_after tests/e2e/strings/strings.onnx
+printf 'cuda-emu host nodes %-15s %s\n' strings "$st"
 [ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; fail=1; }
 
 nv_one() {
