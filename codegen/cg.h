@@ -256,6 +256,8 @@ void ox_cg_str_literal(ox_buf *b, const char *s);
 /* A literal of the compute type of dtype: "%.9g" with f suffix for f32/f16,
  * NAN/INFINITY spelled out, integers as integer literals. Rotating buffer. */
 const char *ox_cg_lit(int dtype, double v);
+/* element k of constant t as a literal of its C type (codegen/emit_data.c) */
+void ox_cg_lit_elem(const ox_tensor *t, int64_t k, char *buf, size_t n);
 
 /* Emit functions, one per family (the emit column of ops.def). */
 #define OP(id, name, minin, maxin, minout, maxout, flags, infer, eval, emit) \

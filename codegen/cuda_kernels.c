@@ -1886,6 +1886,36 @@ static int emit_shape(ox_cg *cg, ox_graph *g, ox_node *n)
 	return 0;
 }
 
+/* ConstantOfShape whose dims are run-time ones (a constant one is
+ * folded): a thread per element writes the value */
+static int emit_const_of_shape(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	const ox_value *y = ox_out(g, n, 0);
+	const ox_attr *a = ox_attr_get(n, "value");
+	if (!y || !y->has_shape || y->layout || !ox_dtype_size(y->dtype) || y->dtype == OX_STRING ||
+	    (a && (!a->t || a->t->dtype != y->dtype)))
+		return 1;
+	char v[128], kname[200], params[96];
+	if (a)
+		ox_cg_lit_elem(a->t, 0, v, sizeof v);
+	else
+		snprintf(v, sizeof v, "%s", ox_cg_lit(y->dtype, 0)); /* the default value: f32 0 */
+	ox_cu_rt R = {g, 0, {0}};
+	ox_buf body = {0}, t = {0};
+	ox_buf_printf(&body, "\ty[i] = %s;\n", v);
+	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	snprintf(params, sizeof params, "%s *__restrict__ y", ox_cg_ctype(y->dtype));
+	ox_buf_printf(&t, "/* %s: ConstantOfShape, a thread per element */\n", cg->fname);
+	if (ox_cu_index_kernel_rt(&t, kname, params, y->shape.d, y->shape.rank, body.s, &R)) {
+		ox_buf_free(&t), ox_buf_free(&body);
+		return 1;
+	}
+	ox_cu_index_launch(cg, kname, y->shape.d, y->shape.rank, "out0", &R);
+	ox_cg_helper(cg, kname, t.s);
+	ox_buf_free(&t), ox_buf_free(&body);
+	return 0;
+}
+
 /* Gather (an embedding lookup): a thread per output element [outer, M,
  * inner]. Indices read at run time are checked as the C target checks
  * them (one wrap of a negative index); one out of range sets the run's
@@ -2688,6 +2718,8 @@ static int dispatch(ox_cg *cg, ox_graph *g, ox_node *n)
 		rc = emit_gather(cg, g, n);
 	else if (n->op == OX_OP_Shape)
 		rc = emit_shape(cg, g, n);
+	else if (n->op == OX_OP_ConstantOfShape)
+		rc = emit_const_of_shape(cg, g, n);
 	else if (n->op == OX_OP_Fused)
 		rc = emit_fusedew(cg, g, n);
 	else if (n->op == OX_OP_ReduceMean || n->op == OX_OP_ReduceSum || n->op == OX_OP_ReduceMax ||

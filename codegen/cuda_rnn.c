@@ -1,7 +1,9 @@
 /* cuda_rnn.c: CUDA kernels of the recurrent ops LSTM, GRU and RNN
  * (--target cuda), computing what templates/rnn_lstm.c, rnn_gru.c and
- * rnn_simple.c compute for the C target (codegen/emit_rnn.c), f32 with
- * constant shapes. Three kernels per node, in order on the stream:
+ * rnn_simple.c compute for the C target (codegen/emit_rnn.c), f32; the
+ * sequence length and the batch may be run-time dims (kernel parameters,
+ * the grids from the host's dims, the workspace for their tops). Three
+ * kernels per node, in order on the stream:
  * 1. _proj: X W^T + Wb for every step, batch row and direction at once, a
  *    GEMM on 32 x 32 tiles into the workspace (ox_cu_ws);
  * 2. _rt (only when R does not fit in shared memory): R transposed into
@@ -13,8 +15,8 @@
  *    unit; H is double-buffered so one barrier a step separates the read
  *    of H_{t-1} from the write of H_t (GRU with linear_before_reset 0
  *    needs all of r . H_{t-1} first: a second barrier).
- * Declined (the C function runs on the device): other dtypes, run-time
- * shapes, a sequence_lens that is not a constant (the C function checks
+ * Declined (the C function runs on the device): other dtypes, other
+ * run-time dims, a sequence_lens that is not a constant (the C function checks
  * it at run time and fails with _ERR_INDEX, which a kernel cannot report)
  * or is out of range, a clip that is not positive, a state too large for
  * shared memory, a workspace over 1 GiB.
@@ -62,17 +64,17 @@ static void act_stmt(ox_buf *t, int lvl, int code, float a, float b)
 
 /* the tiled GEMM of step 1: p[d][r][c] = X row r . W[d] row c + Wb[d][c],
  * rows r = t * N + b over all steps and batch rows */
-static void emit_proj(ox_buf *t, const char *kname, long long M, long long GH, long long I, long long S,
-		      long long N, int layout, int hasb)
+static void emit_proj(ox_buf *t, const char *kname, const char *M, long long GH, long long I, const char *S,
+		      const char *N, int layout, int hasb, const char *rtp)
 {
-	char xrow[128], wb[64];
+	char xrow[200], wb[64];
 	if (layout) /* X [batch][seq][input] */
-		snprintf(xrow, sizeof xrow, "(r %% %lld * %lld + r / %lld) * %lld", N, S, N, I);
+		snprintf(xrow, sizeof xrow, "(r %% %s * %s + r / %s) * %lld", N, S, N, I);
 	else
 		snprintf(xrow, sizeof xrow, "r * %lld", I);
 	snprintf(wb, sizeof wb, hasb ? "bias[d * %lld + c]" : "0.0f", 2 * GH);
 	ox_buf_printf(t, "__global__ void __launch_bounds__(256) %s_proj(const float *__restrict__ x, const float *__restrict__ w,\n"
-			 "\t\tconst float *__restrict__ bias, float *__restrict__ p)\n{\n"
+			 "\t\tconst float *__restrict__ bias, float *__restrict__ p%s)\n{\n"
 			 "\t__shared__ float xs[32][33], wsh[32][33];\n"
 			 "\tconst int tx = threadIdx.x %% 32, ty = threadIdx.x / 32;\n"
 			 "\tconst long r0 = (long)blockIdx.x * 32, c0 = (long)blockIdx.y * 32, d = blockIdx.z;\n"
@@ -81,7 +83,7 @@ static void emit_proj(ox_buf *t, const char *kname, long long M, long long GH, l
 			 "\tfor (long k0 = 0; k0 < %lld; k0 += 32) {\n"
 			 "\t\tfor (int i = ty; i < 32; i += 8) {\n"
 			 "\t\t\tconst long r = r0 + i, c = c0 + i, k = k0 + tx;\n"
-			 "\t\t\txs[i][tx] = r < %lld && k < %lld ? x[%s + k] : 0.0f;\n"
+			 "\t\t\txs[i][tx] = r < %s && k < %lld ? x[%s + k] : 0.0f;\n"
 			 "\t\t\twsh[i][tx] = c < %lld && k < %lld ? wd[c * %lld + k] : 0.0f;\n"
 			 "\t\t}\n\t\t__syncthreads();\n"
 			 "\t\tfor (int kk = 0; kk < 32; kk++) {\n"
@@ -92,8 +94,8 @@ static void emit_proj(ox_buf *t, const char *kname, long long M, long long GH, l
 			 "\tconst float wb = %s;\n"
 			 "\tfor (int i = 0; i < 4; i++) {\n"
 			 "\t\tconst long r = r0 + ty + 8 * i;\n"
-			 "\t\tif (r < %lld)\n\t\t\tp[(d * %lld + r) * %lld + c] = acc[i] + wb;\n\t}\n}\n\n",
-		      kname, GH * I, I, M, I, xrow, GH, I, I, GH, wb, M, M, GH);
+			 "\t\tif (r < %s)\n\t\t\tp[(d * %s + r) * %lld + c] = acc[i] + wb;\n\t}\n}\n\n",
+		      kname, rtp, GH * I, I, M, I, xrow, GH, I, I, GH, wb, M, M, GH);
 }
 
 int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
@@ -103,23 +105,44 @@ int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_dim hidden;
 	if (ox_ir_rnn_decode(g, n, &ndir, &reverse, &hidden, act, alpha, beta))
 		return -1;
-	/* every value f32 (sequence_lens i32), plain, of constant shape */
+	const int lstm = n->op == OX_OP_LSTM, gru = n->op == OX_OP_GRU;
+	const int G = lstm ? 4 : gru ? 3 : 1, na = lstm ? 3 : gru ? 2 : 1;
+	const int layout = n->opset >= 14 && ox_attr_int(n, "layout", 0) == 1;
+	ox_value *x = ox_in(g, n, 0);
+	if (x->shape.rank != 3 || ox_dim_is_rt(g, hidden) || hidden <= 0 || ox_dim_is_rt(g, x->shape.d[2]))
+		return 1;
+	/* every value f32 (sequence_lens i32), plain; run-time dims only the
+	 * sequence length dS and the batch dN (their tops S and N size the
+	 * workspace, R makes them the kernels' parameters) */
+	const ox_dim dS = x->shape.d[layout ? 1 : 0], dN = x->shape.d[layout ? 0 : 1];
 	for (int k = 0; k < n->nin + n->nout; k++) {
 		ox_id id = k < n->nin ? n->in[k] : n->out[k - n->nin];
 		if (id < 0)
 			continue;
 		const ox_value *v = &g->vals[id];
-		if (v->layout || ox_shape_is_rt(g, &v->shape) || v->dtype != (k == 4 && k < n->nin ? OX_I32 : OX_F32))
+		if (v->layout || v->dtype != (k == 4 && k < n->nin ? OX_I32 : OX_F32))
 			return 1;
+		for (int i = 0; i < v->shape.rank; i++)
+			if (ox_dim_is_rt(g, v->shape.d[i]) && v->shape.d[i] != dS && v->shape.d[i] != dN)
+				return 1;
 	}
-	const int lstm = n->op == OX_OP_LSTM, gru = n->op == OX_OP_GRU;
-	const int G = lstm ? 4 : gru ? 3 : 1, na = lstm ? 3 : gru ? 2 : 1;
-	const int layout = n->opset >= 14 && ox_attr_int(n, "layout", 0) == 1;
-	ox_value *x = ox_in(g, n, 0);
-	if (x->shape.rank != 3 || ox_dim_is_rt(g, hidden) || hidden <= 0)
+	const long long H = hidden, I = x->shape.d[2];
+	const long long S = ox_dim_is_rt(g, dS) ? ox_dim_hi(g, dS) : dS, N = ox_dim_is_rt(g, dN) ? ox_dim_hi(g, dN) : dN;
+	if (S < 0 || N < 0)
 		return 1;
-	const long long H = hidden, I = x->shape.d[2], S = x->shape.d[layout ? 1 : 0], N = x->shape.d[layout ? 0 : 1];
 	const long long GH = G * H, GHH = GH * H, M = S * N;
+	ox_cu_rt R = {g, 0, {0}};
+	char sS[32], sN[32], sM[80], rtp[256] = "";
+	if (!ox_cu_rt_dim(&R, dS, sS, sizeof sS) || !ox_cu_rt_dim(&R, dN, sN, sizeof sN))
+		return 1;
+	if (R.n)
+		snprintf(sM, sizeof sM, "(%s * %s)", sS, sN);
+	else
+		snprintf(sM, sizeof sM, "%lld", M);
+	ox_buf rtpb = {0};
+	ox_cu_rt_params(cg, &R, &rtpb, NULL);
+	snprintf(rtp, sizeof rtp, "%s", rtpb.s ? rtpb.s : "");
+	ox_buf_free(&rtpb);
 	double clip = 0;
 	if (ox_attr_get(n, "clip")) {
 		clip = ox_attr_float(n, "clip", 0);
@@ -137,7 +160,7 @@ int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 		 * and fails, which a kernel cannot (the C emitter refuses a bad
 		 * constant) */
 		const ox_tensor *sl = ox_in_const(g, n, 4);
-		if (!sl)
+		if (!sl || R.n)
 			return 1;
 		for (long long b = 0; b < N; b++)
 			if (ox_tensor_get_i64(sl, b) < 0 || ox_tensor_get_i64(sl, b) > S)
@@ -160,8 +183,8 @@ int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 	char kname[200], ca[64];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf t = {0};
-	ox_buf_printf(&t, "/* %s: %s, %s, hidden %lld: seq %lld, batch %lld, input %lld, layout %d%s%s%s */\n", cg->fname,
-		      n->optype, ndir == 2 ? "bidirectional" : reverse ? "reverse" : "forward", H, S, N, I, layout,
+	ox_buf_printf(&t, "/* %s: %s, %s, hidden %lld: seq %s, batch %s, input %lld, layout %d%s%s%s */\n", cg->fname,
+		      n->optype, ndir == 2 ? "bidirectional" : reverse ? "reverse" : "forward", H, sS, sN, I, layout,
 		      haslen ? ", sequence_lens" : "", gru ? (lbr ? ", linear_before_reset" : "") : "",
 		      input_forget ? ", input_forget" : "");
 	/* the activations: f (gates), g (cell / hidden), h (LSTM output), per
@@ -188,9 +211,9 @@ int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 	else
 		ox_buf_puts(&t, "\treturn x; /* no clip */\n}\n\n");
 
-	ox_buf_printf(&t, "/* %s_proj: X W^T + Wb, [%lld x %lld] x [%lld x %lld] per direction, 32 x 32 tiles */\n", kname,
-		      M, I, I, GH);
-	emit_proj(&t, kname, M, GH, I, S, N, layout, hasb);
+	ox_buf_printf(&t, "/* %s_proj: X W^T + Wb, [%s x %lld] x [%lld x %lld] per direction, 32 x 32 tiles */\n", kname,
+		      sM, I, I, GH);
+	emit_proj(&t, kname, sM, GH, I, sS, sN, layout, hasb, rtp);
 	if (!rsmem)
 		ox_buf_printf(&t, "/* %s_rt: R transposed, [dir][gate][k][unit] */\n"
 				  "__global__ void __launch_bounds__(256) %s_rt(const float *__restrict__ R, float *__restrict__ rt)\n{\n"
@@ -210,7 +233,8 @@ int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 		      NT, kname);
 	if (lstm)
 		ox_buf_puts(&t, "\t\tconst float *__restrict__ c0, const float *__restrict__ P,\n");
-	ox_buf_printf(&t, "\t\tfloat *__restrict__ y, float *__restrict__ yh%s)\n{\n", lstm ? ", float *__restrict__ yc" : "");
+	ox_buf_printf(&t, "\t\tfloat *__restrict__ y, float *__restrict__ yh%s%s)\n{\n", lstm ? ", float *__restrict__ yc" : "",
+		      rtp);
 	ox_buf_printf(&t, "\t__shared__ float hs[2][%lld]", H);
 	if (lstm)
 		ox_buf_printf(&t, ", cs[%lld]", H);
@@ -230,20 +254,34 @@ int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 	/* offsets of this (batch row, direction): state [d][b] or [b][d], Y
 	 * [t][d][b] or [b][t][d] (layout 1) */
 	if (hash0 || hasc0 || hasyh || hasyc)
-		ox_buf_printf(&t, layout ? "\tconst long so = (b * %lld + d) * %lld;\n" : "\tconst long so = (d * %lld + b) * %lld;\n",
-			      layout ? (long long)ndir : N, H);
-	if (hasy && layout)
-		ox_buf_printf(&t, "\tconst long yb = (b * %lld + d) * %lld, yt = %lld;\n", S * ndir, H, ndir * H);
-	else if (hasy)
-		ox_buf_printf(&t, "\tconst long yb = (d * %lld + b) * %lld, yt = %lld;\n", N, H, ndir * N * H);
+	{
+		if (layout)
+			ox_buf_printf(&t, "\tconst long so = (b * %d + d) * %lld;\n", ndir, H);
+		else
+			ox_buf_printf(&t, "\tconst long so = (d * %s + b) * %lld;\n", sN, H);
+	}
+	char sd[96];
+	if (hasy && layout) {
+		if (ox_dim_is_rt(g, dS))
+			snprintf(sd, sizeof sd, "%s * %d", sS, ndir);
+		else
+			snprintf(sd, sizeof sd, "%lld", S * ndir);
+		ox_buf_printf(&t, "\tconst long yb = (b * %s + d) * %lld, yt = %lld;\n", sd, H, ndir * H);
+	} else if (hasy) {
+		if (ox_dim_is_rt(g, dN))
+			snprintf(sd, sizeof sd, "%lld * %s", ndir * H, sN);
+		else
+			snprintf(sd, sizeof sd, "%lld", ndir * N * H);
+		ox_buf_printf(&t, "\tconst long yb = (d * %s + b) * %lld, yt = %s;\n", sN, H, sd);
+	}
 	if (hasb)
 		ox_buf_printf(&t, "\tconst float *rb = B + d * %lld + %lld; /* Rb */\n", 2 * GH, GH);
 	if (hasp)
 		ox_buf_printf(&t, "\tconst float *pp = P + d * %lld; /* peepholes i, o, f */\n", 3 * H);
 	if (haslen)
-		ox_buf_printf(&t, "\tconst int l = lens[b];\n\tconst long len = l < 0 ? 0 : l > %lld ? %lld : l;\n", S, S);
+		ox_buf_printf(&t, "\tconst int l = lens[b];\n\tconst long len = l < 0 ? 0 : l > %s ? %s : l;\n", sS, sS);
 	else
-		ox_buf_printf(&t, "\tconst long len = %lld;\n", S);
+		ox_buf_printf(&t, "\tconst long len = %s;\n", sS);
 	ox_buf_printf(&t, "\tfor (long j = tid; j < %lld; j += %d) {\n\t\ths[0][j] = %s;\n", H, NT,
 		      hash0 ? "h0[so + j]" : "0.0f");
 	if (lstm)
@@ -254,8 +292,8 @@ int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_buf_printf(&t, "\tfor (long s = 0; s < len; s++) {\n"
 			  "\t\tconst long t = %s;\n"
 			  "\t\tconst float *hp = hs[s %% 2];\n\t\tfloat *hn = hs[(s + 1) %% 2];\n"
-			  "\t\tconst float *pt = p + ((d * %lld + t) * %lld + b) * %lld;\n",
-		      tof, S, N, GH);
+			  "\t\tconst float *pt = p + ((d * %s + t) * %s + b) * %lld;\n",
+		      tof, sS, sN, GH);
 	ox_buf_printf(&t, "\t\tfor (long j = tid; j < %lld; j += %d) {\n", H, NT);
 	char rbv[4][48];
 	for (int q = 0; q < G; q++)
@@ -334,7 +372,7 @@ int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 		if (hasyc)
 			ox_buf_puts(&t, "\t\tyc[so + j] = len ? cs[j] : 0.0f;\n");
 		if (hasy && haslen)
-			ox_buf_printf(&t, "\t\tfor (long t = len; t < %lld; t++)\n\t\t\ty[t * yt + yb + j] = 0.0f;\n", S);
+			ox_buf_printf(&t, "\t\tfor (long t = len; t < %s; t++)\n\t\t\ty[t * yt + yb + j] = 0.0f;\n", sS);
 		ox_buf_puts(&t, "\t}\n");
 	}
 	ox_buf_puts(&t, "}\n\n");
@@ -342,7 +380,18 @@ int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 	/* the launches */
 	ox_cg_printf(cg, "\t/* %s %s: X W^T + Wb of every step into the workspace, then the recurrence */\n", n->optype,
 		     ndir == 2 ? "bidirectional" : reverse ? "reverse" : "forward");
-	if (M > 0)
+	/* the run's S and N (host text) when they are run-time dims */
+	ox_buf rta = {0};
+	ox_cu_rt_params(cg, &R, NULL, &rta);
+	const char *ra = rta.s ? rta.s : "";
+	char hS[128], hN[128];
+	snprintf(hS, sizeof hS, "%s", ox_cg_dim(cg, dS));
+	snprintf(hN, sizeof hN, "%s", ox_cg_dim(cg, dN));
+	if (R.n)
+		ox_cg_printf(cg, "\tif ((long)(%s) * (long)(%s) > 0)\n\t\tOX_LAUNCH(%s_proj, dim3((unsigned)(((long)(%s) * (long)(%s) + 31) / 32), "
+				 "%lld, %d), 256, 0, ox_st, in0, in1, %s, ox_cu_ws%s);\n",
+			     hS, hN, kname, hS, hN, (GH + 31) / 32, ndir, hasb ? "in3" : "nullptr", ra);
+	else if (M > 0)
 		ox_cg_printf(cg, "\tOX_LAUNCH(%s_proj, dim3(%lld, %lld, %d), 256, 0, ox_st, in0, in1, %s, ox_cu_ws);\n", kname,
 			     (M + 31) / 32, (GH + 31) / 32, ndir, hasb ? "in3" : "nullptr");
 	if (!rsmem)
@@ -350,14 +399,20 @@ int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 			     (ndir * GHH + 255) / 256, PE);
 	char rarg[64];
 	snprintf(rarg, sizeof rarg, rsmem ? "in2" : "ox_cu_ws + %lld", PE);
-	ox_cg_printf(cg, "\tOX_LAUNCH(%s, dim3(%lld, %d), %d, 0, ox_st, ox_cu_ws, %s, %s, %s, %s", kname, N, ndir, NT, rarg,
-		     hasb ? "in3" : "nullptr", haslen ? "in4" : "nullptr", hash0 ? "in5" : "nullptr");
+	if (ox_dim_is_rt(g, dN)) /* (a run with no batch row: nothing to do) */
+		ox_cg_printf(cg, "\tif ((long)(%s) > 0)\n\t\tOX_LAUNCH(%s, dim3((unsigned)(%s), %d), %d, 0, ox_st, ox_cu_ws, %s, %s, %s, %s",
+			     hN, kname, hN, ndir, NT, rarg, hasb ? "in3" : "nullptr", haslen ? "in4" : "nullptr",
+			     hash0 ? "in5" : "nullptr");
+	else
+		ox_cg_printf(cg, "\tOX_LAUNCH(%s, dim3(%lld, %d), %d, 0, ox_st, ox_cu_ws, %s, %s, %s, %s", kname, N, ndir, NT, rarg,
+			     hasb ? "in3" : "nullptr", haslen ? "in4" : "nullptr", hash0 ? "in5" : "nullptr");
 	if (lstm)
 		ox_cg_printf(cg, ", %s, %s", hasc0 ? "in6" : "nullptr", hasp ? "in7" : "nullptr");
 	ox_cg_printf(cg, ", %s, %s", hasy ? "out0" : "nullptr", hasyh ? "out1" : "nullptr");
 	if (lstm)
 		ox_cg_printf(cg, ", %s", hasyc ? "out2" : "nullptr");
-	ox_cg_printf(cg, ");\n");
+	ox_cg_printf(cg, "%s);\n", ra);
+	ox_buf_free(&rta);
 	ox_cu_finish(cg, g, n, kname, &t);
 	return 0;
 #undef HAS_IN

@@ -132,7 +132,7 @@ static void emit_cap(ox_cg *cg, ox_graph *g, ox_id id)
 
 /* A storage-type literal for element k of t: exact for every dtype (raw
  * bits for f16/bf16/f8, integers printed from integers). */
-static void lit_elem(const ox_tensor *t, int64_t k, char *buf, size_t n)
+void ox_cg_lit_elem(const ox_tensor *t, int64_t k, char *buf, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)t->data + k * ox_dtype_size(t->dtype);
 	switch (t->dtype) {
@@ -187,7 +187,7 @@ static int lit_value(int dtype, double v, char *buf, size_t n)
 		ox_tensor_set_f64(&t, 0, v);
 	else if (v != 0)
 		return -1;
-	lit_elem(&t, 0, buf, n);
+	ox_cg_lit_elem(&t, 0, buf, n);
 	return 0;
 }
 
@@ -1096,7 +1096,7 @@ int emit_data(ox_cg *cg, ox_graph *g, ox_node *n)
 	case OX_OP_ConstantOfShape: {
 		const ox_attr *a = ox_attr_get(n, "value");
 		if (a)
-			lit_elem(a->t, 0, v, sizeof v);
+			ox_cg_lit_elem(a->t, 0, v, sizeof v);
 		else
 			lit_value(dt, 0, v, sizeof v); /* the default value is f32 0 */
 		if (defines_any(g, n->out[0])) {

