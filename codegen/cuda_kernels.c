@@ -1183,38 +1183,65 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 	/* the mask: of the scores' type or bools (false: -inf), added as the C
 	 * target adds it (codegen/emit_attn.c): its strides over [B, Hq, Sq,
 	 * Skv], 0 where it broadcasts, keys past its last dim masked out; with
-	 * run-time lengths one value per key only */
+	 * run-time lengths and constant mask dims one value per key only; a
+	 * mask of run-time dims has each dim 1 or the attention's own */
 	char mask[400] = "", mt[16] = "OX_T";
 	int mask_s = 0;
 	if (m) {
 		const int r = m->shape.rank;
-		if ((m->dtype != dt && m->dtype != OX_BOOL) || r > 4 || r < 1 || ox_shape_is_rt(g, &m->shape))
+		if ((m->dtype != dt && m->dtype != OX_BOOL) || r > 4 || r < 1)
 			return 1;
 		if (m->dtype == OX_BOOL)
 			snprintf(mt, sizeof mt, "%s", ox_cg_ctype(OX_BOOL));
 		int64_t ms[4] = {0, 0, 0, 0}, want[4] = {q.B, q.Hq, q.Sq, q.Skv}, st = 1, Mk = q.Skv;
-		for (int i = r - 1; i >= 0; i--) {
-			const int64_t d = m->shape.d[i];
-			const int ax = 4 - r + i;
-			if (ax == 3 ? d > q.Skv : (d != 1 && d != want[ax]))
-				return 1; /* (the C target's error) */
-			if (q.rt && (ax == 3 ? d != q.Skv || ox_dim_is_rt(g, q.dSkv) : d != 1))
-				return 1;
-			ms[ax] = ax == 3 ? 1 : d == 1 ? 0 : st;
-			if (ax == 3)
-				Mk = d;
-			st *= d;
-		}
 		char mi[200] = "";
 		const char *vars[4] = {"b", "h", "s", "k"};
-		for (int k = 0; k < 4; k++) {
-			size_t len = strlen(mi);
-			if (ms[k] == 1)
-				snprintf(mi + len, sizeof mi - len, "%s%s", len ? " + " : "", vars[k]);
-			else if (ms[k])
-				snprintf(mi + len, sizeof mi - len, "%s%s * %lldL", len ? " + " : "", vars[k], (long long)ms[k]);
+		if (ox_shape_is_rt(g, &m->shape)) {
+			/* run-time dims (the padding mask [B, 1, 1, Skv] of a dynamic
+			 * batch and sequence): each dim 1 or the attention's own, the
+			 * keys' always; the strides over the kernel's SQ and SKV */
+			const ox_dim wd[4] = {q.dB, q.Hq, q.dSq, q.dSkv};
+			char str[96] = ""; /* the stride so far ("": 1) */
+			for (int i = r - 1; i >= 0; i--) {
+				const ox_dim d = m->shape.d[i];
+				const int ax = 4 - r + i;
+				if (d == 1 && ax != 3)
+					continue;
+				if (d != wd[ax])
+					return 1;
+				size_t len = strlen(mi);
+				snprintf(mi + len, sizeof mi - len, "%s%s%s%s", len ? " + " : "", vars[ax], *str ? " * " : "", str);
+				char f[32], nx[96];
+				if (ax == 1)
+					snprintf(f, sizeof f, "%lldL", (long long)q.Hq);
+				else
+					snprintf(f, sizeof f, "%s", ax == 3 ? "SKV" : "SQ");
+				snprintf(nx, sizeof nx, "%s%s%s", str, *str ? " * " : "", f);
+				snprintf(str, sizeof str, "%s", nx);
+				mask_s |= ax == 2;
+			}
+		} else {
+			for (int i = r - 1; i >= 0; i--) {
+				const int64_t d = m->shape.d[i];
+				const int ax = 4 - r + i;
+				if (ax == 3 ? d > q.Skv : (d != 1 && d != want[ax]))
+					return 1; /* (the C target's error) */
+				if (q.rt && (ax == 3 ? d != q.Skv || ox_dim_is_rt(g, q.dSkv) : d != 1))
+					return 1;
+				ms[ax] = ax == 3 ? 1 : d == 1 ? 0 : st;
+				if (ax == 3)
+					Mk = d;
+				st *= d;
+			}
+			for (int k = 0; k < 4; k++) {
+				size_t len = strlen(mi);
+				if (ms[k] == 1)
+					snprintf(mi + len, sizeof mi - len, "%s%s", len ? " + " : "", vars[k]);
+				else if (ms[k])
+					snprintf(mi + len, sizeof mi - len, "%s%s * %lldL", len ? " + " : "", vars[k], (long long)ms[k]);
+			}
+			mask_s = ms[2] != 0;
 		}
-		mask_s = ms[2] != 0;
 		char val[300];
 		if (m->dtype == OX_BOOL)
 			snprintf(val, sizeof val, "(M[%s] ? 0.0f : -INFINITY)", *mi ? mi : "0");
@@ -1916,6 +1943,38 @@ static int emit_const_of_shape(ox_cg *cg, ox_graph *g, ox_node *n)
 	return 0;
 }
 
+/* Range whose length is a dim (constant or run-time: position ids of a
+ * dynamic sequence), not computed here from the data: a thread per
+ * element, start + i * delta as the C target computes it (codegen/
+ * emit_data.c: in the type, integers in uint64 arithmetic) */
+static int emit_range(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	const ox_value *y = ox_out(g, n, 0);
+	const int dt = y ? y->dtype : -1;
+	if (!y || !y->has_shape || y->layout || y->shape.rank != 1 || !ox_cu_plain_num(dt) || dt == OX_F16 ||
+	    dt == OX_BF16 || !ox_in(g, n, 0) || !ox_in(g, n, 2) || ox_in(g, n, 0)->dtype != dt || ox_in(g, n, 2)->dtype != dt)
+		return 1;
+	const char *T = ox_cg_ctype(dt);
+	char kname[200], params[200];
+	ox_buf body = {0}, t = {0};
+	if (ox_dtype_is_float(dt))
+		ox_buf_printf(&body, "\ty[i] = s0[0] + (%s)i * d0[0];\n", ox_cg_ntype(dt));
+	else
+		ox_buf_printf(&body, "\ty[i] = (%s)((uint64_t)s0[0] + (uint64_t)i * (uint64_t)d0[0]);\n", T);
+	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	snprintf(params, sizeof params, "const %s *__restrict__ s0, const %s *__restrict__ d0, %s *__restrict__ y", T, T, T);
+	ox_buf_printf(&t, "/* %s: Range, a thread per element */\n", cg->fname);
+	ox_cu_rt R = {g, 0, {0}};
+	if (ox_cu_index_kernel_rt(&t, kname, params, y->shape.d, 1, body.s, &R)) {
+		ox_buf_free(&t), ox_buf_free(&body);
+		return 1;
+	}
+	ox_cu_index_launch(cg, kname, y->shape.d, 1, "in0, in2, out0", &R);
+	ox_cg_helper(cg, kname, t.s);
+	ox_buf_free(&t), ox_buf_free(&body);
+	return 0;
+}
+
 /* Gather (an embedding lookup): a thread per output element [outer, M,
  * inner]. Indices read at run time are checked as the C target checks
  * them (one wrap of a negative index); one out of range sets the run's
@@ -1927,42 +1986,53 @@ static int emit_const_of_shape(ox_cg *cg, ox_graph *g, ox_node *n)
 static int emit_gather(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	const ox_value *x = ox_in(g, n, 0), *ix = ox_in(g, n, 1), *y = ox_out(g, n, 0);
-	if (!x || !ix || !y || ox_shape_is_rt(g, &x->shape) || ox_shape_is_rt(g, &ix->shape) ||
-	    ox_shape_is_rt(g, &y->shape) || x->layout || y->layout || x->dtype == OX_STRING || !ox_dtype_size(x->dtype) ||
-	    (ix->dtype != OX_I32 && ix->dtype != OX_I64))
+	if (!x || !ix || !y || !x->has_shape || !ix->has_shape || x->layout || y->layout || x->dtype == OX_STRING ||
+	    !ox_dtype_size(x->dtype) || (ix->dtype != OX_I32 && ix->dtype != OX_I64))
 		return 1;
 	const int axis = ox_norm_axis(ox_attr_int(n, "axis", 0), x->shape.rank);
-	int64_t dims[3] = {1, ox_shape_numel(&ix->shape), 1};
-	const long long D = x->shape.d[axis];
+	/* [outer, indices, inner]; run-time dims (a dynamic batch and
+	 * sequence of token ids) the kernel's parameters */
+	ox_dim dims[3] = {1, ox_shape_numel_dim(g, &ix->shape), 1};
+	const ox_dim dD = x->shape.d[axis];
 	for (int d = 0; d < x->shape.rank; d++)
 		if (d != axis)
-			dims[d < axis ? 0 : 2] *= x->shape.d[d];
-	if (D == 0 || dims[0] * dims[1] * dims[2] == 0)
+			dims[d < axis ? 0 : 2] = ox_dim_mul(g, dims[d < axis ? 0 : 2], x->shape.d[d]);
+	const int rt = ox_dim_is_rt(g, dD) || ox_dim_is_rt(g, dims[0]) || ox_dim_is_rt(g, dims[1]) ||
+		       ox_dim_is_rt(g, dims[2]);
+	if (dD == 0 || (!rt && dims[0] * dims[1] * dims[2] == 0))
 		return 1;
 	const ox_tensor *ci = ox_in_const(g, n, 1);
-	for (int64_t j = 0; ci && j < ox_tensor_numel(ci); j++) {
+	for (int64_t j = 0; ci && !rt && j < ox_tensor_numel(ci); j++) {
 		const int64_t k = (int64_t)ox_tensor_get_f64(ci, j);
-		if (k < -D || k >= D)
+		if (k < -dD || k >= dD)
 			return 1;
 	}
-	char kname[200], params[256], ds[32];
+	if (ci && rt)
+		return 1;
+	ox_cu_rt R = {g, 0, {0}};
+	char kname[200], params[256], ds[40], dn[32], in[32];
+	if (!ox_cu_rt_dim(&R, dD, dn, sizeof dn) || !ox_cu_rt_dim(&R, dims[2], in, sizeof in))
+		return 1;
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	const char *ty = ox_cg_ctype(y->dtype);
 	snprintf(params, sizeof params, "const %s *__restrict__ x, const %s *__restrict__ ind, %s *__restrict__ y%s", ty,
 		 ox_cg_ctype(ix->dtype), ty, ci ? "" : ", int *st");
 	ox_buf body = {0};
-	snprintf(ds, sizeof ds, "%lldL", D);
+	snprintf(ds, sizeof ds, ox_dim_is_rt(g, dD) ? "%s" : "%sL", dn);
 	if (ci) /* (checked here: wrapped only) */
 		ox_buf_printf(&body, "\tint64_t k = (int64_t)ind[i1];\n\tif (k < 0)\n\t\tk += %s;\n", ds);
 	else
 		ox_cu_index_check(cg, &body, 1, "k", "ind[i1]", ds);
-	ox_buf_printf(&body, "\ty[i] = x[(i0 * %lld + k) * %lld + i2];\n", D, (long long)dims[2]);
+	ox_buf_printf(&body, "\ty[i] = x[(i0 * %s + k) * %s + i2];\n", dn, in);
 	ox_buf t = {0};
-	ox_buf_printf(&t, "/* %s: Gather along axis %d of %lld, %s indices: a thread per element */\n", cg->fname, axis, D,
+	ox_buf_printf(&t, "/* %s: Gather along axis %d of %s, %s indices: a thread per element */\n", cg->fname, axis, dn,
 		      ci ? "constant" : "checked");
-	ox_cu_index_kernel(&t, kname, params, dims, 3, body.s);
+	if (ox_cu_index_kernel_rt(&t, kname, params, dims, 3, body.s, &R)) {
+		ox_buf_free(&body), ox_buf_free(&t);
+		return 1;
+	}
 	ox_buf_free(&body);
-	ox_cu_index_launch(cg, kname, dims, 3, ci ? "in0, in1, out0" : "in0, in1, out0, ox_status", NULL);
+	ox_cu_index_launch(cg, kname, dims, 3, ci ? "in0, in1, out0" : "in0, in1, out0, ox_status", &R);
 	ox_cu_finish(cg, g, n, kname, &t);
 	return 0;
 }
@@ -2720,6 +2790,8 @@ static int dispatch(ox_cg *cg, ox_graph *g, ox_node *n)
 		rc = emit_shape(cg, g, n);
 	else if (n->op == OX_OP_ConstantOfShape)
 		rc = emit_const_of_shape(cg, g, n);
+	else if (n->op == OX_OP_Range)
+		rc = emit_range(cg, g, n);
 	else if (n->op == OX_OP_Fused)
 		rc = emit_fusedew(cg, g, n);
 	else if (n->op == OX_OP_ReduceMean || n->op == OX_OP_ReduceSum || n->op == OX_OP_ReduceMax ||

@@ -9,7 +9,8 @@ torch 1.13 with dynamic axes or as TorchScript (real Loop and If nodes).
 With --inputs, writes OUTDIR/input_K.npy for MODEL's graph inputs: SPEC is
 one shape per input, ';'-separated, each 'AxBxC' ('' a scalar) or '=V' (an
 int64 scalar of value V), random values from SEED (normal floats, token ids
-below 100 for int64 tensors).
+below 100 for int64 tensors, a padding mask of 1s then 0s for an input named
+'mask').
 
 The models (each the case a user meets; docs/dynamic.md):
   cnn_dynbatch      CNN with batch norm, a residual add, pooling and a
@@ -21,6 +22,10 @@ The models (each the case a user meets; docs/dynamic.md):
                     concat, sigmoid head; dynamic 'height' and 'width'
   loop_trips        a scripted loop whose trip count is an input
   if_shapes         a scripted If whose branches return different shapes
+  bert_dynseq       a HuggingFace-style BERT layer: token and position
+                    embeddings (arange of the length), the padding mask as
+                    an input ([batch, seq] of 0/1 made [batch, 1, 1, seq]),
+                    attention, FFN; dynamic 'batch' and 'seq'
   rnn_dynseq        a 2-layer bidirectional LSTM into a GRU, as PyTorch
                     exports them: dynamic 'seq' and 'batch' (the initial
                     states zeros of a shape read from the input's)
@@ -30,6 +35,7 @@ Same bytes every run: every model seeds torch itself.
 """
 
 import argparse
+import math
 import os
 import sys
 
@@ -102,6 +108,26 @@ class LoopTrips(nn.Module):
         return x
 
 
+class BertDynSeq(nn.Module):
+    def __init__(self, vocab=100, d=64, heads=4, ffn=128, maxlen=128):
+        super().__init__()
+        self.h, self.dh = heads, d // heads
+        self.tok, self.pos = nn.Embedding(vocab, d), nn.Embedding(maxlen, d)
+        self.ln0, self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d), nn.LayerNorm(d)
+        self.q, self.k, self.v, self.o = nn.Linear(d, d), nn.Linear(d, d), nn.Linear(d, d), nn.Linear(d, d)
+        self.f1, self.f2 = nn.Linear(d, ffn), nn.Linear(ffn, d)
+
+    def forward(self, ids, am):
+        b, n = ids.shape
+        x = self.ln0(self.tok(ids) + self.pos(torch.arange(n).unsqueeze(0)))
+        sp = lambda t: t.view(b, n, self.h, self.dh).transpose(1, 2)
+        q, k, v = sp(self.q(x)), sp(self.k(x)), sp(self.v(x))
+        m = (1.0 - am[:, None, None, :].float()) * -10000.0
+        a = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(self.dh) + m, -1)
+        x = self.ln1(x + self.o((a @ v).transpose(1, 2).reshape(b, n, -1)))
+        return self.ln2(x + self.f2(F.gelu(self.f1(x))))
+
+
 class RnnDynSeq(nn.Module):
     def __init__(self):
         super().__init__()
@@ -166,6 +192,12 @@ def export(name, outdir):
         m = torch.jit.script(IfShapes().eval())
         torch.onnx.export(m, (torch.randn(3, 4),), path, opset_version=13, input_names=["x"],
                           output_names=["y"], dynamic_axes={"x": {0: "rows"}, "y": {0: "rows", 1: "cols"}})
+    elif name == "bert_dynseq":
+        m = BertDynSeq().eval()
+        ids, am = torch.randint(0, 100, (2, 16)), torch.ones(2, 16, dtype=torch.int64)
+        torch.onnx.export(m, (ids, am), path, opset_version=13, input_names=["ids", "mask"], output_names=["out"],
+                          dynamic_axes={"ids": {0: "batch", 1: "seq"}, "mask": {0: "batch", 1: "seq"},
+                                        "out": {0: "batch", 1: "seq"}})
     elif name == "rnn_dynseq":
         m = RnnDynSeq().eval()
         torch.onnx.export(m, (torch.randn(10, 3, 16),), path, opset_version=14, input_names=["x"],
@@ -179,7 +211,8 @@ def export(name, outdir):
     print("%-20s opset %2d  %4d nodes  %s" % (name, mo.opset_import[0].version, len(mo.graph.node), " ".join(ops)))
 
 
-MODELS = ["cnn_dynbatch", "transformer_dynseq", "detector_dynimg", "loop_trips", "if_shapes", "rnn_dynseq"]
+MODELS = ["cnn_dynbatch", "transformer_dynseq", "detector_dynimg", "loop_trips", "if_shapes", "bert_dynseq",
+          "rnn_dynseq"]
 
 
 def inputs(model, outdir, spec, seed):
@@ -199,7 +232,12 @@ def inputs(model, outdir, spec, seed):
             a = np.array(int(p[1:]), dtype=dt)
         else:
             shape = [int(s) for s in p.split("x")] if p else []
-            if dt == np.int64 or dt == np.int32:
+            if i.name == "mask":  # a padding mask: 1 for tokens, 0 for padding at the end
+                a = np.ones(shape, dt)
+                if len(shape) == 2:
+                    for r in range(shape[0]):
+                        a[r, shape[1] - rs.randint(0, shape[1] // 2 + 1):] = 0
+            elif dt == np.int64 or dt == np.int32:
                 a = rs.randint(0, 100, size=shape).astype(dt)
             elif dt == np.bool_:
                 a = rs.randint(0, 2, size=shape).astype(dt)
