@@ -136,6 +136,28 @@ static ox_id add_reshape(ox_graph *g, ox_id x, const ox_shape *s, const char *na
 	return y;
 }
 
+/* x with a new axis 1 of extent 1 (Unsqueeze, opset 13: any run-time dims
+ * carry over, which a Reshape's constant shape cannot say) */
+static ox_id add_unsqueeze1(ox_graph *g, ox_id x, const char *name)
+{
+	ox_tensor *t = ox_ir_new_tensor(g, OX_I64, &(ox_shape){1, {1}});
+	ox_tensor_set_i64(t, 0, 1);
+	char cn[700];
+	snprintf(cn, sizeof cn, "%s/axes", name);
+	ox_id c = ox_ir_add_const(g, cn, t);
+	ox_id nid = ox_ir_add_node(g, OX_OP_Unsqueeze, "Unsqueeze", name, 2, 1);
+	ox_id y = ox_ir_add_value(g, name, OX_V_INTERNAL);
+	const ox_shape *xs = &g->vals[x].shape;
+	ox_value *v = &g->vals[y];
+	v->dtype = g->vals[x].dtype, v->has_shape = 1, v->shape.rank = xs->rank + 1;
+	v->shape.d[0] = xs->d[0], v->shape.d[1] = 1;
+	for (int i = 1; i < xs->rank; i++)
+		v->shape.d[i + 1] = xs->d[i];
+	g->nodes[nid].in[0] = x, g->nodes[nid].in[1] = c, g->nodes[nid].out[0] = y;
+	g->nodes[nid].opset = 13;
+	return y;
+}
+
 /* Try the pattern at Softmax node index si; 1 if rewritten. */
 static int match(ox_graph *g, int si)
 {
@@ -219,7 +241,7 @@ static int match(ox_graph *g, int si)
 		const ox_value *m = mask >= 0 ? &g->vals[mask] : NULL;
 		if (ox_dim_is_rt(g, D) || ox_dim_is_rt(g, vv->shape.d[r - 1]) || (r == 4 && ox_dim_is_rt(g, qv->shape.d[1])))
 			return 0;
-		if (m && (m->shape.rank < 1 || m->shape.d[m->shape.rank - 1] != Skv || (r == 3 && m->shape.rank == 3)))
+		if (m && (m->shape.rank < 1 || m->shape.d[m->shape.rank - 1] != Skv))
 			return 0;
 		if (!ox_opt_rt_ok(g, &sv->shape, ~0u) || !ox_opt_rt_ok(g, &qv->shape, ~0u) ||
 		    !ox_opt_rt_ok(g, &vv->shape, ~0u))
@@ -257,12 +279,13 @@ static int match(ox_graph *g, int si)
 		K = add_transpose(g, kt, swap, 3, nm);
 	}
 	if (mask >= 0 && r == 3 && g->vals[mask].shape.rank == 3) {
-		/* [B*H, Sq, Skv] -> [B*H, 1, Sq, Skv] for Attention's 4-D mask */
+		/* [B*H, Sq, Skv] -> [B*H, 1, Sq, Skv] for Attention's 4-D mask
+		 * (nn.MultiheadAttention's key padding mask [B*H, 1, Skv]) */
 		const ox_value *m = &g->vals[mask];
 		ox_shape s4 = {4, {m->shape.d[0], 1, m->shape.d[1], m->shape.d[2]}};
 		char mn[600];
 		snprintf(mn, sizeof mn, "%s/mask", nm);
-		mask = add_reshape(g, mask, &s4, mn);
+		mask = ox_shape_is_rt(g, &m->shape) ? add_unsqueeze1(g, mask, mn) : add_reshape(g, mask, &s4, mn);
 	}
 	ox_id aid = ox_ir_add_node(g, OX_OP_Attention, "Attention", nm, mask >= 0 ? 4 : 3, 1);
 	ox_node *a = &g->nodes[aid];

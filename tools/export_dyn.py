@@ -26,6 +26,10 @@ The models (each the case a user meets; docs/dynamic.md):
                     embeddings (arange of the length), the padding mask as
                     an input ([batch, seq] of 0/1 made [batch, 1, 1, seq]),
                     attention, FFN; dynamic 'batch' and 'seq'
+  encoder_dynmask   nn.TransformerEncoder (batch_first, 2 layers) with a
+                    key padding mask: heads in the batch ([B*H, S, S]
+                    scores) and the mask [B*H, 1, S]; dynamic 'batch' and
+                    'seq'
   rnn_dynseq        a 2-layer bidirectional LSTM into a GRU, as PyTorch
                     exports them: dynamic 'seq' and 'batch' (the initial
                     states zeros of a shape read from the input's)
@@ -128,6 +132,18 @@ class BertDynSeq(nn.Module):
         return self.ln2(x + self.f2(F.gelu(self.f1(x))))
 
 
+class EncoderDynMask(nn.Module):
+    def __init__(self, d=64):
+        super().__init__()
+        self.emb = nn.Linear(32, d)
+        layer = nn.TransformerEncoderLayer(d, 4, 128, batch_first=True)
+        self.enc = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        self.head = nn.Linear(d, 10)
+
+    def forward(self, x, mask):  # mask: 1 for tokens, 0 for padding
+        return self.head(self.enc(self.emb(x), src_key_padding_mask=mask == 0))
+
+
 class RnnDynSeq(nn.Module):
     def __init__(self):
         super().__init__()
@@ -198,6 +214,12 @@ def export(name, outdir):
         torch.onnx.export(m, (ids, am), path, opset_version=13, input_names=["ids", "mask"], output_names=["out"],
                           dynamic_axes={"ids": {0: "batch", 1: "seq"}, "mask": {0: "batch", 1: "seq"},
                                         "out": {0: "batch", 1: "seq"}})
+    elif name == "encoder_dynmask":
+        m = EncoderDynMask().eval()
+        x, am = torch.randn(2, 16, 32), torch.ones(2, 16, dtype=torch.int64)
+        torch.onnx.export(m, (x, am), path, opset_version=13, input_names=["x", "mask"], output_names=["out"],
+                          dynamic_axes={"x": {0: "batch", 1: "seq"}, "mask": {0: "batch", 1: "seq"},
+                                        "out": {0: "batch", 1: "seq"}})
     elif name == "rnn_dynseq":
         m = RnnDynSeq().eval()
         torch.onnx.export(m, (torch.randn(10, 3, 16),), path, opset_version=14, input_names=["x"],
@@ -212,7 +234,7 @@ def export(name, outdir):
 
 
 MODELS = ["cnn_dynbatch", "transformer_dynseq", "detector_dynimg", "loop_trips", "if_shapes", "bert_dynseq",
-          "rnn_dynseq"]
+          "encoder_dynmask", "rnn_dynseq"]
 
 
 def inputs(model, outdir, spec, seed):
