@@ -2002,13 +2002,13 @@ static int emit_gather(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (dD == 0 || (!rt && dims[0] * dims[1] * dims[2] == 0))
 		return 1;
 	const ox_tensor *ci = ox_in_const(g, n, 1);
-	for (int64_t j = 0; ci && !rt && j < ox_tensor_numel(ci); j++) {
+	if (ci && ox_dim_is_rt(g, dD))
+		return 1; /* (constant indices: checked here against a constant axis) */
+	for (int64_t j = 0; ci && j < ox_tensor_numel(ci); j++) {
 		const int64_t k = (int64_t)ox_tensor_get_f64(ci, j);
 		if (k < -dD || k >= dD)
 			return 1;
 	}
-	if (ci && rt)
-		return 1;
 	ox_cu_rt R = {g, 0, {0}};
 	char kname[200], params[256], ds[40], dn[32], in[32];
 	if (!ox_cu_rt_dim(&R, dD, dn, sizeof dn) || !ox_cu_rt_dim(&R, dims[2], in, sizeof in))

@@ -11,6 +11,8 @@
  * OX_SV_UNKNOWN: read from data when the program runs. The nodes stay in
  * the graph (their outputs are still tensors something may read); a value
  * whose elements all turn out constant is folded by opt/fold.c.
+ * Equal and Where too: PyTorch exports expand(n, -1, -1) as the shape
+ * Where(Equal(s, -1), 1, s), and a dim is never -1.
  */
 #include "ir.h"
 #include <string.h>
@@ -74,6 +76,20 @@ static ox_sv binop(ox_graph *g, int op, ox_sv a, ox_sv b)
 	return unknown();
 }
 
+/* Equal of two elements: 1, 0, or unknown (a dim is never negative; two
+ * dims are equal when they are the same expression, else not known) */
+static ox_sv equal(ox_sv a, ox_sv b)
+{
+	if (a.kind == OX_SV_UNKNOWN || b.kind == OX_SV_UNKNOWN)
+		return unknown();
+	if (a.kind == OX_SV_CONST && b.kind == OX_SV_CONST)
+		return (ox_sv){OX_SV_CONST, a.c == b.c, 0};
+	if (a.kind == OX_SV_DIM && b.kind == OX_SV_DIM)
+		return a.d == b.d ? (ox_sv){OX_SV_CONST, 1, 0} : unknown();
+	int64_t c = a.kind == OX_SV_CONST ? a.c : b.c;
+	return c < 0 ? (ox_sv){OX_SV_CONST, 0, 0} : unknown();
+}
+
 /* every element: k input values with their counts (a count of 1 broadcasts) */
 static int elementwise(ox_graph *g, ox_node *n, ox_sv *out, int *nout)
 {
@@ -91,9 +107,18 @@ static int elementwise(ox_graph *g, ox_node *n, ox_sv *out, int *nout)
 			m = cnt[k];
 	}
 	for (int i = 0; i < m; i++) {
-		out[i] = in[0][cnt[0] == 1 ? 0 : i];
-		for (int k = 1; k < n->nin; k++)
-			out[i] = binop(g, n->op, out[i], in[k][cnt[k] == 1 ? 0 : i]);
+		const ox_sv *e[8];
+		for (int k = 0; k < n->nin; k++)
+			e[k] = &in[k][cnt[k] == 1 ? 0 : i];
+		if (n->op == OX_OP_Equal) {
+			out[i] = equal(*e[0], *e[1]);
+		} else if (n->op == OX_OP_Where) { /* a known condition picks */
+			out[i] = e[0]->kind != OX_SV_CONST ? unknown() : *e[e[0]->c ? 1 : 2];
+		} else {
+			out[i] = *e[0];
+			for (int k = 1; k < n->nin; k++)
+				out[i] = binop(g, n->op, out[i], *e[k]);
+		}
 	}
 	*nout = m;
 	return 0;
@@ -102,7 +127,8 @@ static int elementwise(ox_graph *g, ox_node *n, ox_sv *out, int *nout)
 int ox_eval_sym(ox_graph *g, ox_node *n)
 {
 	ox_value *y = ox_out(g, n, 0);
-	if (!y || n->nout != 1 || !y->has_shape || y->shape.rank > 1 || !ox_dtype_is_int(y->dtype) ||
+	if (!y || n->nout != 1 || !y->has_shape || y->shape.rank > 1 ||
+	    !(ox_dtype_is_int(y->dtype) || (y->dtype == OX_BOOL && n->op == OX_OP_Equal)) ||
 	    !ox_shape_is_const(&y->shape) || ox_shape_numel(&y->shape) > OX_MAX_SV)
 		return 0;
 	ox_sv out[OX_MAX_SV], a[OX_MAX_SV];
@@ -181,6 +207,16 @@ int ox_eval_sym(ox_graph *g, ox_node *n)
 			m += na;
 		}
 		break;
+	case OX_OP_Equal:
+		if (n->nin != 2 || !ox_dtype_is_int(ox_in(g, n, 0)->dtype))
+			return 0;
+		if (elementwise(g, n, out, &m))
+			return 0;
+		break;
+	case OX_OP_Where:
+		if (n->nin != 3 || ox_in(g, n, 0)->dtype != OX_BOOL)
+			return 0;
+		/* fall through */
 	case OX_OP_Add: case OX_OP_Sub: case OX_OP_Mul: case OX_OP_Div: case OX_OP_Max: case OX_OP_Min:
 		if (elementwise(g, n, out, &m))
 			return 0;

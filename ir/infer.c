@@ -48,7 +48,7 @@ int ox_in_svals(ox_graph *g, const ox_node *n, int k, ox_sv *v, int cap)
 	const ox_tensor *t = ox_in_const(g, n, k);
 	if (t) {
 		int64_t m = ox_tensor_numel(t);
-		if (m > cap || !ox_dtype_is_int(t->dtype))
+		if (m > cap || (!ox_dtype_is_int(t->dtype) && t->dtype != OX_BOOL))
 			return -1;
 		for (int64_t i = 0; i < m; i++)
 			v[i] = (ox_sv){OX_SV_CONST, ox_tensor_get_i64(t, i), 0};

@@ -30,6 +30,10 @@ The models (each the case a user meets; docs/dynamic.md):
                     key padding mask: heads in the batch ([B*H, S, S]
                     scores) and the mask [B*H, 1, S]; dynamic 'batch' and
                     'seq'
+  vit_dynbatch      a small ViT: patch Conv, the class token expand(batch,
+                    -1, -1) (Where(Equal(shape, -1), 1, shape) in the
+                    export), a transformer layer, the class token's head;
+                    dynamic 'batch'
   rnn_dynseq        a 2-layer bidirectional LSTM into a GRU, as PyTorch
                     exports them: dynamic 'seq' and 'batch' (the initial
                     states zeros of a shape read from the input's)
@@ -144,6 +148,22 @@ class EncoderDynMask(nn.Module):
         return self.head(self.enc(self.emb(x), src_key_padding_mask=mask == 0))
 
 
+class VitDynBatch(nn.Module):
+    def __init__(self, d=64):
+        super().__init__()
+        self.patch = nn.Conv2d(3, d, 8, 8)
+        self.cls = nn.Parameter(torch.randn(1, 1, d))
+        self.pos = nn.Parameter(torch.randn(1, 17, d) * 0.1)
+        layer = nn.TransformerEncoderLayer(d, 4, 128, batch_first=True)
+        self.enc = nn.TransformerEncoder(layer, 1, enable_nested_tensor=False)
+        self.head = nn.Linear(d, 10)
+
+    def forward(self, x):
+        t = self.patch(x).flatten(2).transpose(1, 2)
+        t = torch.cat([self.cls.expand(x.shape[0], -1, -1), t], 1) + self.pos
+        return self.head(self.enc(t)[:, 0])
+
+
 class RnnDynSeq(nn.Module):
     def __init__(self):
         super().__init__()
@@ -220,6 +240,10 @@ def export(name, outdir):
         torch.onnx.export(m, (x, am), path, opset_version=13, input_names=["x", "mask"], output_names=["out"],
                           dynamic_axes={"x": {0: "batch", 1: "seq"}, "mask": {0: "batch", 1: "seq"},
                                         "out": {0: "batch", 1: "seq"}})
+    elif name == "vit_dynbatch":
+        m = VitDynBatch().eval()
+        torch.onnx.export(m, (torch.randn(2, 3, 32, 32),), path, opset_version=13, input_names=["image"],
+                          output_names=["logits"], dynamic_axes={"image": {0: "batch"}, "logits": {0: "batch"}})
     elif name == "rnn_dynseq":
         m = RnnDynSeq().eval()
         torch.onnx.export(m, (torch.randn(10, 3, 16),), path, opset_version=14, input_names=["x"],
@@ -234,7 +258,7 @@ def export(name, outdir):
 
 
 MODELS = ["cnn_dynbatch", "transformer_dynseq", "detector_dynimg", "loop_trips", "if_shapes", "bert_dynseq",
-          "encoder_dynmask", "rnn_dynseq"]
+          "encoder_dynmask", "vit_dynbatch", "rnn_dynseq"]
 
 
 def inputs(model, outdir, spec, seed):

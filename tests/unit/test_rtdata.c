@@ -299,6 +299,41 @@ static void test_expand_from_data(void **state)
 	ox_ir_free(g);
 }
 
+/* PyTorch's expand(n, -1, -1): the shape [n, -1, -1] made Where(Equal(s,
+ * -1), 1, s) = [n, 1, 1] (a dim is never -1), so Expand's dims are known;
+ * Equal of two different dims stays unknown */
+static void test_expand_minus_one(void **state)
+{
+	(void)state;
+	ox_graph *g = infer_ok("graph \"x\" opset 13\n"
+			       "input %0:f32[B,3] \"x\"\n"
+			       "input %1:f32[1,1,8] \"cls\"\n"
+			       "input %12:f32[C] \"z\"\n"
+			       "const %2:i64[1] \"i\" = [0]\n"
+			       "const %3:i64[2] \"m\" = [-1, -1]\n"
+			       "const %4:i64[3] \"neg\" = [-1, -1, -1]\n"
+			       "const %5:i64[3] \"one\" = [1, 1, 1]\n"
+			       "%6 = Shape(%0)\n"
+			       "%7 = Gather(%6, %2)\n"
+			       "%8 = Concat(%7, %3) {axis=0}\n"
+			       "%9 = Equal(%8, %4)\n"
+			       "%10 = Where(%9, %5, %8)\n"
+			       "%11 = Expand(%1, %10)\n"
+			       "%13 = Shape(%12)\n"
+			       "%14 = Equal(%7, %13)\n",
+			       NULL, 0, 0);
+	ox_ir_set_range(g, "B", 1, 8);
+	ox_ir_set_range(g, "C", 1, 8);
+	assert_int_equal(infer_all(g), 0);
+	assert_type(g, 11, "f32[B,1,8]");
+	ox_value *e = &g->vals[9];
+	assert_int_equal(e->nsv, 3);
+	for (int i = 0; i < 3; i++)
+		assert_true(e->sv[i].kind == OX_SV_CONST && e->sv[i].c == (i > 0));
+	assert_true(g->vals[14].nsv == 0); /* B == C is not known */
+	ox_ir_free(g);
+}
+
 /* Split: sizes from data at most the axis; num_outputs on a run-time axis
  * gives a last chunk that is never negative */
 static void test_split(void **state)
@@ -392,6 +427,7 @@ int main(void)
 		cmocka_unit_test(test_range),
 		cmocka_unit_test(test_shape_of_shape),
 		cmocka_unit_test(test_expand_from_data),
+		cmocka_unit_test(test_expand_minus_one),
 		cmocka_unit_test(test_split),
 		cmocka_unit_test(test_squeeze),
 		cmocka_unit_test(test_pad_plan),
