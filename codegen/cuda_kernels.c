@@ -676,7 +676,10 @@ fail:
 }
 
 /* Gemm and MatMul as ox_opt_gemm_geo takes them: [M x K] x [K x N] per
- * product, a batch of products (MatMul) whose operands broadcast per dim */
+ * product, a batch of products (MatMul) whose operands broadcast per dim;
+ * M, K, the batch dims and (a MatMul of two values) N may be run-time dims,
+ * the kernel's parameters (the scores of an unfused attention over a
+ * dynamic batch and sequence) */
 static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 {
 	ox_value *a = ox_in(g, n, 0), *bv = ox_in(g, n, 1), *y = ox_out(g, n, 0), *c = ox_in(g, n, 2);
@@ -687,8 +690,16 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	snprintf(Ms, sizeof Ms, "%s", M);
 	snprintf(Ks, sizeof Ks, "%s", ox_cg_dim(cg, q->dK));
 	const int64_t N = q->N;
+	const int rtn = ox_dim_is_rt(g, q->dN);
+	if (rtn && ox_ir_epilogue(n))
+		return 1;
 	ox_buf t = {0}, params = {0}, args = {0};
 	ox_cu_epi_params(g, n, &params, &args);
+	/* run-time N and batch dims: R's parameters after the others */
+	ox_cu_rt R = {g, 0, {0}};
+	char Nt[32], bdt[OX_MAX_RANK][32], sat[OX_MAX_RANK][200], sbt[OX_MAX_RANK][200];
+	if (!ox_cu_rt_dim(&R, q->dN, Nt, sizeof Nt))
+		return 1;
 	char kname[200];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	int T = ox_cu_tile_of(q->M, N, q->batch);
@@ -699,23 +710,47 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	if (!gemm && !q->constb) {
 		nb = y->shape.rank - 2;
 		int64_t stA = ox_opt_top(g, q->dM) * ox_opt_top(g, q->dK), stB = ox_opt_top(g, q->dK) * N;
+		/* (as text with run-time dims: the run's M, K and NN) */
+		char stAt[200] = "M * K", stBt[200];
+		snprintf(stBt, sizeof stBt, "K * %s", Nt);
 		for (int i = nb - 1; i >= 0; i--) {
 			int ia = i - (nb - (a->shape.rank - 2)), ib = i - (nb - (bv->shape.rank - 2));
 			int64_t da = ia >= 0 ? a->shape.d[ia] : 1, db = ib >= 0 ? bv->shape.d[ib] : 1;
-			if (ox_dim_is_rt(g, da) || ox_dim_is_rt(g, db) || ox_dim_is_rt(g, y->shape.d[i]) || q->rt)
+			char dat[32], dbt[32];
+			if (!ox_cu_rt_dim(&R, y->shape.d[i], bdt[i], sizeof bdt[i]) || !ox_cu_rt_dim(&R, da, dat, sizeof dat) ||
+			    !ox_cu_rt_dim(&R, db, dbt, sizeof dbt) || strlen(stAt) > 100 || strlen(stBt) > 100)
 				goto decline;
-			bd[i] = y->shape.d[i];
-			sa[i] = da == 1 ? 0 : stA, sb[i] = db == 1 ? 0 : stB;
-			stA *= da, stB *= db;
+			snprintf(sat[i], sizeof sat[i], "%s", da == 1 ? "0" : stAt);
+			snprintf(sbt[i], sizeof sbt[i], "%s", db == 1 ? "0" : stBt);
+			char nx[240];
+			snprintf(nx, sizeof nx, "%s * %s", stAt, dat);
+			snprintf(stAt, sizeof stAt, "%.190s", nx);
+			snprintf(nx, sizeof nx, "%s * %s", stBt, dbt);
+			snprintf(stBt, sizeof stBt, "%.190s", nx);
+			if (!q->rt) {
+				bd[i] = y->shape.d[i];
+				sa[i] = da == 1 ? 0 : stA, sb[i] = db == 1 ? 0 : stB;
+				stA *= da, stB *= db;
+			}
 		}
 	}
-	ox_buf_printf(&t, "/* %s: %s [%s x %s] x [%s x %lld]%s%s%s */\n", cg->fname, n->optype, q->rt ? "(run-time)" : Ms,
-		      q->rt ? "" : Ks, q->rt ? "" : Ks, (long long)N, q->transA ? ", A transposed" : "",
+	ox_buf_puts(&params, "");
+	ox_cu_rt_params(NULL, &R, &params, NULL);
+	ox_cu_rt_params(cg, &R, NULL, &args);
+	ox_buf_printf(&t, "/* %s: %s [%s x %s] x [%s x %s]%s%s%s */\n", cg->fname, n->optype, q->rt ? "(run-time)" : Ms,
+		      q->rt ? "" : Ks, q->rt ? "" : Ks, rtn ? "(run-time)" : Nt, q->transA ? ", A transposed" : "",
 		      transB ? ", B transposed" : "", ox_ir_epilogue(n) ? ", epilogue fused" : "");
 	ox_buf_printf(&t, "__global__ void %s(const OX_T *__restrict__ A, const OX_T *__restrict__ B,\n"
 			  "\t\tconst OX_T *__restrict__ bias, OX_T *__restrict__ y, long M, long K%s)\n{\n",
 		      kname, params.s ? params.s : "");
-	if (nb) {
+	if (nb && q->rt) {
+		ox_buf_puts(&t, "\tlong z = blockIdx.z, za = 0, zb = 0;\n");
+		for (int i = nb - 1; i >= 0; i--)
+			ox_buf_printf(&t, "\tza += z %% %s * (%s), zb += z %% %s * (%s), z /= %s;\n", bdt[i], sat[i], bdt[i],
+				      sbt[i], bdt[i]);
+		ox_buf_puts(&t, "\tA += za, B += zb;\n");
+		ox_buf_printf(&t, "\ty += (long)blockIdx.z * M * %s;\n", Nt);
+	} else if (nb) {
 		ox_buf_puts(&t, "\tlong z = blockIdx.z, za = 0, zb = 0;\n");
 		for (int i = nb - 1; i >= 0; i--)
 			ox_buf_printf(&t, "\tza += z %% %lld * %lldL, zb += z %% %lld * %lldL, z /= %lld;\n", (long long)bd[i],
@@ -729,7 +764,7 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	const int es = (int)ox_dtype_size(y->dtype);
 	const int va = !q->transA && !q->rt && !ox_dim_is_rt(g, q->dK) && q->K % 4 == 0 &&
 				       ox_cu_align(g, n->in[0]) >= 4 * es ? 4 : 1;
-	const int vb = !transB && N % 4 == 0 && ox_cu_align(g, n->in[1]) >= 4 * es ? 4 : 1;
+	const int vb = !transB && !rtn && N % 4 == 0 && ox_cu_align(g, n->in[1]) >= 4 * es ? 4 : 1;
 	ox_cu_tile_ld(la, sizeof la, 4, "a", va, q->transA ? "A[k * M + m]" : "A[m * K + k]");
 	ox_cu_tile_ld(lb, sizeof lb, 4, "b", vb, transB ? "B[p * K + k]" : "B[k * NN + p]");
 	/* split-K for one product of constant size */
@@ -744,7 +779,7 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 		ox_buf_printf(&t, "\tconst long NN = %lld, ks0 = blockIdx.z * %lldL, ks1 = ks0 + %lld < K ? ks0 + %lld : K;\n",
 			      (long long)N, (long long)KS, (long long)KS, (long long)KS);
 	} else {
-		ox_buf_printf(&t, "\tconst long NN = %lld, ks0 = 0, ks1 = K;\n\t(void)NN;\n", (long long)N);
+		ox_buf_printf(&t, "\tconst long NN = %s, ks0 = 0, ks1 = K;\n\t(void)NN;\n", Nt);
 	}
 	ox_cu_tile geo;
 	ox_cu_tile_loop(&t, T, T, "M", "NN", la, va, lb, vb, ox_cu_tile_kind(cg, y->dtype),
@@ -797,9 +832,18 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 			     kname, (long long)((N + T - 1) / T), T - 1, T, S, geo.nt, gemm && c ? "in2" : "nullptr",
 			     args.s ? args.s : "");
 	} else {
-		ox_cg_printf(cg, "\t\tif (M > 0)\n\t\t\tOX_LAUNCH(%s, dim3(%lld, (unsigned)((M + %d) / %d), %s), %d, 0, ox_st, in0, in1, %s, out0, M, K%s);\n\t}\n",
-			     kname, (long long)((N + T - 1) / T), T - 1, T, bs, geo.nt, gemm && c ? "in2" : "nullptr",
-			     args.s ? args.s : "");
+		/* (a run-time N: the grid's columns and a guard from the run's) */
+		char gx[160], guard[200] = "";
+		if (rtn) {
+			char hn[96];
+			snprintf(hn, sizeof hn, "%s", ox_cg_dim(cg, q->dN));
+			snprintf(gx, sizeof gx, "(unsigned)(((long)(%s) + %d) / %d)", hn, T - 1, T);
+			snprintf(guard, sizeof guard, " && (long)(%s) > 0 && (long)(%s) > 0", hn, bs);
+		} else {
+			snprintf(gx, sizeof gx, "%lld", (long long)((N + T - 1) / T));
+		}
+		ox_cg_printf(cg, "\t\tif (M > 0%s)\n\t\t\tOX_LAUNCH(%s, dim3(%s, (unsigned)((M + %d) / %d), %s), %d, 0, ox_st, in0, in1, %s, out0, M, K%s);\n\t}\n",
+			     guard, kname, gx, T - 1, T, bs, geo.nt, gemm && c ? "in2" : "nullptr", args.s ? args.s : "");
 	}
 	ox_cu_finish(cg, g, n, kname, &t);
 	ox_buf_free(&params), ox_buf_free(&args);
@@ -1576,16 +1620,12 @@ static int emit_softmax(ox_cg *cg, ox_graph *g, ox_node *n)
 	int strided = 0;
 	for (int i = ax + 1; i < r && !legacy; i++)
 		strided |= x->shape.d[i] != 1;
-	ox_dim rows = 1;
-	int64_t D = 1;
-	if (strided) {
-		for (int i = 0; i < ax; i++)
-			rows = ox_dim_mul(g, rows, x->shape.d[i]);
-	} else {
-		if (!rows_of(g, x, ax, &rows))
-			return 1;
+	ox_dim rows = 1, D = 1; /* (a run-time row length D: the parameter ox_len) */
+	for (int i = 0; i < ax; i++)
+		rows = ox_dim_mul(g, rows, x->shape.d[i]);
+	if (!strided) {
 		for (int i = ax; i < r; i++)
-			D *= x->shape.d[i];
+			D = ox_dim_mul(g, D, x->shape.d[i]);
 		if (!D)
 			return 1;
 	}
@@ -1618,19 +1658,26 @@ static int emit_softmax(ox_cg *cg, ox_graph *g, ox_node *n)
 		return strided_kernel(cg, g, n, &R, rows, inner, "const OX_T *__restrict__ x, OX_T *__restrict__ y", &t,
 				      &body, 1);
 	}
-	warp_rows(&t, g, cg->fname, n->optype, rows, D, kname, "const OX_T *__restrict__ x, OX_T *__restrict__ y");
-	ox_buf_printf(&t, "\tconst OX_T *xr = x + row * %lld;\n\tOX_T *yr = y + row * %lld;\n"
-			  "\tfloat m = -INFINITY;\n\tfor (long i = lane; i < %lld; i += 32) {\n"
+	const int rtD = ox_dim_is_rt(g, D);
+	char len[48];
+	snprintf(len, sizeof len, rtD ? "ox_len" : "%lld", (long long)D);
+	warp_rows(&t, g, cg->fname, n->optype, rows, rtD ? -1 : D, kname,
+		  rtD ? "const OX_T *__restrict__ x, OX_T *__restrict__ y, const long ox_len"
+		      : "const OX_T *__restrict__ x, OX_T *__restrict__ y");
+	ox_buf_printf(&t, "\tconst OX_T *xr = x + row * %s;\n\tOX_T *yr = y + row * %s;\n"
+			  "\tfloat m = -INFINITY;\n\tfor (long i = lane; i < %s; i += 32) {\n"
 			  "\t\tconst float v = OX_LD(xr[i]);\n\t\tif (v > m)\n\t\t\tm = v;\n\t}\n"
 			  "\tfor (int o = 16; o > 0; o /= 2)\n\t\tm = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));\n"
-			  "\tfloat s = 0.0f;\n\tfor (long i = lane; i < %lld; i += 32)\n\t\ts += expf(OX_LD(xr[i]) - m);\n"
+			  "\tfloat s = 0.0f;\n\tfor (long i = lane; i < %s; i += 32)\n\t\ts += expf(OX_LD(xr[i]) - m);\n"
 			  "\tfor (int o = 16; o > 0; o /= 2)\n\t\ts += __shfl_xor_sync(0xffffffffu, s, o);\n"
 			  "%s"
-			  "\tfor (long i = lane; i < %lld; i += 32)\n\t\tyr[i] = OX_ST(%s);\n}\n\n",
-		      (long long)D, (long long)D,
-		      (long long)D, (long long)D, log ? "\tconst float ls = logf(s);\n" : "", (long long)D,
+			  "\tfor (long i = lane; i < %s; i += 32)\n\t\tyr[i] = OX_ST(%s);\n}\n\n",
+		      len, len, len, len, log ? "\tconst float ls = logf(s);\n" : "", len,
 		      log ? "(OX_LD(xr[i]) - m) - ls" : "expf(OX_LD(xr[i]) - m) / s");
-	rows_launch(cg, g, kname, rows, "in0, out0");
+	char args[400];
+	if (rtD)
+		snprintf(args, sizeof args, "in0, out0, (long)%s", ox_cg_dim(cg, D));
+	rows_launch(cg, g, kname, rows, rtD ? args : "in0, out0");
 	ox_cu_finish(cg, g, n, kname, &t);
 	return 0;
 }

@@ -65,8 +65,9 @@ static int takes_epilogue(ox_graph *g, const ox_node *n)
 	}
 	if (n->op == OX_OP_Conv)
 		return y->layout == OX_L_BLOCKED && y->dtype == OX_F32;
-	ox_gemmgeo q;
-	return (n->op == OX_OP_Gemm || n->op == OX_OP_MatMul) && !ox_opt_gemm_geo(g, n, &q);
+	ox_gemmgeo q; /* (not with a run-time N: the GPU's kernel reads it, the epilogue would not) */
+	return (n->op == OX_OP_Gemm || n->op == OX_OP_MatMul) && !ox_opt_gemm_geo(g, n, &q) &&
+	       !ox_dim_is_rt(g, q.dN);
 }
 
 /* How operand v can be read in the epilogue of a node with output o:

@@ -143,10 +143,12 @@ typedef struct {
 				 in chunks of kchunk rows of B, the sums kept in the
 				 output between chunks (no epilogue operand may share it) */
 	/* run-time sizes: batch, M and K above are then their tops, the dims
-	 * what the code computes with; N is always a constant (it shapes the
-	 * micro-kernel: output row stride, the last vector's lanes) */
+	 * what the code computes with; N is a constant (it shapes the
+	 * micro-kernel: output row stride, the last vector's lanes), but on
+	 * the GPU for a MatMul of two values, whose kernel reads it at run
+	 * time: then N is its top and dN the dim (rt is set; dN is N else) */
 	int rt;
-	ox_dim dbatch, dM, dK;
+	ox_dim dbatch, dM, dK, dN;
 } ox_gemmgeo;
 int ox_opt_gemm_geo(ox_graph *g, const ox_node *n, ox_gemmgeo *q); /* 0, or -1 if not for the GEMM */
 

@@ -258,9 +258,12 @@ int ox_opt_gemm_geo(ox_graph *g, const ox_node *n, ox_gemmgeo *q)
 		return -1;
 	if (a->shape.rank < 2 || bv->shape.rank < 2)
 		return -1;
-	/* run-time dims (with a top) but N, the columns: they shape the kernel */
+	/* run-time dims (with a top) but N, the columns: they shape the kernel
+	 * (on the GPU a MatMul of two values takes a run-time N too) */
+	const int rtn = ox_dim_is_rt(g, y->shape.d[y->shape.rank - 1]);
 	if (!ox_opt_rt_ok(g, &a->shape, ~0u) || !ox_opt_rt_ok(g, &bv->shape, ~0u) ||
-	    !ox_opt_rt_ok(g, &y->shape, ~0u) || ox_dim_is_rt(g, y->shape.d[y->shape.rank - 1]))
+	    !ox_opt_rt_ok(g, &y->shape, ~0u) ||
+	    (rtn && (!g->gpu || n->op != OX_OP_MatMul || bv->kind == OX_V_CONST || bv->layout)))
 		return -1;
 	q->b = g->target->vw;
 	q->constb = bv->kind == OX_V_CONST && bv->shape.rank == 2;
@@ -276,7 +279,7 @@ int ox_opt_gemm_geo(ox_graph *g, const ox_node *n, ox_gemmgeo *q)
 		const ox_value *c = ox_in(g, n, 2);
 		q->transA = ox_attr_int(n, "transA", 0) != 0;
 		q->dM = a->shape.d[q->transA], q->dK = a->shape.d[!q->transA];
-		q->N = y->shape.d[1];
+		q->N = q->dN = y->shape.d[1];
 		if (c && ((c->kind != OX_V_CONST && !g->gpu) || c->dtype != y->dtype))
 			return -1;
 		int64_t cn = c ? ox_shape_numel(&c->shape) : 0;
@@ -289,7 +292,8 @@ int ox_opt_gemm_geo(ox_graph *g, const ox_node *n, ox_gemmgeo *q)
 		q->dbatch = 1;
 	} else {
 		q->dK = a->shape.d[a->shape.rank - 1];
-		q->N = bv->shape.d[bv->shape.rank - 1];
+		q->dN = bv->shape.d[bv->shape.rank - 1];
+		q->N = ox_opt_top(g, q->dN);
 		if (q->constb) { /* every batch of A is more rows */
 			q->dM = ox_dim_div(g, ox_shape_numel_dim(g, &a->shape), q->dK ? q->dK : 1);
 			q->dbatch = 1;
@@ -305,11 +309,11 @@ int ox_opt_gemm_geo(ox_graph *g, const ox_node *n, ox_gemmgeo *q)
 					return -1;
 			}
 			q->dM = a->shape.d[a->shape.rank - 2];
-			ox_dim mn = ox_dim_mul(g, q->dM, q->N);
+			ox_dim mn = ox_dim_mul(g, q->dM, q->dN);
 			q->dbatch = mn ? ox_dim_div(g, ox_shape_numel_dim(g, &y->shape), mn) : 0;
 		}
 	}
-	q->rt = ox_dim_is_rt(g, q->dM) || ox_dim_is_rt(g, q->dK) || ox_dim_is_rt(g, q->dbatch);
+	q->rt = ox_dim_is_rt(g, q->dM) || ox_dim_is_rt(g, q->dK) || ox_dim_is_rt(g, q->dbatch) || rtn;
 	q->M = ox_opt_top(g, q->dM), q->K = ox_opt_top(g, q->dK), q->batch = ox_opt_top(g, q->dbatch);
 	if (!q->M || !q->N || !q->K || q->M < 0 || q->K < 0 || q->batch < 0)
 		return -1;

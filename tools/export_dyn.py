@@ -34,6 +34,11 @@ The models (each the case a user meets; docs/dynamic.md):
                     -1, -1) (Where(Equal(shape, -1), 1, shape) in the
                     export), a transformer layer, the class token's head;
                     dynamic 'batch'
+  gpt_dynseq        a GPT-style causal block: fused QKV projection split,
+                    scores masked by masked_fill(tril(ones(n, n)) == 0,
+                    -inf) (not fused: batched MatMuls of a run-time batch,
+                    rows and columns, a Softmax of run-time rows and
+                    length), LM head; dynamic 'batch' and 'seq'
   rnn_dynseq        a 2-layer bidirectional LSTM into a GRU, as PyTorch
                     exports them: dynamic 'seq' and 'batch' (the initial
                     states zeros of a shape read from the input's)
@@ -164,6 +169,25 @@ class VitDynBatch(nn.Module):
         return self.head(self.enc(t)[:, 0])
 
 
+class GptDynSeq(nn.Module):
+    def __init__(self, vocab=100, d=64, heads=4, maxlen=128):
+        super().__init__()
+        self.h, self.dh = heads, d // heads
+        self.tok, self.pos = nn.Embedding(vocab, d), nn.Embedding(maxlen, d)
+        self.ln, self.qkv, self.o, self.head = nn.LayerNorm(d), nn.Linear(d, 3 * d), nn.Linear(d, d), nn.Linear(d, vocab)
+
+    def forward(self, ids):
+        b, n = ids.shape
+        x = self.tok(ids) + self.pos(torch.arange(n))
+        q, k, v = self.qkv(self.ln(x)).split(self.h * self.dh, dim=2)
+        sp = lambda t: t.view(b, n, self.h, self.dh).transpose(1, 2)
+        q, k, v = sp(q), sp(k), sp(v)
+        att = q @ k.transpose(-2, -1) / math.sqrt(self.dh)
+        att = att.masked_fill(torch.tril(torch.ones(n, n)).view(1, 1, n, n) == 0, float("-inf"))
+        y = (torch.softmax(att, -1) @ v).transpose(1, 2).reshape(b, n, -1)
+        return self.head(x + self.o(y))
+
+
 class RnnDynSeq(nn.Module):
     def __init__(self):
         super().__init__()
@@ -244,6 +268,11 @@ def export(name, outdir):
         m = VitDynBatch().eval()
         torch.onnx.export(m, (torch.randn(2, 3, 32, 32),), path, opset_version=13, input_names=["image"],
                           output_names=["logits"], dynamic_axes={"image": {0: "batch"}, "logits": {0: "batch"}})
+    elif name == "gpt_dynseq":
+        m = GptDynSeq().eval()
+        torch.onnx.export(m, (torch.randint(0, 100, (2, 16)),), path, opset_version=14, input_names=["ids"],
+                          output_names=["logits"],
+                          dynamic_axes={"ids": {0: "batch", 1: "seq"}, "logits": {0: "batch", 1: "seq"}})
     elif name == "rnn_dynseq":
         m = RnnDynSeq().eval()
         torch.onnx.export(m, (torch.randn(10, 3, 16),), path, opset_version=14, input_names=["x"],
@@ -258,7 +287,7 @@ def export(name, outdir):
 
 
 MODELS = ["cnn_dynbatch", "transformer_dynseq", "detector_dynimg", "loop_trips", "if_shapes", "bert_dynseq",
-          "encoder_dynmask", "vit_dynbatch", "rnn_dynseq"]
+          "encoder_dynmask", "vit_dynbatch", "gpt_dynseq", "rnn_dynseq"]
 
 
 def inputs(model, outdir, spec, seed):
