@@ -1,6 +1,6 @@
 /* cuda_nn.c: CUDA kernels of ConvTranspose, Resize and AveragePool
  * (--target cuda), one thread per output element, plain layout.
- * ConvTranspose (f32, constant shapes) gathers: output o of a kernel tap reads input
+ * ConvTranspose (f32; a run-time batch and spatial size as parameters) gathers: output o of a kernel tap reads input
  * (o + pad - k * dil) / stride when that divides exactly, in the C
  * target's order of taps and channels (templates/convtranspose.c).
  * Resize reads the per-axis tap tables that the C target prints
@@ -17,6 +17,7 @@
 #include "resize.h"
 #include "../ir/family.h"
 #include <math.h>
+#include "../opt/opt.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,35 +41,71 @@ static void join(ox_buf *t, const char *label, const int64_t *v, int n, const ch
 		ox_buf_printf(t, "%s%lld", i ? sep : " ", (long long)v[i]);
 }
 
+/* the product of n texts (constants multiplied out), into buf */
+static void prod_text(char *buf, size_t sz, char (*v)[32], int n, int64_t c)
+{
+	size_t len = 0;
+	buf[0] = 0;
+	for (int i = 0; i < n; i++)
+		if (v[i][0] == 'o') /* a run-time dim: ox_rK */
+			len += (size_t)snprintf(buf + len, sz - len, "%s%s", len ? " * " : "", v[i]);
+		else
+			c *= strtoll(v[i], NULL, 10);
+	if (!len || c != 1)
+		snprintf(buf + len, sz - len, "%s%lld", len ? " * " : "", (long long)c);
+}
+
 static int emit_convtranspose(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0), *w = ox_in(g, n, 1), *b = ox_in(g, n, 2), *y = ox_out(g, n, 0);
-	if (!plain_f32(g, x) || !plain_f32(g, w) || !plain_f32(g, y) || (b && !plain_f32(g, b)))
+	/* f32, plain; x and y may have a run-time batch and spatial size
+	 * (explicit pads: the kernel's parameters) */
+	const int rt = x && y && x->has_shape && y->has_shape && (ox_shape_is_rt(g, &x->shape) || ox_shape_is_rt(g, &y->shape));
+	if (!x || !y || x->dtype != OX_F32 || y->dtype != OX_F32 || x->layout || y->layout || !x->has_shape ||
+	    !y->has_shape || !plain_f32(g, w) || (b && !plain_f32(g, b)))
 		return 1;
 	const int nsp = x->shape.rank - 2;
 	if (nsp < 1 || nsp > 3 || w->shape.rank != x->shape.rank || y->shape.rank != x->shape.rank)
 		return 1;
+	if (rt && (ox_dim_is_rt(g, x->shape.d[1]) || ox_dim_is_rt(g, y->shape.d[1]) ||
+		   strcmp(ox_attr_str(n, "auto_pad", "NOTSET"), "NOTSET") || ox_attr_get(n, "output_shape")))
+		return 1;
 	int64_t k[MAXSP], s[MAXSP], d[MAXSP], pads[2 * MAXSP], in[MAXSP], out[MAXSP];
 	int ap;
 	for (int i = 0; i < nsp; i++)
-		in[i] = x->shape.d[i + 2];
+		in[i] = ox_opt_top(g, x->shape.d[i + 2]);
 	/* the C target's decoding (codegen/emit_nn.c); a failure is reported as it would be there */
 	if (ox_ir_nn_window(g, n, nsp, &w->shape, k, s, d, pads, &ap) ||
 	    ox_ir_nn_convt(g, n, nsp, in, k, s, d, pads, ap, out))
 		return -1;
-	const int64_t N = x->shape.d[0], C = x->shape.d[1], M = y->shape.d[1], G = ox_attr_int(n, "group", 1);
-	if (G < 1 || C % G || M % G || w->shape.d[0] != C || w->shape.d[1] * G != M ||
+	const int64_t N = ox_opt_top(g, x->shape.d[0]), C = x->shape.d[1], M = y->shape.d[1], G = ox_attr_int(n, "group", 1);
+	if (N < 0 || G < 1 || C % G || M % G || w->shape.d[0] != C || w->shape.d[1] * G != M ||
 	    (b && ox_shape_numel(&b->shape) != M))
 		return 1;
 	int64_t isz = 1, osz = 1, ksz = 1;
 	for (int i = 0; i < nsp; i++) {
-		if (out[i] != y->shape.d[i + 2] || w->shape.d[i + 2] != k[i] || s[i] < 1 || d[i] < 1)
+		if ((!rt && out[i] != y->shape.d[i + 2]) || w->shape.d[i + 2] != k[i] || s[i] < 1 || d[i] < 1)
 			return 1;
 		isz *= in[i], osz *= out[i], ksz *= k[i];
 	}
 	const int64_t Cg = C / G, Mg = M / G, tot = N * M * osz;
 	if (tot <= 0 || isz <= 0 || Cg <= 0)
 		return 1;
+	/* the dims as the kernel's text: constants, or ox_rK */
+	ox_cu_rt R = {g, 0, {0}};
+	char Ns[32], ins[MAXSP][32], outs[MAXSP][32], iszs[160], oszs[160], tots[200], tmp[MAXSP + 2][32];
+	if (!ox_cu_rt_dim(&R, x->shape.d[0], Ns, sizeof Ns))
+		return 1;
+	for (int i = 0; i < nsp; i++)
+		if (!ox_cu_rt_dim(&R, x->shape.d[i + 2], ins[i], sizeof ins[i]) ||
+		    !ox_cu_rt_dim(&R, y->shape.d[i + 2], outs[i], sizeof outs[i]))
+			return 1;
+	prod_text(iszs, sizeof iszs, ins, nsp, 1);
+	prod_text(oszs, sizeof oszs, outs, nsp, 1);
+	memcpy(tmp[0], Ns, sizeof Ns);
+	for (int i = 0; i < nsp; i++)
+		memcpy(tmp[i + 1], outs[i], sizeof outs[i]);
+	prod_text(tots, sizeof tots, tmp, nsp + 1, M);
 	char kname[200];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf t = {0};
@@ -83,29 +120,40 @@ static int emit_convtranspose(ox_cg *cg, ox_graph *g, ox_node *n)
 	join(&t, ", stride", s, nsp, "x");
 	join(&t, ", dilation", d, nsp, "x");
 	join(&t, ", begin pads", pads, nsp, ",");
-	ox_buf_puts(&t, "; a thread per output */\n");
+	ox_buf_printf(&t, "; a thread per output%s */\n", R.n ? "; at most: run-time dims" : "");
+	ox_buf rtp = {0};
+	ox_cu_rt_params(NULL, &R, &rtp, NULL);
 	ox_buf_printf(&t, "__global__ void __launch_bounds__(256) %s(const float *__restrict__ x, const float *__restrict__ w,\n"
-			  "\t\tconst float *__restrict__ bias, float *__restrict__ y)\n{\n"
-			  "\tconst long i = (long)blockIdx.x * 256 + threadIdx.x;\n\tif (i >= %lldL)\n\t\treturn;\n",
-		      kname, (long long)tot);
+			  "\t\tconst float *__restrict__ bias, float *__restrict__ y%s)\n{\n"
+			  "\tconst long i = (long)blockIdx.x * 256 + threadIdx.x;\n\tif (i >= %s%s)\n\t\treturn;\n",
+		      kname, rtp.s ? rtp.s : "", R.n ? "" : tots, R.n ? tots : "L");
+	ox_buf_free(&rtp);
 	/* the output's index: o<a> per spatial axis, channel m, image nb */
-	int64_t below = 1;
+	char below[200] = "1";
 	for (int a = nsp - 1; a >= 0; a--) {
-		if (below == 1)
-			ox_buf_printf(&t, "\tconst long o%d = i %% %lld;\n", a, (long long)out[a]);
+		if (!strcmp(below, "1"))
+			ox_buf_printf(&t, "\tconst long o%d = i %% %s;\n", a, outs[a]);
 		else
-			ox_buf_printf(&t, "\tconst long o%d = i / %lld %% %lld;\n", a, (long long)below, (long long)out[a]);
-		below *= out[a];
+			ox_buf_printf(&t, R.n ? "\tconst long o%d = i / (%s) %% %s;\n" : "\tconst long o%d = i / %s %% %s;\n", a,
+				      below, outs[a]);
+		prod_text(below, sizeof below, outs + a, nsp - a, 1);
 	}
-	ox_buf_printf(&t, "\tconst long m = i / %lld %% %lld, nb = i / %lld;\n", (long long)osz, (long long)M,
-		      (long long)(osz * M));
+	if (R.n)
+		ox_buf_printf(&t, "\tconst long m = i / (%s) %% %lld, nb = i / ((%s) * %lld);\n", oszs, (long long)M, oszs,
+			      (long long)M);
+	else
+		ox_buf_printf(&t, "\tconst long m = i / %lld %% %lld, nb = i / %lld;\n", (long long)osz, (long long)M,
+			      (long long)(osz * M));
 	/* weights [C, M/G, k...]: input channel c of the group steps by Mg * ksz */
 	if (G > 1)
 		ox_buf_printf(&t, "\tconst long gi = m / %lld;\n"
-				  "\tconst float *xg = x + (nb * %lld + gi * %lld) * %lld;\n"
+				  "\tconst float *xg = x + (nb * %lld + gi * %lld) * %s%s%s;\n"
 				  "\tconst float *wm = w + (gi * %lld + m %% %lld) * %lld;\n",
-			      (long long)Mg, (long long)C, (long long)Cg, (long long)isz, (long long)(Cg * Mg),
-			      (long long)Mg, (long long)ksz);
+			      (long long)Mg, (long long)C, (long long)Cg, R.n ? "(" : "", iszs, R.n ? ")" : "",
+			      (long long)(Cg * Mg), (long long)Mg, (long long)ksz);
+	else if (R.n)
+		ox_buf_printf(&t, "\tconst float *xg = x + nb * %lld * (%s);\n\tconst float *wm = w + m * %lld;\n",
+			      (long long)C, iszs, (long long)ksz);
 	else
 		ox_buf_printf(&t, "\tconst float *xg = x + nb * %lld;\n\tconst float *wm = w + m * %lld;\n",
 			      (long long)(C * isz), (long long)ksz);
@@ -127,43 +175,57 @@ static int emit_convtranspose(ox_cg *cg, ox_graph *g, ox_node *n)
 			ox_buf_printf(&t, " * %lld", (long long)d[a]);
 		ox_buf_puts(&t, ";\n");
 		if (s[a] == 1)
-			ox_buf_printf(&t, "%s\tif (q%d < 0 || q%d >= %lld)\n", ind, a, a, (long long)in[a]);
+			ox_buf_printf(&t, "%s\tif (q%d < 0 || q%d >= %s)\n", ind, a, a, ins[a]);
 		else
-			ox_buf_printf(&t, "%s\tif (q%d < 0 || q%d %% %lld || q%d / %lld >= %lld)\n", ind, a, a,
-				      (long long)s[a], a, (long long)s[a], (long long)in[a]);
+			ox_buf_printf(&t, "%s\tif (q%d < 0 || q%d %% %lld || q%d / %lld >= %s)\n", ind, a, a,
+				      (long long)s[a], a, (long long)s[a], ins[a]);
 		ox_buf_printf(&t, "%s\t\tcontinue;\n", ind);
 		lvl++;
 	}
 	/* the input's and the weight's offsets of the tap */
 	ox_buf xo = {0}, wo = {0};
-	int64_t ist = 1, kst = 1;
+	int64_t kst = 1;
+	char ist[200] = "1";
 	for (int a = nsp - 1; a >= 0; a--) {
 		if (s[a] == 1)
 			ox_buf_printf(&xo, "%sq%d", xo.len ? " + " : "", a);
 		else
 			ox_buf_printf(&xo, "%sq%d / %lld", xo.len ? " + " : "", a, (long long)s[a]);
-		if (ist > 1)
-			ox_buf_printf(&xo, " * %lld", (long long)ist);
+		if (strcmp(ist, "1"))
+			ox_buf_printf(&xo, R.n ? " * (%s)" : " * %s", ist);
 		ox_buf_printf(&wo, "%sk%d", wo.len ? " + " : "", a);
 		if (kst > 1)
 			ox_buf_printf(&wo, " * %lld", (long long)kst);
-		ist *= in[a], kst *= k[a];
+		prod_text(ist, sizeof ist, ins + a, nsp - a, 1);
+		kst *= k[a];
 	}
 	char ind[16];
 	memset(ind, '\t', sizeof ind);
 	ind[lvl] = 0;
 	ox_buf_printf(&t, "%sconst float *xp = xg + %s, *wp = wm + %s;\n"
 			  "%sfor (long c = 0; c < %lld; c++)\n"
-			  "%s\tv = fmaf(xp[c * %lld], wp[c * %lld], v);\n",
-		      ind, xo.s, wo.s, ind, (long long)Cg, ind, (long long)isz, (long long)(Mg * ksz));
+			  "%s\tv = fmaf(xp[c * %s%s%s], wp[c * %lld], v);\n",
+		      ind, xo.s, wo.s, ind, (long long)Cg, ind, R.n ? "(" : "", iszs, R.n ? ")" : "", (long long)(Mg * ksz));
 	ox_buf_free(&xo), ox_buf_free(&wo);
 	while (--lvl >= 1) {
 		ind[lvl] = 0;
 		ox_buf_printf(&t, "%s}\n", ind);
 	}
 	ox_buf_puts(&t, "\ty[i] = v;\n}\n\n");
-	ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, in0, in1, %s, out0);\n", kname,
-		     (long long)((tot + 255) / 256), b ? "in2" : "nullptr");
+	if (R.n) {
+		ox_buf a = {0};
+		ox_buf_printf(&a, "in0, in1, %s, out0", b ? "in2" : "nullptr");
+		ox_cu_rt_params(cg, &R, NULL, &a);
+		/* (the elements: N * M * the output's spatial size, from the run's dims) */
+		ox_dim tot_d = ox_dim_mul(g, x->shape.d[0], M);
+		for (int i = 0; i < nsp; i++)
+			tot_d = ox_dim_mul(g, tot_d, y->shape.d[i + 2]);
+		ox_cu_launch_rt(cg, kname, tot_d, 256, 256, a.s);
+		ox_buf_free(&a);
+	} else {
+		ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, in0, in1, %s, out0);\n", kname,
+			     (long long)((tot + 255) / 256), b ? "in2" : "nullptr");
+	}
 	ox_cu_finish(cg, g, n, kname, &t);
 	return 0;
 }

@@ -39,6 +39,9 @@ The models (each the case a user meets; docs/dynamic.md):
                     -inf) (not fused: batched MatMuls of a run-time batch,
                     rows and columns, a Softmax of run-time rows and
                     length), LM head; dynamic 'batch' and 'seq'
+  unet_dynimg       the zoo's UNetSmall (tools/export_zoo.py: strided convs,
+                    ConvTranspose up, skip concats); dynamic 'batch',
+                    'height' and 'width'
   rnn_dynseq        a 2-layer bidirectional LSTM into a GRU, as PyTorch
                     exports them: dynamic 'seq' and 'batch' (the initial
                     states zeros of a shape read from the input's)
@@ -273,6 +276,13 @@ def export(name, outdir):
         torch.onnx.export(m, (torch.randint(0, 100, (2, 16)),), path, opset_version=14, input_names=["ids"],
                           output_names=["logits"],
                           dynamic_axes={"ids": {0: "batch", 1: "seq"}, "logits": {0: "batch", 1: "seq"}})
+    elif name == "unet_dynimg":
+        from export_zoo import UNetSmall  # (tools/, this script's folder)
+        m = UNetSmall()
+        calibrate_bn(m, (2, 3, 64, 64))
+        torch.onnx.export(m, (torch.randn(1, 3, 64, 64),), path, opset_version=13, input_names=["image"],
+                          output_names=["mask"], dynamic_axes={"image": {0: "batch", 2: "height", 3: "width"},
+                                                               "mask": {0: "batch", 2: "height", 3: "width"}})
     elif name == "rnn_dynseq":
         m = RnnDynSeq().eval()
         torch.onnx.export(m, (torch.randn(10, 3, 16),), path, opset_version=14, input_names=["x"],
@@ -287,7 +297,7 @@ def export(name, outdir):
 
 
 MODELS = ["cnn_dynbatch", "transformer_dynseq", "detector_dynimg", "loop_trips", "if_shapes", "bert_dynseq",
-          "encoder_dynmask", "vit_dynbatch", "gpt_dynseq", "rnn_dynseq"]
+          "encoder_dynmask", "vit_dynbatch", "gpt_dynseq", "unet_dynimg", "rnn_dynseq"]
 
 
 def inputs(model, outdir, spec, seed):
