@@ -171,7 +171,7 @@ bad: all
 # The CUDA target without a GPU (docs/cuda.md): the emulation header's own
 # checks, a fixed sample of the zoo through --cuda-emu, every zoo model's .cu
 # through nvcc for sm_80 and sm_90 (skipped, saying so, without nvcc), and a
-# fixed sample of the suite (tests/e2e/cuda_expected.txt, 190 tests),
+# fixed sample of the suite (tests/e2e/cuda_expected.txt, 193 tests),
 # every second of the optimizer's cases (tests/e2e/cases/opt: fusions,
 # layouts, NHWC on the GPU; all of them: make cuda-opt-cases) and the
 # run-time-shape models of `make dyn` (ranges, buckets, If, Loop) through

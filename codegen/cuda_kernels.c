@@ -1536,6 +1536,76 @@ static int rows_of(ox_graph *g, const ox_value *x, int ax, ox_dim *rows)
 	return 1;
 }
 
+/* InstanceNormalization and GroupNormalization (a GroupNorm export's):
+ * a block of 256 threads per (image, group), the C target's computation
+ * (codegen/emit_norm.c): mean and variance in double, two passes, a block
+ * reduction in shared memory in a fixed order; scale and bias per channel
+ * (per group before opset 21). Run-time batch and spatial size as
+ * parameters. */
+static int emit_chan_norm(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	const int inst = n->op == OX_OP_InstanceNormalization;
+	const ox_value *x = ox_in(g, n, 0), *sc = ox_in(g, n, 1), *bi = ox_in(g, n, 2), *y = ox_out(g, n, 0);
+	if (!x || !sc || !bi || !y || !ox_cu_ftype(x->dtype) || y->dtype != x->dtype || sc->dtype != x->dtype ||
+	    bi->dtype != x->dtype || x->layout || y->layout || sc->layout || bi->layout || x->shape.rank < 3 ||
+	    ox_dim_is_rt(g, x->shape.d[1]))
+		return 1;
+	const int64_t C = x->shape.d[1], G = inst ? C : ox_attr_int(n, "num_groups", 1);
+	const int per_group = !inst && n->opset < 21;
+	if (G < 1 || C % G || sc->shape.rank != 1 || bi->shape.rank != 1 || sc->shape.d[0] != (per_group ? G : C) ||
+	    bi->shape.d[0] != (per_group ? G : C))
+		return 1;
+	const int64_t cpg = C / G;
+	ox_dim sp = 1;
+	for (int i = 2; i < x->shape.rank; i++)
+		sp = ox_dim_mul(g, sp, x->shape.d[i]);
+	const ox_dim gsz = ox_dim_mul(g, cpg, sp), rows = ox_dim_mul(g, x->shape.d[0], G);
+	if (!ox_dim_is_rt(g, gsz) && gsz <= 0)
+		return 1;
+	ox_cu_rt R = {g, 0, {0}};
+	char SP[32], GS[32], kname[200];
+	if (!ox_cu_rt_dim(&R, sp, SP, sizeof SP) || !ox_cu_rt_dim(&R, gsz, GS, sizeof GS))
+		return 1;
+	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	/* the scale's and bias' index: the group, or the channel */
+	char kidx[160];
+	if (per_group)
+		snprintf(kidx, sizeof kidx, "ng %% %lld", (long long)G);
+	else
+		snprintf(kidx, sizeof kidx, "ng %% %lld * %lld + i / %s", (long long)G, (long long)cpg, SP);
+	ox_buf t = {0}, rtp = {0};
+	ox_cu_rt_params(NULL, &R, &rtp, NULL);
+	ox_buf_printf(&t, "/* %s: %s, %lld groups of %lld channels x %s values, a block each */\n"
+			  "__global__ void __launch_bounds__(256) %s(const OX_T *__restrict__ x, const OX_T *__restrict__ sc,\n"
+			  "\t\tconst OX_T *__restrict__ bi, OX_T *__restrict__ y%s)\n{\n"
+			  "\t__shared__ double red[256];\n"
+			  "\tconst long ng = blockIdx.x, n = %s;\n\tconst int tid = threadIdx.x;\n"
+			  "\tconst OX_T *p = x + ng * n;\n\tOX_T *q = y + ng * n;\n"
+			  "\tdouble s = 0;\n\tfor (long i = tid; i < n; i += 256)\n\t\ts += (double)OX_LD(p[i]);\n"
+			  "\tred[tid] = s;\n\t__syncthreads();\n"
+			  "\tfor (int o = 128; o > 0; o /= 2) {\n\t\tif (tid < o)\n\t\t\tred[tid] += red[tid + o];\n\t\t__syncthreads();\n\t}\n"
+			  "\tconst double mean = red[0] / (double)n;\n\t__syncthreads();\n"
+			  "\tdouble v = 0;\n\tfor (long i = tid; i < n; i += 256) {\n"
+			  "\t\tconst double d = (double)OX_LD(p[i]) - mean;\n\t\tv += d * d;\n\t}\n"
+			  "\tred[tid] = v;\n\t__syncthreads();\n"
+			  "\tfor (int o = 128; o > 0; o /= 2) {\n\t\tif (tid < o)\n\t\t\tred[tid] += red[tid + o];\n\t\t__syncthreads();\n\t}\n"
+			  "\tconst double inv = 1 / sqrt(red[0] / (double)n + %s);\n"
+			  "\tfor (long i = tid; i < n; i += 256) {\n"
+			  "\t\tconst long k = %s;\n"
+			  "\t\tconst double a = (double)OX_LD(sc[k]) * inv, b = (double)OX_LD(bi[k]) - mean * a;\n"
+			  "\t\tq[i] = OX_ST((float)(a * (double)OX_LD(p[i]) + b));\n\t}\n}\n\n",
+		      cg->fname, n->optype, (long long)G, (long long)cpg, SP, kname, rtp.s ? rtp.s : "", GS,
+		      ox_cg_lit(OX_F64, ox_attr_float(n, "epsilon", 1e-5f)), kidx);
+	ox_buf_free(&rtp);
+	ox_buf a = {0};
+	ox_buf_puts(&a, "in0, in1, in2, out0");
+	ox_cu_rt_params(cg, &R, NULL, &a);
+	ox_cu_launch_rt(cg, kname, rows, 1, 256, a.s);
+	ox_buf_free(&a);
+	ox_cu_finish(cg, g, n, kname, &t);
+	return 0;
+}
+
 /* LayerNormalization and RMSNormalization over the trailing axes (scale
  * and bias of the normalized size, Mean/InvStdDev not asked for, computed
  * in f32: stash_type 1): a warp per row, mean and variance by shuffles
@@ -2813,6 +2883,8 @@ static int dispatch(ox_cg *cg, ox_graph *g, ox_node *n)
 		rc = emit_layernorm(cg, g, n);
 	else if (n->op == OX_OP_Softmax || n->op == OX_OP_LogSoftmax)
 		rc = emit_softmax(cg, g, n);
+	else if (n->op == OX_OP_InstanceNormalization || n->op == OX_OP_GroupNormalization)
+		rc = emit_chan_norm(cg, g, n);
 	else if (n->op == OX_OP_Transpose || n->op == OX_OP_Slice || n->op == OX_OP_Expand || n->op == OX_OP_Tile)
 		rc = emit_plan(cg, g, n);
 	else if (n->op == OX_OP_Pad)

@@ -42,6 +42,10 @@ The models (each the case a user meets; docs/dynamic.md):
   unet_dynimg       the zoo's UNetSmall (tools/export_zoo.py: strided convs,
                     ConvTranspose up, skip concats); dynamic 'batch',
                     'height' and 'width'
+  wav_dynlen        a wav2vec-style front end: strided Conv1d, GroupNorm
+                    (InstanceNormalization on the export), a grouped
+                    positional Conv1d, a transformer layer; dynamic 'batch'
+                    and 'samples'
   rnn_dynseq        a 2-layer bidirectional LSTM into a GRU, as PyTorch
                     exports them: dynamic 'seq' and 'batch' (the initial
                     states zeros of a shape read from the input's)
@@ -191,6 +195,22 @@ class GptDynSeq(nn.Module):
         return self.head(x + self.o(y))
 
 
+class WavDynLen(nn.Module):
+    def __init__(self, d=64):
+        super().__init__()
+        self.c1, self.gn, self.c2 = nn.Conv1d(1, 32, 10, 5), nn.GroupNorm(8, 32), nn.Conv1d(32, d, 3, 2)
+        self.pos = nn.Conv1d(d, d, 17, padding=8, groups=4)
+        layer = nn.TransformerEncoderLayer(d, 4, 128, batch_first=True, activation="gelu")
+        self.enc = nn.TransformerEncoder(layer, 1, enable_nested_tensor=False)
+        with torch.no_grad():
+            self.gn.weight.uniform_(0.5, 1.5)
+            self.gn.bias.uniform_(-0.2, 0.2)
+
+    def forward(self, x):
+        h = F.gelu(self.c2(F.gelu(self.gn(self.c1(x)))))
+        return self.enc((h + F.gelu(self.pos(h))).transpose(1, 2))
+
+
 class RnnDynSeq(nn.Module):
     def __init__(self):
         super().__init__()
@@ -283,6 +303,11 @@ def export(name, outdir):
         torch.onnx.export(m, (torch.randn(1, 3, 64, 64),), path, opset_version=13, input_names=["image"],
                           output_names=["mask"], dynamic_axes={"image": {0: "batch", 2: "height", 3: "width"},
                                                                "mask": {0: "batch", 2: "height", 3: "width"}})
+    elif name == "wav_dynlen":
+        m = WavDynLen().eval()
+        torch.onnx.export(m, (torch.randn(1, 1, 4000),), path, opset_version=13, input_names=["wave"],
+                          output_names=["feat"], dynamic_axes={"wave": {0: "batch", 2: "samples"},
+                                                               "feat": {0: "batch", 1: "frames"}})
     elif name == "rnn_dynseq":
         m = RnnDynSeq().eval()
         torch.onnx.export(m, (torch.randn(10, 3, 16),), path, opset_version=14, input_names=["x"],
@@ -297,7 +322,7 @@ def export(name, outdir):
 
 
 MODELS = ["cnn_dynbatch", "transformer_dynseq", "detector_dynimg", "loop_trips", "if_shapes", "bert_dynseq",
-          "encoder_dynmask", "vit_dynbatch", "gpt_dynseq", "unet_dynimg", "rnn_dynseq"]
+          "encoder_dynmask", "vit_dynbatch", "gpt_dynseq", "unet_dynimg", "wav_dynlen", "rnn_dynseq"]
 
 
 def inputs(model, outdir, spec, seed):
