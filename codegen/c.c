@@ -1255,10 +1255,11 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 		/* string tensors: only emitters flagged OX_F_STRINGS handle them
 		 * (views of them need no code); --target cuda runs those nodes on
 		 * the host (hostn), their values' pointers copied in and out */
+		const int noop = ox_plan_is_noop(g, n);
 		int strs = 0, hostn = 0;
-		for (int k = 0; k < n->nin + n->nout; k++) {
+		for (int k = 0; k < n->nin + n->nout && !noop; k++) {
 			ox_id id = k < n->nin ? n->in[k] : n->out[k - n->nin];
-			strs |= id >= 0 && g->vals[id].dtype == OX_STRING && !ox_plan_is_noop(g, n);
+			strs |= id >= 0 && g->vals[id].dtype == OX_STRING;
 		}
 		if (strs && (!(ox_ops[n->op].flags & OX_F_STRINGS) || cg->dev)) {
 			so->errors++;
@@ -1278,7 +1279,6 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 			so->errors++;
 			continue;
 		}
-		int noop = ox_plan_is_noop(g, n);
 		if (noop && !defines_dims(g, n)) {
 			/* a view, or a Concat whose inputs were written in place (opt/plan.c) */
 			ox_buf_printf(run, "\t/* node %d: %s \"", i, n->optype);

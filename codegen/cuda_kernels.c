@@ -697,7 +697,7 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	ox_cu_epi_params(g, n, &params, &args);
 	/* run-time N and batch dims: R's parameters after the others */
 	ox_cu_rt R = {g, 0, {0}};
-	char Nt[32], bdt[OX_MAX_RANK][32], sat[OX_MAX_RANK][200], sbt[OX_MAX_RANK][200];
+	char Nt[32], bdt[OX_MAX_RANK][32], sat[OX_MAX_RANK][40], sbt[OX_MAX_RANK][40];
 	if (!ox_cu_rt_dim(&R, q->dN, Nt, sizeof Nt))
 		return 1;
 	char kname[200];
@@ -706,32 +706,23 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	/* batch offsets: MatMul's batch dims, each operand's stride 0 where it
 	 * broadcasts (the output's dims are the larger) */
 	int nb = 0;
-	int64_t bd[OX_MAX_RANK], sa[OX_MAX_RANK], sb[OX_MAX_RANK];
 	if (!gemm && !q->constb) {
+		/* each batch dim and the operands' strides along it (0 where one
+		 * broadcasts), products of dims: constants, or R's parameters */
 		nb = y->shape.rank - 2;
-		int64_t stA = ox_opt_top(g, q->dM) * ox_opt_top(g, q->dK), stB = ox_opt_top(g, q->dK) * N;
-		/* (as text with run-time dims: the run's M, K and NN) */
-		char stAt[200] = "M * K", stBt[200];
-		snprintf(stBt, sizeof stBt, "K * %s", Nt);
+		ox_dim stA = ox_dim_mul(g, q->dM, q->dK), stB = ox_dim_mul(g, q->dK, q->dN);
 		for (int i = nb - 1; i >= 0; i--) {
 			int ia = i - (nb - (a->shape.rank - 2)), ib = i - (nb - (bv->shape.rank - 2));
-			int64_t da = ia >= 0 ? a->shape.d[ia] : 1, db = ib >= 0 ? bv->shape.d[ib] : 1;
-			char dat[32], dbt[32];
-			if (!ox_cu_rt_dim(&R, y->shape.d[i], bdt[i], sizeof bdt[i]) || !ox_cu_rt_dim(&R, da, dat, sizeof dat) ||
-			    !ox_cu_rt_dim(&R, db, dbt, sizeof dbt) || strlen(stAt) > 100 || strlen(stBt) > 100)
+			ox_dim da = ia >= 0 ? a->shape.d[ia] : 1, db = ib >= 0 ? bv->shape.d[ib] : 1;
+			if (!ox_cu_rt_dim(&R, y->shape.d[i], bdt[i], sizeof bdt[i]) ||
+			    !ox_cu_rt_dim(&R, da == 1 ? 0 : stA, sat[i], sizeof sat[i] - 1) ||
+			    !ox_cu_rt_dim(&R, db == 1 ? 0 : stB, sbt[i], sizeof sbt[i] - 1))
 				goto decline;
-			snprintf(sat[i], sizeof sat[i], "%s", da == 1 ? "0" : stAt);
-			snprintf(sbt[i], sizeof sbt[i], "%s", db == 1 ? "0" : stBt);
-			char nx[240];
-			snprintf(nx, sizeof nx, "%s * %s", stAt, dat);
-			snprintf(stAt, sizeof stAt, "%.190s", nx);
-			snprintf(nx, sizeof nx, "%s * %s", stBt, dbt);
-			snprintf(stBt, sizeof stBt, "%.190s", nx);
-			if (!q->rt) {
-				bd[i] = y->shape.d[i];
-				sa[i] = da == 1 ? 0 : stA, sb[i] = db == 1 ? 0 : stB;
-				stA *= da, stB *= db;
-			}
+			if (!ox_dim_is_rt(g, da == 1 ? 0 : stA)) /* (a constant: long) */
+				strcat(sat[i], "L");
+			if (!ox_dim_is_rt(g, db == 1 ? 0 : stB))
+				strcat(sbt[i], "L");
+			stA = ox_dim_mul(g, stA, da), stB = ox_dim_mul(g, stB, db);
 		}
 	}
 	ox_buf_puts(&params, "");
@@ -743,20 +734,13 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	ox_buf_printf(&t, "__global__ void %s(const OX_T *__restrict__ A, const OX_T *__restrict__ B,\n"
 			  "\t\tconst OX_T *__restrict__ bias, OX_T *__restrict__ y, long M, long K%s)\n{\n",
 		      kname, params.s ? params.s : "");
-	if (nb && q->rt) {
+	if (nb) {
 		ox_buf_puts(&t, "\tlong z = blockIdx.z, za = 0, zb = 0;\n");
 		for (int i = nb - 1; i >= 0; i--)
-			ox_buf_printf(&t, "\tza += z %% %s * (%s), zb += z %% %s * (%s), z /= %s;\n", bdt[i], sat[i], bdt[i],
-				      sbt[i], bdt[i]);
+			ox_buf_printf(&t, "\tza += z %% %s * %s, zb += z %% %s * %s, z /= %s;\n", bdt[i], sat[i], bdt[i], sbt[i],
+				      bdt[i]);
 		ox_buf_puts(&t, "\tA += za, B += zb;\n");
 		ox_buf_printf(&t, "\ty += (long)blockIdx.z * M * %s;\n", Nt);
-	} else if (nb) {
-		ox_buf_puts(&t, "\tlong z = blockIdx.z, za = 0, zb = 0;\n");
-		for (int i = nb - 1; i >= 0; i--)
-			ox_buf_printf(&t, "\tza += z %% %lld * %lldL, zb += z %% %lld * %lldL, z /= %lld;\n", (long long)bd[i],
-				      (long long)sa[i], (long long)bd[i], (long long)sb[i], (long long)bd[i]);
-		ox_buf_puts(&t, "\tA += za, B += zb;\n");
-		ox_buf_printf(&t, "\ty += (long)blockIdx.z * M * %lld;\n", (long long)N);
 	}
 	/* four at a time along the rows of A [M x K] and B [K x N] where they
 	 * are whole and aligned (the batch offsets are whole rows) */
@@ -1491,10 +1475,15 @@ static int strided_kernel(ox_cg *cg, ox_graph *g, ox_node *n, ox_cu_rt *R, ox_di
 	return 0;
 }
 
-/* the head of a kernel of a warp per row (4 a block) */
-static void warp_rows(ox_buf *t, ox_graph *g, const char *fname, const char *op, ox_dim rows, int64_t D,
-		      const char *kname, const char *params)
+/* the head of a kernel of a warp per row (4 a block), rows of D: a
+ * run-time D is the parameter ox_len after params (rows_launch passes
+ * it); len, when not NULL, gets D's text in the kernel */
+static void warp_rows(ox_buf *t, ox_graph *g, const char *fname, const char *op, ox_dim rows, ox_dim D,
+		      const char *kname, const char *params, char *len, size_t lensz)
 {
+	const int rtD = ox_dim_is_rt(g, D);
+	if (len)
+		snprintf(len, lensz, rtD ? "ox_len" : "%lld", (long long)D);
 	/* a run-time count of rows: the parameter ox_rows (rows_launch) */
 	const int rt = ox_dim_is_rt(g, rows);
 	char rs[128], lim[32];
@@ -1502,25 +1491,31 @@ static void warp_rows(ox_buf *t, ox_graph *g, const char *fname, const char *op,
 		ox_dim_str(g, rows, rs, sizeof rs), snprintf(lim, sizeof lim, "ox_rows");
 	else
 		snprintf(rs, sizeof rs, "%lld", (long long)rows), snprintf(lim, sizeof lim, "%lldL", (long long)rows);
-	char ds[32] = "the run's length"; /* (D < 0: ox_len, a parameter) */
-	if (D >= 0)
+	char ds[32] = "the run's length";
+	if (!rtD)
 		snprintf(ds, sizeof ds, "%lld", (long long)D);
 	ox_buf_printf(t, "/* %s: %s of %s rows of %s, a warp each */\n"
-			 "__global__ void __launch_bounds__(128) %s(%s%s)\n{\n"
+			 "__global__ void __launch_bounds__(128) %s(%s%s%s)\n{\n"
 			 "\tconst long row = (long)blockIdx.x * 4 + threadIdx.x / 32;\n\tconst int lane = threadIdx.x %% 32;\n"
 			 "\tif (row >= %s)\n\t\treturn;\n",
-		      fname, op, rs, ds, kname, params, rt ? ", const long ox_rows" : "", lim);
+		      fname, op, rs, ds, kname, params, rtD ? ", const long ox_len" : "", rt ? ", const long ox_rows" : "", lim);
 }
 
-/* warp_rows' launch, 4 rows a block, args its arguments before ox_rows */
-static void rows_launch(ox_cg *cg, ox_graph *g, const char *kname, ox_dim rows, const char *args)
+/* warp_rows' launch, 4 rows a block, args its arguments before ox_len
+ * (a run-time D) and ox_rows */
+static void rows_launch(ox_cg *cg, ox_graph *g, const char *kname, ox_dim rows, ox_dim D, const char *args)
 {
+	char a[400];
+	if (ox_dim_is_rt(g, D)) {
+		snprintf(a, sizeof a, "%s, (long)%s", args, ox_cg_dim(cg, D));
+		args = a;
+	}
 	if (!ox_dim_is_rt(g, rows))
 		ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 128, 0, ox_st, %s);\n", kname, (long long)((rows + 3) / 4), args);
 	else {
-		char a[256];
-		snprintf(a, sizeof a, "%s, ox_n", args);
-		ox_cu_launch_rt(cg, kname, rows, 4, 128, a);
+		char b[440];
+		snprintf(b, sizeof b, "%s, ox_n", args);
+		ox_cu_launch_rt(cg, kname, rows, 4, 128, b);
 	}
 }
 
@@ -1651,7 +1646,8 @@ static int emit_layernorm(ox_cg *cg, ox_graph *g, ox_node *n)
 		  ym || yi ? "const OX_T *__restrict__ x, const OX_T *__restrict__ sc,\n"
 			     "\t\tconst OX_T *__restrict__ b, OX_T *__restrict__ y, float *__restrict__ ym, float *__restrict__ yi"
 			   : "const OX_T *__restrict__ x, const OX_T *__restrict__ sc,\n"
-			     "\t\tconst OX_T *__restrict__ b, OX_T *__restrict__ y");
+			     "\t\tconst OX_T *__restrict__ b, OX_T *__restrict__ y",
+		  NULL, 0);
 	ox_buf_printf(&t, "\tconst OX_T *xr = x + row * %lld;\n\tOX_T *yr = y + row * %lld;\n"
 			  "%s"
 			  "\tfloat q = 0.0f;\n\tfor (long i = lane; i < %lld; i += 32) {\n\t\tconst float d = OX_LD(xr[i]) - mean;\n\t\tq += d * d;\n\t}\n"
@@ -1667,7 +1663,7 @@ static int emit_layernorm(ox_cg *cg, ox_graph *g, ox_node *n)
 	char args[96];
 	snprintf(args, sizeof args, "in0, in1, %s, out0%s%s%s", b ? "in2" : "nullptr", ym || yi ? ", " : "",
 		 ym || yi ? (ym ? "out1" : "nullptr") : "", ym || yi ? (yi ? ", out2" : ", nullptr") : "");
-	rows_launch(cg, g, kname, rows, args);
+	rows_launch(cg, g, kname, rows, D, args);
 	ox_cu_finish(cg, g, n, kname, &t);
 	return 0;
 }
@@ -1728,12 +1724,9 @@ static int emit_softmax(ox_cg *cg, ox_graph *g, ox_node *n)
 		return strided_kernel(cg, g, n, &R, rows, inner, "const OX_T *__restrict__ x, OX_T *__restrict__ y", &t,
 				      &body, 1);
 	}
-	const int rtD = ox_dim_is_rt(g, D);
 	char len[48];
-	snprintf(len, sizeof len, rtD ? "ox_len" : "%lld", (long long)D);
-	warp_rows(&t, g, cg->fname, n->optype, rows, rtD ? -1 : D, kname,
-		  rtD ? "const OX_T *__restrict__ x, OX_T *__restrict__ y, const long ox_len"
-		      : "const OX_T *__restrict__ x, OX_T *__restrict__ y");
+	warp_rows(&t, g, cg->fname, n->optype, rows, D, kname, "const OX_T *__restrict__ x, OX_T *__restrict__ y", len,
+		  sizeof len);
 	ox_buf_printf(&t, "\tconst OX_T *xr = x + row * %s;\n\tOX_T *yr = y + row * %s;\n"
 			  "\tfloat m = -INFINITY;\n\tfor (long i = lane; i < %s; i += 32) {\n"
 			  "\t\tconst float v = OX_LD(xr[i]);\n\t\tif (v > m)\n\t\t\tm = v;\n\t}\n"
@@ -1744,10 +1737,7 @@ static int emit_softmax(ox_cg *cg, ox_graph *g, ox_node *n)
 			  "\tfor (long i = lane; i < %s; i += 32)\n\t\tyr[i] = OX_ST(%s);\n}\n\n",
 		      len, len, len, len, log ? "\tconst float ls = logf(s);\n" : "", len,
 		      log ? "(OX_LD(xr[i]) - m) - ls" : "expf(OX_LD(xr[i]) - m) / s");
-	char args[400];
-	if (rtD)
-		snprintf(args, sizeof args, "in0, out0, (long)%s", ox_cg_dim(cg, D));
-	rows_launch(cg, g, kname, rows, rtD ? args : "in0, out0");
+	rows_launch(cg, g, kname, rows, D, "in0, out0");
 	ox_cu_finish(cg, g, n, kname, &t);
 	return 0;
 }
@@ -2719,18 +2709,13 @@ static int cu_reduce(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cu_finish(cg, g, n, kname, &t);
 		return 0;
 	}
-	warp_rows(&t, g, cg->fname, n->optype, rows, rtD ? -1 : D, kname,
-		  rtD ? "const OX_T *__restrict__ x, OX_T *__restrict__ y, const long ox_len"
-		      : "const OX_T *__restrict__ x, OX_T *__restrict__ y");
+	warp_rows(&t, g, cg->fname, n->optype, rows, D, kname, "const OX_T *__restrict__ x, OX_T *__restrict__ y", NULL, 0);
 	ox_buf_printf(&t, "\tconst OX_T *xr = x + row * %s;\n\tfloat a = %s;\n"
 			  "\tfor (long i = lane; i < %s; i += 32) {\n\t\tconst float v = OX_LD(xr[i]), b = %s;\n\t\t%s;\n\t}\n"
 			  "\tfor (int o = 16; o > 0; o /= 2) {\n\t\tconst float b = __shfl_xor_sync(0xffffffffu, a, o);\n\t\t%s;\n\t}\n"
 			  "\tif (lane == 0)\n\t\ty[row] = OX_ST(%s%s);\n}\n\n",
 		      len, init, len, map, comb, comb, fin, div);
-	char args[400];
-	if (rtD)
-		snprintf(args, sizeof args, "in0, out0, (long)%s", ox_cg_dim(cg, D));
-	rows_launch(cg, g, kname, rows, rtD ? args : "in0, out0");
+	rows_launch(cg, g, kname, rows, D, "in0, out0");
 	ox_cu_finish(cg, g, n, kname, &t);
 	return 0;
 }

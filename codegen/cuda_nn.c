@@ -41,20 +41,6 @@ static void join(ox_buf *t, const char *label, const int64_t *v, int n, const ch
 		ox_buf_printf(t, "%s%lld", i ? sep : " ", (long long)v[i]);
 }
 
-/* the product of n texts (constants multiplied out), into buf */
-static void prod_text(char *buf, size_t sz, char (*v)[32], int n, int64_t c)
-{
-	size_t len = 0;
-	buf[0] = 0;
-	for (int i = 0; i < n; i++)
-		if (v[i][0] == 'o') /* a run-time dim: ox_rK */
-			len += (size_t)snprintf(buf + len, sz - len, "%s%s", len ? " * " : "", v[i]);
-		else
-			c *= strtoll(v[i], NULL, 10);
-	if (!len || c != 1)
-		snprintf(buf + len, sz - len, "%s%lld", len ? " * " : "", (long long)c);
-}
-
 static int emit_convtranspose(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0), *w = ox_in(g, n, 1), *b = ox_in(g, n, 2), *y = ox_out(g, n, 0);
@@ -91,21 +77,25 @@ static int emit_convtranspose(ox_cg *cg, ox_graph *g, ox_node *n)
 	const int64_t Cg = C / G, Mg = M / G, tot = N * M * osz;
 	if (tot <= 0 || isz <= 0 || Cg <= 0)
 		return 1;
-	/* the dims as the kernel's text: constants, or ox_rK */
+	/* the dims and their products as the kernel's text: constants, or R's
+	 * parameters (all of them before the kernel's head is printed);
+	 * below[a], ist[a]: the output's and the input's spatial size past axis a */
 	ox_cu_rt R = {g, 0, {0}};
-	char Ns[32], ins[MAXSP][32], outs[MAXSP][32], iszs[160], oszs[160], tots[200], tmp[MAXSP + 2][32];
-	if (!ox_cu_rt_dim(&R, x->shape.d[0], Ns, sizeof Ns))
-		return 1;
-	for (int i = 0; i < nsp; i++)
+	char ins[MAXSP][32], outs[MAXSP][32], below[MAXSP][32], ist[MAXSP][32], iszs[32], oszs[32], tots[32], mos[32],
+		cis[32];
+	ox_dim isz_d = 1, osz_d = 1;
+	for (int i = nsp - 1; i >= 0; i--) {
 		if (!ox_cu_rt_dim(&R, x->shape.d[i + 2], ins[i], sizeof ins[i]) ||
-		    !ox_cu_rt_dim(&R, y->shape.d[i + 2], outs[i], sizeof outs[i]))
+		    !ox_cu_rt_dim(&R, y->shape.d[i + 2], outs[i], sizeof outs[i]) ||
+		    !ox_cu_rt_dim(&R, osz_d, below[i], sizeof below[i]) || !ox_cu_rt_dim(&R, isz_d, ist[i], sizeof ist[i]))
 			return 1;
-	prod_text(iszs, sizeof iszs, ins, nsp, 1);
-	prod_text(oszs, sizeof oszs, outs, nsp, 1);
-	memcpy(tmp[0], Ns, sizeof Ns);
-	for (int i = 0; i < nsp; i++)
-		memcpy(tmp[i + 1], outs[i], sizeof outs[i]);
-	prod_text(tots, sizeof tots, tmp, nsp + 1, M);
+		isz_d = ox_dim_mul(g, isz_d, x->shape.d[i + 2]), osz_d = ox_dim_mul(g, osz_d, y->shape.d[i + 2]);
+	}
+	const ox_dim tot_d = ox_dim_mul(g, ox_dim_mul(g, x->shape.d[0], M), osz_d);
+	if (!ox_cu_rt_dim(&R, isz_d, iszs, sizeof iszs) || !ox_cu_rt_dim(&R, osz_d, oszs, sizeof oszs) ||
+	    !ox_cu_rt_dim(&R, tot_d, tots, sizeof tots) || !ox_cu_rt_dim(&R, ox_dim_mul(g, osz_d, M), mos, sizeof mos) ||
+	    !ox_cu_rt_dim(&R, ox_dim_mul(g, C, isz_d), cis, sizeof cis))
+		return 1;
 	char kname[200];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf t = {0};
@@ -126,37 +116,26 @@ static int emit_convtranspose(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_buf_printf(&t, "__global__ void __launch_bounds__(256) %s(const float *__restrict__ x, const float *__restrict__ w,\n"
 			  "\t\tconst float *__restrict__ bias, float *__restrict__ y%s)\n{\n"
 			  "\tconst long i = (long)blockIdx.x * 256 + threadIdx.x;\n\tif (i >= %s%s)\n\t\treturn;\n",
-		      kname, rtp.s ? rtp.s : "", R.n ? "" : tots, R.n ? tots : "L");
+		      kname, rtp.s ? rtp.s : "", tots, ox_dim_is_rt(g, tot_d) ? "" : "L");
 	ox_buf_free(&rtp);
 	/* the output's index: o<a> per spatial axis, channel m, image nb */
-	char below[200] = "1";
 	for (int a = nsp - 1; a >= 0; a--) {
-		if (!strcmp(below, "1"))
+		if (a == nsp - 1)
 			ox_buf_printf(&t, "\tconst long o%d = i %% %s;\n", a, outs[a]);
 		else
-			ox_buf_printf(&t, R.n ? "\tconst long o%d = i / (%s) %% %s;\n" : "\tconst long o%d = i / %s %% %s;\n", a,
-				      below, outs[a]);
-		prod_text(below, sizeof below, outs + a, nsp - a, 1);
+			ox_buf_printf(&t, "\tconst long o%d = i / %s %% %s;\n", a, below[a], outs[a]);
 	}
-	if (R.n)
-		ox_buf_printf(&t, "\tconst long m = i / (%s) %% %lld, nb = i / ((%s) * %lld);\n", oszs, (long long)M, oszs,
-			      (long long)M);
-	else
-		ox_buf_printf(&t, "\tconst long m = i / %lld %% %lld, nb = i / %lld;\n", (long long)osz, (long long)M,
-			      (long long)(osz * M));
+	ox_buf_printf(&t, "\tconst long m = i / %s %% %lld, nb = i / %s;\n", oszs, (long long)M, mos);
 	/* weights [C, M/G, k...]: input channel c of the group steps by Mg * ksz */
 	if (G > 1)
 		ox_buf_printf(&t, "\tconst long gi = m / %lld;\n"
-				  "\tconst float *xg = x + (nb * %lld + gi * %lld) * %s%s%s;\n"
+				  "\tconst float *xg = x + (nb * %lld + gi * %lld) * %s;\n"
 				  "\tconst float *wm = w + (gi * %lld + m %% %lld) * %lld;\n",
-			      (long long)Mg, (long long)C, (long long)Cg, R.n ? "(" : "", iszs, R.n ? ")" : "",
-			      (long long)(Cg * Mg), (long long)Mg, (long long)ksz);
-	else if (R.n)
-		ox_buf_printf(&t, "\tconst float *xg = x + nb * %lld * (%s);\n\tconst float *wm = w + m * %lld;\n",
-			      (long long)C, iszs, (long long)ksz);
+			      (long long)Mg, (long long)C, (long long)Cg, iszs, (long long)(Cg * Mg), (long long)Mg,
+			      (long long)ksz);
 	else
-		ox_buf_printf(&t, "\tconst float *xg = x + nb * %lld;\n\tconst float *wm = w + m * %lld;\n",
-			      (long long)(C * isz), (long long)ksz);
+		ox_buf_printf(&t, "\tconst float *xg = x + nb * %s;\n\tconst float *wm = w + m * %lld;\n", cis,
+			      (long long)ksz);
 	ox_buf_printf(&t, "\tfloat v = %s;\n", b ? "bias[m]" : "0.0f");
 	/* taps: the last axis outermost, then the others, channels innermost,
 	 * as the C target sums them */
@@ -185,18 +164,16 @@ static int emit_convtranspose(ox_cg *cg, ox_graph *g, ox_node *n)
 	/* the input's and the weight's offsets of the tap */
 	ox_buf xo = {0}, wo = {0};
 	int64_t kst = 1;
-	char ist[200] = "1";
 	for (int a = nsp - 1; a >= 0; a--) {
 		if (s[a] == 1)
 			ox_buf_printf(&xo, "%sq%d", xo.len ? " + " : "", a);
 		else
 			ox_buf_printf(&xo, "%sq%d / %lld", xo.len ? " + " : "", a, (long long)s[a]);
-		if (strcmp(ist, "1"))
-			ox_buf_printf(&xo, R.n ? " * (%s)" : " * %s", ist);
+		if (a < nsp - 1)
+			ox_buf_printf(&xo, " * %s", ist[a]);
 		ox_buf_printf(&wo, "%sk%d", wo.len ? " + " : "", a);
 		if (kst > 1)
 			ox_buf_printf(&wo, " * %lld", (long long)kst);
-		prod_text(ist, sizeof ist, ins + a, nsp - a, 1);
 		kst *= k[a];
 	}
 	char ind[16];
@@ -204,8 +181,8 @@ static int emit_convtranspose(ox_cg *cg, ox_graph *g, ox_node *n)
 	ind[lvl] = 0;
 	ox_buf_printf(&t, "%sconst float *xp = xg + %s, *wp = wm + %s;\n"
 			  "%sfor (long c = 0; c < %lld; c++)\n"
-			  "%s\tv = fmaf(xp[c * %s%s%s], wp[c * %lld], v);\n",
-		      ind, xo.s, wo.s, ind, (long long)Cg, ind, R.n ? "(" : "", iszs, R.n ? ")" : "", (long long)(Mg * ksz));
+			  "%s\tv = fmaf(xp[c * %s], wp[c * %lld], v);\n",
+		      ind, xo.s, wo.s, ind, (long long)Cg, ind, iszs, (long long)(Mg * ksz));
 	ox_buf_free(&xo), ox_buf_free(&wo);
 	while (--lvl >= 1) {
 		ind[lvl] = 0;
@@ -216,11 +193,7 @@ static int emit_convtranspose(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_buf a = {0};
 		ox_buf_printf(&a, "in0, in1, %s, out0", b ? "in2" : "nullptr");
 		ox_cu_rt_params(cg, &R, NULL, &a);
-		/* (the elements: N * M * the output's spatial size, from the run's dims) */
-		ox_dim tot_d = ox_dim_mul(g, x->shape.d[0], M);
-		for (int i = 0; i < nsp; i++)
-			tot_d = ox_dim_mul(g, tot_d, y->shape.d[i + 2]);
-		ox_cu_launch_rt(cg, kname, tot_d, 256, 256, a.s);
+		ox_cu_launch_rt(cg, kname, tot_d, 256, 256, a.s); /* (N * M * the output's spatial size) */
 		ox_buf_free(&a);
 	} else {
 		ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, in0, in1, %s, out0);\n", kname,
