@@ -425,11 +425,16 @@ int ox_cu_split_of(int64_t blocks, int64_t K)
  * (cg->cu_ctr counters at least). */
 void ox_cu_ws_param(ox_cg *cg, ox_buf *t, int64_t tiles)
 {
+	/* after the output parameter y (a MatMulSplit's last, y0, y1, ...) */
 	const char *y = "OX_T *__restrict__ y";
-	char *yp = strstr(t->s, y);
+	char *yp = strstr(t->s, y), *next;
+	while ((next = strstr(yp + 1, y)))
+		yp = next;
+	yp += strlen(y);
+	while (isalnum((unsigned char)*yp))
+		yp++;
 	ox_buf u = {0};
-	ox_buf_printf(&u, "%.*s%s, float *__restrict__ ws, unsigned int *__restrict__ ctr%s", (int)(yp - t->s), t->s, y,
-		      yp + strlen(y));
+	ox_buf_printf(&u, "%.*s, float *__restrict__ ws, unsigned int *__restrict__ ctr%s", (int)(yp - t->s), t->s, yp);
 	ox_buf_free(t);
 	*t = u;
 	if (tiles > cg->cu_ctr)
@@ -680,6 +685,31 @@ fail:
  * M, K, the batch dims and (a MatMul of two values) N may be run-time dims,
  * the kernel's parameters (the scores of an unfused attention over a
  * dynamic batch and sequence) */
+/* the GEMM's store of v at row m, column p: y[yi]; a MatMulSplit's
+ * (opt/siblings.c) in the output whose columns p falls in */
+static void gemm_store(ox_buf *t, const ox_node *n)
+{
+	const int64_t *split;
+	int ns = n->op == OX_OP_MatMulSplit ? ox_attr_ints(n, "split", &split) : 0;
+	if (!ns) {
+		ox_buf_puts(t, "\t\ty[yi] = OX_ST(v);\n");
+		return;
+	}
+	ox_buf_puts(t, "\t\t(void)yi;\n");
+	int64_t at = 0;
+	for (int i = 0; i < ns; i++) {
+		if (i + 1 < ns)
+			ox_buf_printf(t, "\t\t%sif (p < %lld)\n", i ? "else " : "", (long long)(at + split[i]));
+		else
+			ox_buf_puts(t, "\t\telse\n");
+		char off[32] = "";
+		if (at)
+			snprintf(off, sizeof off, " - %lld", (long long)at);
+		ox_buf_printf(t, "\t\t\ty%d[m * %lldL + p%s] = OX_ST(v);\n", i, (long long)split[i], off);
+		at += split[i];
+	}
+}
+
 static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 {
 	ox_value *a = ox_in(g, n, 0), *bv = ox_in(g, n, 1), *y = ox_out(g, n, 0), *c = ox_in(g, n, 2);
@@ -693,7 +723,7 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	const int rtn = ox_dim_is_rt(g, q->dN);
 	if (rtn && ox_ir_epilogue(n))
 		return 1;
-	ox_buf t = {0}, params = {0}, args = {0};
+	ox_buf t = {0}, params = {0}, args = {0}, ys = {0}, outs = {0};
 	ox_cu_epi_params(g, n, &params, &args);
 	/* run-time N and batch dims: R's parameters after the others */
 	ox_cu_rt R = {g, 0, {0}};
@@ -728,12 +758,23 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	ox_buf_puts(&params, "");
 	ox_cu_rt_params(NULL, &R, &params, NULL);
 	ox_cu_rt_params(cg, &R, NULL, &args);
-	ox_buf_printf(&t, "/* %s: %s [%s x %s] x [%s x %s]%s%s%s */\n", cg->fname, n->optype, q->rt ? "(run-time)" : Ms,
+	ox_buf_printf(&t, "/* %s: %s [%s x %s] x [%s x %s]%s%s%s%s */\n", cg->fname, n->optype, q->rt ? "(run-time)" : Ms,
 		      q->rt ? "" : Ks, q->rt ? "" : Ks, rtn ? "(run-time)" : Nt, q->transA ? ", A transposed" : "",
-		      transB ? ", B transposed" : "", ox_ir_epilogue(n) ? ", epilogue fused" : "");
+		      transB ? ", B transposed" : "", ox_ir_epilogue(n) ? ", epilogue fused" : "",
+		      n->op == OX_OP_MatMulSplit ? ", its columns split into the outputs" : "");
+	/* the outputs: y, or a MatMulSplit's y0, y1, ... (outs: their arguments) */
+	if (n->op == OX_OP_MatMulSplit) {
+		for (int i = 0; i < n->nout; i++) {
+			ox_buf_printf(&ys, "%sOX_T *__restrict__ y%d", i ? ", " : "", i);
+			ox_buf_printf(&outs, "%sout%d", i ? ", " : "", i);
+		}
+	} else {
+		ox_buf_puts(&ys, "OX_T *__restrict__ y");
+		ox_buf_puts(&outs, "out0");
+	}
 	ox_buf_printf(&t, "__global__ void %s(const OX_T *__restrict__ A, const OX_T *__restrict__ B,\n"
-			  "\t\tconst OX_T *__restrict__ bias, OX_T *__restrict__ y, long M, long K%s)\n{\n",
-		      kname, params.s ? params.s : "");
+			  "\t\tconst OX_T *__restrict__ bias, %s, long M, long K%s)\n{\n",
+		      kname, ys.s, params.s ? params.s : "");
 	if (nb) {
 		ox_buf_puts(&t, "\tlong z = blockIdx.z, za = 0, zb = 0;\n");
 		for (int i = nb - 1; i >= 0; i--)
@@ -797,14 +838,16 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 			      geo.ne, geo.row, geo.col, S, al, cexpr);
 		if (ox_cu_epilogue(cg, g, n, &t, "p", "yi", 2))
 			goto fail;
-		ox_buf_puts(&t, "\t\ty[yi] = OX_ST(v);\n\t}\n}\n\n");
+		gemm_store(&t, n);
+		ox_buf_puts(&t, "\t}\n}\n\n");
 	} else {
 		ox_buf_printf(&t, "\t\tconst long yi = m * NN + p;\n\t\tfloat v = %sacc[e]%s;\n", al, cexpr);
 		char full[64];
 		snprintf(full, sizeof full, nb ? "(long)blockIdx.z * M * NN + yi" : "yi");
 		if (ox_cu_epilogue(cg, g, n, &t, "p", full, 2))
 			goto fail;
-		ox_buf_puts(&t, "\t\ty[yi] = OX_ST(v);\n\t}\n}\n\n");
+		gemm_store(&t, n);
+		ox_buf_puts(&t, "\t}\n}\n\n");
 	}
 	/* the launch: rows of all products when B is one matrix */
 	const char *bsz = nb ? ox_cg_dim(cg, q->dbatch) : "1";
@@ -812,9 +855,9 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	snprintf(bs, sizeof bs, "%s", bsz);
 	ox_cg_printf(cg, "\t{\n\t\tconst long M = %s, K = %s;\n", Ms, Ks);
 	if (S > 1) {
-		ox_cg_printf(cg, "\t\tOX_LAUNCH(%s, dim3(%lld, (unsigned)((M + %d) / %d), %d), %d, 0, ox_st, in0, in1, %s, out0, ox_cu_ws, ox_cu_ctr, M, K%s);\n\t}\n",
+		ox_cg_printf(cg, "\t\tOX_LAUNCH(%s, dim3(%lld, (unsigned)((M + %d) / %d), %d), %d, 0, ox_st, in0, in1, %s, %s, ox_cu_ws, ox_cu_ctr, M, K%s);\n\t}\n",
 			     kname, (long long)((N + T - 1) / T), T - 1, T, S, geo.nt, gemm && c ? "in2" : "nullptr",
-			     args.s ? args.s : "");
+			     outs.s, args.s ? args.s : "");
 	} else {
 		/* (a run-time N: the grid's columns and a guard from the run's) */
 		char gx[160], guard[200] = "";
@@ -826,17 +869,18 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 		} else {
 			snprintf(gx, sizeof gx, "%lld", (long long)((N + T - 1) / T));
 		}
-		ox_cg_printf(cg, "\t\tif (M > 0%s)\n\t\t\tOX_LAUNCH(%s, dim3(%s, (unsigned)((M + %d) / %d), %s), %d, 0, ox_st, in0, in1, %s, out0, M, K%s);\n\t}\n",
-			     guard, kname, gx, T - 1, T, bs, geo.nt, gemm && c ? "in2" : "nullptr", args.s ? args.s : "");
+		ox_cg_printf(cg, "\t\tif (M > 0%s)\n\t\t\tOX_LAUNCH(%s, dim3(%s, (unsigned)((M + %d) / %d), %s), %d, 0, ox_st, in0, in1, %s, %s, M, K%s);\n\t}\n",
+			     guard, kname, gx, T - 1, T, bs, geo.nt, gemm && c ? "in2" : "nullptr", outs.s,
+			     args.s ? args.s : "");
 	}
 	ox_cu_finish(cg, g, n, kname, &t);
-	ox_buf_free(&params), ox_buf_free(&args);
+	ox_buf_free(&params), ox_buf_free(&args), ox_buf_free(&ys), ox_buf_free(&outs);
 	return 0;
 decline:
-	ox_buf_free(&t), ox_buf_free(&params), ox_buf_free(&args);
+	ox_buf_free(&t), ox_buf_free(&params), ox_buf_free(&args), ox_buf_free(&ys), ox_buf_free(&outs);
 	return 1;
 fail:
-	ox_buf_free(&t), ox_buf_free(&params), ox_buf_free(&args);
+	ox_buf_free(&t), ox_buf_free(&params), ox_buf_free(&args), ox_buf_free(&ys), ox_buf_free(&outs);
 	return -1;
 }
 
@@ -2854,7 +2898,7 @@ static int dispatch(ox_cg *cg, ox_graph *g, ox_node *n)
 		rc = ox_cu_emit_nhwc(cg, g, n);
 	else if (n->op == OX_OP_Conv && conv_ok(g, n))
 		rc = emit_conv(cg, g, n);
-	else if ((n->op == OX_OP_Gemm || n->op == OX_OP_MatMul) && !ox_opt_gemm_geo(g, n, &q))
+	else if ((n->op == OX_OP_Gemm || n->op == OX_OP_MatMul || n->op == OX_OP_MatMulSplit) && !ox_opt_gemm_geo(g, n, &q))
 		rc = emit_gemm(cg, g, n, &q);
 	else if (n->op == OX_OP_MaxPool)
 		rc = ox_cu_emit_window(cg, g, n);
@@ -2952,6 +2996,8 @@ int ox_cu_emit(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (rc > 0 && blocked)
 		ox_die("codegen: '%s' (%s) reads or writes an NHWC value, but no CUDA kernel takes it (opt/layout.c)",
 		       n->name, n->optype);
+	if (rc > 0 && n->op == OX_OP_MatMulSplit)
+		ox_die("codegen: MatMulSplit '%s' without its CUDA kernel (opt/siblings.c)", n->name);
 	if (rc > 0 && ox_ir_epilogue(n))
 		ox_die("codegen: '%s' has an epilogue but no CUDA kernel takes it (opt/epilogue.c)", n->name);
 	if (rc > 0 && n->op == OX_OP_Fused && g->vals[n->out[0]].dtype != OX_F32)

@@ -71,6 +71,9 @@ int64_t ox_ir_flops(ox_graph *g, const ox_node *n)
 		int64_t k = ox_dim_hi(g, a->shape.d[ox_attr_int(n, "transA", 0) ? 0 : 1]);
 		return k < 0 ? 0 : 2 * numel(g, n, 0, 1) * k;
 	}
+	case OX_OP_MatMulSplit: /* A x B [K, N], all N columns */
+		return w && w->has_shape && w->shape.rank == 2 && w->shape.d[1] > 0 ? 2 * numel(g, n, 0, 0) * w->shape.d[1]
+										      : 0;
 	case OX_OP_MatMul:
 	case OX_OP_QMatMul: {
 		ox_value *a = ox_in(g, n, 0);

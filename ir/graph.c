@@ -467,7 +467,8 @@ int ox_ir_epilogue_first(const ox_node *n)
 {
 	if (!ox_ir_epilogue(n))
 		return -1;
-	return n->op == OX_OP_MatMul ? 2 : 3; /* after A, B (MatMul); X, W, B (Conv); A, B, C (Gemm) */
+	/* after A, B (MatMul, MatMulSplit); X, W, B (Conv); A, B, C (Gemm) */
+	return n->op == OX_OP_MatMul || n->op == OX_OP_MatMulSplit ? 2 : 3;
 }
 
 void ox_ir_add_fused_names(ox_graph *g, ox_node *n, const char *const *names, int k)

@@ -30,6 +30,33 @@ int infer_fused(ox_graph *g, ox_node *n)
 	return 0;
 }
 
+/* MatMulSplit: MatMul(A, B) with B a rank-2 [K, N], its columns split into
+ * the outputs by the attribute split (opt/siblings.c): output i is A's
+ * shape with split[i] columns; the epilogue, if any, acts on the whole
+ * product before the split */
+int infer_matmul_split(ox_graph *g, ox_node *n)
+{
+	ox_value *a = ox_in(g, n, 0), *b = ox_in(g, n, 1);
+	if (!a || !b || !a->has_shape || !b->has_shape)
+		return 0;
+	const int64_t *split;
+	int ns = ox_attr_ints(n, "split", &split);
+	if (a->shape.rank < 2 || b->shape.rank != 2 || a->dtype != b->dtype || ns != n->nout)
+		return ox_error(g, n, "an onnxcc::MatMulSplit needs A of rank 2 or more, B [K, N] of its dtype "
+				      "and a split per output");
+	int64_t tot = 0;
+	for (int i = 0; i < ns; i++)
+		tot += split[i] > 0 ? split[i] : -((int64_t)1 << 40);
+	if (a->shape.d[a->shape.rank - 1] != b->shape.d[0] || tot != b->shape.d[1])
+		return ox_error(g, n, "MatMulSplit: A's columns are not B's rows or the split does not sum to B's columns");
+	for (int i = 0; i < ns; i++) {
+		ox_shape o = a->shape;
+		o.d[o.rank - 1] = split[i];
+		ox_set_out(g, n, i, a->dtype, &o);
+	}
+	return 0;
+}
+
 /* The integer kernels of QDQ models (opt/qdq.c). Attributes:
  *   ox_dtype  INT: the output's dtype (u8 or i8)
  *   ox_zp     INTS: zero points: QConv, QMatMul, QRescale, QPool [x, y];

@@ -250,7 +250,9 @@ static void gemm_chunk(ox_gemmgeo *q)
 int ox_opt_gemm_geo(ox_graph *g, const ox_node *n, ox_gemmgeo *q)
 {
 	memset(q, 0, sizeof *q);
-	if ((n->op != OX_OP_MatMul && n->op != OX_OP_Gemm) || n->nout < 1 || n->out[0] < 0 || !g->opt)
+	/* (a MatMulSplit, opt/siblings.c, as the MatMul of all its columns) */
+	if ((n->op != OX_OP_MatMul && n->op != OX_OP_Gemm && n->op != OX_OP_MatMulSplit) || n->nout < 1 || n->out[0] < 0 ||
+	    !g->opt)
 		return -1;
 	const ox_value *a = ox_in(g, n, 0), *bv = ox_in(g, n, 1), *y = ox_out(g, n, 0);
 	if (!a || !bv || !ox_opt_fuse_type(g, y->dtype) || a->dtype != y->dtype || bv->dtype != y->dtype || a->layout ||

@@ -21,6 +21,9 @@
  * affine  fold BatchNormalization and constant scales/shifts into Conv weights (--opt 1)
  * layout  channel-block the values of convolution chains (--opt 1)
  * epilogue  fuse the elementwise ops after a Conv or GEMM into it (--opt 1)
+ * siblings  MatMuls of one value by constant matrices (Q, K, V projections)
+ *         into one product split by columns (--opt 1, the GPU only; after
+ *         epilogue, whose bodies it merges)
  * ewfuse  the other f32 elementwise ops: chains fused into vector loops (--opt 1)
  * winograd  Winograd F(m x m, 3 x 3) for the 3x3 convolutions where it pays:
  *         their weights transformed (--opt 1, unless --winograd off)
@@ -44,6 +47,7 @@ const ox_pass ox_pipeline[] = {
 	{"affine", ox_opt_affine},
 	{"layout", ox_opt_layout},
 	{"epilogue", ox_opt_epilogue},
+	{"siblings", ox_opt_siblings},
 	{"ewfuse", ox_opt_ewfuse},
 	{"winograd", ox_opt_winograd},
 	{"pack", ox_opt_pack},

@@ -50,6 +50,7 @@
 #     GatherElements, TopK, Einsum and middle-axis Softmax kernels (tests/e2e/kernels, below).
 # 14. The scatters and GatherND (tests/e2e/scatter, below).
 # 15. String ops on the host, in stream order (tests/e2e/strings, below).
+# 16. Sibling MatMuls as one MatMulSplit (tests/e2e/siblings, below).
 # The models of each step run $JOBS at a time (default: the cores), their
 # lines printed in list order. Every emulated model's --report must list no
 # node without a parallel kernel (docs/cuda.md).
@@ -670,6 +671,29 @@ if [ "$st" = ok ]; then
 fi
 nv_after tests/e2e/strings/strings.onnx
 printf 'cuda-emu host nodes %-15s %s\n' strings "$st"
+[ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; fail=1; }
+
+# 16. Sibling MatMuls (opt/siblings.c, emit_gemm): tests/e2e/siblings/
+#    siblings.onnx (make_siblings.py): Q/K/V projections of unequal widths
+#    (a tile straddling two outputs), Relu epilogues, scalar operands that
+#    differ (spread over the columns) and that are equal (one scalar), no
+#    epilogue; a residual and a computed B left alone; A's rows a run-time
+#    dim (--dim B=1..4, run at 3); the .cu holding five MatMulSplit kernels,
+#    every output against the C target's at 1e-4 normwise; with nvcc as in 2.
+r=
+vsflags="--dim B=1..4"
+vs_c build/cuda_api/siblings tests/e2e/siblings/siblings.onnx tests/e2e/siblings/siblings_x.npy \
+	tests/e2e/siblings/siblings_w.npy
+if [ "$st" = ok ]; then
+	[ "$(grep -c '_MatMulSplit: MatMulSplit .*, its columns split into the outputs \*/' "$o/cu/net.cu")" = 5 ] &&
+		[ "$(grep -c '_MatMul: MatMul ' "$o/cu/net.cu")" = 2 ] || st=KERNELS
+	for n in $(seq 0 12); do
+		r="$r $(close "$o/cu/out/output_$n.npy" "$o/c/out/output_$n.npy" 1e-4)" || st=MISMATCH
+	done
+fi
+nv_after tests/e2e/siblings/siblings.onnx
+vsflags=
+printf 'cuda-emu siblings %-17s %s%s\n' siblings "$st" "$r"
 [ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; fail=1; }
 
 nv_one() {
