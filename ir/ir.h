@@ -349,6 +349,11 @@ int ox_ir_find_input(const ox_graph *g, const char *name); /* position in g->inp
 ox_id ox_ir_add_node(ox_graph *g, int op, const char *optype, const char *name, int nin, int nout);
 ox_tensor *ox_ir_new_tensor(ox_graph *g, int dtype, const ox_shape *shape); /* zeroed data */
 ox_id ox_ir_add_const(ox_graph *g, const char *name, ox_tensor *t);
+/* a Reshape node x -> y of shape s (y an existing value, or -1: a new one of
+ * that shape), appended to the nodes; its id. A symbolic dim of s is 0 in
+ * the shape input where it is x's dim at that place, else -1 (one such at
+ * most); the output keeps the dims themselves. */
+ox_id ox_ir_add_reshape(ox_graph *g, ox_id x, ox_id y, const ox_shape *s, const char *name);
 /* An extra last output of node n: bytes of scratch memory its emitter may
  * use (planned in the arena like any output; nothing reads it). Idempotent:
  * a second call resizes the same value. Returns it. */

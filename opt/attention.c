@@ -122,39 +122,37 @@ static ox_id add_transpose(ox_graph *g, ox_id x, const int64_t *perm, int r, con
 
 static ox_id add_reshape(ox_graph *g, ox_id x, const ox_shape *s, const char *name)
 {
-	ox_tensor *t = ox_ir_new_tensor(g, OX_I64, &(ox_shape){1, {s->rank}});
-	for (int i = 0; i < s->rank; i++)
-		ox_tensor_set_i64(t, i, s->d[i]);
-	char cn[700];
-	snprintf(cn, sizeof cn, "%s/shape", name);
-	ox_id c = ox_ir_add_const(g, cn, t);
-	ox_id nid = ox_ir_add_node(g, OX_OP_Reshape, "Reshape", name, 2, 1);
-	ox_id y = ox_ir_add_value(g, name, OX_V_INTERNAL);
-	g->vals[y].dtype = g->vals[x].dtype, g->vals[y].has_shape = 1, g->vals[y].shape = *s;
-	g->nodes[nid].in[0] = x, g->nodes[nid].in[1] = c, g->nodes[nid].out[0] = y;
-	g->nodes[nid].opset = g->opset;
-	return y;
+	return g->nodes[ox_ir_add_reshape(g, x, -1, s, name)].out[0];
 }
 
-/* x with a new axis 1 of extent 1 (Unsqueeze, opset 13: any run-time dims
- * carry over, which a Reshape's constant shape cannot say) */
-static ox_id add_unsqueeze1(ox_graph *g, ox_id x, const char *name)
+/* x with a new axis `axis` of extent 1 (Unsqueeze), or without that axis
+ * of extent 1 (Squeeze); opset 13, the axis an input: any run-time dims
+ * carry over, which a Reshape's shape cannot always say */
+static ox_id add_axis(ox_graph *g, ox_id x, int axis, int squeeze, const char *name)
 {
 	ox_tensor *t = ox_ir_new_tensor(g, OX_I64, &(ox_shape){1, {1}});
-	ox_tensor_set_i64(t, 0, 1);
+	ox_tensor_set_i64(t, 0, axis);
 	char cn[700];
 	snprintf(cn, sizeof cn, "%s/axes", name);
 	ox_id c = ox_ir_add_const(g, cn, t);
-	ox_id nid = ox_ir_add_node(g, OX_OP_Unsqueeze, "Unsqueeze", name, 2, 1);
+	ox_id nid = squeeze ? ox_ir_add_node(g, OX_OP_Squeeze, "Squeeze", name, 2, 1)
+			    : ox_ir_add_node(g, OX_OP_Unsqueeze, "Unsqueeze", name, 2, 1);
 	ox_id y = ox_ir_add_value(g, name, OX_V_INTERNAL);
 	const ox_shape *xs = &g->vals[x].shape;
 	ox_value *v = &g->vals[y];
-	v->dtype = g->vals[x].dtype, v->has_shape = 1, v->shape.rank = xs->rank + 1;
-	v->shape.d[0] = xs->d[0], v->shape.d[1] = 1;
-	for (int i = 1; i < xs->rank; i++)
-		v->shape.d[i + 1] = xs->d[i];
+	v->dtype = g->vals[x].dtype, v->has_shape = 1, v->shape.rank = xs->rank + (squeeze ? -1 : 1);
+	int j = 0;
+	for (int i = 0; i < xs->rank; i++) {
+		if (!squeeze && j == axis)
+			v->shape.d[j++] = 1;
+		if (!squeeze || i != axis)
+			v->shape.d[j++] = xs->d[i];
+	}
+	if (!squeeze && j == axis)
+		v->shape.d[j++] = 1;
 	g->nodes[nid].in[0] = x, g->nodes[nid].in[1] = c, g->nodes[nid].out[0] = y;
 	g->nodes[nid].opset = 13;
+	ox_opt_fold_node(g, &g->nodes[nid]); /* (of a constant: a constant) */
 	return y;
 }
 
@@ -177,29 +175,54 @@ static int match(ox_graph *g, int si)
 			pv = &g->nodes[i];
 	if (!pv || !inner(g, p) || g->vals[pv->in[1]].shape.rank != r)
 		return 0;
-	/* back from S: mask add, scale, QK^T */
+	/* back from S: mask add and masked fill (either order), scale, QK^T */
 	const char *names[8];
 	int nn = 0;
 	ox_id mask = -1, cur = s;
+	ox_id wc = -1, wfill = -1; /* a masked fill Where(c, fill, S): c, fill */
+	int wkeep = 0;             /* ... or Where(c, S, fill): S where c holds */
 	double scale = 1;
 	ox_node *e = producer(g, cur);
-	if (e && e->op == OX_OP_Add && inner(g, cur)) {
-		for (int k = 0; k < 2; k++) {
-			ox_node *o = producer(g, e->in[k]);
-			if (o && (o->op == OX_OP_MatMul || o->op == OX_OP_Div || o->op == OX_OP_Mul) && inner(g, e->in[k])) {
-				mask = e->in[1 - k];
-				cur = e->in[k];
-				break;
+	for (int step = 0; step < 2 && e && inner(g, cur); step++) {
+		if (e->op == OX_OP_Add && mask < 0) {
+			for (int k = 0; k < 2; k++) {
+				ox_node *o = producer(g, e->in[k]);
+				if (o && (o->op == OX_OP_MatMul || o->op == OX_OP_Div || o->op == OX_OP_Mul || o->op == OX_OP_Where) &&
+				    inner(g, e->in[k])) {
+					mask = e->in[1 - k];
+					cur = e->in[k];
+					break;
+				}
 			}
+			if (mask < 0)
+				return 0;
+			const ox_value *m = &g->vals[mask];
+			if (m->dtype != dt || m->shape.rank > 4)
+				return 0;
+		} else if (e->op == OX_OP_Where && wc < 0) {
+			/* the fill -inf, or so far below any score that S + fill is
+			 * fill (|S| < 2^76): an additive mask Where(c, fill, 0) then */
+			double f;
+			int k = scalar_const(g, e->in[1], &f) && f <= -0x1p100 ? 1 : 2;
+			if (!scalar_const(g, e->in[k], &f) || !(f <= -0x1p100) || g->vals[e->in[k]].dtype != dt ||
+			    g->vals[e->in[0]].dtype != OX_BOOL || g->vals[e->in[0]].shape.rank > 4 ||
+			    memcmp(&g->vals[e->in[3 - k]].shape, &g->vals[cur].shape, sizeof(ox_shape)))
+				return 0;
+			wc = e->in[0], wfill = e->in[k], wkeep = k == 2;
+			cur = e->in[3 - k];
+		} else {
+			break;
 		}
-		if (mask < 0)
-			return 0;
-		const ox_value *m = &g->vals[mask];
-		if (m->dtype != dt || m->shape.rank > 4)
-			return 0;
 		names[nn++] = e->name;
 		e = producer(g, cur);
 	}
+	/* the mask's shape (a masked fill's and an added mask's broadcast) */
+	ox_shape msh = mask >= 0 ? g->vals[mask].shape : (ox_shape){0};
+	if (wc >= 0 && mask >= 0 && ox_broadcast(g, &g->vals[wc].shape, &g->vals[mask].shape, &msh))
+		return 0;
+	if (wc >= 0 && mask < 0)
+		msh = g->vals[wc].shape;
+	const int has_mask = mask >= 0 || wc >= 0;
 	if (e && (e->op == OX_OP_Div || e->op == OX_OP_Mul) && inner(g, cur)) {
 		double c;
 		int k = e->op == OX_OP_Mul && scalar_const(g, e->in[0], &c) ? 0 : 1;
@@ -214,6 +237,20 @@ static int match(ox_graph *g, int si)
 		return 0;
 	ox_node *qk = e;
 	ox_id qh = qk->in[0], kt = qk->in[1], vh = pv->in[1];
+	/* Q scaled before the product (nn.MultiheadAttention's q / sqrt(d)):
+	 * the scale's, as (c q) k = c (q k) */
+	ox_node *qs = producer(g, qh);
+	if (qs && (qs->op == OX_OP_Div || qs->op == OX_OP_Mul) && inner(g, qh)) {
+		double c;
+		int k = qs->op == OX_OP_Mul && scalar_const(g, qs->in[0], &c) ? 0 : 1;
+		if (scalar_const(g, qs->in[k], &c) && c != 0 && !(qs->op == OX_OP_Div && k == 0) &&
+		    g->vals[qs->in[1 - k]].dtype == dt && g->vals[qs->in[1 - k]].shape.rank == r &&
+		    !memcmp(&g->vals[qs->in[1 - k]].shape, &g->vals[qh].shape, sizeof(ox_shape))) {
+			scale *= qs->op == OX_OP_Div ? 1 / c : c;
+			names[nn++] = qs->name;
+			qh = qs->in[1 - k];
+		}
+	}
 	const ox_value *qv = &g->vals[qh], *ktv = &g->vals[kt], *vv = &g->vals[vh];
 	if (qv->dtype != dt || ktv->dtype != dt || vv->dtype != dt || g->vals[p].dtype != dt ||
 	    g->vals[pv->out[0]].dtype != dt || qv->shape.rank != r || ktv->shape.rank != r)
@@ -224,11 +261,10 @@ static int match(ox_graph *g, int si)
 	int64_t D = qv->shape.d[r - 1], Skv = ktv->shape.d[r - 1];
 	if (ktv->shape.d[r - 2] != D || vv->shape.d[r - 2] != Skv)
 		return 0;
-	if (mask >= 0) { /* broadcastable to [B, H, Sq, Skv] (a 3-D score batch: [B*H, Sq, Skv]) */
-		const ox_value *m = &g->vals[mask];
-		for (int i = 0; i < m->shape.rank; i++) {
-			int ax = r - m->shape.rank + i;
-			if (ax < 0 || (m->shape.d[i] != 1 && m->shape.d[i] != sv->shape.d[ax]))
+	if (has_mask) { /* broadcastable to [B, H, Sq, Skv] (a 3-D score batch: [B*H, Sq, Skv]) */
+		for (int i = 0; i < msh.rank; i++) {
+			int ax = r - msh.rank + i;
+			if (ax < 0 || (msh.d[i] != 1 && msh.d[i] != sv->shape.d[ax]))
 				return 0;
 		}
 	}
@@ -238,10 +274,9 @@ static int match(ox_graph *g, int si)
 	 * a value per key), as the plain Attention emitter takes constant
 	 * shapes only; the MatMuls and Softmax stay as they are otherwise */
 	if (ox_shape_is_rt(g, &sv->shape) || ox_shape_is_rt(g, &qv->shape) || ox_shape_is_rt(g, &vv->shape)) {
-		const ox_value *m = mask >= 0 ? &g->vals[mask] : NULL;
 		if (ox_dim_is_rt(g, D) || ox_dim_is_rt(g, vv->shape.d[r - 1]) || (r == 4 && ox_dim_is_rt(g, qv->shape.d[1])))
 			return 0;
-		if (m && (m->shape.rank < 1 || m->shape.d[m->shape.rank - 1] != Skv))
+		if (has_mask && (msh.rank < 1 || msh.d[msh.rank - 1] != Skv))
 			return 0;
 		if (!ox_opt_rt_ok(g, &sv->shape, ~0u) || !ox_opt_rt_ok(g, &qv->shape, ~0u) ||
 		    !ox_opt_rt_ok(g, &vv->shape, ~0u))
@@ -259,6 +294,25 @@ static int match(ox_graph *g, int si)
 		v3 = heads_of(g, vh, p0213, &hv);
 		merge = merged_heads(g, pv->out[0]);
 	}
+	/* a 3-D batch [N, S, d] transposed from [S, N, d] (nn.MultiheadAttention:
+	 * [S, B, E] as [S, B*H, d], then (1,0,2); K^T by (1,2,0)) and merged back
+	 * by (1,0,2): N heads of one [1, S, N*d] tensor, read in place (N, batch
+	 * times heads, a constant, as the heads' sizes: the head count is an
+	 * attribute; the sequence lengths may be run-time dims); a mask
+	 * [N, Sq, Skv] (a key padding mask [B*H, 1, Skv]) as [1, N, Sq, Skv] */
+	static const int p102[] = {1, 0, 2}, p120[] = {1, 2, 0};
+	ox_node *tq = producer(g, qh), *tk = producer(g, kt), *tv = producer(g, vh), *ty = NULL;
+	if (r == 3 && inner(g, qh) && inner(g, kt) && inner(g, vh) && perm_is(g, tq, p102, 3) && perm_is(g, tk, p120, 3) &&
+	    perm_is(g, tv, p102, 3) && inner(g, pv->out[0]) && !ox_dim_is_rt(g, qv->shape.d[0]) &&
+	    !ox_dim_is_rt(g, D) && !ox_dim_is_rt(g, vv->shape.d[2]))
+		for (int i = 0; i < g->nnodes && !ty; i++)
+			if (!g->nodes[i].dead && g->nodes[i].nin > 0 && g->nodes[i].in[0] == pv->out[0])
+				ty = &g->nodes[i];
+	if (ty && !perm_is(g, ty, p102, 3))
+		ty = NULL;
+	const ox_id tq_in = tq ? tq->in[0] : -1, tk_in = tk ? tk->in[0] : -1, tv_in = tv ? tv->in[0] : -1;
+	const ox_id ty_out = ty ? ty->out[0] : -1;
+	const int64_t N3 = qv->shape.d[0], Sq3 = qv->shape.d[1], Dv3 = vv->shape.d[2];
 	/* what is needed of the old nodes, before adding any (the array may move) */
 	const char *qk_name = qk->name, *sm_name = sm->name, *pv_name = pv->name;
 	ox_id pv_out = pv->out[0], merge_out = merge ? merge->out[0] : -1;
@@ -268,6 +322,29 @@ static int match(ox_graph *g, int si)
 	int heads3 = q3 >= 0 && k3 >= 0 && v3 >= 0 && merge && hq == hk && hq == hv;
 	if (heads3) {
 		Q = q3, K = k3, V = v3, Y = merge_out;
+	} else if (ty_out >= 0) {
+		/* [S, N, d] -> [S, N*d] -> [1, S, N*d], and back: views */
+		const ox_id pre[3] = {tq_in, tk_in, tv_in};
+		ox_id *to[3] = {&Q, &K, &V};
+		for (int i = 0; i < 3; i++) {
+			char rn[600];
+			snprintf(rn, sizeof rn, "%s/%c", nm, "qkv"[i]);
+			const ox_shape *ps = &g->vals[pre[i]].shape;
+			ox_shape s2 = {2, {ps->d[0], ox_dim_mul(g, ps->d[1], ps->d[2])}};
+			ox_id x2 = add_reshape(g, pre[i], &s2, rn);
+			strcat(rn, "/batch");
+			*to[i] = add_axis(g, x2, 0, 0, rn);
+		}
+		char rn[600];
+		snprintf(rn, sizeof rn, "%s/y/batch", nm);
+		Y = ox_ir_add_value(g, rn, OX_V_INTERNAL);
+		g->vals[Y].dtype = dt, g->vals[Y].has_shape = 1;
+		g->vals[Y].shape = (ox_shape){3, {1, Sq3, ox_dim_mul(g, N3, Dv3)}};
+		ox_id y1 = add_axis(g, Y, 0, 1, rn);
+		snprintf(rn, sizeof rn, "%s/y", nm);
+		ox_id y2 = add_reshape(g, y1, &(ox_shape){3, {Sq3, N3, Dv3}}, rn);
+		ox_ir_replace_uses(g, ty_out, y2);
+		heads3 = 1, hq = N3;
 	} else if (r == 4) {
 		static const int64_t swap[] = {0, 1, 3, 2};
 		Q = qh, V = vh, Y = pv_out;
@@ -278,14 +355,43 @@ static int match(ox_graph *g, int si)
 		Q = qh, V = vh, Y = pv_out;
 		K = add_transpose(g, kt, swap, 3, nm);
 	}
-	if (mask >= 0 && r == 3 && g->vals[mask].shape.rank == 3) {
+	if (wc >= 0) { /* the masked fill as an additive mask: Where(c, fill, 0) (+ the added one) */
+		char mn[600];
+		snprintf(mn, sizeof mn, "%s/fill", nm);
+		ox_tensor *zt = ox_ir_new_tensor(g, dt, &(ox_shape){0});
+		char zn[640];
+		snprintf(zn, sizeof zn, "%s/zero", mn);
+		ox_id zero = ox_ir_add_const(g, zn, zt);
+		ox_id wn = ox_ir_add_node(g, OX_OP_Where, "Where", mn, 3, 1);
+		ox_id m = ox_ir_add_value(g, mn, OX_V_INTERNAL);
+		g->vals[m].dtype = dt, g->vals[m].has_shape = 1, g->vals[m].shape = g->vals[wc].shape;
+		g->nodes[wn].in[0] = wc, g->nodes[wn].in[1] = wkeep ? zero : wfill, g->nodes[wn].in[2] = wkeep ? wfill : zero;
+		g->nodes[wn].out[0] = m;
+		ox_opt_fold_node(g, &g->nodes[wn]); /* (a constant condition: a constant mask) */
+		if (mask >= 0) {
+			snprintf(mn, sizeof mn, "%s/mask", nm);
+			ox_id an = ox_ir_add_node(g, OX_OP_Add, "Add", mn, 2, 1);
+			ox_id m2 = ox_ir_add_value(g, mn, OX_V_INTERNAL);
+			g->vals[m2].dtype = dt, g->vals[m2].has_shape = 1, g->vals[m2].shape = msh;
+			g->nodes[an].in[0] = m, g->nodes[an].in[1] = mask, g->nodes[an].out[0] = m2;
+			ox_opt_fold_node(g, &g->nodes[an]);
+			m = m2;
+		}
+		mask = m;
+	}
+	if (mask >= 0 && ty_out >= 0 && g->vals[mask].shape.rank == 3) {
+		/* the batch as heads: [N, Sq, Skv] -> [1, N, Sq, Skv] */
+		char mn[600];
+		snprintf(mn, sizeof mn, "%s/mask", nm);
+		mask = add_axis(g, mask, 0, 0, mn);
+	} else if (mask >= 0 && r == 3 && g->vals[mask].shape.rank == 3) {
 		/* [B*H, Sq, Skv] -> [B*H, 1, Sq, Skv] for Attention's 4-D mask
 		 * (nn.MultiheadAttention's key padding mask [B*H, 1, Skv]) */
 		const ox_value *m = &g->vals[mask];
 		ox_shape s4 = {4, {m->shape.d[0], 1, m->shape.d[1], m->shape.d[2]}};
 		char mn[600];
 		snprintf(mn, sizeof mn, "%s/mask", nm);
-		mask = ox_shape_is_rt(g, &m->shape) ? add_unsqueeze1(g, mask, mn) : add_reshape(g, mask, &s4, mn);
+		mask = ox_shape_is_rt(g, &m->shape) ? add_axis(g, mask, 1, 0, mn) : add_reshape(g, mask, &s4, mn);
 	}
 	ox_id aid = ox_ir_add_node(g, OX_OP_Attention, "Attention", nm, mask >= 0 ? 4 : 3, 1);
 	ox_node *a = &g->nodes[aid];
@@ -309,6 +415,10 @@ static int match(ox_graph *g, int si)
 	ox_ir_add_fused(g, a, sm_name);
 	ox_ir_add_fused(g, a, pv_name);
 	/* the replaced nodes die: the one writing Y, then dce takes the rest */
+	if (ty_out >= 0) { /* (the product P V and its Transpose: dce) */
+		g->vals[Y].producer = aid;
+		return 1;
+	}
 	ox_node *w = producer(g, Y);
 	w->dead = 1;
 	g->vals[Y].producer = aid;

@@ -189,11 +189,94 @@ static void fuse(ox_graph *g, int head, const region *R, int len)
 	g->nodes[R->nodes[len - 1]] = moved;
 }
 
+/* the node that reads v (used once), or NULL */
+static ox_node *reader(ox_graph *g, ox_id v)
+{
+	if (g->vals[v].nuses != 1 || g->vals[v].is_output)
+		return NULL;
+	for (int i = 0; i < g->nnodes; i++)
+		for (int k = 0; k < g->nodes[i].nin && !g->nodes[i].dead; k++)
+			if (g->nodes[i].in[k] == v)
+				return &g->nodes[i];
+	return NULL;
+}
+
+/* A GEMM's result reshaped with its rows kept (the last axis, N) and then
+ * used by an elementwise op alone (nn.MultiheadAttention's out_proj [S*B, E]
+ * as [S, B, E] before the residual Add): the op computes on the GEMM's
+ * shape instead, an operand of the reshaped shape reshaped to it (views),
+ * and the Reshape moves after the op, which the region below then takes;
+ * again past the op after that. Static shapes. 1 if it moved one. */
+static int sink_reshape(ox_graph *g, const ox_node *h)
+{
+	if (h->op != OX_OP_Gemm && h->op != OX_OP_MatMul)
+		return 0;
+	ox_id y = h->out[0];
+	const ox_shape ys = g->vals[y].shape;
+	const int r = ys.rank;
+	int moved = 0;
+	for (;;) {
+		ox_node *rs = reader(g, y);
+		if (!rs || rs->op != OX_OP_Reshape || rs->in[0] != y)
+			return moved;
+		const ox_id z = rs->out[0];
+		const ox_shape zs = g->vals[z].shape;
+		ox_node *e = reader(g, z);
+		if (!e || !fusable_op(g, e) || e->nout != 1 || ox_shape_is_rt(g, &zs) || ox_shape_is_rt(g, &ys) ||
+		    zs.d[zs.rank - 1] != ys.d[r - 1] || g->vals[e->out[0]].dtype != g->vals[y].dtype ||
+		    memcmp(&g->vals[e->out[0]].shape, &zs, sizeof zs))
+			return moved;
+		/* its other operands: scalars, one value per column of rank r at
+		 * most (they broadcast alike), or of the reshaped shape */
+		for (int k = 0; k < e->nin; k++) {
+			const ox_value *x = e->in[k] >= 0 && e->in[k] != z ? &g->vals[e->in[k]] : NULL;
+			if (!x)
+				continue;
+			int64_t c = ox_shape_numel(&x->shape);
+			int per = x->shape.rank >= 1 && x->shape.rank <= r && c == ys.d[r - 1] &&
+				  x->shape.d[x->shape.rank - 1] == c;
+			if (x->layout || (c != 1 && !per && memcmp(&x->shape, &zs, sizeof zs)))
+				return moved;
+		}
+		/* (indices: adding nodes may move the array) */
+		const int ri = (int)(rs - g->nodes), ei = (int)(e - g->nodes);
+		const ox_id e_out = e->out[0];
+		char nm[600];
+		snprintf(nm, sizeof nm, "%s/rows", e->name[0] ? e->name : e->optype);
+		ox_id e2 = ox_ir_add_value(g, nm, OX_V_INTERNAL);
+		g->vals[e2].dtype = g->vals[e_out].dtype, g->vals[e2].has_shape = 1, g->vals[e2].shape = ys;
+		for (int k = 0; k < g->nodes[ei].nin; k++) {
+			ox_id v = g->nodes[ei].in[k];
+			if (v == z) {
+				g->nodes[ei].in[k] = y;
+			} else if (v >= 0 && ox_shape_numel(&g->vals[v].shape) != 1 &&
+				   !memcmp(&g->vals[v].shape, &zs, sizeof zs)) {
+				char on[640];
+				snprintf(on, sizeof on, "%s/%d", nm, k);
+				ox_id rn = ox_ir_add_reshape(g, v, -1, &ys, on);
+				g->nodes[ei].in[k] = g->nodes[rn].out[0];
+			}
+		}
+		g->nodes[ei].out[0] = e2;
+		/* the Reshape now makes the op's old output from its new one */
+		g->nodes[ri].in[0] = e2;
+		g->nodes[ri].out[0] = e_out;
+		ox_ir_fill_uses(g);
+		if (ox_ir_toposort(g))
+			ox_die("epilogue: cycle");
+		ox_ir_fill_uses(g);
+		y = e2, moved = 1;
+	}
+}
+
 int ox_opt_epilogue(ox_graph *g)
 {
 	if (!g->opt)
 		return 0;
 	ox_ir_fill_uses(g);
+	for (int h = 0; h < g->nnodes; h++) /* (from the start again after each: the order changed) */
+		if (takes_epilogue(g, &g->nodes[h]) && sink_reshape(g, &g->nodes[h]))
+			h = -1;
 	int nv = g->nvals, nn = g->nnodes;
 	region R;
 	R.in_region = calloc((size_t)nv + 1, 1);

@@ -16,7 +16,7 @@
 
 #define FOLD_MAX_BYTES ((size_t)64 << 20)
 
-static int try_fold(ox_graph *g, ox_node *n)
+int ox_opt_fold_node(ox_graph *g, ox_node *n)
 {
 	const ox_opinfo *oi = &ox_ops[n->op];
 	if (oi->eval == eval_none)
@@ -126,7 +126,7 @@ static int visit(ox_graph *g, int i)
 				v->shape.d[d] = x;
 		}
 	}
-	if (try_fold(g, n))
+	if (ox_opt_fold_node(g, n))
 		fold_sym(g, n);
 	return 0;
 }

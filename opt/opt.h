@@ -27,6 +27,10 @@ int ox_opt_winograd(ox_graph *g);
 int ox_opt_pack(ox_graph *g);
 int ox_opt_plan(ox_graph *g);
 
+/* a node whose inputs are constants made constant (its outputs set, the
+ * node dead) by the op's eval (opt/fold.c): 0, or -1 when it cannot be */
+int ox_opt_fold_node(ox_graph *g, ox_node *n);
+
 /* the passes after `after` (the body of a control node, opt/outline.c) */
 int ox_opt_run_from(ox_graph *g, int check, const char *after);
 

@@ -334,9 +334,9 @@ typedef struct {
 	int chains, before, after, copies_before, copies_after;
 } state;
 
-static ox_id new_node(ox_graph *g, state *st, int anchor, int op, const char *optype, const char *name, int nin)
+/* a node was appended: it takes the place of the chain's node anchor */
+static void note_made(state *st, int anchor)
 {
-	ox_id id = ox_ir_add_node(g, op, optype, name, nin, 1);
 	if (st->nmade == st->cap) {
 		st->cap = st->cap ? 2 * st->cap : 16;
 		st->anchor = realloc(st->anchor, (size_t)st->cap * sizeof *st->anchor);
@@ -344,6 +344,12 @@ static ox_id new_node(ox_graph *g, state *st, int anchor, int op, const char *op
 			ox_die("out of memory");
 	}
 	st->anchor[st->nmade++] = anchor;
+}
+
+static ox_id new_node(ox_graph *g, state *st, int anchor, int op, const char *optype, const char *name, int nin)
+{
+	ox_id id = ox_ir_add_node(g, op, optype, name, nin, 1);
+	note_made(st, anchor);
 	return id;
 }
 
@@ -359,17 +365,8 @@ static ox_id new_value(ox_graph *g, const char *name, int dtype, const ox_shape 
 /* Reshape x -> y (y an existing value of shape s, or -1: a new one); the node's id */
 static ox_id add_reshape(ox_graph *g, state *st, int anchor, ox_id x, ox_id y, const ox_shape *s, const char *name)
 {
-	ox_tensor *t = ox_ir_new_tensor(g, OX_I64, &(ox_shape){1, {s->rank}});
-	for (int i = 0; i < s->rank; i++)
-		ox_tensor_set_i64(t, i, s->d[i]);
-	char cn[700];
-	snprintf(cn, sizeof cn, "%s/shape", name);
-	ox_id c = ox_ir_add_const(g, cn, t);
-	if (y < 0)
-		y = new_value(g, name, g->vals[x].dtype, s);
-	ox_id n = new_node(g, st, anchor, OX_OP_Reshape, "Reshape", name, 2);
-	g->nodes[n].in[0] = x, g->nodes[n].in[1] = c, g->nodes[n].out[0] = y;
-	g->vals[y].producer = n;
+	ox_id n = ox_ir_add_reshape(g, x, y, s, name);
+	note_made(st, anchor);
 	return n;
 }
 

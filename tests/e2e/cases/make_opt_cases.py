@@ -390,6 +390,82 @@ def attention_cases():
     mm = n.const(rnd(6, 11, 11), "mask")
     n.save("attn_3d_batch", sdpa(n, "x", "k", "v", 1 / np.sqrt(8), mm))
 
+    # nn.MultiheadAttention as PyTorch exports it: the in_proj's Q, K, V
+    # sliced from one MatMul, heads as [S, B*H, d] batches transposed to
+    # [B*H, S, d] (K^T by (1,2,0)), Q scaled before the product, a causal
+    # masked fill (a bool attn_mask) and a key padding mask [B*H, 1, S]
+    # added, merged back
+    # by a Transpose and a Reshape into the out_proj Gemm, whose [S*B, E]
+    # result is reshaped to [S, B, E] for the residual Add and a Relu
+    # (opt/attention.c: N heads of [1, S, N*d] read in place; opt/epilogue.c:
+    # the Add and the Relu fused into the Gemm past the Reshape; on the GPU
+    # opt/siblings.c: the in_proj writes Q, K, V itself)
+    S, B, H, d = 13, 2, 3, 8
+    E = H * d
+    seed("attn_mha")
+    n = Net(rnd(S, B, E))
+    w, bb = n.const(rnd(E, 3 * E, scale=0.3)), n.const(rnd(3 * E), "b")
+    qkv = n.add(n.op("MatMul", ["x", w], n.vals["x"] @ n.vals[w]), bb)
+    parts = []
+    for i in range(3):
+        st, en, ax = (n.const(np.array([v], np.int64), p) for v, p in ((i * E, "st"), ((i + 1) * E, "en"), (2, "ax")))
+        parts.append(n.op("Slice", [qkv, st, en, ax], n.vals[qkv][:, :, i * E:(i + 1) * E]))
+
+    def batch(x, perm):
+        r = n.op("Reshape", [x, n.const(np.array([S, B * H, d], np.int64), "shape")], n.vals[x].reshape(S, B * H, d))
+        return n.op("Transpose", [r], n.vals[r].permute(*perm), perm=list(perm))
+
+    q = batch(parts[0], (1, 0, 2))
+    q = n.op("Div", [q, n.const(np.array(np.sqrt(d), np.float32), "c")], n.vals[q] / np.float32(np.sqrt(d)))
+    kt, v = batch(parts[1], (1, 2, 0)), batch(parts[2], (1, 0, 2))
+    sc = n.op("MatMul", [q, kt], n.vals[q] @ n.vals[kt])
+    future = np.triu(np.ones((S, S), bool), 1)
+    sc = n.op("Where", [n.const(future, "future"), n.const(np.array(-np.inf, np.float32), "fill"), sc],
+              torch.where(torch.from_numpy(future), t64(np.float32(-np.inf)), n.vals[sc]))
+    pad = np.zeros((B * H, 1, S), np.float32)
+    pad[H:, :, -4:] = -10000.0
+    sc = n.add(sc, n.const(pad, "pad"))
+    p = n.op("Softmax", [sc], torch.softmax(n.vals[sc], -1), axis=-1)
+    ctx = n.op("MatMul", [p, v], n.vals[p] @ n.vals[v])
+    t = n.op("Transpose", [ctx], n.vals[ctx].permute(1, 0, 2), perm=[1, 0, 2])
+    m = n.op("Reshape", [t, n.const(np.array([S * B, E], np.int64), "shape")], n.vals[t].reshape(S * B, E))
+    wo, bo = n.const(rnd(E, E, scale=0.3)), n.const(rnd(E), "b")
+    o = n.op("Gemm", [m, wo, bo], n.vals[m] @ n.vals[wo].T + n.vals[bo], transB=1)
+    o = n.op("Reshape", [o, n.const(np.array([S, B, E], np.int64), "shape")], n.vals[o].reshape(S, B, E))
+    n.save("attn_mha", n.relu(n.add(o, "x")))
+
+    # a GPT-2 block as HuggingFace exports it: c_attn Split into Q, K, V,
+    # BERT-style heads, the causal mask a masked fill that keeps the scores
+    # where it holds (Where(causal, S, finfo.min)), then an additive padding
+    # mask [B, 1, 1, S] (opt/attention.c: both one additive mask)
+    S, B, H, d = 11, 2, 3, 8
+    E = H * d
+    seed("attn_gpt")
+    n = Net(rnd(B, S, E))
+    w, bb = n.const(rnd(E, 3 * E, scale=0.3)), n.const(rnd(3 * E), "b")
+    qkv = n.add(n.op("MatMul", ["x", w], n.vals["x"] @ n.vals[w]), bb)
+    outs = [n.name("split") for _ in range(3)]
+    n.nodes.append(h.make_node("Split", [qkv, n.const(np.array([E, E, E], np.int64), "sizes")], outs, axis=2))
+    for i, o in enumerate(outs):
+        n.vals[o] = n.vals[qkv][:, :, i * E:(i + 1) * E]
+    q, k, v = (heads(n, x, B, S, H, d, p) for x, p in zip(outs, ((0, 2, 1, 3), (0, 2, 3, 1), (0, 2, 1, 3))))
+    sc = n.op("MatMul", [q, k], n.vals[q] @ n.vals[k])
+    sc = n.op("Div", [sc, n.const(np.array(np.sqrt(d), np.float32), "c")], n.vals[sc] / np.float32(np.sqrt(d)))
+    causal = np.tril(np.ones((S, S), bool)).reshape(1, 1, S, S)
+    fmin = np.array(np.finfo(np.float32).min, np.float32)
+    sc = n.op("Where", [n.const(causal, "causal"), sc, n.const(fmin, "fill")],
+              torch.where(torch.from_numpy(causal), n.vals[sc], t64(fmin)))
+    pad = np.zeros((B, 1, 1, S), np.float32)
+    pad[1, ..., -3:] = -10000.0
+    sc = n.add(sc, n.const(pad, "pad"))
+    p = n.op("Softmax", [sc], torch.softmax(n.vals[sc], -1), axis=-1)
+    ctx = n.op("MatMul", [p, v], n.vals[p] @ n.vals[v])
+    t = n.op("Transpose", [ctx], n.vals[ctx].permute(0, 2, 1, 3), perm=[0, 2, 1, 3])
+    m = n.op("Reshape", [t, n.const(np.array([B, S, E], np.int64), "shape")], n.vals[t].reshape(B, S, E))
+    wo, bo = n.const(rnd(E, E, scale=0.3)), n.const(rnd(E), "b")
+    o = n.add(n.op("MatMul", [m, wo], n.vals[m] @ n.vals[wo]), bo)
+    n.save("attn_gpt", n.add(o, "x"))
+
 
 def gemm_cases():
     """The GEMM: a long reduction in chunks (B's panel past L2), with a bias
