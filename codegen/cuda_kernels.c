@@ -1092,18 +1092,29 @@ static int emit_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
  * shuffles just before already gather the warp. */
 static void attention_tiled(ox_buf *t, const char *kname, long long G, long long Dk, long long Dv, const char *sc,
 			    const char *mask, const char *mt, int mask_s, const char *tests, const char *np, const char *qo,
-			    const char *ko, const char *vo, const char *yo)
+			    const char *ko, const char *vo, const char *yo, int S)
 {
-	const long long NC = (Dv + 7) / 8;
+	const long long NC = (Dv + 7) / 8, W = NC * 8 + 2;
 	char guard[64], guard2[64]; /* (the columns past Dv when it is not a multiple of 8) */
 	snprintf(guard, sizeof guard, "if (c + u * 8 < %lld)\n\t\t\t\t\t", Dv);
 	snprintf(guard2, sizeof guard2, "if (c + u * 8 < %lld)\n\t\t\t", Dv);
 	if (Dv % 8 == 0)
 		guard[0] = guard2[0] = 0;
+	/* S > 1: the keys in S parts, blockIdx.z = b * S + the part (below) */
+	char split_params[96] = "", bz[48] = "blockIdx.z", krange[200] = "const long klo = 0, khi = SKV;\n";
+	if (S > 1) {
+		snprintf(split_params, sizeof split_params, ", float *__restrict__ ws, unsigned int *__restrict__ ctr");
+		snprintf(bz, sizeof bz, "blockIdx.z / %d, sp = blockIdx.z %% %d", S, S);
+		snprintf(krange, sizeof krange,
+			 "/* this block's part of the keys: whole tiles of 32 */\n"
+			 "\tconst long kc = ((SKV + 31) / 32 + %d) / %d * 32, klo = sp * kc, khi = klo + kc < SKV ? klo + kc : SKV;\n",
+			 S - 1, S);
+	}
 	ox_buf_printf(t, "__global__ void __launch_bounds__(128) %s(const OX_T *__restrict__ Q, const OX_T *__restrict__ K,\n"
-			 "\t\tconst OX_T *__restrict__ V, const %s *__restrict__ M, OX_T *__restrict__ Y, long SQ, long SKV%s)\n{\n"
+			 "\t\tconst OX_T *__restrict__ V, const %s *__restrict__ M, OX_T *__restrict__ Y, long SQ, long SKV%s%s)\n{\n"
 			 "\t__shared__ float qs[16][%lld], ks[32][%lld], vs[32][%lld], ps[16][33];\n"
-			 "\tconst long s0 = (long)blockIdx.x * 16, h = blockIdx.y, b = blockIdx.z, hk = h / %lld;\n"
+			 "\tconst long s0 = (long)blockIdx.x * 16, h = blockIdx.y, b = %s, hk = h / %lld;\n"
+			 "\t%s"
 			 "\tconst int tid = threadIdx.x, r = tid / 8, c = tid %% 8;\n"
 			 "\tfor (int i = tid; i < %lld; i += 128) {\n"
 			 "\t\tconst long s = s0 + i / %lld;\n"
@@ -1111,7 +1122,7 @@ static void attention_tiled(ox_buf *t, const char *kname, long long G, long long
 			 "\t/* row r's running max and sum (the same in its 8 threads), its outputs */\n"
 			 "\tfloat mr = -INFINITY, lr = 0.0f, o[%lld];\n"
 			 "\tOX_UNROLL\n\tfor (int j = 0; j < %lld; j++)\n\t\to[j] = 0.0f;\n"
-			 "\tfor (long k0 = 0; k0 < SKV; k0 += 32) {\n"
+			 "\tfor (long k0 = klo; k0 < khi; k0 += 32) {\n"
 			 "\t\t__syncthreads(); /* (the last tile's reads done) */\n"
 			 "\t\tfor (int i = tid; i < %lld; i += 128) {\n"
 			 "\t\t\tconst long k = k0 + i / %lld;\n"
@@ -1120,8 +1131,8 @@ static void attention_tiled(ox_buf *t, const char *kname, long long G, long long
 			 "\t\t\tconst long k = k0 + i / %lld;\n"
 			 "\t\t\tvs[i / %lld][i %% %lld] = k < SKV ? OX_LD(V[%s + i %% %lld]) : 0.0f;\n\t\t}\n"
 			 "\t\t__syncthreads();\n",
-		      kname, mt, np, Dk, Dk + 1, Dv, G, 16 * Dk, Dk, Dk, Dk, qo, Dk, NC, NC, 32 * Dk, Dk, Dk, Dk, ko, Dk, 32 * Dv, Dv, Dv,
-		      Dv, vo, Dv);
+		      kname, mt, np, split_params, Dk, Dk + 1, Dv, bz, G, krange, 16 * Dk, Dk, Dk, Dk, qo, Dk, NC, NC, 32 * Dk, Dk, Dk,
+		      Dk, ko, Dk, 32 * Dv, Dv, Dv, Dv, vo, Dv);
 	ox_buf_printf(t, "\t\t/* the scores, a warp per row */\n"
 			 "\t\tfor (int e = tid; e < 512; e += 128) {\n"
 			 "\t\t\tconst int rr = e / 32, j = e %% 32;\n"
@@ -1154,6 +1165,22 @@ static void attention_tiled(ox_buf *t, const char *kname, long long G, long long
 			 "\t\t\t\t%so[u] = fmaf(p, vs[j][c + u * 8], o[u]);\n"
 			 "\t\t}\n\t}\n",
 		      NC, NC, guard);
+	if (S > 1) /* each part's row sums, maximum and outputs; the last to arrive adds them up in order */
+		ox_buf_printf(t, "\tconst long tile = ((long)b * gridDim.y + h) * gridDim.x + blockIdx.x;\n"
+				 "\tfloat *wp = ws + ((tile * %d + sp) * 16 + r) * %lld;\n"
+				 "\tOX_UNROLL\n\tfor (int u = 0; u < %lld; u++)\n\t\twp[c + u * 8] = o[u];\n"
+				 "\tif (c == 0)\n\t\twp[%lld] = mr, wp[%lld] = lr;\n"
+				 "\tif (!ox_split_last(ctr + tile, %d))\n\t\treturn;\n"
+				 "\tmr = -INFINITY, lr = 0.0f;\n"
+				 "\tfor (int p = 0; p < %d; p++)\n"
+				 "\t\tmr = fmaxf(mr, ox_ldcg(&ws[((tile * %d + p) * 16 + r) * %lld + %lld]));\n"
+				 "\tOX_UNROLL\n\tfor (int u = 0; u < %lld; u++)\n\t\to[u] = 0.0f;\n"
+				 "\tfor (int p = 0; p < %d; p++) {\n"
+				 "\t\tconst float *pp = ws + ((tile * %d + p) * 16 + r) * %lld, mp = ox_ldcg(&pp[%lld]);\n"
+				 "\t\tconst float w = mp == -INFINITY ? 0.0f : expf(mp - mr);\n"
+				 "\t\tlr += w * ox_ldcg(&pp[%lld]);\n"
+				 "\t\tOX_UNROLL\n\t\tfor (int u = 0; u < %lld; u++)\n\t\t\to[u] += w * ox_ldcg(&pp[c + u * 8]);\n\t}\n",
+			      S, W, NC, W - 2, W - 1, S, S, S, W, W - 2, NC, S, S, W, W - 2, W - 1, NC);
 	ox_buf_printf(t, "\tconst long s = s0 + r;\n"
 			 "\tif (s >= SQ)\n\t\treturn;\n"
 			 "\tOX_UNROLL\n\tfor (int u = 0; u < %lld; u++)\n"
@@ -1370,9 +1397,26 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 		      q.softcap > 0 ? ", softcap" : "", q.present ? ", present K/V" : "", tiled ? ", tiled" : "");
 	char sc[200];
 	snprintf(sc, sizeof sc, score, tiled ? "d0" : "a");
+	/* split the keys when the blocks (16 query rows of a head) are too
+	 * few for the GPU: each part of whole tiles of 32 keys, a block each,
+	 * the last to arrive combining their softmax sums (flash-decoding);
+	 * counted at the dims' tops */
+	int S = 1;
+	const int64_t blocks = (ox_opt_top(g, q.dSq) + 15) / 16 * Hq * ox_opt_top(g, q.dB),
+		      ktiles = (ox_opt_top(g, q.dSkv) + 31) / 32;
+	if (tiled)
+		while (S < 8 && blocks * S * 2 <= OX_CU_SMS && ktiles >= 2 * S)
+			S *= 2;
+	if (S > 1) {
+		const int64_t bytes = blocks * S * 16 * ((Dv + 7) / 8 * 8 + 2) * 4;
+		if (bytes > cg->cu_ws)
+			cg->cu_ws = bytes;
+		if (blocks > cg->cu_ctr)
+			cg->cu_ctr = blocks;
+	}
 	if (tiled)
 		attention_tiled(&t, kname, Hq / Hkv, Dk, Dv, sc, mask, mt, mask_s, tests[0],
-				np ? ", const int64_t *__restrict__ NP" : "", qo, ko, vo, yo);
+				np ? ", const int64_t *__restrict__ NP" : "", qo, ko, vo, yo, S);
 	else
 		ox_buf_printf(&t, "__global__ void __launch_bounds__(128) %s(const OX_T *__restrict__ Q, const OX_T *__restrict__ K,\n"
 			  "\t\tconst OX_T *__restrict__ V, const %s *__restrict__ M, OX_T *__restrict__ Y, long SQ, long SKV%s)\n{\n"
@@ -1407,9 +1451,11 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 	snprintf(db, sizeof db, "%s", ox_cg_dim(cg, q.dB));
 	char rows[96]; /* (blocks of 16 query rows, or one each) */
 	snprintf(rows, sizeof rows, tiled ? "((%s) + 15) / 16" : "%s", dsq);
-	ox_cg_printf(cg, "\tif (%s > 0 && %s > 0)\n\t\tOX_LAUNCH(%s, dim3((unsigned)(%s), %lld, (unsigned)%s), 128, 0, ox_st, in0, %s, %s, out0, %s, %s%s);\n",
-		     dsq, db, kname, rows, Hq, db, q.present ? "out1, out2" : "in1, in2", m ? "in3" : "nullptr", dsq, dskv,
-		     np ? ", in6" : "");
+	char gz[96];
+	snprintf(gz, sizeof gz, S > 1 ? "(unsigned)(%s) * %d" : "(unsigned)%s", db, S);
+	ox_cg_printf(cg, "\tif (%s > 0 && %s > 0)\n\t\tOX_LAUNCH(%s, dim3((unsigned)(%s), %lld, %s), 128, 0, ox_st, in0, %s, %s, out0, %s, %s%s%s);\n",
+		     dsq, db, kname, rows, Hq, gz, q.present ? "out1, out2" : "in1, in2", m ? "in3" : "nullptr", dsq, dskv,
+		     np ? ", in6" : "", S > 1 ? ", ox_cu_ws, ox_cu_ctr" : "");
 	(void)B;
 	ox_cu_finish(cg, g, n, kname, &t);
 	return 0;

@@ -363,13 +363,15 @@ nv_after() {
 #    grouped heads, partial tiles, Dv not a multiple of 8, a key mask with
 #    -inf, 3-D causal; heads wider than 128 on the kernel of a block per
 #    query row), the CUDA program's outputs against the C target's at 1e-4
-#    normwise, the .cu checked for 2 tiled kernels and 1 other; with nvcc,
-#    compiled for sm_80 and sm_90 as in 2.
+#    normwise, the .cu checked for 2 tiled kernels, both with the keys split
+#    over blocks (few blocks: the parts combined by the last to arrive), and
+#    1 other; with nvcc, compiled for sm_80 and sm_90 as in 2.
 r=
 vs_c build/attn tests/e2e/attn/attn.onnx tests/e2e/attn/attn_input_*.npy
 if [ "$st" != ok ]; then
 	:
-elif [ "$(grep -c 'Attention B.*, tiled \*/' "$o/cu/net.cu")" != 2 ] || [ "$(grep -c 'Attention B' "$o/cu/net.cu")" != 3 ]; then
+elif [ "$(grep -c 'Attention B.*, tiled \*/' "$o/cu/net.cu")" != 2 ] || [ "$(grep -c 'Attention B' "$o/cu/net.cu")" != 3 ] ||
+	[ "$(grep -c "this block's part of the keys" "$o/cu/net.cu")" != 2 ]; then
 	st=KERNELS
 else
 	for n in 0 1 2; do
@@ -385,7 +387,8 @@ printf 'cuda-emu attention %-16s %s%s\n' attn "$st" "$r"
 #    C program for P = 9, both run at 9), softcap, padding lengths
 #    (nonpad_kv_seqlen) with and without causal; present K/V byte for
 #    byte, the outputs at 1e-4 normwise, no serial node, the .cu holding
-#    two tiled kernels with present K/V (one of a run-time past), two
+#    two tiled kernels with present K/V (one of a run-time past, its keys
+#    split over two blocks: at P = 9 the second part is empty), two
 #    reading the padding lengths and four present copies; with nvcc as in 2.
 r=
 o=build/attn_past
@@ -406,7 +409,8 @@ elif ! grep -Eq "cuda +0 nodes without a parallel kernel" "$o/log"; then
 elif [ "$(grep -c 'Attention B.*, present K/V, tiled \*/' "$o/cu/net.cu")" != 2 ] ||
 	[ "$(grep -c 'SKV, const int64_t \*__restrict__ NP)' "$o/cu/net.cu")" != 2 ] ||
 	! grep -q 'Attention B.*past 40 at most.*tiled \*/' "$o/cu/net.cu" ||
-	[ "$(grep -c '_present[01]: present_.*: a thread per element \*/' "$o/cu/net.cu")" != 4 ]; then
+	[ "$(grep -c '_present[01]: present_.*: a thread per element \*/' "$o/cu/net.cu")" != 4 ] ||
+	[ "$(grep -c "this block's part of the keys" "$o/cu/net.cu")" != 1 ]; then
 	st=KERNELS
 else
 	for n in 1 2 4 5; do
