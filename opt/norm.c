@@ -1,5 +1,6 @@
 /* norm.c: normalizations and GELU written out by exporters, recognized and
- * replaced by one ONNX node each, in f32.
+ * replaced by one ONNX node each, in f32 (and in f16 and bf16 on the GPU,
+ * whose kernels compute them in f32: ox_opt_fuse_type).
  *
  * LayerNorm: m = ReduceMean(x) over the trailing axes (attribute or, opset
  * 18+, constant input; keepdims), d = Sub(x, m), v = ReduceMean(Pow(d, 2)
@@ -105,10 +106,11 @@ static int is_scalar(ox_graph *g, ox_id v, double want)
 	return scalar(g, v, &c) && near(c, want);
 }
 
-/* an f32 tensor of the plain layout */
-static int f32(ox_graph *g, ox_id v)
+/* a tensor of the plain layout whose ops fuse: f32; f16 and bf16 on the GPU
+ * (ox_opt_fuse_type: the CUDA kernels compute them in f32) */
+static int fusable(ox_graph *g, ox_id v)
 {
-	return v >= 0 && g->vals[v].dtype == OX_F32 && !g->vals[v].layout && g->vals[v].has_shape;
+	return v >= 0 && ox_opt_fuse_type(g, g->vals[v].dtype) && !g->vals[v].layout && g->vals[v].has_shape;
 }
 
 static int same_shape(const ox_value *a, const ox_value *b)
@@ -125,7 +127,7 @@ static int same_shape(const ox_value *a, const ox_value *b)
  * dims: ax, else -1 */
 static int mean_axis(ox_graph *g, ox_node *n)
 {
-	if (!n || n->op != OX_OP_ReduceMean || ox_attr_int(n, "keepdims", 1) == 0 || !f32(g, n->in[0]))
+	if (!n || n->op != OX_OP_ReduceMean || ox_attr_int(n, "keepdims", 1) == 0 || !fusable(g, n->in[0]))
 		return -1;
 	int r = g->vals[n->in[0]].shape.rank, mask[OX_MAX_RANK];
 	if (r < 1 || ox_reduce_axes(g, n, mask))
@@ -198,10 +200,10 @@ static ox_node *divided(ox_graph *g, ox_id s, ox_id *num, cover *c)
 	return m;
 }
 
-/* p: an f32 constant that broadcasts over the normalized axes ax.. of x only */
+/* p: a constant of x's type that broadcasts over the normalized axes ax.. of x only */
 static int row_operand(ox_graph *g, ox_id p, ox_id x, int ax)
 {
-	if (p < 0 || g->vals[p].kind != OX_V_CONST || g->vals[p].dtype != OX_F32)
+	if (p < 0 || g->vals[p].kind != OX_V_CONST || g->vals[p].dtype != g->vals[x].dtype)
 		return 0;
 	const ox_shape *ps = &g->vals[p].shape, *xs = &g->vals[x].shape;
 	int off = xs->rank - ps->rank;
@@ -224,7 +226,7 @@ static ox_id row_const(ox_graph *g, ox_id p, ox_id x, int ax, const char *name)
 		s.d[i] = xs.d[ax + i];
 	if (p >= 0 && same_shape(&g->vals[p], &(ox_value){.shape = s}))
 		return p;
-	ox_tensor *t = ox_ir_new_tensor(g, OX_F32, &s);
+	ox_tensor *t = ox_ir_new_tensor(g, g->vals[x].dtype, &s);
 	int64_t n = ox_shape_numel(&s);
 	for (int64_t k = 0; k < n; k++) {
 		double v = 1;
@@ -351,7 +353,7 @@ static int layernorm(ox_graph *g, int i)
 	/* gamma, beta */
 	ox_id y = dv->out[0];
 	ox_id gamma = absorb(g, &c, OX_OP_Mul, &y, x, ax), beta = absorb(g, &c, OX_OP_Add, &y, x, ax);
-	if (!same_shape(&g->vals[y], &g->vals[x]) || g->vals[y].dtype != OX_F32 || c.n >= MAXCOV)
+	if (!same_shape(&g->vals[y], &g->vals[x]) || g->vals[y].dtype != g->vals[x].dtype || c.n >= MAXCOV)
 		return -1;
 	char nm[600];
 	snprintf(nm, sizeof nm, "%s/scale", m1->name);
@@ -374,7 +376,7 @@ static int rmsnorm(ox_graph *g, int i)
 	int ax = mean_axis(g, m);
 	ox_id p = m->in[0], x = -1, num, w = -1;
 	ox_node *sq = ax < 0 ? NULL : square_of(g, p, &x);
-	if (!sq || !inner(g, p) || !f32(g, x))
+	if (!sq || !inner(g, p) || !fusable(g, x))
 		return -1;
 	cover c = {0};
 	take(&c, g, sq), take(&c, g, m);
@@ -392,7 +394,7 @@ static int rmsnorm(ox_graph *g, int i)
 	ox_id y = dv->out[0];
 	if (w < 0) /* x / rms * w: the weight after */
 		w = absorb(g, &c, OX_OP_Mul, &y, x, ax);
-	if (!same_shape(&g->vals[y], &g->vals[x]) || g->vals[y].dtype != OX_F32 || c.n >= MAXCOV)
+	if (!same_shape(&g->vals[y], &g->vals[x]) || g->vals[y].dtype != g->vals[x].dtype || c.n >= MAXCOV)
 		return -1;
 	char nm[600];
 	snprintf(nm, sizeof nm, "%s/scale", g->nodes[c.at[0]].name);
@@ -531,7 +533,7 @@ static int gelu(ox_graph *g, int i)
 		}
 		take(&c, g, sc);
 	}
-	if (!f32(g, x))
+	if (!fusable(g, x))
 		return -1;
 	take(&c, g, f);
 	ox_node *a = reader(g, f->out[0]);
@@ -539,7 +541,7 @@ static int gelu(ox_graph *g, int i)
 		return -1;
 	take(&c, g, a);
 	ox_node *y = half_product(g, x, a->out[0], &c);
-	if (!y || !same_shape(&g->vals[y->out[0]], &g->vals[x]) || g->vals[y->out[0]].dtype != OX_F32 || c.n >= MAXCOV)
+	if (!y || !same_shape(&g->vals[y->out[0]], &g->vals[x]) || g->vals[y->out[0]].dtype != g->vals[x].dtype || c.n >= MAXCOV)
 		return -1;
 	int tanh = f->op == OX_OP_Tanh;
 	int nid = replace(g, &c, OX_OP_Gelu, "Gelu", 20, &x, 1, y->out[0]);

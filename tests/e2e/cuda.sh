@@ -21,7 +21,9 @@
 #    bf16), their CUDA program against the C target's on the same model at
 #    1e-2 normwise for f16 (11 bits kept), 3e-2 for bf16 (8 bits; the
 #    kernels compute in f32 and round once per fused node, the C target
-#    once per node); and $CUDA_TF32_MODELS with --tf32 against ONNX Runtime
+#    once per node), with as many LayerNorm, RMSNorm and Attention kernels
+#    as the f32 model's .cu (opt/norm.c and opt/attention.c fuse f16 and
+#    bf16 on the GPU); and $CUDA_TF32_MODELS with --tf32 against ONNX Runtime
 #    at 1e-2 normwise (TF32 products keep 11 bits).
 # 5. int8 models ($CUDA_INT8_MODELS: examples/digits' and tests/e2e/quant's
 #    QDQ ones (conv13_int8: 1-D and 3-D convolutions), qop_int8 (the
@@ -192,6 +194,10 @@ half_one() {
 		st=SERIAL-NODES
 	elif ! grep -q "ox_mma_$k(&acc" "$o/cu/net.cu"; then
 		st=NO-MMA
+	elif ! "$ONNXCC" "$d/model.onnx" -o "$o/f32.c" --target cuda >> "$o/log" 2>&1 ||
+		[ "$(grep -Ec '^/\* node[0-9]+_(LayerNormalization|RMSNormalization|Attention): ' "$o/cu/net.cu")" != \
+		  "$(grep -Ec '^/\* node[0-9]+_(LayerNormalization|RMSNormalization|Attention): ' "$o/f32.cu")" ]; then
+		st=NOT-FUSED-AS-F32
 	else
 		r=$(close "$o/cu/out/output_0.npy" "$o/c/out/output_0.npy" $tol) || st=MISMATCH
 	fi
