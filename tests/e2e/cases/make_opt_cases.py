@@ -400,12 +400,15 @@ def attention_cases():
     # (opt/attention.c: N heads of [1, S, N*d] read in place; opt/epilogue.c:
     # the Add and the Relu fused into the Gemm past the Reshape; on the GPU
     # opt/siblings.c: the in_proj writes Q, K, V itself)
+    def in_proj(n, E):  # x [.., E] times [E, 3E] plus a bias: Q, K, V side by side
+        w, bb = n.const(rnd(E, 3 * E, scale=0.3)), n.const(rnd(3 * E), "b")
+        return n.add(n.op("MatMul", ["x", w], n.vals["x"] @ n.vals[w]), bb)
+
     S, B, H, d = 13, 2, 3, 8
     E = H * d
     seed("attn_mha")
     n = Net(rnd(S, B, E))
-    w, bb = n.const(rnd(E, 3 * E, scale=0.3)), n.const(rnd(3 * E), "b")
-    qkv = n.add(n.op("MatMul", ["x", w], n.vals["x"] @ n.vals[w]), bb)
+    qkv = in_proj(n, E)
     parts = []
     for i in range(3):
         st, en, ax = (n.const(np.array([v], np.int64), p) for v, p in ((i * E, "st"), ((i + 1) * E, "en"), (2, "ax")))
@@ -442,8 +445,7 @@ def attention_cases():
     E = H * d
     seed("attn_gpt")
     n = Net(rnd(B, S, E))
-    w, bb = n.const(rnd(E, 3 * E, scale=0.3)), n.const(rnd(3 * E), "b")
-    qkv = n.add(n.op("MatMul", ["x", w], n.vals["x"] @ n.vals[w]), bb)
+    qkv = in_proj(n, E)
     outs = [n.name("split") for _ in range(3)]
     n.nodes.append(h.make_node("Split", [qkv, n.const(np.array([E, E, E], np.int64), "sizes")], outs, axis=2))
     for i, o in enumerate(outs):
