@@ -1090,11 +1090,18 @@ static int emit_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
  * pass its probabilities through shared memory behind a __syncwarp (one
  * warp's lanes), a barrier the emulation cannot prove needed: its
  * shuffles just before already gather the warp. */
+/* floats a query row of one part of the keys keeps in the workspace
+ * (split keys): its outputs, Dv rounded up to 8, then max and sum */
+static long long attn_part_row(long long Dv)
+{
+	return (Dv + 7) / 8 * 8 + 2;
+}
+
 static void attention_tiled(ox_buf *t, const char *kname, long long G, long long Dk, long long Dv, const char *sc,
 			    const char *mask, const char *mt, int mask_s, const char *tests, const char *np, const char *qo,
 			    const char *ko, const char *vo, const char *yo, int S)
 {
-	const long long NC = (Dv + 7) / 8, W = NC * 8 + 2;
+	const long long NC = (Dv + 7) / 8, W = attn_part_row(Dv);
 	char guard[64], guard2[64]; /* (the columns past Dv when it is not a multiple of 8) */
 	snprintf(guard, sizeof guard, "if (c + u * 8 < %lld)\n\t\t\t\t\t", Dv);
 	snprintf(guard2, sizeof guard2, "if (c + u * 8 < %lld)\n\t\t\t", Dv);
@@ -1408,7 +1415,7 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 		while (S < 8 && blocks * S * 2 <= OX_CU_SMS && ktiles >= 2 * S)
 			S *= 2;
 	if (S > 1) {
-		const int64_t bytes = blocks * S * 16 * ((Dv + 7) / 8 * 8 + 2) * 4;
+		const int64_t bytes = blocks * S * 16 * attn_part_row(Dv) * 4;
 		if (bytes > cg->cu_ws)
 			cg->cu_ws = bytes;
 		if (blocks > cg->cu_ctr)

@@ -242,6 +242,17 @@ ox_id ox_ir_add_const(ox_graph *g, const char *name, ox_tensor *t)
 	return v;
 }
 
+ox_node *ox_ir_sole_reader(ox_graph *g, ox_id v)
+{
+	if (v < 0 || g->vals[v].nuses != 1 || g->vals[v].is_output)
+		return NULL;
+	for (int i = 0; i < g->nnodes; i++)
+		for (int k = 0; k < g->nodes[i].nin && !g->nodes[i].dead; k++)
+			if (g->nodes[i].in[k] == v)
+				return &g->nodes[i];
+	return NULL;
+}
+
 ox_id ox_ir_add_reshape(ox_graph *g, ox_id x, ox_id y, const ox_shape *s, const char *name)
 {
 	ox_tensor *t = ox_ir_new_tensor(g, OX_I64, &(ox_shape){1, {s->rank}});

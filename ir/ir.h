@@ -349,6 +349,9 @@ int ox_ir_find_input(const ox_graph *g, const char *name); /* position in g->inp
 ox_id ox_ir_add_node(ox_graph *g, int op, const char *optype, const char *name, int nin, int nout);
 ox_tensor *ox_ir_new_tensor(ox_graph *g, int dtype, const ox_shape *shape); /* zeroed data */
 ox_id ox_ir_add_const(ox_graph *g, const char *name, ox_tensor *t);
+/* the one node that reads v when v is read once and is not a graph output
+ * (uses filled), else NULL */
+ox_node *ox_ir_sole_reader(ox_graph *g, ox_id v);
 /* a Reshape node x -> y of shape s (y an existing value, or -1: a new one of
  * that shape), appended to the nodes; its id. A symbolic dim of s is 0 in
  * the shape input where it is x's dim at that place, else -1 (one such at

@@ -44,6 +44,20 @@ static int scalar_const(ox_graph *g, ox_id v, double *x)
 	return 1;
 }
 
+/* n = x * c, c * x or x / c, c a nonzero scalar constant: 1, with the
+ * factor (1 / c for the Div) in *f and x in *x */
+static int scaled(ox_graph *g, const ox_node *n, double *f, ox_id *x)
+{
+	double c;
+	if (!n || (n->op != OX_OP_Div && n->op != OX_OP_Mul))
+		return 0;
+	int k = n->op == OX_OP_Mul && scalar_const(g, n->in[0], &c) ? 0 : 1;
+	if (!scalar_const(g, n->in[k], &c) || c == 0 || (n->op == OX_OP_Div && k == 0))
+		return 0;
+	*f = n->op == OX_OP_Div ? 1 / c : c, *x = n->in[1 - k];
+	return 1;
+}
+
 static int perm_is(ox_graph *g, const ox_node *t, const int *p, int r)
 {
 	int perm[OX_MAX_RANK];
@@ -79,20 +93,11 @@ static ox_id heads_of(ox_graph *g, ox_id v, const int *perm, int64_t *H)
 static ox_node *merged_heads(ox_graph *g, ox_id v)
 {
 	static const int p0213[] = {0, 2, 1, 3};
-	if (!inner(g, v))
+	ox_node *t = ox_ir_sole_reader(g, v);
+	if (!perm_is(g, t, p0213, 4))
 		return NULL;
-	ox_node *t = NULL;
-	for (int i = 0; i < g->nnodes && !t; i++)
-		for (int k = 0; k < g->nodes[i].nin; k++)
-			if (g->nodes[i].in[k] == v && !g->nodes[i].dead)
-				t = &g->nodes[i];
-	if (!perm_is(g, t, p0213, 4) || !inner(g, t->out[0]))
-		return NULL;
-	ox_node *rs = NULL;
-	for (int i = 0; i < g->nnodes && !rs; i++)
-		if (!g->nodes[i].dead && g->nodes[i].nin > 0 && g->nodes[i].in[0] == t->out[0])
-			rs = &g->nodes[i];
-	if (!rs || rs->op != OX_OP_Reshape)
+	ox_node *rs = ox_ir_sole_reader(g, t->out[0]);
+	if (!rs || rs->op != OX_OP_Reshape || rs->in[0] != t->out[0])
 		return NULL;
 	const ox_value *x = &g->vals[t->out[0]], *y = &g->vals[rs->out[0]];
 	if (y->shape.rank != 3 || y->shape.d[0] != x->shape.d[0] || y->shape.d[1] != x->shape.d[1] ||
@@ -224,12 +229,8 @@ static int match(ox_graph *g, int si)
 		msh = g->vals[wc].shape;
 	const int has_mask = mask >= 0 || wc >= 0;
 	if (e && (e->op == OX_OP_Div || e->op == OX_OP_Mul) && inner(g, cur)) {
-		double c;
-		int k = e->op == OX_OP_Mul && scalar_const(g, e->in[0], &c) ? 0 : 1;
-		if (!scalar_const(g, e->in[k], &c) || c == 0 || (e->op == OX_OP_Div && k == 0))
+		if (!scaled(g, e, &scale, &cur))
 			return 0;
-		scale = e->op == OX_OP_Div ? 1 / c : c;
-		cur = e->in[1 - k];
 		names[nn++] = e->name;
 		e = producer(g, cur);
 	}
@@ -240,16 +241,13 @@ static int match(ox_graph *g, int si)
 	/* Q scaled before the product (nn.MultiheadAttention's q / sqrt(d)):
 	 * the scale's, as (c q) k = c (q k) */
 	ox_node *qs = producer(g, qh);
-	if (qs && (qs->op == OX_OP_Div || qs->op == OX_OP_Mul) && inner(g, qh)) {
-		double c;
-		int k = qs->op == OX_OP_Mul && scalar_const(g, qs->in[0], &c) ? 0 : 1;
-		if (scalar_const(g, qs->in[k], &c) && c != 0 && !(qs->op == OX_OP_Div && k == 0) &&
-		    g->vals[qs->in[1 - k]].dtype == dt && g->vals[qs->in[1 - k]].shape.rank == r &&
-		    !memcmp(&g->vals[qs->in[1 - k]].shape, &g->vals[qh].shape, sizeof(ox_shape))) {
-			scale *= qs->op == OX_OP_Div ? 1 / c : c;
-			names[nn++] = qs->name;
-			qh = qs->in[1 - k];
-		}
+	double qc;
+	ox_id qx;
+	if (inner(g, qh) && scaled(g, qs, &qc, &qx) && g->vals[qx].dtype == dt &&
+	    !memcmp(&g->vals[qx].shape, &g->vals[qh].shape, sizeof(ox_shape))) {
+		scale *= qc;
+		names[nn++] = qs->name;
+		qh = qx;
 	}
 	const ox_value *qv = &g->vals[qh], *ktv = &g->vals[kt], *vv = &g->vals[vh];
 	if (qv->dtype != dt || ktv->dtype != dt || vv->dtype != dt || g->vals[p].dtype != dt ||
@@ -303,12 +301,10 @@ static int match(ox_graph *g, int si)
 	static const int p102[] = {1, 0, 2}, p120[] = {1, 2, 0};
 	ox_node *tq = producer(g, qh), *tk = producer(g, kt), *tv = producer(g, vh), *ty = NULL;
 	if (r == 3 && inner(g, qh) && inner(g, kt) && inner(g, vh) && perm_is(g, tq, p102, 3) && perm_is(g, tk, p120, 3) &&
-	    perm_is(g, tv, p102, 3) && inner(g, pv->out[0]) && !ox_dim_is_rt(g, qv->shape.d[0]) &&
-	    !ox_dim_is_rt(g, D) && !ox_dim_is_rt(g, vv->shape.d[2]))
-		for (int i = 0; i < g->nnodes && !ty; i++)
-			if (!g->nodes[i].dead && g->nodes[i].nin > 0 && g->nodes[i].in[0] == pv->out[0])
-				ty = &g->nodes[i];
-	if (ty && !perm_is(g, ty, p102, 3))
+	    perm_is(g, tv, p102, 3) && !ox_dim_is_rt(g, qv->shape.d[0]) && !ox_dim_is_rt(g, D) &&
+	    !ox_dim_is_rt(g, vv->shape.d[2]))
+		ty = ox_ir_sole_reader(g, pv->out[0]);
+	if (ty && (ty->in[0] != pv->out[0] || !perm_is(g, ty, p102, 3)))
 		ty = NULL;
 	const ox_id tq_in = tq ? tq->in[0] : -1, tk_in = tk ? tk->in[0] : -1, tv_in = tv ? tv->in[0] : -1;
 	const ox_id ty_out = ty ? ty->out[0] : -1;

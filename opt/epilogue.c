@@ -189,18 +189,6 @@ static void fuse(ox_graph *g, int head, const region *R, int len)
 	g->nodes[R->nodes[len - 1]] = moved;
 }
 
-/* the node that reads v (used once), or NULL */
-static ox_node *reader(ox_graph *g, ox_id v)
-{
-	if (g->vals[v].nuses != 1 || g->vals[v].is_output)
-		return NULL;
-	for (int i = 0; i < g->nnodes; i++)
-		for (int k = 0; k < g->nodes[i].nin && !g->nodes[i].dead; k++)
-			if (g->nodes[i].in[k] == v)
-				return &g->nodes[i];
-	return NULL;
-}
-
 /* A GEMM's result reshaped with its rows kept (the last axis, N) and then
  * used by an elementwise op alone (nn.MultiheadAttention's out_proj [S*B, E]
  * as [S, B, E] before the residual Add): the op computes on the GEMM's
@@ -211,31 +199,31 @@ static int sink_reshape(ox_graph *g, const ox_node *h)
 {
 	if (h->op != OX_OP_Gemm && h->op != OX_OP_MatMul)
 		return 0;
-	ox_id y = h->out[0];
+	const ox_node head = *h; /* (the sort below moves the nodes) */
+	ox_id y = head.out[0];
 	const ox_shape ys = g->vals[y].shape;
 	const int r = ys.rank;
 	int moved = 0;
 	for (;;) {
-		ox_node *rs = reader(g, y);
+		ox_node *rs = ox_ir_sole_reader(g, y);
 		if (!rs || rs->op != OX_OP_Reshape || rs->in[0] != y)
 			return moved;
 		const ox_id z = rs->out[0];
 		const ox_shape zs = g->vals[z].shape;
-		ox_node *e = reader(g, z);
+		ox_node *e = ox_ir_sole_reader(g, z);
 		if (!e || !fusable_op(g, e) || e->nout != 1 || ox_shape_is_rt(g, &zs) || ox_shape_is_rt(g, &ys) ||
 		    zs.d[zs.rank - 1] != ys.d[r - 1] || g->vals[e->out[0]].dtype != g->vals[y].dtype ||
 		    memcmp(&g->vals[e->out[0]].shape, &zs, sizeof zs))
 			return moved;
-		/* its other operands: scalars, one value per column of rank r at
-		 * most (they broadcast alike), or of the reshaped shape */
+		/* its other operands: scalars or one value per column of the
+		 * GEMM's result (operand_kind: they broadcast alike), or of the
+		 * reshaped shape */
 		for (int k = 0; k < e->nin; k++) {
-			const ox_value *x = e->in[k] >= 0 && e->in[k] != z ? &g->vals[e->in[k]] : NULL;
-			if (!x)
+			ox_id v = e->in[k];
+			if (v < 0 || v == z)
 				continue;
-			int64_t c = ox_shape_numel(&x->shape);
-			int per = x->shape.rank >= 1 && x->shape.rank <= r && c == ys.d[r - 1] &&
-				  x->shape.d[x->shape.rank - 1] == c;
-			if (x->layout || (c != 1 && !per && memcmp(&x->shape, &zs, sizeof zs)))
+			int kind = operand_kind(g, v, &g->vals[y], &head);
+			if (kind != 1 && kind != 2 && (g->vals[v].layout || memcmp(&g->vals[v].shape, &zs, sizeof zs)))
 				return moved;
 		}
 		/* (indices: adding nodes may move the array) */
@@ -261,10 +249,8 @@ static int sink_reshape(ox_graph *g, const ox_node *h)
 		/* the Reshape now makes the op's old output from its new one */
 		g->nodes[ri].in[0] = e2;
 		g->nodes[ri].out[0] = e_out;
-		ox_ir_fill_uses(g);
-		if (ox_ir_toposort(g))
+		if (ox_ir_toposort(g)) /* (it refills the uses) */
 			ox_die("epilogue: cycle");
-		ox_ir_fill_uses(g);
 		y = e2, moved = 1;
 	}
 }

@@ -56,20 +56,6 @@ static int inner(ox_graph *g, ox_id v)
 	return v >= 0 && g->vals[v].nuses == 1 && !g->vals[v].is_output;
 }
 
-/* the one node that reads v, when v is inner */
-static ox_node *reader(ox_graph *g, ox_id v)
-{
-	if (!inner(g, v))
-		return NULL;
-	for (int i = 0; i < g->nnodes; i++) {
-		ox_node *n = &g->nodes[i];
-		for (int k = 0; k < n->nin && !n->dead; k++)
-			if (n->in[k] == v)
-				return n;
-	}
-	return NULL;
-}
-
 /* the other input of binary n that reads v once; -1 if none */
 static ox_id other(const ox_node *n, ox_id v)
 {
@@ -164,13 +150,13 @@ static ox_node *square_of(ox_graph *g, ox_id v, ox_id *base)
 /* Sqrt(Add(v, eps)): the Sqrt, eps in *eps */
 static ox_node *root_of(ox_graph *g, ox_id v, double *eps, cover *c)
 {
-	ox_node *a = reader(g, v);
+	ox_node *a = ox_ir_sole_reader(g, v);
 	if (!a || a->op != OX_OP_Add)
 		return NULL;
 	ox_id e = other(a, v);
 	if (!scalar(g, e, eps) || !ox_dtype_is_float(g->vals[e].dtype))
 		return NULL;
-	ox_node *s = reader(g, a->out[0]);
+	ox_node *s = ox_ir_sole_reader(g, a->out[0]);
 	if (!s || s->op != OX_OP_Sqrt)
 		return NULL;
 	take(c, g, a);
@@ -182,7 +168,7 @@ static ox_node *root_of(ox_graph *g, ox_id v, double *eps, cover *c)
  * r = Reciprocal(s) or Div(1, s). num in *num. */
 static ox_node *divided(ox_graph *g, ox_id s, ox_id *num, cover *c)
 {
-	ox_node *d = reader(g, s);
+	ox_node *d = ox_ir_sole_reader(g, s);
 	if (!d)
 		return NULL;
 	if (d->op == OX_OP_Div && d->in[1] == s && d->in[0] != s && !is_scalar(g, d->in[0], 1)) {
@@ -192,7 +178,7 @@ static ox_node *divided(ox_graph *g, ox_id s, ox_id *num, cover *c)
 	}
 	if (d->op != OX_OP_Reciprocal && !(d->op == OX_OP_Div && d->in[1] == s && is_scalar(g, d->in[0], 1)))
 		return NULL;
-	ox_node *m = reader(g, d->out[0]);
+	ox_node *m = ox_ir_sole_reader(g, d->out[0]);
 	if (!m || m->op != OX_OP_Mul || (*num = other(m, d->out[0])) < 0)
 		return NULL;
 	take(c, g, d);
@@ -300,7 +286,7 @@ static void norm_attrs(ox_graph *g, int nid, int ax, double eps)
  * the operand; else -1 and nothing changes. */
 static ox_id absorb(ox_graph *g, cover *c, int op, ox_id *y, ox_id x, int ax)
 {
-	ox_node *t = reader(g, *y);
+	ox_node *t = ox_ir_sole_reader(g, *y);
 	if (!t || t->op != op || !row_operand(g, other(t, *y), x, ax))
 		return -1;
 	ox_id operand = other(t, *y);
@@ -318,7 +304,7 @@ static int layernorm(ox_graph *g, int i)
 		return -1;
 	cover c = {0};
 	ox_id x = m1->in[0], d, base, num;
-	ox_node *sub = reader(g, m1->out[0]);
+	ox_node *sub = ox_ir_sole_reader(g, m1->out[0]);
 	if (!sub || sub->op != OX_OP_Sub || sub->in[0] != x || sub->in[1] != m1->out[0])
 		return -1;
 	d = sub->out[0];
@@ -335,7 +321,7 @@ static int layernorm(ox_graph *g, int i)
 	}
 	if (!sq)
 		return -1;
-	ox_node *m2 = reader(g, sq->out[0]);
+	ox_node *m2 = ox_ir_sole_reader(g, sq->out[0]);
 	double eps;
 	if (mean_axis(g, m2) != ax || m2->in[0] != sq->out[0])
 		return -1;
@@ -418,13 +404,13 @@ static int halves(ox_graph *g, const ox_node *n, ox_id v)
  * (a 0.5) x, (x 0.5) a, either operand order */
 static ox_node *half_product(ox_graph *g, ox_id x, ox_id a, cover *c)
 {
-	ox_node *m1 = reader(g, a), *m2;
+	ox_node *m1 = ox_ir_sole_reader(g, a), *m2;
 	if (halves(g, m1, a)) { /* (a / 2) * x */
-		m2 = reader(g, m1->out[0]);
+		m2 = ox_ir_sole_reader(g, m1->out[0]);
 		if (!m2 || m2->op != OX_OP_Mul || other(m2, m1->out[0]) != x)
 			return NULL;
 	} else if (m1 && m1->op == OX_OP_Mul && other(m1, a) == x) { /* (x a) / 2 */
-		m2 = reader(g, m1->out[0]);
+		m2 = ox_ir_sole_reader(g, m1->out[0]);
 		if (!halves(g, m2, m1->out[0]))
 			return NULL;
 	} else if (m1 && m1->op == OX_OP_Mul) { /* (x / 2) * a */
@@ -536,7 +522,7 @@ static int gelu(ox_graph *g, int i)
 	if (!fusable(g, x))
 		return -1;
 	take(&c, g, f);
-	ox_node *a = reader(g, f->out[0]);
+	ox_node *a = ox_ir_sole_reader(g, f->out[0]);
 	if (!a || a->op != OX_OP_Add || !is_scalar(g, other(a, f->out[0]), 1))
 		return -1;
 	take(&c, g, a);
