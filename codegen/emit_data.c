@@ -424,7 +424,11 @@ static void emit_expand_dims(ox_cg *cg, ox_graph *g, ox_node *n)
 	const ox_shape *xs = &g->vals[n->in[0]].shape, *ys = &g->vals[n->out[0]].shape;
 	ox_sv sh[OX_MAX_RANK];
 	int m = ox_in_svals(g, n, 1, sh, OX_MAX_RANK);
-	if (m < 0) {
+	if (!ox_in(g, n, 1)) { /* (opt/symshape.c: the target is the output's dims) */
+		m = ys->rank;
+		for (int k = 0; k < m; k++)
+			sh[k] = ys->d[k] >= 0 ? (ox_sv){OX_SV_CONST, ys->d[k], 0} : (ox_sv){OX_SV_DIM, 0, ys->d[k]};
+	} else if (m < 0) {
 		m = (int)ox_shape_numel(&g->vals[n->in[1]].shape);
 		for (int k = 0; k < m; k++)
 			sh[k] = (ox_sv){OX_SV_UNKNOWN, 0, 0};

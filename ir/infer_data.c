@@ -400,9 +400,25 @@ static int reshape_from_data(ox_graph *g, ox_node *n, ox_value *x)
 	return 0;
 }
 
+/* a node whose shape input opt/symshape.c detached (ox_symshape): its
+ * output's shape, inferred from that input's known elements, stays; 1
+ * when it is such a node (-1 after an error) */
+static int symshape_kept(ox_graph *g, ox_node *n, int k)
+{
+	if (!ox_attr_int(n, "ox_symshape", 0))
+		return 0;
+	const ox_value *y = ox_out(g, n, 0);
+	if (ox_in(g, n, k) || !y || !y->has_shape)
+		return ox_error(g, n, "ox_symshape without its inferred output shape");
+	return 1;
+}
+
 int infer_reshape(ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0);
+	int kept = symshape_kept(g, n, 1);
+	if (kept)
+		return kept < 0 ? -1 : 0;
 	int64_t sh[OX_MAX_RANK];
 	ox_sv sv[OX_MAX_RANK];
 	int m = -2;
@@ -1006,6 +1022,11 @@ int infer_size(ox_graph *g, ox_node *n)
 
 int infer_constantofshape(ox_graph *g, ox_node *n)
 {
+	int kept = symshape_kept(g, n, 0);
+	if (kept)
+		return kept < 0 ? -1 : 0;
+	if (!ox_in(g, n, 0))
+		return ox_error(g, n, "input 0 is required but omitted");
 	ox_sv sh[OX_MAX_RANK];
 	int m = sv_list(g, n, 0, NULL, sh, OX_MAX_RANK, "shape");
 	if (m < 0)
@@ -1036,6 +1057,11 @@ int infer_constantofshape(ox_graph *g, ox_node *n)
 int infer_expand(ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0);
+	int kept = symshape_kept(g, n, 1);
+	if (kept)
+		return kept < 0 ? -1 : 0;
+	if (!ox_in(g, n, 1))
+		return ox_error(g, n, "input 1 is required but omitted");
 	ox_sv sh[OX_MAX_RANK];
 	int m = sv_list(g, n, 1, NULL, sh, OX_MAX_RANK, "shape");
 	if (m < 0)

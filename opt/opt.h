@@ -11,6 +11,7 @@ typedef struct {
 } ox_pass;
 
 int ox_opt_fold(ox_graph *g);
+int ox_opt_symshape(ox_graph *g);
 int ox_opt_outline(ox_graph *g);
 int ox_opt_elide(ox_graph *g);
 int ox_opt_dce(ox_graph *g);

@@ -2,6 +2,8 @@
  *
  * fold    infer shapes and dtypes in topological order, folding constant
  *         subgraphs (exporters' Shape/Gather/Concat arithmetic) as it goes
+ * symshape  a Reshape target or ConstantOfShape shape that fold knew as dim
+ *         expressions is not read (the exporters' Shape/Concat chains then die)
  * outline the regions of the If, Loop and Scan nodes kept as C control
  *         flow become their bodies, each through the rest of the pipeline
  * elide   remove Identity and inference-mode Dropout
@@ -36,6 +38,7 @@
 
 const ox_pass ox_pipeline[] = {
 	{"fold", ox_opt_fold},
+	{"symshape", ox_opt_symshape},
 	{"outline", ox_opt_outline},
 	{"elide", ox_opt_elide},
 	{"dce", ox_opt_dce},

@@ -1,0 +1,67 @@
+/* symshape.c: shape arithmetic the compiler already knows is not computed
+ * when the program runs.
+ *
+ * With run-time dims an exporter's Shape -> Gather -> Mul -> Unsqueeze ->
+ * Concat chains cannot fold to constants, but fold evaluates them on dim
+ * expressions (ir/eval_sym.c), so a Reshape's target, an Expand's or a
+ * ConstantOfShape's shape is often known element by element: the node's
+ * output shape then says all that input says (an Expand's when each
+ * element is a constant or the output's dim). Such a node stops reading
+ * that input (it becomes absent) and gets the attribute ox_symshape = 1:
+ * "the target is the output's shape as inferred" (ir/infer_data.c keeps
+ * it); dce then removes the chains nothing else reads. The nodes' code
+ * reads only the output's dims, so the program computes nothing there (on
+ * the GPU each chain node was a kernel launch of a few integers). Only
+ * when every dim of the output is a constant or an expression of graph
+ * input dims: a dim computed from data (another node's) is known only
+ * once that node has run, which the chain, and no longer the node, would
+ * wait for. Requires: fold. Invalidates: uses.
+ */
+#include "opt.h"
+
+/* d is a constant, or an expression of bound symbols and graph input dims */
+static int from_inputs(const ox_graph *g, ox_dim d)
+{
+	if (d >= 0)
+		return 1;
+	const ox_dexpr *e = &OX_DX(g)->dexprs[-d - 1];
+	if (e->op == OX_DE_SYM)
+		return e->value >= 0 || e->rt == OX_RT_INPUT;
+	return from_inputs(g, e->a) && from_inputs(g, e->b);
+}
+
+/* an Expand's target says no more than its output's shape: each element
+ * a constant or the output's dim there (so no run-time check that it
+ * broadcasts is needed; the input's checks are the shapes' own) */
+static int expand_known(ox_graph *g, const ox_node *n, const ox_shape *y)
+{
+	ox_sv sv[OX_MAX_RANK];
+	int m = ox_in_svals(g, n, 1, sv, OX_MAX_RANK);
+	if (m < 0 || m > y->rank)
+		return 0;
+	for (int k = 0; k < m; k++)
+		if (!(sv[k].kind == OX_SV_CONST && sv[k].c >= 0) &&
+		    !(sv[k].kind == OX_SV_DIM && sv[k].d == y->d[y->rank - m + k]))
+			return 0;
+	return 1;
+}
+
+int ox_opt_symshape(ox_graph *g)
+{
+	for (int i = 0; i < g->nnodes; i++) {
+		ox_node *n = &g->nodes[i];
+		const int k = n->op == OX_OP_Reshape || n->op == OX_OP_Expand ? 1 : n->op == OX_OP_ConstantOfShape ? 0 : -1;
+		if (k < 0 || n->dead || n->nin <= k || n->in[k] < 0 || g->vals[n->in[k]].kind == OX_V_CONST ||
+		    n->out[0] < 0)
+			continue;
+		const ox_value *y = &g->vals[n->out[0]];
+		int known = y->has_shape && (n->op != OX_OP_Expand || expand_known(g, n, &y->shape));
+		for (int d = 0; d < y->shape.rank && known; d++)
+			known = from_inputs(g, y->shape.d[d]);
+		if (!known)
+			continue;
+		n->in[k] = -1;
+		ox_ir_add_attr(g, n, "ox_symshape", OX_AT_INT)->i = 1;
+	}
+	return 0;
+}
