@@ -1367,7 +1367,24 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	const long long B = q.B, Sq = q.Sq, Skv = q.Skv, Hq = q.Hq, Hkv = q.Hkv, Dk = q.Dk, Dv = q.Dv;
 	(void)Sq;
-	if (q.rank == 3) { /* [B, S, H*D] */
+	/* split the keys when the blocks (16 query rows of a head) are too
+	 * few for the GPU: each part of whole tiles of 32 keys, a block each,
+	 * the last to arrive combining their softmax sums (flash-decoding);
+	 * counted at the dims' tops */
+	int S = 1;
+	const int64_t blocks = (ox_opt_top(g, q.dSq) + 15) / 16 * Hq * ox_opt_top(g, q.dB),
+		      ktiles = (ox_opt_top(g, q.dSkv) + 31) / 32;
+	if (tiled)
+		while (S < 8 && blocks * S * 2 <= OX_CU_SMS && ktiles >= 2 * S)
+			S *= 2;
+	if (q.seq) { /* [S, B, H*D]: rows NB apart, the batch count (blockIdx.z's, over the S parts) */
+		char nb[48];
+		snprintf(nb, sizeof nb, S > 1 ? "((long)gridDim.z / %d)" : "(long)gridDim.z", S);
+		snprintf(qo, sizeof qo, "(s * %s + b) * %lld + h * %lld", nb, Hq * Dk, Dk);
+		snprintf(ko, sizeof ko, "(k * %s + b) * %lld + hk * %lld", nb, Hkv * Dk, Dk);
+		snprintf(vo, sizeof vo, "(k * %s + b) * %lld + hk * %lld", nb, Hkv * Dv, Dv);
+		snprintf(yo, sizeof yo, "(s * %s + b) * %lld + h * %lld", nb, Hq * Dv, Dv);
+	} else if (q.rank == 3) { /* [B, S, H*D] */
 		snprintf(qo, sizeof qo, "(b * SQ + s) * %lld + h * %lld", Hq * Dk, Dk);
 		snprintf(ko, sizeof ko, "(b * SKV + k) * %lld + hk * %lld", Hkv * Dk, Dk);
 		snprintf(vo, sizeof vo, "(b * SKV + k) * %lld + hk * %lld", Hkv * Dv, Dv);
@@ -1404,16 +1421,6 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 		      q.softcap > 0 ? ", softcap" : "", q.present ? ", present K/V" : "", tiled ? ", tiled" : "");
 	char sc[200];
 	snprintf(sc, sizeof sc, score, tiled ? "d0" : "a");
-	/* split the keys when the blocks (16 query rows of a head) are too
-	 * few for the GPU: each part of whole tiles of 32 keys, a block each,
-	 * the last to arrive combining their softmax sums (flash-decoding);
-	 * counted at the dims' tops */
-	int S = 1;
-	const int64_t blocks = (ox_opt_top(g, q.dSq) + 15) / 16 * Hq * ox_opt_top(g, q.dB),
-		      ktiles = (ox_opt_top(g, q.dSkv) + 31) / 32;
-	if (tiled)
-		while (S < 8 && blocks * S * 2 <= OX_CU_SMS && ktiles >= 2 * S)
-			S *= 2;
 	if (S > 1) {
 		const int64_t bytes = blocks * S * 16 * attn_part_row(Dv) * 4;
 		if (bytes > cg->cu_ws)

@@ -69,11 +69,15 @@ static int64_t cdim(const ox_graph *g, ox_dim d)
 
 /* Row pointer expressions for Q/K/V/Y in their own layouts: 4-D
  * [B, H, S, D] rows are ((b*H + h)*S + s)*D, 3-D [B, S, H*D] rows are
- * (b*S + s)*H*D + h*D. */
-static void rowexpr(char *buf, size_t cap, const char *base, int rank, int64_t H, int64_t S,
+ * (b*S + s)*H*D + h*D, sequence-first [S, B, H*D] ones (rank 3 and sb, the
+ * batch count B, not 0: ox_seq_first) (s*B + b)*H*D + h*D. */
+static void rowexpr(char *buf, size_t cap, const char *base, int rank, int64_t sb, int64_t H, int64_t S,
                     int64_t D, const char *h, const char *s)
 {
-	if (rank == 4)
+	if (rank == 3 && sb)
+		snprintf(buf, cap, "%s + (%s * %lld + b) * %lld + %s * %lld", base, s, (long long)sb,
+		         (long long)(H * D), h, (long long)D);
+	else if (rank == 4)
 		snprintf(buf, cap, "%s + ((b * %lld + %s) * %lld + %s) * %lld", base, (long long)H, h,
 		         (long long)S, s, (long long)D);
 	else
@@ -84,19 +88,19 @@ static void rowexpr(char *buf, size_t cap, const char *base, int rank, int64_t H
 /* `const T *var = ` the row of the concatenated past+new keys (or values)
  * for kv head hk and position `j` (a C expression). */
 static void kvrow(ox_cg *cg, int lvl, const char *T, const char *var, int past_in, int new_in,
-                  int rank, int64_t Hkv, int64_t P, int64_t S, int64_t D, const char *j)
+                  int rank, int64_t sb, int64_t Hkv, int64_t P, int64_t S, int64_t D, const char *j)
 {
 	char nb[16], pr[256], nr[256], jn[64];
 	snprintf(nb, sizeof nb, "in%d", new_in);
 	if (P == 0) {
-		rowexpr(nr, sizeof nr, nb, rank, Hkv, S, D, "hk", j);
+		rowexpr(nr, sizeof nr, nb, rank, sb, Hkv, S, D, "hk", j);
 		ox_cg_line(cg, lvl, "const %s *%s = %s;", T, var, nr);
 		return;
 	}
 	snprintf(pr, sizeof pr, "in%d + ((b * %lld + hk) * %lld + %s) * %lld", past_in, (long long)Hkv,
 	         (long long)P, j, (long long)D);
 	snprintf(jn, sizeof jn, "(%s - %lld)", j, (long long)P);
-	rowexpr(nr, sizeof nr, nb, rank, Hkv, S, D, "hk", jn);
+	rowexpr(nr, sizeof nr, nb, rank, sb, Hkv, S, D, "hk", jn);
 	ox_cg_line(cg, lvl, "const %s *%s = %s < %lld ? %s : %s;", T, var, j, (long long)P, pr, nr);
 }
 
@@ -112,6 +116,7 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 	int64_t T = P + Skv;
 	if (B < 0 || Sq < 0 || Skv < 0 || P < 0 || Hq < 0 || Hkv <= 0 || Dk < 0 || Dv < 0)
 		return ox_error(g, n, "shapes are not constant");
+	const int64_t sb = a.seq ? B : 0; /* (sequence first: rows B apart) */
 	int64_t R = Hq / Hkv;
 	int causal = ox_attr_int(n, "is_causal", 0) != 0;
 	int mode = (int)ox_attr_int(n, "qk_matmul_output_mode", 0);
@@ -168,7 +173,7 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 		int lvl = open_loop(cg, 1, "b", B);
 		lvl = open_loop(cg, lvl, "hk", Hkv);
 		lvl = open_loop(cg, lvl, "j", T);
-		kvrow(cg, lvl, Ty, "src", 4 + k, 1 + k, rank, Hkv, P, Skv, D, "j");
+		kvrow(cg, lvl, Ty, "src", 4 + k, 1 + k, rank, sb, Hkv, P, Skv, D, "j");
 		ox_cg_line(cg, lvl, "memcpy(out%d + ((b * %lld + hk) * %lld + j) * %lld, src, %lld * sizeof *src);",
 		     1 + k, (long long)Hkv, (long long)T, (long long)D, (long long)D);
 		close_loops(cg, lvl, 1);
@@ -191,9 +196,9 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_line(cg, lvl, "const size_t hk = h / %lld;", (long long)R);
 	lvl = open_loop(cg, lvl, "i", Sq);
 	char row[256];
-	rowexpr(row, sizeof row, "in0", rank, Hq, Sq, Dk, "h", "i");
+	rowexpr(row, sizeof row, "in0", rank, sb, Hq, Sq, Dk, "h", "i");
 	ox_cg_line(cg, lvl, "const %s *qr = %s;", Ty, row);
-	rowexpr(row, sizeof row, "out0", rank, Hq, Sq, Dv, "h", "i");
+	rowexpr(row, sizeof row, "out0", rank, sb, Hq, Sq, Dv, "h", "i");
 	ox_cg_line(cg, lvl, "%s *yr = %s;", Ty, row);
 	if (want_qk)
 		ox_cg_line(cg, lvl, "%s *qk = out3 + ((b * %lld + h) * %lld + i) * %lld;", Ty, (long long)Hq,
@@ -215,7 +220,7 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 
 	/* scores */
 	int l = open_loop(cg, lvl, "j", T);
-	kvrow(cg, l, Ty, "kr", 4, 1, rank, Hkv, P, Skv, Dk, "j");
+	kvrow(cg, l, Ty, "kr", 4, 1, rank, sb, Hkv, P, Skv, Dk, "j");
 	ox_cg_line(cg, l, "%s acc = %s;", C, ox_cg_lit(cdt, 0));
 	if (Dk > 0) {
 		ox_cg_line(cg, l, "for (size_t d = 0; d < %lld; d++)", (long long)Dk);
@@ -318,7 +323,7 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_line(cg, lvl, "for (size_t d = 0; d < %lld; d++)", (long long)Dv);
 		ox_cg_line(cg, lvl + 1, "y[d] = %s;", ox_cg_lit(cdt, 0));
 		l = open_loop(cg, lvl, "j", T);
-		kvrow(cg, l, Ty, "vr", 5, 2, rank, Hkv, P, Skv, Dv, "j");
+		kvrow(cg, l, Ty, "vr", 5, 2, rank, sb, Hkv, P, Skv, Dv, "j");
 		snprintf(e, sizeof e, "(%s)s[j]", C);
 		ox_cg_line(cg, l, "const %s p = %s;", C, smdt == dt ? "s[j]" : rnd(dt, e));
 		ox_cg_line(cg, l, "for (size_t d = 0; d < %lld; d++)", (long long)Dv);

@@ -10,6 +10,8 @@
 /* ---- attn (ir/infer_attn.c) ---- */
 typedef struct {
 	int rank;                 /* 3 or 4 (Q, K and V agree) */
+	int seq;                  /* 3-D [S, B, H*d], sequence first (the
+				   * attribute ox_seq_first: opt/attention.c) */
 	ox_dim b, sq, skv, past;  /* batch, q length, new kv length, past length */
 	ox_dim hq, hkv, dk, dv;   /* head counts, q/k head size, v head size */
 } ox_attn_geom;

@@ -257,7 +257,8 @@ ox_id ox_ir_add_reshape(ox_graph *g, ox_id x, ox_id y, const ox_shape *s, const 
 {
 	ox_tensor *t = ox_ir_new_tensor(g, OX_I64, &(ox_shape){1, {s->rank}});
 	/* a symbolic dim: 0 (the input's, allowzero 0) where it is the input's
-	 * dim at that place, else -1 (inferred from the rest: one at most) */
+	 * dim at that place, else -1 (inferred from the rest: one at most);
+	 * with two such dims no target: the output's shape is (ox_symshape) */
 	const ox_shape *xs = &g->vals[x].shape;
 	int inferred = 0;
 	for (int i = 0; i < s->rank; i++) {
@@ -265,20 +266,23 @@ ox_id ox_ir_add_reshape(ox_graph *g, ox_id x, ox_id y, const ox_shape *s, const 
 		if (d < 0 && i < xs->rank && xs->d[i] == d)
 			d = 0;
 		else if (d < 0 && inferred++)
-			ox_die("ox_ir_add_reshape '%s': two dims neither constant nor the input's", name);
+			t = NULL;
 		else if (d < 0)
 			d = -1;
-		ox_tensor_set_i64(t, i, d);
+		if (t)
+			ox_tensor_set_i64(t, i, d);
 	}
 	char cn[700];
 	snprintf(cn, sizeof cn, "%s/shape", name);
-	ox_id c = ox_ir_add_const(g, cn, t);
+	ox_id c = t ? ox_ir_add_const(g, cn, t) : -1;
 	if (y < 0) {
 		y = ox_ir_add_value(g, name, OX_V_INTERNAL);
 		g->vals[y].dtype = g->vals[x].dtype, g->vals[y].has_shape = 1, g->vals[y].shape = *s;
 	}
 	ox_id n = ox_ir_add_node(g, OX_OP_Reshape, "Reshape", name, 2, 1);
 	g->nodes[n].in[0] = x, g->nodes[n].in[1] = c, g->nodes[n].out[0] = y;
+	if (c < 0)
+		ox_ir_add_attr(g, &g->nodes[n], "ox_symshape", OX_AT_INT)->i = 1;
 	g->vals[y].producer = n;
 	return n;
 }

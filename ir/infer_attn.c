@@ -3,7 +3,9 @@
  *
  * ox_attn_dims is the one place that reads Attention's geometry (3-D or
  * 4-D Q/K/V, head counts, past length); emit_attn.c calls it too, so the
- * two layers cannot disagree. Outputs: Y has Q's layout with V's head size;
+ * two layers cannot disagree. onnxcc's own attribute ox_seq_first makes
+ * 3-D inputs and Y [S, B, H*d] (nn.MultiheadAttention's order, read in
+ * place: opt/attention.c), without past or extra outputs. Outputs: Y has Q's layout with V's head size;
  * present_key/value are always 4-D [B, kv_heads, past + kv_len, head];
  * qk_matmul_output is [B, q_heads, q_len, past + kv_len].
  */
@@ -43,13 +45,18 @@ int ox_attn_dims(ox_graph *g, ox_node *n, ox_attn_geom *a)
 		return ox_error(g, n, "Q, K and V must all be 3-D or all 4-D (ranks %d, %d, %d)",
 		                q->shape.rank, k->shape.rank, v->shape.rank);
 	const ox_dim *qd = q->shape.d, *kd = k->shape.d, *vd = v->shape.d;
-	a->b = qd[0];
+	/* sequence first: [S, B, H*d] (ox_seq_first), else [B, S, H*d] */
+	a->seq = a->rank == 3 && ox_attr_int(n, "ox_seq_first", 0);
+	const int bi = a->seq, si = !a->seq;
+	a->b = qd[bi];
+	if (a->seq && (ox_in(g, n, 4) || ox_in(g, n, 6) || ox_out(g, n, 1) || ox_out(g, n, 2) || ox_out(g, n, 3)))
+		return ox_error(g, n, "a sequence-first Attention has no past, padding lengths or extra outputs");
 	if (a->rank == 3) {
 		int64_t hq = ox_attr_int(n, "q_num_heads", 0), hkv = ox_attr_int(n, "kv_num_heads", 0);
 		if (hq <= 0 || hkv <= 0)
 			return ox_error(g, n, "3-D inputs need q_num_heads and kv_num_heads > 0");
 		a->hq = hq, a->hkv = hkv;
-		a->sq = qd[1], a->skv = kd[1];
+		a->sq = qd[si], a->skv = kd[si];
 		if (split_heads(g, n, qd[2], hq, "Q", &a->dk) ||
 		    split_heads(g, n, vd[2], hkv, "V", &a->dv))
 			return -1;
@@ -58,7 +65,7 @@ int ox_attn_dims(ox_graph *g, ox_node *n, ox_attn_geom *a)
 			return -1;
 		if (differ(g, dk2, a->dk))
 			return ox_error(g, n, "Q and K head sizes differ");
-		if (differ(g, vd[1], kd[1]))
+		if (differ(g, vd[si], kd[si]))
 			return ox_error(g, n, "K and V sequence lengths differ");
 	} else {
 		a->hq = qd[1], a->hkv = kd[1];
@@ -69,7 +76,7 @@ int ox_attn_dims(ox_graph *g, ox_node *n, ox_attn_geom *a)
 		if (differ(g, vd[1], kd[1]) || differ(g, vd[2], kd[2]))
 			return ox_error(g, n, "K and V disagree on heads or sequence length");
 	}
-	if (differ(g, kd[0], qd[0]) || differ(g, vd[0], qd[0]))
+	if (differ(g, kd[bi], qd[bi]) || differ(g, vd[bi], qd[bi]))
 		return ox_error(g, n, "Q, K and V batch sizes differ");
 	int64_t hq = ox_dim_eval(g, a->hq), hkv = ox_dim_eval(g, a->hkv);
 	if (hq >= 0 && hkv > 0 && hq % hkv)
@@ -142,7 +149,9 @@ static int infer_attention(ox_graph *g, ox_node *n)
 	}
 
 	ox_shape s;
-	if (a.rank == 3)
+	if (a.seq)
+		s = (ox_shape){3, {a.sq, a.b, ox_dim_mul(g, a.hq, a.dv)}};
+	else if (a.rank == 3)
 		s = (ox_shape){3, {a.b, a.sq, ox_dim_mul(g, a.hq, a.dv)}};
 	else
 		s = (ox_shape){4, {a.b, a.hq, a.sq, a.dv}};

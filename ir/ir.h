@@ -355,7 +355,9 @@ ox_node *ox_ir_sole_reader(ox_graph *g, ox_id v);
 /* a Reshape node x -> y of shape s (y an existing value, or -1: a new one of
  * that shape), appended to the nodes; its id. A symbolic dim of s is 0 in
  * the shape input where it is x's dim at that place, else -1 (one such at
- * most); the output keeps the dims themselves. */
+ * most; with more, no shape input and the attribute ox_symshape: the
+ * target is the output's shape, opt/symshape.c); the output keeps the
+ * dims themselves. */
 ox_id ox_ir_add_reshape(ox_graph *g, ox_id x, ox_id y, const ox_shape *s, const char *name);
 /* An extra last output of node n: bytes of scratch memory its emitter may
  * use (planned in the arena like any output; nothing reads it). Idempotent:

@@ -10,7 +10,10 @@
  * the 3-D tensors directly (q_num_heads = kv_num_heads = H) and none of the
  * Transposes is computed. Otherwise it takes Q, a K made from Kt by one
  * Transpose of its last two axes, and V as 4-D [B, H, S, d] tensors (a
- * rank-3 [B*H, S, d] batch as 3-D with one head). The inner values must be
+ * rank-3 [B*H, S, d] batch as 3-D with one head; nn.MultiheadAttention's,
+ * transposed from [S, B*H, d], in place: B*H heads of [1, S, B*H*d] when
+ * B*H is a constant, else, on the GPU, H heads of its [S, B, E]
+ * projections read sequence first, ox_seq_first). The inner values must be
  * used by the pattern alone. The emitter (codegen/emit_attn.c) computes it
  * in blocks of query rows: scores of a block, softmax, times V, so the
  * [Sq, Skv] score matrix of a head is never stored whole. Batch and
@@ -86,6 +89,22 @@ static ox_id heads_of(ox_graph *g, ox_id v, const int *perm, int64_t *H)
 	    x->shape.d[2] != ox_dim_mul(g, y->shape.d[2], y->shape.d[3]))
 		return -1;
 	*H = y->shape.d[2];
+	return rs->in[0];
+}
+
+/* v [S, B*H, d] = Reshape(x [S, B, H*d]) (nn.MultiheadAttention's heads
+ * of a run-time batch B): x, with H and B, else -1 */
+static ox_id seq_first_of(ox_graph *g, ox_id v, int64_t *H, ox_dim *B)
+{
+	ox_node *rs = producer(g, v);
+	if (!rs || rs->op != OX_OP_Reshape)
+		return -1;
+	const ox_value *x = &g->vals[rs->in[0]], *y = &g->vals[v];
+	const ox_dim E = x->shape.d[2], d = y->shape.d[2];
+	if (x->shape.rank != 3 || y->shape.rank != 3 || x->shape.d[0] != y->shape.d[0] || ox_dim_is_rt(g, E) ||
+	    ox_dim_is_rt(g, d) || d <= 0 || E % d || y->shape.d[1] != ox_dim_mul(g, x->shape.d[1], E / d))
+		return -1;
+	*H = E / d, *B = x->shape.d[1];
 	return rs->in[0];
 }
 
@@ -298,14 +317,34 @@ static int match(ox_graph *g, int si)
 	 * times heads, a constant, as the heads' sizes: the head count is an
 	 * attribute; the sequence lengths may be run-time dims); a mask
 	 * [N, Sq, Skv] (a key padding mask [B*H, 1, Skv]) as [1, N, Sq, Skv] */
+	/* With a run-time batch B (so B*H), on the GPU: the [S, B*H, d]
+	 * values are Reshapes of [S, B, E] tensors (the projections), which a
+	 * sequence-first Attention (ox_seq_first: the CUDA kernels') reads in
+	 * place, H heads of B batch entries; its [S, B, E] result reshaped
+	 * back; a mask [B*H, Sq, Skv] as [B, H, Sq, Skv] */
 	static const int p102[] = {1, 0, 2}, p120[] = {1, 2, 0};
 	ox_node *tq = producer(g, qh), *tk = producer(g, kt), *tv = producer(g, vh), *ty = NULL;
+	ox_id sx[3] = {-1, -1, -1};
+	int64_t sh[3] = {0, 0, 0};
+	ox_dim sb[3] = {0, 0, 0};
+	int seq = 0;
 	if (r == 3 && inner(g, qh) && inner(g, kt) && inner(g, vh) && perm_is(g, tq, p102, 3) && perm_is(g, tk, p120, 3) &&
-	    perm_is(g, tv, p102, 3) && !ox_dim_is_rt(g, qv->shape.d[0]) && !ox_dim_is_rt(g, D) &&
-	    !ox_dim_is_rt(g, vv->shape.d[2]))
-		ty = ox_ir_sole_reader(g, pv->out[0]);
+	    perm_is(g, tv, p102, 3) && !ox_dim_is_rt(g, D) && !ox_dim_is_rt(g, vv->shape.d[2])) {
+		if (!ox_dim_is_rt(g, qv->shape.d[0])) {
+			ty = ox_ir_sole_reader(g, pv->out[0]);
+		} else if (g->gpu) {
+			const ox_node *t3[3] = {tq, tk, tv};
+			for (int i = 0; i < 3; i++)
+				sx[i] = seq_first_of(g, t3[i]->in[0], &sh[i], &sb[i]);
+			seq = sx[0] >= 0 && sx[1] >= 0 && sx[2] >= 0 && sh[0] == sh[1] && sh[0] == sh[2] && sb[0] == sb[1] &&
+			      sb[0] == sb[2];
+			if (seq)
+				ty = ox_ir_sole_reader(g, pv->out[0]);
+		}
+	}
 	if (ty && (ty->in[0] != pv->out[0] || !perm_is(g, ty, p102, 3)))
 		ty = NULL;
+	seq = seq && ty;
 	const ox_id tq_in = tq ? tq->in[0] : -1, tk_in = tk ? tk->in[0] : -1, tv_in = tv ? tv->in[0] : -1;
 	const ox_id ty_out = ty ? ty->out[0] : -1;
 	const int64_t N3 = qv->shape.d[0], Sq3 = qv->shape.d[1], Dv3 = vv->shape.d[2];
@@ -318,6 +357,18 @@ static int match(ox_graph *g, int si)
 	int heads3 = q3 >= 0 && k3 >= 0 && v3 >= 0 && merge && hq == hk && hq == hv;
 	if (heads3) {
 		Q = q3, K = k3, V = v3, Y = merge_out;
+	} else if (seq) {
+		/* [S, B, E] in place; Y [Sq, B, H*dv] -> [Sq, B*H, dv] (a view) */
+		Q = sx[0], K = sx[1], V = sx[2];
+		char rn[600];
+		snprintf(rn, sizeof rn, "%s/y/seq", nm);
+		Y = ox_ir_add_value(g, rn, OX_V_INTERNAL);
+		g->vals[Y].dtype = dt, g->vals[Y].has_shape = 1;
+		g->vals[Y].shape = (ox_shape){3, {Sq3, sb[0], ox_dim_mul(g, sh[0], Dv3)}};
+		snprintf(rn, sizeof rn, "%s/y", nm);
+		ox_id y2 = add_reshape(g, Y, &g->vals[ty_out].shape, rn);
+		ox_ir_replace_uses(g, ty_out, y2);
+		heads3 = 1, hq = sh[0];
 	} else if (ty_out >= 0) {
 		/* [S, N, d] -> [S, N*d] -> [1, S, N*d], and back: views */
 		const ox_id pre[3] = {tq_in, tk_in, tv_in};
@@ -375,7 +426,13 @@ static int match(ox_graph *g, int si)
 		}
 		mask = m;
 	}
-	if (mask >= 0 && ty_out >= 0 && g->vals[mask].shape.rank == 3) {
+	if (mask >= 0 && seq && g->vals[mask].shape.rank == 3 && g->vals[mask].shape.d[0] != 1) {
+		/* [B*H, Sq, Skv] -> [B, H, Sq, Skv] */
+		const ox_shape *ms = &g->vals[mask].shape;
+		char mn[600];
+		snprintf(mn, sizeof mn, "%s/mask", nm);
+		mask = add_reshape(g, mask, &(ox_shape){4, {sb[0], sh[0], ms->d[1], ms->d[2]}}, mn);
+	} else if (mask >= 0 && ty_out >= 0 && g->vals[mask].shape.rank == 3) {
 		/* the batch as heads: [N, Sq, Skv] -> [1, N, Sq, Skv] */
 		char mn[600];
 		snprintf(mn, sizeof mn, "%s/mask", nm);
@@ -404,6 +461,8 @@ static int match(ox_graph *g, int si)
 		ox_ir_add_attr(g, a, "q_num_heads", OX_AT_INT)->i = H;
 		ox_ir_add_attr(g, a, "kv_num_heads", OX_AT_INT)->i = H;
 	}
+	if (seq)
+		ox_ir_add_attr(g, a, "ox_seq_first", OX_AT_INT)->i = 1;
 	/* the pattern's names, the QK^T MatMul first */
 	ox_ir_add_fused(g, a, qk_name);
 	for (int i = nn - 1; i >= 0; i--)
@@ -484,9 +543,9 @@ static int attn_geo(ox_graph *g, const ox_node *n, ox_attngeo *q, int ext)
 	if (m && ((m->dtype != dt && !(g->gpu && m->dtype == OX_BOOL)) || m->layout))
 		return -1;
 	ox_attn_geom a;
-	if (ox_attn_dims(g, (ox_node *)n, &a))
+	if (ox_attn_dims(g, (ox_node *)n, &a) || (a.seq && !g->gpu))
 		return -1;
-	q->rank = a.rank;
+	q->rank = a.rank, q->seq = a.seq;
 	/* batch and sequence lengths may be run-time (their tops here, the
 	 * dims in dB, dSq, dSkv); heads and head sizes not */
 	if (ox_dim_is_rt(g, a.hq) || ox_dim_is_rt(g, a.hkv) || ox_dim_is_rt(g, a.dk) || ox_dim_is_rt(g, a.dv))

@@ -163,7 +163,7 @@ int ox_opt_gemm_geo(ox_graph *g, const ox_node *n, ox_gemmgeo *q); /* 0, or -1 i
  * query rows in blocks of `rows`; `slots` task slots of scratch, each
  * slot_floats: K^T of a head and a block of scores */
 typedef struct {
-	int rank;
+	int rank, seq; /* (seq: 3-D sequence first, ox_seq_first; the GPU's kernels only) */
 	int64_t B, Sq, Skv, Hq, Hkv, Dk, Dv;
 	double scale;
 	int causal, rows, slots;

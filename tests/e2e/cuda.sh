@@ -38,9 +38,10 @@
 # 6. NHWC (opt/layout.c, codegen/cuda_nhwc.c): a model of every op the NHWC
 #    kernels take, f32, f16, bf16 and with --cuda-layout nchw, against the C
 #    target (below).
-# 7. Attention (tests/e2e/attn/attn.onnx, attn_past.onnx): the tiled kernel
-#    and the other, past K/V, present outputs, softcap, against the C target
-#    (below).
+# 7. Attention (tests/e2e/attn/attn.onnx, attn_past.onnx, attn_mha.onnx):
+#    the tiled kernel and the other, past K/V, present outputs, softcap,
+#    nn.MultiheadAttention of a run-time batch read sequence first, against
+#    the C target (below).
 # 8. The API past the --main program (tests/e2e/cuda_api.c,
 #    cuda_status.c): a caller's arena, a misaligned one refused; run-time
 #    errors of native kernels through the status word (below).
@@ -430,6 +431,29 @@ vsflags="--dim P=1..40"
 nv_after tests/e2e/attn/attn_past.onnx
 vsflags=
 printf 'cuda-emu attention %-16s %s%s\n' attn_past "$st" "$r"
+[ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; fail=1; }
+
+# ... and tests/e2e/attn/attn_mha.onnx (make_attn_mha.py): torch 1.13's
+#    nn.MultiheadAttention, self and cross (a key padding mask), of a
+#    run-time batch: the sequence-first Attention reading the projections
+#    [S, B, E] in place (ox_seq_first), the cross attention's keys split
+#    over 8 blocks; at B 2, S 5, M 300 against the C target at 1e-4
+#    normwise, the .cu holding 2 Attention kernels with sequence-first rows
+#    (one split) and no Transpose; with nvcc as in 2.
+r=
+vsflags="--dim B=1..2 --dim S=1..16 --dim M=1..512"
+vs_c build/attn_mha tests/e2e/attn/attn_mha.onnx tests/e2e/attn/attn_mha_input_*.npy
+if [ "$st" != ok ]; then
+	:
+elif [ "$(grep -c 'Attention B.*, tiled \*/' "$o/cu/net.cu")" != 2 ] || [ "$(grep -Ec 'Q\[\(s \* \(+(int|long)\)gridDim.z' "$o/cu/net.cu")" != 2 ] ||
+	[ "$(grep -c "this block's part of the keys" "$o/cu/net.cu")" != 1 ] || grep -q '_Transpose_kernel' "$o/cu/net.cu"; then
+	st=KERNELS
+else
+	r=" $(close "$o/cu/out/output_0.npy" "$o/c/out/output_0.npy" 1e-4)" || st=MISMATCH
+fi
+nv_after tests/e2e/attn/attn_mha.onnx
+vsflags=
+printf 'cuda-emu attention %-16s %s%s\n' attn_mha "$st" "$r"
 [ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; fail=1; }
 
 # 8. The API past the --main program, emulated: tests/e2e/cuda_api.c linked
