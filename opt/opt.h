@@ -14,6 +14,7 @@ int ox_opt_fold(ox_graph *g);
 int ox_opt_symshape(ox_graph *g);
 int ox_opt_outline(ox_graph *g);
 int ox_opt_elide(ox_graph *g);
+int ox_opt_cse(ox_graph *g);
 int ox_opt_dce(ox_graph *g);
 int ox_opt_bounds(ox_graph *g);
 int ox_opt_norm(ox_graph *g);

@@ -26,6 +26,9 @@
  * siblings  MatMuls of one value by constant matrices (Q, K, V projections)
  *         into one product split by columns (--opt 1, the GPU only; after
  *         epilogue, whose bodies it merges)
+ * cse     equal constants one value, equal nodes (op, inputs, attributes)
+ *         one node (exporters repeat a mask per layer); after the pattern
+ *         passes, whose patterns want values read once
  * ewfuse  the other f32 elementwise ops: chains fused into vector loops (--opt 1)
  * winograd  Winograd F(m x m, 3 x 3) for the 3x3 convolutions where it pays:
  *         their weights transformed (--opt 1, unless --winograd off)
@@ -51,6 +54,7 @@ const ox_pass ox_pipeline[] = {
 	{"layout", ox_opt_layout},
 	{"epilogue", ox_opt_epilogue},
 	{"siblings", ox_opt_siblings},
+	{"cse", ox_opt_cse},
 	{"ewfuse", ox_opt_ewfuse},
 	{"winograd", ox_opt_winograd},
 	{"pack", ox_opt_pack},

@@ -302,6 +302,50 @@ static void test_symshape(void **state)
 	ox_ir_free(g);
 }
 
+/* cse: equal constants one value, then equal nodes one node (Mul by the
+ * equal 2.5s, the LeakyRelu of equal inputs and alpha); a different
+ * factor or alpha stays, and so does a node whose output is a graph
+ * output (each output keeps its value) */
+static void test_cse(void **state)
+{
+	(void)state;
+	ox_graph *g = parse_ok(
+		"graph \"cse\" opset 13\n"
+		"input %0:f32[4] \"x\"\n"
+		"const %1:f32[] \"a\" = [2.5]\n"
+		"const %2:f32[] \"b\" = [2.5]\n"
+		"const %3:f32[] \"c\" = [3]\n"
+		"%4 = Mul(%0, %1)  # \"m1\"\n"
+		"%5 = Mul(%0, %2)  # \"m2: m1 again\"\n"
+		"%6 = Mul(%0, %3)  # \"m3: another factor\"\n"
+		"%7 = LeakyRelu(%4) {alpha=0.1}  # \"l1\"\n"
+		"%8 = LeakyRelu(%5) {alpha=0.1}  # \"l2: l1 again\"\n"
+		"%9 = LeakyRelu(%4) {alpha=0.2}  # \"l3: another alpha\"\n"
+		"%10 = Sum(%7, %8, %9, %6)  # \"sum\"\n"
+		"%11 = Relu(%0)  # \"r1\"\n"
+		"%12 = Relu(%0)  # \"r2: a graph output\"\n"
+		"output %10 \"y\"\n"
+		"output %11 \"r1\"\n"
+		"output %12 \"r2\"\n");
+	run_passes(g, "fold", "cse", (const char *)NULL);
+	assert_dump(g,
+		"graph \"cse\" opset 13\n"
+		"input %0:f32[4] \"x\"\n"
+		"const %1:f32[] \"a\" = [2.5]\n"
+		"const %3:f32[] \"c\" = [3]\n"
+		"%4:f32[4] = Mul(%0, %1)  # \"m1\"\n"
+		"%6:f32[4] = Mul(%0, %3)  # \"m3: another factor\"\n"
+		"%7:f32[4] = LeakyRelu(%4) {alpha=0.100000001}  # \"l1\"\n"
+		"%9:f32[4] = LeakyRelu(%4) {alpha=0.200000003}  # \"l3: another alpha\"\n"
+		"%10:f32[4] = Sum(%7, %7, %9, %6)  # \"sum\"\n"
+		"%11:f32[4] = Relu(%0)  # \"r1\"\n"
+		"%12:f32[4] = Relu(%0)  # \"r2: a graph output\"\n"
+		"output %10 \"y\"\n"
+		"output %11 \"r1\"\n"
+		"output %12 \"r2\"\n");
+	ox_ir_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -311,6 +355,7 @@ int main(void)
 		cmocka_unit_test(test_elide),
 		cmocka_unit_test(test_pipeline_prefix),
 		cmocka_unit_test(test_symshape),
+		cmocka_unit_test(test_cse),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
