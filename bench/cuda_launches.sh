@@ -11,9 +11,11 @@
 #   bench/cuda_launches.sh [-v] [MODEL...]   (default: resnet18 mobilenet_v2 bert_encoder)
 #
 # MODEL is a zoo name (build/zoo/MODEL/model.onnx and input_0.npy, made by
-# make zoo) or a path to an .onnx file with an input_0.npy beside it.
-# -v also lists the replay's launches (name, grid, block, dynamic shared
-# memory). Work files go to build/launches/.
+# make zoo) or a path to an .onnx file with its inputs input_0.npy,
+# input_1.npy, ... beside it. -v also lists the replay's launches (name,
+# grid, block, dynamic shared memory). ONNXCC_FLAGS are added to each
+# compilation (--dim ranges for a model of run-time dims). Work files go
+# to build/launches/.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 verbose=0
@@ -25,9 +27,13 @@ fails=0
 printf '%-22s %8s %6s %6s %12s %8s %9s\n' model launches copies fills "<$SMS blocks" blocks threads
 for m in "$@"; do
 	case $m in
-	*.onnx) onnx=$m name=$(basename "$m" .onnx) in=$(dirname "$m")/input_0.npy ;;
+	*.onnx) onnx=$m name=$(basename "$(dirname "$m")")/$(basename "$m" .onnx) in=$(dirname "$m")/input_0.npy ;;
 	*) onnx=build/zoo/$m/model.onnx name=$m in=build/zoo/$m/input_0.npy ;;
 	esac
+	ins=("$in")
+	for k in 1 2 3 4 5 6 7; do
+		[ -f "${in%_0.npy}_$k.npy" ] && ins+=("${in%_0.npy}_$k.npy")
+	done
 	d=build/launches/$name
 	rm -rf "$d" && mkdir -p "$d"
 	if [ ! -f "$onnx" ] || [ ! -f "$in" ]; then
@@ -35,8 +41,9 @@ for m in "$@"; do
 		fails=$((fails + 1))
 		continue
 	fi
-	if ! "$ONNXCC" "$onnx" -o "$d/net.c" --target cuda --cuda-emu --build > "$d/build.log" 2>&1 ||
-		! OX_EMU_TRACE="$d/trace.txt" "$d/net" --bench 1 "$in" -o "$d/out" > "$d/run.log" 2>&1; then
+	# shellcheck disable=SC2086 # ONNXCC_FLAGS is a list of options
+	if ! "$ONNXCC" "$onnx" -o "$d/net.c" --target cuda --cuda-emu --build ${ONNXCC_FLAGS:-} > "$d/build.log" 2>&1 ||
+		! OX_EMU_TRACE="$d/trace.txt" "$d/net" --bench 1 "${ins[@]}" -o "$d/out" > "$d/run.log" 2>&1; then
 		echo "$name: build or run failed (see $d)"
 		fails=$((fails + 1))
 		continue

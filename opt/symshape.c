@@ -15,9 +15,14 @@
  * when every dim of the output is a constant or an expression of graph
  * input dims: a dim computed from data (another node's) is known only
  * once that node has run, which the chain, and no longer the node, would
- * wait for. Requires: fold. Invalidates: uses.
+ * wait for. Then a ConstantOfShape so detached that elementwise ops only
+ * broadcast (each output's shape given by its other inputs) becomes a
+ * scalar of its value: no tensor filled. Requires: fold. Invalidates:
+ * uses (refilled).
  */
 #include "opt.h"
+#include <stdio.h>
+#include <string.h>
 
 /* d is a constant, or an expression of bound symbols and graph input dims */
 static int from_inputs(const ox_graph *g, ox_dim d)
@@ -46,6 +51,56 @@ static int expand_known(ox_graph *g, const ox_node *n, const ox_shape *y)
 	return 1;
 }
 
+/* is v, where node n reads it, a shape the others give already: n an
+ * elementwise op whose output the broadcast of its other inputs has? */
+static int broadcast_anyway(ox_graph *g, const ox_node *n, ox_id v)
+{
+	if (!(ox_ops[n->op].flags & OX_F_EW) || n->nout != 1 || n->out[0] < 0 || ox_attr_get(n, "broadcast"))
+		return 0;
+	ox_shape b = {0, {0}};
+	for (int k = 0; k < n->nin; k++)
+		if (n->in[k] >= 0 && n->in[k] != v && ox_broadcast(g, &b, &g->vals[n->in[k]].shape, &b))
+			return 0;
+	const ox_shape *y = &g->vals[n->out[0]].shape;
+	return b.rank == y->rank && !memcmp(b.d, y->d, (size_t)y->rank * sizeof *b.d);
+}
+
+/* A ConstantOfShape of a run-time shape (its input detached above) that
+ * only elementwise ops read, each of which broadcasts it to a shape its
+ * other inputs give (Where(mask, -inf, zeros of the mask's shape), as
+ * PyTorch exports a masked fill): a scalar of its value instead, so no
+ * kernel fills a tensor for it. */
+static void splat(ox_graph *g)
+{
+	ox_ir_fill_uses(g);
+	for (int i = 0; i < g->nnodes; i++) {
+		ox_node *c = &g->nodes[i];
+		if (c->dead || c->op != OX_OP_ConstantOfShape || !ox_attr_int(c, "ox_symshape", 0) || c->out[0] < 0)
+			continue;
+		const ox_id v = c->out[0];
+		int ok = !g->vals[v].is_output && g->vals[v].nuses > 0;
+		for (int j = 0; j < g->nnodes && ok; j++)
+			for (int k = 0; k < g->nodes[j].nin && ok; k++)
+				if (g->nodes[j].in[k] == v && !g->nodes[j].dead)
+					ok = broadcast_anyway(g, &g->nodes[j], v);
+		if (!ok)
+			continue;
+		const int dt = g->vals[v].dtype;
+		const ox_attr *a = ox_attr_get(c, "value");
+		ox_tensor *t = ox_ir_new_tensor(g, dt, &(ox_shape){0, {0}});
+		if (a)
+			memcpy(t->data, a->t->data, ox_dtype_size(dt));
+		char nm[600];
+		snprintf(nm, sizeof nm, "%s/scalar", c->name[0] ? c->name : "ConstantOfShape");
+		const ox_id s = ox_ir_add_const(g, nm, t);
+		for (int j = 0; j < g->nnodes; j++)
+			for (int k = 0; k < g->nodes[j].nin; k++)
+				if (g->nodes[j].in[k] == v)
+					g->nodes[j].in[k] = s;
+	}
+	ox_ir_fill_uses(g); /* (the ConstantOfShape nodes nothing reads: dce) */
+}
+
 int ox_opt_symshape(ox_graph *g)
 {
 	for (int i = 0; i < g->nnodes; i++) {
@@ -63,5 +118,6 @@ int ox_opt_symshape(ox_graph *g)
 		n->in[k] = -1;
 		ox_ir_add_attr(g, n, "ox_symshape", OX_AT_INT)->i = 1;
 	}
+	splat(g);
 	return 0;
 }

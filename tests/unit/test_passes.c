@@ -240,7 +240,8 @@ static void test_pipeline_prefix(void **state)
 /* symshape: with a run-time batch the chain cannot fold, but the
  * Reshape's target, the Expand's shape and the ConstantOfShape's shape are
  * known as dims; the nodes stop reading them and the chains die. A target
- * read from data (here a NonZero count) stays an input. */
+ * read from data (here a NonZero count) stays an input. A ConstantOfShape
+ * that an Add only broadcasts becomes a scalar. */
 static void test_symshape(void **state)
 {
 	(void)state;
@@ -265,10 +266,13 @@ static void test_symshape(void **state)
 		"%15 = NonZero(%2)\n"
 		"%16 = Shape(%15)\n"
 		"%17 = Reshape(%2, %16)  # \"from data\"\n"
+		"%18 = ConstantOfShape(%12) {value=tensor f32[1] [7]}  # \"sevens\"\n"
+		"%19 = Add(%13, %18)  # \"plus\"\n"
 		"output %11 \"y\"\n"
 		"output %13 \"e\"\n"
 		"output %14 \"c\"\n"
-		"output %17 \"d\"\n");
+		"output %17 \"d\"\n"
+		"output %19 \"p\"\n");
 	run_passes(g, "fold", "symshape", "dce", (const char *)NULL);
 	char *got = dump_str(g);
 	/* no Shape of x, Gather, Unsqueeze or Concat is left */
@@ -297,8 +301,17 @@ static void test_symshape(void **state)
 			assert_int_equal(ox_attr_int(n, "ox_symshape", 0), 0);
 			assert_non_null(ox_in(g, n, 1));
 		}
+		/* the sevens only broadcast: a scalar 7 instead, no fill */
+		assert_string_not_equal(n->name, "sevens");
+		if (!strcmp(n->name, "plus")) {
+			seen++;
+			const ox_value *c = ox_in(g, n, 1);
+			assert_int_equal(c->kind, OX_V_CONST);
+			assert_int_equal(c->shape.rank, 0);
+			assert_true(ox_tensor_get_f64(c->data, 0) == 7);
+		}
 	}
-	assert_int_equal(seen, 4);
+	assert_int_equal(seen, 5);
 	ox_ir_free(g);
 }
 
