@@ -592,6 +592,43 @@ const ox_attr *ox_attr_get(const ox_node *n, const char *name)
 	return NULL;
 }
 
+int ox_tensor_same(const ox_tensor *a, const ox_tensor *b)
+{
+	if (a->dtype != b->dtype || a->nbytes != b->nbytes || memcmp(&a->shape, &b->shape, sizeof a->shape) ||
+	    a->strs || b->strs)
+		return 0;
+	return !a->nbytes || !memcmp(a->data, b->data, a->nbytes);
+}
+
+int ox_attr_same(const ox_attr *a, const ox_attr *b)
+{
+	if (a->type != b->type || strcmp(a->name, b->name))
+		return 0;
+	switch (a->type) {
+	case OX_AT_INT:
+		return a->i == b->i;
+	case OX_AT_FLOAT:
+		return !memcmp(&a->f, &b->f, sizeof a->f);
+	case OX_AT_STRING:
+		return a->slen == b->slen && !memcmp(a->s, b->s, a->slen);
+	case OX_AT_INTS:
+		return a->n == b->n && (!a->n || !memcmp(a->ints, b->ints, (size_t)a->n * sizeof *a->ints));
+	case OX_AT_FLOATS:
+		return a->n == b->n && (!a->n || !memcmp(a->floats, b->floats, (size_t)a->n * sizeof *a->floats));
+	case OX_AT_STRINGS:
+		if (a->n != b->n)
+			return 0;
+		for (int i = 0; i < a->n; i++)
+			if (strcmp(a->strs[i], b->strs[i]))
+				return 0;
+		return 1;
+	case OX_AT_TENSOR:
+		return ox_tensor_same(a->t, b->t);
+	default: /* graphs, tensor lists, sparse tensors, types */
+		return 0;
+	}
+}
+
 static const char *const attr_type_names[] = {
 	"UNDEFINED", "FLOAT", "INT", "STRING", "TENSOR", "GRAPH", "FLOATS", "INTS", "STRINGS",
 	"TENSORS", "GRAPHS", "SPARSE_TENSOR", "TYPE_PROTO",

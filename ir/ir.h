@@ -386,6 +386,11 @@ int ox_attr_ints(const ox_node *n, const char *name, const int64_t **v);
  * remember the first such one; ox_attr_report prints it as the error
  * ("attribute 'strides' must be INTS, got FLOAT") and returns -1, else 0. */
 int ox_attr_report(const ox_graph *g);
+/* equal attributes: name, type and value (graphs, tensor lists, sparse
+ * tensors and types never); equal tensors: dtype, shape and bytes (string
+ * tensors never) */
+int ox_attr_same(const ox_attr *a, const ox_attr *b);
+int ox_tensor_same(const ox_tensor *a, const ox_tensor *b);
 
 /* dims and shapes */
 ox_dim ox_dim_sym(ox_graph *g, const char *name);

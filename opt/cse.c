@@ -30,43 +30,6 @@ static uint64_t bytes_hash(const void *p, size_t n)
 	return h;
 }
 
-static int same_tensor(const ox_tensor *a, const ox_tensor *b)
-{
-	if (a->dtype != b->dtype || a->nbytes != b->nbytes || memcmp(&a->shape, &b->shape, sizeof a->shape) ||
-	    a->strs || b->strs)
-		return 0;
-	return !a->nbytes || !memcmp(a->data, b->data, a->nbytes);
-}
-
-static int same_attr(const ox_attr *a, const ox_attr *b)
-{
-	if (a->type != b->type || strcmp(a->name, b->name))
-		return 0;
-	switch (a->type) {
-	case OX_AT_INT:
-		return a->i == b->i;
-	case OX_AT_FLOAT:
-		return !memcmp(&a->f, &b->f, sizeof a->f);
-	case OX_AT_STRING:
-		return a->slen == b->slen && !memcmp(a->s, b->s, a->slen);
-	case OX_AT_INTS:
-		return a->n == b->n && (!a->n || !memcmp(a->ints, b->ints, (size_t)a->n * sizeof *a->ints));
-	case OX_AT_FLOATS:
-		return a->n == b->n && (!a->n || !memcmp(a->floats, b->floats, (size_t)a->n * sizeof *a->floats));
-	case OX_AT_STRINGS:
-		if (a->n != b->n)
-			return 0;
-		for (int i = 0; i < a->n; i++)
-			if (strcmp(a->strs[i], b->strs[i]))
-				return 0;
-		return 1;
-	case OX_AT_TENSOR:
-		return same_tensor(a->t, b->t);
-	default: /* graphs, tensor lists, sparse tensors, types */
-		return 0;
-	}
-}
-
 /* may n be merged with an equal node at all? */
 static int mergeable(const ox_graph *g, const ox_node *n)
 {
@@ -107,7 +70,7 @@ static int same_node(const ox_graph *g, const ox_node *a, const ox_node *b)
 		int j = 0;
 		while (j < b->nattr && strcmp(a->attrs[i].name, b->attrs[j].name))
 			j++;
-		if (j == b->nattr || !same_attr(&a->attrs[i], &b->attrs[j]))
+		if (j == b->nattr || !ox_attr_same(&a->attrs[i], &b->attrs[j]))
 			return 0;
 	}
 	return 1;
@@ -151,7 +114,7 @@ static int table_find_add(table *t, uint64_t h, int id, int (*eq)(const void *, 
 static int const_eq(const void *ctx, int a, int b)
 {
 	const ox_graph *g = ctx;
-	return same_tensor(g->vals[a].data, g->vals[b].data);
+	return ox_tensor_same(g->vals[a].data, g->vals[b].data);
 }
 
 static int node_eq(const void *ctx, int a, int b)

@@ -46,25 +46,6 @@ static int64_t sibling_cols(ox_graph *g, const ox_node *n)
 	return b->shape.d[1];
 }
 
-static int same_attr(const ox_attr *a, const ox_attr *b)
-{
-	if (strcmp(a->name, b->name) || a->type != b->type)
-		return 0;
-	switch (a->type) {
-	case OX_AT_INT:
-		return a->i == b->i;
-	case OX_AT_FLOAT:
-		return !memcmp(&a->f, &b->f, sizeof a->f);
-	case OX_AT_STRING:
-		return a->slen == b->slen && !memcmp(a->s, b->s, a->slen);
-	case OX_AT_INTS:
-		return a->n == b->n && !memcmp(a->ints, b->ints, (size_t)a->n * sizeof *a->ints);
-	case OX_AT_FLOATS:
-		return a->n == b->n && !memcmp(a->floats, b->floats, (size_t)a->n * sizeof *a->floats);
-	}
-	return 0; /* (tensors, graphs, strings: no epilogue op has them) */
-}
-
 /* the same ops on the same wires, value for value */
 static int same_body(const ox_graph *a, const ox_graph *b)
 {
@@ -88,7 +69,7 @@ static int same_body(const ox_graph *a, const ox_graph *b)
 			if (x->out[k] != y->out[k])
 				return 0;
 		for (int k = 0; k < x->nattr; k++)
-			if (!same_attr(&x->attrs[k], &y->attrs[k]))
+			if (!ox_attr_same(&x->attrs[k], &y->attrs[k]))
 				return 0;
 	}
 	return 1;
