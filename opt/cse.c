@@ -59,13 +59,19 @@ static int mergeable(const ox_graph *g, const ox_node *n)
 
 static int same_node(const ox_graph *g, const ox_node *a, const ox_node *b)
 {
-	(void)g;
 	if (a->op != b->op || a->opset != b->opset || strcmp(a->domain, b->domain) || a->nin != b->nin ||
 	    a->nout != b->nout || a->nattr != b->nattr || memcmp(a->in, b->in, (size_t)a->nin * sizeof *a->in))
 		return 0;
-	for (int k = 0; k < a->nout; k++)
+	/* outputs alike: present, and of one type, shape and layout (the
+	 * layout pass chose each value's for its readers) */
+	for (int k = 0; k < a->nout; k++) {
 		if ((a->out[k] < 0) != (b->out[k] < 0))
 			return 0;
+		const ox_value *x = a->out[k] >= 0 ? &g->vals[a->out[k]] : NULL, *y = x ? &g->vals[b->out[k]] : NULL;
+		if (x && (x->dtype != y->dtype || x->layout != y->layout || memcmp(x->lp, y->lp, sizeof x->lp) ||
+			  memcmp(&x->shape, &y->shape, sizeof x->shape)))
+			return 0;
+	}
 	for (int i = 0; i < a->nattr; i++) {
 		int j = 0;
 		while (j < b->nattr && strcmp(a->attrs[i].name, b->attrs[j].name))
