@@ -6,7 +6,7 @@
  *         expressions is not read (the exporters' Shape/Concat chains then die)
  * outline the regions of the If, Loop and Scan nodes kept as C control
  *         flow become their bodies, each through the rest of the pipeline
- * elide   remove Identity and inference-mode Dropout
+ * elide   remove Identity, inference-mode Dropout and a Cast to its input's type
  * dce     remove nodes and constants nothing uses
  * bounds  require every dim to be constant or a bounded run-time dim (names
  *         an unbound symbol, or a run-time size with no bound and the flags

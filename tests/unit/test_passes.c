@@ -204,6 +204,21 @@ static void test_elide(void **state)
 		"input %0:f32[4] \"x\"\n"
 		"output %0 \"y\"\n");
 	ox_ir_free(g);
+
+	/* a Cast to the type it has goes (mask.to(torch.bool) of a bool mask);
+	 * one to another type stays */
+	g = parse_ok("graph \"el3\" opset 13\n"
+		     "input %0:bool[4] \"m\"\n"
+		     "%1:bool[4] = Cast(%0) {to=9}  # \"same\"\n"
+		     "%2:f32[4] = Cast(%1) {to=1}  # \"other\"\n"
+		     "output %2 \"y\"\n");
+	run_passes(g, "elide", (const char *)NULL);
+	assert_dump(g,
+		"graph \"el3\" opset 13\n"
+		"input %0:bool[4] \"m\"\n"
+		"%2:f32[4] = Cast(%0) {to=1}  # \"other\"\n"
+		"output %2 \"y\"\n");
+	ox_ir_free(g);
 }
 
 /* fold, elide, dce in pipeline order on an exporter-like graph. */
@@ -356,6 +371,39 @@ static void test_cse(void **state)
 		"output %10 \"y\"\n"
 		"output %11 \"r1\"\n"
 		"output %12 \"r2\"\n");
+	ox_ir_free(g);
+
+	/* two ConstantOfShape whose shape inputs symshape detached read no
+	 * inputs and have equal attributes, but their outputs differ in shape:
+	 * both stay (merged, [N, 2] zeros stood for [N, 3]) */
+	g = parse_ok(
+		"graph \"cse2\" opset 13\n"
+		"range N=1..8\n"
+		"input %0:f32[N,3] \"x\"\n"
+		"const %1:i64[] \"zero\" = [0]\n"
+		"const %2:i64[1] \"axes\" = [0]\n"
+		"const %3:i64[1] \"two\" = [2]\n"
+		"const %4:i64[1] \"three\" = [3]\n"
+		"%5 = Shape(%0)\n"
+		"%6 = Gather(%5, %1) {axis=0}\n"
+		"%7 = Unsqueeze(%6, %2)\n"
+		"%8 = Concat(%7, %3) {axis=0}\n"
+		"%9 = Concat(%7, %4) {axis=0}\n"
+		"%10 = ConstantOfShape(%8)  # \"za\"\n"
+		"%11 = ConstantOfShape(%9)  # \"zb\"\n"
+		"%12 = Relu(%10)\n"
+		"%13 = Relu(%11)\n"
+		"output %12 \"a\"\n"
+		"output %13 \"b\"\n");
+	run_passes(g, "fold", "symshape", "cse", "dce", (const char *)NULL);
+	int n = 0;
+	for (int i = 0; i < g->nnodes; i++)
+		if (g->nodes[i].op == OX_OP_Relu) {
+			const ox_value *z = ox_in(g, &g->nodes[i], 0);
+			assert_int_equal(z->shape.d[1], n++ ? 3 : 2);
+			assert_int_equal(g->nodes[z->producer].op, OX_OP_ConstantOfShape);
+		}
+	assert_int_equal(n, 2);
 	ox_ir_free(g);
 }
 
