@@ -853,6 +853,16 @@ int ox_ir_data_slice(ox_graph *g, const ox_node *n, const ox_shape *in,
 		     ox_dim *start, int64_t *step, ox_dim *len, char *rt)
 {
 	int r = in->rank;
+	if (ox_attr_int(n, "ox_symshape", 0)) {
+		/* (opt/symshape.c: from 0 by 1, as long as the output) */
+		const ox_value *y = ox_out(g, n, 0);
+		for (int k = 0; k < r; k++) {
+			start[k] = 0, step[k] = 1, len[k] = y->shape.d[k];
+			if (rt)
+				rt[k] = 0;
+		}
+		return 0;
+	}
 	ox_sv st[OX_MAX_RANK], en[OX_MAX_RANK], ax[OX_MAX_RANK], sp[OX_MAX_RANK];
 	int ns, ne, na, nsp;
 	if (n->opset < 10) {
@@ -944,6 +954,9 @@ int ox_ir_data_slice(ox_graph *g, const ox_node *n, const ox_shape *in,
 int infer_slice(ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0);
+	int kept = symshape_kept(g, n, 1);
+	if (kept)
+		return kept < 0 ? -1 : 0;
 	ox_dim start[OX_MAX_RANK], len[OX_MAX_RANK];
 	int64_t step[OX_MAX_RANK];
 	char rt[OX_MAX_RANK];

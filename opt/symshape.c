@@ -6,7 +6,8 @@
  * expressions (ir/eval_sym.c), so a Reshape's target, an Expand's or a
  * ConstantOfShape's shape is often known element by element: the node's
  * output shape then says all that input says (an Expand's when each
- * element is a constant or the output's dim). Such a node stops reading
+ * element is a constant or the output's dim); so does a Slice from 0 by 1
+ * on every axis whose ends are known (pe[:seq]), its inputs past the data. Such a node stops reading
  * that input (it becomes absent) and gets the attribute ox_symshape = 1:
  * "the target is the output's shape as inferred" (ir/infer_data.c keeps
  * it); dce then removes the chains nothing else reads. The nodes' code
@@ -21,6 +22,7 @@
  * uses (refilled).
  */
 #include "opt.h"
+#include "../ir/family.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -101,10 +103,42 @@ static void splat(ox_graph *g)
 	ox_ir_fill_uses(g); /* (the ConstantOfShape nodes nothing reads: dce) */
 }
 
+/* a Slice from 0 by 1 on every axis, its ends known (pe[:seq]): the
+ * output's shape says it all; some input not a constant */
+static int prefix_slice(ox_graph *g, const ox_node *n, const ox_shape *y)
+{
+	ox_dim start[OX_MAX_RANK], len[OX_MAX_RANK];
+	int64_t step[OX_MAX_RANK];
+	const ox_value *x = ox_in(g, n, 0);
+	int computed = 0;
+	for (int k = 1; k < n->nin; k++)
+		computed |= n->in[k] >= 0 && g->vals[n->in[k]].kind != OX_V_CONST;
+	if (n->opset < 10 || !computed || !x || x->shape.rank != y->rank ||
+	    ox_ir_data_slice(g, n, &x->shape, start, step, len, NULL))
+		return 0;
+	for (int k = 0; k < y->rank; k++)
+		if (start[k] != 0 || step[k] != 1 || len[k] != y->d[k])
+			return 0;
+	return 1;
+}
+
 int ox_opt_symshape(ox_graph *g)
 {
 	for (int i = 0; i < g->nnodes; i++) {
 		ox_node *n = &g->nodes[i];
+		if (n->op == OX_OP_Slice && !n->dead && n->out[0] >= 0 && g->vals[n->out[0]].has_shape &&
+		    prefix_slice(g, n, &g->vals[n->out[0]].shape)) {
+			const ox_shape *ys = &g->vals[n->out[0]].shape;
+			int known = 1;
+			for (int d = 0; d < ys->rank && known; d++)
+				known = from_inputs(g, ys->d[d]);
+			if (known) {
+				for (int k = 1; k < n->nin; k++)
+					n->in[k] = -1;
+				ox_ir_add_attr(g, n, "ox_symshape", OX_AT_INT)->i = 1;
+			}
+			continue;
+		}
 		const int k = n->op == OX_OP_Reshape || n->op == OX_OP_Expand ? 1 : n->op == OX_OP_ConstantOfShape ? 0 : -1;
 		if (k < 0 || n->dead || n->nin <= k || n->in[k] < 0 || g->vals[n->in[k]].kind == OX_V_CONST ||
 		    n->out[0] < 0)
