@@ -7,8 +7,9 @@
  * ConstantOfShape's shape is often known element by element: the node's
  * output shape then says all that input says (an Expand's when each
  * element is a constant or the output's dim); so does a Slice from 0 by 1
- * on every axis whose ends are known (pe[:seq]), its inputs past the data. Such a node stops reading
- * that input (it becomes absent) and gets the attribute ox_symshape = 1:
+ * on every axis whose ends are known (pe[:seq]), for its inputs past the
+ * data. Such a node stops reading that input (it becomes absent) and gets
+ * the attribute ox_symshape = 1:
  * "the target is the output's shape as inferred" (ir/infer_data.c keeps
  * it); dce then removes the chains nothing else reads. The nodes' code
  * reads only the output's dims, so the program computes nothing there (on
