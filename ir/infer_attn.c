@@ -5,7 +5,8 @@
  * 4-D Q/K/V, head counts, past length); emit_attn.c calls it too, so the
  * two layers cannot disagree. onnxcc's own attribute ox_seq_first makes
  * 3-D inputs and Y [S, B, H*d] (nn.MultiheadAttention's order, read in
- * place: opt/attention.c), without past or extra outputs. Outputs: Y has Q's layout with V's head size;
+ * place: opt/attention.c), without past or extra outputs. Outputs: Y has
+ * Q's layout with V's head size;
  * present_key/value are always 4-D [B, kv_heads, past + kv_len, head];
  * qk_matmul_output is [B, q_heads, q_len, past + kv_len].
  */

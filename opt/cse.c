@@ -117,6 +117,14 @@ static int table_find_add(table *t, uint64_t h, int id, int (*eq)(const void *, 
 	return -1;
 }
 
+/* n's inputs through to[] (each value or the one it became) */
+static void rename_inputs(ox_node *n, const ox_id *to)
+{
+	for (int k = 0; k < n->nin; k++)
+		if (n->in[k] >= 0)
+			n->in[k] = to[n->in[k]];
+}
+
 static int const_eq(const void *ctx, int a, int b)
 {
 	const ox_graph *g = ctx;
@@ -152,20 +160,15 @@ int ox_opt_cse(ox_graph *g)
 			to[v] = first, merged++;
 	}
 	table_free(&t);
-	for (int i = 0; i < g->nnodes; i++)
-		for (int k = 0; k < g->nodes[i].nin; k++)
-			if (g->nodes[i].in[k] >= 0)
-				g->nodes[i].in[k] = to[g->nodes[i].in[k]];
 	/* equal nodes, in order: an earlier one's outputs for a later one's */
 	table_init(&t, (size_t)g->nnodes);
 	for (int i = 0; i < g->nnodes; i++) {
 		ox_node *n = &g->nodes[i];
 		if (!mergeable(g, n))
 			continue;
-		/* (the inputs already renamed: equal nodes before it merged) */
-		for (int k = 0; k < n->nin; k++)
-			if (n->in[k] >= 0)
-				n->in[k] = to[n->in[k]];
+		/* (its inputs renamed first: the constants and the equal nodes
+		 * before it merged) */
+		rename_inputs(n, to);
 		uint64_t h = mix(mix((uint64_t)n->op, (uint64_t)n->nin), (uint64_t)n->nattr);
 		for (int k = 0; k < n->nin; k++)
 			h = mix(h, (uint64_t)(int64_t)n->in[k]);
@@ -179,11 +182,9 @@ int ox_opt_cse(ox_graph *g)
 		merged++;
 	}
 	table_free(&t);
-	if (merged) {
+	if (merged) { /* (the other nodes' inputs) */
 		for (int i = 0; i < g->nnodes; i++)
-			for (int k = 0; k < g->nodes[i].nin; k++)
-				if (g->nodes[i].in[k] >= 0)
-					g->nodes[i].in[k] = to[g->nodes[i].in[k]];
+			rename_inputs(&g->nodes[i], to);
 		ox_ir_compact(g);
 	}
 	free(to);

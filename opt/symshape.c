@@ -105,17 +105,13 @@ static void splat(ox_graph *g)
 }
 
 /* a Slice from 0 by 1 on every axis, its ends known (pe[:seq]): the
- * output's shape says it all; some input not a constant */
+ * output's shape says it all */
 static int prefix_slice(ox_graph *g, const ox_node *n, const ox_shape *y)
 {
 	ox_dim start[OX_MAX_RANK], len[OX_MAX_RANK];
 	int64_t step[OX_MAX_RANK];
 	const ox_value *x = ox_in(g, n, 0);
-	int computed = 0;
-	for (int k = 1; k < n->nin; k++)
-		computed |= n->in[k] >= 0 && g->vals[n->in[k]].kind != OX_V_CONST;
-	if (n->opset < 10 || !computed || !x || x->shape.rank != y->rank ||
-	    ox_ir_data_slice(g, n, &x->shape, start, step, len, NULL))
+	if (n->opset < 10 || !x || x->shape.rank != y->rank || ox_ir_data_slice(g, n, &x->shape, start, step, len, NULL))
 		return 0;
 	for (int k = 0; k < y->rank; k++)
 		if (start[k] != 0 || step[k] != 1 || len[k] != y->d[k])
@@ -123,34 +119,46 @@ static int prefix_slice(ox_graph *g, const ox_node *n, const ox_shape *y)
 	return 1;
 }
 
+/* the first of n's inputs that its output's shape makes needless (those
+ * from it on: a Reshape's or an Expand's shape, a ConstantOfShape's, a
+ * prefix Slice's starts, ends, axes and steps), else -1 */
+static int needless_from(ox_graph *g, const ox_node *n)
+{
+	const ox_value *y = n->out[0] >= 0 ? &g->vals[n->out[0]] : NULL;
+	if (n->dead || !y || !y->has_shape)
+		return -1;
+	switch (n->op) {
+	case OX_OP_Reshape:
+		return 1;
+	case OX_OP_Expand:
+		return expand_known(g, n, &y->shape) ? 1 : -1;
+	case OX_OP_ConstantOfShape:
+		return 0;
+	case OX_OP_Slice:
+		return prefix_slice(g, n, &y->shape) ? 1 : -1;
+	}
+	return -1;
+}
+
 int ox_opt_symshape(ox_graph *g)
 {
 	for (int i = 0; i < g->nnodes; i++) {
 		ox_node *n = &g->nodes[i];
-		if (n->op == OX_OP_Slice && !n->dead && n->out[0] >= 0 && g->vals[n->out[0]].has_shape &&
-		    prefix_slice(g, n, &g->vals[n->out[0]].shape)) {
-			const ox_shape *ys = &g->vals[n->out[0]].shape;
-			int known = 1;
-			for (int d = 0; d < ys->rank && known; d++)
-				known = from_inputs(g, ys->d[d]);
-			if (known) {
-				for (int k = 1; k < n->nin; k++)
-					n->in[k] = -1;
-				ox_ir_add_attr(g, n, "ox_symshape", OX_AT_INT)->i = 1;
-			}
+		const int from = needless_from(g, n);
+		/* (an input computed when the program runs, not a constant) */
+		int computed = 0;
+		for (int k = from < 0 ? n->nin : from; k < n->nin; k++)
+			computed |= n->in[k] >= 0 && g->vals[n->in[k]].kind != OX_V_CONST;
+		if (!computed)
 			continue;
-		}
-		const int k = n->op == OX_OP_Reshape || n->op == OX_OP_Expand ? 1 : n->op == OX_OP_ConstantOfShape ? 0 : -1;
-		if (k < 0 || n->dead || n->nin <= k || n->in[k] < 0 || g->vals[n->in[k]].kind == OX_V_CONST ||
-		    n->out[0] < 0)
-			continue;
-		const ox_value *y = &g->vals[n->out[0]];
-		int known = y->has_shape && (n->op != OX_OP_Expand || expand_known(g, n, &y->shape));
-		for (int d = 0; d < y->shape.rank && known; d++)
-			known = from_inputs(g, y->shape.d[d]);
+		const ox_shape *y = &g->vals[n->out[0]].shape;
+		int known = 1;
+		for (int d = 0; d < y->rank && known; d++)
+			known = from_inputs(g, y->d[d]);
 		if (!known)
 			continue;
-		n->in[k] = -1;
+		for (int k = from; k < n->nin; k++)
+			n->in[k] = -1;
 		ox_ir_add_attr(g, n, "ox_symshape", OX_AT_INT)->i = 1;
 	}
 	splat(g);
