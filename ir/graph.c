@@ -253,7 +253,9 @@ ox_node *ox_ir_sole_reader(ox_graph *g, ox_id v)
 	return NULL;
 }
 
-ox_id ox_ir_add_reshape(ox_graph *g, ox_id x, ox_id y, const ox_shape *s, const char *name)
+/* the target of a Reshape x -> shape s: a constant, or -1 when none can say
+ * it (the node then has ox_symshape) */
+static ox_id reshape_target(ox_graph *g, ox_id x, const ox_shape *s, const char *name)
 {
 	ox_tensor *t = ox_ir_new_tensor(g, OX_I64, &(ox_shape){1, {s->rank}});
 	/* a symbolic dim: 0 (the input's, allowzero 0) where it is the input's
@@ -266,15 +268,19 @@ ox_id ox_ir_add_reshape(ox_graph *g, ox_id x, ox_id y, const ox_shape *s, const 
 		if (d < 0 && i < xs->rank && xs->d[i] == d)
 			d = 0;
 		else if (d < 0 && inferred++)
-			t = NULL;
+			return -1;
 		else if (d < 0)
 			d = -1;
-		if (t)
-			ox_tensor_set_i64(t, i, d);
+		ox_tensor_set_i64(t, i, d);
 	}
 	char cn[700];
 	snprintf(cn, sizeof cn, "%s/shape", name);
-	ox_id c = t ? ox_ir_add_const(g, cn, t) : -1;
+	return ox_ir_add_const(g, cn, t);
+}
+
+ox_id ox_ir_add_reshape(ox_graph *g, ox_id x, ox_id y, const ox_shape *s, const char *name)
+{
+	ox_id c = reshape_target(g, x, s, name);
 	if (y < 0) {
 		y = ox_ir_add_value(g, name, OX_V_INTERNAL);
 		g->vals[y].dtype = g->vals[x].dtype, g->vals[y].has_shape = 1, g->vals[y].shape = *s;
@@ -285,6 +291,16 @@ ox_id ox_ir_add_reshape(ox_graph *g, ox_id x, ox_id y, const ox_shape *s, const 
 		ox_ir_add_attr(g, &g->nodes[n], "ox_symshape", OX_AT_INT)->i = 1;
 	g->vals[y].producer = n;
 	return n;
+}
+
+void ox_ir_set_reshape_target(ox_graph *g, ox_node *n)
+{
+	const ox_value *y = &g->vals[n->out[0]];
+	n->in[1] = reshape_target(g, n->in[0], &y->shape, n->name[0] ? n->name : y->name);
+	ox_ir_del_attr(n, "ox_symshape");
+	ox_ir_del_attr(n, "allowzero");
+	if (n->in[1] < 0)
+		ox_ir_add_attr(g, n, "ox_symshape", OX_AT_INT)->i = 1;
 }
 
 ox_id ox_ir_add_scratch(ox_graph *g, ox_node *n, int64_t bytes)
@@ -428,6 +444,16 @@ static int heap_pop(int *h, int *n)
 	return top;
 }
 
+void ox_ir_move_node(ox_graph *g, int from, int to)
+{
+	ox_node t = g->nodes[from];
+	if (from < to)
+		memmove(&g->nodes[from], &g->nodes[from + 1], (size_t)(to - from) * sizeof t);
+	else if (from > to)
+		memmove(&g->nodes[to + 1], &g->nodes[to], (size_t)(from - to) * sizeof t);
+	g->nodes[to] = t;
+}
+
 int ox_ir_toposort(ox_graph *g)
 {
 	ox_ir_compact(g);
@@ -500,6 +526,15 @@ ox_attr *ox_ir_add_attr(ox_graph *g, ox_node *n, const char *name, int type)
 	a->name = ox_ir_strdup(g, name);
 	a->type = type;
 	return a;
+}
+
+void ox_ir_del_attr(ox_node *n, const char *name)
+{
+	for (int i = 0; i < n->nattr; i++)
+		if (!strcmp(n->attrs[i].name, name)) {
+			memmove(&n->attrs[i], &n->attrs[i + 1], (size_t)(n->nattr - i - 1) * sizeof *n->attrs);
+			n->nattr--, i--;
+		}
 }
 
 ox_graph *ox_ir_epilogue(const ox_node *n)

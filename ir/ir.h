@@ -359,6 +359,9 @@ ox_node *ox_ir_sole_reader(ox_graph *g, ox_id v);
  * target is the output's shape, opt/symshape.c); the output keeps the
  * dims themselves. */
 ox_id ox_ir_add_reshape(ox_graph *g, ox_id x, ox_id y, const ox_shape *s, const char *name);
+/* Reshape n's target made again from its input's and output's shapes (a
+ * pass changed them), as ox_ir_add_reshape makes it; allowzero dropped */
+void ox_ir_set_reshape_target(ox_graph *g, ox_node *n);
 /* An extra last output of node n: bytes of scratch memory its emitter may
  * use (planned in the arena like any output; nothing reads it). Idempotent:
  * a second call resizes the same value. Returns it. */
@@ -371,11 +374,15 @@ void ox_ir_set_const(ox_graph *g, ox_id v, ox_tensor *t); /* turn v into a const
 void ox_ir_replace_uses(ox_graph *g, ox_id from, ox_id to);
 void ox_ir_fill_uses(ox_graph *g);
 void ox_ir_compact(ox_graph *g);  /* drop dead nodes */
+/* node `from` moved to position `to`, the ones between shifted by one (the
+ * caller keeps the order topological and refills the uses) */
+void ox_ir_move_node(ox_graph *g, int from, int to);
 int ox_ir_toposort(ox_graph *g);  /* 0, or -1 on a cycle / undefined input */
 
 /* attributes */
 /* a new attribute appended to n (allocated in g's arena): the caller fills it in */
 ox_attr *ox_ir_add_attr(ox_graph *g, ox_node *n, const char *name, int type);
+void ox_ir_del_attr(ox_node *n, const char *name); /* every attribute of that name */
 const ox_attr *ox_attr_get(const ox_node *n, const char *name);
 int64_t ox_attr_int(const ox_node *n, const char *name, int64_t dflt);
 float ox_attr_float(const ox_node *n, const char *name, float dflt);

@@ -194,7 +194,7 @@ static void fuse(ox_graph *g, int head, const region *R, int len)
  * as [S, B, E] before the residual Add): the op computes on the GEMM's
  * shape instead, an operand of the reshaped shape reshaped to it (views),
  * and the Reshape moves after the op, which the region below then takes;
- * again past the op after that. Static shapes. 1 if it moved one. */
+ * again past the op after that. 1 if it moved one. */
 static int sink_reshape(ox_graph *g, const ox_node *h)
 {
 	if (h->op != OX_OP_Gemm && h->op != OX_OP_MatMul)
@@ -211,7 +211,7 @@ static int sink_reshape(ox_graph *g, const ox_node *h)
 		const ox_id z = rs->out[0];
 		const ox_shape zs = g->vals[z].shape;
 		ox_node *e = ox_ir_sole_reader(g, z);
-		if (!e || !fusable_op(g, e) || e->nout != 1 || ox_shape_is_rt(g, &zs) || ox_shape_is_rt(g, &ys) ||
+		if (!e || !fusable_op(g, e) || e->nout != 1 ||
 		    zs.d[zs.rank - 1] != ys.d[r - 1] || g->vals[e->out[0]].dtype != g->vals[y].dtype ||
 		    memcmp(&g->vals[e->out[0]].shape, &zs, sizeof zs))
 			return moved;
@@ -227,7 +227,8 @@ static int sink_reshape(ox_graph *g, const ox_node *h)
 				return moved;
 		}
 		/* (indices: adding nodes may move the array) */
-		const int ri = (int)(rs - g->nodes), ei = (int)(e - g->nodes);
+		const int ri = (int)(rs - g->nodes), nn0 = g->nnodes;
+		int ei = (int)(e - g->nodes);
 		const ox_id e_out = e->out[0];
 		char nm[600];
 		snprintf(nm, sizeof nm, "%s/rows", e->name[0] ? e->name : e->optype);
@@ -249,8 +250,12 @@ static int sink_reshape(ox_graph *g, const ox_node *h)
 		/* the Reshape now makes the op's old output from its new one */
 		g->nodes[ri].in[0] = e2;
 		g->nodes[ri].out[0] = e_out;
-		if (ox_ir_toposort(g)) /* (it refills the uses) */
-			ox_die("epilogue: cycle");
+		/* the operands' Reshapes just before the op, the moved Reshape
+		 * just after it: no other node moves */
+		for (int j = nn0; j < g->nnodes; j++)
+			ox_ir_move_node(g, j, ei++);
+		ox_ir_move_node(g, ri, ei);
+		ox_ir_fill_uses(g);
 		y = e2, moved = 1;
 	}
 }

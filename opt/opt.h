@@ -19,6 +19,7 @@ int ox_opt_dce(ox_graph *g);
 int ox_opt_bounds(ox_graph *g);
 int ox_opt_norm(ox_graph *g);
 int ox_opt_transpose(ox_graph *g);
+int ox_opt_rows(ox_graph *g);
 int ox_opt_qdq(ox_graph *g);
 int ox_opt_affine(ox_graph *g);
 int ox_opt_layout(ox_graph *g);

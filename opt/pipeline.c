@@ -17,6 +17,9 @@
  *         Gelu into its MatMul, and before layout, which leaves the norms plain)
  * transpose  Transpose/reshape chains made one copy at most (--opt 1; after
  *         attention, whose patterns are the exporters' Reshape/Transpose forms)
+ * rows    a Transpose of rows (its last axis kept) and the one undoing it
+ *         removed when only row-wise ops lie between them (--opt 1; a
+ *         batch-first nn.MultiheadAttention with a run-time batch)
  * qdq     int8 QDQ groups (DequantizeLinear -> op -> QuantizeLinear) into
  *         integer kernels with fixed-point requantization (--opt 1; before
  *         affine and layout, which then leave them alone)
@@ -49,6 +52,7 @@ const ox_pass ox_pipeline[] = {
 	{"attention", ox_opt_attention},
 	{"norm", ox_opt_norm},
 	{"transpose", ox_opt_transpose},
+	{"rows", ox_opt_rows},
 	{"qdq", ox_opt_qdq},
 	{"affine", ox_opt_affine},
 	{"layout", ox_opt_layout},

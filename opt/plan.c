@@ -14,7 +14,7 @@
  * A Concat along an axis with only 1s before it can have its inputs stored
  * inside its output (their producers write there; the Concat is no code,
  * ox_plan_is_noop) where that does not raise the peak. Schedules tried:
- * the imported order and two memory-aware list orders, each with and
+ * the imported order and three memory-aware list orders, each with and
  * without Concat inputs in place; placements: six strategies; the smallest
  * arena wins (ties: the lower bound, then fewer copies, then the earlier
  * candidate), so the result is never worse than first-fit in the imported
@@ -797,8 +797,11 @@ static void plan_offsets(ox_graph *g, plan *P)
 
 /* List scheduling: among the ready nodes, mode 0 takes the one that adds
  * the fewest bytes (its outputs minus the view classes it finishes), mode 1
- * the one reading the most recently computed value (depth first); ties go
- * to the imported order. Views are counted as free, in-place is not. */
+ * the one reading the most recently computed value (depth first), mode 2
+ * the same with the views of graph inputs and constants first (a GEMM whose
+ * epilogue reads a graph input through a Reshape waits for no other
+ * branch); ties go to the imported order. Views are counted as free,
+ * in-place is not. */
 static void list_schedule(ox_graph *g, int mode, int *order)
 {
 	int nn = g->nnodes, nv = g->nvals;
@@ -880,6 +883,9 @@ static void list_schedule(ox_graph *g, int mode, int *order)
 					if (first && uses == remain[root[v]])
 						key -= vbytes(g, &g->vals[root[v]]);
 				}
+			} else if (mode == 2 && isview[i] && n->in[0] >= 0 && root[n->in[0]] < 0) {
+				key = -(int64_t)nn - 1; /* a view of a graph input or constant: free, and
+							   its readers may be waiting for it */
 			} else {
 				key = 0;
 				for (int k = 0; k < n->nin; k++)
@@ -978,8 +984,9 @@ int ox_opt_plan(ox_graph *g)
 	}
 	/* schedules x (Concat inputs in place or not); candidate 0 is the
 	 * imported order without, the reference the report compares with */
-	static const char *const sched_names[] = {"imported order", "greedy min-memory", "depth-first"};
-	enum { NSCHED = 3, NCAND = 2 * NSCHED };
+	static const char *const sched_names[] = {"imported order", "greedy min-memory", "depth-first",
+						  "depth-first, views of inputs first"};
+	enum { NSCHED = 4, NCAND = 2 * NSCHED };
 	int *orders[NSCHED];
 	plan P[NCAND];
 	int best = 0, ref = 0;

@@ -423,6 +423,90 @@ static void test_attention_refused(void **state)
 	ox_ir_free(g);
 }
 
+/* ---- rows ---- */
+
+/* nn.MultiheadAttention(batch_first=True) of a run-time batch, as the
+ * attention pass leaves it on the GPU: [B, S, E] transposed to [S, B, E],
+ * the in_proj, a sequence-first Attention, the out_proj on [S*B, E] rows
+ * and the result transposed back. `extra` adds a node or an input. */
+static ox_graph *mha_rows(const char *extra, const char *k_in)
+{
+	char text[4096];
+	snprintf(text, sizeof text,
+		 "graph \"mha\" opset 13\n"
+		 "range B=1..4\n"
+		 "range S=1..16\n"
+		 "input %%0:f32[B,S,8] \"x\"\n"
+		 "input %%1:f32[8,24] \"w_in\"\n"
+		 "input %%2:f32[24] \"b_in\"\n"
+		 "input %%3:f32[8,8] \"w_out\"\n"
+		 "input %%4:f32[8] \"b_out\"\n"
+		 "input %%25:f32[S,B,8] \"k\"\n"
+		 "const %%5:i64[1] \"s0\" = [0]\n"
+		 "const %%6:i64[1] \"s8\" = [8]\n"
+		 "const %%7:i64[1] \"s16\" = [16]\n"
+		 "const %%8:i64[1] \"s24\" = [24]\n"
+		 "const %%9:i64[1] \"last\" = [-1]\n"
+		 "const %%10:i64[2] \"rows\" = [-1, 8]\n"
+		 "%%11 = Transpose(%%0) {perm=[1,0,2]}  # \"in\"\n"
+		 "%%12 = MatMul(%%11, %%1)\n"
+		 "%%13 = Add(%%12, %%2)\n"
+		 "%%14 = Slice(%%13, %%5, %%6, %%9)\n"
+		 "%%15 = Slice(%%13, %%6, %%7, %%9)\n"
+		 "%%16 = Slice(%%13, %%7, %%8, %%9)\n"
+		 "%%17 = Attention@23(%%14, %s, %%16) {q_num_heads=2, kv_num_heads=2, ox_seq_first=1}  # \"attn\"\n"
+		 "%%18 = Reshape(%%17, %%10)\n"
+		 "%%19 = Gemm(%%18, %%3, %%4) {transB=1}\n"
+		 "%%20 = Shape(%%17)\n"
+		 "%%21 = Reshape(%%19, %%20)\n"
+		 "%%22 = Transpose(%%21) {perm=[1,0,2]}  # \"out\"\n"
+		 "%%23 = Add(%%0, %%22)  # \"residual\"\n"
+		 "output %%23 \"y\"\n"
+		 "%s",
+		 k_in, extra);
+	return run_to(text, "generic", "rows");
+}
+
+/* Both Transposes go: the region computes batch first, the Attention
+ * reads [B, S, E] rows, the residual Add reads the out_proj's rows. Not
+ * when a value of the region has a reader that is not row-wise (a
+ * ReduceSum over the sequence), nor when the Attention's K comes from
+ * outside the region (its rows would stay sequence first). */
+static void test_rows_mha(void **state)
+{
+	(void)state;
+	ox_graph *g = mha_rows("", "%15");
+	assert_int_equal(count_op(g, OX_OP_Transpose), 0);
+	const ox_node *a = first_op(g, OX_OP_Attention);
+	assert_non_null(a);
+	assert_int_equal(ox_attr_int(a, "ox_seq_first", 0), 0);
+	for (int k = 0; k < 3; k++) {
+		const ox_shape *q = &g->vals[a->in[k]].shape;
+		assert_int_equal(q->rank, 3);
+		assert_int_equal(q->d[0], g->vals[0].shape.d[0]); /* B */
+		assert_int_equal(q->d[1], g->vals[0].shape.d[1]); /* S */
+	}
+	const ox_shape *y = &g->vals[a->out[0]].shape;
+	assert_int_equal(y->d[0], g->vals[0].shape.d[0]);
+	const ox_node *add = NULL;
+	for (int i = 0; i < g->nnodes; i++)
+		if (!strcmp(g->nodes[i].name, "residual"))
+			add = &g->nodes[i];
+	assert_non_null(add);
+	assert_int_equal(g->nodes[g->vals[add->in[1]].producer].op, OX_OP_Reshape);
+	ox_ir_free(g);
+
+	g = mha_rows("%24 = ReduceSum(%13, %5) {keepdims=1}\noutput %24 \"sum\"\n", "%15");
+	assert_int_equal(count_op(g, OX_OP_Transpose), 2);
+	assert_int_equal(ox_attr_int(first_op(g, OX_OP_Attention), "ox_seq_first", 0), 1);
+	ox_ir_free(g);
+
+	g = mha_rows("", "%25");
+	assert_int_equal(count_op(g, OX_OP_Transpose), 2);
+	assert_int_equal(ox_attr_int(first_op(g, OX_OP_Attention), "ox_seq_first", 0), 1);
+	ox_ir_free(g);
+}
+
 /* ---- norm ---- */
 
 /* the position of op's first node, its input k's value */
@@ -1048,6 +1132,7 @@ int main(void)
 		cmocka_unit_test(test_ewfuse_pow),
 		cmocka_unit_test(test_attention_bert),
 		cmocka_unit_test(test_attention_refused),
+		cmocka_unit_test(test_rows_mha),
 		cmocka_unit_test(test_norm_layernorm),
 		cmocka_unit_test(test_norm_layernorm_forms),
 		cmocka_unit_test(test_norm_layernorm_refused),
