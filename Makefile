@@ -335,10 +335,14 @@ tutorial: all deps-models deps-install deps-firmware
 # 10 minutes); bench rewrites docs/benchmarks.md and docs/zoo.md (--cpu
 # native), bench-generic docs/benchmarks-generic.md (--cpu generic).
 # bench-dyn: programs compiled for a range of shapes against the static
-# programs at the range's top (bench/dyn_bench.sh, about 4 minutes)
-.PHONY: bench bench-generic bench-dyn
+# programs at the range's top (bench/dyn_bench.sh, about 4 minutes);
+# bench-dyn-ort: make dyn's exports against ONNX Runtime at each of their
+# sizes (bench/dyn_ort.sh, about 10 minutes; after make dyn)
+.PHONY: bench bench-generic bench-dyn bench-dyn-ort
 bench-dyn: all deps-models
 	bench/dyn_bench.sh
+bench-dyn-ort: dyn
+	bench/dyn_ort.sh
 bench: all deps-models
 	bench/zoo_bench.sh --cpu native -d $(B)/zoo --md docs/benchmarks.md --zoo-md docs/zoo.md
 bench-generic: all deps-models

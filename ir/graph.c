@@ -293,6 +293,27 @@ ox_id ox_ir_add_reshape(ox_graph *g, ox_id x, ox_id y, const ox_shape *s, const 
 	return n;
 }
 
+ox_id ox_ir_add_transpose(ox_graph *g, ox_id x, ox_id y, const int64_t *perm, int r, const char *name)
+{
+	ox_id nid = ox_ir_add_node(g, OX_OP_Transpose, "Transpose", name, 1, 1);
+	ox_attr *pa = ox_ir_add_attr(g, &g->nodes[nid], "perm", OX_AT_INTS);
+	pa->n = r;
+	pa->ints = ox_ir_alloc(g, (size_t)(r + 1) * sizeof *pa->ints);
+	memcpy(pa->ints, perm, (size_t)r * sizeof *perm);
+	if (y < 0) {
+		y = ox_ir_add_value(g, name, OX_V_INTERNAL);
+		ox_value *v = &g->vals[y], *xv = &g->vals[x];
+		v->dtype = xv->dtype, v->has_shape = 1, v->shape.rank = r;
+		for (int i = 0; i < r; i++)
+			v->shape.d[i] = xv->shape.d[perm[i]];
+	}
+	g->nodes[nid].in[0] = x;
+	g->nodes[nid].out[0] = y;
+	g->nodes[nid].opset = g->opset;
+	g->vals[y].producer = nid;
+	return nid;
+}
+
 void ox_ir_set_reshape_target(ox_graph *g, ox_node *n)
 {
 	const ox_value *y = &g->vals[n->out[0]];

@@ -359,6 +359,9 @@ ox_node *ox_ir_sole_reader(ox_graph *g, ox_id v);
  * target is the output's shape, opt/symshape.c); the output keeps the
  * dims themselves. */
 ox_id ox_ir_add_reshape(ox_graph *g, ox_id x, ox_id y, const ox_shape *s, const char *name);
+/* a Transpose node x -> y by perm (r dims; y an existing value, or -1: a
+ * new one), appended to the nodes; its id */
+ox_id ox_ir_add_transpose(ox_graph *g, ox_id x, ox_id y, const int64_t *perm, int r, const char *name);
 /* Reshape n's target made again from its input's and output's shapes (a
  * pass changed them), as ox_ir_add_reshape makes it; allowzero dropped */
 void ox_ir_set_reshape_target(ox_graph *g, ox_node *n);

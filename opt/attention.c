@@ -11,9 +11,9 @@
  * Transposes is computed. Otherwise it takes Q, a K made from Kt by one
  * Transpose of its last two axes, and V as 4-D [B, H, S, d] tensors (a
  * rank-3 [B*H, S, d] batch as 3-D with one head; nn.MultiheadAttention's,
- * transposed from [S, B*H, d], in place: B*H heads of [1, S, B*H*d] when
- * B*H is a constant, else, on the GPU, H heads of its [S, B, E]
- * projections read sequence first, ox_seq_first). The inner values must be
+ * transposed from [S, B*H, d], in place: H heads of its [S, B, E]
+ * projections read sequence first, ox_seq_first, unless B is 1 (then B*H
+ * heads of [1, S, B*H*d]); on the CPU opt/rows.c lowers those it leaves). The inner values must be
  * used by the pattern alone. The emitter (codegen/emit_attn.c) computes it
  * in blocks of query rows: scores of a block, softmax, times V, so the
  * [Sq, Skv] score matrix of a head is never stored whole. Batch and
@@ -128,20 +128,7 @@ static ox_node *merged_heads(ox_graph *g, ox_id v)
 
 static ox_id add_transpose(ox_graph *g, ox_id x, const int64_t *perm, int r, const char *name)
 {
-	ox_id nid = ox_ir_add_node(g, OX_OP_Transpose, "Transpose", name, 1, 1);
-	ox_attr *pa = ox_ir_add_attr(g, &g->nodes[nid], "perm", OX_AT_INTS);
-	pa->n = r;
-	pa->ints = ox_ir_alloc(g, (size_t)(r + 1) * sizeof *pa->ints);
-	memcpy(pa->ints, perm, (size_t)r * sizeof *perm);
-	ox_id y = ox_ir_add_value(g, name, OX_V_INTERNAL);
-	ox_value *v = &g->vals[y], *xv = &g->vals[x];
-	v->dtype = xv->dtype, v->has_shape = 1, v->shape.rank = r;
-	for (int i = 0; i < r; i++)
-		v->shape.d[i] = xv->shape.d[perm[i]];
-	g->nodes[nid].in[0] = x;
-	g->nodes[nid].out[0] = y;
-	g->nodes[nid].opset = g->opset;
-	return y;
+	return g->nodes[ox_ir_add_transpose(g, x, -1, perm, r, name)].out[0];
 }
 
 static ox_id add_reshape(ox_graph *g, ox_id x, const ox_shape *s, const char *name)
@@ -317,11 +304,12 @@ static int match(ox_graph *g, int si)
 	 * times heads, a constant, as the heads' sizes: the head count is an
 	 * attribute; the sequence lengths may be run-time dims); a mask
 	 * [N, Sq, Skv] (a key padding mask [B*H, 1, Skv]) as [1, N, Sq, Skv] */
-	/* With a run-time batch B (so B*H), on the GPU: the [S, B*H, d]
-	 * values are Reshapes of [S, B, E] tensors (the projections), which a
-	 * sequence-first Attention (ox_seq_first: the CUDA kernels') reads in
-	 * place, H heads of B batch entries; its [S, B, E] result reshaped
-	 * back; a mask [B*H, Sq, Skv] as [B, H, Sq, Skv] */
+	/* With a run-time batch B (so B*H) or a constant one past 1: the
+	 * [S, B*H, d] values are Reshapes of [S, B, E] tensors (the
+	 * projections), which a sequence-first Attention (ox_seq_first: the
+	 * CUDA kernels') reads in place, H heads of B batch entries; its
+	 * [S, B, E] result reshaped back; a mask [B*H, Sq, Skv] as
+	 * [B, H, Sq, Skv] */
 	static const int p102[] = {1, 0, 2}, p120[] = {1, 2, 0};
 	ox_node *tq = producer(g, qh), *tk = producer(g, kt), *tv = producer(g, vh), *ty = NULL;
 	ox_id sx[3] = {-1, -1, -1};
@@ -330,17 +318,16 @@ static int match(ox_graph *g, int si)
 	int seq = 0;
 	if (r == 3 && inner(g, qh) && inner(g, kt) && inner(g, vh) && perm_is(g, tq, p102, 3) && perm_is(g, tk, p120, 3) &&
 	    perm_is(g, tv, p102, 3) && !ox_dim_is_rt(g, D) && !ox_dim_is_rt(g, vv->shape.d[2])) {
-		if (!ox_dim_is_rt(g, qv->shape.d[0])) {
+		/* sequence first also with a constant batch of more than one:
+		 * batch_first's Transposes around it then go (opt/rows.c, which
+		 * on the CPU lowers the ones left) */
+		const ox_node *t3[3] = {tq, tk, tv};
+		for (int i = 0; i < 3; i++)
+			sx[i] = seq_first_of(g, t3[i]->in[0], &sh[i], &sb[i]);
+		seq = sx[0] >= 0 && sx[1] >= 0 && sx[2] >= 0 && sh[0] == sh[1] && sh[0] == sh[2] && sb[0] == sb[1] &&
+		      sb[0] == sb[2] && (ox_dim_is_rt(g, qv->shape.d[0]) || sb[0] != 1);
+		if (seq || !ox_dim_is_rt(g, qv->shape.d[0]))
 			ty = ox_ir_sole_reader(g, pv->out[0]);
-		} else if (g->gpu) {
-			const ox_node *t3[3] = {tq, tk, tv};
-			for (int i = 0; i < 3; i++)
-				sx[i] = seq_first_of(g, t3[i]->in[0], &sh[i], &sb[i]);
-			seq = sx[0] >= 0 && sx[1] >= 0 && sx[2] >= 0 && sh[0] == sh[1] && sh[0] == sh[2] && sb[0] == sb[1] &&
-			      sb[0] == sb[2];
-			if (seq)
-				ty = ox_ir_sole_reader(g, pv->out[0]);
-		}
 	}
 	if (ty && (ty->in[0] != pv->out[0] || !perm_is(g, ty, p102, 3)))
 		ty = NULL;

@@ -30,7 +30,9 @@
  * Before, a Reshape read only by a Reshape, with run-time dims, becomes
  * one Reshape (the transpose pass does this for constant shapes): the
  * attention pass leaves its result viewed as [S, B*H, d] before the
- * out_proj's [S*B, E]. Does nothing with --opt 0.
+ * out_proj's [S*B, E]. After, on the CPU, whose kernels read batch
+ * first, a sequence-first Attention left is lowered (lower_seq_first).
+ * Does nothing with --opt 0.
  * Requires: plain layouts (before layout). Invalidates: uses (refilled),
  * node positions (compacted).
  */
@@ -247,7 +249,7 @@ static int check(rows *r, const ox_node *n)
 		if (n->in[k] >= 0 && r->rv[n->in[k]].comp >= 0)
 			w = w ? w : &r->rv[n->in[k]];
 	if (r->exit[n - g->nodes])
-		return !g->vals[n->out[0]].is_output;
+		return 1; /* (a graph output: the region value becomes it) */
 	if (n->nout < 1 || n->out[0] < 0)
 		return 0;
 	const int rank = g->vals[n->out[0]].shape.rank;
@@ -402,6 +404,81 @@ static void rewrite(rows *r, int c)
 	}
 }
 
+/* n's attribute `name` (an int) set to v */
+static void set_int(ox_node *n, const char *name, int64_t v)
+{
+	((ox_attr *)ox_attr_get(n, name))->i = v;
+}
+
+/* The CPU's kernels read an Attention batch first. One left sequence first
+ * (its Transposes stayed: a sequence-first model, or a region that could
+ * not go) reads its [S, B, E] inputs as B*H heads of [1, S, B*E] (views)
+ * when B is a constant and the mask is one per head ([B, H, ..]) or for
+ * all heads, else through Transposes to [B, S, E] and back; the new nodes
+ * are placed around it. */
+static void lower_seq_first(ox_graph *g)
+{
+	static const int64_t p102[] = {1, 0, 2};
+	for (int i = 0; i < g->nnodes; i++) {
+		ox_node *a = &g->nodes[i];
+		if (a->dead || a->op != OX_OP_Attention || !ox_attr_int(a, "ox_seq_first", 0))
+			continue;
+		const int n0 = g->nnodes;
+		ox_id *in = a->in; /* (arena memory: stays where it is when nodes are added) */
+		const ox_id y = a->out[0], m = a->nin > 3 ? a->in[3] : -1;
+		const ox_shape ys = g->vals[y].shape;
+		const ox_dim B = ys.d[1];
+		const int64_t H = ox_attr_int(a, "q_num_heads", 0), b = ox_dim_eval(g, B);
+		const ox_shape *ms = m >= 0 ? &g->vals[m].shape : NULL;
+		const int per_head = ms && ms->rank == 4 && ms->d[0] == B && ms->d[1] == H;
+		const int views = b > 0 && H == ox_attr_int(a, "kv_num_heads", 0) &&
+				  (!ms || ms->rank < 4 || per_head || (ms->d[0] == 1 && ms->d[1] == 1));
+		char nm[600];
+		snprintf(nm, sizeof nm, "%s/%s", a->name[0] ? a->name : "Attention", views ? "heads" : "batch_first");
+		ox_id y1 = ox_ir_add_value(g, nm, OX_V_INTERNAL);
+		g->vals[y1].dtype = g->vals[y].dtype, g->vals[y1].has_shape = 1;
+		for (int k = 0; k < 3; k++) {
+			char kn[640];
+			snprintf(kn, sizeof kn, "%s/%c", nm, "qkv"[k]);
+			const ox_shape xs = g->vals[in[k]].shape;
+			const ox_shape s = {3, {1, xs.d[0], ox_dim_mul(g, B, xs.d[2])}};
+			in[k] = g->nodes[views ? ox_ir_add_reshape(g, in[k], -1, &s, kn)
+					       : ox_ir_add_transpose(g, in[k], -1, p102, 3, kn)].out[0];
+		}
+		if (views) {
+			if (per_head) {
+				char kn[640];
+				snprintf(kn, sizeof kn, "%s/mask", nm);
+				const ox_shape s = {4, {1, b * H, ms->d[2], ms->d[3]}};
+				in[3] = g->nodes[ox_ir_add_reshape(g, in[3], -1, &s, kn)].out[0];
+			}
+			g->vals[y1].shape = (ox_shape){3, {1, ys.d[0], ox_dim_mul(g, B, ys.d[2])}};
+		} else {
+			g->vals[y1].shape = (ox_shape){3, {B, ys.d[0], ys.d[2]}};
+		}
+		a = &g->nodes[i];
+		a->out[0] = y1;
+		g->vals[y1].producer = i;
+		if (views)
+			set_int(a, "q_num_heads", b * H), set_int(a, "kv_num_heads", b * H);
+		ox_ir_del_attr(a, "ox_seq_first");
+		const ox_shape want = g->vals[y1].shape;
+		if (ox_infer_node(g, a) || memcmp(&want, &g->vals[y1].shape, sizeof want))
+			ox_die("rows: the lowered Attention '%s' infers another shape", a->name);
+		if (views)
+			ox_ir_add_reshape(g, y1, y, &ys, nm);
+		else
+			ox_ir_add_transpose(g, y1, y, p102, 3, nm);
+		/* its inputs' new nodes before it, Y's after it */
+		int at = i;
+		for (int j = n0; j < g->nnodes - 1; j++)
+			ox_ir_move_node(g, j, at++);
+		ox_ir_move_node(g, g->nnodes - 1, at + 1);
+		i = at + 1;
+	}
+	ox_ir_fill_uses(g);
+}
+
 int ox_opt_rows(ox_graph *g)
 {
 	if (!g->opt)
@@ -497,5 +574,7 @@ int ox_opt_rows(ox_graph *g)
 	free(r.rv);
 	ox_ir_compact(g);
 	ox_ir_fill_uses(g);
+	if (!g->gpu)
+		lower_seq_first(g);
 	return 0;
 }

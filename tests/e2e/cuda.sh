@@ -440,21 +440,24 @@ printf 'cuda-emu attention %-16s %s%s\n' attn_past "$st" "$r"
 #    over 8 blocks; at B 2, S 5, M 300, f32 and f16 (tools/to_half.py
 #    --keep-io), against the C target's at 1e-4 and 1e-2 normwise, the .cu
 #    holding 2 Attention kernels with sequence-first rows (one split) and
-#    no Transpose; with nvcc as in 2.
+#    no Transpose; with nvcc as in 2. attn_mha_bf.onnx is the same with
+#    batch_first=True: the exporter's Transposes of x, mem and the result
+#    removed (opt/rows.c), so its 2 Attention kernels read batch first.
 mha_one() {
-	local k=$1 tol=1e-4 model=tests/e2e/attn/attn_mha.onnx
+	local k=$1 m=${2:-attn_mha} tol=1e-4 model=tests/e2e/attn/${2:-attn_mha}.onnx seqrows=2
 	r=
 	vsflags="--dim B=1..2 --dim S=1..16 --dim M=1..512"
+	[ "$m" = attn_mha_bf ] && seqrows=0
 	if [ "$k" = f16 ]; then
-		tol=1e-2 model=build/attn_mha_f16.onnx
-		"$PY" tools/to_half.py tests/e2e/attn/attn_mha.onnx "$model" --keep-io > /dev/null 2>&1 ||
-			{ printf 'cuda-emu attention %-16s CONVERT-FAIL\n' "attn_mha $k"; return 1; }
+		tol=1e-2 model=build/${m}_f16.onnx
+		"$PY" tools/to_half.py "tests/e2e/attn/$m.onnx" "$model" --keep-io > /dev/null 2>&1 ||
+			{ printf 'cuda-emu attention %-16s CONVERT-FAIL\n' "$m $k"; return 1; }
 	fi
-	vs_c "build/attn_mha_$k" "$model" tests/e2e/attn/attn_mha_input_*.npy
+	vs_c "build/${m}_$k" "$model" tests/e2e/attn/${m}_input_*.npy
 	if [ "$st" != ok ]; then
 		:
 	elif [ "$(grep -c 'Attention B.*, tiled \*/' "$o/cu/net.cu")" != 2 ] ||
-		[ "$(grep -Ec 'Q\[\(s \* \(+(int|long)\)gridDim.z' "$o/cu/net.cu")" != 2 ] ||
+		[ "$(grep -Ec 'Q\[\(s \* \(+(int|long)\)gridDim.z' "$o/cu/net.cu")" != $seqrows ] ||
 		[ "$(grep -c "this block's part of the keys" "$o/cu/net.cu")" != 1 ] || grep -q '_Transpose_kernel' "$o/cu/net.cu"; then
 		st=KERNELS
 	else
@@ -462,11 +465,13 @@ mha_one() {
 	fi
 	nv_after "$model"
 	vsflags=
-	printf 'cuda-emu attention %-16s %s%s\n' "attn_mha $k" "$st" "$r"
+	printf 'cuda-emu attention %-16s %s%s\n' "$m $k" "$st" "$r"
 	[ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; return 1; }
 }
 mha_one f32 || fail=1
 mha_one f16 || fail=1
+mha_one f32 attn_mha_bf || fail=1
+mha_one f16 attn_mha_bf || fail=1
 
 # 8. The API past the --main program, emulated: tests/e2e/cuda_api.c linked
 #    with nhwc.onnx's network (run_with_arena on an aligned arena as

@@ -18,6 +18,12 @@ in place. Compiled with --dim B=1..2 --dim S=1..16 --dim M=1..512 the cross
 attention has 8 blocks at the tops, so its keys are split over 8 blocks;
 the inputs are B 2, S 5, M 300, the padding masking each batch entry's
 last keys (60 and 7 of them).
+
+Also attn_mha_bf.onnx and attn_mha_bf_input_K.npy: the same modules with
+batch_first=True, x [B, S, 32], mem [B, M, 32] (the inputs above
+transposed): the exporter transposes x and mem to sequence first and the
+result back, Transposes opt/rows.c removes, the Attention then reading
+the projections batch first.
 """
 import os
 
@@ -29,10 +35,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 class Mha(nn.Module):
-    def __init__(self):
+    def __init__(self, batch_first=False):
         super().__init__()
-        self.sa = nn.MultiheadAttention(32, 4)
-        self.ca = nn.MultiheadAttention(32, 4)
+        self.sa = nn.MultiheadAttention(32, 4, batch_first=batch_first)
+        self.ca = nn.MultiheadAttention(32, 4, batch_first=batch_first)
 
     def forward(self, x, mem, pad):
         y, _ = self.sa(x, x, x, need_weights=False)
@@ -40,22 +46,30 @@ class Mha(nn.Module):
         return z
 
 
-def main():
+def export(name, batch_first, x, mem, pad):
+    """Mha(batch_first) as name.onnx, its inputs as name_input_K.npy"""
     torch.manual_seed(0)
-    m = Mha().eval()
+    m = Mha(batch_first).eval()
+    s, b = (1, 0) if batch_first else (0, 1)
+    torch.onnx.export(m, (torch.from_numpy(x), torch.from_numpy(mem), torch.from_numpy(pad)),
+                      os.path.join(HERE, name + ".onnx"), opset_version=14,
+                      input_names=["x", "mem", "pad"], output_names=["z"],
+                      dynamic_axes={"x": {s: "S", b: "B"}, "mem": {s: "M", b: "B"}, "pad": {0: "B", 1: "M"},
+                                    "z": {s: "S", b: "B"}})
+    for k, a in enumerate((x, mem, pad)):
+        np.save(os.path.join(HERE, "%s_input_%d.npy" % (name, k)), a)
+
+
+def main():
     rng = np.random.default_rng(0)
     x = rng.standard_normal((5, 2, 32)).astype(np.float32)
     mem = rng.standard_normal((300, 2, 32)).astype(np.float32)
     pad = np.zeros((2, 300), dtype=bool)
     pad[0, 240:] = True
     pad[1, 293:] = True
-    torch.onnx.export(m, (torch.from_numpy(x), torch.from_numpy(mem), torch.from_numpy(pad)),
-                      os.path.join(HERE, "attn_mha.onnx"), opset_version=14,
-                      input_names=["x", "mem", "pad"], output_names=["z"],
-                      dynamic_axes={"x": {0: "S", 1: "B"}, "mem": {0: "M", 1: "B"}, "pad": {0: "B", 1: "M"},
-                                    "z": {0: "S", 1: "B"}})
-    for k, a in enumerate((x, mem, pad)):
-        np.save(os.path.join(HERE, "attn_mha_input_%d.npy" % k), a)
+    export("attn_mha", False, x, mem, pad)
+    bf = [np.ascontiguousarray(a.transpose(1, 0, 2)) for a in (x, mem)]
+    export("attn_mha_bf", True, bf[0], bf[1], pad)
 
 
 if __name__ == "__main__":

@@ -400,42 +400,56 @@ def attention_cases():
     # (opt/attention.c: N heads of [1, S, N*d] read in place; opt/epilogue.c:
     # the Add and the Relu fused into the Gemm past the Reshape; on the GPU
     # opt/siblings.c: the in_proj writes Q, K, V itself)
-    def in_proj(n, E):  # x [.., E] times [E, 3E] plus a bias: Q, K, V side by side
+    def in_proj(n, E, x="x"):  # x [.., E] times [E, 3E] plus a bias: Q, K, V side by side
         w, bb = n.const(rnd(E, 3 * E, scale=0.3)), n.const(rnd(3 * E), "b")
-        return n.add(n.op("MatMul", ["x", w], n.vals["x"] @ n.vals[w]), bb)
+        return n.add(n.op("MatMul", [x, w], n.vals[x] @ n.vals[w]), bb)
 
-    S, B, H, d = 13, 2, 3, 8
-    E = H * d
-    seed("attn_mha")
-    n = Net(rnd(S, B, E))
-    qkv = in_proj(n, E)
-    parts = []
-    for i in range(3):
-        st, en, ax = (n.const(np.array([v], np.int64), p) for v, p in ((i * E, "st"), ((i + 1) * E, "en"), (2, "ax")))
-        parts.append(n.op("Slice", [qkv, st, en, ax], n.vals[qkv][:, :, i * E:(i + 1) * E]))
+    def mha(name, batch_first):
+        # batch_first: x [B, S, E], transposed to [S, B, E] before the
+        # in_proj and the result back before the residual, as
+        # nn.MultiheadAttention(batch_first=True) exports it (on the GPU the
+        # attention reads the projections sequence first and opt/rows.c
+        # removes both Transposes)
+        S, B, H, d = 13, 2, 3, 8
+        E = H * d
+        seed(name)
+        n = Net(rnd(B, S, E) if batch_first else rnd(S, B, E))
+        src = "x"
+        if batch_first:
+            src = n.op("Transpose", ["x"], n.vals["x"].permute(1, 0, 2), perm=[1, 0, 2])
+        qkv = in_proj(n, E, src)
+        parts = []
+        for i in range(3):
+            st, en, ax = (n.const(np.array([v], np.int64), p) for v, p in ((i * E, "st"), ((i + 1) * E, "en"), (2, "ax")))
+            parts.append(n.op("Slice", [qkv, st, en, ax], n.vals[qkv][:, :, i * E:(i + 1) * E]))
 
-    def batch(x, perm):
-        r = n.op("Reshape", [x, n.const(np.array([S, B * H, d], np.int64), "shape")], n.vals[x].reshape(S, B * H, d))
-        return n.op("Transpose", [r], n.vals[r].permute(*perm), perm=list(perm))
+        def batch(x, perm):
+            r = n.op("Reshape", [x, n.const(np.array([S, B * H, d], np.int64), "shape")], n.vals[x].reshape(S, B * H, d))
+            return n.op("Transpose", [r], n.vals[r].permute(*perm), perm=list(perm))
 
-    q = batch(parts[0], (1, 0, 2))
-    q = n.op("Div", [q, n.const(np.array(np.sqrt(d), np.float32), "c")], n.vals[q] / np.float32(np.sqrt(d)))
-    kt, v = batch(parts[1], (1, 2, 0)), batch(parts[2], (1, 0, 2))
-    sc = n.op("MatMul", [q, kt], n.vals[q] @ n.vals[kt])
-    future = np.triu(np.ones((S, S), bool), 1)
-    sc = n.op("Where", [n.const(future, "future"), n.const(np.array(-np.inf, np.float32), "fill"), sc],
-              torch.where(torch.from_numpy(future), t64(np.float32(-np.inf)), n.vals[sc]))
-    pad = np.zeros((B * H, 1, S), np.float32)
-    pad[H:, :, -4:] = -10000.0
-    sc = n.add(sc, n.const(pad, "pad"))
-    p = n.op("Softmax", [sc], torch.softmax(n.vals[sc], -1), axis=-1)
-    ctx = n.op("MatMul", [p, v], n.vals[p] @ n.vals[v])
-    t = n.op("Transpose", [ctx], n.vals[ctx].permute(1, 0, 2), perm=[1, 0, 2])
-    m = n.op("Reshape", [t, n.const(np.array([S * B, E], np.int64), "shape")], n.vals[t].reshape(S * B, E))
-    wo, bo = n.const(rnd(E, E, scale=0.3)), n.const(rnd(E), "b")
-    o = n.op("Gemm", [m, wo, bo], n.vals[m] @ n.vals[wo].T + n.vals[bo], transB=1)
-    o = n.op("Reshape", [o, n.const(np.array([S, B, E], np.int64), "shape")], n.vals[o].reshape(S, B, E))
-    n.save("attn_mha", n.relu(n.add(o, "x")))
+        q = batch(parts[0], (1, 0, 2))
+        q = n.op("Div", [q, n.const(np.array(np.sqrt(d), np.float32), "c")], n.vals[q] / np.float32(np.sqrt(d)))
+        kt, v = batch(parts[1], (1, 2, 0)), batch(parts[2], (1, 0, 2))
+        sc = n.op("MatMul", [q, kt], n.vals[q] @ n.vals[kt])
+        future = np.triu(np.ones((S, S), bool), 1)
+        sc = n.op("Where", [n.const(future, "future"), n.const(np.array(-np.inf, np.float32), "fill"), sc],
+                  torch.where(torch.from_numpy(future), t64(np.float32(-np.inf)), n.vals[sc]))
+        pad = np.zeros((B * H, 1, S), np.float32)
+        pad[H:, :, -4:] = -10000.0
+        sc = n.add(sc, n.const(pad, "pad"))
+        p = n.op("Softmax", [sc], torch.softmax(n.vals[sc], -1), axis=-1)
+        ctx = n.op("MatMul", [p, v], n.vals[p] @ n.vals[v])
+        t = n.op("Transpose", [ctx], n.vals[ctx].permute(1, 0, 2), perm=[1, 0, 2])
+        m = n.op("Reshape", [t, n.const(np.array([S * B, E], np.int64), "shape")], n.vals[t].reshape(S * B, E))
+        wo, bo = n.const(rnd(E, E, scale=0.3)), n.const(rnd(E), "b")
+        o = n.op("Gemm", [m, wo, bo], n.vals[m] @ n.vals[wo].T + n.vals[bo], transB=1)
+        o = n.op("Reshape", [o, n.const(np.array([S, B, E], np.int64), "shape")], n.vals[o].reshape(S, B, E))
+        if batch_first:
+            o = n.op("Transpose", [o], n.vals[o].permute(1, 0, 2), perm=[1, 0, 2])
+        n.save(name, n.relu(n.add(o, "x")))
+
+    mha("attn_mha", False)
+    mha("attn_mha_bf", True)
 
     # a GPT-2 block as HuggingFace exports it: c_attn Split into Q, K, V,
     # BERT-style heads, the causal mask a masked fill that keeps the scores
