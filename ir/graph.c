@@ -280,10 +280,11 @@ static ox_id reshape_target(ox_graph *g, ox_id x, const ox_shape *s, const char 
 
 ox_id ox_ir_add_reshape(ox_graph *g, ox_id x, ox_id y, const ox_shape *s, const char *name)
 {
-	ox_id c = reshape_target(g, x, s, name);
+	const ox_shape shape = *s; /* (s may point into g->vals, which adding values moves) */
+	ox_id c = reshape_target(g, x, &shape, name);
 	if (y < 0) {
 		y = ox_ir_add_value(g, name, OX_V_INTERNAL);
-		g->vals[y].dtype = g->vals[x].dtype, g->vals[y].has_shape = 1, g->vals[y].shape = *s;
+		g->vals[y].dtype = g->vals[x].dtype, g->vals[y].has_shape = 1, g->vals[y].shape = shape;
 	}
 	ox_id n = ox_ir_add_node(g, OX_OP_Reshape, "Reshape", name, 2, 1);
 	g->nodes[n].in[0] = x, g->nodes[n].in[1] = c, g->nodes[n].out[0] = y;

@@ -264,9 +264,9 @@ static int check(rows *r, const ox_node *n)
 		case OX_OP_Attention:
 			want = k < 3;
 			break;
-		case OX_OP_Gemm:
-			want = k == 0 ? 1 : 2;
-			if (k == 2 && !in_region && !per_row_const(&x->shape, rank))
+		case OX_OP_Gemm: /* A the region's, B not, C the region's rows or per row the same */
+			want = k == 0 ? 1 : k == 1 ? 0 : 2;
+			if (k == 2 && (in_region ? !same_rows(xv, w) : !per_row_const(&x->shape, rank)))
 				return 0;
 			break;
 		case OX_OP_MatMul:
@@ -375,7 +375,8 @@ static void rewrite(rows *r, int c)
 		}
 	for (int i = 0; i < g->nnodes; i++) {
 		ox_node *n = &g->nodes[i];
-		if (n->dead || n->in[0] < 0 || r->rv[n->in[0]].comp < 0 || root(r, r->rv[n->in[0]].comp) != c)
+		if (n->dead || n->nin < 1 || n->in[0] < 0 || r->rv[n->in[0]].comp < 0 ||
+		    root(r, r->rv[n->in[0]].comp) != c)
 			continue;
 		if (r->exit[i]) {
 			ox_ir_replace_uses(g, n->out[0], n->in[0]);
@@ -429,10 +430,14 @@ static void lower_seq_first(ox_graph *g)
 		const ox_shape ys = g->vals[y].shape;
 		const ox_dim B = ys.d[1];
 		const int64_t H = ox_attr_int(a, "q_num_heads", 0), b = ox_dim_eval(g, B);
-		const ox_shape *ms = m >= 0 ? &g->vals[m].shape : NULL;
-		const int per_head = ms && ms->rank == 4 && ms->d[0] == B && ms->d[1] == H;
-		const int views = b > 0 && H == ox_attr_int(a, "kv_num_heads", 0) &&
-				  (!ms || ms->rank < 4 || per_head || (ms->d[0] == 1 && ms->d[1] == 1));
+		/* the mask: per head [B, H, ..] (made [1, B*H, ..]), or the same for
+		 * all heads (its dims before the last two 1) */
+		const ox_shape ms = m >= 0 ? g->vals[m].shape : (ox_shape){0, {0}};
+		const int per_head = ms.rank == 4 && ms.d[0] == B && ms.d[1] == H;
+		int all_heads = 1;
+		for (int k = 0; k + 2 < ms.rank; k++)
+			all_heads &= ms.d[k] == 1;
+		const int views = b > 0 && H == ox_attr_int(a, "kv_num_heads", 0) && (per_head || all_heads);
 		char nm[600];
 		snprintf(nm, sizeof nm, "%s/%s", a->name[0] ? a->name : "Attention", views ? "heads" : "batch_first");
 		ox_id y1 = ox_ir_add_value(g, nm, OX_V_INTERNAL);
@@ -449,7 +454,7 @@ static void lower_seq_first(ox_graph *g)
 			if (per_head) {
 				char kn[640];
 				snprintf(kn, sizeof kn, "%s/mask", nm);
-				const ox_shape s = {4, {1, b * H, ms->d[2], ms->d[3]}};
+				const ox_shape s = {4, {1, b * H, ms.d[2], ms.d[3]}};
 				in[3] = g->nodes[ox_ir_add_reshape(g, in[3], -1, &s, kn)].out[0];
 			}
 			g->vals[y1].shape = (ox_shape){3, {1, ys.d[0], ox_dim_mul(g, B, ys.d[2])}};

@@ -487,7 +487,8 @@ static int reads_op(const ox_graph *g, const ox_node *n, int k, int op)
  * Attention's K comes from outside the region (its rows would stay
  * sequence first): the GPU keeps the sequence-first Attention, the CPU
  * (whose kernels read batch first, the batch here a run-time dim) reads
- * it through Transposes to [B, S, E] and back. */
+ * it through Transposes to [B, S, E] and back; with a constant batch as
+ * B*H heads of [1, S, B*E] (views). */
 static void test_rows_mha(void **state)
 {
 	(void)state;
@@ -525,6 +526,28 @@ static void test_rows_mha(void **state)
 			ox_ir_free(g);
 		}
 	}
+	/* a constant batch on the CPU: B*H heads of [1, S, B*E] views */
+	ox_graph *g = ox_ir_parse("graph \"sf\" opset 13\n"
+				  "input %0:f32[5,2,8] \"q\"\n"
+				  "input %1:f32[7,2,8] \"k\"\n"
+				  "input %2:f32[7,2,8] \"v\"\n"
+				  "%3 = Attention@23(%0, %1, %2) {q_num_heads=2, kv_num_heads=2, ox_seq_first=1}\n"
+				  "output %3 \"y\"\n",
+				  "t.ir");
+	assert_non_null(g);
+	g->target = ox_target_find("generic");
+	if (ox_opt_run(g, 1, "rows"))
+		fail_msg("the pipeline failed (message above)");
+	const ox_node *a = first_op(g, OX_OP_Attention);
+	assert_int_equal(ox_attr_int(a, "ox_seq_first", 0), 0);
+	assert_int_equal(ox_attr_int(a, "q_num_heads", 0), 4);
+	assert_int_equal(count_op(g, OX_OP_Transpose), 0);
+	for (int k = 0; k < 3; k++) {
+		assert_true(reads_op(g, a, k, OX_OP_Reshape));
+		assert_int_equal(g->vals[a->in[k]].shape.d[0], 1);
+		assert_int_equal(g->vals[a->in[k]].shape.d[2], 16);
+	}
+	ox_ir_free(g);
 }
 
 /* ---- norm ---- */
