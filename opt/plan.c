@@ -89,6 +89,31 @@ static int slice_view(ox_graph *g, const ox_node *n, const ox_value *x, const ox
 	return contiguous_box(&x->shape, start, &y->shape, elem);
 }
 
+/* A Slice from 0 by 1 whose box is x's first elements: it shortens one
+ * axis at most, those before it of extent 1 (pe[:n] of a position table,
+ * n a run-time length); a view at offset 0 whatever its lengths */
+static int prefix_view(ox_graph *g, const ox_node *n, const ox_value *x, const ox_value *y)
+{
+	int64_t step[OX_MAX_RANK];
+	ox_dim start[OX_MAX_RANK], len[OX_MAX_RANK];
+	if (n->op != OX_OP_Slice || y->shape.rank != x->shape.rank ||
+	    ox_ir_data_slice(g, n, &x->shape, start, step, len, NULL))
+		return 0;
+	int cut = -1;
+	for (int i = 0; i < x->shape.rank; i++) {
+		if (start[i] != 0 || len[i] != y->shape.d[i] || step[i] != 1)
+			return 0;
+		if (len[i] != x->shape.d[i] && cut >= 0)
+			return 0;
+		if (len[i] != x->shape.d[i])
+			cut = i;
+	}
+	for (int i = 0; i < cut; i++)
+		if (x->shape.d[i] != 1)
+			return 0;
+	return 1;
+}
+
 /* Piece k of a Split along an axis whose outer dims are all 1. */
 static int split_view(ox_graph *g, const ox_node *n, int k, const ox_value *x, int64_t *elem)
 {
@@ -181,9 +206,11 @@ int ox_plan_view(ox_graph *g, const ox_node *n, int k, int64_t *off)
 		return 0;
 	/* with run-time dims: the reshape-like ops, whose element count the
 	 * inference (or, for dims read from data, the node at run time)
-	 * checked to be their input's; offsets would be run-time values */
+	 * checked to be their input's, and a Slice of x's first elements
+	 * (prefix_view); other offsets would be run-time values */
 	if (!ox_shape_is_const(&x->shape) || !ox_shape_is_const(&y->shape))
-		return (ox_ops[n->op].flags & OX_F_VIEW) && k == 0 && !x->layout && !y->layout;
+		return ((ox_ops[n->op].flags & OX_F_VIEW) || prefix_view(g, n, x, y)) && k == 0 && !x->layout &&
+		       !y->layout;
 	int64_t elem = 0;
 	int ok = 0;
 	if (ox_ops[n->op].flags & OX_F_VIEW)

@@ -19,7 +19,8 @@
  * once that node has run, which the chain, and no longer the node, would
  * wait for. Then a ConstantOfShape so detached that elementwise ops only
  * broadcast (each output's shape given by its other inputs) becomes a
- * scalar of its value: no tensor filled. Requires: fold. Invalidates:
+ * scalar of its value: no tensor filled. And a Gather by Range(0, n, 1)
+ * becomes such a Slice (gather_range). Requires: fold. Invalidates:
  * uses (refilled).
  */
 #include "opt.h"
@@ -140,8 +141,70 @@ static int needless_from(ox_graph *g, const ox_node *n)
 	return -1;
 }
 
+/* Gather(x, Range(0, n, 1)) along an axis of x at least n's top long (a
+ * position embedding's rows for positions 0..n-1, n a run-time length;
+ * the indices possibly Unsqueezed to [1, n]): a Slice from 0 whose ends
+ * its output's shape says (ox_symshape, as above), a view of x where the
+ * axis is the first, then a Reshape (a view) for the leading 1s; the Range
+ * and what computed n die in dce. Only when n is an expression of graph
+ * input dims (the Range would define a data dim otherwise). */
+static void gather_range(ox_graph *g, int i)
+{
+	ox_node *n = &g->nodes[i];
+	if (n->dead || n->op != OX_OP_Gather || n->opset < 10 || n->nin < 2 || n->in[1] < 0 || n->out[0] < 0)
+		return;
+	ox_id idx = n->in[1];
+	const ox_node *r = NULL;
+	for (;;) { /* (through Unsqueezes and Reshapes that only add leading 1s) */
+		const ox_id p = g->vals[idx].producer;
+		r = p >= 0 && !g->nodes[p].dead ? &g->nodes[p] : NULL;
+		if (!r || (r->op != OX_OP_Unsqueeze && r->op != OX_OP_Reshape) || r->in[0] < 0)
+			break;
+		idx = r->in[0];
+	}
+	const ox_shape *is = &g->vals[n->in[1]].shape;
+	ox_sv start, delta;
+	if (!r || r->op != OX_OP_Range || ox_in_svals(g, r, 0, &start, 1) != 1 || ox_in_svals(g, r, 2, &delta, 1) != 1 ||
+	    start.kind != OX_SV_CONST || start.c != 0 || delta.kind != OX_SV_CONST || delta.c != 1 ||
+	    g->vals[idx].shape.rank != 1 || is->rank < 1 || is->d[is->rank - 1] != g->vals[idx].shape.d[0])
+		return;
+	for (int k = 0; k + 1 < is->rank; k++)
+		if (is->d[k] != 1)
+			return;
+	const ox_value *x = ox_in(g, n, 0);
+	const ox_dim len = g->vals[idx].shape.d[0];
+	const int axis = ox_norm_axis(ox_attr_int(n, "axis", 0), x->shape.rank);
+	if (axis < 0 || !from_inputs(g, len) || x->shape.d[axis] < 0 || ox_opt_top(g, len) < 0 ||
+	    ox_opt_top(g, len) > x->shape.d[axis])
+		return;
+	const ox_id y = n->out[0];
+	ox_id z = y;
+	if (is->rank > 1) { /* the Slice's [.., n, ..], then the leading 1s by a Reshape */
+		char nm[600];
+		snprintf(nm, sizeof nm, "%s/rows", n->name[0] ? n->name : "Gather");
+		z = ox_ir_add_value(g, nm, OX_V_INTERNAL);
+		ox_value *zv = &g->vals[z];
+		zv->dtype = g->vals[y].dtype, zv->has_shape = 1, zv->shape = g->vals[n->in[0]].shape;
+		zv->shape.d[axis] = len;
+		ox_ir_add_reshape(g, z, y, &g->vals[y].shape, nm);
+		ox_ir_move_node(g, g->nnodes - 1, i + 1);
+		n = &g->nodes[i];
+	}
+	ox_id *in = ox_ir_alloc(g, 5 * sizeof *in);
+	in[0] = n->in[0], in[1] = in[2] = in[3] = in[4] = -1;
+	n->in = in, n->nin = 5, n->out[0] = z;
+	n->op = OX_OP_Slice, n->optype = "Slice";
+	ox_ir_del_attr(n, "axis");
+	ox_ir_add_attr(g, n, "ox_symshape", OX_AT_INT)->i = 1;
+	ox_ir_fill_uses(g); /* (the producers: the Reshape moved the nodes after it) */
+}
+
 int ox_opt_symshape(ox_graph *g)
 {
+	ox_ir_fill_uses(g);
+	for (int i = 0; i < g->nnodes; i++)
+		gather_range(g, i);
+	ox_ir_fill_uses(g);
 	for (int i = 0; i < g->nnodes; i++) {
 		ox_node *n = &g->nodes[i];
 		const int from = needless_from(g, n);

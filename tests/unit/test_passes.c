@@ -347,6 +347,64 @@ static void test_symshape(void **state)
 	ox_ir_free(g);
 }
 
+/* A position embedding's rows by Range(0, N, 1), N a run-time length: a
+ * Slice from 0 (ox_symshape) that is a view of the table, the Range and
+ * its Shape chain gone; with the positions unsqueezed to [1, N] the Slice
+ * then a Reshape (both views). Not: a Range from 1 (a Slice from 1 would
+ * be no view, so the Gather stays), a table shorter than N's top. */
+static void test_gather_range(void **state)
+{
+	(void)state;
+	ox_graph *g = parse_ok(
+		"graph \"pos\" opset 13\n"
+		"range N=1..8\n"
+		"input %0:i64[2,N] \"ids\"\n"
+		"input %1:f32[8,4] \"pe\"\n"
+		"input %2:f32[6,4] \"short\"\n"
+		"const %3:i64[] \"zero\" = [0]\n"
+		"const %4:i64[] \"one\" = [1]\n"
+		"const %5:i64[1] \"axes\" = [0]\n"
+		"%6 = Shape(%0)\n"
+		"%7 = Gather(%6, %4) {axis=0}\n"
+		"%8 = Range(%3, %7, %4)  # \"positions\"\n"
+		"%9 = Gather(%1, %8)  # \"rows\"\n"
+		"%10 = Unsqueeze(%8, %5)\n"
+		"%11 = Gather(%1, %10)  # \"rows 1xN\"\n"
+		"%12 = Range(%4, %7, %4)\n"
+		"%13 = Gather(%1, %12)  # \"from one\"\n"
+		"%14 = Gather(%2, %8)  # \"too short\"\n"
+		"output %9 \"a\"\n"
+		"output %11 \"b\"\n"
+		"output %13 \"c\"\n"
+		"output %14 \"d\"\n");
+	run_passes(g, "fold", "symshape", "dce", (const char *)NULL);
+	int seen = 0;
+	for (int i = 0; i < g->nnodes; i++) {
+		const ox_node *n = &g->nodes[i];
+		const int sliced = !strcmp(n->name, "rows") || !strcmp(n->name, "rows 1xN");
+		if (sliced) {
+			seen++;
+			assert_int_equal(n->op, OX_OP_Slice);
+			assert_int_equal(ox_attr_int(n, "ox_symshape", 0), 1);
+			assert_null(ox_in(g, n, 1));
+			assert_true(ox_dim_is_rt(g, ox_out(g, n, 0)->shape.d[0]));
+			assert_int_equal(ox_out(g, n, 0)->shape.d[1], 4);
+			assert_true(ox_plan_is_view_node(g, n));
+		}
+		if (!strcmp(n->name, "rows 1xN/rows")) {
+			seen++;
+			assert_int_equal(n->op, OX_OP_Reshape);
+			assert_int_equal(ox_out(g, n, 0)->shape.rank, 3);
+		}
+		if (!strcmp(n->name, "from one") || !strcmp(n->name, "too short")) {
+			seen++;
+			assert_int_equal(n->op, OX_OP_Gather);
+		}
+	}
+	assert_int_equal(seen, 5);
+	ox_ir_free(g);
+}
+
 /* cse: equal constants one value, then equal nodes one node (Mul by the
  * equal 2.5s, the LeakyRelu of equal inputs and alpha); a different
  * factor or alpha stays, and so does a node whose output is a graph
@@ -433,6 +491,7 @@ int main(void)
 		cmocka_unit_test(test_elide),
 		cmocka_unit_test(test_pipeline_prefix),
 		cmocka_unit_test(test_symshape),
+		cmocka_unit_test(test_gather_range),
 		cmocka_unit_test(test_cse),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
