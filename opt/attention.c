@@ -61,6 +61,90 @@ static int scaled(ox_graph *g, const ox_node *n, double *f, ox_id *x)
 	return 1;
 }
 
+/* v through the Reshapes and Unsqueezes that keep its last two dims (a
+ * mask's leading 1s added) */
+static ox_id strip_leading(ox_graph *g, ox_id v)
+{
+	for (;;) {
+		const ox_node *n = producer(g, v);
+		if (!n || (n->op != OX_OP_Reshape && n->op != OX_OP_Unsqueeze) || n->in[0] < 0)
+			return v;
+		const ox_shape *a = &g->vals[n->in[0]].shape, *b = &g->vals[v].shape;
+		if (a->rank < 2 || a->d[a->rank - 1] != b->d[b->rank - 1] || a->d[a->rank - 2] != b->d[b->rank - 2])
+			return v;
+		v = n->in[0];
+	}
+}
+
+/* Are t's nonzero elements [i, j] those with j > i (after) or j <= i
+ * (!after)? t a Trilu (lower with k 0, upper with k 1) of a ConstantOfShape
+ * of a nonzero value: torch.tril(torch.ones(S, S)) of a run-time S */
+static int tri_nonzero(ox_graph *g, ox_id t, int after)
+{
+	const ox_node *n = producer(g, strip_leading(g, t));
+	ox_sv k = {OX_SV_CONST, 0, 0};
+	if (!n || n->op != OX_OP_Trilu || (n->nin > 1 && n->in[1] >= 0 && ox_in_svals(g, n, 1, &k, 1) != 1) ||
+	    k.kind != OX_SV_CONST)
+		return 0;
+	const ox_node *c = producer(g, n->in[0]);
+	const ox_attr *v = c && c->op == OX_OP_ConstantOfShape ? ox_attr_get(c, "value") : NULL;
+	if (!v || v->type != OX_AT_TENSOR || ox_tensor_numel(v->t) != 1 || ox_tensor_get_f64(v->t, 0) == 0)
+		return 0;
+	const int upper = ox_attr_int(n, "upper", 1) != 0;
+	return after ? upper && k.c == 1 : !upper && k.c == 0;
+}
+
+/* Is the additive mask m, [.., S, S] with 1s before, a fill at most -2^100
+ * (-inf) where the key j comes after the query i and 0 elsewhere? A Trilu
+ * (upper, k 1) of a ConstantOfShape of the fill, perhaps scaled:
+ * nn.Transformer's square subsequent mask torch.triu(torch.full((S, S),
+ * -inf), 1) */
+static int causal_add(ox_graph *g, ox_id m)
+{
+	const ox_shape *ms = &g->vals[m].shape;
+	if (ms->rank < 2 || ms->d[ms->rank - 1] != ms->d[ms->rank - 2])
+		return 0;
+	for (int i = 0; i + 2 < ms->rank; i++)
+		if (ms->d[i] != 1)
+			return 0;
+	const ox_node *n = producer(g, strip_leading(g, m));
+	double f = 1, c1; /* (through positive scales: torch multiplies the mask by 1) */
+	for (ox_id x; scaled(g, n, &c1, &x) && c1 > 0;)
+		f *= c1, n = producer(g, strip_leading(g, x));
+	ox_sv k = {OX_SV_CONST, 0, 0};
+	if (!n || n->op != OX_OP_Trilu || !ox_attr_int(n, "upper", 1) || n->nin < 2 || n->in[1] < 0 ||
+	    ox_in_svals(g, n, 1, &k, 1) != 1 || k.kind != OX_SV_CONST || k.c != 1)
+		return 0;
+	const ox_node *c = producer(g, n->in[0]);
+	const ox_attr *v = c && c->op == OX_OP_ConstantOfShape ? ox_attr_get(c, "value") : NULL;
+	return v && v->type == OX_AT_TENSOR && ox_tensor_numel(v->t) == 1 && ox_tensor_get_f64(v->t, 0) * f <= -0x1p100;
+}
+
+/* Is the bool c, [.., S, S] with 1s before, true where the key j comes
+ * after the query i (after) or where it does not (!after)? A Trilu of
+ * ones (tri_nonzero), or Equal of one and 0, or a Not of such (PyTorch's
+ * causal masks of a run-time length: the attention is then causal, and no
+ * mask is computed) */
+static int causal_cond(ox_graph *g, ox_id c, int after)
+{
+	const ox_shape *cs = &g->vals[c].shape;
+	if (cs->rank < 2 || cs->d[cs->rank - 1] != cs->d[cs->rank - 2])
+		return 0;
+	for (int i = 0; i + 2 < cs->rank; i++)
+		if (cs->d[i] != 1)
+			return 0;
+	const ox_node *n = producer(g, strip_leading(g, c));
+	if (n && n->op == OX_OP_Not)
+		return causal_cond(g, n->in[0], !after);
+	if (n && n->op == OX_OP_Equal)
+		for (int k = 0; k < 2; k++) {
+			const ox_value *z = &g->vals[n->in[k]];
+			if (z->kind == OX_V_CONST && ox_shape_numel(&z->shape) == 1 && ox_tensor_get_f64(z->data, 0) == 0)
+				return tri_nonzero(g, n->in[1 - k], !after);
+		}
+	return g->vals[c].dtype == OX_BOOL && tri_nonzero(g, c, after);
+}
+
 static int perm_is(ox_graph *g, const ox_node *t, const int *p, int r)
 {
 	int perm[OX_MAX_RANK];
@@ -226,6 +310,17 @@ static int match(ox_graph *g, int si)
 		}
 		names[nn++] = e->name;
 		e = producer(g, cur);
+	}
+	/* a causal masked fill or mask over the scores' last two dims: is_causal */
+	int causal = 0;
+	const ox_shape *ss = &g->vals[s].shape;
+	for (int k = 0; k < 2; k++) {
+		ox_id *c = k ? &mask : &wc;
+		if (*c < 0 || !(k ? causal_add(g, *c) : causal_cond(g, *c, !wkeep)))
+			continue;
+		const ox_shape *cs = &g->vals[*c].shape;
+		if (cs->d[cs->rank - 1] == ss->d[ss->rank - 1] && cs->d[cs->rank - 2] == ss->d[ss->rank - 2])
+			causal = 1, *c = -1;
 	}
 	/* the mask's shape (a masked fill's and an added mask's broadcast) */
 	ox_shape msh = mask >= 0 ? g->vals[mask].shape : (ox_shape){0};
@@ -450,6 +545,8 @@ static int match(ox_graph *g, int si)
 	}
 	if (seq)
 		ox_ir_add_attr(g, a, "ox_seq_first", OX_AT_INT)->i = 1;
+	if (causal)
+		ox_ir_add_attr(g, a, "is_causal", OX_AT_INT)->i = 1;
 	/* the pattern's names, the QK^T MatMul first */
 	ox_ir_add_fused(g, a, qk_name);
 	for (int i = nn - 1; i >= 0; i--)

@@ -423,6 +423,68 @@ static void test_attention_refused(void **state)
 	ox_ir_free(g);
 }
 
+/* A causal mask of a run-time length, as PyTorch exports it, is the
+ * Attention's is_causal and is not computed: a masked fill by
+ * tril(ones(S, S)) == 0, and an added triu(full((S, S), -inf), 1) (scaled
+ * by 1 as nn.MultiheadAttention does); not a tril with its diagonal
+ * masked too (k -1), which stays a mask. */
+static ox_graph *causal_graph(const char *mask_nodes, const char *scores)
+{
+	char text[2048];
+	snprintf(text, sizeof text,
+		 "graph \"causal\" opset 14\n"
+		 "range S=1..16\n"
+		 "input %%0:f32[2,S,8] \"q\"\n"
+		 "input %%1:f32[2,8,S] \"kt\"\n"
+		 "input %%2:f32[2,S,8] \"v\"\n"
+		 "input %%20:i64[S] \"positions\"\n"
+		 "const %%3:i64[] \"zero\" = [0]\n"
+		 "const %%4:i64[] \"one\" = [1]\n"
+		 "const %%5:i64[] \"minus1\" = [-1]\n"
+		 "const %%6:f32[] \"fz\" = [0]\n"
+		 "const %%7:f32[] \"ninf\" = [-inf]\n"
+		 "const %%8:i64[1] \"axes\" = [0]\n"
+		 "const %%9:f32[] \"f1\" = [1]\n"
+		 "%%10 = Shape(%%20)\n"
+		 "%%11 = Concat(%%10, %%10) {axis=0}\n"
+		 "%%12 = MatMul(%%0, %%1)\n"
+		 "%s"
+		 "%%16 = Softmax(%s) {axis=-1}\n"
+		 "%%17 = MatMul(%%16, %%2)\n"
+		 "output %%17 \"y\"\n",
+		 mask_nodes, scores);
+	return run_to(text, "generic", "attention");
+}
+
+static void test_attention_causal(void **state)
+{
+	(void)state;
+	static const char *const fills[] = {
+		"%13 = ConstantOfShape(%11) {value=tensor f32[1] [1]}\n"
+		"%14 = Trilu(%13, %3) {upper=0}\n"
+		"%21 = Equal(%14, %6)\n"
+		"%15 = Where(%21, %7, %12)\n",
+		"%13 = ConstantOfShape(%11) {value=tensor f32[1] [-inf]}\n"
+		"%14 = Trilu(%13, %4) {upper=1}\n"
+		"%21 = Unsqueeze(%14, %8)\n"
+		"%22 = Mul(%21, %9)\n"
+		"%15 = Add(%12, %22)\n",
+		"%13 = ConstantOfShape(%11) {value=tensor f32[1] [1]}\n"
+		"%14 = Trilu(%13, %5) {upper=0}\n"
+		"%21 = Equal(%14, %6)\n"
+		"%15 = Where(%21, %7, %12)\n",
+	};
+	for (int i = 0; i < 3; i++) {
+		ox_graph *g = causal_graph(fills[i], "%15");
+		const ox_node *a = first_op(g, OX_OP_Attention);
+		assert_non_null(a);
+		assert_int_equal(ox_attr_int(a, "is_causal", 0), i < 2);
+		assert_int_equal(a->nin > 3 && a->in[3] >= 0, i == 2);
+		assert_int_equal(count_op(g, OX_OP_Trilu), i == 2);
+		ox_ir_free(g);
+	}
+}
+
 /* ---- rows ---- */
 
 /* nn.MultiheadAttention(batch_first=True) of a run-time batch, as the
@@ -1175,6 +1237,7 @@ int main(void)
 		cmocka_unit_test(test_ewfuse_pow),
 		cmocka_unit_test(test_attention_bert),
 		cmocka_unit_test(test_attention_refused),
+		cmocka_unit_test(test_attention_causal),
 		cmocka_unit_test(test_rows_mha),
 		cmocka_unit_test(test_norm_layernorm),
 		cmocka_unit_test(test_norm_layernorm_forms),
