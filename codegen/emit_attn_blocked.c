@@ -80,40 +80,60 @@ static void block(ox_cg *cg, const ox_attngeo *q, int rows, long qrs, long vrs, 
 		panel(cg, 3, rows, q->Skv, qrs, W, W, qa, "kt", "sc", "gqk");
 	ox_cg_line(cg, 3, "for (long r = 0; r < %d; r++) {", rows);
 	ox_cg_line(cg, 4, "float *s = sc + r * %ld;", W);
+	/* E: the keys the row computes; causal: those up to query i0 + r
+	 * (tq), rounded up to whole vectors (the lanes past tq -inf, set in
+	 * registers: a scalar store there would stall the vector loads after
+	 * it), the probabilities past them 0: no exp of masked vectors */
+	const char *E = T;
+	if (q->causal) {
+		ox_cg_line(cg, 4, "const long tq = i0 + r + 1 < %s ? i0 + r + 1 : %s;", T, T);
+		ox_cg_line(cg, 4, "const long tr = (tq + %d) / %d * %d < %s ? (tq + %d) / %d * %d : %s;", b - 1, b, b, T,
+			   b - 1, b, b, T);
+		char iota[400];
+		int at = 0;
+		for (int l = 0; l < b; l++)
+			at += snprintf(iota + at, sizeof iota - (size_t)at, "%s%d", l ? ", " : "", l);
+		ox_cg_line(cg, 4, "static const float ox_lane[%d] = {%s};", b, iota);
+		E = "tr";
+	}
 	if (mask)
 		ox_cg_line(cg, 4, "const float *mr = in3 + b * %s + h * %s + (i0 + r) * %s;", ms[0], ms[1], ms[2]);
 	ox_cg_line(cg, 4, "const ox_vf sv = ox_vf_set1(%s);", ox_cg_lit(OX_F32, q->scale));
 	ox_cg_line(cg, 4, "ox_vf mx = ox_vf_set1(-INFINITY);");
 	ox_cg_line(cg, 4, "long j = 0;");
-	ox_cg_line(cg, 4, "for (; j + %d <= %s; j += %d) {", b, T, b);
+	ox_cg_line(cg, 4, "for (; j + %d <= %s; j += %d) {", b, E, b);
 	ox_cg_line(cg, 5, "ox_vf v = ox_vf_mul(ox_vf_load(s + j), sv);");
 	if (mask)
 		ox_cg_line(cg, 5, "v = ox_vf_add(v, ox_vf_load(mr + j));");
+	if (q->causal) /* keys j >= tq come after query i0 + r */
+		ox_cg_line(cg, 5, "if (j + %d > tq)\n\t\t\t\t\t\tv = ox_vf_select(ox_vf_lt(ox_vf_load(ox_lane), "
+			   "ox_vf_set1((float)(tq - j))), v, ox_vf_set1(-INFINITY));", b);
 	ox_cg_line(cg, 5, "ox_vf_store(s + j, v);");
 	ox_cg_line(cg, 4, "}");
-	ox_cg_line(cg, 4, "for (; j < %s; j++)", T);
-	ox_cg_line(cg, 5, "s[j] = s[j] * %s%s;", ox_cg_lit(OX_F32, q->scale), mask ? " + mr[j]" : "");
-	if (q->causal) /* key j is after query i0 + r */
-		ox_cg_line(cg, 4, "for (j = i0 + r + 1; j < %s; j++)\n\t\t\t\t\ts[j] = -INFINITY;", T);
-	ox_cg_line(cg, 4, "for (j = 0; j + %d <= %s; j += %d)", b, T, b);
+	ox_cg_line(cg, 4, "for (; j < %s; j++)", E);
+	if (q->causal)
+		ox_cg_line(cg, 5, "s[j] = j < tq ? s[j] * %s%s : -INFINITY;", ox_cg_lit(OX_F32, q->scale), mask ? " + mr[j]" : "");
+	else
+		ox_cg_line(cg, 5, "s[j] = s[j] * %s%s;", ox_cg_lit(OX_F32, q->scale), mask ? " + mr[j]" : "");
+	ox_cg_line(cg, 4, "for (j = 0; j + %d <= %s; j += %d)", b, E, b);
 	ox_cg_line(cg, 5, "mx = ox_vf_max(ox_vf_load(s + j), mx);");
 	ox_cg_line(cg, 4, "float m = ox_vf_hmax(mx);");
-	ox_cg_line(cg, 4, "for (; j < %s; j++)", T);
+	ox_cg_line(cg, 4, "for (; j < %s; j++)", E);
 	ox_cg_line(cg, 5, "m = s[j] > m || s[j] != s[j] ? s[j] : m;");
 	ox_cg_line(cg, 4, "const ox_vf mv = ox_vf_set1(m);");
 	ox_cg_line(cg, 4, "ox_vf sum = ox_vf_zero();");
-	ox_cg_line(cg, 4, "for (j = 0; j + %d <= %s; j += %d) {", b, T, b);
+	ox_cg_line(cg, 4, "for (j = 0; j + %d <= %s; j += %d) {", b, E, b);
 	ox_cg_line(cg, 5, "const ox_vf e = ox_vf_exp(ox_vf_sub(ox_vf_load(s + j), mv));");
 	ox_cg_line(cg, 5, "ox_vf_store(s + j, e);");
 	ox_cg_line(cg, 5, "sum = ox_vf_add(sum, e);");
 	ox_cg_line(cg, 4, "}");
-	/* the last partial vector: T % b lanes (counted when the program runs) */
+	/* the last partial vector: E % b lanes (counted when the program runs) */
 	char tl[64];
-	if (rt)
-		snprintf(tl, sizeof tl, "(int)(%s - j)", T);
+	if (rt || q->causal)
+		snprintf(tl, sizeof tl, "(int)(%s - j)", E);
 	else
 		snprintf(tl, sizeof tl, "%d", (int)(q->Skv % b));
-	ox_cg_line(cg, 4, "if (j < %s) {", T);
+	ox_cg_line(cg, 4, "if (j < %s) {", E);
 	ox_cg_line(cg, 5, "const ox_vf e = ox_vf_exp(ox_vf_sub(ox_vf_load_n(s + j, %s), mv));", tl);
 	ox_cg_line(cg, 5, "ox_vf_store_n(s + j, e, %s);", tl);
 	ox_cg_line(cg, 5, "float tail[%d] = {0};", b);
@@ -122,10 +142,16 @@ static void block(ox_cg *cg, const ox_attngeo *q, int rows, long qrs, long vrs, 
 	ox_cg_line(cg, 4, "}");
 	ox_cg_line(cg, 4, "const float is = 1.0f / ox_vf_hsum(sum);");
 	ox_cg_line(cg, 4, "const ox_vf inv = ox_vf_set1(is);");
-	ox_cg_line(cg, 4, "for (j = 0; j + %d <= %s; j += %d)", b, T, b);
+	ox_cg_line(cg, 4, "for (j = 0; j + %d <= %s; j += %d)", b, E, b);
 	ox_cg_line(cg, 5, "ox_vf_store(s + j, ox_vf_mul(ox_vf_load(s + j), inv));");
-	ox_cg_line(cg, 4, "for (; j < %s; j++)", T);
+	ox_cg_line(cg, 4, "for (; j < %s; j++)", E);
 	ox_cg_line(cg, 5, "s[j] = s[j] * is;");
+	if (q->causal) { /* the keys after the query: probability 0 */
+		ox_cg_line(cg, 4, "for (; j + %d <= %s; j += %d)", b, T, b);
+		ox_cg_line(cg, 5, "ox_vf_store(s + j, ox_vf_zero());");
+		ox_cg_line(cg, 4, "for (; j < %s; j++)", T);
+		ox_cg_line(cg, 5, "s[j] = 0.0f;");
+	}
 	ox_cg_line(cg, 3, "}");
 	ox_cg_line(cg, 3, "/* times V, into the output rows */");
 	panel(cg, 3, rows, q->Dv, W, vrs, yrs, "sc", "vp", ya, "gpv");
