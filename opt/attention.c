@@ -76,22 +76,44 @@ static ox_id strip_leading(ox_graph *g, ox_id v)
 	}
 }
 
+/* v is [.., S, S] with 1s before (a mask for all batches and heads) */
+static int square(const ox_graph *g, ox_id v)
+{
+	const ox_shape *s = &g->vals[v].shape;
+	if (s->rank < 2 || s->d[s->rank - 1] != s->d[s->rank - 2])
+		return 0;
+	for (int i = 0; i + 2 < s->rank; i++)
+		if (s->d[i] != 1)
+			return 0;
+	return 1;
+}
+
+/* t (through leading 1s) = Trilu(ConstantOfShape of *fill), its constant
+ * k (0 when absent) in *k and upper in *upper: 1, else 0 */
+static int tri_of_fill(ox_graph *g, ox_id t, double *fill, int64_t *k, int *upper)
+{
+	const ox_node *n = producer(g, strip_leading(g, t));
+	ox_sv kv = {OX_SV_CONST, 0, 0};
+	if (!n || n->op != OX_OP_Trilu || (n->nin > 1 && n->in[1] >= 0 && ox_in_svals(g, n, 1, &kv, 1) != 1) ||
+	    kv.kind != OX_SV_CONST)
+		return 0;
+	const ox_node *c = producer(g, n->in[0]);
+	const ox_attr *v = c && c->op == OX_OP_ConstantOfShape ? ox_attr_get(c, "value") : NULL;
+	if (!v || v->type != OX_AT_TENSOR || ox_tensor_numel(v->t) != 1)
+		return 0;
+	*fill = ox_tensor_get_f64(v->t, 0), *k = kv.c, *upper = ox_attr_int(n, "upper", 1) != 0;
+	return 1;
+}
+
 /* Are t's nonzero elements [i, j] those with j > i (after) or j <= i
  * (!after)? t a Trilu (lower with k 0, upper with k 1) of a ConstantOfShape
  * of a nonzero value: torch.tril(torch.ones(S, S)) of a run-time S */
 static int tri_nonzero(ox_graph *g, ox_id t, int after)
 {
-	const ox_node *n = producer(g, strip_leading(g, t));
-	ox_sv k = {OX_SV_CONST, 0, 0};
-	if (!n || n->op != OX_OP_Trilu || (n->nin > 1 && n->in[1] >= 0 && ox_in_svals(g, n, 1, &k, 1) != 1) ||
-	    k.kind != OX_SV_CONST)
-		return 0;
-	const ox_node *c = producer(g, n->in[0]);
-	const ox_attr *v = c && c->op == OX_OP_ConstantOfShape ? ox_attr_get(c, "value") : NULL;
-	if (!v || v->type != OX_AT_TENSOR || ox_tensor_numel(v->t) != 1 || ox_tensor_get_f64(v->t, 0) == 0)
-		return 0;
-	const int upper = ox_attr_int(n, "upper", 1) != 0;
-	return after ? upper && k.c == 1 : !upper && k.c == 0;
+	double fill;
+	int64_t k;
+	int upper;
+	return tri_of_fill(g, t, &fill, &k, &upper) && fill != 0 && (after ? upper && k == 1 : !upper && k == 0);
 }
 
 /* Is the additive mask m, [.., S, S] with 1s before, a fill at most -2^100
@@ -101,23 +123,15 @@ static int tri_nonzero(ox_graph *g, ox_id t, int after)
  * -inf), 1) */
 static int causal_add(ox_graph *g, ox_id m)
 {
-	const ox_shape *ms = &g->vals[m].shape;
-	if (ms->rank < 2 || ms->d[ms->rank - 1] != ms->d[ms->rank - 2])
+	if (!square(g, m))
 		return 0;
-	for (int i = 0; i + 2 < ms->rank; i++)
-		if (ms->d[i] != 1)
-			return 0;
-	const ox_node *n = producer(g, strip_leading(g, m));
-	double f = 1, c1; /* (through positive scales: torch multiplies the mask by 1) */
-	for (ox_id x; scaled(g, n, &c1, &x) && c1 > 0;)
-		f *= c1, n = producer(g, strip_leading(g, x));
-	ox_sv k = {OX_SV_CONST, 0, 0};
-	if (!n || n->op != OX_OP_Trilu || !ox_attr_int(n, "upper", 1) || n->nin < 2 || n->in[1] < 0 ||
-	    ox_in_svals(g, n, 1, &k, 1) != 1 || k.kind != OX_SV_CONST || k.c != 1)
-		return 0;
-	const ox_node *c = producer(g, n->in[0]);
-	const ox_attr *v = c && c->op == OX_OP_ConstantOfShape ? ox_attr_get(c, "value") : NULL;
-	return v && v->type == OX_AT_TENSOR && ox_tensor_numel(v->t) == 1 && ox_tensor_get_f64(v->t, 0) * f <= -0x1p100;
+	double f = 1, c1, fill; /* (through positive scales: torch multiplies the mask by 1) */
+	ox_id v = strip_leading(g, m);
+	for (ox_id x; scaled(g, producer(g, v), &c1, &x) && c1 > 0;)
+		f *= c1, v = strip_leading(g, x);
+	int64_t k;
+	int upper;
+	return tri_of_fill(g, v, &fill, &k, &upper) && upper && k == 1 && fill * f <= -0x1p100;
 }
 
 /* Is the bool c, [.., S, S] with 1s before, true where the key j comes
@@ -127,12 +141,8 @@ static int causal_add(ox_graph *g, ox_id m)
  * mask is computed) */
 static int causal_cond(ox_graph *g, ox_id c, int after)
 {
-	const ox_shape *cs = &g->vals[c].shape;
-	if (cs->rank < 2 || cs->d[cs->rank - 1] != cs->d[cs->rank - 2])
+	if (!square(g, c))
 		return 0;
-	for (int i = 0; i + 2 < cs->rank; i++)
-		if (cs->d[i] != 1)
-			return 0;
 	const ox_node *n = producer(g, strip_leading(g, c));
 	if (n && n->op == OX_OP_Not)
 		return causal_cond(g, n->in[0], !after);

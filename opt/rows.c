@@ -361,11 +361,17 @@ static void find_entries(rows *r)
 	}
 }
 
+/* is v a value of region c? */
+static int in_comp(rows *r, ox_id v, int c)
+{
+	return v >= 0 && r->rv[v].comp >= 0 && root(r, r->rv[v].comp) == c;
+}
+
 static void rewrite(rows *r, int c)
 {
 	ox_graph *g = r->g;
 	for (int v = 0; v < g->nvals; v++)
-		if (r->rv[v].comp >= 0 && root(r, r->rv[v].comp) == c)
+		if (in_comp(r, v, c))
 			g->vals[v].shape = new_shape(g, v, &r->rv[v]);
 	for (int i = 0; i < r->ne; i++)
 		if (root(r, i) == c) {
@@ -375,8 +381,7 @@ static void rewrite(rows *r, int c)
 		}
 	for (int i = 0; i < g->nnodes; i++) {
 		ox_node *n = &g->nodes[i];
-		if (n->dead || n->nin < 1 || n->in[0] < 0 || r->rv[n->in[0]].comp < 0 ||
-		    root(r, r->rv[n->in[0]].comp) != c)
+		if (n->dead || n->nin < 1 || !in_comp(r, n->in[0], c))
 			continue;
 		if (r->exit[i]) {
 			ox_ir_replace_uses(g, n->out[0], n->in[0]);
@@ -386,8 +391,7 @@ static void rewrite(rows *r, int c)
 	/* each node of the region inferred again, in order: the shapes above */
 	for (int i = 0; i < g->nnodes; i++) {
 		ox_node *n = &g->nodes[i];
-		if (n->dead || n->nout < 1 || n->out[0] < 0 || r->rv[n->out[0]].comp < 0 ||
-		    root(r, r->rv[n->out[0]].comp) != c)
+		if (n->dead || n->nout < 1 || !in_comp(r, n->out[0], c))
 			continue;
 		if (n->op == OX_OP_Reshape)
 			ox_ir_set_reshape_target(g, n);
