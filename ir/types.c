@@ -331,6 +331,29 @@ static int64_t hi_add(int64_t a, int64_t b)
 	return a < 0 || b < 0 || __builtin_add_overflow(a, b, &r) ? -1 : r;
 }
 
+/* a lower bound's a + b and a - b, saturated: below INT64_MIN / 4 (the
+ * least a lower bound says) it is that, above INT64_MAX / 4 that */
+static int64_t lo_sat(int overflow, int64_t r, int negative)
+{
+	if (overflow)
+		return negative ? INT64_MIN / 4 : INT64_MAX / 4;
+	return r < INT64_MIN / 4 ? INT64_MIN / 4 : r > INT64_MAX / 4 ? INT64_MAX / 4 : r;
+}
+
+static int64_t lo_add(int64_t a, int64_t b)
+{
+	int64_t r;
+	const int o = __builtin_add_overflow(a, b, &r);
+	return lo_sat(o, r, a < 0);
+}
+
+static int64_t lo_sub(int64_t a, int64_t b)
+{
+	int64_t r;
+	const int o = __builtin_sub_overflow(a, b, &r);
+	return lo_sat(o, r, a < 0);
+}
+
 static int64_t hi_mul(int64_t a, int64_t b)
 {
 	int64_t r;
@@ -362,11 +385,11 @@ int ox_dim_range(const ox_graph *g, ox_dim d, int64_t *lo, int64_t *hi)
 		return -1;
 	switch (e->op) {
 	case OX_DE_ADD:
-		*lo = al + bl, *hi = hi_add(ah, bh);
+		*lo = lo_add(al, bl), *hi = hi_add(ah, bh);
 		break;
 	case OX_DE_SUB: /* lo may be negative: the bounds pass refuses that */
-		*lo = bh < 0 ? INT64_MIN / 4 : al - bh;
-		*hi = ah < 0 ? -1 : ah - bl;
+		*lo = bh < 0 ? INT64_MIN / 4 : lo_sub(al, bh);
+		*hi = ah < 0 || __builtin_sub_overflow(ah, bl, hi) ? -1 : *hi;
 		break;
 	case OX_DE_MUL:
 		*lo = al < 0 || bl < 0 ? INT64_MIN / 4 : hi_mul(al, bl) < 0 ? INT64_MAX / 4 : hi_mul(al, bl);
