@@ -116,15 +116,38 @@ static int tri_nonzero(ox_graph *g, ox_id t, int after)
 	return tri_of_fill(g, t, &fill, &k, &upper) && fill != 0 && (after ? upper && k == 1 : !upper && k == 0);
 }
 
+/* Is the constant v, [.., S, S] with 1s before, a causal mask? add: an
+ * additive one, at most -2^100 (-inf, finfo.min) where the key j comes
+ * after the query i and 0 elsewhere; else nonzero exactly where j comes
+ * after i (after) or exactly where it does not (!after). A causal mask
+ * folded to a constant (static shapes: HF GPT-2's sliced bias buffer,
+ * nn.Transformer's square subsequent mask) */
+static int const_causal(const ox_graph *g, ox_id v, int add, int after)
+{
+	const ox_value *c = &g->vals[v];
+	if (c->kind != OX_V_CONST || !c->data || c->layout || !square(g, v))
+		return 0;
+	const int64_t S = c->shape.d[c->shape.rank - 1];
+	for (int64_t i = 0; i < S; i++)
+		for (int64_t j = 0; j < S; j++) {
+			double x = ox_tensor_get_f64(c->data, i * S + j);
+			if (add ? !(j > i ? x <= -0x1p100 : x == 0) : (x != 0) != (after ? j > i : j <= i))
+				return 0;
+		}
+	return 1;
+}
+
 /* Is the additive mask m, [.., S, S] with 1s before, a fill at most -2^100
  * (-inf) where the key j comes after the query i and 0 elsewhere? A Trilu
  * (upper, k 1) of a ConstantOfShape of the fill, perhaps scaled:
  * nn.Transformer's square subsequent mask torch.triu(torch.full((S, S),
- * -inf), 1) */
+ * -inf), 1); or such a constant */
 static int causal_add(ox_graph *g, ox_id m)
 {
 	if (!square(g, m))
 		return 0;
+	if (const_causal(g, m, 1, 1))
+		return 1;
 	double f = 1, c1, fill; /* (through positive scales: torch multiplies the mask by 1) */
 	ox_id v = strip_leading(g, m);
 	for (ox_id x; scaled(g, producer(g, v), &c1, &x) && c1 > 0;)
@@ -138,11 +161,13 @@ static int causal_add(ox_graph *g, ox_id m)
  * after the query i (after) or where it does not (!after)? A Trilu of
  * ones (tri_nonzero), or Equal of one and 0, or a Not of such (PyTorch's
  * causal masks of a run-time length: the attention is then causal, and no
- * mask is computed) */
+ * mask is computed); or such a constant */
 static int causal_cond(ox_graph *g, ox_id c, int after)
 {
 	if (!square(g, c))
 		return 0;
+	if (g->vals[c].dtype == OX_BOOL && const_causal(g, c, 0, after))
+		return 1;
 	const ox_node *n = producer(g, strip_leading(g, c));
 	if (n && n->op == OX_OP_Not)
 		return causal_cond(g, n->in[0], !after);
@@ -574,11 +599,39 @@ static int match(ox_graph *g, int si)
 	return 1;
 }
 
+/* An Attention node given with a constant causal mask (bools that keep the
+ * keys up to the query, or 0 there and at most -2^100 after), no past K/V
+ * and a square [.., S, S] mask with 1s before: is_causal, no mask (both
+ * enter the same bias: -inf, or a fill whose exp is 0) */
+static int causal_mask_in(ox_graph *g, ox_node *n)
+{
+	ox_attn_geom a;
+	for (int k = 4; k < n->nin; k++)
+		if (n->in[k] >= 0)
+			return 0;
+	if (n->nin < 4 || n->in[3] < 0 || ox_attn_dims(g, n, &a) || a.past != 0 || a.sq != a.skv)
+		return 0;
+	const ox_id m = n->in[3];
+	const ox_shape *ms = &g->vals[m].shape;
+	if (!square(g, m) || ms->d[ms->rank - 1] != a.sq ||
+	    !const_causal(g, m, g->vals[m].dtype != OX_BOOL, 0))
+		return 0;
+	n->in[3] = -1;
+	ox_ir_del_attr(n, "is_causal");
+	ox_ir_add_attr(g, n, "is_causal", OX_AT_INT)->i = 1;
+	return 1;
+}
+
 int ox_opt_attention(ox_graph *g)
 {
 	if (!g->opt)
 		return 0;
 	int changed = 0;
+	for (int i = 0; i < g->nnodes; i++)
+		if (!g->nodes[i].dead && g->nodes[i].op == OX_OP_Attention)
+			changed |= causal_mask_in(g, &g->nodes[i]);
+	if (changed)
+		ox_opt_dce(g);
 	ox_ir_fill_uses(g);
 	for (int i = 0; i < g->nnodes; i++) {
 		if (g->nodes[i].dead || g->nodes[i].op != OX_OP_Softmax)

@@ -485,6 +485,55 @@ static void test_attention_causal(void **state)
 	}
 }
 
+/* A causal mask folded to a constant (static shapes) is is_causal too:
+ * a masked fill keeping the scores where tril(ones) holds, an added
+ * triu(-inf, 1), and an Attention node given with a bool mask; not a mask
+ * with one element off the pattern, nor a finfo.min fill too small to
+ * take for -inf in a float mask (-1e9), which stay masks. */
+static ox_graph *causal_const(int kind, int flip)
+{
+	enum { S = 5 };
+	char mask[512] = "", *p = mask, text[2048];
+	for (int i = 0; i < S; i++)
+		for (int j = 0; j < S; j++) {
+			int after = j > i;
+			if (i == 3 && j == 1 && flip == 1)
+				after = !after;
+			const char *v = kind == 1 ? (after ? (flip == 2 ? "-1e9" : "-inf") : "0") : after ? "0" : "1";
+			p += sprintf(p, "%s%s", i || j ? ", " : "", v);
+		}
+	static const char *const body[] = {
+		"%4 = MatMul(%0, %1)\n%5 = Where(%3, %4, %6)\n%7 = Softmax(%5) {axis=-1}\n%8 = MatMul(%7, %2)\n",
+		"%4 = MatMul(%0, %1)\n%5 = Add(%4, %3)\n%7 = Softmax(%5) {axis=-1}\n%8 = MatMul(%7, %2)\n",
+		"%8 = Attention@23(%0, %1, %2, %3)\n",
+	};
+	snprintf(text, sizeof text,
+		 "graph \"causal\" opset 14\n"
+		 "input %%0:f32[2,1,5,8] \"q\"\n"
+		 "input %%1:f32[2,1,%s] \"k\"\n"
+		 "input %%2:f32[2,1,5,8] \"v\"\n"
+		 "const %%3:%s[1,1,5,5] \"mask\" = [%s]\n"
+		 "const %%6:f32[] \"fmin\" = [-3.40282347e38]\n"
+		 "%s"
+		 "output %%8 \"y\"\n",
+		 kind == 2 ? "5,8" : "8,5", kind == 1 ? "f32" : "bool", mask, body[kind]);
+	return run_to(text, "generic", "attention");
+}
+
+static void test_attention_causal_const(void **state)
+{
+	(void)state;
+	for (int kind = 0; kind < 3; kind++)
+		for (int flip = 0; flip < (kind == 1 ? 3 : 2); flip++) {
+			ox_graph *g = causal_const(kind, flip);
+			const ox_node *a = first_op(g, OX_OP_Attention);
+			assert_non_null(a);
+			assert_int_equal(ox_attr_int(a, "is_causal", 0), !flip);
+			assert_int_equal(a->nin > 3 && a->in[3] >= 0, flip != 0);
+			ox_ir_free(g);
+		}
+}
+
 /* ---- rows ---- */
 
 /* nn.MultiheadAttention(batch_first=True) of a run-time batch, as the
@@ -1238,6 +1287,7 @@ int main(void)
 		cmocka_unit_test(test_attention_bert),
 		cmocka_unit_test(test_attention_refused),
 		cmocka_unit_test(test_attention_causal),
+		cmocka_unit_test(test_attention_causal_const),
 		cmocka_unit_test(test_rows_mha),
 		cmocka_unit_test(test_norm_layernorm),
 		cmocka_unit_test(test_norm_layernorm_forms),
