@@ -286,6 +286,112 @@ static ox_id add_axis(ox_graph *g, ox_id x, int axis, int squeeze, const char *n
 	return y;
 }
 
+/* n computes elementwise on one value and scalar constants (a mask's
+ * Where(pad, -inf, 0), a Mul by 1, Cast, Not), its output of that value's
+ * shape: the value's input index, else -1 */
+static int ew_of_scalars(ox_graph *g, const ox_node *n)
+{
+	switch (n->op) {
+	case OX_OP_Where: case OX_OP_Add: case OX_OP_Sub: case OX_OP_Mul: case OX_OP_Div:
+	case OX_OP_Not: case OX_OP_Neg: case OX_OP_Cast:
+		break;
+	default:
+		return -1;
+	}
+	if (n->nout != 1 || n->out[0] < 0)
+		return -1;
+	int k = -1;
+	for (int i = 0; i < n->nin; i++) {
+		if (n->in[i] < 0)
+			return -1;
+		const ox_value *x = &g->vals[n->in[i]];
+		if (x->kind == OX_V_CONST && ox_shape_numel(&x->shape) == 1)
+			continue;
+		if (k >= 0)
+			return -1;
+		k = i;
+	}
+	if (k < 0 || memcmp(&g->vals[n->out[0]].shape, &g->vals[n->in[k]].shape, sizeof(ox_shape)))
+		return -1;
+	return k;
+}
+
+/* A copy of node oi (of ew_of_scalars) reading v for its one operand
+ * that is not a scalar constant, shape and type inferred; a constant when
+ * v is one (folded here). Its output, or -1 */
+static ox_id clone_on(ox_graph *g, int oi, ox_id v, const char *name)
+{
+	ox_id c = ox_ir_add_node(g, g->nodes[oi].op, g->nodes[oi].optype, name, g->nodes[oi].nin, 1);
+	ox_id w = ox_ir_add_value(g, name, OX_V_INTERNAL);
+	ox_node *o = &g->nodes[oi], *cl = &g->nodes[c];
+	const int k = ew_of_scalars(g, o);
+	cl->opset = o->opset, cl->domain = o->domain, cl->nattr = o->nattr, cl->attrs = o->attrs;
+	for (int j = 0; j < o->nin; j++)
+		cl->in[j] = j == k ? v : o->in[j];
+	cl->out[0] = w;
+	g->vals[w].producer = c;
+	if (ox_infer_node(g, cl))
+		return -1;
+	if (g->vals[v].kind == OX_V_CONST && ox_opt_fold_node(g, cl))
+		return -1;
+	return w;
+}
+
+/* The mask m [N, 1, Skv] of N = B*H heads, batch-major, when it is one
+ * row per batch entry copied over the heads: elementwise ops with scalar
+ * constants (ew_of_scalars) of Reshape(Expand(y [B or 1, 1, 1, Skv] to
+ * [B, H, 1, Skv])) to [N, 1, Skv] (nn.MultiheadAttention's key padding
+ * mask, torch 1.13: Where(pad, -inf, 0) * 1). Then those ops are applied
+ * to y instead (new nodes; the old die when unread), a mask that Attention
+ * broadcasts over the heads: no copy over the heads, three kernels fewer on
+ * the GPU. Else -1. */
+static ox_id unexpand_heads(ox_graph *g, ox_id m, ox_dim B, ox_dim H, const char *nm)
+{
+	int chain[8], nc = 0;
+	ox_id v = m;
+	const ox_node *n;
+	while ((n = producer(g, v)) && n->op != OX_OP_Reshape) {
+		int k = ew_of_scalars(g, n);
+		if (k < 0 || nc == 8)
+			return -1;
+		chain[nc++] = (int)(n - g->nodes);
+		v = n->in[k];
+	}
+	const ox_node *e = n ? producer(g, n->in[0]) : NULL;
+	if (!e || e->op != OX_OP_Expand || e->out[0] < 0 || e->in[0] < 0)
+		return -1;
+	const ox_shape *vs = &g->vals[v].shape, *xs = &g->vals[e->out[0]].shape;
+	const ox_shape ys = g->vals[e->in[0]].shape;
+	if (vs->rank != 3 || vs->d[1] != 1 || xs->rank != 4 || xs->d[0] != B || xs->d[1] != H || xs->d[2] != 1 ||
+	    xs->d[3] != vs->d[2] || ys.rank != 4 || (ys.d[0] != B && ys.d[0] != 1) || ys.d[1] != 1 || ys.d[2] != 1 ||
+	    ys.d[3] != vs->d[2])
+		return -1;
+	v = e->in[0];
+	for (int i = nc - 1; i >= 0; i--) {
+		char cn[640];
+		snprintf(cn, sizeof cn, "%s/mask/%d", nm, nc - 1 - i);
+		/* after a Where of two scalars (a clone): the op applied to them */
+		ox_node *w = i < nc - 1 ? producer(g, v) : NULL;
+		if (w && w->op == OX_OP_Where && ox_shape_numel(&g->vals[w->in[1]].shape) == 1 &&
+		    ox_shape_numel(&g->vals[w->in[2]].shape) == 1) {
+			const ox_id wv = v;
+			ox_id ab[2];
+			for (int j = 0; j < 2; j++)
+				ab[j] = clone_on(g, chain[i], producer(g, wv)->in[1 + j], cn);
+			if (ab[0] >= 0 && ab[1] >= 0) {
+				w = producer(g, wv);
+				w->in[1] = ab[0], w->in[2] = ab[1];
+				g->vals[wv].dtype = g->vals[ab[0]].dtype;
+				continue;
+			}
+		}
+		v = clone_on(g, chain[i], v, cn);
+		if (v < 0)
+			return -1;
+	}
+	return v;
+}
+
 /* Try the pattern at Softmax node index si; 1 if rewritten. */
 static int match(ox_graph *g, int si)
 {
@@ -543,7 +649,15 @@ static int match(ox_graph *g, int si)
 		}
 		mask = m;
 	}
-	if (mask >= 0 && seq && g->vals[mask].shape.rank == 3 && g->vals[mask].shape.d[0] != 1) {
+	/* a key padding mask copied over the heads: not copied (but where the
+	 * CPU reads a sequence-first Attention of a constant batch as B*H
+	 * heads, opt/rows.c, which needs one mask per head) */
+	ox_id um = -1;
+	if (mask >= 0 && ((seq && (g->gpu || ox_dim_is_rt(g, sb[0]))) || (!seq && ty_out >= 0)))
+		um = unexpand_heads(g, mask, seq ? sb[0] : 1, seq ? sh[0] : N3, nm);
+	if (um >= 0) {
+		mask = um;
+	} else if (mask >= 0 && seq && g->vals[mask].shape.rank == 3 && g->vals[mask].shape.d[0] != 1) {
 		/* [B*H, Sq, Skv] -> [B, H, Sq, Skv] */
 		const ox_shape *ms = &g->vals[mask].shape;
 		char mn[600];

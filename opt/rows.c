@@ -57,7 +57,9 @@ typedef struct {
 
 typedef struct {
 	ox_graph *g;
-	rowv *rv;          /* per value */
+	rowv *rv;          /* per value (of the nv there were: a rewrite adds
+			    * values, its Reshapes' shape constants) */
+	int nv, nn;        /* values and nodes when the pass began */
 	int *start, *rnode, *rin; /* readers of value v: rnode[start[v] .. start[v+1]) */
 	entry *e;
 	int ne;
@@ -364,13 +366,13 @@ static void find_entries(rows *r)
 /* is v a value of region c? */
 static int in_comp(rows *r, ox_id v, int c)
 {
-	return v >= 0 && r->rv[v].comp >= 0 && root(r, r->rv[v].comp) == c;
+	return v >= 0 && v < r->nv && r->rv[v].comp >= 0 && root(r, r->rv[v].comp) == c;
 }
 
 static void rewrite(rows *r, int c)
 {
 	ox_graph *g = r->g;
-	for (int v = 0; v < g->nvals; v++)
+	for (int v = 0; v < r->nv; v++)
 		if (in_comp(r, v, c))
 			g->vals[v].shape = new_shape(g, v, &r->rv[v]);
 	for (int i = 0; i < r->ne; i++)
@@ -383,7 +385,7 @@ static void rewrite(rows *r, int c)
 		ox_node *n = &g->nodes[i];
 		if (n->dead || n->nin < 1 || !in_comp(r, n->in[0], c))
 			continue;
-		if (r->exit[i]) {
+		if (i < r->nn && r->exit[i]) {
 			ox_ir_replace_uses(g, n->out[0], n->in[0]);
 			n->dead = 1;
 		}
@@ -495,8 +497,10 @@ int ox_opt_rows(ox_graph *g)
 	merge_reshapes(g);
 	ox_ir_fill_uses(g);
 	rows r = {.g = g};
+	r.nv = g->nvals;
 	r.rv = malloc((size_t)g->nvals * sizeof *r.rv);
 	r.start = calloc((size_t)g->nvals + 1, sizeof *r.start);
+	r.nn = g->nnodes;
 	r.exit = calloc((size_t)g->nnodes + 1, 1);
 	int nref = 0;
 	for (int i = 0; i < g->nnodes; i++)

@@ -440,7 +440,8 @@ printf 'cuda-emu attention %-16s %s%s\n' attn_past "$st" "$r"
 #    over 8 blocks; at B 2, S 5, M 300, f32 and f16 (tools/to_half.py
 #    --keep-io), against the C target's at 1e-4 and 1e-2 normwise, the .cu
 #    holding 2 Attention kernels with sequence-first rows (one split) and
-#    no Transpose; with nvcc as in 2. attn_mha_bf.onnx is the same with
+#    no Transpose, nor an Expand (the key padding mask read per batch
+#    entry, not copied over the heads); with nvcc as in 2. attn_mha_bf.onnx is the same with
 #    batch_first=True: the exporter's Transposes of x, mem and the result
 #    removed (opt/rows.c), so its 2 Attention kernels read batch first.
 mha_one() {
@@ -458,7 +459,7 @@ mha_one() {
 		:
 	elif [ "$(grep -c 'Attention B.*, tiled \*/' "$o/cu/net.cu")" != 2 ] ||
 		[ "$(grep -Ec 'Q\[\(s \* \(+(int|long)\)gridDim.z' "$o/cu/net.cu")" != $seqrows ] ||
-		[ "$(grep -c "this block's part of the keys" "$o/cu/net.cu")" != 1 ] || grep -q '_Transpose_kernel' "$o/cu/net.cu"; then
+		[ "$(grep -c "this block's part of the keys" "$o/cu/net.cu")" != 1 ] || grep -Eq '_(Transpose|Expand)_kernel' "$o/cu/net.cu"; then
 		st=KERNELS
 	else
 		r=" $(close "$o/cu/out/output_0.npy" "$o/c/out/output_0.npy" $tol)" || st=MISMATCH

@@ -404,19 +404,42 @@ def attention_cases():
         w, bb = n.const(rnd(E, 3 * E, scale=0.3)), n.const(rnd(3 * E), "b")
         return n.add(n.op("MatMul", [x, w], n.vals[x] @ n.vals[w]), bb)
 
-    def mha(name, batch_first):
+    def mha(name, batch_first, layers=1):
         # batch_first: x [B, S, E], transposed to [S, B, E] before the
         # in_proj and the result back before the residual, as
         # nn.MultiheadAttention(batch_first=True) exports it (on the GPU the
         # attention reads the projections sequence first and opt/rows.c
-        # removes both Transposes)
+        # removes both Transposes). layers > 1: that many blocks, each on
+        # the last one's output (opt/rows.c: a region each), with the key
+        # padding mask torch 1.13 builds from a second input `keep` [B, S]
+        # (0: a padded key): Equal -> Reshape [B, 1, 1, S] -> Expand over
+        # the heads -> Reshape [B*H, 1, S] -> Where(-inf, 0) -> Mul by 1
+        # (opt/attention.c: the same ops on [B, 1, 1, S], not expanded)
         S, B, H, d = 13, 2, 3, 8
         E = H * d
         seed(name)
         n = Net(rnd(B, S, E) if batch_first else rnd(S, B, E))
-        src = "x"
+        if layers > 1:
+            keep = np.ones((B, S), np.float32)
+            keep[1, -4:] = 0
+            n.inputs.append(("keep", keep))
+            n.vals["keep"] = t64(keep)
+            z = n.op("Equal", ["keep", n.const(np.array(0, np.float32), "z")], n.vals["keep"] == 0)
+            r = n.op("Reshape", [z, n.const(np.array([B, 1, 1, S], np.int64), "shape")], n.vals[z].reshape(B, 1, 1, S))
+            e = n.op("Expand", [r, n.const(np.array([B, H, 1, S], np.int64), "shape")], n.vals[r].expand(B, H, 1, S))
+            r = n.op("Reshape", [e, n.const(np.array([B * H, 1, S], np.int64), "shape")], n.vals[e].reshape(B * H, 1, S))
+            ninf, zero = n.const(np.array(-np.inf, np.float32), "fill"), n.const(np.array(0, np.float32), "z")
+            w = n.op("Where", [r, ninf, zero], torch.where(n.vals[r], n.vals[ninf], n.vals[zero]))
+            kpm = n.op("Mul", [w, n.const(np.array(1, np.float32), "one")], n.vals[w] * 1)
+        for _ in range(layers):
+            mha_layer(n, S, B, H, d, batch_first, kpm if layers > 1 else None)
+        n.save(name, n.last)
+
+    def mha_layer(n, S, B, H, d, batch_first, kpm):
+        E = H * d
+        x = src = getattr(n, "last", "x")
         if batch_first:
-            src = n.op("Transpose", ["x"], n.vals["x"].permute(1, 0, 2), perm=[1, 0, 2])
+            src = n.op("Transpose", [x], n.vals[x].permute(1, 0, 2), perm=[1, 0, 2])
         qkv = in_proj(n, E, src)
         parts = []
         for i in range(3):
@@ -434,9 +457,11 @@ def attention_cases():
         future = np.triu(np.ones((S, S), bool), 1)
         sc = n.op("Where", [n.const(future, "future"), n.const(np.array(-np.inf, np.float32), "fill"), sc],
                   torch.where(torch.from_numpy(future), t64(np.float32(-np.inf)), n.vals[sc]))
-        pad = np.zeros((B * H, 1, S), np.float32)
-        pad[H:, :, -4:] = -10000.0
-        sc = n.add(sc, n.const(pad, "pad"))
+        if kpm is None:
+            pad = np.zeros((B * H, 1, S), np.float32)
+            pad[H:, :, -4:] = -10000.0
+            kpm = n.const(pad, "pad")
+        sc = n.add(sc, kpm)
         p = n.op("Softmax", [sc], torch.softmax(n.vals[sc], -1), axis=-1)
         ctx = n.op("MatMul", [p, v], n.vals[p] @ n.vals[v])
         t = n.op("Transpose", [ctx], n.vals[ctx].permute(1, 0, 2), perm=[1, 0, 2])
@@ -446,10 +471,11 @@ def attention_cases():
         o = n.op("Reshape", [o, n.const(np.array([S, B, E], np.int64), "shape")], n.vals[o].reshape(S, B, E))
         if batch_first:
             o = n.op("Transpose", [o], n.vals[o].permute(1, 0, 2), perm=[1, 0, 2])
-        n.save(name, n.relu(n.add(o, "x")))
+        n.last = n.relu(n.add(o, x))
 
     mha("attn_mha", False)
     mha("attn_mha_bf", True)
+    mha("attn_mha_bf2", True, layers=2)
 
     # a GPT-2 block as HuggingFace exports it: c_attn Split into Q, K, V,
     # BERT-style heads, the causal mask a masked fill that keeps the scores
