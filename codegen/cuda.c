@@ -202,6 +202,7 @@ void ox_cu_host(ox_buf *c, const ox_cu_info *fi)
 			 "\treturn (int)ox_s.hd[OX_NS + OX_NX];\n}\n\n", PU);
 	ox_buf_printf(c, "void %s_free(void)\n{\n"
 			 "\tfor (int j = 0; j < OX_GRAPHS; j++)\n\t\tif (ox_s.g[j].exec)\n\t\t\tcudaGraphExecDestroy(ox_s.g[j].exec);\n"
+			 "\tox_body_graphs_free();\n"
 			 "\tcudaFree(ox_s.A), cudaFree(ox_s.W), cudaFree(ox_s.dd), cudaFreeHost(ox_s.hd), cudaFree(ox_cu_ws);\n"
 			 "\tcudaFree(ox_cu_ctr), cudaFreeHost(ox_cu_H);\n"
 			 "\tox_cu_ws = NULL, ox_cu_ctr = NULL, ox_cu_H = NULL;\n"

@@ -118,11 +118,11 @@ static int emit_if(ox_cg *cg, ox_graph *g, ox_node *n, const ox_attr *b, int cu)
 {
 	const int64_t *capt;
 	ox_attr_ints(n, "ox_capt", &capt);
-	int nout = n->nout - n->scratch, syncs = 0;
+	int nout = n->nout - n->scratch, syncs[2] = {1, 1};
 	char name[2][200];
 	for (int k = 0; k < 2; k++) {
 		snprintf(name[k], sizeof name[k], "%s_%s", cg->fname, k ? "else" : "then");
-		if (!b->g[k]->unreachable && ox_cg_emit_body(cg, b->g[k], name[k], cu, &syncs))
+		if (!b->g[k]->unreachable && ox_cg_emit_body(cg, b->g[k], name[k], cu, &syncs[k]))
 			return -1;
 	}
 	if (!cu || !b->g[0]->unreachable)
@@ -159,11 +159,22 @@ static int emit_if(ox_cg *cg, ox_graph *g, ox_node *n, const ox_attr *b, int cu)
 		ox_cg_line(cg, 2, "return %s_ERR_CUDA;", cg->prefix_upper);
 		wait(cg, 1);
 	}
+	/* (cu) a branch that does not wait, its outputs' shapes the If's own:
+	 * its launches one CUDA Graph (runtime_min/ox_cuda.h) */
+	int graph[2];
+	for (int k = 0; k < 2; k++)
+		graph[k] = cu && !b->g[k]->unreachable && !syncs[k] && !any;
+	if (graph[0] || graph[1])
+		ox_cg_printf(cg, "\tstatic ox_bsite bg[2]; /* each branch's CUDA Graphs */\n");
 	ox_cg_printf(cg, "\tint rc;\n\tif (%s)\n", cu ? "c" : "in0[0]");
 	for (int k = 0; k < 2; k++) {
 		if (k)
 			ox_cg_printf(cg, "\telse\n");
-		if (b->g[k]->unreachable) {
+		if (graph[k]) {
+			ox_cg_printf(cg, "\t\trc = ox_body_graph(&bg[%d], %s, %d, %d, %d, S, ox_d, ox_dd, ox_dext, ox_status, ox_w, "
+					 "%s, out, ox_st, %s_ERR_CUDA);\n",
+				     k, name[k], (int)capt[k], nout, cg->nslots, k ? "ein" : "tin", cg->prefix_upper);
+		} else if (b->g[k]->unreachable) {
 			/* it cannot run with the shapes given (opt/expand.c) */
 			ox_cg_printf(cg, "\t\treturn %s_ERR_SHAPE; /* ", cg->prefix_upper);
 			for (const char *p = b->g[k]->unreachable; *p; p++)

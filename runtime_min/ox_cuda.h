@@ -403,3 +403,99 @@ static int ox_cu_check(cudaError_t e)
 		ox_cu_err = e;
 	return e != cudaSuccess;
 }
+
+/* A control node's body that never waits for the device (an If's branch
+ * without a host wait: codegen/emit_ctrl.c) runs as a CUDA Graph, captured
+ * the first time it runs with a key and replayed when the key comes again:
+ * the key is the stream, the body's arena, the weights, the dims' device
+ * copy, its input and output pointers and the run-time dims (ox_d), all
+ * its launches depend on. OX_BODY_GRAPHS graphs a call site, the least
+ * recently replayed one replaced; the sites in use are chained for
+ * PREFIX_free (ox_body_graphs_free). OX_CUDA_GRAPHS=0 in the environment,
+ * or a key longer than OX_BODY_KEY: the launches as they are. */
+typedef int (*ox_body_fn)(unsigned char *, int64_t *, int64_t *, int64_t *, int *, const unsigned char *,
+			  const void *const *, void *const *, int64_t *const *, cudaStream_t);
+#define OX_BODY_GRAPHS 4
+#define OX_BODY_KEY 64
+typedef struct ox_bsite {
+	struct {
+		cudaGraphExec_t exec;
+		unsigned long long used;
+		int nk;
+		int64_t key[OX_BODY_KEY];
+	} g[OX_BODY_GRAPHS];
+	unsigned long long tick;
+	int linked;
+	struct ox_bsite *next;
+} ox_bsite;
+static ox_bsite *ox_bsites;
+
+[[maybe_unused]] static void ox_body_graphs_free(void)
+{
+	for (ox_bsite *b = ox_bsites, *nx; b; b = nx) {
+		nx = b->next;
+		for (int j = 0; j < OX_BODY_GRAPHS; j++)
+			if (b->g[j].exec)
+				cudaGraphExecDestroy(b->g[j].exec);
+		memset(b, 0, sizeof *b);
+	}
+	ox_bsites = NULL;
+}
+
+/* fn's launches on st (ni inputs, no outputs, nd run-time dims) as one of
+ * b's graphs: the body's return code, or err_cuda */
+[[maybe_unused]] static int ox_body_graph(ox_bsite *b, ox_body_fn fn, int ni, int no, int nd, unsigned char *S,
+					   int64_t *ox_d, int64_t *ox_dd, int64_t *ox_dext, int *ox_status,
+					   const unsigned char *W, const void *const *in, void *const *out, cudaStream_t st,
+					   int err_cuda)
+{
+	const char *env = getenv("OX_CUDA_GRAPHS");
+	const int nk = 4 + ni + no + nd;
+	if (nk > OX_BODY_KEY || (env && !strcmp(env, "0")))
+		return fn(S, ox_d, ox_dd, ox_dext, ox_status, W, in, out, NULL, st);
+	int64_t k[OX_BODY_KEY];
+	k[0] = (int64_t)(intptr_t)st, k[1] = (int64_t)(intptr_t)S, k[2] = (int64_t)(intptr_t)W;
+	k[3] = (int64_t)(intptr_t)ox_dd;
+	for (int j = 0; j < ni; j++)
+		k[4 + j] = (int64_t)(intptr_t)in[j];
+	for (int j = 0; j < no; j++)
+		k[4 + ni + j] = (int64_t)(intptr_t)out[j];
+	for (int j = 0; j < nd; j++)
+		k[4 + ni + no + j] = ox_d[j];
+	int gi = -1;
+	for (int j = 0; j < OX_BODY_GRAPHS && gi < 0; j++)
+		if (b->g[j].exec && b->g[j].nk == nk && !memcmp(b->g[j].key, k, (size_t)nk * sizeof *k))
+			gi = j;
+	if (gi < 0) {
+		/* into an empty place, else the least recently replayed one's */
+		gi = 0;
+		for (int j = 1; j < OX_BODY_GRAPHS && b->g[gi].exec; j++)
+			if (!b->g[j].exec || b->g[j].used < b->g[gi].used)
+				gi = j;
+		if (b->g[gi].exec)
+			cudaGraphExecDestroy(b->g[gi].exec);
+		b->g[gi].exec = NULL;
+		if (!b->linked)
+			b->next = ox_bsites, ox_bsites = b, b->linked = 1;
+		if (ox_cu_check(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal)))
+			return err_cuda;
+		int rc = fn(S, ox_d, ox_dd, ox_dext, ox_status, W, in, out, NULL, st);
+		cudaGraph_t graph = NULL;
+		cudaError_t e = cudaStreamEndCapture(st, &graph);
+		if (ox_cu_check(e) || rc) {
+			if (graph)
+				cudaGraphDestroy(graph);
+			return rc ? rc : err_cuda;
+		}
+		e = cudaGraphInstantiate(&b->g[gi].exec, graph, 0ULL);
+		cudaGraphDestroy(graph);
+		if (ox_cu_check(e)) {
+			b->g[gi].exec = NULL;
+			return err_cuda;
+		}
+		b->g[gi].nk = nk;
+		memcpy(b->g[gi].key, k, (size_t)nk * sizeof *k);
+	}
+	b->g[gi].used = ++b->tick;
+	return ox_cu_check(cudaGraphLaunch(b->g[gi].exec, st)) ? err_cuda : 0;
+}
