@@ -1,7 +1,9 @@
-/* cuda_index.c: CUDA kernels of the scatters and GatherND (--target cuda),
- * constant shapes, plain layout: ScatterND, ScatterElements (and the old
- * Scatter), TensorScatter and GatherND, each the C target's loop of
- * codegen/emit_index.c spread over threads.
+/* cuda_index.c: CUDA kernels of the scatters, GatherND and
+ * NonMaxSuppression (--target cuda), constant shapes, plain layout:
+ * ScatterND, ScatterElements (and the old Scatter), TensorScatter and
+ * GatherND, each the C target's loop of codegen/emit_index.c spread over
+ * threads; NonMaxSuppression (emit_nms) sorted and taken greedily by a
+ * block per (batch, class).
  *
  * A scatter copies its data to the output (cudaMemcpyAsync on the stream),
  * then a kernel writes the updates. Without a reduction a thread writes one
@@ -245,9 +247,162 @@ static int emit_tensorscatter(ox_cg *cg, ox_graph *g, ox_node *n)
 	return 0;
 }
 
+/* NonMaxSuppression, constant shapes, f32/f16/bf16, the C target's order
+ * and arithmetic (templates/nms.c's box and IoU functions, on the device).
+ * NAME_sel, a block of 256 per (batch, class) pair: each candidate's key
+ * (the score's order bits, descending, NaN last; then its box index; boxes
+ * the score threshold excludes last) in the scratch, sorted bitonically;
+ * then the candidates taken greedily in chunks of 256: a thread checks its
+ * candidate against the boxes kept so far, the chunk's own suppressions
+ * are a bit matrix in shared memory, which thread 0 walks in order, keeping
+ * at most max_output_boxes_per_class. NAME_out, one block: the pairs' rows
+ * at their offsets (batch, then class order), the count into the dims'
+ * device copy, PREFIX_ERR_SHAPE past what the output holds; the host waits
+ * for the count (ox_sync_dims: no CUDA Graph). Where the C target's
+ * function ran on one device thread, O(N log N + N K) steps in a row. */
+static int emit_nms(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	const ox_value *bx = ox_in(g, n, 0), *sc = ox_in(g, n, 1), *y = ox_out(g, n, 0);
+	const int dt = bx->dtype;
+	if (!y || !n->scratch || !fixed(g, bx) || !fixed(g, sc) || bx->shape.rank != 3 || sc->shape.rank != 3 ||
+	    (dt != OX_F32 && dt != OX_F16 && dt != OX_BF16) || sc->dtype != dt)
+		return 1;
+	const int64_t B = bx->shape.d[0], N = bx->shape.d[1], C = sc->shape.d[1];
+	if (bx->shape.d[2] != 4 || sc->shape.d[0] != B || sc->shape.d[2] != N || N <= 0 || N > INT32_MAX || B * C <= 0)
+		return 1; /* (the C target's checks, or nothing to do) */
+	const ox_dim num = y->shape.d[0];
+	const int slot = ox_cg_dim_slot(cg, num);
+	const ox_tensor *t = ox_in_const(g, n, 2);
+	if (num == 0 || slot < 0 || !ox_in(g, n, 2))
+		return 1;
+	int64_t K = N, np2 = 1; /* at most K kept per pair */
+	if (t) {
+		const int64_t mo = ox_tensor_get_i64(t, 0);
+		K = mo < 0 ? 0 : mo < N ? mo : N;
+	}
+	while (np2 < N)
+		np2 <<= 1;
+	const int64_t P = B * C, kofs = P * np2 * 8, cofs = kofs + (P * K * 4 + 7) / 8 * 8, oofs = cofs + P * 4;
+	if (K <= 0 || ox_shape_numel(&ox_out(g, n, n->nout - 1)->shape) < oofs + (P + 1) * 4)
+		return 1;
+	int64_t most = ox_dim_hi(g, num); /* (as emit_most: the rows the output holds) */
+	if (y->cap > 0 && y->cap / 3 < most)
+		most = y->cap / 3;
+	if (ox_cg_use(cg, "msort", OX_I64) || ox_cg_use(cg, "nms", dt))
+		return ox_error(g, n, "kernel template templates/nms.c is missing");
+	const char *T = ox_cg_ctype(dt), *S = ox_cg_sfx(dt), *f = cg->fname;
+	const int has_iou = n->nin > 3 && n->in[3] >= 0, has_sthr = n->nin > 4 && n->in[4] >= 0;
+	const int center = ox_attr_int(n, "center_point_box", 0) != 0;
+	char per[96];
+	if (t)
+		snprintf(per, sizeof per, "%lld", (long long)K);
+	else
+		snprintf(per, sizeof per, "mo[0] < 0 ? 0 : mo[0] > %lld ? %lld : (int)mo[0]", (long long)N, (long long)N);
+	ox_buf k = {0};
+	ox_buf_printf(&k, "/* %s: NonMaxSuppression of boxes [%lld, %lld, 4], scores [%lld, %lld, %lld], a block\n"
+			  " * per (batch, class) pair: its candidates sorted, then taken greedily in chunks of 256 */\n",
+		      f, (long long)B, (long long)N, (long long)B, (long long)C, (long long)N);
+	ox_buf_printf(&k, "__global__ void __launch_bounds__(256) %s_sel(const int *st, const %s *__restrict__ boxes,\n"
+			  "\t\tconst %s *__restrict__ scores, const int64_t *__restrict__ mo, const float *__restrict__ thr,\n"
+			  "\t\tconst float *__restrict__ sthr, unsigned char *__restrict__ scr)\n{\n",
+		      f, T, T);
+	ox_buf_printf(&k, "\tif (*st)\n\t\treturn;\n"
+			  "\tconst int p = blockIdx.x, tid = threadIdx.x;\n"
+			  "\tconst %s *s = scores + (long)p * %lldL;\n"
+			  "\tconst %s *bx = boxes + (long)(p / %lld) * %lldL;\n"
+			  "\tunsigned long long *key = (unsigned long long *)(void *)scr + (long)p * %lldL;\n"
+			  "\tint *kp = (int *)(void *)(scr + %lldL) + (long)p * %lldL;\n"
+			  "\tconst float iou = %s;\n\tconst int per = %s;\n"
+			  "\t(void)mo, (void)thr, (void)sthr;\n",
+		      T, (long long)N, T, (long long)C, (long long)(N * 4), (long long)np2, (long long)kofs, (long long)K,
+		      has_iou ? "thr[0]" : "0.0f", per);
+	ox_buf_puts(&k, "\t__shared__ int m, nk;\n\t__shared__ int cidx[256];\n\t__shared__ unsigned char gone[256];\n"
+			"\t__shared__ unsigned int mask[256][8];\n"
+			"\tif (tid == 0)\n\t\tm = 0, nk = 0;\n\t__syncthreads();\n");
+	/* keys: ascending = score descending (-0 as 0, NaN last), then box order */
+	ox_buf_printf(&k, "\tfor (int i = tid; i < %lld; i += 256) {\n"
+			  "\t\tunsigned long long q = ~0ull;\n"
+			  "\t\tif (i < %lld) {\n"
+			  "\t\t\tconst float v = ox_ld_%s(s[i]);\n"
+			  "\t\t\tif (%s) {\n"
+			  "\t\t\t\tunsigned int u = v != v ? 0u : __float_as_uint(v == 0.0f ? 0.0f : v);\n"
+			  "\t\t\t\tif (v == v)\n\t\t\t\t\tu = u & 0x80000000u ? ~u : u | 0x80000000u;\n"
+			  "\t\t\t\tq = (unsigned long long)(0xffffffffu - u) << 32 | (unsigned int)i;\n"
+			  "\t\t\t\tatomicAdd(&m, 1);\n\t\t\t}\n\t\t}\n\t\tkey[i] = q;\n\t}\n\t__syncthreads();\n",
+		      (long long)np2, (long long)N, S, has_sthr ? "v > sthr[0]" : "1");
+	ox_buf_printf(&k, "\tfor (int size = 2; size <= %lld; size <<= 1)\n"
+			  "\t\tfor (int j = size >> 1; j > 0; j >>= 1) {\n"
+			  "\t\t\tfor (int i = tid; i < %lld; i += 256) {\n"
+			  "\t\t\t\tconst int lo = 2 * i - (i & (j - 1)), hi = lo + j;\n"
+			  "\t\t\t\tconst unsigned long long a = key[lo], c = key[hi];\n"
+			  "\t\t\t\tif ((a > c) == ((lo & size) == 0))\n\t\t\t\t\tkey[lo] = c, key[hi] = a;\n"
+			  "\t\t\t}\n\t\t\t__syncthreads();\n\t\t}\n",
+		      (long long)np2, (long long)(np2 / 2));
+	ox_buf_printf(&k, "\tfor (int base = 0; base < m && nk < per; base += 256) {\n"
+			  "\t\tconst int len = m - base < 256 ? m - base : 256;\n"
+			  "\t\tint ci = -1, drop = 1;\n"
+			  "\t\tif (tid < len) {\n"
+			  "\t\t\tci = (int)(key[base + tid] & 0xffffffffu), drop = 0;\n"
+			  "\t\t\tfor (int q = 0; q < nk && !drop; q++)\n"
+			  "\t\t\t\tdrop = ox_nms_suppress_%s(bx + (long)kp[q] * 4, bx + (long)ci * 4, %d, iou);\n"
+			  "\t\t}\n"
+			  "\t\tcidx[tid] = ci, gone[tid] = (unsigned char)drop;\n"
+			  "\t\tfor (int w = 0; w < 8; w++)\n\t\t\tmask[tid][w] = 0u;\n"
+			  "\t\t__syncthreads();\n"
+			  "\t\tfor (int t2 = tid + 1; !drop && t2 < len; t2++)\n"
+			  "\t\t\tif (!gone[t2] && ox_nms_suppress_%s(bx + (long)ci * 4, bx + (long)cidx[t2] * 4, %d, iou))\n"
+			  "\t\t\t\tmask[tid][t2 >> 5] |= 1u << (t2 & 31);\n"
+			  "\t\t__syncthreads();\n"
+			  "\t\tif (tid == 0) {\n"
+			  "\t\t\tunsigned int rm[8] = {0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u};\n"
+			  "\t\t\tint c = nk;\n"
+			  "\t\t\tfor (int q = 0; q < len && c < per; q++) {\n"
+			  "\t\t\t\tif (gone[q] || (rm[q >> 5] >> (q & 31) & 1u))\n\t\t\t\t\tcontinue;\n"
+			  "\t\t\t\tkp[c++] = cidx[q];\n"
+			  "\t\t\t\tfor (int w = 0; w < 8; w++)\n\t\t\t\t\trm[w] |= mask[q][w];\n"
+			  "\t\t\t}\n\t\t\tnk = c;\n\t\t}\n\t\t__syncthreads();\n\t}\n"
+			  "\tif (tid == 0)\n\t\t((int *)(void *)(scr + %lldL))[p] = nk;\n}\n\n",
+		      S, center, S, center, (long long)cofs);
+	/* the rows at their offsets, the count */
+	ox_buf_printf(&k, "__global__ void __launch_bounds__(256) %s_out(int *st, int64_t *dd, unsigned char *__restrict__ scr,\n"
+			  "\t\tint64_t *__restrict__ sel)\n{\n"
+			  "\tif (*st)\n\t\treturn;\n"
+			  "\tconst int *kept = (const int *)(const void *)(scr + %lldL), *cnt = (const int *)(const void *)(scr + %lldL);\n"
+			  "\tint *off = (int *)(void *)(scr + %lldL);\n"
+			  "\tif (threadIdx.x == 0) {\n"
+			  "\t\tint run = 0;\n\t\tfor (int p = 0; p < %lld; p++)\n\t\t\toff[p] = run, run += cnt[p];\n"
+			  "\t\toff[%lld] = run;\n\t}\n\t__syncthreads();\n"
+			  "\tfor (int p = threadIdx.x; p < %lld; p += blockDim.x)\n"
+			  "\t\tfor (int r = 0; r < cnt[p] && off[p] + r < %lld; r++) {\n"
+			  "\t\t\tint64_t *o = sel + (long)(off[p] + r) * 3;\n"
+			  "\t\t\to[0] = p / %lld, o[1] = p %% %lld, o[2] = kept[(long)p * %lldL + r];\n"
+			  "\t\t}\n"
+			  "\tif (threadIdx.x == 0) {\n\t\tdd[%d] = off[%lld];\n"
+			  "\t\tif (off[%lld] > %lld)\n\t\t\tatomicCAS(st, 0, %s_ERR_SHAPE); /* more than the code was planned for */\n"
+			  "\t}\n}\n",
+		      f, (long long)kofs, (long long)cofs, (long long)oofs, (long long)P, (long long)P, (long long)P,
+		      (long long)most, (long long)C, (long long)C, (long long)K, slot, (long long)P, (long long)P,
+		      (long long)most, cg->prefix_upper);
+	char key[220];
+	snprintf(key, sizeof key, "%s_sel", f);
+	ox_cg_helper(cg, key, k.s);
+	ox_buf_free(&k);
+	const int sx = n->nout - 1;
+	ox_cg_printf(cg, "\tint rc;\n");
+	ox_cg_printf(cg, "\tOX_LAUNCH(%s_sel, %lld, 256, 0, ox_st, ox_status, in0, in1, %s, %s, %s, (unsigned char *)out%d);\n", f,
+		     (long long)P, t ? "nullptr" : "in2", has_iou ? "in3" : "nullptr", has_sthr ? "in4" : "nullptr", sx);
+	ox_cg_printf(cg, "\tOX_LAUNCH(%s_out, 1, 256, 0, ox_st, ox_status, ox_dd, (unsigned char *)out%d, out0);\n", f, sx);
+	ox_cg_printf(cg, "\tif ((rc = ox_sync_dims(ox_st)))\n\t\treturn rc;\n\treturn 0;\n");
+	cg->fails_shape = 1;
+	cg->cu_rc = cg->cu_sync = 1;
+	return 0;
+}
+
 int ox_cu_emit_index(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	switch (n->op) {
+	case OX_OP_NonMaxSuppression:
+		return emit_nms(cg, g, n);
 	case OX_OP_ScatterND:
 		return emit_nd(cg, g, n, 1);
 	case OX_OP_GatherND:

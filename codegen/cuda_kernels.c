@@ -3012,7 +3012,7 @@ static int dispatch(ox_cg *cg, ox_graph *g, ox_node *n)
 		 n->op == OX_OP_GridSample)
 		rc = ox_cu_emit_nn(cg, g, n);
 	else if (n->op == OX_OP_ScatterND || n->op == OX_OP_ScatterElements || n->op == OX_OP_Scatter ||
-		 n->op == OX_OP_TensorScatter || n->op == OX_OP_GatherND)
+		 n->op == OX_OP_TensorScatter || n->op == OX_OP_GatherND || n->op == OX_OP_NonMaxSuppression)
 		rc = ox_cu_emit_index(cg, g, n);
 	else if (n->op == OX_OP_LSTM || n->op == OX_OP_GRU || n->op == OX_OP_RNN)
 		rc = ox_cu_emit_rnn(cg, g, n);
@@ -3044,11 +3044,12 @@ static int defines_dims(ox_graph *g, const ox_node *n)
 int ox_cu_emit(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	/* dims from the data: the kernels' launches read them on the host
-	 * before the node runs, so only a Resize (which waits for its own)
-	 * and the control nodes take such a node; else the C function on the
-	 * device computes them and the run reads them back */
-	if (defines_dims(g, n) && n->op != OX_OP_Resize && n->op != OX_OP_If && n->op != OX_OP_Loop &&
-	    n->op != OX_OP_Scan)
+	 * before the node runs, so only a Resize and a NonMaxSuppression
+	 * (which wait for their own) and the control nodes take such a node;
+	 * else the C function on the device computes them and the run reads
+	 * them back */
+	if (defines_dims(g, n) && n->op != OX_OP_Resize && n->op != OX_OP_NonMaxSuppression && n->op != OX_OP_If &&
+	    n->op != OX_OP_Loop && n->op != OX_OP_Scan)
 		return 1;
 	int rc = dispatch(cg, g, n), blocked = reads_blocked(g, n);
 	if (rc > 0 && ox_node_rt(g, n)) /* a run-time dim: the kernel of a slice? */

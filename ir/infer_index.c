@@ -362,7 +362,8 @@ static int infer_tensorscatter(ox_graph *g, ox_node *n)
  * (batch, class, box), num a data symbol at most B * C * min(max_output_
  * boxes_per_class, N) (that input's value when known, else N). The
  * thresholds are read at run time. Scratch: the sort order and its merge
- * buffer (2 * N) and the boxes kept for one class, at their most. */
+ * buffer (2 * N) and the boxes kept for one class, at their most; on the
+ * GPU with constant shapes, what its kernels need when that is more. */
 static int infer_nms(ox_graph *g, ox_node *n)
 {
 	const ox_value *bx = ox_in(g, n, 0), *sc = ox_in(g, n, 1);
@@ -405,7 +406,19 @@ static int infer_nms(ox_graph *g, ox_node *n)
 		return ox_error(g, n, "boxes and scores have no bound on their size; give one with --max");
 	ox_shape s = {.rank = 2, .d = {most ? ox_dim_data(g, first_out(n), 0, most) : 0, 3}};
 	ox_set_out(g, n, 0, OX_I64, &s);
-	ox_ir_add_scratch(g, n, (2 * nh + ph) * 8);
+	int64_t bytes = (2 * nh + ph) * 8;
+	if (g->gpu && B >= 0 && C >= 0 && N >= 0 && nh > 0) {
+		/* the CUDA kernels' (codegen/cuda_index.c, constant shapes): per
+		 * (batch, class) pair its sort keys (N rounded up to a power of
+		 * 2), the boxes it keeps, their count and its rows' offset */
+		int64_t P = B * C, np2 = 1;
+		while (np2 < N)
+			np2 <<= 1;
+		const int64_t gb = P * np2 * 8 + (P * ph * 4 + 7) / 8 * 8 + (2 * P + 2) * 4;
+		if (gb > bytes && gb <= ((int64_t)1 << 30))
+			bytes = gb;
+	}
+	ox_ir_add_scratch(g, n, bytes);
 	return 0;
 }
 

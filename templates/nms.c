@@ -1,9 +1,9 @@
 /* nms.c: NonMaxSuppression as onnxruntime and the ONNX reference do it.
  * Per (batch, class): the boxes whose score is strictly above the score
  * threshold (all when there is none), in descending score order with ties
- * in ascending box order (a stable merge sort), are taken greedily; a
- * candidate is dropped when its IoU with a box already kept is strictly
- * above iou; at most maxout per class. Corner boxes [y1, x1, y2, x2] may
+ * in ascending box order and NaN scores last (a stable merge sort), are
+ * taken greedily; a candidate is dropped when its IoU with a box already
+ * kept is strictly above iou; at most maxout per class. Corner boxes [y1, x1, y2, x2] may
  * have flipped corners (normalised with min/max); center boxes are
  * [xc, yc, w, h]. Writes (batch, class, box) rows compacted to sel, at
  * most `most` of them (what sel holds), and returns their count, more
@@ -42,11 +42,15 @@ static int ox_nms_suppress_$S(const $T *a, const $T *b, int center, $C iou)
 	return inter / uni > iou;
 }
 
-/* the sort's order: a higher score first (ctx: the class's scores) */
+/* the sort's order: a higher score first, a NaN after every number (a
+ * total order, so that any stable sort gives these ranks: the CUDA
+ * kernels' bitonic sort of keys, codegen/cuda_index.c) (ctx: the class's
+ * scores) */
 static int ox_nms_before_$S(const void *ctx, int64_t a, int64_t b)
 {
 	const $T *s = (const $T *)ctx;
-	return ox_ld_$S(s[a]) > ox_ld_$S(s[b]);
+	const $C x = ox_ld_$S(s[a]), y = ox_ld_$S(s[b]);
+	return x > y || (x == x && y != y);
 }
 
 static int64_t ox_nms_$S(const $T *restrict boxes, const $T *restrict scores, long B, long C, long N,

@@ -54,6 +54,7 @@
 # 14. The scatters and GatherND (tests/e2e/scatter, below).
 # 15. String ops on the host, in stream order (tests/e2e/strings, below).
 # 16. Sibling MatMuls as one MatMulSplit (tests/e2e/siblings, below).
+# 17. NonMaxSuppression's kernels (tests/e2e/nms, below).
 # The models of each step run $JOBS at a time (default: the cores), their
 # lines printed in list order. Every emulated model's --report must list no
 # node without a parallel kernel (docs/cuda.md).
@@ -759,6 +760,42 @@ nv_after tests/e2e/siblings/siblings.onnx
 vsflags=
 printf 'cuda-emu siblings %-17s %s%s\n' siblings "$st" "$r"
 [ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; fail=1; }
+
+# 17. NonMaxSuppression (codegen/cuda_index.c emit_nms): tests/e2e/nms/nms.onnx
+#    (make_nms.py): 2 batches, 3 classes, 600 boxes in clusters, duplicates,
+#    flipped corners, zero areas, tied scores, 0.0 and -0.0, NaNs; corner
+#    and center boxes, a score threshold or none, at most 40, 300 (read when
+#    the program runs) or 600 a class, over several chunks of 256
+#    candidates and of kept boxes; every output equal to the C target's
+#    byte for byte, no serial node, and the C target's y0 and y2 (no NaN
+#    among their candidates) equal to ONNX Runtime's; nms_f16.onnx the same
+#    on float16 boxes and scores (against the C target); with nvcc as in 2.
+nms_one() {
+	local m=$1
+	local nin="tests/e2e/nms/nms_boxes.npy tests/e2e/nms/nms_scores.npy tests/e2e/nms/nms_per.npy"
+	# shellcheck disable=SC2086
+	vs_c build/cuda_api/$m tests/e2e/nms/$m.onnx $nin
+	if [ "$st" = ok ]; then
+		for n in 0 1 2; do
+			cmp -s "$o/cu/out/output_$n.npy" "$o/c/out/output_$n.npy" || st=DIFFER
+		done
+		[ "$(grep -c '_NonMaxSuppression: NonMaxSuppression of boxes .*, a block$' "$o/cu/net.cu")" = 3 ] || st=KERNELS
+		# shellcheck disable=SC2086
+		if [ "$st" != ok ] || [ "$m" != nms ]; then
+			:
+		elif node tools/ort_run.js tests/e2e/nms/nms.onnx $nin -o "$o/ort" >> "$o/log" 2>&1; then
+			cmp -s "$o/c/out/output_0.npy" "$o/ort/output_0.npy" && cmp -s "$o/c/out/output_2.npy" "$o/ort/output_2.npy" ||
+				st=C-VS-ORT
+		else
+			st=ORT-FAIL
+		fi
+	fi
+	nv_after tests/e2e/nms/$m.onnx
+	printf 'cuda-emu kernels %-18s %s\n' "$m" "$st"
+	[ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; return 1; }
+}
+nms_one nms || fail=1
+nms_one nms_f16 || fail=1
 
 nv_one() {
 	local m=$1
