@@ -211,6 +211,8 @@ static int emit_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
 static int emit_reorder(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
+	if (ox_attr_int(n, "ox_nhwc", 0)) /* (opt/plan.c makes it a view) */
+		return ox_error(g, n, "a channels-last Reorder that is not a view");
 	const int tob = y->layout == OX_L_BLOCKED;
 	const ox_value *bv = tob ? y : x, *pv = tob ? x : y;
 	if (x->shape.rank != 4 || bv->layout != OX_L_BLOCKED || pv->layout || ox_shape_is_rt(g, &x->shape) ||

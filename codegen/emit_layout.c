@@ -13,6 +13,8 @@
 int emit_layout(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
+	if (ox_attr_int(n, "ox_nhwc", 0)) /* (opt/plan.c makes it a view) */
+		return ox_error(g, n, "a channels-last Reorder that is not a view");
 	int tob = y->layout == OX_L_BLOCKED, fromb = x->layout == OX_L_BLOCKED;
 	if (tob == fromb || x->shape.rank != 4 || (x->layout && !fromb) || (y->layout && !tob))
 		return ox_error(g, n, "Reorder from %s to %s is not supported", ox_layout_names[x->layout],

@@ -5,13 +5,21 @@
 #include "ir.h"
 #include "family.h"
 
-/* Reorder: the same tensor in another layout (the output value's) */
+/* Reorder: the same tensor in another layout (the output value's); with
+ * ox_nhwc, a 4-D [N, C, H, W] as plain channels last, [N, H, W, C]
+ * (opt/layout.c channels_last) */
 int infer_reorder(ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0);
 	if (!x || !x->has_shape)
 		return 0;
-	ox_set_out(g, n, 0, x->dtype, &x->shape);
+	ox_shape s = x->shape;
+	if (ox_attr_int(n, "ox_nhwc", 0)) {
+		if (s.rank != 4)
+			return ox_error(g, n, "a channels-last Reorder of a rank %d tensor", s.rank);
+		s = (ox_shape){4, {x->shape.d[0], x->shape.d[2], x->shape.d[3], x->shape.d[1]}};
+	}
+	ox_set_out(g, n, 0, x->dtype, &s);
 	return 0;
 }
 

@@ -26,7 +26,8 @@
  * bf16, constant shapes, outside control-flow bodies. Channels that do not
  * come in fours are padded to 4 where only Convs read them (gpu_pad: an
  * image's 3 colours), and the weights' rows to a multiple of 4, so that
- * the GEMM's loads move 16 bytes.
+ * the GEMM's loads move 16 bytes. A Reorder back to plain that is only
+ * transposed to channels last is those bytes (channels_last).
  * Requires: bounded dims (after bounds). Invalidates: node order
  * (Reorders are appended, then the graph is sorted again), uses.
  */
@@ -407,6 +408,64 @@ static void gpu_pad(ox_graph *g)
 	}
 }
 
+/* does transpose node t have the permutation p (r dims)? */
+static int perm_of(ox_graph *g, const ox_node *t, const int *p, int r)
+{
+	int perm[OX_MAX_RANK];
+	if (!t || t->dead || t->op != OX_OP_Transpose || t->nin < 1 || g->vals[t->in[0]].shape.rank != r ||
+	    ox_ir_data_perm(g, t, r, perm))
+		return 0;
+	return !memcmp(perm, p, (size_t)r * sizeof *p);
+}
+
+/* A blocked value of one block of exactly its C channels (NHWC on the GPU)
+ * is, byte for byte, the plain [N, H, W, C]. Where its Reorder back to
+ * plain is only read to be transposed to channels last (a Transpose (0, 2,
+ * 3, 1): ConvNeXt's permute for its LayerNorm; or a Reshape to [N, C, H*W]
+ * and a Transpose (0, 2, 1): a ViT's patch embedding,
+ * flatten(2).transpose(1, 2)), the Reorder gives [N, H, W, C] itself
+ * (attribute ox_nhwc: a view, opt/plan.c) and a Reshape (a view) the
+ * reader's shape: no kernel, nothing copied. Constant shapes. */
+static void channels_last(ox_graph *g)
+{
+	static const int p0231[] = {0, 2, 3, 1}, p021[] = {0, 2, 1};
+	ox_ir_fill_uses(g);
+	for (int i = 0; i < g->nnodes; i++) {
+		ox_node *r = &g->nodes[i];
+		if (r->dead || r->op != OX_OP_Reorder || r->out[0] < 0 || r->in[0] < 0)
+			continue;
+		const ox_value *x = &g->vals[r->in[0]], *y = &g->vals[r->out[0]];
+		if (x->layout != OX_L_BLOCKED || y->layout || x->shape.rank != 4 || x->lp[0] != x->shape.d[1] ||
+		    !ox_shape_is_const(&x->shape) || y->nuses != 1 || y->is_output)
+			continue;
+		ox_node *a = ox_ir_sole_reader(g, r->out[0]), *t = NULL;
+		if (!a || a->in[0] != r->out[0])
+			continue;
+		const ox_shape *xs = &x->shape;
+		if (perm_of(g, a, p0231, 4)) {
+			t = a;
+		} else if (a->op == OX_OP_Reshape && a->out[0] >= 0 && g->vals[a->out[0]].nuses == 1 &&
+			   !g->vals[a->out[0]].is_output) {
+			const ox_shape *s = &g->vals[a->out[0]].shape;
+			ox_node *b = ox_ir_sole_reader(g, a->out[0]);
+			if (s->rank == 3 && s->d[0] == xs->d[0] && s->d[1] == xs->d[1] && s->d[2] == xs->d[2] * xs->d[3] &&
+			    b && b->in[0] == a->out[0] && perm_of(g, b, p021, 3))
+				t = b;
+		}
+		if (!t)
+			continue;
+		const ox_id yv = r->out[0], tv = t->out[0];
+		const ox_shape ts = g->vals[tv].shape;
+		char name[600];
+		snprintf(name, sizeof name, "%s/channels_last", t->name[0] ? t->name : "Transpose");
+		ox_ir_add_attr(g, r, "ox_nhwc", OX_AT_INT)->i = 1;
+		g->vals[yv].shape = (ox_shape){4, {xs->d[0], xs->d[2], xs->d[3], xs->d[1]}};
+		a->dead = 1, t->dead = 1;
+		ox_ir_add_reshape(g, yv, tv, &ts, name);
+	}
+	ox_ir_compact(g);
+}
+
 int ox_opt_layout(ox_graph *g)
 {
 	int b = g->target ? g->target->vw : 4;
@@ -470,6 +529,7 @@ int ox_opt_layout(ox_graph *g)
 		}
 	free(cc.conv[0]), free(cc.conv[1]);
 	free(blk), free(need);
+	channels_last(g);
 	if (ox_ir_toposort(g))
 		ox_die("layout: the graph has a cycle after adding Reorders");
 	ox_ir_fill_uses(g);

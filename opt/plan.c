@@ -184,9 +184,14 @@ static int transpose_view(ox_graph *g, const ox_node *n, const ox_value *x)
  * prefix of its bytes when the channels fill whole blocks, or, from
  * blocked to plain, when there is one image (its padding lanes last; the
  * other way they must be written, as zeros). A global pool's output on
- * its way to a Gemm. */
-static int reorder_view(const ox_value *x, const ox_value *y)
+ * its way to a Gemm. And a channels-last Reorder (ox_nhwc) of one block of
+ * exactly the channels (opt/layout.c channels_last). */
+static int reorder_view(const ox_node *n, const ox_value *x, const ox_value *y)
 {
+	/* channels last from one block of exactly the channels: its bytes */
+	if (ox_attr_int(n, "ox_nhwc", 0))
+		return x->layout == OX_L_BLOCKED && y->layout == OX_L_PLAIN && x->shape.rank == 4 &&
+		       x->lp[0] == x->shape.d[1];
 	const ox_value *b = x->layout == OX_L_BLOCKED ? x : y, *p = b == x ? y : x;
 	if (b->layout != OX_L_BLOCKED || p->layout != OX_L_PLAIN || b->shape.rank != 4 || b->lp[0] <= 0)
 		return 0;
@@ -224,7 +229,7 @@ int ox_plan_view(ox_graph *g, const ox_node *n, int k, int64_t *off)
 	else if (n->op == OX_OP_Transpose)
 		ok = transpose_view(g, n, x);
 	else if (n->op == OX_OP_Reorder)
-		ok = reorder_view(x, y);
+		ok = reorder_view(n, x, y);
 	*off = ok ? elem * (int64_t)ox_dtype_size(x->dtype) : 0;
 	return ok;
 }

@@ -286,8 +286,9 @@ each int8_one $INT8 || fail=1
 #    --cuda-layout nchw; each CUDA program's outputs against the C target's
 #    on the same model, normwise at 1e-4 (f32), 1e-2 (f16), 3e-2 (bf16); the
 #    NHWC kernels must be in the .cu, the input's 3 channels padded to 4 for
-#    its two Convs (none of it with nchw); with nvcc, compiled for sm_80 and
-#    sm_90 as in 2.
+#    its two Convs, the Reorders of a patch embedding's and a channels-last
+#    permute's Conv views (opt/layout.c channels_last; none of it with
+#    nchw); with nvcc, compiled for sm_80 and sm_90 as in 2.
 nhwc_one() {
 	local k=$1 n
 	o=build/nhwc/$k
@@ -315,11 +316,12 @@ nhwc_one() {
 		st=CUDA-FAIL
 	elif grep -Eq "cuda +[1-9][0-9]* nodes? without a parallel kernel" "$o/log"; then
 		st=SERIAL-NODES
-	elif [ "$(grep -c 'NHWC: \[' "$o/cu/net.cu")" != "$([ $k = nchw ] && echo 0 || echo 10)" ] ||
-		[ "$(grep -c 'NHWC: \[1,3,20,20\] (channels padded to 4)' "$o/cu/net.cu")" != "$([ $k = nchw ] && echo 0 || echo 2)" ]; then
-		st=LAYOUT # its 7 Conv, MaxPool and 2 global pools in NHWC (none with nchw), x padded for its 2 Convs
+	elif [ "$(grep -c 'NHWC: \[' "$o/cu/net.cu")" != "$([ $k = nchw ] && echo 0 || echo 12)" ] ||
+		[ "$(grep -c 'NHWC: \[1,3,20,20\] (channels padded to 4)' "$o/cu/net.cu")" != "$([ $k = nchw ] && echo 0 || echo 2)" ] ||
+		[ "$(grep -Ec 'Reorder "(pe|cl)@plain" is a view' "$o/cu/net.cu")" != "$([ $k = nchw ] && echo 0 || echo 2)" ]; then
+		st=LAYOUT # its 9 Conv, MaxPool and 2 global pools in NHWC (none with nchw), x padded for its 2 Convs, y4's and y5's Reorders views
 	else
-		for n in 0 1 2 3; do
+		for n in 0 1 2 3 4 5; do
 			r="$r $(close "$o/cu/out/output_$n.npy" "$o/c/out/output_$n.npy" $tol)" || st=MISMATCH
 		done
 	fi

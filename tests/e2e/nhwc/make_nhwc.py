@@ -19,6 +19,10 @@ that broke or could break them:
   y1 = Conv 5x5 pads 2 (m -> 16)                    K = 800 over 25 pixels: split-K
   y2 = GlobalMaxPool(y1)
   y3 = Conv 1x1 (x -> 5)                            pointwise on the padded input
+  y4 = Transpose(Reshape(Conv 2x2 stride 2 (m -> 24), [1,24,4]), (0,2,1))
+                                                    a ViT's patch embedding: the
+                                                    NHWC bytes, no Reorder kernel
+  y5 = Transpose(Conv 1x1 (c1 -> 8), (0,2,3,1))     channels last: the same
 """
 import os
 
@@ -57,15 +61,23 @@ def main():
         conv("m", "y1", w("w6", 16, 32, 5, 5, s=0.1), w("b6", 16), 5, pads=[2, 2, 2, 2]),
         helper.make_node("GlobalMaxPool", ["y1"], ["y2"]),
         conv("x", "y3", w("w7", 5, 3, 1, 1), w("b7", 5), 1),
+        conv("m", "pe", w("w8", 24, 32, 2, 2), w("b8", 24), 2, strides=[2, 2]),
+        helper.make_node("Reshape", ["pe", "pes"], ["per"]),
+        helper.make_node("Transpose", ["per"], ["y4"], perm=[0, 2, 1]),
+        conv("c1", "cl", w("w9", 8, 12, 1, 1), w("b9", 8), 1),
+        helper.make_node("Transpose", ["cl"], ["y5"], perm=[0, 2, 3, 1]),
     ]
     inits += [numpy_helper.from_array(np.array(0, np.float32), "lo"),
-              numpy_helper.from_array(np.array(6, np.float32), "hi")]
+              numpy_helper.from_array(np.array(6, np.float32), "hi"),
+              numpy_helper.from_array(np.array([1, 24, 4], np.int64), "pes")]
     f = TensorProto.FLOAT
     g = helper.make_graph(nodes, "nhwc", [helper.make_tensor_value_info("x", f, [1, 3, 20, 20])],
                           [helper.make_tensor_value_info("y0", f, [1, 7, 5, 5]),
                            helper.make_tensor_value_info("y1", f, [1, 16, 5, 5]),
                            helper.make_tensor_value_info("y2", f, [1, 16, 1, 1]),
-                           helper.make_tensor_value_info("y3", f, [1, 5, 20, 20])], inits)
+                           helper.make_tensor_value_info("y3", f, [1, 5, 20, 20]),
+                           helper.make_tensor_value_info("y4", f, [1, 4, 24]),
+                           helper.make_tensor_value_info("y5", f, [1, 10, 10, 8])], inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     onnx.checker.check_model(m)
     onnx.save(m, os.path.join(HERE, "nhwc.onnx"))
