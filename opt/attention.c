@@ -716,12 +716,17 @@ static int match(ox_graph *g, int si)
 /* An Attention node given with a constant causal mask (bools that keep the
  * keys up to the query, or 0 there and at most -2^100 after), no past K/V
  * and a square [.., S, S] mask with 1s before: is_causal, no mask (both
- * enter the same bias: -inf, or a fill whose exp is 0) */
+ * enter the same bias: -inf, or a fill whose exp is 0). Not when it
+ * outputs its scores (qk_matmul_output), which would show -inf for the
+ * fill. */
 static int causal_mask_in(ox_graph *g, ox_node *n)
 {
 	ox_attn_geom a;
 	for (int k = 4; k < n->nin; k++)
 		if (n->in[k] >= 0)
+			return 0;
+	for (int k = 3; k < n->nout; k++) /* (the qk output shows the mask's own values) */
+		if (n->out[k] >= 0)
 			return 0;
 	if (n->nin < 4 || n->in[3] < 0 || ox_attn_dims(g, n, &a) || a.past != 0 || a.sq != a.skv)
 		return 0;

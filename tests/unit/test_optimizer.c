@@ -489,7 +489,8 @@ static void test_attention_causal(void **state)
  * a masked fill keeping the scores where tril(ones) holds, an added
  * triu(-inf, 1), and an Attention node given with a bool mask; not a mask
  * with one element off the pattern, nor a finfo.min fill too small to
- * take for -inf in a float mask (-1e9), which stay masks. */
+ * take for -inf in a float mask (-1e9), nor the mask of an Attention that
+ * outputs its scores (qk_matmul_output), which stay masks. */
 static ox_graph *causal_const(int kind, int flip)
 {
 	enum { S = 5 };
@@ -506,6 +507,7 @@ static ox_graph *causal_const(int kind, int flip)
 		"%4 = MatMul(%0, %1)\n%5 = Where(%3, %4, %6)\n%7 = Softmax(%5) {axis=-1}\n%8 = MatMul(%7, %2)\n",
 		"%4 = MatMul(%0, %1)\n%5 = Add(%4, %3)\n%7 = Softmax(%5) {axis=-1}\n%8 = MatMul(%7, %2)\n",
 		"%8 = Attention@23(%0, %1, %2, %3)\n",
+		"%8, %20, %21, %22 = Attention@23(%0, %1, %2, %3)\n",
 	};
 	snprintf(text, sizeof text,
 		 "graph \"causal\" opset 14\n"
@@ -516,20 +518,21 @@ static ox_graph *causal_const(int kind, int flip)
 		 "const %%6:f32[] \"fmin\" = [-3.40282347e38]\n"
 		 "%s"
 		 "output %%8 \"y\"\n",
-		 kind == 2 ? "5,8" : "8,5", kind == 1 ? "f32" : "bool", mask, body[kind]);
+		 kind >= 2 ? "5,8" : "8,5", kind == 1 ? "f32" : "bool", mask, body[kind]);
 	return run_to(text, "generic", "attention");
 }
 
 static void test_attention_causal_const(void **state)
 {
 	(void)state;
-	for (int kind = 0; kind < 3; kind++)
+	for (int kind = 0; kind < 4; kind++)
 		for (int flip = 0; flip < (kind == 1 ? 3 : 2); flip++) {
 			ox_graph *g = causal_const(kind, flip);
 			const ox_node *a = first_op(g, OX_OP_Attention);
+			const int causal = !flip && kind != 3; /* (3: the qk output keeps the mask) */
 			assert_non_null(a);
-			assert_int_equal(ox_attr_int(a, "is_causal", 0), !flip);
-			assert_int_equal(a->nin > 3 && a->in[3] >= 0, flip != 0);
+			assert_int_equal(ox_attr_int(a, "is_causal", 0), causal);
+			assert_int_equal(a->nin > 3 && a->in[3] >= 0, !causal);
 			ox_ir_free(g);
 		}
 }
