@@ -20,8 +20,10 @@
 # resnet18 (build/dev/int8) against the C target's program built there:
 # the same bytes (integer arithmetic).
 # Then net --profile of each benchmarked program: where its time goes. And
-# tests/e2e/dynslice (run-time dims on kernels) and tests/e2e/ctrl (If,
-# Loop, Scan on the host) against the C target, under memcheck.
+# tests/e2e/dynslice (run-time dims on kernels), tests/e2e/ctrl (If, Loop,
+# Scan on the host; the If's branches CUDA Graphs) and tests/e2e/nms
+# (NonMaxSuppression's kernels, f32 and f16) against the C target, under
+# memcheck, with ctrl's and nms's device times.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 export ONLY=${ONLY:-}
@@ -177,6 +179,14 @@ log "dyn and ctrl"
 { vs_c_dev dynslice tests/e2e/dynslice/dynslice.onnx "--dim N=1..4 --dim H=4..12 --dim W=4..12" \
 	tests/e2e/dynslice/dynslice_x.npy tests/e2e/dynslice/dynslice_f.npy tests/e2e/dynslice/dynslice_im.npy
   vs_c_dev ctrl tests/e2e/ctrl/ctrl.onnx "--dim T=2..8 --max s=80" tests/e2e/ctrl/ctrl_x.npy tests/e2e/ctrl/ctrl_n.npy
+  for m in nms nms_f16; do
+	vs_c_dev $m tests/e2e/nms/$m.onnx "" tests/e2e/nms/nms_boxes.npy tests/e2e/nms/nms_scores.npy tests/e2e/nms/nms_per.npy
+  done
+  # their device times (the If's branches and NonMaxSuppression's kernels)
+  for m in ctrl nms; do
+	echo "$m $($W/vs_$m/cu/net --bench 50 $( [ $m = ctrl ] && echo tests/e2e/ctrl/ctrl_x.npy tests/e2e/ctrl/ctrl_n.npy ||
+		echo tests/e2e/nms/nms_boxes.npy tests/e2e/nms/nms_scores.npy tests/e2e/nms/nms_per.npy) -o $W/vs_$m/b 2>&1 | grep bench)"
+  done
 } | tee "$OUT/dyn_ctrl.txt"
 
 # ---- batch-1 latency: onnxcc (CUDA events, graphs) and PyTorch, interleaved ----
