@@ -3016,6 +3016,8 @@ static int dispatch(ox_cg *cg, ox_graph *g, ox_node *n)
 		rc = ox_cu_emit_index(cg, g, n);
 	else if (n->op == OX_OP_LSTM || n->op == OX_OP_GRU || n->op == OX_OP_RNN)
 		rc = ox_cu_emit_rnn(cg, g, n);
+	else if (n->op == OX_OP_DFT || n->op == OX_OP_STFT)
+		rc = ox_cu_emit_signal(cg, g, n);
 	else if (n->op == OX_OP_If || n->op == OX_OP_Loop || n->op == OX_OP_Scan)
 		rc = ox_cu_emit_ctrl(cg, g, n);
 	else if (n->op == OX_OP_QConv || n->op == OX_OP_QMatMul || n->op == OX_OP_QAdd || n->op == OX_OP_QRescale ||

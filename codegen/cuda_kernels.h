@@ -147,6 +147,8 @@ int ox_cu_emit_nn(ox_cg *cg, ox_graph *g, ox_node *n);
 /* codegen/cuda_index.c: ScatterND, ScatterElements, Scatter, TensorScatter,
  * GatherND */
 int ox_cu_emit_index(ox_cg *cg, ox_graph *g, ox_node *n);
+/* codegen/cuda_signal.c: DFT, STFT */
+int ox_cu_emit_signal(ox_cg *cg, ox_graph *g, ox_node *n);
 /* codegen/cuda_rnn.c: LSTM, GRU, RNN */
 int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n);
 /* codegen/cuda_quant.c: QuantizeLinear, DequantizeLinear and the integer

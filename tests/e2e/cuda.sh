@@ -55,6 +55,7 @@
 # 15. String ops on the host, in stream order (tests/e2e/strings, below).
 # 16. Sibling MatMuls as one MatMulSplit (tests/e2e/siblings, below).
 # 17. NonMaxSuppression's kernels (tests/e2e/nms, below).
+# 18. DFT and STFT kernels (tests/e2e/signal, below).
 # The models of each step run $JOBS at a time (default: the cores), their
 # lines printed in list order. Every emulated model's --report must list no
 # node without a parallel kernel (docs/cuda.md).
@@ -798,6 +799,27 @@ nms_one() {
 }
 nms_one nms || fail=1
 nms_one nms_f16 || fail=1
+
+# 18. DFT and STFT (codegen/cuda_signal.c): tests/e2e/signal/signal.onnx
+#    (make_signal.py): a complex DFT of length 40 and its inverse over a
+#    middle axis, real one-sided and zero-padded DFTs, a windowed one-sided
+#    STFT and a two-sided one of a given frame length; every output equal to
+#    the C target's byte for byte (under the emulation the device's cos and
+#    sin are the host's), no serial node, the .cu holding 4 DFT and 2 STFT
+#    kernels; with nvcc as in 2.
+sgin="tests/e2e/signal/signal_z.npy tests/e2e/signal/signal_a.npy tests/e2e/signal/signal_s.npy"
+# shellcheck disable=SC2086
+vs_c build/cuda_api/signal tests/e2e/signal/signal.onnx $sgin
+if [ "$st" = ok ]; then
+	for n in 0 1 2 3 4 5; do
+		cmp -s "$o/cu/out/output_$n.npy" "$o/c/out/output_$n.npy" || st=DIFFER
+	done
+	[ "$(grep -Ec '_DFT: (inverse )?DFT over axis .*: a thread per output bin' "$o/cu/net.cu")" = 4 ] &&
+		[ "$(grep -c '_STFT: STFT, .*: a thread per bin of a$' "$o/cu/net.cu")" = 2 ] || st=KERNELS
+fi
+nv_after tests/e2e/signal/signal.onnx
+printf 'cuda-emu kernels %-18s %s\n' signal "$st"
+[ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; fail=1; }
 
 nv_one() {
 	local m=$1
