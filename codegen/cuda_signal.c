@@ -28,6 +28,38 @@ static const char *st(int dt, const char *e, char *buf, size_t sz)
 	return buf;
 }
 
+/* a sample at index expression at of x (C components: 2 complex, 1 real)
+ * as the doubles xr, xi */
+static void sample(int dt, const char *at, long long C, char *xr, char *xi, size_t sz)
+{
+	char e[300];
+	snprintf(e, sizeof e, "x[%s]", at);
+	ld(dt, e, xr, sz);
+	snprintf(e, sizeof e, "x[%s + 1]", at);
+	if (C == 2)
+		ld(dt, e, xi, sz);
+	else
+		snprintf(xi, sz, "0.0");
+}
+
+/* the twiddle of bin k and sample t of a transform of length n, as the C
+ * target's table holds it */
+static void twiddle(ox_buf *b, const char *k, long long n)
+{
+	ox_buf_printf(b, "\t\tconst long w = (%s * t) %% %lld;\n"
+			 "\t\tconst double wc = cos(6.283185307179586 * (double)w / %lld.0), "
+			 "ws = sin(6.283185307179586 * (double)w / %lld.0);\n",
+		      k, n, n, n);
+}
+
+/* re and im stored as complex output element at */
+static void store2(ox_buf *b, int dt, const char *at)
+{
+	char sr[400], si[400];
+	ox_buf_printf(b, "\ty[(%s) * 2] = %s;\n\ty[(%s) * 2 + 1] = %s;\n", at, st(dt, "re", sr, sizeof sr), at,
+		      st(dt, "im", si, sizeof si));
+}
+
 static int plain(ox_graph *g, const ox_value *v)
 {
 	return v && v->has_shape && !v->layout && !ox_shape_is_rt(g, &v->shape) &&
@@ -51,22 +83,14 @@ static int emit_dft(ox_cg *cg, ox_graph *g, ox_node *n)
 		O *= x->shape.d[i];
 	for (int i = axis + 1; i < r - 1; i++)
 		I *= x->shape.d[i];
-	char e[256], xr[320], xi[320], sr[400], si[400];
-	snprintf(e, sizeof e, "x[((i0 * %lldL + t) * %lldL + i2) * %lldL]", lin, I, C);
-	ld(dt, e, xr, sizeof xr);
-	snprintf(e, sizeof e, "x[((i0 * %lldL + t) * %lldL + i2) * %lldL + 1]", lin, I, C);
-	if (C == 2)
-		ld(dt, e, xi, sizeof xi);
-	else
-		snprintf(xi, sizeof xi, "0.0");
+	char e[256], xr[320], xi[320], sr[400];
+	snprintf(e, sizeof e, "((i0 * %lldL + t) * %lldL + i2) * %lldL", lin, I, C);
+	sample(dt, e, C, xr, xi, sizeof xr);
 	ox_buf b = {0};
 	ox_buf_printf(&b, "\tdouble re = 0.0, im = 0.0;\n\t(void)im;\n");
 	const long long T = irfft ? (lin < N / 2 + 1 ? lin : N / 2 + 1) : (lin < N ? lin : N);
 	ox_buf_printf(&b, "\tfor (long t = 0; t < %lld; t++) {\n\t\tconst double xr = %s, xi = %s;\n", T, xr, xi);
-	ox_buf_printf(&b, "\t\tconst long w = (i1 * t) %% %lld;\n"
-			  "\t\tconst double wc = cos(6.283185307179586 * (double)w / %lld.0), "
-			  "ws = sin(6.283185307179586 * (double)w / %lld.0);\n",
-		      N, N, N);
+	twiddle(&b, "i1", N);
 	if (irfft)
 		ox_buf_printf(&b, "\t\tif (t == 0 || 2 * t == %lld)\n\t\t\tre += xr * wc;\n\t\telse\n"
 				  "\t\t\tre += 2.0 * (xr * wc - xi * ws);\n\t}\n",
@@ -81,9 +105,8 @@ static int emit_dft(ox_cg *cg, ox_graph *g, ox_node *n)
 	} else {
 		if (inverse)
 			ox_buf_printf(&b, "\tre /= %lld.0;\n\tim /= %lld.0;\n", N, N);
-		ox_buf_printf(&b, "\ty[((i0 * %lldL + i1) * %lldL + i2) * 2] = %s;\n"
-				  "\ty[((i0 * %lldL + i1) * %lldL + i2) * 2 + 1] = %s;\n",
-			      lout, I, st(dt, "re", sr, sizeof sr), lout, I, st(dt, "im", si, sizeof si));
+		snprintf(e, sizeof e, "(i0 * %lldL + i1) * %lldL + i2", lout, I);
+		store2(&b, dt, e);
 	}
 	char kname[200], params[200];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
@@ -122,14 +145,9 @@ static int emit_stft(ox_cg *cg, ox_graph *g, ox_node *n)
 	const long long FL = fl < 0 ? L : (long long)fl;
 	if (FL <= 0 || FL > 65536)
 		return 1;
-	char e[256], xr[320], xi[320], wv[320], sr[400], si[400];
-	snprintf(e, sizeof e, "x[(i0 * %lldL + i1 * %lldL + t) * %lldL]", L, S, C);
-	ld(dt, e, xr, sizeof xr);
-	snprintf(e, sizeof e, "x[(i0 * %lldL + i1 * %lldL + t) * %lldL + 1]", L, S, C);
-	if (C == 2)
-		ld(dt, e, xi, sizeof xi);
-	else
-		snprintf(xi, sizeof xi, "0.0");
+	char e[256], xr[320], xi[320], wv[320];
+	snprintf(e, sizeof e, "(i0 * %lldL + i1 * %lldL + t) * %lldL", L, S, C);
+	sample(dt, e, C, xr, xi, sizeof xr);
 	if (w)
 		ld(w->dtype, "wn[t]", wv, sizeof wv);
 	else
@@ -137,15 +155,12 @@ static int emit_stft(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_buf b = {0};
 	ox_buf_printf(&b, "\tdouble re = 0.0, im = 0.0;\n"
 			  "\tfor (long t = 0; t < %lld; t++) {\n"
-			  "\t\tconst double wt = %s, xr = %s * wt, xi = %s * wt;\n"
-			  "\t\tconst long w = (i2 * t) %% %lld;\n"
-			  "\t\tconst double wc = cos(6.283185307179586 * (double)w / %lld.0), "
-			  "ws = sin(6.283185307179586 * (double)w / %lld.0);\n"
-			  "\t\tre += xr * wc + xi * ws;\n\t\tim += xi * wc - xr * ws;\n\t}\n",
-		      FL, wv, xr, xi, FL, FL, FL);
-	ox_buf_printf(&b, "\ty[((i0 * %lldL + i1) * %lldL + i2) * 2] = %s;\n"
-			  "\ty[((i0 * %lldL + i1) * %lldL + i2) * 2 + 1] = %s;\n",
-		      F, K, st(dt, "re", sr, sizeof sr), F, K, st(dt, "im", si, sizeof si));
+			  "\t\tconst double wt = %s, xr = %s * wt, xi = %s * wt;\n",
+		      FL, wv, xr, xi);
+	twiddle(&b, "i2", FL);
+	ox_buf_puts(&b, "\t\tre += xr * wc + xi * ws;\n\t\tim += xi * wc - xr * ws;\n\t}\n");
+	snprintf(e, sizeof e, "(i0 * %lldL + i1) * %lldL + i2", F, K);
+	store2(&b, dt, e);
 	char kname[200], params[300];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	const char *T_ = ox_cg_ctype(dt);
