@@ -295,7 +295,19 @@ static int emit_loop(ox_cg *cg, ox_graph *g, ox_node *n, const ox_attr *b, int c
 			ox_cg_printf(cg, ", out%d + i * %s", k, ox_cg_numel(cg, &y->shape));
 	}
 	ox_cg_printf(cg, "};\n");
-	if (cu)
+	/* (cu) a body that does not wait, whose outputs are all carried or
+	 * unwanted (a scan output's place moves each iteration, so its keys
+	 * would not come again): one CUDA Graph for each order of the carried
+	 * buffers (runtime_min/ox_cuda.h) */
+	int graph = cu && !syncs;
+	for (int k = 0; k + 1 < body->noutputs && graph; k++)
+		graph = (k < nc && n->in[2 + k] >= 0) || n->out[k] < 0;
+	if (graph)
+		ox_cg_printf(cg, "\t\tstatic ox_bsite bg; /* the body's CUDA Graphs */\n"
+				 "\t\tif ((rc = ox_body_graph(&bg, %s, %d, %d, %d, S, ox_d, ox_dd, ox_dext, ox_status, ox_w, bin, "
+				 "bout, ox_st, %s_ERR_CUDA)))\n\t\t\treturn rc;\n",
+			     name, 2 + nc + (int)capt[0], body->noutputs, cg->nslots, PU);
+	else if (cu)
 		ox_cg_printf(cg, "\t\tif ((rc = %s))\n\t\t\treturn rc;\n", body_call(1, name, "S", "bin", "bout", "NULL"));
 	else
 		ox_cg_printf(cg, "\t\tint rc = %s;\n\t\tif (rc)\n\t\t\treturn rc;\n", body_call(0, name, "S", "bin", "bout", "NULL"));

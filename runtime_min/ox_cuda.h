@@ -405,7 +405,8 @@ static int ox_cu_check(cudaError_t e)
 }
 
 /* A control node's body that never waits for the device (an If's branch
- * without a host wait: codegen/emit_ctrl.c) runs as a CUDA Graph, captured
+ * without a host wait, a Loop's body without one and without a scan
+ * output: codegen/emit_ctrl.c) runs as a CUDA Graph, captured
  * the first time it runs with a key and replayed when the key comes again:
  * the key is the stream, the body's arena, the weights, the dims' device
  * copy, its input and output pointers and the run-time dims (ox_d), all

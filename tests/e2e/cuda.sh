@@ -573,29 +573,32 @@ printf 'cuda-emu %-26s %s\n' "--profile" "$st"
 #    Loop with a trip count from the data that its condition ends early, an
 #    If nested in its body, a stacked output whose first dim the Loop sets),
 #    no node without a parallel kernel (the bodies' nodes included), the
-#    outputs against the C target's at 1e-5 normwise; the If's branches
-#    CUDA Graphs (2 made, 5 replayed: the emulation's trace), the same bytes
-#    as without graphs; with nvcc, compiled for sm_80 and sm_90 as in 2.
+#    outputs against the C target's at 1e-5 normwise; the If's branches and
+#    a second Loop's body (carried values only) CUDA Graphs (4 made, 12
+#    replayed: the emulation's trace), the same bytes as without graphs;
+#    with nvcc, compiled for sm_80 and sm_90 as in 2.
 vsflags="--dim T=2..8 --max s=80"
 vs_c build/cuda_api/ctrl tests/e2e/ctrl/ctrl.onnx tests/e2e/ctrl/ctrl_x.npy tests/e2e/ctrl/ctrl_n.npy
 r=
 if [ "$st" = ok ]; then
-	for n in 0 1 2 3; do
+	for n in 0 1 2 3 4; do
 		r="$r $(close "$o/cu/out/output_$n.npy" "$o/c/out/output_$n.npy" 1e-5)" || st=MISMATCH
 	done
 	grep -q 'static int node[0-9]*_Loop(' "$o/cu/net.cu" && grep -q 'static int node[0-9]*_Scan(' "$o/cu/net.cu" &&
 		grep -q '_body_node[0-9]*_If(' "$o/cu/net.cu" || st=NOT-ON-THE-HOST
-	# the If's branches (no host wait in them) as CUDA Graphs: one made per
-	# branch, one replay each of the 5 iterations, the same bytes as the
-	# launches without graphs (OX_CUDA_GRAPHS=0)
+	# bodies without a host wait as CUDA Graphs: the If's branches, one
+	# made each and replayed in each of the 5 iterations; the second Loop's
+	# body (no scan output), one made for each order of its two buffers and
+	# replayed in each of the 7; the same bytes as the launches without
+	# graphs (OX_CUDA_GRAPHS=0)
 	rm -f "$o/trace.txt"
 	OX_EMU_TRACE=$o/trace.txt "$o/cu/net" tests/e2e/ctrl/ctrl_{x,n}.npy -o "$o/cu/g" >> "$o/log" 2>&1 &&
 		OX_CUDA_GRAPHS=0 "$o/cu/net" tests/e2e/ctrl/ctrl_{x,n}.npy -o "$o/cu/nog" >> "$o/log" 2>&1 || st=CUDA-FAIL
-	for n in 0 1 2 3; do
+	for n in 0 1 2 3 4; do
 		cmp -s "$o/cu/out/output_$n.npy" "$o/cu/nog/output_$n.npy" || st=GRAPH-BYTES
 	done
 	made=$(grep -c '^instantiate ' "$o/trace.txt") replayed=$(grep -c '^graph [0-9]' "$o/trace.txt")
-	[ "$made" = 2 ] && [ "$replayed" = 5 ] || st="BODY-GRAPHS(made $made, replayed $replayed; want 2, 5)"
+	[ "$made" = 4 ] && [ "$replayed" = 12 ] || st="BODY-GRAPHS(made $made, replayed $replayed; want 4, 12)"
 fi
 nv_after tests/e2e/ctrl/ctrl.onnx
 vsflags=

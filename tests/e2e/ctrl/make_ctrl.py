@@ -13,7 +13,8 @@ trip count n (int64, an input), so neither is unrolled at compile time:
         whose condition the device computes): u * 2 or u + 1; the body's
         condition ReduceMax(v') < 10 stops it early (after 5 of 7); each v' stacked into
         s [iterations, 2, 4] (its first dim a data dim the Loop sets)
-Outputs: h, ys, v, s. Run from the repository: /usr/bin/python3
+A second Loop of n trips carries k from h (k' = Tanh(k W) + k / 2), with
+no scan output. Outputs: h, ys, v, s, k. Run from the repository: /usr/bin/python3
 tests/e2e/ctrl/make_ctrl.py (numpy, onnx); same bytes every run."""
 import os
 import numpy as np
@@ -60,15 +61,28 @@ loop_body = h.make_graph(
      h.make_node("Identity", ["lv2"], ["ls"])],
     "loop_body", [vi("li", I64, []), vi("lc", B, []), vi("lv", F32, [2, 4])],
     [vi("lcond", B, []), vi("lv2", F32, [2, 4]), vi("ls", F32, [2, 4])])
+# a second Loop, its value carried only (no scan output): its body's
+# launches a CUDA Graph for each order of the two buffers (cuda.sh step 11)
+half = nh.from_array(np.array(0.5, np.float32), "half")
+loop2_body = h.make_graph(
+    [h.make_node("MatMul", ["kv", "W"], ["kvw"]),
+     h.make_node("Tanh", ["kvw"], ["kt"]),
+     h.make_node("Mul", ["kv", "half"], ["kh"]),
+     h.make_node("Add", ["kt", "kh"], ["kv2"]),
+     h.make_node("Identity", ["kc"], ["kc2"])],
+    "loop2_body", [vi("ki", I64, []), vi("kc", B, []), vi("kv", F32, [2, 4])],
+    [vi("kc2", B, []), vi("kv2", F32, [2, 4])])
 h0 = nh.from_array(np.zeros((2, 4), np.float32), "h0")
 true = nh.from_array(np.array(True), "true")
 g = h.make_graph(
     [h.make_node("Scan", ["h0", "x"], ["h", "ys"], body=scan_body, num_scan_inputs=1, scan_input_axes=[1],
                  scan_input_directions=[1], scan_output_axes=[1]),
-     h.make_node("Loop", ["n", "true", "h"], ["v", "s"], body=loop_body)],
+     h.make_node("Loop", ["n", "true", "h"], ["v", "s"], body=loop_body),
+     h.make_node("Loop", ["n", "true", "h"], ["k"], body=loop2_body)],
     "ctrl", [vi("x", F32, [2, "T", 4]), vi("n", I64, [])],
-    [vi("h", F32, [2, 4]), vi("ys", F32, [2, "T", 4]), vi("v", F32, [2, 4]), vi("s", F32, ["iters", 2, 4])],
-    initializer=[W, h0, true, two, one, quarter, ten, twoi, zeroi])
+    [vi("h", F32, [2, 4]), vi("ys", F32, [2, "T", 4]), vi("v", F32, [2, 4]), vi("s", F32, ["iters", 2, 4]),
+     vi("k", F32, [2, 4])],
+    initializer=[W, h0, true, two, one, quarter, ten, twoi, zeroi, half])
 m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
 m.ir_version = 8
 onnx.checker.check_model(m)
