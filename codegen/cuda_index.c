@@ -275,16 +275,16 @@ static int emit_nms(ox_cg *cg, ox_graph *g, ox_node *n)
 	const ox_tensor *t = ox_in_const(g, n, 2);
 	if (num == 0 || slot < 0 || !ox_in(g, n, 2))
 		return 1;
-	int64_t K = N, np2 = 1; /* at most K kept per pair */
+	int64_t K = N; /* at most K kept per pair */
 	if (t) {
 		const int64_t mo = ox_tensor_get_i64(t, 0);
 		K = mo < 0 ? 0 : mo < N ? mo : N;
 	}
-	while (np2 < N)
-		np2 <<= 1;
-	const int64_t P = B * C, kofs = P * np2 * 8, cofs = kofs + (P * K * 4 + 7) / 8 * 8, oofs = cofs + P * 4;
-	if (K <= 0 || ox_shape_numel(&ox_out(g, n, n->nout - 1)->shape) < oofs + (P + 1) * 4)
+	const int64_t P = B * C;
+	int64_t kofs, cofs, oofs;
+	if (K <= 0 || ox_shape_numel(&ox_out(g, n, n->nout - 1)->shape) < ox_nms_gpu_scratch(P, N, K, &kofs, &cofs, &oofs))
 		return 1;
+	const int64_t np2 = kofs / (P * 8); /* (N rounded up to a power of 2) */
 	int64_t most = ox_dim_hi(g, num); /* (as emit_most: the rows the output holds) */
 	if (y->cap > 0 && y->cap / 3 < most)
 		most = y->cap / 3;

@@ -364,6 +364,15 @@ static int infer_tensorscatter(ox_graph *g, ox_node *n)
  * thresholds are read at run time. Scratch: the sort order and its merge
  * buffer (2 * N) and the boxes kept for one class, at their most; on the
  * GPU with constant shapes, what its kernels need when that is more. */
+int64_t ox_nms_gpu_scratch(int64_t P, int64_t N, int64_t K, int64_t *kofs, int64_t *cofs, int64_t *oofs)
+{
+	int64_t np2 = 1; /* (the sort keys of a pair: N rounded up to a power of 2) */
+	while (np2 < N)
+		np2 <<= 1;
+	*kofs = P * np2 * 8, *cofs = *kofs + (P * K * 4 + 7) / 8 * 8, *oofs = *cofs + P * 4;
+	return *oofs + (P + 1) * 4;
+}
+
 static int infer_nms(ox_graph *g, ox_node *n)
 {
 	const ox_value *bx = ox_in(g, n, 0), *sc = ox_in(g, n, 1);
@@ -408,13 +417,9 @@ static int infer_nms(ox_graph *g, ox_node *n)
 	ox_set_out(g, n, 0, OX_I64, &s);
 	int64_t bytes = (2 * nh + ph) * 8;
 	if (g->gpu && B >= 0 && C >= 0 && N >= 0 && nh > 0) {
-		/* the CUDA kernels' (codegen/cuda_index.c, constant shapes): per
-		 * (batch, class) pair its sort keys (N rounded up to a power of
-		 * 2), the boxes it keeps, their count and its rows' offset */
-		int64_t P = B * C, np2 = 1;
-		while (np2 < N)
-			np2 <<= 1;
-		const int64_t gb = P * np2 * 8 + (P * ph * 4 + 7) / 8 * 8 + (2 * P + 2) * 4;
+		/* the CUDA kernels' (codegen/cuda_index.c, constant shapes) */
+		int64_t ko, co, oo;
+		const int64_t gb = ox_nms_gpu_scratch(B * C, N, ph, &ko, &co, &oo);
 		if (gb > bytes && gb <= ((int64_t)1 << 30))
 			bytes = gb;
 	}

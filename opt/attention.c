@@ -180,22 +180,11 @@ static int causal_cond(ox_graph *g, ox_id c, int after)
 	return g->vals[c].dtype == OX_BOOL && tri_nonzero(g, c, after);
 }
 
-static int perm_is(ox_graph *g, const ox_node *t, const int *p, int r)
-{
-	int perm[OX_MAX_RANK];
-	if (!t || t->op != OX_OP_Transpose || g->vals[t->in[0]].shape.rank != r || ox_ir_data_perm(g, t, r, perm))
-		return 0;
-	for (int i = 0; i < r; i++)
-		if (perm[i] != p[i])
-			return 0;
-	return 1;
-}
-
 /* v = Transpose(Reshape(x3 [B,S,H*d] -> [B,S,H,d]), perm): x3, else -1 */
 static ox_id heads_of(ox_graph *g, ox_id v, const int *perm, int64_t *H)
 {
 	ox_node *t = producer(g, v);
-	if (!inner(g, v) || !perm_is(g, t, perm, 4))
+	if (!inner(g, v) || !ox_opt_is_perm(g, t, perm, 4))
 		return -1;
 	ox_id r4 = t->in[0];
 	ox_node *rs = producer(g, r4);
@@ -232,7 +221,7 @@ static ox_node *merged_heads(ox_graph *g, ox_id v)
 {
 	static const int p0213[] = {0, 2, 1, 3};
 	ox_node *t = ox_ir_sole_reader(g, v);
-	if (!perm_is(g, t, p0213, 4))
+	if (!ox_opt_is_perm(g, t, p0213, 4))
 		return NULL;
 	ox_node *rs = ox_ir_sole_reader(g, t->out[0]);
 	if (!rs || rs->op != OX_OP_Reshape || rs->in[0] != t->out[0])
@@ -552,8 +541,8 @@ static int match(ox_graph *g, int si)
 	int64_t sh[3] = {0, 0, 0};
 	ox_dim sb[3] = {0, 0, 0};
 	int seq = 0;
-	if (r == 3 && inner(g, qh) && inner(g, kt) && inner(g, vh) && perm_is(g, tq, p102, 3) && perm_is(g, tk, p120, 3) &&
-	    perm_is(g, tv, p102, 3) && !ox_dim_is_rt(g, D) && !ox_dim_is_rt(g, vv->shape.d[2])) {
+	if (r == 3 && inner(g, qh) && inner(g, kt) && inner(g, vh) && ox_opt_is_perm(g, tq, p102, 3) && ox_opt_is_perm(g, tk, p120, 3) &&
+	    ox_opt_is_perm(g, tv, p102, 3) && !ox_dim_is_rt(g, D) && !ox_dim_is_rt(g, vv->shape.d[2])) {
 		/* sequence first also with a constant batch of more than one:
 		 * batch_first's Transposes around it then go (opt/rows.c, which
 		 * on the CPU lowers the ones left) */
@@ -565,7 +554,7 @@ static int match(ox_graph *g, int si)
 		if (seq || !ox_dim_is_rt(g, qv->shape.d[0]))
 			ty = ox_ir_sole_reader(g, pv->out[0]);
 	}
-	if (ty && (ty->in[0] != pv->out[0] || !perm_is(g, ty, p102, 3)))
+	if (ty && (ty->in[0] != pv->out[0] || !ox_opt_is_perm(g, ty, p102, 3)))
 		ty = NULL;
 	seq = seq && ty;
 	const ox_id tq_in = tq ? tq->in[0] : -1, tk_in = tk ? tk->in[0] : -1, tv_in = tv ? tv->in[0] : -1;

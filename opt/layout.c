@@ -408,8 +408,7 @@ static void gpu_pad(ox_graph *g)
 	}
 }
 
-/* does transpose node t have the permutation p (r dims)? */
-static int perm_of(ox_graph *g, const ox_node *t, const int *p, int r)
+int ox_opt_is_perm(ox_graph *g, const ox_node *t, const int *p, int r)
 {
 	int perm[OX_MAX_RANK];
 	if (!t || t->dead || t->op != OX_OP_Transpose || t->nin < 1 || g->vals[t->in[0]].shape.rank != r ||
@@ -442,14 +441,14 @@ static void channels_last(ox_graph *g)
 		if (!a || a->in[0] != r->out[0])
 			continue;
 		const ox_shape *xs = &x->shape;
-		if (perm_of(g, a, p0231, 4)) {
+		if (ox_opt_is_perm(g, a, p0231, 4)) {
 			t = a;
 		} else if (a->op == OX_OP_Reshape && a->out[0] >= 0 && g->vals[a->out[0]].nuses == 1 &&
 			   !g->vals[a->out[0]].is_output) {
 			const ox_shape *s = &g->vals[a->out[0]].shape;
 			ox_node *b = ox_ir_sole_reader(g, a->out[0]);
 			if (s->rank == 3 && s->d[0] == xs->d[0] && s->d[1] == xs->d[1] && s->d[2] == xs->d[2] * xs->d[3] &&
-			    b && b->in[0] == a->out[0] && perm_of(g, b, p021, 3))
+			    b && b->in[0] == a->out[0] && ox_opt_is_perm(g, b, p021, 3))
 				t = b;
 		}
 		if (!t)

@@ -72,6 +72,8 @@ int ox_opt_fuse_type(const ox_graph *g, int dt);
 int ox_opt_vector_op(ox_graph *g, const ox_node *n);
 /* the top of d: d itself when constant */
 int64_t ox_opt_top(const ox_graph *g, ox_dim d);
+/* is t a live Transpose of a rank-r input by the permutation p? (layout.c) */
+int ox_opt_is_perm(ox_graph *g, const ox_node *t, const int *p, int r);
 
 /* The geometry and tile of a blocked Conv (opt/pack.c chooses the tile and
  * packs for it; codegen emits for the same struct). */
