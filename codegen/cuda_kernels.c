@@ -122,6 +122,20 @@ static void tile_store(ox_buf *t, const char *name, int n, int nt, int groups, i
  * padded so that the fragments' reads hit 32 banks: by 8 for TF32 (lane =
  * 4 g + t reads row t, column g), by 8 values for k16 (ldmatrix's 8 rows
  * of 16 bytes: rows 48 or 80, 144 bytes apart), by 4 for FFMA. */
+/* a thread's outputs along each side: R x R (FFMA, int) */
+static int tile_side(int BM, int BN, int kind, int64_t blocks)
+{
+	const int mma = kind == OX_CU_TILE_MMA || kind == OX_CU_TILE_F16 || kind == OX_CU_TILE_BF16;
+	return !mma && BM == 32 && BN == 32 && blocks < 4 * OX_CU_SMS ? 2 : 4;
+}
+
+int ox_cu_tile_threads(int BM, int BN, int kind, int64_t blocks)
+{
+	const int mma = kind == OX_CU_TILE_MMA || kind == OX_CU_TILE_F16 || kind == OX_CU_TILE_BF16;
+	const int R = tile_side(BM, BN, kind, blocks);
+	return mma ? 128 : BM / R * (BN / R);
+}
+
 void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, const char *loada, int va,
 		     const char *loadb, int vb, int kind, int64_t blocks, ox_cu_tile *geo)
 {
@@ -132,8 +146,8 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
 	/* the integer tile: int operands, sums modulo 2^32 in unsigned */
 	const char *et = in ? "int" : "float", *zero = in ? "0" : "0.0f";
 	const char *cv = !k16 ? "" : kind == OX_CU_TILE_F16 ? "ox_f16" : "ox_bf16";
-	const int R = !mma && BM == 32 && BN == 32 && blocks < 4 * OX_CU_SMS ? 2 : 4;
-	geo->nt = mma ? 128 : BM / R * (BN / R);
+	const int R = tile_side(BM, BN, kind, blocks);
+	geo->nt = ox_cu_tile_threads(BM, BN, kind, blocks);
 	geo->ne = mma ? MI * NI * 4 : R * R;
 	int nt = geo->nt;
 	if (k16) /* (MI 1 or 2, NI 2 or 4: the B fragments in pairs) */
@@ -710,6 +724,35 @@ static void gemm_store(ox_buf *t, const ox_node *n)
 	}
 }
 
+static void norm_row(ox_buf *t, const char *ind, const char *lane, const char *sc, const char *b, int rms, int64_t D,
+		     double eps, const char *ld);
+static void norm_kernel(ox_cg *cg, ox_graph *g, ox_node *n, const char *kname, ox_dim rows, int64_t D, int rms,
+			double eps, int b, int ym, int yi, const char *args);
+
+/* A GEMM's norm of its rows (ox_norm, opt/gemmnorm.c) in the kernel's
+ * tail: a band's last tile to finish (ox_split_last on the band's counter
+ * nctr[blockIdx.y], gridDim.x tiles) reads the band's T rows of y back
+ * through L2 and writes them normalized to nout, a warp a row, by the
+ * standalone kernel's arithmetic (the same bits). Taken where a warp's
+ * share of the band is at most OX_CU_NORM_TAIL elements; else the node's
+ * second kernel normalizes the rows (norm_kernel): the tail runs on one
+ * block per band, where that kernel has a warp per row. */
+#define OX_CU_NORM_TAIL 2048
+static void norm_tail(ox_buf *t, ox_node *n, int T, int nt, int64_t N)
+{
+	const ox_attr *a = ox_attr_get(n, "ox_norm");
+	const int rms = a->ints[0] == OX_OP_RMSNormalization;
+	ox_buf_printf(t, "\t/* %s of the rows: the last of a band's tiles to finish normalizes its rows */\n"
+			 "\tif (!ox_split_last(nctr + blockIdx.y, gridDim.x))\n\t\treturn;\n"
+			 "\tfor (long row = m0 + tid / 32; row < m0 + %d && row < M; row += %d) {\n"
+			 "\t\tconst int nl = tid %% 32;\n"
+			 "\t\tconst OX_T *xr = y + row * %lld;\n\t\tOX_T *yr = nout + row * %lld;\n",
+		      rms ? "RMSNormalization" : "LayerNormalization", T, nt / 32, (long long)N, (long long)N);
+	norm_row(t, "\t\t", "nl", "nsc", a->ints[2] >= 0 ? "nbi" : NULL, rms, N, ox_attr_float(n, "ox_norm_eps", 1e-5f),
+		 "OX_LD(ox_ldcg(&%s))");
+	ox_buf_puts(t, "\t}\n");
+}
+
 static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 {
 	ox_value *a = ox_in(g, n, 0), *bv = ox_in(g, n, 1), *y = ox_out(g, n, 0), *c = ox_in(g, n, 2);
@@ -755,9 +798,34 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 			stA = ox_dim_mul(g, stA, da), stB = ox_dim_mul(g, stB, db);
 		}
 	}
+	/* split-K for one product of constant size */
+	int S = nb || q->rt ? 1 : ox_cu_split_of((q->M + T - 1) / T * ((N + T - 1) / T), q->K);
+	if (S * q->M * N >= ((int64_t)1 << 30))
+		S = 1;
+	const int64_t tiles = (q->M + T - 1) / T * ((N + T - 1) / T), bands = (q->M + T - 1) / T;
+	const int kind = ox_cu_tile_kind(cg, y->dtype);
+	/* a norm of the rows (opt/gemmnorm.c): in the tail, or a second kernel */
+	const ox_attr *na = ox_attr_get(n, "ox_norm");
+	if (na && (nb || rtn || n->nout < 2 || n->out[1] < 0))
+		ox_die("codegen: '%s': a norm of a GEMM's rows that is not one product of constant N (opt/gemmnorm.c)",
+		       n->name);
+	const int warps = ox_cu_tile_threads(T, T, kind, tiles * (S > 1 ? S : q->batch)) / 32;
+	const int tail = na && (T + warps - 1) / warps * N <= OX_CU_NORM_TAIL;
 	ox_buf_puts(&params, "");
 	ox_cu_rt_params(NULL, &R, &params, NULL);
 	ox_cu_rt_params(cg, &R, NULL, &args);
+	if (tail) {
+		ox_buf_puts(&params, ", const OX_T *__restrict__ nsc, const OX_T *__restrict__ nbi, OX_T *__restrict__ nout,\n"
+				     "\t\tunsigned int *__restrict__ nctr");
+		ox_buf_printf(&args, ", in%lld, ", (long long)na->ints[1]);
+		if (na->ints[2] >= 0)
+			ox_buf_printf(&args, "in%lld", (long long)na->ints[2]);
+		else
+			ox_buf_puts(&args, "nullptr");
+		ox_buf_printf(&args, ", out1, ox_cu_ctr + %lld", (long long)(S > 1 ? tiles : 0));
+		if ((S > 1 ? tiles : 0) + bands > cg->cu_ctr)
+			cg->cu_ctr = (S > 1 ? tiles : 0) + bands;
+	}
 	ox_buf_printf(&t, "/* %s: %s [%s x %s] x [%s x %s]%s%s%s%s */\n", cg->fname, n->optype, q->rt ? "(run-time)" : Ms,
 		      q->rt ? "" : Ks, q->rt ? "" : Ks, rtn ? "(run-time)" : Nt, q->transA ? ", A transposed" : "",
 		      transB ? ", B transposed" : "", ox_ir_epilogue(n) ? ", epilogue fused" : "",
@@ -792,23 +860,18 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	const int vb = !transB && !rtn && N % 4 == 0 && ox_cu_align(g, n->in[1]) >= 4 * es ? 4 : 1;
 	ox_cu_tile_ld(la, sizeof la, 4, "a", va, q->transA ? "A[k * M + m]" : "A[m * K + k]");
 	ox_cu_tile_ld(lb, sizeof lb, 4, "b", vb, transB ? "B[p * K + k]" : "B[k * NN + p]");
-	/* split-K for one product of constant size */
-	int S = nb || q->rt ? 1 : ox_cu_split_of((q->M + T - 1) / T * ((N + T - 1) / T), q->K);
-	if (S * q->M * N >= ((int64_t)1 << 30))
-		S = 1;
 	const int64_t KS = (q->K / S + 15) / 16 * 16;
 	if (S > 1) {
 		if (S * q->M * N * 4 > cg->cu_ws)
 			cg->cu_ws = S * q->M * N * 4;
-		ox_cu_ws_param(cg, &t, (q->M + T - 1) / T * ((N + T - 1) / T));
+		ox_cu_ws_param(cg, &t, tiles);
 		ox_buf_printf(&t, "\tconst long NN = %lld, ks0 = blockIdx.z * %lldL, ks1 = ks0 + %lld < K ? ks0 + %lld : K;\n",
 			      (long long)N, (long long)KS, (long long)KS, (long long)KS);
 	} else {
 		ox_buf_printf(&t, "\tconst long NN = %s, ks0 = 0, ks1 = K;\n\t(void)NN;\n", Nt);
 	}
 	ox_cu_tile geo;
-	ox_cu_tile_loop(&t, T, T, "M", "NN", la, va, lb, vb, ox_cu_tile_kind(cg, y->dtype),
-			(q->M + T - 1) / T * ((N + T - 1) / T) * (S > 1 ? S : q->batch), &geo);
+	ox_cu_tile_loop(&t, T, T, "M", "NN", la, va, lb, vb, kind, tiles * (S > 1 ? S : q->batch), &geo);
 	ox_buf_printf(&t, "\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++) {\n"
 			  "\t\tconst long m = m0 + %s, p = p0 + %s;\n"
 			  "\t\tif (m >= M || p >= NN)\n\t\t\tcontinue;\n",
@@ -839,7 +902,7 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 		if (ox_cu_epilogue(cg, g, n, &t, "p", "yi", 2))
 			goto fail;
 		gemm_store(&t, n);
-		ox_buf_puts(&t, "\t}\n}\n\n");
+		ox_buf_puts(&t, "\t}\n");
 	} else {
 		ox_buf_printf(&t, "\t\tconst long yi = m * NN + p;\n\t\tfloat v = %sacc[e]%s;\n", al, cexpr);
 		char full[64];
@@ -847,8 +910,11 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 		if (ox_cu_epilogue(cg, g, n, &t, "p", full, 2))
 			goto fail;
 		gemm_store(&t, n);
-		ox_buf_puts(&t, "\t}\n}\n\n");
+		ox_buf_puts(&t, "\t}\n");
 	}
+	if (tail)
+		norm_tail(&t, n, T, geo.nt, N);
+	ox_buf_puts(&t, "}\n\n");
 	/* the launch: rows of all products when B is one matrix */
 	const char *bsz = nb ? ox_cg_dim(cg, q->dbatch) : "1";
 	char bs[64];
@@ -874,6 +940,17 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 			     args.s ? args.s : "");
 	}
 	ox_cu_finish(cg, g, n, kname, &t);
+	if (na && !tail) {
+		char nk[200], nargs[96];
+		snprintf(nk, sizeof nk, "%s_norm_kernel", cg->fname);
+		snprintf(nargs, sizeof nargs, "out0, in%lld, ", (long long)na->ints[1]);
+		if (na->ints[2] >= 0)
+			snprintf(nargs + strlen(nargs), sizeof nargs - strlen(nargs), "in%lld, out1", (long long)na->ints[2]);
+		else
+			snprintf(nargs + strlen(nargs), sizeof nargs - strlen(nargs), "nullptr, out1");
+		norm_kernel(cg, g, n, nk, q->dM, N, na->ints[0] == OX_OP_RMSNormalization,
+			    ox_attr_float(n, "ox_norm_eps", 1e-5f), na->ints[2] >= 0, 0, 0, nargs);
+	}
 	ox_buf_free(&params), ox_buf_free(&args), ox_buf_free(&ys), ox_buf_free(&outs);
 	return 0;
 decline:
@@ -1705,10 +1782,62 @@ static int emit_chan_norm(ox_cg *cg, ox_graph *g, ox_node *n)
 	return 0;
 }
 
+/* The statements that normalize a row of D by a warp (LayerNormalization,
+ * or RMSNormalization: the mean of squares only), computed in f32: the
+ * mean and variance by shuffles, two passes over the row. xr is the row
+ * read, element i as ld's format gives it (one %s: the element), yr the
+ * row written, sc and b (NULL: none) the names of the scale and bias,
+ * lane the warp's lane; each line indented by ind. */
+static void norm_row(ox_buf *t, const char *ind, const char *lane, const char *sc, const char *b, int rms, int64_t D,
+		     double eps, const char *ld)
+{
+	char bi[64] = "";
+	if (b)
+		snprintf(bi, sizeof bi, " + OX_LD(%s[i])", b);
+	char xi[96];
+	snprintf(xi, sizeof xi, ld, "xr[i]");
+	const long long d = (long long)D;
+	if (rms)
+		ox_buf_printf(t, "%sconst float mean = 0.0f;\n", ind);
+	else
+		ox_buf_printf(t, "%sfloat s = 0.0f;\n%sfor (long i = %s; i < %lld; i += 32)\n%s\ts += %s;\n"
+				 "%sfor (int o = 16; o > 0; o /= 2)\n%s\ts += __shfl_xor_sync(0xffffffffu, s, o);\n"
+				 "%sconst float mean = s / %lld.0f;\n",
+			      ind, ind, lane, d, ind, xi, ind, ind, ind, d);
+	ox_buf_printf(t, "%sfloat q = 0.0f;\n%sfor (long i = %s; i < %lld; i += 32) {\n%s\tconst float d = %s - mean;\n"
+			 "%s\tq += d * d;\n%s}\n"
+			 "%sfor (int o = 16; o > 0; o /= 2)\n%s\tq += __shfl_xor_sync(0xffffffffu, q, o);\n"
+			 "%sconst float inv = 1.0f / sqrtf(q / %lld.0f + %s);\n"
+			 "%sfor (long i = %s; i < %lld; i += 32)\n%s\tyr[i] = OX_ST((%s - mean) * inv * OX_LD(%s[i])%s);\n",
+		      ind, ind, lane, d, ind, xi, ind, ind, ind, ind, ind, d, ox_cg_lit(OX_F32, eps), ind, lane, d, ind, xi,
+		      sc, bi);
+}
+
+/* A kernel of node n normalizing `rows` rows of D, a warp each (norm_row);
+ * ym, yi: LayerNormalization's Mean and InvStdDev outputs too. args: the
+ * launch's x, scale, bias (or nullptr), y[, ym, yi] */
+static void norm_kernel(ox_cg *cg, ox_graph *g, ox_node *n, const char *kname, ox_dim rows, int64_t D, int rms,
+			double eps, int b, int ym, int yi, const char *args)
+{
+	ox_buf t = {0};
+	warp_rows(&t, g, cg->fname, rms ? "RMSNormalization" : "LayerNormalization", rows, D, kname,
+		  ym || yi ? "const OX_T *__restrict__ x, const OX_T *__restrict__ sc,\n"
+			     "\t\tconst OX_T *__restrict__ b, OX_T *__restrict__ y, float *__restrict__ ym, float *__restrict__ yi"
+			   : "const OX_T *__restrict__ x, const OX_T *__restrict__ sc,\n"
+			     "\t\tconst OX_T *__restrict__ b, OX_T *__restrict__ y",
+		  NULL, 0);
+	ox_buf_printf(&t, "\tconst OX_T *xr = x + row * %lld;\n\tOX_T *yr = y + row * %lld;\n", (long long)D,
+		      (long long)D);
+	norm_row(&t, "\t", "lane", "sc", b ? "b" : NULL, rms, D, eps, "OX_LD(%s)");
+	ox_buf_printf(&t, "%s%s%s%s}\n\n", ym || yi ? "\tif (lane == 0) {\n" : "", ym ? "\t\tym[row] = mean;\n" : "",
+		      yi ? "\t\tyi[row] = inv;\n" : "", ym || yi ? "\t}\n" : "");
+	rows_launch(cg, g, kname, rows, D, args);
+	ox_cu_finish(cg, g, n, kname, &t);
+}
+
 /* LayerNormalization and RMSNormalization over the trailing axes (scale
  * and bias of the normalized size, Mean/InvStdDev not asked for, computed
- * in f32: stash_type 1): a warp per row, mean and variance by shuffles
- * (two passes over the row; RMS: the mean of squares only) */
+ * in f32: stash_type 1): a warp per row (norm_kernel) */
 static int emit_layernorm(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	const int rms = n->op == OX_OP_RMSNormalization;
@@ -1734,41 +1863,11 @@ static int emit_layernorm(ox_cg *cg, ox_graph *g, ox_node *n)
 		D *= x->shape.d[i];
 	if (ox_shape_numel(&sc->shape) != D || (b && ox_shape_numel(&b->shape) != D) || !D)
 		return 1;
-	const double eps = ox_attr_float(n, "epsilon", 1e-5f);
-	ox_buf mean = {0};
-	if (rms)
-		ox_buf_puts(&mean, "\tconst float mean = 0.0f;\n");
-	else
-		ox_buf_printf(&mean, "\tfloat s = 0.0f;\n\tfor (long i = lane; i < %lld; i += 32)\n\t\ts += OX_LD(xr[i]);\n"
-				     "\tfor (int o = 16; o > 0; o /= 2)\n\t\ts += __shfl_xor_sync(0xffffffffu, s, o);\n"
-				     "\tconst float mean = s / %lld.0f;\n",
-			      (long long)D, (long long)D);
-	char kname[200];
+	char kname[200], args[96];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
-	ox_buf t = {0};
-	warp_rows(&t, g, cg->fname, n->optype, rows, D, kname,
-		  ym || yi ? "const OX_T *__restrict__ x, const OX_T *__restrict__ sc,\n"
-			     "\t\tconst OX_T *__restrict__ b, OX_T *__restrict__ y, float *__restrict__ ym, float *__restrict__ yi"
-			   : "const OX_T *__restrict__ x, const OX_T *__restrict__ sc,\n"
-			     "\t\tconst OX_T *__restrict__ b, OX_T *__restrict__ y",
-		  NULL, 0);
-	ox_buf_printf(&t, "\tconst OX_T *xr = x + row * %lld;\n\tOX_T *yr = y + row * %lld;\n"
-			  "%s"
-			  "\tfloat q = 0.0f;\n\tfor (long i = lane; i < %lld; i += 32) {\n\t\tconst float d = OX_LD(xr[i]) - mean;\n\t\tq += d * d;\n\t}\n"
-			  "\tfor (int o = 16; o > 0; o /= 2)\n\t\tq += __shfl_xor_sync(0xffffffffu, q, o);\n"
-			  "\tconst float inv = 1.0f / sqrtf(q / %lld.0f + %s);\n"
-			  "\tfor (long i = lane; i < %lld; i += 32)\n\t\tyr[i] = OX_ST((OX_LD(xr[i]) - mean) * inv * OX_LD(sc[i])%s);\n"
-			  "%s%s%s%s}\n\n",
-		      (long long)D, (long long)D,
-		      mean.s, (long long)D, (long long)D, ox_cg_lit(OX_F32, eps), (long long)D, b ? " + OX_LD(b[i])" : "",
-		      ym || yi ? "\tif (lane == 0) {\n" : "", ym ? "\t\tym[row] = mean;\n" : "", yi ? "\t\tyi[row] = inv;\n" : "",
-		      ym || yi ? "\t}\n" : "");
-	ox_buf_free(&mean);
-	char args[96];
 	snprintf(args, sizeof args, "in0, in1, %s, out0%s%s%s", b ? "in2" : "nullptr", ym || yi ? ", " : "",
 		 ym || yi ? (ym ? "out1" : "nullptr") : "", ym || yi ? (yi ? ", out2" : ", nullptr") : "");
-	rows_launch(cg, g, kname, rows, D, args);
-	ox_cu_finish(cg, g, n, kname, &t);
+	norm_kernel(cg, g, n, kname, rows, D, rms, ox_attr_float(n, "epsilon", 1e-5f), b != NULL, ym, yi, args);
 	return 0;
 }
 
@@ -3061,6 +3160,8 @@ int ox_cu_emit(ox_cg *cg, ox_graph *g, ox_node *n)
 		       n->name, n->optype);
 	if (rc > 0 && n->op == OX_OP_MatMulSplit)
 		ox_die("codegen: MatMulSplit '%s' without its CUDA kernel (opt/siblings.c)", n->name);
+	if (rc > 0 && ox_attr_get(n, "ox_norm"))
+		ox_die("codegen: '%s' computes a norm but no CUDA kernel takes it (opt/gemmnorm.c)", n->name);
 	if (rc > 0 && ox_ir_epilogue(n))
 		ox_die("codegen: '%s' has an epilogue but no CUDA kernel takes it (opt/epilogue.c)", n->name);
 	if (rc > 0 && n->op == OX_OP_Fused && g->vals[n->out[0]].dtype != OX_F32)

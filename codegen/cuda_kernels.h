@@ -83,6 +83,8 @@ int ox_cu_tile_kind(const ox_cg *cg, int dt);
  * (codegen/cuda_kernels.c) */
 void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, const char *loada, int va,
 		     const char *loadb, int vb, int kind, int64_t blocks, ox_cu_tile *geo);
+/* the threads of ox_cu_tile_loop's block for those arguments */
+int ox_cu_tile_threads(int BM, int BN, int kind, int64_t blocks);
 /* the alignment in bytes (1 .. 64) value id's device address is known to have */
 int ox_cu_align(ox_graph *g, ox_id id);
 /* the largest power of two up to top (itself one) that divides b */

@@ -424,6 +424,19 @@ static int numeric(int dt)
 	       dt == OX_I64 || dt == OX_U32 || dt == OX_U64;
 }
 
+/* a GEMM's out[1]: the norm of its rows that opt/gemmnorm.c computes in it
+ * (ox_norm), of out[0]'s type; an ONNX Gemm or MatMul has one output */
+static int norm_out(ox_graph *g, ox_node *n)
+{
+	if (n->nout < 2 || n->out[1] < 0)
+		return 0;
+	if (!ox_attr_get(n, "ox_norm"))
+		return ox_error(g, n, "%s has one output, not %d", n->optype, n->nout);
+	const ox_value *y = ox_out(g, n, 0);
+	ox_set_out(g, n, 1, y->dtype, &y->shape);
+	return 0;
+}
+
 int infer_gemm(ox_graph *g, ox_node *n)
 {
 	ox_value *a = ox_in(g, n, 0), *b = ox_in(g, n, 1), *c = ox_in(g, n, 2);
@@ -448,7 +461,7 @@ int infer_gemm(ox_graph *g, ox_node *n)
 		}
 	}
 	ox_set_out(g, n, 0, a->dtype, &o);
-	return 0;
+	return norm_out(g, n);
 }
 
 /* numpy matmul shape of a x b (1-D operands promoted, the added dim
@@ -488,7 +501,7 @@ int infer_matmul(ox_graph *g, ox_node *n)
 	if (ox_ir_matmul_shape(g, n, a, b, &o))
 		return -1;
 	ox_set_out(g, n, 0, a->dtype, &o);
-	return 0;
+	return norm_out(g, n);
 }
 
 /* ---- Resize ---- */

@@ -499,7 +499,11 @@ int eval_none(ox_graph *g, ox_node *n, ox_tensor **in, ox_tensor **out); /* neve
  *                before it is stored. Body input 0 is that result, body
  *                input j >= 1 is node input ox_ir_epilogue_first(n) + j - 1;
  *                the body's output is the node's output 0 (a
- *                MatMulSplit's: its whole product, before the split). */
+ *                MatMulSplit's: its whole product, before the split).
+ *   ox_norm      INTS {op, scale input, bias input or -1} on a Gemm or
+ *                MatMul (opt/gemmnorm.c): its out[1] is out[0] normalized
+ *                over the last axis by op (LayerNormalization or
+ *                RMSNormalization), epsilon ox_norm_eps (FLOAT). */
 ox_graph *ox_ir_epilogue(const ox_node *n);      /* the body, or NULL */
 int ox_ir_epilogue_first(const ox_node *n);      /* its first operand's input index, -1 if none */
 /* append name to n's ox_fused list (n's own name first) */

@@ -25,6 +25,7 @@ int ox_opt_affine(ox_graph *g);
 int ox_opt_layout(ox_graph *g);
 int ox_opt_epilogue(ox_graph *g);
 int ox_opt_siblings(ox_graph *g);
+int ox_opt_gemmnorm(ox_graph *g);
 int ox_opt_ewfuse(ox_graph *g);
 int ox_opt_winograd(ox_graph *g);
 int ox_opt_pack(ox_graph *g);

@@ -58,6 +58,7 @@ const ox_pass ox_pipeline[] = {
 	{"layout", ox_opt_layout},
 	{"epilogue", ox_opt_epilogue},
 	{"siblings", ox_opt_siblings},
+	{"gemmnorm", ox_opt_gemmnorm},
 	{"cse", ox_opt_cse},
 	{"ewfuse", ox_opt_ewfuse},
 	{"winograd", ox_opt_winograd},

@@ -596,7 +596,10 @@ static void plan_classes(ox_graph *g, plan *P)
 			continue;
 		if (n->out[0] < 0 || P->cls[n->out[0]] != n->out[0] || (first < 0 && n->nout != 1))
 			continue;
-		for (int k = first < 0 ? 0 : first; k < n->nin; k++)
+		/* (past the epilogue's operands: a norm's scale and bias, ox_norm,
+		 * read after the output is written) */
+		const int end = first < 0 ? n->nin : first + ox_ir_epilogue(n)->ninputs - 1;
+		for (int k = first < 0 ? 0 : first; k < end; k++)
 			if (can_inplace(g, P, n, k, p, first)) {
 				join(P, P->cls[n->in[k]], n->out[0], 0);
 				P->ninplace++;

@@ -56,6 +56,7 @@
 # 16. Sibling MatMuls as one MatMulSplit (tests/e2e/siblings, below).
 # 17. NonMaxSuppression's kernels (tests/e2e/nms, below).
 # 18. DFT and STFT kernels (tests/e2e/signal, below).
+# 19. A GEMM's norm of its rows in its kernel (opt/gemmnorm.c, below).
 # The models of each step run $JOBS at a time (default: the cores), their
 # lines printed in list order. Every emulated model's --report must list no
 # node without a parallel kernel (docs/cuda.md).
@@ -823,6 +824,39 @@ fi
 nv_after tests/e2e/signal/signal.onnx
 printf 'cuda-emu kernels %-18s %s\n' signal "$st"
 [ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; fail=1; }
+
+# 19. A GEMM's norm of its rows (opt/gemmnorm.c, emit_gemm): the optimizer
+#    cases norm_layernorm_13 (MatMul + residual -> LayerNorm, rows of 37)
+#    and norm_prenorm_rms (the RMSNorm of a residual stream that the next
+#    MatMul reads again) normalized in the GEMM kernel's tail,
+#    norm_layernorm_wide (a Gemm, rows of 1024) by the node's second kernel;
+#    each against the C target at 1e-4 normwise, its .cu holding no norm
+#    node's kernel; bert_encoder's .cu of step 1 (when it ran) 8 tails and no
+#    LayerNormalization kernel; with nvcc as in 2.
+gn_one() { # CASE TAILS NORM-KERNELS
+	local c=tests/e2e/cases/opt/test_opt_$1 r=
+	vs_c "build/cuda_api/$1" "$c/model.onnx" "$c/test_data_set_0/input_0.pb"
+	if [ "$st" = ok ]; then
+		r=$(close "$o/cu/out/output_0.npy" "$o/c/out/output_0.npy" 1e-4) || st=MISMATCH
+		[ "$(grep -c 'Normalization of the rows: the last of a band' "$o/cu/net.cu")" = "$2" ] &&
+			[ "$(grep -c '__global__ .*_norm_kernel(' "$o/cu/net.cu")" = "$3" ] &&
+			! grep -Eq '__global__ .*_(LayerNormalization|RMSNormalization)_kernel\(' "$o/cu/net.cu" || st=KERNELS
+	fi
+	nv_after "$c/model.onnx"
+	printf 'cuda-emu gemm+norm %-16s %s %s\n' "$1" "$st" "$r"
+	[ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; return 1; }
+}
+gn_one norm_layernorm_13 1 0 || fail=1
+gn_one norm_prenorm_rms 1 0 || fail=1
+gn_one norm_layernorm_wide 0 1 || fail=1
+b=$DIR/bert_encoder/cuda-emu/net.cu
+if [ -f "$b" ]; then
+	st=ok
+	[ "$(grep -c 'LayerNormalization of the rows: the last of a band' "$b")" = 8 ] &&
+		! grep -q '__global__ .*LayerNormalization_kernel(' "$b" || st=KERNELS
+	printf 'cuda-emu gemm+norm %-16s %s\n' bert_encoder "$st"
+	[ "$st" = ok ] || fail=1
+fi
 
 nv_one() {
 	local m=$1

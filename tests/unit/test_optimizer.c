@@ -23,17 +23,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* parse, set the target, run the pipeline up to and including `upto` */
-static ox_graph *run_to(const char *text, const char *cpu, const char *upto)
+/* parse, set the target (gpu: the CUDA target's passes), run the pipeline
+ * up to and including `upto` */
+static ox_graph *run_to_on(const char *text, const char *cpu, int gpu, const char *upto)
 {
 	ox_graph *g = ox_ir_parse(text, "t.ir");
 	if (!g)
 		fail_msg("parse failed (message above) for:\n%s", text);
 	g->target = ox_target_find(cpu);
 	assert_non_null(g->target);
+	g->gpu = gpu;
 	if (ox_opt_run(g, 1, upto))
 		fail_msg("the pipeline failed (message above) for:\n%s", text);
 	return g;
+}
+
+static ox_graph *run_to(const char *text, const char *cpu, const char *upto)
+{
+	return run_to_on(text, cpu, 0, upto);
 }
 
 static int count_op(const ox_graph *g, int op)
@@ -537,6 +544,85 @@ static void test_attention_causal_const(void **state)
 		}
 }
 
+/* ---- gemmnorm ---- */
+
+/* MatMul + residual (an epilogue) -> norm, on the GPU: the MatMul computes
+ * the norm as its out[1]. `norm` is the norm's node text (it reads %5,
+ * writes %6); `more` adds lines. */
+static ox_graph *gemm_norm(const char *norm, const char *more, int gpu)
+{
+	char text[2048];
+	snprintf(text, sizeof text,
+		 "graph \"gn\" opset 17\n"
+		 "range S=1..16\n"
+		 "input %%0:f32[S,8] \"x\"\n"
+		 "input %%1:f32[8,8] \"w\"\n"
+		 "input %%2:f32[8] \"g\"\n"
+		 "input %%3:f32[8] \"b\"\n"
+		 "%%4 = MatMul(%%0, %%1)\n"
+		 "%%5 = Add(%%4, %%0)\n"
+		 "%s  # \"ln\"\n"
+		 "output %%6 \"y\"\n"
+		 "%s",
+		 norm, more);
+	return run_to_on(text, "generic", gpu, "gemmnorm");
+}
+
+/* The LayerNormalization (RMSNormalization) goes into the MatMul: its
+ * output is the MatMul's out[1], its scale and bias the MatMul's inputs
+ * ox_norm names; the product stays out[0], a graph output here too (a
+ * pre-norm residual stream). Through a Reshape that keeps the rows, the
+ * norm's node becomes a Reshape of out[1]. Not on the CPU, nor a norm over more than
+ * the last axis, nor one asked for its Mean. */
+static void test_gemmnorm(void **state)
+{
+	(void)state;
+	static const char *const norms[] = {
+		"%6 = LayerNormalization(%5, %2, %3) {axis=-1, epsilon=0.001}",
+		"%6 = RMSNormalization@23(%5, %2) {axis=1}",
+		"%6 = LayerNormalization(%5, %2, %3) {axis=0}",
+		"%6, %7 = LayerNormalization(%5, %2, %3)",
+		"const %8:i64[3] \"sh\" = [1, -1, 8]\n%9 = Reshape(%5, %8)\n%6 = LayerNormalization(%9, %2, %3)",
+	};
+	for (int k = 0; k < 5; k++)
+		for (int gpu = 0; gpu < 2; gpu++) {
+			ox_graph *g = gemm_norm(norms[k], k == 3 ? "output %5 \"h\"\noutput %7 \"mean\"\n" : "output %5 \"h\"\n",
+						gpu);
+			const int fused = gpu && (k < 2 || k == 4);
+			const ox_node *m = first_op(g, OX_OP_MatMul);
+			assert_non_null(m);
+			assert_non_null(ox_ir_epilogue(m)); /* (the residual) */
+			assert_int_equal(count_op(g, OX_OP_LayerNormalization) + count_op(g, OX_OP_RMSNormalization), !fused);
+			const ox_attr *a = ox_attr_get(m, "ox_norm");
+			assert_int_equal(a != NULL, fused);
+			assert_int_equal(m->nout, fused ? 2 : 1);
+			assert_int_equal(m->out[0], g->outputs[1]);
+			if (!fused) {
+				ox_ir_free(g);
+				continue;
+			}
+			if (k == 4) { /* the norm of [S, 8] rows, which the norm's node reshapes */
+				const ox_node *r = first_op(g, OX_OP_Reshape);
+				assert_non_null(r);
+				assert_string_equal(r->name, "ln");
+				assert_int_equal(r->in[0], m->out[1]);
+				assert_int_equal(r->out[0], g->outputs[0]);
+				assert_int_equal(g->vals[m->out[1]].shape.rank, 2);
+				assert_int_equal(count_op(g, OX_OP_Reshape), 1);
+			} else {
+				assert_int_equal(m->out[1], g->outputs[0]);
+			}
+			assert_int_equal(a->ints[0], k == 1 ? OX_OP_RMSNormalization : OX_OP_LayerNormalization);
+			assert_int_equal(m->in[a->ints[1]], 2);
+			if (k == 1)
+				assert_int_equal(a->ints[2], -1);
+			else
+				assert_int_equal(m->in[a->ints[2]], 3);
+			assert_float_equal(ox_attr_float(m, "ox_norm_eps", 0), k ? 1e-5f : 0.001f, 0);
+			ox_ir_free(g);
+		}
+}
+
 /* ---- rows ---- */
 
 /* nn.MultiheadAttention(batch_first=True) of a run-time batch, as the
@@ -578,13 +664,7 @@ static ox_graph *mha_rows(const char *extra, const char *k_in, int gpu)
 		 "output %%23 \"y\"\n"
 		 "%s",
 		 k_in, extra);
-	ox_graph *g = ox_ir_parse(text, "t.ir");
-	assert_non_null(g);
-	g->target = ox_target_find("generic");
-	g->gpu = gpu;
-	if (ox_opt_run(g, 1, "rows"))
-		fail_msg("the pipeline failed (message above) for:\n%s", text);
-	return g;
+	return run_to_on(text, "generic", gpu, "rows");
 }
 
 /* the value node n reads as input k comes from a node of op `op` */
@@ -1291,6 +1371,7 @@ int main(void)
 		cmocka_unit_test(test_attention_refused),
 		cmocka_unit_test(test_attention_causal),
 		cmocka_unit_test(test_attention_causal_const),
+		cmocka_unit_test(test_gemmnorm),
 		cmocka_unit_test(test_rows_mha),
 		cmocka_unit_test(test_norm_layernorm),
 		cmocka_unit_test(test_norm_layernorm_forms),

@@ -672,6 +672,34 @@ def norm_cases():
     n.save("norm_logsoftmax_2d", n.op("LogSoftmax", ["x"], torch.log_softmax(n.vals["x"].reshape(2, 21), -1).reshape(2, 3, 7),
                                       axis=1), opset=11)
 
+    # a pre-norm block: h = x + x W1 (the residual stream), RMSNorm(h) into
+    # the second MatMul, whose result h + n W2 reads h again; rows of 48
+    # (on the GPU the RMSNorm is computed by the first MatMul's kernel,
+    # opt/gemmnorm.c, whose product h stays an output of it)
+    seed("norm_prenorm_rms")
+    n = Net(rnd(3, 21, 48))
+    w1 = n.const(rnd(48, 48, scale=0.2))
+    hh = n.add(n.op("MatMul", ["x", w1], n.vals["x"] @ n.vals[w1]), "x")
+    hv = n.vals[hh]
+    sq = n.op("Pow", [hh, scalar(n, 2, "two")], hv ** 2)
+    v = n.op("ReduceMean", [sq], n.vals[sq].mean(-1, keepdim=True), axes=[-1])
+    e = n.op("Add", [v, scalar(n, 1e-6, "eps")], n.vals[v] + 1e-6)
+    s = n.op("Sqrt", [e], torch.sqrt(n.vals[e]))
+    y = n.op("Div", [hh, s], hv / n.vals[s])
+    gc = n.const(rnd(48), "g")
+    nn_ = n.op("Mul", [y, gc], n.vals[y] * n.vals[gc])
+    w2 = n.const(rnd(48, 48, scale=0.2))
+    n.save("norm_prenorm_rms", n.add(hh, n.op("MatMul", [nn_, w2], n.vals[nn_] @ n.vals[w2])))
+
+    # Gemm (B transposed, a bias) then LayerNorm over rows of 1024, 20 rows:
+    # on the GPU a row is too long for the GEMM kernel's tail, so the node
+    # normalizes them by a second kernel (codegen/cuda_kernels.c)
+    seed("norm_layernorm_wide")
+    n = Net(rnd(20, 24))
+    wt, bc = n.const(rnd(1024, 24, scale=0.3)), n.const(rnd(1024), "b")
+    gm = n.op("Gemm", ["x", wt, bc], n.vals["x"] @ n.vals[wt].T + n.vals[bc], transB=1)
+    n.save("norm_layernorm_wide", layernorm(n, gm, [-1], gamma=rnd(1024) + 1, beta=rnd(1024)))
+
     # Pow by 2, 3, 1, 0.5, -1, -0.5 (vector forms) and 2.5 (scalar), Reciprocal
     seed("norm_pow")
     n = Net(np.abs(rnd(3, 21)) + 0.5)
