@@ -230,6 +230,20 @@ int ox_cg_gridsample_opts(ox_graph *g, ox_node *n, ox_gs_opts *o);
  * its output's index space (dims, rank: the body reads i0..i<rank-1> and
  * writes out0 from in0..); 1 when it does not apply, -1 on an error */
 int ox_cg_einsum_body(ox_cg *cg, ox_graph *g, ox_node *n, ox_buf *body, int64_t *dims, int *rank);
+/* DFT and STFT's direct sum for one output bin (emit_signal.c; the CUDA
+ * kernels of cuda_signal.c render the same): lines at lvl tabs into b that
+ * leave the bin in the doubles re (and im, not for irfft). Expressions:
+ * T the samples summed, N the length and Nd it as a double, k the bin, xr
+ * and xi sample t's parts as doubles, win the window's value at t (STFT)
+ * or NULL; wc and ws the twiddle of w = (k t) mod N, after the statement
+ * wdecl when not NULL; it the integer type of t and w. irfft: the
+ * one-sided inverse's real output (each bin past 0 and N/2 twice); an
+ * inverse divides by N. */
+typedef struct {
+	const char *T, *N, *Nd, *k, *xr, *xi, *win, *wc, *ws, *wdecl, *it;
+	int irfft, inverse;
+} ox_dft_sum;
+void ox_cg_dft_sum(ox_buf *b, int lvl, const ox_dft_sum *s);
 /* the kernel text t, named `name`, under the key "family/name" (once per
  * file, like ox_cg_helper); frees t and returns name */
 const char *ox_cg_kernel_text(ox_cg *cg, const char *family, const char *name, ox_buf *t);

@@ -1,7 +1,8 @@
 /* cuda_signal.c: CUDA kernels of DFT and STFT (--target cuda), constant
  * shapes and parameters, plain layout: a thread per output bin (both parts
- * of a complex one) running the C target's direct sum (codegen/
- * emit_signal.c) in double, in its order, each twiddle of (k t) mod n
+ * of a complex one) running the C target's direct sum (ox_cg_dft_sum,
+ * codegen/emit_signal.c: one rendering for both) in double, in its order,
+ * each twiddle of (k t) mod n
  * computed where it is used by the expression the C target's table holds
  * (under the emulation the same bits; a GPU's cos and sin may differ from
  * the host's in the last place). It was the C function on one device
@@ -42,14 +43,13 @@ static void sample(int dt, const char *at, long long C, char *xr, char *xi, size
 		snprintf(xi, sz, "0.0");
 }
 
-/* the twiddle of bin k and sample t of a transform of length n, as the C
- * target's table holds it */
-static void twiddle(ox_buf *b, const char *k, long long n)
+/* the statement computing the twiddle of w = (k t) mod n where it is used,
+ * by the expression the C target's table holds */
+static const char *twiddle(char *buf, size_t sz, long long n)
 {
-	ox_buf_printf(b, "\t\tconst long w = (%s * t) %% %lld;\n"
-			 "\t\tconst double wc = cos(6.283185307179586 * (double)w / %lld.0), "
-			 "ws = sin(6.283185307179586 * (double)w / %lld.0);\n",
-		      k, n, n, n);
+	snprintf(buf, sz, "const double wc = cos(6.283185307179586 * (double)w / %lld.0), "
+			  "ws = sin(6.283185307179586 * (double)w / %lld.0);", n, n);
+	return buf;
 }
 
 /* re and im stored as complex output element at */
@@ -86,25 +86,18 @@ static int emit_dft(ox_cg *cg, ox_graph *g, ox_node *n)
 	char e[256], xr[320], xi[320], sr[400];
 	snprintf(e, sizeof e, "((i0 * %lldL + t) * %lldL + i2) * %lldL", lin, I, C);
 	sample(dt, e, C, xr, xi, sizeof xr);
+	char Ts[32], Ns[32], Nd[32], wd[200];
+	snprintf(Ts, sizeof Ts, "%lld", irfft ? (lin < N / 2 + 1 ? lin : N / 2 + 1) : (lin < N ? lin : N));
+	snprintf(Ns, sizeof Ns, "%lld", N);
+	snprintf(Nd, sizeof Nd, "%lld.0", N);
 	ox_buf b = {0};
-	ox_buf_printf(&b, "\tdouble re = 0.0, im = 0.0;\n\t(void)im;\n");
-	const long long T = irfft ? (lin < N / 2 + 1 ? lin : N / 2 + 1) : (lin < N ? lin : N);
-	ox_buf_printf(&b, "\tfor (long t = 0; t < %lld; t++) {\n\t\tconst double xr = %s, xi = %s;\n", T, xr, xi);
-	twiddle(&b, "i1", N);
-	if (irfft)
-		ox_buf_printf(&b, "\t\tif (t == 0 || 2 * t == %lld)\n\t\t\tre += xr * wc;\n\t\telse\n"
-				  "\t\t\tre += 2.0 * (xr * wc - xi * ws);\n\t}\n",
-			      N);
-	else if (inverse)
-		ox_buf_puts(&b, "\t\tre += xr * wc - xi * ws;\n\t\tim += xr * ws + xi * wc;\n\t}\n");
-	else
-		ox_buf_puts(&b, "\t\tre += xr * wc + xi * ws;\n\t\tim += xi * wc - xr * ws;\n\t}\n");
+	ox_cg_dft_sum(&b, 1, &(ox_dft_sum){.T = Ts, .N = Ns, .Nd = Nd, .k = "i1", .xr = xr, .xi = xi, .wc = "wc",
+					   .ws = "ws", .wdecl = twiddle(wd, sizeof wd, N), .it = "long",
+					   .irfft = irfft, .inverse = inverse});
 	if (irfft) {
 		snprintf(e, sizeof e, "re / %lld.0", N);
 		ox_buf_printf(&b, "\ty[(i0 * %lldL + i1) * %lldL + i2] = %s;\n", lout, I, st(dt, e, sr, sizeof sr));
 	} else {
-		if (inverse)
-			ox_buf_printf(&b, "\tre /= %lld.0;\n\tim /= %lld.0;\n", N, N);
 		snprintf(e, sizeof e, "(i0 * %lldL + i1) * %lldL + i2", lout, I);
 		store2(&b, dt, e);
 	}
@@ -152,13 +145,11 @@ static int emit_stft(ox_cg *cg, ox_graph *g, ox_node *n)
 		ld(w->dtype, "wn[t]", wv, sizeof wv);
 	else
 		snprintf(wv, sizeof wv, "1.0");
+	char Ns[32], wd[200];
+	snprintf(Ns, sizeof Ns, "%lld", FL);
 	ox_buf b = {0};
-	ox_buf_printf(&b, "\tdouble re = 0.0, im = 0.0;\n"
-			  "\tfor (long t = 0; t < %lld; t++) {\n"
-			  "\t\tconst double wt = %s, xr = %s * wt, xi = %s * wt;\n",
-		      FL, wv, xr, xi);
-	twiddle(&b, "i2", FL);
-	ox_buf_puts(&b, "\t\tre += xr * wc + xi * ws;\n\t\tim += xi * wc - xr * ws;\n\t}\n");
+	ox_cg_dft_sum(&b, 1, &(ox_dft_sum){.T = Ns, .N = Ns, .Nd = Ns, .k = "i2", .xr = xr, .xi = xi, .win = wv,
+					   .wc = "wc", .ws = "ws", .wdecl = twiddle(wd, sizeof wd, FL), .it = "long"});
 	snprintf(e, sizeof e, "(i0 * %lldL + i1) * %lldL + i2", F, K);
 	store2(&b, dt, e);
 	char kname[200], params[300];

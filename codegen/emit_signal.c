@@ -390,6 +390,48 @@ static int emit_window(ox_cg *cg, ox_graph *g, ox_node *n)
 
 /* ---------------- DFT, STFT ---------------- */
 
+void ox_cg_dft_sum(ox_buf *b, int lvl, const ox_dft_sum *s)
+{
+	bline(b, lvl, s->irfft ? "double re = 0.0;" : "double re = 0.0, im = 0.0;");
+	bline(b, lvl, "for (%s t = 0; t < %s; t++) {", s->it, s->T);
+	if (s->win)
+		bline(b, lvl + 1, "double wt = %s, xr = %s * wt, xi = %s * wt;", s->win, s->xr, s->xi);
+	else
+		bline(b, lvl + 1, "double xr = %s, xi = %s;", s->xr, s->xi);
+	bline(b, lvl + 1, "%s w = (%s * t) %% %s;", s->it, s->k, s->N);
+	if (s->wdecl)
+		bline(b, lvl + 1, "%s", s->wdecl);
+	if (s->irfft) {
+		/* x[k] = (X0 + sum 2 Re(Xt w^kt) + X(n/2) (-1)^k) / n: the half
+		 * spectrum stands for its Hermitian mirror; the imaginary parts of
+		 * the DC and Nyquist bins drop out, as in numpy's irfft */
+		bline(b, lvl + 1, "if (t == 0 || 2 * t == %s)", s->N);
+		bline(b, lvl + 2, "re += xr * %s;", s->wc);
+		bline(b, lvl + 1, "else");
+		bline(b, lvl + 2, "re += 2.0 * (xr * %s - xi * %s);", s->wc, s->ws);
+	} else if (s->inverse) {
+		bline(b, lvl + 1, "re += xr * %s - xi * %s;", s->wc, s->ws);
+		bline(b, lvl + 1, "im += xr * %s + xi * %s;", s->ws, s->wc);
+	} else {
+		bline(b, lvl + 1, "re += xr * %s + xi * %s;", s->wc, s->ws);
+		bline(b, lvl + 1, "im += xi * %s - xr * %s;", s->wc, s->ws);
+	}
+	bline(b, lvl, "}");
+	if (s->inverse && !s->irfft) {
+		bline(b, lvl, "re /= %s;", s->Nd);
+		bline(b, lvl, "im /= %s;", s->Nd);
+	}
+}
+
+/* the sum's lines into the function's body */
+static void dft_sum(ox_cg *cg, int lvl, const ox_dft_sum *s)
+{
+	ox_buf b = {0};
+	ox_cg_dft_sum(&b, lvl, s);
+	ox_cg_printf(cg, "%s", b.s);
+	ox_buf_free(&b);
+}
+
 /* wc[t] = cos(2 pi t / n), ws[t] = sin(2 pi t / n) */
 static int twiddles(ox_cg *cg, ox_graph *g, ox_node *n, int64_t len)
 {
@@ -512,37 +554,16 @@ static int emit_dft_rt(ox_cg *cg, ox_graph *g, ox_node *n, int axis, ox_dim len,
 	ox_cg_line(cg, 1, "for (size_t o = 0; o < O; o++) {");
 	ox_cg_line(cg, 2, "for (size_t i = 0; i < I; i++) {");
 	ox_cg_line(cg, 3, "for (size_t k = 0; k < lout; k++) {");
-	if (irfft) {
-		/* as the static code below */
+	ox_dft_sum sum = {.T = irfft ? "bins" : "T", .N = "N", .Nd = "(double)N", .k = "k", .xr = xr, .xi = xi,
+			  .wc = wc, .ws = ws, .it = "size_t", .irfft = irfft, .inverse = inverse};
+	if (irfft)
 		ox_cg_line(cg, 4, "const size_t bins = lin < N / 2 + 1 ? lin : N / 2 + 1;");
-		ox_cg_line(cg, 4, "double re = 0.0;");
-		ox_cg_line(cg, 4, "for (size_t t = 0; t < bins; t++) {");
-		ox_cg_line(cg, 5, "double xr = %s, xi = %s;", xr, xi);
-		ox_cg_line(cg, 5, "size_t w = (k * t) %% N;");
-		ox_cg_line(cg, 5, "if (t == 0 || 2 * t == N)");
-		ox_cg_line(cg, 6, "re += xr * %s;", wc);
-		ox_cg_line(cg, 5, "else");
-		ox_cg_line(cg, 6, "re += 2.0 * (xr * %s - xi * %s);", wc, ws);
-		ox_cg_line(cg, 4, "}");
+	else
+		ox_cg_line(cg, 4, "const size_t T = lin < N ? lin : N;");
+	dft_sum(cg, 4, &sum);
+	if (irfft) {
 		ox_cg_line(cg, 4, "out0[(o * lout + k) * I + i] = %s;", store(dt, "re / (double)N"));
 	} else {
-		ox_cg_line(cg, 4, "const size_t T = lin < N ? lin : N;");
-		ox_cg_line(cg, 4, "double re = 0.0, im = 0.0;");
-		ox_cg_line(cg, 4, "for (size_t t = 0; t < T; t++) {");
-		ox_cg_line(cg, 5, "double xr = %s, xi = %s;", xr, xi);
-		ox_cg_line(cg, 5, "size_t w = (k * t) %% N;");
-		if (inverse) {
-			ox_cg_line(cg, 5, "re += xr * %s - xi * %s;", wc, ws);
-			ox_cg_line(cg, 5, "im += xr * %s + xi * %s;", ws, wc);
-		} else {
-			ox_cg_line(cg, 5, "re += xr * %s + xi * %s;", wc, ws);
-			ox_cg_line(cg, 5, "im += xi * %s - xr * %s;", wc, ws);
-		}
-		ox_cg_line(cg, 4, "}");
-		if (inverse) {
-			ox_cg_line(cg, 4, "re /= (double)N;");
-			ox_cg_line(cg, 4, "im /= (double)N;");
-		}
 		ox_cg_line(cg, 4, "out0[((o * lout + k) * I + i) * 2] = %s;", store(dt, "re"));
 		ox_cg_line(cg, 4, "out0[((o * lout + k) * I + i) * 2 + 1] = %s;", store(dt, "im"));
 	}
@@ -586,41 +607,18 @@ static int emit_dft(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_line(cg, 1, "for (size_t o = 0; o < %lld; o++) {", O);
 	ox_cg_line(cg, 2, "for (size_t i = 0; i < %lld; i++) {", I);
 	ox_cg_line(cg, 3, "for (size_t k = 0; k < %lld; k++) {", lout);
+	char Ts[32], Ns[32], Nd[32];
+	snprintf(Ts, sizeof Ts, "%lld", irfft ? (lin < N / 2 + 1 ? lin : N / 2 + 1) : (lin < N ? lin : N));
+	snprintf(Ns, sizeof Ns, "%lld", N);
+	snprintf(Nd, sizeof Nd, "%lld.0", N);
+	ox_dft_sum sum = {.T = Ts, .N = Ns, .Nd = Nd, .k = "k", .xr = xr, .xi = xi, .wc = "wc[w]", .ws = "ws[w]",
+			  .it = "size_t", .irfft = irfft, .inverse = inverse};
+	dft_sum(cg, 4, &sum);
 	if (irfft) {
-		/* x[k] = (X0 + sum 2 Re(Xt w^kt) + X(n/2) (-1)^k) / n: the half
-		 * spectrum stands for its Hermitian mirror; the imaginary parts of
-		 * the DC and Nyquist bins drop out, as in numpy's irfft */
-		long long bins = lin < N / 2 + 1 ? lin : N / 2 + 1;
-		ox_cg_line(cg, 4, "double re = 0.0;");
-		ox_cg_line(cg, 4, "for (size_t t = 0; t < %lld; t++) {", bins);
-		ox_cg_line(cg, 5, "double xr = %s, xi = %s;", xr, xi);
-		ox_cg_line(cg, 5, "size_t w = (k * t) %% %lld;", N);
-		ox_cg_line(cg, 5, "if (t == 0 || 2 * t == %lld)", N);
-		ox_cg_line(cg, 6, "re += xr * wc[w];");
-		ox_cg_line(cg, 5, "else");
-		ox_cg_line(cg, 6, "re += 2.0 * (xr * wc[w] - xi * ws[w]);");
-		ox_cg_line(cg, 4, "}");
 		char d[64];
 		snprintf(d, sizeof d, "re / %lld.0", N);
 		ox_cg_line(cg, 4, "out0[(o * %lld + k) * %lld + i] = %s;", lout, I, store(dt, d));
 	} else {
-		long long T = lin < N ? lin : N;
-		ox_cg_line(cg, 4, "double re = 0.0, im = 0.0;");
-		ox_cg_line(cg, 4, "for (size_t t = 0; t < %lld; t++) {", T);
-		ox_cg_line(cg, 5, "double xr = %s, xi = %s;", xr, xi);
-		ox_cg_line(cg, 5, "size_t w = (k * t) %% %lld;", N);
-		if (inverse) {
-			ox_cg_line(cg, 5, "re += xr * wc[w] - xi * ws[w];");
-			ox_cg_line(cg, 5, "im += xr * ws[w] + xi * wc[w];");
-		} else {
-			ox_cg_line(cg, 5, "re += xr * wc[w] + xi * ws[w];");
-			ox_cg_line(cg, 5, "im += xi * wc[w] - xr * ws[w];");
-		}
-		ox_cg_line(cg, 4, "}");
-		if (inverse) {
-			ox_cg_line(cg, 4, "re /= %lld.0;", N);
-			ox_cg_line(cg, 4, "im /= %lld.0;", N);
-		}
 		ox_cg_line(cg, 4, "out0[((o * %lld + k) * %lld + i) * 2] = %s;", lout, I, store(dt, "re"));
 		ox_cg_line(cg, 4, "out0[((o * %lld + k) * %lld + i) * 2 + 1] = %s;", lout, I, store(dt, "im"));
 	}
@@ -685,13 +683,8 @@ static int emit_stft_rt(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_line(cg, 1, "for (size_t b = 0; b < B; b++) {");
 	ox_cg_line(cg, 2, "for (size_t f = 0; f < F; f++) {");
 	ox_cg_line(cg, 3, "for (size_t k = 0; k < K; k++) {");
-	ox_cg_line(cg, 4, "double re = 0.0, im = 0.0;");
-	ox_cg_line(cg, 4, "for (size_t t = 0; t < N; t++) {");
-	ox_cg_line(cg, 5, "double wt = %s, xr = %s * wt, xi = %s * wt;", wv, xr, xi);
-	ox_cg_line(cg, 5, "size_t w = (k * t) %% N;");
-	ox_cg_line(cg, 5, "re += xr * %s + xi * %s;", wc, ws);
-	ox_cg_line(cg, 5, "im += xi * %s - xr * %s;", wc, ws);
-	ox_cg_line(cg, 4, "}");
+	dft_sum(cg, 4, &(ox_dft_sum){.T = "N", .N = "N", .Nd = "(double)N", .k = "k", .xr = xr, .xi = xi, .win = wv,
+				     .wc = wc, .ws = ws, .it = "size_t"});
 	ox_cg_line(cg, 4, "out0[((b * F + f) * K + k) * 2] = %s;", store(dt, "re"));
 	ox_cg_line(cg, 4, "out0[((b * F + f) * K + k) * 2 + 1] = %s;", store(dt, "im"));
 	ox_cg_line(cg, 3, "}");
@@ -737,13 +730,10 @@ static int emit_stft(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_line(cg, 1, "for (size_t b = 0; b < %lld; b++) {", B);
 	ox_cg_line(cg, 2, "for (size_t f = 0; f < %lld; f++) {", F);
 	ox_cg_line(cg, 3, "for (size_t k = 0; k < %lld; k++) {", K);
-	ox_cg_line(cg, 4, "double re = 0.0, im = 0.0;");
-	ox_cg_line(cg, 4, "for (size_t t = 0; t < %lld; t++) {", FL);
-	ox_cg_line(cg, 5, "double wt = %s, xr = %s * wt, xi = %s * wt;", wv, xr, xi);
-	ox_cg_line(cg, 5, "size_t w = (k * t) %% %lld;", FL);
-	ox_cg_line(cg, 5, "re += xr * wc[w] + xi * ws[w];");
-	ox_cg_line(cg, 5, "im += xi * wc[w] - xr * ws[w];");
-	ox_cg_line(cg, 4, "}");
+	char Ns[32];
+	snprintf(Ns, sizeof Ns, "%lld", FL);
+	dft_sum(cg, 4, &(ox_dft_sum){.T = Ns, .N = Ns, .Nd = Ns, .k = "k", .xr = xr, .xi = xi, .win = wv,
+				     .wc = "wc[w]", .ws = "ws[w]", .it = "size_t"});
 	ox_cg_line(cg, 4, "out0[((b * %lld + f) * %lld + k) * 2] = %s;", F, K, store(dt, "re"));
 	ox_cg_line(cg, 4, "out0[((b * %lld + f) * %lld + k) * 2 + 1] = %s;", F, K, store(dt, "im"));
 	ox_cg_line(cg, 3, "}");
