@@ -172,16 +172,13 @@ void ox_cu_host(ox_buf *c, const ox_cu_info *fi)
 	ox_buf_printf(c, "static struct {\n"
 			 "\tint ready;\n\tunsigned char *A, *W;\n\tint64_t *dd, *hd;\n"
 			 "\tvoid *in[%d], *out[%d];\n\tcudaStream_t st;\n"
-			 "\t/* the captured runs, each with what it was captured for and\n"
-			 "\t * when it was last replayed (tick) */\n"
-			 "\tstruct {\n"
-			 "\t\tcudaGraphExec_t exec;\n\t\tunsigned long long used;\n"
-			 "\t\tint spec;\n\t\tcudaStream_t st;\n\t\tunsigned char *A;\n"
-			 "\t\tconst void *in[%d];\n\t\tvoid *out[%d];\n\t\tint64_t d[OX_NS];\n"
-			 "\t\tint64_t shape[%d][OX_MAXR];\n"
-			 "\t} g[OX_GRAPHS];\n"
+			 "\t/* the captured runs (ox_gentry: keyed by the shapes' case, the\n"
+			 "\t * stream, the arena, the dims and the pointers), the output shapes\n"
+			 "\t * each run gives, the caches' clock */\n"
+			 "\tox_gentry g[OX_GRAPHS];\n"
+			 "\tint64_t shape[OX_GRAPHS][%d][OX_MAXR];\n"
 			 "\tunsigned long long tick;\n"
-			 "} ox_s;\n\n", NI, NO, NI, NO, NO);
+			 "} ox_s;\n\n", NI, NO, NO);
 	ox_buf_printf(c, "/* %s_profile: an event before and after each function's launches */\n"
 			 "static cudaEvent_t ox_prof_ev[2 * %s_NUM_FUNCS + 2];\n"
 			 "static unsigned char ox_prof_hit[%s_NUM_FUNCS + 1];\n"
@@ -201,7 +198,7 @@ void ox_cu_host(ox_buf *c, const ox_cu_info *fi)
 			 "\t\treturn %s_ERR_CUDA;\n"
 			 "\treturn (int)ox_s.hd[OX_NS + OX_NX];\n}\n\n", PU);
 	ox_buf_printf(c, "void %s_free(void)\n{\n"
-			 "\tfor (int j = 0; j < OX_GRAPHS; j++)\n\t\tif (ox_s.g[j].exec)\n\t\t\tcudaGraphExecDestroy(ox_s.g[j].exec);\n"
+			 "\tox_graphs_free(ox_s.g, OX_GRAPHS);\n"
 			 "\tox_body_graphs_free();\n"
 			 "\tcudaFree(ox_s.A), cudaFree(ox_s.W), cudaFree(ox_s.dd), cudaFreeHost(ox_s.hd), cudaFree(ox_cu_ws);\n"
 			 "\tcudaFree(ox_cu_ctr), cudaFreeHost(ox_cu_H);\n"
@@ -277,30 +274,19 @@ void ox_cu_host(ox_buf *c, const ox_cu_info *fi)
 	for (int s = 0; s < fi->nspecs; s++)
 		if (fi->capturable[s])
 			ox_buf_printf(c, "\tcapturable |= s == %d;\n", s);
-	ox_buf_printf(c, "\tif ((capturable && getenv(\"OX_CUDA_GRAPHS\") && !strcmp(getenv(\"OX_CUDA_GRAPHS\"), \"0\")) ||\n"
-			 "\t    ox_prof_on) /* (events between the launches) */\n"
+	ox_buf_printf(c, "\tif (ox_graphs_off() || ox_prof_on) /* (events between the launches) */\n"
 			 "\t\tcapturable = 0;\n");
 	ox_buf_printf(c, "\t/* this run's captured graph (gi), if it has one */\n"
-			 "\tint gi = -1;\n"
-			 "\tfor (int j = 0; j < OX_GRAPHS && capturable && gi < 0; j++) {\n"
-			 "\t\tint same = ox_s.g[j].exec && ox_s.g[j].spec == s && ox_s.g[j].st == st && ox_s.g[j].A == A &&\n"
-			 "\t\t\t   !memcmp(ox_s.g[j].d, d, sizeof d);\n"
-			 "\t\tfor (int k = 0; k < %d && same; k++)\n\t\t\tsame = ox_s.g[j].in[k] == inputs[k];\n"
-			 "\t\tfor (int k = 0; k < %d && same; k++)\n\t\t\tsame = ox_s.g[j].out[k] == outputs[k];\n"
-			 "\t\tif (same)\n\t\t\tgi = j;\n"
-			 "\t}\n",
-		      fi->ninputs, fi->noutputs);
+			 "\tint64_t key[3 + OX_NS + %d];\n\tint nk = 0;\n"
+			 "\tkey[nk++] = s, key[nk++] = (int64_t)(intptr_t)st, key[nk++] = (int64_t)(intptr_t)A;\n"
+			 "\tfor (int k = 0; k < OX_NS; k++)\n\t\tkey[nk++] = d[k];\n"
+			 "\tfor (int k = 0; k < %d; k++)\n\t\tkey[nk++] = (int64_t)(intptr_t)inputs[k];\n"
+			 "\tfor (int k = 0; k < %d; k++)\n\t\tkey[nk++] = (int64_t)(intptr_t)outputs[k];\n"
+			 "\tint gi = capturable ? ox_graph_find(ox_s.g, OX_GRAPHS, key, nk) : -1;\n",
+		      fi->ninputs + fi->noutputs, fi->ninputs, fi->noutputs);
 	ox_buf_printf(c, "\tif (!capturable || gi < 0) {\n"
-			 "\t\tcudaGraph_t graph = NULL;\n"
-			 "\t\tif (capturable) {\n"
-			 "\t\t\t/* into an empty place, else the least recently replayed one's */\n"
-			 "\t\t\tgi = 0;\n"
-			 "\t\t\tfor (int j = 1; j < OX_GRAPHS && ox_s.g[gi].exec; j++)\n"
-			 "\t\t\t\tif (!ox_s.g[j].exec || ox_s.g[j].used < ox_s.g[gi].used)\n\t\t\t\t\tgi = j;\n"
-			 "\t\t\tif (ox_s.g[gi].exec)\n\t\t\t\tcudaGraphExecDestroy(ox_s.g[gi].exec);\n"
-			 "\t\t\tox_s.g[gi].exec = NULL;\n"
-			 "\t\t\tif (ox_cu_check(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal)))\n"
-			 "\t\t\t\treturn %s_ERR_CUDA;\n\t\t}\n"
+			 "\t\tif (capturable && (gi = ox_graph_begin(ox_s.g, OX_GRAPHS, key, nk, st)) < 0)\n"
+			 "\t\t\treturn %s_ERR_CUDA;\n"
 			 "\t\tint64_t *ox_dd = ox_s.dd, *ox_dext = ox_s.dd + OX_NS;\n"
 			 "\t\tint *ox_status = (int *)(ox_s.dd + OX_NS + OX_NX);\n"
 			 "\t\tcudaMemsetAsync(ox_status, 0, sizeof(int64_t), st);\n"
@@ -312,23 +298,13 @@ void ox_cu_host(ox_buf *c, const ox_cu_info *fi)
 	ox_buf_printf(c, "\t\t}\n"
 			 "\t\tcudaMemcpyAsync(ox_s.hd + OX_NS, ox_dext, (OX_NX + 1) * sizeof(int64_t), cudaMemcpyDeviceToHost, st);\n"
 			 "\t\tif (capturable) {\n"
-			 "\t\t\tcudaError_t e = cudaStreamEndCapture(st, &graph);\n"
-			 "\t\t\tif (ox_cu_check(e) || rc) {\n\t\t\t\tif (graph)\n\t\t\t\t\tcudaGraphDestroy(graph);\n"
-			 "\t\t\t\treturn rc ? rc : %s_ERR_CUDA;\n\t\t\t}\n"
-			 "\t\t\te = cudaGraphInstantiate(&ox_s.g[gi].exec, graph, 0ULL);\n"
-			 "\t\t\tcudaGraphDestroy(graph);\n"
-			 "\t\t\tif (ox_cu_check(e)) {\n\t\t\t\tox_s.g[gi].exec = NULL;\n\t\t\t\treturn %s_ERR_CUDA;\n\t\t\t}\n"
-			 "\t\t\tox_s.g[gi].spec = s, ox_s.g[gi].st = st, ox_s.g[gi].A = A;\n"
-			 "\t\t\tmemcpy(ox_s.g[gi].d, d, sizeof d);\n"
-			 "\t\t\tfor (int k = 0; k < %d; k++)\n\t\t\t\tox_s.g[gi].in[k] = inputs[k];\n"
-			 "\t\t\tfor (int k = 0; k < %d; k++)\n\t\t\t\tox_s.g[gi].out[k] = outputs[k];\n"
-			 "\t\t\tmemcpy(ox_s.g[gi].shape, osh, sizeof osh);\n"
+			 "\t\t\tif ((rc = ox_graph_end(&ox_s.g[gi], st, rc, %s_ERR_CUDA)))\n\t\t\t\treturn rc;\n"
+			 "\t\t\tmemcpy(ox_s.shape[gi], osh, sizeof osh);\n"
 			 "\t\t}\n\t\tif (rc)\n\t\t\treturn rc;\n\t}\n",
-		      PU, PU, fi->ninputs, fi->noutputs);
+		      PU);
 	ox_buf_printf(c, "\tif (capturable) {\n"
-			 "\t\tox_s.g[gi].used = ++ox_s.tick;\n"
-			 "\t\tif (ox_cu_check(cudaGraphLaunch(ox_s.g[gi].exec, st)))\n\t\t\treturn %s_ERR_CUDA;\n"
-			 "\t\tmemcpy(osh, ox_s.g[gi].shape, sizeof osh);\n\t}\n"
+			 "\t\tif (ox_graph_launch(&ox_s.g[gi], &ox_s.tick, st))\n\t\t\treturn %s_ERR_CUDA;\n"
+			 "\t\tmemcpy(osh, ox_s.shape[gi], sizeof osh);\n\t}\n"
 			 "\tif (ox_cu_check(cudaGetLastError()))\n\t\treturn %s_ERR_CUDA;\n", PU, PU);
 	/* the output shapes, a dynamic axis from the extents (after a wait) */
 	ox_buf_printf(c, "\tfor (int k = 0; k < %d && out_shapes; k++)\n"

@@ -406,27 +406,109 @@ static int ox_cu_check(cudaError_t e)
 	return e != cudaSuccess;
 }
 
+/* Captured CUDA Graphs by key: the dispatcher's runs (codegen/cuda.c) and
+ * the bodies of control nodes (ox_body_graph). An entry holds a graph and
+ * the key it was captured for (what its launches depend on); a cache of n
+ * entries replaces the least recently replayed one. OX_CUDA_GRAPHS=0 in
+ * the environment, read at each run: no graphs, the launches as they are. */
+typedef struct {
+	cudaGraphExec_t exec;
+	unsigned long long used;
+	int nk;
+	int64_t *key;
+} ox_gentry;
+
+[[maybe_unused]] static int ox_graphs_off(void)
+{
+	const char *e = getenv("OX_CUDA_GRAPHS");
+	return e && !strcmp(e, "0");
+}
+
+/* the entry of c[0..n) captured for the key k (nk values), else -1 */
+[[maybe_unused]] static int ox_graph_find(const ox_gentry *c, int n, const int64_t *k, int nk)
+{
+	for (int j = 0; j < n; j++)
+		if (c[j].exec && c[j].nk == nk && !memcmp(c[j].key, k, (size_t)nk * sizeof *k))
+			return j;
+	return -1;
+}
+
+/* an entry of c[0..n) for a capture of the key k on st (an empty one, else
+ * the least recently replayed one's, emptied), the capture begun: its
+ * index, or -1 on an error (ox_cu_err) */
+[[maybe_unused]] static int ox_graph_begin(ox_gentry *c, int n, const int64_t *k, int nk, cudaStream_t st)
+{
+	int gi = 0;
+	for (int j = 1; j < n && c[gi].exec; j++)
+		if (!c[j].exec || c[j].used < c[gi].used)
+			gi = j;
+	if (c[gi].exec)
+		cudaGraphExecDestroy(c[gi].exec);
+	c[gi].exec = NULL;
+	int64_t *key = (int64_t *)realloc(c[gi].key, (size_t)(nk ? nk : 1) * sizeof *k);
+	if (!key) {
+		ox_cu_err = cudaErrorMemoryAllocation;
+		return -1;
+	}
+	c[gi].key = key, c[gi].nk = nk;
+	memcpy(key, k, (size_t)nk * sizeof *k);
+	if (ox_cu_check(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal)))
+		return -1;
+	return gi;
+}
+
+/* the capture on st ended into entry e, the captured code having returned
+ * rc: 0, rc when it failed, err_cuda on a CUDA error (e then stays empty) */
+[[maybe_unused]] static int ox_graph_end(ox_gentry *e, cudaStream_t st, int rc, int err_cuda)
+{
+	cudaGraph_t graph = NULL;
+	cudaError_t r = cudaStreamEndCapture(st, &graph);
+	if (ox_cu_check(r) || rc) {
+		if (graph)
+			cudaGraphDestroy(graph);
+		return rc ? rc : err_cuda;
+	}
+	r = cudaGraphInstantiate(&e->exec, graph, 0ULL);
+	cudaGraphDestroy(graph);
+	if (ox_cu_check(r)) {
+		e->exec = NULL;
+		return err_cuda;
+	}
+	return 0;
+}
+
+/* entry e replayed on st, *tick the cache's clock: 0, or -1 on a CUDA error */
+[[maybe_unused]] static int ox_graph_launch(ox_gentry *e, unsigned long long *tick, cudaStream_t st)
+{
+	e->used = ++*tick;
+	return ox_cu_check(cudaGraphLaunch(e->exec, st)) ? -1 : 0;
+}
+
+[[maybe_unused]] static void ox_graphs_free(ox_gentry *c, int n)
+{
+	for (int j = 0; j < n; j++) {
+		if (c[j].exec)
+			cudaGraphExecDestroy(c[j].exec);
+		free(c[j].key);
+		memset(&c[j], 0, sizeof c[j]);
+	}
+}
+
 /* A control node's body that never waits for the device (an If's branch
  * without a host wait, a Loop's body without one and without a scan
  * output: codegen/emit_ctrl.c) runs as a CUDA Graph, captured
  * the first time it runs with a key and replayed when the key comes again:
  * the key is the stream, the body's arena, the weights, the dims' device
  * copy, its input and output pointers and the run-time dims (ox_d), all
- * its launches depend on. OX_BODY_GRAPHS graphs a call site, the least
- * recently replayed one replaced; the sites in use are chained for
- * PREFIX_free (ox_body_graphs_free). OX_CUDA_GRAPHS=0 in the environment,
- * or a key longer than OX_BODY_KEY: the launches as they are. */
+ * its launches depend on. OX_BODY_GRAPHS graphs a call site; the sites in
+ * use are chained for PREFIX_free (ox_body_graphs_free). A key longer than
+ * OX_BODY_KEY: the launches as they are. */
 typedef int (*ox_body_fn)(unsigned char *, int64_t *, int64_t *, int64_t *, int *, const unsigned char *,
 			  const void *const *, void *const *, int64_t *const *, cudaStream_t);
 #define OX_BODY_GRAPHS 4
 #define OX_BODY_KEY 64
 typedef struct ox_bsite {
-	struct {
-		cudaGraphExec_t exec;
-		unsigned long long used;
-		int nk;
-		int64_t key[OX_BODY_KEY];
-	} g[OX_BODY_GRAPHS];
+	ox_gentry g[OX_BODY_GRAPHS];
 	unsigned long long tick;
 	int linked;
 	struct ox_bsite *next;
@@ -437,9 +519,7 @@ static ox_bsite *ox_bsites;
 {
 	for (ox_bsite *b = ox_bsites, *nx; b; b = nx) {
 		nx = b->next;
-		for (int j = 0; j < OX_BODY_GRAPHS; j++)
-			if (b->g[j].exec)
-				cudaGraphExecDestroy(b->g[j].exec);
+		ox_graphs_free(b->g, OX_BODY_GRAPHS);
 		memset(b, 0, sizeof *b);
 	}
 	ox_bsites = NULL;
@@ -452,9 +532,8 @@ static ox_bsite *ox_bsites;
 					   const unsigned char *W, const void *const *in, void *const *out, cudaStream_t st,
 					   int err_cuda)
 {
-	const char *env = getenv("OX_CUDA_GRAPHS");
 	const int nk = 4 + ni + no + nd;
-	if (nk > OX_BODY_KEY || (env && !strcmp(env, "0")))
+	if (nk > OX_BODY_KEY || ox_graphs_off())
 		return fn(S, ox_d, ox_dd, ox_dext, ox_status, W, in, out, NULL, st);
 	int64_t k[OX_BODY_KEY];
 	k[0] = (int64_t)(intptr_t)st, k[1] = (int64_t)(intptr_t)S, k[2] = (int64_t)(intptr_t)W;
@@ -465,40 +544,16 @@ static ox_bsite *ox_bsites;
 		k[4 + ni + j] = (int64_t)(intptr_t)out[j];
 	for (int j = 0; j < nd; j++)
 		k[4 + ni + no + j] = ox_d[j];
-	int gi = -1;
-	for (int j = 0; j < OX_BODY_GRAPHS && gi < 0; j++)
-		if (b->g[j].exec && b->g[j].nk == nk && !memcmp(b->g[j].key, k, (size_t)nk * sizeof *k))
-			gi = j;
+	int gi = ox_graph_find(b->g, OX_BODY_GRAPHS, k, nk);
 	if (gi < 0) {
-		/* into an empty place, else the least recently replayed one's */
-		gi = 0;
-		for (int j = 1; j < OX_BODY_GRAPHS && b->g[gi].exec; j++)
-			if (!b->g[j].exec || b->g[j].used < b->g[gi].used)
-				gi = j;
-		if (b->g[gi].exec)
-			cudaGraphExecDestroy(b->g[gi].exec);
-		b->g[gi].exec = NULL;
 		if (!b->linked)
 			b->next = ox_bsites, ox_bsites = b, b->linked = 1;
-		if (ox_cu_check(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal)))
+		if ((gi = ox_graph_begin(b->g, OX_BODY_GRAPHS, k, nk, st)) < 0)
 			return err_cuda;
-		int rc = fn(S, ox_d, ox_dd, ox_dext, ox_status, W, in, out, NULL, st);
-		cudaGraph_t graph = NULL;
-		cudaError_t e = cudaStreamEndCapture(st, &graph);
-		if (ox_cu_check(e) || rc) {
-			if (graph)
-				cudaGraphDestroy(graph);
-			return rc ? rc : err_cuda;
-		}
-		e = cudaGraphInstantiate(&b->g[gi].exec, graph, 0ULL);
-		cudaGraphDestroy(graph);
-		if (ox_cu_check(e)) {
-			b->g[gi].exec = NULL;
-			return err_cuda;
-		}
-		b->g[gi].nk = nk;
-		memcpy(b->g[gi].key, k, (size_t)nk * sizeof *k);
+		const int rc = ox_graph_end(&b->g[gi], st, fn(S, ox_d, ox_dd, ox_dext, ox_status, W, in, out, NULL, st),
+					    err_cuda);
+		if (rc)
+			return rc;
 	}
-	b->g[gi].used = ++b->tick;
-	return ox_cu_check(cudaGraphLaunch(b->g[gi].exec, st)) ? err_cuda : 0;
+	return ox_graph_launch(&b->g[gi], &b->tick, st) ? err_cuda : 0;
 }
