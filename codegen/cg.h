@@ -230,6 +230,13 @@ int ox_cg_gridsample_opts(ox_graph *g, ox_node *n, ox_gs_opts *o);
  * its output's index space (dims, rank: the body reads i0..i<rank-1> and
  * writes out0 from in0..); 1 when it does not apply, -1 on an error */
 int ox_cg_einsum_body(ox_cg *cg, ox_graph *g, ox_node *n, ox_buf *body, int64_t *dims, int *rank);
+/* The most entries along data symbol d that node n's outputs hold (emit_
+ * index.c; cuda_index.c's NonMaxSuppression): d's bound, or fewer where an
+ * output's element bound (cap, --max) over its other dims, constants, is
+ * tighter; the outputs whose other dims are run-time ones go to rest and
+ * caps (OX_CG_MOST_REST at most, *nrest of them), for the run to apply. */
+#define OX_CG_MOST_REST 8
+int64_t ox_cg_most(ox_graph *g, const ox_node *n, ox_dim d, ox_dim *rest, int64_t *caps, int *nrest);
 /* DFT and STFT's direct sum for one output bin (emit_signal.c; the CUDA
  * kernels of cuda_signal.c render the same): lines at lvl tabs into b that
  * leave the bin in the doubles re (and im, not for irfft). Expressions:

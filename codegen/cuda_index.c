@@ -285,9 +285,12 @@ static int emit_nms(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (K <= 0 || ox_shape_numel(&ox_out(g, n, n->nout - 1)->shape) < ox_nms_gpu_scratch(P, N, K, &kofs, &cofs, &oofs))
 		return 1;
 	const int64_t np2 = kofs / (P * 8); /* (N rounded up to a power of 2) */
-	int64_t most = ox_dim_hi(g, num); /* (as emit_most: the rows the output holds) */
-	if (y->cap > 0 && y->cap / 3 < most)
-		most = y->cap / 3;
+	ox_dim rest[OX_CG_MOST_REST];
+	int64_t caps[OX_CG_MOST_REST];
+	int nrest;
+	const int64_t most = ox_cg_most(g, n, num, rest, caps, &nrest); /* (the rows the output holds) */
+	if (nrest)
+		return 1;
 	if (ox_cg_use(cg, "msort", OX_I64) || ox_cg_use(cg, "nms", dt))
 		return ox_error(g, n, "kernel template templates/nms.c is missing");
 	const char *T = ox_cg_ctype(dt), *S = ox_cg_sfx(dt), *f = cg->fname;

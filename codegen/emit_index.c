@@ -660,17 +660,10 @@ static int use_tmpl(ox_cg *cg, ox_graph *g, ox_node *n, const char *name, int dt
 	return 0;
 }
 
-/* "int64_t most = ...;": the most entries along data symbol d that node
- * n's outputs hold: d's bound, or fewer where an output's element bound
- * (cap, --max) is tighter (what a kernel that writes them directly may
- * write). Returns 1 when it may be less than d's bound, so that the count
- * must be checked against it, not only against the bound. */
-static int emit_most(ox_cg *cg, ox_graph *g, const ox_node *n, ox_dim d)
+int64_t ox_cg_most(ox_graph *g, const ox_node *n, ox_dim d, ox_dim *rest, int64_t *caps, int *nrest)
 {
-	int64_t hi = ox_dim_hi(g, d), most = hi;
-	ox_dim rest[8];
-	int64_t caps[8];
-	int nrest = 0;
+	int64_t most = ox_dim_hi(g, d);
+	*nrest = 0;
 	for (int k = 0; k < n->nout - n->scratch; k++) {
 		const ox_value *v = ox_out(g, n, k);
 		if (!v || v->cap <= 0)
@@ -686,16 +679,29 @@ static int emit_most(ox_cg *cg, ox_graph *g, const ox_node *n, ox_dim d)
 			continue;
 		if (other > 0 && v->cap / other < most)
 			most = v->cap / other;
-		else if (other < 0 && nrest < 8)
-			rest[nrest] = other, caps[nrest++] = v->cap;
+		else if (other < 0 && *nrest < OX_CG_MOST_REST)
+			rest[*nrest] = other, caps[(*nrest)++] = v->cap;
 	}
+	return most;
+}
+
+/* "int64_t most = ...;": ox_cg_most's count, less where an output whose
+ * other dims are run-time ones holds fewer (what a kernel that writes them
+ * directly may write). Returns 1 when it may be less than d's bound, so
+ * that the count must be checked against it, not only against the bound. */
+static int emit_most(ox_cg *cg, ox_graph *g, const ox_node *n, ox_dim d)
+{
+	ox_dim rest[OX_CG_MOST_REST];
+	int64_t caps[OX_CG_MOST_REST];
+	int nrest;
+	const int64_t most = ox_cg_most(g, n, d, rest, caps, &nrest);
 	ox_cg_line(cg, 1, "%sint64_t most = %lld;", nrest ? "" : "const ", (long long)most);
 	for (int k = 0; k < nrest; k++) {
 		const char *o = D(cg, rest[k]);
 		ox_cg_line(cg, 1, "if (%s > 0 && most > %lld / %s)", o, (long long)caps[k], o);
 		ox_cg_line(cg, 2, "most = %lld / %s;", (long long)caps[k], o);
 	}
-	return nrest || most < hi;
+	return nrest || most < ox_dim_hi(g, d);
 }
 
 /* NonMaxSuppression (templates/nms.c): the selected rows go compacted to
