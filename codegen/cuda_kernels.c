@@ -20,7 +20,8 @@
  * (codegen/emit_vec.c) with the vector forms replaced by the scalar ones
  * of runtime_min/ox_cuda.h, which mirror them name for name. The value is
  * `v`; operand j of the body reads e<j>[k] at the C index expression
- * `chan` (one per channel), `full` (the output's own) or [0] (a scalar). */
+ * `chan` (one per channel), `full` (the output's own) or [0] (a scalar);
+ * an omitted one (a gated MLP's up column, ox_glu) is the variable `u`. */
 int ox_cu_epilogue(ox_cg *cg, ox_graph *g, ox_node *n, ox_buf *t, const char *chan, const char *full, int lvl)
 {
 	ox_graph *b = ox_ir_epilogue(n);
@@ -31,6 +32,10 @@ int ox_cu_epilogue(ox_cg *cg, ox_graph *g, ox_node *n, ox_buf *t, const char *ch
 	char **in = calloc((size_t)b->ninputs + 1, sizeof *in);
 	in[0] = strdup("v");
 	for (int j = 1; j < b->ninputs; j++) {
+		if (n->in[first + j - 1] < 0) { /* a gated MLP's up column (ox_glu): the variable u */
+			in[j] = strdup("u");
+			continue;
+		}
 		const ox_value *x = &g->vals[n->in[first + j - 1]];
 		char e[128];
 		if (ox_shape_numel(&x->shape) == 1)
@@ -61,6 +66,8 @@ void ox_cu_epi_params(ox_graph *g, ox_node *n, ox_buf *params, ox_buf *args)
 	ox_graph *b = ox_ir_epilogue(n);
 	int first = ox_ir_epilogue_first(n);
 	for (int j = 1; b && j < b->ninputs; j++) {
+		if (n->in[first + j - 1] < 0) /* (ox_glu: the kernel's u) */
+			continue;
 		ox_buf_printf(params, ", const %s *__restrict__ e%d", ox_cg_ctype(g->vals[n->in[first + j - 1]].dtype), j);
 		ox_buf_printf(args, ", in%d", first + j - 1);
 	}
@@ -809,6 +816,12 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	if (na && (nb || rtn || n->nout < 2 || n->out[1] < 0))
 		ox_die("codegen: '%s': a norm of a GEMM's rows that is not one product of constant N (opt/gemmnorm.c)",
 		       n->name);
+	/* a gated MLP's gate and up columns in pairs (opt/siblings.c): the
+	 * product's columns p, p + 1 (p even, one thread's) are the output's
+	 * column p / 2, the epilogue's u the up column */
+	const int glu = ox_attr_get(n, "ox_glu") != NULL;
+	if (glu && (nb || rtn || gemm || na || N % 2))
+		ox_die("codegen: '%s': a gated MLP's product that is not one MatMul of constant N (opt/siblings.c)", n->name);
 	const int warps = ox_cu_tile_threads(T, T, kind, tiles * (S > 1 ? S : q->batch)) / 32;
 	const int tail = na && (T + warps - 1) / warps * N <= OX_CU_NORM_TAIL;
 	ox_buf_puts(&params, "");
@@ -872,10 +885,11 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	}
 	ox_cu_tile geo;
 	ox_cu_tile_loop(&t, T, T, "M", "NN", la, va, lb, vb, kind, tiles * (S > 1 ? S : q->batch), &geo);
-	ox_buf_printf(&t, "\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++) {\n"
-			  "\t\tconst long m = m0 + %s, p = p0 + %s;\n"
-			  "\t\tif (m >= M || p >= NN)\n\t\t\tcontinue;\n",
-		      geo.ne, geo.row, geo.col);
+	if (S > 1 || !glu) /* (a gated MLP's product has a loop of pairs) */
+		ox_buf_printf(&t, "\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++) {\n"
+				  "\t\tconst long m = m0 + %s, p = p0 + %s;\n"
+				  "\t\tif (m >= M || p >= NN)\n\t\t\tcontinue;\n",
+			      geo.ne, geo.row, geo.col);
 	if (S > 1) {
 		ox_buf_puts(&t, "\t\tws[((long)blockIdx.z * M + m) * NN + p] = acc[e];\n\t}\n");
 		ox_cu_split_arrive(&t, S);
@@ -891,7 +905,24 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	char al[64] = "";
 	if (alpha != 1.0)
 		snprintf(al, sizeof al, "%s * ", ox_cg_lit(OX_F32, alpha));
-	if (S > 1) {
+	if (glu) {
+		/* the pairs' sums of the parts (split-K) and the epilogue */
+		ox_buf_printf(&t, "\tOX_UNROLL\n\tfor (int e = 0; e < %d; e += 2) {\n"
+				  "\t\tconst long m = m0 + %s, p = p0 + %s, yi = m * (NN / 2) + p / 2;\n"
+				  "\t\tif (m >= M || p >= NN)\n\t\t\tcontinue;\n",
+			      geo.ne, geo.row, geo.col);
+		if (S > 1)
+			ox_buf_printf(&t, "\t\tfloat v = 0.0f, u = 0.0f;\n\t\tfor (int s = 0; s < %d; s++) {\n"
+					  "\t\t\tv += ox_ldcg(&ws[(s * M + m) * NN + p]);\n"
+					  "\t\t\tu += ox_ldcg(&ws[(s * M + m) * NN + p + 1]);\n\t\t}\n",
+				      S);
+		else
+			ox_buf_puts(&t, "\t\tfloat v = acc[e], u = acc[e + 1];\n");
+		if (ox_cu_epilogue(cg, g, n, &t, "(p / 2)", "yi", 2))
+			goto fail;
+		gemm_store(&t, n);
+		ox_buf_puts(&t, "\t}\n");
+	} else if (S > 1) {
 		/* the tile's sums of the parts, alpha, C and the epilogue */
 		ox_buf_printf(&t, "\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++) {\n"
 				  "\t\tconst long m = m0 + %s, p = p0 + %s, yi = m * NN + p;\n"

@@ -500,6 +500,8 @@ int infer_matmul(ox_graph *g, ox_node *n)
 	ox_shape o;
 	if (ox_ir_matmul_shape(g, n, a, b, &o))
 		return -1;
+	if (ox_attr_get(n, "ox_glu")) /* (gate and up columns in pairs: opt/siblings.c) */
+		o.d[o.rank - 1] /= 2;
 	ox_set_out(g, n, 0, a->dtype, &o);
 	return norm_out(g, n);
 }

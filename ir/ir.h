@@ -503,7 +503,11 @@ int eval_none(ox_graph *g, ox_node *n, ox_tensor **in, ox_tensor **out); /* neve
  *   ox_norm      INTS {op, scale input, bias input or -1} on a Gemm or
  *                MatMul (opt/gemmnorm.c): its out[1] is out[0] normalized
  *                over the last axis by op (LayerNormalization or
- *                RMSNormalization), epsilon ox_norm_eps (FLOAT). */
+ *                RMSNormalization), epsilon ox_norm_eps (FLOAT).
+ *   ox_glu       INT j on a MatMul (opt/siblings.c): B holds a gated MLP's
+ *                gate and up columns interleaved (2c, 2c + 1), the output
+ *                is half as wide, and the epilogue's input j (its node
+ *                input omitted) is the up column of the gate's. */
 ox_graph *ox_ir_epilogue(const ox_node *n);      /* the body, or NULL */
 int ox_ir_epilogue_first(const ox_node *n);      /* its first operand's input index, -1 if none */
 /* append name to n's ox_fused list (n's own name first) */

@@ -20,6 +20,16 @@
  * node takes its place, where A and the constants exist and before every
  * sibling's consumers.
  *
+ * A gated MLP's gate and up projections (LLaMA's silu(x Wg) * (x Wu)):
+ * the gate G's epilogue takes the up projection U's output as an operand
+ * (opt/epilogue.c fused the Mul into G). When U is a plain MatMul of the
+ * same A by a constant of G's B's shape, its output read by G alone, G
+ * computes both (glu): its B the two matrices' columns interleaved (gate
+ * column c at 2c, up column c at 2c + 1), that operand omitted (-1) and
+ * the attribute ox_glu; the kernel has each column pair in one thread and
+ * gives the epilogue the up column where the operand was, storing column
+ * c. One launch where there were two, and U's output is not stored.
+ *
  * The CUDA target's only (codegen/cuda_kernels.c, emit_gemm): the CPU's
  * packed GEMM gains nothing from it; not in the bodies of control nodes,
  * which take no epilogue either.
@@ -37,8 +47,8 @@
 static int64_t sibling_cols(ox_graph *g, const ox_node *n)
 {
 	ox_gemmgeo q;
-	if (n->dead || n->op != OX_OP_MatMul || n->nout != 1 || n->out[0] < 0 || ox_opt_gemm_geo(g, n, &q) ||
-	    !q.constb || ox_dim_is_rt(g, q.dN))
+	if (n->dead || n->op != OX_OP_MatMul || n->nout != 1 || n->out[0] < 0 || ox_attr_get(n, "ox_glu") ||
+	    ox_opt_gemm_geo(g, n, &q) || !q.constb || ox_dim_is_rt(g, q.dN))
 		return 0;
 	const ox_value *b = &g->vals[n->in[1]];
 	if (b->kind != OX_V_CONST || b->layout || !b->data || b->shape.rank != 2)
@@ -287,11 +297,59 @@ static int pieces(ox_graph *g, ox_node *n)
 	return 1;
 }
 
+/* the gate n of a gated MLP and its up projection: one MatMul (above);
+ * 1 if n became it */
+static int glu(ox_graph *g, ox_node *n)
+{
+	ox_graph *body = ox_ir_epilogue(n);
+	if (!body || !sibling_cols(g, n))
+		return 0;
+	const int first = ox_ir_epilogue_first(n);
+	for (int j = 1; j < body->ninputs; j++) {
+		const ox_id v = n->in[first + j - 1];
+		const ox_value *uv = &g->vals[v];
+		if (uv->producer < 0 || uv->nuses != 1 || uv->is_output)
+			continue;
+		ox_node *u = &g->nodes[uv->producer];
+		if (!sibling_cols(g, u) || ox_ir_epilogue(u) || u->nin != 2 || u->in[0] != n->in[0])
+			continue;
+		const ox_value *bg = &g->vals[n->in[1]], *bu = &g->vals[u->in[1]];
+		if (bu->dtype != bg->dtype || bu->shape.d[0] != bg->shape.d[0] || bu->shape.d[1] != bg->shape.d[1])
+			continue;
+		const int64_t K = bg->shape.d[0], N = bg->shape.d[1];
+		const size_t es = ox_dtype_size(bg->dtype);
+		const ox_tensor *tg = bg->data, *tu = bu->data;
+		ox_tensor *B = ox_ir_new_tensor(g, bg->dtype, &(ox_shape){2, {K, 2 * N}});
+		for (int64_t r = 0; r < K; r++)
+			for (int64_t c = 0; c < N; c++) {
+				char *d = (char *)B->data + (r * 2 * N + 2 * c) * es;
+				memcpy(d, (const char *)tg->data + (r * N + c) * es, es);
+				memcpy(d + es, (const char *)tu->data + (r * N + c) * es, es);
+			}
+		char name[600];
+		snprintf(name, sizeof name, "%s/B_glu", n->name[0] ? n->name : "MatMul");
+		n->in[1] = ox_ir_add_const(g, name, B);
+		n->in[first + j - 1] = -1;
+		ox_ir_add_attr(g, n, "ox_glu", OX_AT_INT)->i = j;
+		ox_ir_add_fused_of(g, n, u);
+		u->dead = 1;
+		return 1;
+	}
+	return 0;
+}
+
 int ox_opt_siblings(ox_graph *g)
 {
 	if (!g->opt || !g->gpu || g->parent)
 		return 0;
 	ox_ir_fill_uses(g);
+	int nglu = 0;
+	for (int i = 0; i < g->nnodes; i++)
+		nglu += glu(g, &g->nodes[i]);
+	if (nglu) {
+		ox_ir_compact(g);
+		ox_ir_fill_uses(g);
+	}
 	const int nn = g->nnodes;
 	for (int i = 0; i < nn; i++) {
 		if (!sibling_cols(g, &g->nodes[i]) || pieces(g, &g->nodes[i]))

@@ -56,7 +56,8 @@
 # 16. Sibling MatMuls as one MatMulSplit (tests/e2e/siblings, below).
 # 17. NonMaxSuppression's kernels (tests/e2e/nms, below).
 # 18. DFT and STFT kernels (tests/e2e/signal, below).
-# 19. A GEMM's norm of its rows in its kernel (opt/gemmnorm.c, below).
+# 19. A GEMM's norm of its rows in its kernel (opt/gemmnorm.c), a gated
+#     MLP's gate and up projections as one product (opt/siblings.c), below.
 # The models of each step run $JOBS at a time (default: the cores), their
 # lines printed in list order. Every emulated model's --report must list no
 # node without a parallel kernel (docs/cuda.md).
@@ -849,6 +850,25 @@ gn_one() { # CASE TAILS NORM-KERNELS
 gn_one norm_layernorm_13 1 0 || fail=1
 gn_one norm_prenorm_rms 1 0 || fail=1
 gn_one norm_layernorm_wide 0 1 || fail=1
+# ... and a gated MLP's gate and up projections as one product of
+#    interleaved columns (opt/siblings.c): the optimizer cases glu_mlp
+#    (split-K: the pairs summed over the parts) and glu_mlp_rows, each
+#    against the C target at 1e-4 normwise, its .cu holding 2 GEMM kernels
+#    (gate and up, down), the first with the pairs; with nvcc as in 2.
+glu_one() { # CASE PAIRS-PATTERN
+	local c=tests/e2e/cases/opt/test_opt_$1 r=
+	vs_c "build/cuda_api/$1" "$c/model.onnx" "$c/test_data_set_0/input_0.pb"
+	if [ "$st" = ok ]; then
+		r=$(close "$o/cu/out/output_0.npy" "$o/c/out/output_0.npy" 1e-4) || st=MISMATCH
+		[ "$(grep -c '^__global__ void node[0-9]*_MatMul_kernel(' "$o/cu/net.cu")" = 2 ] &&
+			[ "$(grep -c "$2" "$o/cu/net.cu")" = 1 ] || st=KERNELS
+	fi
+	nv_after "$c/model.onnx"
+	printf 'cuda-emu gated MLP %-16s %s %s\n' "$1" "$st" "$r"
+	[ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; return 1; }
+}
+glu_one glu_mlp 'u += ox_ldcg(&ws' || fail=1
+glu_one glu_mlp_rows 'float v = acc\[e\], u = acc\[e + 1\];' || fail=1
 b=$DIR/bert_encoder/cuda-emu/net.cu
 if [ -f "$b" ]; then
 	st=ok

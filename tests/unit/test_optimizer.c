@@ -623,6 +623,57 @@ static void test_gemmnorm(void **state)
 		}
 }
 
+/* ---- siblings: a gated MLP ---- */
+
+/* silu(x Wg) * (x Wu) on the GPU: the gate and up MatMuls one, B their
+ * columns interleaved, the up output the epilogue's omitted operand.
+ * Not when the up projection's output is read elsewhere (`more`), nor on
+ * the CPU. */
+static ox_graph *glu_mlp(const char *more, int gpu)
+{
+	char text[2048];
+	snprintf(text, sizeof text,
+		 "graph \"glu\" opset 17\n"
+		 "input %%0:f32[3,2] \"x\"\n"
+		 "const %%1:f32[2,2] \"wg\" = [1, 2, 3, 4]\n"
+		 "const %%2:f32[2,2] \"wu\" = [5, 6, 7, 8]\n"
+		 "%%3 = MatMul(%%0, %%1)  # \"gate\"\n"
+		 "%%4 = MatMul(%%0, %%2)  # \"up\"\n"
+		 "%%5 = Sigmoid(%%3)\n"
+		 "%%6 = Mul(%%3, %%5)\n"
+		 "%%7 = Mul(%%6, %%4)\n"
+		 "output %%7 \"y\"\n"
+		 "%s",
+		 more);
+	return run_to_on(text, "generic", gpu, "siblings");
+}
+
+static void test_siblings_glu(void **state)
+{
+	(void)state;
+	for (int k = 0; k < 3; k++) {
+		ox_graph *g = glu_mlp(k == 1 ? "output %4 \"u\"\n" : "", k != 2);
+		const int fused = k == 0;
+		assert_int_equal(count_op(g, OX_OP_MatMul), fused ? 1 : 2);
+		const ox_node *m = first_op(g, OX_OP_MatMul);
+		assert_int_equal(ox_attr_int(m, "ox_glu", 0) != 0, fused);
+		if (fused) {
+			assert_string_equal(m->name, "gate");
+			const ox_value *b = &g->vals[m->in[1]];
+			assert_int_equal(b->shape.rank, 2);
+			assert_int_equal(b->shape.d[0], 2);
+			assert_int_equal(b->shape.d[1], 4);
+			static const float want[8] = {1, 5, 2, 6, 3, 7, 4, 8}; /* gate c, up c, ... */
+			assert_memory_equal(((const ox_tensor *)b->data)->data, want, sizeof want);
+			const int first = ox_ir_epilogue_first(m), j = (int)ox_attr_int(m, "ox_glu", 0);
+			assert_int_equal(m->in[first + j - 1], -1);
+			assert_int_equal(g->vals[m->out[0]].shape.d[1], 2);
+			assert_int_equal(m->out[0], g->outputs[0]);
+		}
+		ox_ir_free(g);
+	}
+}
+
 /* ---- rows ---- */
 
 /* nn.MultiheadAttention(batch_first=True) of a run-time batch, as the
@@ -1372,6 +1423,7 @@ int main(void)
 		cmocka_unit_test(test_attention_causal),
 		cmocka_unit_test(test_attention_causal_const),
 		cmocka_unit_test(test_gemmnorm),
+		cmocka_unit_test(test_siblings_glu),
 		cmocka_unit_test(test_rows_mha),
 		cmocka_unit_test(test_norm_layernorm),
 		cmocka_unit_test(test_norm_layernorm_forms),

@@ -531,6 +531,25 @@ def gemm_cases():
     n.vals["b"] = t64(n.inputs[1][1])
     n.save("matmul_runtime_b", n.op("MatMul", ["x", "b"], n.vals["x"] @ n.vals["b"]))
 
+    # a gated MLP as LLaMA's: down(silu(x Wg) * (x Wu)) + x, SiLU as
+    # x * sigmoid(x); on the GPU the gate and up projections are one
+    # product of interleaved columns (opt/siblings.c), over 5 rows and a
+    # reduction of 256 (split-K) and over 2 x 35 rows and one of 48
+    def glu_mlp(name, shape, hidden):
+        seed(name)
+        n = Net(rnd(*shape))
+        k = shape[-1]
+        wg, wu = n.const(rnd(k, hidden, scale=k ** -0.5)), n.const(rnd(k, hidden, scale=k ** -0.5))
+        gt = n.op("MatMul", ["x", wg], n.vals["x"] @ n.vals[wg])
+        up = n.op("MatMul", ["x", wu], n.vals["x"] @ n.vals[wu])
+        act = n.mul(gt, n.sigmoid(gt))
+        h_ = n.mul(act, up)
+        wd = n.const(rnd(hidden, k, scale=hidden ** -0.5))
+        n.save(name, n.add(n.op("MatMul", [h_, wd], n.vals[h_] @ n.vals[wd]), "x"))
+
+    glu_mlp("glu_mlp", (5, 256), 88)
+    glu_mlp("glu_mlp_rows", (2, 35, 48), 40)
+
 
 def norm_cases():
     """The decompositions exporters write for LayerNorm, RMSNorm and GELU
