@@ -22,9 +22,10 @@
  * in a plain block, so the body can still name it); returns the new depth */
 static int open_loop(ox_cg *cg, int lvl, const char *var, int64_t n)
 {
-	if (n == 1) {
+	if (n == 1) { /* (a term of a dim of 1 does not read it) */
 		ox_cg_line(cg, lvl, "{");
 		ox_cg_line(cg, lvl + 1, "const size_t %s = 0;", var);
+		ox_cg_line(cg, lvl + 1, "(void)%s;", var);
 		return lvl + 1;
 	}
 	ox_cg_line(cg, lvl, "for (size_t %s = 0; %s < %lld; %s++) {", var, var, (long long)n, var);
@@ -348,14 +349,16 @@ static int emit_rmsnorm(ox_cg *cg, ox_graph *g, ox_node *n)
 	int stash = (int)ox_attr_int(n, "stash_type", OX_F32);
 	double eps = ox_attr_float(n, "epsilon", 1e-5f);
 	int64_t d[OX_MAX_RANK], xs[OX_MAX_RANK], ws[OX_MAX_RANK], st = 1, outer = 1, len = 1;
-	for (int i = rank - 1; i >= 0; i--) {
+	for (int i = rank - 1; i >= 0; i--) { /* (a run-time dim, < 0, multiplies nothing) */
 		d[i] = x->shape.d[i];
-		xs[i] = st, st *= d[i];
+		xs[i] = st, st *= d[i] >= 0 ? d[i] : 1;
 		if (i < ax)
-			outer *= d[i];
+			outer *= d[i] >= 0 ? d[i] : 1;
 		else
-			len *= d[i];
+			len *= d[i] >= 0 ? d[i] : 1;
 	}
+	if (ox_shape_is_rt(g, &w->shape))
+		return ox_error(g, n, "a scale of run-time dims: not supported");
 	st = 1;
 	for (int i = rank - 1; i >= 0; i--) {
 		int wi = i - (rank - w->shape.rank);
@@ -365,14 +368,31 @@ static int emit_rmsnorm(ox_cg *cg, ox_graph *g, ox_node *n)
 	}
 	ox_cg_line(cg, 1, "/* RMSNormalization over axes %d..%d, epsilon %s */", ax, rank - 1,
 	     ox_cg_lit(OX_F32, eps));
-	if (outer * len == 0)
+	/* run-time leading dims (the normalized ones are constants): the rows
+	 * as one loop, the scale over the normalized axes only */
+	const int rt = ox_shape_is_rt(g, &x->shape);
+	ox_dim rows = 1;
+	for (int i = 0; i < ax && rt; i++) {
+		rows = ox_dim_mul(g, rows, x->shape.d[i]);
+		if (ws[i])
+			return ox_error(g, n, "a scale that varies along axis %d, before the normalized ones, with run-time "
+					      "dims: not supported", i);
+	}
+	for (int i = ax; i < rank && rt; i++)
+		if (ox_dim_is_rt(g, x->shape.d[i]))
+			return ox_error(g, n, "normalized axis %d is a run-time dim: not supported", i);
+	if (!rt && outer * len == 0)
 		return 0;
 	const char *S = ox_cg_ctype(stash), *C = ox_cg_ntype(wdt == OX_F64 ? OX_F64 : OX_F32);
 	char xi[512] = "", wi[512] = "", var[16], e[4096], xe[600], we[600];
 
 	/* outer loops, then the sum of squares over the normalized block */
 	int lvl = 1;
-	for (int i = 0; i < ax; i++) {
+	if (rt) {
+		ox_cg_line(cg, lvl++, "for (size_t o = 0; o < (size_t)%s; o++) {", ox_cg_dim(cg, rows));
+		snprintf(xi, sizeof xi, "o * %lld", (long long)len);
+	}
+	for (int i = 0; i < ax && !rt; i++) {
 		snprintf(var, sizeof var, "o%d", i);
 		lvl = open_loop(cg, lvl, var, d[i]);
 		ox_cg_term(xi, sizeof xi, var, d[i], xs[i]);

