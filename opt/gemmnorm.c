@@ -69,8 +69,8 @@ static ox_node *takes(ox_graph *g, ox_node *l, ox_node **via)
 	}
 	const ox_id pv = *via ? (*via)->in[0] : l->in[0];
 	if (!x || !p || p->dead || (p->op != OX_OP_Gemm && p->op != OX_OP_MatMul) || p->nout != 1 ||
-	    p->out[0] != pv || ox_attr_get(p, "ox_norm") || ox_attr_get(p, "ox_glu") || !ox_opt_fuse_type(g, x->dtype) || x->layout ||
-	    y->layout || y->dtype != x->dtype || x->shape.rank < 1)
+	    p->out[0] != pv || ox_attr_get(p, "ox_norm") || ox_attr_get(p, "ox_glu") ||
+	    !ox_opt_fuse_type(g, x->dtype) || x->layout || y->layout || y->dtype != x->dtype || x->shape.rank < 1)
 		return NULL;
 	const int r = x->shape.rank;
 	int64_t axis = ox_attr_int(l, "axis", -1);
