@@ -113,6 +113,25 @@ static void tile_store(ox_buf *t, const char *name, int n, int nt, int groups, i
 	ox_buf_puts(t, "\t\t}\n");
 }
 
+/* the tile's products on tensor cores (mma.sync: TF32, f16, bf16)? */
+static int tile_mma(int kind)
+{
+	return kind == OX_CU_TILE_MMA || kind == OX_CU_TILE_F16 || kind == OX_CU_TILE_BF16;
+}
+
+/* a thread's outputs along each side of ox_cu_tile_loop's tile: R x R
+ * (FFMA, int) */
+static int tile_side(int BM, int BN, int kind, int64_t blocks)
+{
+	return !tile_mma(kind) && BM == 32 && BN == 32 && blocks < 4 * OX_CU_SMS ? 2 : 4;
+}
+
+int ox_cu_tile_threads(int BM, int BN, int kind, int64_t blocks)
+{
+	const int R = tile_side(BM, BN, kind, blocks);
+	return tile_mma(kind) ? 128 : BM / R * (BN / R);
+}
+
 /* Tiles of BM x BN outputs over chunks of 16 of the reduction in shared
  * memory. A (BM rows of the reduction) and B (16 x BN) come from the
  * caller's loads: LOADA(m, k) and LOADB(k, p) as C statements setting a
@@ -129,26 +148,12 @@ static void tile_store(ox_buf *t, const char *name, int n, int nt, int groups, i
  * padded so that the fragments' reads hit 32 banks: by 8 for TF32 (lane =
  * 4 g + t reads row t, column g), by 8 values for k16 (ldmatrix's 8 rows
  * of 16 bytes: rows 48 or 80, 144 bytes apart), by 4 for FFMA. */
-/* a thread's outputs along each side: R x R (FFMA, int) */
-static int tile_side(int BM, int BN, int kind, int64_t blocks)
-{
-	const int mma = kind == OX_CU_TILE_MMA || kind == OX_CU_TILE_F16 || kind == OX_CU_TILE_BF16;
-	return !mma && BM == 32 && BN == 32 && blocks < 4 * OX_CU_SMS ? 2 : 4;
-}
-
-int ox_cu_tile_threads(int BM, int BN, int kind, int64_t blocks)
-{
-	const int mma = kind == OX_CU_TILE_MMA || kind == OX_CU_TILE_F16 || kind == OX_CU_TILE_BF16;
-	const int R = tile_side(BM, BN, kind, blocks);
-	return mma ? 128 : BM / R * (BN / R);
-}
-
 void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, const char *loada, int va,
 		     const char *loadb, int vb, int kind, int64_t blocks, ox_cu_tile *geo)
 {
 	/* the reduction from ks0 to ks1 (a split of it: ox_cu_split_of) */
 	const int k16 = kind == OX_CU_TILE_F16 || kind == OX_CU_TILE_BF16;
-	const int mma = kind == OX_CU_TILE_MMA || k16, in = kind == OX_CU_TILE_INT;
+	const int mma = tile_mma(kind), in = kind == OX_CU_TILE_INT;
 	const int pad = kind == OX_CU_TILE_MMA ? 8 : 4, MI = BM / 32, NI = BN / 16;
 	/* the integer tile: int operands, sums modulo 2^32 in unsigned */
 	const char *et = in ? "int" : "float", *zero = in ? "0" : "0.0f";
@@ -806,10 +811,10 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 		}
 	}
 	/* split-K for one product of constant size */
-	int S = nb || q->rt ? 1 : ox_cu_split_of((q->M + T - 1) / T * ((N + T - 1) / T), q->K);
+	const int64_t bands = (q->M + T - 1) / T, tiles = bands * ((N + T - 1) / T);
+	int S = nb || q->rt ? 1 : ox_cu_split_of(tiles, q->K);
 	if (S * q->M * N >= ((int64_t)1 << 30))
 		S = 1;
-	const int64_t tiles = (q->M + T - 1) / T * ((N + T - 1) / T), bands = (q->M + T - 1) / T;
 	const int kind = ox_cu_tile_kind(cg, y->dtype);
 	/* a norm of the rows (opt/gemmnorm.c): in the tail, or a second kernel */
 	const ox_attr *na = ox_attr_get(n, "ox_norm");
@@ -827,15 +832,15 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	ox_buf_puts(&params, "");
 	ox_cu_rt_params(NULL, &R, &params, NULL);
 	ox_cu_rt_params(cg, &R, NULL, &args);
+	char nsb[48] = ""; /* the norm's scale and bias arguments */
+	if (na && na->ints[2] >= 0)
+		snprintf(nsb, sizeof nsb, "in%lld, in%lld", (long long)na->ints[1], (long long)na->ints[2]);
+	else if (na)
+		snprintf(nsb, sizeof nsb, "in%lld, nullptr", (long long)na->ints[1]);
 	if (tail) {
 		ox_buf_puts(&params, ", const OX_T *__restrict__ nsc, const OX_T *__restrict__ nbi, OX_T *__restrict__ nout,\n"
 				     "\t\tunsigned int *__restrict__ nctr");
-		ox_buf_printf(&args, ", in%lld, ", (long long)na->ints[1]);
-		if (na->ints[2] >= 0)
-			ox_buf_printf(&args, "in%lld", (long long)na->ints[2]);
-		else
-			ox_buf_puts(&args, "nullptr");
-		ox_buf_printf(&args, ", out1, ox_cu_ctr + %lld", (long long)(S > 1 ? tiles : 0));
+		ox_buf_printf(&args, ", %s, out1, ox_cu_ctr + %lld", nsb, (long long)(S > 1 ? tiles : 0));
 		if ((S > 1 ? tiles : 0) + bands > cg->cu_ctr)
 			cg->cu_ctr = (S > 1 ? tiles : 0) + bands;
 	}
@@ -974,11 +979,7 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	if (na && !tail) {
 		char nk[200], nargs[96];
 		snprintf(nk, sizeof nk, "%s_norm_kernel", cg->fname);
-		snprintf(nargs, sizeof nargs, "out0, in%lld, ", (long long)na->ints[1]);
-		if (na->ints[2] >= 0)
-			snprintf(nargs + strlen(nargs), sizeof nargs - strlen(nargs), "in%lld, out1", (long long)na->ints[2]);
-		else
-			snprintf(nargs + strlen(nargs), sizeof nargs - strlen(nargs), "nullptr, out1");
+		snprintf(nargs, sizeof nargs, "out0, %s, out1", nsb);
 		norm_kernel(cg, g, n, nk, q->dM, N, na->ints[0] == OX_OP_RMSNormalization,
 			    ox_attr_float(n, "ox_norm_eps", 1e-5f), na->ints[2] >= 0, 0, 0, nargs);
 	}

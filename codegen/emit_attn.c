@@ -349,13 +349,14 @@ static int emit_rmsnorm(ox_cg *cg, ox_graph *g, ox_node *n)
 	int stash = (int)ox_attr_int(n, "stash_type", OX_F32);
 	double eps = ox_attr_float(n, "epsilon", 1e-5f);
 	int64_t d[OX_MAX_RANK], xs[OX_MAX_RANK], ws[OX_MAX_RANK], st = 1, outer = 1, len = 1;
-	for (int i = rank - 1; i >= 0; i--) { /* (a run-time dim, < 0, multiplies nothing) */
+	for (int i = rank - 1; i >= 0; i--) {
 		d[i] = x->shape.d[i];
-		xs[i] = st, st *= d[i] >= 0 ? d[i] : 1;
+		const int64_t di = d[i] >= 0 ? d[i] : 1; /* (a run-time dim, < 0, multiplies nothing) */
+		xs[i] = st, st *= di;
 		if (i < ax)
-			outer *= d[i] >= 0 ? d[i] : 1;
+			outer *= di;
 		else
-			len *= d[i] >= 0 ? d[i] : 1;
+			len *= di;
 	}
 	if (ox_shape_is_rt(g, &w->shape))
 		return ox_error(g, n, "a scale of run-time dims: not supported");
