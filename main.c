@@ -1,6 +1,6 @@
 /* main.c: the onnxcc command line.
  *
- *   onnxcc MODEL.onnx -o OUT.c [--target c] [--cpu NAME] [--opt 0|1] [--winograd on|off|2|4] [--name PREFIX]
+ *   onnxcc MODEL.onnx -o OUT.c [--target c] [--cpu NAME] [--opt 0|1] [--skip PASS]... [--winograd on|off|2|4] [--name PREFIX]
  *          [--shape INPUT=D0xD1x...]... [--dim SYMBOL=N|LO..HI[:B1,...]]... [--max VALUE=N]... [--max-elems N]
  *          [--const INPUT=FILE]... [--like INPUT=FILE]... [--string-capacity N] [--weights embed|external|c]
  *          [--report[=json|=html[:FILE]]] [--graph FILE.svg|FILE.dot] [--main] [--build] [-v] [--dump-ir[=PASS]]
@@ -29,7 +29,7 @@
 #define MAX_SPECS 64
 
 static const char usage[] =
-	"usage: onnxcc MODEL.onnx -o OUT.c [--target c] [--cpu NAME] [--opt 0|1] [--winograd on|off|2|4] [--name PREFIX]\n"
+	"usage: onnxcc MODEL.onnx -o OUT.c [--target c] [--cpu NAME] [--opt 0|1] [--skip PASS]... [--winograd on|off|2|4] [--name PREFIX]\n"
 	"              [--shape INPUT=D0xD1x...]... [--dim SYMBOL=N|LO..HI[:B1,B2,...]]...\n"
 	"              [--max VALUE=N]... [--max-elems N] [--unroll N] [--const INPUT=FILE]... [--like INPUT=FILE]...\n"
 	"              [--weights embed|external|c] [--string-capacity N]\n"
@@ -53,6 +53,9 @@ static const char usage[] =
 	"             native (this machine); sets vector width, tiles and --build's flags\n"
 	"  --print-cflags  print the compiler flags for --cpu and exit\n"
 	"  --opt      1 (default): the optimizing passes; 0: only what codegen needs\n"
+	"  --skip     PASS: leave that optimizing pass out (to measure what it gains):\n"
+	"             attention, norm, epilogue, siblings, gemmnorm, dwpw, cse or ewfuse\n"
+	"             (opt/pipeline.c; may be given more than once)\n"
 	"  --winograd on (default): 3x3 convolutions by Winograd F(4x4) or F(2x2, 3x3)\n"
 	"             where the cost model says it pays (faster, rounding errors a few\n"
 	"             times the direct kernels'); off: never; 2 or 4: F(2x2) or F(4x4)\n"
@@ -495,7 +498,11 @@ int main(int argc, char **argv)
 			cpu = a + 6;
 		else if (!strcmp(a, "--print-cflags"))
 			print_cflags = 1;
-		else if (!strcmp(a, "--opt") && more)
+		else if (!strcmp(a, "--skip") && more) {
+			if (ox_opt_skip(argv[++i]))
+				return bad_option("--skip '%s': not a pass that may be skipped (attention, norm, epilogue, "
+						  "siblings, gemmnorm, dwpw, cse, ewfuse)", argv[i]);
+		} else if (!strcmp(a, "--opt") && more)
 			opt = argv[++i];
 		else if (!strncmp(a, "--opt=", 6))
 			opt = a + 6;

@@ -16,7 +16,10 @@
 # fragment layout (the one the emulation assumes) on the hardware. Then the
 # benchmarked models also as --tf32 and as f16 (tools/to_half.py), each
 # against ONNX Runtime's f32 outputs at 1e-2 normwise, with --cuda-layout
-# nchw (the NCHW kernels, against the default NHWC) at 1e-4, and the int8
+# nchw (the NCHW kernels, against the default NHWC) at 1e-4, mobilenet_v2
+# with --skip dwpw (mobilenet_v2+nodw: its depthwise Convs as kernels of
+# their own, against the default, which computes them in the pointwise
+# Convs) at 1e-4, and the int8
 # resnet18 (build/dev/int8) against the C target's program built there:
 # the same bytes (integer arithmetic).
 # Then net --profile of each benchmarked program: where its time goes. And
@@ -84,7 +87,8 @@ export -f build; export D W
 models=${ONLY:-$(ls $D/models/*.onnx | xargs -n1 basename | sed 's/.onnx$//')}
 export ONLY
 # the benchmarked models also with tensor cores: m+tf32 (--tf32), m+f16;
-# and m+nchw (--cuda-layout nchw: NCHW throughout, against the default NHWC)
+# m+nchw (--cuda-layout nchw: NCHW throughout, against the default NHWC);
+# mobilenet_v2+nodw (--skip dwpw)
 variant() {
 	v=$1 m=${1%+*} k=${1#*+}
 	mkdir -p $W/$v
@@ -93,14 +97,14 @@ variant() {
 			$D/onnxcc $W/$v/model.onnx -o $W/$v/net.c --target cuda --main > $W/$v/compile.log 2>&1
 	else
 		cp $D/models/${m}_input_0.npy $W/$v/x.npy
-		fl=--tf32; [ $k = nchw ] && fl="--cuda-layout nchw"
+		fl=--tf32; [ $k = nchw ] && fl="--cuda-layout nchw"; [ $k = nodw ] && fl="--skip dwpw"
 		$D/onnxcc $W/$m/model.onnx -o $W/$v/net.c --target cuda --main $fl > $W/$v/compile.log 2>&1
 	fi && "$NVCC" -std=c++17 -O3 -arch=sm_90 -o $W/$v/net $W/$v/net.cu $W/$v/net_weights.c $W/$v/net_main.c >> $W/$v/compile.log 2>&1
 	echo "$v build rc=$?"
 }
 export -f variant
 BENCH=${BENCH_MODELS:-resnet18 mobilenet_v2 bert_encoder}
-variants=$(for m in $BENCH; do echo $m+tf32 $m+f16 $m+nchw; done)
+variants=$(for m in $BENCH; do echo $m+tf32 $m+f16 $m+nchw; [ $m = mobilenet_v2 ] && echo $m+nodw; done)
 { echo $models | tr ' ' '\n' | xargs -P 12 -I{} bash -c 'build {}'
   echo $variants | tr ' ' '\n' | xargs -P 6 -I{} bash -c 'variant {}'; } > "$OUT/zoo_build.txt" 2>&1
 cat "$OUT/zoo_build.txt"
@@ -131,7 +135,7 @@ import sys, numpy as np
 g, w = np.load(sys.argv[1]).astype(np.float64), np.load(sys.argv[2]).astype(np.float64)
 e, a = np.abs(g - w).max(), np.abs(w).max()
 print(("ok" if e <= float(sys.argv[3]) * a else "MISMATCH") + f" max_abs={e:.3g} amax={a:.3g}")' $W/$v/out/output_0.npy \
-			$W/$m/ref/output_0.npy "$([ "${v#*+}" = nchw ] && echo 1e-4 || echo 1e-2)")
+			$W/$m/ref/output_0.npy "$(case ${v#*+} in nchw | nodw) echo 1e-4 ;; *) echo 1e-2 ;; esac)")
 	fi
 	echo "$v $st"
 done | tee -a "$OUT/zoo.txt"
@@ -194,7 +198,7 @@ log "bench"
 for r in 1 2; do
 	for m in $BENCH; do
 		[ -x $W/$m/net ] && echo "onnxcc $m round $r $($W/$m/net --bench 200 $D/models/${m}_input_0.npy | grep bench)"
-		for k in tf32 f16 nchw; do
+		for k in tf32 f16 nchw nodw; do
 			[ -x $W/$m+$k/net ] && echo "onnxcc $m+$k round $r $($W/$m+$k/net --bench 200 $W/$m+$k/x.npy | grep bench)"
 		done
 		[ $m = resnet18 ] && [ -x $W/int8/cu/net ] &&
@@ -208,14 +212,14 @@ done | tee "$OUT/bench.txt"
 # per-function device times (net --profile: CUDA events around each
 # function's launches, no graph), the slowest ten of each benchmarked program
 log "profile"
-for v in $(for m in $BENCH; do echo $m $m+f16 $m+nchw; done); do
+for v in $(for m in $BENCH; do echo $m $m+f16 $m+nchw; [ $m = mobilenet_v2 ] && echo $m+nodw; done); do
 	x=$D/models/${v}_input_0.npy; [ "$v" = "${v%+*}" ] || x=$W/$v/x.npy
 	[ -x $W/$v/net ] && $W/$v/net --bench 20 --profile $x > "$OUT/profile_$v.txt" 2>&1
 	echo "== $v"; sed -n 2,13p "$OUT/profile_$v.txt"
 done | tee "$OUT/profile.txt"
 
 [ -n "$ONLY" ] && { log "done"; exit 0; }
-SAN_MODELS=${SAN_MODELS:-squeezenet1_1 resnet18 bert_encoder}
+SAN_MODELS=${SAN_MODELS:-squeezenet1_1 resnet18 mobilenet_v2 bert_encoder}
 # ---- compute-sanitizer on the zoo's CNNs and the encoder ----
 log "sanitize"
 for m in $SAN_MODELS; do

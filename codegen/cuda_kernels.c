@@ -18,17 +18,26 @@
 
 /* The epilogue as scalar statements: the body's vector rendering
  * (codegen/emit_vec.c) with the vector forms replaced by the scalar ones
- * of runtime_min/ox_cuda.h, which mirror them name for name. The value is
- * `v`; operand j of the body reads e<j>[k] at the C index expression
- * `chan` (one per channel), `full` (the output's own) or [0] (a scalar);
- * an omitted one (a gated MLP's up column, ox_glu) is the variable `u`. */
-int ox_cu_epilogue(ox_cg *cg, ox_graph *g, ox_node *n, ox_buf *t, const char *chan, const char *full, int lvl)
+ * of runtime_min/ox_cuda.h, which mirror them name for name. */
+static int body(ox_cg *cg, ox_graph *b, const char *const *in, ox_buf *t, int lvl)
 {
-	ox_graph *b = ox_ir_epilogue(n);
-	if (!b)
-		return 0;
-	int first = ox_ir_epilogue_first(n);
-	const ox_value *y = ox_out(g, n, 0);
+	ox_buf vb = {0};
+	if (ox_cg_vbody(cg, &vb, b, in, "v", lvl)) {
+		ox_buf_free(&vb);
+		return -1;
+	}
+	ox_cu_scalar(t, vb.s);
+	ox_buf_free(&vb);
+	return 0;
+}
+
+/* The value is `v`; operand j of the body (input first + j - 1 of n) reads
+ * <pre><j>[k] at the C index expression `chan` (one per channel), `full`
+ * (the shape ref's own) or [0] (a scalar); an omitted one (a gated MLP's
+ * up column, ox_glu) is the variable `u`. */
+int ox_cu_epilogue_of(ox_cg *cg, ox_graph *g, ox_node *n, ox_graph *b, int first, char pre, const ox_shape *ref,
+		      ox_buf *t, const char *chan, const char *full, int lvl)
+{
 	char **in = calloc((size_t)b->ninputs + 1, sizeof *in);
 	in[0] = strdup("v");
 	for (int j = 1; j < b->ninputs; j++) {
@@ -39,38 +48,42 @@ int ox_cu_epilogue(ox_cg *cg, ox_graph *g, ox_node *n, ox_buf *t, const char *ch
 		const ox_value *x = &g->vals[n->in[first + j - 1]];
 		char e[128];
 		if (ox_shape_numel(&x->shape) == 1)
-			snprintf(e, sizeof e, "e%d[0]", j);
-		else if (x->shape.rank == y->shape.rank && ox_shape_numel(&x->shape) == ox_shape_numel(&y->shape))
-			snprintf(e, sizeof e, "e%d[%s]", j, full);
+			snprintf(e, sizeof e, "%c%d[0]", pre, j);
+		else if (x->shape.rank == ref->rank && ox_shape_numel(&x->shape) == ox_shape_numel(ref))
+			snprintf(e, sizeof e, "%c%d[%s]", pre, j, full);
 		else
-			snprintf(e, sizeof e, "e%d[%s]", j, chan);
+			snprintf(e, sizeof e, "%c%d[%s]", pre, j, chan);
 		in[j] = strdup(ox_cg_load(x->dtype, e));
 	}
-	ox_buf vb = {0};
-	int rc = ox_cg_vbody(cg, &vb, b, (const char *const *)in, "v", lvl);
+	int rc = body(cg, b, (const char *const *)in, t, lvl);
 	for (int j = 0; j < b->ninputs; j++)
 		free(in[j]);
 	free(in);
-	if (rc) {
-		ox_buf_free(&vb);
-		return -1;
-	}
-	ox_cu_scalar(t, vb.s);
-	ox_buf_free(&vb);
-	return 0;
+	return rc;
 }
 
-/* the epilogue's operands as kernel parameters and launch arguments */
-void ox_cu_epi_params(ox_graph *g, ox_node *n, ox_buf *params, ox_buf *args)
+int ox_cu_epilogue(ox_cg *cg, ox_graph *g, ox_node *n, ox_buf *t, const char *chan, const char *full, int lvl)
 {
 	ox_graph *b = ox_ir_epilogue(n);
-	int first = ox_ir_epilogue_first(n);
+	return b ? ox_cu_epilogue_of(cg, g, n, b, ox_ir_epilogue_first(n), 'e', &ox_out(g, n, 0)->shape, t, chan,
+				     full, lvl)
+		 : 0;
+}
+
+void ox_cu_epi_params_of(ox_graph *g, ox_node *n, ox_graph *b, int first, char pre, ox_buf *params, ox_buf *args)
+{
 	for (int j = 1; b && j < b->ninputs; j++) {
 		if (n->in[first + j - 1] < 0) /* (ox_glu: the kernel's u) */
 			continue;
-		ox_buf_printf(params, ", const %s *__restrict__ e%d", ox_cg_ctype(g->vals[n->in[first + j - 1]].dtype), j);
+		ox_buf_printf(params, ", const %s *__restrict__ %c%d", ox_cg_ctype(g->vals[n->in[first + j - 1]].dtype),
+			      pre, j);
 		ox_buf_printf(args, ", in%d", first + j - 1);
 	}
+}
+
+void ox_cu_epi_params(ox_graph *g, ox_node *n, ox_buf *params, ox_buf *args)
+{
+	ox_cu_epi_params_of(g, n, ox_ir_epilogue(n), ox_ir_epilogue_first(n), 'e', params, args);
 }
 
 /* ox_cu_tile_loop's loads of one operand of a chunk into its registers
@@ -994,6 +1007,21 @@ fail:
 }
 
 
+void ox_cu_taps(ox_buf *t, int lvl, const int64_t *K, const int64_t *S, const int64_t *P, const int64_t *D,
+		const char *IH, const char *IW)
+{
+	const char *tb = "\t\t\t\t\t\t\t\t";
+	ox_buf_printf(t, "%.*sfor (int kh = 0; kh < %lld; kh++) {\n"
+			 "%.*sconst long ih = oh * %lld - %lld + kh * %lld;\n"
+			 "%.*sif (ih < 0 || ih >= %s)\n%.*scontinue;\n"
+			 "%.*sfor (int kw = 0; kw < %lld; kw++) {\n"
+			 "%.*sconst long iw = ow * %lld - %lld + kw * %lld;\n"
+			 "%.*sif (iw < 0 || iw >= %s)\n%.*scontinue;\n",
+		      lvl, tb, (long long)K[0], lvl + 1, tb, (long long)S[0], (long long)P[0], (long long)D[0], lvl + 1, tb,
+		      IH, lvl + 2, tb, lvl + 1, tb, (long long)K[1], lvl + 2, tb, (long long)S[1], (long long)P[1],
+		      (long long)D[1], lvl + 2, tb, IW, lvl + 3, tb);
+}
+
 /* Depthwise Conv (1-D, 2-D) and MaxPool 2-D, NCHW or NHWC: a thread per
  * output (channels fastest in NHWC), over the window's taps inside the
  * input (MaxPool: NaN wins, as the C target's; f32, f16, bf16, and the
@@ -1081,14 +1109,7 @@ int ox_cu_emit_window(ox_cg *cg, ox_graph *g, ox_node *n)
 			      conv && hasb ? "OX_LD(bias[c + u])" : v0);
 	else
 		ox_buf_printf(&t, "\tfloat v = %s;\n", v0);
-	ox_buf_printf(&t, "\tfor (int kh = 0; kh < %lld; kh++) {\n"
-			  "\t\tconst long ih = oh * %lld - %lld + kh * %lld;\n"
-			  "\t\tif (ih < 0 || ih >= %s)\n\t\t\tcontinue;\n"
-			  "\t\tfor (int kw = 0; kw < %lld; kw++) {\n"
-			  "\t\t\tconst long iw = ow * %lld - %lld + kw * %lld;\n"
-			  "\t\t\tif (iw < 0 || iw >= %s)\n\t\t\t\tcontinue;\n",
-		      KH, (long long)q.S[1], (long long)q.P[1], (long long)q.D[1], IH, KW, (long long)q.S[2],
-		      (long long)q.P[2], (long long)q.D[2], IW);
+	ox_cu_taps(&t, 1, q.K + 1, q.S + 1, q.P + 1, q.D + 1, IH, IW);
 	if (V > 1) {
 		ox_buf_printf(&t, "\t\t\tOX_T xh[4];\n\t\t\tox_ld4(&xc[%s], xh);\n", tap);
 		if (conv)

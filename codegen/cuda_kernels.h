@@ -13,6 +13,12 @@
 int ox_cu_epilogue(ox_cg *cg, ox_graph *g, ox_node *n, ox_buf *t, const char *chan, const char *full, int lvl);
 /* the epilogue's operands as kernel parameters and launch arguments */
 void ox_cu_epi_params(ox_graph *g, ox_node *n, ox_buf *params, ox_buf *args);
+/* the same for an epilogue body b of n's (a fused depthwise's, ox_dw):
+ * its operands n->in[first ..], named <pre><j>, ref the shape of the value
+ * it transforms */
+int ox_cu_epilogue_of(ox_cg *cg, ox_graph *g, ox_node *n, ox_graph *b, int first, char pre, const ox_shape *ref,
+		      ox_buf *t, const char *chan, const char *full, int lvl);
+void ox_cu_epi_params_of(ox_graph *g, ox_node *n, ox_graph *b, int first, char pre, ox_buf *params, ox_buf *args);
 /* every tensor of the node is under 2^30 elements: 32-bit indices */
 int ox_cu_fits32(ox_graph *g, const ox_node *n);
 /* "long" -> "int", 123L -> 123 in a kernel's text */
@@ -126,6 +132,12 @@ typedef struct {
 } ox_cu_win;
 /* (w: a Conv's weights; NULL for a pool, its kernel from its attributes) */
 int ox_cu_window(ox_graph *g, ox_node *n, const ox_value *x, const ox_value *w, const ox_value *y, ox_cu_win *q);
+/* the loops over a 2-D window's taps inside the input, at lvl tabs: kh, kw
+ * from 0 to K, ih = oh * S - P + kh * D (iw likewise from ow), the taps
+ * outside IH x IW skipped; the two loops left open (ox_cu_emit_window's
+ * order, which a pointwise Conv computing a depthwise one repeats) */
+void ox_cu_taps(ox_buf *t, int lvl, const int64_t *K, const int64_t *S, const int64_t *P, const int64_t *D,
+		const char *IH, const char *IW);
 /* the implicit GEMM's load of B (k, p): the input tap of channel c of
  * the group at output position p, `PRE index POST` when inside the input
  * (statements for ox_cu_tile_loop's LOADB; the group's input is xg); a 1-D

@@ -50,6 +50,50 @@ static void tap(char *buf, size_t sz, const ox_cu_win *q, const char *pix)
 		 (long long)q->O[2], (long long)q->S[2], (long long)q->P[2], (long long)q->D[2]);
 }
 
+/* A pointwise Conv's LOADA of the depthwise Conv it computes (ox_dw,
+ * opt/dwpw.c): the element (pixel m of image nb, channels k .. k + va - 1)
+ * of the depthwise's output, from its input xn (this image's: D's input is
+ * the node's in[0]), its weights dw [KH][KW][C] and bias db, in
+ * ox_cu_emit_window's order, through D's epilogue (operands d<j>); the
+ * tile rounds it to OX_T as it stores A (f16, bf16: ox_cu_tile_loop), as
+ * D's stored output was */
+static int dw_load(ox_cg *cg, ox_graph *g, ox_node *n, const ox_value *x, long long OW, long long P, int va,
+		   ox_buf *la)
+{
+	const int64_t *q = ox_attr_get(n, "ox_dw")->ints; /* {w, b, e, KH, KW, SH, SW, DH, DW, PT, PL, PB, PR} */
+	const long long C = x->shape.d[1], IH = x->shape.d[2], IW = x->shape.d[3];
+	char xe[96], we[96];
+	snprintf(xe, sizeof xe, "xn[(ih * %lld + iw) * %lld + k]", IW, C);
+	snprintf(we, sizeof we, "dw[(kh * %lld + kw) * %lld + k]", (long long)q[4], C);
+	ox_buf_printf(la, "\t\t\t\tconst long oh = m / %lld, ow = m %% %lld;\n"
+			  "\t\t\t\tfloat dv[%d];\n"
+			  "\t\t\t\tfor (int u = 0; u < %d; u++)\n\t\t\t\t\tdv[u] = %s;\n",
+		      OW, OW, va, va, q[1] >= 0 ? "OX_LD(db[k + u])" : "0.0f");
+	char ih[32], iw[32];
+	snprintf(ih, sizeof ih, "%lld", IH), snprintf(iw, sizeof iw, "%lld", IW);
+	ox_cu_taps(la, 4, q + 3, q + 5, q + 9, q + 7, ih, iw);
+	if (va == 4)
+		ox_buf_printf(la, "\t\t\t\t\t\tOX_T xh[4], wh[4];\n"
+				  "\t\t\t\t\t\tox_ld4(&%s, xh);\n\t\t\t\t\t\tox_ld4(&%s, wh);\n"
+				  "\t\t\t\t\t\tfor (int u = 0; u < 4; u++)\n"
+				  "\t\t\t\t\t\t\tdv[u] = fmaf(OX_LD(xh[u]), OX_LD(wh[u]), dv[u]);\n",
+			      xe, we);
+	else
+		ox_buf_printf(la, "\t\t\t\t\t\tdv[0] = fmaf(OX_LD(%s), OX_LD(%s), dv[0]);\n", xe, we);
+	ox_buf_printf(la, "\t\t\t\t\t}\n\t\t\t\t}\n\t\t\t\tfor (int u = 0; u < %d; u++) {\n\t\t\t\t\tfloat v = dv[u];\n",
+		      va);
+	const ox_attr *e = ox_attr_get(n, "ox_dw_epilogue");
+	if (e) {
+		char full[96];
+		snprintf(full, sizeof full, "((nb * %lld + m) * %lld + k + u)", P, C);
+		if (ox_cu_epilogue_of(cg, g, n, e->g[0], (int)q[2], 'd', &e->g[0]->vals[e->g[0]->inputs[0]].shape, la,
+				      "(k + u)", full, 5))
+			return -1;
+	}
+	ox_buf_puts(la, "\t\t\t\t\ta[u] = v;\n\t\t\t\t}\n");
+	return 0;
+}
+
 /* Conv, group 1: implicit GEMM */
 static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 {
@@ -59,6 +103,7 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (!nhwc_in(x) || !nhwc(y) || !ox_cu_ftype(y->dtype) || x->dtype != y->dtype || w->dtype != y->dtype ||
 	    w->layout != OX_L_CONVW || w->lp[0] < y->shape.d[1] || w->lp[1] != 1 || w->lp[2] != x->shape.d[1])
 		return 1;
+	const ox_attr *dwa = ox_attr_get(n, "ox_dw"); /* (x: the depthwise's input) */
 	ox_cu_win q;
 	if (ox_cu_window(g, n, x, w, y, &q))
 		return -1;
@@ -69,16 +114,29 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 	const int hasb = n->nin > 2 && n->in[2] >= 0;
 	char kname[200];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
-	ox_buf t = {0}, params = {0}, args = {0};
+	ox_buf t = {0}, params = {0}, args = {0}, la = {0};
+	if (dwa) { /* (the depthwise's weights and bias before the epilogue's operands) */
+		ox_buf_puts(&params, ", const OX_T *__restrict__ dw, const OX_T *__restrict__ db");
+		ox_buf_printf(&args, ", in%lld, %s", (long long)dwa->ints[0], dwa->ints[1] >= 0 ? "" : "nullptr");
+		if (dwa->ints[1] >= 0)
+			ox_buf_printf(&args, "in%lld", (long long)dwa->ints[1]);
+		const ox_attr *e = ox_attr_get(n, "ox_dw_epilogue");
+		if (e)
+			ox_cu_epi_params_of(g, n, e->g[0], (int)dwa->ints[2], 'd', &params, &args);
+	}
 	ox_cu_epi_params(g, n, &params, &args);
 	char xs[128], ys[128];
 	ox_shape_str(g, &x->shape, xs, sizeof xs), ox_shape_str(g, &y->shape, ys, sizeof ys);
-	char padded[64] = "";
+	char padded[64] = "", dws[160] = "";
 	if (Cp != C)
 		snprintf(padded, sizeof padded, " (channels padded to %lld)", Cp);
-	ox_buf_printf(&t, "/* %s: Conv %lldx%lld, stride %lldx%lld, dilation %lldx%lld, pads %lld,%lld, NHWC: %s%s -> %s */\n",
+	if (dwa)
+		snprintf(dws, sizeof dws, " of a depthwise %lldx%lld, stride %lldx%lld, dilation %lldx%lld, pads %lld,%lld, computed as loaded",
+			 (long long)dwa->ints[3], (long long)dwa->ints[4], (long long)dwa->ints[5], (long long)dwa->ints[6],
+			 (long long)dwa->ints[7], (long long)dwa->ints[8], (long long)dwa->ints[9], (long long)dwa->ints[10]);
+	ox_buf_printf(&t, "/* %s: Conv %lldx%lld, stride %lldx%lld, dilation %lldx%lld, pads %lld,%lld%s, NHWC: %s%s -> %s */\n",
 		      cg->fname, KH, KW, (long long)q.S[1], (long long)q.S[2], (long long)q.D[1], (long long)q.D[2],
-		      (long long)q.P[1], (long long)q.P[2], xs, padded, ys);
+		      (long long)q.P[1], (long long)q.P[2], dws, xs, padded, ys);
 	ox_buf_printf(&t, "__global__ void %s(const OX_T *__restrict__ x, const OX_T *__restrict__ w,\n"
 			  "\t\tconst OX_T *__restrict__ bias, OX_T *__restrict__ y%s)\n{\n",
 		      kname, params.s ? params.s : "");
@@ -97,24 +155,33 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 	 * past C are zero (the Reorder that makes x writes them), B's rows past
 	 * C read as zero */
 	const int es = (int)ox_dtype_size(y->dtype);
-	const int va = Cp % 4 == 0 && ox_cu_align(g, n->in[0]) >= 4 * es ? 4 : 1;
+	const int va = Cp % 4 == 0 && ox_cu_align(g, n->in[0]) >= 4 * es &&
+				       (!dwa || ox_cu_align(g, n->in[dwa->ints[0]]) >= 4 * es) ? 4 : 1;
 	const int vb = Op % 4 == 0 && ox_cu_align(g, n->in[1]) >= 4 * es ? 4 : 1;
-	char la[1024], lb[512], ld[256], M_[32], N_[32];
+	char lt[1024], lb[512], ld[256], M_[32], N_[32];
 	const int pointwise = KH == 1 && KW == 1 && q.S[1] == 1 && q.S[2] == 1 && q.P[1] == 0 && q.P[2] == 0;
 	char e[96];
-	if (pointwise) {
+	if (dwa && (!pointwise || Cp != C)) {
+		ox_buf_free(&t), ox_buf_free(&params), ox_buf_free(&args);
+		return ox_error(g, n, "ox_dw on a Conv that is not pointwise of unpadded channels (opt/dwpw.c)");
+	}
+	if (dwa) {
+		if (dw_load(cg, g, n, x, OW, P, va, &la))
+			goto fail;
+	} else if (pointwise) {
 		snprintf(e, sizeof e, "xn[m * %lld + k]", Cp);
-		ox_cu_tile_ld(la, sizeof la, 4, "a", va, e);
+		ox_cu_tile_ld(lt, sizeof lt, 4, "a", va, e);
+		ox_buf_puts(&la, lt);
 	} else {
 		char tm[512];
 		tap(tm, sizeof tm, &q, "m");
 		snprintf(e, sizeof e, "xn[(ih * %lld + iw) * %lld + c]", IW, Cp);
 		ox_cu_tile_ld(ld, sizeof ld, 5, "a", va, e);
-		snprintf(la, sizeof la,
-			 "\t\t\t\tconst long c = k %% %lld, r = k / %lld, kh = r / %lld, kw = r %% %lld;\n"
-			 "\t\t\t\t%s"
-			 "\t\t\t\tif (ih >= 0 && ih < %lld && iw >= 0 && iw < %lld) {\n%s\t\t\t\t}\n",
-			 Cp, Cp, KW, KW, tm, IH, IW, ld);
+		ox_buf_printf(&la,
+			      "\t\t\t\tconst long c = k %% %lld, r = k / %lld, kh = r / %lld, kw = r %% %lld;\n"
+			      "\t\t\t\t%s"
+			      "\t\t\t\tif (ih >= 0 && ih < %lld && iw >= 0 && iw < %lld) {\n%s\t\t\t\t}\n",
+			      Cp, Cp, KW, KW, tm, IH, IW, ld);
 	}
 	if (Cp != C) { /* row k: tap k / Cp, channel k % Cp */
 		snprintf(e, sizeof e, "w[(k / %lld * %lld + c) * %lld + p]", Cp, C, Op);
@@ -134,7 +201,7 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 			  "\tconst OX_T *xn = x + nb * %lld;\n",
 		      S, S, KS, KS, K, KS, K, IH * IW * Cp);
 	ox_cu_tile geo;
-	ox_cu_tile_loop(&t, T, T, M_, N_, la, va, lb, vb, ox_cu_tile_kind(cg, y->dtype), tiles * S, &geo);
+	ox_cu_tile_loop(&t, T, T, M_, N_, la.s, va, lb, vb, ox_cu_tile_kind(cg, y->dtype), tiles * S, &geo);
 	ox_buf_printf(&t, "\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++) {\n"
 			  "\t\tconst long m = m0 + %s, p = p0 + %s;\n"
 			  "\t\tif (m >= %lld || p >= %lld)\n\t\t\tcontinue;\n",
@@ -169,10 +236,10 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 			     (O + T - 1) / T, (P + T - 1) / T, N, geo.nt, hasb ? "in2" : "nullptr", args.s ? args.s : "");
 	}
 	ox_cu_finish(cg, g, n, kname, &t);
-	ox_buf_free(&params), ox_buf_free(&args);
+	ox_buf_free(&params), ox_buf_free(&args), ox_buf_free(&la);
 	return 0;
 fail:
-	ox_buf_free(&t), ox_buf_free(&params), ox_buf_free(&args);
+	ox_buf_free(&t), ox_buf_free(&params), ox_buf_free(&args), ox_buf_free(&la);
 	return -1;
 }
 

@@ -1074,9 +1074,10 @@ int emit_nn(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *y0 = ox_out(g, n, 0);
 	nchecked = 0;
-	if (ox_attr_get(n, "ox_norm") || ox_attr_get(n, "ox_glu")) /* the CUDA kernel takes every one */
-		ox_die("codegen: '%s' computes a norm (ox_norm) or a gated MLP (ox_glu) but reached the C emitter: "
-		       "opt/gemmnorm.c and siblings.c make them for the CUDA target only", n->name);
+	if (ox_attr_get(n, "ox_norm") || ox_attr_get(n, "ox_glu") || ox_attr_get(n, "ox_dw")) /* the CUDA kernel takes every one */
+		ox_die("codegen: '%s' computes a norm (ox_norm), a gated MLP (ox_glu) or a depthwise Conv (ox_dw) but "
+		       "reached the C emitter: opt/gemmnorm.c, siblings.c and dwpw.c make them for the CUDA target only",
+		       n->name);
 	ox_gemmgeo gq;
 	/* (with --target cuda, B is not packed: codegen/cuda_gemm.c, or the plain loops) */
 	if ((n->op == OX_OP_Gemm || n->op == OX_OP_MatMul) && !g->gpu && !ox_opt_gemm_geo(g, n, &gq))

@@ -8,6 +8,7 @@
 typedef struct {
 	const char *name;
 	int (*run)(ox_graph *g);
+	int skippable; /* an optimization --skip may leave out */
 } ox_pass;
 
 int ox_opt_fold(ox_graph *g);
@@ -26,6 +27,7 @@ int ox_opt_layout(ox_graph *g);
 int ox_opt_epilogue(ox_graph *g);
 int ox_opt_siblings(ox_graph *g);
 int ox_opt_gemmnorm(ox_graph *g);
+int ox_opt_dwpw(ox_graph *g);
 int ox_opt_ewfuse(ox_graph *g);
 int ox_opt_winograd(ox_graph *g);
 int ox_opt_pack(ox_graph *g);
@@ -231,5 +233,8 @@ const ox_plan_stats *ox_plan_get_stats(const ox_graph *g);
 /* Run the pipeline; the verifier runs after every pass when check != 0.
  * Stops after the pass named stop_after (NULL: run all). */
 int ox_opt_run(ox_graph *g, int check, const char *stop_after);
+/* leave the skippable pass `name` out of every later run: 0, or -1 when
+ * no such pass may be skipped */
+int ox_opt_skip(const char *name);
 extern const ox_pass ox_pipeline[];
 #endif

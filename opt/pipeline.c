@@ -29,6 +29,12 @@
  * siblings  MatMuls of one value by constant matrices (Q, K, V projections)
  *         into one product split by columns (--opt 1, the GPU only; after
  *         epilogue, whose bodies it merges)
+ * gemmnorm  a LayerNorm or RMSNorm of a GEMM's rows computed by the GEMM's
+ *         kernel (--opt 1, the GPU only; after siblings)
+ * dwpw    a depthwise Conv into the pointwise Conv that reads it, computed
+ *         where that one loads its operand (--opt 1, the GPU only, NHWC;
+ *         after layout and epilogue: both Convs' weights laid out, their
+ *         epilogues fused)
  * cse     equal constants one value, equal nodes (op, inputs, attributes)
  *         one node (exporters repeat a mask per layer); after the pattern
  *         passes, whose patterns want values read once
@@ -42,30 +48,52 @@
 #include "opt.h"
 #include <string.h>
 
+/* (1: a rewrite the code is correct without, which --skip may leave out
+ * to measure what it gains) */
 const ox_pass ox_pipeline[] = {
-	{"fold", ox_opt_fold},
-	{"symshape", ox_opt_symshape},
-	{"outline", ox_opt_outline},
-	{"elide", ox_opt_elide},
-	{"dce", ox_opt_dce},
-	{"bounds", ox_opt_bounds},
-	{"attention", ox_opt_attention},
-	{"norm", ox_opt_norm},
-	{"transpose", ox_opt_transpose},
-	{"rows", ox_opt_rows},
-	{"qdq", ox_opt_qdq},
-	{"affine", ox_opt_affine},
-	{"layout", ox_opt_layout},
-	{"epilogue", ox_opt_epilogue},
-	{"siblings", ox_opt_siblings},
-	{"gemmnorm", ox_opt_gemmnorm},
-	{"cse", ox_opt_cse},
-	{"ewfuse", ox_opt_ewfuse},
-	{"winograd", ox_opt_winograd},
-	{"pack", ox_opt_pack},
-	{"plan", ox_opt_plan},
-	{NULL, NULL},
+	{"fold", ox_opt_fold, 0},
+	{"symshape", ox_opt_symshape, 0},
+	{"outline", ox_opt_outline, 0},
+	{"elide", ox_opt_elide, 0},
+	{"dce", ox_opt_dce, 0},
+	{"bounds", ox_opt_bounds, 0},
+	{"attention", ox_opt_attention, 1},
+	{"norm", ox_opt_norm, 1},
+	{"transpose", ox_opt_transpose, 0},
+	{"rows", ox_opt_rows, 0},
+	{"qdq", ox_opt_qdq, 0},
+	{"affine", ox_opt_affine, 0},
+	{"layout", ox_opt_layout, 0},
+	{"epilogue", ox_opt_epilogue, 1},
+	{"siblings", ox_opt_siblings, 1},
+	{"gemmnorm", ox_opt_gemmnorm, 1},
+	{"dwpw", ox_opt_dwpw, 1},
+	{"cse", ox_opt_cse, 1},
+	{"ewfuse", ox_opt_ewfuse, 1},
+	{"winograd", ox_opt_winograd, 0},
+	{"pack", ox_opt_pack, 0},
+	{"plan", ox_opt_plan, 0},
+	{NULL, NULL, 0},
 };
+
+/* the passes --skip named (bit i: ox_pipeline[i]), for every graph and
+ * control body the process compiles */
+static unsigned skipped;
+
+int ox_opt_skip(const char *name)
+{
+	for (int i = 0; ox_pipeline[i].name; i++)
+		if (!strcmp(ox_pipeline[i].name, name) && ox_pipeline[i].skippable) {
+			skipped |= 1u << i;
+			return 0;
+		}
+	return -1;
+}
+
+static int run(const ox_pass *p, ox_graph *g)
+{
+	return skipped & (1u << (p - ox_pipeline)) ? 0 : p->run(g);
+}
 
 int ox_opt_run_from(ox_graph *g, int check, const char *after)
 {
@@ -73,7 +101,7 @@ int ox_opt_run_from(ox_graph *g, int check, const char *after)
 	while (p->name && strcmp(p->name, after))
 		p++;
 	for (p += p->name != NULL; p->name; p++) {
-		if (p->run(g) || ox_attr_report(g))
+		if (run(p, g) || ox_attr_report(g))
 			return -1;
 		if (check)
 			ox_ir_check(g, p->name);
@@ -84,8 +112,8 @@ int ox_opt_run_from(ox_graph *g, int check, const char *after)
 int ox_opt_run(ox_graph *g, int check, const char *stop_after)
 {
 	for (const ox_pass *p = ox_pipeline; p->name; p++) {
-		ox_note("pass %s", p->name);
-		if (p->run(g) || ox_attr_report(g))
+		ox_note("pass %s%s", p->name, skipped & (1u << (p - ox_pipeline)) ? " (skipped)" : "");
+		if (run(p, g) || ox_attr_report(g))
 			return -1;
 		if (check)
 			ox_ir_check(g, p->name);

@@ -398,7 +398,7 @@ static void join(plan *P, int c, int from, int64_t shift)
 /* Can output 0 of n (at position p) be stored over input k? first: the
  * node's first epilogue operand (a Conv or GEMM), -1 for an elementwise
  * node */
-static int can_inplace(ox_graph *g, const plan *P, const ox_node *n, int k, int p, int first)
+static int can_inplace(ox_graph *g, const plan *P, const ox_node *n, int k, int p, int first, int end)
 {
 	ox_id v = n->in[k], o = n->out[0];
 	if (v < 0 || P->cls[v] < 0)
@@ -413,9 +413,11 @@ static int can_inplace(ox_graph *g, const plan *P, const ox_node *n, int k, int 
 		return 0;
 	/* another operand in the same bytes might be read late: elementwise, the
 	 * same value is read at the same index; a Conv or GEMM reads its own
-	 * inputs at other positions (y = Conv(a) + a) */
+	 * inputs at other positions (y = Conv(a) + a), and so do the inputs
+	 * past the epilogue's (a fused depthwise's, ox_dw: its residual read
+	 * at the channels the other column tiles load) */
 	for (int j = 0; j < n->nin; j++)
-		if (j != k && n->in[j] >= 0 && (n->in[j] != v || j < first) && P->cls[n->in[j]] == c)
+		if (j != k && n->in[j] >= 0 && (n->in[j] != v || j < first || j >= end) && P->cls[n->in[j]] == c)
 			return 0;
 	return 1;
 }
@@ -600,7 +602,7 @@ static void plan_classes(ox_graph *g, plan *P)
 		 * read after the output is written) */
 		const int end = first < 0 ? n->nin : first + ox_ir_epilogue(n)->ninputs - 1;
 		for (int k = first < 0 ? 0 : first; k < end; k++)
-			if (can_inplace(g, P, n, k, p, first)) {
+			if (can_inplace(g, P, n, k, p, first, end)) {
 				join(P, P->cls[n->in[k]], n->out[0], 0);
 				P->ninplace++;
 				break;

@@ -58,6 +58,8 @@
 # 18. DFT and STFT kernels (tests/e2e/signal, below).
 # 19. A GEMM's norm of its rows in its kernel (opt/gemmnorm.c), a gated
 #     MLP's gate and up projections as one product (opt/siblings.c), below.
+# 20. A depthwise Conv computed by the pointwise Conv that reads it
+#     (opt/dwpw.c, below).
 # The models of each step run $JOBS at a time (default: the cores), their
 # lines printed in list order. Every emulated model's --report must list no
 # node without a parallel kernel (docs/cuda.md).
@@ -285,13 +287,15 @@ int8_one() {
 each int8_one $INT8 || fail=1
 
 # 6. NHWC: tests/e2e/nhwc/nhwc.onnx (make_nhwc.py: every op codegen/cuda_nhwc.c
-#    takes) as f32, f16 and bf16 (tools/to_half.py), and f32 with
-#    --cuda-layout nchw; each CUDA program's outputs against the C target's
-#    on the same model, normwise at 1e-4 (f32), 1e-2 (f16), 3e-2 (bf16); the
-#    NHWC kernels must be in the .cu, the input's 3 channels padded to 4 for
-#    its two Convs, the Reorders of a patch embedding's and a channels-last
-#    permute's Conv views (opt/layout.c channels_last; none of it with
-#    nchw); with nvcc, compiled for sm_80 and sm_90 as in 2.
+#    takes) as f32, f16 and bf16 (tools/to_half.py), f16 with --skip dwpw
+#    (its depthwise Conv a kernel of its own, not computed by the pointwise
+#    Conv that reads it: opt/dwpw.c), and f32 with --cuda-layout nchw; each
+#    CUDA program's outputs against the C target's on the same model,
+#    normwise at 1e-4 (f32), 1e-2 (f16), 3e-2 (bf16); the NHWC kernels must
+#    be in the .cu, the input's 3 channels padded to 4 for its two Convs,
+#    the Reorders of a patch embedding's and a channels-last permute's Conv
+#    views (opt/layout.c channels_last; none of it with nchw); with nvcc,
+#    compiled for sm_80 and sm_90 as in 2.
 nhwc_one() {
 	local k=$1 n
 	o=build/nhwc/$k
@@ -299,9 +303,14 @@ nhwc_one() {
 	st=ok r= fl= tol=1e-4 lay= half=0
 	case $k in
 	f16) half=1 tol=1e-2 ;;
+	f16-nodw) half=1 tol=1e-2 lay="--skip dwpw" ;;
 	bf16) half=1 fl="--bf16 --keep-io" tol=3e-2 ;;
 	nchw) lay="--cuda-layout nchw" ;;
 	esac
+	# NHWC kernels, of them depthwise Convs in a pointwise one (opt/dwpw.c)
+	local nk=11 ndw=1
+	[ $k = nchw ] && nk=0 ndw=0
+	[ $k = f16-nodw ] && nk=12 ndw=0
 	if [ $half = 1 ]; then
 		# shellcheck disable=SC2086
 		"$PY" tools/to_half.py tests/e2e/nhwc/nhwc.onnx "$o/model.onnx" $fl --input tests/e2e/nhwc/nhwc_input.npy \
@@ -319,10 +328,11 @@ nhwc_one() {
 		st=CUDA-FAIL
 	elif grep -Eq "cuda +[1-9][0-9]* nodes? without a parallel kernel" "$o/log"; then
 		st=SERIAL-NODES
-	elif [ "$(grep -c 'NHWC: \[' "$o/cu/net.cu")" != "$([ $k = nchw ] && echo 0 || echo 12)" ] ||
+	elif [ "$(grep -c 'NHWC: \[' "$o/cu/net.cu")" != $nk ] ||
+		[ "$(grep -c 'computed as loaded, NHWC' "$o/cu/net.cu")" != $ndw ] ||
 		[ "$(grep -c 'NHWC: \[1,3,20,20\] (channels padded to 4)' "$o/cu/net.cu")" != "$([ $k = nchw ] && echo 0 || echo 2)" ] ||
 		[ "$(grep -Ec 'Reorder "(pe|cl)@plain" is a view' "$o/cu/net.cu")" != "$([ $k = nchw ] && echo 0 || echo 2)" ]; then
-		st=LAYOUT # its 9 Conv, MaxPool and 2 global pools in NHWC (none with nchw), x padded for its 2 Convs, y4's and y5's Reorders views
+		st=LAYOUT # its 9 Conv (8 and the depthwise in c3's), MaxPool and 2 global pools in NHWC (none with nchw), x padded for its 2 Convs, y4's and y5's Reorders views
 	else
 		for n in 0 1 2 3 4 5; do
 			r="$r $(close "$o/cu/out/output_$n.npy" "$o/c/out/output_$n.npy" $tol)" || st=MISMATCH
@@ -336,7 +346,15 @@ nhwc_one() {
 	printf 'cuda-emu nhwc %-21s %s%s\n' "$k" "$st" "$r"
 	[ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; return 1; }
 }
-each nhwc_one f32 f16 bf16 nchw || fail=1
+each nhwc_one f32 f16 bf16 f16-nodw nchw || fail=1
+# (the depthwise in the pointwise Conv: the outputs of its own kernel, bit
+# for bit, its value rounded to f16 as the stored one was)
+st=ok
+for n in 0 1 2 3 4 5; do
+	cmp -s build/nhwc/f16/cu/out/output_$n.npy build/nhwc/f16-nodw/cu/out/output_$n.npy || st=DIFFER
+done
+printf 'cuda-emu nhwc %-21s %s\n' "f16 = f16-nodw" "$st"
+[ "$st" = ok ] || fail=1
 
 # vs_c O MODEL INPUT...: MODEL's C program and its emulated CUDA program
 # (--report) built in O/c and O/cu (onnxcc options $vsflags too) and run
@@ -875,6 +893,48 @@ if [ -f "$b" ]; then
 	[ "$(grep -c 'LayerNormalization of the rows: the last of a band' "$b")" = 8 ] &&
 		! grep -q '__global__ .*LayerNormalization_kernel(' "$b" || st=KERNELS
 	printf 'cuda-emu gemm+norm %-16s %s\n' bert_encoder "$st"
+	[ "$st" = ok ] || fail=1
+fi
+
+# 20. A depthwise Conv computed by the pointwise Conv that reads it
+#    (opt/dwpw.c; cuda_nhwc.c dw_load): the optimizer cases
+#    dwpw_inverted_residual (MobileNetV2's block: Relu6's bounds as the
+#    depthwise epilogue's operands, the block's residual in the
+#    pointwise's), dwpw_s2_hswish (stride 2, asymmetric pads, 18 channels:
+#    one a load; two images), dwpw_dil_prelu_resid (dilation 2, a
+#    per-channel operand and the depthwise's own input as a residual in its
+#    epilogue) and dwpw_shared_resid (one residual in both epilogues: the
+#    output must not be stored over it), each against the C target at 1e-4
+#    normwise, its .cu holding one such Conv and no depthwise kernel, its
+#    outputs byte for byte those of the build with --skip dwpw (the two
+#    kernels); mobilenet_v2's .cu of step 1 (when it ran) 17 such Convs and
+#    no depthwise kernel; with nvcc as in 2.
+dw_one() { # CASE
+	local c=tests/e2e/cases/opt/test_opt_$1 r=
+	vs_c "build/cuda_api/$1" "$c/model.onnx" "$c/test_data_set_0/input_0.pb"
+	if [ "$st" = ok ]; then
+		r=$(close "$o/cu/out/output_0.npy" "$o/c/out/output_0.npy" 1e-4) || st=MISMATCH
+		[ "$(grep -c 'of a depthwise .*, computed as loaded' "$o/cu/net.cu")" = 1 ] &&
+			! grep -q ': depthwise Conv ' "$o/cu/net.cu" || st=KERNELS
+		if [ "$st" = ok ]; then
+			if ! mkdir -p "$o/sk" || ! "$ONNXCC" "$c/model.onnx" -o "$o/sk/net.c" --target cuda --cuda-emu --build --skip dwpw >> "$o/log" 2>&1 ||
+				! "$o/sk/net" "$c/test_data_set_0/input_0.pb" -o "$o/sk/out" >> "$o/log" 2>&1; then
+				st=SKIP-FAIL
+			elif ! grep -q ': depthwise Conv ' "$o/sk/net.cu" || ! cmp -s "$o/sk/out/output_0.npy" "$o/cu/out/output_0.npy"; then
+				st=NOT-THE-UNFUSED
+			fi
+		fi
+	fi
+	nv_after "$c/model.onnx"
+	printf 'cuda-emu dw+pw %-22s %s %s\n' "$1" "$st" "$r"
+	[ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; return 1; }
+}
+each dw_one dwpw_inverted_residual dwpw_s2_hswish dwpw_dil_prelu_resid dwpw_shared_resid || fail=1
+b=$DIR/mobilenet_v2/cuda-emu/net.cu
+if [ -f "$b" ]; then
+	st=ok
+	[ "$(grep -c 'of a depthwise .*, computed as loaded' "$b")" = 17 ] && ! grep -q ': depthwise Conv ' "$b" || st=KERNELS
+	printf 'cuda-emu dw+pw %-22s %s\n' mobilenet_v2 "$st"
 	[ "$st" = ok ] || fail=1
 fi
 

@@ -623,6 +623,82 @@ static void test_gemmnorm(void **state)
 		}
 }
 
+/* ---- dwpw: a depthwise Conv computed by the pointwise Conv that reads it ---- */
+
+/* x -> depthwise 3x3 stride 2 + Relu -> Conv 1x1 (`pw`: its attributes),
+ * NHWC on the GPU; `more`: extra graph text */
+static ox_graph *dw_pw(const char *pw, const char *more, int gpu)
+{
+	char wd[8 * 9 * 8], wp[16 * 8 * 8], text[4096];
+	size_t o = 0;
+	for (int i = 0; i < 8 * 9; i++)
+		o += (size_t)snprintf(wd + o, sizeof wd - o, "%s%d", i ? ", " : "", i % 7 - 3);
+	o = 0;
+	for (int i = 0; i < 16 * 8; i++)
+		o += (size_t)snprintf(wp + o, sizeof wp - o, "%s%d", i ? ", " : "", i % 5 - 2);
+	snprintf(text, sizeof text,
+		 "graph \"dp\" opset 13\n"
+		 "input %%0:f32[1,8,7,7] \"x\"\n"
+		 "const %%1:f32[8,1,3,3] \"wd\" = [%s]\n"
+		 "const %%2:f32[16,8,1,1] \"wp\" = [%s]\n"
+		 "%%3 = Conv(%%0, %%1) {group=8, kernel_shape=[3,3], pads=[1,1,1,1], strides=[2,2]}  # \"dw\"\n"
+		 "%%4 = Relu(%%3)\n"
+		 "%%5 = Conv(%%4, %%2) {%s}  # \"pw\"\n"
+		 "output %%5 \"y\"\n"
+		 "%s",
+		 wd, wp, pw, more);
+	ox_graph *g = ox_ir_parse(text, "t.ir");
+	if (!g)
+		fail_msg("parse failed (message above) for:\n%s", text);
+	g->target = ox_target_find("generic");
+	g->gpu = gpu, g->nhwc = gpu;
+	if (ox_opt_run(g, 1, "dwpw"))
+		fail_msg("the pipeline failed (message above) for:\n%s", text);
+	return g;
+}
+
+/* The depthwise goes into the pointwise Conv: it reads x, takes the
+ * depthwise's weights (last inputs, ox_dw), its window with the pads
+ * explicit and its Relu (ox_dw_epilogue); the output keeps its shape.
+ * Not when the depthwise's output is read elsewhere, nor
+ * into a 1x1 Conv of stride 2, nor on the CPU. */
+static void test_dwpw(void **state)
+{
+	(void)state;
+	for (int k = 0; k < 4; k++) {
+		ox_graph *g = dw_pw(k == 2 ? "kernel_shape=[1,1], strides=[2,2]" : "kernel_shape=[1,1]",
+				    k == 1 ? "output %4 \"d\"\n" : "", k != 3);
+		const int fused = k == 0;
+		assert_int_equal(count_op(g, OX_OP_Conv), fused ? 1 : 2);
+		const ox_node *n = NULL;
+		for (int i = 0; i < g->nnodes; i++)
+			if (g->nodes[i].op == OX_OP_Conv && !strcmp(g->nodes[i].name, "pw"))
+				n = &g->nodes[i];
+		assert_non_null(n);
+		const ox_attr *a = ox_attr_get(n, "ox_dw");
+		assert_int_equal(a != NULL, fused);
+		if (!fused) {
+			ox_ir_free(g);
+			continue;
+		}
+		const ox_value *x = ox_in(g, n, 0);
+		assert_int_equal(g->nodes[x->producer].op, OX_OP_Reorder); /* (of x, to NHWC) */
+		assert_int_equal(a->n, 13);
+		const int64_t want[10] = {3, 3, 2, 2, 1, 1, 1, 1, 1, 1};
+		for (int i = 0; i < 10; i++)
+			assert_int_equal(a->ints[3 + i], want[i]);
+		assert_int_equal(ox_in(g, n, (int)a->ints[0])->layout, OX_L_DWW);
+		assert_int_equal(a->ints[1], -1); /* (no bias) */
+		assert_int_equal(a->ints[2], n->nin); /* (Relu: no operands) */
+		const ox_attr *e = ox_attr_get(n, "ox_dw_epilogue");
+		assert_non_null(e);
+		assert_int_equal(e->g[0]->nodes[0].op, OX_OP_Relu);
+		const ox_shape want_y = {4, {1, 16, 4, 4}};
+		assert_memory_equal(&ox_out(g, n, 0)->shape, &want_y, sizeof want_y);
+		ox_ir_free(g);
+	}
+}
+
 /* ---- siblings: a gated MLP ---- */
 
 /* silu(x Wg) * (x Wu) on the GPU: the gate and up MatMuls one, B their
@@ -1423,6 +1499,7 @@ int main(void)
 		cmocka_unit_test(test_attention_causal),
 		cmocka_unit_test(test_attention_causal_const),
 		cmocka_unit_test(test_gemmnorm),
+		cmocka_unit_test(test_dwpw),
 		cmocka_unit_test(test_siblings_glu),
 		cmocka_unit_test(test_rows_mha),
 		cmocka_unit_test(test_norm_layernorm),

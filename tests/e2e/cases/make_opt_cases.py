@@ -728,6 +728,50 @@ def norm_cases():
     n.save("norm_pow", n.op("Reciprocal", [x], 1 / n.vals[x]))
 
 
+def dwpw_cases():
+    """A depthwise Conv read only by a pointwise one (opt/dwpw.c on the GPU:
+    computed where the pointwise loads its operand)."""
+    # MobileNetV2's inverted residual: expand + Relu6, depthwise 3x3 + Relu6
+    # (its Clip's bounds the depthwise epilogue's operands), project + the
+    # block's input; channels in fours
+    seed("dwpw_inverted_residual")
+    n = Net(rnd(1, 24, 14, 14))
+    six = lambda v: n.op("Clip", [v, n.const(np.array(0, np.float32), "lo"), n.const(np.array(6, np.float32), "hi")],
+                         torch.clamp(n.vals[v], 0, 6))
+    e = six(n.conv("x", 144, 1))
+    d = six(n.conv(e, 144, 3, pad=1, group=144))
+    n.save("dwpw_inverted_residual", n.add(n.conv(d, 24, 1), "x"))
+
+    # stride 2, 5x5, asymmetric pads, no depthwise bias, HardSwish, 18
+    # channels (not in fours: one channel a load), two images
+    seed("dwpw_s2_hswish")
+    n = Net(rnd(2, 18, 15, 13))
+    d = n.conv("x", 18, 5, stride=2, group=18, bias=False, pads=[2, 1, 2, 3])
+    hs = n.op("HardSwish", [d], F.hardswish(n.vals[d]))
+    n.save("dwpw_s2_hswish", n.conv(hs, 20, 1), opset=14)
+
+    # dilation 2, a per-channel PRelu (an operand per channel) and a residual
+    # of the depthwise's own input (an operand of its output's shape) in the
+    # depthwise's epilogue; the pointwise without bias
+    seed("dwpw_dil_prelu_resid")
+    n = Net(rnd(1, 16, 11, 11))
+    d = n.conv("x", 16, 3, pad=2, dil=2, group=16)
+    r = n.add(d, "x")
+    sl = rnd(16, 1, 1, scale=0.3)
+    pr = n.op("PRelu", [r, n.const(sl, "slope")], torch.where(n.vals[r] >= 0, n.vals[r], n.vals[r] * t64(sl)))
+    n.save("dwpw_dil_prelu_resid", n.conv(pr, 12, 1, bias=False))
+
+    # one residual r in both epilogues, the pointwise's output of r's shape:
+    # the output must not be stored over r (opt/plan.c), which the other
+    # column tiles' depthwise still reads at the channels they load
+    seed("dwpw_shared_resid")
+    n = Net(rnd(1, 8, 9, 9))
+    a = n.relu(n.conv("x", 48, 1))
+    r = n.relu(n.conv("x", 48, 1))
+    d = n.add(n.conv(a, 48, 3, pad=1, group=48), r)
+    n.save("dwpw_shared_resid", n.add(n.conv(d, 48, 1), r))
+
+
 def winograd_cases():
     """3x3 stride-1 convolutions that opt/winograd.c may compute by
     Winograd F(2x2) or F(4x4, 3x3) (opt_cases.sh also forces each on them
@@ -784,6 +828,7 @@ def main():
     attention_cases()
     gemm_cases()
     norm_cases()
+    dwpw_cases()
 
 
 if __name__ == "__main__":

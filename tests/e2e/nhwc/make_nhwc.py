@@ -9,7 +9,8 @@ that broke or could break them:
   x f32[1,3,20,20]                                  its 3 channels padded to 4 in NHWC
   c1 = Relu(Conv 3x3 stride 2 pads 1 (12))          [1,12,10,10]
   c2 = Clip(Conv depthwise 3x3 pads 1 (c1), 0, 6)
-  c3 = Conv 1x1 (c2 -> 20)                          pointwise: a plain GEMM
+  c3 = Conv 1x1 (c2 -> 20)                          pointwise: a plain GEMM, computing
+                                                    c2's depthwise as it loads (opt/dwpw.c)
   c4 = Conv 3x3 dilation 2 pads 2 (c1 -> 20)
   a  = Add(c3, c4)                                  an epilogue of c4 or c3
   t  = Concat(a, c1)                                two distinct inputs, 32 channels
