@@ -108,9 +108,9 @@ static void tile_load(ox_buf *t, const char *name, int n, int nt, int groups, co
 		ox_buf_printf(t, "\t\t\tr%s[j] = %s[0];\n\t\t}\n", name, name);
 }
 
-/* and its stores of those registers into the shared tile (As or Bs),
- * element u of pass j at [first][second], through the conversion cv
- * ("" or ox_f16, ox_bf16) */
+/* and its stores of those registers into the shared tile (As or Bs) of
+ * this pass (cur), element u of pass j at [first][second], through the
+ * conversion cv ("" or ox_f16, ox_bf16) */
 static void tile_store(ox_buf *t, const char *name, int n, int nt, int groups, int v, const char *first,
 		       const char *second, const char *cv)
 {
@@ -119,10 +119,10 @@ static void tile_store(ox_buf *t, const char *name, int n, int nt, int groups, i
 	if (n * nt > groups)
 		ox_buf_printf(t, "\t\t\tif (i >= %d)\n\t\t\t\tbreak;\n", groups);
 	if (v > 1)
-		ox_buf_printf(t, "\t\t\tfor (int u = 0; u < %d; u++)\n\t\t\t\t%cs[%s][%s] = %s(r%s[j * %d + u]);\n", v, S,
+		ox_buf_printf(t, "\t\t\tfor (int u = 0; u < %d; u++)\n\t\t\t\t%cs[cur][%s][%s] = %s(r%s[j * %d + u]);\n", v, S,
 			      first, second, cv, name, v);
 	else
-		ox_buf_printf(t, "\t\t\t%cs[%s][%s] = %s(r%s[j]);\n", S, first, second, cv, name);
+		ox_buf_printf(t, "\t\t\t%cs[cur][%s][%s] = %s(r%s[j]);\n", S, first, second, cv, name);
 	ox_buf_puts(t, "\t\t}\n");
 }
 
@@ -176,11 +176,11 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
 	geo->ne = mma ? MI * NI * 4 : R * R;
 	int nt = geo->nt;
 	if (k16) /* (MI 1 or 2, NI 2 or 4: the B fragments in pairs) */
-		ox_buf_printf(t, "\t__shared__ __align__(16) uint16_t As[%d][24];\n"
-				 "\t__shared__ __align__(16) uint16_t Bs[16][%d];\n",
+		ox_buf_printf(t, "\t__shared__ __align__(16) uint16_t As[2][%d][24];\n"
+				 "\t__shared__ __align__(16) uint16_t Bs[2][16][%d];\n",
 			      BM, BN + 8);
 	else
-		ox_buf_printf(t, "\t__shared__ __align__(16) %s As[16][%d];\n\t__shared__ __align__(16) %s Bs[16][%d];\n",
+		ox_buf_printf(t, "\t__shared__ __align__(16) %s As[2][16][%d];\n\t__shared__ __align__(16) %s Bs[2][16][%d];\n",
 			      et, BM + pad, et, BN + pad);
 	if (mma) {
 		ox_buf_puts(t, "\tconst int tid = threadIdx.x, lane = tid % 32, wm = tid / 64, wn = tid / 32 % 2, g = lane / 4, "
@@ -198,12 +198,18 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
 	/* Software pipelining: each pass loads chunk kn of A and B from global
 	 * memory into registers (ra, rb), then runs the products of chunk
 	 * kn - 16 from the shared tiles while those loads are in flight, then
-	 * stores the registers into the shared tiles for the next pass. A
-	 * thread loads va consecutive k of a row of A (ga groups per row) and
-	 * vb consecutive p of a row of B (gb groups per row). */
+	 * stores the registers into the shared tiles for the next pass. The
+	 * tiles are double-buffered: pass `cur` stores into buffer cur and
+	 * multiplies from the other, which the previous pass stored; the one
+	 * barrier a pass, after its stores, also orders the products that read
+	 * a buffer before the stores into it a pass later. A thread loads va
+	 * consecutive k of a row of A (ga groups per row) and vb consecutive p
+	 * of a row of B (gb groups per row). */
 	const int ga = 16 / va, gb = BN / vb;
 	const int na = (BM * ga + nt - 1) / nt, nb = (16 * gb + nt - 1) / nt; /* (the last pass partial: 2 x 2) */
-	ox_buf_printf(t, "\t%s ra[%d], rb[%d];\n\tfor (long kn = ks0;; kn += 16) {\n", et, na * va, nb * vb);
+	ox_buf_printf(t, "\t%s ra[%d], rb[%d];\n\tfor (long kn = ks0;; kn += 16) {\n"
+			 "\t\tconst int cur = (int)((kn - ks0) >> 4 & 1);\n",
+		      et, na * va, nb * vb);
 	char pos[96], cond[96];
 	snprintf(pos, sizeof pos, "m = m0 + i / %d, k = kn + i %% %d * %d", ga, ga, va);
 	snprintf(cond, sizeof cond, "m < %s && k < ks1", M);
@@ -212,7 +218,7 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
 	snprintf(cond, sizeof cond, "k < ks1 && p < %s", N);
 	tile_load(t, "b", nb, nt, 16 * gb, pos, cond, vb, et, zero, loadb);
 	/* the products of the chunk in the shared tiles (none before the first) */
-	ox_buf_puts(t, "\t\tif (kn > ks0) {\n");
+	ox_buf_puts(t, "\t\tif (kn > ks0) {\n\t\t\tconst auto Ap = As[cur ^ 1];\n\t\t\tconst auto Bp = Bs[cur ^ 1];\n");
 	ox_buf u = {0};
 	if (k16) {
 		/* one k16 step: lane l gives row l % 8 of matrix l / 8 to
@@ -223,10 +229,10 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
 				 "\t\t\tunsigned a[%d][4], b[%d][2];\n"
 				 "\t\t\tconst int lr = lane %% 8 + (lane >> 3 & 1) * 8, lc = lane >> 4;\n"
 				 "\t\t\tOX_UNROLL\n\t\t\tfor (int i = 0; i < %d; i++)\n"
-				 "\t\t\t\tox_ldsm4(a[i], &As[wm * %d + i * 16 + lr][lc * 8]);\n"
+				 "\t\t\t\tox_ldsm4(a[i], &Ap[wm * %d + i * 16 + lr][lc * 8]);\n"
 				 "\t\t\tOX_UNROLL\n\t\t\tfor (int j = 0; j < %d; j += 2) {\n"
 				 "\t\t\t\tunsigned q[4];\n"
-				 "\t\t\t\tox_ldsm4t(q, &Bs[lr][wn * %d + (j + lc) * 8]);\n"
+				 "\t\t\t\tox_ldsm4t(q, &Bp[lr][wn * %d + (j + lc) * 8]);\n"
 				 "\t\t\t\tb[j][0] = q[0], b[j][1] = q[1], b[j + 1][0] = q[2], b[j + 1][1] = q[3];\n"
 				 "\t\t\t}\n"
 				 "\t\t\tOX_UNROLL\n\t\t\tfor (int i = 0; i < %d; i++)\n"
@@ -240,12 +246,12 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
 				 "\t\t\tunsigned a[%d][4], b[%d][2];\n"
 				 "\t\t\tOX_UNROLL\n\t\t\tfor (int i = 0; i < %d; i++) {\n"
 				 "\t\t\t\tconst int r = wm * %d + i * 16 + g;\n"
-				 "\t\t\t\ta[i][0] = ox_tf32(As[kk + t4][r]), a[i][1] = ox_tf32(As[kk + t4][r + 8]);\n"
-				 "\t\t\t\ta[i][2] = ox_tf32(As[kk + t4 + 4][r]), a[i][3] = ox_tf32(As[kk + t4 + 4][r + 8]);\n"
+				 "\t\t\t\ta[i][0] = ox_tf32(Ap[kk + t4][r]), a[i][1] = ox_tf32(Ap[kk + t4][r + 8]);\n"
+				 "\t\t\t\ta[i][2] = ox_tf32(Ap[kk + t4 + 4][r]), a[i][3] = ox_tf32(Ap[kk + t4 + 4][r + 8]);\n"
 				 "\t\t\t}\n"
 				 "\t\t\tOX_UNROLL\n\t\t\tfor (int j = 0; j < %d; j++) {\n"
 				 "\t\t\t\tconst int c = wn * %d + j * 8 + g;\n"
-				 "\t\t\t\tb[j][0] = ox_tf32(Bs[kk + t4][c]), b[j][1] = ox_tf32(Bs[kk + t4 + 4][c]);\n"
+				 "\t\t\t\tb[j][0] = ox_tf32(Bp[kk + t4][c]), b[j][1] = ox_tf32(Bp[kk + t4 + 4][c]);\n"
 				 "\t\t\t}\n"
 				 "\t\t\tOX_UNROLL\n\t\t\tfor (int i = 0; i < %d; i++)\n"
 				 "\t\t\t\tOX_UNROLL\n\t\t\t\tfor (int j = 0; j < %d; j++)\n"
@@ -258,7 +264,7 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
 		const char *lanes = R == 4 ? "av.x, av.y, av.z, av.w}, b[4] = {bv.x, bv.y, bv.z, bv.w}"
 					   : "av.x, av.y}, b[2] = {bv.x, bv.y}";
 		ox_buf_printf(&u, "\t\tfor (int kk = 0; kk < 16; kk++) {\n"
-				  "\t\t\tconst %s av = *(const %s *)&As[kk][ty * %d], bv = *(const %s *)&Bs[kk][tx * %d];\n"
+				  "\t\t\tconst %s av = *(const %s *)&Ap[kk][ty * %d], bv = *(const %s *)&Bp[kk][tx * %d];\n"
 				  "\t\t\tconst %s a[%d] = {%s;\n"
 				  "\t\t\tfor (int i = 0; i < %d; i++)\n\t\t\t\tfor (int j = 0; j < %d; j++)\n",
 			      vt, vt, R, vt, R, et, R, lanes, R, R);
@@ -272,8 +278,7 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
 	for (const char *c = u.s; c && *c; c++)
 		ox_buf_printf(t, "%s%c", c == u.s || c[-1] == '\n' ? "\t" : "", *c);
 	ox_buf_free(&u);
-	ox_buf_puts(t, "\t\t}\n\t\tif (kn >= ks1)\n\t\t\tbreak;\n"
-		       "\t\t__syncthreads(); /* (the products have read the tiles) */\n");
+	ox_buf_puts(t, "\t\t}\n\t\tif (kn >= ks1)\n\t\t\tbreak;\n");
 	char row[64], col[64]; /* (k16: A's rows along k) */
 	if (va > 1)
 		snprintf(row, sizeof row, "i %% %d * %d + u", ga, va), snprintf(col, sizeof col, "i / %d", ga);
