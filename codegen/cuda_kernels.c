@@ -1044,9 +1044,10 @@ int ox_cu_emit_window(ox_cg *cg, ox_graph *g, ox_node *n)
 	    (conv && (w->dtype != x->dtype || w->layout != (nhwc ? OX_L_DWW : OX_L_PLAIN))))
 		return 1;
 	/* a run-time batch and image size (NCHW, explicit pads, constant
-	 * channels): the kernel's parameters, as the tiles' Conv takes them */
+	 * channels; NHWC: a run-time batch only): the kernel's parameters, as
+	 * the tiles' Conv takes them */
 	const int rt = ox_shape_is_rt(g, &x->shape) || ox_shape_is_rt(g, &y->shape);
-	if (rt && (nhwc || !ox_opt_rt_window(g, n)))
+	if (rt && (nhwc ? !ox_opt_rt_ok(g, &x->shape, 1u) || !ox_opt_rt_ok(g, &y->shape, 1u) : !ox_opt_rt_window(g, n)))
 		return 1;
 	ox_cu_win q;
 	if (ox_cu_window(g, n, x, w, y, &q))
@@ -1064,12 +1065,14 @@ int ox_cu_emit_window(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cu_rt R = {g, 0, {0}}, *Rp = rt ? &R : NULL;
 	const ox_dim dP = ox_dim_mul(g, q.O[1], q.O[2]), dCP = ox_dim_mul(g, C, dP);
 	const ox_dim dTot = ox_dim_mul(g, x->shape.d[0], dCP);
+	/* (the threads: V channels each) */
+	const ox_dim dTotV = V > 1 ? ox_dim_mul(g, x->shape.d[0], ox_dim_eval(g, dCP) / V) : dTot;
 	char IH[32], IW[32], OW[32], P[32], IHW[32], CP[32], tot[40];
 	ox_cu_rt_dim(Rp, q.I[1], IH, sizeof IH), ox_cu_rt_dim(Rp, q.I[2], IW, sizeof IW);
 	ox_cu_rt_dim(Rp, q.O[2], OW, sizeof OW), ox_cu_rt_dim(Rp, dP, P, sizeof P), ox_cu_rt_dim(Rp, dCP, CP, sizeof CP);
 	ox_cu_rt_dim(Rp, ox_dim_mul(g, q.I[1], q.I[2]), IHW, sizeof IHW);
 	if (rt)
-		ox_cu_rt_dim(Rp, dTot, tot, sizeof tot);
+		ox_cu_rt_dim(Rp, dTotV, tot, sizeof tot);
 	else
 		snprintf(tot, sizeof tot, "%lldL", (long long)(ox_dim_eval(g, dTot) / V));
 	char kname[200], xs[128], ys[128];
@@ -1090,7 +1093,7 @@ int ox_cu_emit_window(ox_cg *cg, ox_graph *g, ox_node *n)
 	/* the output's channel c and pixel p of image nb; xc: c's input plane,
 	 * tap (ih, iw) at xc[TAP]; the weights of c at tap (kh, kw) */
 	char tap[64], wtap[96];
-	if (nhwc) { /* (constant shapes) */
+	if (nhwc) { /* (constant channels and image sizes) */
 		const long long Pn = ox_dim_eval(g, dP), IHWn = ox_dim_eval(g, ox_dim_mul(g, q.I[1], q.I[2]));
 		if (V > 1)
 			ox_buf_printf(&t, "\tconst long c = i4 %% %lld * 4, p = i4 / %lld %% %lld, nb = i4 / %lld, i = i4 * 4;\n",
@@ -1150,7 +1153,7 @@ int ox_cu_emit_window(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (rt) {
 		ox_buf a = {0};
 		ox_buf_printf(&a, "in0, %sout0%s", wb, args.s ? args.s : "");
-		ox_cu_launch_rt(cg, kname, dTot, 256, 256, a.s);
+		ox_cu_launch_rt(cg, kname, dTotV, 256, 256, a.s);
 		ox_buf_free(&a);
 	} else
 		ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, %d, 0, ox_st, in0, %sout0%s);\n", kname,

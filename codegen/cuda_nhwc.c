@@ -25,6 +25,7 @@
  */
 #include "cuda_kernels.h"
 #include "../ir/family.h"
+#include "../opt/opt.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,7 +109,11 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (ox_cu_window(g, n, x, w, y, &q))
 		return -1;
 	/* C channels of Cp to an input pixel; O outputs of Op to a weights row */
-	const long long N = x->shape.d[0], C = x->shape.d[1], Cp = x->lp[0], O = y->shape.d[1], Op = w->lp[0];
+	/* (a run-time batch: the grid's from the run's, no split-K, the tiles
+	 * chosen for its top) */
+	const ox_dim dN = x->shape.d[0];
+	const int rtn = ox_dim_is_rt(g, dN);
+	const long long N = ox_opt_top(g, dN), C = x->shape.d[1], Cp = x->lp[0], O = y->shape.d[1], Op = w->lp[0];
 	const long long KH = q.K[1], KW = q.K[2], IH = q.I[1], IW = q.I[2], OH = q.O[1], OW = q.O[2];
 	const long long P = OH * OW, K = Cp * KH * KW;
 	const int hasb = n->nin > 2 && n->in[2] >= 0;
@@ -144,7 +149,7 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 	const int T = ox_cu_tile_of(P, O, N);
 	const int64_t tiles = (P + T - 1) / T * ((O + T - 1) / T) * N;
 	int S = ox_cu_split_of(tiles, K);
-	if (S * N * P * O >= ((int64_t)1 << 30))
+	if (S * N * P * O >= ((int64_t)1 << 30) || rtn)
 		S = 1;
 	const long long KS = (K / S + 15) / 16 * 16;
 	if (S > 1 && (int64_t)S * N * P * O * 4 > cg->cu_ws)
@@ -232,8 +237,14 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 		if (ox_cu_epilogue(cg, g, n, &t, "p", "yi", 2))
 			goto fail;
 		ox_buf_puts(&t, "\t\ty[yi] = OX_ST(v);\n\t}\n}\n\n");
-		ox_cg_printf(cg, "\tOX_LAUNCH(%s, dim3(%lld, %lld, %lld), %d, 0, ox_st, in0, in1, %s, out0%s);\n", kname,
-			     (O + T - 1) / T, (P + T - 1) / T, N, geo.nt, hasb ? "in2" : "nullptr", args.s ? args.s : "");
+		char z[320], guard[360] = "";
+		if (rtn) {
+			snprintf(z, sizeof z, "(unsigned)(%s)", ox_cg_dim(cg, dN));
+			snprintf(guard, sizeof guard, "if ((long)(%s) > 0)\n\t\t", ox_cg_dim(cg, dN));
+		} else
+			snprintf(z, sizeof z, "%lld", N);
+		ox_cg_printf(cg, "\t%sOX_LAUNCH(%s, dim3(%lld, %lld, %s), %d, 0, ox_st, in0, in1, %s, out0%s);\n", guard,
+			     kname, (O + T - 1) / T, (P + T - 1) / T, z, geo.nt, hasb ? "in2" : "nullptr", args.s ? args.s : "");
 	}
 	ox_cu_finish(cg, g, n, kname, &t);
 	ox_buf_free(&params), ox_buf_free(&args), ox_buf_free(&la);
@@ -250,7 +261,18 @@ static int emit_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (!nhwc(x) || !nhwc(y) || !ox_cu_ftype(x->dtype) || y->dtype != x->dtype)
 		return 1;
 	const int ismax = n->op == OX_OP_GlobalMaxPool;
-	const long long N = x->shape.d[0], C = x->shape.d[1], P = x->shape.d[2] * x->shape.d[3];
+	const long long C = x->shape.d[1], P = x->shape.d[2] * x->shape.d[3];
+	/* N * C threads; a run-time batch: the count the kernel's parameter */
+	const ox_dim dNC = ox_dim_mul(g, x->shape.d[0], C);
+	const int rt = ox_dim_is_rt(g, dNC);
+	ox_cu_rt R = {g, 0, {0}};
+	char tot[40];
+	if (rt)
+		ox_cu_rt_dim(&R, dNC, tot, sizeof tot);
+	else
+		snprintf(tot, sizeof tot, "%lldL", (long long)dNC);
+	ox_buf params = {0}, args = {0};
+	ox_cu_rt_params(cg, &R, &params, &args);
 	char res[64] = "a";
 	if (!ismax)
 		snprintf(res, sizeof res, "a / (float)%lld", P);
@@ -260,15 +282,23 @@ static int emit_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
 	char xs[128];
 	ox_shape_str(g, &x->shape, xs, sizeof xs);
 	ox_buf_printf(&t, "/* %s: %s, NHWC: %s */\n"
-			  "__global__ void __launch_bounds__(256) %s(const OX_T *__restrict__ x, OX_T *__restrict__ y)\n{\n"
-			  "\tconst long i = (long)blockIdx.x * 256 + threadIdx.x;\n\tif (i >= %lldL)\n\t\treturn;\n"
+			  "__global__ void __launch_bounds__(256) %s(const OX_T *__restrict__ x, OX_T *__restrict__ y%s)\n{\n"
+			  "\tconst long i = (long)blockIdx.x * 256 + threadIdx.x;\n\tif (i >= %s)\n\t\treturn;\n"
 			  "\tconst OX_T *xn = x + i / %lld * %lld + i %% %lld;\n\tfloat a = %s;\n"
 			  "\tfor (long p = 0; p < %lld; p++) {\n\t\tconst float v = OX_LD(xn[p * %lld]);\n\t\ta = %s;\n\t}\n"
 			  "\ty[i] = OX_ST(%s);\n}\n\n",
-		      cg->fname, n->optype, xs, kname, N * C, C, P * C, C,
+		      cg->fname, n->optype, xs, kname, params.s ? params.s : "", tot, C, P * C, C,
 		      ismax ? "-INFINITY" : "0.0f", P, C, ismax ? "v > a || v != v ? v : a" : "a + v", res);
-	ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, in0, out0);\n", kname, (N * C + 255) / 256);
+	if (rt) {
+		ox_buf a = {0};
+		ox_buf_printf(&a, "in0, out0%s", args.s ? args.s : "");
+		ox_cu_launch_rt(cg, kname, dNC, 256, 256, a.s);
+		ox_buf_free(&a);
+	} else
+		ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, in0, out0);\n", kname,
+			     ((long long)dNC + 255) / 256);
 	ox_cu_finish(cg, g, n, kname, &t);
+	ox_buf_free(&params), ox_buf_free(&args);
 	return 0;
 }
 
@@ -282,18 +312,21 @@ static int emit_reorder(ox_cg *cg, ox_graph *g, ox_node *n)
 		return ox_error(g, n, "a channels-last Reorder that is not a view");
 	const int tob = y->layout == OX_L_BLOCKED;
 	const ox_value *bv = tob ? y : x, *pv = tob ? x : y;
-	if (x->shape.rank != 4 || bv->layout != OX_L_BLOCKED || pv->layout || ox_shape_is_rt(g, &x->shape) ||
+	/* (a run-time batch: the index space's first dim the kernel's parameter) */
+	if (x->shape.rank != 4 || bv->layout != OX_L_BLOCKED || pv->layout || !ox_opt_rt_ok(g, &x->shape, 1u) ||
 	    x->dtype != y->dtype)
 		return 1;
-	const long long N = x->shape.d[0], C = x->shape.d[1], S = x->shape.d[2] * x->shape.d[3], b = bv->lp[0];
+	const ox_dim dN = x->shape.d[0];
+	const long long C = x->shape.d[1], S = x->shape.d[2] * x->shape.d[3], b = bv->lp[0];
 	const long long CB = (C + b - 1) / b;
 	const char *ty = ox_cg_ctype(x->dtype);
 	char kname[200], params[256];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	snprintf(params, sizeof params, "const %s *__restrict__ x, %s *__restrict__ y", ty, ty);
 	ox_buf t = {0}, body = {0};
-	ox_buf_printf(&t, "/* %s: [%lld,%lld,%lld,%lld] %s -> %s, channel blocks of %lld */\n", cg->fname, N, C,
-		      (long long)x->shape.d[2], (long long)x->shape.d[3], ox_layout_names[x->layout],
+	char xs[128];
+	ox_shape_str(g, &x->shape, xs, sizeof xs);
+	ox_buf_printf(&t, "/* %s: %s %s -> %s, channel blocks of %lld */\n", cg->fname, xs, ox_layout_names[x->layout],
 		      ox_layout_names[y->layout], b);
 	if (tob) /* i0..i3: image, channel block, position, lane */
 		ox_buf_printf(&body, "\tconst long c = i1 * %lld + i3;\n"
@@ -302,9 +335,13 @@ static int emit_reorder(ox_cg *cg, ox_graph *g, ox_node *n)
 	else /* i0..i2: image, channel, position */
 		ox_buf_printf(&body, "\ty[i] = x[((i0 * %lld + i1 / %lld) * %lld + i2) * %lld + i1 %% %lld];\n", CB, b, S, b,
 			      b);
-	const int64_t dims[4] = {N, tob ? CB : C, S, b};
-	ox_cu_index_kernel(&t, kname, params, dims, tob ? 4 : 3, body.s);
-	ox_cu_index_launch(cg, kname, dims, tob ? 4 : 3, "in0, out0", NULL);
+	const ox_dim dims[4] = {dN, tob ? CB : C, S, b};
+	ox_cu_rt R = {g, 0, {0}}, *Rp = ox_dim_is_rt(g, dN) ? &R : NULL;
+	if (ox_cu_index_kernel_rt(&t, kname, params, dims, tob ? 4 : 3, body.s, Rp)) {
+		ox_buf_free(&t), ox_buf_free(&body);
+		return 1;
+	}
+	ox_cu_index_launch(cg, kname, dims, tob ? 4 : 3, "in0, out0", Rp);
 	if (ox_cu_fits32(g, n))
 		ox_cu_narrow(&t);
 	ox_cg_helper(cg, kname, t.s);

@@ -6,10 +6,11 @@
  * D is a depthwise Conv (weights OX_L_DWW, opt/layout.c) of 2 spatial axes
  * whose output only P reads; P a Conv of group 1, 1x1, strides 1, no pads,
  * its weights OX_L_CONVW; both NHWC of the same float dtype, constant
- * shapes, D's channels unpadded (lp[0] = C: the window kernel's input and
- * output). P then reads D's input as its in[0] and takes D's weights, its
- * bias (-1 when D has none) and D's epilogue's operands (opt/epilogue.c:
- * a Clip's bounds, per-channel scales, a residual) as its last inputs, and
+ * shapes but for a run-time batch, D's channels unpadded (lp[0] = C: the
+ * window kernel's input and output). P then reads D's input as its in[0]
+ * and takes D's weights, its bias (-1 when D has none) and D's epilogue's
+ * operands (opt/epilogue.c: a Clip's bounds, per-channel scales, a
+ * residual) as its last inputs, and
  *   ox_dw          INTS {D's weights' input index, its bias's or -1, its
  *                        epilogue's first operand's or -1,
  *                        KH, KW, SH, SW, DH, DW, PT, PL, PB, PR}
@@ -31,11 +32,12 @@
 #include "../ir/family.h"
 #include <string.h>
 
-/* an NHWC value of unpadded channels, constant 2-D shape */
+/* an NHWC value of unpadded channels, constant 2-D shape but for a
+ * run-time batch */
 static int nhwc(ox_graph *g, const ox_value *v)
 {
 	return v->layout == OX_L_BLOCKED && v->shape.rank == 4 && v->lp[0] == v->shape.d[1] &&
-	       !ox_shape_is_rt(g, &v->shape) && ox_opt_fuse_type(g, v->dtype);
+	       ox_opt_rt_ok(g, &v->shape, 1u) && ox_opt_fuse_type(g, v->dtype);
 }
 
 /* the window of Conv n (x its input, y its output), explicit pads */

@@ -60,8 +60,9 @@ static int takes_epilogue(ox_graph *g, const ox_node *n)
 			return 0;
 		if (!ox_shape_is_rt(g, &y->shape))
 			return 1;
-		/* run-time batch or image size: where the kernels take them */
-		return !y->layout && ox_opt_rt_window(g, n);
+		/* run-time batch or image size: where the kernels take them (NHWC:
+		 * a run-time batch only) */
+		return y->layout ? ox_opt_rt_ok(g, &y->shape, 1u) : ox_opt_rt_window(g, n);
 	}
 	if (n->op == OX_OP_Conv)
 		return y->layout == OX_L_BLOCKED && y->dtype == OX_F32;

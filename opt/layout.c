@@ -23,7 +23,8 @@
  * with group 1 or depthwise (its weights repacked here as the GEMM's
  * [KH][KW][C][Mp] or [KH][KW][C]), MaxPool, the global pools, Concat over
  * the channels and the elementwise ops opt/ewfuse.c fuses, f32, f16 or
- * bf16, constant shapes, outside control-flow bodies. Channels that do not
+ * bf16, constant shapes (f32: but for a run-time batch), outside
+ * control-flow bodies. Channels that do not
  * come in fours are padded to 4 where only Convs read them (gpu_pad: an
  * image's 3 colours), and the weights' rows to a multiple of 4, so that
  * the GEMM's loads move 16 bytes. A Reorder back to plain that is only
@@ -224,9 +225,13 @@ static int gpu_blockable(ox_graph *g, const ox_node *n, int *need)
 	const ox_value *y = &g->vals[n->out[0]];
 	if (!ox_opt_fuse_type(g, y->dtype))
 		return 0;
+	/* a run-time batch (axis 0, bounded): the kernels take one; every other
+	 * dim a constant; f32 (f16 and bf16 elementwise ops are fused, and so
+	 * flow NHWC, with constant shapes only: opt/ewfuse.c) */
 	for (int k = 0; k < n->nin + n->nout; k++) {
 		ox_id v = k < n->nin ? n->in[k] : n->out[k - n->nin];
-		if (v >= 0 && ox_shape_is_rt(g, &g->vals[v].shape))
+		if (v >= 0 && ox_shape_is_rt(g, &g->vals[v].shape) &&
+		    (!ox_opt_rt_ok(g, &g->vals[v].shape, 1u) || g->vals[v].shape.rank != 4 || y->dtype != OX_F32))
 			return 0;
 	}
 	for (int k = 0; k < n->nin; k++)
@@ -424,7 +429,8 @@ int ox_opt_is_perm(ox_graph *g, const ox_node *t, const int *p, int r)
  * and a Transpose (0, 2, 1): a ViT's patch embedding,
  * flatten(2).transpose(1, 2)), the Reorder gives [N, H, W, C] itself
  * (attribute ox_nhwc: a view, opt/plan.c) and a Reshape (a view) the
- * reader's shape: no kernel, nothing copied. Constant shapes. */
+ * reader's shape: no kernel, nothing copied. Constant shapes but for a
+ * run-time batch. */
 static void channels_last(ox_graph *g)
 {
 	static const int p0231[] = {0, 2, 3, 1}, p021[] = {0, 2, 1};
@@ -435,7 +441,7 @@ static void channels_last(ox_graph *g)
 			continue;
 		const ox_value *x = &g->vals[r->in[0]], *y = &g->vals[r->out[0]];
 		if (x->layout != OX_L_BLOCKED || y->layout || x->shape.rank != 4 || x->lp[0] != x->shape.d[1] ||
-		    !ox_shape_is_const(&x->shape) || y->nuses != 1 || y->is_output)
+		    !ox_opt_rt_ok(g, &x->shape, 1u) || y->nuses != 1 || y->is_output)
 			continue;
 		ox_node *a = ox_ir_sole_reader(g, r->out[0]), *t = NULL;
 		if (!a || a->in[0] != r->out[0])

