@@ -9,8 +9,12 @@
  *   pixel's channels, its loads of B and its stores along the output
  *   channels. An input's channels may be padded (C of Cp, lanes past C
  *   zero: the layout pass's gpu_pad): the reduction then runs over Cp
- *   channels a tap, the rows of B past C read as zero. A 1x1 stride-1 Conv
- *   is a plain GEMM [P x Cp] x [Cp x O]. Split-K as the NCHW kernel's.
+ *   channels a tap, the rows of B past C read as zero. An image of 1 to 3
+ *   channels is read in place, NCHW (x plain: gpu_plain_images), a channel
+ *   plane's element a load. A 1x1 stride-1 Conv is a plain GEMM [P x Cp] x
+ *   [Cp x O]; a depthwise Conv it reads may be computed as it loads A
+ *   (ox_dw, opt/dwpw.c). Split-K as the NCHW kernel's; a run-time batch
+ *   (the grid's from the run's) without.
  * - Conv, depthwise; MaxPool: a thread per output, channels fastest (the
  *   weights [KH][KW][C]): ox_cu_emit_window, codegen/cuda_kernels.c's for
  *   both layouts.
@@ -101,8 +105,11 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_value *x = ox_in(g, n, 0), *w = ox_in(g, n, 1), *y = ox_out(g, n, 0);
 	if (w && w->layout == OX_L_DWW)
 		return ox_cu_emit_window(cg, g, n); /* depthwise */
-	if (!nhwc_in(x) || !nhwc(y) || !ox_cu_ftype(y->dtype) || x->dtype != y->dtype || w->dtype != y->dtype ||
-	    w->layout != OX_L_CONVW || w->lp[0] < y->shape.d[1] || w->lp[1] != 1 || w->lp[2] != x->shape.d[1])
+	/* (x plain: an image read in place, NCHW, opt/layout.c gpu_plain_images) */
+	const int plain = x && x->layout == OX_L_PLAIN && x->shape.rank == 4;
+	if (!(plain || nhwc_in(x)) || !nhwc(y) || !ox_cu_ftype(y->dtype) || x->dtype != y->dtype ||
+	    w->dtype != y->dtype || w->layout != OX_L_CONVW || w->lp[0] < y->shape.d[1] || w->lp[1] != 1 ||
+	    w->lp[2] != x->shape.d[1])
 		return 1;
 	const ox_attr *dwa = ox_attr_get(n, "ox_dw"); /* (x: the depthwise's input) */
 	ox_cu_win q;
@@ -113,7 +120,8 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 	 * chosen for its top) */
 	const ox_dim dN = x->shape.d[0];
 	const int rtn = ox_dim_is_rt(g, dN);
-	const long long N = ox_opt_top(g, dN), C = x->shape.d[1], Cp = x->lp[0], O = y->shape.d[1], Op = w->lp[0];
+	const long long N = ox_opt_top(g, dN), C = x->shape.d[1], Cp = plain ? C : x->lp[0], O = y->shape.d[1];
+	const long long Op = w->lp[0];
 	const long long KH = q.K[1], KW = q.K[2], IH = q.I[1], IW = q.I[2], OH = q.O[1], OW = q.O[2];
 	const long long P = OH * OW, K = Cp * KH * KW;
 	const int hasb = n->nin > 2 && n->in[2] >= 0;
@@ -135,6 +143,8 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 	char padded[64] = "", dws[160] = "";
 	if (Cp != C)
 		snprintf(padded, sizeof padded, " (channels padded to %lld)", Cp);
+	if (plain)
+		snprintf(padded, sizeof padded, " (its planes read in place: NCHW)");
 	if (dwa)
 		snprintf(dws, sizeof dws, " of a depthwise %lldx%lld, stride %lldx%lld, dilation %lldx%lld, pads %lld,%lld, computed as loaded",
 			 (long long)dwa->ints[3], (long long)dwa->ints[4], (long long)dwa->ints[5], (long long)dwa->ints[6],
@@ -160,27 +170,30 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 	 * past C are zero (the Reorder that makes x writes them), B's rows past
 	 * C read as zero */
 	const int es = (int)ox_dtype_size(y->dtype);
-	const int va = Cp % 4 == 0 && ox_cu_align(g, n->in[0]) >= 4 * es &&
+	const int va = !plain && Cp % 4 == 0 && ox_cu_align(g, n->in[0]) >= 4 * es &&
 				       (!dwa || ox_cu_align(g, n->in[dwa->ints[0]]) >= 4 * es) ? 4 : 1;
 	const int vb = Op % 4 == 0 && ox_cu_align(g, n->in[1]) >= 4 * es ? 4 : 1;
 	char lt[1024], lb[512], ld[256], M_[32], N_[32];
 	const int pointwise = KH == 1 && KW == 1 && q.S[1] == 1 && q.S[2] == 1 && q.P[1] == 0 && q.P[2] == 0;
 	char e[96];
-	if (dwa && (!pointwise || Cp != C)) {
+	if (dwa && (!pointwise || Cp != C || plain)) {
 		ox_buf_free(&t), ox_buf_free(&params), ox_buf_free(&args);
 		return ox_error(g, n, "ox_dw on a Conv that is not pointwise of unpadded channels (opt/dwpw.c)");
 	}
 	if (dwa) {
 		if (dw_load(cg, g, n, x, OW, P, va, &la))
 			goto fail;
-	} else if (pointwise) {
+	} else if (pointwise && !plain) {
 		snprintf(e, sizeof e, "xn[m * %lld + k]", Cp);
 		ox_cu_tile_ld(lt, sizeof lt, 4, "a", va, e);
 		ox_buf_puts(&la, lt);
 	} else {
 		char tm[512];
 		tap(tm, sizeof tm, &q, "m");
-		snprintf(e, sizeof e, "xn[(ih * %lld + iw) * %lld + c]", IW, Cp);
+		if (plain) /* channel c's plane */
+			snprintf(e, sizeof e, "xn[(c * %lld + ih) * %lld + iw]", IH, IW);
+		else
+			snprintf(e, sizeof e, "xn[(ih * %lld + iw) * %lld + c]", IW, Cp);
 		ox_cu_tile_ld(ld, sizeof ld, 5, "a", va, e);
 		ox_buf_printf(&la,
 			      "\t\t\t\tconst long c = k %% %lld, r = k / %lld, kh = r / %lld, kw = r %% %lld;\n"

@@ -25,9 +25,10 @@
  * the channels and the elementwise ops opt/ewfuse.c fuses, f32, f16 or
  * bf16, constant shapes (f32: but for a run-time batch), outside
  * control-flow bodies. Channels that do not
- * come in fours are padded to 4 where only Convs read them (gpu_pad: an
- * image's 3 colours), and the weights' rows to a multiple of 4, so that
- * the GEMM's loads move 16 bytes. A Reorder back to plain that is only
+ * come in fours are padded to 4 where only Convs read them (gpu_pad), and
+ * the weights' rows to a multiple of 4, so that the GEMM's loads move 16
+ * bytes; an image of 1 to 3 channels that only Convs read stays NCHW, read
+ * in place (gpu_plain_images). A Reorder back to plain that is only
  * transposed to channels last is those bytes (channels_last).
  * Requires: bounded dims (after bounds). Invalidates: node order
  * (Reorders are appended, then the graph is sorted again), uses.
@@ -413,6 +414,41 @@ static void gpu_pad(ox_graph *g)
 	}
 }
 
+/* On the GPU, an image of 1 to 3 channels (a graph input, usually) that
+ * only group-1 Convs read is read by them in place, NCHW
+ * (codegen/cuda_nhwc.c: their implicit GEMM's load of A takes a channel
+ * plane's element a tap): its Reorder to NHWC goes, a launch and a copy of
+ * the image fewer, and so do the zero lanes gpu_pad would add, a quarter of
+ * the products of a 3-channel reduction. As the CPU's blocked Convs,
+ * which read either layout. */
+static void gpu_plain_images(ox_graph *g)
+{
+	for (int i = 0; i < g->nnodes; i++) {
+		ox_node *r = &g->nodes[i];
+		if (r->dead || r->op != OX_OP_Reorder || r->nout < 1 || r->out[0] < 0 || r->in[0] < 0)
+			continue;
+		const ox_id y = r->out[0];
+		const ox_value *v = &g->vals[y], *x = &g->vals[r->in[0]];
+		if (v->layout != OX_L_BLOCKED || x->layout || x->shape.rank != 4 || x->shape.d[1] > 3 || v->is_output ||
+		    ox_attr_int(r, "ox_nhwc", 0))
+			continue;
+		int convs = 0;
+		for (int j = 0; j < g->nnodes; j++) {
+			const ox_node *n = &g->nodes[j];
+			const ox_value *w = n->dead || n->op != OX_OP_Conv ? NULL : ox_in(g, n, 1);
+			convs += w && w->layout == OX_L_CONVW && n->in[0] == y;
+		}
+		if (!convs || convs != v->nuses)
+			continue;
+		for (int j = 0; j < g->nnodes; j++)
+			if (!g->nodes[j].dead && g->nodes[j].op == OX_OP_Conv && g->nodes[j].in[0] == y)
+				g->nodes[j].in[0] = r->in[0];
+		r->dead = 1;
+	}
+	ox_ir_compact(g);
+	ox_ir_fill_uses(g);
+}
+
 int ox_opt_is_perm(ox_graph *g, const ox_node *t, const int *p, int r)
 {
 	int perm[OX_MAX_RANK];
@@ -539,6 +575,6 @@ int ox_opt_layout(ox_graph *g)
 		ox_die("layout: the graph has a cycle after adding Reorders");
 	ox_ir_fill_uses(g);
 	if (g->gpu)
-		gpu_pad(g);
+		gpu_plain_images(g), gpu_pad(g);
 	return 0;
 }

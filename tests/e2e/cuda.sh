@@ -292,7 +292,8 @@ each int8_one $INT8 || fail=1
 #    Conv that reads it: opt/dwpw.c), and f32 with --cuda-layout nchw; each
 #    CUDA program's outputs against the C target's on the same model,
 #    normwise at 1e-4 (f32), 1e-2 (f16), 3e-2 (bf16); the NHWC kernels must
-#    be in the .cu, the input's 3 channels padded to 4 for its two Convs,
+#    be in the .cu, the input's 3 planes read in place by its two Convs, a
+#    6-channel value made NHWC for a Conv padded to 8,
 #    the Reorders of a patch embedding's and a channels-last permute's Conv
 #    views (opt/layout.c channels_last; none of it with nchw); with nvcc,
 #    compiled for sm_80 and sm_90 as in 2.
@@ -308,9 +309,9 @@ nhwc_one() {
 	nchw) lay="--cuda-layout nchw" ;;
 	esac
 	# NHWC kernels, of them depthwise Convs in a pointwise one (opt/dwpw.c)
-	local nk=11 ndw=1
+	local nk=12 ndw=1
 	[ $k = nchw ] && nk=0 ndw=0
-	[ $k = f16-nodw ] && nk=12 ndw=0
+	[ $k = f16-nodw ] && nk=13 ndw=0
 	if [ $half = 1 ]; then
 		# shellcheck disable=SC2086
 		"$PY" tools/to_half.py tests/e2e/nhwc/nhwc.onnx "$o/model.onnx" $fl --input tests/e2e/nhwc/nhwc_input.npy \
@@ -330,11 +331,12 @@ nhwc_one() {
 		st=SERIAL-NODES
 	elif [ "$(grep -c 'NHWC: \[' "$o/cu/net.cu")" != $nk ] ||
 		[ "$(grep -c 'computed as loaded, NHWC' "$o/cu/net.cu")" != $ndw ] ||
-		[ "$(grep -c 'NHWC: \[1,3,20,20\] (channels padded to 4)' "$o/cu/net.cu")" != "$([ $k = nchw ] && echo 0 || echo 2)" ] ||
+		[ "$(grep -c 'NHWC: \[1,3,20,20\] (its planes read in place: NCHW)' "$o/cu/net.cu")" != "$([ $k = nchw ] && echo 0 || echo 2)" ] ||
+		[ "$(grep -c 'NHWC: \[1,6,20,20\] (channels padded to 8)' "$o/cu/net.cu")" != "$([ $k = nchw ] && echo 0 || echo 1)" ] ||
 		[ "$(grep -Ec 'Reorder "(pe|cl)@plain" is a view' "$o/cu/net.cu")" != "$([ $k = nchw ] && echo 0 || echo 2)" ]; then
-		st=LAYOUT # its 9 Conv (8 and the depthwise in c3's), MaxPool and 2 global pools in NHWC (none with nchw), x padded for its 2 Convs, y4's and y5's Reorders views
+		st=LAYOUT # its 10 Conv (9 and the depthwise in c3's), MaxPool and 2 global pools in NHWC (none with nchw), x read in place by its 2 Convs, x6 padded, y4's and y5's Reorders views
 	else
-		for n in 0 1 2 3 4 5; do
+		for n in 0 1 2 3 4 5 6; do
 			r="$r $(close "$o/cu/out/output_$n.npy" "$o/c/out/output_$n.npy" $tol)" || st=MISMATCH
 		done
 	fi
@@ -350,7 +352,7 @@ each nhwc_one f32 f16 bf16 f16-nodw nchw || fail=1
 # (the depthwise in the pointwise Conv: the outputs of its own kernel, bit
 # for bit, its value rounded to f16 as the stored one was)
 st=ok
-for n in 0 1 2 3 4 5; do
+for n in 0 1 2 3 4 5 6; do
 	cmp -s build/nhwc/f16/cu/out/output_$n.npy build/nhwc/f16-nodw/cu/out/output_$n.npy || st=DIFFER
 done
 printf 'cuda-emu nhwc %-21s %s\n' "f16 = f16-nodw" "$st"

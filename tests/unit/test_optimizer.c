@@ -699,6 +699,48 @@ static void test_dwpw(void **state)
 	}
 }
 
+/* ---- layout on the GPU: an image read in place ---- */
+
+/* A Conv of a C-channel graph input, NHWC on the GPU: an image of 1 to 3
+ * channels is read in place (the Conv's in[0] the plain input, no
+ * Reorder); 5 channels get a Reorder whose output is padded to 8. */
+static void test_layout_gpu_image(void **state)
+{
+	(void)state;
+	for (int C = 3; C <= 5; C += 2) {
+		char w[2048], text[4096];
+		size_t o = 0;
+		for (int i = 0; i < 8 * C * 9; i++)
+			o += (size_t)snprintf(w + o, sizeof w - o, "%s%d", i ? ", " : "", i % 5 - 2);
+		snprintf(text, sizeof text,
+			 "graph \"img\" opset 13\n"
+			 "input %%0:f32[1,%d,6,6] \"x\"\n"
+			 "const %%1:f32[8,%d,3,3] \"w\" = [%s]\n"
+			 "%%2 = Conv(%%0, %%1) {kernel_shape=[3,3], pads=[1,1,1,1]}  # \"c\"\n"
+			 "%%3 = Relu(%%2)\n"
+			 "output %%3 \"y\"\n",
+			 C, C, w);
+		ox_graph *g = ox_ir_parse(text, "t.ir");
+		assert_non_null(g);
+		g->target = ox_target_find("generic");
+		g->gpu = 1, g->nhwc = 1;
+		assert_int_equal(ox_opt_run(g, 1, "layout"), 0);
+		const ox_node *c = first_op(g, OX_OP_Conv);
+		assert_non_null(c);
+		assert_int_equal(g->vals[c->out[0]].layout, OX_L_BLOCKED);
+		if (C == 3) {
+			assert_int_equal(c->in[0], g->inputs[0]); /* (plain, NCHW) */
+			assert_int_equal(count_op(g, OX_OP_Reorder), 1); /* (back, for the Relu's output) */
+		} else {
+			const ox_value *x = ox_in(g, c, 0);
+			assert_int_equal(x->layout, OX_L_BLOCKED);
+			assert_int_equal(x->lp[0], 8);
+			assert_int_equal(count_op(g, OX_OP_Reorder), 2);
+		}
+		ox_ir_free(g);
+	}
+}
+
 /* ---- siblings: a gated MLP ---- */
 
 /* silu(x Wg) * (x Wu) on the GPU: the gate and up MatMuls one, B their
@@ -1500,6 +1542,7 @@ int main(void)
 		cmocka_unit_test(test_attention_causal_const),
 		cmocka_unit_test(test_gemmnorm),
 		cmocka_unit_test(test_dwpw),
+		cmocka_unit_test(test_layout_gpu_image),
 		cmocka_unit_test(test_siblings_glu),
 		cmocka_unit_test(test_rows_mha),
 		cmocka_unit_test(test_norm_layernorm),

@@ -6,7 +6,8 @@ Writes nhwc.onnx (f32, random weights, seed 0) and nhwc_input.npy next to
 this script. One graph with every op the NHWC kernels take, in the shapes
 that broke or could break them:
 
-  x f32[1,3,20,20]                                  its 3 channels padded to 4 in NHWC
+  x f32[1,3,20,20]                                  its 3 planes read in place (NCHW) by
+                                                    its two Convs, c1 and y3
   c1 = Relu(Conv 3x3 stride 2 pads 1 (12))          [1,12,10,10]
   c2 = Clip(Conv depthwise 3x3 pads 1 (c1), 0, 6)
   c3 = Conv 1x1 (c2 -> 20)                          pointwise: a plain GEMM, computing
@@ -24,6 +25,8 @@ that broke or could break them:
                                                     a ViT's patch embedding: the
                                                     NHWC bytes, no Reorder kernel
   y5 = Transpose(Conv 1x1 (c1 -> 8), (0,2,3,1))     channels last: the same
+  y6 = Conv 3x3 pads 1 (Tile(x, 1,2,1,1) -> 4)      6 channels made NHWC for a Conv:
+                                                    padded to 8
 """
 import os
 
@@ -67,10 +70,15 @@ def main():
         helper.make_node("Transpose", ["per"], ["y4"], perm=[0, 2, 1]),
         conv("c1", "cl", w("w9", 8, 12, 1, 1), w("b9", 8), 1),
         helper.make_node("Transpose", ["cl"], ["y5"], perm=[0, 2, 3, 1]),
+        helper.make_node("Tile", ["x", "reps"], ["x6"]),
     ]
+    rng6 = np.random.default_rng(6)  # (the earlier weights and input unchanged)
+    inits.append(numpy_helper.from_array((rng6.standard_normal((4, 6, 3, 3)) * 0.3).astype(np.float32), "wA"))
+    nodes.append(conv("x6", "y6", "wA", None, 3, pads=[1, 1, 1, 1]))
     inits += [numpy_helper.from_array(np.array(0, np.float32), "lo"),
               numpy_helper.from_array(np.array(6, np.float32), "hi"),
-              numpy_helper.from_array(np.array([1, 24, 4], np.int64), "pes")]
+              numpy_helper.from_array(np.array([1, 24, 4], np.int64), "pes"),
+              numpy_helper.from_array(np.array([1, 2, 1, 1], np.int64), "reps")]
     f = TensorProto.FLOAT
     g = helper.make_graph(nodes, "nhwc", [helper.make_tensor_value_info("x", f, [1, 3, 20, 20])],
                           [helper.make_tensor_value_info("y0", f, [1, 7, 5, 5]),
@@ -78,7 +86,8 @@ def main():
                            helper.make_tensor_value_info("y2", f, [1, 16, 1, 1]),
                            helper.make_tensor_value_info("y3", f, [1, 5, 20, 20]),
                            helper.make_tensor_value_info("y4", f, [1, 4, 24]),
-                           helper.make_tensor_value_info("y5", f, [1, 10, 10, 8])], inits)
+                           helper.make_tensor_value_info("y5", f, [1, 10, 10, 8]),
+                           helper.make_tensor_value_info("y6", f, [1, 4, 20, 20])], inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     onnx.checker.check_model(m)
     onnx.save(m, os.path.join(HERE, "nhwc.onnx"))
