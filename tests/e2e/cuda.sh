@@ -932,6 +932,15 @@ dw_one() { # CASE
 	[ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; return 1; }
 }
 each dw_one dwpw_inverted_residual dwpw_s2_hswish dwpw_dil_prelu_resid dwpw_shared_resid || fail=1
+# (--skip of a pass the code needs, plan: refused, naming the ones it takes)
+st=ok
+mkdir -p build/cuda_api/skip
+if "$ONNXCC" tests/e2e/cases/opt/test_opt_dwpw_s2_hswish/model.onnx -o build/cuda_api/skip/net.c --target cuda \
+	--skip plan > build/cuda_api/skip/log 2>&1 || ! grep -q "skip 'plan': not a pass that may be skipped (attention" build/cuda_api/skip/log; then
+	st=NOT-REFUSED
+fi
+printf 'cuda-emu dw+pw %-22s %s\n' "--skip plan" "$st"
+[ "$st" = ok ] || fail=1
 b=$DIR/mobilenet_v2/cuda-emu/net.cu
 if [ -f "$b" ]; then
 	st=ok
