@@ -18,9 +18,9 @@
  * - Conv, depthwise; MaxPool: a thread per output, channels fastest (the
  *   weights [KH][KW][C]): ox_cu_emit_window, codegen/cuda_kernels.c's for
  *   both layouts.
- * - GlobalAveragePool, GlobalMaxPool: a thread per image and channel,
- *   reading the pixels in order (neighbouring threads, neighbouring
- *   channels).
+ * - GlobalAveragePool, GlobalMaxPool: blocks of 32 channels by 8 rows of
+ *   pixels (neighbouring threads, neighbouring channels), the pixels split
+ *   over blocks where few channels would leave the GPU idle.
  * - onnxcc::Reorder: NCHW <-> blocked by any b (the lanes past C written
  *   as zero).
  * Concat over the channels and the fused elementwise bodies read NHWC in
@@ -267,51 +267,79 @@ fail:
 	return -1;
 }
 
-/* GlobalAveragePool / GlobalMaxPool: a thread per image and channel */
+/* GlobalAveragePool / GlobalMaxPool: blocks of 32 channels (a warp's
+ * lanes, neighbouring channels) by 8 rows of pixels, each thread down its
+ * channel every 8th pixel of its part; the 8 rows combined in order in
+ * shared memory. Few channels over many pixels (an SE block's pool over a
+ * large image) split the pixels into S parts, a block each, until the
+ * blocks give each SM two or a thread has 16 pixels: each part to the
+ * workspace, the last block of a channel group to arrive (ox_split_last)
+ * combining the S parts in order. A run-time batch: the grid's z. */
 static int emit_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
-	if (!nhwc(x) || !nhwc(y) || !ox_cu_ftype(x->dtype) || y->dtype != x->dtype)
+	if (!nhwc(x) || !nhwc(y) || !ox_cu_ftype(x->dtype) || y->dtype != x->dtype || !ox_opt_rt_ok(g, &x->shape, 1u))
 		return 1;
 	const int ismax = n->op == OX_OP_GlobalMaxPool;
-	const long long C = x->shape.d[1], P = x->shape.d[2] * x->shape.d[3];
-	/* N * C threads; a run-time batch: the count the kernel's parameter */
-	const ox_dim dNC = ox_dim_mul(g, x->shape.d[0], C);
-	const int rt = ox_dim_is_rt(g, dNC);
-	ox_cu_rt R = {g, 0, {0}};
-	char tot[40];
-	if (rt)
-		ox_cu_rt_dim(&R, dNC, tot, sizeof tot);
-	else
-		snprintf(tot, sizeof tot, "%lldL", (long long)dNC);
-	ox_buf params = {0}, args = {0};
-	ox_cu_rt_params(cg, &R, &params, &args);
-	char res[64] = "a";
+	const ox_dim dN = x->shape.d[0];
+	const int rtn = ox_dim_is_rt(g, dN);
+	const long long N = ox_opt_top(g, dN), C = x->shape.d[1], P = x->shape.d[2] * x->shape.d[3];
+	const long long G = (C + 31) / 32;
+	int S = 1;
+	if (!rtn)
+		while (S < 1024 && N * G * S < 2 * OX_CU_SMS && P / (S * 2) >= 8 * 16)
+			S *= 2;
+	const long long CH = (P + S - 1) / S;
+	const char *init = ismax ? "-INFINITY" : "0.0f";
+	const char *comb = ismax ? "a = b > a || b != b ? b : a" : "a += b";
+	char fin[64] = "a";
 	if (!ismax)
-		snprintf(res, sizeof res, "a / (float)%lld", P);
+		snprintf(fin, sizeof fin, "a / (float)%lld", P);
 	char kname[200];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf t = {0};
 	char xs[128];
 	ox_shape_str(g, &x->shape, xs, sizeof xs);
-	ox_buf_printf(&t, "/* %s: %s, NHWC: %s */\n"
+	ox_buf_printf(&t, "/* %s: %s, NHWC: %s, blocks of 32 channels by 8 rows of pixels, %d part%s */\n"
 			  "__global__ void __launch_bounds__(256) %s(const OX_T *__restrict__ x, OX_T *__restrict__ y%s)\n{\n"
-			  "\tconst long i = (long)blockIdx.x * 256 + threadIdx.x;\n\tif (i >= %s)\n\t\treturn;\n"
-			  "\tconst OX_T *xn = x + i / %lld * %lld + i %% %lld;\n\tfloat a = %s;\n"
-			  "\tfor (long p = 0; p < %lld; p++) {\n\t\tconst float v = OX_LD(xn[p * %lld]);\n\t\ta = %s;\n\t}\n"
-			  "\ty[i] = OX_ST(%s);\n}\n\n",
-		      cg->fname, n->optype, xs, kname, params.s ? params.s : "", tot, C, P * C, C,
-		      ismax ? "-INFINITY" : "0.0f", P, C, ismax ? "v > a || v != v ? v : a" : "a + v", res);
-	if (rt) {
-		ox_buf a = {0};
-		ox_buf_printf(&a, "in0, out0%s", args.s ? args.s : "");
-		ox_cu_launch_rt(cg, kname, dNC, 256, 256, a.s);
-		ox_buf_free(&a);
+			  "\t__shared__ float part[8][32];\n"
+			  "\tconst int tid = threadIdx.x, cx = tid %% 32, ry = tid / 32;\n"
+			  "\tconst long c = (long)blockIdx.x * 32 + cx, nb = blockIdx.z, p0 = (long)blockIdx.y * %lld;\n"
+			  "\tconst long p1 = p0 + %lld < %lld ? p0 + %lld : %lld;\n"
+			  "\tfloat a = %s;\n"
+			  "\tif (c < %lld)\n"
+			  "\t\tfor (long p = p0 + ry; p < p1; p += 8) {\n"
+			  "\t\t\tconst float b = OX_LD(x[(nb * %lld + p) * %lld + c]);\n\t\t\t%s;\n\t\t}\n"
+			  "\tpart[ry][cx] = a;\n\t__syncthreads();\n"
+			  "\tif (ry == 0) {\n\t\tfor (int w = 1; w < 8; w++) {\n\t\t\tconst float b = part[w][cx];\n\t\t\t%s;\n\t\t}\n",
+		      cg->fname, n->optype, xs, S, S > 1 ? "s of the pixels" : "", kname,
+		      S > 1 ? ", float *__restrict__ ws, unsigned int *__restrict__ ctr" : "", CH, CH, P, CH, P, init, C, P, C,
+		      comb, comb);
+	if (S == 1) {
+		ox_buf_printf(&t, "\t\tif (c < %lld)\n\t\t\ty[nb * %lld + c] = OX_ST(%s);\n\t}\n}\n\n", C, C, fin);
+	} else {
+		if (N * G * S * 32 * 4 > cg->cu_ws)
+			cg->cu_ws = N * G * S * 32 * 4;
+		if (N * G > cg->cu_ctr)
+			cg->cu_ctr = N * G;
+		ox_buf_printf(&t, "\t\tws[((nb * %lld + blockIdx.x) * %d + blockIdx.y) * 32 + cx] = a;\n\t}\n"
+				  "\t/* the channel group's last block to arrive combines the %d parts in order */\n"
+				  "\tif (!ox_split_last(ctr + nb * %lld + blockIdx.x, %d) || ry)\n\t\treturn;\n"
+				  "\ta = %s;\n"
+				  "\tfor (int s = 0; s < %d; s++) {\n"
+				  "\t\tconst float b = ox_ldcg(&ws[((nb * %lld + blockIdx.x) * %d + s) * 32 + cx]);\n\t\t%s;\n\t}\n"
+				  "\tif (c < %lld)\n\t\ty[nb * %lld + c] = OX_ST(%s);\n}\n\n",
+			      G, S, S, G, S, init, S, G, S, comb, C, C, fin);
+	}
+	char z[320], guard[360] = "";
+	if (rtn) {
+		snprintf(z, sizeof z, "(unsigned)(%s)", ox_cg_dim(cg, dN));
+		snprintf(guard, sizeof guard, "if ((long)(%s) > 0)\n\t\t", ox_cg_dim(cg, dN));
 	} else
-		ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, in0, out0);\n", kname,
-			     ((long long)dNC + 255) / 256);
+		snprintf(z, sizeof z, "%lld", N);
+	ox_cg_printf(cg, "\t%sOX_LAUNCH(%s, dim3(%lld, %d, %s), 256, 0, ox_st, in0, out0%s);\n", guard, kname, G, S, z,
+		     S > 1 ? ", ox_cu_ws, ox_cu_ctr" : "");
 	ox_cu_finish(cg, g, n, kname, &t);
-	ox_buf_free(&params), ox_buf_free(&args);
 	return 0;
 }
 
