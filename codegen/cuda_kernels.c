@@ -1064,17 +1064,16 @@ int ox_cu_emit_window(ox_cg *cg, ox_graph *g, ox_node *n)
 	/* the sizes as the kernel's text: numbers, or R's parameters */
 	ox_cu_rt R = {g, 0, {0}}, *Rp = rt ? &R : NULL;
 	const ox_dim dP = ox_dim_mul(g, q.O[1], q.O[2]), dCP = ox_dim_mul(g, C, dP);
-	const ox_dim dTot = ox_dim_mul(g, x->shape.d[0], dCP);
-	/* (the threads: V channels each) */
-	const ox_dim dTotV = V > 1 ? ox_dim_mul(g, x->shape.d[0], ox_dim_eval(g, dCP) / V) : dTot;
+	/* the threads: an output each, or V channels (dCP then a constant) */
+	const ox_dim dThr = ox_dim_mul(g, x->shape.d[0], V > 1 ? ox_dim_eval(g, dCP) / V : dCP);
 	char IH[32], IW[32], OW[32], P[32], IHW[32], CP[32], tot[40];
 	ox_cu_rt_dim(Rp, q.I[1], IH, sizeof IH), ox_cu_rt_dim(Rp, q.I[2], IW, sizeof IW);
 	ox_cu_rt_dim(Rp, q.O[2], OW, sizeof OW), ox_cu_rt_dim(Rp, dP, P, sizeof P), ox_cu_rt_dim(Rp, dCP, CP, sizeof CP);
 	ox_cu_rt_dim(Rp, ox_dim_mul(g, q.I[1], q.I[2]), IHW, sizeof IHW);
 	if (rt)
-		ox_cu_rt_dim(Rp, dTotV, tot, sizeof tot);
+		ox_cu_rt_dim(Rp, dThr, tot, sizeof tot);
 	else
-		snprintf(tot, sizeof tot, "%lldL", (long long)(ox_dim_eval(g, dTot) / V));
+		snprintf(tot, sizeof tot, "%lldL", (long long)ox_dim_eval(g, dThr));
 	char kname[200], xs[128], ys[128];
 	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_shape_str(g, &x->shape, xs, sizeof xs), ox_shape_str(g, &y->shape, ys, sizeof ys);
@@ -1082,7 +1081,7 @@ int ox_cu_emit_window(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (conv)
 		ox_cu_epi_params(g, n, &params, &args);
 	ox_cu_rt_params(cg, &R, &params, &args);
-	const int B = rt ? 256 : ox_cu_block_of(ox_dim_eval(g, dTot) / V);
+	const int B = rt ? 256 : ox_cu_block_of(ox_dim_eval(g, dThr));
 	ox_buf_printf(&t, "/* %s: %s %lldx%lld, stride %lldx%lld, dilation %lldx%lld, pads %lld,%lld%s: %s -> %s */\n"
 			  "__global__ void __launch_bounds__(%d) %s(const OX_T *__restrict__ x, %sOX_T *__restrict__ y%s)\n{\n"
 			  "\tconst long %s = (long)blockIdx.x * %d + threadIdx.x;\n\tif (%s >= %s)\n\t\treturn;\n",
@@ -1153,11 +1152,11 @@ int ox_cu_emit_window(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (rt) {
 		ox_buf a = {0};
 		ox_buf_printf(&a, "in0, %sout0%s", wb, args.s ? args.s : "");
-		ox_cu_launch_rt(cg, kname, dTotV, 256, 256, a.s);
+		ox_cu_launch_rt(cg, kname, dThr, 256, 256, a.s);
 		ox_buf_free(&a);
 	} else
 		ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, %d, 0, ox_st, in0, %sout0%s);\n", kname,
-			     (long long)((ox_dim_eval(g, dTot) / V + B - 1) / B), B, wb, args.s ? args.s : "");
+			     (long long)((ox_dim_eval(g, dThr) + B - 1) / B), B, wb, args.s ? args.s : "");
 	ox_cu_finish(cg, g, n, kname, &t);
 	ox_buf_free(&params), ox_buf_free(&args);
 	return 0;

@@ -55,6 +55,20 @@ static void tap(char *buf, size_t sz, const ox_cu_win *q, const char *pix)
 		 (long long)q->O[2], (long long)q->S[2], (long long)q->P[2], (long long)q->D[2]);
 }
 
+/* The grid's z of a kernel over the images (dN of them, N at the top): the
+ * text of the count, and the launch's guard when it is the run's (a
+ * batch of 0 launches nothing) */
+static void batch_grid(ox_cg *cg, ox_graph *g, ox_dim dN, long long N, char *z, size_t zsz, char *guard, size_t gsz)
+{
+	guard[0] = 0;
+	if (!ox_dim_is_rt(g, dN)) {
+		snprintf(z, zsz, "%lld", N);
+		return;
+	}
+	snprintf(z, zsz, "(unsigned)(%s)", ox_cg_dim(cg, dN));
+	snprintf(guard, gsz, "if ((long)(%s) > 0)\n\t\t", ox_cg_dim(cg, dN));
+}
+
 /* A pointwise Conv's LOADA of the depthwise Conv it computes (ox_dw,
  * opt/dwpw.c): the element (pixel m of image nb, channels k .. k + va - 1)
  * of the depthwise's output, from its input xn (this image's: D's input is
@@ -250,12 +264,8 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 		if (ox_cu_epilogue(cg, g, n, &t, "p", "yi", 2))
 			goto fail;
 		ox_buf_puts(&t, "\t\ty[yi] = OX_ST(v);\n\t}\n}\n\n");
-		char z[320], guard[360] = "";
-		if (rtn) {
-			snprintf(z, sizeof z, "(unsigned)(%s)", ox_cg_dim(cg, dN));
-			snprintf(guard, sizeof guard, "if ((long)(%s) > 0)\n\t\t", ox_cg_dim(cg, dN));
-		} else
-			snprintf(z, sizeof z, "%lld", N);
+		char z[320], guard[360];
+		batch_grid(cg, g, dN, N, z, sizeof z, guard, sizeof guard);
 		ox_cg_printf(cg, "\t%sOX_LAUNCH(%s, dim3(%lld, %lld, %s), %d, 0, ox_st, in0, in1, %s, out0%s);\n", guard,
 			     kname, (O + T - 1) / T, (P + T - 1) / T, z, geo.nt, hasb ? "in2" : "nullptr", args.s ? args.s : "");
 	}
@@ -331,12 +341,8 @@ static int emit_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
 				  "\tif (c < %lld)\n\t\ty[nb * %lld + c] = OX_ST(%s);\n}\n\n",
 			      G, S, S, G, S, init, S, G, S, comb, C, C, fin);
 	}
-	char z[320], guard[360] = "";
-	if (rtn) {
-		snprintf(z, sizeof z, "(unsigned)(%s)", ox_cg_dim(cg, dN));
-		snprintf(guard, sizeof guard, "if ((long)(%s) > 0)\n\t\t", ox_cg_dim(cg, dN));
-	} else
-		snprintf(z, sizeof z, "%lld", N);
+	char z[320], guard[360];
+	batch_grid(cg, g, dN, N, z, sizeof z, guard, sizeof guard);
 	ox_cg_printf(cg, "\t%sOX_LAUNCH(%s, dim3(%lld, %d, %s), 256, 0, ox_st, in0, out0%s);\n", guard, kname, G, S, z,
 		     S > 1 ? ", ox_cu_ws, ox_cu_ctr" : "");
 	ox_cu_finish(cg, g, n, kname, &t);

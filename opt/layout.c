@@ -393,6 +393,19 @@ static ox_id gpu_weights(ox_graph *g, const ox_node *n)
  * past C as zero): the Conv's implicit GEMM then reads a pixel's channels
  * 16 bytes at a time (codegen/cuda_nhwc.c), its reduction over Cp channels
  * a tap with zero weights past C */
+/* does a group-1 Conv (its weights the NHWC GEMM's, OX_L_CONVW) read y as
+ * its in[0] at every use of y? */
+static int conv_reads_only(ox_graph *g, ox_id y)
+{
+	int convs = 0;
+	for (int j = 0; j < g->nnodes; j++) {
+		const ox_node *n = &g->nodes[j];
+		const ox_value *w = n->dead || n->op != OX_OP_Conv ? NULL : ox_in(g, n, 1);
+		convs += w && w->layout == OX_L_CONVW && n->in[0] == y;
+	}
+	return convs && convs == g->vals[y].nuses;
+}
+
 static void gpu_pad(ox_graph *g)
 {
 	for (int i = 0; i < g->nnodes; i++) {
@@ -403,13 +416,7 @@ static void gpu_pad(ox_graph *g)
 		ox_value *v = &g->vals[y];
 		if (v->layout != OX_L_BLOCKED || v->shape.d[1] % 4 == 0 || v->is_output)
 			continue;
-		int convs = 0; /* (its uses all these: every reader a group-1 Conv) */
-		for (int j = 0; j < g->nnodes; j++) {
-			const ox_node *n = &g->nodes[j];
-			const ox_value *w = n->dead || n->op != OX_OP_Conv ? NULL : ox_in(g, n, 1);
-			convs += w && w->layout == OX_L_CONVW && n->in[0] == y;
-		}
-		if (convs && convs == v->nuses)
+		if (conv_reads_only(g, y))
 			v->lp[0] = (int)((v->shape.d[1] + 3) / 4 * 4);
 	}
 }
@@ -432,13 +439,7 @@ static void gpu_plain_images(ox_graph *g)
 		if (v->layout != OX_L_BLOCKED || x->layout || x->shape.rank != 4 || x->shape.d[1] > 3 || v->is_output ||
 		    ox_attr_int(r, "ox_nhwc", 0))
 			continue;
-		int convs = 0;
-		for (int j = 0; j < g->nnodes; j++) {
-			const ox_node *n = &g->nodes[j];
-			const ox_value *w = n->dead || n->op != OX_OP_Conv ? NULL : ox_in(g, n, 1);
-			convs += w && w->layout == OX_L_CONVW && n->in[0] == y;
-		}
-		if (!convs || convs != v->nuses)
+		if (!conv_reads_only(g, y))
 			continue;
 		for (int j = 0; j < g->nnodes; j++)
 			if (!g->nodes[j].dead && g->nodes[j].op == OX_OP_Conv && g->nodes[j].in[0] == y)
