@@ -499,9 +499,12 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--print-cflags"))
 			print_cflags = 1;
 		else if (!strcmp(a, "--skip") && more) {
-			if (ox_opt_skip(argv[++i]))
-				return bad_option("--skip '%s': not a pass that may be skipped (attention, norm, epilogue, "
-						  "siblings, gemmnorm, dwpw, cse, ewfuse)", argv[i]);
+			if (ox_opt_skip(argv[++i])) {
+				char msg[512], names[256];
+				ox_opt_skippable(names, sizeof names);
+				snprintf(msg, sizeof msg, "--skip '%s': not a pass that may be skipped (%s)", argv[i], names);
+				return bad_option("%s", msg);
+			}
 		} else if (!strcmp(a, "--opt") && more)
 			opt = argv[++i];
 		else if (!strncmp(a, "--opt=", 6))

@@ -236,5 +236,7 @@ int ox_opt_run(ox_graph *g, int check, const char *stop_after);
 /* leave the skippable pass `name` out of every later run: 0, or -1 when
  * no such pass may be skipped */
 int ox_opt_skip(const char *name);
+/* the names of the passes that may be skipped, ", "-separated, into buf */
+void ox_opt_skippable(char *buf, size_t sz);
 extern const ox_pass ox_pipeline[];
 #endif

@@ -46,6 +46,7 @@
  * The verifier (ir/check.c) runs after each pass when checking is on.
  */
 #include "opt.h"
+#include <stdio.h>
 #include <string.h>
 
 /* (1: a rewrite the code is correct without, which --skip may leave out
@@ -90,9 +91,23 @@ int ox_opt_skip(const char *name)
 	return -1;
 }
 
+void ox_opt_skippable(char *buf, size_t sz)
+{
+	size_t o = 0;
+	buf[0] = 0;
+	for (int i = 0; ox_pipeline[i].name && o < sz; i++)
+		if (ox_pipeline[i].skippable)
+			o += (size_t)snprintf(buf + o, sz - o, "%s%s", o ? ", " : "", ox_pipeline[i].name);
+}
+
+static int is_skipped(const ox_pass *p)
+{
+	return skipped >> (p - ox_pipeline) & 1u;
+}
+
 static int run(const ox_pass *p, ox_graph *g)
 {
-	return skipped & (1u << (p - ox_pipeline)) ? 0 : p->run(g);
+	return is_skipped(p) ? 0 : p->run(g);
 }
 
 int ox_opt_run_from(ox_graph *g, int check, const char *after)
@@ -112,7 +127,7 @@ int ox_opt_run_from(ox_graph *g, int check, const char *after)
 int ox_opt_run(ox_graph *g, int check, const char *stop_after)
 {
 	for (const ox_pass *p = ox_pipeline; p->name; p++) {
-		ox_note("pass %s%s", p->name, skipped & (1u << (p - ox_pipeline)) ? " (skipped)" : "");
+		ox_note("pass %s%s", p->name, is_skipped(p) ? " (skipped)" : "");
 		if (run(p, g) || ox_attr_report(g))
 			return -1;
 		if (check)
