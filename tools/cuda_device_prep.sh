@@ -10,6 +10,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 D=build/dev
+SUITE=$(tests/onnx_tests.sh)
 rm -rf "$D" && mkdir -p "$D/models" "$D/suite/node"
 # shellcheck disable=SC2046
 cc -static -o "$D/onnxcc" $(find build/obj -name '*.o' | sort) -lprotobuf-c -lm
@@ -24,6 +25,6 @@ if [ -f build/zoo/int8/resnet18_int8.onnx ]; then
 fi
 grep '^node/' tests/e2e/expected_pass.txt | awk 'NR % 6 == 1' | sed 's|^node/||' > "$D/sample.txt"
 while read -r t; do
-	cp -r "${ONNX_TESTS:-../shared/onnx-backend-tests}/node/$t" "$D/suite/node/"
+	cp -r "$SUITE/node/$t" "$D/suite/node/"
 done < "$D/sample.txt"
 du -sh "$D"

@@ -38,7 +38,7 @@ if [ -x "$NVCC" ]; then
 		fails=1
 	fi
 else
-	echo "cuda_emu: nvcc not found: skipped"
+	echo "cuda_emu: nvcc compile skipped (this machine: no CUDA toolkit; NVIDIA's, not in Debian's main archive)"
 fi
 [ $fails -eq 0 ] && echo "cuda_emu: passed" || echo "cuda_emu: FAILED"
 exit $fails

@@ -238,8 +238,18 @@ if [ -n "$results" ]; then
 fi
 [ -z "$checklist" ] || checklist=$(cd "$(dirname "$checklist")" && pwd)/$(basename "$checklist")
 ROOT=$(cd "$(dirname "$SELF")/../.." && pwd)
-tests=${ONNX_TESTS:-$ROOT/../shared/onnx-backend-tests}
-[ -d "$tests" ] || die "no ONNX backend tests at $tests (set ONNX_TESTS)"
+# the data: $ONNX_TESTS, else where tests/onnx_tests.sh finds it. The lists
+# name tests of ONNX v1.22's suite (../shared); a copy that an onnx package
+# installed may be older, and a listed test it lacks is then counted and
+# named as absent, not failed.
+older=0
+if [ -n "${ONNX_TESTS:-}" ]; then
+	tests=$ONNX_TESTS
+	[ -d "$tests" ] || die "no ONNX backend tests at $tests (ONNX_TESTS)"
+else
+	tests=$("$ROOT/tests/onnx_tests.sh") || exit 2
+	[ "$tests" -ef "$ROOT/../shared/onnx-backend-tests" ] || older=1
+fi
 OXC_TESTS=$(cd "$tests" && pwd)
 OXC_ONNXCC=${ONNXCC:-$ROOT/onnxcc}
 [ -x "$OXC_ONNXCC" ] || die "$OXC_ONNXCC not found (run make)"
@@ -325,11 +335,17 @@ fi
 
 status=0
 if [ -n "$checklist" ]; then
-	bad=0
+	bad=0 absent=0
 	for m in "${missing[@]}"; do
+		if [ $older = 1 ] && [[ $m == */* ]]; then
+			absent=$((absent + 1))
+			continue
+		fi
 		echo "check: FAIL $m (no such test; write it as SUITE/NAME, e.g. node/test_abs)"
 		bad=$((bad + 1))
 	done
+	[ $absent = 0 ] || echo "check: $absent listed tests are not in $OXC_TESTS, an older copy of the suite" \
+		"than the v1.22.0 the list was made on (../shared/onnx-backend-tests; tests/onnx_tests.sh)"
 	while IFS=$'\t' read -r n st s d; do
 		[ "$st" = pass ] && continue
 		echo "check: FAIL $s/$n ($st: $d)"

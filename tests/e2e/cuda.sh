@@ -962,7 +962,7 @@ nv_one() {
 	[ "$st" = ok ] || { tail -n 5 "$o/compile.log" "$o"/nvcc_*.log 2>/dev/null | sed 's/^/    /'; return 1; }
 }
 if [ $have_nvcc = 0 ]; then
-	echo "cuda: nvcc not found ($NVCC): the sm_80/sm_90 compile checks are skipped"
+	echo "cuda: the sm_80/sm_90 compile checks skipped (this machine: no CUDA toolkit at $NVCC; NVIDIA's, not in Debian's main archive)"
 else
 	each nv_one $NV || fail=1
 fi

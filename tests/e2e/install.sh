@@ -106,17 +106,16 @@ gen=$bld/onnxcc/digits/digits.c
 [ -f "$gen" ] && [ -f "$bld/onnxcc/digits/digits.h" ] && [ -f "$bld/onnxcc/digits/digits_weights.c" ] ||
 	bad "no digits.c, digits.h, digits_weights.c in $bld/onnxcc/digits"
 
-# the same with Ninja, where there is one
-if command -v ninja >/dev/null; then
-	if cmake -G Ninja -S "$src/examples/cmake" -B "$tmp/ninja" -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/cfgn.log" 2>&1 &&
-		cmake --build "$tmp/ninja" >"$tmp/n1.log" 2>&1; then
-		check_app "$tmp/ninja" "cmake -G Ninja"
-		cmake --build "$tmp/ninja" >"$tmp/n2.log" 2>&1
-		grep -q "no work to do" "$tmp/n2.log" && ok "cmake -G Ninja: a build with nothing changed does nothing" ||
-			{ bad "cmake -G Ninja: a build with nothing changed did something"; cat "$tmp/n2.log"; }
-	else
-		bad "cmake -G Ninja: configure or build"; cat "$tmp/cfgn.log" "$tmp/n1.log"
-	fi
+# the same with Ninja (ninja-build, make deps-install)
+command -v ninja >/dev/null || { bad "ninja is not installed (make deps-install)"; exit 1; }
+if cmake -G Ninja -S "$src/examples/cmake" -B "$tmp/ninja" -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/cfgn.log" 2>&1 &&
+	cmake --build "$tmp/ninja" >"$tmp/n1.log" 2>&1; then
+	check_app "$tmp/ninja" "cmake -G Ninja"
+	cmake --build "$tmp/ninja" >"$tmp/n2.log" 2>&1
+	grep -q "no work to do" "$tmp/n2.log" && ok "cmake -G Ninja: a build with nothing changed does nothing" ||
+		{ bad "cmake -G Ninja: a build with nothing changed did something"; cat "$tmp/n2.log"; }
+else
+	bad "cmake -G Ninja: configure or build"; cat "$tmp/cfgn.log" "$tmp/n1.log"
 fi
 
 # 3. no change: no onnxcc; the model or onnxcc touched: onnxcc again

@@ -42,12 +42,12 @@ for cfg in "${cfgs[@]}"; do
 	missing=''
 	for f in $feats; do has "$f" || missing="$missing $f"; done
 	if [ -n "$missing" ]; then
-		echo "opt-cases $cpu: skipped, this CPU lacks$missing"
+		echo "opt-cases $cpu: skipped (this machine: its CPU lacks$missing)"
 		continue
 	fi
 	if [ -n "$cc" ] && ! command -v "$cc" > /dev/null; then
-		echo "opt-cases $cpu with $cc: skipped, $cc is not installed"
-		continue
+		echo "opt-cases $cpu: $cc is not installed (make deps-clang)"
+		exit 2
 	fi
 	flags="--cpu $cpu"
 	[ "$cpu" = opt0 ] && flags="--opt 0"

@@ -3,8 +3,8 @@
 #
 #   tests/e2e/pictures.sh [ZOO]   (ZOO default build/zoo, as zoo.sh)
 #
-# On the digits example, resnet18 and transformer_encoder (when ZOO holds
-# them; a missing one is skipped and said so) and a tiny model whose names
+# On the digits example, resnet18 and transformer_encoder (ZOO must hold
+# them; a missing one is an error) and a tiny model whose names
 # hold every character the writers must escape (quotes, <>&, backslashes,
 # newlines, control bytes, an HTML tag, an entity, non-ASCII; written by
 # tests/e2e/pictures.py with onnx.helper):
@@ -45,11 +45,8 @@ chrome() { "$CHROMIUM" --headless --no-sandbox --disable-gpu --hide-scrollbars "
 $CHECK model "$work/hostile.onnx" || die "cannot write the hostile-names model (python3-onnx?)"
 models=("digits|examples/digits/digits.onnx" "hostile|$work/hostile.onnx")
 for m in resnet18 transformer_encoder; do
-	if [ -f "$ZOO/$m/model.onnx" ]; then
-		models+=("$m|$ZOO/$m/model.onnx")
-	else
-		echo "pictures: $ZOO/$m/model.onnx missing (make zoo): skipped"
-	fi
+	[ -f "$ZOO/$m/model.onnx" ] || die "$ZOO/$m/model.onnx is not exported (make zoo-models)"
+	models+=("$m|$ZOO/$m/model.onnx")
 done
 
 fail=0

@@ -2,6 +2,7 @@
 # zoo.sh: compile real exported models with onnxcc and compare with ONNX Runtime.
 #
 #   tests/e2e/zoo.sh [DIR] [FILTER]     (DIR default build/zoo; FILTER an ERE on names)
+#   tests/e2e/zoo.sh --export [DIR] [FILTER]   (make zoo-models: only the exports)
 #
 # Models and their onnxcc flags are listed in tests/e2e/zoo.txt. Per model:
 # export with tools/export_zoo.py (skipped when DIR/NAME already has it),
@@ -17,6 +18,8 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 
+EXPORT_ONLY=0
+[ "${1:-}" = --export ] && { EXPORT_ONLY=1; shift; }
 DIR=${1:-build/zoo}
 FILTER=${2:-}
 PY=/usr/bin/python3                     # Debian's Python: torch, onnx, numpy
@@ -53,6 +56,7 @@ if [ -n "$missing" ]; then
 	$PY tools/export_zoo.py "$DIR" --only "$missing" > "$DIR/export.log" 2>&1 ||
 		{ tail -n 20 "$DIR/export.log"; die "export failed (see $DIR/export.log)"; }
 fi
+[ $EXPORT_ONLY = 0 ] || exit 0
 
 # Node count and max|ref| per output, cached next to the references:
 # line 1 the count of top-level graph nodes, then one line per output.

@@ -2,8 +2,9 @@
 # run.sh: templates/vmath.c's accuracy (tests/vmath/vmath_test.c) in every
 # vector rendering this machine runs: the --cpu targets' widths and flags
 # (generic 4 lanes, x86-64-v3 8, x86-64-v4 16, armv8-a 4) and the plain-C11
-# struct rendering (-DOX_VF_PORTABLE), each with gcc and, if installed,
-# clang. A target whose instructions this CPU lacks is skipped, and says so.
+# struct rendering (-DOX_VF_PORTABLE), each with gcc and clang. A target
+# whose instructions this CPU lacks is skipped, and says so ("skipped (this
+# machine: ...)", the only skip tests/layers.sh allows).
 #
 #   tests/vmath/run.sh        (make vmath)   exit 1 if any build or bound fails
 set -u
@@ -13,20 +14,21 @@ mkdir -p "$B" || exit 2
 has() { grep -qw "$1" /proc/cpuinfo 2>/dev/null; }
 arch=$(uname -m)
 ccs="${CC:-cc}"
-command -v clang > /dev/null && ccs="$ccs clang"
+command -v clang > /dev/null || { echo "vmath: clang is not installed (make deps-clang)"; exit 2; }
+ccs="$ccs clang"
 fails=0 runs=0
 for cfg in "generic|4||" "portable|4|-DOX_VF_PORTABLE|" \
 	"x86-64-v3|8|-march=x86-64-v3|avx2 fma" "x86-64-v4|16|-march=x86-64-v4|avx512f avx512bw avx512dq avx512vl" \
 	"armv8-a|4|-march=armv8-a|"; do
 	IFS='|' read -r name vw flags feats <<< "$cfg"
 	case $name in
-	x86-64-*) [ "$arch" = x86_64 ] || { echo "vmath $name: skipped, not an x86-64 machine"; continue; } ;;
-	armv8-a) [ "$arch" = aarch64 ] || { echo "vmath $name: skipped, not an AArch64 machine"; continue; } ;;
+	x86-64-*) [ "$arch" = x86_64 ] || { echo "vmath $name: skipped (this machine: not x86-64)"; continue; } ;;
+	armv8-a) [ "$arch" = aarch64 ] || { echo "vmath $name: skipped (this machine: not AArch64)"; continue; } ;;
 	esac
 	missing=''
 	for f in $feats; do has "$f" || missing="$missing $f"; done
 	if [ -n "$missing" ]; then
-		echo "vmath $name: skipped, this CPU lacks$missing"
+		echo "vmath $name: skipped (this machine: its CPU lacks$missing)"
 		continue
 	fi
 	for cc in $ccs; do
@@ -49,7 +51,7 @@ for cfg in "generic|4||" "portable|4|-DOX_VF_PORTABLE|" \
 	done
 done
 # The NEON rendering, built (not run) with clang's AArch64 target.
-if [ "$arch" != aarch64 ] && command -v clang > /dev/null; then
+if [ "$arch" != aarch64 ]; then
 	if clang --target=aarch64-linux-gnu -march=armv8-a -ffreestanding -std=c11 -O2 -Wall -Wextra -Werror \
 		-c -o "$B/neon_check.o" tests/vmath/neon_check.c > "$B/neon_check.log" 2>&1; then
 		echo "vmath armv8-a: the NEON rendering builds (clang --target=aarch64-linux-gnu; not run here)"
