@@ -25,94 +25,279 @@
 
 #include "version.h" /* OX_VERSION, OX_COMMIT: made by the Makefile */
 
-#define MAX_BINDS 64
 #define MAX_SPECS 64
 
-static const char usage[] =
-	"usage: onnxcc MODEL.onnx -o OUT.c [--target c] [--cpu NAME] [--opt 0|1] [--skip PASS]... [--winograd on|off|2|4] [--name PREFIX]\n"
-	"              [--shape INPUT=D0xD1x...]... [--dim SYMBOL=N|LO..HI[:B1,B2,...]]...\n"
-	"              [--max VALUE=N]... [--max-elems N] [--unroll N] [--const INPUT=FILE]... [--like INPUT=FILE]...\n"
-	"              [--weights embed|external|c] [--string-capacity N]\n"
-	"              [--report[=json|=html[:FILE]]] [--graph FILE.svg|FILE.dot]\n"
-	"              [--main] [--build] [-v] [--dump-ir[=PASS]]\n"
-	"       onnxcc --print-cflags [--cpu NAME] | --version | --help\n"
-	"Writes OUT.c, OUT.h and the weights (OUT_weights.c and its blob), and OUT_main.c\n"
-	"with --main.\n"
-	"  -o         the C file to write; the others are named after it\n"
-	"  --name     the prefix of every exported symbol (default: OUT's base name)\n"
-	"  --target   the language of the output: c (the default) or cuda: OUT.cu, CUDA C++\n"
-	"             for nvcc (host code and kernels; docs/cuda.md) beside OUT.h and the weights\n"
-	"  --cuda-emu with --target cuda: --build makes the program with the host C++ compiler\n"
-	"             and ox_cuda_emu.h (written beside OUT), which runs the kernels on the CPU\n"
-	"  --tf32     with --target cuda: f32 convolutions and GEMMs on tensor cores in TF32\n"
-	"             (10-bit mantissas in the products; f16/bf16 ones use them always, exactly)\n"
-	"  --cuda-layout nhwc (default): Conv chains NHWC on the GPU; nchw: every value\n"
-	"             plain (to measure)\n"
-	"  --cpu      the CPU the code is for: generic (the default: portable C11),\n"
-	"             x86-64-v3 (AVX2+FMA), x86-64-v4 (AVX-512), armv8-a (NEON) or\n"
-	"             native (this machine); sets vector width, tiles and --build's flags\n"
-	"  --print-cflags  print the compiler flags for --cpu and exit\n"
-	"  --opt      1 (default): the optimizing passes; 0: only what codegen needs\n"
-	"  --skip     PASS: leave that optimizing pass out (to measure what it gains):\n"
-	"             attention, norm, epilogue, siblings, gemmnorm, dwpw, cse or ewfuse\n"
-	"             (opt/pipeline.c; may be given more than once)\n"
-	"  --winograd on (default): 3x3 convolutions by Winograd F(4x4) or F(2x2, 3x3)\n"
-	"             where the cost model says it pays (faster, rounding errors a few\n"
-	"             times the direct kernels'); off: never; 2 or 4: F(2x2) or F(4x4)\n"
-	"             for every 3x3 convolution it can compute (to measure)\n"
-	"  --shape    the shape of a graph input: each dim N, or LO..HI for any size in\n"
-	"             that range, given when the program runs (PREFIX_run_shaped), or\n"
-	"             LO..HI:B1,B2,... for one specialization per bucket LO..B1,\n"
-	"             B1+1..B2, ..., up to HI, each planned and tuned for its top;\n"
-	"             binds or ranges the model's symbolic dims\n"
-	"  --dim      a symbolic dim everywhere: N, LO..HI or LO..HI:B1,B2,... (as --shape)\n"
-	"  --max      VALUE holds at most N elements: the bound of a size read from data\n"
-	"             at run time that the compiler cannot derive (a Range's length, a\n"
-	"             Resize to sizes given as an input); a run that needs more returns\n"
-	"             PREFIX_ERR_SHAPE\n"
-	"  --max-elems  the same bound for every such value that --max does not name\n"
-	"  --unroll   N: a Loop or Scan of constant length is unrolled when that adds at\n"
-	"             most N nodes (default 4096); others, and every If whose condition\n"
-	"             is known only at run time, are C control flow (0: always)\n"
-	"  --rt-inputs  first|all: for testing the run-time paths, every fixed dim d >= 2\n"
-	"             of a graph input (first: axis 0 only) becomes a run-time dim in d..2d\n"
-	"  --const    freeze a graph input to the tensor in FILE (.pb or .npy): the code\n"
-	"             is then specialized for that value and the input disappears\n"
-	"  --like     compile a graph input for the structure of the example in FILE:\n"
-	"             a sequence (SequenceProto: its length, element types and shapes),\n"
-	"             an optional (OptionalProto: empty or not) or a tensor's shape\n"
-	"  --weights  embed (default): the weights are compiled in, from OUT_weights.c.bin\n"
-	"             (.incbin/#embed) or OUT_weights.inc (a C array), inline when tiny;\n"
-	"             external: written to OUT_weights.bin, which the application passes\n"
-	"             to PREFIX_init; c: one C array per tensor in OUT_weights.c\n"
-	"  --string-capacity  bytes each new string element may hold (default 256);\n"
-	"             a longer result makes the run return PREFIX_ERR_CAPACITY\n"
-	"  --report   print the memory plan (arena, lower bound, largest live set),\n"
-	"             weight and code sizes; =json: also every tensor's place and lifetime;\n"
-	"             =html: the same as one self-contained page with a memory timeline\n"
-	"             (each tensor a bar over the schedule at its arena offset), written\n"
-	"             to FILE (default OUT.report.html); may be given with --report\n"
-	"  --graph    draw the optimized, planned graph (nodes, fused ops, kernels;\n"
-	"             edges: tensors with dtype, shape, layout, arena offset and size):\n"
-	"             FILE.svg with Graphviz's dot when it is on PATH (else the DOT goes\n"
-	"             to FILE.dot, said on stderr), any other FILE gets Graphviz DOT;\n"
-	"             without -o only the picture is written\n"
-	"  --main     also write a test program: OUT [--bench N] INPUT... -o OUTDIR\n"
-	"  --build    compile the result into the executable OUT with $CC (implies --main)\n"
-	"             and the words of $ONNXCC_CFLAGS after the target's flags\n"
-	"  --dump-ir  print the IR after the pipeline (or after pass PASS) and stop\n"
-	"  -v         print each pass and each command run\n"
-	"  --version  print the version (and the git commit it was built from) and exit\n"
-	"  -h, --help  print this help and exit\n"
-	"Exit status: 0 on success, 1 on any error, after a message naming the file\n"
-	"and, where there is one, the node; on an error nothing is written.\n";
+/* The command line, one row per option: the source of --help (and so of
+ * the man page: tools/man.awk reads the help), of the parser below, and of
+ * --options, which prints the rows as JSON for the Python package
+ * (python/onnxcc: its keyword arguments and docstrings). An option is
+ * written here once. Each row: the option, what it takes (NULL: a flag;
+ * "[=ARG]": an optional "=ARG"), its kind, the Python keyword (NULL: none,
+ * or set by the package itself), and the help, lines of at most 66
+ * characters. Values: "--opt VALUE" or "--opt=VALUE"; O_LIST options may
+ * be given more than once (Python: a dict for NAME=VALUE ones, else a
+ * list). */
+enum { O_FLAG, O_VALUE, O_LIST, O_OPTVAL };
+typedef struct {
+	const char *name, *arg;
+	int kind;
+	const char *py, *help;
+} cli_opt;
+enum {
+	OPT_OUT, OPT_NAME, OPT_TARGET, OPT_CUDA_EMU, OPT_TF32, OPT_CUDA_LAYOUT, OPT_CPU, OPT_PRINT_CFLAGS, OPT_OPT,
+	OPT_SKIP, OPT_WINOGRAD, OPT_SHAPE, OPT_DIM, OPT_MAX, OPT_MAX_ELEMS, OPT_UNROLL, OPT_RT_INPUTS, OPT_CONST,
+	OPT_LIKE, OPT_WEIGHTS, OPT_STRING_CAPACITY, OPT_REPORT, OPT_GRAPH, OPT_MAIN, OPT_BUILD, OPT_SHARED,
+	OPT_DUMP_IR, OPT_VERBOSE, OPT_OPTIONS, OPT_VERSION, OPT_HELP, NOPT
+};
+static const cli_opt opts[NOPT] = {
+	[OPT_OUT] = {"-o", "OUT.c", O_VALUE, NULL, "the C file to write; the others are named after it"},
+	[OPT_NAME] = {"--name", "PREFIX", O_VALUE, "name", "the prefix of every exported symbol (default: OUT's base name)"},
+	[OPT_TARGET] = {"--target", "c|cuda", O_VALUE, "target",
+			"the language of the output: c (the default) or cuda: OUT.cu, CUDA C++\n"
+			"for nvcc (host code and kernels; docs/cuda.md) beside OUT.h and the weights"},
+	[OPT_CUDA_EMU] = {"--cuda-emu", NULL, O_FLAG, "cuda_emu",
+			  "with --target cuda: --build makes the program with the host C++ compiler\n"
+			  "and ox_cuda_emu.h (written beside OUT), which runs the kernels on the CPU"},
+	[OPT_TF32] = {"--tf32", NULL, O_FLAG, "tf32",
+		      "with --target cuda: f32 convolutions and GEMMs on tensor cores in TF32\n"
+		      "(10-bit mantissas in the products; f16/bf16 ones use them always, exactly)"},
+	[OPT_CUDA_LAYOUT] = {"--cuda-layout", "nhwc|nchw", O_VALUE, "cuda_layout",
+			     "nhwc (default): Conv chains NHWC on the GPU; nchw: every value\n"
+			     "plain (to measure)"},
+	[OPT_CPU] = {"--cpu", "NAME", O_VALUE, "cpu",
+		     "the CPU the code is for: generic (the default: portable C11),\n"
+		     "x86-64-v3 (AVX2+FMA), x86-64-v4 (AVX-512), armv8-a (NEON) or\n"
+		     "native (this machine); sets vector width, tiles and --build's flags"},
+	[OPT_PRINT_CFLAGS] = {"--print-cflags", NULL, O_FLAG, NULL, "print the compiler flags for --cpu and exit"},
+	[OPT_OPT] = {"--opt", "0|1", O_VALUE, "opt", "1 (default): the optimizing passes; 0: only what codegen needs"},
+	[OPT_SKIP] = {"--skip", "PASS", O_LIST, "skip",
+		      "leave that optimizing pass out (to measure what it gains):\n"
+		      "attention, norm, epilogue, siblings, gemmnorm, dwpw, cse or ewfuse\n"
+		      "(opt/pipeline.c; may be given more than once)"},
+	[OPT_WINOGRAD] = {"--winograd", "on|off|2|4", O_VALUE, "winograd",
+			  "on (default): 3x3 convolutions by Winograd F(4x4) or F(2x2, 3x3)\n"
+			  "where the cost model says it pays (faster, rounding errors a few\n"
+			  "times the direct kernels'); off: never; 2 or 4: F(2x2) or F(4x4)\n"
+			  "for every 3x3 convolution it can compute (to measure)"},
+	[OPT_SHAPE] = {"--shape", "INPUT=D0xD1x...", O_LIST, "shapes",
+		       "the shape of a graph input: each dim N, or LO..HI for any size in\n"
+		       "that range, given when the program runs (PREFIX_run_shaped), or\n"
+		       "LO..HI:B1,B2,... for one specialization per bucket LO..B1,\n"
+		       "B1+1..B2, ..., up to HI, each planned and tuned for its top;\n"
+		       "binds or ranges the model's symbolic dims"},
+	[OPT_DIM] = {"--dim", "SYMBOL=N|LO..HI[:B1,B2,...]", O_LIST, "dims",
+		     "a symbolic dim everywhere: N, LO..HI or LO..HI:B1,B2,... (as --shape)"},
+	[OPT_MAX] = {"--max", "VALUE=N", O_LIST, "max",
+		     "VALUE holds at most N elements: the bound of a size read from data\n"
+		     "at run time that the compiler cannot derive (a Range's length, a\n"
+		     "Resize to sizes given as an input); a run that needs more returns\n"
+		     "PREFIX_ERR_SHAPE"},
+	[OPT_MAX_ELEMS] = {"--max-elems", "N", O_VALUE, "max_elems", "the same bound for every such value that --max does not name"},
+	[OPT_UNROLL] = {"--unroll", "N", O_VALUE, "unroll",
+			"a Loop or Scan of constant length is unrolled when that adds at\n"
+			"most N nodes (default 4096); others, and every If whose condition\n"
+			"is known only at run time, are C control flow (0: always)"},
+	[OPT_RT_INPUTS] = {"--rt-inputs", "first|all", O_VALUE, "rt_inputs",
+			   "for testing the run-time paths, every fixed dim d >= 2\n"
+			   "of a graph input (first: axis 0 only) becomes a run-time dim in d..2d"},
+	[OPT_CONST] = {"--const", "INPUT=FILE", O_LIST, "consts",
+		       "freeze a graph input to the tensor in FILE (.pb or .npy): the code\n"
+		       "is then specialized for that value and the input disappears"},
+	[OPT_LIKE] = {"--like", "INPUT=FILE", O_LIST, "likes",
+		      "compile a graph input for the structure of the example in FILE:\n"
+		      "a sequence (SequenceProto: its length, element types and shapes),\n"
+		      "an optional (OptionalProto: empty or not) or a tensor's shape"},
+	[OPT_WEIGHTS] = {"--weights", "embed|array|external|c", O_VALUE, "weights",
+			 "embed (default): the weights are compiled in from OUT_weights.c.bin\n"
+			 "(.incbin or #embed; inline when tiny); array: from OUT_weights.inc,\n"
+			 "a C array, for compilers with neither; external: written to\n"
+			 "OUT_weights.bin, which the application passes to PREFIX_init;\n"
+			 "c: one C array per tensor in OUT_weights.c"},
+	[OPT_STRING_CAPACITY] = {"--string-capacity", "N", O_VALUE, "string_capacity",
+				 "bytes each new string element may hold (default 256);\n"
+				 "a longer result makes the run return PREFIX_ERR_CAPACITY"},
+	[OPT_REPORT] = {"--report", "[=json|=html[:FILE]]", O_OPTVAL, NULL,
+			"print the memory plan (arena, lower bound, largest live set),\n"
+			"weight and code sizes; =json: also every tensor's place and lifetime;\n"
+			"=html: the same as one self-contained page with a memory timeline\n"
+			"(each tensor a bar over the schedule at its arena offset), written\n"
+			"to FILE (default OUT.report.html); may be given with --report"},
+	[OPT_GRAPH] = {"--graph", "FILE.svg|FILE.dot", O_VALUE, "graph",
+		       "draw the optimized, planned graph (nodes, fused ops, kernels;\n"
+		       "edges: tensors with dtype, shape, layout, arena offset and size):\n"
+		       "FILE.svg with Graphviz's dot when it is on PATH (else the DOT goes\n"
+		       "to FILE.dot, said on stderr), any other FILE gets Graphviz DOT;\n"
+		       "without -o only the picture is written"},
+	[OPT_MAIN] = {"--main", NULL, O_FLAG, NULL, "also write a test program: OUT [--bench N] INPUT... -o OUTDIR"},
+	[OPT_BUILD] = {"--build", NULL, O_FLAG, NULL,
+		       "compile the result into the executable OUT with $CC (implies --main)\n"
+		       "and the words of $ONNXCC_CFLAGS after the target's flags"},
+	[OPT_SHARED] = {"--shared", NULL, O_FLAG, NULL,
+			"compile the result into the shared library OUT.so, with the\n"
+			"stable C ABI onnxcc_* (docs/python.md) that the Python package\n"
+			"loads by ctypes; $CC as --build (--target cuda: nvcc, or the host\n"
+			"C++ compiler with --cuda-emu)"},
+	[OPT_DUMP_IR] = {"--dump-ir", "[=PASS]", O_OPTVAL, NULL, "print the IR after the pipeline (or after pass PASS) and stop"},
+	[OPT_VERBOSE] = {"-v", NULL, O_FLAG, NULL, "print each pass and each command run"},
+	[OPT_OPTIONS] = {"--options", NULL, O_FLAG, NULL, "print this table of options as JSON (for python/onnxcc) and exit"},
+	[OPT_VERSION] = {"--version", NULL, O_FLAG, NULL, "print the version (and the git commit it was built from) and exit"},
+	[OPT_HELP] = {"--help", NULL, O_FLAG, NULL, "print this help and exit (also -h)"},
+};
+
+/* --help: the synopsis from the table (options that compile a model),
+ * then each option's help */
+static void print_usage(FILE *f)
+{
+	const char *lead = "usage: onnxcc MODEL.onnx";
+	fputs(lead, f);
+	int col = (int)strlen(lead);
+	for (int k = 0; k < NOPT; k++) {
+		if (k == OPT_PRINT_CFLAGS || k >= OPT_OPTIONS)
+			continue;
+		const cli_opt *o = &opts[k];
+		char w[128];
+		if (k == OPT_OUT)
+			snprintf(w, sizeof w, "%s %s", o->name, o->arg);
+		else
+			snprintf(w, sizeof w, "[%s%s%s]%s", o->name, o->arg && o->kind != O_OPTVAL ? " " : "",
+				 o->arg ? o->arg : "", o->kind == O_LIST ? "..." : "");
+		if (col + 1 + (int)strlen(w) > 100) {
+			fputs("\n             ", f);
+			col = 13;
+		}
+		fprintf(f, " %s", w);
+		col += 1 + (int)strlen(w);
+	}
+	fputs("\n       onnxcc --print-cflags [--cpu NAME] | --options | --version | --help\n"
+	      "Writes OUT.c, OUT.h and the weights (OUT_weights.c and its blob), and OUT_main.c\n"
+	      "with --main.\n", f);
+	for (int k = 0; k < NOPT; k++) {
+		const char *h = opts[k].help;
+		int n = (int)strlen(opts[k].name);
+		for (int first = 1; *h; first = 0) {
+			const char *nl = strchr(h, '\n');
+			int len = nl ? (int)(nl - h) : (int)strlen(h);
+			if (first)
+				fprintf(f, "  %s%*s%.*s\n", opts[k].name, n < 10 ? 11 - n : 2, "", len, h);
+			else
+				fprintf(f, "%13s%.*s\n", "", len, h);
+			h += len + (nl != NULL);
+		}
+	}
+	fputs("Exit status: 0 on success, 1 on any error, after a message naming the file\n"
+	      "and, where there is one, the node; on an error nothing is written.\n", f);
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", f);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+/* --options: the table as a JSON array, one object per option */
+static void print_options(FILE *f)
+{
+	static const char *const kinds[] = {"flag", "value", "list", "optional"};
+	fputs("[\n", f);
+	for (int k = 0; k < NOPT; k++) {
+		fputs("  {\"option\": ", f);
+		json_str(f, opts[k].name);
+		fputs(", \"arg\": ", f);
+		if (opts[k].arg)
+			json_str(f, opts[k].arg);
+		else
+			fputs("null", f);
+		fprintf(f, ", \"kind\": \"%s\", \"python\": ", kinds[opts[k].kind]);
+		if (opts[k].py)
+			json_str(f, opts[k].py);
+		else
+			fputs("null", f);
+		fputs(", \"help\": ", f);
+		json_str(f, opts[k].help);
+		fprintf(f, "}%s\n", k + 1 < NOPT ? "," : "");
+	}
+	fputs("]\n", f);
+}
 
 static int bad_option(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "onnxcc: ");
 	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n%s", usage);
+	fprintf(stderr, "\n(onnxcc --help lists the options)\n");
 	return 1;
+}
+
+/* The parsed command line: the last value of each O_VALUE / O_OPTVAL
+ * option ("" for an O_OPTVAL given bare, "1" for a flag), every value of
+ * each O_LIST one, the model. */
+#define MAX_BINDS 64
+typedef struct {
+	const char *val[NOPT];
+	const char *list[NOPT][MAX_BINDS];
+	int n[NOPT];
+	const char *model;
+} cli;
+
+/* 0, or 1 after a message */
+static int parse_cli(int argc, char **argv, cli *c)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = NULL;
+		int k = 0;
+		if (a[0] != '-') {
+			if (c->model)
+				return bad_option("more than one model given ('%s')", a);
+			c->model = a;
+			continue;
+		}
+		if (!strcmp(a, "-h"))
+			a = "--help";
+		for (; k < NOPT; k++) {
+			size_t n = strlen(opts[k].name);
+			if (!strncmp(a, opts[k].name, n) && (a[n] == 0 || (a[n] == '=' && opts[k].kind != O_FLAG))) {
+				v = a[n] == '=' ? a + n + 1 : NULL;
+				break;
+			}
+		}
+		if (k == NOPT)
+			return bad_option("unknown option '%s'", a);
+		const cli_opt *o = &opts[k];
+		if (o->kind == O_FLAG) {
+			c->val[k] = "1";
+			continue;
+		}
+		if (o->kind == O_OPTVAL) { /* the last value, and each in the list */
+			c->val[k] = v ? v : "";
+			if (c->n[k] < MAX_BINDS)
+				c->list[k][c->n[k]++] = c->val[k];
+			continue;
+		}
+		if (!v) {
+			if (i + 1 == argc)
+				return bad_option("%s needs a value", o->name);
+			v = argv[++i];
+		}
+		if (o->kind == O_VALUE) {
+			c->val[k] = v;
+		} else if (c->n[k] == MAX_BINDS) {
+			fprintf(stderr, "onnxcc: %s is given more than %d times\n", o->name, MAX_BINDS);
+			return 1;
+		} else {
+			c->list[k][c->n[k]++] = v;
+		}
+	}
+	return 0;
 }
 
 /* A dim given on the command line: N, or a range LO..HI, maybe with
@@ -434,155 +619,232 @@ static void default_prefix(const char *out, char *buf, size_t n)
 	free(base);
 }
 
-/* --build with --target cuda: OUT_weights.c and OUT_main.c by $CC (C),
- * OUT.cu by nvcc ($NVCC, else /usr/local/cuda/bin/nvcc, else nvcc on the
- * PATH) for sm_80 and sm_90, or with --cuda-emu by the host C++ compiler
- * ($CXX, else c++) against ox_cuda_emu.h beside it */
-static int build_cuda(const char *out, int emu)
+/* a command's words, growing */
+typedef struct {
+	char **v;
+	int n, cap;
+} words;
+
+static void word(words *w, const char *s)
 {
-	char *exe = strip_ext(out);
-	size_t n = strlen(exe) + 32;
-	char *cu = malloc(n), *wc = malloc(n), *mc = malloc(n), *wo = malloc(n), *mo = malloc(n), *inc = malloc(n + 4);
-	snprintf(cu, n, "%s.cu", exe), snprintf(wc, n, "%s_weights.c", exe), snprintf(mc, n, "%s_main.c", exe);
-	snprintf(wo, n, "%s_weights.o", exe), snprintf(mo, n, "%s_main.o", exe);
-	const char *slash = strrchr(exe, '/');
-	snprintf(inc, n + 4, "-I%.*s", slash ? (int)(slash - exe) : 1, slash ? exe : ".");
+	if (w->n + 2 > w->cap) {
+		w->cap = w->cap ? 2 * w->cap : 32;
+		w->v = realloc(w->v, (size_t)w->cap * sizeof *w->v);
+		if (!w->v)
+			ox_die("out of memory");
+	}
+	w->v[w->n++] = strdup(s);
+	w->v[w->n] = NULL;
+}
+
+/* each space-separated word of s (a target's flags, $ONNXCC_CFLAGS) */
+static void split_words(words *w, const char *s)
+{
+	while (s && *s) {
+		size_t n = strcspn(s, " ");
+		if (n) {
+			char *t = strndup(s, n);
+			word(w, t);
+			free(t);
+		}
+		s += n + (s[n] == ' ');
+	}
+}
+
+/* run the command and forget it; its exit status */
+static int run_words(words *w)
+{
+	int st = run_cmd(w->v);
+	if (st)
+		fprintf(stderr, "onnxcc: %s exited with %d\n", w->v[0], st);
+	for (int i = 0; i < w->n; i++)
+		free(w->v[i]);
+	w->n = 0;
+	return st;
+}
+
+/* OUT with its extension replaced by ext ("" for none) */
+static char *out_with(const char *out, const char *ext)
+{
+	char *stem = strip_ext(out), *p = malloc(strlen(stem) + strlen(ext) + 1);
+	sprintf(p, "%s%s", stem, ext);
+	free(stem);
+	return p;
+}
+
+/* the flags of a shared library's objects: position-independent, every
+ * symbol hidden but the onnxcc_* ABI (runtime_min/ox_main.c, OX_SHARED) */
+static void shared_flags(words *w, int host)
+{
+	if (host) {
+		word(w, "-fPIC");
+		word(w, "-fvisibility=hidden");
+	} else {
+		word(w, "-Xcompiler");
+		word(w, "-fPIC,-fvisibility=hidden");
+	}
+}
+
+/* --build / --shared with the C target: OUT.c, OUT_weights.c and
+ * OUT_main.c by $CC with the target's flags, then $ONNXCC_CFLAGS, into the
+ * program OUT or the library OUT.so */
+static int build_c(const char *out, const ox_target *tgt, int shared)
+{
+	char *exe = out_with(out, shared ? ".so" : ""), *wc = out_with(out, "_weights.c");
+	char *mc = out_with(out, "_main.c");
+	const char *cc = getenv("CC");
+	words w = {0};
+	word(&w, cc && *cc ? cc : "cc");
+	split_words(&w, "-std=c11 -O2");
+	split_words(&w, tgt->cflags);
+	split_words(&w, getenv("ONNXCC_CFLAGS"));
+	if (shared) {
+		shared_flags(&w, 1);
+		split_words(&w, "-shared -DOX_SHARED");
+	}
+	split_words(&w, "-pthread -o");
+	word(&w, exe);
+	word(&w, out);
+	word(&w, wc);
+	word(&w, mc);
+	word(&w, "-lm");
+	int st = run_words(&w);
+	if (st)
+		fprintf(stderr, "onnxcc: building %s failed\n", exe);
+	free(w.v), free(exe), free(wc), free(mc);
+	return st ? 1 : 0;
+}
+
+/* --build / --shared with --target cuda: OUT_weights.c and OUT_main.c by
+ * $CC (C), OUT.cu by nvcc ($NVCC, else /usr/local/cuda/bin/nvcc, else nvcc
+ * on the PATH) for sm_80 and sm_90, or with --cuda-emu by the host C++
+ * compiler ($CXX, else c++) against ox_cuda_emu.h beside it */
+static int build_cuda(const char *out, int emu, int shared)
+{
+	char *exe = out_with(out, shared ? ".so" : ""), *cu = out_with(out, ".cu");
+	char *wc = out_with(out, "_weights.c"), *mc = out_with(out, "_main.c");
+	char *wo = out_with(out, shared ? "_weights.pic.o" : "_weights.o"), *mo = out_with(out, shared ? "_shared.o" : "_main.o");
+	const char *slash = strrchr(out, '/');
+	char *inc = malloc(strlen(out) + 4);
+	sprintf(inc, "-I%.*s", slash ? (int)(slash - out) : 1, slash ? out : ".");
 	const char *cc = getenv("CC"), *cxx = getenv("CXX"), *nv = getenv("NVCC");
-	cc = cc && *cc ? cc : "cc";
 	if (!nv || !*nv)
 		nv = access("/usr/local/cuda/bin/nvcc", X_OK) ? "nvcc" : "/usr/local/cuda/bin/nvcc";
-	char *c1[] = {(char *)cc, "-std=c11", "-O2", "-c", wc, "-o", wo, NULL};
-	char *c2[] = {(char *)cc, "-std=c11", "-O2", "-c", mc, "-o", mo, NULL};
-	char *ce[] = {(char *)(cxx && *cxx ? cxx : "c++"), "-std=c++17", "-O2", "-DOX_CUDA_EMU", inc, "-x", "c++", cu,
-		      "-x", "none", wo, mo, "-o", exe, "-lm", "-pthread", NULL};
-	char *cn[] = {(char *)nv, "-std=c++17", "-O3", "-gencode", "arch=compute_80,code=sm_80", "-gencode",
-		      "arch=compute_90,code=sm_90", cu, wo, mo, "-o", exe, NULL};
-	int st = run_cmd(c1);
-	if (!st)
-		st = run_cmd(c2);
-	if (!st)
-		st = run_cmd(emu ? ce : cn);
+	words w = {0};
+	int st = 0;
+	for (int k = 0; k < 2 && !st; k++) {
+		word(&w, cc && *cc ? cc : "cc");
+		split_words(&w, "-std=c11 -O2 -c");
+		if (shared) {
+			shared_flags(&w, 1);
+			if (k)
+				word(&w, "-DOX_SHARED");
+		}
+		word(&w, k ? mc : wc);
+		word(&w, "-o");
+		word(&w, k ? mo : wo);
+		st = run_words(&w);
+	}
+	if (!st && emu) {
+		word(&w, cxx && *cxx ? cxx : "c++");
+		split_words(&w, "-std=c++17 -O2 -DOX_CUDA_EMU");
+		word(&w, inc);
+		if (shared) {
+			shared_flags(&w, 1);
+			word(&w, "-shared");
+		}
+		split_words(&w, "-x c++");
+		word(&w, cu);
+		split_words(&w, "-x none");
+		word(&w, wo);
+		word(&w, mo);
+		word(&w, "-o");
+		word(&w, exe);
+		split_words(&w, "-lm -pthread");
+		st = run_words(&w);
+	} else if (!st) {
+		word(&w, nv);
+		split_words(&w, "-std=c++17 -O3 -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90");
+		if (shared) {
+			shared_flags(&w, 0);
+			word(&w, "-shared");
+		}
+		word(&w, cu);
+		word(&w, wo);
+		word(&w, mo);
+		word(&w, "-o");
+		word(&w, exe);
+		st = run_words(&w);
+	}
 	if (st)
-		fprintf(stderr, "onnxcc: building %s failed (exit %d)\n", exe, st);
+		fprintf(stderr, "onnxcc: building %s failed\n", exe);
 	remove(wo), remove(mo);
-	free(exe), free(cu), free(wc), free(mc), free(wo), free(mo), free(inc);
+	free(w.v), free(exe), free(cu), free(wc), free(mc), free(wo), free(mo), free(inc);
 	return st ? 1 : 0;
 }
 
 int main(int argc, char **argv)
 {
-	const char *model = NULL, *out = NULL, *target = "c", *name = NULL, *dump = NULL;
-	const char *shapes[MAX_BINDS], *dims[MAX_BINDS], *consts[MAX_BINDS], *likes[MAX_BINDS], *maxes[MAX_BINDS];
-	const char *strcap = NULL, *cpu = NULL, *opt = NULL, *wino = NULL;
-	int print_cflags = 0;
-	int nshapes = 0, ndims = 0, nconsts = 0, nlikes = 0, nmaxes = 0, with_main = 0, build = 0, report = 0;
-	int cuda_emu = 0, tf32 = 0, nhwc = 1, nhwc_set = 0;
-	const char *maxelems = NULL, *rtinputs = NULL, *unrolls = NULL;
-	const char *graph = NULL, *html = NULL; /* --graph FILE, --report=html[:FILE] ("" default) */
-	int weights = OX_CG_WEIGHTS_EMBED;
-	const char *wmode = NULL;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		int more = i + 1 < argc;
-		if (!strcmp(a, "-o") && more)
-			out = argv[++i];
-		else if (!strcmp(a, "--target") && more)
-			target = argv[++i];
-		else if (!strncmp(a, "--target=", 9))
-			target = a + 9;
-		else if (!strcmp(a, "--name") && more)
-			name = argv[++i];
-		else if (!strcmp(a, "--cpu") && more)
-			cpu = argv[++i];
-		else if (!strncmp(a, "--cpu=", 6))
-			cpu = a + 6;
-		else if (!strcmp(a, "--print-cflags"))
-			print_cflags = 1;
-		else if (!strcmp(a, "--skip") && more) {
-			if (ox_opt_skip(argv[++i])) {
-				char msg[512], names[256];
-				ox_opt_skippable(names, sizeof names);
-				snprintf(msg, sizeof msg, "--skip '%s': not a pass that may be skipped (%s)", argv[i], names);
-				return bad_option("%s", msg);
-			}
-		} else if (!strcmp(a, "--opt") && more)
-			opt = argv[++i];
-		else if (!strncmp(a, "--opt=", 6))
-			opt = a + 6;
-		else if (!strcmp(a, "--winograd") && more)
-			wino = argv[++i];
-		else if (!strncmp(a, "--winograd=", 11))
-			wino = a + 11;
-		else if (!strcmp(a, "--shape") && more && nshapes < MAX_BINDS)
-			shapes[nshapes++] = argv[++i];
-		else if (!strcmp(a, "--dim") && more && ndims < MAX_BINDS)
-			dims[ndims++] = argv[++i];
-		else if (!strcmp(a, "--const") && more && nconsts < MAX_BINDS)
-			consts[nconsts++] = argv[++i];
-		else if (!strcmp(a, "--like") && more && nlikes < MAX_BINDS)
-			likes[nlikes++] = argv[++i];
-		else if (!strcmp(a, "--max") && more && nmaxes < MAX_BINDS)
-			maxes[nmaxes++] = argv[++i];
-		else if (!strcmp(a, "--max-elems") && more)
-			maxelems = argv[++i];
-		else if (!strcmp(a, "--rt-inputs") && more)
-			rtinputs = argv[++i];
-		else if (!strcmp(a, "--unroll") && more)
-			unrolls = argv[++i];
-		else if (!strcmp(a, "--string-capacity") && more)
-			strcap = argv[++i];
-		else if (!strcmp(a, "--weights") && more)
-			wmode = argv[++i];
-		else if (!strncmp(a, "--weights=", 10))
-			wmode = a + 10;
-		else if (!strcmp(a, "--report"))
-			report = 1;
-		else if (!strcmp(a, "--report=json"))
-			report = 2;
-		else if (!strcmp(a, "--report=text"))
-			report = 1;
-		else if (!strcmp(a, "--report=html"))
-			html = "";
-		else if (!strncmp(a, "--report=html:", 14) && a[14])
-			html = a + 14;
-		else if (!strcmp(a, "--graph") && more)
-			graph = argv[++i];
-		else if (!strncmp(a, "--graph=", 8) && a[8])
-			graph = a + 8;
-		else if (!strcmp(a, "--main"))
-			with_main = 1;
-		else if (!strcmp(a, "--build"))
-			build = with_main = 1;
-		else if (!strcmp(a, "--cuda-emu"))
-			cuda_emu = 1;
-		else if (!strcmp(a, "--tf32"))
-			tf32 = 1;
-		else if (!strcmp(a, "--cuda-layout") && more) {
-			const char *l = argv[++i];
-			if (strcmp(l, "nhwc") && strcmp(l, "nchw"))
-				return bad_option("--cuda-layout '%s': expected nhwc or nchw", l);
-			nhwc = !strcmp(l, "nhwc");
-			nhwc_set = 1;
+	static cli c; /* (static: the value lists are large) */
+	if (parse_cli(argc, argv, &c))
+		return 1;
+	if (c.val[OPT_HELP]) {
+		print_usage(stdout);
+		return 0;
+	}
+	if (c.val[OPT_OPTIONS]) {
+		print_options(stdout);
+		return 0;
+	}
+	if (c.val[OPT_VERSION]) {
+		printf("onnxcc %s%s%s%s\n", OX_VERSION, *OX_COMMIT ? " (git " : "", OX_COMMIT, *OX_COMMIT ? ")" : "");
+		return 0;
+	}
+	for (int i = 0; i < c.n[OPT_SKIP]; i++)
+		if (ox_opt_skip(c.list[OPT_SKIP][i])) {
+			char names[256];
+			ox_opt_skippable(names, sizeof names);
+			fprintf(stderr, "onnxcc: --skip '%s': not a pass that may be skipped (%s)\n", c.list[OPT_SKIP][i],
+				names);
+			return 1;
 		}
-		else if (!strcmp(a, "-v"))
-			ox_verbose = 1;
-		else if (!strcmp(a, "--dump-ir"))
-			dump = "";
-		else if (!strncmp(a, "--dump-ir=", 10))
-			dump = a + 10;
-		else if (!strcmp(a, "--version")) {
-			printf("onnxcc %s%s%s%s\n", OX_VERSION, *OX_COMMIT ? " (git " : "", OX_COMMIT,
-			       *OX_COMMIT ? ")" : "");
-			return 0;
-		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			fputs(usage, stdout);
-			return 0;
-		} else if (a[0] == '-')
-			return bad_option("unknown or incomplete option '%s'", a);
-		else if (!model)
-			model = a;
+	const char *model = c.model, *out = c.val[OPT_OUT], *name = c.val[OPT_NAME], *dump = c.val[OPT_DUMP_IR];
+	const char *target = c.val[OPT_TARGET] ? c.val[OPT_TARGET] : "c";
+	const char *const *shapes = c.list[OPT_SHAPE], *const *dims = c.list[OPT_DIM];
+	const char *const *consts = c.list[OPT_CONST], *const *likes = c.list[OPT_LIKE], *const *maxes = c.list[OPT_MAX];
+	int nshapes = c.n[OPT_SHAPE], ndims = c.n[OPT_DIM], nconsts = c.n[OPT_CONST], nlikes = c.n[OPT_LIKE];
+	int nmaxes = c.n[OPT_MAX];
+	const char *strcap = c.val[OPT_STRING_CAPACITY], *cpu = c.val[OPT_CPU], *opt = c.val[OPT_OPT];
+	const char *wino = c.val[OPT_WINOGRAD], *maxelems = c.val[OPT_MAX_ELEMS], *rtinputs = c.val[OPT_RT_INPUTS];
+	const char *unrolls = c.val[OPT_UNROLL], *graph = c.val[OPT_GRAPH], *wmode = c.val[OPT_WEIGHTS];
+	int print_cflags = c.val[OPT_PRINT_CFLAGS] != NULL, shared = c.val[OPT_SHARED] != NULL;
+	int build = c.val[OPT_BUILD] != NULL, with_main = build || shared || c.val[OPT_MAIN];
+	int cuda_emu = c.val[OPT_CUDA_EMU] != NULL, tf32 = c.val[OPT_TF32] != NULL;
+	int nhwc = 1, nhwc_set = c.val[OPT_CUDA_LAYOUT] != NULL;
+	int weights = OX_CG_WEIGHTS_EMBED;
+	ox_verbose = c.val[OPT_VERBOSE] != NULL;
+	if (nhwc_set) {
+		const char *l = c.val[OPT_CUDA_LAYOUT];
+		if (strcmp(l, "nhwc") && strcmp(l, "nchw"))
+			return bad_option("--cuda-layout '%s': expected nhwc or nchw", l);
+		nhwc = !strcmp(l, "nhwc");
+	}
+	/* --report (text), =text, =json, =html, =html:FILE; text or json may
+	 * come with html */
+	int report = 0;
+	const char *html = NULL; /* --report=html[:FILE] ("" default) */
+	for (int i = 0; i < c.n[OPT_REPORT]; i++) {
+		const char *r = c.list[OPT_REPORT][i];
+		if (!*r || !strcmp(r, "text"))
+			report = 1;
+		else if (!strcmp(r, "json"))
+			report = 2;
+		else if (!strcmp(r, "html"))
+			html = "";
+		else if (!strncmp(r, "html:", 5) && r[5])
+			html = r + 5;
 		else
-			return bad_option("more than one model given ('%s')", a);
+			return bad_option("--report=%s: expected text, json, html or html:FILE", r);
 	}
 	const ox_target *tgt = ox_target_default();
 	if (cpu && !(tgt = ox_target_find(cpu))) {
@@ -611,7 +873,7 @@ int main(int argc, char **argv)
 	if (!out && !dump && !graph)
 		return bad_option("%s", "no output given (-o OUT.c)");
 	if (!out && !dump && (report || html || build || with_main))
-		return bad_option("%s", "--report, --main and --build need an output (-o OUT.c)");
+		return bad_option("%s", "--report, --main, --build and --shared need an output (-o OUT.c)");
 	int cuda = !strcmp(target, "cuda");
 	if (strcmp(target, "c") && !cuda)
 		return bad_option("--target '%s' is not supported (available: c, cuda)", target);
@@ -625,8 +887,10 @@ int main(int argc, char **argv)
 		weights = OX_CG_WEIGHTS_EXTERNAL;
 	else if (wmode && !strcmp(wmode, "c"))
 		weights = OX_CG_WEIGHTS_C;
+	else if (wmode && !strcmp(wmode, "array"))
+		weights = OX_CG_WEIGHTS_ARRAY;
 	else if (wmode && strcmp(wmode, "embed"))
-		return bad_option("--weights '%s': expected embed, external or c", wmode);
+		return bad_option("--weights '%s': expected embed, array, external or c", wmode);
 	if (cuda && weights == OX_CG_WEIGHTS_C)
 		return bad_option("%s", "--weights c is for the C target (--target cuda: embed or external)");
 	if (dump && *dump) {
@@ -766,33 +1030,12 @@ int main(int argc, char **argv)
 		rc = ox_rp_graph(graph, g, base) ? 1 : 0;
 	for (int k = 0; k < ngs; k++)
 		ox_ir_free(gs[k]);
-	if (rc || !build)
+	if (rc || !(build || shared))
 		return rc;
-
-	if (cuda)
-		return build_cuda(out, cuda_emu);
-	char *exe = strip_ext(out);
-	size_t n = strlen(exe) + 16;
-	char *wc = malloc(n), *mc = malloc(n);
-	snprintf(wc, n, "%s_weights.c", exe);
-	snprintf(mc, n, "%s_main.c", exe);
-	const char *cc = getenv("CC");
-	/* the target's flags, one word each ("-march=x86-64-v4") */
-	/* then $ONNXCC_CFLAGS, one word each (a sanitizer build: tests/sanitize.sh) */
-	const char *extra = getenv("ONNXCC_CFLAGS");
-	char *args[40] = {(char *)(cc && *cc ? cc : "cc"), "-std=c11", "-O2"};
-	int na = 3;
-	char *flags = malloc(strlen(tgt->cflags) + (extra ? strlen(extra) : 0) + 2);
-	sprintf(flags, "%s %s", tgt->cflags, extra ? extra : "");
-	for (char *w = strtok(flags, " "); w && na < 32; w = strtok(NULL, " "))
-		args[na++] = w;
-	char *tail[] = {"-pthread", "-o", exe, (char *)out, wc, mc, "-lm", NULL};
-	for (int k = 0; tail[k]; k++)
-		args[na++] = tail[k];
-	args[na] = NULL;
-	int st = run_cmd(args);
-	if (st)
-		fprintf(stderr, "onnxcc: building %s failed (%s exited with %d)\n", exe, args[0], st);
-	free(exe), free(wc), free(mc), free(flags);
-	return st ? 1 : 0;
+	/* the program and the library of the same objects' sources */
+	if (build)
+		rc = cuda ? build_cuda(out, cuda_emu, 0) : build_c(out, tgt, 0);
+	if (!rc && shared)
+		rc = cuda ? build_cuda(out, cuda_emu, 1) : build_c(out, tgt, 1);
+	return rc;
 }

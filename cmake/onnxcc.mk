@@ -16,9 +16,9 @@
 #           $(CC) -std=c11 -O2 -Igen -o $@ $(filter %.c,$^) -lm
 #
 # Both make OUT.c, OUT.h and OUT_weights.c again when the model or onnxcc
-# changes (the default --weights embed also writes OUT_weights.c.bin and
-# OUT_weights.inc beside them for more than 4 KB of weights; they go with
-# OUT_weights.c). ONNXCC is the installed onnxcc, found relative to this
+# changes (the default --weights embed also writes OUT_weights.c.bin beside
+# them for more than 4 KB of weights, --weights array OUT_weights.inc; they
+# go with OUT_weights.c). ONNXCC is the installed onnxcc, found relative to this
 # file; set it before the include to use another.
 
 ONNXCC_MK_DIR := $(dir $(lastword $(MAKEFILE_LIST)))

@@ -22,7 +22,7 @@
 #       also compiles the generated files with that target's flags (onnxcc
 #       --print-cflags, less -O2 and -std, for GCC and clang). The weights:
 #       by default embedded (--weights embed), through
-#       <prefix>_weights.c.bin and <prefix>_weights.inc beside
+#       <prefix>_weights.c.bin (--weights array: <prefix>_weights.inc) beside
 #       <prefix>_weights.c when there are more than 4 KB; these are written
 #       by the same command as <prefix>_weights.c but not declared as its
 #       outputs (a small model has none), only cleaned. With
@@ -90,7 +90,9 @@ function(onnxcc_add_model target model)
   if(weights STREQUAL "external")
     list(APPEND outputs "${dir}/${name}_weights.bin")
   elseif(weights STREQUAL "embed")
-    set(side "${dir}/${name}_weights.c.bin" "${dir}/${name}_weights.inc")
+    set(side "${dir}/${name}_weights.c.bin")
+  elseif(weights STREQUAL "array")
+    set(side "${dir}/${name}_weights.inc")
   endif()
   add_custom_command(
     OUTPUT ${outputs}

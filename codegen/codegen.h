@@ -5,9 +5,10 @@
 
 /* --weights: where the constant tensors go (docs/api.md) */
 enum {
-	OX_CG_WEIGHTS_EMBED,    /* OUT_weights.c pulls in OUT_weights.c.bin (.incbin, #embed, C fallback) */
+	OX_CG_WEIGHTS_EMBED,    /* OUT_weights.c pulls in OUT_weights.c.bin (.incbin or #embed) */
 	OX_CG_WEIGHTS_EXTERNAL, /* OUT_weights.bin, passed to PREFIX_init at run time */
 	OX_CG_WEIGHTS_C,        /* one C array per tensor in OUT_weights.c */
+	OX_CG_WEIGHTS_ARRAY,    /* embed's blob, included as a C array (OUT_weights.inc) */
 };
 
 /* what was written, for --report */

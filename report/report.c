@@ -13,7 +13,7 @@
  * the zoo (docs/footprint.md), so a rough guide, not a promise. */
 #define TEXT_PER_C_BYTE 0.2
 
-const char *const ox_rp_wnames[] = {"embed", "external", "c"};
+const char *const ox_rp_wnames[] = {"embed", "external", "c", "array"};
 
 int64_t ox_rp_value_bytes(const ox_graph *g, const ox_value *v)
 {

@@ -11,7 +11,8 @@
  * uint4, float4e2m1, int2, uint2) unpacked to one element per byte, as the
  * generated API passes them. Needs libc and libm only
  * (plus POSIX clock_gettime and mkdir where available); the program
- * itself also POSIX threads, for --threads.
+ * itself also POSIX threads, for --threads. Built with -DOX_SHARED
+ * (onnxcc --shared) it is the shared library's ABI instead of a program.
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -1065,7 +1066,9 @@ static void *oxt_worker(void *arg)
 		}
 		seen = g;
 		atomic_fetch_add(&oxt_pool.active, 1);
-		if (atomic_load(&oxt_pool.gen) == g) /* else the caller moved on: take the next one */
+		/* (not when the caller moved on: take the next one; nor when the
+		 * pool was made smaller than w: onnxcc_set_threads) */
+		if (atomic_load(&oxt_pool.gen) == g && w < oxt_pool.n)
 			oxt_work(w);
 		atomic_fetch_sub(&oxt_pool.active, 1);
 	}
@@ -1114,6 +1117,116 @@ static int oxt_pool_start(int n)
 #endif
 	return 0;
 }
+
+#ifdef OX_SHARED
+/* ---- the shared library's ABI (onnxcc --shared; docs/python.md) ----
+ * Built with -DOX_SHARED this file is no program but the stable C ABI of
+ * the library OUT.so: the same names in every library onnxcc makes, the
+ * only symbols it exports (the rest is built hidden), so that a loader
+ * (python/onnxcc by ctypes, or any FFI) needs no header. Version 1:
+ *   int onnxcc_abi_version(void)      1
+ *   const char *onnxcc_target(void)   "c" or "cuda"
+ *   const char *onnxcc_cpu(void)      onnxcc --cpu ("" on the CUDA target)
+ *   int onnxcc_count(int io)          tensors: io 0 the inputs, 1 the outputs
+ *   int onnxcc_tensor(io, k, &name, &dtype, &rank, &min_shape, &max_shape,
+ *                     &dynamic_axis)  tensor k's descriptor (docs/api.md):
+ *                                     0, or -1 when there is none
+ *   int onnxcc_ports(int io)          ports (a sequence or an optional is
+ *   int onnxcc_port(io, k, &name, &kind, &first, &count)   one port)
+ *   int onnxcc_set_threads(int n)     the C target's loops on n threads
+ *                                     (this library's pool); 0, or -1
+ *   int onnxcc_run(in, in_shapes, out, out_shapes)   PREFIX_run_shaped on
+ *                                     the library's own arena: one run at a
+ *                                     time; 0 or a PREFIX_ERR_* code
+ *   const char *onnxcc_error(int rc)  what a code means */
+#if defined(_WIN32)
+#define OXS_API __declspec(dllexport)
+#else
+#define OXS_API __attribute__((visibility("default")))
+#endif
+OXS_API int onnxcc_abi_version(void)
+{
+	return 1;
+}
+
+OXS_API const char *onnxcc_target(void)
+{
+#ifdef PFXU_CUDA
+	return "cuda";
+#else
+	return "c";
+#endif
+}
+
+OXS_API const char *onnxcc_cpu(void)
+{
+#ifdef PFXU_CPU
+	return PFXU_CPU;
+#else
+	return "";
+#endif
+}
+
+OXS_API int onnxcc_count(int io)
+{
+	return io ? PFXU_NUM_OUTPUTS : PFXU_NUM_INPUTS;
+}
+
+OXS_API int onnxcc_tensor(int io, int k, const char **name, int *dtype, int *rank, const int64_t **min_shape,
+			  const int64_t **max_shape, int *dynamic_axis)
+{
+	if (k < 0 || k >= onnxcc_count(io))
+		return -1;
+	const PFX_tensor_desc *d = io ? oxt_out_desc(k) : oxt_in_desc(k);
+	*name = d->name, *dtype = d->dtype, *rank = d->rank;
+	*min_shape = d->min_shape, *max_shape = d->shape, *dynamic_axis = d->dynamic_axis;
+	return 0;
+}
+
+OXS_API int onnxcc_ports(int io)
+{
+	return io ? PFXU_NUM_OUTPUT_PORTS : PFXU_NUM_INPUT_PORTS;
+}
+
+OXS_API int onnxcc_port(int io, int k, const char **name, int *kind, int *first, int *count)
+{
+	if (k < 0 || k >= onnxcc_ports(io))
+		return -1;
+	const PFX_port_desc *p = io ? &PFX_output_ports[k] : &PFX_input_ports[k];
+	*name = p->name, *kind = p->kind, *first = p->first, *count = p->count;
+	return 0;
+}
+
+/* workers are started as needed and kept; those past n idle */
+OXS_API int onnxcc_set_threads(int n)
+{
+	static int started = 1;
+	if (n < 1 || n > OXT_MAXT)
+		return -1;
+	for (; started < n; started++) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, oxt_worker, (void *)(intptr_t)started))
+			return -1;
+		pthread_detach(t);
+	}
+	oxt_pool.n = n;
+#ifndef PFXU_CUDA
+	PFX_set_parallel_for(n > 1 ? oxt_parallel_for : NULL, NULL);
+#endif
+	return 0;
+}
+
+OXS_API int onnxcc_run(const void *const *in, const int64_t *const *in_shapes, void *const *out,
+		       int64_t *const *out_shapes)
+{
+	return PFX_run_shaped(NULL, in, in_shapes, out, out_shapes);
+}
+
+OXS_API const char *onnxcc_error(int rc)
+{
+	return oxt_run_error(rc);
+}
+#else /* the test program */
 
 /* ---- --profile: time per generated function, summed over the runs ---- */
 static double *oxt_prof_ms;
@@ -1409,4 +1522,5 @@ out:
 	free(files);
 	return status;
 }
+#endif /* OX_SHARED */
 #endif /* OX_NO_MAIN */

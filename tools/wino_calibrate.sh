@@ -80,7 +80,6 @@ EOF
 			line="$line  $w -"
 			continue
 		fi
-		rm -f "$d/$CPU-$w/net_weights.inc" # the C fallback of the blob, not needed
 		ms=$(for r in $(seq "$REPS"); do
 			"$d/$CPU-$w/net" --profile --bench 10 "$d/x.npy" "$d/z.npy" -o "$d/out" | awk '/conv3/ {print $1}'
 		done | sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}')

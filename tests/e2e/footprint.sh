@@ -3,8 +3,8 @@
 #
 #   tests/e2e/footprint.sh [DIR] [FILTER]   (DIR default build/zoo, as zoo.sh)
 #
-# 1. Every zoo model in tests/e2e/zoo.txt that DIR holds (zoo.sh exports
-#    them; missing ones are skipped and said so) and the digits example:
+# 1. Every zoo model in tests/e2e/zoo.txt, which DIR must hold (zoo.sh exports
+#    them; a missing one fails) and the digits example:
 #    `onnxcc --report=json`; the arena must be at most 1.05 x the lower bound
 #    (the most bytes live at one step of the chosen schedule). The table
 #    (arena, lower bound, no reuse, onnx2c-style unions, weights, .text of
@@ -49,12 +49,11 @@ models+=$(awk -v f="$FILTER" '
 printf '| %-24s | %10s | %10s | %5s | %12s | %12s | %10s | %10s | %9s | %11s | %12s |\n' model arena lower_bound ratio \
 	no_reuse slot_unions onnx_order weights .text "arena -O0" "arena native"
 printf '|%s|\n' "--------------------------|------------|------------|-------|--------------|--------------|------------|------------|-----------|-------------|--------------"
-skipped=''
 while IFS="|" read -r -u 3 name flags model; do
 	[ -n "$name" ] || continue
 	[ -n "$model" ] || model=$DIR/$name/model.onnx
 	if [ ! -f "$model" ]; then
-		skipped="$skipped $name"
+		fail "$name: $model is not exported (make zoo-models)"
 		continue
 	fi
 	d=$WORK/$name
@@ -94,7 +93,6 @@ while IFS="|" read -r -u 3 name flags model; do
 	awk -v r="$ratio" -v m="$MAX_RATIO" 'BEGIN { exit !(r > m) }' &&
 		fail "$name: arena $arena is $ratio x the lower bound $lb (more than $MAX_RATIO)"
 done 3<<< "$models"
-[ -z "$skipped" ] || echo "footprint: not exported, skipped:$skipped (tests/e2e/zoo.sh $DIR exports them)"
 
 # ---- 2. freestanding, and no malloc/free/stdio ----
 libm=$($CC -print-file-name=libm.so.6)
@@ -118,20 +116,30 @@ done
 
 # ---- 3. weights (on the digits example: 15 kB, above the inline limit) ----
 w=$WORK/weights
-mkdir -p "$w/embed" "$w/c" "$w/ext"
+mkdir -p "$w/embed" "$w/array" "$w/c" "$w/ext"
 wmodel=examples/digits/digits.onnx
 "$ONNXCC" "$wmodel" -o "$w/embed/net.c" > /dev/null || fail "weights: onnxcc (embed) failed"
+"$ONNXCC" "$wmodel" -o "$w/array/net.c" --weights array > /dev/null || fail "weights: onnxcc --weights array failed"
 "$ONNXCC" "$wmodel" -o "$w/c/net.c" --weights c > /dev/null || fail "weights: onnxcc --weights c failed"
 "$ONNXCC" "$wmodel" -o "$w/ext/net.c" --weights external > /dev/null || fail "weights: onnxcc --weights external failed"
 [ -f "$w/embed/net_weights.c.bin" ] || fail "weights: no net_weights.c.bin written"
+# the C-array text only when asked for (--weights array), and then no .bin
+[ -e "$w/embed/net_weights.inc" ] && fail "weights: embed wrote net_weights.inc, which it does not use"
+[ -f "$w/array/net_weights.inc" ] && [ ! -e "$w/array/net_weights.c.bin" ] ||
+	fail "weights: --weights array should write net_weights.inc and no .bin"
 # the object built with .incbin (from another directory), and the one from
-# the C fallback, hold the blob byte for byte
+# --weights array's C array, hold the blob byte for byte
 (cd "$WORK" && $CC -std=c11 -O2 -c -o "$w/inc.o" "$w/embed/net_weights.c") || fail "weights: .incbin build failed"
 objcopy -O binary --only-section=.rodata.net_weights "$w/inc.o" "$w/inc.bin" &&
 	cmp -s "$w/inc.bin" "$w/embed/net_weights.c.bin" || fail "weights: the .incbin object differs from the blob"
-$CC -std=c11 -O2 -DNET_WEIGHTS_NO_INCBIN -c -o "$w/fb.o" "$w/embed/net_weights.c" || fail "weights: C fallback build failed"
+$CC -std=c11 -O2 -c -o "$w/fb.o" "$w/array/net_weights.c" || fail "weights: --weights array build failed"
 objcopy -O binary --only-section=.rodata "$w/fb.o" "$w/fb.bin" &&
-	cmp -s "$w/fb.bin" "$w/embed/net_weights.c.bin" || fail "weights: the C fallback differs from the blob"
+	cmp -s "$w/fb.bin" "$w/embed/net_weights.c.bin" || fail "weights: --weights array's C array differs from the blob"
+# a compiler with neither .incbin nor #embed (as GCC without ELF's .incbin
+# here) stops at an #error that says what to do
+$CC -std=c11 -DNET_WEIGHTS_NO_INCBIN -c -o "$w/no.o" "$w/embed/net_weights.c" 2> "$w/no.log" &&
+	fail "weights: without .incbin and #embed the embed build did not stop"
+grep -q -- "--weights array" "$w/no.log" || fail "weights: the #error does not name --weights array"
 # a blob of the wrong size stops the build (GNU as checks it)
 head -c 100 "$w/embed/net_weights.c.bin" > "$w/short.bin"
 $CC -std=c11 -c -DNET_WEIGHTS_BIN='"'"$w/short.bin"'"' -o "$w/short.o" "$w/embed/net_weights.c" 2> /dev/null &&

@@ -21,7 +21,7 @@ static char dir[256], model[300], out[300];
 static void clean(void)
 {
 	static const char *const names[] = {"net.c", "net.h", "net_weights.c", "net_weights.c.bin",
-	                                    "net_weights.inc", "net_main.c", NULL};
+	                                    "net_main.c", NULL};
 	char p[320];
 	for (int i = 0; names[i]; i++) {
 		snprintf(p, sizeof p, "%s/%s", dir, names[i]);
