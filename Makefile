@@ -48,6 +48,8 @@ DEB_PYTHON := python3 python3-numpy python3-onnx
 DEB_MODELS := $(DEB_PYTHON) python3-torch python3-torchvision
 DEB_FIRMWARE := gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
 DEB_PICTURES := graphviz chromium $(DEB_PYTHON)
+# the Python package's install paths: a venv and pip, offline
+DEB_PYPKG := python3-pip python3-venv python3-setuptools python3-wheel
 
 .PHONY: cuda all deps deps-clang deps-python deps-models deps-pictures deps-all test unit conformance conformance-check \
 	conformance-report zoo zoo-models demo clean
@@ -79,6 +81,8 @@ deps-pictures:
 	$(call apt_install,$(DEB_PICTURES))
 deps-python:
 	$(call apt_install,$(DEB_PYTHON))
+deps-pypkg:
+	$(call apt_install,$(DEB_PYPKG))
 deps-models:
 	$(call apt_install,$(DEB_MODELS))
 	@# Node.js may come with the machine rather than from dpkg: ask for the commands
@@ -89,7 +93,8 @@ deps-models:
 	  (cd tools && ONNXRUNTIME_NODE_INSTALL=skip npm ci --silent --no-audit --no-fund)
 # everything make test's layers need, in one apt-get
 deps-all:
-	$(call apt_install,$(sort $(DEB_BUILD) $(DEB_CLANG) $(DEB_FUZZ) $(DEB_INSTALL) $(DEB_FIRMWARE) $(DEB_PICTURES) $(DEB_MODELS)))
+	$(call apt_install,$(sort $(DEB_BUILD) $(DEB_CLANG) $(DEB_FUZZ) $(DEB_INSTALL) $(DEB_FIRMWARE) $(DEB_PICTURES) \
+	  $(DEB_MODELS) $(DEB_PYPKG)))
 	@$(MAKE) --no-print-directory deps-models
 
 $(BIN): $(OBJS)
@@ -257,11 +262,17 @@ ml: all deps-models
 int8: all deps-models
 	tests/e2e/int8.sh
 
+# the Python package (python/onnxcc, docs/python.md) from an installed copy
+# and a pip install, against torch and ONNX Runtime (tests/python/run.sh)
+.PHONY: python deps-pypkg
+python: all deps-models deps-pypkg
+	tests/python/run.sh
+
 # make test: these layers in order, each timed (tests/layers.sh prints the
 # seconds per layer); about 45 minutes on 2 cores with the samples of
 # conformance-sample and opt-cases-sample (the whole: conformance-check,
 # opt-cases)
-TEST_LAYERS := ops-doc-check unit vmath conformance-sample cases bad baddata opt-cases-sample ml int8 zoo dyn cuda \
+TEST_LAYERS := ops-doc-check unit vmath conformance-sample cases bad baddata opt-cases-sample ml int8 zoo dyn python cuda \
 	footprint firmware determinism install-check pictures tutorial fuzz-smoke sanitize
 test: deps-all all
 	@MAKE="$(MAKE)" tests/layers.sh $(TEST_LAYERS)
@@ -383,13 +394,24 @@ INSTALL_FILES := onnxcc:bin/onnxcc:755 \
 	cmake/onnxcc.mk:share/onnxcc/onnxcc.mk:644 \
 	README.md:share/doc/onnxcc/README.md:644 \
 	docs/api.md:share/doc/onnxcc/api.md:644 \
-	docs/build-integration.md:share/doc/onnxcc/build-integration.md:644
+	docs/build-integration.md:share/doc/onnxcc/build-integration.md:644 \
+	docs/python.md:share/doc/onnxcc/python.md:644
+# the Python package (docs/python.md), where the prefix's python3 looks for
+# it: lib/python3.X/dist-packages under /usr/local on Debian, else
+# lib/python3.X/site-packages (~/.local: the user's site); not installed
+# without a python3
+PYTHON ?= /usr/bin/python3
+PY_SITE = $(shell $(PYTHON) -c 'import sys; d = "dist" if "$(PREFIX)" == "/usr/local" and \
+	any(x.endswith("dist-packages") for x in sys.path) else "site"; \
+	print("lib/python%d.%d/%s-packages" % (sys.version_info[0], sys.version_info[1], d))' 2>/dev/null)
+INSTALL_FILES += $(if $(PY_SITE),$(foreach f,$(sort $(wildcard python/onnxcc/*.py)),$(f):$(PY_SITE)/onnxcc/$(notdir $(f)):644))
 .PHONY: install uninstall install-check deps-install
 build/cmake/onnxccConfigVersion.cmake: cmake/onnxccConfigVersion.cmake.in VERSION
 	@mkdir -p build/cmake
 	sed 's/@VERSION@/$(VERSION)/g' cmake/onnxccConfigVersion.cmake.in > $@
 install: onnxcc build/onnxcc.1 build/cmake/onnxccConfigVersion.cmake
 	tools/install.sh install '$(DESTDIR)$(PREFIX)' $(INSTALL_FILES)
+	@echo "installed $(if $(PY_SITE),the Python package onnxcc in $(DESTDIR)$(PREFIX)/$(PY_SITE),no Python package: no $(PYTHON))"
 uninstall:
 	tools/install.sh uninstall '$(DESTDIR)$(PREFIX)'
 # installs into a temporary prefix, builds examples/cmake with cmake and a

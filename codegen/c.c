@@ -1025,13 +1025,14 @@ static const char loader_text[] =
 	"\t\tfprintf(stderr, \"%s: PFX_init failed with %d\\n\", path, rc);\n"
 	"\t\tfree(blob);\n\t\tblob = NULL;\n\t}\n"
 	"\treturn rc;\n}\n"
+	"#ifndef OX_SHARED /* (the shared library's loader passes the blob: onnxcc_init_weights) */\n"
 	"#define PFX_run(inputs, outputs) (PFX_load_weights() ? -1 : PFX_run(inputs, outputs))\n"
 	"#define PFX_run_ex(a, i, o, e) (PFX_load_weights() ? -1 : PFX_run_ex(a, i, o, e))\n"
 	"#define PFX_run_shaped(a, i, s, o, os) (PFX_load_weights() ? -1 : PFX_run_shaped(a, i, s, o, os))\n"
 	"#ifdef PFXU_CUDA\n"
 	"#define PFX_bench(i, s, n, ms) (PFX_load_weights() ? -1 : PFX_bench(i, s, n, ms))\n"
 	"#define PFX_profile(i, s, n, ms) (PFX_load_weights() ? -1 : PFX_profile(i, s, n, ms))\n"
-	"#endif\n\n";
+	"#endif\n#endif\n\n";
 
 static void emit_init(ox_buf *c, const char *P, const char *PU)
 {

@@ -1138,7 +1138,10 @@ static int oxt_pool_start(int n)
  *   int onnxcc_run(in, in_shapes, out, out_shapes)   PREFIX_run_shaped on
  *                                     the library's own arena: one run at a
  *                                     time; 0 or a PREFIX_ERR_* code
- *   const char *onnxcc_error(int rc)  what a code means */
+ *   const char *onnxcc_error(int rc)  what a code means
+ *   int onnxcc_init_weights(blob, size)   --weights external: PREFIX_init
+ *                                     (the blob must stay valid); 0 or its
+ *                                     code; 0 when the weights are inside */
 #if defined(_WIN32)
 #define OXS_API __declspec(dllexport)
 #else
@@ -1225,6 +1228,16 @@ OXS_API int onnxcc_run(const void *const *in, const int64_t *const *in_shapes, v
 OXS_API const char *onnxcc_error(int rc)
 {
 	return oxt_run_error(rc);
+}
+
+OXS_API int onnxcc_init_weights(const void *blob, size_t size)
+{
+#ifdef PFXU_WEIGHTS_EXTERNAL
+	return PFX_init(blob, size);
+#else
+	(void)blob, (void)size;
+	return 0;
+#endif
 }
 #else /* the test program */
 
