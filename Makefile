@@ -39,7 +39,8 @@ TEMPLATES := $(sort $(wildcard templates/*.c)) runtime_min/ox_rt.h runtime_min/o
 # the ONNX backend test data: empty, tests/onnx_tests.sh finds it ($ONNX_TESTS,
 # ../shared/onnx-backend-tests, the onnx Python package, libonnx-testdata)
 ONNX_TESTS ?=
-DEB_BUILD := gcc g++ make protobuf-c-compiler libprotobuf-c-dev libcmocka-dev
+# (time: tests/bad times the big models with /usr/bin/time)
+DEB_BUILD := gcc g++ make protobuf-c-compiler libprotobuf-c-dev libcmocka-dev time
 # clang: vmath and the optimizer's cases build with it too; the fuzzers need it
 DEB_CLANG := clang
 DEB_FUZZ := clang libclang-rt-dev
