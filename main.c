@@ -718,7 +718,8 @@ static int build_c(const char *out, const ox_target *tgt, int shared)
 /* --build / --shared with --target cuda: OUT_weights.c and OUT_main.c by
  * $CC (C), OUT.cu by nvcc ($NVCC, else /usr/local/cuda/bin/nvcc, else nvcc
  * on the PATH) for sm_80 and sm_90, or with --cuda-emu by the host C++
- * compiler ($CXX, else c++) against ox_cuda_emu.h beside it */
+ * compiler ($CXX, else c++) against ox_cuda_emu.h beside it; the host
+ * compilers take $ONNXCC_CFLAGS too */
 static int build_cuda(const char *out, int emu, int shared)
 {
 	char *exe = out_with(out, shared ? ".so" : ""), *cu = out_with(out, ".cu");
@@ -735,6 +736,7 @@ static int build_cuda(const char *out, int emu, int shared)
 	for (int k = 0; k < 2 && !st; k++) {
 		word(&w, cc && *cc ? cc : "cc");
 		split_words(&w, "-std=c11 -O2 -c");
+		split_words(&w, getenv("ONNXCC_CFLAGS"));
 		if (shared) {
 			shared_flags(&w, 1);
 			if (k)
@@ -748,6 +750,7 @@ static int build_cuda(const char *out, int emu, int shared)
 	if (!st && emu) {
 		word(&w, cxx && *cxx ? cxx : "c++");
 		split_words(&w, "-std=c++17 -O2 -DOX_CUDA_EMU");
+		split_words(&w, getenv("ONNXCC_CFLAGS"));
 		word(&w, inc);
 		if (shared) {
 			shared_flags(&w, 1);

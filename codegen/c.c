@@ -188,6 +188,24 @@ static void substitute(ox_buf *b, const char *text, const char *const *key, cons
 	}
 }
 
+/* A template names the templates whose functions it calls in lines
+ * " * @needs NAME" (templates/qint.c: quant_conv_sums); ox_cg_use emits
+ * them first, for the same dtype. */
+static int use_needs(ox_cg *cg, const char *text, int dtype)
+{
+	static const char tag[] = "@needs ";
+	for (const char *p = strstr(text, tag); p; p = strstr(p + 1, tag)) {
+		const char *b = p + sizeof tag - 1;
+		size_t n = strspn(b, "abcdefghijklmnopqrstuvwxyz0123456789_");
+		char *dep = strndup(b, n);
+		int rc = n ? ox_cg_use(cg, dep, dtype) : -1;
+		free(dep);
+		if (rc)
+			return -1;
+	}
+	return 0;
+}
+
 int ox_cg_use(ox_cg *cg, const char *name, int dtype)
 {
 	char key[128];
@@ -201,6 +219,8 @@ int ox_cg_use(ox_cg *cg, const char *name, int dtype)
 		snprintf(ukey, sizeof ukey, "host:%s/%s", name, ox_cg_sfx(dtype));
 	if (mark_used(cg, ukey))
 		return 0;
+	if (use_needs(cg, text, dtype))
+		return -1;
 	/* every template may load and store its dtype through these */
 	char ldkey[64], ldst[512];
 	snprintf(ldkey, sizeof ldkey, "ldst/%s", ox_cg_sfx(dtype));

@@ -463,6 +463,15 @@ int ox_cu_split_of(int64_t blocks, int64_t K)
 	return S;
 }
 
+/* the length of each of S splits of a reduction of K: ceil(K / S) up to a
+ * multiple of the 16-wide chunks, so that the S splits cover all of K (the
+ * last may be shorter, or empty). K / S rounded down once lost the last
+ * K % S elements: a Conv of K = 129 summed 128 of them. */
+int64_t ox_cu_split_len(int64_t K, int S)
+{
+	return ((K + S - 1) / S + 15) / 16 * 16;
+}
+
 /* a split kernel's head: the workspace ws and the counters ctr as the
  * parameters after its output y (the first "OX_T *__restrict__ y"); the
  * launch passes ox_cu_ws, ox_cu_ctr there. The kernel has `tiles` tiles
@@ -641,7 +650,7 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 		int S = ox_cu_split_of(tiles, K);
 		if (S * Z * Og * P >= ((int64_t)1 << 30) || rt)
 			S = 1;
-		const int64_t KS = (K / S + 15) / 16 * 16;
+		const int64_t KS = ox_cu_split_len(K, S);
 		if (S > 1 && S * Z * Og * P * 4 > cg->cu_ws)
 			cg->cu_ws = S * Z * Og * P * 4;
 		if (S > 1) /* the parts go to the workspace */
@@ -896,7 +905,7 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	const int vb = !transB && !rtn && N % 4 == 0 && ox_cu_align(g, n->in[1]) >= 4 * es ? 4 : 1;
 	ox_cu_tile_ld(la, sizeof la, 4, "a", va, q->transA ? "A[k * M + m]" : "A[m * K + k]");
 	ox_cu_tile_ld(lb, sizeof lb, 4, "b", vb, transB ? "B[p * K + k]" : "B[k * NN + p]");
-	const int64_t KS = (q->K / S + 15) / 16 * 16;
+	const int64_t KS = ox_cu_split_len(q->K, S);
 	if (S > 1) {
 		if (S * q->M * N * 4 > cg->cu_ws)
 			cg->cu_ws = S * q->M * N * 4;
@@ -1469,7 +1478,11 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 				const int ax = 4 - r + i;
 				if (ax == 3 ? d > q.Skv : (d != 1 && d != want[ax]))
 					return 1; /* (the C target's error) */
-				if (q.rt && (ax == 3 ? d != q.Skv || ox_dim_is_rt(g, q.dSkv) : d != 1))
+				/* with run-time dims: a dim of the mask's that meets a
+				 * run-time one of the attention's is 1 (a constant mask
+				 * [Sq, Skv] serves a run-time batch) */
+				const ox_dim rd[4] = {q.dB, 1, q.dSq, q.dSkv};
+				if (q.rt && (ax == 3 ? d != q.Skv || ox_dim_is_rt(g, q.dSkv) : d != 1 && ox_dim_is_rt(g, rd[ax])))
 					return 1;
 				ms[ax] = ax == 3 ? 1 : d == 1 ? 0 : st;
 				if (ax == 3)

@@ -104,6 +104,7 @@ void ox_cu_tile_ld(char *buf, size_t sz, int lvl, const char *dst, int v, const 
 /* split-K: the parts each tile's reduction of K is cut into, when `tiles`
  * are too few to fill the GPU (the parts summed by the tile's last block) */
 int ox_cu_split_of(int64_t tiles, int64_t K);
+int64_t ox_cu_split_len(int64_t K, int S);
 /* a split kernel's head: the workspace `float *ws` and counters `ctr`
  * after its output y; the kernel has `tiles` tiles */
 void ox_cu_ws_param(ox_cg *cg, ox_buf *t, int64_t tiles);

@@ -175,7 +175,7 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 	int S = ox_cu_split_of(tiles, K);
 	if (S * N * P * O >= ((int64_t)1 << 30) || rtn)
 		S = 1;
-	const long long KS = (K / S + 15) / 16 * 16;
+	const long long KS = (long long)ox_cu_split_len(K, S);
 	if (S > 1 && (int64_t)S * N * P * O * 4 > cg->cu_ws)
 		cg->cu_ws = (int64_t)S * N * P * O * 4;
 	/* A along an input pixel's channels and B along the output channels,

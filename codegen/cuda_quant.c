@@ -246,9 +246,8 @@ int ox_cu_emit_quant(ox_cg *cg, ox_graph *g, ox_node *n)
 	}
 	if (n->op == OX_OP_QuantizeLinear || n->op == OX_OP_DequantizeLinear)
 		return emit_qdq(cg, g, n, n->op == OX_OP_DequantizeLinear);
-	/* (templates/qint.c's C convolution calls ox_qconv_sums: that first) */
-	if (ox_cg_use(cg, "quant_conv_sums", OX_U8) || ox_cg_use(cg, "qint", OX_U8))
-		return ox_error(g, n, "kernel templates templates/quant_conv_sums.c, qint.c are missing");
+	if (ox_cg_use(cg, "qint", OX_U8))
+		return ox_error(g, n, "kernel template templates/qint.c is missing");
 	if (n->op == OX_OP_QConv || n->op == OX_OP_QMatMul || n->op == OX_OP_ConvInteger || n->op == OX_OP_QLinearConv ||
 	    n->op == OX_OP_MatMulInteger || n->op == OX_OP_QLinearMatMul)
 		return emit_qgemm(cg, g, n);

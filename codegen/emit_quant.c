@@ -401,7 +401,7 @@ static int emit_convi(ox_cg *cg, ox_graph *g, ox_node *n, int ql)
 		return -1;
 	long long M = w->shape.d[0];
 	ox_cg_helper(cg, "ox_qsat", qsat_text);
-	if (ox_cg_use(cg, "quant_conv_sums", OX_U8) || ox_cg_use(cg, "quant_conv", OX_U8))
+	if (ox_cg_use(cg, "quant_conv", OX_U8))
 		return ox_error(g, n, "kernel template templates/quant_conv.c is missing");
 	char b1[256], b2[256], b3[256];
 	ox_cg_printf(cg, "\t/* %s %d-D, group %lld: x %s %s, w %s %s -> %s %s */\n", ql ? "QLinearConv" : "ConvInteger",
@@ -535,9 +535,6 @@ int ox_cg_qpool(ox_buf *b, ox_graph *g, ox_node *n, const char *ind, int64_t d[3
 static int emit_qint(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
-	/* ox_qi_conv calls ox_qconv_sums: that template first */
-	if (n->op == OX_OP_QConv && ox_cg_use(cg, "quant_conv_sums", OX_U8))
-		return ox_error(g, n, "kernel template templates/quant_conv_sums.c is missing");
 	if (ox_cg_use(cg, "qint", OX_U8))
 		return ox_error(g, n, "kernel template templates/qint.c is missing");
 	const char *yt = ox_cg_ctype(y->dtype);

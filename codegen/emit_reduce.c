@@ -780,8 +780,10 @@ static int emit_layernorm(ox_cg *cg, ox_graph *g, ox_node *n)
 	int lvl = open_loop(cg, 1, "i", p.outer, 0);
 	ox_cg_line(cg, lvl, "const %s *x = %s;", T, rowx);
 	ox_cg_line(cg, lvl, "%s *y = out0%s;", T, rowx + 3);
+	/* x[k] in the loops over the row; x[0] where a row of one element has
+	 * no loop (open_loop) */
 	snprintf(xl, sizeof xl, "%s%s", strcmp(C, S) ? (stash == OX_F64 ? "(double)" : "(float)") : "",
-	         ox_cg_load(dt, "x[k]"));
+	         ox_cg_load(dt, more1(p.len) ? "x[k]" : "x[0]"));
 	ox_cg_line(cg, lvl, "%s sum = %s;", S, ox_cg_lit(stash, 0));
 	int l = open_loop(cg, lvl, "k", p.len, 0);
 	ox_cg_line(cg, l, "sum += %s;", xl);

@@ -4,7 +4,8 @@
  * value, topological order, constants carry data of the right size,
  * node arity within the op table's bounds, blocked values only at ops
  * that take them, Winograd weights (@winow) only as the weights of the
- * 3x3 Conv they were made for. A failure is a compiler bug:
+ * 3x3 Conv they were made for, a float Conv's inputs of its dtype. A
+ * failure is a compiler bug:
  * it dies naming the pass that broke the graph.
  */
 #include "ir.h"
@@ -47,6 +48,12 @@ int ox_ir_check(ox_graph *g, const char *after)
 			ox_id v = n->in[k];
 			if (v < -1 || v >= g->nvals)
 				ox_die("after %s: node %d input %d is %%%d", after, i, k, v);
+			/* a float Conv's image, weights and bias are of one type (a
+			 * folded bias once came out f32 beside f16 weights) */
+			if (n->op == OX_OP_Conv && k < 3 && v >= 0 && n->nout && n->out[0] >= 0 &&
+			    ox_dtype_is_float(g->vals[n->out[0]].dtype) && g->vals[v].dtype != g->vals[n->out[0]].dtype)
+				ox_die("after %s: node %d '%s' (Conv, %s) reads the %s %%%d as input %d", after, i, n->name,
+				       ox_dtype_name(g->vals[n->out[0]].dtype), ox_dtype_name(g->vals[v].dtype), v, k);
 			/* Winograd weights: only the 3x3 Conv they were transformed for reads them */
 			const ox_value *x = v >= 0 ? &g->vals[v] : NULL;
 			if (x && x->layout == OX_L_WINOW &&

@@ -216,6 +216,9 @@ int infer_conv(ox_graph *g, ox_node *n)
 	ox_dim M = o.d[1];
 	if (b && (b->shape.rank != 1 || (b->shape.d[0] >= 0 && M >= 0 && b->shape.d[0] != M)))
 		return ox_error(g, n, "bias must be a vector of the %lld output channels", (long long)M);
+	if (b && b->dtype != x->dtype)
+		return ox_error(g, n, "the bias is %s, the input %s (Conv takes one type T)", ox_dtype_name(b->dtype),
+				ox_dtype_name(x->dtype));
 	ox_set_out(g, n, 0, x->dtype, &o);
 	return 0;
 }

@@ -44,11 +44,13 @@ static int per_channel(const ox_value *c, int64_t m, int r, double *v)
 	return 0;
 }
 
-static ox_id new_const_like(ox_graph *g, const ox_value *like, const ox_shape *s, const char *what)
+/* a new constant named after base, of the dtype given (a Conv's new bias
+ * takes its weights' dtype: f16 weights, an f16 bias) */
+static ox_id new_const(ox_graph *g, const char *base, int dtype, const ox_shape *s, const char *what)
 {
 	char name[256];
-	snprintf(name, sizeof name, "%s@%s", like ? like->name : "bias", what);
-	return ox_ir_add_const(g, name, ox_ir_new_tensor(g, like ? like->dtype : OX_F32, s));
+	snprintf(name, sizeof name, "%s@%s", base, what);
+	return ox_ir_add_const(g, name, ox_ir_new_tensor(g, dtype, s));
 }
 
 /* Conv n followed by node e: fold when e is an affine op on constants */
@@ -121,8 +123,12 @@ static int fold(ox_graph *g, ox_node *n, ox_node *e)
 	}
 	if (ok) {
 		/* W'[m] = W[m] sc[m]; B' = B sc + sh */
-		ox_id nw = new_const_like(g, w, &w->shape, "folded");
-		ox_id nb = new_const_like(g, b ? b : NULL, &(ox_shape){1, {m}}, "folded");
+		/* (new constants move g->vals: w and b are read before, and again after) */
+		const char *wname = w->name, *bname = b ? b->name : "bias";
+		int wdt = w->dtype;
+		ox_shape wsh = w->shape;
+		ox_id nw = new_const(g, wname, wdt, &wsh, "folded");
+		ox_id nb = new_const(g, bname, wdt, &(ox_shape){1, {m}}, "folded");
 		w = &g->vals[n->in[1]];
 		b = n->nin > 2 && n->in[2] >= 0 ? &g->vals[n->in[2]] : NULL;
 		ox_tensor *tw = g->vals[nw].data, *tb = g->vals[nb].data;
@@ -191,7 +197,7 @@ static int fold_gemm(ox_graph *g, ox_node *n, ox_node *e)
 	int64_t cw = c && c->shape.rank ? c->shape.d[c->shape.rank - 1] : 1;
 	if (c && cw == 1 && m != 1 && N != 1)
 		return 0; /* a C broadcast along the columns takes only a scalar scale */
-	ox_id nb = new_const_like(g, b, &b->shape, "folded");
+	ox_id nb = new_const(g, b->name, b->dtype, &b->shape, "folded");
 	b = ox_in(g, n, 1), s = &g->vals[e->in[k]];
 	for (int64_t kk = 0; kk < K; kk++)
 		for (int64_t j = 0; j < N; j++) {
@@ -201,7 +207,7 @@ static int fold_gemm(ox_graph *g, ox_node *n, ox_node *e)
 		}
 	n->in[1] = nb;
 	if (c) {
-		ox_id nc = new_const_like(g, c, &c->shape, "folded");
+		ox_id nc = new_const(g, c->name, c->dtype, &c->shape, "folded");
 		c = ox_in(g, n, 2), s = &g->vals[e->in[k]];
 		int64_t cn = ox_shape_numel(&c->shape);
 		for (int64_t i = 0; i < cn; i++) {

@@ -2,6 +2,7 @@
  * opt/qdq.c makes from QDQ models (onnxcc::QConv, QMatMul, QAdd, QRescale,
  * QPool; codegen/emit_quant.c). Integer arithmetic only: no float, no
  * libm, plain C11, so the code runs on a core without an FPU.
+ * @needs quant_conv_sums (ox_qi_conv calls ox_qconv_sums)
  *
  * ox_qi_rq(x, m, s) is x * M rounded, for a real multiplier M that the
  * compiler wrote as M = m * 2^(s - 31), m in [2^30, 2^31) (gemmlowp /

@@ -1,6 +1,7 @@
 /* quant_conv.c: integer convolution for ConvInteger and QLinearConv, 1 to
  * 3 spatial axes (1-D and 2-D calls pass leading axes of size 1), with
  * groups, strides, dilations and pads; int32 sums, no heap.
+ * @needs quant_conv_sums
  * 8-bit operands of either signedness come in as bytes: element value
  * minus zero point is (byte ^ flip) - zoff, where flip is 0x80 for int8
  * (and 0 for uint8) and zoff folds the zero point with the 128 that the
