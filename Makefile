@@ -269,11 +269,32 @@ int8: all deps-models
 python: all deps-models deps-pypkg
 	tests/python/run.sh
 
+# Differential testing (tests/difftest, docs/robustness.md): random valid
+# models (f32, f16, bf16, int8 QDQ; run-time batch, If, Loop) through every
+# configuration (--cpu native, x86-64-v3, generic, --opt 0, --winograd off,
+# --threads 3, the CUDA target under emulation, --tf32, --cuda-layout nchw)
+# against ONNX Runtime. difftest-smoke (in make test): the kept cases of
+# fixed bugs (tests/difftest/regress) and seeds 1-$(DIFFTEST_SMOKE), a few
+# minutes; difftest: N models from seed FIRST (default 1000000) or until
+# MINUTES, the table in build/difftest/table.md
+DIFFTEST_SMOKE ?= 40
+N ?= 5000
+FIRST ?= 1000000
+MINUTES ?= 0
+.PHONY: difftest difftest-smoke
+difftest-smoke: all deps-models
+	/usr/bin/python3 tests/difftest/run.py --replay tests/difftest/regress --out $(B)/difftest-smoke
+	/usr/bin/python3 tests/difftest/run.py --seeds 1-$(DIFFTEST_SMOKE) --out $(B)/difftest-smoke
+difftest: all deps-models
+	/usr/bin/python3 tests/difftest/run.py --n $(N) --first-seed $(FIRST) --minutes $(MINUTES) \
+	  --out $(B)/difftest --table $(B)/difftest/table.md
+
 # make test: these layers in order, each timed (tests/layers.sh prints the
 # seconds per layer); about 45 minutes on 2 cores with the samples of
 # conformance-sample and opt-cases-sample (the whole: conformance-check,
 # opt-cases)
-TEST_LAYERS := ops-doc-check unit vmath conformance-sample cases bad baddata opt-cases-sample ml int8 zoo dyn python cuda \
+TEST_LAYERS := ops-doc-check unit vmath conformance-sample cases bad baddata opt-cases-sample ml int8 zoo dyn python \
+	difftest-smoke cuda \
 	footprint firmware determinism install-check pictures tutorial fuzz-smoke sanitize
 test: deps-all all
 	@MAKE="$(MAKE)" tests/layers.sh $(TEST_LAYERS)
