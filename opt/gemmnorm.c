@@ -102,14 +102,19 @@ static void fuse(ox_graph *g, ox_node *p, ox_node *l, ox_node *via)
 		v->dtype = o->dtype, v->has_shape = 1, v->shape = o->shape;
 		v->producer = (ox_id)(p - g->nodes);
 	}
-	ox_id *in = ox_ir_alloc(g, (size_t)(p->nin + 2) * sizeof *in);
-	memcpy(in, p->in, (size_t)p->nin * sizeof *in);
-	const int si = p->nin, bi = hasb ? p->nin + 1 : -1;
+	/* the norm's scale and bias after input 2, which is a Gemm's C: a
+	 * Gemm without C (or a MatMul) gets an absent one (-1) there, or its
+	 * kernel would take the scale for C */
+	const int base = p->nin > 3 ? p->nin : 3;
+	ox_id *in = ox_ir_alloc(g, (size_t)(base + 2) * sizeof *in);
+	for (int k = 0; k < base; k++)
+		in[k] = k < p->nin ? p->in[k] : -1;
+	const int si = base, bi = hasb ? base + 1 : -1;
 	in[si] = l->in[1];
 	if (hasb)
 		in[bi] = l->in[2];
 	p->in = in;
-	p->nin += 1 + hasb;
+	p->nin = base + 1 + hasb;
 	ox_id *out = ox_ir_alloc(g, 2 * sizeof *out);
 	out[0] = p->out[0], out[1] = yn;
 	p->out = out;

@@ -396,18 +396,24 @@ def p_attention(b):
 
 
 def p_norm(b):
-    """LayerNormalization, or the exported forms of LayerNorm, RMSNorm, GELU"""
-    x = b.pick(lambda t: t.rank >= 2)
+    """LayerNormalization, or the exported forms of LayerNorm, RMSNorm, GELU.
+    A norm's rows have 8 elements at least: over 2 or 3 nearly equal
+    values x - mean is all cancellation, and rounding (f16, bf16, tf32)
+    flips the signs of the result"""
+    kind = b.choice(["ln", "ln_export", "rms_export", "gelu_erf", "gelu_tanh", "ln_axis"])
+    gelu = kind.startswith("gelu")
+    x = b.pick(lambda t: t.rank >= 2 and (gelu or t.shape[-1] >= 8))
     if x is None:
         return False
     d = x.shape[-1]
-    kind = b.choice(["ln", "ln_export", "rms_export", "gelu_erf", "gelu_tanh", "ln_axis"])
     if kind == "ln":
         y = b.node("LayerNormalization", [x, b.weight([d], 0.3, 1.0), b.weight([d], 0.3)], x.shape, axis=-1,
                    epsilon=1e-5)
     elif kind == "ln_axis":
         ax = b.randint(1, x.rank - 1)
         sh = x.shape[ax:]
+        if int(np.prod(sh)) < 8:
+            return False
         y = b.node("LayerNormalization", [x, b.weight(sh, 0.3, 1.0), b.weight(sh, 0.3)], x.shape, axis=ax)
     elif kind == "ln_export":
         mean = b.node("ReduceMean", [x], x.shape[:-1] + [1], axes=[-1])
@@ -653,6 +659,7 @@ def p_qdq(b):
         y = b.node("MatMul", [xq, wd], [n, M])
     if b.rng.random() < 0.5:
         y = b.node("Relu", [y], y.shape)
+    b.quantized.add(y.name)  # (one group a path: not quantized again)
     ys = 0.05
     out = qdq(y, ys, 128 if u8 else 0, u8)
     b.patterns.append("qdq %s %s" % ("u8" if u8 else "s8", "conv" if x.rank == 4 else "matmul"))

@@ -73,7 +73,7 @@ CONFIGS = collections.OrderedDict([
 # normwise tolerance by configuration family and dtype (see the module's
 # docstring); tf32 rounds the products' inputs to 10-bit mantissas
 TOL = {
-    ("c", "f32"): 1e-4, ("cuda", "f32"): 1e-4, ("tf32", "f32"): 2e-2,
+    ("c", "f32"): 1e-4, ("cuda", "f32"): 1e-4, ("tf32", "f32"): 3e-2,
     ("c", "f16"): 3e-2, ("cuda", "f16"): 3e-2, ("tf32", "f16"): 3e-2,
     ("c", "bf16"): 1.5e-1, ("cuda", "bf16"): 1.5e-1, ("tf32", "bf16"): 1.5e-1,
     ("c", "qdq"): 1e-4, ("cuda", "qdq"): 1e-4, ("tf32", "qdq"): 2e-2,
@@ -214,6 +214,10 @@ def run_case(d, meta, cfgs, ort, keep_dir=None, cflags="-O1"):
         if any(x.dtype.kind == "f" and not np.all(np.isfinite(x)) for x in r):
             return [Result(seed, meta, c, "invalid", "the reference is not finite") for c in cfgs]
         refs.append(r)
+        if meta["dtype"] == "f16":
+            big = f16_range(d, rd, ort)
+            if big:
+                return [Result(seed, meta, c, "invalid", big) for c in cfgs]
     done = {}  # (generated files' digest, flags) -> Result of the config that ran them
     env = dict(os.environ, ONNXCC_CFLAGS=cflags)
     for cfg in cfgs:
@@ -251,6 +255,33 @@ def run_case(d, meta, cfgs, ort, keep_dir=None, cflags="-O1"):
         shutil.rmtree(dst, ignore_errors=True)
         shutil.copytree(d, dst, ignore=shutil.ignore_patterns("*.o"))
     return res
+
+
+def f16_range(d, rd, ort):
+    """'' or why an f16 model leaves f16's range: one of the twin's values
+    (every node's output, by ONNX Runtime) past 30000 in magnitude (f16's
+    largest is 65504). The generator keeps values near 1, but products can
+    grow; such a model's f16 result is not the twin's, by definition"""
+    import onnx
+    from onnx import helper
+    twin = onnx.load(os.path.join(d, "twin.onnx"))
+    have = {o.name for o in twin.graph.output}
+    for n in twin.graph.node:
+        for o in n.output:
+            if o and o not in have:
+                twin.graph.output.append(helper.ValueInfoProto(name=o))
+                have.add(o)
+    p = os.path.join(rd, "all.onnx")
+    onnx.save(twin, p)
+    ins = [os.path.join(rd, "twin_%d.npy" % j) for j in range(len(twin.graph.input))]
+    err = ort.run(p, ins, os.path.join(rd, "all"))
+    if err:
+        return ""
+    for k, o in enumerate(twin.graph.output):
+        a = np.load(os.path.join(rd, "all", "output_%d.npy" % k))
+        if a.dtype.kind == "f" and a.size and float(np.abs(a).max()) > 30000:
+            return "value %s reaches %.3g, past f16's range" % (o.name, float(np.abs(a).max()))
+    return ""
 
 
 def code_digest(cd):

@@ -82,6 +82,12 @@ def qmatmul_only(b):
     return [t for t in b.pool if t.name in b.quantized][-1:] or [b.pool[-1]]
 
 
+def gemm_nobias_ln(b):
+    x = b.input([3, 1])
+    y = b.node("Gemm", [x, b.weight([17, 1])], [3, 17], transB=1, beta=2.0)
+    return [b.node("LayerNormalization", [y, b.weight([17], 0.3, 1.0), b.weight([17], 0.3)], y.shape, axis=-1)]
+
+
 def main():
     case("f16_conv_nobias_bn", 1, "f16", conv_bn(),
          "f16 Conv without a bias, then BatchNormalization: the folded bias came out f32 beside f16 weights "
@@ -107,6 +113,10 @@ def main():
          "ox_qconv_sums, which was emitted only for a QConv: an implicit declaration (an error in C99 and "
          "later; an undefined reference at -O0); templates now name what they need (@needs)",
          cflags="-O0 -Werror=implicit-function-declaration")
+    case("cuda_gemm_nobias_layernorm", 7, "f32", gemm_nobias_ln,
+         "a Gemm without C whose rows a LayerNormalization normalizes: opt/gemmnorm.c appended the norm's scale "
+         "as the Gemm's input 2, which the CUDA kernel read as C (generated seed 628, minimized: 26% off)",
+         configs=["cuda-emu", "cuda-tf32", "cuda-nchw"])
 
 
 if __name__ == "__main__":
