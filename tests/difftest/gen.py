@@ -301,6 +301,24 @@ def p_conv_block(b):
     return True
 
 
+def p_convchain(b):
+    """3x3 stride-1 convolutions in a row: the second reads the first's
+    channel-blocked output, as Winograd's (opt/winograd.c) must"""
+    x = to4d(b)
+    if x is None:
+        return False
+    y = x
+    for _ in range(b.randint(2, 3)):
+        y = conv(b, y, b.choice([x.shape[1], b.randint(2, 24)]), 3, 1, bias=b.rng.random() < 0.7)
+        if b.rng.random() < 0.4:
+            y = bn(b, y)
+        y = act(b, y)
+    if y.shape == x.shape and b.rng.random() < 0.5:
+        y = b.node("Add", [y, x], y.shape)
+    b.patterns.append("convchain")
+    return True
+
+
 def p_dwpw(b):
     """depthwise 3x3 (+ activation) into a pointwise 1x1 (opt/dwpw.c)"""
     x = to4d(b)
@@ -737,7 +755,7 @@ def p_loop(b):
 
 
 PATTERNS = [  # (pattern, weight)
-    (p_conv_block, 10), (p_dwpw, 4), (p_gemm, 7), (p_attention, 3), (p_norm, 5), (p_unary, 6), (p_binary, 6),
+    (p_conv_block, 10), (p_convchain, 4), (p_dwpw, 4), (p_gemm, 7), (p_attention, 3), (p_norm, 5), (p_unary, 6), (p_binary, 6),
     (p_ewchain, 5), (p_shape, 5), (p_resize, 2), (p_pool, 3), (p_concat_split, 4), (p_gather, 2), (p_reduce, 3),
     (p_softmax, 3),
 ]
