@@ -271,8 +271,9 @@ python: all deps-models deps-pypkg
 
 # Differential testing (tests/difftest, docs/robustness.md): random valid
 # models (f32, f16, bf16, int8 QDQ; run-time batch, If, Loop) through every
-# configuration (--cpu native, x86-64-v3, generic, --opt 0, --winograd off,
-# --threads 3, the CUDA target under emulation, --tf32, --cuda-layout nchw)
+# configuration (--cpu native, x86-64-v3, generic, --opt 0, --winograd
+# off/2/4, --threads 3, onnxcc under ASan+UBSan, the CUDA target under
+# emulation, --tf32, --cuda-layout nchw)
 # against ONNX Runtime. difftest-smoke (in make test): the kept cases of
 # fixed bugs (tests/difftest/regress) and seeds 1-$(DIFFTEST_SMOKE), a few
 # minutes; difftest: N models from seed FIRST (default 1000000) or until
@@ -281,11 +282,13 @@ DIFFTEST_SMOKE ?= 40
 N ?= 5000
 FIRST ?= 1000000
 MINUTES ?= 0
-.PHONY: difftest difftest-smoke
-difftest-smoke: all deps-models
+.PHONY: difftest difftest-smoke difftest-san
+difftest-san:
+	@$(MAKE) --no-print-directory SANITIZE=1 $(call san_dir,$(CC))/onnxcc
+difftest-smoke: all deps-models difftest-san
 	/usr/bin/python3 tests/difftest/run.py --replay tests/difftest/regress --out $(B)/difftest-smoke
 	/usr/bin/python3 tests/difftest/run.py --seeds 1-$(DIFFTEST_SMOKE) --out $(B)/difftest-smoke
-difftest: all deps-models
+difftest: all deps-models difftest-san
 	/usr/bin/python3 tests/difftest/run.py --n $(N) --first-seed $(FIRST) --minutes $(MINUTES) \
 	  --out $(B)/difftest --table $(B)/difftest/table.md
 

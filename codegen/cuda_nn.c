@@ -504,10 +504,11 @@ static int emit_resize(ox_cg *cg, ox_graph *g, ox_node *n)
 			ox_buf_puts(&body, ";\n");
 			snprintf(prev, sizeof prev, "bc");
 		}
-		/* (an identity last axis: one tap of weight 1, exact) */
+		/* (an identity last axis: one tap of weight 1, exact, whose index
+		 * the base b already holds) */
 		char at[64];
 		if (ident[last])
-			snprintf(at, sizeof at, "%s%si%d", prev, prev[0] ? " + " : "", last);
+			snprintf(at, sizeof at, "%s", prev[0] ? prev : "0");
 		else
 			snprintf(at, sizeof at, "%s%so%d[t%d]", prev, prev[0] ? " + " : "", last, last);
 		if (ident[last])

@@ -890,8 +890,10 @@ static int infer_resize_rt(ox_graph *g, ox_node *n, ox_value *x, ox_shape *o)
 			t = 2 - 2 * ((int64_t)floor((m == 2 ? -1 : -2) / scale[a]) + 1);
 		taps = ox_dim_add(g, taps, ox_dim_mul(g, o->d[a], t));
 	}
-	ox_value *sc = &g->vals[ox_ir_add_scratch(g, n, 1)];
-	sc->shape.d[0] = ox_dim_add(g, ox_dim_mul(g, taps, 12), 32 * r);
+	/* (two statements: adding the scratch may move g->vals, and in
+	 * &g->vals[add()] the old g->vals may be read first) */
+	const ox_id sid = ox_ir_add_scratch(g, n, 1);
+	g->vals[sid].shape.d[0] = ox_dim_add(g, ox_dim_mul(g, taps, 12), 32 * r);
 	return 0;
 }
 
@@ -909,9 +911,10 @@ int infer_resize(ox_graph *g, ox_node *n)
 		return ox_error(g, n, "%s mode on dtype %s is not supported", mode, ox_dtype_name(x->dtype));
 	ox_shape o = {x->shape.rank, {0}};
 	if (!ox_ir_nn_resize_static(g, n)) {
+		const int dt = x->dtype; /* (the scratch infer_resize_rt adds may move g->vals) */
 		if (infer_resize_rt(g, n, x, &o))
 			return -1;
-		ox_set_out(g, n, 0, x->dtype, &o);
+		ox_set_out(g, n, 0, dt, &o);
 		return 0;
 	}
 	double scale[OX_MAX_RANK], roi[2 * OX_MAX_RANK];

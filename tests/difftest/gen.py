@@ -46,18 +46,19 @@ ITYPES = {"int64": TensorProto.INT64, "int32": TensorProto.INT32, "int8": Tensor
 
 def round_to(a, dtype):
     """a (f32) rounded to dtype's values, kept as f32"""
-    a = np.asarray(a, np.float32)
+    a = np.array(a, np.float32, ndmin=1).reshape(np.shape(a))  # (a 0-d view cannot change dtype)
     if dtype == "f16":
         return a.astype(np.float16).astype(np.float32)
     if dtype == "bf16":
-        u = a.view(np.uint32).astype(np.int64)
+        u = a.reshape(-1).view(np.uint32).astype(np.int64)
         u = (((u + 0x7FFF + ((u >> 16) & 1)) >> 16) << 16) & 0xFFFFFFFF
-        return u.astype(np.uint32).view(np.float32)
+        return u.astype(np.uint32).view(np.float32).reshape(a.shape)
     return a
 
 
 def bf16_bits(a):
-    return (round_to(a, "bf16").view(np.uint32) >> 16).astype(np.uint16)
+    r = round_to(a, "bf16")
+    return (r.reshape(-1).view(np.uint32) >> 16).astype(np.uint16).reshape(r.shape)
 
 
 class T:

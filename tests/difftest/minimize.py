@@ -3,7 +3,9 @@ still fail the same way (run.py --minimize DIR --config CONFIG).
 
 The case (a folder run.py kept: model.onnx, twin.onnx, run_K/, meta.json)
 is first made static at its failing run (one input set, the run-time dim
-fixed), if it still fails so. Then, greedily, until nothing more goes:
+fixed), if it still fails so; else it keeps its runs and its run-time dim
+(a value cut then becomes an input of shape [N, ...] where its axis 0 is
+N in every run). Then, greedily, until nothing more goes:
   - the graph outputs but one failing output are dropped;
   - a node is cut: its outputs become graph inputs, fed with the values
     ONNX Runtime computed for them on the twin (rounded to the model's
@@ -34,27 +36,32 @@ NP_T = {np.dtype(np.uint8): onnx.TensorProto.UINT8, np.dtype(np.int8): onnx.Tens
 
 
 class Case:
-    """a case in memory: both models, one input set (twin values, f32),
-    meta"""
+    """a case in memory: both models, the input sets (twin values, f32; one
+    dict a run), meta"""
 
     def __init__(self, model, twin, feeds, meta):
         self.model, self.twin, self.feeds, self.meta = model, twin, feeds, meta
 
+    def copy(self):
+        return Case(copy.deepcopy(self.model), copy.deepcopy(self.twin), [dict(f) for f in self.feeds], self.meta)
+
     def write(self, d):
         shutil.rmtree(d, ignore_errors=True)
-        os.makedirs(os.path.join(d, "run_0"))
+        names = [i.name for i in self.model.graph.input]
+        for k, feeds in enumerate(self.feeds):
+            rd = os.path.join(d, "run_%d" % k)
+            os.makedirs(rd)
+            for j, n in enumerate(names):
+                a = np.asarray(feeds[n])
+                np.save(os.path.join(rd, "twin_%d.npy" % j), a)
+                if a.dtype == np.float32 and self.meta["dtype"] == "f16":
+                    a = a.astype(np.float16)
+                elif a.dtype == np.float32 and self.meta["dtype"] == "bf16":
+                    a = gen.bf16_bits(a)
+                np.save(os.path.join(rd, "in_%d.npy" % j), a)
         onnx.save(self.model, os.path.join(d, "model.onnx"))
         onnx.save(self.twin, os.path.join(d, "twin.onnx"))
-        names = [i.name for i in self.model.graph.input]
-        for j, n in enumerate(names):
-            a = np.asarray(self.feeds[n])
-            np.save(os.path.join(d, "run_0", "twin_%d.npy" % j), a)
-            if a.dtype == np.float32 and self.meta["dtype"] == "f16":
-                a = a.astype(np.float16)
-            elif a.dtype == np.float32 and self.meta["dtype"] == "bf16":
-                a = gen.bf16_bits(a)
-            np.save(os.path.join(d, "run_0", "in_%d.npy" % j), a)
-        m = dict(self.meta, runs=1, outputs=[o.name for o in self.model.graph.output])
+        m = dict(self.meta, runs=len(self.feeds), outputs=[o.name for o in self.model.graph.output])
         with open(os.path.join(d, "meta.json"), "w") as f:
             json.dump(m, f, indent=1)
         return m
@@ -67,30 +74,36 @@ def fails(case, cfg, status, ort, work, cflags):
     return r.status == status, r
 
 
-def static_at(case_dir, meta, k):
-    """the case made static at run k (its inputs' shapes fixed)"""
+def load(case_dir, meta, runs):
+    """the case as it is, with the runs given"""
     model = onnx.load(os.path.join(case_dir, "model.onnx"))
     twin = onnx.load(os.path.join(case_dir, "twin.onnx"))
-    rd = os.path.join(case_dir, "run_%d" % k)
-    feeds = {}
-    for j, i in enumerate(model.graph.input):
-        feeds[i.name] = np.load(os.path.join(rd, "twin_%d.npy" % j))
-    for m in (model, twin):
+    feeds = []
+    for k in runs:
+        rd = os.path.join(case_dir, "run_%d" % k)
+        feeds.append({i.name: np.load(os.path.join(rd, "twin_%d.npy" % j)) for j, i in enumerate(model.graph.input)})
+    return Case(model, twin, feeds, dict(meta))
+
+
+def static_at(case_dir, meta, k):
+    """the case made static at run k (its inputs' shapes fixed)"""
+    c = load(case_dir, meta, [k])
+    for m in (c.model, c.twin):
         for i in m.graph.input:
-            sh = feeds[i.name].shape
-            dims = i.type.tensor_type.shape.dim
-            for k2, dim in enumerate(dims):
+            sh = c.feeds[0][i.name].shape
+            for k2, dim in enumerate(i.type.tensor_type.shape.dim):
                 dim.Clear()
                 dim.dim_value = sh[k2]
         for o in m.graph.output:
             for dim in o.type.tensor_type.shape.dim:
                 if dim.dim_param:
                     dim.Clear()
-    return Case(model, twin, feeds, dict(meta, dims={}, dynamic=False))
+    c.meta = dict(meta, dims={}, dynamic=False)
+    return c
 
 
 def values(case, ort, work):
-    """every top-level value's twin value (ONNX Runtime), by name"""
+    """every top-level value's twin value (ONNX Runtime), by name, a dict a run"""
     twin = copy.deepcopy(case.twin)
     have = {o.name for o in twin.graph.output}
     for n in twin.graph.node:
@@ -103,15 +116,18 @@ def values(case, ort, work):
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
     onnx.save(twin, os.path.join(d, "all.onnx"))
-    ins = []
-    for j, i in enumerate(twin.graph.input):
-        p = os.path.join(d, "in_%d.npy" % j)
-        np.save(p, case.feeds[i.name])
-        ins.append(p)
-    err = ort.run(os.path.join(d, "all.onnx"), ins, os.path.join(d, "out"))
-    if err:
-        return {}
-    return {o.name: np.load(os.path.join(d, "out", "output_%d.npy" % k)) for k, o in enumerate(twin.graph.output)}
+    out = []
+    for k, feeds in enumerate(case.feeds):
+        ins = []
+        for j, i in enumerate(twin.graph.input):
+            p = os.path.join(d, "in_%d_%d.npy" % (k, j))
+            np.save(p, feeds[i.name])
+            ins.append(p)
+        od = os.path.join(d, "out_%d" % k)
+        if ort.run(os.path.join(d, "all.onnx"), ins, od):
+            return []
+        out.append({o.name: np.load(os.path.join(od, "output_%d.npy" % j)) for j, o in enumerate(twin.graph.output)})
+    return out
 
 
 def prune(m):
@@ -149,40 +165,57 @@ def outer_reads(g):
 
 
 def cut(case, node_index, vals):
-    """node node_index's outputs made graph inputs, fed with vals"""
-    c = Case(copy.deepcopy(case.model), copy.deepcopy(case.twin), dict(case.feeds), case.meta)
+    """node node_index's outputs made graph inputs, fed with vals (a dict
+    of values a run); None where a value's shape is neither the same in
+    every run nor the run-time dim N at axis 0 and the same elsewhere"""
+    c = case.copy()
     n = c.model.graph.node[node_index]
+    dyn = bool(case.meta.get("dims"))
     for o in n.output:
         if not o:
             continue
-        if o not in vals:
+        if not vals or any(o not in v for v in vals):
             return None
-        a = vals[o]
-        if a.dtype == np.float32:
-            a = gen.round_to(a, case.meta["dtype"] if case.meta["dtype"] in ("f16", "bf16") else "f32")
+        shapes = [v[o].shape for v in vals]
+        ns = [f[c.model.graph.input[0].name].shape[0] for f in case.feeds] if dyn else []
+        if all(sh == shapes[0] for sh in shapes):
+            dims = list(shapes[0])
+        elif dyn and all(len(sh) and sh[0] == nk and sh[1:] == shapes[0][1:] for sh, nk in zip(shapes, ns)):
+            dims = ["N"] + list(shapes[0][1:])
+        else:
+            return None
+        a0 = vals[0][o]
+        if a0.dtype == np.float32:
             tm, tt = FLOAT_T[case.meta["dtype"]], onnx.TensorProto.FLOAT
         else:
-            tm = tt = NP_T[a.dtype]
-        c.feeds[o] = a
-        c.model.graph.input.append(helper.make_tensor_value_info(o, tm, list(a.shape)))
-        c.twin.graph.input.append(helper.make_tensor_value_info(o, tt, list(a.shape)))
+            tm = tt = NP_T[a0.dtype]
+        for k, v in enumerate(vals):
+            a = v[o]
+            if a.dtype == np.float32:
+                a = gen.round_to(a, case.meta["dtype"] if case.meta["dtype"] in ("f16", "bf16") else "f32")
+            c.feeds[k][o] = a
+        c.model.graph.input.append(helper.make_tensor_value_info(o, tm, dims))
+        c.twin.graph.input.append(helper.make_tensor_value_info(o, tt, dims))
     for m in (c.model, c.twin):
         del m.graph.node[node_index]
         prune(m)
     names = {i.name for i in c.model.graph.input}
-    c.feeds = {k: v for k, v in c.feeds.items() if k in names}
+    c.feeds = [{k: v for k, v in f.items() if k in names} for f in c.feeds]
+    # a model left without an input of the run-time dim is compiled static
+    if dyn and not any(any(d.dim_param == "N" for d in i.type.tensor_type.shape.dim) for i in c.model.graph.input):
+        return None
     return c
 
 
 def keep_outputs(case, names):
-    c = Case(copy.deepcopy(case.model), copy.deepcopy(case.twin), dict(case.feeds), case.meta)
+    c = case.copy()
     for m in (c.model, c.twin):
         outs = [o for o in m.graph.output if o.name in names]
         del m.graph.output[:]
         m.graph.output.extend(outs)
         prune(m)
     names_in = {i.name for i in c.model.graph.input}
-    c.feeds = {k: v for k, v in c.feeds.items() if k in names_in}
+    c.feeds = [{k: v for k, v in f.items() if k in names_in} for f in c.feeds]
     return c
 
 
@@ -217,9 +250,9 @@ def main(case_dir, cfg, cflags):
             k = int(mm.group(1))
         case = static_at(case_dir, meta, k)
         ok, r = fails(case, cfg, status, ort, work, cflags)
-        if not ok:
-            print("minimize: static at run %d it %s; the run-time dims are part of it: not minimized" % (k, r.status))
-            return 1
+        if not ok:  # the run-time dims are part of it: minimized with them
+            print("minimize: static at run %d it %s: minimized with the run-time dims" % (k, r.status))
+            case = load(case_dir, meta, list(range(meta["runs"])))
         # one failing output
         for o in [x.name for x in case.model.graph.output]:
             c = keep_outputs(case, {o})
@@ -232,7 +265,7 @@ def main(case_dir, cfg, cflags):
             vals = values(case, ort, work)
             i = len(case.model.graph.node) - 1
             while i >= 0:
-                if i < len(case.model.graph.node):
+                if i < len(case.model.graph.node) and case.model.graph.input:
                     c = cut(case, i, vals)
                     if c is not None and c.model.graph.node and fails(c, cfg, status, ort, work, cflags)[0]:
                         case = c
@@ -245,8 +278,8 @@ def main(case_dir, cfg, cflags):
         shutil.rmtree(os.path.join(case_dir, "min-check"), ignore_errors=True)
         print("minimize: %d nodes, %s on %s: %s" % (len(case.model.graph.node), r.status, cfg, r.detail))
         print(describe(case.model))
-        print("minimize: written to %s (inputs %s)" % (out, ", ".join("%s%s" % (i.name, list(case.feeds[i.name].shape))
-                                                                       for i in case.model.graph.input)))
+        print("minimize: written to %s (inputs %s)" % (out, ", ".join(
+            "%s%s" % (i.name, list(case.feeds[0][i.name].shape)) for i in case.model.graph.input)))
         return 0
     finally:
         ort.close()

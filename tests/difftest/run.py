@@ -17,7 +17,10 @@ compared with the reference (the oracle rules below). Then:
     built with the same flags, is that program: it takes that result
     (counted as tested, "same code");
   - c-native runs again with --threads 3: the outputs must be the same
-    bits as with 1.
+    bits as with 1;
+  - c-asan compiles with onnxcc built with ASan and UBSan (any report
+    aborts it: a crash); its code is c-native's, so it is usually not
+    built again.
 
 Statuses: pass; mismatch (an output beyond its tolerance, or not finite
 where the reference is); crash (onnxcc's internal error or a signal, the
@@ -60,10 +63,16 @@ sys.path.insert(0, HERE)
 import gen  # noqa: E402
 
 ONNXCC = os.environ.get("ONNXCC") or os.path.join(ROOT, "onnxcc")
+# c-asan's compiler: onnxcc built with ASan and UBSan (make SANITIZE=1): a
+# pointer into g->vals kept across a call that grows them, say, reads
+# freed memory there on every model that moves them
+ONNXCC_SAN = os.environ.get("ONNXCC_SAN") or os.path.join(ROOT, "build", "san", "onnxcc")
+SAN_ENV = {"ASAN_OPTIONS": "abort_on_error=1:detect_leaks=1", "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1"}
 
 # name: (onnxcc flags, CPU features it needs)
 CONFIGS = collections.OrderedDict([
     ("c-native", (["--cpu", "native"], [])),
+    ("c-asan", (["--cpu", "native"], [])),
     ("c-v3", (["--cpu", "x86-64-v3"], ["avx2", "fma"])),
     ("c-generic", (["--cpu", "generic"], [])),
     ("c-opt0", (["--cpu", "native", "--opt", "0"], [])),
@@ -232,7 +241,8 @@ def classify_onnxcc(rc, log):
     if rc == "timeout":
         return "crash", "onnxcc: " + log
     if "internal error" in log or (isinstance(rc, int) and rc < 0) or "Sanitizer" in log:
-        return "crash", first_line(log, "internal error") or "onnxcc signal %s" % rc
+        return "crash", (first_line(log, "internal error") or first_line(log, "ERROR: AddressSanitizer") or
+                         first_line(log, "runtime error") or "onnxcc signal %s" % rc)
     if "building" in log and "failed" in log:
         return "build", first_line(log, "error") or first_line(log, "building")
     return "refused", first_line(log, "") or "exit %s" % rc
@@ -282,7 +292,10 @@ def run_case(d, meta, cfgs, ort, keep_dir=None, cflags="-O1"):
         cd = os.path.join(d, cfg)
         os.makedirs(cd, exist_ok=True)
         # the code first: the same code as a configuration already run is that program
-        rc, log = sh([ONNXCC, os.path.join(d, "model.onnx"), "-o", os.path.join(cd, "net.c")] + flags, env=env)
+        exe = ONNXCC
+        if cfg == "c-asan":
+            exe, env = ONNXCC_SAN, dict(env, **SAN_ENV)
+        rc, log = sh([exe, os.path.join(d, "model.onnx"), "-o", os.path.join(cd, "net.c")] + flags, env=env)
         if rc != 0:
             st, why = classify_onnxcc(rc, log)
             res.append(Result(seed, meta, cfg, st, why))
@@ -294,7 +307,7 @@ def run_case(d, meta, cfgs, ort, keep_dir=None, cflags="-O1"):
             r0 = done[key]
             res.append(Result(seed, meta, cfg, r0.status, ("same code as %s; " % r0.cfg) + r0.detail, r0.err))
             continue
-        rc, log = sh([ONNXCC, os.path.join(d, "model.onnx"), "-o", os.path.join(cd, "net.c"), "--main", "--build"]
+        rc, log = sh([exe, os.path.join(d, "model.onnx"), "-o", os.path.join(cd, "net.c"), "--main", "--build"]
                      + flags, env=env)
         if rc != 0:
             st, why = classify_onnxcc(rc, log)
@@ -477,6 +490,8 @@ def main():
     for c in cfgs:
         if c not in CONFIGS:
             ap.error("no configuration %r (%s)" % (c, ", ".join(CONFIGS)))
+    if "c-asan" in cfgs and not os.access(ONNXCC_SAN, os.X_OK):
+        ap.error("c-asan needs %s (make SANITIZE=1 build/san/onnxcc; make difftest builds it)" % ONNXCC_SAN)
     skipped = [c for c in cfgs if not cpu_has(CONFIGS[c][1])]
     for c in skipped:
         print("difftest: %s skipped (this machine: its CPU lacks %s)" % (c, " ".join(CONFIGS[c][1])))

@@ -88,6 +88,13 @@ def gemm_nobias_ln(b):
     return [b.node("LayerNormalization", [y, b.weight([17], 0.3, 1.0), b.weight([17], 0.3)], y.shape, axis=-1)]
 
 
+def resize_h_only(b):
+    x = b.input([1, 4, 2, 3])
+    sc = gen.T("scales", [4], "f32")
+    b.inits.append(("scales", np.array([1, 1, 2, 1], np.float32), "f32"))
+    return [b.node("Resize", [x, None, sc], [1, 4, 4, 3], mode="linear", coordinate_transformation_mode="half_pixel")]
+
+
 def main():
     case("f16_conv_nobias_bn", 1, "f16", conv_bn(),
          "f16 Conv without a bias, then BatchNormalization: the folded bias came out f32 beside f16 weights "
@@ -117,6 +124,10 @@ def main():
          "a Gemm without C whose rows a LayerNormalization normalizes: opt/gemmnorm.c appended the norm's scale "
          "as the Gemm's input 2, which the CUDA kernel read as C (generated seed 628, minimized: 26% off)",
          configs=["cuda-emu", "cuda-tf32", "cuda-nchw"])
+    case("cuda_resize_last_axis_identity", 8, "f32", resize_h_only,
+         "a linear Resize that scales H but not W: the CUDA kernel added the last axis' index to an input "
+         "offset that held it already (codegen/cuda_nn.c), reading the wrong row or past it (generated seed "
+         "1340, minimized: 1.45 normwise)")
 
 
 if __name__ == "__main__":
