@@ -179,20 +179,20 @@ def p_unary(b):
     op = b.choice(UNARY)
     if op in ("Log", "Sqrt", "Reciprocal"):
         g = b.node("Add", [b.node("Abs", [x], x.shape), b.scalar(0.5)], x.shape)
-        y = b.node(op, [g], x.shape)
+        b.node(op, [g], x.shape)
     elif op == "Exp":
-        y = b.node("Exp", [b.node("Tanh", [x], x.shape)], x.shape)
+        b.node("Exp", [b.node("Tanh", [x], x.shape)], x.shape)
     elif op == "Clip":
-        y = b.node("Clip", [x, b.scalar(-0.8), b.scalar(0.9)], x.shape)
+        b.node("Clip", [x, b.scalar(-0.8), b.scalar(0.9)], x.shape)
     elif op == "PRelu":
         sl = [1] * x.rank
         if x.rank >= 2:
             sl = [x.shape[1]] + [1] * (x.rank - 2)
-        y = b.node("PRelu", [x, b.weight(sl, 0.3)], x.shape)
+        b.node("PRelu", [x, b.weight(sl, 0.3)], x.shape)
     elif op in ("LeakyRelu", "Elu", "Celu"):
-        y = b.node(op, [x], x.shape, alpha=float(b.choice([0.1, 0.5, 1.0])))
+        b.node(op, [x], x.shape, alpha=float(b.choice([0.1, 0.5, 1.0])))
     else:
-        y = b.node(op, [x], x.shape)
+        b.node(op, [x], x.shape)
     b.patterns.append("unary:" + op)
     return True
 
@@ -216,13 +216,13 @@ def p_binary(b):
     if op == "Div":
         other = b.node("Add", [b.node("Abs", [other], other.shape, dyn=other.dyn), b.scalar(0.5)], other.shape,
                        dyn=other.dyn)
-        y = b.node("Div", [x, other], x.shape)
+        b.node("Div", [x, other], x.shape)
     elif op == "Pow":
         base = b.node("Add", [b.node("Abs", [x], x.shape), b.scalar(0.25)], x.shape)
-        y = b.node("Pow", [base, b.scalar(float(b.choice([2.0, 0.5, 3.0, 1.5])))], x.shape)
+        b.node("Pow", [base, b.scalar(float(b.choice([2.0, 0.5, 3.0, 1.5])))], x.shape)
     else:
         ins = [x, other] if b.rng.random() < 0.7 else [other, x]
-        y = b.node(op, ins, x.shape, dyn=x.dyn)
+        b.node(op, ins, x.shape, dyn=x.dyn)
     b.patterns.append("binary:" + op)
     return True
 

@@ -104,14 +104,7 @@ def static_at(case_dir, meta, k):
 
 def values(case, ort, work):
     """every top-level value's twin value (ONNX Runtime), by name, a dict a run"""
-    twin = copy.deepcopy(case.twin)
-    have = {o.name for o in twin.graph.output}
-    for n in twin.graph.node:
-        for o in n.output:
-            if o and o not in have:
-                twin.graph.output.append(helper.ValueInfoProto(name=o))
-                have.add(o)
-    twin.graph.ClearField("value_info")
+    twin = run.all_outputs(copy.deepcopy(case.twin))
     d = os.path.join(work, "values")
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
@@ -272,7 +265,7 @@ def main(case_dir, cfg, cflags):
                         changed = True
                 i -= 1
         out = os.path.join(case_dir, "min")
-        m = case.write(out)
+        case.write(out)
         shutil.rmtree(work, ignore_errors=True)
         ok, r = fails(case, cfg, status, ort, os.path.join(case_dir, "min-check"), cflags)
         shutil.rmtree(os.path.join(case_dir, "min-check"), ignore_errors=True)

@@ -76,7 +76,7 @@ def attn_rt_mask(b):
 
 def qmatmul_only(b):
     """an int8 MatMul group alone: templates/qint.c without a convolution"""
-    x = b.input([3, 20])
+    b.input([3, 20])
     while not gen.p_qdq(b):  # (on a 2-D input: the MatMul group)
         pass
     return [t for t in b.pool if t.name in b.quantized][-1:] or [b.pool[-1]]
