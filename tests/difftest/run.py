@@ -188,8 +188,8 @@ def normwise(got, ref):
 
 def as_float(a, dtype):
     """an output as f32: bf16 outputs come as their bits"""
-    if dtype == "bf16" and a.dtype == np.uint16:
-        return (a.astype(np.uint32) << 16).view(np.float32)
+    if dtype == "bf16" and a.dtype == np.uint16:  # (reshaped: a 0-d array has no view of another dtype)
+        return (a.reshape(-1).astype(np.uint32) << 16).view(np.float32).reshape(a.shape)
     return a.astype(np.float32) if a.dtype.kind == "f" else a
 
 
@@ -419,7 +419,7 @@ def worker(args):
                     continue
                 meta = gen.write(case, d)
                 out.extend(run_case(d, meta, cfgs, ort, keep, cflags))
-            except Exception as e:  # a generator bug: counted, the run goes on
+            except Exception as e:  # a bug of the generator's or of this driver: counted, the run goes on
                 out.append(Result(seed, {"dtype": "?", "dynamic": False, "patterns": [], "nodes": 0}, "gen",
                                   "generator", "%s: %s" % (type(e).__name__, e)))
             finally:
