@@ -460,8 +460,11 @@ def table(results, cfgs, seconds):
         lines.append("| %s | %d | %s | %d |" % (c, n, " | ".join(str(by[c][s]) for s in STATUSES), same[c]))
     gen_err = by["gen"]["generator"]
     lines.append("")
-    lines.append("%d models in %.0f s (%.1f a minute); generator errors: %d" % (
-        models, seconds, models / max(seconds, 1) * 60, gen_err))
+    if seconds:
+        lines.append("%d models in %.0f s (%.1f a minute); generator errors: %d" % (
+            models, seconds, models / seconds * 60, gen_err))
+    else:  # read back from results.tsv, which keeps no times
+        lines.append("%d models; generator errors: %d" % (models, gen_err))
     dt = collections.Counter(r.meta["dtype"] for r in results if r.cfg == cfgs[0])
     lines.append("dtypes: " + ", ".join("%s %d" % (k, v) for k, v in sorted(dt.items())) +
                  "; run-time batch: %d; If/Loop: %d" % (
@@ -494,7 +497,9 @@ def main():
     ap.add_argument("--replay", help="a folder of kept cases (tests/difftest/regress)")
     ap.add_argument("--minimize", help="a kept case's folder")
     ap.add_argument("--config", help="with --minimize: the failing configuration")
-    ap.add_argument("--summarize", help="a results.tsv (of a run cut short, say): its table and symptoms")
+    ap.add_argument("--summarize", help="results.tsv files, comma-separated (of a run cut short and its "
+                    "rest, say): their table and symptoms; a later file's row for a seed and "
+                    "configuration replaces an earlier one's")
     a = ap.parse_args()
     cfgs = [c for c in a.configs.split(",") if c]
     for c in cfgs:
@@ -513,7 +518,12 @@ def main():
     if a.replay:
         return replay(a.replay, cfgs, a.out, a.cflags)
     if a.summarize:
-        rows = read_tsv(a.summarize)
+        rows = {}
+        for path in a.summarize.split(","):
+            for r in read_tsv(path):
+                rows[r.seed, r.cfg] = r
+        ran = {seed for seed, cfg in rows if cfg != "gen"}  # a seed run again: its generator error is gone
+        rows = [r for (seed, cfg), r in rows.items() if cfg != "gen" or seed not in ran]
         return report(rows, [c for c in CONFIGS if any(r.cfg == c for r in rows)], 0, a.table, a.summarize, "")
     seeds = parse_seeds(a.seeds) if a.seeds else list(range(a.first_seed, a.first_seed + (a.n or 100)))
     work = tempfile.mkdtemp(prefix="work.", dir=a.out)
