@@ -339,6 +339,14 @@ fuzz: fuzz-build
 fuzz-smoke: fuzz-build
 	tests/fuzz/run.sh smoke $(FUZZ_SMOKE) $(FUZZ_BINS)
 
+# which generated files a change of onnxcc changes (tools/codegen_diff.py):
+# every node test as given, difftest seeds 1-200 and the zoo, for C and CUDA,
+# compiled by onnxcc at BASE and by this tree's (or NEW's); for refactors
+.PHONY: codegen-diff
+codegen-diff: all deps-models zoo-models
+	@[ -n "$(BASE)" ] || { echo "make codegen-diff BASE=rev [NEW=rev] [SETS=node,difftest,zoo]"; exit 2; }
+	/usr/bin/python3 tools/codegen_diff.py $(BASE) $(if $(NEW),--new $(NEW)) $(if $(SETS),--sets $(SETS))
+
 # compiling a model twice gives byte-identical files (tests/e2e/determinism.sh)
 .PHONY: determinism
 determinism: all deps-models
