@@ -30,7 +30,7 @@ extern const char *const ox_tmpl_names[];
 extern const char *const ox_tmpl_texts[];
 
 typedef int (*emit_fn)(ox_cg *, ox_graph *, ox_node *);
-#define OP(id, name, minin, maxin, minout, maxout, flags, infer, eval, emit) [OX_OP_##id] = emit,
+#define OP(id, name, minin, maxin, minout, maxout, flags, infer, eval, emit, cuda) [OX_OP_##id] = emit,
 static const emit_fn emitters[OX_NOPS] = {
 #include "../ir/ops.def"
 };

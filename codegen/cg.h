@@ -281,7 +281,7 @@ const char *ox_cg_lit(int dtype, double v);
 void ox_cg_lit_elem(const ox_tensor *t, int64_t k, char *buf, size_t n);
 
 /* Emit functions, one per family (the emit column of ops.def). */
-#define OP(id, name, minin, maxin, minout, maxout, flags, infer, eval, emit) \
+#define OP(id, name, minin, maxin, minout, maxout, flags, infer, eval, emit, cuda) \
 	int emit(ox_cg *cg, ox_graph *g, ox_node *n);
 #include "../ir/ops.def"
 #undef OP

@@ -1172,7 +1172,7 @@ int ox_cu_emit_window(ox_cg *cg, ox_graph *g, ox_node *n)
 }
 
 /* GlobalAveragePool / GlobalMaxPool: a warp per plane, shuffles to sum */
-static int emit_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
+static int cu_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
 	if (!x || !y || !ox_cu_ftype(x->dtype) || y->dtype != x->dtype || x->layout || y->layout || x->shape.rank < 3)
@@ -1392,7 +1392,7 @@ static int present_kernels(ox_cg *cg, ox_graph *g, ox_node *n, const ox_attngeo 
  * attention_tiled for heads up to 128 wide, else a block per (query row,
  * head, batch): the scores in shared memory, the softmax by block
  * reductions, then each thread an output column */
-static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
+static int cu_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_attngeo q;
 	if (ox_opt_attn_geo_ext(g, n, &q) || q.Hq % q.Hkv)
@@ -1630,7 +1630,7 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
  * and roundings), the elements past rotary_embedding_dim copied; a
  * position id wrapped once when negative and checked as the C target
  * checks it (out of range: the status word, _ERR_INDEX) */
-static int emit_rope(ox_cg *cg, ox_graph *g, ox_node *n)
+static int cu_rope(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	const ox_value *x = ox_in(g, n, 0), *c = ox_in(g, n, 1), *p = ox_in(g, n, 3), *y = ox_out(g, n, 0);
 	int64_t H, D, rot;
@@ -1791,7 +1791,7 @@ static int rows_of(ox_graph *g, const ox_value *x, int ax, ox_dim *rows)
  * reduction in shared memory in a fixed order; scale and bias per channel
  * (per group before opset 21). Run-time batch and spatial size as
  * parameters. */
-static int emit_chan_norm(ox_cg *cg, ox_graph *g, ox_node *n)
+static int cu_chan_norm(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	const int inst = n->op == OX_OP_InstanceNormalization;
 	const ox_value *x = ox_in(g, n, 0), *sc = ox_in(g, n, 1), *bi = ox_in(g, n, 2), *y = ox_out(g, n, 0);
@@ -1911,7 +1911,7 @@ static void norm_kernel(ox_cg *cg, ox_graph *g, ox_node *n, const char *kname, o
 /* LayerNormalization and RMSNormalization over the trailing axes (scale
  * and bias of the normalized size, Mean/InvStdDev not asked for, computed
  * in f32: stash_type 1): a warp per row (norm_kernel) */
-static int emit_layernorm(ox_cg *cg, ox_graph *g, ox_node *n)
+static int cu_layernorm(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	const int rms = n->op == OX_OP_RMSNormalization;
 	ox_value *x = ox_in(g, n, 0), *sc = ox_in(g, n, 1), *b = rms ? NULL : ox_in(g, n, 2), *y = ox_out(g, n, 0);
@@ -1949,7 +1949,7 @@ static int emit_layernorm(ox_cg *cg, ox_graph *g, ox_node *n)
  * maximum, the sum of exp(x - max), the outputs. As the C target
  * (codegen/emit_reduce.c): the maximum skips NaN, whose exp makes the sum
  * and so the row NaN; a row of -inf is NaN. */
-static int emit_softmax(ox_cg *cg, ox_graph *g, ox_node *n)
+static int cu_softmax(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
 	if (!x || !y || !ox_cu_ftype(x->dtype) || y->dtype != x->dtype || x->layout || y->layout || !x->shape.rank)
@@ -2139,7 +2139,7 @@ void ox_cu_index_launch(ox_cg *cg, const char *kname, const ox_dim *dims, int r,
 /* Transpose, Slice, Expand, Tile: the copy plan of ir/infer_data.c (the
  * C target's loops render the same plan), linear axes; run-time extents,
  * strides and offsets are the kernel's parameters */
-static int emit_plan(ox_cg *cg, ox_graph *g, ox_node *n)
+static int cu_plan(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_plan p;
 	if (ox_ir_data_plan(g, n, &p))
@@ -2194,7 +2194,7 @@ decline:
  * value outside [0, m); then c + lo. Run-time dims are the kernel's
  * parameters. The value: in2[0] (a device pointer) or the constant. An
  * axis the run could leave empty (the C target checks it) declines. */
-static int emit_pad(ox_cg *cg, ox_graph *g, ox_node *n)
+static int cu_pad(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
 	ox_plan p;
@@ -2258,7 +2258,7 @@ decline:
 
 /* Shape (start .. end of the input's dims): a thread per element, the
  * run-time dims the kernel's parameters */
-static int emit_shape(ox_cg *cg, ox_graph *g, ox_node *n)
+static int cu_shape(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	const ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
 	if (!x || !y || !x->has_shape || y->dtype != OX_I64 || y->shape.rank != 1 || y->layout)
@@ -2298,7 +2298,7 @@ static int emit_shape(ox_cg *cg, ox_graph *g, ox_node *n)
 
 /* ConstantOfShape whose dims are run-time ones (a constant one is
  * folded): a thread per element writes the value */
-static int emit_const_of_shape(ox_cg *cg, ox_graph *g, ox_node *n)
+static int cu_const_of_shape(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	const ox_value *y = ox_out(g, n, 0);
 	const ox_attr *a = ox_attr_get(n, "value");
@@ -2330,7 +2330,7 @@ static int emit_const_of_shape(ox_cg *cg, ox_graph *g, ox_node *n)
  * dynamic sequence), not computed here from the data: a thread per
  * element, start + i * delta as the C target computes it (codegen/
  * emit_data.c: in the type, integers in uint64 arithmetic) */
-static int emit_range(ox_cg *cg, ox_graph *g, ox_node *n)
+static int cu_range(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	const ox_value *y = ox_out(g, n, 0);
 	const int dt = y ? y->dtype : -1;
@@ -2366,7 +2366,7 @@ static int emit_range(ox_cg *cg, ox_graph *g, ox_node *n)
  * stays): PREFIX_sync returns the code, the outputs are unspecified, and
  * as on the C target nothing reads or writes out of bounds. Constant
  * indices out of range are the C emitter's compile-time error. */
-static int emit_gather(ox_cg *cg, ox_graph *g, ox_node *n)
+static int cu_gather(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	const ox_value *x = ox_in(g, n, 0), *ix = ox_in(g, n, 1), *y = ox_out(g, n, 0);
 	if (!x || !ix || !y || !x->has_shape || !ix->has_shape || x->layout || y->layout || x->dtype == OX_STRING ||
@@ -2441,7 +2441,7 @@ int ox_cu_plain_num(int dt)
  * the status word (_ERR_INDEX). Run-time dims are parameters where the
  * indices share each of the data's dims but the axis (the same dim, or
  * constants no larger): no check of them is left to the run. */
-static int emit_gather_elements(ox_cg *cg, ox_graph *g, ox_node *n)
+static int cu_gather_elements(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	const ox_value *x = ox_in(g, n, 0), *ix = ox_in(g, n, 1), *y = ox_out(g, n, 0);
 	int axis;
@@ -2501,7 +2501,7 @@ static int emit_gather_elements(ox_cg *cg, ox_graph *g, ox_node *n)
  * lower index first), then the values gathered. Run-time dims are
  * parameters, the axis's too when its range starts at k or more (no
  * check left to the run). */
-static int emit_topk(ox_cg *cg, ox_graph *g, ox_node *n)
+static int cu_topk(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	const ox_value *x = ox_in(g, n, 0), *v = n->nout > 0 && n->out[0] >= 0 ? ox_out(g, n, 0) : NULL;
 	const ox_value *ix = n->nout > 1 && n->out[1] >= 0 ? ox_out(g, n, 1) : NULL;
@@ -2561,7 +2561,7 @@ static int emit_topk(ox_cg *cg, ox_graph *g, ox_node *n)
 
 /* Einsum (constant shapes): a thread per output element, the C target's
  * sum of it (emit_signal.c: summed labels in order, double or uint64_t) */
-static int emit_einsum(ox_cg *cg, ox_graph *g, ox_node *n)
+static int cu_einsum(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_buf body = {0}, params = {0}, ptrs = {0};
 	int64_t dims[OX_MAX_RANK];
@@ -2591,7 +2591,7 @@ static int emit_einsum(ox_cg *cg, ox_graph *g, ox_node *n)
 
 /* Trilu: a thread per element, kept on and above (upper) or on and below
  * (lower) diagonal k, k read by the kernel; run-time dims its parameters */
-static int emit_trilu(ox_cg *cg, ox_graph *g, ox_node *n)
+static int cu_trilu(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	const ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0), *kv = n->nin > 1 ? ox_in(g, n, 1) : NULL;
 	if (!x || !y || x->layout || y->layout || x->shape.rank < 2 || x->dtype == OX_STRING || !ox_dtype_size(x->dtype) ||
@@ -2624,7 +2624,7 @@ static int emit_trilu(ox_cg *cg, ox_graph *g, ox_node *n)
 /* CumSum, CumProd along a constant axis: x as [outer, L, inner], a
  * thread per (outer, inner) running along L in the C target's order and
  * types (exclusive, reverse); run-time dims its parameters */
-static int emit_cum(ox_cg *cg, ox_graph *g, ox_node *n)
+static int cu_cum(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	const ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
 	int axis;
@@ -2699,7 +2699,7 @@ static void piece_kernel(ox_cg *cg, ox_graph *g, ox_node *n, int k, int split, c
 /* Concat: a kernel per input, each element to its place along the axis,
  * over the values' storage dims (ox_cu_phys): NHWC ones, concatenated over
  * the channels, along their last storage axis (one block: b = C) */
-static int emit_concat(ox_cg *cg, ox_graph *g, ox_node *n)
+static int cu_concat(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *y = ox_out(g, n, 0);
 	const int nhwc = y->layout == OX_L_BLOCKED;
@@ -2734,7 +2734,7 @@ static int emit_concat(ox_cg *cg, ox_graph *g, ox_node *n)
 /* Split: Concat's mirror, a kernel per output, each element from its place
  * along the axis (plain values; run-time dims the kernels' parameters).
  * A Split whose pieces are views of the input (opt/plan.c) needs none. */
-static int emit_split(ox_cg *cg, ox_graph *g, ox_node *n)
+static int cu_split(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	const ox_value *x = ox_in(g, n, 0);
 	if (!x || x->layout || !x->has_shape || !x->shape.rank)
@@ -2766,7 +2766,7 @@ static int emit_split(ox_cg *cg, ox_graph *g, ox_node *n)
 
 /* onnxcc::Fused (opt/ewfuse.c): its body per output element, the operands
  * broadcast like numpy (stride 0 along their size-1 dims) */
-static int emit_fusedew(ox_cg *cg, ox_graph *g, ox_node *n)
+static int cu_fusedew(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	const ox_attr *a = ox_attr_get(n, "ox_body");
 	ox_graph *b = a ? a->g[0] : NULL;
@@ -3049,19 +3049,6 @@ static int cu_arg(ox_cg *cg, ox_graph *g, ox_node *n)
 	return strided_kernel(cg, g, n, &R, outer, inner, params, &t, &body, 0);
 }
 
-/* the nodes codegen/emit_ew.c emits (unary math, Cast, Clip, binary ops
- * with broadcasting, Where, variadic Min/Max/Sum/Mean) */
-static int is_ew(int op)
-{
-	typedef int (*emit_fn)(ox_cg *, ox_graph *, ox_node *);
-#define OP(id, name, minin, maxin, minout, maxout, flags, infer, eval, emit) [OX_OP_##id] = emit,
-	static const emit_fn tab[OX_NOPS] = {
-#include "../ir/ops.def"
-	};
-#undef OP
-	return tab[op] == emit_ew;
-}
-
 /* Any other elementwise node: emit_ew's own map (the C target's
  * expression per element, its dtypes and conversions) described
  * (ox_cu_map) and rendered as a kernel of a thread per element */
@@ -3070,7 +3057,7 @@ static const char *map_rt_dim(void *R, ox_dim d, char *buf, size_t sz)
 	return ox_cu_rt_dim((ox_cu_rt *)R, d, buf, sz);
 }
 
-static int emit_map(ox_cg *cg, ox_graph *g, ox_node *n)
+static int cu_map(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *y = ox_out(g, n, 0);
 	if (!y || y->layout || y->dtype == OX_STRING)
@@ -3121,85 +3108,44 @@ static int reads_blocked(ox_graph *g, const ox_node *n)
 	return blocked;
 }
 
-/* node n's kernel by its op: 0 done, 1 none here, -1 an error */
+/* The kernels by family, one a row of ir/ops.def's cuda column: each
+ * returns 0 done, 1 no kernel for this node (its C function runs on one
+ * device thread), -1 an error. none: no kernel for the op. */
+static int cu_conv(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	return conv_ok(g, n) ? emit_conv(cg, g, n) : 1;
+}
+
+static int cu_gemm(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	ox_gemmgeo q;
+	return ox_opt_gemm_geo(g, n, &q) ? 1 : emit_gemm(cg, g, n, &q);
+}
+
+#define cu_window ox_cu_emit_window
+#define cu_nn ox_cu_emit_nn
+#define cu_index ox_cu_emit_index
+#define cu_rnn ox_cu_emit_rnn
+#define cu_signal ox_cu_emit_signal
+#define cu_ctrl ox_cu_emit_ctrl
+#define cu_quant ox_cu_emit_quant
+#define cu_none NULL
+
+typedef int (*cu_kernel_fn)(ox_cg *, ox_graph *, ox_node *);
+static const cu_kernel_fn cu_kernels[OX_NOPS] = {
+#define OP(id, name, minin, maxin, minout, maxout, flags, infer, eval, emit, cuda) [OX_OP_##id] = cu_##cuda,
+#include "../ir/ops.def"
+#undef OP
+};
+
+/* node n's kernel by its op: 0 done, 1 none here, -1 an error. A node
+ * that reads or writes an NHWC value has the NHWC kernels (codegen/cuda_nhwc.c),
+ * except a Concat and a fused body, which take NHWC operands themselves */
 static int dispatch(ox_cg *cg, ox_graph *g, ox_node *n)
 {
-	int rc = 1, blocked = reads_blocked(g, n);
-	ox_gemmgeo q;
-	if (blocked && n->op != OX_OP_Concat && n->op != OX_OP_Fused)
-		rc = ox_cu_emit_nhwc(cg, g, n);
-	else if (n->op == OX_OP_Conv && conv_ok(g, n))
-		rc = emit_conv(cg, g, n);
-	else if ((n->op == OX_OP_Gemm || n->op == OX_OP_MatMul || n->op == OX_OP_MatMulSplit) && !ox_opt_gemm_geo(g, n, &q))
-		rc = emit_gemm(cg, g, n, &q);
-	else if (n->op == OX_OP_MaxPool)
-		rc = ox_cu_emit_window(cg, g, n);
-	else if (n->op == OX_OP_GlobalAveragePool || n->op == OX_OP_GlobalMaxPool)
-		rc = emit_globalpool(cg, g, n);
-	else if (n->op == OX_OP_Attention)
-		rc = emit_attention(cg, g, n);
-	else if (n->op == OX_OP_RotaryEmbedding)
-		rc = emit_rope(cg, g, n);
-	else if (n->op == OX_OP_LayerNormalization || n->op == OX_OP_RMSNormalization)
-		rc = emit_layernorm(cg, g, n);
-	else if (n->op == OX_OP_Softmax || n->op == OX_OP_LogSoftmax)
-		rc = emit_softmax(cg, g, n);
-	else if (n->op == OX_OP_InstanceNormalization || n->op == OX_OP_GroupNormalization)
-		rc = emit_chan_norm(cg, g, n);
-	else if (n->op == OX_OP_Transpose || n->op == OX_OP_Slice || n->op == OX_OP_Expand || n->op == OX_OP_Tile)
-		rc = emit_plan(cg, g, n);
-	else if (n->op == OX_OP_Pad)
-		rc = emit_pad(cg, g, n);
-	else if (n->op == OX_OP_Concat)
-		rc = emit_concat(cg, g, n);
-	else if (n->op == OX_OP_Split)
-		rc = emit_split(cg, g, n);
-	else if (n->op == OX_OP_GatherElements)
-		rc = emit_gather_elements(cg, g, n);
-	else if (n->op == OX_OP_Trilu)
-		rc = emit_trilu(cg, g, n);
-	else if (n->op == OX_OP_TopK)
-		rc = emit_topk(cg, g, n);
-	else if (n->op == OX_OP_Einsum)
-		rc = emit_einsum(cg, g, n);
-	else if (n->op == OX_OP_CumSum || n->op == OX_OP_CumProd)
-		rc = emit_cum(cg, g, n);
-	else if (n->op == OX_OP_Gather)
-		rc = emit_gather(cg, g, n);
-	else if (n->op == OX_OP_Shape)
-		rc = emit_shape(cg, g, n);
-	else if (n->op == OX_OP_ConstantOfShape)
-		rc = emit_const_of_shape(cg, g, n);
-	else if (n->op == OX_OP_Range)
-		rc = emit_range(cg, g, n);
-	else if (n->op == OX_OP_Fused)
-		rc = emit_fusedew(cg, g, n);
-	else if (n->op == OX_OP_ReduceMean || n->op == OX_OP_ReduceSum || n->op == OX_OP_ReduceMax ||
-		 n->op == OX_OP_ReduceMin || n->op == OX_OP_ReduceSumSquare || n->op == OX_OP_ReduceL1 ||
-		 n->op == OX_OP_ReduceL2 || n->op == OX_OP_ReduceLogSum || n->op == OX_OP_ReduceProd)
-		rc = cu_reduce(cg, g, n);
-	else if (n->op == OX_OP_ArgMax || n->op == OX_OP_ArgMin)
-		rc = cu_arg(cg, g, n);
-	else if (n->op == OX_OP_ConvTranspose || n->op == OX_OP_Resize || n->op == OX_OP_AveragePool ||
-		 n->op == OX_OP_GridSample)
-		rc = ox_cu_emit_nn(cg, g, n);
-	else if (n->op == OX_OP_ScatterND || n->op == OX_OP_ScatterElements || n->op == OX_OP_Scatter ||
-		 n->op == OX_OP_TensorScatter || n->op == OX_OP_GatherND || n->op == OX_OP_NonMaxSuppression)
-		rc = ox_cu_emit_index(cg, g, n);
-	else if (n->op == OX_OP_LSTM || n->op == OX_OP_GRU || n->op == OX_OP_RNN)
-		rc = ox_cu_emit_rnn(cg, g, n);
-	else if (n->op == OX_OP_DFT || n->op == OX_OP_STFT)
-		rc = ox_cu_emit_signal(cg, g, n);
-	else if (n->op == OX_OP_If || n->op == OX_OP_Loop || n->op == OX_OP_Scan)
-		rc = ox_cu_emit_ctrl(cg, g, n);
-	else if (n->op == OX_OP_QConv || n->op == OX_OP_QMatMul || n->op == OX_OP_QAdd || n->op == OX_OP_QRescale ||
-		 n->op == OX_OP_ConvInteger || n->op == OX_OP_QLinearConv || n->op == OX_OP_MatMulInteger ||
-		 n->op == OX_OP_QLinearMatMul ||
-		 n->op == OX_OP_QPool || n->op == OX_OP_QuantizeLinear || n->op == OX_OP_DequantizeLinear)
-		rc = ox_cu_emit_quant(cg, g, n);
-	else if (is_ew(n->op))
-		rc = emit_map(cg, g, n);
-	return rc;
+	if (reads_blocked(g, n) && n->op != OX_OP_Concat && n->op != OX_OP_Fused)
+		return ox_cu_emit_nhwc(cg, g, n);
+	return cu_kernels[n->op] ? cu_kernels[n->op](cg, g, n) : 1;
 }
 
 /* does n compute a dim of an output from the data (Expand, Tile of a

@@ -754,12 +754,12 @@ int ox_attr_ints(const ox_node *n, const char *name, const int64_t **v)
 }
 
 /* ---- op table ---- */
-#define OP(id, name, minin, maxin, minout, maxout, flags, infer, eval, emit) \
+#define OP(id, name, minin, maxin, minout, maxout, flags, infer, eval, emit, cuda) \
 	int infer(ox_graph *, ox_node *); \
 	int eval(ox_graph *, ox_node *, ox_tensor **, ox_tensor **);
 #include "ops.def"
 #undef OP
-#define OP(id, name, minin, maxin, minout, maxout, flags, infer, eval, emit) \
+#define OP(id, name, minin, maxin, minout, maxout, flags, infer, eval, emit, cuda) \
 	[OX_OP_##id] = {name, minin, maxin, minout, maxout, flags, infer, eval},
 const ox_opinfo ox_ops[OX_NOPS] = {
 #include "ops.def"

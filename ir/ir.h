@@ -242,7 +242,7 @@ typedef struct {
 
 /* ---- op table (ir/ops.def) ---- */
 enum {
-#define OP(id, name, minin, maxin, minout, maxout, flags, infer, eval, emit) OX_OP_##id,
+#define OP(id, name, minin, maxin, minout, maxout, flags, infer, eval, emit, cuda) OX_OP_##id,
 #include "ops.def"
 #undef OP
 	OX_NOPS,

@@ -20,12 +20,12 @@ typedef struct {
 	const char *name;
 	int minin, maxin, minout, maxout;
 	unsigned flags;
-	const char *infer, *eval, *emit;
+	const char *infer, *eval, *emit, *cuda;
 } opdoc;
 
 static const opdoc ops[] = {
-#define OP(id, name, minin, maxin, minout, maxout, flags, infer, eval, emit) \
-	{name, minin, maxin, minout, maxout, flags, #infer, #eval, #emit},
+#define OP(id, name, minin, maxin, minout, maxout, flags, infer, eval, emit, cuda) \
+	{name, minin, maxin, minout, maxout, flags, #infer, #eval, #emit, #cuda},
 #include "../ir/ops.def"
 #undef OP
 };
@@ -224,6 +224,12 @@ int main(int argc, char **argv)
 	       "are the cases the compiler rejects with an error (never with wrong\n"
 	       "output). Ops marked *expanded at compile time* are rewritten into the\n"
 	       "other ops before code generation and have no emitter of their own.\n"
+	       "*CUDA kernel* is the kernel family of `--target cuda` (the cuda\n"
+	       "column of `ir/ops.def`, `cu_<family>` in `codegen/cuda_kernels.c`;\n"
+	       "`map`: the C target's expression per element as a kernel of a thread\n"
+	       "per element); *one thread*: the op's C function runs on one device\n"
+	       "thread. A family may still leave a node it does not take (a Conv its\n"
+	       "tiles do not fit) on one thread; `--report` counts such nodes.\n"
 	       "Ops of the domain `onnxcc` are the compiler's own: the optimizing\n"
 	       "passes make them, a model cannot use them (`docs/optimizer.md`).\n\n");
 
@@ -254,8 +260,8 @@ int main(int argc, char **argv)
 			printf("\n## expanded at compile time (%d ops)\n\n", c);
 		else
 			printf("\n## %s (%d ops, `codegen/%s.c`)\n\n", family(first), c, fams[k]);
-		printf("| op | domain | opsets (since) | inputs | outputs | folds | dtypes | limitations |\n");
-		printf("| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+		printf("| op | domain | opsets (since) | inputs | outputs | folds | CUDA kernel | dtypes | limitations |\n");
+		printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
 		for (int i = 0; i < NOPS; i++) {
 			const opdoc *o = &ops[i];
 			if (strcmp(o->emit, fams[k]))
@@ -266,11 +272,12 @@ int main(int argc, char **argv)
 			arity(out, sizeof out, o->minout, o->maxout);
 			printf("| %s | %s | ", o->name, domain_of(o->flags));
 			print_list(m->since);
-			printf(" | %s | %s | %s | ", in, out, strcmp(o->eval, "eval_none") ? "yes" : "");
+			int none = !strcmp(o->emit, "emit_none");
+			printf(" | %s | %s | %s | %s | ", in, out, strcmp(o->eval, "eval_none") ? "yes" : "",
+			       none ? "" : strcmp(o->cuda, "none") ? o->cuda : "one thread");
 			if (m->dtypes)
 				print_list(m->dtypes);
 			printf(" | ");
-			int none = !strcmp(o->emit, "emit_none");
 			if (none)
 				printf("expanded at compile time");
 			if (m->limits && *m->limits) {
