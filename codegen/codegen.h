@@ -26,6 +26,12 @@ typedef struct {
 	char *slow;
 } ox_cg_stats;
 
+/* --report: the CUDA kernel family node n's code comes from (the cuda
+ * column of ir/ops.def; "nhwc" for a node on NHWC values; "none": the
+ * op's C function on one device thread). A family can still leave a node
+ * it does not take to one thread: ox_cg_stats.slow names those. */
+const char *ox_cu_family(ox_graph *g, const ox_node *n);
+
 typedef struct {
 	const char *out_c;   /* OUT.c; siblings OUT.h, OUT_weights.c, OUT_main.c */
 	const char *prefix;  /* symbol prefix (--name) */

@@ -3137,15 +3137,30 @@ static const cu_kernel_fn cu_kernels[OX_NOPS] = {
 #include "../ir/ops.def"
 #undef OP
 };
+static const char *const cu_names[OX_NOPS] = {
+#define OP(id, name, minin, maxin, minout, maxout, flags, infer, eval, emit, cuda) [OX_OP_##id] = #cuda,
+#include "../ir/ops.def"
+#undef OP
+};
 
-/* node n's kernel by its op: 0 done, 1 none here, -1 an error. A node
- * that reads or writes an NHWC value has the NHWC kernels (codegen/cuda_nhwc.c),
- * except a Concat and a fused body, which take NHWC operands themselves */
+/* A node that reads or writes an NHWC value has the NHWC kernels
+ * (codegen/cuda_nhwc.c), except a Concat and a fused body, which take
+ * NHWC operands themselves; any other, its op's family */
+static int nhwc_node(ox_graph *g, const ox_node *n)
+{
+	return reads_blocked(g, n) && n->op != OX_OP_Concat && n->op != OX_OP_Fused;
+}
+
+const char *ox_cu_family(ox_graph *g, const ox_node *n)
+{
+	return nhwc_node(g, n) ? "nhwc" : cu_names[n->op];
+}
+
+/* node n's kernel: 0 done, 1 none here, -1 an error */
 static int dispatch(ox_cg *cg, ox_graph *g, ox_node *n)
 {
-	if (reads_blocked(g, n) && n->op != OX_OP_Concat && n->op != OX_OP_Fused)
-		return ox_cu_emit_nhwc(cg, g, n);
-	return cu_kernels[n->op] ? cu_kernels[n->op](cg, g, n) : 1;
+	cu_kernel_fn f = nhwc_node(g, n) ? ox_cu_emit_nhwc : cu_kernels[n->op];
+	return f ? f(cg, g, n) : 1;
 }
 
 /* does n compute a dim of an output from the data (Expand, Tile of a

@@ -7,6 +7,7 @@
  * forms of the report always agree.
  */
 #include "report.h"
+#include <stdlib.h>
 #include <string.h>
 
 /* .text bytes per byte of generated C at -O2 on x86-64: 0.11 to 0.30 on
@@ -14,6 +15,45 @@
 #define TEXT_PER_C_BYTE 0.2
 
 const char *const ox_rp_wnames[] = {"embed", "external", "c", "array"};
+
+/* the code of node n on either target: its C emitter's family (the emit
+ * column of ir/ops.def, emit_nn -> nn), its CUDA kernel family
+ * (ox_cu_family), or none for a view or a Concat written in place */
+static const char *const c_family[OX_NOPS] = {
+#define OP(id, name, minin, maxin, minout, maxout, flags, infer, eval, emit, cuda) [OX_OP_##id] = #emit + 5,
+#include "../ir/ops.def"
+#undef OP
+};
+
+static const char *node_code(ox_graph *g, const ox_node *n, int cuda)
+{
+	if (ox_plan_is_noop(g, (ox_node *)n))
+		return "no code";
+	if (!cuda)
+		return c_family[n->op];
+	const char *f = ox_cu_family(g, n);
+	return strcmp(f, "none") ? f : "one thread";
+}
+
+/* the graph's (op, code) pairs in the order they first appear, and how
+ * many nodes each: op[], code[] and count[] of g->nnodes; their number */
+static int op_codes(ox_graph *g, int cuda, int *op, const char **code, int *count)
+{
+	int np = 0;
+	for (int i = 0; i < g->nnodes; i++) {
+		const ox_node *n = &g->nodes[i];
+		if (n->dead)
+			continue;
+		const char *c = node_code(g, n, cuda);
+		int k = 0;
+		while (k < np && (op[k] != n->op || strcmp(code[k], c)))
+			k++;
+		if (k == np)
+			op[np] = n->op, code[np] = c, count[np++] = 0;
+		count[k]++;
+	}
+	return np;
+}
 
 int64_t ox_rp_value_bytes(const ox_graph *g, const ox_value *v)
 {
@@ -136,6 +176,16 @@ void ox_rp_text(FILE *f, ox_graph *g, const ox_rp_info *in)
 			"a thread per task, %d on the host)%s%s\n",
 			cs->nserial + cs->ntasks + cs->nhost, cs->nserial, cs->ntasks, cs->nhost, cs->slow ? ": " : "",
 			cs->slow ? cs->slow : "");
+	int *op = malloc(sizeof *op * (g->nnodes + 1)), *count = malloc(sizeof *count * (g->nnodes + 1));
+	const char **code = malloc(sizeof *code * (g->nnodes + 1));
+	if (op && count && code) {
+		int np = op_codes(g, cs->cuda, op, code, count);
+		fprintf(f, "  kernels        by op (nodes, %s):", cs->cuda ? "CUDA kernel family" : "C emitter");
+		for (int k = 0; k < np; k++)
+			fprintf(f, "%s %s %d %s", k ? "," : "", ox_ops[op[k]].name, count[k], code[k]);
+		fprintf(f, "\n");
+	}
+	free(op), free(count), free(code);
 	/* what the optimizer fused: one generated function for several ONNX nodes */
 	fprintf(f, "  fused          %d functions compute %d ONNX nodes%s\n", fa.groups, fa.covered,
 		fa.groups ? ":" : "");
@@ -186,6 +236,18 @@ void ox_rp_json(FILE *f, ox_graph *g, const ox_rp_info *in)
 	fprintf(f, "  \"code_bytes\": %zu,\n  \"kernel_bytes\": %zu,\n  \"node_functions\": %d,\n"
 		"  \"nodes_without_code\": %d,\n  \"text_estimate_bytes\": %lld,\n",
 		cs->code_bytes, cs->kernel_bytes, cs->nfuncs, cs->nviews, (long long)fa.text);
+	if (cs->cuda)
+		fprintf(f, "  \"cuda\": {\"one_device_thread\": %d, \"thread_per_task\": %d, \"host\": %d},\n",
+			cs->nserial, cs->ntasks, cs->nhost);
+	int *op = malloc(sizeof *op * (g->nnodes + 1)), *count = malloc(sizeof *count * (g->nnodes + 1));
+	const char **code = malloc(sizeof *code * (g->nnodes + 1));
+	int np = op && count && code ? op_codes(g, cs->cuda, op, code, count) : 0;
+	fprintf(f, "  \"kernels\": [");
+	for (int k = 0; k < np; k++)
+		fprintf(f, "%s\n    {\"op\": \"%s\", \"nodes\": %d, \"%s\": \"%s\"}", k ? "," : "", ox_ops[op[k]].name,
+			count[k], cs->cuda ? "cuda" : "c", code[k]);
+	fprintf(f, "%s],\n", np ? "\n  " : "");
+	free(op), free(count), free(code);
 	fprintf(f, "  \"fused\": [");
 	int nf = 0;
 	for (int i = 0; i < g->nnodes; i++) {
