@@ -339,6 +339,12 @@ fuzz: fuzz-build
 fuzz-smoke: fuzz-build
 	tests/fuzz/run.sh smoke $(FUZZ_SMOKE) $(FUZZ_BINS)
 
+# the house rules a program can count (tools/house_check.py,
+# docs/architecture.md): long format calls in codegen/, import circles
+.PHONY: house-check
+house-check: all
+	/usr/bin/python3 tools/house_check.py
+
 # which generated files a change of onnxcc changes (tools/codegen_diff.py):
 # every node test as given, difftest seeds 1-200 and the zoo, for C and CUDA,
 # compiled by onnxcc at BASE and by this tree's (or NEW's); for refactors
