@@ -1821,7 +1821,7 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 
 	/* node functions and run functions, specialization by specialization;
 	 * the kernels they share are emitted once */
-	ox_cg cg = {g, P, {0}, {0}, NULL, 0, 0, NULL, 0, 0, {0}, {0}, NULL, 0, 0, 0, PU, NULL, NULL, 0, o->cuda, 0, 0, 0, o->tf32, NULL, 0, 0, {0}, 0, 0, 0, {0}, 0, {0}, 0};
+	ox_cg cg = {.g = g, .prefix = P, .prefix_upper = PU, .cuda = o->cuda, .tf32 = o->tf32};
 	spec_out *so = calloc((size_t)ngs, sizeof *so);
 	ox_buf dims = {0};
 	int errors = 0, nfuncs = 0, nviews = 0, ndyn = 0, nfail = 0, nindex = 0, nunsup = 0, nshape = 0, maxslots = 0;
