@@ -69,6 +69,18 @@ void ox_buf_printf(ox_buf *b, const char *fmt, ...)
 	va_end(ap);
 }
 
+int ox_cg_snprintf_at(const char *file, int line, char *buf, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int k = vsnprintf(buf, n, fmt, ap);
+	va_end(ap);
+	if (k < 0 || (size_t)k >= n)
+		ox_die_at(file, line, "a text of %d bytes for a buffer of %zu (a limit of the code generator, not of "
+			  "the model: please report it)", k, n);
+	return k;
+}
+
 void ox_buf_puts(ox_buf *b, const char *s)
 {
 	size_t n = strlen(s);
@@ -131,9 +143,9 @@ void ox_cg_term(char *buf, size_t cap, const char *var, int64_t n, int64_t strid
 	if (n == 1 || stride == 0)
 		return;
 	if (stride == 1)
-		snprintf(buf + len, cap - len, "%s%s", len ? " + " : "", var);
+		ox_cg_snprintf(buf + len, cap - len, "%s%s", len ? " + " : "", var);
 	else
-		snprintf(buf + len, cap - len, "%s%s * %lld", len ? " + " : "", var, (long long)stride);
+		ox_cg_snprintf(buf + len, cap - len, "%s%s * %lld", len ? " + " : "", var, (long long)stride);
 }
 
 /* ---- templates ---- */
@@ -155,6 +167,9 @@ static void cg_free(ox_cg *cg)
 	for (int i = 0; i < cg->ninterned; i++)
 		free(cg->interned[i]);
 	free(cg->interned);
+	for (int i = 0; i < cg->ndimtexts; i++)
+		free(cg->dimtexts[i]);
+	free(cg->dimtexts);
 }
 
 static int mark_used(ox_cg *cg, const char *key)
@@ -209,22 +224,22 @@ static int use_needs(ox_cg *cg, const char *text, int dtype)
 int ox_cg_use(ox_cg *cg, const char *name, int dtype)
 {
 	char key[128];
-	snprintf(key, sizeof key, "templates/%s.c", name);
+	ox_cg_snprintf(key, sizeof key, "templates/%s.c", name);
 	const char *text = template_text(key);
 	if (!text)
 		return -1;
 	char ukey[160];
-	snprintf(ukey, sizeof ukey, "%s/%s", name, ox_cg_sfx(dtype));
+	ox_cg_snprintf(ukey, sizeof ukey, "%s/%s", name, ox_cg_sfx(dtype));
 	if (cg->cu_host) /* (a host node's: host functions of their own) */
-		snprintf(ukey, sizeof ukey, "host:%s/%s", name, ox_cg_sfx(dtype));
+		ox_cg_snprintf(ukey, sizeof ukey, "host:%s/%s", name, ox_cg_sfx(dtype));
 	if (mark_used(cg, ukey))
 		return 0;
 	if (use_needs(cg, text, dtype))
 		return -1;
 	/* every template may load and store its dtype through these */
 	char ldkey[64], ldst[512];
-	snprintf(ldkey, sizeof ldkey, "ldst/%s", ox_cg_sfx(dtype));
-	snprintf(ldst, sizeof ldst,
+	ox_cg_snprintf(ldkey, sizeof ldkey, "ldst/%s", ox_cg_sfx(dtype));
+	ox_cg_snprintf(ldst, sizeof ldst,
 		 "static inline OX_UNUSED %s ox_ld_%s(%s v) { return %s; }\n"
 		 "static inline OX_UNUSED %s ox_st_%s(%s v) { return %s; }\n",
 		 ox_cg_ntype(dtype), ox_cg_sfx(dtype), ox_cg_ctype(dtype), ox_cg_load(dtype, "v"),
@@ -243,7 +258,7 @@ void ox_cg_helper(ox_cg *cg, const char *key, const char *text)
 {
 	char hkey[512];
 	if (cg->cu_host) /* (a host node's: host functions of their own) */
-		snprintf(hkey, sizeof hkey, "host:%s", key), key = hkey;
+		ox_cg_snprintf(hkey, sizeof hkey, "host:%s", key), key = hkey;
 	if (mark_used(cg, key))
 		return;
 	ox_buf *kb = cg->cu_host ? &cg->cu_hkernels : &cg->kernels;
@@ -277,16 +292,16 @@ const char *ox_cg_f2i(ox_cg *cg, int to)
 	int sgn = to == OX_I8 || to == OX_I16 || to == OX_I32 || to == OX_I64;
 	const char *T = ox_cg_ctype(to);
 	char max[16];
-	snprintf(max, sizeof max, "%sINT%d_MAX", sgn ? "" : "U", bits);
-	snprintf(r, 32, "ox_f2i_%s", ox_cg_sfx(to));
+	ox_cg_snprintf(max, sizeof max, "%sINT%d_MAX", sgn ? "" : "U", bits);
+	ox_cg_snprintf(r, 32, "ox_f2i_%s", ox_cg_sfx(to));
 	if (sgn)
-		snprintf(text, sizeof text,
+		ox_cg_snprintf(text, sizeof text,
 			 "/* double -> %s: truncated, saturated, NaN -> 0 (C leaves those undefined) */\n"
 			 "static inline OX_UNUSED %s %s(double v)\n{\n"
 			 "\treturn v != v ? 0 : v < -0x1p%d ? (%s)(-%s - 1) : v >= 0x1p%d ? %s : (%s)v;\n}\n",
 			 T, T, r, bits - 1, T, max, bits - 1, max, T);
 	else
-		snprintf(text, sizeof text,
+		ox_cg_snprintf(text, sizeof text,
 			 "/* double -> %s: truncated, saturated, NaN -> 0 (C leaves those undefined) */\n"
 			 "static inline OX_UNUSED %s %s(double v)\n{\n"
 			 "\treturn v != v || v <= 0 ? 0 : v >= 0x1p%d ? %s : (%s)v;\n}\n",
@@ -298,7 +313,7 @@ const char *ox_cg_f2i(ox_cg *cg, int to)
 const char *ox_cg_kernel_text(ox_cg *cg, const char *family, const char *name, ox_buf *t)
 {
 	char key[160];
-	snprintf(key, sizeof key, "%s/%s", family, name);
+	ox_cg_snprintf(key, sizeof key, "%s/%s", family, name);
 	ox_cg_helper(cg, key, t->s);
 	ox_buf_free(t);
 	return name;
@@ -346,7 +361,7 @@ const char *ox_cg_load(int dt, const char *e)
 	if (dt != OX_F16 && dt != OX_BF16)
 		return e;
 	char *r = rot();
-	snprintf(r, 512, "%s(%s)", dt == OX_F16 ? "ox_f16_to_f32" : "ox_bf16_to_f32", e);
+	ox_cg_snprintf(r, 512, "%s(%s)", dt == OX_F16 ? "ox_f16_to_f32" : "ox_bf16_to_f32", e);
 	return r;
 }
 
@@ -355,7 +370,7 @@ const char *ox_cg_store(int dt, const char *e)
 	if (dt != OX_F16 && dt != OX_BF16)
 		return e;
 	char *r = rot();
-	snprintf(r, 512, "%s(%s)", dt == OX_F16 ? "ox_f32_to_f16" : "ox_f32_to_bf16", e);
+	ox_cg_snprintf(r, 512, "%s(%s)", dt == OX_F16 ? "ox_f32_to_f16" : "ox_f32_to_bf16", e);
 	return r;
 }
 
@@ -369,25 +384,25 @@ const char *ox_cg_lit(int dt, double v)
 		return v > 0 ? (dt == OX_F64 ? "(double)INFINITY" : "INFINITY")
 			     : (dt == OX_F64 ? "(-(double)INFINITY)" : "(-INFINITY)");
 	if (dt == OX_F64) {
-		snprintf(r, 512, "%.17g", v);
+		ox_cg_snprintf(r, 512, "%.17g", v);
 		if (!strpbrk(r, ".en"))
 			strcat(r, ".0");
 		return r;
 	}
 	if (isf) {
-		snprintf(r, 512, "%.9g", (double)(float)v);
+		ox_cg_snprintf(r, 512, "%.9g", (double)(float)v);
 		if (!strpbrk(r, ".en"))
 			strcat(r, ".0");
 		strcat(r, "f");
 		return r;
 	}
 	if (dt == OX_U64) {
-		snprintf(r, 512, "%lluu", (unsigned long long)v);
+		ox_cg_snprintf(r, 512, "%lluu", (unsigned long long)v);
 		return r;
 	}
 	if (dt == OX_I64 && v <= -9223372036854775807.0)
 		return "INT64_MIN";
-	snprintf(r, 512, "%lld", (long long)v);
+	ox_cg_snprintf(r, 512, "%lld", (long long)v);
 	if (dt == OX_I64 || dt == OX_U32)
 		strcat(r, dt == OX_U32 ? "u" : "ll");
 	return r;
@@ -599,7 +614,7 @@ static int dec_sink(void *ctx, const unsigned char *p, size_t n)
 	static unsigned char len[256];
 	if (!len[0])
 		for (int b = 0; b < 256; b++)
-			len[b] = (unsigned char)snprintf(num[b], sizeof num[b], "%d,", b);
+			len[b] = (unsigned char)ox_cg_snprintf(num[b], sizeof num[b], "%d,", b);
 	dec_state *d = ctx;
 	char line[24 * 4 + 8];
 	for (size_t i = 0; i < n;) {
@@ -701,9 +716,9 @@ static const char *warray(const wlayout *L, int k)
 	static int at;
 	at = (at + 1) % 4;
 	if (L->e[k].spec)
-		snprintf(r[at], sizeof r[at], "%s_w%d_%d", L->prefix, L->e[k].spec, L->e[k].id);
+		ox_cg_snprintf(r[at], sizeof r[at], "%s_w%d_%d", L->prefix, L->e[k].spec, L->e[k].id);
 	else
-		snprintf(r[at], sizeof r[at], "%s_w%d", L->prefix, L->e[k].id);
+		ox_cg_snprintf(r[at], sizeof r[at], "%s_w%d", L->prefix, L->e[k].id);
 	return r[at];
 }
 
@@ -800,21 +815,21 @@ static const char *vptr(ox_graph *g, ox_id id, int cnst, char *buf, size_t n, co
 		while (k < g->ninputs && g->inputs[k] != r)
 			k++;
 		if (off)
-			snprintf(buf, n, "(const %s *)((const unsigned char *)inputs[%d] + %lld)", t, k, (long long)off);
+			ox_cg_snprintf(buf, n, "(const %s *)((const unsigned char *)inputs[%d] + %lld)", t, k, (long long)off);
 		else
-			snprintf(buf, n, "(const %s *)inputs[%d]", t, k);
+			ox_cg_snprintf(buf, n, "(const %s *)inputs[%d]", t, k);
 	} else if (rv->kind == OX_V_CONST && L->mode == OX_CG_WEIGHTS_C) {
 		int k = wentry_of(L, s, r);
 		if (off || rv->dtype != v->dtype || as_bytes(rv->data))
-			snprintf(buf, n, "(const %s *)((const unsigned char *)%s + %lld)", t, warray(L, k), (long long)off);
+			ox_cg_snprintf(buf, n, "(const %s *)((const unsigned char *)%s + %lld)", t, warray(L, k), (long long)off);
 		else
-			snprintf(buf, n, "%s", warray(L, k));
+			ox_cg_snprintf(buf, n, "%s", warray(L, k));
 	} else if (rv->kind == OX_V_CONST) {
-		snprintf(buf, n, "(const %s *)(W + %lld)", t, (long long)(L->woff[s][r] + off));
+		ox_cg_snprintf(buf, n, "(const %s *)(W + %lld)", t, (long long)(L->woff[s][r] + off));
 	} else {
 		if (v->offset < 0)
 			ox_die("codegen: value %%%d '%s' has no place in the arena", id, v->name);
-		snprintf(buf, n, "(%s%s *)(A + %lld)", cnst ? "const " : "", t, (long long)v->offset);
+		ox_cg_snprintf(buf, n, "(%s%s *)(A + %lld)", cnst ? "const " : "", t, (long long)v->offset);
 	}
 	return buf;
 }
@@ -1322,7 +1337,7 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 		cg->fails_any = 0;
 		cg->cu_rc = cg->cu_sync = 0;
 		char fname[160];
-		snprintf(fname, sizeof fname, "%snode%d_%s", fpre, i, ox_ops[n->op].name);
+		ox_cg_snprintf(fname, sizeof fname, "%snode%d_%s", fpre, i, ox_ops[n->op].name);
 		cg->fname = fname;
 		/* --target cuda: a kernel of codegen/cuda_*.c (host code that
 		 * launches it), else the C emitter's function on the device */
@@ -1383,7 +1398,7 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 			const char *sep = usesD || k ? ", " : "";
 			const char *type = id < 0 ? "void" : ox_cg_ctype(g->vals[id].dtype);
 			char pb[256], pname[32];
-			snprintf(pname, sizeof pname, "%s%d", isin ? "in" : "out", isin ? k : k - n->nin);
+			ox_cg_snprintf(pname, sizeof pname, "%s%d", isin ? "in" : "out", isin ? k : k - n->nin);
 			/* a view that computes dims (noop) writes no element: its
 			 * output may be a graph input's storage */
 			ox_buf_printf(&params, "%s%s%s *%s", sep, isin || noop ? "const " : "", type, pname);
@@ -1433,11 +1448,11 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 		/* what a failing node makes the run return */
 		char errc[128] = "";
 		if (cg->fails_any)
-			snprintf(errc, sizeof errc, "rc");
+			ox_cg_snprintf(errc, sizeof errc, "rc");
 		else if (cg->can_fail && cg->fails_shape)
-			snprintf(errc, sizeof errc, "rc == 2 ? %s_ERR_SHAPE : %s_ERR_%s", PU, PU, kind);
+			ox_cg_snprintf(errc, sizeof errc, "rc == 2 ? %s_ERR_SHAPE : %s_ERR_%s", PU, PU, kind);
 		else if (fails)
-			snprintf(errc, sizeof errc, "%s_ERR_%s", PU, cg->fails_shape ? "SHAPE" : kind);
+			ox_cg_snprintf(errc, sizeof errc, "%s_ERR_%s", PU, cg->fails_shape ? "SHAPE" : kind);
 		if (cg->cuda && native) {
 			/* a host function that launches the node's kernels; one that
 			 * can fail gets the run's status word, which its kernels set
@@ -1537,7 +1552,7 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 					int isin = k < n->nin;
 					ox_id id = isin ? n->in[k] : n->out[k - n->nin];
 					char pname[32];
-					snprintf(pname, sizeof pname, "%s%d", isin ? "in" : "out", isin ? k : k - n->nin);
+					ox_cg_snprintf(pname, sizeof pname, "%s%d", isin ? "in" : "out", isin ? k : k - n->nin);
 					if (ox_cg_uses_name(text, pname))
 						ox_buf_printf(nodes, "\t%s%s *%s = %s%s%s%sp[%d];\n", isin ? "const " : "",
 							      id < 0 ? "void" : ox_cg_ctype(g->vals[id].dtype), pname,
@@ -1565,7 +1580,7 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 			} else {
 				for (int k = 0; k < n->nin + n->nout; k++) {
 					char pname[32];
-					snprintf(pname, sizeof pname, "%s%d", k < n->nin ? "in" : "out",
+					ox_cg_snprintf(pname, sizeof pname, "%s%d", k < n->nin ? "in" : "out",
 						 k < n->nin ? k : k - n->nin);
 					if (!ox_cg_uses_name(cg->body.s, pname))
 						ox_buf_printf(nodes, "\t(void)%s;\n", pname);
@@ -1649,7 +1664,7 @@ int ox_cg_emit_body(ox_cg *cg, ox_graph *body, const char *name, int cu, int *sy
 	spec_out so;
 	memset(&so, 0, sizeof so);
 	char fpre[200];
-	snprintf(fpre, sizeof fpre, "%s_", name);
+	ox_cg_snprintf(fpre, sizeof fpre, "%s_", name);
 	emit_spec(&child, fpre, -1, &so);
 	if (!so.errors && !cu) {
 		const wlayout *L = cg->wl;
@@ -1674,7 +1689,7 @@ int ox_cg_emit_body(ox_cg *cg, ox_graph *body, const char *name, int cu, int *sy
 		/* the top level's form: its nodes' C functions on the device, the
 		 * launches and the run function on the host */
 		char key[240];
-		snprintf(key, sizeof key, "%s/nodes", name);
+		ox_cg_snprintf(key, sizeof key, "%s/nodes", name);
 		if (so.nodes.len)
 			ox_cg_helper(&child, key, so.nodes.s);
 		ox_buf *t = &child.cu_bodies;
@@ -1696,6 +1711,7 @@ int ox_cg_emit_body(ox_cg *cg, ox_graph *body, const char *name, int cu, int *sy
 	cg->kernels = child.kernels;
 	cg->used = child.used, cg->nused = child.nused;
 	cg->interned = child.interned, cg->ninterned = child.ninterned;
+	cg->dimtexts = child.dimtexts, cg->ndimtexts = child.ndimtexts;
 	cg->cu_bodies = child.cu_bodies;
 	cg->cu_hkernels = child.cu_hkernels, cg->cu_hbytes = child.cu_hbytes;
 	cg->cu_ws = child.cu_ws, cg->cu_ctr = child.cu_ctr;
@@ -1739,7 +1755,7 @@ static int emit_dims_fn(ox_buf *c, ox_cg *cg, const char *P, int s)
 			const char *e = ox_cg_dim(cg, x);
 			for (int j = 0; j < cg->nslots; j++) {
 				char key[32];
-				snprintf(key, sizeof key, "ox_d[%d]", j);
+				ox_cg_snprintf(key, sizeof key, "ox_d[%d]", j);
 				if (!set[j] && strstr(e, key)) {
 					free(set);
 					return ox_error(g, NULL, "input '%s' dim %d is an expression of run-time dims that no "
@@ -1790,7 +1806,7 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 {
 	const char *P = o->prefix;
 	char PU[256];
-	snprintf(PU, sizeof PU, "%s", P);
+	ox_cg_snprintf(PU, sizeof PU, "%s", P);
 	for (char *c = PU; *c; c++)
 		*c = (char)toupper((unsigned char)*c);
 	ox_graph *g = gs[0];
@@ -1830,7 +1846,7 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 	for (int s = 0; s < ngs; s++) {
 		char fpre[16] = "";
 		if (ngs > 1)
-			snprintf(fpre, sizeof fpre, "b%d_", s);
+			ox_cg_snprintf(fpre, sizeof fpre, "b%d_", s);
 		cg.g = gs[s];
 		cg.wl = &L;
 		ox_cg_slots(&cg, gs[s]);
@@ -2019,8 +2035,8 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 			ox_buf init = {0};
 			emit_init(&init, P, PU);
 			char from[300], to[300];
-			snprintf(from, sizeof from, "int %s_init(const void *blob, size_t size)", P);
-			snprintf(to, sizeof to, "static int %s_check_blob(const void *blob, size_t size)", P);
+			ox_cg_snprintf(from, sizeof from, "int %s_init(const void *blob, size_t size)", P);
+			ox_cg_snprintf(to, sizeof to, "static int %s_check_blob(const void *blob, size_t size)", P);
 			char *at = strstr(init.s, from);
 			ox_buf_printf(&c, "%.*s%s%s", (int)(at - init.s), init.s, to, at + strlen(from));
 			ox_buf_free(&init);
@@ -2077,7 +2093,7 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 		ox_cu_info fi = {P, PU, g->ninputs, g->noutputs, maxslots, maxrank, ngs, capt,
 				 mode == OX_CG_WEIGHTS_EXTERNAL, NULL, cg.cu_ws, cg.cu_ctr};
 		char wsym[300];
-		snprintf(wsym, sizeof wsym, "%s_weights", P);
+		ox_cg_snprintf(wsym, sizeof wsym, "%s_weights", P);
 		fi.wsym = wsym;
 		/* the state comes before the run functions that read it */
 		ox_buf host = {0};
@@ -2241,8 +2257,8 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 	ox_buf m = {0};
 	if (o->with_main) {
 		char pfx[300], pfxu[300];
-		snprintf(pfx, sizeof pfx, "%s_", P);
-		snprintf(pfxu, sizeof pfxu, "%s_", PU);
+		ox_cg_snprintf(pfx, sizeof pfx, "%s_", P);
+		ox_cg_snprintf(pfxu, sizeof pfxu, "%s_", PU);
 		const char *keys[] = {"PFXU_", "PFX_", "HEADER_NAME", "BLOB_NAME"};
 		const char *vals[] = {pfxu, pfx, hname, base_name(xpath)};
 		ox_buf_printf(&m, "/* %s: generated by onnxcc: the --main test program. */\n", base_name(mpath));

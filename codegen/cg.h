@@ -30,6 +30,13 @@ typedef struct {
 } ox_buf;
 void ox_buf_printf(ox_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ox_buf_puts(ox_buf *b, const char *s);
+/* snprintf for codegen/: every snprintf here is this one. A text that
+ * does not fit its buffer stops the compiler with an internal error that
+ * names the place; generated code is never cut short. Texts of unbounded
+ * length (dims: ox_cg_dim) go through ox_buf, not a fixed buffer. */
+int ox_cg_snprintf_at(const char *file, int line, char *buf, size_t n, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+#define ox_cg_snprintf(buf, n, ...) ox_cg_snprintf_at(__FILE__, __LINE__, buf, n, __VA_ARGS__)
 void ox_buf_free(ox_buf *b);
 
 typedef struct ox_cg {
@@ -43,6 +50,7 @@ typedef struct ox_cg {
 				 returns int, its body `return 1;` on failure,
 				 and the run returns the kind's PREFIX_ERR_ code */
 	char **interned; int ninterned; /* ox_cg_intern's keys */
+	char **dimtexts; int ndimtexts; /* the texts ox_cg_dim returned (freed with cg) */
 	int nregions;         /* ox_cg_tasks: the body from region_at[r] on (to the */
 	size_t region_at[4];  /* next region) is one of region_n[r] independent */
 	ox_dim region_n[4];   /* tasks (see there) */

@@ -92,10 +92,10 @@ static int emit_nd(ox_cg *cg, ox_graph *g, ox_node *n, int scatter)
 		ox_buf_printf(&off, "%.*slong off = p / %lldL * %lldL;\n", lvl, "\t\t", (long long)G, (long long)BS);
 	for (int64_t j = 0; j < last; j++) {
 		char src[64], var[32];
-		snprintf(src, sizeof src, "ind[p * %lldL + %lld]", (long long)last, (long long)j);
-		snprintf(var, sizeof var, "j%lld", (long long)j);
+		ox_cg_snprintf(src, sizeof src, "ind[p * %lldL + %lld]", (long long)last, (long long)j);
+		ox_cg_snprintf(var, sizeof var, "j%lld", (long long)j);
 		char dj[32];
-		snprintf(dj, sizeof dj, "%lldL", (long long)x->shape.d[b + j]);
+		ox_cg_snprintf(dj, sizeof dj, "%lldL", (long long)x->shape.d[b + j]);
 		ox_cu_index_check(cg, &off, lvl, var, src, dj);
 		ox_buf_printf(&off, "%.*soff += %s * %lldL;\n", lvl, "\t\t", var,
 			      (long long)prod(&x->shape, (int)(b + j + 1), r));
@@ -110,20 +110,20 @@ static int emit_nd(ox_cg *cg, ox_graph *g, ox_node *n, int scatter)
 		ox_buf_printf(&body, "\tconst long p = i0;\n%s\t%s\n", off.s, st);
 	} else {
 		char src[64];
-		snprintf(src, sizeof src, "u[p * %lldL + i]", (long long)R);
+		ox_cg_snprintf(src, sizeof src, "u[p * %lldL + i]", (long long)R);
 		ox_cg_combine(st, sizeof st, x->dtype, red, "y[off + i]", src);
 		ox_buf_printf(&body, "\tfor (long p = 0; p < %lldL; p++) {\n%s\t\t%s\n\t}\n", (long long)P, off.s, st);
 		dims[0] = 1;
 	}
 	ox_buf_free(&off);
 	char kname[200], params[320];
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	const char *ty = ox_cg_ctype(x->dtype), *it = ox_cg_ctype(ix->dtype);
 	if (scatter)
-		snprintf(params, sizeof params, "const %s *__restrict__ ind, const %s *__restrict__ u, %s *__restrict__ y, int *st",
+		ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ ind, const %s *__restrict__ u, %s *__restrict__ y, int *st",
 			 it, ty, ty);
 	else
-		snprintf(params, sizeof params, "const %s *__restrict__ x, const %s *__restrict__ ind, %s *__restrict__ y, int *st",
+		ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ x, const %s *__restrict__ ind, %s *__restrict__ y, int *st",
 			 ty, it, ty);
 	ox_buf t = {0};
 	ox_buf_printf(&t, "/* %s: %s, %lld index tuples of %lld, slices of %lld: %s */\n", cg->fname, n->optype, (long long)P,
@@ -171,11 +171,11 @@ static int emit_elements(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_buf_printf(&body, " + t * %lldL;\n", (long long)ist);
 	}
 	char ds[32];
-	snprintf(ds, sizeof ds, "%lldL", (long long)D);
+	ox_cg_snprintf(ds, sizeof ds, "%lldL", (long long)D);
 	ox_cu_index_check(cg, &body, lvl, "j", "ind[o]", ds);
 	for (int k = 0; k < r; k++) {
 		char v[16];
-		snprintf(v, sizeof v, "i%d", k);
+		ox_cg_snprintf(v, sizeof v, "i%d", k);
 		if (k == axis || dims[k] > 1)
 			ox_buf_printf(&place, "%s%s * %lldL", place.len ? " + " : "", k == axis ? "j" : v,
 				      (long long)prod(&x->shape, k + 1, r));
@@ -185,9 +185,9 @@ static int emit_elements(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_buf_printf(&body, "%.*sconst long p = %s;\n%.*s%s\n%s", lvl, "\t\t", place.s, lvl, "\t\t", st, none ? "" : "\t}\n");
 	ox_buf_free(&place);
 	char kname[200], params[320];
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	const char *ty = ox_cg_ctype(x->dtype);
-	snprintf(params, sizeof params, "const %s *__restrict__ ind, const %s *__restrict__ u, %s *__restrict__ y, int *st",
+	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ ind, const %s *__restrict__ u, %s *__restrict__ y, int *st",
 		 ox_cg_ctype(ix->dtype), ty, ty);
 	ox_buf t = {0};
 	ox_buf_printf(&t, "/* %s: %s along axis %d of %lld, reduction %s: %s */\n", cg->fname, n->optype, axis, (long long)D,
@@ -232,10 +232,10 @@ static int emit_tensorscatter(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_buf_printf(&body, "\ty[((i0 * %lldL + i1) * %lldL + t) * %lldL + i3] = u[i];\n", (long long)mid, (long long)L,
 		      (long long)inner);
 	char kname[200], params[320];
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	const char *ty = ox_cg_ctype(x->dtype);
 	const int checks = w && !circ; /* (the status word only then) */
-	snprintf(params, sizeof params, "const %s *__restrict__ u, const int64_t *__restrict__ wi, %s *__restrict__ y%s", ty,
+	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ u, const int64_t *__restrict__ wi, %s *__restrict__ y%s", ty,
 		 ty, checks ? ", int *st" : "");
 	ox_buf t = {0};
 	ox_buf_printf(&t, "/* %s: TensorScatter along axis %d of %lld, %s: a thread per update element */\n", cg->fname,
@@ -298,9 +298,9 @@ static int emit_nms(ox_cg *cg, ox_graph *g, ox_node *n)
 	const int center = ox_attr_int(n, "center_point_box", 0) != 0;
 	char per[96];
 	if (t)
-		snprintf(per, sizeof per, "%lld", (long long)K);
+		ox_cg_snprintf(per, sizeof per, "%lld", (long long)K);
 	else
-		snprintf(per, sizeof per, "mo[0] < 0 ? 0 : mo[0] > %lld ? %lld : (int)mo[0]", (long long)N, (long long)N);
+		ox_cg_snprintf(per, sizeof per, "mo[0] < 0 ? 0 : mo[0] > %lld ? %lld : (int)mo[0]", (long long)N, (long long)N);
 	ox_buf k = {0};
 	ox_buf_printf(&k, "/* %s: NonMaxSuppression of boxes [%lld, %lld, 4], scores [%lld, %lld, %lld], a block\n"
 			  " * per (batch, class) pair: its candidates sorted, then taken greedily in chunks of 256 */\n",
@@ -387,7 +387,7 @@ static int emit_nms(ox_cg *cg, ox_graph *g, ox_node *n)
 		      (long long)most, (long long)C, (long long)C, (long long)K, slot, (long long)P, (long long)P,
 		      (long long)most, cg->prefix_upper);
 	char key[220];
-	snprintf(key, sizeof key, "%s_sel", f);
+	ox_cg_snprintf(key, sizeof key, "%s_sel", f);
 	ox_cg_helper(cg, key, k.s);
 	ox_buf_free(&k);
 	const int sx = n->nout - 1;

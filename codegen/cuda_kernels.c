@@ -48,11 +48,11 @@ int ox_cu_epilogue_of(ox_cg *cg, ox_graph *g, ox_node *n, ox_graph *b, int first
 		const ox_value *x = &g->vals[n->in[first + j - 1]];
 		char e[128];
 		if (ox_shape_numel(&x->shape) == 1)
-			snprintf(e, sizeof e, "%c%d[0]", pre, j);
+			ox_cg_snprintf(e, sizeof e, "%c%d[0]", pre, j);
 		else if (x->shape.rank == ref->rank && ox_shape_numel(&x->shape) == ox_shape_numel(ref))
-			snprintf(e, sizeof e, "%c%d[%s]", pre, j, full);
+			ox_cg_snprintf(e, sizeof e, "%c%d[%s]", pre, j, full);
 		else
-			snprintf(e, sizeof e, "%c%d[%s]", pre, j, chan);
+			ox_cg_snprintf(e, sizeof e, "%c%d[%s]", pre, j, chan);
 		in[j] = strdup(ox_cg_load(x->dtype, e));
 	}
 	int rc = body(cg, b, (const char *const *)in, t, lvl);
@@ -94,7 +94,7 @@ static void tile_load(ox_buf *t, const char *name, int n, int nt, int groups, co
 {
 	char few[32] = ""; /* fewer groups than passes of the threads */
 	if (n * nt > groups)
-		snprintf(few, sizeof few, "i < %d && ", groups);
+		ox_cg_snprintf(few, sizeof few, "i < %d && ", groups);
 	ox_buf_printf(t, "\t\tOX_UNROLL\n\t\tfor (int j = 0; j < %d; j++) {\n"
 			 "\t\t\tconst int i = tid + j * %d;\n"
 			 "\t\t\tconst long %s;\n"
@@ -185,12 +185,12 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
 	if (mma) {
 		ox_buf_puts(t, "\tconst int tid = threadIdx.x, lane = tid % 32, wm = tid / 64, wn = tid / 32 % 2, g = lane / 4, "
 			       "t4 = lane % 4;\n");
-		snprintf(geo->row, sizeof geo->row, "wm * %d + e / %d * 16 + g + e %% 4 / 2 * 8", BM / 2, NI * 4);
-		snprintf(geo->col, sizeof geo->col, "wn * %d + e / 4 %% %d * 8 + t4 * 2 + e %% 2", BN / 2, NI);
+		ox_cg_snprintf(geo->row, sizeof geo->row, "wm * %d + e / %d * 16 + g + e %% 4 / 2 * 8", BM / 2, NI * 4);
+		ox_cg_snprintf(geo->col, sizeof geo->col, "wn * %d + e / 4 %% %d * 8 + t4 * 2 + e %% 2", BN / 2, NI);
 	} else {
 		ox_buf_printf(t, "\tconst int tid = threadIdx.x, tx = tid %% %d, ty = tid / %d;\n", BN / R, BN / R);
-		snprintf(geo->row, sizeof geo->row, "ty * %d + e / %d", R, R);
-		snprintf(geo->col, sizeof geo->col, "tx * %d + e %% %d", R, R);
+		ox_cg_snprintf(geo->row, sizeof geo->row, "ty * %d + e / %d", R, R);
+		ox_cg_snprintf(geo->col, sizeof geo->col, "tx * %d + e %% %d", R, R);
 	}
 	ox_buf_printf(t, "\tconst long p0 = (long)blockIdx.x * %d, m0 = (long)blockIdx.y * %d;\n", BN, BM);
 	ox_buf_printf(t, "\t%s acc[%d];\n\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++)\n\t\tacc[e] = %s;\n",
@@ -211,11 +211,11 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
 			 "\t\tconst int cur = (int)((kn - ks0) >> 4 & 1);\n",
 		      et, na * va, nb * vb);
 	char pos[96], cond[96];
-	snprintf(pos, sizeof pos, "m = m0 + i / %d, k = kn + i %% %d * %d", ga, ga, va);
-	snprintf(cond, sizeof cond, "m < %s && k < ks1", M);
+	ox_cg_snprintf(pos, sizeof pos, "m = m0 + i / %d, k = kn + i %% %d * %d", ga, ga, va);
+	ox_cg_snprintf(cond, sizeof cond, "m < %s && k < ks1", M);
 	tile_load(t, "a", na, nt, BM * ga, pos, cond, va, et, zero, loada);
-	snprintf(pos, sizeof pos, "k = kn + i / %d, p = p0 + i %% %d * %d", gb, gb, vb);
-	snprintf(cond, sizeof cond, "k < ks1 && p < %s", N);
+	ox_cg_snprintf(pos, sizeof pos, "k = kn + i / %d, p = p0 + i %% %d * %d", gb, gb, vb);
+	ox_cg_snprintf(cond, sizeof cond, "k < ks1 && p < %s", N);
 	tile_load(t, "b", nb, nt, 16 * gb, pos, cond, vb, et, zero, loadb);
 	/* the products of the chunk in the shared tiles (none before the first) */
 	ox_buf_puts(t, "\t\tif (kn > ks0) {\n\t\t\tconst auto Ap = As[cur ^ 1];\n\t\t\tconst auto Bp = Bs[cur ^ 1];\n");
@@ -281,14 +281,14 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
 	ox_buf_puts(t, "\t\t}\n\t\tif (kn >= ks1)\n\t\t\tbreak;\n");
 	char row[64], col[64]; /* (k16: A's rows along k) */
 	if (va > 1)
-		snprintf(row, sizeof row, "i %% %d * %d + u", ga, va), snprintf(col, sizeof col, "i / %d", ga);
+		ox_cg_snprintf(row, sizeof row, "i %% %d * %d + u", ga, va), ox_cg_snprintf(col, sizeof col, "i / %d", ga);
 	else
-		snprintf(row, sizeof row, "i %% 16"), snprintf(col, sizeof col, "i / 16");
+		ox_cg_snprintf(row, sizeof row, "i %% 16"), ox_cg_snprintf(col, sizeof col, "i / 16");
 	tile_store(t, "a", na, nt, BM * ga, va, k16 ? col : row, k16 ? row : col, cv);
 	if (vb > 1)
-		snprintf(row, sizeof row, "i / %d", gb), snprintf(col, sizeof col, "i %% %d * %d + u", gb, vb);
+		ox_cg_snprintf(row, sizeof row, "i / %d", gb), ox_cg_snprintf(col, sizeof col, "i %% %d * %d + u", gb, vb);
 	else
-		snprintf(row, sizeof row, "i / %d", BN), snprintf(col, sizeof col, "i %% %d", BN);
+		ox_cg_snprintf(row, sizeof row, "i / %d", BN), ox_cg_snprintf(col, sizeof col, "i %% %d", BN);
 	tile_store(t, "b", nb, nt, 16 * gb, vb, row, col, cv);
 	ox_buf_puts(t, "\t\t__syncthreads();\n\t}\n");
 }
@@ -342,12 +342,12 @@ void ox_cu_tile_ld(char *buf, size_t sz, int lvl, const char *dst, int v, const 
 {
 	const char *tabs = "\t\t\t\t\t\t\t\t";
 	if (v == 4)
-		snprintf(buf, sz,
+		ox_cg_snprintf(buf, sz,
 			 "%.*sOX_T h[4];\n%.*sox_ld4(&%s, h);\n"
 			 "%.*s%s[0] = OX_LD(h[0]), %s[1] = OX_LD(h[1]), %s[2] = OX_LD(h[2]), %s[3] = OX_LD(h[3]);\n",
 			 lvl, tabs, lvl, tabs, e, lvl, tabs, dst, dst, dst, dst);
 	else
-		snprintf(buf, sz, "%.*s%s[0] = OX_LD(%s);\n", lvl, tabs, dst, e);
+		ox_cg_snprintf(buf, sz, "%.*s%s[0] = OX_LD(%s);\n", lvl, tabs, dst, e);
 }
 
 /* Index arithmetic in 32 bits when every tensor of the node fits (64-bit
@@ -549,7 +549,7 @@ void ox_cu_window_load(char *buf, size_t sz, const ox_cu_win *q, const char *pre
 		char i1[32], i2[32], o2[32];
 		ox_cu_rt_dim(R, q->O[2], o2, sizeof o2), ox_cu_rt_dim(R, q->I[1], i1, sizeof i1);
 		ox_cu_rt_dim(R, q->I[2], i2, sizeof i2);
-		snprintf(buf, sz,
+		ox_cg_snprintf(buf, sz,
 			 "\t\t\t\tconst long c = k / %lld, r = k %% %lld, kh = r / %lld, kw = r %% %lld;\n"
 			 "\t\t\t\tconst long ih = p / %s * %lld - %lld + kh * %lld, iw = p %% %s * %lld - %lld + kw * %lld;\n"
 			 "\t\t\t\tif (ih >= 0 && ih < %s && iw >= 0 && iw < %s)\n"
@@ -557,7 +557,7 @@ void ox_cu_window_load(char *buf, size_t sz, const ox_cu_win *q, const char *pre
 			 K[1] * K[2], K[1] * K[2], K[2], K[2], o2, S[1], P[1], D[1], o2, S[2], P[2], D[2], i1, i2, pre, i1, i2,
 			 post);
 	} else
-		snprintf(buf, sz,
+		ox_cg_snprintf(buf, sz,
 			 "\t\t\t\tconst long c = k / %lld, r = k %% %lld, kd = r / %lld, kh = r / %lld %% %lld, kw = r %% %lld;\n"
 			 "\t\t\t\tconst long id = p / %lld * %lld - %lld + kd * %lld, ih = p / %lld %% %lld * %lld - %lld + kh * %lld;\n"
 			 "\t\t\t\tconst long iw = p %% %lld * %lld - %lld + kw * %lld;\n"
@@ -609,7 +609,7 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cu_epi_params(g, n, &params, &args);
 	ox_cu_rt_params(cg, &R, &params, &args);
 	char kname[200];
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	if (rt) {
 		char xs[128], ys[128];
 		ox_shape_str(g, &x->shape, xs, sizeof xs), ox_shape_str(g, &y->shape, ys, sizeof ys);
@@ -639,12 +639,12 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 		/* implicit GEMM per image and group: [Og x K] weights x [K x P] windows */
 		int T = ox_cu_tile_of(Og, P, N * G);
 		char M_[32], N_[32], la[256];
-		snprintf(M_, sizeof M_, "%lld", (long long)Og);
-		snprintf(N_, sizeof N_, "%s", sP);
+		ox_cg_snprintf(M_, sizeof M_, "%lld", (long long)Og);
+		ox_cg_snprintf(N_, sizeof N_, "%s", sP);
 		/* the weights' rows four at a time where they are whole and aligned */
 		const int va = K % 4 == 0 && ox_cu_align(g, n->in[1]) >= 4 * (int)ox_dtype_size(w->dtype) ? 4 : 1;
 		char e[64];
-		snprintf(e, sizeof e, "wg[m * %lld + k]", (long long)K);
+		ox_cg_snprintf(e, sizeof e, "wg[m * %lld + k]", (long long)K);
 		ox_cu_tile_ld(la, sizeof la, 4, "a", va, e);
 		const int64_t Z = N * G, tiles = (P + T - 1) / T * ((Og + T - 1) / T) * Z;
 		int S = ox_cu_split_of(tiles, K);
@@ -669,8 +669,8 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 				  "\t\tconst long m = m0 + %s, p = p0 + %s;\n"
 				  "\t\tif (m >= %lld || p >= %s)\n\t\t\tcontinue;\n",
 			      geo.ne, geo.row, geo.col, (long long)Og, sP);
-		snprintf(chan, sizeof chan, "o");
-		snprintf(full, sizeof full, "yi");
+		ox_cg_snprintf(chan, sizeof chan, "o");
+		ox_cg_snprintf(full, sizeof full, "yi");
 		if (S > 1) {
 			/* the part of split blockIdx.z % S, into the workspace [Z*S][Og][P] */
 			ox_buf_printf(&t, "\t\tws[((long)blockIdx.z * %lld + m) * %lld + p] = acc[e];\n\t}\n",
@@ -700,20 +700,20 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 				goto fail;
 			ox_buf_puts(&t, "\t\ty[yi] = OX_ST(v);\n\t}\n}\n\n");
 			if (rt) { /* the grid from the run's dims */
-				char z[300], pe[300], gx[340], cond[700] = "";
-				snprintf(pe, sizeof pe, "%s", ox_cg_dim(cg, dP));
+				char z[300], gx[340], cond[700] = "";
+				const char *pe = ox_cg_dim(cg, dP);
 				if (ox_dim_is_rt(g, dP))
-					snprintf(gx, sizeof gx, "(unsigned)((%s + %d) / %d)", pe, T - 1, T);
+					ox_cg_snprintf(gx, sizeof gx, "(unsigned)((%s + %d) / %d)", pe, T - 1, T);
 				else
-					snprintf(gx, sizeof gx, "%lld", (long long)((P + T - 1) / T));
+					ox_cg_snprintf(gx, sizeof gx, "%lld", (long long)((P + T - 1) / T));
 				if (ox_dim_is_rt(g, dN))
-					snprintf(z, sizeof z, "(unsigned)(%s * %lld)", ox_cg_dim(cg, dN), (long long)G);
+					ox_cg_snprintf(z, sizeof z, "(unsigned)(%s * %lld)", ox_cg_dim(cg, dN), (long long)G);
 				else
-					snprintf(z, sizeof z, "%lld", (long long)Z);
+					ox_cg_snprintf(z, sizeof z, "%lld", (long long)Z);
 				if (ox_dim_is_rt(g, dP))
-					snprintf(cond, sizeof cond, "%s > 0", pe);
+					ox_cg_snprintf(cond, sizeof cond, "%s > 0", pe);
 				if (ox_dim_is_rt(g, dN))
-					snprintf(cond + strlen(cond), sizeof cond - strlen(cond), "%s%s > 0", cond[0] ? " && " : "",
+					ox_cg_snprintf(cond + strlen(cond), sizeof cond - strlen(cond), "%s%s > 0", cond[0] ? " && " : "",
 						 ox_cg_dim(cg, dN));
 				/* (no test when only the input's dims are the run's) */
 				ox_cg_printf(cg, "\t%s%s%sOX_LAUNCH(%s, dim3(%s, %lld, %s), %d, 0, ox_st, in0, in1, %s, out0%s);\n",
@@ -757,7 +757,7 @@ static void gemm_store(ox_buf *t, const ox_node *n)
 			ox_buf_puts(t, "\t\telse\n");
 		char off[32] = "";
 		if (at)
-			snprintf(off, sizeof off, " - %lld", (long long)at);
+			ox_cg_snprintf(off, sizeof off, " - %lld", (long long)at);
 		ox_buf_printf(t, "\t\t\ty%d[m * %lldL + p%s] = OX_ST(v);\n", i, (long long)split[i], off);
 		at += split[i];
 	}
@@ -797,10 +797,7 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	ox_value *a = ox_in(g, n, 0), *bv = ox_in(g, n, 1), *y = ox_out(g, n, 0), *c = ox_in(g, n, 2);
 	int gemm = n->op == OX_OP_Gemm, transB = gemm && ox_attr_int(n, "transB", 0);
 	double alpha = gemm ? ox_attr_float(n, "alpha", 1.0f) : 1.0, beta = gemm ? ox_attr_float(n, "beta", 1.0f) : 1.0;
-	const char *M = ox_cg_dim(cg, q->dM);
-	char Ms[64], Ks[64];
-	snprintf(Ms, sizeof Ms, "%s", M);
-	snprintf(Ks, sizeof Ks, "%s", ox_cg_dim(cg, q->dK));
+	const char *Ms = ox_cg_dim(cg, q->dM), *Ks = ox_cg_dim(cg, q->dK);
 	const int64_t N = q->N;
 	const int rtn = ox_dim_is_rt(g, q->dN);
 	if (rtn && ox_ir_epilogue(n))
@@ -813,7 +810,7 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	if (!ox_cu_rt_dim(&R, q->dN, Nt, sizeof Nt))
 		return 1;
 	char kname[200];
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	int T = ox_cu_tile_of(q->M, N, q->batch);
 	/* batch offsets: MatMul's batch dims, each operand's stride 0 where it
 	 * broadcasts (the output's dims are the larger) */
@@ -861,9 +858,9 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	ox_cu_rt_params(cg, &R, NULL, &args);
 	char nsb[48] = ""; /* the norm's scale and bias arguments */
 	if (na && na->ints[2] >= 0)
-		snprintf(nsb, sizeof nsb, "in%lld, in%lld", (long long)na->ints[1], (long long)na->ints[2]);
+		ox_cg_snprintf(nsb, sizeof nsb, "in%lld, in%lld", (long long)na->ints[1], (long long)na->ints[2]);
 	else if (na)
-		snprintf(nsb, sizeof nsb, "in%lld, nullptr", (long long)na->ints[1]);
+		ox_cg_snprintf(nsb, sizeof nsb, "in%lld, nullptr", (long long)na->ints[1]);
 	if (tail) {
 		ox_buf_puts(&params, ", const OX_T *__restrict__ nsc, const OX_T *__restrict__ nbi, OX_T *__restrict__ nout,\n"
 				     "\t\tunsigned int *__restrict__ nctr");
@@ -931,12 +928,12 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	if (gemm && c) { /* C: a scalar, per column, per row or [M, N] */
 		const int r = c->shape.rank, rows = r == 2 && c->shape.d[0] != 1, cols = r >= 1 && c->shape.d[r - 1] != 1;
 		const char *ci = ox_shape_numel(&c->shape) == 1 ? "0" : rows && cols ? "m * NN + p" : rows ? "m" : "p";
-		snprintf(cb, sizeof cb, " + %s * OX_LD(bias[%s])", ox_cg_lit(OX_F32, beta), ci);
+		ox_cg_snprintf(cb, sizeof cb, " + %s * OX_LD(bias[%s])", ox_cg_lit(OX_F32, beta), ci);
 		cexpr = cb;
 	}
 	char al[64] = "";
 	if (alpha != 1.0)
-		snprintf(al, sizeof al, "%s * ", ox_cg_lit(OX_F32, alpha));
+		ox_cg_snprintf(al, sizeof al, "%s * ", ox_cg_lit(OX_F32, alpha));
 	if (glu) {
 		/* the pairs' sums of the parts (split-K) and the epilogue */
 		ox_buf_printf(&t, "\tOX_UNROLL\n\tfor (int e = 0; e < %d; e += 2) {\n"
@@ -969,7 +966,7 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	} else {
 		ox_buf_printf(&t, "\t\tconst long yi = m * NN + p;\n\t\tfloat v = %sacc[e]%s;\n", al, cexpr);
 		char full[64];
-		snprintf(full, sizeof full, nb ? "(long)blockIdx.z * M * NN + yi" : "yi");
+		ox_cg_snprintf(full, sizeof full, nb ? "(long)blockIdx.z * M * NN + yi" : "yi");
 		if (ox_cu_epilogue(cg, g, n, &t, "p", full, 2))
 			goto fail;
 		gemm_store(&t, n);
@@ -981,7 +978,7 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	/* the launch: rows of all products when B is one matrix */
 	const char *bsz = nb ? ox_cg_dim(cg, q->dbatch) : "1";
 	char bs[64];
-	snprintf(bs, sizeof bs, "%s", bsz);
+	ox_cg_snprintf(bs, sizeof bs, "%s", bsz);
 	ox_cg_printf(cg, "\t{\n\t\tconst long M = %s, K = %s;\n", Ms, Ks);
 	if (S > 1) {
 		ox_cg_printf(cg, "\t\tOX_LAUNCH(%s, dim3(%lld, (unsigned)((M + %d) / %d), %d), %d, 0, ox_st, in0, in1, %s, %s, ox_cu_ws, ox_cu_ctr, M, K%s);\n\t}\n",
@@ -991,12 +988,11 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 		/* (a run-time N: the grid's columns and a guard from the run's) */
 		char gx[160], guard[200] = "";
 		if (rtn) {
-			char hn[96];
-			snprintf(hn, sizeof hn, "%s", ox_cg_dim(cg, q->dN));
-			snprintf(gx, sizeof gx, "(unsigned)(((long)(%s) + %d) / %d)", hn, T - 1, T);
-			snprintf(guard, sizeof guard, " && (long)(%s) > 0 && (long)(%s) > 0", hn, bs);
+			const char *hn = ox_cg_dim(cg, q->dN);
+			ox_cg_snprintf(gx, sizeof gx, "(unsigned)(((long)(%s) + %d) / %d)", hn, T - 1, T);
+			ox_cg_snprintf(guard, sizeof guard, " && (long)(%s) > 0 && (long)(%s) > 0", hn, bs);
 		} else {
-			snprintf(gx, sizeof gx, "%lld", (long long)((N + T - 1) / T));
+			ox_cg_snprintf(gx, sizeof gx, "%lld", (long long)((N + T - 1) / T));
 		}
 		ox_cg_printf(cg, "\t\tif (M > 0%s)\n\t\t\tOX_LAUNCH(%s, dim3(%s, (unsigned)((M + %d) / %d), %s), %d, 0, ox_st, in0, in1, %s, %s, M, K%s);\n\t}\n",
 			     guard, kname, gx, T - 1, T, bs, geo.nt, gemm && c ? "in2" : "nullptr", outs.s,
@@ -1005,8 +1001,8 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	ox_cu_finish(cg, g, n, kname, &t);
 	if (na && !tail) {
 		char nk[200], nargs[96];
-		snprintf(nk, sizeof nk, "%s_norm_kernel", cg->fname);
-		snprintf(nargs, sizeof nargs, "out0, %s, out1", nsb);
+		ox_cg_snprintf(nk, sizeof nk, "%s_norm_kernel", cg->fname);
+		ox_cg_snprintf(nargs, sizeof nargs, "out0, %s, out1", nsb);
 		norm_kernel(cg, g, n, nk, q->dM, N, na->ints[0] == OX_OP_RMSNormalization,
 			    ox_attr_float(n, "ox_norm_eps", 1e-5f), na->ints[2] >= 0, 0, 0, nargs);
 	}
@@ -1082,9 +1078,9 @@ int ox_cu_emit_window(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (rt)
 		ox_cu_rt_dim(Rp, dThr, tot, sizeof tot);
 	else
-		snprintf(tot, sizeof tot, "%lldL", (long long)ox_dim_eval(g, dThr));
+		ox_cg_snprintf(tot, sizeof tot, "%lldL", (long long)ox_dim_eval(g, dThr));
 	char kname[200], xs[128], ys[128];
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_shape_str(g, &x->shape, xs, sizeof xs), ox_shape_str(g, &y->shape, ys, sizeof ys);
 	ox_buf t = {0}, params = {0}, args = {0};
 	if (conv)
@@ -1109,14 +1105,14 @@ int ox_cu_emit_window(ox_cg *cg, ox_graph *g, ox_node *n)
 		else
 			ox_buf_printf(&t, "\tconst long c = i %% %lld, p = i / %lld %% %lld, nb = i / %lld;\n", C, C, Pn, C * Pn);
 		ox_buf_printf(&t, "\tconst OX_T *xc = x + nb * %lld + c;\n", IHWn * C);
-		snprintf(tap, sizeof tap, "(ih * %s + iw) * %lld", IW, C);
-		snprintf(wtap, sizeof wtap, "w[(kh * %lld + kw) * %lld + c]", KW, C);
+		ox_cg_snprintf(tap, sizeof tap, "(ih * %s + iw) * %lld", IW, C);
+		ox_cg_snprintf(wtap, sizeof wtap, "w[(kh * %lld + kw) * %lld + c]", KW, C);
 	} else {
 		ox_buf_printf(&t, "\tconst long p = i %% %s, c = i / %s %% %lld, nb = i / %s;\n"
 				  "\tconst OX_T *xc = x + (nb * %lld + c) * %s;\n",
 			      P, P, C, CP, C, IHW);
-		snprintf(tap, sizeof tap, "ih * %s + iw", IW);
-		snprintf(wtap, sizeof wtap, "w[c * %lld + kh * %lld + kw]", KH * KW, KW);
+		ox_cg_snprintf(tap, sizeof tap, "ih * %s + iw", IW);
+		ox_cg_snprintf(wtap, sizeof wtap, "w[c * %lld + kh * %lld + kw]", KH * KW, KW);
 	}
 	ox_buf_printf(&t, "\tconst long oh = p / %s, ow = p %% %s;\n", OW, OW);
 	const char *v0 = conv ? (hasb ? "OX_LD(bias[c])" : "0.0f") : !i8 ? "-INFINITY" : x->dtype == OX_I8 ? "-128.0f" : "0.0f";
@@ -1187,21 +1183,21 @@ static int cu_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cu_rt R = {g, 0, {0}}, *Rp = rt ? &R : NULL;
 	char NC[32], P[32], lim[40];
 	ox_cu_rt_dim(Rp, dNC, NC, sizeof NC), ox_cu_rt_dim(Rp, dP, P, sizeof P);
-	snprintf(lim, sizeof lim, "%s%s", NC, rt && ox_dim_is_rt(g, dNC) ? "" : "L");
+	ox_cg_snprintf(lim, sizeof lim, "%s%s", NC, rt && ox_dim_is_rt(g, dNC) ? "" : "L");
 	char res[64] = "a";
 	if (!ismax)
-		snprintf(res, sizeof res, "a / (float)%s", P);
+		ox_cg_snprintf(res, sizeof res, "a / (float)%s", P);
 	char kname[200], desc[256];
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf params = {0}, args = {0};
 	ox_buf_puts(&args, "in0, out0");
 	ox_cu_rt_params(cg, Rp, &params, &args);
 	if (rt) {
 		char a[96], b[96];
 		ox_dim_str(g, dNC, a, sizeof a), ox_dim_str(g, dP, b, sizeof b);
-		snprintf(desc, sizeof desc, "%s planes of %s", a, b);
+		ox_cg_snprintf(desc, sizeof desc, "%s planes of %s", a, b);
 	} else {
-		snprintf(desc, sizeof desc, "%s planes of %s", NC, P);
+		ox_cg_snprintf(desc, sizeof desc, "%s planes of %s", NC, P);
 	}
 	ox_buf t = {0};
 	ox_buf_printf(&t, "/* %s: %s over %s */\n"
@@ -1249,16 +1245,16 @@ static void attention_tiled(ox_buf *t, const char *kname, long long G, long long
 {
 	const long long NC = (Dv + 7) / 8, W = attn_part_row(Dv);
 	char guard[64], guard2[64]; /* (the columns past Dv when it is not a multiple of 8) */
-	snprintf(guard, sizeof guard, "if (c + u * 8 < %lld)\n\t\t\t\t\t", Dv);
-	snprintf(guard2, sizeof guard2, "if (c + u * 8 < %lld)\n\t\t\t", Dv);
+	ox_cg_snprintf(guard, sizeof guard, "if (c + u * 8 < %lld)\n\t\t\t\t\t", Dv);
+	ox_cg_snprintf(guard2, sizeof guard2, "if (c + u * 8 < %lld)\n\t\t\t", Dv);
 	if (Dv % 8 == 0)
 		guard[0] = guard2[0] = 0;
 	/* S > 1: the keys in S parts, blockIdx.z = b * S + the part (below) */
 	char split_params[96] = "", bz[48] = "blockIdx.z", krange[200] = "const long klo = 0, khi = SKV;\n";
 	if (S > 1) {
-		snprintf(split_params, sizeof split_params, ", float *__restrict__ ws, unsigned int *__restrict__ ctr");
-		snprintf(bz, sizeof bz, "blockIdx.z / %d, sp = blockIdx.z %% %d", S, S);
-		snprintf(krange, sizeof krange,
+		ox_cg_snprintf(split_params, sizeof split_params, ", float *__restrict__ ws, unsigned int *__restrict__ ctr");
+		ox_cg_snprintf(bz, sizeof bz, "blockIdx.z / %d, sp = blockIdx.z %% %d", S, S);
+		ox_cg_snprintf(krange, sizeof krange,
 			 "/* this block's part of the keys: whole tiles of 32 */\n"
 			 "\tconst long kc = ((SKV + 31) / 32 + %d) / %d * 32, klo = sp * kc, khi = klo + kc < SKV ? klo + kc : SKV;\n",
 			 S - 1, S);
@@ -1356,10 +1352,10 @@ static int present_kernels(ox_cg *cg, ox_graph *g, ox_node *n, const ox_attngeo 
 		if (!ox_cu_rt_dim(&R, q->dP, P, sizeof P) || !ox_cu_rt_dim(&R, q->dSnew, S, sizeof S))
 			return 1;
 		if (rank == 3)
-			snprintf(nw, sizeof nw, "x[((i0 * %s + (i2 - %s)) * %lldL + i1) * %lldL + i3]", S, P, (long long)q->Hkv,
+			ox_cg_snprintf(nw, sizeof nw, "x[((i0 * %s + (i2 - %s)) * %lldL + i1) * %lldL + i3]", S, P, (long long)q->Hkv,
 				 (long long)D);
 		else
-			snprintf(nw, sizeof nw, "x[((i0 * %lldL + i1) * %s + (i2 - %s)) * %lldL + i3]", (long long)q->Hkv, S, P,
+			ox_cg_snprintf(nw, sizeof nw, "x[((i0 * %lldL + i1) * %s + (i2 - %s)) * %lldL + i3]", (long long)q->Hkv, S, P,
 				 (long long)D);
 		ox_buf body = {0}, t = {0};
 		if (q->dP)
@@ -1367,9 +1363,9 @@ static int present_kernels(ox_cg *cg, ox_graph *g, ox_node *n, const ox_attngeo 
 				      (long long)q->Hkv, P, (long long)D, nw);
 		else
 			ox_buf_printf(&body, "\ty[i] = %s;\n", nw);
-		snprintf(kname, sizeof kname, "%s_present%d", cg->fname, k);
+		ox_cg_snprintf(kname, sizeof kname, "%s_present%d", cg->fname, k);
 		const char *ty = ox_cg_ctype(ox_out(g, n, 0)->dtype);
-		snprintf(params, sizeof params, "const %s *__restrict__ x, const %s *__restrict__ p, %s *__restrict__ y", ty,
+		ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ x, const %s *__restrict__ p, %s *__restrict__ y", ty,
 			 ty, ty);
 		ox_buf_printf(&t, "/* %s: present_%s, past then new: a thread per element */\n", kname, k ? "value" : "key");
 		if (ox_cu_index_kernel_rt(&t, kname, params, dims, 4, body.s, &R)) {
@@ -1378,7 +1374,7 @@ static int present_kernels(ox_cg *cg, ox_graph *g, ox_node *n, const ox_attngeo 
 		}
 		ox_buf_free(&body);
 		char ptrs[64];
-		snprintf(ptrs, sizeof ptrs, "in%d, %s, out%d", 1 + k, q->dP ? (k ? "in5" : "in4") : "nullptr", 1 + k);
+		ox_cg_snprintf(ptrs, sizeof ptrs, "in%d, %s, out%d", 1 + k, q->dP ? (k ? "in5" : "in4") : "nullptr", 1 + k);
 		ox_cu_index_launch(cg, kname, dims, 4, ptrs, &R);
 		if (ox_cu_fits32(g, n))
 			ox_cu_narrow(&t);
@@ -1405,22 +1401,22 @@ static int cu_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 	char causal[64] = "";
 	const int np = n->nin > 6 && n->in[6] >= 0;
 	if (q.causal && !ox_dim_is_rt(g, q.dP) && q.dP)
-		snprintf(causal, sizeof causal, "k > s + %lldL", (long long)q.dP);
+		ox_cg_snprintf(causal, sizeof causal, "k > s + %lldL", (long long)q.dP);
 	else if (q.causal && q.dP && q.dSnew == q.dSq)
-		snprintf(causal, sizeof causal, "k > s + (SKV - SQ)");
+		ox_cg_snprintf(causal, sizeof causal, "k > s + (SKV - SQ)");
 	else if (q.causal && q.dP)
 		return 1;
 	else if (q.causal && np)
-		snprintf(causal, sizeof causal, "k - s + SQ > NP[b]");
+		ox_cg_snprintf(causal, sizeof causal, "k - s + SQ > NP[b]");
 	else if (q.causal)
-		snprintf(causal, sizeof causal, "k > s");
+		ox_cg_snprintf(causal, sizeof causal, "k > s");
 	char tests[2][300] = {"", ""}; /* (indented for the tiled kernel, then the other) */
 	for (int k = 0; k < 2; k++) {
 		const char *in = k ? "\t\t" : "\t\t\t\t";
 		if (*causal)
-			snprintf(tests[k], sizeof tests[k], "%sif (%s)\n%s\ta += -INFINITY;\n", in, causal, in);
+			ox_cg_snprintf(tests[k], sizeof tests[k], "%sif (%s)\n%s\ta += -INFINITY;\n", in, causal, in);
 		if (np)
-			snprintf(tests[k] + strlen(tests[k]), sizeof tests[k] - strlen(tests[k]),
+			ox_cg_snprintf(tests[k] + strlen(tests[k]), sizeof tests[k] - strlen(tests[k]),
 				 "%sif (k >= NP[b])\n%s\ta += -INFINITY;\n", in, in);
 	}
 	/* the tiled kernel for heads up to 128 wide, else a block per query row
@@ -1444,7 +1440,7 @@ static int cu_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 		if ((m->dtype != dt && m->dtype != OX_BOOL) || r > 4 || r < 1)
 			return 1;
 		if (m->dtype == OX_BOOL)
-			snprintf(mt, sizeof mt, "%s", ox_cg_ctype(OX_BOOL));
+			ox_cg_snprintf(mt, sizeof mt, "%s", ox_cg_ctype(OX_BOOL));
 		int64_t ms[4] = {0, 0, 0, 0}, want[4] = {q.B, q.Hq, q.Sq, q.Skv}, st = 1, Mk = q.Skv;
 		char mi[200] = "";
 		const char *vars[4] = {"b", "h", "s", "k"};
@@ -1462,14 +1458,14 @@ static int cu_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 				if (d != wd[ax])
 					return 1;
 				size_t len = strlen(mi);
-				snprintf(mi + len, sizeof mi - len, "%s%s%s%s", len ? " + " : "", vars[ax], *str ? " * " : "", str);
+				ox_cg_snprintf(mi + len, sizeof mi - len, "%s%s%s%s", len ? " + " : "", vars[ax], *str ? " * " : "", str);
 				char f[32], nx[96];
 				if (ax == 1)
-					snprintf(f, sizeof f, "%lldL", (long long)q.Hq);
+					ox_cg_snprintf(f, sizeof f, "%lldL", (long long)q.Hq);
 				else
-					snprintf(f, sizeof f, "%s", ax == 3 ? "SKV" : "SQ");
-				snprintf(nx, sizeof nx, "%s%s%s", str, *str ? " * " : "", f);
-				snprintf(str, sizeof str, "%s", nx);
+					ox_cg_snprintf(f, sizeof f, "%s", ax == 3 ? "SKV" : "SQ");
+				ox_cg_snprintf(nx, sizeof nx, "%s%s%s", str, *str ? " * " : "", f);
+				ox_cg_snprintf(str, sizeof str, "%s", nx);
 				mask_s |= ax == 2;
 			}
 		} else {
@@ -1492,21 +1488,21 @@ static int cu_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 			for (int k = 0; k < 4; k++) {
 				size_t len = strlen(mi);
 				if (ms[k] == 1)
-					snprintf(mi + len, sizeof mi - len, "%s%s", len ? " + " : "", vars[k]);
+					ox_cg_snprintf(mi + len, sizeof mi - len, "%s%s", len ? " + " : "", vars[k]);
 				else if (ms[k])
-					snprintf(mi + len, sizeof mi - len, "%s%s * %lldL", len ? " + " : "", vars[k], (long long)ms[k]);
+					ox_cg_snprintf(mi + len, sizeof mi - len, "%s%s * %lldL", len ? " + " : "", vars[k], (long long)ms[k]);
 			}
 			mask_s = ms[2] != 0;
 		}
 		char val[300];
 		if (m->dtype == OX_BOOL)
-			snprintf(val, sizeof val, "(M[%s] ? 0.0f : -INFINITY)", *mi ? mi : "0");
+			ox_cg_snprintf(val, sizeof val, "(M[%s] ? 0.0f : -INFINITY)", *mi ? mi : "0");
 		else
-			snprintf(val, sizeof val, "OX_LD(M[%s])", *mi ? mi : "0");
+			ox_cg_snprintf(val, sizeof val, "OX_LD(M[%s])", *mi ? mi : "0");
 		if (Mk < q.Skv)
-			snprintf(mask, sizeof mask, " + (k < %lld ? %s : -INFINITY)", (long long)Mk, val);
+			ox_cg_snprintf(mask, sizeof mask, " + (k < %lld ? %s : -INFINITY)", (long long)Mk, val);
 		else
-			snprintf(mask, sizeof mask, " + %s", val);
+			ox_cg_snprintf(mask, sizeof mask, " + %s", val);
 	}
 	/* batch and sequence lengths may be run-time dims (kernel arguments),
 	 * scores sized for the top of the keys */
@@ -1514,7 +1510,7 @@ static int cu_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 		if (n->out[k] >= 0)
 			return 1;
 	char kname[200], qo[200], ko[200], vo[200], yo[200];
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	const long long B = q.B, Sq = q.Sq, Skv = q.Skv, Hq = q.Hq, Hkv = q.Hkv, Dk = q.Dk, Dv = q.Dv;
 	(void)Sq;
 	/* split the keys when the blocks (16 query rows of a head) are too
@@ -1529,48 +1525,48 @@ static int cu_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 			S *= 2;
 	if (q.seq) { /* [S, B, H*D]: rows NB apart, the batch count (blockIdx.z's, over the S parts) */
 		char nb[48];
-		snprintf(nb, sizeof nb, S > 1 ? "((long)gridDim.z / %d)" : "(long)gridDim.z", S);
-		snprintf(qo, sizeof qo, "(s * %s + b) * %lld + h * %lld", nb, Hq * Dk, Dk);
-		snprintf(ko, sizeof ko, "(k * %s + b) * %lld + hk * %lld", nb, Hkv * Dk, Dk);
-		snprintf(vo, sizeof vo, "(k * %s + b) * %lld + hk * %lld", nb, Hkv * Dv, Dv);
-		snprintf(yo, sizeof yo, "(s * %s + b) * %lld + h * %lld", nb, Hq * Dv, Dv);
+		ox_cg_snprintf(nb, sizeof nb, S > 1 ? "((long)gridDim.z / %d)" : "(long)gridDim.z", S);
+		ox_cg_snprintf(qo, sizeof qo, "(s * %s + b) * %lld + h * %lld", nb, Hq * Dk, Dk);
+		ox_cg_snprintf(ko, sizeof ko, "(k * %s + b) * %lld + hk * %lld", nb, Hkv * Dk, Dk);
+		ox_cg_snprintf(vo, sizeof vo, "(k * %s + b) * %lld + hk * %lld", nb, Hkv * Dv, Dv);
+		ox_cg_snprintf(yo, sizeof yo, "(s * %s + b) * %lld + h * %lld", nb, Hq * Dv, Dv);
 	} else if (q.rank == 3) { /* [B, S, H*D] */
-		snprintf(qo, sizeof qo, "(b * SQ + s) * %lld + h * %lld", Hq * Dk, Dk);
-		snprintf(ko, sizeof ko, "(b * SKV + k) * %lld + hk * %lld", Hkv * Dk, Dk);
-		snprintf(vo, sizeof vo, "(b * SKV + k) * %lld + hk * %lld", Hkv * Dv, Dv);
-		snprintf(yo, sizeof yo, "(b * SQ + s) * %lld + h * %lld", Hq * Dv, Dv);
+		ox_cg_snprintf(qo, sizeof qo, "(b * SQ + s) * %lld + h * %lld", Hq * Dk, Dk);
+		ox_cg_snprintf(ko, sizeof ko, "(b * SKV + k) * %lld + hk * %lld", Hkv * Dk, Dk);
+		ox_cg_snprintf(vo, sizeof vo, "(b * SKV + k) * %lld + hk * %lld", Hkv * Dv, Dv);
+		ox_cg_snprintf(yo, sizeof yo, "(b * SQ + s) * %lld + h * %lld", Hq * Dv, Dv);
 	} else { /* [B, H, S, D] */
-		snprintf(qo, sizeof qo, "((b * %lldL + h) * SQ + s) * %lld", Hq, Dk);
-		snprintf(ko, sizeof ko, "((b * %lldL + hk) * SKV + k) * %lld", Hkv, Dk);
-		snprintf(vo, sizeof vo, "((b * %lldL + hk) * SKV + k) * %lld", Hkv, Dv);
-		snprintf(yo, sizeof yo, "((b * %lldL + h) * SQ + s) * %lld", Hq, Dv);
+		ox_cg_snprintf(qo, sizeof qo, "((b * %lldL + h) * SQ + s) * %lld", Hq, Dk);
+		ox_cg_snprintf(ko, sizeof ko, "((b * %lldL + hk) * SKV + k) * %lld", Hkv, Dk);
+		ox_cg_snprintf(vo, sizeof vo, "((b * %lldL + hk) * SKV + k) * %lld", Hkv, Dv);
+		ox_cg_snprintf(yo, sizeof yo, "((b * %lldL + h) * SQ + s) * %lld", Hq, Dv);
 	}
 	if (q.present) { /* the keys and values from present_key/value: 4-D */
-		snprintf(ko, sizeof ko, "((b * %lldL + hk) * SKV + k) * %lld", Hkv, Dk);
-		snprintf(vo, sizeof vo, "((b * %lldL + hk) * SKV + k) * %lld", Hkv, Dv);
+		ox_cg_snprintf(ko, sizeof ko, "((b * %lldL + hk) * SKV + k) * %lld", Hkv, Dk);
+		ox_cg_snprintf(vo, sizeof vo, "((b * %lldL + hk) * SKV + k) * %lld", Hkv, Dv);
 		if (present_kernels(cg, g, n, &q))
 			return 1;
 	}
 	/* the score from the dot product d: scaled, then softcap's tanh */
 	char score[160], sl[48];
-	snprintf(sl, sizeof sl, "%s", ox_cg_lit(OX_F32, q.scale));
+	ox_cg_snprintf(sl, sizeof sl, "%s", ox_cg_lit(OX_F32, q.scale));
 	if (q.softcap > 0) {
 		char cl[48];
-		snprintf(cl, sizeof cl, "%s", ox_cg_lit(OX_F32, q.softcap));
-		snprintf(score, sizeof score, "tanhf(%%s * %s / %s) * %s", sl, cl, cl);
+		ox_cg_snprintf(cl, sizeof cl, "%s", ox_cg_lit(OX_F32, q.softcap));
+		ox_cg_snprintf(score, sizeof score, "tanhf(%%s * %s / %s) * %s", sl, cl, cl);
 	} else {
-		snprintf(score, sizeof score, "%%s * %s", sl);
+		ox_cg_snprintf(score, sizeof score, "%%s * %s", sl);
 	}
 	ox_buf t = {0};
 	char pastc[64] = "";
 	if (q.dP)
-		snprintf(pastc, sizeof pastc, ", past %lld%s", (long long)ox_opt_top(g, q.dP),
+		ox_cg_snprintf(pastc, sizeof pastc, ", past %lld%s", (long long)ox_opt_top(g, q.dP),
 			 ox_dim_is_rt(g, q.dP) ? " at most" : "");
 	ox_buf_printf(&t, "/* %s: Attention B %lld, heads %lld/%lld, Sq %lld, Skv %lld%s, Dk %lld, Dv %lld, scale %g%s%s%s%s%s */\n",
 		      cg->fname, B, Hq, Hkv, Sq, Skv, pastc, Dk, Dv, q.scale, m ? ", a mask" : "", q.causal ? ", causal" : "",
 		      q.softcap > 0 ? ", softcap" : "", q.present ? ", present K/V" : "", tiled ? ", tiled" : "");
 	char sc[200];
-	snprintf(sc, sizeof sc, score, tiled ? "d0" : "a");
+	ox_cg_snprintf(sc, sizeof sc, score, tiled ? "d0" : "a");
 	if (S > 1) {
 		const int64_t bytes = blocks * S * 16 * attn_part_row(Dv) * 4;
 		if (bytes > cg->cu_ws)
@@ -1609,14 +1605,11 @@ static int cu_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 			  "\t\tY[%s + d] = OX_ST(a / sum);\n\t}\n}\n\n",
 		      kname, mt, np ? ", const int64_t *__restrict__ NP" : "", Dk, Skv, Hq / Hkv, Dk, qo, ko, Dk, sc, mask,
 		      tests[1], Dv, vo, yo);
-	char dsq[64], dskv[64], db[64];
-	snprintf(dsq, sizeof dsq, "%s", ox_cg_dim(cg, q.dSq));
-	snprintf(dskv, sizeof dskv, "%s", ox_cg_dim(cg, q.dSkv));
-	snprintf(db, sizeof db, "%s", ox_cg_dim(cg, q.dB));
+	const char *dsq = ox_cg_dim(cg, q.dSq), *dskv = ox_cg_dim(cg, q.dSkv), *db = ox_cg_dim(cg, q.dB);
 	char rows[96]; /* (blocks of 16 query rows, or one each) */
-	snprintf(rows, sizeof rows, tiled ? "((%s) + 15) / 16" : "%s", dsq);
+	ox_cg_snprintf(rows, sizeof rows, tiled ? "((%s) + 15) / 16" : "%s", dsq);
 	char gz[96];
-	snprintf(gz, sizeof gz, S > 1 ? "(unsigned)(%s) * %d" : "(unsigned)%s", db, S);
+	ox_cg_snprintf(gz, sizeof gz, S > 1 ? "(unsigned)(%s) * %d" : "(unsigned)%s", db, S);
 	ox_cg_printf(cg, "\tif (%s > 0 && %s > 0)\n\t\tOX_LAUNCH(%s, dim3((unsigned)(%s), %lld, %s), 128, 0, ox_st, in0, %s, %s, out0, %s, %s%s%s);\n",
 		     dsq, db, kname, rows, Hq, gz, q.present ? "out1, out2" : "in1, in2", m ? "in3" : "nullptr", dsq, dskv,
 		     np ? ", in6" : "", S > 1 ? ", ox_cu_ws, ox_cu_ctr" : "");
@@ -1653,8 +1646,8 @@ static int cu_rope(ox_cg *cg, ox_graph *g, ox_node *n)
 		      (long long)rot);
 	if (p) {
 		char src[64], np[32];
-		snprintf(src, sizeof src, "ind[i0 * %lld + %s]", (long long)S, sv);
-		snprintf(np, sizeof np, "%lldL", (long long)c->shape.d[0]);
+		ox_cg_snprintf(src, sizeof src, "ind[i0 * %lld + %s]", (long long)S, sv);
+		ox_cg_snprintf(np, sizeof np, "%lldL", (long long)c->shape.d[0]);
 		ox_cu_index_check(cg, &body, 1, "pos", src, np);
 	} else {
 		ox_buf_printf(&body, "\tconst long pos = i0 * %lld + %s;\n", (long long)S, sv);
@@ -1667,20 +1660,20 @@ static int cu_rope(ox_cg *cg, ox_graph *g, ox_node *n)
 	else
 		ox_buf_printf(&body, "\tconst long k = i3 %% %lld, first = i3 < %lld;\n", (long long)half, (long long)half);
 	char cr[64], sr[64];
-	snprintf(cr, sizeof cr, "cs[pos * %lldL + k]", (long long)cols);
-	snprintf(sr, sizeof sr, "sn[pos * %lldL + k]", (long long)cols);
+	ox_cg_snprintf(cr, sizeof cr, "cs[pos * %lldL + k]", (long long)cols);
+	ox_cg_snprintf(sr, sizeof sr, "sn[pos * %lldL + k]", (long long)cols);
 	ox_buf_printf(&body, "\tconst %s co = %s, si = %s;\n", C, ox_cg_load(dt, cr), ox_cg_load(dt, sr));
 	char x1[64], x2[64];
-	snprintf(x1, sizeof x1, il ? "xr[2 * k]" : "xr[k]");
+	ox_cg_snprintf(x1, sizeof x1, il ? "xr[2 * k]" : "xr[k]");
 	if (il)
-		snprintf(x2, sizeof x2, "xr[2 * k + 1]");
+		ox_cg_snprintf(x2, sizeof x2, "xr[2 * k + 1]");
 	else
-		snprintf(x2, sizeof x2, "xr[k + %lld]", (long long)half);
+		ox_cg_snprintf(x2, sizeof x2, "xr[k + %lld]", (long long)half);
 	ox_buf_printf(&body, "\tconst %s x1 = %s, x2 = %s;\n\ty[i] = first ? %s : %s;\n", C, ox_cg_load(dt, x1),
 		      ox_cg_load(dt, x2), y1, y2);
 	char kname[200], params[320];
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
-	snprintf(params, sizeof params,
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(params, sizeof params,
 		 "const OX_T *__restrict__ x, const OX_T *__restrict__ cs, const OX_T *__restrict__ sn, const int64_t *__restrict__ ind, OX_T *__restrict__ y%s",
 		 p ? ", int *st" : "");
 	ox_buf t = {0};
@@ -1711,7 +1704,7 @@ static int strided_kernel(ox_cg *cg, ox_graph *g, ox_node *n, ox_cu_rt *R, ox_di
 			  const char *params, ox_buf *t, ox_buf *body, int typed)
 {
 	char kname[200];
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	const ox_dim dims[2] = {outer, inner};
 	const int bad = ox_cu_index_kernel_rt(t, kname, params, dims, 2, body->s, R);
 	ox_buf_free(body);
@@ -1737,17 +1730,17 @@ static void warp_rows(ox_buf *t, ox_graph *g, const char *fname, const char *op,
 {
 	const int rtD = ox_dim_is_rt(g, D);
 	if (len)
-		snprintf(len, lensz, rtD ? "ox_len" : "%lld", (long long)D);
+		ox_cg_snprintf(len, lensz, rtD ? "ox_len" : "%lld", (long long)D);
 	/* a run-time count of rows: the parameter ox_rows (rows_launch) */
 	const int rt = ox_dim_is_rt(g, rows);
 	char rs[128], lim[32];
 	if (rt)
-		ox_dim_str(g, rows, rs, sizeof rs), snprintf(lim, sizeof lim, "ox_rows");
+		ox_dim_str(g, rows, rs, sizeof rs), ox_cg_snprintf(lim, sizeof lim, "ox_rows");
 	else
-		snprintf(rs, sizeof rs, "%lld", (long long)rows), snprintf(lim, sizeof lim, "%lldL", (long long)rows);
+		ox_cg_snprintf(rs, sizeof rs, "%lld", (long long)rows), ox_cg_snprintf(lim, sizeof lim, "%lldL", (long long)rows);
 	char ds[32] = "the run's length";
 	if (!rtD)
-		snprintf(ds, sizeof ds, "%lld", (long long)D);
+		ox_cg_snprintf(ds, sizeof ds, "%lld", (long long)D);
 	ox_buf_printf(t, "/* %s: %s of %s rows of %s, a warp each */\n"
 			 "__global__ void __launch_bounds__(128) %s(%s%s%s)\n{\n"
 			 "\tconst long row = (long)blockIdx.x * 4 + threadIdx.x / 32;\n\tconst int lane = threadIdx.x %% 32;\n"
@@ -1761,14 +1754,14 @@ static void rows_launch(ox_cg *cg, ox_graph *g, const char *kname, ox_dim rows, 
 {
 	char a[400];
 	if (ox_dim_is_rt(g, D)) {
-		snprintf(a, sizeof a, "%s, (long)%s", args, ox_cg_dim(cg, D));
+		ox_cg_snprintf(a, sizeof a, "%s, (long)%s", args, ox_cg_dim(cg, D));
 		args = a;
 	}
 	if (!ox_dim_is_rt(g, rows))
 		ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 128, 0, ox_st, %s);\n", kname, (long long)((rows + 3) / 4), args);
 	else {
 		char b[440];
-		snprintf(b, sizeof b, "%s, ox_n", args);
+		ox_cg_snprintf(b, sizeof b, "%s, ox_n", args);
 		ox_cu_launch_rt(cg, kname, rows, 4, 128, b);
 	}
 }
@@ -1815,13 +1808,13 @@ static int cu_chan_norm(ox_cg *cg, ox_graph *g, ox_node *n)
 	char SP[32], GS[32], kname[200];
 	if (!ox_cu_rt_dim(&R, sp, SP, sizeof SP) || !ox_cu_rt_dim(&R, gsz, GS, sizeof GS))
 		return 1;
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	/* the scale's and bias' index: the group, or the channel */
 	char kidx[160];
 	if (per_group)
-		snprintf(kidx, sizeof kidx, "ng %% %lld", (long long)G);
+		ox_cg_snprintf(kidx, sizeof kidx, "ng %% %lld", (long long)G);
 	else
-		snprintf(kidx, sizeof kidx, "ng %% %lld * %lld + i / %s", (long long)G, (long long)cpg, SP);
+		ox_cg_snprintf(kidx, sizeof kidx, "ng %% %lld * %lld + i / %s", (long long)G, (long long)cpg, SP);
 	ox_buf t = {0}, rtp = {0};
 	ox_cu_rt_params(NULL, &R, &rtp, NULL);
 	ox_buf_printf(&t, "/* %s: %s, %lld groups of %lld channels x %s values, a block each */\n"
@@ -1866,9 +1859,9 @@ static void norm_row(ox_buf *t, const char *ind, const char *lane, const char *s
 {
 	char bi[64] = "";
 	if (b)
-		snprintf(bi, sizeof bi, " + OX_LD(%s[i])", b);
+		ox_cg_snprintf(bi, sizeof bi, " + OX_LD(%s[i])", b);
 	char xi[96];
-	snprintf(xi, sizeof xi, ld, "xr[i]");
+	ox_cg_snprintf(xi, sizeof xi, ld, "xr[i]");
 	const long long d = (long long)D;
 	if (rms)
 		ox_buf_printf(t, "%sconst float mean = 0.0f;\n", ind);
@@ -1937,8 +1930,8 @@ static int cu_layernorm(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (ox_shape_numel(&sc->shape) != D || (b && ox_shape_numel(&b->shape) != D) || !D)
 		return 1;
 	char kname[200], args[96];
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
-	snprintf(args, sizeof args, "in0, in1, %s, out0%s%s%s", b ? "in2" : "nullptr", ym || yi ? ", " : "",
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(args, sizeof args, "in0, in1, %s, out0%s%s%s", b ? "in2" : "nullptr", ym || yi ? ", " : "",
 		 ym || yi ? (ym ? "out1" : "nullptr") : "", ym || yi ? (yi ? ", out2" : ", nullptr") : "");
 	norm_kernel(cg, g, n, kname, rows, D, rms, ox_attr_float(n, "epsilon", 1e-5f), b != NULL, ym, yi, args);
 	return 0;
@@ -1974,7 +1967,7 @@ static int cu_softmax(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (rows == 0)
 		return 1;
 	char kname[200];
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf t = {0};
 	if (strided) {
 		/* along a middle axis (the channels of NCHW): a thread per
@@ -2034,7 +2027,7 @@ int ox_cu_phys(const ox_value *v, int64_t *dims)
 const char *ox_cu_rt_dim(ox_cu_rt *R, ox_dim d, char *buf, size_t sz)
 {
 	if (!R || !ox_dim_is_rt(R->g, d)) {
-		snprintf(buf, sz, "%lld", (long long)(R ? ox_dim_eval(R->g, d) : d));
+		ox_cg_snprintf(buf, sz, "%lld", (long long)(R ? ox_dim_eval(R->g, d) : d));
 		return buf;
 	}
 	int k = 0;
@@ -2045,7 +2038,7 @@ const char *ox_cu_rt_dim(ox_cu_rt *R, ox_dim d, char *buf, size_t sz)
 			return NULL;
 		R->d[R->n++] = d;
 	}
-	snprintf(buf, sz, "ox_r%d", k);
+	ox_cg_snprintf(buf, sz, "ox_r%d", k);
 	return buf;
 }
 
@@ -2090,7 +2083,7 @@ int ox_cu_index_kernel_rt(ox_buf *t, const char *kname, const char *params, cons
 	int bad = !ox_cu_rt_dim(R, dims_numel(g, dims, r), tb, sizeof tb);
 	for (int k = r - 1; k >= 0 && !bad; k--) {
 		char v[16];
-		snprintf(v, sizeof v, "i%d", k);
+		ox_cg_snprintf(v, sizeof v, "i%d", k);
 		/* (as a word: nvcc warns of unused variables) */
 		if (ox_cg_uses_name(body, v)) {
 			bad = !ox_cu_rt_dim(R, below, bb, sizeof bb) || !ox_cu_rt_dim(R, dims[k], db, sizeof db);
@@ -2171,8 +2164,8 @@ static int cu_plan(ox_cg *cg, ox_graph *g, ox_node *n)
 	const char *ty = ox_cg_ctype(g->vals[n->out[0]].dtype);
 	ox_buf_printf(&body, "\ty[%s] = x[%s];\n", out.s, in.s);
 	char kname[200], params[256];
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
-	snprintf(params, sizeof params, "const %s *__restrict__ x, %s *__restrict__ y", ty, ty);
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ x, %s *__restrict__ y", ty, ty);
 	ox_buf t = {0};
 	ox_buf_printf(&t, "/* %s: %s as a copy plan of %d axes */\n", cg->fname, n->optype, p.nax);
 	if (ox_cu_index_kernel_rt(&t, kname, params, dims, p.nax, body.s, &R)) {
@@ -2234,13 +2227,13 @@ static int cu_pad(ox_cg *cg, ox_graph *g, ox_node *n)
 	const char *ty = ox_cg_ctype(y->dtype);
 	const int hasv = n->nin > 2 && n->in[2] >= 0;
 	char val[128];
-	snprintf(val, sizeof val, "%s", hasv ? "cv[0]" : ox_cg_store(y->dtype, ox_cg_lit(y->dtype, n->opset < 11 ? ox_attr_float(n, "value", 0) : 0)));
+	ox_cg_snprintf(val, sizeof val, "%s", hasv ? "cv[0]" : ox_cg_store(y->dtype, ox_cg_lit(y->dtype, n->opset < 11 ? ox_attr_float(n, "value", 0) : 0)));
 	if (oob.len)
 		ox_buf_printf(&body, "\tif (%s) {\n\t\ty[i] = %s;\n\t\treturn;\n\t}\n", oob.s, val);
 	ox_buf_printf(&body, "\ty[i] = x[%s];\n", src.s);
 	char kname[200], params[256];
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
-	snprintf(params, sizeof params, "const %s *__restrict__ x, const %s *__restrict__ cv, %s *__restrict__ y", ty, ty, ty);
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ x, const %s *__restrict__ cv, %s *__restrict__ y", ty, ty, ty);
 	ox_buf t = {0};
 	ox_buf_printf(&t, "/* %s: Pad (%s), a thread per output element */\n", cg->fname, ox_attr_str(n, "mode", "constant"));
 	if (ox_cu_index_kernel_rt(&t, kname, params, y->shape.d, r, body.s, &R)) {
@@ -2282,7 +2275,7 @@ static int cu_shape(ox_cg *cg, ox_graph *g, ox_node *n)
 	}
 	ox_buf_puts(&body, "};\n\ty[i] = v[i];\n");
 	char kname[200];
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf t = {0};
 	ox_buf_printf(&t, "/* %s: Shape, dims %lld..%lld */\n", cg->fname, (long long)s, (long long)e - 1);
 	const ox_dim dims[1] = {e - s};
@@ -2309,12 +2302,12 @@ static int cu_const_of_shape(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (a)
 		ox_cg_lit_elem(a->t, 0, v, sizeof v);
 	else
-		snprintf(v, sizeof v, "%s", ox_cg_lit(y->dtype, 0)); /* the default value: f32 0 */
+		ox_cg_snprintf(v, sizeof v, "%s", ox_cg_lit(y->dtype, 0)); /* the default value: f32 0 */
 	ox_cu_rt R = {g, 0, {0}};
 	ox_buf body = {0}, t = {0};
 	ox_buf_printf(&body, "\ty[i] = %s;\n", v);
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
-	snprintf(params, sizeof params, "%s *__restrict__ y", ox_cg_ctype(y->dtype));
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(params, sizeof params, "%s *__restrict__ y", ox_cg_ctype(y->dtype));
 	ox_buf_printf(&t, "/* %s: ConstantOfShape, a thread per element */\n", cg->fname);
 	if (ox_cu_index_kernel_rt(&t, kname, params, y->shape.d, y->shape.rank, body.s, &R)) {
 		ox_buf_free(&t), ox_buf_free(&body);
@@ -2344,8 +2337,8 @@ static int cu_range(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_buf_printf(&body, "\ty[i] = s0[0] + (%s)i * d0[0];\n", ox_cg_ntype(dt));
 	else
 		ox_buf_printf(&body, "\ty[i] = (%s)((uint64_t)s0[0] + (uint64_t)i * (uint64_t)d0[0]);\n", T);
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
-	snprintf(params, sizeof params, "const %s *__restrict__ s0, const %s *__restrict__ d0, %s *__restrict__ y", T, T, T);
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ s0, const %s *__restrict__ d0, %s *__restrict__ y", T, T, T);
 	ox_buf_printf(&t, "/* %s: Range, a thread per element */\n", cg->fname);
 	ox_cu_rt R = {g, 0, {0}};
 	if (ox_cu_index_kernel_rt(&t, kname, params, y->shape.d, 1, body.s, &R)) {
@@ -2396,12 +2389,12 @@ static int cu_gather(ox_cg *cg, ox_graph *g, ox_node *n)
 	char kname[200], params[256], ds[40], dn[32], in[32];
 	if (!ox_cu_rt_dim(&R, dD, dn, sizeof dn) || !ox_cu_rt_dim(&R, dims[2], in, sizeof in))
 		return 1;
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	const char *ty = ox_cg_ctype(y->dtype);
-	snprintf(params, sizeof params, "const %s *__restrict__ x, const %s *__restrict__ ind, %s *__restrict__ y%s", ty,
+	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ x, const %s *__restrict__ ind, %s *__restrict__ y%s", ty,
 		 ox_cg_ctype(ix->dtype), ty, ci ? "" : ", int *st");
 	ox_buf body = {0};
-	snprintf(ds, sizeof ds, ox_dim_is_rt(g, dD) ? "%s" : "%sL", dn);
+	ox_cg_snprintf(ds, sizeof ds, ox_dim_is_rt(g, dD) ? "%s" : "%sL", dn);
 	if (ci) /* (checked here: wrapped only) */
 		ox_buf_printf(&body, "\tint64_t k = (int64_t)ind[i1];\n\tif (k < 0)\n\t\tk += %s;\n", ds);
 	else
@@ -2465,7 +2458,7 @@ static int cu_gather_elements(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_dim stride = 1;
 	for (int k = r - 1; k >= 0; k--) {
 		char v[16], sb[32];
-		snprintf(v, sizeof v, k == axis ? "j" : "i%d", k);
+		ox_cg_snprintf(v, sizeof v, k == axis ? "j" : "i%d", k);
 		if (!ox_cu_rt_dim(&R, stride, sb, sizeof sb)) {
 			ox_buf_free(&body), ox_buf_free(&off);
 			return 1;
@@ -2476,9 +2469,9 @@ static int cu_gather_elements(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_buf_printf(&body, "\ty[i] = x[%s];\n", off.s);
 	ox_buf_free(&off);
 	char kname[200], params[256];
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	const char *ty = ox_cg_ctype(y->dtype);
-	snprintf(params, sizeof params, "const %s *__restrict__ x, const %s *__restrict__ ind, %s *__restrict__ y, int *st",
+	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ x, const %s *__restrict__ ind, %s *__restrict__ y, int *st",
 		 ty, ox_cg_ctype(ix->dtype), ty);
 	ox_buf t = {0};
 	ox_buf_printf(&t, "/* %s: GatherElements along axis %d of %lld%s, checked indices: a thread per element%s */\n",
@@ -2540,8 +2533,8 @@ static int cu_topk(ox_cg *cg, ox_graph *g, ox_node *n)
 		      better, ox_cg_load(dt, "xr[ix[(s - 1) * st] * st]"), (long long)K, (long long)K,
 		      (long long)(K - 1), (long long)K, (long long)K, sKI);
 	char kname[200], params[256];
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
-	snprintf(params, sizeof params, "const %s *__restrict__ x, %s *__restrict__ y, int64_t *__restrict__ ind", T, T);
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ x, %s *__restrict__ y, int64_t *__restrict__ ind", T, T);
 	ox_buf t = {0};
 	ox_buf_printf(&t, "/* %s: TopK %lld of %lld%s along axis %d (%s): a thread per run%s */\n", cg->fname, (long long)K,
 		      (long long)ox_opt_top(g, L), ox_dim_is_rt(g, L) ? " at most" : "", axis,
@@ -2579,7 +2572,7 @@ static int cu_einsum(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_buf_printf(&params, "%s *__restrict__ out0", ox_cg_ctype(ox_out(g, n, 0)->dtype));
 	ox_buf_puts(&ptrs, "out0");
 	char kname[200];
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf t = {0};
 	ox_buf_printf(&t, "/* %s: Einsum \"%s\": a thread per output element */\n", cg->fname, ox_attr_str(n, "equation", ""));
 	ox_cu_index_kernel(&t, kname, params.s, dims, r, body.s);
@@ -2604,10 +2597,10 @@ static int cu_trilu(ox_cg *cg, ox_graph *g, ox_node *n)
 	const ox_dim dims[3] = {B, x->shape.d[r - 2], x->shape.d[r - 1]};
 	ox_cu_rt R = {g, 0, {0}};
 	char body[160], kname[200], params[256];
-	snprintf(body, sizeof body, "\ty[i] = i2 - i1 %s %s ? x[i] : 0;\n", upper ? ">=" : "<=", kv ? "kp[0]" : "0");
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(body, sizeof body, "\ty[i] = i2 - i1 %s %s ? x[i] : 0;\n", upper ? ">=" : "<=", kv ? "kp[0]" : "0");
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	const char *ty = ox_cg_ctype(y->dtype);
-	snprintf(params, sizeof params, "const %s *__restrict__ x, const int64_t *__restrict__ kp, %s *__restrict__ y", ty,
+	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ x, const int64_t *__restrict__ kp, %s *__restrict__ y", ty,
 		 ty);
 	ox_buf t = {0};
 	ox_buf_printf(&t, "/* %s: Trilu (%s): a thread per element */\n", cg->fname, upper ? "upper" : "lower");
@@ -2648,17 +2641,17 @@ static int cu_cum(ox_cg *cg, ox_graph *g, ox_node *n)
 	const char *C = ox_cg_ntype(dt);
 	char p[160], upd[256];
 	if (rev)
-		snprintf(p, sizeof p, "i0 * %s + (%s - t) * %s + i1", sd.din, l1, sd.in);
+		ox_cg_snprintf(p, sizeof p, "i0 * %s + (%s - t) * %s + i1", sd.din, l1, sd.in);
 	else
-		snprintf(p, sizeof p, "i0 * %s + t * %s + i1", sd.din, sd.in);
-	snprintf(upd, sizeof upd, "\t\tacc = (%s)(acc %c %s);\n", C, sum ? '+' : '*', ox_cg_load(dt, "x[p]"));
+		ox_cg_snprintf(p, sizeof p, "i0 * %s + t * %s + i1", sd.din, sd.in);
+	ox_cg_snprintf(upd, sizeof upd, "\t\tacc = (%s)(acc %c %s);\n", C, sum ? '+' : '*', ox_cg_load(dt, "x[p]"));
 	ox_buf body = {0};
 	ox_buf_printf(&body, "\t%s acc = %s;\n\tfor (long t = 0; t < %s; t++) {\n\t\tconst long p = %s;\n%s"
 			     "\t\ty[p] = %s;\n%s\t}\n",
 		      C, sum ? "0" : "1", sd.d, p, excl ? "" : upd, ox_cg_store(dt, "acc"), excl ? upd : "");
 	char params[256];
 	const char *ty = ox_cg_ctype(dt);
-	snprintf(params, sizeof params, "const %s *__restrict__ x, %s *__restrict__ y", ty, ty);
+	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ x, %s *__restrict__ y", ty, ty);
 	ox_buf t = {0};
 	ox_buf_printf(&t, "/* %s: %s along axis %d of %lld%s%s%s: a thread per run */\n", cg->fname, n->optype, axis,
 		      (long long)ox_opt_top(g, L), R.n ? " (at most)" : "", excl ? ", exclusive" : "", rev ? ", reversed" : "");
@@ -2673,13 +2666,13 @@ static void piece_kernel(ox_cg *cg, ox_graph *g, ox_node *n, int k, int split, c
 {
 	char kname[200], params[256], body[256], sr[32], sw[32], so[32], ptrs[32], place[160];
 	ox_cu_rt R = {g, 0, {0}};
-	snprintf(kname, sizeof kname, "%s_kernel%d", cg->fname, k);
-	snprintf(params, sizeof params, "const %s *__restrict__ x, %s *__restrict__ y", ty, ty);
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel%d", cg->fname, k);
+	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ x, %s *__restrict__ y", ty, ty);
 	if (!ox_cu_rt_dim(&R, rk, sr, sizeof sr) || !ox_cu_rt_dim(&R, row, sw, sizeof sw) ||
 	    !ox_cu_rt_dim(&R, off, so, sizeof so))
 		ox_die("codegen: '%s': a %s of more than 16 run-time dims", n->name, n->optype);
-	snprintf(place, sizeof place, "i / %s * %s + %s + i %% %s", sr, sw, so, sr);
-	snprintf(body, sizeof body, split ? "\ty[i] = x[%s];\n" : "\ty[%s] = x[i];\n", place);
+	ox_cg_snprintf(place, sizeof place, "i / %s * %s + %s + i %% %s", sr, sw, so, sr);
+	ox_cg_snprintf(body, sizeof body, split ? "\ty[i] = x[%s];\n" : "\ty[%s] = x[i];\n", place);
 	ox_buf t = {0};
 	if (split)
 		ox_buf_printf(&t, "/* %s: output %d of the Split along axis %d */\n", cg->fname, k,
@@ -2692,7 +2685,7 @@ static void piece_kernel(ox_cg *cg, ox_graph *g, ox_node *n, int k, int split, c
 		ox_cu_narrow(&t);
 	ox_cg_helper(cg, kname, t.s);
 	ox_buf_free(&t);
-	snprintf(ptrs, sizeof ptrs, split ? "in0, out%d" : "in%d, out0", k);
+	ox_cg_snprintf(ptrs, sizeof ptrs, split ? "in0, out%d" : "in%d, out0", k);
 	ox_cu_index_launch(cg, kname, &tot, 1, ptrs, &R);
 }
 
@@ -2823,9 +2816,9 @@ static int cu_fusedew(ox_cg *cg, ox_graph *g, ox_node *n)
 			else
 				ox_buf_printf(&loads, "\tconst %s xv%d[4] = {x%d[%s], x%d[%s + 1], x%d[%s + 2], x%d[%s + 3]};\n",
 					      ct, k, k, off.s, k, off.s, k, off.s, k, off.s);
-			snprintf(e, sizeof e, "xv%d[u]", k);
+			ox_cg_snprintf(e, sizeof e, "xv%d[u]", k);
 		} else {
-			snprintf(e, sizeof e, "x%d[%s]", k, off.s);
+			ox_cg_snprintf(e, sizeof e, "x%d[%s]", k, off.s);
 		}
 		in[k] = strdup(ox_cg_load(x->dtype, e));
 		ox_buf_free(&off);
@@ -2851,7 +2844,7 @@ static int cu_fusedew(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_buf_puts(&body, "\ty[i] = OX_ST(v);\n");
 	}
 	char kname[200];
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf t = {0}, ptrs = {0};
 	ox_buf_printf(&t, "/* %s: fused elementwise body, one thread per %s */\n", cg->fname,
 		      V > 1 ? "4 consecutive elements" : "element");
@@ -2919,7 +2912,7 @@ static int cu_reduce(ox_cg *cg, ox_graph *g, ox_node *n)
 	const char *map = op == OX_OP_ReduceSumSquare || op == OX_OP_ReduceL2 ? "v * v" : op == OX_OP_ReduceL1 ? "fabsf(v)" : "v";
 	const char *fin = op == OX_OP_ReduceL2 ? "sqrtf(a)" : op == OX_OP_ReduceLogSum ? "logf(a)" : "a";
 	char kname[200];
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf t = {0};
 	if (inner != 1) {
 		ox_cu_rt R = {g, 0, {0}};
@@ -2942,10 +2935,10 @@ static int cu_reduce(ox_cg *cg, ox_graph *g, ox_node *n)
 	const ox_dim rows = outer;
 	const int rtD = ox_dim_is_rt(g, D);
 	char len[48];
-	snprintf(len, sizeof len, rtD ? "ox_len" : "%lld", (long long)D);
+	ox_cg_snprintf(len, sizeof len, rtD ? "ox_len" : "%lld", (long long)D);
 	char div[64] = "";
 	if (n->op == OX_OP_ReduceMean)
-		snprintf(div, sizeof div, " / (float)%s", len);
+		ox_cg_snprintf(div, sizeof div, " / (float)%s", len);
 	/* a row's parts: a block of 256 threads for 2048 of D at least, until
 	 * the blocks give each SM two */
 	int S = 1;
@@ -3027,11 +3020,11 @@ static int cu_arg(ox_cg *cg, ox_graph *g, ox_node *n)
 	const char *gt = n->op == OX_OP_ArgMax ? ">" : "<";
 	char cond[128];
 	if (!isf)
-		snprintf(cond, sizeof cond, "v %s%s best", gt, last ? "=" : "");
+		ox_cg_snprintf(cond, sizeof cond, "v %s%s best", gt, last ? "=" : "");
 	else if (!last)
-		snprintf(cond, sizeof cond, "v %s best || (isnan(v) && !isnan(best))", gt);
+		ox_cg_snprintf(cond, sizeof cond, "v %s best || (isnan(v) && !isnan(best))", gt);
 	else
-		snprintf(cond, sizeof cond, "isnan(v) || (!isnan(best) && v %s= best)", gt);
+		ox_cg_snprintf(cond, sizeof cond, "isnan(v) || (!isnan(best) && v %s= best)", gt);
 	const char *T = ox_cg_ctype(dt), *C = ox_cg_ntype(dt);
 	ox_buf body = {0};
 	/* (the stride named once: a load expression may repeat its argument) */
@@ -3040,7 +3033,7 @@ static int cu_arg(ox_cg *cg, ox_graph *g, ox_node *n)
 			     "\t\tif (%s) {\n\t\t\tbest = v;\n\t\t\tat = k;\n\t\t}\n\t}\n\ty[i] = at;\n",
 		      sd.in, T, sd.din, C, ox_cg_load(dt, "xr[0]"), sd.d, C, ox_cg_load(dt, "xr[k * inner_]"), cond);
 	char params[160];
-	snprintf(params, sizeof params, "const %s *__restrict__ x, int64_t *__restrict__ y", T);
+	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ x, int64_t *__restrict__ y", T);
 	ox_buf t = {0};
 	ox_buf_printf(&t, "/* %s: %s along axis %d (%lld of [%lld, %lld, %lld]%s)%s, a thread per output */\n", cg->fname,
 		      n->optype, ax, (long long)ox_opt_top(g, D), (long long)ox_opt_top(g, outer),
@@ -3082,7 +3075,7 @@ static int cu_map(ox_cg *cg, ox_graph *g, ox_node *n)
 			      ox_cg_ctype(n->in[k] >= 0 ? g->vals[n->in[k]].dtype : OX_F32), k);
 	ox_buf_printf(&params, "%s *__restrict__ out0", ox_cg_ctype(y->dtype));
 	char kname[200];
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf t = {0}, ptrs = {0};
 	ox_buf_printf(&t, "/* %s: %s, a thread per element */\n", cg->fname, n->optype);
 	if (ox_cu_index_kernel_rt(&t, kname, params.s, M.d, M.r, M.body.s, &R)) {

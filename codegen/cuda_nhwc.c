@@ -50,7 +50,7 @@ static int nhwc_in(const ox_value *v)
 /* the input tap (ih, iw) of output pixel `pix` at (kh, kw) */
 static void tap(char *buf, size_t sz, const ox_cu_win *q, const char *pix)
 {
-	snprintf(buf, sz, "const long ih = %s / %lld * %lld - %lld + kh * %lld, iw = %s %% %lld * %lld - %lld + kw * %lld;\n",
+	ox_cg_snprintf(buf, sz, "const long ih = %s / %lld * %lld - %lld + kh * %lld, iw = %s %% %lld * %lld - %lld + kw * %lld;\n",
 		 pix, (long long)q->O[2], (long long)q->S[1], (long long)q->P[1], (long long)q->D[1], pix,
 		 (long long)q->O[2], (long long)q->S[2], (long long)q->P[2], (long long)q->D[2]);
 }
@@ -62,11 +62,11 @@ static void batch_grid(ox_cg *cg, ox_graph *g, ox_dim dN, long long N, char *z, 
 {
 	guard[0] = 0;
 	if (!ox_dim_is_rt(g, dN)) {
-		snprintf(z, zsz, "%lld", N);
+		ox_cg_snprintf(z, zsz, "%lld", N);
 		return;
 	}
-	snprintf(z, zsz, "(unsigned)(%s)", ox_cg_dim(cg, dN));
-	snprintf(guard, gsz, "if ((long)(%s) > 0)\n\t\t", ox_cg_dim(cg, dN));
+	ox_cg_snprintf(z, zsz, "(unsigned)(%s)", ox_cg_dim(cg, dN));
+	ox_cg_snprintf(guard, gsz, "if ((long)(%s) > 0)\n\t\t", ox_cg_dim(cg, dN));
 }
 
 /* A pointwise Conv's LOADA of the depthwise Conv it computes (ox_dw,
@@ -82,14 +82,14 @@ static int dw_load(ox_cg *cg, ox_graph *g, ox_node *n, const ox_value *x, long l
 	const int64_t *q = ox_attr_get(n, "ox_dw")->ints; /* {w, b, e, KH, KW, SH, SW, DH, DW, PT, PL, PB, PR} */
 	const long long C = x->shape.d[1], IH = x->shape.d[2], IW = x->shape.d[3];
 	char xe[96], we[96];
-	snprintf(xe, sizeof xe, "xn[(ih * %lld + iw) * %lld + k]", IW, C);
-	snprintf(we, sizeof we, "dw[(kh * %lld + kw) * %lld + k]", (long long)q[4], C);
+	ox_cg_snprintf(xe, sizeof xe, "xn[(ih * %lld + iw) * %lld + k]", IW, C);
+	ox_cg_snprintf(we, sizeof we, "dw[(kh * %lld + kw) * %lld + k]", (long long)q[4], C);
 	ox_buf_printf(la, "\t\t\t\tconst long oh = m / %lld, ow = m %% %lld;\n"
 			  "\t\t\t\tfloat dv[%d];\n"
 			  "\t\t\t\tfor (int u = 0; u < %d; u++)\n\t\t\t\t\tdv[u] = %s;\n",
 		      OW, OW, va, va, q[1] >= 0 ? "OX_LD(db[k + u])" : "0.0f");
 	char ih[32], iw[32];
-	snprintf(ih, sizeof ih, "%lld", IH), snprintf(iw, sizeof iw, "%lld", IW);
+	ox_cg_snprintf(ih, sizeof ih, "%lld", IH), ox_cg_snprintf(iw, sizeof iw, "%lld", IW);
 	ox_cu_taps(la, 4, q + 3, q + 5, q + 9, q + 7, ih, iw);
 	if (va == 4)
 		ox_buf_printf(la, "\t\t\t\t\t\tOX_T xh[4], wh[4];\n"
@@ -104,7 +104,7 @@ static int dw_load(ox_cg *cg, ox_graph *g, ox_node *n, const ox_value *x, long l
 	const ox_attr *e = ox_attr_get(n, "ox_dw_epilogue");
 	if (e) {
 		char full[96];
-		snprintf(full, sizeof full, "((nb * %lld + m) * %lld + k + u)", P, C);
+		ox_cg_snprintf(full, sizeof full, "((nb * %lld + m) * %lld + k + u)", P, C);
 		if (ox_cu_epilogue_of(cg, g, n, e->g[0], (int)q[2], 'd', &e->g[0]->vals[e->g[0]->inputs[0]].shape, la,
 				      "(k + u)", full, 5))
 			return -1;
@@ -140,7 +140,7 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 	const long long P = OH * OW, K = Cp * KH * KW;
 	const int hasb = n->nin > 2 && n->in[2] >= 0;
 	char kname[200];
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf t = {0}, params = {0}, args = {0}, la = {0};
 	if (dwa) { /* (the depthwise's weights and bias before the epilogue's operands) */
 		ox_buf_puts(&params, ", const OX_T *__restrict__ dw, const OX_T *__restrict__ db");
@@ -156,11 +156,11 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_shape_str(g, &x->shape, xs, sizeof xs), ox_shape_str(g, &y->shape, ys, sizeof ys);
 	char padded[64] = "", dws[160] = "";
 	if (Cp != C)
-		snprintf(padded, sizeof padded, " (channels padded to %lld)", Cp);
+		ox_cg_snprintf(padded, sizeof padded, " (channels padded to %lld)", Cp);
 	if (plain)
-		snprintf(padded, sizeof padded, " (its planes read in place: NCHW)");
+		ox_cg_snprintf(padded, sizeof padded, " (its planes read in place: NCHW)");
 	if (dwa)
-		snprintf(dws, sizeof dws, " of a depthwise %lldx%lld, stride %lldx%lld, dilation %lldx%lld, pads %lld,%lld, computed as loaded",
+		ox_cg_snprintf(dws, sizeof dws, " of a depthwise %lldx%lld, stride %lldx%lld, dilation %lldx%lld, pads %lld,%lld, computed as loaded",
 			 (long long)dwa->ints[3], (long long)dwa->ints[4], (long long)dwa->ints[5], (long long)dwa->ints[6],
 			 (long long)dwa->ints[7], (long long)dwa->ints[8], (long long)dwa->ints[9], (long long)dwa->ints[10]);
 	ox_buf_printf(&t, "/* %s: Conv %lldx%lld, stride %lldx%lld, dilation %lldx%lld, pads %lld,%lld%s, NHWC: %s%s -> %s */\n",
@@ -198,16 +198,16 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 		if (dw_load(cg, g, n, x, OW, P, va, &la))
 			goto fail;
 	} else if (pointwise && !plain) {
-		snprintf(e, sizeof e, "xn[m * %lld + k]", Cp);
+		ox_cg_snprintf(e, sizeof e, "xn[m * %lld + k]", Cp);
 		ox_cu_tile_ld(lt, sizeof lt, 4, "a", va, e);
 		ox_buf_puts(&la, lt);
 	} else {
 		char tm[512];
 		tap(tm, sizeof tm, &q, "m");
 		if (plain) /* channel c's plane */
-			snprintf(e, sizeof e, "xn[(c * %lld + ih) * %lld + iw]", IH, IW);
+			ox_cg_snprintf(e, sizeof e, "xn[(c * %lld + ih) * %lld + iw]", IH, IW);
 		else
-			snprintf(e, sizeof e, "xn[(ih * %lld + iw) * %lld + c]", IW, Cp);
+			ox_cg_snprintf(e, sizeof e, "xn[(ih * %lld + iw) * %lld + c]", IW, Cp);
 		ox_cu_tile_ld(ld, sizeof ld, 5, "a", va, e);
 		ox_buf_printf(&la,
 			      "\t\t\t\tconst long c = k %% %lld, r = k / %lld, kh = r / %lld, kw = r %% %lld;\n"
@@ -216,16 +216,16 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 			      Cp, Cp, KW, KW, tm, IH, IW, ld);
 	}
 	if (Cp != C) { /* row k: tap k / Cp, channel k % Cp */
-		snprintf(e, sizeof e, "w[(k / %lld * %lld + c) * %lld + p]", Cp, C, Op);
+		ox_cg_snprintf(e, sizeof e, "w[(k / %lld * %lld + c) * %lld + p]", Cp, C, Op);
 		ox_cu_tile_ld(ld, sizeof ld, 5, "b", vb, e);
-		snprintf(lb, sizeof lb, "\t\t\t\tconst long c = k %% %lld;\n\t\t\t\tif (c < %lld) {\n%s\t\t\t\t}\n", Cp,
+		ox_cg_snprintf(lb, sizeof lb, "\t\t\t\tconst long c = k %% %lld;\n\t\t\t\tif (c < %lld) {\n%s\t\t\t\t}\n", Cp,
 			 C, ld);
 	} else {
-		snprintf(e, sizeof e, "w[k * %lld + p]", Op);
+		ox_cg_snprintf(e, sizeof e, "w[k * %lld + p]", Op);
 		ox_cu_tile_ld(lb, sizeof lb, 4, "b", vb, e);
 	}
-	snprintf(M_, sizeof M_, "%lld", P);
-	snprintf(N_, sizeof N_, "%lld", O);
+	ox_cg_snprintf(M_, sizeof M_, "%lld", P);
+	ox_cg_snprintf(N_, sizeof N_, "%lld", O);
 	if (S > 1) /* the parts go to the workspace */
 		ox_cu_ws_param(cg, &t, tiles);
 	ox_buf_printf(&t, "\tconst long nb = blockIdx.z / %d, ks0 = blockIdx.z %% %d * %lldL;\n"
@@ -304,9 +304,9 @@ static int emit_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
 	const char *comb = ismax ? "a = b > a || b != b ? b : a" : "a += b";
 	char fin[64] = "a";
 	if (!ismax)
-		snprintf(fin, sizeof fin, "a / (float)%lld", P);
+		ox_cg_snprintf(fin, sizeof fin, "a / (float)%lld", P);
 	char kname[200];
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf t = {0};
 	char xs[128];
 	ox_shape_str(g, &x->shape, xs, sizeof xs);
@@ -368,8 +368,8 @@ static int emit_reorder(ox_cg *cg, ox_graph *g, ox_node *n)
 	const long long CB = (C + b - 1) / b;
 	const char *ty = ox_cg_ctype(x->dtype);
 	char kname[200], params[256];
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
-	snprintf(params, sizeof params, "const %s *__restrict__ x, %s *__restrict__ y", ty, ty);
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ x, %s *__restrict__ y", ty, ty);
 	ox_buf t = {0}, body = {0};
 	char xs[128];
 	ox_shape_str(g, &x->shape, xs, sizeof xs);

@@ -97,7 +97,7 @@ static int emit_convtranspose(ox_cg *cg, ox_graph *g, ox_node *n)
 	    !ox_cu_rt_dim(&R, ox_dim_mul(g, C, isz_d), cis, sizeof cis))
 		return 1;
 	char kname[200];
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf t = {0};
 	ox_buf_printf(&t, "/* %s: ConvTranspose %d-D, group %lld: [%lld,%lld", cg->fname, nsp, (long long)G, (long long)N,
 		      (long long)C);
@@ -241,14 +241,14 @@ static int emit_resize_rt(ox_cg *cg, ox_graph *g, ox_node *n, ox_rz_opts *ro, co
 		return -1;
 	}
 	char kname[200], pname[220];
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
-	snprintf(pname, sizeof pname, "%s_plan", cg->fname);
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(pname, sizeof pname, "%s_plan", cg->fname);
 	ox_buf t = {0}, params = {0}, names = {0}, unused = {0};
 	for (int k = 0; k < n->nin + n->nout; k++) {
 		const int isin = k < n->nin;
 		const ox_id id = isin ? n->in[k] : n->out[k - n->nin];
 		char nm[16];
-		snprintf(nm, sizeof nm, "%s%d", isin ? "in" : "out", isin ? k : k - n->nin);
+		ox_cg_snprintf(nm, sizeof nm, "%s%d", isin ? "in" : "out", isin ? k : k - n->nin);
 		ox_buf_printf(&params, ", %s%s *%s", isin ? "const " : "", id < 0 ? "void" : ox_cg_ctype(g->vals[id].dtype), nm);
 		ox_buf_printf(&names, ", %s", nm);
 		if (!ox_cg_uses_name(plan.s, nm))
@@ -309,7 +309,7 @@ static int emit_resize_rt(ox_cg *cg, ox_graph *g, ox_node *n, ox_rz_opts *ro, co
 			ox_buf_puts(&body, ";\n");
 		}
 		char xe[64];
-		snprintf(xe, sizeof xe, "x[%so%d[t%d]]", r > 1 ? "bc + " : "", r - 1, r - 1);
+		ox_cg_snprintf(xe, sizeof xe, "x[%so%d[t%d]]", r > 1 ? "bc + " : "", r - 1, r - 1);
 		ox_buf_printf(&body, "%sdouble s = 0.0;\n%sfor (int t%d = 0; t%d < n%d; t%d++)\n", ind, ind, r - 1, r - 1,
 			      r - 1, r - 1);
 		ox_buf_printf(&body, "%s\ts += w%d[t%d] * (double)%s;\n", ind, r - 1, r - 1, ox_cg_load(dt, xe));
@@ -323,7 +323,7 @@ static int emit_resize_rt(ox_cg *cg, ox_graph *g, ox_node *n, ox_rz_opts *ro, co
 	ox_cu_rt R = {g, 0, {0}};
 	const char *ty = ox_cg_ctype(dt);
 	char kp[256];
-	snprintf(kp, sizeof kp,
+	ox_cg_snprintf(kp, sizeof kp,
 		 "const int *__restrict__ st, const %s *__restrict__ x, %s *__restrict__ y, const uint8_t *__restrict__ sc", ty,
 		 ty);
 	ox_buf_printf(&t, "/* %s: Resize %s, %s, sizes or scales read when the program runs: a thread\n"
@@ -408,7 +408,7 @@ static int emit_resize(ox_cg *cg, ox_graph *g, ox_node *n)
 		}
 	}
 	char kname[200];
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf t = {0}, body = {0};
 	ox_buf_printf(&t, "/* %s: Resize %s, %s: [", cg->fname,
 		      ro.mode == 0 ? "nearest" : ro.mode == 1 ? "linear" : "cubic",
@@ -427,10 +427,10 @@ static int emit_resize(ox_cg *cg, ox_graph *g, ox_node *n)
 			continue;
 		char decl[300];
 		const int64_t cnt = y->shape.d[a] * nt[a];
-		snprintf(decl, sizeof decl, "static __device__ const long %s_off%d[%lld]", kname, a, (long long)cnt);
+		ox_cg_snprintf(decl, sizeof decl, "static __device__ const long %s_off%d[%lld]", kname, a, (long long)cnt);
 		ox_cg_table(&t, decl, offs[a], NULL, cnt, "");
 		if (ro.mode) {
-			snprintf(decl, sizeof decl, "static __device__ const float %s_wt%d[%lld]", kname, a, (long long)cnt);
+			ox_cg_snprintf(decl, sizeof decl, "static __device__ const float %s_wt%d[%lld]", kname, a, (long long)cnt);
 			ox_cg_table(&t, decl, NULL, wts[a], cnt, "");
 		}
 		/* this output's taps */
@@ -479,7 +479,7 @@ static int emit_resize(ox_cg *cg, ox_graph *g, ox_node *n)
 		int lvl = 1, nouter = 0;
 		char prev[16] = "", ind[20];
 		if (base.len)
-			snprintf(prev, sizeof prev, "b");
+			ox_cg_snprintf(prev, sizeof prev, "b");
 		for (int a = 0; a < last; a++) {
 			if (ident[a])
 				continue;
@@ -502,15 +502,15 @@ static int emit_resize(ox_cg *cg, ox_graph *g, ox_node *n)
 				if (!ident[a])
 					ox_buf_printf(&body, f++ ? " + o%d[t%d]" : "o%d[t%d]", a, a);
 			ox_buf_puts(&body, ";\n");
-			snprintf(prev, sizeof prev, "bc");
+			ox_cg_snprintf(prev, sizeof prev, "bc");
 		}
 		/* (an identity last axis: one tap of weight 1, exact, whose index
 		 * the base b already holds) */
 		char at[64];
 		if (ident[last])
-			snprintf(at, sizeof at, "%s", prev[0] ? prev : "0");
+			ox_cg_snprintf(at, sizeof at, "%s", prev[0] ? prev : "0");
 		else
-			snprintf(at, sizeof at, "%s%so%d[t%d]", prev, prev[0] ? " + " : "", last, last);
+			ox_cg_snprintf(at, sizeof at, "%s%so%d[t%d]", prev, prev[0] ? " + " : "", last, last);
 		if (ident[last])
 			ox_buf_printf(&body, "%sconst double s = (double)x[%s];\n", ind, at);
 		else
@@ -604,7 +604,7 @@ static int emit_avgpool(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_buf_puts(&body, "\t/* an empty window divides 0 by 0: NaN, as the C target's */\n"
 			   "\ty[i] = OX_ST(sum / (float)cnt);\n");
 	char kname[200];
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf t = {0};
 	ox_buf_printf(&t, "/* %s: AveragePool %d-D, kernel %lldx%lldx%lld, strides %lldx%lldx%lld, pads %lld,%lld,%lld "
 			  "and %lld,%lld,%lld%s: a thread per output */\n",
@@ -645,9 +645,9 @@ static int emit_gridsample(ox_cg *cg, ox_graph *g, ox_node *n)
 		return -1;
 	const int64_t N = x->shape.d[0], C = x->shape.d[1], nout = ox_shape_numel(&y->shape) / (N * C);
 	char kname[200], params[256];
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	const char *ty = ox_cg_ctype(x->dtype);
-	snprintf(params, sizeof params, "const %s *__restrict__ x, const %s *__restrict__ grid, %s *__restrict__ y", ty, ty,
+	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ x, const %s *__restrict__ grid, %s *__restrict__ y", ty, ty,
 		 ty);
 	ox_buf body = {0}, t = {0};
 	ox_buf_puts(&body, "\tconst long in[3] = {");

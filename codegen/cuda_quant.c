@@ -30,9 +30,9 @@ static const char *opnd(ox_graph *g, ox_node *n, int k, const char *at, const ch
 {
 	const ox_value *v = ox_in(g, n, k);
 	if (!v)
-		snprintf(buf, sz, "%s", def);
+		ox_cg_snprintf(buf, sz, "%s", def);
 	else
-		snprintf(buf, sz, "%sin%d[%s]", conv, k, ox_shape_numel(&v->shape) > 1 ? at : "0");
+		ox_cg_snprintf(buf, sz, "%sin%d[%s]", conv, k, ox_shape_numel(&v->shape) > 1 ? at : "0");
 	return buf;
 }
 
@@ -60,7 +60,7 @@ static int emit_qgemm(ox_cg *cg, ox_graph *g, ox_node *n)
 		if (!ox_in(g, n, k) || ox_in(g, n, k)->dtype != OX_F32)
 			return 1;
 	char kname[200], tab[256], la[512], lb[1024], rq[512], m_[32], n_[32], b1[96], b2[96], b3[96];
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	const char *xt = ox_cg_ctype(x->dtype), *wt = ox_cg_ctype(w->dtype), *yt = ox_cg_ctype(y->dtype);
 	ox_buf t = {0};
 	/* the geometry: Z products of [Mm x K] x [K x Np], output channel o */
@@ -94,20 +94,20 @@ static int emit_qgemm(ox_cg *cg, ox_graph *g, ox_node *n)
 	/* the zero points: of x (row m of a MatMul's), of w's output channel,
 	 * which is gi Og + m in a convolution's A loads, p in a MatMul's B loads */
 	char xz[96], wz[320], row[64], wo[64];
-	snprintf(row, sizeof row, "m %% %lld", MR);
+	ox_cg_snprintf(row, sizeof row, "m %% %lld", MR);
 	if (conv)
-		snprintf(wo, sizeof wo, "gi * %lld + m", Og);
+		ox_cg_snprintf(wo, sizeof wo, "gi * %lld + m", Og);
 	else
-		snprintf(wo, sizeof wo, "p");
+		ox_cg_snprintf(wo, sizeof wo, "p");
 	if (q) {
-		snprintf(tab, sizeof tab, "%s_wz", kname);
+		ox_cg_snprintf(tab, sizeof tab, "%s_wz", kname);
 		ox_cg_qi_table(&t, n, "ox_wz", "", tab, O, 0);
-		snprintf(tab, sizeof tab, "%s_rm", kname);
+		ox_cg_snprintf(tab, sizeof tab, "%s_rm", kname);
 		ox_cg_qi_table(&t, n, "ox_m", "", tab, O, 0);
-		snprintf(tab, sizeof tab, "%s_rs", kname);
+		ox_cg_snprintf(tab, sizeof tab, "%s_rs", kname);
 		ox_cg_qi_table(&t, n, "ox_s", "", tab, O, 0);
-		snprintf(xz, sizeof xz, "%lld", ox_cg_qi_at(n, "ox_zp", 0));
-		snprintf(wz, sizeof wz, "%s_wz[%s]", kname, wo);
+		ox_cg_snprintf(xz, sizeof xz, "%lld", ox_cg_qi_at(n, "ox_zp", 0));
+		ox_cg_snprintf(wz, sizeof wz, "%s_wz[%s]", kname, wo);
 	} else {
 		opnd(g, n, ixz, conv ? "0" : row, "(int)", "0", xz, sizeof xz);
 		opnd(g, n, iwz, wo, "(int)", "0", wz, sizeof wz);
@@ -124,16 +124,16 @@ static int emit_qgemm(ox_cg *cg, ox_graph *g, ox_node *n)
 				  "\tconst %s *wg = in%d + gi * %lld;\n",
 			      G, G, xt, C, C / G, IS, wt, iw, Og * K);
 		char post[160];
-		snprintf(la, sizeof la, "\t\t\t\ta[0] = (int)wg[m * %lldL + k] - %s;\n", K, wz);
-		snprintf(post, sizeof post, "] - %s;", xz);
+		ox_cg_snprintf(la, sizeof la, "\t\t\t\ta[0] = (int)wg[m * %lldL + k] - %s;\n", K, wz);
+		ox_cg_snprintf(post, sizeof post, "] - %s;", xz);
 		ox_cu_window_load(lb, sizeof lb, &win, "b[0] = (int)xg[", post, NULL);
 	} else {
 		/* A: the rows of x [Mm x K]; B: the weights [K x O] */
-		snprintf(la, sizeof la, "\t\t\t\ta[0] = (int)in0[m * %lldL + k] - %s;\n", K, xz);
-		snprintf(lb, sizeof lb, "\t\t\t\tb[0] = (int)in%d[k * %lldL + p] - %s;\n", iw, O, wz);
+		ox_cg_snprintf(la, sizeof la, "\t\t\t\ta[0] = (int)in0[m * %lldL + k] - %s;\n", K, xz);
+		ox_cg_snprintf(lb, sizeof lb, "\t\t\t\tb[0] = (int)in%d[k * %lldL + p] - %s;\n", iw, O, wz);
 	}
-	snprintf(m_, sizeof m_, "%lld", Mm);
-	snprintf(n_, sizeof n_, "%lld", Np);
+	ox_cg_snprintf(m_, sizeof m_, "%lld", Mm);
+	ox_cg_snprintf(n_, sizeof n_, "%lld", Np);
 	const int T = ox_cu_tile_of(Mm, Np, Z);
 	ox_cu_tile geo;
 	ox_cu_tile_loop(&t, T, T, m_, n_, la, 1, lb, 1, OX_CU_TILE_INT, (Mm + T - 1) / T * ((Np + T - 1) / T) * Z, &geo);
@@ -148,12 +148,12 @@ static int emit_qgemm(ox_cg *cg, ox_graph *g, ox_node *n)
 	/* the bias and the sums added modulo 2^32, as the C kernels do */
 	char bias[64] = "";
 	if (hasb)
-		snprintf(bias, sizeof bias, " + (unsigned)in%d[o]", ib);
+		ox_cg_snprintf(bias, sizeof bias, " + (unsigned)in%d[o]", ib);
 	ox_buf_printf(&t, "\t\tconst int32_t a = (int32_t)(acc[e]%s);\n", bias);
 	if (q) {
 		char rm[300], rs[300];
-		snprintf(rm, sizeof rm, "%s_rm[o]", kname);
-		snprintf(rs, sizeof rs, "%s_rs[o]", kname);
+		ox_cg_snprintf(rm, sizeof rm, "%s_rm[o]", kname);
+		ox_cg_snprintf(rs, sizeof rs, "%s_rs[o]", kname);
 		ox_cg_qi_out(rq, sizeof rq, n, "a", rm, rs, 1);
 	} else if (lin) {
 		long lo, hi;
@@ -161,10 +161,10 @@ static int emit_qgemm(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_use_qsat(cg);
 		ox_buf_printf(&t, "\t\tconst float mu = __fdiv_rn(__fmul_rn(%s, %s), in6[0]);\n",
 			      opnd(g, n, 1, conv ? "0" : row, "", "", b1, sizeof b1), opnd(g, n, 4, "o", "", "", b2, sizeof b2));
-		snprintf(rq, sizeof rq, "ox_qsat(rint(__dadd_rn(__dmul_rn((double)a, (double)mu), (double)%s)), %ld, %ld)",
+		ox_cg_snprintf(rq, sizeof rq, "ox_qsat(rint(__dadd_rn(__dmul_rn((double)a, (double)mu), (double)%s)), %ld, %ld)",
 			 opnd(g, n, 7, "0", "", "0", b3, sizeof b3), lo, hi);
 	} else {
-		snprintf(rq, sizeof rq, "a");
+		ox_cg_snprintf(rq, sizeof rq, "a");
 	}
 	ox_buf_printf(&t, "\t\ty[yi] = (%s)%s;\n\t}\n}\n\n", yt, rq);
 	ox_cg_printf(cg, "\tOX_LAUNCH(%s, dim3(%lld, %lld, %lld), %d, 0, ox_st, ", kname, (Np + T - 1) / T,
@@ -187,7 +187,7 @@ static void elem_kernel(ox_cg *cg, ox_graph *g, ox_node *n, const char *what, co
 			      ox_cg_ctype(n->in[k] >= 0 ? g->vals[n->in[k]].dtype : OX_F32), k);
 	ox_buf_printf(&params, "%s *__restrict__ out0", ox_cg_ctype(ox_out(g, n, 0)->dtype));
 	char kname[200];
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf_printf(&t, "/* %s: %s, a thread per element */\n", cg->fname, what);
 	ox_cu_index_kernel(&t, kname, params.s, dims, r, body);
 	ox_buf ptrs = {0};

@@ -36,8 +36,8 @@
 static void act_stmt(ox_buf *t, int lvl, int code, float a, float b)
 {
 	char A[64], B[64];
-	snprintf(A, sizeof A, "(%s)", ox_cg_lit(OX_F32, a));
-	snprintf(B, sizeof B, "(%s)", ox_cg_lit(OX_F32, b));
+	ox_cg_snprintf(A, sizeof A, "(%s)", ox_cg_lit(OX_F32, a));
+	ox_cg_snprintf(B, sizeof B, "(%s)", ox_cg_lit(OX_F32, b));
 	for (int i = 0; i < lvl; i++)
 		ox_buf_puts(t, "\t");
 	switch (code) {
@@ -69,10 +69,10 @@ static void emit_proj(ox_buf *t, const char *kname, const char *M, long long GH,
 {
 	char xrow[200], wb[64];
 	if (layout) /* X [batch][seq][input] */
-		snprintf(xrow, sizeof xrow, "(r %% %s * %s + r / %s) * %lld", N, S, N, I);
+		ox_cg_snprintf(xrow, sizeof xrow, "(r %% %s * %s + r / %s) * %lld", N, S, N, I);
 	else
-		snprintf(xrow, sizeof xrow, "r * %lld", I);
-	snprintf(wb, sizeof wb, hasb ? "bias[d * %lld + c]" : "0.0f", 2 * GH);
+		ox_cg_snprintf(xrow, sizeof xrow, "r * %lld", I);
+	ox_cg_snprintf(wb, sizeof wb, hasb ? "bias[d * %lld + c]" : "0.0f", 2 * GH);
 	ox_buf_printf(t, "__global__ void __launch_bounds__(256) %s_proj(const float *__restrict__ x, const float *__restrict__ w,\n"
 			 "\t\tconst float *__restrict__ bias, float *__restrict__ p%s)\n{\n"
 			 "\t__shared__ float xs[32][33], wsh[32][33];\n"
@@ -136,12 +136,12 @@ int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (!ox_cu_rt_dim(&R, dS, sS, sizeof sS) || !ox_cu_rt_dim(&R, dN, sN, sizeof sN))
 		return 1;
 	if (R.n)
-		snprintf(sM, sizeof sM, "(%s * %s)", sS, sN);
+		ox_cg_snprintf(sM, sizeof sM, "(%s * %s)", sS, sN);
 	else
-		snprintf(sM, sizeof sM, "%lld", M);
+		ox_cg_snprintf(sM, sizeof sM, "%lld", M);
 	ox_buf rtpb = {0};
 	ox_cu_rt_params(cg, &R, &rtpb, NULL);
-	snprintf(rtp, sizeof rtp, "%s", rtpb.s ? rtpb.s : "");
+	ox_cg_snprintf(rtp, sizeof rtp, "%s", rtpb.s ? rtpb.s : "");
 	ox_buf_free(&rtpb);
 	double clip = 0;
 	if (ox_attr_get(n, "clip")) {
@@ -181,7 +181,7 @@ int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 	const int NT = H >= 512 ? 512 : (int)((H + 31) / 32 * 32);
 
 	char kname[200], ca[64];
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf t = {0};
 	ox_buf_printf(&t, "/* %s: %s, %s, hidden %lld: seq %s, batch %s, input %lld, layout %d%s%s%s */\n", cg->fname,
 		      n->optype, ndir == 2 ? "bidirectional" : reverse ? "reverse" : "forward", H, sS, sN, I, layout,
@@ -204,7 +204,7 @@ int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_buf_puts(&t, "}\n\n");
 	}
 	/* clip bounds every gate's input before its activation */
-	snprintf(ca, sizeof ca, "%s", ox_cg_lit(OX_F32, clip));
+	ox_cg_snprintf(ca, sizeof ca, "%s", ox_cg_lit(OX_F32, clip));
 	ox_buf_printf(&t, "static __device__ __forceinline__ float %s_clip(float x)\n{\n", kname);
 	if (clip > 0)
 		ox_buf_printf(&t, "\treturn x > %s ? %s : x < -%s ? -%s : x;\n}\n\n", ca, ca, ca, ca);
@@ -263,15 +263,15 @@ int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 	char sd[96];
 	if (hasy && layout) {
 		if (ox_dim_is_rt(g, dS))
-			snprintf(sd, sizeof sd, "%s * %d", sS, ndir);
+			ox_cg_snprintf(sd, sizeof sd, "%s * %d", sS, ndir);
 		else
-			snprintf(sd, sizeof sd, "%lld", S * ndir);
+			ox_cg_snprintf(sd, sizeof sd, "%lld", S * ndir);
 		ox_buf_printf(&t, "\tconst long yb = (b * %s + d) * %lld, yt = %lld;\n", sd, H, ndir * H);
 	} else if (hasy) {
 		if (ox_dim_is_rt(g, dN))
-			snprintf(sd, sizeof sd, "%lld * %s", ndir * H, sN);
+			ox_cg_snprintf(sd, sizeof sd, "%lld * %s", ndir * H, sN);
 		else
-			snprintf(sd, sizeof sd, "%lld", ndir * N * H);
+			ox_cg_snprintf(sd, sizeof sd, "%lld", ndir * N * H);
 		ox_buf_printf(&t, "\tconst long yb = (d * %s + b) * %lld, yt = %s;\n", sN, H, sd);
 	}
 	if (hasb)
@@ -297,7 +297,7 @@ int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_buf_printf(&t, "\t\tfor (long j = tid; j < %lld; j += %d) {\n", H, NT);
 	char rbv[4][48];
 	for (int q = 0; q < G; q++)
-		snprintf(rbv[q], sizeof rbv[q], !hasb ? "0.0f" : q ? "rb[%lld + j]" : "rb[j]", q * H);
+		ox_cg_snprintf(rbv[q], sizeof rbv[q], !hasb ? "0.0f" : q ? "rb[%lld + j]" : "rb[j]", q * H);
 	if (lstm) {
 		/* gates i, o, f, c */
 		ox_buf_printf(&t, "\t\t\tfloat a0 = pt[j] + %s, a1 = pt[%lld + j] + %s;\n"
@@ -311,9 +311,9 @@ int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 			      H, H, H * H, H, 2 * H * H, H, 3 * H * H, H);
 		char pi[64] = "", po[64] = "", pf[64] = "";
 		if (hasp) {
-			snprintf(pi, sizeof pi, " + pp[j] * cp");
-			snprintf(po, sizeof po, " + pp[%lld + j] * cn", H);
-			snprintf(pf, sizeof pf, " + pp[%lld + j] * cp", 2 * H);
+			ox_cg_snprintf(pi, sizeof pi, " + pp[j] * cp");
+			ox_cg_snprintf(po, sizeof po, " + pp[%lld + j] * cn", H);
+			ox_cg_snprintf(pf, sizeof pf, " + pp[%lld + j] * cp", 2 * H);
 		}
 		ox_buf_puts(&t, "\t\t\tconst float cp = cs[j];\n");
 		ox_buf_printf(&t, "\t\t\tconst float gi = %s_f(d, %s_clip(a0%s));\n", kname, kname, pi);
@@ -384,9 +384,7 @@ int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_buf rta = {0};
 	ox_cu_rt_params(cg, &R, NULL, &rta);
 	const char *ra = rta.s ? rta.s : "";
-	char hS[128], hN[128];
-	snprintf(hS, sizeof hS, "%s", ox_cg_dim(cg, dS));
-	snprintf(hN, sizeof hN, "%s", ox_cg_dim(cg, dN));
+	const char *hS = ox_cg_dim(cg, dS), *hN = ox_cg_dim(cg, dN);
 	if (R.n)
 		ox_cg_printf(cg, "\tif ((long)(%s) * (long)(%s) > 0)\n\t\tOX_LAUNCH(%s_proj, dim3((unsigned)(((long)(%s) * (long)(%s) + 31) / 32), "
 				 "%lld, %d), 256, 0, ox_st, in0, in1, %s, ox_cu_ws%s);\n",
@@ -398,7 +396,7 @@ int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_printf(cg, "\tOX_LAUNCH(%s_rt, %lld, 256, 0, ox_st, in2, ox_cu_ws + %lld);\n", kname,
 			     (ndir * GHH + 255) / 256, PE);
 	char rarg[64];
-	snprintf(rarg, sizeof rarg, rsmem ? "in2" : "ox_cu_ws + %lld", PE);
+	ox_cg_snprintf(rarg, sizeof rarg, rsmem ? "in2" : "ox_cu_ws + %lld", PE);
 	if (ox_dim_is_rt(g, dN)) /* (a run with no batch row: nothing to do) */
 		ox_cg_printf(cg, "\tif ((long)(%s) > 0)\n\t\tOX_LAUNCH(%s, dim3((unsigned)(%s), %d), %d, 0, ox_st, ox_cu_ws, %s, %s, %s, %s",
 			     hN, kname, hN, ndir, NT, rarg, hasb ? "in3" : "nullptr", haslen ? "in4" : "nullptr",

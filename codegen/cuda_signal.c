@@ -16,7 +16,7 @@
 /* element e of dtype dt as a double (the C target's load) */
 static const char *ld(int dt, const char *e, char *buf, size_t sz)
 {
-	snprintf(buf, sz, "(double)%s", ox_cg_load(dt, e));
+	ox_cg_snprintf(buf, sz, "(double)%s", ox_cg_load(dt, e));
 	return buf;
 }
 
@@ -24,8 +24,8 @@ static const char *ld(int dt, const char *e, char *buf, size_t sz)
 static const char *st(int dt, const char *e, char *buf, size_t sz)
 {
 	char c[320];
-	snprintf(c, sizeof c, "(%s)(%s)", ox_cg_ntype(dt), e);
-	snprintf(buf, sz, "%s", ox_cg_store(dt, c));
+	ox_cg_snprintf(c, sizeof c, "(%s)(%s)", ox_cg_ntype(dt), e);
+	ox_cg_snprintf(buf, sz, "%s", ox_cg_store(dt, c));
 	return buf;
 }
 
@@ -34,20 +34,20 @@ static const char *st(int dt, const char *e, char *buf, size_t sz)
 static void sample(int dt, const char *at, long long C, char *xr, char *xi, size_t sz)
 {
 	char e[300];
-	snprintf(e, sizeof e, "x[%s]", at);
+	ox_cg_snprintf(e, sizeof e, "x[%s]", at);
 	ld(dt, e, xr, sz);
-	snprintf(e, sizeof e, "x[%s + 1]", at);
+	ox_cg_snprintf(e, sizeof e, "x[%s + 1]", at);
 	if (C == 2)
 		ld(dt, e, xi, sz);
 	else
-		snprintf(xi, sz, "0.0");
+		ox_cg_snprintf(xi, sz, "0.0");
 }
 
 /* the statement computing the twiddle of w = (k t) mod n where it is used,
  * by the expression the C target's table holds */
 static const char *twiddle(char *buf, size_t sz, long long n)
 {
-	snprintf(buf, sz, "const double wc = cos(6.283185307179586 * (double)w / %lld.0), "
+	ox_cg_snprintf(buf, sz, "const double wc = cos(6.283185307179586 * (double)w / %lld.0), "
 			  "ws = sin(6.283185307179586 * (double)w / %lld.0);", n, n);
 	return buf;
 }
@@ -84,27 +84,27 @@ static int emit_dft(ox_cg *cg, ox_graph *g, ox_node *n)
 	for (int i = axis + 1; i < r - 1; i++)
 		I *= x->shape.d[i];
 	char e[256], xr[320], xi[320], sr[400];
-	snprintf(e, sizeof e, "((i0 * %lldL + t) * %lldL + i2) * %lldL", lin, I, C);
+	ox_cg_snprintf(e, sizeof e, "((i0 * %lldL + t) * %lldL + i2) * %lldL", lin, I, C);
 	sample(dt, e, C, xr, xi, sizeof xr);
 	char Ts[32], Ns[32], Nd[32], wd[200];
-	snprintf(Ts, sizeof Ts, "%lld", irfft ? (lin < N / 2 + 1 ? lin : N / 2 + 1) : (lin < N ? lin : N));
-	snprintf(Ns, sizeof Ns, "%lld", N);
-	snprintf(Nd, sizeof Nd, "%lld.0", N);
+	ox_cg_snprintf(Ts, sizeof Ts, "%lld", irfft ? (lin < N / 2 + 1 ? lin : N / 2 + 1) : (lin < N ? lin : N));
+	ox_cg_snprintf(Ns, sizeof Ns, "%lld", N);
+	ox_cg_snprintf(Nd, sizeof Nd, "%lld.0", N);
 	ox_buf b = {0};
 	ox_cg_dft_sum(&b, 1, &(ox_dft_sum){.T = Ts, .N = Ns, .Nd = Nd, .k = "i1", .xr = xr, .xi = xi, .wc = "wc",
 					   .ws = "ws", .wdecl = twiddle(wd, sizeof wd, N), .it = "long",
 					   .irfft = irfft, .inverse = inverse});
 	if (irfft) {
-		snprintf(e, sizeof e, "re / %lld.0", N);
+		ox_cg_snprintf(e, sizeof e, "re / %lld.0", N);
 		ox_buf_printf(&b, "\ty[(i0 * %lldL + i1) * %lldL + i2] = %s;\n", lout, I, st(dt, e, sr, sizeof sr));
 	} else {
-		snprintf(e, sizeof e, "(i0 * %lldL + i1) * %lldL + i2", lout, I);
+		ox_cg_snprintf(e, sizeof e, "(i0 * %lldL + i1) * %lldL + i2", lout, I);
 		store2(&b, dt, e);
 	}
 	char kname[200], params[200];
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	const char *T_ = ox_cg_ctype(dt);
-	snprintf(params, sizeof params, "const %s *__restrict__ x, %s *__restrict__ y", T_, T_);
+	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ x, %s *__restrict__ y", T_, T_);
 	ox_buf t = {0};
 	ox_buf_printf(&t, "/* %s: %s over axis %d, length %lld, of a %s input: a thread per output bin, the\n"
 			  " * C target's direct sum in double */\n",
@@ -139,23 +139,23 @@ static int emit_stft(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (FL <= 0 || FL > 65536)
 		return 1;
 	char e[256], xr[320], xi[320], wv[320];
-	snprintf(e, sizeof e, "(i0 * %lldL + i1 * %lldL + t) * %lldL", L, S, C);
+	ox_cg_snprintf(e, sizeof e, "(i0 * %lldL + i1 * %lldL + t) * %lldL", L, S, C);
 	sample(dt, e, C, xr, xi, sizeof xr);
 	if (w)
 		ld(w->dtype, "wn[t]", wv, sizeof wv);
 	else
-		snprintf(wv, sizeof wv, "1.0");
+		ox_cg_snprintf(wv, sizeof wv, "1.0");
 	char Ns[32], wd[200];
-	snprintf(Ns, sizeof Ns, "%lld", FL);
+	ox_cg_snprintf(Ns, sizeof Ns, "%lld", FL);
 	ox_buf b = {0};
 	ox_cg_dft_sum(&b, 1, &(ox_dft_sum){.T = Ns, .N = Ns, .Nd = Ns, .k = "i2", .xr = xr, .xi = xi, .win = wv,
 					   .wc = "wc", .ws = "ws", .wdecl = twiddle(wd, sizeof wd, FL), .it = "long"});
-	snprintf(e, sizeof e, "(i0 * %lldL + i1) * %lldL + i2", F, K);
+	ox_cg_snprintf(e, sizeof e, "(i0 * %lldL + i1) * %lldL + i2", F, K);
 	store2(&b, dt, e);
 	char kname[200], params[300];
-	snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	const char *T_ = ox_cg_ctype(dt);
-	snprintf(params, sizeof params, "const %s *__restrict__ x, const %s *__restrict__ wn, %s *__restrict__ y", T_,
+	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ x, const %s *__restrict__ wn, %s *__restrict__ y", T_,
 		 w ? ox_cg_ctype(w->dtype) : T_, T_);
 	ox_buf t = {0};
 	ox_buf_printf(&t, "/* %s: STFT, %lld frames of %lld, step %lld, %lld bins%s: a thread per bin of a\n"

@@ -138,8 +138,8 @@ int ox_cu_emit_sliced(ox_cg *cg, ox_graph *g, ox_node *n, int (*emit)(ox_cg *, o
 		int al = ox_cu_pow2(stride[k] * (int64_t)ox_dtype_size(v->dtype), 64);
 		cap = al < cap ? al : cap;
 	}
-	char cnt[256], name[128];
-	snprintf(cnt, sizeof cnt, "%s", ox_cg_dim(cg, D));
+	char name[128];
+	const char *cnt = ox_cg_dim(cg, D);
 	ox_dim_str(g, D, name, sizeof name);
 	ox_cg_printf(cg, "\t/* the kernel of one slice, once per slice along %s (at most %lld) */\n"
 			 "\tfor (long ox_i = 0; ox_i < %s; ox_i++) {\n",

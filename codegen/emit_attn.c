@@ -47,7 +47,7 @@ static const char *rnd(int dt, const char *e)
 	if (dt != OX_F16 && dt != OX_BF16)
 		return e;
 	at = (at + 1) % 8;
-	snprintf(ring[at], sizeof ring[at], "%s", ox_cg_load(dt, ox_cg_store(dt, e)));
+	ox_cg_snprintf(ring[at], sizeof ring[at], "%s", ox_cg_load(dt, ox_cg_store(dt, e)));
 	return ring[at];
 }
 
@@ -57,7 +57,7 @@ static const char *mfn(int cdt, const char *name)
 	static char ring[8][16];
 	static int at;
 	at = (at + 1) % 8;
-	snprintf(ring[at], sizeof ring[at], "%s%s", name, cdt == OX_F64 ? "" : "f");
+	ox_cg_snprintf(ring[at], sizeof ring[at], "%s%s", name, cdt == OX_F64 ? "" : "f");
 	return ring[at];
 }
 
@@ -76,13 +76,13 @@ static void rowexpr(char *buf, size_t cap, const char *base, int rank, int64_t s
                     int64_t D, const char *h, const char *s)
 {
 	if (rank == 3 && sb)
-		snprintf(buf, cap, "%s + (%s * %lld + b) * %lld + %s * %lld", base, s, (long long)sb,
+		ox_cg_snprintf(buf, cap, "%s + (%s * %lld + b) * %lld + %s * %lld", base, s, (long long)sb,
 		         (long long)(H * D), h, (long long)D);
 	else if (rank == 4)
-		snprintf(buf, cap, "%s + ((b * %lld + %s) * %lld + %s) * %lld", base, (long long)H, h,
+		ox_cg_snprintf(buf, cap, "%s + ((b * %lld + %s) * %lld + %s) * %lld", base, (long long)H, h,
 		         (long long)S, s, (long long)D);
 	else
-		snprintf(buf, cap, "%s + (b * %lld + %s) * %lld + %s * %lld", base, (long long)S, s,
+		ox_cg_snprintf(buf, cap, "%s + (b * %lld + %s) * %lld + %s * %lld", base, (long long)S, s,
 		         (long long)(H * D), h, (long long)D);
 }
 
@@ -92,15 +92,15 @@ static void kvrow(ox_cg *cg, int lvl, const char *T, const char *var, int past_i
                   int rank, int64_t sb, int64_t Hkv, int64_t P, int64_t S, int64_t D, const char *j)
 {
 	char nb[16], pr[256], nr[256], jn[64];
-	snprintf(nb, sizeof nb, "in%d", new_in);
+	ox_cg_snprintf(nb, sizeof nb, "in%d", new_in);
 	if (P == 0) {
 		rowexpr(nr, sizeof nr, nb, rank, sb, Hkv, S, D, "hk", j);
 		ox_cg_line(cg, lvl, "const %s *%s = %s;", T, var, nr);
 		return;
 	}
-	snprintf(pr, sizeof pr, "in%d + ((b * %lld + hk) * %lld + %s) * %lld", past_in, (long long)Hkv,
+	ox_cg_snprintf(pr, sizeof pr, "in%d + ((b * %lld + hk) * %lld + %s) * %lld", past_in, (long long)Hkv,
 	         (long long)P, j, (long long)D);
-	snprintf(jn, sizeof jn, "(%s - %lld)", j, (long long)P);
+	ox_cg_snprintf(jn, sizeof jn, "(%s - %lld)", j, (long long)P);
 	rowexpr(nr, sizeof nr, nb, rank, sb, Hkv, S, D, "hk", jn);
 	ox_cg_line(cg, lvl, "const %s *%s = %s < %lld ? %s : %s;", T, var, j, (long long)P, pr, nr);
 }
@@ -158,7 +158,7 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 	}
 
 	char qs[64];
-	snprintf(qs, sizeof qs, "%s", ox_cg_lit(cdt, scale));
+	ox_cg_snprintf(qs, sizeof qs, "%s", ox_cg_lit(cdt, scale));
 	ox_cg_line(cg, 1, "/* Attention: %lld query heads over %lld kv heads, q_len %lld, kv_len %lld "
 	     "(past %lld), head sizes %lld/%lld, scale %s%s */",
 	     (long long)Hq, (long long)Hkv, (long long)Sq, (long long)T, (long long)P, (long long)Dk,
@@ -190,7 +190,7 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 	else if (dt == OX_BF16)
 		rs = ox_bf16_to_f32(ox_f32_to_bf16((float)rs));
 	char rss[64];
-	snprintf(rss, sizeof rss, "%s", ox_cg_lit(cdt, rs));
+	ox_cg_snprintf(rss, sizeof rss, "%s", ox_cg_lit(cdt, rs));
 
 	int lvl = open_loop(cg, 1, "b", B);
 	lvl = open_loop(cg, lvl, "h", Hq);
@@ -214,7 +214,7 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (Dk > 0) {
 		ox_cg_line(cg, lvl, "%s qs[%lld];", C, (long long)Dk);
 		ox_cg_line(cg, lvl, "for (size_t d = 0; d < %lld; d++)", (long long)Dk);
-		snprintf(e, sizeof e, "%s * %s", ox_cg_load(dt, "qr[d]"), rss);
+		ox_cg_snprintf(e, sizeof e, "%s * %s", ox_cg_load(dt, "qr[d]"), rss);
 		ox_cg_line(cg, lvl + 1, "qs[d] = %s;", rnd(dt, e));
 	}
 	ox_cg_line(cg, lvl, "%s s[%lld];", SM, (long long)T);
@@ -225,7 +225,7 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_line(cg, l, "%s acc = %s;", C, ox_cg_lit(cdt, 0));
 	if (Dk > 0) {
 		ox_cg_line(cg, l, "for (size_t d = 0; d < %lld; d++)", (long long)Dk);
-		snprintf(e, sizeof e, "%s * %s", ox_cg_load(dt, "kr[d]"), rss);
+		ox_cg_snprintf(e, sizeof e, "%s * %s", ox_cg_load(dt, "kr[d]"), rss);
 		ox_cg_line(cg, l + 1, "acc += qs[d] * (%s);", rnd(dt, e));
 	}
 	if (Dk == 0)
@@ -236,9 +236,9 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_line(cg, l, "qk[j] = %s;", ox_cg_store(dt, "acc"));
 	if (softcap > 0) {
 		const char *cl = ox_cg_lit(cdt, softcap);
-		snprintf(e, sizeof e, "acc / %s", cl);
-		snprintf(e2, sizeof e2, "%s(%s)", mfn(cdt, "tanh"), rnd(dt, e));
-		snprintf(e, sizeof e, "%s * %s", rnd(dt, e2), ox_cg_lit(cdt, softcap));
+		ox_cg_snprintf(e, sizeof e, "acc / %s", cl);
+		ox_cg_snprintf(e2, sizeof e2, "%s(%s)", mfn(cdt, "tanh"), rnd(dt, e));
+		ox_cg_snprintf(e, sizeof e, "%s * %s", rnd(dt, e2), ox_cg_lit(cdt, softcap));
 		ox_cg_line(cg, l, "acc = %s;", rnd(dt, e));
 	}
 	if (want_qk && mode == 1)
@@ -258,20 +258,20 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 					continue;
 				size_t len = strlen(mi);
 				if (ms[k] == 1)
-					snprintf(mi + len, sizeof mi - len, "%s%s", len ? " + " : "", vars[k]);
+					ox_cg_snprintf(mi + len, sizeof mi - len, "%s%s", len ? " + " : "", vars[k]);
 				else
-					snprintf(mi + len, sizeof mi - len, "%s%s * %lld", len ? " + " : "",
+					ox_cg_snprintf(mi + len, sizeof mi - len, "%s%s * %lld", len ? " + " : "",
 					         vars[k], (long long)ms[k]);
 			}
 			if (!*mi)
 				strcpy(mi, "0");
 			char mv[300];
-			snprintf(mv, sizeof mv, "in3[%s]", mi);
+			ox_cg_snprintf(mv, sizeof mv, "in3[%s]", mi);
 			const char *val = m->dtype == OX_BOOL ? NULL : ox_cg_load(m->dtype, mv);
 			if (val)
-				snprintf(e, sizeof e, "%s", val);
+				ox_cg_snprintf(e, sizeof e, "%s", val);
 			else
-				snprintf(e, sizeof e, "(%s ? %s : %s)", mv, ox_cg_lit(cdt, 0), ninf);
+				ox_cg_snprintf(e, sizeof e, "(%s ? %s : %s)", mv, ox_cg_lit(cdt, 0), ninf);
 			if (M < T)
 				ox_cg_line(cg, l, "%s bias = j < %lld ? %s : %s;", C, (long long)M, e, ninf);
 			else
@@ -295,7 +295,7 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 	}
 	if (want_qk && mode == 2)
 		ox_cg_line(cg, l, "qk[j] = %s;", ox_cg_store(dt, "acc"));
-	snprintf(e, sizeof e, "(%s)acc", SM);
+	ox_cg_snprintf(e, sizeof e, "(%s)acc", SM);
 	ox_cg_line(cg, l, "s[j] = %s;", rnd(smdt, scdt == cdt ? "acc" : e));
 	close_loops(cg, l, lvl);
 
@@ -305,13 +305,13 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_line(cg, lvl + 1, "mx = s[j] > mx ? s[j] : mx;");
 	ox_cg_line(cg, lvl, "%s sum = %s;", SM, ox_cg_lit(scdt, 0));
 	ox_cg_line(cg, lvl, "for (size_t j = 0; j < %lld; j++) {", (long long)T);
-	snprintf(e, sizeof e, "%s(%s)", mfn(scdt, "exp"), rnd(smdt, "s[j] - mx"));
+	ox_cg_snprintf(e, sizeof e, "%s(%s)", mfn(scdt, "exp"), rnd(smdt, "s[j] - mx"));
 	ox_cg_line(cg, lvl + 1, "s[j] = %s;", rnd(smdt, e));
 	ox_cg_line(cg, lvl + 1, "sum += s[j];");
 	ox_cg_line(cg, lvl, "}");
 	if (smdt == OX_F16 || smdt == OX_BF16)
 		ox_cg_line(cg, lvl, "sum = %s;", rnd(smdt, "sum"));
-	snprintf(e, sizeof e, "(%s)s[j]", C);
+	ox_cg_snprintf(e, sizeof e, "(%s)s[j]", C);
 	ox_cg_line(cg, lvl, "for (size_t j = 0; j < %lld; j++) {", (long long)T);
 	ox_cg_line(cg, lvl + 1, "s[j] = %s;", rnd(smdt, "s[j] / sum"));
 	if (want_qk && mode == 3)
@@ -325,7 +325,7 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_line(cg, lvl + 1, "y[d] = %s;", ox_cg_lit(cdt, 0));
 		l = open_loop(cg, lvl, "j", T);
 		kvrow(cg, l, Ty, "vr", 5, 2, rank, sb, Hkv, P, Skv, Dv, "j");
-		snprintf(e, sizeof e, "(%s)s[j]", C);
+		ox_cg_snprintf(e, sizeof e, "(%s)s[j]", C);
 		ox_cg_line(cg, l, "const %s p = %s;", C, smdt == dt ? "s[j]" : rnd(dt, e));
 		ox_cg_line(cg, l, "for (size_t d = 0; d < %lld; d++)", (long long)Dv);
 		ox_cg_line(cg, l + 1, "y[d] += p * %s;", ox_cg_load(dt, "vr[d]"));
@@ -391,10 +391,10 @@ static int emit_rmsnorm(ox_cg *cg, ox_graph *g, ox_node *n)
 	int lvl = 1;
 	if (rt) {
 		ox_cg_line(cg, lvl++, "for (size_t o = 0; o < (size_t)%s; o++) {", ox_cg_dim(cg, rows));
-		snprintf(xi, sizeof xi, "o * %lld", (long long)len);
+		ox_cg_snprintf(xi, sizeof xi, "o * %lld", (long long)len);
 	}
 	for (int i = 0; i < ax && !rt; i++) {
-		snprintf(var, sizeof var, "o%d", i);
+		ox_cg_snprintf(var, sizeof var, "o%d", i);
 		lvl = open_loop(cg, lvl, var, d[i]);
 		ox_cg_term(xi, sizeof xi, var, d[i], xs[i]);
 		ox_cg_term(wi, sizeof wi, var, d[i], ws[i]);
@@ -413,20 +413,20 @@ static int emit_rmsnorm(ox_cg *cg, ox_graph *g, ox_node *n)
 	char yi[512] = "";
 	int l = lvl;
 	for (int i = ax; i < rank; i++) {
-		snprintf(var, sizeof var, "k%d", i - ax);
+		ox_cg_snprintf(var, sizeof var, "k%d", i - ax);
 		l = open_loop(cg, l, var, d[i]);
 		ox_cg_term(yi, sizeof yi, var, d[i], xs[i]);
 		ox_cg_term(wi, sizeof wi, var, d[i], ws[i]);
 	}
-	snprintf(xe, sizeof xe, "x[%s]", *yi ? yi : "0");
-	snprintf(we, sizeof we, "in1[%s]", *wi ? wi : "0");
+	ox_cg_snprintf(xe, sizeof xe, "x[%s]", *yi ? yi : "0");
+	ox_cg_snprintf(we, sizeof we, "in1[%s]", *wi ? wi : "0");
 	char q[700], nrm[1200];
-	snprintf(q, sizeof q, "(%s)%s / rms", S, ox_cg_load(xdt, xe));
+	ox_cg_snprintf(q, sizeof q, "(%s)%s / rms", S, ox_cg_load(xdt, xe));
 	if (xdt == OX_F16 || xdt == OX_BF16)
-		snprintf(nrm, sizeof nrm, "%s", rnd(xdt, q));
+		ox_cg_snprintf(nrm, sizeof nrm, "%s", rnd(xdt, q));
 	else
-		snprintf(nrm, sizeof nrm, "(%s)(%s)", ox_cg_ntype(xdt), q);
-	snprintf(e, sizeof e, "(%s)%s * %s", C, nrm, ox_cg_load(wdt, we));
+		ox_cg_snprintf(nrm, sizeof nrm, "(%s)(%s)", ox_cg_ntype(xdt), q);
+	ox_cg_snprintf(e, sizeof e, "(%s)%s * %s", C, nrm, ox_cg_load(wdt, we));
 	ox_cg_line(cg, l, "y[%s] = %s;", *yi ? yi : "0", ox_cg_store(wdt, e));
 	close_loops(cg, l, 1);
 	return 0;
@@ -437,14 +437,14 @@ static int emit_rmsnorm(ox_cg *cg, ox_graph *g, ox_node *n)
 void ox_cg_rope_pair(int dt, char *y1, char *y2, size_t n)
 {
 	char a1[512], a2[512], e[1100];
-	snprintf(a1, sizeof a1, "%s", rnd(dt, "co * x1"));
-	snprintf(a2, sizeof a2, "%s", rnd(dt, "si * x2"));
-	snprintf(e, sizeof e, "%s - %s", a1, a2);
-	snprintf(y1, n, "%s", ox_cg_store(dt, e));
-	snprintf(a1, sizeof a1, "%s", rnd(dt, "si * x1"));
-	snprintf(a2, sizeof a2, "%s", rnd(dt, "co * x2"));
-	snprintf(e, sizeof e, "%s + %s", a1, a2);
-	snprintf(y2, n, "%s", ox_cg_store(dt, e));
+	ox_cg_snprintf(a1, sizeof a1, "%s", rnd(dt, "co * x1"));
+	ox_cg_snprintf(a2, sizeof a2, "%s", rnd(dt, "si * x2"));
+	ox_cg_snprintf(e, sizeof e, "%s - %s", a1, a2);
+	ox_cg_snprintf(y1, n, "%s", ox_cg_store(dt, e));
+	ox_cg_snprintf(a1, sizeof a1, "%s", rnd(dt, "si * x1"));
+	ox_cg_snprintf(a2, sizeof a2, "%s", rnd(dt, "co * x2"));
+	ox_cg_snprintf(e, sizeof e, "%s + %s", a1, a2);
+	ox_cg_snprintf(y2, n, "%s", ox_cg_store(dt, e));
 }
 
 static int emit_rope(ox_cg *cg, ox_graph *g, ox_node *n)
@@ -474,7 +474,7 @@ static int emit_rope(ox_cg *cg, ox_graph *g, ox_node *n)
 		 * the cache is an index out of range */
 		int64_t np = c->shape.d[0];
 		char src[64];
-		snprintf(src, sizeof src, "in3[b * %lld + s]", (long long)S);
+		ox_cg_snprintf(src, sizeof src, "in3[b * %lld + s]", (long long)S);
 		ox_cg_index(cg, lvl, "pos", src, np);
 		ox_cg_line(cg, lvl, "const %s *cr = in1 + pos * %lld, *sr = in2 + pos * %lld;", Ty,
 		     (long long)cols, (long long)cols);
@@ -485,10 +485,10 @@ static int emit_rope(ox_cg *cg, ox_graph *g, ox_node *n)
 	int l = open_loop(cg, lvl, "h", H);
 	char row[256];
 	if (rank == 4)
-		snprintf(row, sizeof row, "((b * %lld + h) * %lld + s) * %lld", (long long)H, (long long)S,
+		ox_cg_snprintf(row, sizeof row, "((b * %lld + h) * %lld + s) * %lld", (long long)H, (long long)S,
 		         (long long)D);
 	else
-		snprintf(row, sizeof row, "((b * %lld + s) * %lld + h) * %lld", (long long)S, (long long)H,
+		ox_cg_snprintf(row, sizeof row, "((b * %lld + s) * %lld + h) * %lld", (long long)S, (long long)H,
 		         (long long)D);
 	ox_cg_line(cg, l, "const %s *xr = in0 + %s;", Ty, row);
 	ox_cg_line(cg, l, "%s *yr = out0 + %s;", Ty, row);
@@ -496,15 +496,15 @@ static int emit_rope(ox_cg *cg, ox_graph *g, ox_node *n)
 		const char *i1 = interleaved ? "2 * k" : "k";
 		char i2[32];
 		if (interleaved)
-			snprintf(i2, sizeof i2, "2 * k + 1");
+			ox_cg_snprintf(i2, sizeof i2, "2 * k + 1");
 		else
-			snprintf(i2, sizeof i2, "k + %lld", (long long)half);
+			ox_cg_snprintf(i2, sizeof i2, "k + %lld", (long long)half);
 		char x1[64], x2[64], y1[1200], y2[1200];
 		ox_cg_line(cg, l, "for (size_t k = 0; k < %lld; k++) {", (long long)half);
 		ox_cg_line(cg, l + 1, "const %s co = %s, si = %s;", C, ox_cg_load(dt, "cr[k]"),
 		     ox_cg_load(dt, "sr[k]"));
-		snprintf(x1, sizeof x1, "xr[%s]", i1);
-		snprintf(x2, sizeof x2, "xr[%s]", i2);
+		ox_cg_snprintf(x1, sizeof x1, "xr[%s]", i1);
+		ox_cg_snprintf(x2, sizeof x2, "xr[%s]", i2);
 		ox_cg_line(cg, l + 1, "const %s x1 = %s, x2 = %s;", C, ox_cg_load(dt, x1), ox_cg_load(dt, x2));
 		ox_cg_rope_pair(dt, y1, y2, sizeof y1);
 		ox_cg_line(cg, l + 1, "yr[%s] = %s;", i1, y1);

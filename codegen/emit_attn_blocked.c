@@ -35,8 +35,8 @@ static void panel(ox_cg *cg, int lvl, int rows, int64_t N, long ar, long ws, lon
 	ox_ukshape last = full;
 	last.ocb = (int)ocl, last.tail = tail;
 	char kf[96], kl[96];
-	snprintf(kf, sizeof kf, "%s", ox_uk_kernel(cg, &full, &none));
-	snprintf(kl, sizeof kl, "%s", ox_uk_kernel(cg, &last, &none));
+	ox_cg_snprintf(kf, sizeof kf, "%s", ox_uk_kernel(cg, &full, &none));
+	ox_cg_snprintf(kl, sizeof kl, "%s", ox_uk_kernel(cg, &last, &none));
 	if (ng > 1) {
 		ox_cg_line(cg, lvl, "for (long gi = 0; gi < %lld; gi++)", (long long)(ng - 1));
 		ox_cg_line(cg, lvl + 1, "%s(%s, %s + gi * %d, %s + gi * %d, NULL, &%s);", kf, a, w, ocb * b, y, ocb * b, geo);
@@ -56,7 +56,7 @@ static void panel_rt(ox_cg *cg, int lvl, int rows, const char *n, long ar, long 
 	const int b = cg->g->target->vw, ocb = cg->g->target->nr_vecs;
 	ox_ukshape full = {.rows = rows, .ocb = ocb, .ar = ar, .ac1 = 1, .ws = ws, .yr = yr, .yo_b = 1};
 	char kf[96];
-	snprintf(kf, sizeof kf, "%s", ox_uk_kernel(cg, &full, &none));
+	ox_cg_snprintf(kf, sizeof kf, "%s", ox_uk_kernel(cg, &full, &none));
 	ox_cg_line(cg, lvl, "for (long gi = 0; gi * %d < %s; gi++)", ocb * b, n);
 	ox_cg_line(cg, lvl + 1, "%s(%s, %s + gi * %d, %s + gi * %d, NULL, &%s);", kf, a, w, ocb * b, y, ocb * b, geo);
 }
@@ -71,8 +71,8 @@ static void block(ox_cg *cg, const ox_attngeo *q, int rows, long qrs, long vrs, 
 	const int rt = ox_dim_is_rt(cg->g, q->dSkv);
 	const long W = (long)q->ktw; /* floats between the rows of kt and sc */
 	char qa[64], ya[64];
-	snprintf(qa, sizeof qa, "qp + i0 * %ld", qrs);
-	snprintf(ya, sizeof ya, "yp + i0 * %ld", yrs);
+	ox_cg_snprintf(qa, sizeof qa, "qp + i0 * %ld", qrs);
+	ox_cg_snprintf(ya, sizeof ya, "yp + i0 * %ld", yrs);
 	ox_cg_line(cg, 3, "/* scores of %d queries */", rows);
 	if (rt)
 		panel_rt(cg, 3, rows, T, qrs, W, W, qa, "kt", "sc", "gqk");
@@ -92,7 +92,7 @@ static void block(ox_cg *cg, const ox_attngeo *q, int rows, long qrs, long vrs, 
 		char iota[400];
 		int at = 0;
 		for (int l = 0; l < b; l++)
-			at += snprintf(iota + at, sizeof iota - (size_t)at, "%s%d", l ? ", " : "", l);
+			at += ox_cg_snprintf(iota + at, sizeof iota - (size_t)at, "%s%d", l ? ", " : "", l);
 		ox_cg_line(cg, 4, "static const float ox_lane[%d] = {%s};", b, iota);
 		E = "tr";
 	}
@@ -130,9 +130,9 @@ static void block(ox_cg *cg, const ox_attngeo *q, int rows, long qrs, long vrs, 
 	/* the last partial vector: E % b lanes (counted when the program runs) */
 	char tl[64];
 	if (rt || q->causal)
-		snprintf(tl, sizeof tl, "(int)(%s - j)", E);
+		ox_cg_snprintf(tl, sizeof tl, "(int)(%s - j)", E);
 	else
-		snprintf(tl, sizeof tl, "%d", (int)(q->Skv % b));
+		ox_cg_snprintf(tl, sizeof tl, "%d", (int)(q->Skv % b));
 	ox_cg_line(cg, 4, "if (j < %s) {", E);
 	ox_cg_line(cg, 5, "const ox_vf e = ox_vf_exp(ox_vf_sub(ox_vf_load_n(s + j, %s), mv));", tl);
 	ox_cg_line(cg, 5, "ox_vf_store_n(s + j, e, %s);", tl);
@@ -177,16 +177,16 @@ int ox_cg_emit_attn_blocked(ox_cg *cg, ox_graph *g, ox_node *n)
 	char qb[256], kb[256], vb[256], yb[256];
 	if (q.rank == 4) {
 		qrs = (long)q.Dk, krs = (long)q.Dk, vrs = (long)q.Dv, yrs = (long)q.Dv;
-		snprintf(qb, sizeof qb, "(b * %lld + h) * %s", (long long)q.Hq, D(MUL(Sq, q.Dk)));
-		snprintf(kb, sizeof kb, "(b * %lld + hk) * %s", (long long)q.Hkv, D(MUL(Skv, q.Dk)));
-		snprintf(vb, sizeof vb, "(b * %lld + hk) * %s", (long long)q.Hkv, D(MUL(Skv, q.Dv)));
-		snprintf(yb, sizeof yb, "(b * %lld + h) * %s", (long long)q.Hq, D(MUL(Sq, q.Dv)));
+		ox_cg_snprintf(qb, sizeof qb, "(b * %lld + h) * %s", (long long)q.Hq, D(MUL(Sq, q.Dk)));
+		ox_cg_snprintf(kb, sizeof kb, "(b * %lld + hk) * %s", (long long)q.Hkv, D(MUL(Skv, q.Dk)));
+		ox_cg_snprintf(vb, sizeof vb, "(b * %lld + hk) * %s", (long long)q.Hkv, D(MUL(Skv, q.Dv)));
+		ox_cg_snprintf(yb, sizeof yb, "(b * %lld + h) * %s", (long long)q.Hq, D(MUL(Sq, q.Dv)));
 	} else {
 		qrs = (long)(q.Hq * q.Dk), krs = (long)(q.Hkv * q.Dk), vrs = (long)(q.Hkv * q.Dv), yrs = (long)(q.Hq * q.Dv);
-		snprintf(qb, sizeof qb, "b * %s + h * %lld", D(MUL(Sq, qrs)), (long long)q.Dk);
-		snprintf(kb, sizeof kb, "b * %s + hk * %lld", D(MUL(Skv, krs)), (long long)q.Dk);
-		snprintf(vb, sizeof vb, "b * %s + hk * %lld", D(MUL(Skv, vrs)), (long long)q.Dv);
-		snprintf(yb, sizeof yb, "b * %s + h * %lld", D(MUL(Sq, yrs)), (long long)q.Dv);
+		ox_cg_snprintf(qb, sizeof qb, "b * %s + h * %lld", D(MUL(Sq, qrs)), (long long)q.Dk);
+		ox_cg_snprintf(kb, sizeof kb, "b * %s + hk * %lld", D(MUL(Skv, krs)), (long long)q.Dk);
+		ox_cg_snprintf(vb, sizeof vb, "b * %s + hk * %lld", D(MUL(Skv, vrs)), (long long)q.Dv);
+		ox_cg_snprintf(yb, sizeof yb, "b * %s + h * %lld", D(MUL(Sq, yrs)), (long long)q.Dv);
 	}
 	/* the mask's strides over [B, Hq, Sq, Skv] (0 where it broadcasts) */
 	char ms[4][160];
@@ -198,7 +198,7 @@ int ox_cg_emit_attn_blocked(ox_cg *cg, ox_graph *g, ox_node *n)
 			st = MUL(st, m->shape.d[i]);
 		}
 		for (int k = 0; k < 4; k++)
-			snprintf(ms[k], sizeof ms[k], "%s", D(mst[k]));
+			ox_cg_snprintf(ms[k], sizeof ms[k], "%s", D(mst[k]));
 	}
 	ox_cg_printf(cg, "\t/* Attention: %s x %lld query heads (%lld kv heads), %s queries over %s keys, head "
 			 "sizes %lld/%lld, scale %s%s%s;\n\t * blocks of %d queries, %d task slots */\n",
@@ -219,9 +219,9 @@ int ox_cg_emit_attn_blocked(ox_cg *cg, ox_graph *g, ox_node *n)
 	char T[32];
 	if (ox_dim_is_rt(g, Skv)) {
 		ox_cg_line(cg, 1, "const long T = %s; /* keys */", D(Skv));
-		snprintf(T, sizeof T, "T");
+		ox_cg_snprintf(T, sizeof T, "T");
 	} else {
-		snprintf(T, sizeof T, "%lld", (long long)q.Skv);
+		ox_cg_snprintf(T, sizeof T, "%lld", (long long)q.Skv);
 	}
 	ox_cg_line(cg, 1, "for (long bh = t; bh < %s; bh += %d) {", D(MUL(B, q.Hq)), q.slots);
 	ox_cg_line(cg, 2, "const long b = bh / %lld, h = bh %% %lld, hk = h / %lld;", (long long)q.Hq, (long long)q.Hq,

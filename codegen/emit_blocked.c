@@ -30,8 +30,8 @@ static const char *dw_kernel(ox_cg *cg, int rows, long ar, const ox_epi *E)
 	int b = cg->g->target->vw;
 	char es[16] = "";
 	if (E->body)
-		snprintf(es, sizeof es, "_e%d", E->id);
-	snprintf(name, sizeof name, "ox_dk%d_a%ld%s", rows, ar, es);
+		ox_cg_snprintf(es, sizeof es, "_e%d", E->id);
+	ox_cg_snprintf(name, sizeof name, "ox_dk%d_a%ld%s", rows, ar, es);
 	ox_buf t = {0};
 	ox_buf_printf(&t, "/* depthwise micro-kernel: %d positions (%ld floats apart) of one channel block */\n", rows,
 		      ar);
@@ -63,8 +63,8 @@ static const char *dw_edge_kernel(ox_cg *cg, const ox_epi *E)
 	int b = cg->g->target->vw;
 	char es[16] = "";
 	if (E->body)
-		snprintf(es, sizeof es, "_e%d", E->id);
-	snprintf(name, sizeof name, "ox_dke%s", es);
+		ox_cg_snprintf(es, sizeof es, "_e%d", E->id);
+	ox_cg_snprintf(name, sizeof name, "ox_dke%s", es);
 	ox_buf t = {0};
 	ox_buf_puts(&t, "/* depthwise at one position near a border: taps outside the input skipped */\n");
 	ox_buf_printf(&t, "static OX_UNUSED void %s(const float *restrict x, const float *restrict w, float *restrict y,\n"
@@ -193,11 +193,11 @@ int ox_cg_emit_conv_blocked(ox_cg *cg, ox_graph *g, ox_node *n)
 			nt = ox_uk_tails(rows, tsz);
 		}
 		char kn[64], ktn[64], ke[64], kt[OX_UK_MAXTAILS][96]; /* the kernel names are static buffers */
-		snprintf(kn, sizeof kn, "%s", dw_kernel(cg, rows, ar, &E));
-		snprintf(ktn, sizeof ktn, "%s", tail ? dw_kernel(cg, tail, ar, &E) : "");
+		ox_cg_snprintf(kn, sizeof kn, "%s", dw_kernel(cg, rows, ar, &E));
+		ox_cg_snprintf(ktn, sizeof ktn, "%s", tail ? dw_kernel(cg, tail, ar, &E) : "");
 		for (int j = 0; j < nt; j++)
-			snprintf(kt[j], sizeof kt[j], "%s", dw_kernel(cg, tsz[j], ar, &E));
-		snprintf(ke, sizeof ke, "%s", dw_edge_kernel(cg, &E));
+			ox_cg_snprintf(kt[j], sizeof kt[j], "%s", dw_kernel(cg, tsz[j], ar, &E));
+		ox_cg_snprintf(ke, sizeof ke, "%s", dw_edge_kernel(cg, &E));
 		ox_cg_tasks_dim(cg, MUL(MUL(N, cb), OH));
 		ox_cg_line(cg, 1, "const long c = t / %s, oh = t %% %s; /* image x channel block, output row */", D(OH),
 			   D(OH));
@@ -206,8 +206,8 @@ int ox_cg_emit_conv_blocked(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_line(cg, 1, "const float *wc = in1 + (c %% %lld) * %lld, *bc = in2 + (c %% %lld) * %d;", (long long)cb,
 			   (long long)(q.KH * q.KW * b), (long long)cb, b);
 		ox_cg_line(cg, 1, "float *y = out0 + (c * %s + oh * %s) * %d;", D(osz), D(OW), b);
-		snprintf(chan, sizeof chan, "(c %% %lld) * %d", (long long)cb, b);
-		snprintf(args, sizeof args, "x, wc, y + i * %d, bc, ih0, i * %lld - %lld, %s, %s, %lld, %lld, %lld, %lld", b,
+		ox_cg_snprintf(chan, sizeof chan, "(c %% %lld) * %d", (long long)cb, b);
+		ox_cg_snprintf(args, sizeof args, "x, wc, y + i * %d, bc, ih0, i * %lld - %lld, %s, %s, %lld, %lld, %lld, %lld", b,
 			 (long long)q.SW, (long long)q.pl, D(IH), D(IW), (long long)q.KH, (long long)q.KW,
 			 (long long)q.DH, (long long)q.DW);
 		ox_cg_line(cg, 1, "if (ih0 < 0 || ih0 + %lld >= %s) {", (long long)((q.KH - 1) * q.DH), D(IH));
@@ -233,7 +233,7 @@ int ox_cg_emit_conv_blocked(ox_cg *cg, ox_graph *g, ox_node *n)
 			ox_uk_call(cg, 2, &E, b, ke, args, chan);
 			ox_cg_line(cg, 1, "}");
 			ox_cg_line(cg, 1, "const float *a = x + (ih0 * %s - %lld) * %d;", D(IW), (long long)q.pl, b);
-			snprintf(args, sizeof args, "a + i * %ld, wc, y + i * %d, bc, %lld, %lld, %s, %lld", ar, b,
+			ox_cg_snprintf(args, sizeof args, "a + i * %ld, wc, y + i * %d, bc, %lld, %lld, %s, %lld", ar, b,
 				 (long long)q.KH, (long long)q.KW, D(MUL(IW, q.DH * b)), (long long)(q.DW * b));
 			ox_uk_loop_rt(cg, 1, &E, rows, b, kn, nt, tsz, kt, args, chan);
 			return 0;
@@ -250,7 +250,7 @@ int ox_cg_emit_conv_blocked(ox_cg *cg, ox_graph *g, ox_node *n)
 		if (span > 0) {
 			ox_cg_line(cg, 1, "const float *a = x + (ih0 * %s - %lld) * %d;", D(IW), (long long)q.pl, b);
 			ox_cg_line(cg, 1, "const long p0 = %lld, p1 = %lld;", (long long)lo, (long long)hi);
-			snprintf(args, sizeof args, "a + i * %ld, wc, y + i * %d, bc, %lld, %lld, %s, %lld", ar, b,
+			ox_cg_snprintf(args, sizeof args, "a + i * %ld, wc, y + i * %d, bc, %lld, %lld, %s, %lld", ar, b,
 				 (long long)q.KH, (long long)q.KW, D(MUL(IW, q.DH * b)), (long long)(q.DW * b));
 			ox_uk_loop(cg, 1, &E, rows, b, kn, ktn, args, chan);
 		}
@@ -279,10 +279,10 @@ int ox_cg_emit_conv_blocked(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_ukshape us = {.rows = j & 1 ? tail : q.rows, .ocb = j & 2 ? (int)ocl : q.ocb, .ar = ar,
 				 .rw = rw, .rs = rs, .ac1 = q.inblocked, .yr = b, .bias = 1, .pf = pf};
 		us.ws = (long)us.ocb * b;
-		snprintf(k[j], sizeof k[j], "%s", us.rows ? ox_uk_kernel(cg, &us, &E) : "");
+		ox_cg_snprintf(k[j], sizeof k[j], "%s", us.rows ? ox_uk_kernel(cg, &us, &E) : "");
 		for (int t = 0; t < nt && !(j & 1) && (!(j & 2) || ocl != q.ocb); t++) {
 			us.rows = tsz[t];
-			snprintf(kt[j / 2][t], sizeof kt[j / 2][t], "%s", ox_uk_kernel(cg, &us, &E));
+			ox_cg_snprintf(kt[j / 2][t], sizeof kt[j / 2][t], "%s", ox_uk_kernel(cg, &us, &E));
 		}
 	}
 	/* A group's weights past a quarter of L2 stream from memory for every
@@ -301,10 +301,10 @@ int ox_cg_emit_conv_blocked(ox_cg *cg, ox_graph *g, ox_node *n)
 						 .rw = rw, .rs = rs, .ac1 = 1, .yr = b, .bias = 1, .pf = 1, .acc = ph > 0,
 						 .raw = ph < 2};
 				us.ws = (long)us.ocb * b;
-				snprintf(kk[ph][j], sizeof kk[ph][j], "%s", us.rows ? ox_uk_kernel(cg, &us, ph < 2 ? &none : &E) : "");
+				ox_cg_snprintf(kk[ph][j], sizeof kk[ph][j], "%s", us.rows ? ox_uk_kernel(cg, &us, ph < 2 ? &none : &E) : "");
 				for (int t = 0; t < nt && !(j & 1) && (!(j & 2) || ocl != q.ocb); t++) {
 					us.rows = tsz[t];
-					snprintf(kkt[ph][j / 2][t], sizeof kkt[ph][j / 2][t], "%s",
+					ox_cg_snprintf(kkt[ph][j / 2][t], sizeof kkt[ph][j / 2][t], "%s",
 						 ox_uk_kernel(cg, &us, ph < 2 ? &none : &E));
 				}
 			}
@@ -341,8 +341,8 @@ int ox_cg_emit_conv_blocked(ox_cg *cg, ox_graph *g, ox_node *n)
 			ox_cg_line(cg, 3, "float *y = out0 + ((ni * %lld + gi * %d) * %s + r * %s) * %d;", (long long)mv,
 				   q.ocb, D(osz), D(MUL(OW, q.span)), b);
 		}
-		snprintf(args, sizeof args, "a + i * %ld, wg, y + i * %d, bg, qc", ar, b);
-		snprintf(chan, sizeof chan, "gi * %d", q.ocb * b);
+		ox_cg_snprintf(args, sizeof args, "a + i * %ld, wg, y + i * %d, bg, qc", ar, b);
+		ox_cg_snprintf(chan, sizeof chan, "gi * %d", q.ocb * b);
 		for (int ph = 0; ph < 3; ph++) {
 			if (nch == 1 && ph < 2)
 				continue;
@@ -403,8 +403,8 @@ int ox_cg_emit_conv_blocked(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_line(cg, 1, "float *y = out0 + ((ni * %lld + gi * %d) * %s + r * %s) * %d;", (long long)mv,
 			   q.ocb, D(osz), D(MUL(OW, q.span)), b);
 	}
-	snprintf(args, sizeof args, "a + i * %ld, wg, y + i * %d, bg, &q", ar, b);
-	snprintf(chan, sizeof chan, "gi * %d", q.ocb * b);
+	ox_cg_snprintf(args, sizeof args, "a + i * %ld, wg, y + i * %d, bg, &q", ar, b);
+	ox_cg_snprintf(chan, sizeof chan, "gi * %d", q.ocb * b);
 	if (ocl == q.ocb) {
 		tiles(cg, 1, &E, q.rows, b, k[0], k[1], prt, nt, tsz, kt[0], args, chan);
 	} else {
@@ -457,9 +457,9 @@ int ox_cg_emit_pool_blocked(ox_cg *cg, ox_graph *g, ox_node *n)
 			/* 1 / (H W) rounded once to float, as the literal of a constant size */
 			char inv[2200];
 			if (ox_dim_is_rt(g, hw))
-				snprintf(inv, sizeof inv, "(float)(1.0 / (double)%s)", D(hw));
+				ox_cg_snprintf(inv, sizeof inv, "(float)(1.0 / (double)%s)", D(hw));
 			else
-				snprintf(inv, sizeof inv, "%s", ox_cg_lit(OX_F32, 1.0 / (double)ox_dim_eval(g, hw)));
+				ox_cg_snprintf(inv, sizeof inv, "%s", ox_cg_lit(OX_F32, 1.0 / (double)ox_dim_eval(g, hw)));
 			ox_cg_line(cg, 1, "ox_vf_store(out0 + t * %d, ox_vf_mul(ox_vf_add(ox_vf_add(s0, s1), ox_vf_add(s2, s3)), "
 				   "ox_vf_set1(%s)));", b, inv);
 		}
@@ -495,7 +495,7 @@ int ox_cg_emit_pool_blocked(ox_cg *cg, ox_graph *g, ox_node *n)
 			hi = 0;
 		hi = hi > out[1] ? out[1] : hi;
 		lo = lo > hi ? hi : lo;
-		snprintf(his, sizeof his, "%lld", (long long)hi);
+		ox_cg_snprintf(his, sizeof his, "%lld", (long long)hi);
 	} else {
 		int64_t c1 = pads[1] - 1 - (k[1] - 1) * d[1];
 		ox_cg_line(cg, 1, "const long hx = %s %c %lld;", D(IW), c1 < 0 ? '-' : '+', (long long)(c1 < 0 ? -c1 : c1));
@@ -503,7 +503,7 @@ int ox_cg_emit_pool_blocked(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_line(cg, 1, "if (hi > %s)", D(OW));
 		ox_cg_line(cg, 2, "hi = %s;", D(OW));
 		ox_cg_line(cg, 1, "const long lo = %lld < hi ? %lld : hi;", (long long)lo, (long long)lo);
-		snprintf(his, sizeof his, "hi");
+		ox_cg_snprintf(his, sizeof his, "hi");
 	}
 	ox_cg_line(cg, 1, "for (long ow = 0; ow < %s; ow++) {", D(OW));
 	if (wrt || hi > lo) {

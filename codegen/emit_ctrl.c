@@ -68,7 +68,7 @@ static void inputs_array(ox_cg *cg, const char *name, const char *const *fml, in
 static const char *scratch(ox_node *n)
 {
 	static char s[32];
-	snprintf(s, sizeof s, "(unsigned char *)out%d", n->nout - 1);
+	ox_cg_snprintf(s, sizeof s, "(unsigned char *)out%d", n->nout - 1);
 	return s;
 }
 
@@ -80,10 +80,10 @@ static const char *body_call(int cu, const char *name, const char *a, const char
 	static int at;
 	at ^= 1;
 	if (cu)
-		snprintf(s[at], sizeof s[at], "%s(%s, ox_d, ox_dd, ox_dext, ox_status, ox_w, %s, %s, %s, ox_st)", name, a, in,
+		ox_cg_snprintf(s[at], sizeof s[at], "%s(%s, ox_d, ox_dd, ox_dext, ox_status, ox_w, %s, %s, %s, ox_st)", name, a, in,
 			 out, shp);
 	else
-		snprintf(s[at], sizeof s[at], "%s(%s, ox_d, %s, %s, %s)", name, a, in, out, shp);
+		ox_cg_snprintf(s[at], sizeof s[at], "%s(%s, ox_d, %s, %s, %s)", name, a, in, out, shp);
 	return s[at];
 }
 
@@ -121,7 +121,7 @@ static int emit_if(ox_cg *cg, ox_graph *g, ox_node *n, const ox_attr *b, int cu)
 	int nout = n->nout - n->scratch, syncs[2] = {1, 1};
 	char name[2][200];
 	for (int k = 0; k < 2; k++) {
-		snprintf(name[k], sizeof name[k], "%s_%s", cg->fname, k ? "else" : "then");
+		ox_cg_snprintf(name[k], sizeof name[k], "%s_%s", cg->fname, k ? "else" : "then");
 		if (!b->g[k]->unreachable && ox_cg_emit_body(cg, b->g[k], name[k], cu, &syncs[k]))
 			return -1;
 	}
@@ -192,7 +192,7 @@ static int emit_if(ox_cg *cg, ox_graph *g, ox_node *n, const ox_attr *b, int cu)
 			if (!ox_dim_defined_by(g, v->shape.d[d], n->out[k]))
 				continue;
 			char e[32];
-			snprintf(e, sizeof e, "sh%d[%d]", k, d);
+			ox_cg_snprintf(e, sizeof e, "sh%d[%d]", k, d);
 			set_dim(cg, cu, v->shape.d[d], e);
 		}
 	}
@@ -208,7 +208,7 @@ static const char *bytes(ox_cg *cg, const ox_value *v)
 	static char r[4][1100];
 	static int at;
 	at = (at + 1) % 4;
-	snprintf(r[at], sizeof r[at], "(size_t)%s * %zu", ox_cg_numel(cg, &v->shape), ox_dtype_size(v->dtype));
+	ox_cg_snprintf(r[at], sizeof r[at], "(size_t)%s * %zu", ox_cg_numel(cg, &v->shape), ox_dtype_size(v->dtype));
 	return r[at];
 }
 
@@ -219,7 +219,7 @@ static int emit_loop(ox_cg *cg, ox_graph *g, ox_node *n, const ox_attr *b, int c
 	ox_attr_ints(n, "ox_capt", &capt);
 	int nin0 = ox_ctrl_nin0(n), nc = nin0 - 2, nout = n->nout - n->scratch, syncs = 0;
 	char name[200];
-	snprintf(name, sizeof name, "%s_body", cg->fname);
+	ox_cg_snprintf(name, sizeof name, "%s_body", cg->fname);
 	if (ox_cg_emit_body(cg, body, name, cu, &syncs))
 		return -1;
 	int64_t *off = malloc((size_t)(2 * n->nin + body->noutputs + 8) * sizeof *off);
@@ -269,7 +269,7 @@ static int emit_loop(ox_cg *cg, ox_graph *g, ox_node *n, const ox_attr *b, int c
 		ox_cg_printf(cg, "\t%s *cur%d = (%s *)(S + %lld), *nxt%d = (%s *)(S + %lld), *tmp%d;\n", T, j, T,
 			     (long long)off[2 * j], j, T, (long long)off[2 * j + 1], j);
 		char d[16], s[16];
-		snprintf(d, sizeof d, "cur%d", j), snprintf(s, sizeof s, "in%d", 2 + j);
+		ox_cg_snprintf(d, sizeof d, "cur%d", j), ox_cg_snprintf(s, sizeof s, "in%d", 2 + j);
 		copy(cg, cu, 1, d, s, bytes(cg, v));
 	}
 	ox_cg_printf(cg, "\tfor (; i < trips && cond; i++) {\n");
@@ -331,7 +331,7 @@ static int emit_loop(ox_cg *cg, ox_graph *g, ox_node *n, const ox_attr *b, int c
 			continue;
 		if (n->out[j] >= 0) {
 			char d[16], s[16];
-			snprintf(d, sizeof d, "out%d", j), snprintf(s, sizeof s, "cur%d", j);
+			ox_cg_snprintf(d, sizeof d, "out%d", j), ox_cg_snprintf(s, sizeof s, "cur%d", j);
 			copy(cg, cu, 1, d, s, bytes(cg, ox_in(g, n, 2 + j)));
 		}
 		ox_cg_printf(cg, "\t(void)nxt%d, (void)tmp%d;\n", j, j);
@@ -358,8 +358,8 @@ static void around(ox_cg *cg, const ox_shape *s, int a, char *outer, char *inner
 	ox_shape o = {a, {0}}, i = {s->rank - a - 1, {0}};
 	memcpy(o.d, s->d, (size_t)a * sizeof *o.d);
 	memcpy(i.d, s->d + a + 1, (size_t)i.rank * sizeof *i.d);
-	snprintf(outer, n, "%s", ox_cg_numel(cg, &o));
-	snprintf(inner, n, "%s", ox_cg_numel(cg, &i));
+	ox_cg_snprintf(outer, n, "%s", ox_cg_numel(cg, &o));
+	ox_cg_snprintf(inner, n, "%s", ox_cg_numel(cg, &i));
 }
 
 /* the step of a scan tensor along axis a (not 0): outer rows of inner
@@ -396,7 +396,7 @@ static int emit_scan(ox_cg *cg, ox_graph *g, ox_node *n, const ox_attr *b, int c
 	int nin0 = ox_ctrl_nin0(n), nx = (int)ox_attr_int(n, "num_scan_inputs", 0), ns = nin0 - nx, syncs = 0;
 	int ny = n->nout - n->scratch - ns;
 	char name[200];
-	snprintf(name, sizeof name, "%s_body", cg->fname);
+	ox_cg_snprintf(name, sizeof name, "%s_body", cg->fname);
 	if (ox_cg_emit_body(cg, body, name, cu, &syncs))
 		return -1;
 	int64_t *off = malloc((size_t)(2 * n->nin + body->noutputs + 8) * sizeof *off);
@@ -413,7 +413,7 @@ static int emit_scan(ox_cg *cg, ox_graph *g, ox_node *n, const ox_attr *b, int c
 		ox_cg_printf(cg, "\t%s *cur%d = (%s *)(S + %lld), *nxt%d = (%s *)(S + %lld), *tmp%d;\n", T, j, T,
 			     (long long)off[2 * j], j, T, (long long)off[2 * j + 1], j);
 		char d[16], s[16];
-		snprintf(d, sizeof d, "cur%d", j), snprintf(s, sizeof s, "in%d", j);
+		ox_cg_snprintf(d, sizeof d, "cur%d", j), ox_cg_snprintf(s, sizeof s, "in%d", j);
 		copy(cg, cu, 1, d, s, bytes(cg, v));
 	}
 	ox_cg_printf(cg, "\tfor (int64_t t = 0; t < len; t++) {\n");
@@ -429,9 +429,9 @@ static int emit_scan(ox_cg *cg, ox_graph *g, ox_node *n, const ox_attr *b, int c
 			ox_cg_printf(cg, "\t\tconst %s *x%d = in%d + ix%d * %s;\n", T, k, ns + k, k, inner);
 		} else {
 			ox_cg_printf(cg, "\t\t%s *x%d = (%s *)(S + %lld);\n", T, k, T, (long long)off[2 * ns + k]);
-			snprintf(nm[0], sizeof nm[0], "x%d", k), snprintf(nm[1], sizeof nm[1], "in%d", ns + k);
+			ox_cg_snprintf(nm[0], sizeof nm[0], "x%d", k), ox_cg_snprintf(nm[1], sizeof nm[1], "in%d", ns + k);
 			char at[16];
-			snprintf(at, sizeof at, "ix%d", k);
+			ox_cg_snprintf(at, sizeof at, "ix%d", k);
 			scan_step(cg, cu, 1, nm[0], nm[1], at, outer, inner, ox_dtype_size(x->dtype), T);
 		}
 	}
@@ -472,9 +472,9 @@ static int emit_scan(ox_cg *cg, ox_graph *g, ox_node *n, const ox_attr *b, int c
 		if (!y || a == 0)
 			continue;
 		around(cg, &y->shape, a, outer, inner, sizeof outer);
-		snprintf(nm[0], sizeof nm[0], "y%d", s), snprintf(nm[1], sizeof nm[1], "out%d", ns + s);
+		ox_cg_snprintf(nm[0], sizeof nm[0], "y%d", s), ox_cg_snprintf(nm[1], sizeof nm[1], "out%d", ns + s);
 		char at[16];
-		snprintf(at, sizeof at, "iy%d", s);
+		ox_cg_snprintf(at, sizeof at, "iy%d", s);
 		scan_step(cg, cu, 0, nm[0], nm[1], at, outer, inner, ox_dtype_size(y->dtype), NULL);
 	}
 	for (int j = 0; j < ns; j++)
@@ -483,7 +483,7 @@ static int emit_scan(ox_cg *cg, ox_graph *g, ox_node *n, const ox_attr *b, int c
 	for (int j = 0; j < ns; j++) {
 		if (n->out[j] >= 0) {
 			char d[16], s[16];
-			snprintf(d, sizeof d, "out%d", j), snprintf(s, sizeof s, "cur%d", j);
+			ox_cg_snprintf(d, sizeof d, "out%d", j), ox_cg_snprintf(s, sizeof s, "cur%d", j);
 			copy(cg, cu, 1, d, s, bytes(cg, ox_in(g, n, j)));
 		}
 		ox_cg_printf(cg, "\t(void)nxt%d, (void)tmp%d;\n", j, j);

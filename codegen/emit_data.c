@@ -49,7 +49,7 @@ static const char *count(ox_cg *cg, ox_dim d)
 	static char r[8][2100];
 	static int at;
 	char *b = r[at = (at + 1) % 8];
-	snprintf(b, sizeof r[0], cdim(cg->g, d) >= 0 ? "%s" : "(size_t)%s", ox_cg_dim(cg, d));
+	ox_cg_snprintf(b, sizeof r[0], cdim(cg->g, d) >= 0 ? "%s" : "(size_t)%s", ox_cg_dim(cg, d));
 	return b;
 }
 
@@ -138,42 +138,42 @@ void ox_cg_lit_elem(const ox_tensor *t, int64_t k, char *buf, size_t n)
 	switch (t->dtype) {
 	case OX_F32:
 	case OX_F64:
-		snprintf(buf, n, "%s", ox_cg_lit(t->dtype, ox_tensor_get_f64(t, k)));
+		ox_cg_snprintf(buf, n, "%s", ox_cg_lit(t->dtype, ox_tensor_get_f64(t, k)));
 		return;
 	case OX_F16:
 	case OX_BF16: {
 		uint16_t h;
 		memcpy(&h, p, 2);
-		snprintf(buf, n, "0x%04x /* %s %.9g */", h, ox_dtype_name(t->dtype), ox_tensor_get_f64(t, k));
+		ox_cg_snprintf(buf, n, "0x%04x /* %s %.9g */", h, ox_dtype_name(t->dtype), ox_tensor_get_f64(t, k));
 		return;
 	}
 	case OX_BOOL:
-		snprintf(buf, n, "%d", p[0] != 0);
+		ox_cg_snprintf(buf, n, "%d", p[0] != 0);
 		return;
 	case OX_U64: {
 		uint64_t u;
 		memcpy(&u, p, 8);
-		snprintf(buf, n, "UINT64_C(%llu)", (unsigned long long)u);
+		ox_cg_snprintf(buf, n, "UINT64_C(%llu)", (unsigned long long)u);
 		return;
 	}
 	case OX_I64: {
 		int64_t v = ox_tensor_get_i64(t, k);
 		if (v == INT64_MIN)
-			snprintf(buf, n, "INT64_MIN");
+			ox_cg_snprintf(buf, n, "INT64_MIN");
 		else if (v > INT32_MAX || v < -INT32_MAX)
-			snprintf(buf, n, "INT64_C(%lld)", (long long)v);
+			ox_cg_snprintf(buf, n, "INT64_C(%lld)", (long long)v);
 		else
-			snprintf(buf, n, "%lld", (long long)v);
+			ox_cg_snprintf(buf, n, "%lld", (long long)v);
 		return;
 	}
 	case OX_U32:
-		snprintf(buf, n, "%lluu", (unsigned long long)ox_tensor_get_i64(t, k));
+		ox_cg_snprintf(buf, n, "%lluu", (unsigned long long)ox_tensor_get_i64(t, k));
 		return;
 	}
 	if (ox_dtype_is_int(t->dtype))
-		snprintf(buf, n, "%lld", (long long)ox_tensor_get_i64(t, k));
+		ox_cg_snprintf(buf, n, "%lld", (long long)ox_tensor_get_i64(t, k));
 	else
-		snprintf(buf, n, "0x%02x", p[0]); /* float8 kinds: the byte */
+		ox_cg_snprintf(buf, n, "0x%02x", p[0]); /* float8 kinds: the byte */
 }
 
 /* a literal of dtype for the value v (Pad's value attribute, Dropout's
@@ -253,7 +253,7 @@ static void emit_reshape_dims(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_line(cg, 1, "}");
 	for (int k = 0; k < m; k++) {
 		char v[16];
-		snprintf(v, sizeof v, "s[%d]", k);
+		ox_cg_snprintf(v, sizeof v, "s[%d]", k);
 		if (ox_dim_defined_by(g, ys->d[k], n->out[0])) {
 			ox_cg_set_dim(cg, 1, ys->d[k], v);
 		} else {
@@ -382,24 +382,24 @@ static void emit_plan(ox_cg *cg, ox_plan *p)
 		const ox_plan_axis *a = &ax[d];
 		ind(cg, d + 1);
 		ox_cg_printf(cg, "for (ptrdiff_t i%d = 0; i%d < %s; i%d++) {\n", d, d, ox_cg_dim(cg, a->n), d);
-		snprintf(var, sizeof var, "i%d", d);
+		ox_cg_snprintf(var, sizeof var, "i%d", d);
 		if (a->kind != OX_PLAN_LIN) {
 			emit_fold(cg, g, a, d, d + 2);
-			snprintf(var, sizeof var, "c%d", d);
+			ox_cg_snprintf(var, sizeof var, "c%d", d);
 		}
 		in_stride(cg, a, st, sizeof st);
 		lin(tmp, sizeof tmp, pe, var, st, a->neg);
 		if (strcmp(tmp, pe)) {
 			ind(cg, d + 2);
 			ox_cg_printf(cg, "const ptrdiff_t p%d = %s;\n", d, tmp);
-			snprintf(pe, sizeof pe, "p%d", d);
+			ox_cg_snprintf(pe, sizeof pe, "p%d", d);
 		}
-		snprintf(var, sizeof var, "i%d", d);
+		ox_cg_snprintf(var, sizeof var, "i%d", d);
 		lin(tmp, sizeof tmp, qe, var, ox_cg_dim(cg, a->os), 0);
 		if (strcmp(tmp, qe)) {
 			ind(cg, d + 2);
 			ox_cg_printf(cg, "const ptrdiff_t q%d = %s;\n", d, tmp);
-			snprintf(qe, sizeof qe, "q%d", d);
+			ox_cg_snprintf(qe, sizeof qe, "q%d", d);
 		}
 	}
 	ind(cg, loops + 1);
@@ -442,7 +442,7 @@ static void emit_expand_dims(ox_cg *cg, ox_graph *g, ox_node *n)
 		fmt(y, sizeof y, "%s", ox_cg_dim(cg, Y));
 		sv[0] = 0;
 		if (k >= 0 && sh[k].kind == OX_SV_UNKNOWN) {
-			snprintf(sv, sizeof sv, "s%d", i);
+			ox_cg_snprintf(sv, sizeof sv, "s%d", i);
 			ox_cg_line(cg, 1, "const int64_t s%d = (int64_t)in1[%d];", i, k);
 		} else if (k >= 0 && sh[k].kind == OX_SV_DIM && sh[k].d != Y && ox_dim_is_rt(g, sh[k].d)) {
 			fmt(c, sizeof c, "%s != 1 && %s != %s", ox_cg_dim(cg, sh[k].d), ox_cg_dim(cg, sh[k].d), y);
@@ -514,7 +514,7 @@ static void emit_pad_checks(ox_cg *cg, ox_graph *g, const ox_plan *p)
 static int pad_value(ox_graph *g, ox_node *n, char *v, size_t len)
 {
 	if (n->nin > 2 && n->in[2] >= 0) {
-		snprintf(v, len, "in2[0]");
+		ox_cg_snprintf(v, len, "in2[0]");
 		return 0;
 	}
 	if (lit_value(g->vals[n->out[0]].dtype, n->opset < 11 ? ox_attr_float(n, "value", 0) : 0, v, len))
@@ -596,7 +596,7 @@ static int emit_slice_rt(ox_cg *cg, ox_graph *g, ox_node *n)
 	}
 	for (int k = 0; k < r; k++) {
 		char v[32];
-		snprintf(v, sizeof v, "ln[%d]", k);
+		ox_cg_snprintf(v, sizeof v, "ln[%d]", k);
 		set_or_check(cg, 1, ys->d[k], n->out[0], v);
 	}
 	emit_cap(cg, g, n->out[0]);
@@ -668,7 +668,7 @@ static int emit_pad_rt(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_line(cg, 1, "}");
 	for (int k = 0; k < r; k++) {
 		char o[32];
-		snprintf(o, sizeof o, "o[%d]", k);
+		ox_cg_snprintf(o, sizeof o, "o[%d]", k);
 		set_or_check(cg, 1, ys->d[k], n->out[0], o);
 	}
 	emit_cap(cg, g, n->out[0]);
@@ -689,8 +689,8 @@ static int emit_pad_rt(ox_cg *cg, ox_graph *g, ox_node *n)
 	for (int k = 0; k < r; k++) {
 		char pp[16] = "", qq[16] = "";
 		if (k) {
-			snprintf(pp, sizeof pp, "p%d + ", k - 1);
-			snprintf(qq, sizeof qq, "q%d + ", k - 1);
+			ox_cg_snprintf(pp, sizeof pp, "p%d + ", k - 1);
+			ox_cg_snprintf(qq, sizeof qq, "q%d + ", k - 1);
 		}
 		if (kind == OX_PLAN_LIN) {
 			ox_cg_line(cg, k + 1, "for (ptrdiff_t i%d = 0; i%d < m[%d]; i%d++) {", k, k, k, k);
@@ -935,8 +935,8 @@ static void emit_range_len(ox_cg *cg, ox_graph *g, ox_node *n, ox_dim len)
 		char s[3][64];
 		for (int k = 0; k < 3; k++) {
 			char e[16];
-			snprintf(e, sizeof e, "in%d[0]", k);
-			snprintf(s[k], sizeof s[k], "%s", ox_cg_load(dt, e));
+			ox_cg_snprintf(e, sizeof e, "in%d[0]", k);
+			ox_cg_snprintf(s[k], sizeof s[k], "%s", ox_cg_load(dt, e));
 		}
 		ox_cg_line(cg, 1, "const double s = (double)%s, l = (double)%s, dl = (double)%s;", s[0], s[1], s[2]);
 		fail_if(cg, 1, "dl == 0 || s != s || l != l || dl != dl", "a delta of 0, or NaN");
@@ -975,10 +975,10 @@ static int emit_range(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_printf(cg, "\tfor (ptrdiff_t i = 0; i < %s; i++)\n", ox_cg_dim(cg, len));
 	if (ox_dtype_is_float(dt)) {
 		char s[64], d[64];
-		snprintf(s, sizeof s, "%s", ox_cg_load(dt, "in0[0]"));
-		snprintf(d, sizeof d, "%s", ox_cg_load(dt, "in2[0]"));
+		ox_cg_snprintf(s, sizeof s, "%s", ox_cg_load(dt, "in0[0]"));
+		ox_cg_snprintf(d, sizeof d, "%s", ox_cg_load(dt, "in2[0]"));
 		char e[200];
-		snprintf(e, sizeof e, "%s + (%s)i * %s", s, C, d);
+		ox_cg_snprintf(e, sizeof e, "%s + (%s)i * %s", s, C, d);
 		ox_cg_printf(cg, "\t\tout0[i] = %s;\n", ox_cg_store(dt, e));
 	} else {
 		/* in uint64, which wraps: start and delta come at run time and may
@@ -1019,7 +1019,7 @@ static void emit_squeeze_dims(ox_cg *cg, ox_graph *g, ox_node *n)
 	}
 	for (int k = 0; k < ys->rank; k++) {
 		char v[32];
-		snprintf(v, sizeof v, "o[%d]", k);
+		ox_cg_snprintf(v, sizeof v, "o[%d]", k);
 		set_or_check(cg, 1, ys->d[k], n->out[0], v);
 	}
 }
@@ -1054,9 +1054,9 @@ int emit_data(ox_cg *cg, ox_graph *g, ox_node *n)
 			 * drops elements at random, which this code cannot do */
 			char c[128];
 			if (n->nin > 1 && n->in[1] >= 0)
-				snprintf(c, sizeof c, "%s != 0", ox_cg_load(g->vals[n->in[1]].dtype, "in1[0]"));
+				ox_cg_snprintf(c, sizeof c, "%s != 0", ox_cg_load(g->vals[n->in[1]].dtype, "in1[0]"));
 			else
-				snprintf(c, sizeof c, "1");
+				ox_cg_snprintf(c, sizeof c, "1");
 			ox_cg_fails(cg, OX_CG_FAIL_UNSUPPORTED);
 			ox_cg_line(cg, 1, "if (in2[0] && %s)", c);
 			ox_cg_line(cg, 2, "return 1; /* training with a ratio other than 0: random dropout is not supported */");
@@ -1109,7 +1109,7 @@ int emit_data(ox_cg *cg, ox_graph *g, ox_node *n)
 				char e[32];
 				if (!defined_here(g, y->shape.d[k], n->out[0]))
 					continue;
-				snprintf(e, sizeof e, "(int64_t)in0[%d]", k);
+				ox_cg_snprintf(e, sizeof e, "(int64_t)in0[%d]", k);
 				ox_cg_set_dim(cg, 1, y->shape.d[k], e);
 			}
 			emit_cap(cg, g, n->out[0]);

@@ -42,7 +42,7 @@ static const char *fn(int cdt, const char *name)
 	static char ring[8][32];
 	static int at;
 	at = (at + 1) % 8;
-	snprintf(ring[at], sizeof ring[at], "%s%s", name, cdt == OX_F64 ? "" : "f");
+	ox_cg_snprintf(ring[at], sizeof ring[at], "%s%s", name, cdt == OX_F64 ? "" : "f");
 	return ring[at];
 }
 
@@ -54,15 +54,15 @@ static const char *int_lit(int dt, int64_t v)
 	at = (at + 1) % 4;
 	char *r = ring[at];
 	if (dt == OX_U64)
-		snprintf(r, 32, "%lluu", (unsigned long long)v);
+		ox_cg_snprintf(r, 32, "%lluu", (unsigned long long)v);
 	else if (dt == OX_I64 && v == INT64_MIN)
-		snprintf(r, 32, "INT64_MIN");
+		ox_cg_snprintf(r, 32, "INT64_MIN");
 	else if (dt == OX_I64)
-		snprintf(r, 32, "%lldll", (long long)v);
+		ox_cg_snprintf(r, 32, "%lldll", (long long)v);
 	else if (dt == OX_U32)
-		snprintf(r, 32, "%lldu", (long long)v);
+		ox_cg_snprintf(r, 32, "%lldu", (long long)v);
 	else
-		snprintf(r, 32, "%lld", (long long)v);
+		ox_cg_snprintf(r, 32, "%lld", (long long)v);
 	return r;
 }
 
@@ -84,43 +84,43 @@ static const char *helper(ox_cg *cg, const char *kind, int cdt)
 	static int at;
 	at = (at + 1) % 4;
 	const char *T = ox_cg_ctype(cdt), *S = ox_cg_sfx(cdt);
-	snprintf(name[at], sizeof name[at], "ox_%s_%s", kind, S);
+	ox_cg_snprintf(name[at], sizeof name[at], "ox_%s_%s", kind, S);
 	const char *N = name[at];
 	char key[64], text[1024];
-	snprintf(key, sizeof key, "ew/%s", N);
+	ox_cg_snprintf(key, sizeof key, "ew/%s", N);
 	if (!strcmp(kind, "div") && is_uint(cdt)) {
-		snprintf(text, sizeof text,
+		ox_cg_snprintf(text, sizeof text,
 			 "/* integer division, with x / 0 = 0 (as numpy) instead of a trap */\n"
 			 "static %s %s(%s a, %s b)\n{\n\treturn b == 0 ? 0 : a / b;\n}\n", T, N, T, T);
 	} else if (!strcmp(kind, "div")) {
-		snprintf(text, sizeof text,
+		ox_cg_snprintf(text, sizeof text,
 			 "/* C division (truncating), with x / 0 = 0 (as numpy) and no trap on MIN / -1 */\n"
 			 "static %s %s(%s a, %s b)\n{\n"
 			 "\treturn b == 0 ? 0 : b == -1 ? (%s)(0u - (%s)a) : a / b;\n}\n",
 			 T, N, T, T, T, uint_type(cdt));
 	} else if (!strcmp(kind, "fmod") && is_uint(cdt)) {
-		snprintf(text, sizeof text,
+		ox_cg_snprintf(text, sizeof text,
 			 "/* C remainder, with x %% 0 = 0 */\n"
 			 "static %s %s(%s a, %s b)\n{\n\treturn b == 0 ? 0 : a %% b;\n}\n", T, N, T, T);
 	} else if (!strcmp(kind, "fmod")) {
-		snprintf(text, sizeof text,
+		ox_cg_snprintf(text, sizeof text,
 			 "/* C remainder (sign of the dividend), with x %% 0 = 0 and no trap on MIN %% -1 */\n"
 			 "static %s %s(%s a, %s b)\n{\n\treturn b == 0 || b == -1 ? 0 : a %% b;\n}\n",
 			 T, N, T, T);
 	} else if (!strcmp(kind, "mod") && is_fp(cdt)) {
-		snprintf(text, sizeof text,
+		ox_cg_snprintf(text, sizeof text,
 			 "/* Python's %%: the result takes the divisor's sign */\n"
 			 "static %s %s(%s a, %s b)\n{\n\t%s r = %s(a, b);\n"
 			 "\treturn r != 0 && (r < 0) != (b < 0) ? r + b : r;\n}\n",
 			 T, N, T, T, T, fn(cdt, "fmod"));
 	} else if (!strcmp(kind, "mod")) {
-		snprintf(text, sizeof text,
+		ox_cg_snprintf(text, sizeof text,
 			 "/* Python's %%: the result takes the divisor's sign; x %% 0 = 0 */\n"
 			 "static %s %s(%s a, %s b)\n{\n\tif (b == 0 || b == -1)\n\t\treturn 0;\n"
 			 "\t%s r = a %% b;\n\treturn r != 0 && (r < 0) != (b < 0) ? r + b : r;\n}\n",
 			 T, N, T, T, T);
 	} else if (!strcmp(kind, "ipow")) {
-		snprintf(text, sizeof text,
+		ox_cg_snprintf(text, sizeof text,
 			 "/* integer power by squaring, wrapping like integer multiplication;\n"
 			 " * a negative exponent gives the truncated 1 / a^-e */\n"
 			 "static int64_t %s(int64_t a, int64_t e)\n{\n"
@@ -129,15 +129,15 @@ static const char *helper(ox_cg *cg, const char *kind, int cdt)
 			 "\tfor (; e; e >>= 1, b *= b)\n\t\tif (e & 1)\n\t\t\tr *= b;\n"
 			 "\treturn (int64_t)r;\n}\n", N);
 	} else if ((!strcmp(kind, "max") || !strcmp(kind, "min")) && is_fp(cdt)) {
-		snprintf(text, sizeof text,
+		ox_cg_snprintf(text, sizeof text,
 			 "/* NaN-propagating %s, like numpy's */\n"
 			 "static %s %s(%s a, %s b)\n{\n\treturn a %s b || isnan(a) ? a : b;\n}\n",
 			 kind, T, N, T, T, kind[1] == 'a' ? ">" : "<");
 	} else if (!strcmp(kind, "max") || !strcmp(kind, "min")) {
-		snprintf(text, sizeof text, "static %s %s(%s a, %s b)\n{\n\treturn a %s b ? a : b;\n}\n",
+		ox_cg_snprintf(text, sizeof text, "static %s %s(%s a, %s b)\n{\n\treturn a %s b ? a : b;\n}\n",
 			 T, N, T, T, kind[1] == 'a' ? ">" : "<");
 	} else if (!strcmp(kind, "clip")) {
-		snprintf(text, sizeof text,
+		ox_cg_snprintf(text, sizeof text,
 			 "/* min(max(x, lo), hi) as numpy's clip: lo > hi gives hi, NaN stays */\n"
 			 "static %s %s(%s x, %s lo, %s hi)\n{\n"
 			 "\tx = x < lo ? lo : x;\n\treturn x > hi ? hi : x;\n}\n", T, N, T, T, T);
@@ -270,17 +270,17 @@ static void emit_map(ox_cg *cg, ox_graph *g, ox_node *n, const int *ins, int nop
 			if (!st[k][i])
 				continue;
 			char var[16];
-			snprintf(var, sizeof var, r == 1 ? "i" : "i%d", i);
-			at += snprintf(idx[k] + at, sizeof idx[k] - at, "%s%s", at ? " + " : "", var);
+			ox_cg_snprintf(var, sizeof var, r == 1 ? "i" : "i%d", i);
+			at += ox_cg_snprintf(idx[k] + at, sizeof idx[k] - at, "%s%s", at ? " + " : "", var);
 			if (st[k][i] != 1)
-				at += snprintf(idx[k] + at, sizeof idx[k] - at, " * %s", map_dim(cg, st[k][i]));
+				at += ox_cg_snprintf(idx[k] + at, sizeof idx[k] - at, " * %s", map_dim(cg, st[k][i]));
 			if (bc[k][i])
-				at += snprintf(idx[k] + at, sizeof idx[k] - at, " * (%s != 1)", ox_cg_dim(cg, bc[k][i]));
+				at += ox_cg_snprintf(idx[k] + at, sizeof idx[k] - at, " * (%s != 1)", ox_cg_dim(cg, bc[k][i]));
 			if (at >= sizeof idx[k])
 				ox_die("emit_ew: index expression too long");
 		}
 		if (!at)
-			snprintf(idx[k], sizeof idx[k], "0");
+			ox_cg_snprintf(idx[k], sizeof idx[k], "0");
 	}
 
 	/* operands: loads used more than once through a conversion get a temp */
@@ -290,7 +290,7 @@ static void emit_map(ox_cg *cg, ox_graph *g, ox_node *n, const int *ins, int nop
 	for (int k = 0; k < nops; k++) {
 		ox_value *v = ox_in(g, n, ins[k]);
 		char acc[1080];
-		snprintf(acc, sizeof acc, "in%d[%s]", ins[k], idx[k + 1]);
+		ox_cg_snprintf(acc, sizeof acc, "in%d[%s]", ins[k], idx[k + 1]);
 		const char *ld = raw ? acc : ox_cg_load(v->dtype, acc);
 		int uses = 0;
 		for (const char *p = tmpl; (p = strchr(p, '$')); p++)
@@ -300,13 +300,13 @@ static void emit_map(ox_cg *cg, ox_graph *g, ox_node *n, const int *ins, int nop
 		if (uses > 1 && (strcmp(ld, acc) || r > 1)) {
 			static const char *const names[] = {"x", "y", "z"};
 			if (k < 3)
-				snprintf(val[k], sizeof val[k], "%s", names[k]);
+				ox_cg_snprintf(val[k], sizeof val[k], "%s", names[k]);
 			else
-				snprintf(val[k], sizeof val[k], "x%d", k);
+				ox_cg_snprintf(val[k], sizeof val[k], "x%d", k);
 			ox_buf_printf(&pre, "%.*s%s %s = %s;\n", ind, TABS,
 				      raw ? ox_cg_ctype(v->dtype) : ox_cg_ntype(v->dtype), val[k], ld);
 		} else {
-			snprintf(val[k], sizeof val[k], "%s", ld);
+			ox_cg_snprintf(val[k], sizeof val[k], "%s", ld);
 		}
 	}
 	for (const char *p = tmpl; *p; p++) {
@@ -321,7 +321,7 @@ static void emit_map(ox_cg *cg, ox_graph *g, ox_node *n, const int *ins, int nop
 		}
 	}
 	char oacc[1080];
-	snprintf(oacc, sizeof oacc, "out0[%s]", idx[0]);
+	ox_cg_snprintf(oacc, sizeof oacc, "out0[%s]", idx[0]);
 	const char *rhs = raw ? expr.s : ox_cg_store(o->dtype, expr.s);
 	/* ox_cg_store's buffer is short: spell long conversions out here */
 	char *rhs_long = NULL;
@@ -343,7 +343,7 @@ static void emit_map(ox_cg *cg, ox_graph *g, ox_node *n, const int *ins, int nop
 	/* loops: one flat `i`, or i0, i1, ... outermost first */
 	for (int i = 0; i < r; i++) {
 		char var[16];
-		snprintf(var, sizeof var, r == 1 ? "i" : "i%d", i);
+		ox_cg_snprintf(var, sizeof var, r == 1 ? "i" : "i%d", i);
 		ox_cg_printf(cg, "%.*sfor (size_t %s = 0; %s < %s%s; %s++)%s\n", i + 1, TABS, var, var,
 			     ox_dim_is_rt(g, d[i]) ? "(size_t)" : "", ox_cg_dim(cg, d[i]), var,
 			     i == r - 1 && pre.len ? " {" : "");
@@ -504,12 +504,12 @@ static void clip_bound(ox_graph *g, ox_node *n, int k, int dt, char *buf, size_t
 {
 	const ox_tensor *c = ox_in_const(g, n, k);
 	if (!c) {
-		snprintf(buf, len, "$%d", *nops);
+		ox_cg_snprintf(buf, len, "$%d", *nops);
 		ins[(*nops)++] = k;
 	} else if (is_fp(dt)) {
-		snprintf(buf, len, "%s", ox_cg_lit(compute_dt(dt), ox_tensor_get_f64(c, 0)));
+		ox_cg_snprintf(buf, len, "%s", ox_cg_lit(compute_dt(dt), ox_tensor_get_f64(c, 0)));
 	} else {
-		snprintf(buf, len, "%s", int_lit(dt, ox_tensor_get_i64(c, 0)));
+		ox_cg_snprintf(buf, len, "%s", int_lit(dt, ox_tensor_get_i64(c, 0)));
 	}
 }
 
@@ -519,8 +519,8 @@ static int clip_tmpl(ox_cg *cg, ox_graph *g, ox_node *n, int dt, ox_buf *t, int 
 	char lo[64] = "", hi[64] = "";
 	if (n->opset < 11) {
 		/* the attributes default to the ends of the float range */
-		snprintf(lo, sizeof lo, "%s", ox_cg_lit(cdt, ox_attr_float(n, "min", -3.402823466e+38f)));
-		snprintf(hi, sizeof hi, "%s", ox_cg_lit(cdt, ox_attr_float(n, "max", 3.402823466e+38f)));
+		ox_cg_snprintf(lo, sizeof lo, "%s", ox_cg_lit(cdt, ox_attr_float(n, "min", -3.402823466e+38f)));
+		ox_cg_snprintf(hi, sizeof hi, "%s", ox_cg_lit(cdt, ox_attr_float(n, "max", 3.402823466e+38f)));
 	} else {
 		if (ox_in(g, n, 1))
 			clip_bound(g, n, 1, dt, lo, sizeof lo, ins, nops);
@@ -640,9 +640,9 @@ static int cast_f8_tmpl(ox_cg *cg, ox_graph *g, ox_node *n, int from, int to, ox
 		return ox_error(g, n, "kernel template templates/quant_f8.c is missing");
 	char src[256];
 	if (is_f8(from))
-		snprintf(src, sizeof src, "ox_%s_to_f32($0)", ox_cg_sfx(from));
+		ox_cg_snprintf(src, sizeof src, "ox_%s_to_f32($0)", ox_cg_sfx(from));
 	else if (from == OX_F16 || from == OX_BF16 || from == OX_F32)
-		snprintf(src, sizeof src, "%s", ox_cg_load(from, "$0"));
+		ox_cg_snprintf(src, sizeof src, "%s", ox_cg_load(from, "$0"));
 	else if (from == OX_I64 || from == OX_U64)
 		return ox_error(g, n, "cast from %s to %s is not supported", ox_dtype_name(from),
 				ox_dtype_name(to));
@@ -659,7 +659,7 @@ static int cast_f8_tmpl(ox_cg *cg, ox_graph *g, ox_node *n, int from, int to, ox
 			     "\tuint32_t u;\n\tmemcpy(&u, &f, sizeof u);\n"
 			     "\tu |= 1; /* inexact: make it odd */\n"
 			     "\tmemcpy(&f, &u, sizeof f);\n\treturn f;\n}\n");
-		snprintf(src, sizeof src, "ox_f64_to_f32_odd($0)");
+		ox_cg_snprintf(src, sizeof src, "ox_f64_to_f32_odd($0)");
 	}
 	if (is_f8(to)) {
 		int sat = ox_attr_int(n, "saturate", 1) != 0;
@@ -703,14 +703,14 @@ static int cast_sub_tmpl(ox_cg *cg, ox_graph *g, ox_node *n, int from, int to, o
 	char src[256];
 	int fsrc = 1; /* src is a double (else an int64) */
 	if (from == OX_F4E2M1)
-		snprintf(src, sizeof src, "(double)ox_f4e2m1_to_f32($0)");
+		ox_cg_snprintf(src, sizeof src, "(double)ox_f4e2m1_to_f32($0)");
 	else if (is_f8(from))
-		snprintf(src, sizeof src, "(double)ox_%s_to_f32($0)", ox_cg_sfx(from));
+		ox_cg_snprintf(src, sizeof src, "(double)ox_%s_to_f32($0)", ox_cg_sfx(from));
 	else if (is_fp(from))
-		snprintf(src, sizeof src, "(double)%s", ox_cg_load(from, "$0"));
+		ox_cg_snprintf(src, sizeof src, "(double)%s", ox_cg_load(from, "$0"));
 	else {
 		fsrc = 0;
-		snprintf(src, sizeof src, "(int64_t)%s$0", from == OX_I4 || from == OX_I2 ? "(int8_t)" : "");
+		ox_cg_snprintf(src, sizeof src, "(int64_t)%s$0", from == OX_I4 || from == OX_I2 ? "(int8_t)" : "");
 	}
 	const char *ct = ox_cg_ctype(to);
 	if (to == OX_F4E2M1) {
@@ -735,7 +735,7 @@ static int cast_sub_tmpl(ox_cg *cg, ox_graph *g, ox_node *n, int from, int to, o
 		}
 	} else if (is_fp(to)) {
 		char v[300];
-		snprintf(v, sizeof v, "(%s)%s", ox_cg_ntype(to), src);
+		ox_cg_snprintf(v, sizeof v, "(%s)%s", ox_cg_ntype(to), src);
 		ox_buf_puts(t, ox_cg_store(to, v));
 	} else if (fsrc) {
 		/* f4 to an integer: |x| <= 6, through int64 so a negative value

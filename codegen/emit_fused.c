@@ -162,15 +162,15 @@ int emit_fused(ox_cg *cg, ox_graph *g, ox_node *n)
 	for (int k = 0; k < nops; k++) {
 		ox_value *v = ox_in(g, n, k);
 		if (v->kind == OX_V_CONST && ox_shape_numel(&v->shape) == 1) {
-			snprintf(in[k], sizeof in[k], "ox_vf_set1(%s)", ox_cg_lit(OX_F32, ox_tensor_get_f64(v->data, 0)));
-			snprintf(tin[k], sizeof tin[k], "%s", in[k]);
+			ox_cg_snprintf(in[k], sizeof in[k], "ox_vf_set1(%s)", ox_cg_lit(OX_F32, ox_tensor_get_f64(v->data, 0)));
+			ox_cg_snprintf(tin[k], sizeof tin[k], "%s", in[k]);
 		} else if (!st[k + 1][r - 1]) {
 			ox_cg_line(cg, lvl, "const ox_vf b%d = ox_vf_set1(in%d[a%d]);", k, k, k);
-			snprintf(in[k], sizeof in[k], "b%d", k);
-			snprintf(tin[k], sizeof tin[k], "b%d", k);
+			ox_cg_snprintf(in[k], sizeof in[k], "b%d", k);
+			ox_cg_snprintf(tin[k], sizeof tin[k], "b%d", k);
 		} else {
-			snprintf(in[k], sizeof in[k], "ox_vf_load(in%d + a%d + j)", k, k);
-			snprintf(tin[k], sizeof tin[k], "ox_vf_load_n(in%d + a%d + j, (int)(j1 - j))", k, k);
+			ox_cg_snprintf(in[k], sizeof in[k], "ox_vf_load(in%d + a%d + j)", k, k);
+			ox_cg_snprintf(tin[k], sizeof tin[k], "ox_vf_load_n(in%d + a%d + j, (int)(j1 - j))", k, k);
 		}
 		inp[k] = in[k], tinp[k] = tin[k];
 	}

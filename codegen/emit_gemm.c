@@ -31,17 +31,17 @@ static void batch_offsets(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *
 		ox_dim od = da == 1 ? db : db == 1 ? da : da > db ? da : db;
 		int ra = ox_dim_is_rt(g, da), rb = ox_dim_is_rt(g, db);
 		if (ra || da > 1)
-			snprintf(ao + strlen(ao), cap - strlen(ao), "%s(bt / %s %% %s) * %s", *ao ? " + " : "",
+			ox_cg_snprintf(ao + strlen(ao), cap - strlen(ao), "%s(bt / %s %% %s) * %s", *ao ? " + " : "",
 				 ox_cg_dim(cg, inner), ox_cg_dim(cg, od), ox_cg_dim(cg, sta));
 		if (rb || db > 1)
-			snprintf(bo + strlen(bo), cap - strlen(bo), "%s(bt / %s %% %s) * %s", *bo ? " + " : "",
+			ox_cg_snprintf(bo + strlen(bo), cap - strlen(bo), "%s(bt / %s %% %s) * %s", *bo ? " + " : "",
 				 ox_cg_dim(cg, inner), ox_cg_dim(cg, od), ox_cg_dim(cg, stb));
 		sta = ox_dim_mul(g, sta, da), stb = ox_dim_mul(g, stb, db), inner = ox_dim_mul(g, inner, od);
 	}
 	if (!*ao)
-		snprintf(ao, cap, "0");
+		ox_cg_snprintf(ao, cap, "0");
 	if (!*bo)
-		snprintf(bo, cap, "0");
+		ox_cg_snprintf(bo, cap, "0");
 }
 
 /* dims as C (ox_cg_dim: a literal when constant) */
@@ -95,10 +95,10 @@ int ox_cg_emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n)
 		us.ws = q.constb ? (long)us.ocb * b : (long)q.N;
 		if (krt)
 			us.ar = 0;
-		snprintf(k[j], sizeof k[j], "%s", us.rows ? ox_uk_kernel(cg, &us, &E) : "");
+		ox_cg_snprintf(k[j], sizeof k[j], "%s", us.rows ? ox_uk_kernel(cg, &us, &E) : "");
 		for (int t = 0; t < nt && !(j & 1) && (!last || ocl != q.ocb || tail); t++) {
 			us.rows = tsz[t];
-			snprintf(kt[j / 2][t], sizeof kt[j / 2][t], "%s", ox_uk_kernel(cg, &us, &E));
+			ox_cg_snprintf(kt[j / 2][t], sizeof kt[j / 2][t], "%s", ox_uk_kernel(cg, &us, &E));
 		}
 	}
 	if (q.kchunk) {
@@ -114,10 +114,10 @@ int ox_cg_emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n)
 						 .ac1 = 1, .yr = (long)q.N, .yo_b = 1, .tail = last ? tail : 0,
 						 .bias = hasbias, .pf = 1, .acc = ph > 0, .raw = ph < 2};
 				us.ws = (long)us.ocb * b;
-				snprintf(kk[ph][j], sizeof kk[ph][j], "%s", us.rows ? ox_uk_kernel(cg, &us, ph < 2 ? &none : &E) : "");
+				ox_cg_snprintf(kk[ph][j], sizeof kk[ph][j], "%s", us.rows ? ox_uk_kernel(cg, &us, ph < 2 ? &none : &E) : "");
 				for (int t = 0; t < nt && !(j & 1) && (!last || ocl != q.ocb || tail); t++) {
 					us.rows = tsz[t];
-					snprintf(kkt[ph][j / 2][t], sizeof kkt[ph][j / 2][t], "%s",
+					ox_cg_snprintf(kkt[ph][j / 2][t], sizeof kkt[ph][j / 2][t], "%s",
 						 ox_uk_kernel(cg, &us, ph < 2 ? &none : &E));
 				}
 			}
@@ -129,7 +129,7 @@ int ox_cg_emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_line(cg, 1, "const long gw = gi < %lld ? %d : %lld; /* the group's width in floats */", (long long)(ng - 1),
 			   q.ocb * b, (long long)(ocl * b));
 		char bias2[64];
-		snprintf(bias2, sizeof bias2, "in2 + gi * %d", q.ocb * b);
+		ox_cg_snprintf(bias2, sizeof bias2, "in2 + gi * %d", q.ocb * b);
 		ox_cg_line(cg, 1, "const float *bg = %s;", hasbias ? bias2 : "NULL");
 		ox_cg_line(cg, 1, "float *y = out0 + gi * %d;", q.ocb * b);
 		ox_cg_line(cg, 1, "const long p0 = 0, p1 = %s;", D(M));
@@ -139,8 +139,8 @@ int ox_cg_emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_line(cg, 2, "const float *wg = in1 + gi * %lld + ch * %lld * gw;", (long long)(q.ocb * b * q.K),
 			   (long long)kc);
 		char args2[160], chan2[64];
-		snprintf(args2, sizeof args2, "a + i * %lld, wg, y + i * %lld, bg, qc", (long long)q.K, (long long)q.N);
-		snprintf(chan2, sizeof chan2, "gi * %d", q.ocb * b);
+		ox_cg_snprintf(args2, sizeof args2, "a + i * %lld, wg, y + i * %lld, bg, qc", (long long)q.K, (long long)q.N);
+		ox_cg_snprintf(chan2, sizeof chan2, "gi * %d", q.ocb * b);
 		for (int ph = 0; ph < 3; ph++) {
 			if (nch == 1 && ph < 2)
 				continue;
@@ -182,7 +182,7 @@ int ox_cg_emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n)
 	char ao[2048], bo[2048];
 	batch_offsets(cg, g, n, &q, ao, bo, sizeof ao);
 	if (q.dbatch == 1)
-		snprintf(ao, sizeof ao, "0"), snprintf(bo, sizeof bo, "0");
+		ox_cg_snprintf(ao, sizeof ao, "0"), ox_cg_snprintf(bo, sizeof bo, "0");
 	ox_cg_line(cg, 1, "const long p0 = r * %lld, p1 = p0 + %lld < %s ? p0 + %lld : %s;", (long long)per,
 		   (long long)per, D(M), (long long)per, D(M));
 	ox_cg_line(cg, 1, "const float *a = in0 + %s;", ao);
@@ -191,12 +191,12 @@ int ox_cg_emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n)
 	else
 		ox_cg_line(cg, 1, "const float *wg = in1 + %s + gi * %d;", bo, q.ocb * b);
 	char bias[64];
-	snprintf(bias, sizeof bias, "in2 + gi * %d", q.ocb * b);
+	ox_cg_snprintf(bias, sizeof bias, "in2 + gi * %d", q.ocb * b);
 	ox_cg_line(cg, 1, "const float *bg = %s;", hasbias ? bias : "NULL");
 	ox_cg_line(cg, 1, "float *y = out0 + bt * %s + gi * %d;", D(ox_dim_mul(g, M, q.N)), q.ocb * b);
 	char args[2200], chan[64];
-	snprintf(args, sizeof args, "a + i * %s, wg, y + i * %lld, bg, &q", q.transA ? "1" : D(K), (long long)q.N);
-	snprintf(chan, sizeof chan, "gi * %d", q.ocb * b);
+	ox_cg_snprintf(args, sizeof args, "a + i * %s, wg, y + i * %lld, bg, &q", q.transA ? "1" : D(K), (long long)q.N);
+	ox_cg_snprintf(chan, sizeof chan, "gi * %d", q.ocb * b);
 	if (ocl == q.ocb && !tail) {
 		tiles(cg, 1, &E, q.rows, (long)q.N, k[0], k[1], mrt, nt, tsz, kt[0], args, chan);
 	} else {

@@ -56,7 +56,7 @@ static const char *bytes_of(ox_cg *cg, ox_dim n, const char *p)
 	static char buf[4][EXPR];
 	static int at;
 	char *r = buf[at = (at + 1) % 4];
-	snprintf(r, EXPR, n >= 0 ? "%s * sizeof *%s" : "(size_t)%s * sizeof *%s", D(cg, n), p);
+	ox_cg_snprintf(r, EXPR, n >= 0 ? "%s * sizeof *%s" : "(size_t)%s * sizeof *%s", D(cg, n), p);
 	return r;
 }
 
@@ -87,13 +87,13 @@ static void coord_term(ox_cg *cg, ox_buf *b, const char *v, const ox_shape *s, i
 	if (s->d[k] == 1 || stride == 0)
 		return;
 	if (k == 0 && st == 1)
-		snprintf(c, sizeof c, "%s", v);
+		ox_cg_snprintf(c, sizeof c, "%s", v);
 	else if (k == 0)
-		snprintf(c, sizeof c, "%s / %s", v, D(cg, st));
+		ox_cg_snprintf(c, sizeof c, "%s / %s", v, D(cg, st));
 	else if (st == 1)
-		snprintf(c, sizeof c, "%s %% %s", v, D(cg, s->d[k]));
+		ox_cg_snprintf(c, sizeof c, "%s %% %s", v, D(cg, s->d[k]));
 	else
-		snprintf(c, sizeof c, "%s / %s %% %s", v, D(cg, st), D(cg, s->d[k]));
+		ox_cg_snprintf(c, sizeof c, "%s / %s %% %s", v, D(cg, st), D(cg, s->d[k]));
 	if (stride == 1 && k == 0)
 		ox_buf_printf(b, "%s%s", b->len ? " + " : "", c);
 	else if (stride == 1)
@@ -109,9 +109,9 @@ static const char *mul(ox_cg *cg, const char *e, ox_dim s)
 	static int at;
 	char *r = buf[at = (at + 1) % 8];
 	if (s == 1)
-		snprintf(r, EXPR, "%s", e);
+		ox_cg_snprintf(r, EXPR, "%s", e);
 	else
-		snprintf(r, EXPR, "%s * %s", e, D(cg, s));
+		ox_cg_snprintf(r, EXPR, "%s * %s", e, D(cg, s));
 	return r;
 }
 
@@ -181,9 +181,9 @@ static const char *store_of(int dt, const char *e)
 	static int at;
 	char *r = buf[at = (at + 1) % 4];
 	if (dt == OX_F16 || dt == OX_BF16)
-		snprintf(r, 600, "%s", ox_cg_store(dt, e));
+		ox_cg_snprintf(r, 600, "%s", ox_cg_store(dt, e));
 	else
-		snprintf(r, 600, "(%s)(%s)", ox_cg_ctype(dt), e);
+		ox_cg_snprintf(r, 600, "(%s)(%s)", ox_cg_ctype(dt), e);
 	return r;
 }
 
@@ -191,20 +191,20 @@ void ox_cg_combine(char *buf, size_t n, int dt, const char *red, const char *dst
 {
 	char a[256], b[256], e[1100];
 	if (!strcmp(red, "none")) {
-		snprintf(buf, n, "%s = %s;", dst, src);
+		ox_cg_snprintf(buf, n, "%s = %s;", dst, src);
 		return;
 	}
-	snprintf(a, sizeof a, "%s", ox_cg_load(dt, dst));
-	snprintf(b, sizeof b, "%s", ox_cg_load(dt, src));
+	ox_cg_snprintf(a, sizeof a, "%s", ox_cg_load(dt, dst));
+	ox_cg_snprintf(b, sizeof b, "%s", ox_cg_load(dt, src));
 	if (!strcmp(red, "add"))
-		snprintf(e, sizeof e, "%s + %s", a, b);
+		ox_cg_snprintf(e, sizeof e, "%s + %s", a, b);
 	else if (!strcmp(red, "mul"))
-		snprintf(e, sizeof e, "%s * %s", a, b);
+		ox_cg_snprintf(e, sizeof e, "%s * %s", a, b);
 	else if (!strcmp(red, "max"))
-		snprintf(e, sizeof e, "%s > %s ? %s : %s", b, a, b, a);
+		ox_cg_snprintf(e, sizeof e, "%s > %s ? %s : %s", b, a, b, a);
 	else
-		snprintf(e, sizeof e, "%s < %s ? %s : %s", b, a, b, a);
-	snprintf(buf, n, "%s = %s;", dst, store_of(dt, e));
+		ox_cg_snprintf(e, sizeof e, "%s < %s ? %s : %s", b, a, b, a);
+	ox_cg_snprintf(buf, n, "%s = %s;", dst, store_of(dt, e));
 }
 
 /* dst = dst (reduction) src, both storage lvalues of dtype dt */
@@ -294,10 +294,10 @@ static int emit_nd(ox_cg *cg, ox_graph *g, ox_node *n, int scatter)
 		char src[64], var[32];
 		int ax = (int)(b + j);
 		if (last == 1)
-			snprintf(src, sizeof src, "in1[p]");
+			ox_cg_snprintf(src, sizeof src, "in1[p]");
 		else
-			snprintf(src, sizeof src, "in1[p * %lld + %lld]", (long long)last, (long long)j);
-		snprintf(var, sizeof var, "j%lld", (long long)j);
+			ox_cg_snprintf(src, sizeof src, "in1[p * %lld + %lld]", (long long)last, (long long)j);
+		ox_cg_snprintf(var, sizeof var, "j%lld", (long long)j);
 		if (xs->d[ax] == 0)
 			return ox_error(g, n, "indices into an empty axis");
 		ox_cg_line(cg, 2, "{");
@@ -309,7 +309,7 @@ static int emit_nd(ox_cg *cg, ox_graph *g, ox_node *n, int scatter)
 		ox_cg_line(cg, 2, "memcpy(out0 + %s, in0 + off, %s);", mul(cg, "p", R), bytes_of(cg, R, "out0"));
 	} else {
 		char src[EXPR];
-		snprintf(src, sizeof src, "in2[%s + i]", mul(cg, "p", R));
+		ox_cg_snprintf(src, sizeof src, "in2[%s + i]", mul(cg, "p", R));
 		ox_cg_line(cg, 2, "for (ptrdiff_t i = 0; i < %s; i++)", D(cg, R));
 		emit_combine(cg, 3, dt, reduction(n), "out0[off + i]", src);
 	}
@@ -364,7 +364,7 @@ static void emit_cum_loops(ox_cg *cg, ox_node *n, int dt, const char *O, const c
 	else
 		ox_cg_line(cg, lvl + 1, "const ptrdiff_t p = o * %s + t * %s + i;", LI, I);
 	char upd[300];
-	snprintf(upd, sizeof upd, "acc = (%s)(acc %c %s);", ox_cg_ntype(dt), sum ? '+' : '*', ox_cg_load(dt, "in0[p]"));
+	ox_cg_snprintf(upd, sizeof upd, "acc = (%s)(acc %c %s);", ox_cg_ntype(dt), sum ? '+' : '*', ox_cg_load(dt, "in0[p]"));
 	if (!excl)
 		ox_cg_line(cg, lvl + 1, "%s", upd);
 	ox_cg_line(cg, lvl + 1, "out0[p] = %s;", store_of(dt, "acc"));
@@ -411,14 +411,14 @@ static int emit_cum(ox_cg *cg, ox_graph *g, ox_node *n)
 	}
 	ox_dim O = prod(g, xs, 0, axis), L = xs->d[axis], I = prod(g, xs, axis + 1, r);
 	char o[EXPR], l[EXPR], i[EXPR], li[EXPR], l1[EXPR];
-	snprintf(o, sizeof o, "%s", D(cg, O));
-	snprintf(l, sizeof l, "%s", D(cg, L));
-	snprintf(i, sizeof i, "%s", D(cg, I));
-	snprintf(li, sizeof li, "%s", D(cg, ox_dim_mul(g, L, I)));
+	ox_cg_snprintf(o, sizeof o, "%s", D(cg, O));
+	ox_cg_snprintf(l, sizeof l, "%s", D(cg, L));
+	ox_cg_snprintf(i, sizeof i, "%s", D(cg, I));
+	ox_cg_snprintf(li, sizeof li, "%s", D(cg, ox_dim_mul(g, L, I)));
 	if (L >= 0)
-		snprintf(l1, sizeof l1, "%lld", (long long)(L - 1));
+		ox_cg_snprintf(l1, sizeof l1, "%lld", (long long)(L - 1));
 	else
-		snprintf(l1, sizeof l1, "(%s - 1)", D(cg, L));
+		ox_cg_snprintf(l1, sizeof l1, "(%s - 1)", D(cg, L));
 	emit_cum_loops(cg, n, dt, o, l, i, li, l1);
 	return 0;
 }
@@ -463,13 +463,13 @@ static int emit_topk(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_line(cg, lvl, "ptrdiff_t m = 0; /* entries in ix so far */");
 	ox_cg_line(cg, lvl, "for (ptrdiff_t t = 0; t < %s; t++) {", D(cg, L));
 	char xt[EXPR];
-	snprintf(xt, sizeof xt, "x[%s]", mul(cg, "t", I));
+	ox_cg_snprintf(xt, sizeof xt, "x[%s]", mul(cg, "t", I));
 	ox_cg_line(cg, lvl + 1, "const %s v = %s;", ox_cg_ntype(dt), ox_cg_load(dt, xt));
 	ox_cg_line(cg, lvl + 1, "ptrdiff_t s = m;");
 	char w[EXPR];
 	char ws[EXPR];
-	snprintf(ws, sizeof ws, "ix[%s]", I == 1 ? "s - 1" : mul(cg, "(s - 1)", I));
-	snprintf(w, sizeof w, "x[%s]", mul(cg, ws, I));
+	ox_cg_snprintf(ws, sizeof ws, "ix[%s]", I == 1 ? "s - 1" : mul(cg, "(s - 1)", I));
+	ox_cg_snprintf(w, sizeof w, "x[%s]", mul(cg, ws, I));
 	ox_cg_line(cg, lvl + 1, "while (s > 0 && v %s %s)", better, ox_cg_load(dt, w));
 	ox_cg_line(cg, lvl + 2, "s--;");
 	ox_cg_line(cg, lvl + 1, "if (s >= %s)", D(cg, K));
@@ -486,9 +486,9 @@ static int emit_topk(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_line(cg, lvl, "}");
 	ox_cg_line(cg, lvl, "for (ptrdiff_t u = 0; u < %s; u++)", D(cg, K));
 	char xu[EXPR];
-	snprintf(xu, sizeof xu, "ix[%s]", mul(cg, "u", I));
+	ox_cg_snprintf(xu, sizeof xu, "ix[%s]", mul(cg, "u", I));
 	char ou[EXPR];
-	snprintf(ou, sizeof ou, "%s", mul(cg, "o", ox_dim_mul(g, K, I)));
+	ox_cg_snprintf(ou, sizeof ou, "%s", mul(cg, "o", ox_dim_mul(g, K, I)));
 	ox_cg_line(cg, lvl + 1, "out0[%s + %s%s] = x[%s];", ou, mul(cg, "u", I), I != 1 ? " + i" : "", mul(cg, xu, I));
 	close_loops(cg, lvl, 1);
 	return 0;
@@ -519,7 +519,7 @@ static int emit_onehot(ox_cg *cg, ox_graph *g, ox_node *n)
 	lvl = open_loop(cg, lvl, "d", dep);
 	lvl = open_loop(cg, lvl, "i", I);
 	char src[EXPR];
-	snprintf(src, sizeof src, "in0[o * %s + i]", D(cg, I));
+	ox_cg_snprintf(src, sizeof src, "in0[o * %s + i]", D(cg, I));
 	/* float indices truncate toward zero, as the reference's astype does
 	 * (beyond int64 saturate, NaN is out of range: all off_value) */
 	if (ox_dtype_is_float(it)) {
@@ -561,7 +561,7 @@ static int emit_compress(ox_cg *cg, ox_graph *g, ox_node *n)
 		int cdt = dtype_of(g, n->in[1]);
 		ox_dim lim = ox_dim_op(g, OX_DE_MIN, shp(g, n->in[1])->d[0], L);
 		char t[64];
-		snprintf(t, sizeof t, "%s != 0", ox_cg_load(cdt, "in1[i]"));
+		ox_cg_snprintf(t, sizeof t, "%s != 0", ox_cg_load(cdt, "in1[i]"));
 		ox_cg_line(cg, 1, "int64_t K = 0;");
 		ox_cg_line(cg, 1, "for (int64_t i = 0; i < %s; i++)", D(cg, lim));
 		ox_cg_line(cg, 2, "K += %s;", t);
@@ -613,7 +613,7 @@ static int emit_nonzero(ox_cg *cg, ox_graph *g, ox_node *n)
 		if (cd == 0)
 			return 0; /* an empty input */
 		char nz[64];
-		snprintf(nz, sizeof nz, "%s != 0", ox_cg_load(dt, "in0[i]"));
+		ox_cg_snprintf(nz, sizeof nz, "%s != 0", ox_cg_load(dt, "in0[i]"));
 		ox_cg_line(cg, 1, "int64_t cnt = 0, j = 0;");
 		ox_cg_line(cg, 1, "for (int64_t i = 0; i < %s; i++)", D(cg, m));
 		ox_cg_line(cg, 2, "cnt += %s;", nz);
@@ -728,12 +728,12 @@ static int emit_nms(ox_cg *cg, ox_graph *g, ox_node *n)
 	char per[EXPR];
 	if (t) {
 		int64_t mo = ox_tensor_get_i64(t, 0);
-		snprintf(per, sizeof per, "%s", D(cg, ox_dim_op(g, OX_DE_MIN, mo > 0 ? mo : 0, N)));
+		ox_cg_snprintf(per, sizeof per, "%s", D(cg, ox_dim_op(g, OX_DE_MIN, mo > 0 ? mo : 0, N)));
 	} else {
 		/* read when it runs: a negative count selects nothing, as onnxruntime */
 		ox_cg_line(cg, 1, "int64_t per = (int64_t)in2[0];");
 		ox_cg_line(cg, 1, "per = per < 0 ? 0 : per > %s ? %s : per;", D(cg, N), D(cg, N));
-		snprintf(per, sizeof per, "per");
+		ox_cg_snprintf(per, sizeof per, "per");
 	}
 	int less = emit_most(cg, g, n, num);
 	ox_cg_line(cg, 1, "/* boxes [%s, %s, 4], scores [%s, %s, %s]%s%s%s */", D(cg, B), D(cg, N), D(cg, B), D(cg, C),
@@ -772,19 +772,19 @@ static int emit_unique(ox_cg *cg, ox_graph *g, ox_node *n)
 		if (k != 2 && n->out[k] >= 0)
 			u = shp(g, n->out[k])->d[k ? 0 : axis], has_u = 1;
 	char nan[160], key[32];
-	snprintf(key, sizeof key, "uq_nan/%s", ox_cg_sfx(dt));
+	ox_cg_snprintf(key, sizeof key, "uq_nan/%s", ox_cg_sfx(dt));
 	if (ox_dtype_is_float(dt))
-		snprintf(nan, sizeof nan, "static inline int ox_uq_nan_%s(%s v) { return v != v; }\n", ox_cg_sfx(dt),
+		ox_cg_snprintf(nan, sizeof nan, "static inline int ox_uq_nan_%s(%s v) { return v != v; }\n", ox_cg_sfx(dt),
 			 ox_cg_ntype(dt));
 	else
-		snprintf(nan, sizeof nan, "static inline int ox_uq_nan_%s(%s v) { (void)v; return 0; }\n", ox_cg_sfx(dt),
+		ox_cg_snprintf(nan, sizeof nan, "static inline int ox_uq_nan_%s(%s v) { (void)v; return 0; }\n", ox_cg_sfx(dt),
 			 ox_cg_ntype(dt));
 	ox_cg_helper(cg, key, nan);
 	if (use_tmpl(cg, g, n, "msort", OX_I64) || use_tmpl(cg, g, n, "unique", dt))
 		return -1;
 	char arg[4][16];
 	for (int k = 0; k < 4; k++)
-		snprintf(arg[k], sizeof arg[k], k < nout && n->out[k] >= 0 ? "out%d" : "NULL", k);
+		ox_cg_snprintf(arg[k], sizeof arg[k], k < nout && n->out[k] >= 0 ? "out%d" : "NULL", k);
 	int set = has_u && defines(g, n, u), less = 0;
 	if (set)
 		less = emit_most(cg, g, n, u);
@@ -814,9 +814,9 @@ static int emit_eyelike(ox_cg *cg, ox_graph *g, ox_node *n)
 	int64_t k = ox_attr_int(n, "k", 0);
 	char one[32];
 	if (dt == OX_F16 || dt == OX_BF16)
-		snprintf(one, sizeof one, "0x%04x", dt == OX_F16 ? ox_f32_to_f16(1.0f) : ox_f32_to_bf16(1.0f));
+		ox_cg_snprintf(one, sizeof one, "0x%04x", dt == OX_F16 ? ox_f32_to_f16(1.0f) : ox_f32_to_bf16(1.0f));
 	else
-		snprintf(one, sizeof one, "%s", ox_cg_lit(dt, 1));
+		ox_cg_snprintf(one, sizeof one, "%s", ox_cg_lit(dt, 1));
 	if (ox_dim_mul(g, R, C) == 0)
 		return 0;
 	ox_cg_line(cg, 1, "memset(out0, 0, %s);", bytes_of(cg, ox_dim_mul(g, R, C), "out0"));
@@ -892,9 +892,9 @@ static int emit_revseq(ox_cg *cg, ox_graph *g, ox_node *n)
 	for (int s = 0; s < 2; s++) {
 		const char *t = s ? "u" : "t";
 		if (ta == 0)
-			snprintf(pos[s], sizeof pos[s], "(%s * %s + b) * %s", t, D(cg, B), D(cg, I));
+			ox_cg_snprintf(pos[s], sizeof pos[s], "(%s * %s + b) * %s", t, D(cg, B), D(cg, I));
 		else
-			snprintf(pos[s], sizeof pos[s], "(b * %s + %s) * %s", D(cg, T), t, D(cg, I));
+			ox_cg_snprintf(pos[s], sizeof pos[s], "(b * %s + %s) * %s", D(cg, T), t, D(cg, I));
 	}
 	int lvl = open_loop(cg, 1, "b", B);
 	ox_cg_fails(cg, OX_CG_FAIL_INDEX);
@@ -914,9 +914,9 @@ static int emit_shrink(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_dim m = prod(g, shp(g, n->in[0]), 0, shp(g, n->in[0])->rank);
 	double lam = ox_attr_float(n, "lambd", 0.5f), bias = ox_attr_float(n, "bias", 0.0f);
 	char lam_s[64], mlam_s[64], bias_s[64];
-	snprintf(lam_s, sizeof lam_s, "%s", ox_cg_lit(OX_F64, lam));
-	snprintf(mlam_s, sizeof mlam_s, "%s", ox_cg_lit(OX_F64, -lam));
-	snprintf(bias_s, sizeof bias_s, "%s", ox_cg_lit(OX_F64, bias));
+	ox_cg_snprintf(lam_s, sizeof lam_s, "%s", ox_cg_lit(OX_F64, lam));
+	ox_cg_snprintf(mlam_s, sizeof mlam_s, "%s", ox_cg_lit(OX_F64, -lam));
+	ox_cg_snprintf(bias_s, sizeof bias_s, "%s", ox_cg_lit(OX_F64, bias));
 	if (m == 0)
 		return 0;
 	/* in double: each result is one rounding of the exact value, as in the
@@ -924,7 +924,7 @@ static int emit_shrink(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_line(cg, 1, "for (ptrdiff_t i = 0; i < %s; i++) {", D(cg, m));
 	ox_cg_line(cg, 2, "const double v = %s;", ox_cg_load(dt, "in0[i]"));
 	char e[512];
-	snprintf(e, sizeof e, "v < %s ? v + %s : v > %s ? v - %s : 0.0", mlam_s, bias_s, lam_s, bias_s);
+	ox_cg_snprintf(e, sizeof e, "v < %s ? v + %s : v > %s ? v - %s : 0.0", mlam_s, bias_s, lam_s, bias_s);
 	if (dt == OX_F16 || dt == OX_BF16) {
 		ox_cg_line(cg, 2, "const float r = (float)(%s);", e);
 		ox_cg_line(cg, 2, "out0[i] = %s;", ox_cg_store(dt, "r"));
@@ -952,18 +952,18 @@ static int emit_loss(ox_cg *cg, ox_graph *g, ox_node *n, int sce)
 	if (weighted)
 		check_dims(cg, shp(g, n->in[2])->d[0], 0, C, "the weight has not one element per class");
 	if (S == 1) {
-		snprintf(xe, sizeof xe, "in0[n * %s + c]", D(cg, C));
-		snprintf(pos, sizeof pos, "n");
+		ox_cg_snprintf(xe, sizeof xe, "in0[n * %s + c]", D(cg, C));
+		ox_cg_snprintf(pos, sizeof pos, "n");
 	} else {
-		snprintf(xe, sizeof xe, "in0[(n * %s + c) * %s + d]", D(cg, C), D(cg, S));
-		snprintf(pos, sizeof pos, "n * %s + d", D(cg, S));
+		ox_cg_snprintf(xe, sizeof xe, "in0[(n * %s + c) * %s + d]", D(cg, C), D(cg, S));
+		ox_cg_snprintf(pos, sizeof pos, "n * %s + d", D(cg, S));
 	}
 	/* a class c out of range (C may be a run-time dim) */
 	char cbad[EXPR];
 	if (C >= 0)
-		snprintf(cbad, sizeof cbad, "(uint64_t)c >= %lld", (long long)C);
+		ox_cg_snprintf(cbad, sizeof cbad, "(uint64_t)c >= %lld", (long long)C);
 	else
-		snprintf(cbad, sizeof cbad, "(c < 0 || c >= %s)", D(cg, C));
+		ox_cg_snprintf(cbad, sizeof cbad, "(c < 0 || c >= %s)", D(cg, C));
 	if (!none)
 		ox_cg_line(cg, 1, "double sum = 0, wsum = 0;");
 	int lvl = 1;
@@ -981,8 +981,8 @@ static int emit_loss(ox_cg *cg, ox_graph *g, ox_node *n, int sce)
 			ox_cg_line(cg, lvl, "const double lse = mx + log(se);");
 			if (logp) {
 				char e[EXPR], o[EXPR + 8];
-				snprintf(e, sizeof e, "%s - lse", ox_cg_load(dt, xe));
-				snprintf(o, sizeof o, "out1%s", xe + 3);
+				ox_cg_snprintf(e, sizeof e, "%s - lse", ox_cg_load(dt, xe));
+				ox_cg_snprintf(o, sizeof o, "out1%s", xe + 3);
 				ox_cg_line(cg, lvl, "for (ptrdiff_t c = 0; c < %s; c++) {", D(cg, C));
 				ox_cg_line(cg, lvl + 1, "const double lp = %s;", e);
 				if (dt == OX_F16 || dt == OX_BF16)
@@ -1009,7 +1009,7 @@ static int emit_loss(ox_cg *cg, ox_graph *g, ox_node *n, int sce)
 		ox_cg_line(cg, lvl, "}");
 		if (none) {
 			char o[EXPR + 8];
-			snprintf(o, sizeof o, "out0[%s]", pos);
+			ox_cg_snprintf(o, sizeof o, "out0[%s]", pos);
 			if (dt == OX_F16 || dt == OX_BF16)
 				ox_cg_line(cg, lvl, "%s = %s;", o, ox_cg_store(dt, "(float)l"));
 			else

@@ -40,14 +40,14 @@ int emit_layout(ox_cg *cg, ox_graph *g, ox_node *n)
 	char Sx[64], Sb[64], Sr[64];
 	if (ox_dim_is_rt(g, S)) {
 		ox_cg_line(cg, 1, "const long S = %s; /* positions */", ox_cg_dim(cg, S));
-		snprintf(Sx, sizeof Sx, "S");
-		snprintf(Sb, sizeof Sb, "S * %d", b);
-		snprintf(Sr, sizeof Sr, "S - S %% %d", b);
+		ox_cg_snprintf(Sx, sizeof Sx, "S");
+		ox_cg_snprintf(Sb, sizeof Sb, "S * %d", b);
+		ox_cg_snprintf(Sr, sizeof Sr, "S - S %% %d", b);
 	} else {
 		int64_t sv = ox_dim_eval(g, S);
-		snprintf(Sx, sizeof Sx, "%lld", (long long)sv);
-		snprintf(Sb, sizeof Sb, "%lld", (long long)(sv * b));
-		snprintf(Sr, sizeof Sr, "%lld", (long long)(sv - sv % b));
+		ox_cg_snprintf(Sx, sizeof Sx, "%lld", (long long)sv);
+		ox_cg_snprintf(Sb, sizeof Sb, "%lld", (long long)(sv * b));
+		ox_cg_snprintf(Sr, sizeof Sr, "%lld", (long long)(sv - sv % b));
 	}
 	ox_cg_line(cg, 1, "const long p0 = (n * %lld + cb * %d) * %s, q0 = (n * %lld + cb) * %s;", (long long)C, b,
 		   Sx, (long long)CB, Sb);

@@ -57,7 +57,7 @@ static const char *ld(int dt, const char *e)
 	static char ring[4][256];
 	static int at;
 	at = (at + 1) % 4;
-	snprintf(ring[at], sizeof ring[at], "(double)%s", ox_cg_load(dt, e));
+	ox_cg_snprintf(ring[at], sizeof ring[at], "(double)%s", ox_cg_load(dt, e));
 	return ring[at];
 }
 
@@ -349,13 +349,13 @@ static int emit_trees(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_line(cg, 2, "for (size_t j = 0; j < %d; j++)", nt);
 		char avg[64] = "";
 		if (t.agg == OX_ML_AVERAGE)
-			snprintf(avg, sizeof avg, " / %d.0", t.ntrees);
+			ox_cg_snprintf(avg, sizeof avg, " / %d.0", t.ntrees);
 		ox_cg_line(cg, 3, "s[j] = s[j]%s%s;", avg, t.base ? " + base[j]" : "");
 	}
 	emit_post(cg, t.post, nt);
 	ox_cg_line(cg, 2, "for (size_t j = 0; j < %d; j++)", nt);
 	char e[64];
-	snprintf(e, sizeof e, "(%s)s[j]", ox_cg_ntype(y->dtype));
+	ox_cg_snprintf(e, sizeof e, "(%s)s[j]", ox_cg_ntype(y->dtype));
 	ox_cg_line(cg, 3, "out0[r * %d + j] = %s;", nt, ox_cg_store(y->dtype, e));
 	ox_cg_line(cg, 1, "}");
 	return 0;
@@ -391,17 +391,17 @@ static int column_table(ox_cg *cg, ox_graph *g, ox_node *n, const char *attr, co
 		v[i] = a->type == OX_AT_FLOATS ? a->floats[i] : a->type == OX_AT_INTS ? (double)a->ints[i]
 				: a->type == OX_AT_FLOAT ? a->f : (double)a->i;
 	if (m == 0) {
-		snprintf(ref, refn, "%s", ox_cg_lit(dt, dflt));
+		ox_cg_snprintf(ref, refn, "%s", ox_cg_lit(dt, dflt));
 		return 0;
 	}
 	if (m == 1) {
-		snprintf(ref, refn, "%s", ox_cg_lit(dt, v[0]));
+		ox_cg_snprintf(ref, refn, "%s", ox_cg_lit(dt, v[0]));
 		return 0;
 	}
 	if (m != c)
 		return ox_error(g, n, "%s has %d values but the input has %lld columns", attr, m, (long long)c);
 	table_f(cg, dt, name, v, m);
-	snprintf(ref, refn, "%s[j]", name);
+	ox_cg_snprintf(ref, refn, "%s[j]", name);
 	return 0;
 }
 
@@ -457,7 +457,7 @@ static int emit_scaler(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_line(cg, 1, "for (size_t i = 0; i < %lld; i++) {", (long long)(c ? total / c : 0));
 	ox_cg_line(cg, 2, "for (size_t j = 0; j < %lld; j++)", (long long)c);
 	char e[64];
-	snprintf(e, sizeof e, "in0[i * %lld + j]", (long long)c);
+	ox_cg_snprintf(e, sizeof e, "in0[i * %lld + j]", (long long)c);
 	ox_cg_line(cg, 3, "out0[i * %lld + j] = ((float)%s - %s) * %s;", (long long)c, ox_cg_load(x->dtype, e), off, sc);
 	ox_cg_line(cg, 1, "}");
 	return 0;
@@ -475,7 +475,7 @@ static int emit_normalizer(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_line(cg, 2, "float *y = out0 + r * %lld;", (long long)c);
 	const char *xj = ox_cg_load(x->dtype, "x[j]");
 	char xf[128];
-	snprintf(xf, sizeof xf, "(float)%s", xj);
+	ox_cg_snprintf(xf, sizeof xf, "(float)%s", xj);
 	if (!strcmp(norm, "MAX")) {
 		ox_cg_line(cg, 2, "float s = -3.40282347e+38f; /* the lowest float, as onnxruntime starts */");
 		ox_cg_line(cg, 2, "for (size_t j = 0; j < %lld; j++)", (long long)c);
@@ -549,14 +549,14 @@ static int emit_imputer(ox_cg *cg, ox_graph *g, ox_node *n)
 	double rep = isf ? ox_attr_float(n, "replaced_value_float", 0.0f) : (double)ox_attr_int(n, "replaced_value_int64", 0);
 	char test[128];
 	if (isf && isnan(rep))
-		snprintf(test, sizeof test, "isnan(v)");
+		ox_cg_snprintf(test, sizeof test, "isnan(v)");
 	else
-		snprintf(test, sizeof test, "v == %s", ox_cg_lit(dt, rep));
+		ox_cg_snprintf(test, sizeof test, "v == %s", ox_cg_lit(dt, rep));
 	ox_cg_line(cg, 1, "/* Imputer: %s is replaced */", test);
 	ox_cg_line(cg, 1, "for (size_t i = 0; i < %lld; i++)", (long long)(c ? total / c : 0));
 	ox_cg_line(cg, 2, "for (size_t j = 0; j < %lld; j++) {", (long long)c);
 	char e[64];
-	snprintf(e, sizeof e, "in0[i * %lld + j]", (long long)c);
+	ox_cg_snprintf(e, sizeof e, "in0[i * %lld + j]", (long long)c);
 	ox_cg_line(cg, 3, "%s v = %s;", ox_cg_ntype(dt), ox_cg_load(dt, e));
 	ox_cg_line(cg, 3, "out0[i * %lld + j] = %s ? %s : %s;", (long long)c, test, ox_cg_store(dt, val), e);
 	ox_cg_line(cg, 2, "}");

@@ -61,7 +61,7 @@ static const char *list_str(const int64_t *v, int m, const char *sep, char *buf,
 	size_t at = 0;
 	buf[0] = 0;
 	for (int i = 0; i < m && at < n; i++)
-		at += (size_t)snprintf(buf + at, n - at, "%s%lld", i ? sep : "", (long long)v[i]);
+		at += (size_t)ox_cg_snprintf(buf + at, n - at, "%s%lld", i ? sep : "", (long long)v[i]);
 	return buf;
 }
 
@@ -177,17 +177,17 @@ static void window_pads(ox_cg *cg, ox_graph *g, int ap, int i, int nsp, ox_dim i
 			int64_t s, int64_t d, const int64_t *pads, char *pb, char *pe, size_t cap)
 {
 	if ((ap != 1 && ap != 2) || !(ox_dim_is_rt(g, in) || ox_dim_is_rt(g, out))) {
-		snprintf(pb, cap, "%lld", (long long)pads[i]);
-		snprintf(pe, cap, "%lld", (long long)pads[i + nsp]);
+		ox_cg_snprintf(pb, cap, "%lld", (long long)pads[i]);
+		ox_cg_snprintf(pe, cap, "%lld", (long long)pads[i + nsp]);
 		return;
 	}
 	ox_cg_line(cg, 1, "const long tot%d = (%s - 1) * %lld + %lld - %s; /* SAME padding of spatial axis %d */", i,
 		   ox_cg_dim(cg, out), (long long)s, (long long)((k - 1) * d + 1), ox_cg_dim(cg, in), i);
 	char half[32], rest[32];
-	snprintf(half, sizeof half, "tot%d / 2", i);
-	snprintf(rest, sizeof rest, "tot%d - tot%d / 2", i, i);
-	snprintf(pb, cap, "(tot%d > 0 ? %s : 0)", i, ap == 1 ? half : rest);
-	snprintf(pe, cap, "(tot%d > 0 ? %s : 0)", i, ap == 1 ? rest : half);
+	ox_cg_snprintf(half, sizeof half, "tot%d / 2", i);
+	ox_cg_snprintf(rest, sizeof rest, "tot%d - tot%d / 2", i, i);
+	ox_cg_snprintf(pb, cap, "(tot%d > 0 ? %s : 0)", i, ap == 1 ? half : rest);
+	ox_cg_snprintf(pe, cap, "(tot%d > 0 ? %s : 0)", i, ap == 1 ? rest : half);
 }
 
 /* ---- Conv, ConvTranspose ---- */
@@ -207,18 +207,18 @@ static void convt_pads(ox_cg *cg, ox_node *n, int nsp, const ox_dim *in, const o
 		op[i] = mo == nsp ? opv[i] : 0;
 		int64_t extra = op[i] + (k[i] - 1) * d[i] + 1; /* full = s * (in - 1) + extra */
 		if (m < 0 && ap != 1 && ap != 2) {
-			snprintf(pb[i], sizeof pb[i], "%lld", (long long)(ap == 3 ? 0 : pads[i]));
+			ox_cg_snprintf(pb[i], sizeof pb[i], "%lld", (long long)(ap == 3 ? 0 : pads[i]));
 			continue;
 		}
 		if (m < 0) { /* SAME: out = in * s, total = extra - s */
 			int64_t total = extra - s[i];
 			pads[i] = total < 0 ? 0 : ap == 1 ? total / 2 : total - total / 2;
-			snprintf(pb[i], sizeof pb[i], "%lld", (long long)pads[i]);
+			ox_cg_snprintf(pb[i], sizeof pb[i], "%lld", (long long)pads[i]);
 			continue;
 		}
 		ox_cg_line(cg, 1, "const long tot%d = (%s - 1) * %lld + %lld - %s; /* padding of spatial axis %d */", i,
 			   ox_cg_dim(cg, in[i]), (long long)s[i], (long long)extra, ox_cg_dim(cg, out[i]), i);
-		snprintf(pb[i], sizeof pb[i], ap == 1 ? "(tot%d < 0 ? 0 : tot%d / 2)" : "(tot%d < 0 ? 0 : tot%d - tot%d / 2)",
+		ox_cg_snprintf(pb[i], sizeof pb[i], ap == 1 ? "(tot%d < 0 ? 0 : tot%d / 2)" : "(tot%d < 0 ? 0 : tot%d - tot%d / 2)",
 			 i, i, i);
 	}
 }
@@ -294,7 +294,7 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n, int transpose)
 		return -1;
 	char b1[256], b2[256], b3[256], b4[64], b5[64], b6[128];
 	if (rt && (ap == 1 || ap == 2 || (transpose && ox_attr_get(n, "output_shape"))))
-		snprintf(b6, sizeof b6, "those of the run-time sizes");
+		ox_cg_snprintf(b6, sizeof b6, "those of the run-time sizes");
 	else
 		list_str(pads, 2 * nsp, ",", b6, sizeof b6);
 	ox_cg_printf(cg, "\t/* %s %d-D, group %lld: x %s, w %s -> %s; strides %s, pads %s, dilations %s */\n",
@@ -352,7 +352,7 @@ static int emit_pool(ox_cg *cg, ox_graph *g, ox_node *n)
 	char b1[256], b3[256], b4[64], b5[64], b6[128];
 	int incl = (int)ox_attr_int(n, "count_include_pad", 0);
 	if (rt && (ap == 1 || ap == 2))
-		snprintf(b6, sizeof b6, "those of the run-time sizes");
+		ox_cg_snprintf(b6, sizeof b6, "those of the run-time sizes");
 	else
 		list_str(pads, 2 * nsp, ",", b6, sizeof b6);
 	ox_cg_printf(cg, "\t/* %s %d-D: %s -> %s; kernel %s, strides %s, pads %s%s */\n", n->optype, nsp,
@@ -386,9 +386,7 @@ static int emit_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
 	for (int i = 2; i < x->shape.rank; i++)
 		sp = ox_dim_mul(g, sp, x->shape.d[i]);
 	const char *ct = ox_cg_ntype(dt);
-	char spc[2048], ncc[2048];
-	snprintf(spc, sizeof spc, "%s", ox_cg_dim(cg, sp));
-	snprintf(ncc, sizeof ncc, "%s", ox_cg_dim(cg, nc));
+	const char *spc = ox_cg_dim(cg, sp), *ncc = ox_cg_dim(cg, nc);
 	if (ox_dim_is_rt(g, sp) || ox_dim_is_rt(g, nc)) {
 		char b1[256];
 		ox_cg_printf(cg, "\t/* %s of %s, over the spatial values for each channel */\n", n->optype,
@@ -410,7 +408,7 @@ static int emit_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_printf(cg, "\t\tfor (long i = 0; i < %s; i++)\n", spc);
 		ox_cg_printf(cg, "\t\t\ts += %s;\n", ox_cg_load(dt, "p[i]"));
 		char e[2200];
-		snprintf(e, sizeof e, "(%s)(s / %s)", ct, spc);
+		ox_cg_snprintf(e, sizeof e, "(%s)(s / %s)", ct, spc);
 		ox_cg_printf(cg, "\t\tout0[c] = %s;\n\t}\n", ox_cg_store(dt, e));
 	}
 	return 0;
@@ -448,8 +446,8 @@ static int emit_batchnorm(ox_cg *cg, ox_graph *g, ox_node *n)
 	const char *pidx = per ? "c" : "c * S + i";
 	for (int k = 1; k < 5; k++) {
 		char e[32];
-		snprintf(e, sizeof e, "in%d[%s]", k, pidx);
-		snprintf(ps[k - 1], sizeof ps[k - 1], "%s", ox_cg_load(ox_in(g, n, k)->dtype, e));
+		ox_cg_snprintf(e, sizeof e, "in%d[%s]", k, pidx);
+		ox_cg_snprintf(ps[k - 1], sizeof ps[k - 1], "%s", ox_cg_load(ox_in(g, n, k)->dtype, e));
 	}
 	ox_cg_printf(cg, "\t/* BatchNormalization%s: y = (x - mean) / sqrt(var + %s) * scale + bias, per %s */\n",
 		     training ? " (training: batch statistics)" : "", ox_cg_lit(OX_F32, eps),
@@ -475,7 +473,7 @@ static int emit_batchnorm(ox_cg *cg, ox_graph *g, ox_node *n)
 			if (!o)
 				continue;
 			char e[256];
-			snprintf(e, sizeof e, "(%s)(%s * %s + %s * %s)", ox_cg_ntype(o->dtype), ps[k + 1],
+			ox_cg_snprintf(e, sizeof e, "(%s)(%s * %s + %s * %s)", ox_cg_ntype(o->dtype), ps[k + 1],
 				 ox_cg_lit(OX_F64, mom), k == 1 ? "mean" : "var", ox_cg_lit(OX_F64, 1 - mom));
 			ox_cg_printf(cg, "\t\tout%d[c] = %s;\n", k, ox_cg_store(o->dtype, e));
 		}
@@ -493,7 +491,7 @@ static int emit_batchnorm(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_printf(cg, "\t\t\t\tconst %s b = %s - %s * a;\n", ct, ps[1], ps[2]);
 	}
 	char e[128];
-	snprintf(e, sizeof e, "%s * a + b", ox_cg_load(dt, "xp[i]"));
+	ox_cg_snprintf(e, sizeof e, "%s * a + b", ox_cg_load(dt, "xp[i]"));
 	ox_cg_printf(cg, "\t\t\t\typ[i] = %s;\n\t\t\t}\n\t\t}\n\t}\n", ox_cg_store(dt, e));
 	return 0;
 }
@@ -517,24 +515,21 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n)
 		rt_bcast(cg, g, cn, N, "C broadcasts to the output");
 		rt_bcast(cg, g, cm, M, "C broadcasts to the output");
 		if (cn == 1)
-			snprintf(cj, sizeof cj, "0");
+			ox_cg_snprintf(cj, sizeof cj, "0");
 		else if (cn == N || !ox_dim_is_rt(g, cn))
-			snprintf(cj, sizeof cj, "1");
+			ox_cg_snprintf(cj, sizeof cj, "1");
 		else
-			snprintf(cj, sizeof cj, "(%s != 1)", ox_cg_dim(cg, cn));
+			ox_cg_snprintf(cj, sizeof cj, "(%s != 1)", ox_cg_dim(cg, cn));
 		if (cm == 1)
-			snprintf(ci, sizeof ci, "0");
+			ox_cg_snprintf(ci, sizeof ci, "0");
 		else if (cm == M || !ox_dim_is_rt(g, cm))
-			snprintf(ci, sizeof ci, "%s", ox_cg_dim(cg, cn));
+			ox_cg_snprintf(ci, sizeof ci, "%s", ox_cg_dim(cg, cn));
 		else
-			snprintf(ci, sizeof ci, "(%s != 1) * %s", ox_cg_dim(cg, cm), ox_cg_dim(cg, cn));
+			ox_cg_snprintf(ci, sizeof ci, "(%s != 1) * %s", ox_cg_dim(cg, cm), ox_cg_dim(cg, cn));
 	}
 	if (use(cg, g, n, "vec", dt) || use(cg, g, n, "gemm", dt))
 		return -1;
-	char ms[2048], ks[2048], ns[2048];
-	snprintf(ms, sizeof ms, "%s", ox_cg_dim(cg, M));
-	snprintf(ks, sizeof ks, "%s", ox_cg_dim(cg, K));
-	snprintf(ns, sizeof ns, "%s", ox_cg_dim(cg, N));
+	const char *ms = ox_cg_dim(cg, M), *ks = ox_cg_dim(cg, K), *ns = ox_cg_dim(cg, N);
 	if (ox_dim_is_rt(g, M) || ox_dim_is_rt(g, K) || ox_dim_is_rt(g, N)) {
 		char b1[256], b2[256];
 		ox_cg_printf(cg, "\t/* Gemm: %s%s x %s%s, alpha %g, beta %g%s */\n", shape_str(g, &a->shape, b1, sizeof b1),
@@ -593,10 +588,7 @@ static int emit_matmul(ox_cg *cg, ox_graph *g, ox_node *n)
 		a_full &= (as[i] != 0 && !bca[i]) || od[i] == 1;
 		b_none &= bs[i] == 0;
 	}
-	char ms[2048], ks[2048], ns[2048];
-	snprintf(ms, sizeof ms, "%s", ox_cg_dim(cg, M));
-	snprintf(ks, sizeof ks, "%s", ox_cg_dim(cg, K));
-	snprintf(ns, sizeof ns, "%s", ox_cg_dim(cg, N));
+	const char *ms = ox_cg_dim(cg, M), *ks = ox_cg_dim(cg, K), *ns = ox_cg_dim(cg, N);
 	cap_check(cg, g, y, NULL);
 	const char *one = ox_cg_lit(dt, 1), *zero = ox_cg_lit(dt, 0);
 	if (nbatch == 1 || (a_full && b_none)) {
@@ -726,10 +718,10 @@ static int emit_resize_blocked(ox_cg *cg, ox_graph *g, ox_node *n, const ox_rz_o
 	for (int a = 0; a < 2; a++) {
 		char decl[64];
 		int64_t cnt = (a ? OW : OH) * nt[a];
-		snprintf(decl, sizeof decl, "static const long off%s[%lld]", ax[a], (long long)cnt);
+		ox_cg_snprintf(decl, sizeof decl, "static const long off%s[%lld]", ax[a], (long long)cnt);
 		print_table(cg, decl, offs[a], NULL, cnt);
 		if (ro->mode) {
-			snprintf(decl, sizeof decl, "static const float wt%s[%lld]", ax[a], (long long)cnt);
+			ox_cg_snprintf(decl, sizeof decl, "static const float wt%s[%lld]", ax[a], (long long)cnt);
 			print_table(cg, decl, NULL, wts[a], cnt);
 		}
 	}
@@ -825,7 +817,7 @@ static int emit_resize_rt(ox_cg *cg, ox_graph *g, ox_node *n, ox_rz_opts *ro, co
 			ox_cg_line(cg, 2, "return 2; /* %s has one value per axis */", rz.sizes ? "sizes" : "scales");
 		}
 		char e[32];
-		snprintf(e, sizeof e, "in%d[i]", rz.in);
+		ox_cg_snprintf(e, sizeof e, "in%d[i]", rz.in);
 		ox_cg_line(cg, 1, "double v[%d];", rz.naxes);
 		ox_cg_line(cg, 1, "for (int i = 0; i < %d; i++)", rz.naxes);
 		ox_cg_line(cg, 2, "v[i] = (double)%s;", ox_cg_load(sv->dtype, e));
@@ -848,7 +840,7 @@ static int emit_resize_rt(ox_cg *cg, ox_graph *g, ox_node *n, ox_rz_opts *ro, co
 		ox_cg_line(cg, 1, "for (int i = 0; i < %d; i++) {", rz.naxes);
 		ox_cg_line(cg, 2, "roi[axes[i]] = (double)%s;", ox_cg_load(rv->dtype, "in1[i]"));
 		char e[32];
-		snprintf(e, sizeof e, "in1[i + %d]", rz.naxes);
+		ox_cg_snprintf(e, sizeof e, "in1[i + %d]", rz.naxes);
 		ox_cg_line(cg, 2, "roi[axes[i] + %d] = (double)%s;", r, ox_cg_load(rv->dtype, e));
 		ox_cg_line(cg, 1, "}");
 	}
@@ -861,7 +853,7 @@ static int emit_resize_rt(ox_cg *cg, ox_graph *g, ox_node *n, ox_rz_opts *ro, co
 		int a = rz.axes[i];
 		ox_dim d = y->shape.d[a];
 		char v[16];
-		snprintf(v, sizeof v, "od[%d]", a);
+		ox_cg_snprintf(v, sizeof v, "od[%d]", a);
 		if (ox_dim_defined_by(g, d, n->out[0])) {
 			ox_cg_set_dim(cg, 1, d, v);
 		} else {
@@ -908,9 +900,9 @@ static int emit_resize_rt(ox_cg *cg, ox_graph *g, ox_node *n, ox_rz_opts *ro, co
 void ox_cg_resize_what(const ox_rz_opts *ro, const ox_node *n, const char *nm, char *buf, size_t sz)
 {
 	if (ro->mode)
-		snprintf(buf, sz, "%s%s", ro->mode == 1 ? "linear" : "cubic", ro->antialias ? " (antialias)" : "");
+		ox_cg_snprintf(buf, sz, "%s%s", ro->mode == 1 ? "linear" : "cubic", ro->antialias ? " (antialias)" : "");
 	else
-		snprintf(buf, sz, "nearest (%s)", n->opset < 11 ? "opset-10 rounding" : nm);
+		ox_cg_snprintf(buf, sz, "nearest (%s)", n->opset < 11 ? "opset-10 rounding" : nm);
 }
 
 int ox_cg_resize_rt_plan(ox_cg *cg, ox_graph *g, ox_node *n, ox_rz_opts *ro, const char *what, const char *ctm)
@@ -982,10 +974,10 @@ static int emit_resize(ox_cg *cg, ox_graph *g, ox_node *n)
 	}
 	for (int a = 0; a < r; a++) {
 		char decl[64];
-		snprintf(decl, sizeof decl, "static const long off%d[%lld]", a, (long long)(y->shape.d[a] * nt[a]));
+		ox_cg_snprintf(decl, sizeof decl, "static const long off%d[%lld]", a, (long long)(y->shape.d[a] * nt[a]));
 		print_table(cg, decl, offs[a], NULL, y->shape.d[a] * nt[a]);
 		if (ro.mode) {
-			snprintf(decl, sizeof decl, "static const float wt%d[%lld]", a, (long long)(y->shape.d[a] * nt[a]));
+			ox_cg_snprintf(decl, sizeof decl, "static const float wt%d[%lld]", a, (long long)(y->shape.d[a] * nt[a]));
 			print_table(cg, decl, NULL, wts[a], y->shape.d[a] * nt[a]);
 		}
 	}

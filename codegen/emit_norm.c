@@ -28,7 +28,7 @@ typedef long long ll;
 /* copies of the rotating-buffer helpers, safe to hold across calls */
 static const char *ld(int dt, const char *e, char *buf, size_t n)
 {
-	if ((size_t)snprintf(buf, n, "%s", ox_cg_load(dt, e)) >= n || strlen(e) > 400)
+	if ((size_t)ox_cg_snprintf(buf, n, "%s", ox_cg_load(dt, e)) >= n || strlen(e) > 400)
 		ox_die("emit_norm: expression too long");
 	return buf;
 }
@@ -37,8 +37,8 @@ static const char *ld(int dt, const char *e, char *buf, size_t n)
 static const char *st(int dt, const char *e, char *buf, size_t n)
 {
 	char c[600];
-	if ((size_t)snprintf(c, sizeof c, "(%s)(%s)", ox_cg_ntype(dt), e) >= 400 ||
-	    (size_t)snprintf(buf, n, "%s", ox_cg_store(dt, c)) >= n)
+	if ((size_t)ox_cg_snprintf(c, sizeof c, "(%s)(%s)", ox_cg_ntype(dt), e) >= 400 ||
+	    (size_t)ox_cg_snprintf(buf, n, "%s", ox_cg_store(dt, c)) >= n)
 		ox_die("emit_norm: expression too long");
 	return buf;
 }
@@ -61,7 +61,7 @@ static const char *dimu(ox_cg *cg, ox_dim d, const char *type)
 	if (d >= 0)
 		return ox_cg_dim(cg, d);
 	at = (at + 1) % 8;
-	snprintf(r[at], sizeof r[at], "(%s)%s", type, ox_cg_dim(cg, d));
+	ox_cg_snprintf(r[at], sizeof r[at], "(%s)%s", type, ox_cg_dim(cg, d));
 	return r[at];
 }
 
@@ -122,7 +122,7 @@ static int emit_chan_norm(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_line(cg, 3, "const double b = %s - mean * a;", ld(dt, "in2[k]", b3, sizeof b3));
 	ox_cg_line(cg, 3, "for (long i = c * %s; i < (c + 1) * %s; i++)", ox_cg_dim(cg, sp), ox_cg_dim(cg, sp));
 	char e[600];
-	snprintf(e, sizeof e, "a * %s + b", b1);
+	ox_cg_snprintf(e, sizeof e, "a * %s + b", b1);
 	ox_cg_line(cg, 4, "q[i] = %s;", st(dt, e, b4, sizeof b4));
 	ox_cg_line(cg, 2, "}");
 	ox_cg_line(cg, 1, "}");
@@ -158,7 +158,7 @@ static int emit_lpnorm(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_line(cg, 3, "s = 1;");
 	ox_cg_line(cg, 2, "for (long k = 0; k < %s; k++)", ox_cg_dim(cg, len));
 	char e[600];
-	snprintf(e, sizeof e, "%s / s", b1);
+	ox_cg_snprintf(e, sizeof e, "%s / s", b1);
 	ox_cg_line(cg, 3, "q[k * step] = %s;", st(dt, e, b2, sizeof b2));
 	ox_cg_line(cg, 1, "}");
 	return 0;
@@ -178,14 +178,14 @@ static void sub_offset(ox_cg *cg, ox_graph *g, char *buf, size_t cap, const char
 	for (int a = s->rank - 1; a >= 0; a--) {
 		if (mask[a] != want || s->d[a] == 1)
 			continue;
-		at += (size_t)snprintf(buf + at, at < cap ? cap - at : 0, "%s(%s / %s %% %s) * %s", at ? " + " : "", v,
+		at += (size_t)ox_cg_snprintf(buf + at, at < cap ? cap - at : 0, "%s(%s / %s %% %s) * %s", at ? " + " : "", v,
 				       ox_cg_dim(cg, sub), ox_cg_dim(cg, s->d[a]), ox_cg_dim(cg, stride[a]));
 		sub = ox_dim_mul(g, sub, s->d[a]);
 	}
 	if (at >= cap)
 		ox_die("emit_norm: offset expression too long");
 	if (!at)
-		snprintf(buf, cap, "0");
+		ox_cg_snprintf(buf, cap, "0");
 }
 
 /* ---- MeanVarianceNormalization: (x - mean) / (std + 1e-9) over axes ---- */
@@ -224,7 +224,7 @@ static int emit_mvn(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_line(cg, 2, "const double sd = sqrt(var / %s) + 1e-9;", ox_cg_dim(cg, R));
 	ox_cg_line(cg, 2, "for (long i = 0; i < %s; i++) {", ox_cg_dim(cg, R));
 	ox_cg_line(cg, 3, "const long at = base + %s;", rof);
-	snprintf(e, sizeof e, "(%s - mean) / sd", b1);
+	ox_cg_snprintf(e, sizeof e, "(%s - mean) / sd", b1);
 	ox_cg_line(cg, 3, "out0[at] = %s;", st(dt, e, b2, sizeof b2));
 	ox_cg_line(cg, 2, "}");
 	ox_cg_line(cg, 1, "}");
@@ -250,12 +250,12 @@ static int emit_lrn(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_line(cg, 2, "for (long i = 0; i < %s; i++) {", sps);
 	ox_cg_line(cg, 3, "double s = 0;");
 	ox_cg_line(cg, 3, "for (long cc = lo; cc < hi; cc++) {");
-	snprintf(e, sizeof e, "in0[(nn * %s + cc) * %s + i]", Cs, sps);
+	ox_cg_snprintf(e, sizeof e, "in0[(nn * %s + cc) * %s + i]", Cs, sps);
 	ox_cg_line(cg, 4, "const double v = %s;", ld(dt, e, b1, sizeof b1));
 	ox_cg_line(cg, 4, "s += v * v;");
 	ox_cg_line(cg, 3, "}");
 	ox_cg_line(cg, 3, "const long at = (nn * %s + c) * %s + i;", Cs, sps);
-	snprintf(e, sizeof e, "%s / pow(%s + %s * s, %s)", ox_cg_load(dt, "in0[at]"), ox_cg_lit(OX_F64, bias),
+	ox_cg_snprintf(e, sizeof e, "%s / pow(%s + %s * s, %s)", ox_cg_load(dt, "in0[at]"), ox_cg_lit(OX_F64, bias),
 		 ox_cg_lit(OX_F64, alpha / (double)size), ox_cg_lit(OX_F64, beta));
 	ox_cg_line(cg, 3, "out0[at] = %s;", st(dt, e, b2, sizeof b2));
 	ox_cg_line(cg, 2, "}");
@@ -293,9 +293,9 @@ static int emit_lppool(ox_cg *cg, ox_graph *g, ox_node *n)
 		I[i] = j < 0 ? 1 : in[j], O[i] = j < 0 ? 1 : out[j], K[i] = j < 0 ? 1 : k[j];
 		S[i] = j < 0 ? 1 : s[j], D[i] = j < 0 ? 1 : d[j];
 		if (j >= 0 && same)
-			snprintf(P[i], sizeof P[i], "p%s", ax[i]);
+			ox_cg_snprintf(P[i], sizeof P[i], "p%s", ax[i]);
 		else
-			snprintf(P[i], sizeof P[i], "%lld", (ll)(j < 0 ? 0 : pads[j]));
+			ox_cg_snprintf(P[i], sizeof P[i], "%lld", (ll)(j < 0 ? 0 : pads[j]));
 	}
 	int64_t p = ox_attr_int(n, "p", 2);
 	char b1[512], b2[700];
@@ -326,7 +326,7 @@ static int emit_lppool(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_line(cg, 5 + i, "continue;");
 	}
 	char e[600];
-	snprintf(e, sizeof e, "xc[(id * %s + ih) * %s + iw]", ox_cg_dim(cg, I[1]), ox_cg_dim(cg, I[2]));
+	ox_cg_snprintf(e, sizeof e, "xc[(id * %s + ih) * %s + iw]", ox_cg_dim(cg, I[1]), ox_cg_dim(cg, I[2]));
 	ox_cg_line(cg, 6, "const double v = fabs(%s);", ld(dt, e, b1, sizeof b1));
 	if (p == 1)
 		ox_cg_line(cg, 6, "sum += v;");
@@ -337,11 +337,11 @@ static int emit_lppool(ox_cg *cg, ox_graph *g, ox_node *n)
 	for (int i = 2; i >= 0; i--)
 		ox_cg_line(cg, 3 + i, "}");
 	if (p == 1)
-		snprintf(e, sizeof e, "sum");
+		ox_cg_snprintf(e, sizeof e, "sum");
 	else if (p == 2)
-		snprintf(e, sizeof e, "sqrt(sum)");
+		ox_cg_snprintf(e, sizeof e, "sqrt(sum)");
 	else
-		snprintf(e, sizeof e, "pow(sum, 1.0 / %lld)", (ll)p);
+		ox_cg_snprintf(e, sizeof e, "pow(sum, 1.0 / %lld)", (ll)p);
 	ox_cg_line(cg, 3, "out0[o] = %s;", st(dt, e, b2, sizeof b2));
 	ox_cg_line(cg, 2, "}");
 	ox_cg_line(cg, 1, "}");
@@ -372,7 +372,7 @@ static int emit_maxunpool(ox_cg *cg, ox_graph *g, ox_node *n)
 	for (int i = 0; i < r; i++) {
 		ox_dim d = y->shape.d[i];
 		char v[32];
-		snprintf(v, sizeof v, "in2[%d]", i);
+		ox_cg_snprintf(v, sizeof v, "in2[%d]", i);
 		if (read && ox_dim_defined_by(g, d, n->out[0])) {
 			ox_cg_set_dim(cg, 1, d, v);
 		} else if (read) {
@@ -423,8 +423,8 @@ static int emit_maxroipool(ox_cg *cg, ox_graph *g, ox_node *n)
 	double scale = ox_attr_float(n, "spatial_scale", 1.0f);
 	char b1[512], b2[128], b3[128], b4[128], b5[128], b6[700];
 	char Hs[300], Ws[300];
-	snprintf(Hs, sizeof Hs, "%s", ox_cg_dim(cg, H));
-	snprintf(Ws, sizeof Ws, "%s", ox_cg_dim(cg, W));
+	ox_cg_snprintf(Hs, sizeof Hs, "%s", ox_cg_dim(cg, H));
+	ox_cg_snprintf(Ws, sizeof Ws, "%s", ox_cg_dim(cg, W));
 	ox_cg_check_eq(cg, ox_in(g, n, 1)->shape.d[1], 5, "ROIs of 5 values");
 	ox_cg_line(cg, 1, "/* MaxRoiPool: %s ROIs -> %lldx%lld bins over a %sx%s map */", ox_cg_dim(cg, R), (ll)PH, (ll)PW,
 	     Hs, Ws);
@@ -460,7 +460,7 @@ static int emit_maxroipool(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_line(cg, 5, "for (int64_t h = hs; h < he; h++)");
 	ox_cg_line(cg, 5, "for (int64_t w = ws; w < we; w++) {");
 	char e[400];
-	snprintf(e, sizeof e, "xc[h * %s + w]", Ws);
+	ox_cg_snprintf(e, sizeof e, "xc[h * %s + w]", Ws);
 	ox_cg_line(cg, 6, "const double v = %s;", ld(dt, e, b1, sizeof b1));
 	ox_cg_line(cg, 6, "m = v > m ? v : m;");
 	ox_cg_line(cg, 5, "}");
@@ -570,7 +570,7 @@ static int emit_upsample_rt(ox_cg *cg, ox_graph *g, ox_node *n, int rts, const d
 		ox_cg_line(cg, 1, "double sc[%d];", r);
 		for (int a = 0; a < r; a++) {
 			char e[32];
-			snprintf(e, sizeof e, "in1[%d]", a);
+			ox_cg_snprintf(e, sizeof e, "in1[%d]", a);
 			ox_cg_line(cg, 1, "sc[%d] = (float)%s;", a, ox_cg_load(s->dtype, e));
 		}
 		ox_cg_line(cg, 1, "for (int a = 0; a < %d; a++)", r);
@@ -591,7 +591,7 @@ static int emit_upsample_rt(ox_cg *cg, ox_graph *g, ox_node *n, int rts, const d
 		ox_cg_line(cg, 1, "if (!(n%d < 0x1p62))", a);
 		ox_cg_line(cg, 2, "return 2;");
 		char v[32];
-		snprintf(v, sizeof v, "(int64_t)n%d", a);
+		ox_cg_snprintf(v, sizeof v, "(int64_t)n%d", a);
 		ox_cg_set_dim(cg, 1, y->shape.d[a], v);
 	}
 	ox_cg_check_cap(cg, g, n, 0);
@@ -682,10 +682,10 @@ static int emit_upsample(ox_cg *cg, ox_graph *g, ox_node *n)
 			if (w[o] != 0 && i1 != i0)
 				two[a] = 1;
 		}
-		snprintf(name, sizeof name, "a%d", a);
+		ox_cg_snprintf(name, sizeof name, "a%d", a);
 		print_longs(cg, name, o0, out);
 		if (two[a]) {
-			snprintf(name, sizeof name, "b%d", a);
+			ox_cg_snprintf(name, sizeof name, "b%d", a);
 			print_longs(cg, name, o1, out);
 			ox_cg_printf(cg, "\tstatic const float w%d[%lld] = {", a, (ll)out);
 			for (int64_t o = 0; o < out; o++)
@@ -758,7 +758,7 @@ static int emit_affinegrid(ox_cg *cg, ox_graph *g, ox_node *n)
 		cg->fails_shape = 1;
 		for (int i = 1; i <= nsp; i++) {
 			char v[32];
-			snprintf(v, sizeof v, "in1[%d]", i + 1);
+			ox_cg_snprintf(v, sizeof v, "in1[%d]", i + 1);
 			if (ox_dim_defined_by(g, y->shape.d[i], n->out[0])) {
 				ox_cg_set_dim(cg, 1, y->shape.d[i], v);
 			} else {
@@ -803,9 +803,9 @@ static int emit_affinegrid(ox_cg *cg, ox_graph *g, ox_node *n)
 	for (int rr = 0; rr < nsp; rr++) {
 		int b = rr * (nsp + 1);
 		if (nsp == 2)
-			snprintf(e, sizeof e, "th[%d] * cw + th[%d] * ch + th[%d]", b, b + 1, b + 2);
+			ox_cg_snprintf(e, sizeof e, "th[%d] * cw + th[%d] * ch + th[%d]", b, b + 1, b + 2);
 		else
-			snprintf(e, sizeof e, "th[%d] * cw + th[%d] * ch + th[%d] * cd + th[%d]", b, b + 1, b + 2, b + 3);
+			ox_cg_snprintf(e, sizeof e, "th[%d] * cw + th[%d] * ch + th[%d] * cd + th[%d]", b, b + 1, b + 2, b + 3);
 		ox_cg_line(cg, lvl, "*q++ = %s;", st(dt, e, b2, sizeof b2));
 	}
 	for (int i = nsp; i > 0; i--)
@@ -827,7 +827,7 @@ static int emit_col2im_rt(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (ox_ir_norm_col2im_attrs(g, n, nsp, dil, pads, str))
 		return -1;
 	char b1[512], b2[512], b3[700], e[600], X1[300];
-	snprintf(X1, sizeof X1, "%s", ox_cg_dim(cg, x->shape.d[1]));
+	ox_cg_snprintf(X1, sizeof X1, "%s", ox_cg_dim(cg, x->shape.d[1]));
 	ox_cg_line(cg, 1, "/* Col2Im %d-D, its shapes known when the program runs */", nsp);
 	ox_cg_line(cg, 1, "long img[%d], blk[%d], ncol[%d], ist[%d], bl = 1, L = 1, isz = 1;", nsp, nsp, nsp, nsp);
 	print_longs(cg, "dil", dil, nsp);
@@ -836,7 +836,7 @@ static int emit_col2im_rt(ox_cg *cg, ox_graph *g, ox_node *n)
 	cg->fails_shape = 1;
 	for (int a = 0; a < nsp; a++) {
 		char v[32];
-		snprintf(v, sizeof v, "in1[%d]", a);
+		ox_cg_snprintf(v, sizeof v, "in1[%d]", a);
 		if (ox_dim_defined_by(g, y->shape.d[a + 2], n->out[0])) {
 			ox_cg_set_dim(cg, 1, y->shape.d[a + 2], v);
 		} else {
@@ -858,7 +858,7 @@ static int emit_col2im_rt(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_line(cg, 1, "}");
 	ox_cg_line(cg, 1, "if (L != %s || %s %% bl)", ox_cg_dim(cg, x->shape.d[2]), X1);
 	ox_cg_line(cg, 2, "return 2; /* the blocks do not give the input's shape */");
-	snprintf(e, sizeof e, "%s / bl", X1);
+	ox_cg_snprintf(e, sizeof e, "%s / bl", X1);
 	if (ox_dim_defined_by(g, y->shape.d[1], n->out[0])) {
 		ox_cg_set_dim(cg, 1, y->shape.d[1], e);
 	} else {
@@ -882,7 +882,7 @@ static int emit_col2im_rt(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_line(cg, 4, "at += p * ist[a];");
 	ox_cg_line(cg, 3, "}");
 	ox_cg_line(cg, 3, "if (in)");
-	snprintf(e, sizeof e, "%s + %s", ld(dt, "yo[at]", b1, sizeof b1), ld(dt, "xi[k * L + l]", b2, sizeof b2));
+	ox_cg_snprintf(e, sizeof e, "%s + %s", ld(dt, "yo[at]", b1, sizeof b1), ld(dt, "xi[k * L + l]", b2, sizeof b2));
 	ox_cg_line(cg, 4, "yo[at] = %s;", st(dt, e, b3, sizeof b3));
 	ox_cg_line(cg, 2, "}");
 	ox_cg_line(cg, 1, "}");
@@ -927,8 +927,8 @@ static int emit_col2im(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_line(cg, 3, "}");
 	ox_cg_line(cg, 3, "if (in)");
 	char xe[64];
-	snprintf(xe, sizeof xe, "xi[k * %lld + l]", (ll)L);
-	snprintf(e, sizeof e, "%s + %s", ld(dt, "yo[at]", b1, sizeof b1), ld(dt, xe, b2, sizeof b2));
+	ox_cg_snprintf(xe, sizeof xe, "xi[k * %lld + l]", (ll)L);
+	ox_cg_snprintf(e, sizeof e, "%s + %s", ld(dt, "yo[at]", b1, sizeof b1), ld(dt, xe, b2, sizeof b2));
 	ox_cg_line(cg, 4, "yo[at] = %s;", st(dt, e, b3, sizeof b3));
 	ox_cg_line(cg, 2, "}");
 	ox_cg_line(cg, 1, "}");
@@ -950,7 +950,7 @@ static int emit_centercroppad_rt(ox_cg *cg, ox_graph *g, ox_node *n)
 		for (int i = 0; i < (na < 0 ? r : na); i++) {
 			int ax = na < 0 ? i : ox_norm_axis(a[i], r);
 			char v[32];
-			snprintf(v, sizeof v, "in1[%d]", i);
+			ox_cg_snprintf(v, sizeof v, "in1[%d]", i);
 			if (ox_dim_defined_by(g, y->shape.d[ax], n->out[0])) {
 				ox_cg_set_dim(cg, 1, y->shape.d[ax], v);
 			} else {

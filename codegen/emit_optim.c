@@ -18,14 +18,14 @@
 static void ld(ox_graph *g, ox_node *n, int k, char *buf, size_t cap)
 {
 	char e[32];
-	snprintf(e, sizeof e, "in%d[i]", k);
-	snprintf(buf, cap, "(double)%s", ox_cg_load(g->vals[n->in[k]].dtype, e));
+	ox_cg_snprintf(e, sizeof e, "in%d[i]", k);
+	ox_cg_snprintf(buf, cap, "(double)%s", ox_cg_load(g->vals[n->in[k]].dtype, e));
 }
 
 static void st(ox_cg *cg, ox_graph *g, ox_node *n, int k, const char *expr)
 {
 	char e[32];
-	snprintf(e, sizeof e, "out%d[i]", k);
+	ox_cg_snprintf(e, sizeof e, "out%d[i]", k);
 	int dt = g->vals[n->out[k]].dtype;
 	if (dt == OX_F64)
 		ox_cg_line(cg, 2, "%s = %s;", e, expr);
@@ -33,7 +33,7 @@ static void st(ox_cg *cg, ox_graph *g, ox_node *n, int k, const char *expr)
 		ox_cg_line(cg, 2, "%s = (float)(%s);", e, expr);
 	else {
 		char f[96];
-		snprintf(f, sizeof f, "(float)(%s)", expr);
+		ox_cg_snprintf(f, sizeof f, "(float)(%s)", expr);
 		ox_cg_line(cg, 2, "%s = %s;", e, ox_cg_store(dt, f));
 	}
 }
@@ -56,7 +56,7 @@ int emit_optim(ox_cg *cg, ox_graph *g, ox_node *n)
 	case OX_OP_Adam: {
 		double a = ox_attr_float(n, "alpha", 0.9f), b = ox_attr_float(n, "beta", 0.999f);
 		char as[64];
-		snprintf(as, sizeof as, "%s", ox_cg_lit(OX_F64, a));
+		ox_cg_snprintf(as, sizeof as, "%s", ox_cg_lit(OX_F64, a));
 		ox_cg_line(cg, 1, "/* bias correction of both momentums once T > 0 */");
 		ox_cg_line(cg, 1, "const double r = T > 0 ? R * sqrt(1.0 - pow(%s, (double)T)) / (1.0 - pow(%s, (double)T)) : R;",
 		           ox_cg_lit(OX_F64, b), as);
@@ -84,7 +84,7 @@ int emit_optim(ox_cg *cg, ox_graph *g, ox_node *n)
 			ld(g, n, 2 + 2 * nv + i, h, sizeof h);
 			ox_cg_line(cg, 2, "const double h = %s + g * g;", h);
 			st(cg, g, n, nv + i, "h");
-			snprintf(v, sizeof v, "x - r * g / (sqrt(h) + %s)", ox_cg_lit(OX_F64, ox_attr_float(n, "epsilon", 1e-6f)));
+			ox_cg_snprintf(v, sizeof v, "x - r * g / (sqrt(h) + %s)", ox_cg_lit(OX_F64, ox_attr_float(n, "epsilon", 1e-6f)));
 			st(cg, g, n, i, v);
 			break;
 		case OX_OP_Adam: {
@@ -99,7 +99,7 @@ int emit_optim(ox_cg *cg, ox_graph *g, ox_node *n)
 			ox_cg_line(cg, 2, "const double xn = x - r * vn / (sqrt(hn) + %s);",
 			           ox_cg_lit(OX_F64, ox_attr_float(n, "epsilon", 1e-6f)));
 			if (post != 0) {
-				snprintf(v, sizeof v, "%s * xn", ox_cg_lit(OX_F64, 1.0 - post));
+				ox_cg_snprintf(v, sizeof v, "%s * xn", ox_cg_lit(OX_F64, 1.0 - post));
 				st(cg, g, n, i, v);
 			} else
 				st(cg, g, n, i, "xn");
@@ -112,7 +112,7 @@ int emit_optim(ox_cg *cg, ox_graph *g, ox_node *n)
 			ox_cg_line(cg, 2, "const double vn = %s * %s + beta * g;", ox_cg_lit(OX_F64, a), v);
 			st(cg, g, n, nv + i, "vn");
 			if (nesterov) {
-				snprintf(v, sizeof v, "x - R * (g + %s * vn)", ox_cg_lit(OX_F64, a));
+				ox_cg_snprintf(v, sizeof v, "x - R * (g + %s * vn)", ox_cg_lit(OX_F64, a));
 				st(cg, g, n, i, v);
 			} else
 				st(cg, g, n, i, "x - R * vn");

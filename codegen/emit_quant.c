@@ -62,17 +62,17 @@ static int use_f8(ox_cg *cg, ox_graph *g, ox_node *n)
 static const char *as_float(int dt, const char *e, char *buf, size_t n)
 {
 	if (is_f8(dt))
-		snprintf(buf, n, "ox_%s_to_f32(%s)", ox_cg_sfx(dt), e);
+		ox_cg_snprintf(buf, n, "ox_%s_to_f32(%s)", ox_cg_sfx(dt), e);
 	else if (dt == OX_F4E2M1)
-		snprintf(buf, n, "ox_f4e2m1_to_f32(%s)", e);
+		ox_cg_snprintf(buf, n, "ox_f4e2m1_to_f32(%s)", e);
 	else if (dt == OX_I4 || dt == OX_I2)
-		snprintf(buf, n, "(float)(int8_t)%s", e);
+		ox_cg_snprintf(buf, n, "(float)(int8_t)%s", e);
 	else if (dt == OX_F16 || dt == OX_BF16)
-		snprintf(buf, n, "%s", ox_cg_load(dt, e));
+		ox_cg_snprintf(buf, n, "%s", ox_cg_load(dt, e));
 	else if (dt == OX_F32)
-		snprintf(buf, n, "%s", e);
+		ox_cg_snprintf(buf, n, "%s", e);
 	else
-		snprintf(buf, n, "(float)%s", e);
+		ox_cg_snprintf(buf, n, "(float)%s", e);
 	return buf;
 }
 
@@ -82,11 +82,11 @@ static const char *shape_str(const ox_graph *g, const ox_shape *s, char *buf, si
 		ox_shape_str(g, s, buf, n);
 		return buf;
 	}
-	size_t at = (size_t)snprintf(buf, n, "[");
+	size_t at = (size_t)ox_cg_snprintf(buf, n, "[");
 	for (int i = 0; i < s->rank && at < n; i++)
-		at += (size_t)snprintf(buf + at, n - at, "%s%lld", i ? "," : "", (long long)s->d[i]);
+		at += (size_t)ox_cg_snprintf(buf + at, n - at, "%s%lld", i ? "," : "", (long long)s->d[i]);
 	if (at < n)
-		snprintf(buf + at, n - at, "]");
+		ox_cg_snprintf(buf + at, n - at, "]");
 	return buf;
 }
 
@@ -97,10 +97,10 @@ void ox_cg_qdq_decl(ox_buf *b, ox_graph *g, ox_node *n, const char *ind, const c
 {
 	char b1[128], b2[128], e[64];
 	ox_value *s = ox_in(g, n, 1);
-	snprintf(e, sizeof e, "in1[%s]", idx);
+	ox_cg_snprintf(e, sizeof e, "in1[%s]", idx);
 	ox_buf_printf(b, "%sconst float s = %s;\n", ind, as_float(s->dtype, e, b1, sizeof b1));
 	if (n->nin > 2 && n->in[2] >= 0) {
-		snprintf(e, sizeof e, "in2[%s]", idx);
+		ox_cg_snprintf(e, sizeof e, "in2[%s]", idx);
 		ox_buf_printf(b, "%sconst float z = %s;\n", ind, as_float(zdt, e, b2, sizeof b2));
 	} else {
 		ox_buf_printf(b, "%sconst float z = 0.0f;\n", ind);
@@ -113,7 +113,7 @@ void ox_cg_qdq_stmt(ox_buf *b, ox_graph *g, ox_node *n, const char *ind, int dq)
 	ox_value *x = ox_in(g, n, 0), *s = ox_in(g, n, 1), *y = ox_out(g, n, 0);
 	char b1[128], b2[256];
 	if (dq) {
-		snprintf(b2, sizeof b2, "(%s - z) * s", as_float(x->dtype, "in0[k]", b1, sizeof b1));
+		ox_cg_snprintf(b2, sizeof b2, "(%s - z) * s", as_float(x->dtype, "in0[k]", b1, sizeof b1));
 		ox_buf_printf(b, "%sout0[k] = %s;\n", ind, ox_cg_store(y->dtype, b2));
 		return;
 	}
@@ -124,13 +124,13 @@ void ox_cg_qdq_stmt(ox_buf *b, ox_graph *g, ox_node *n, const char *ind, int dq)
 		prec = x->dtype == OX_I32 ? OX_F64 : x->dtype == s->dtype ? x->dtype : OX_F32;
 	char q[256];
 	if (prec == OX_F64) {
-		snprintf(q, sizeof q, "(double)%s / (double)s", x->dtype == OX_I32 ? "in0[k]" : as_float(x->dtype, "in0[k]", b1, sizeof b1));
+		ox_cg_snprintf(q, sizeof q, "(double)%s / (double)s", x->dtype == OX_I32 ? "in0[k]" : as_float(x->dtype, "in0[k]", b1, sizeof b1));
 	} else {
-		snprintf(b2, sizeof b2, "%s / s", as_float(x->dtype, "in0[k]", b1, sizeof b1));
+		ox_cg_snprintf(b2, sizeof b2, "%s / s", as_float(x->dtype, "in0[k]", b1, sizeof b1));
 		if (prec == OX_F16 || prec == OX_BF16)
-			snprintf(q, sizeof q, "%s", ox_cg_load(prec, ox_cg_store(prec, b2)));
+			ox_cg_snprintf(q, sizeof q, "%s", ox_cg_load(prec, ox_cg_store(prec, b2)));
 		else
-			snprintf(q, sizeof q, "%s", b2);
+			ox_cg_snprintf(q, sizeof q, "%s", b2);
 	}
 	if (is_f8(y->dtype)) {
 		int sat = (int)ox_attr_int(n, "saturate", 1) != 0;
@@ -197,10 +197,10 @@ static int emit_qdq(ox_cg *cg, ox_graph *g, ox_node *n, int dq)
 	if (N == 0)
 		return 0;
 	char Ns[1100], Os[1100], Ds[1100], Is[1100];
-	snprintf(Ns, sizeof Ns, "%s", ox_cg_dim(cg, N));
-	snprintf(Os, sizeof Os, "%s", ox_cg_dim(cg, O));
-	snprintf(Ds, sizeof Ds, "%s", ox_cg_dim(cg, D));
-	snprintf(Is, sizeof Is, "%s", ox_cg_dim(cg, I));
+	ox_cg_snprintf(Ns, sizeof Ns, "%s", ox_cg_dim(cg, N));
+	ox_cg_snprintf(Os, sizeof Os, "%s", ox_cg_dim(cg, O));
+	ox_cg_snprintf(Ds, sizeof Ds, "%s", ox_cg_dim(cg, D));
+	ox_cg_snprintf(Is, sizeof Is, "%s", ox_cg_dim(cg, I));
 	if (lay == OX_QL_TENSOR) {
 		ox_cg_printf(cg, "\t{\n");
 		ox_cg_qdq_decl(&cg->body, g, n, "\t\t", "0", zdt);
@@ -231,7 +231,7 @@ static int emit_dynq(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0);
 	char N[1100], b1[128];
-	snprintf(N, sizeof N, "%s", ox_cg_numel(cg, &x->shape));
+	ox_cg_snprintf(N, sizeof N, "%s", ox_cg_numel(cg, &x->shape));
 	ox_cg_helper(cg, "ox_qsat", qsat_text);
 	/* the spec's formula: the range always includes 0; scale (max - min) / 255 */
 	ox_cg_printf(cg, "\t/* DynamicQuantizeLinear %s %s -> u8 */\n", ox_cg_sfx(x->dtype),
@@ -263,11 +263,11 @@ static int flip(int dt)
 static const char *zexpr(ox_node *n, int k, int dt, const char *idx, char *buf, size_t sz)
 {
 	if (n->nin > k && n->in[k] >= 0 && flip(dt))
-		snprintf(buf, sz, "(int32_t)in%d[%s] + %d", k, idx, flip(dt));
+		ox_cg_snprintf(buf, sz, "(int32_t)in%d[%s] + %d", k, idx, flip(dt));
 	else if (n->nin > k && n->in[k] >= 0)
-		snprintf(buf, sz, "(int32_t)in%d[%s]", k, idx);
+		ox_cg_snprintf(buf, sz, "(int32_t)in%d[%s]", k, idx);
 	else
-		snprintf(buf, sz, "%d", flip(dt));
+		ox_cg_snprintf(buf, sz, "%d", flip(dt));
 	return buf;
 }
 
@@ -318,7 +318,7 @@ static int emit_mmi(ox_cg *cg, ox_graph *g, ox_node *n, int ql)
 		char e[64];
 		ox_cg_printf(cg, "\tconst float ys = %s;\n", ox_cg_load(sdt, "in6[0]"));
 		ox_cg_printf(cg, "\tconst double yz = (double)in7[0];\n");
-		snprintf(e, sizeof e, "in4[%s]", vidx(g, n, 4, "j"));
+		ox_cg_snprintf(e, sizeof e, "in4[%s]", vidx(g, n, 4, "j"));
 		ox_cg_printf(cg, "\tfloat bsc[%lld];\n\tfor (long j = 0; j < %lld; j++)\n\t\tbsc[j] = %s;\n", N, N,
 			     ox_cg_load(sdt, e));
 	}
@@ -347,7 +347,7 @@ static int emit_mmi(ox_cg *cg, ox_graph *g, ox_node *n, int ql)
 	long lo, hi;
 	ox_cg_qrange(y->dtype, &lo, &hi);
 	char e[64];
-	snprintf(e, sizeof e, "in1[%s]", vidx(g, n, 1, "i"));
+	ox_cg_snprintf(e, sizeof e, "in1[%s]", vidx(g, n, 1, "i"));
 	ox_cg_printf(cg, "\t\t\tconst float asc = %s;\n", ox_cg_load(sdt, e));
 	ox_cg_printf(cg, "\t\t\tfor (long j0 = 0; j0 < %lld; j0 += 256) {\n", N);
 	ox_cg_printf(cg, "\t\t\t\tconst long nj = %lld - j0 < 256 ? %lld - j0 : 256;\n", N, N);
@@ -359,7 +359,7 @@ static int emit_mmi(ox_cg *cg, ox_graph *g, ox_node *n, int ql)
 		ox_cg_printf(cg, "\t\t\t\t\tconst float mu = asc * bsc[j0 + j] / ys;\n");
 	} else {
 		char m1[256];
-		snprintf(m1, sizeof m1, "%s / ys", ox_cg_load(sdt, ox_cg_store(sdt, "asc * bsc[j0 + j]")));
+		ox_cg_snprintf(m1, sizeof m1, "%s / ys", ox_cg_load(sdt, ox_cg_store(sdt, "asc * bsc[j0 + j]")));
 		ox_cg_printf(cg, "\t\t\t\t\tconst float mu = %s;\n", ox_cg_load(sdt, ox_cg_store(sdt, m1)));
 	}
 	ox_cg_printf(cg, "\t\t\t\t\tout0[(t * %lld + i) * %lld + j0 + j] = (%s)ox_qsat(rint((double)acc[j] * mu + yz), "
@@ -463,7 +463,7 @@ long long ox_cg_qi_at(const ox_node *n, const char *attr, int i)
  * node's ox_m / ox_s, clamped to ox_clip, plus the output zero point zy */
 void ox_cg_qi_out(char *buf, size_t sz, const ox_node *n, const char *e, const char *m, const char *s, int yzi)
 {
-	snprintf(buf, sz, "ox_qi_clamp(%lld + ox_qi_rq(%s, %s, %s), %lld, %lld)", ox_cg_qi_at(n, "ox_zp", yzi), e, m, s,
+	ox_cg_snprintf(buf, sz, "ox_qi_clamp(%lld + ox_qi_rq(%s, %s, %s), %lld, %lld)", ox_cg_qi_at(n, "ox_zp", yzi), e, m, s,
 		 ox_cg_qi_at(n, "ox_clip", 0), ox_cg_qi_at(n, "ox_clip", 1));
 }
 
@@ -486,17 +486,17 @@ int ox_cg_qi_elem(ox_buf *b, ox_graph *g, ox_node *n, const char *ind)
 		ox_buf_printf(b, "%sconst int32_t s = ox_qi_rq(a, %lld, %lld) + ox_qi_rq(b, %lld, %lld);\n", ind,
 			      ox_cg_qi_at(n, "ox_m", 0), ox_cg_qi_at(n, "ox_s", 0), ox_cg_qi_at(n, "ox_m", 1),
 			      ox_cg_qi_at(n, "ox_s", 1));
-		snprintf(b1, sizeof b1, "%lld", ox_cg_qi_at(n, "ox_m", 2));
-		snprintf(b2, sizeof b2, "%lld", ox_cg_qi_at(n, "ox_s", 2));
+		ox_cg_snprintf(b1, sizeof b1, "%lld", ox_cg_qi_at(n, "ox_m", 2));
+		ox_cg_snprintf(b2, sizeof b2, "%lld", ox_cg_qi_at(n, "ox_s", 2));
 		ox_cg_qi_out(e, sizeof e, n, "s", b1, b2, 2);
 	} else {
 		ox_buf_printf(b, "%sconst int32_t v = (int32_t)in0[k] - %lld;\n", ind, ox_cg_qi_at(n, "ox_zp", 0));
 		if (ox_attr_ints(n, "ox_m", &(const int64_t *){0}) > 0) {
-			snprintf(b1, sizeof b1, "%lld", ox_cg_qi_at(n, "ox_m", 0));
-			snprintf(b2, sizeof b2, "%lld", ox_cg_qi_at(n, "ox_s", 0));
+			ox_cg_snprintf(b1, sizeof b1, "%lld", ox_cg_qi_at(n, "ox_m", 0));
+			ox_cg_snprintf(b2, sizeof b2, "%lld", ox_cg_qi_at(n, "ox_s", 0));
 			ox_cg_qi_out(e, sizeof e, n, "v", b1, b2, 1);
 		} else {
-			snprintf(e, sizeof e, "ox_qi_clamp(%lld + v, %lld, %lld)", ox_cg_qi_at(n, "ox_zp", 1),
+			ox_cg_snprintf(e, sizeof e, "ox_qi_clamp(%lld + v, %lld, %lld)", ox_cg_qi_at(n, "ox_zp", 1),
 				 ox_cg_qi_at(n, "ox_clip", 0), ox_cg_qi_at(n, "ox_clip", 1));
 		}
 	}
@@ -520,8 +520,8 @@ int ox_cg_qpool(ox_buf *b, ox_graph *g, ox_node *n, const char *ind, int64_t d[3
 			SH = st[0], SW = st[1];
 	}
 	char b1[64], b2[64], e[512];
-	snprintf(b1, sizeof b1, "%lld", ox_cg_qi_at(n, "ox_m", 0));
-	snprintf(b2, sizeof b2, "%lld", ox_cg_qi_at(n, "ox_s", 0));
+	ox_cg_snprintf(b1, sizeof b1, "%lld", ox_cg_qi_at(n, "ox_m", 0));
+	ox_cg_snprintf(b2, sizeof b2, "%lld", ox_cg_qi_at(n, "ox_s", 0));
 	ox_cg_qi_out(e, sizeof e, n, "s", b1, b2, 1);
 	d[0] = NC, d[1] = OH, d[2] = OW;
 	ox_buf_printf(b, "%sint32_t s = 0;\n", ind);

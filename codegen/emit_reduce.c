@@ -44,9 +44,9 @@ static void term(ox_cg *cg, char *buf, size_t cap, const char *var, ox_dim n, ox
 	else if (n == 1 || stride == 0)
 		return;
 	else if (stride == 1)
-		snprintf(buf + len, cap - len, "%s%s", len ? " + " : "", var);
+		ox_cg_snprintf(buf + len, cap - len, "%s%s", len ? " + " : "", var);
 	else
-		snprintf(buf + len, cap - len, "%s%s * %s", len ? " + " : "", var, ox_cg_dim(cg, stride));
+		ox_cg_snprintf(buf + len, cap - len, "%s%s * %s", len ? " + " : "", var, ox_cg_dim(cg, stride));
 	if (strlen(buf) + 1 >= cap)
 		ox_die("emit_reduce: index expression too long");
 }
@@ -65,7 +65,7 @@ static const char *flen(ox_cg *cg, int dt, ox_dim d)
 	if (d >= 0)
 		return ox_cg_lit(dt, (double)d);
 	at = (at + 1) % 4;
-	snprintf(ring[at], sizeof ring[at], "(%s)%s", dt == OX_F64 ? "double" : "float", ox_cg_dim(cg, d));
+	ox_cg_snprintf(ring[at], sizeof ring[at], "(%s)%s", dt == OX_F64 ? "double" : "float", ox_cg_dim(cg, d));
 	return ring[at];
 }
 
@@ -95,7 +95,7 @@ static const char *mfn(int cdt, const char *name)
 	if (cdt == OX_F64)
 		return name;
 	at = (at + 1) % 8;
-	snprintf(ring[at], sizeof ring[at], "%sf", name);
+	ox_cg_snprintf(ring[at], sizeof ring[at], "%sf", name);
 	return ring[at];
 }
 
@@ -143,7 +143,7 @@ static int open_reduced(ox_cg *cg, int lvl, const group *rg, int nr)
 		return lvl + 1;
 	}
 	for (int j = 0; j < nr; j++) {
-		snprintf(var, sizeof var, "r%d", j);
+		ox_cg_snprintf(var, sizeof var, "r%d", j);
 		lvl = open_loop(cg, lvl, var, rg[j].n, 0);
 	}
 	return lvl;
@@ -239,22 +239,22 @@ static void reduce_store(ox_cg *cg, const rkind *k, int lvl, const char *oidx, i
 	switch (k->op) {
 	case OX_OP_ReduceMean:
 		if (cnt && k->isf)
-			snprintf(r, sizeof r, "acc / (double)%s", cnt); /* 0 / 0: NaN, an empty mean */
+			ox_cg_snprintf(r, sizeof r, "acc / (double)%s", cnt); /* 0 / 0: NaN, an empty mean */
 		else if (cnt && k->sgn)
-			snprintf(r, sizeof r, "(int64_t)acc / %s", cnt);
+			ox_cg_snprintf(r, sizeof r, "(int64_t)acc / %s", cnt);
 		else if (cnt)
-			snprintf(r, sizeof r, "acc / (uint64_t)%s", cnt);
+			ox_cg_snprintf(r, sizeof r, "acc / (uint64_t)%s", cnt);
 		else if (k->isf)
-			snprintf(r, sizeof r, count ? "acc / %s" : "%s", ox_cg_lit(cdt, count ? (double)count : NAN));
+			ox_cg_snprintf(r, sizeof r, count ? "acc / %s" : "%s", ox_cg_lit(cdt, count ? (double)count : NAN));
 		else if (k->sgn)
-			snprintf(r, sizeof r, "(int64_t)acc / %lld", (long long)count);
+			ox_cg_snprintf(r, sizeof r, "(int64_t)acc / %lld", (long long)count);
 		else
-			snprintf(r, sizeof r, "acc / %lluu", (unsigned long long)count);
+			ox_cg_snprintf(r, sizeof r, "acc / %lluu", (unsigned long long)count);
 		break;
-	case OX_OP_ReduceL2: snprintf(r, sizeof r, "%s(acc)", mfn(cdt, "sqrt")); break;
-	case OX_OP_ReduceLogSum: snprintf(r, sizeof r, "%s(acc)", mfn(cdt, "log")); break;
-	case OX_OP_ReduceLogSumExp: snprintf(r, sizeof r, "m + %s(acc)", mfn(cdt, "log")); break;
-	default: snprintf(r, sizeof r, "acc"); break;
+	case OX_OP_ReduceL2: ox_cg_snprintf(r, sizeof r, "%s(acc)", mfn(cdt, "sqrt")); break;
+	case OX_OP_ReduceLogSum: ox_cg_snprintf(r, sizeof r, "%s(acc)", mfn(cdt, "log")); break;
+	case OX_OP_ReduceLogSumExp: ox_cg_snprintf(r, sizeof r, "m + %s(acc)", mfn(cdt, "log")); break;
+	default: ox_cg_snprintf(r, sizeof r, "acc"); break;
 	}
 	if (k->isf || k->ismax || k->ismin)
 		ox_cg_line(cg, lvl, "out0[%s] = %s;", or0(oidx), ox_cg_store(k->dt, r));
@@ -311,7 +311,7 @@ static int emit_reduce_rt(ox_cg *cg, ox_graph *g, ox_node *n, const rkind *k)
 	cg->fails_shape = 1;
 	char xd[1024] = "";
 	for (int i = 0; i < rank; i++)
-		snprintf(xd + strlen(xd), sizeof xd - strlen(xd), "%s%s", i ? ", " : "", ox_cg_dim(cg, x->shape.d[i]));
+		ox_cg_snprintf(xd + strlen(xd), sizeof xd - strlen(xd), "%s%s", i ? ", " : "", ox_cg_dim(cg, x->shape.d[i]));
 	if (strlen(xd) + 1 >= sizeof xd)
 		return ox_error(g, n, "the input's dims are too long an expression");
 	ox_cg_line(cg, 1, "const int64_t xd[%d] = {%s}, na = %s;", R, rank ? xd : "1", ox_cg_dim(cg, a->shape.d[0]));
@@ -347,9 +347,9 @@ static int emit_reduce_rt(ox_cg *cg, ox_graph *g, ox_node *n, const rkind *k)
 		if (!data[j])
 			continue;
 		if (keep)
-			snprintf(v, sizeof v, "red[%d] ? 1 : xd[%d]", j, j);
+			ox_cg_snprintf(v, sizeof v, "red[%d] ? 1 : xd[%d]", j, j);
 		else
-			snprintf(v, sizeof v, "yd[%d]", j);
+			ox_cg_snprintf(v, sizeof v, "yd[%d]", j);
 		ox_cg_set_dim(cg, 1, y->shape.d[j], v);
 	}
 
@@ -398,7 +398,7 @@ static int emit_reduce_op(ox_cg *cg, ox_graph *g, ox_node *n)
 	int any = 0;
 	for (int i = 0; i < rank; i++)
 		if (mask[i])
-			snprintf(what + strlen(what), sizeof what - strlen(what), "%s%d", any++ ? "," : "", i);
+			ox_cg_snprintf(what + strlen(what), sizeof what - strlen(what), "%s%d", any++ ? "," : "", i);
 	strcat(what, "}");
 	header(cg, g, n, what);
 	if (ox_shape_numel_dim(g, &y->shape) == 0) {
@@ -442,7 +442,7 @@ static int emit_reduce_op(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_dim os = 1;
 		for (int q = j + 1; q < nk; q++)
 			os = ox_dim_mul(g, os, kg[q].n);
-		snprintf(var, sizeof var, "i%d", j);
+		ox_cg_snprintf(var, sizeof var, "i%d", j);
 		term(cg, oidx, sizeof oidx, var, kg[j].n, os);
 		term(cg, base, sizeof base, var, kg[j].n, kg[j].stride);
 		lvl = open_loop(cg, lvl, var, kg[j].n, 0);
@@ -453,12 +453,12 @@ static int emit_reduce_op(ox_cg *cg, ox_graph *g, ox_node *n)
 	/* the reduced loops around the step, with v bound to the element */
 	char ridx[512] = "";
 	for (int j = 0; j < nr; j++) {
-		snprintf(var, sizeof var, "r%d", j);
+		ox_cg_snprintf(var, sizeof var, "r%d", j);
 		term(cg, ridx, sizeof ridx, var, rg[j].n, rg[j].stride);
 	}
 	char xe[600], load[640];
-	snprintf(xe, sizeof xe, "x[%s]", or0(ridx));
-	snprintf(load, sizeof load, "%s", ox_cg_load(k.dt, xe));
+	ox_cg_snprintf(xe, sizeof xe, "x[%s]", or0(ridx));
+	ox_cg_snprintf(load, sizeof load, "%s", ox_cg_load(k.dt, xe));
 
 	if (k.op == OX_OP_ReduceLogSumExp) {
 		/* max first, then sum exp(v - max): exp cannot overflow, and a
@@ -491,11 +491,11 @@ static void better(char *buf, size_t cap, int isf, int max, int last)
 {
 	const char *gt = max ? ">" : "<";
 	if (!isf)
-		snprintf(buf, cap, "v %s%s best", gt, last ? "=" : "");
+		ox_cg_snprintf(buf, cap, "v %s%s best", gt, last ? "=" : "");
 	else if (!last)
-		snprintf(buf, cap, "v %s best || (isnan(v) && !isnan(best))", gt);
+		ox_cg_snprintf(buf, cap, "v %s best || (isnan(v) && !isnan(best))", gt);
 	else
-		snprintf(buf, cap, "isnan(v) || (!isnan(best) && v %s= best)", gt);
+		ox_cg_snprintf(buf, cap, "isnan(v) || (!isnan(best) && v %s= best)", gt);
 }
 
 /* outer x len x inner: the index space of a one-axis kernel */
@@ -547,7 +547,7 @@ static const char *kidx(ox_dim len, ox_dim inner)
 		return "k";
 	if (inner < 0)
 		return "k * inner";
-	snprintf(buf, sizeof buf, "k * %lld", (long long)inner);
+	ox_cg_snprintf(buf, sizeof buf, "k * %lld", (long long)inner);
 	return buf;
 }
 
@@ -558,7 +558,7 @@ static int emit_arg(ox_cg *cg, ox_graph *g, ox_node *n)
 	int ax = ox_norm_axis(ox_attr_int(n, "axis", 0), x->shape.rank);
 	int last = ox_attr_int(n, "select_last_index", 0) != 0;
 	char what[64];
-	snprintf(what, sizeof what, " along axis %d%s", ax, last ? ", last index on ties" : "");
+	ox_cg_snprintf(what, sizeof what, " along axis %d%s", ax, last ? ", last index on ties" : "");
 	header(cg, g, n, what);
 	span p = span_at(g, &x->shape, ax, 0);
 	if (ox_dim_mul(g, p.outer, p.inner) == 0) {
@@ -583,7 +583,7 @@ static int emit_arg(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_line(cg, lvl, "int64_t at = 0;");
 	better(cond, sizeof cond, ox_dtype_is_float(dt), n->op == OX_OP_ArgMax, last);
 	char e[96];
-	snprintf(e, sizeof e, "x[%s]", kidx(p.len, p.inner));
+	ox_cg_snprintf(e, sizeof e, "x[%s]", kidx(p.len, p.inner));
 	int l = open_loop(cg, lvl, "k", p.len, 1);
 	ox_cg_line(cg, l, "%s v = %s;", C, ox_cg_load(dt, e));
 	ox_cg_line(cg, l, "if (%s) {", cond);
@@ -605,7 +605,7 @@ static int emit_softmax(ox_cg *cg, ox_graph *g, ox_node *n)
 	int64_t a = ox_attr_int(n, "axis", legacy ? 1 : -1);
 	int ax = legacy && a == rank ? rank : ox_norm_axis(a, rank);
 	char what[64];
-	snprintf(what, sizeof what, legacy ? " over axes %d.. (as 2-D)" : " along axis %d", ax);
+	ox_cg_snprintf(what, sizeof what, legacy ? " over axes %d.. (as 2-D)" : " along axis %d", ax);
 	header(cg, g, n, what);
 	span p = span_at(g, &x->shape, ax, legacy);
 	if (ox_dim_mul(g, ox_dim_mul(g, p.outer, p.inner), p.len) == 0) {
@@ -620,8 +620,8 @@ static int emit_softmax(ox_cg *cg, ox_graph *g, ox_node *n)
 	int cdt = dt == OX_F64 ? OX_F64 : OX_F32;
 	char base[600], obase[600], xe[96], ye[96];
 	int lvl = open_rows(cg, p, p.len, base, sizeof base, obase, sizeof obase);
-	snprintf(xe, sizeof xe, "x[%s]", kidx(p.len, p.inner));
-	snprintf(ye, sizeof ye, "y[%s]", kidx(p.len, p.inner));
+	ox_cg_snprintf(xe, sizeof xe, "x[%s]", kidx(p.len, p.inner));
+	ox_cg_snprintf(ye, sizeof ye, "y[%s]", kidx(p.len, p.inner));
 	if (n->op == OX_OP_Hardmax && p.len == 1) { /* a row of one: 1 */
 		ox_cg_line(cg, lvl, "out0[%s] = %s;", or0(obase), ox_cg_store(dt, ox_cg_lit(dt, 1)));
 		close_loops(cg, lvl, 1);
@@ -633,8 +633,8 @@ static int emit_softmax(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (n->op == OX_OP_Hardmax) {
 		/* one-hot at the first maximum (ArgMax's rule, NaN included) */
 		char cond[128], one[64], zero[64];
-		snprintf(one, sizeof one, "%s", ox_cg_store(dt, ox_cg_lit(dt, 1)));
-		snprintf(zero, sizeof zero, "%s", ox_cg_store(dt, ox_cg_lit(dt, 0)));
+		ox_cg_snprintf(one, sizeof one, "%s", ox_cg_store(dt, ox_cg_lit(dt, 1)));
+		ox_cg_snprintf(zero, sizeof zero, "%s", ox_cg_store(dt, ox_cg_lit(dt, 0)));
 		better(cond, sizeof cond, 1, 1, 0);
 		ox_cg_line(cg, lvl, "%s best = %s;", C, ox_cg_load(dt, "x[0]"));
 		ox_cg_line(cg, lvl, "size_t at = 0;");
@@ -668,8 +668,8 @@ static int emit_softmax(ox_cg *cg, ox_graph *g, ox_node *n)
 	 * last pass; f16/bf16 would round it, so they recompute it */
 	int keep = n->op == OX_OP_Softmax && dt != OX_F16 && dt != OX_BF16;
 	char xv[96], ev[160];
-	snprintf(xv, sizeof xv, "%s", ox_cg_load(dt, xe));
-	snprintf(ev, sizeof ev, "%s(%s - m)", mfn(cdt, "exp"), xv);
+	ox_cg_snprintf(xv, sizeof xv, "%s", ox_cg_load(dt, xe));
+	ox_cg_snprintf(ev, sizeof ev, "%s(%s - m)", mfn(cdt, "exp"), xv);
 	l = open_loop(cg, lvl, "k", p.len, 0);
 	if (keep) {
 		ox_cg_line(cg, l, "%s e = %s;", C, ev);
@@ -682,7 +682,7 @@ static int emit_softmax(ox_cg *cg, ox_graph *g, ox_node *n)
 	char r[256];
 	if (n->op == OX_OP_LogSoftmax) {
 		ox_cg_line(cg, lvl, "%s ls = %s(s);", C, mfn(cdt, "log"));
-		snprintf(r, sizeof r, "%s", ox_cg_store(dt, "(v - m) - ls"));
+		ox_cg_snprintf(r, sizeof r, "%s", ox_cg_store(dt, "(v - m) - ls"));
 		l = open_loop(cg, lvl, "k", p.len, 0);
 		ox_cg_line(cg, l, "%s v = %s;", C, xv);
 		ox_cg_line(cg, l, "%s = %s;", ye, r);
@@ -691,7 +691,7 @@ static int emit_softmax(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_line(cg, l, "%s /= s;", ye);
 	} else {
 		char q[192];
-		snprintf(q, sizeof q, "%s / s", ev);
+		ox_cg_snprintf(q, sizeof q, "%s / s", ev);
 		l = open_loop(cg, lvl, "k", p.len, 0);
 		ox_cg_line(cg, l, "%s = %s;", ye, ox_cg_store(dt, q));
 	}
@@ -754,7 +754,7 @@ static int emit_layernorm(ox_cg *cg, ox_graph *g, ox_node *n)
 	int stash = (int)ox_attr_int(n, "stash_type", OX_F32);
 	double eps = ox_attr_float(n, "epsilon", 1e-5f);
 	char what[64];
-	snprintf(what, sizeof what, " over axes %d..%d", ax, rank - 1);
+	ox_cg_snprintf(what, sizeof what, " over axes %d..%d", ax, rank - 1);
 	header(cg, g, n, what);
 	span p = span_at(g, &x->shape, ax, 1);
 	if (p.outer == 0) {
@@ -774,15 +774,15 @@ static int emit_layernorm(ox_cg *cg, ox_graph *g, ox_node *n)
 	int wk = param_kind(x, sst, xs, ax), bk = b ? param_kind(x, bst, xs, ax) : 2;
 	int flat = wk && bk;
 	char xl[64], rowx[600];
-	snprintf(rowx, sizeof rowx, "in0%s", more1(p.outer) ? " + i * " : "");
+	ox_cg_snprintf(rowx, sizeof rowx, "in0%s", more1(p.outer) ? " + i * " : "");
 	if (more1(p.outer))
-		snprintf(rowx + strlen(rowx), sizeof rowx - strlen(rowx), "%s", ox_cg_dim(cg, p.len));
+		ox_cg_snprintf(rowx + strlen(rowx), sizeof rowx - strlen(rowx), "%s", ox_cg_dim(cg, p.len));
 	int lvl = open_loop(cg, 1, "i", p.outer, 0);
 	ox_cg_line(cg, lvl, "const %s *x = %s;", T, rowx);
 	ox_cg_line(cg, lvl, "%s *y = out0%s;", T, rowx + 3);
 	/* x[k] in the loops over the row; x[0] where a row of one element has
 	 * no loop (open_loop) */
-	snprintf(xl, sizeof xl, "%s%s", strcmp(C, S) ? (stash == OX_F64 ? "(double)" : "(float)") : "",
+	ox_cg_snprintf(xl, sizeof xl, "%s%s", strcmp(C, S) ? (stash == OX_F64 ? "(double)" : "(float)") : "",
 	         ox_cg_load(dt, more1(p.len) ? "x[k]" : "x[0]"));
 	ox_cg_line(cg, lvl, "%s sum = %s;", S, ox_cg_lit(stash, 0));
 	int l = open_loop(cg, lvl, "k", p.len, 0);
@@ -812,7 +812,7 @@ static int emit_layernorm(ox_cg *cg, ox_graph *g, ox_node *n)
 	} else {
 		l = lvl;
 		for (int i = ax; i < rank; i++) {
-			snprintf(var, sizeof var, "k%d", i - ax);
+			ox_cg_snprintf(var, sizeof var, "k%d", i - ax);
 			l = open_loop(cg, l, var, x->shape.d[i], 0);
 			term(cg, yidx, sizeof yidx, var, x->shape.d[i], xs[i]);
 			term(cg, widx, sizeof widx, var, x->shape.d[i], sst[i]);
@@ -821,15 +821,15 @@ static int emit_layernorm(ox_cg *cg, ox_graph *g, ox_node *n)
 		}
 	}
 	char e[1200], ws[272], bs[272], xe[272], cs[32] = "", cc[32] = "";
-	snprintf(ws, sizeof ws, "in1[%s]", or0(widx));
-	snprintf(bs, sizeof bs, "in2[%s]", or0(bidx));
-	snprintf(xe, sizeof xe, "x[%s]", or0(yidx));
+	ox_cg_snprintf(ws, sizeof ws, "in1[%s]", or0(widx));
+	ox_cg_snprintf(bs, sizeof bs, "in2[%s]", or0(bidx));
+	ox_cg_snprintf(xe, sizeof xe, "x[%s]", or0(yidx));
 	if (strcmp(C, S)) /* a cast only where the types differ */
-		snprintf(cs, sizeof cs, "(%s)", S), snprintf(cc, sizeof cc, "(%s)", C);
-	snprintf(e, sizeof e, "%s((%s%s - mean) * inv) * %s", cc, cs, ox_cg_load(dt, xe),
+		ox_cg_snprintf(cs, sizeof cs, "(%s)", S), ox_cg_snprintf(cc, sizeof cc, "(%s)", C);
+	ox_cg_snprintf(e, sizeof e, "%s((%s%s - mean) * inv) * %s", cc, cs, ox_cg_load(dt, xe),
 	         ox_cg_load(dt, ws));
 	if (b)
-		snprintf(e + strlen(e), sizeof e - strlen(e), " + %s", ox_cg_load(dt, bs));
+		ox_cg_snprintf(e + strlen(e), sizeof e - strlen(e), " + %s", ox_cg_load(dt, bs));
 	ox_cg_line(cg, l, "y[%s] = %s;", or0(yidx), ox_cg_store(dt, e));
 	close_loops(cg, l, lvl);
 	close_loops(cg, lvl, 1);

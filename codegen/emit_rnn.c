@@ -39,11 +39,11 @@ static const char *arg(const ox_node *n, int isout, int k, long long off, char *
 	int there = isout ? k < n->nout && n->out[k] >= 0 : k < n->nin && n->in[k] >= 0;
 	const char *base = isout ? "out" : "in";
 	if (!there)
-		snprintf(buf, sz, "NULL");
+		ox_cg_snprintf(buf, sz, "NULL");
 	else if (off)
-		snprintf(buf, sz, "%s%d + %lld", base, k, off);
+		ox_cg_snprintf(buf, sz, "%s%d + %lld", base, k, off);
 	else
-		snprintf(buf, sz, "%s%d", base, k);
+		ox_cg_snprintf(buf, sz, "%s%d", base, k);
 	return buf;
 }
 
@@ -66,8 +66,8 @@ int emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (H < 0 || S < 0 || N < 0 || I < 0)
 		return ox_error(g, n, "shapes are not constant");
 	char Ss[1100], Ns[1100];
-	snprintf(Ss, sizeof Ss, "%s", ox_cg_dim(cg, Sd));
-	snprintf(Ns, sizeof Ns, "%s", ox_cg_dim(cg, Nd));
+	ox_cg_snprintf(Ss, sizeof Ss, "%s", ox_cg_dim(cg, Sd));
+	ox_cg_snprintf(Ns, sizeof Ns, "%s", ox_cg_dim(cg, Nd));
 	if (H == 0)
 		return ox_error(g, n, "hidden size 0 is not supported");
 	double clip = 0;
@@ -116,7 +116,7 @@ int emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 		const long long so = layout ? d * H : ox_dim_is_rt(g, Nd) ? 0 : d * N * H;
 		char soff[1200] = "";
 		if (!layout && d && ox_dim_is_rt(g, Nd))
-			snprintf(soff, sizeof soff, " + %s", ox_cg_dim(cg, ox_dim_mul(g, Nd, H)));
+			ox_cg_snprintf(soff, sizeof soff, " + %s", ox_cg_dim(cg, ox_dim_mul(g, Nd, H)));
 		ox_cg_printf(cg, "\t/* %s:", ndir == 2 ? (d ? "reverse" : "forward") : "activations");
 		for (int k = 0; k < na; k++)
 			ox_cg_printf(cg, " %s", act_names[act[d * na + k]]);

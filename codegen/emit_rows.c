@@ -98,7 +98,7 @@ static void step_if(const row *R, int lvl, const char *cond, const char *acc, co
 		    int op, const char *store, int part)
 {
 	char t[512];
-	snprintf(t, sizeof t, term, part ? "ox_vf_load_n(" : "ox_vf_load(", off, part ? ", tn)" : ")");
+	ox_cg_snprintf(t, sizeof t, term, part ? "ox_vf_load_n(" : "ox_vf_load(", off, part ? ", tn)" : ")");
 	if (!part && !store && op != R_SQ) { /* t once: one line */
 		if (cond)
 			ox_cg_line(R->cg, lvl++, "if (%s)", cond);
@@ -145,12 +145,12 @@ static void reduce(const row *R, int lvl, const char *res, const char *term, int
 		ox_cg_line(cg, lvl, "ox_vf a0 = %s, a1 = %s;", id, id);
 		ox_cg_line(cg, lvl, "for (long j = 0; j + %d <= nf; j += %d) {", 2 * R->W, 2 * R->W);
 		step(R, lvl + 1, "a0", term, "j", op, store, 0);
-		snprintf(off, sizeof off, "j + %d", R->W);
+		ox_cg_snprintf(off, sizeof off, "j + %d", R->W);
 		step(R, lvl + 1, "a1", term, off, op, store, 0);
 		ox_cg_line(cg, lvl, "}");
 		/* an odd number of full vectors: the last one */
-		snprintf(off, sizeof off, "nf - %d", R->W);
-		snprintf(cond, sizeof cond, "nf %% %d", 2 * R->W);
+		ox_cg_snprintf(off, sizeof off, "nf - %d", R->W);
+		ox_cg_snprintf(cond, sizeof cond, "nf %% %d", 2 * R->W);
 		step_if(R, lvl, cond, "a0", term, off, op, store, 0);
 		step_if(R, lvl, "tn", "a0", term, "nf", op, store, 1);
 		nv = 2;
@@ -158,18 +158,18 @@ static void reduce(const row *R, int lvl, const char *res, const char *term, int
 		ox_cg_line(cg, lvl, "ox_vf a0 = %s, a1 = %s;", id, id);
 		ox_cg_line(cg, lvl, "for (long j = 0; j + %d <= %lld; j += %d) {", 2 * R->W, (long long)R->F, 2 * R->W);
 		step(R, lvl + 1, "a0", term, "j", op, store, 0);
-		snprintf(off, sizeof off, "j + %d", R->W);
+		ox_cg_snprintf(off, sizeof off, "j + %d", R->W);
 		step(R, lvl + 1, "a1", term, off, op, store, 0);
 		ox_cg_line(cg, lvl, "}");
 	} else {
 		ox_cg_line(cg, lvl, "ox_vf a0 = %s;", id);
 	}
 	if (!R->rt && nv % 2) {
-		snprintf(off, sizeof off, "%lld", (long long)(R->F - R->W));
+		ox_cg_snprintf(off, sizeof off, "%lld", (long long)(R->F - R->W));
 		step(R, lvl, "a0", term, off, op, store, 0);
 	}
 	if (!R->rt && R->n) {
-		snprintf(off, sizeof off, "%lld", (long long)R->F);
+		ox_cg_snprintf(off, sizeof off, "%lld", (long long)R->F);
 		step(R, lvl, "a0", term, off, op, store, 1);
 	}
 	if (nv >= 2)
@@ -187,7 +187,7 @@ static void map(const row *R, int lvl, const char *out, int nload)
 	if (R->rt || R->F > 0) {
 		for (int k = 0; k < nload; k++)
 			a[3 * k] = "ox_vf_load(", a[3 * k + 1] = "j", a[3 * k + 2] = ")";
-		snprintf(e, sizeof e, out, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]);
+		ox_cg_snprintf(e, sizeof e, out, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]);
 		if (R->rt)
 			ox_cg_line(R->cg, lvl, "for (long j = 0; j < nf; j += %d)", R->W);
 		else
@@ -196,12 +196,12 @@ static void map(const row *R, int lvl, const char *out, int nload)
 	}
 	if (R->rt || R->n) {
 		if (R->rt)
-			snprintf(off, sizeof off, "nf");
+			ox_cg_snprintf(off, sizeof off, "nf");
 		else
-			snprintf(off, sizeof off, "%lld", (long long)R->F);
+			ox_cg_snprintf(off, sizeof off, "%lld", (long long)R->F);
 		for (int k = 0; k < nload; k++)
 			a[3 * k] = "ox_vf_load_n(", a[3 * k + 1] = off, a[3 * k + 2] = ", tn)";
-		snprintf(e, sizeof e, out, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]);
+		ox_cg_snprintf(e, sizeof e, out, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]);
 		if (R->rt)
 			ox_cg_line(R->cg, lvl, "if (tn)");
 		ox_cg_line(R->cg, lvl + R->rt, "ox_vf_store_n(y + %s, %s, tn);", off, e);
@@ -227,7 +227,7 @@ int ox_cg_emit_rows(ox_cg *cg, ox_graph *g, ox_node *n)
 	double eps = ox_attr_float(n, "epsilon", 1e-5f);
 	char what[160] = "", rs[128], ds[128];
 	if (norm)
-		snprintf(what, sizeof what, ", epsilon %s", ox_cg_lit(OX_F32, eps));
+		ox_cg_snprintf(what, sizeof what, ", epsilon %s", ox_cg_lit(OX_F32, eps));
 	ox_dim_str(g, rows, rs, sizeof rs);
 	ox_dim_str(g, D, ds, sizeof ds);
 	for (char *q = rs; (q = strstr(q, "*/"));) /* symbols' names must not end the comment */
@@ -308,7 +308,7 @@ int ox_cg_emit_rows(ox_cg *cg, ox_graph *g, ox_node *n)
 		int ln = op == OX_OP_LayerNormalization;
 		int wk = row_kind(g, x, w, ax), bk = ln && bv ? row_kind(g, x, bv, ax) : 0;
 		char dl[64];
-		snprintf(dl, sizeof dl, "%s", rt ? "(float)len" : ox_cg_lit(OX_F32, (double)D));
+		ox_cg_snprintf(dl, sizeof dl, "%s", rt ? "(float)len" : ox_cg_lit(OX_F32, (double)D));
 		if (ln) {
 			reduce(&R, lvl, "sum", "%sx + %s%s", R_ADD, NULL);
 			ox_cg_line(cg, lvl, "const float mean = sum / %s;", dl);
@@ -331,22 +331,22 @@ int ox_cg_emit_rows(ox_cg *cg, ox_graph *g, ox_node *n)
 		const char *xv = ln ? "ox_vf_sub(%sx + %s%s, mv)" : "%sx + %s%s";
 		if (wk == 2) {
 			ox_cg_line(cg, lvl + 1, "const ox_vf wv = ox_vf_set1(in1[0]);");
-			snprintf(ws, sizeof ws, "wv");
+			ox_cg_snprintf(ws, sizeof ws, "wv");
 		} else {
-			snprintf(ws, sizeof ws, "%%sin1 + %%s%%s");
+			ox_cg_snprintf(ws, sizeof ws, "%%sin1 + %%s%%s");
 			nload++;
 		}
 		if (bk == 2) {
 			ox_cg_line(cg, lvl + 1, "const ox_vf bv = ox_vf_set1(in2[0]);");
-			snprintf(bs, sizeof bs, "bv");
+			ox_cg_snprintf(bs, sizeof bs, "bv");
 		} else if (bk == 1) {
-			snprintf(bs, sizeof bs, "%%sin2 + %%s%%s");
+			ox_cg_snprintf(bs, sizeof bs, "%%sin2 + %%s%%s");
 			nload++;
 		}
 		if (bk)
-			snprintf(e, sizeof e, "ox_vf_fma(ox_vf_mul(%s, iv), %s, %s)", xv, ws, bs);
+			ox_cg_snprintf(e, sizeof e, "ox_vf_fma(ox_vf_mul(%s, iv), %s, %s)", xv, ws, bs);
 		else
-			snprintf(e, sizeof e, "ox_vf_mul(ox_vf_mul(%s, iv), %s)", xv, ws);
+			ox_cg_snprintf(e, sizeof e, "ox_vf_mul(ox_vf_mul(%s, iv), %s)", xv, ws);
 		map(&R, lvl + 1, e, nload);
 		ox_cg_line(cg, lvl, "}");
 		break;

@@ -64,7 +64,7 @@ static int emit_linear_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (past) {
 		ox_cg_line(cg, 3, "for (int i = 0; i < %lld; i++)", (long long)(dk * dv));
 		char e[96];
-		snprintf(e, sizeof e, "in3[(b * %lld + h) * %lld + i]", (long long)hkv, (long long)(dk * dv));
+		ox_cg_snprintf(e, sizeof e, "in3[(b * %lld + h) * %lld + i]", (long long)hkv, (long long)(dk * dv));
 		ox_cg_line(cg, 4, "S[i] = %s;", ox_cg_load(past->dtype, e));
 	} else {
 		ox_cg_line(cg, 3, "memset(S, 0, sizeof S);");
@@ -85,7 +85,7 @@ static int emit_linear_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 	}
 	if (delta) {
 		char e[96];
-		snprintf(e, sizeof e, "in5[(b * %lld + t) * %lld%s]", (long long)T, (long long)BL, BL == 1 ? "" : " + h");
+		ox_cg_snprintf(e, sizeof e, "in5[(b * %lld + t) * %lld%s]", (long long)T, (long long)BL, BL == 1 ? "" : " + h");
 		ox_cg_line(cg, 4, "float bt = %s;", ox_cg_load(beta->dtype, e));
 		ox_cg_line(cg, 4, "for (int j = 0; j < %lld; j++) {", (long long)dv);
 		ox_cg_line(cg, 5, "double r = 0;");
@@ -114,7 +114,7 @@ static int emit_linear_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_line(cg, 7, "a += (double)%s * S[i * %lld + j];", ox_cg_load(q->dtype, "qt[i]"), (long long)dv);
 	{
 		char e[64];
-		snprintf(e, sizeof e, "%s * (float)a", ox_cg_lit(OX_F32, scale));
+		ox_cg_snprintf(e, sizeof e, "%s * (float)a", ox_cg_lit(OX_F32, scale));
 		ox_cg_line(cg, 6, "ot[j] = %s;", ox_cg_store(o->dtype, e));
 	}
 	ox_cg_line(cg, 5, "}");
@@ -148,11 +148,11 @@ static int emit_causal_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 
 	/* padded[p], p in [0, K-1+T): past (or zero) for p < K-1, else input */
 	if (past)
-		snprintf(pv, sizeof pv, "%s", ox_cg_load(past->dtype, "ps[p]"));
+		ox_cg_snprintf(pv, sizeof pv, "%s", ox_cg_load(past->dtype, "ps[p]"));
 	else
-		snprintf(pv, sizeof pv, "0.0f");
-	snprintf(xv, sizeof xv, "xs[p - %lld]", (long long)(K - 1));
-	snprintf(e, sizeof e, "(p < %lld ? %s : %s)", (long long)(K - 1), pv, ox_cg_load(x->dtype, xv));
+		ox_cg_snprintf(pv, sizeof pv, "0.0f");
+	ox_cg_snprintf(xv, sizeof xv, "xs[p - %lld]", (long long)(K - 1));
+	ox_cg_snprintf(e, sizeof e, "(p < %lld ? %s : %s)", (long long)(K - 1), pv, ox_cg_load(x->dtype, xv));
 	ox_cg_line(cg, 1, "for (int b = 0; b < %lld; b++) {", (long long)B);
 	ox_cg_line(cg, 2, "for (int c = 0; c < %lld; c++) {", (long long)C);
 	ox_cg_line(cg, 3, "const %s *xs = in0 + (b * %lld + c) * %lld;", ox_cg_ctype(x->dtype), (long long)C,
@@ -173,7 +173,7 @@ static int emit_causal_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 		if (o->dtype == OX_F16 || o->dtype == OX_BF16) {
 			/* the function body rounds the conv output to T before the activation */
 			char st[96];
-			snprintf(st, sizeof st, "%s", ox_cg_store(o->dtype, "acc"));
+			ox_cg_snprintf(st, sizeof st, "%s", ox_cg_store(o->dtype, "acc"));
 			ox_cg_line(cg, 4, "acc = %s;", ox_cg_load(o->dtype, st));
 		}
 		ox_cg_line(cg, 4, "acc = acc * (1.0f / (1.0f + expf(-acc)));");

@@ -39,7 +39,7 @@ static const char *store(int dt, const char *e)
 	static char ring[4][512];
 	static int at;
 	at = (at + 1) % 4;
-	snprintf(ring[at], sizeof ring[at], "(%s)(%s)", ox_cg_ntype(dt), e);
+	ox_cg_snprintf(ring[at], sizeof ring[at], "(%s)(%s)", ox_cg_ntype(dt), e);
 	return ox_cg_store(dt, ring[at]);
 }
 
@@ -48,7 +48,7 @@ static const char *load(int dt, const char *e)
 	static char ring[4][512];
 	static int at;
 	at = (at + 1) % 4;
-	if ((size_t)snprintf(ring[at], sizeof ring[at], "(double)%s", ox_cg_load(dt, e)) >= sizeof ring[at])
+	if ((size_t)ox_cg_snprintf(ring[at], sizeof ring[at], "(double)%s", ox_cg_load(dt, e)) >= sizeof ring[at])
 		ox_die("emit_signal: expression too long");
 	return ring[at];
 }
@@ -62,7 +62,7 @@ static const char *dimz(ox_cg *cg, ox_dim d)
 	if (d >= 0)
 		return ox_cg_dim(cg, d);
 	at = (at + 1) % 8;
-	snprintf(r[at], sizeof r[at], "(size_t)%s", ox_cg_dim(cg, d));
+	ox_cg_snprintf(r[at], sizeof r[at], "(size_t)%s", ox_cg_dim(cg, d));
 	return r[at];
 }
 
@@ -99,19 +99,19 @@ static void term(ox_cg *cg, char *buf, size_t cap, const char *var, ox_dim n, ox
 	if (n == 1 || stride == 0)
 		return;
 	if (stride == 1)
-		snprintf(buf + len, cap - len, "%s%s", len ? " + " : "", var);
+		ox_cg_snprintf(buf + len, cap - len, "%s%s", len ? " + " : "", var);
 	else
-		snprintf(buf + len, cap - len, "%s%s * %s", len ? " + " : "", var, ox_cg_dim(cg, stride));
+		ox_cg_snprintf(buf + len, cap - len, "%s%s * %s", len ? " + " : "", var, ox_cg_dim(cg, stride));
 }
 
 static void ein_var(char *buf, size_t cap, int l)
 {
 	if (l < OX_MAX_RANK)
-		snprintf(buf, cap, "e%d", l);
+		ox_cg_snprintf(buf, cap, "e%d", l);
 	else if (l < OX_MAX_RANK + 26)
-		snprintf(buf, cap, "u_%c", 'A' + l - OX_MAX_RANK);
+		ox_cg_snprintf(buf, cap, "u_%c", 'A' + l - OX_MAX_RANK);
 	else
-		snprintf(buf, cap, "i_%c", 'a' + l - OX_MAX_RANK - 26);
+		ox_cg_snprintf(buf, cap, "i_%c", 'a' + l - OX_MAX_RANK - 26);
 }
 
 /* a line of lvl tabs into b */
@@ -206,7 +206,7 @@ static int ein_sum(ox_cg *cg, ox_graph *g, ox_node *n, const ein *e, ox_buf *b, 
 	char prod[16384] = "";
 	for (int k = 0; k < n->nin; k++) {
 		char x[4200];
-		snprintf(x, sizeof x, "in%d[", k);
+		ox_cg_snprintf(x, sizeof x, "in%d[", k);
 		append(x, sizeof x, or0(e->idx[k]));
 		append(x, sizeof x, "]");
 		if (k)
@@ -314,11 +314,11 @@ static int emit_det(ox_cg *cg, ox_graph *g, ox_node *n)
 		return ox_error(g, n, "%lldx%lld matrices are too large for the stack", (long long)top,
 		                (long long)top);
 	char M[600], mm[600], e[800];
-	snprintf(M, sizeof M, "%s", ox_cg_dim(cg, m));
-	snprintf(mm, sizeof mm, "%s", ox_cg_dim(cg, ox_dim_mul(g, m, m)));
+	ox_cg_snprintf(M, sizeof M, "%s", ox_cg_dim(cg, m));
+	ox_cg_snprintf(mm, sizeof mm, "%s", ox_cg_dim(cg, ox_dim_mul(g, m, m)));
 	ox_cg_line(cg, 1, "for (size_t b = 0; b < %s; b++) {", dimz(cg, nb));
 	ox_cg_line(cg, 2, "double a[%lld], det = 1.0;", (long long)(top * top));
-	snprintf(e, sizeof e, "in0[b * %s + i]", mm);
+	ox_cg_snprintf(e, sizeof e, "in0[b * %s + i]", mm);
 	ox_cg_line(cg, 2, "for (size_t i = 0; i < %s; i++)", m < 0 ? dimz(cg, ox_dim_mul(g, m, m)) : mm);
 	ox_cg_line(cg, 3, "a[i] = %s;", load(dt, e));
 	const char *MZ = m < 0 ? dimz(cg, m) : M;
@@ -379,10 +379,10 @@ static int emit_window(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_line(cg, 2, "double t = 6.283185307179586 * (double)i / %lld.0;", (long long)(periodic ? size : size - 1));
 	char e[256];
 	if (a2 != 0)
-		snprintf(e, sizeof e, "%s - %s * cos(t) + %s * cos(2.0 * t)", ox_cg_lit(OX_F64, a0),
+		ox_cg_snprintf(e, sizeof e, "%s - %s * cos(t) + %s * cos(2.0 * t)", ox_cg_lit(OX_F64, a0),
 		         ox_cg_lit(OX_F64, a1), ox_cg_lit(OX_F64, a2));
 	else
-		snprintf(e, sizeof e, "%s - %s * cos(t)", ox_cg_lit(OX_F64, a0), ox_cg_lit(OX_F64, a1));
+		ox_cg_snprintf(e, sizeof e, "%s - %s * cos(t)", ox_cg_lit(OX_F64, a0), ox_cg_lit(OX_F64, a1));
 	ox_cg_line(cg, 2, "out0[i] = %s;", store(y->dtype, e));
 	ox_cg_line(cg, 1, "}");
 	return 0;
@@ -527,7 +527,7 @@ static int emit_dft_rt(ox_cg *cg, ox_graph *g, ox_node *n, int axis, ox_dim len,
 	/* the output dims: the transformed axis nout, the others the input's */
 	for (int i = 0; i < r - 1; i++) {
 		char e[64];
-		snprintf(e, sizeof e, "(axis == %d ? nout : xd[%d])", i, i);
+		ox_cg_snprintf(e, sizeof e, "(axis == %d ? nout : xd[%d])", i, i);
 		if (axis >= 0 && i != axis)
 			continue;
 		set_or_check(cg, g, n, y->shape.d[i], e, "not the output dim the compiler knows");
@@ -544,13 +544,13 @@ static int emit_dft_rt(ox_cg *cg, ox_graph *g, ox_node *n, int axis, ox_dim len,
 	twiddles_rt(cg, top, &wc, &ws);
 	char xr[600], xi[600], e[600];
 	const char *base = "((o * lin + t) * I + i) * C";
-	snprintf(e, sizeof e, "in0[%s]", base);
-	snprintf(xr, sizeof xr, "%s", load(dt, e));
-	snprintf(e, sizeof e, "in0[%s + 1]", base);
+	ox_cg_snprintf(e, sizeof e, "in0[%s]", base);
+	ox_cg_snprintf(xr, sizeof xr, "%s", load(dt, e));
+	ox_cg_snprintf(e, sizeof e, "in0[%s + 1]", base);
 	if (x->shape.d[r - 1] < 0)
-		snprintf(xi, sizeof xi, "(C == 2 ? %s : 0.0)", load(dt, e));
+		ox_cg_snprintf(xi, sizeof xi, "(C == 2 ? %s : 0.0)", load(dt, e));
 	else
-		snprintf(xi, sizeof xi, "%s", x->shape.d[r - 1] == 2 ? load(dt, e) : "0.0");
+		ox_cg_snprintf(xi, sizeof xi, "%s", x->shape.d[r - 1] == 2 ? load(dt, e) : "0.0");
 	ox_cg_line(cg, 1, "for (size_t o = 0; o < O; o++) {");
 	ox_cg_line(cg, 2, "for (size_t i = 0; i < I; i++) {");
 	ox_cg_line(cg, 3, "for (size_t k = 0; k < lout; k++) {");
@@ -598,25 +598,25 @@ static int emit_dft(ox_cg *cg, ox_graph *g, ox_node *n)
 		return -1;
 	char xr[256], xi[256];
 	char base[128];
-	snprintf(base, sizeof base, "((o * %lld + t) * %lld + i) * %lld", lin, I, C);
+	ox_cg_snprintf(base, sizeof base, "((o * %lld + t) * %lld + i) * %lld", lin, I, C);
 	char e[256];
-	snprintf(e, sizeof e, "in0[%s]", base);
-	snprintf(xr, sizeof xr, "%s", load(dt, e));
-	snprintf(e, sizeof e, "in0[%s + 1]", base);
-	snprintf(xi, sizeof xi, "%s", C == 2 ? load(dt, e) : "0.0");
+	ox_cg_snprintf(e, sizeof e, "in0[%s]", base);
+	ox_cg_snprintf(xr, sizeof xr, "%s", load(dt, e));
+	ox_cg_snprintf(e, sizeof e, "in0[%s + 1]", base);
+	ox_cg_snprintf(xi, sizeof xi, "%s", C == 2 ? load(dt, e) : "0.0");
 	ox_cg_line(cg, 1, "for (size_t o = 0; o < %lld; o++) {", O);
 	ox_cg_line(cg, 2, "for (size_t i = 0; i < %lld; i++) {", I);
 	ox_cg_line(cg, 3, "for (size_t k = 0; k < %lld; k++) {", lout);
 	char Ts[32], Ns[32], Nd[32];
-	snprintf(Ts, sizeof Ts, "%lld", irfft ? (lin < N / 2 + 1 ? lin : N / 2 + 1) : (lin < N ? lin : N));
-	snprintf(Ns, sizeof Ns, "%lld", N);
-	snprintf(Nd, sizeof Nd, "%lld.0", N);
+	ox_cg_snprintf(Ts, sizeof Ts, "%lld", irfft ? (lin < N / 2 + 1 ? lin : N / 2 + 1) : (lin < N ? lin : N));
+	ox_cg_snprintf(Ns, sizeof Ns, "%lld", N);
+	ox_cg_snprintf(Nd, sizeof Nd, "%lld.0", N);
 	ox_dft_sum sum = {.T = Ts, .N = Ns, .Nd = Nd, .k = "k", .xr = xr, .xi = xi, .wc = "wc[w]", .ws = "ws[w]",
 			  .it = "size_t", .irfft = irfft, .inverse = inverse};
 	dft_sum(cg, 4, &sum);
 	if (irfft) {
 		char d[64];
-		snprintf(d, sizeof d, "re / %lld.0", N);
+		ox_cg_snprintf(d, sizeof d, "re / %lld.0", N);
 		ox_cg_line(cg, 4, "out0[(o * %lld + k) * %lld + i] = %s;", lout, I, store(dt, d));
 	} else {
 		ox_cg_line(cg, 4, "out0[((o * %lld + k) * %lld + i) * 2] = %s;", lout, I, store(dt, "re"));
@@ -672,14 +672,14 @@ static int emit_stft_rt(ox_cg *cg, ox_graph *g, ox_node *n)
 	twiddles_rt(cg, top, &wc, &ws);
 	char e[600], xr[600], xi[600], wv[600];
 	const char *base = "((int64_t)b * L + (int64_t)f * step + (int64_t)t) * C";
-	snprintf(e, sizeof e, "in0[%s]", base);
-	snprintf(xr, sizeof xr, "%s", load(dt, e));
-	snprintf(e, sizeof e, "in0[%s + 1]", base);
+	ox_cg_snprintf(e, sizeof e, "in0[%s]", base);
+	ox_cg_snprintf(xr, sizeof xr, "%s", load(dt, e));
+	ox_cg_snprintf(e, sizeof e, "in0[%s + 1]", base);
 	if (C < 0)
-		snprintf(xi, sizeof xi, "(C == 2 ? %s : 0.0)", load(dt, e));
+		ox_cg_snprintf(xi, sizeof xi, "(C == 2 ? %s : 0.0)", load(dt, e));
 	else
-		snprintf(xi, sizeof xi, "%s", C == 2 ? load(dt, e) : "0.0");
-	snprintf(wv, sizeof wv, "%s", w ? load(w->dtype, "in2[t]") : "1.0");
+		ox_cg_snprintf(xi, sizeof xi, "%s", C == 2 ? load(dt, e) : "0.0");
+	ox_cg_snprintf(wv, sizeof wv, "%s", w ? load(w->dtype, "in2[t]") : "1.0");
 	ox_cg_line(cg, 1, "for (size_t b = 0; b < B; b++) {");
 	ox_cg_line(cg, 2, "for (size_t f = 0; f < F; f++) {");
 	ox_cg_line(cg, 3, "for (size_t k = 0; k < K; k++) {");
@@ -721,17 +721,17 @@ static int emit_stft(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (twiddles(cg, g, n, fl))
 		return -1;
 	char base[128], e[256], xr[256], xi[256], wv[256];
-	snprintf(base, sizeof base, "(b * %lld + f * %lld + t) * %lld", L, S, C);
-	snprintf(e, sizeof e, "in0[%s]", base);
-	snprintf(xr, sizeof xr, "%s", load(dt, e));
-	snprintf(e, sizeof e, "in0[%s + 1]", base);
-	snprintf(xi, sizeof xi, "%s", C == 2 ? load(dt, e) : "0.0");
-	snprintf(wv, sizeof wv, "%s", w ? load(w->dtype, "in2[t]") : "1.0");
+	ox_cg_snprintf(base, sizeof base, "(b * %lld + f * %lld + t) * %lld", L, S, C);
+	ox_cg_snprintf(e, sizeof e, "in0[%s]", base);
+	ox_cg_snprintf(xr, sizeof xr, "%s", load(dt, e));
+	ox_cg_snprintf(e, sizeof e, "in0[%s + 1]", base);
+	ox_cg_snprintf(xi, sizeof xi, "%s", C == 2 ? load(dt, e) : "0.0");
+	ox_cg_snprintf(wv, sizeof wv, "%s", w ? load(w->dtype, "in2[t]") : "1.0");
 	ox_cg_line(cg, 1, "for (size_t b = 0; b < %lld; b++) {", B);
 	ox_cg_line(cg, 2, "for (size_t f = 0; f < %lld; f++) {", F);
 	ox_cg_line(cg, 3, "for (size_t k = 0; k < %lld; k++) {", K);
 	char Ns[32];
-	snprintf(Ns, sizeof Ns, "%lld", FL);
+	ox_cg_snprintf(Ns, sizeof Ns, "%lld", FL);
 	dft_sum(cg, 4, &(ox_dft_sum){.T = Ns, .N = Ns, .Nd = Ns, .k = "k", .xr = xr, .xi = xi, .win = wv,
 				     .wc = "wc[w]", .ws = "ws[w]", .it = "size_t"});
 	ox_cg_line(cg, 4, "out0[((b * %lld + f) * %lld + k) * 2] = %s;", F, K, store(dt, "re"));
@@ -784,10 +784,10 @@ static int emit_mel_rt(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_line(cg, 3, "out0[c * nmel + i] = %s;", store(dt, "1.0"));
 	ox_cg_line(cg, 2, "else");
 	ox_cg_line(cg, 3, "for (int64_t j = l; j <= c; j++)");
-	snprintf(e, sizeof e, "(double)(j - l) / (double)(c - l)");
+	ox_cg_snprintf(e, sizeof e, "(double)(j - l) / (double)(c - l)");
 	ox_cg_line(cg, 4, "out0[j * nmel + i] = %s;", store(dt, e));
 	ox_cg_line(cg, 2, "for (int64_t j = c; j < h; j++)");
-	snprintf(e, sizeof e, "(double)(h - j) / (double)(h - c)");
+	ox_cg_snprintf(e, sizeof e, "(double)(h - j) / (double)(h - c)");
 	ox_cg_line(cg, 3, "out0[j * nmel + i] = %s;", store(dt, e));
 	ox_cg_line(cg, 1, "}");
 	return 0;

@@ -64,7 +64,7 @@ static const char *scratch(ox_graph *g, ox_node *n)
 		ox_error(g, n, "no scratch memory was planned for this node");
 		return NULL;
 	}
-	snprintf(name, sizeof name, "out%d", n->nout - 1);
+	ox_cg_snprintf(name, sizeof name, "out%d", n->nout - 1);
 	return name;
 }
 
@@ -76,7 +76,7 @@ static void bcast_index(char *buf, size_t cap, const ox_shape *s, const ox_shape
 	for (int k = 0; same && k < o->rank; k++)
 		same = s->d[k] == o->d[k];
 	if (same) {
-		snprintf(buf, cap, "i");
+		ox_cg_snprintf(buf, cap, "i");
 		return;
 	}
 	size_t len = 0;
@@ -88,10 +88,10 @@ static void bcast_index(char *buf, size_t cap, const ox_shape *s, const ox_shape
 		if (ks >= 0 && s->d[ks] != 1 && od != 1) {
 			char c[96];
 			if (k == 0)
-				snprintf(c, sizeof c, "i / %lld", (long long)ost);
+				ox_cg_snprintf(c, sizeof c, "i / %lld", (long long)ost);
 			else
-				snprintf(c, sizeof c, "i / %lld %% %lld", (long long)ost, (long long)od);
-			len += (size_t)snprintf(buf + len, cap - len, "%s(%s) * %lld", len ? " + " : "", c,
+				ox_cg_snprintf(c, sizeof c, "i / %lld %% %lld", (long long)ost, (long long)od);
+			len += (size_t)ox_cg_snprintf(buf + len, cap - len, "%s(%s) * %lld", len ? " + " : "", c,
 						(long long)ist);
 		}
 		if (ks >= 0)
@@ -99,7 +99,7 @@ static void bcast_index(char *buf, size_t cap, const ox_shape *s, const ox_shape
 		ost *= od;
 	}
 	if (!len)
-		snprintf(buf, cap, "0");
+		ox_cg_snprintf(buf, cap, "0");
 }
 
 /* ---- StringConcat ---- */

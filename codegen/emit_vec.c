@@ -19,7 +19,7 @@ static const char *lit(double v)
 	static char ring[8][64];
 	static int at;
 	at = (at + 1) % 8;
-	snprintf(ring[at], sizeof ring[at], "ox_vf_set1(%s)", ox_cg_lit(OX_F32, v));
+	ox_cg_snprintf(ring[at], sizeof ring[at], "ox_vf_set1(%s)", ox_cg_lit(OX_F32, v));
 	return ring[at];
 }
 
@@ -63,34 +63,34 @@ int ox_cg_vbody(ox_cg *cg, ox_buf *t, ox_graph *b, const char *const *in, const 
 			a[k] = f->in[k] >= 0 ? name[f->in[k]] : NULL;
 		char e[1024];
 		switch (f->op) {
-		case OX_OP_Relu: snprintf(e, sizeof e, "ox_vf_relu(%s)", a[0]); break;
-		case OX_OP_Sigmoid: snprintf(e, sizeof e, "ox_vf_sigmoid(%s)", a[0]); break;
-		case OX_OP_HardSwish: snprintf(e, sizeof e, "ox_vf_hardswish(%s)", a[0]); break;
-		case OX_OP_Tanh: snprintf(e, sizeof e, "ox_vf_tanh(%s)", a[0]); break;
-		case OX_OP_Erf: snprintf(e, sizeof e, "ox_vf_erf(%s)", a[0]); break;
-		case OX_OP_Exp: snprintf(e, sizeof e, "ox_vf_exp(%s)", a[0]); break;
-		case OX_OP_Neg: snprintf(e, sizeof e, "ox_vf_neg(%s)", a[0]); break;
-		case OX_OP_Abs: snprintf(e, sizeof e, "ox_vf_abs(%s)", a[0]); break;
-		case OX_OP_Sqrt: snprintf(e, sizeof e, "ox_vf_sqrt(%s)", a[0]); break;
-		case OX_OP_Add: snprintf(e, sizeof e, "ox_vf_add(%s, %s)", a[0], a[1]); break;
-		case OX_OP_Sub: snprintf(e, sizeof e, "ox_vf_sub(%s, %s)", a[0], a[1]); break;
-		case OX_OP_Mul: snprintf(e, sizeof e, "ox_vf_mul(%s, %s)", a[0], a[1]); break;
-		case OX_OP_Div: snprintf(e, sizeof e, "ox_vf_div(%s, %s)", a[0], a[1]); break;
-		case OX_OP_Reciprocal: snprintf(e, sizeof e, "ox_vf_div(ox_vf_set1(1.0f), %s)", a[0]); break;
+		case OX_OP_Relu: ox_cg_snprintf(e, sizeof e, "ox_vf_relu(%s)", a[0]); break;
+		case OX_OP_Sigmoid: ox_cg_snprintf(e, sizeof e, "ox_vf_sigmoid(%s)", a[0]); break;
+		case OX_OP_HardSwish: ox_cg_snprintf(e, sizeof e, "ox_vf_hardswish(%s)", a[0]); break;
+		case OX_OP_Tanh: ox_cg_snprintf(e, sizeof e, "ox_vf_tanh(%s)", a[0]); break;
+		case OX_OP_Erf: ox_cg_snprintf(e, sizeof e, "ox_vf_erf(%s)", a[0]); break;
+		case OX_OP_Exp: ox_cg_snprintf(e, sizeof e, "ox_vf_exp(%s)", a[0]); break;
+		case OX_OP_Neg: ox_cg_snprintf(e, sizeof e, "ox_vf_neg(%s)", a[0]); break;
+		case OX_OP_Abs: ox_cg_snprintf(e, sizeof e, "ox_vf_abs(%s)", a[0]); break;
+		case OX_OP_Sqrt: ox_cg_snprintf(e, sizeof e, "ox_vf_sqrt(%s)", a[0]); break;
+		case OX_OP_Add: ox_cg_snprintf(e, sizeof e, "ox_vf_add(%s, %s)", a[0], a[1]); break;
+		case OX_OP_Sub: ox_cg_snprintf(e, sizeof e, "ox_vf_sub(%s, %s)", a[0], a[1]); break;
+		case OX_OP_Mul: ox_cg_snprintf(e, sizeof e, "ox_vf_mul(%s, %s)", a[0], a[1]); break;
+		case OX_OP_Div: ox_cg_snprintf(e, sizeof e, "ox_vf_div(%s, %s)", a[0], a[1]); break;
+		case OX_OP_Reciprocal: ox_cg_snprintf(e, sizeof e, "ox_vf_div(ox_vf_set1(1.0f), %s)", a[0]); break;
 		case OX_OP_Pow: {
 			double p = pow_exponent(b, f);
 			if (p == 2)
-				snprintf(e, sizeof e, "ox_vf_mul(%s, %s)", a[0], a[0]);
+				ox_cg_snprintf(e, sizeof e, "ox_vf_mul(%s, %s)", a[0], a[0]);
 			else if (p == 3)
-				snprintf(e, sizeof e, "ox_vf_mul(ox_vf_mul(%s, %s), %s)", a[0], a[0], a[0]);
+				ox_cg_snprintf(e, sizeof e, "ox_vf_mul(ox_vf_mul(%s, %s), %s)", a[0], a[0], a[0]);
 			else if (p == 1)
-				snprintf(e, sizeof e, "%s", a[0]);
+				ox_cg_snprintf(e, sizeof e, "%s", a[0]);
 			else if (p == 0.5)
-				snprintf(e, sizeof e, "ox_vf_sqrt(%s)", a[0]);
+				ox_cg_snprintf(e, sizeof e, "ox_vf_sqrt(%s)", a[0]);
 			else if (p == -1)
-				snprintf(e, sizeof e, "ox_vf_div(ox_vf_set1(1.0f), %s)", a[0]);
+				ox_cg_snprintf(e, sizeof e, "ox_vf_div(ox_vf_set1(1.0f), %s)", a[0]);
 			else if (p == -0.5)
-				snprintf(e, sizeof e, "ox_vf_div(ox_vf_set1(1.0f), ox_vf_sqrt(%s))", a[0]);
+				ox_cg_snprintf(e, sizeof e, "ox_vf_div(ox_vf_set1(1.0f), ox_vf_sqrt(%s))", a[0]);
 			else {
 				rc = ox_error(cg->g, f, "Pow needs a constant exponent 2, 3, 1, 0.5, -1 or -0.5 here");
 				continue;
@@ -98,38 +98,38 @@ int ox_cg_vbody(ox_cg *cg, ox_buf *t, ox_graph *b, const char *const *in, const 
 			break;
 		}
 		case OX_OP_LeakyRelu:
-			snprintf(e, sizeof e, "ox_vf_select(ox_vf_lt(%s, ox_vf_zero()), ox_vf_mul(%s, %s), %s)", a[0], a[0],
+			ox_cg_snprintf(e, sizeof e, "ox_vf_select(ox_vf_lt(%s, ox_vf_zero()), ox_vf_mul(%s, %s), %s)", a[0], a[0],
 				 lit(ox_attr_float(f, "alpha", 0.01f)), a[0]);
 			break;
 		case OX_OP_PRelu:
-			snprintf(e, sizeof e, "ox_vf_select(ox_vf_lt(%s, ox_vf_zero()), ox_vf_mul(%s, %s), %s)", a[0], a[0],
+			ox_cg_snprintf(e, sizeof e, "ox_vf_select(ox_vf_lt(%s, ox_vf_zero()), ox_vf_mul(%s, %s), %s)", a[0], a[0],
 				 a[1], a[0]);
 			break;
 		case OX_OP_HardSigmoid:
-			snprintf(e, sizeof e, "ox_vf_hardsigmoid(%s, %s, ", a[0],
+			ox_cg_snprintf(e, sizeof e, "ox_vf_hardsigmoid(%s, %s, ", a[0],
 				 ox_cg_lit(OX_F32, ox_attr_float(f, "alpha", 0.2f)));
-			snprintf(e + strlen(e), sizeof e - strlen(e), "%s)", ox_cg_lit(OX_F32, ox_attr_float(f, "beta", 0.5f)));
+			ox_cg_snprintf(e + strlen(e), sizeof e - strlen(e), "%s)", ox_cg_lit(OX_F32, ox_attr_float(f, "beta", 0.5f)));
 			break;
 		case OX_OP_Gelu:
-			snprintf(e, sizeof e, "%s(%s)",
+			ox_cg_snprintf(e, sizeof e, "%s(%s)",
 				 strcmp(ox_attr_str(f, "approximate", "none"), "tanh") ? "ox_vf_gelu" : "ox_vf_gelu_tanh", a[0]);
 			break;
 		case OX_OP_Clip: {
 			const char *lo = a[1], *hi = a[2];
 			char l[64], h[64];
 			if (f->opset < 11) { /* the bounds are attributes */
-				snprintf(l, sizeof l, "%s", lit(ox_attr_float(f, "min", -3.402823466e+38f)));
-				snprintf(h, sizeof h, "%s", lit(ox_attr_float(f, "max", 3.402823466e+38f)));
+				ox_cg_snprintf(l, sizeof l, "%s", lit(ox_attr_float(f, "min", -3.402823466e+38f)));
+				ox_cg_snprintf(h, sizeof h, "%s", lit(ox_attr_float(f, "max", 3.402823466e+38f)));
 				lo = l, hi = h;
 			}
 			if (lo && hi)
-				snprintf(e, sizeof e, "ox_vf_clamp(%s, %s, %s)", a[0], lo, hi);
+				ox_cg_snprintf(e, sizeof e, "ox_vf_clamp(%s, %s, %s)", a[0], lo, hi);
 			else if (lo)
-				snprintf(e, sizeof e, "ox_vf_max(%s, %s)", a[0], lo);
+				ox_cg_snprintf(e, sizeof e, "ox_vf_max(%s, %s)", a[0], lo);
 			else if (hi)
-				snprintf(e, sizeof e, "ox_vf_min(%s, %s)", a[0], hi);
+				ox_cg_snprintf(e, sizeof e, "ox_vf_min(%s, %s)", a[0], hi);
 			else
-				snprintf(e, sizeof e, "%s", a[0]);
+				ox_cg_snprintf(e, sizeof e, "%s", a[0]);
 			break;
 		}
 		default:
@@ -138,7 +138,7 @@ int ox_cg_vbody(ox_cg *cg, ox_buf *t, ox_graph *b, const char *const *in, const 
 		}
 		ox_id o = f->out[0];
 		name[o] = malloc(16);
-		snprintf(name[o], 16, "v%d", i);
+		ox_cg_snprintf(name[o], 16, "v%d", i);
 		for (int l = 0; l < lvl; l++)
 			ox_buf_puts(t, "\t");
 		ox_buf_printf(t, "const ox_vf v%d = %s;\n", i, e);

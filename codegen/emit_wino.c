@@ -123,11 +123,11 @@ static void apply(ox_buf *t, const wprog *p, char in[][32], const char *pre, int
 		for (int k = 0; k < 3; k++) {
 			int x = regs[k];
 			if (x < OUT)
-				snprintf(r[k], sizeof r[k], "%s", in[x]);
+				ox_cg_snprintf(r[k], sizeof r[k], "%s", in[x]);
 			else if (x < TMP)
-				snprintf(r[k], sizeof r[k], "%s%d_%d", pre, tagfirst ? tag : x - OUT, tagfirst ? x - OUT : tag);
+				ox_cg_snprintf(r[k], sizeof r[k], "%s%d_%d", pre, tagfirst ? tag : x - OUT, tagfirst ? x - OUT : tag);
 			else
-				snprintf(r[k], sizeof r[k], "%st%d_%d", pre, x - TMP, tag);
+				ox_cg_snprintf(r[k], sizeof r[k], "%st%d_%d", pre, x - TMP, tag);
 		}
 		if (s->op == 'f')
 			ox_buf_printf(t, "\tconst ox_vf %s = ox_vf_fma(ox_vf_set1(%s), %s, %s);\n", r[0], ox_cg_lit(OX_F32, s->k),
@@ -164,14 +164,14 @@ static void apply2(ox_buf *t, const wprog *p, const char *src, const char *res, 
 		if (!cols[c])
 			continue;
 		for (int r = 0; r < p->nin; r++)
-			snprintf(in[r], sizeof in[r], "%s%d_%d", src, r, c);
+			ox_cg_snprintf(in[r], sizeof in[r], "%s%d_%d", src, r, c);
 		for (int i = 0; i < p->nout; i++)
 			need[i] = i < nr;
 		apply(t, p, in, "w", c, 0, need);
 	}
 	for (int i = 0; i < nr; i++) { /* row i: res<i>_<j> = sum_c w<i>_<c> P[j][c] */
 		for (int c = 0; c < p->nin; c++)
-			snprintf(in[c], sizeof in[c], "w%d_%d", i, c);
+			ox_cg_snprintf(in[c], sizeof in[c], "w%d_%d", i, c);
 		for (int j = 0; j < p->nout; j++)
 			need[j] = j < nc;
 		apply(t, p, in, res, i, 1, need);
@@ -199,7 +199,7 @@ static const char *in_kernel(ox_cg *cg, int m, int edge)
 	const int b = cg->g->target->vw;
 	wprog p = program(m, 0);
 	const int T = p.nin;
-	snprintf(name, sizeof name, "ox_wi%d%s", m, edge ? "_edge" : "");
+	ox_cg_snprintf(name, sizeof name, "ox_wi%d%s", m, edge ? "_edge" : "");
 	use_noinline(cg);
 	ox_buf t = {0};
 	ox_buf_printf(&t, "/* Winograd F(%dx%d, 3x3) input transform of a tile's %dx%d window of a channel vector,\n"
@@ -243,8 +243,8 @@ static const char *out_kernel(ox_cg *cg, int m, int nr, int nc, const ox_epi *E)
 	const int T = p.nin;
 	char es[16] = "";
 	if (E->body)
-		snprintf(es, sizeof es, "_e%d", E->id);
-	snprintf(name, sizeof name, "ox_wo%d_%dx%d%s", m, nr, nc, es);
+		ox_cg_snprintf(es, sizeof es, "_e%d", E->id);
+	ox_cg_snprintf(name, sizeof name, "ox_wo%d_%dx%d%s", m, nr, nc, es);
 	use_noinline(cg);
 	int eops = 0; /* operands read through eo (not literals) */
 	for (int k = 0; k < E->n; k++)
@@ -275,11 +275,11 @@ static const char *out_kernel(ox_cg *cg, int m, int nr, int nc, const ox_epi *E)
 			for (int k = 0; k < E->n; k++) {
 				char op[48];
 				if (E->kind[k] == OX_EO_LIT)
-					snprintf(op, sizeof op, "NULL");
+					ox_cg_snprintf(op, sizeof op, "NULL");
 				else if (E->kind[k] == OX_EO_FULL && i)
-					snprintf(op, sizeof op, "eo[%d] + %d * yrs", k, i);
+					ox_cg_snprintf(op, sizeof op, "eo[%d] + %d * yrs", k, i);
 				else
-					snprintf(op, sizeof op, "eo[%d]", k);
+					ox_cg_snprintf(op, sizeof op, "eo[%d]", k);
 				ox_buf_printf(&t, "%s%s", k ? ", " : "", op);
 			}
 			ox_buf_puts(&t, "};\n");
@@ -340,9 +340,9 @@ static void input_tile(ox_cg *cg, int lvl, const wctx *w)
 		   (long long)q->pl);
 	ox_cg_line(cg, lvl, "const float *x = in0 + ni * %s;", D(MUL(w->plane, w->cb)));
 	char interior[4096], edge[4096];
-	snprintf(interior, sizeof interior, "%s(xt + c * %s, %s, v + c * %d, %lld);", w->ki, D(w->plane),
+	ox_cg_snprintf(interior, sizeof interior, "%s(xt + c * %s, %s, v + c * %d, %lld);", w->ki, D(w->plane),
 		 D(MUL(q->dIW, w->b)), w->b, (long long)q->wvs);
-	snprintf(edge, sizeof edge, "%s(x + c * %s, ih0, iw0, %s, %s, v + c * %d, %lld);", w->ke, D(w->plane),
+	ox_cg_snprintf(edge, sizeof edge, "%s(x + c * %s, ih0, iw0, %s, %s, v + c * %d, %lld);", w->ke, D(w->plane),
 		 D(q->dIH), D(q->dIW), w->b, (long long)q->wvs);
 	int both = *w->ki && *w->ke, in = both ? lvl + 1 : lvl;
 	if (both && (ox_dim_is_rt(cg->g, q->dIH) || ox_dim_is_rt(cg->g, q->dIW)))
@@ -397,7 +397,7 @@ static void group(ox_cg *cg, int lvl, const wctx *w)
 	ox_cg_line(cg, lvl + 1, "float *y = ps + xi * %lld;", (long long)q->wps);
 	ox_cg_line(cg, lvl + 1, "const long p0 = 0, p1 = nb;");
 	char args[128];
-	snprintf(args, sizeof args, "a + i * %lld, wg, y + i * %lld, NULL, &q", (long long)w->cp, (long long)w->pw);
+	ox_cg_snprintf(args, sizeof args, "a + i * %lld, wg, y + i * %lld, NULL, &q", (long long)w->cp, (long long)w->pw);
 	if (w->ocl == q->ocb) {
 		gemm_tiles(cg, lvl + 1, w, 0, args);
 	} else {
@@ -436,7 +436,7 @@ static void group(ox_cg *cg, int lvl, const wctx *w)
 		eo = "e";
 	}
 	char call[4096];
-	snprintf(call, sizeof call, "(pp + o * %d, %lld, yv, %s, in2 + (gi * %d + o) * %d, %s);", b, (long long)q->wps,
+	ox_cg_snprintf(call, sizeof call, "(pp + o * %d, %lld, yv, %s, in2 + (gi * %d + o) * %d, %s);", b, (long long)q->wps,
 		 D(MUL(q->dOW, b)), q->ocb, b, eo);
 	if (w->hrt || w->wrt) {
 		/* the last row and column of tiles hold what is left of a run-time
@@ -531,17 +531,17 @@ int ox_cg_emit_conv_wino(ox_cg *cg, ox_graph *g, ox_node *n)
 			}
 	}
 	if (interior)
-		snprintf(w.ki, sizeof w.ki, "%s", in_kernel(cg, m, 0));
+		ox_cg_snprintf(w.ki, sizeof w.ki, "%s", in_kernel(cg, m, 0));
 	if (edge)
-		snprintf(w.ke, sizeof w.ke, "%s", in_kernel(cg, m, 1));
+		ox_cg_snprintf(w.ke, sizeof w.ke, "%s", in_kernel(cg, m, 1));
 	for (int j = 0; j < 4; j++) {
 		ox_ukshape us = {.rows = j & 1 ? tail : q->rows, .ocb = j & 2 ? (int)w.ocl : q->ocb, .ar = (long)w.cp,
 				 .ac1 = 1, .yr = (long)w.pw, .yo_b = 1};
 		us.ws = (long)us.ocb * b;
-		snprintf(w.kg[j], sizeof w.kg[j], "%s", us.rows ? ox_uk_kernel(cg, &us, &none) : "");
+		ox_cg_snprintf(w.kg[j], sizeof w.kg[j], "%s", us.rows ? ox_uk_kernel(cg, &us, &none) : "");
 		for (int t = 0; t < w.nt && !(j & 1) && (!(j & 2) || w.ocl != q->ocb); t++) {
 			us.rows = w.tsz[t];
-			snprintf(w.kt[j / 2][t], sizeof w.kt[j / 2][t], "%s", ox_uk_kernel(cg, &us, &none));
+			ox_cg_snprintf(w.kt[j / 2][t], sizeof w.kt[j / 2][t], "%s", ox_uk_kernel(cg, &us, &none));
 		}
 	}
 	ox_buf wo = {0}; /* with a run-time output size: the table of output kernels by extent */
@@ -564,7 +564,7 @@ int ox_cg_emit_conv_wino(ox_cg *cg, ox_graph *g, ox_node *n)
 			int nr = j & 1 ? (int)w.rr : m, nc = j & 2 ? (int)w.cc : m;
 			w.ko[j][0] = 0;
 			if ((!(j & 1) || w.rr < m) && (!(j & 2) || w.cc < m))
-				snprintf(w.ko[j], sizeof w.ko[j], "%s", out_kernel(cg, m, nr, nc, &epi));
+				ox_cg_snprintf(w.ko[j], sizeof w.ko[j], "%s", out_kernel(cg, m, nr, nc, &epi));
 		}
 	}
 	const char *geo_line = "static const ox_ukgeo q = {1, 0, 1, 0, 1, 0, %lld, %lld, 1, 0, 0};";

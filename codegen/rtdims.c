@@ -25,14 +25,6 @@ void ox_cg_slots(ox_cg *cg, ox_graph *g)
 	}
 }
 
-static char *ring(void)
-{
-	static char r[32][2048];
-	static int at;
-	at = (at + 1) % 32;
-	return r[at];
-}
-
 /* operands are atoms or parenthesized, so every form is one too; dims are
  * never negative, so C's division is the floor */
 static void render(ox_cg *cg, ox_dim d, ox_buf *b)
@@ -78,16 +70,26 @@ static void render(ox_cg *cg, ox_dim d, ox_buf *b)
 	ox_buf_puts(b, ")");
 }
 
+/* the text lives as long as the emitter (cg->dimtexts): a caller keeps the
+ * pointer, whatever the length, and never copies it into a buffer */
 const char *ox_cg_dim(ox_cg *cg, ox_dim d)
 {
 	ox_buf b = {0};
 	render(cg, d, &b);
-	if (b.len >= 2048)
-		ox_die("codegen: a run-time dim's expression is longer than 2047 characters");
-	char *r = ring();
-	memcpy(r, b.s, b.len + 1);
+	const int n = cg->ndimtexts;
+	if (n >= 16 && !(n & (n - 1))) { /* full at 16, 32, 64, ...: twice the room */
+		char **a = realloc(cg->dimtexts, (size_t)n * 2 * sizeof *a);
+		if (!a)
+			ox_die("out of memory");
+		cg->dimtexts = a;
+	} else if (!n && !(cg->dimtexts = malloc(16 * sizeof *cg->dimtexts))) {
+		ox_die("out of memory");
+	}
+	char *r = strdup(b.s);
+	if (!r)
+		ox_die("out of memory");
 	ox_buf_free(&b);
-	return r;
+	return cg->dimtexts[cg->ndimtexts++] = r;
 }
 
 const char *ox_cg_numel(ox_cg *cg, const ox_shape *s)

@@ -11,7 +11,7 @@
 void ox_cg_use_vf(ox_cg *cg)
 {
 	char def[96];
-	snprintf(def, sizeof def, "#define OX_VW %d /* f32 lanes per vector (--cpu %s) */\n", cg->g->target->vw,
+	ox_cg_snprintf(def, sizeof def, "#define OX_VW %d /* f32 lanes per vector (--cpu %s) */\n", cg->g->target->vw,
 		 cg->g->target->name);
 	ox_cg_helper(cg, "vf/width", def);
 	if (ox_cg_use(cg, "vf", OX_F32))
@@ -79,36 +79,36 @@ static void tile_store(ox_cg *cg, ox_buf *t, const ox_epi *E, const ox_ukshape *
 		for (int o = 0; o < s->ocb; o++) {
 			char off[48] = "", acc[32], yp[96], ld[32], st[32];
 			if (o && s->yo_b)
-				snprintf(off, sizeof off, " + %d", o * b);
+				ox_cg_snprintf(off, sizeof off, " + %d", o * b);
 			else if (o)
-				snprintf(off, sizeof off, o == 1 ? " + q->yo" : " + %d * q->yo", o);
+				ox_cg_snprintf(off, sizeof off, o == 1 ? " + q->yo" : " + %d * q->yo", o);
 			int part = s->tail && o == s->ocb - 1;
-			snprintf(ld, sizeof ld, part ? "ox_vf_load_n(%%s, %d)" : "ox_vf_load(%%s)", s->tail);
-			snprintf(st, sizeof st, part ? ", %d" : "", s->tail);
-			snprintf(acc, sizeof acc, "s%d_%d", r, o);
-			snprintf(yp, sizeof yp, "y + %ld%s", (long)r * s->yr, off);
+			ox_cg_snprintf(ld, sizeof ld, part ? "ox_vf_load_n(%%s, %d)" : "ox_vf_load(%%s)", s->tail);
+			ox_cg_snprintf(st, sizeof st, part ? ", %d" : "", s->tail);
+			ox_cg_snprintf(acc, sizeof acc, "s%d_%d", r, o);
+			ox_cg_snprintf(yp, sizeof yp, "y + %ld%s", (long)r * s->yr, off);
 			if (!E->body) {
 				ox_buf_printf(t, "\tox_vf_store%s(%s, %s%s);\n", part ? "_n" : "", yp, acc, st);
 				continue;
 			}
 			char in[OX_MAXEO + 1][160], ptr[96];
 			const char *inp[OX_MAXEO + 1];
-			snprintf(in[0], sizeof in[0], "%s", acc);
+			ox_cg_snprintf(in[0], sizeof in[0], "%s", acc);
 			for (int j = 0; j < E->n; j++) {
 				switch (E->kind[j]) {
 				case OX_EO_LIT:
-					snprintf(in[j + 1], sizeof in[j + 1], "ox_vf_set1(%s)", ox_cg_lit(OX_F32, E->lit[j]));
+					ox_cg_snprintf(in[j + 1], sizeof in[j + 1], "ox_vf_set1(%s)", ox_cg_lit(OX_F32, E->lit[j]));
 					break;
 				case OX_EO_SCALAR:
-					snprintf(in[j + 1], sizeof in[j + 1], "ox_vf_set1(e[%d][0])", j);
+					ox_cg_snprintf(in[j + 1], sizeof in[j + 1], "ox_vf_set1(e[%d][0])", j);
 					break;
 				case OX_EO_CHAN:
-					snprintf(ptr, sizeof ptr, "e[%d] + %d", j, o * b);
-					snprintf(in[j + 1], sizeof in[j + 1], ld, ptr);
+					ox_cg_snprintf(ptr, sizeof ptr, "e[%d] + %d", j, o * b);
+					ox_cg_snprintf(in[j + 1], sizeof in[j + 1], ld, ptr);
 					break;
 				default:
-					snprintf(ptr, sizeof ptr, "e[%d] + %ld%s", j, (long)r * s->yr, off);
-					snprintf(in[j + 1], sizeof in[j + 1], ld, ptr);
+					ox_cg_snprintf(ptr, sizeof ptr, "e[%d] + %ld%s", j, (long)r * s->yr, off);
+					ox_cg_snprintf(in[j + 1], sizeof in[j + 1], ld, ptr);
 				}
 			}
 			for (int j = 0; j <= E->n; j++)
@@ -132,26 +132,26 @@ const char *ox_uk_kernel(ox_cg *cg, const ox_ukshape *s, const ox_epi *E)
 	int b = cg->g->target->vw;
 	char es[16] = "", ys[32] = "", ts[16] = "";
 	if (E->body)
-		snprintf(es, sizeof es, "_e%d", E->id);
+		ox_cg_snprintf(es, sizeof es, "_e%d", E->id);
 	if (s->yo_b)
-		snprintf(ys, sizeof ys, "_y%ld", s->yr);
+		ox_cg_snprintf(ys, sizeof ys, "_y%ld", s->yr);
 	else if (s->yr != b)
-		snprintf(ys, sizeof ys, "_p%ld", s->yr);
+		ox_cg_snprintf(ys, sizeof ys, "_p%ld", s->yr);
 	if (s->tail)
-		snprintf(ts, sizeof ts, "_t%d", s->tail);
+		ox_cg_snprintf(ts, sizeof ts, "_t%d", s->tail);
 	char rws[48] = "";
 	if (s->rw)
-		snprintf(rws, sizeof rws, "_r%dx%ld", s->rw, s->rs);
+		ox_cg_snprintf(rws, sizeof rws, "_r%dx%ld", s->rw, s->rs);
 	ox_epi none;
 	memset(&none, 0, sizeof none);
 	if (s->raw)
 		E = &none, es[0] = 0;
 	char as[32];
 	if (s->arq)
-		snprintf(as, sizeof as, "q");
+		ox_cg_snprintf(as, sizeof as, "q");
 	else
-		snprintf(as, sizeof as, "%ld", s->ar);
-	snprintf(name, sizeof name, "ox_uk%dx%d_a%s%s%s_w%ld%s%s%s%s%s%s", s->rows, s->ocb, as, rws, s->ac1 ? "" : "_c",
+		ox_cg_snprintf(as, sizeof as, "%ld", s->ar);
+	ox_cg_snprintf(name, sizeof name, "ox_uk%dx%d_a%s%s%s_w%ld%s%s%s%s%s%s", s->rows, s->ocb, as, rws, s->ac1 ? "" : "_c",
 		 s->ws, ys, ts, s->acc ? "_acc" : s->bias ? "" : "_z", s->pf ? "_pf" : "", s->raw ? "_raw" : "", es);
 	ox_buf t = {0};
 	if (s->arq)
@@ -171,9 +171,9 @@ const char *ox_uk_kernel(ox_cg *cg, const ox_ukshape *s, const ox_epi *E)
 			if (s->acc) { /* the sums so far, where they will be stored */
 				char off[48] = "";
 				if (o && s->yo_b)
-					snprintf(off, sizeof off, " + %d", o * b);
+					ox_cg_snprintf(off, sizeof off, " + %d", o * b);
 				else if (o)
-					snprintf(off, sizeof off, o == 1 ? " + q->yo" : " + %d * q->yo", o);
+					ox_cg_snprintf(off, sizeof off, o == 1 ? " + q->yo" : " + %d * q->yo", o);
 				if (s->tail && o == s->ocb - 1)
 					ox_buf_printf(&t, "%s s%d_%d = ox_vf_load_n(y + %ld%s, %d)", o ? "," : "", r, o,
 						      (long)r * s->yr, off, s->tail);
@@ -306,10 +306,10 @@ const char *ox_uk_dimtext(ox_cg *cg, ox_dim d)
 	int64_t lo, hi, v = ox_dim_eval(cg->g, d);
 	at = (at + 1) % 16;
 	if (v >= 0)
-		snprintf(ring[at], sizeof ring[at], "%lld", (long long)v);
+		ox_cg_snprintf(ring[at], sizeof ring[at], "%lld", (long long)v);
 	else if (!ox_dim_range(cg->g, d, &lo, &hi))
-		snprintf(ring[at], sizeof ring[at], "%lld..%lld", (long long)lo, (long long)hi);
+		ox_cg_snprintf(ring[at], sizeof ring[at], "%lld..%lld", (long long)lo, (long long)hi);
 	else
-		snprintf(ring[at], sizeof ring[at], "?");
+		ox_cg_snprintf(ring[at], sizeof ring[at], "?");
 	return ring[at];
 }

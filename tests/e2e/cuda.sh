@@ -569,6 +569,22 @@ vsflags=
 printf 'cuda-emu dyn %-22s %s%s\n' dynslice "$st" "$r"
 [ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; fail=1; }
 
+#    And a long dim expression: tests/e2e/dynslice/longdim.onnx
+#    (make_longdim.py), a Concat of six inputs of run-time lengths into a
+#    MatMul, whose GEMM launcher's rows are an expression of about 90
+#    characters (once cut at 63 in a fixed buffer: a .cu that did not
+#    compile); the output at 1e-5 normwise of the C target's.
+vsflags="--dim A0=1..4 --dim A1=1..4 --dim A2=1..4 --dim A3=1..4 --dim A4=1..4 --dim A5=1..4 --dim S=1..8"
+vs_c build/cuda_api/longdim tests/e2e/dynslice/longdim.onnx tests/e2e/dynslice/longdim_{0,1,2,3,4,5}.npy
+r=
+if [ "$st" = ok ]; then
+	r=" $(close "$o/cu/out/output_0.npy" "$o/c/out/output_0.npy" 1e-5)" || st=MISMATCH
+fi
+nv_after tests/e2e/dynslice/longdim.onnx
+vsflags=
+printf 'cuda-emu dyn %-22s %s%s\n' longdim "$st" "$r"
+[ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; fail=1; }
+
 # 10. --profile (PREFIX_profile: CUDA events around each function's
 #    launches, no graph): dynslice again with N in two buckets (1..2, 3..4),
 #    run at N = 3: a row for each of the NUM_FUNCS functions, the called
