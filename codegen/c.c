@@ -348,35 +348,43 @@ const char *ox_cg_sfx(int dt)
 	return ox_dtype_name(dt);
 }
 
-static char *rot(void)
+/* the next of 16 texts, formatted to fit (and 8 bytes more, for a
+ * suffix): valid until 16 more calls */
+static char *rot_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *rot_printf(const char *fmt, ...)
 {
-	static char ring[16][512];
+	static char *ring[16];
 	static int at;
 	at = (at + 1) % 16;
-	return ring[at];
+	va_list ap, aq;
+	va_start(ap, fmt);
+	va_copy(aq, ap);
+	int n = vsnprintf(NULL, 0, fmt, aq);
+	va_end(aq);
+	char *r = realloc(ring[at], (size_t)n + 9);
+	if (!r)
+		ox_die("out of memory");
+	vsnprintf(r, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return ring[at] = r;
 }
 
 const char *ox_cg_load(int dt, const char *e)
 {
 	if (dt != OX_F16 && dt != OX_BF16)
 		return e;
-	char *r = rot();
-	ox_cg_snprintf(r, 512, "%s(%s)", dt == OX_F16 ? "ox_f16_to_f32" : "ox_bf16_to_f32", e);
-	return r;
+	return rot_printf("%s(%s)", dt == OX_F16 ? "ox_f16_to_f32" : "ox_bf16_to_f32", e);
 }
 
 const char *ox_cg_store(int dt, const char *e)
 {
 	if (dt != OX_F16 && dt != OX_BF16)
 		return e;
-	char *r = rot();
-	ox_cg_snprintf(r, 512, "%s(%s)", dt == OX_F16 ? "ox_f32_to_f16" : "ox_f32_to_bf16", e);
-	return r;
+	return rot_printf("%s(%s)", dt == OX_F16 ? "ox_f32_to_f16" : "ox_f32_to_bf16", e);
 }
 
 const char *ox_cg_lit(int dt, double v)
 {
-	char *r = rot();
 	int isf = ox_dtype_is_float(dt);
 	if (isf && isnan(v))
 		return dt == OX_F64 ? "(double)NAN" : "NAN";
@@ -384,25 +392,23 @@ const char *ox_cg_lit(int dt, double v)
 		return v > 0 ? (dt == OX_F64 ? "(double)INFINITY" : "INFINITY")
 			     : (dt == OX_F64 ? "(-(double)INFINITY)" : "(-INFINITY)");
 	if (dt == OX_F64) {
-		ox_cg_snprintf(r, 512, "%.17g", v);
+		char *r = rot_printf("%.17g", v);
 		if (!strpbrk(r, ".en"))
 			strcat(r, ".0");
 		return r;
 	}
 	if (isf) {
-		ox_cg_snprintf(r, 512, "%.9g", (double)(float)v);
+		char *r = rot_printf("%.9g", (double)(float)v);
 		if (!strpbrk(r, ".en"))
 			strcat(r, ".0");
 		strcat(r, "f");
 		return r;
 	}
-	if (dt == OX_U64) {
-		ox_cg_snprintf(r, 512, "%lluu", (unsigned long long)v);
-		return r;
-	}
+	if (dt == OX_U64)
+		return rot_printf("%lluu", (unsigned long long)v);
 	if (dt == OX_I64 && v <= -9223372036854775807.0)
 		return "INT64_MIN";
-	ox_cg_snprintf(r, 512, "%lld", (long long)v);
+	char *r = rot_printf("%lld", (long long)v);
 	if (dt == OX_I64 || dt == OX_U32)
 		strcat(r, dt == OX_U32 ? "u" : "ll");
 	return r;

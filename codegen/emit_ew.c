@@ -323,13 +323,6 @@ static void emit_map(ox_cg *cg, ox_graph *g, ox_node *n, const int *ins, int nop
 	char oacc[1080];
 	ox_cg_snprintf(oacc, sizeof oacc, "out0[%s]", idx[0]);
 	const char *rhs = raw ? expr.s : ox_cg_store(o->dtype, expr.s);
-	/* ox_cg_store's buffer is short: spell long conversions out here */
-	char *rhs_long = NULL;
-	if (!raw && strlen(expr.s) > 400 && (o->dtype == OX_F16 || o->dtype == OX_BF16)) {
-		rhs_long = malloc(strlen(expr.s) + 32);
-		sprintf(rhs_long, "%s(%s)", o->dtype == OX_F16 ? "ox_f32_to_f16" : "ox_f32_to_bf16", expr.s);
-		rhs = rhs_long;
-	}
 
 	if (cg->cu_map) {
 		ox_cu_map *M = cg->cu_map;
@@ -337,7 +330,7 @@ static void emit_map(ox_cg *cg, ox_graph *g, ox_node *n, const int *ins, int nop
 		for (int i = 0; i < r; i++)
 			M->d[i] = d[i];
 		ox_buf_printf(&M->body, "%s\t%s = %s;\n", pre.len ? pre.s : "", oacc, rhs);
-		ox_buf_free(&pre), ox_buf_free(&expr), free(rhs_long);
+		ox_buf_free(&pre), ox_buf_free(&expr);
 		return;
 	}
 	/* loops: one flat `i`, or i0, i1, ... outermost first */
@@ -351,7 +344,7 @@ static void emit_map(ox_cg *cg, ox_graph *g, ox_node *n, const int *ins, int nop
 	ox_cg_printf(cg, "%s%.*s%s = %s;\n", pre.len ? pre.s : "", r + 1, TABS, oacc, rhs);
 	if (pre.len && r)
 		ox_cg_printf(cg, "%.*s}\n", r, TABS);
-	ox_buf_free(&pre), ox_buf_free(&expr), free(rhs_long);
+	ox_buf_free(&pre), ox_buf_free(&expr);
 }
 
 /* ---- templates per op ---- */
