@@ -20,6 +20,10 @@ The set (stated in the summary with its counts):
             passes rewrite (--dim from the generator)
   zoo       the exported zoo models (build/zoo, make zoo-models) with
             their flags in tests/e2e/zoo.txt
+  dyn       make dyn's models of run-time dims (build/dyn, or
+            $CODEGEN_DIFF_DYN; silero_vad from npm) with their --dim and
+            --shape ranges in tests/e2e/dyn.txt (not in the default sets:
+            make dyn exports them)
 Configurations: c (the default target and --cpu) and cuda (--target cuda).
 
 The report (OUT/report.txt) lists each model and configuration whose files
@@ -119,6 +123,20 @@ def cases(sets, out):
                 flags[w[0]] = [] if w[1] == "-" else " ".join(w[1:-1]).split()
         for n in names:
             res.append(("zoo", n, os.path.join(zoo, n, "model.onnx"), flags.get(n, [])))
+    if "dyn" in sets:
+        dyn = os.environ.get("CODEGEN_DIFF_DYN", os.path.join(ROOT, "build", "dyn"))
+        n0 = len(res)
+        for line in open(os.path.join(ROOT, "tests", "e2e", "dyn.txt")):
+            f = [x.strip() for x in line.split(" | ")]
+            if len(f) < 4 or line.startswith("#"):
+                continue
+            m = os.path.join(dyn, f[0], "model.onnx")
+            if f[0] == "silero_vad":  # (npm's, not exported)
+                m = os.path.join(ROOT, "tools", "node_modules", "@jjhbw", "silero-vad", "weights", "silero_vad.onnx")
+            if os.path.isfile(m):
+                res.append(("dyn", f[0], m, f[1].split()))
+        if len(res) == n0:
+            die("no exported models of make dyn in %s (make dyn)" % dyn)
     return res
 
 
@@ -187,8 +205,8 @@ def main():
     a = ap.parse_args()
     sets = [s for s in a.sets.split(",") if s]
     for s in sets:
-        if s not in ("node", "difftest", "zoo"):
-            ap.error("no set %r (node, difftest, zoo)" % s)
+        if s not in ("node", "difftest", "zoo", "dyn"):
+            ap.error("no set %r (node, difftest, zoo, dyn)" % s)
     os.makedirs(a.out, exist_ok=True)
     base, base_sha = build_rev(a.base, a.out)
     if a.new:
