@@ -81,6 +81,29 @@ int ox_cg_snprintf_at(const char *file, int line, char *buf, size_t n, const cha
 	return k;
 }
 
+const char *ox_cg_text(ox_cg *cg, const char *fmt, ...)
+{
+	ox_buf b = {0};
+	va_list ap;
+	va_start(ap, fmt);
+	buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	const int n = cg->ntexts;
+	if (n >= 16 && !(n & (n - 1))) { /* full at 16, 32, 64, ...: twice the room */
+		char **a = realloc(cg->texts, (size_t)n * 2 * sizeof *a);
+		if (!a)
+			ox_die("out of memory");
+		cg->texts = a;
+	} else if (!n && !(cg->texts = malloc(16 * sizeof *cg->texts))) {
+		ox_die("out of memory");
+	}
+	char *r = strdup(b.s);
+	if (!r)
+		ox_die("out of memory");
+	ox_buf_free(&b);
+	return cg->texts[cg->ntexts++] = r;
+}
+
 void ox_buf_puts(ox_buf *b, const char *s)
 {
 	size_t n = strlen(s);
@@ -167,9 +190,9 @@ static void cg_free(ox_cg *cg)
 	for (int i = 0; i < cg->ninterned; i++)
 		free(cg->interned[i]);
 	free(cg->interned);
-	for (int i = 0; i < cg->ndimtexts; i++)
-		free(cg->dimtexts[i]);
-	free(cg->dimtexts);
+	for (int i = 0; i < cg->ntexts; i++)
+		free(cg->texts[i]);
+	free(cg->texts);
 }
 
 static int mark_used(ox_cg *cg, const char *key)
@@ -1717,7 +1740,7 @@ int ox_cg_emit_body(ox_cg *cg, ox_graph *body, const char *name, int cu, int *sy
 	cg->kernels = child.kernels;
 	cg->used = child.used, cg->nused = child.nused;
 	cg->interned = child.interned, cg->ninterned = child.ninterned;
-	cg->dimtexts = child.dimtexts, cg->ndimtexts = child.ndimtexts;
+	cg->texts = child.texts, cg->ntexts = child.ntexts;
 	cg->cu_bodies = child.cu_bodies;
 	cg->cu_hkernels = child.cu_hkernels, cg->cu_hbytes = child.cu_hbytes;
 	cg->cu_ws = child.cu_ws, cg->cu_ctr = child.cu_ctr;

@@ -37,6 +37,11 @@ void ox_buf_puts(ox_buf *b, const char *s);
 int ox_cg_snprintf_at(const char *file, int line, char *buf, size_t n, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 #define ox_cg_snprintf(buf, n, ...) ox_cg_snprintf_at(__FILE__, __LINE__, buf, n, __VA_ARGS__)
+struct ox_cg;
+/* a formatted text that lives as long as the emitter: for texts of any
+ * length that a caller keeps (dims, counts), in place of a fixed buffer or
+ * a ring that a later call overwrites */
+const char *ox_cg_text(struct ox_cg *cg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ox_buf_free(ox_buf *b);
 
 typedef struct ox_cg {
@@ -50,7 +55,7 @@ typedef struct ox_cg {
 				 returns int, its body `return 1;` on failure,
 				 and the run returns the kind's PREFIX_ERR_ code */
 	char **interned; int ninterned; /* ox_cg_intern's keys */
-	char **dimtexts; int ndimtexts; /* the texts ox_cg_dim returned (freed with cg) */
+	char **texts; int ntexts; /* ox_cg_text's (and ox_cg_dim's): freed with cg */
 	int nregions;         /* ox_cg_tasks: the body from region_at[r] on (to the */
 	size_t region_at[4];  /* next region) is one of region_n[r] independent */
 	ox_dim region_n[4];   /* tasks (see there) */

@@ -205,11 +205,7 @@ static int emit_if(ox_cg *cg, ox_graph *g, ox_node *n, const ox_attr *b, int cu)
 /* bytes of value v at run time, as C */
 static const char *bytes(ox_cg *cg, const ox_value *v)
 {
-	static char r[4][1100];
-	static int at;
-	at = (at + 1) % 4;
-	ox_cg_snprintf(r[at], sizeof r[at], "(size_t)%s * %zu", ox_cg_numel(cg, &v->shape), ox_dtype_size(v->dtype));
-	return r[at];
+	return ox_cg_text(cg, "(size_t)%s * %zu", ox_cg_numel(cg, &v->shape), ox_dtype_size(v->dtype));
 }
 
 static int emit_loop(ox_cg *cg, ox_graph *g, ox_node *n, const ox_attr *b, int cu)

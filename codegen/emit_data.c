@@ -43,26 +43,10 @@ static ox_dim prod(ox_graph *g, const ox_shape *s, int from, int to)
 }
 
 /* a dim as an element count: the literal, or the run-time expression
- * cast to size_t (for memcpy); rotating buffer */
+ * cast to size_t (for memcpy) */
 static const char *count(ox_cg *cg, ox_dim d)
 {
-	static char r[8][2100];
-	static int at;
-	char *b = r[at = (at + 1) % 8];
-	ox_cg_snprintf(b, sizeof r[0], cdim(cg->g, d) >= 0 ? "%s" : "(size_t)%s", ox_cg_dim(cg, d));
-	return b;
-}
-
-/* snprintf that stops the compiler rather than print a cut expression */
-static void fmt(char *buf, size_t n, const char *f, ...) __attribute__((format(printf, 3, 4)));
-static void fmt(char *buf, size_t n, const char *f, ...)
-{
-	va_list ap;
-	va_start(ap, f);
-	int k = vsnprintf(buf, n, f, ap);
-	va_end(ap);
-	if (k < 0 || (size_t)k >= n)
-		ox_die("emit_data: an index expression is longer than %zu characters", n - 1);
+	return cdim(cg->g, d) >= 0 ? ox_cg_dim(cg, d) : ox_cg_text(cg, "(size_t)%s", ox_cg_dim(cg, d));
 }
 
 /* is d a data symbol that the producer of value id computes? */
@@ -97,7 +81,7 @@ static void set_or_check(ox_cg *cg, int lvl, ox_dim d, ox_id id, const char *v)
 		ox_cg_set_dim(cg, lvl, d, v);
 		return;
 	}
-	fmt(c, sizeof c, "%s != %s", v, ox_cg_dim(cg, d));
+	ox_cg_snprintf(c, sizeof c, "%s != %s", v, ox_cg_dim(cg, d));
 	fail_if(cg, lvl, c, "not the shape the compiler inferred");
 }
 
@@ -124,7 +108,7 @@ static void emit_cap(ox_cg *cg, ox_graph *g, ox_id id)
 	ox_cg_line(cg, 1, "{");
 	ox_cg_line(cg, 2, "const int64_t dims[%d] = {%s};", v->shape.rank, b.s);
 	char c[128];
-	fmt(c, sizeof c, "ox_numel_over(dims, %d, %lld)", v->shape.rank, (long long)v->cap);
+	ox_cg_snprintf(c, sizeof c, "ox_numel_over(dims, %d, %lld)", v->shape.rank, (long long)v->cap);
 	fail_if(cg, 2, c, "more elements than the memory was planned for (--max)");
 	ox_cg_line(cg, 1, "}");
 	ox_buf_free(&b);
@@ -268,17 +252,17 @@ static void lin(char *buf, size_t n, const char *prev, const char *var, const ch
 {
 	int p0 = !strcmp(prev, "0");
 	if (!strcmp(stride, "0"))
-		fmt(buf, n, "%s", prev);
+		ox_cg_snprintf(buf, n, "%s", prev);
 	else if (!strcmp(stride, "1"))
-		fmt(buf, n, p0 ? "%s%s%s" : "%s%s%s", p0 ? (neg ? "-" : "") : prev, p0 ? "" : neg ? " - " : " + ", var);
+		ox_cg_snprintf(buf, n, p0 ? "%s%s%s" : "%s%s%s", p0 ? (neg ? "-" : "") : prev, p0 ? "" : neg ? " - " : " + ", var);
 	else
-		fmt(buf, n, "%s%s%s * %s", p0 ? (neg ? "-" : "") : prev, p0 ? "" : neg ? " - " : " + ", var, stride);
+		ox_cg_snprintf(buf, n, "%s%s%s * %s", p0 ? (neg ? "-" : "") : prev, p0 ? "" : neg ? " - " : " + ", var, stride);
 }
 
 /* "base + off", or base when off is "0" */
 static void at(char *buf, size_t n, const char *base, const char *off)
 {
-	fmt(buf, n, strcmp(off, "0") ? "%s + %s" : "%s", base, off);
+	ox_cg_snprintf(buf, n, strcmp(off, "0") ? "%s + %s" : "%s", base, off);
 }
 
 /* the input stride of a plan row as C text; bc: it counts only when the
@@ -286,11 +270,11 @@ static void at(char *buf, size_t n, const char *base, const char *off)
 static void in_stride(ox_cg *cg, const ox_plan_axis *a, char *buf, size_t n)
 {
 	if (!a->bc || a->is == 0)
-		fmt(buf, n, "%s", ox_cg_dim(cg, a->is));
+		ox_cg_snprintf(buf, n, "%s", ox_cg_dim(cg, a->is));
 	else if (a->is == 1)
-		fmt(buf, n, "(%s != 1)", ox_cg_dim(cg, a->bc));
+		ox_cg_snprintf(buf, n, "(%s != 1)", ox_cg_dim(cg, a->bc));
 	else
-		fmt(buf, n, "%s * (%s != 1)", ox_cg_dim(cg, a->is), ox_cg_dim(cg, a->bc));
+		ox_cg_snprintf(buf, n, "%s * (%s != 1)", ox_cg_dim(cg, a->is), ox_cg_dim(cg, a->bc));
 }
 
 /* the input index cD of padded axis d (a Pad kind), folded into [0, m) and
@@ -319,9 +303,9 @@ static void emit_fold(ox_cg *cg, ox_graph *g, const ox_plan_axis *a, int d, int 
 	} else {
 		/* m is at least 1 (checked before the loops) */
 		char m[2100], m1[2100], p[2100];
-		fmt(m, sizeof m, "%s", ox_cg_dim(cg, a->m));
-		fmt(m1, sizeof m1, "%s", ox_cg_dim(cg, ox_dim_sub(g, a->m, 1)));
-		fmt(p, sizeof p, "%s", ox_cg_dim(cg, ox_dim_mul(g, ox_dim_sub(g, a->m, 1), 2)));
+		ox_cg_snprintf(m, sizeof m, "%s", ox_cg_dim(cg, a->m));
+		ox_cg_snprintf(m1, sizeof m1, "%s", ox_cg_dim(cg, ox_dim_sub(g, a->m, 1)));
+		ox_cg_snprintf(p, sizeof p, "%s", ox_cg_dim(cg, ox_dim_mul(g, ox_dim_sub(g, a->m, 1), 2)));
 		if (a->kind == OX_PLAN_EDGE) {
 			ox_cg_line(cg, lvl, "c%d = c%d < 0 ? 0 : c%d >= %s ? %s : c%d;", d, d, d, m, m1, d);
 		} else if (a->kind == OX_PLAN_WRAP) {
@@ -376,8 +360,8 @@ static void emit_plan(ox_cg *cg, ox_plan *p)
 	int run = last && last->kind == OX_PLAN_LIN && last->is == 1 && last->os == 1 && !last->neg && !last->bc;
 	int loops = run ? r - 1 : r;
 	char pe[4096], qe[4096], tmp[4096], var[32], st[2200];
-	fmt(pe, sizeof pe, "%s", ox_cg_dim(cg, p->ib));
-	fmt(qe, sizeof qe, "%s", ox_cg_dim(cg, p->ob));
+	ox_cg_snprintf(pe, sizeof pe, "%s", ox_cg_dim(cg, p->ib));
+	ox_cg_snprintf(qe, sizeof qe, "%s", ox_cg_dim(cg, p->ob));
 	for (int d = 0; d < loops; d++) {
 		const ox_plan_axis *a = &ax[d];
 		ind(cg, d + 1);
@@ -438,14 +422,14 @@ static void emit_expand_dims(ox_cg *cg, ox_graph *g, ox_node *n)
 	for (int i = 0; i < r; i++) {
 		int j = i - (r - xs->rank), k = i - (r - m);
 		ox_dim Y = ys->d[i], xd = j >= 0 ? xs->d[j] : 1;
-		fmt(x, sizeof x, "%s", ox_cg_dim(cg, xd));
-		fmt(y, sizeof y, "%s", ox_cg_dim(cg, Y));
+		ox_cg_snprintf(x, sizeof x, "%s", ox_cg_dim(cg, xd));
+		ox_cg_snprintf(y, sizeof y, "%s", ox_cg_dim(cg, Y));
 		sv[0] = 0;
 		if (k >= 0 && sh[k].kind == OX_SV_UNKNOWN) {
 			ox_cg_snprintf(sv, sizeof sv, "s%d", i);
 			ox_cg_line(cg, 1, "const int64_t s%d = (int64_t)in1[%d];", i, k);
 		} else if (k >= 0 && sh[k].kind == OX_SV_DIM && sh[k].d != Y && ox_dim_is_rt(g, sh[k].d)) {
-			fmt(c, sizeof c, "%s != 1 && %s != %s", ox_cg_dim(cg, sh[k].d), ox_cg_dim(cg, sh[k].d), y);
+			ox_cg_snprintf(c, sizeof c, "%s != 1 && %s != %s", ox_cg_dim(cg, sh[k].d), ox_cg_dim(cg, sh[k].d), y);
 			fail_if(cg, 1, c, "the shape does not broadcast");
 		}
 		if (defined_here(g, Y, n->out[0])) {
@@ -454,18 +438,18 @@ static void emit_expand_dims(ox_cg *cg, ox_graph *g, ox_node *n)
 				ox_cg_set_dim(cg, 1, Y, sv);
 				continue;
 			}
-			fmt(c, sizeof c, "%s != 1 && %s != 1 && %s != %s", sv, x, sv, x);
+			ox_cg_snprintf(c, sizeof c, "%s != 1 && %s != 1 && %s != %s", sv, x, sv, x);
 			fail_if(cg, 1, c, "the shape does not broadcast");
-			fmt(c, sizeof c, "%s == 1 ? %s : %s", sv, x, sv);
+			ox_cg_snprintf(c, sizeof c, "%s == 1 ? %s : %s", sv, x, sv);
 			ox_cg_set_dim(cg, 1, Y, c);
 			continue;
 		}
 		if (sv[0]) {
-			fmt(c, sizeof c, "%s != 1 && %s != %s", sv, sv, y);
+			ox_cg_snprintf(c, sizeof c, "%s != 1 && %s != %s", sv, sv, y);
 			fail_if(cg, 1, c, "the shape does not broadcast");
 		}
 		if (xd != Y && ox_dim_is_rt(g, xd)) {
-			fmt(c, sizeof c, "%s != 1 && %s != %s", x, x, y);
+			ox_cg_snprintf(c, sizeof c, "%s != 1 && %s != %s", x, x, y);
 			fail_if(cg, 1, c, "the input does not broadcast");
 		}
 	}
@@ -480,11 +464,11 @@ static void emit_tile_dims(ox_cg *cg, ox_graph *g, ox_node *n)
 	for (int k = 0; k < ys->rank; k++) {
 		if (!defined_here(g, ys->d[k], n->out[0]))
 			continue;
-		fmt(x, sizeof x, "%s", ox_cg_dim(cg, xs->d[k]));
+		ox_cg_snprintf(x, sizeof x, "%s", ox_cg_dim(cg, xs->d[k]));
 		ox_cg_line(cg, 1, "const int64_t r%d = (int64_t)in1[%d];", k, k);
-		fmt(c, sizeof c, "r%d < 0 || (r%d && %s > INT64_MAX / r%d)", k, k, x, k);
+		ox_cg_snprintf(c, sizeof c, "r%d < 0 || (r%d && %s > INT64_MAX / r%d)", k, k, x, k);
 		fail_if(cg, 1, c, "a negative or too large repeat");
-		fmt(c, sizeof c, "%s * r%d", x, k);
+		ox_cg_snprintf(c, sizeof c, "%s * r%d", x, k);
 		ox_cg_set_dim(cg, 1, ys->d[k], xs->d[k] == 1 ? c + 4 : c);
 	}
 	emit_cap(cg, g, n->out[0]);
@@ -500,11 +484,11 @@ static void emit_pad_checks(ox_cg *cg, ox_graph *g, const ox_plan *p)
 		ox_dim m = a->kind == OX_PLAN_LIN ? a->n : a->m;
 		int64_t lo, hi;
 		if (ox_dim_range(g, m, &lo, &hi) || lo < 0) {
-			fmt(c, sizeof c, "%s < 0", ox_cg_dim(cg, m));
+			ox_cg_snprintf(c, sizeof c, "%s < 0", ox_cg_dim(cg, m));
 			fail_if(cg, 1, c, "the pads crop more than the axis holds");
 		}
 		if (a->kind != OX_PLAN_LIN && (ox_dim_range(g, m, &lo, &hi) || lo < 1)) {
-			fmt(c, sizeof c, "%s < 1 && %s > 0", ox_cg_dim(cg, m), ox_cg_dim(cg, a->n));
+			ox_cg_snprintf(c, sizeof c, "%s < 1 && %s > 0", ox_cg_dim(cg, m), ox_cg_dim(cg, a->n));
 			fail_if(cg, 1, c, "nothing left to pad from");
 		}
 	}
@@ -769,8 +753,8 @@ static int emit_concat(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_dim blk = prod(g, &g->vals[n->in[k]].shape, axis, ys->rank);
 		if (!blk)
 			continue;
-		fmt(o, sizeof o, "%s", ox_cg_dim(cg, off));
-		fmt(w, sizeof w, "%s", ox_cg_dim(cg, row));
+		ox_cg_snprintf(o, sizeof o, "%s", ox_cg_dim(cg, off));
+		ox_cg_snprintf(w, sizeof w, "%s", ox_cg_dim(cg, row));
 		if (loop)
 			ox_cg_printf(cg, "\t\tmemcpy(out0 + o * %s + %s, in%d + o * %s, %s * sizeof *out0);\n",
 				     w, o, k, ox_cg_dim(cg, blk), count(cg, blk));
@@ -796,7 +780,7 @@ static int emit_split(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_dim outer = prod(g, xs, 0, axis), inner = prod(g, xs, axis + 1, xs->rank), D = xs->d[axis];
 	ox_dim row = ox_dim_mul(g, D, inner), off = 0;
 	char in[2100], o[2100], w[2100], b[2100];
-	fmt(in, sizeof in, "%s", ox_cg_dim(cg, inner));
+	ox_cg_snprintf(in, sizeof in, "%s", ox_cg_dim(cg, inner));
 	if (rc > 0) {
 		/* the sizes, read from the data: at[k] is where piece k starts */
 		ox_cg_line(cg, 1, "/* the sizes, read from the data */");
@@ -804,16 +788,16 @@ static int emit_split(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_line(cg, 1, "at[0] = 0;");
 		ox_cg_line(cg, 1, "for (int k = 0; k < %d; k++) {", n->nout);
 		ox_cg_line(cg, 2, "const int64_t s = (int64_t)in1[k];");
-		fmt(b, sizeof b, "s < 0 || s > %s - at[k]", ox_cg_dim(cg, D));
+		ox_cg_snprintf(b, sizeof b, "s < 0 || s > %s - at[k]", ox_cg_dim(cg, D));
 		fail_if(cg, 2, b, "the sizes do not add up to the axis");
 		ox_cg_line(cg, 2, "at[k + 1] = at[k] + s;");
 		ox_cg_line(cg, 1, "}");
-		fmt(b, sizeof b, "at[%d] != %s", n->nout, ox_cg_dim(cg, D));
+		ox_cg_snprintf(b, sizeof b, "at[%d] != %s", n->nout, ox_cg_dim(cg, D));
 		fail_if(cg, 1, b, "the sizes do not add up to the axis");
 		for (int k = 0; k < n->nout; k++) {
 			if (n->out[k] < 0)
 				continue;
-			fmt(b, sizeof b, "at[%d] - at[%d]", k + 1, k);
+			ox_cg_snprintf(b, sizeof b, "at[%d] - at[%d]", k + 1, k);
 			set_or_check(cg, 1, sizes[k], n->out[k], b);
 			emit_cap(cg, g, n->out[k]);
 		}
@@ -831,11 +815,11 @@ static int emit_split(ox_cg *cg, ox_graph *g, ox_node *n)
 	for (int k = 0; k < n->nout; k++) {
 		ox_dim blk = ox_dim_mul(g, sizes[k], inner);
 		if (rc > 0)
-			fmt(o, sizeof o, inner == 1 ? "at[%d]" : "at[%d] * %s", k, in);
+			ox_cg_snprintf(o, sizeof o, inner == 1 ? "at[%d]" : "at[%d] * %s", k, in);
 		else
-			fmt(o, sizeof o, "%s", ox_cg_dim(cg, off));
+			ox_cg_snprintf(o, sizeof o, "%s", ox_cg_dim(cg, off));
 		if (n->out[k] >= 0 && blk) {
-			fmt(w, sizeof w, "%s", ox_cg_dim(cg, row));
+			ox_cg_snprintf(w, sizeof w, "%s", ox_cg_dim(cg, row));
 			if (loop)
 				ox_cg_printf(cg, "\t\tmemcpy(out%d + o * %s, in0 + o * %s + %s, %s * sizeof *out%d);\n",
 					     k, ox_cg_dim(cg, blk), w, o, count(cg, blk), k);
@@ -902,15 +886,15 @@ static int emit_gather(ox_cg *cg, ox_graph *g, ox_node *n)
 		emit_gather_index(cg, t + 1, d);
 	}
 	char dst[4400], src[4400], M[2100], Dd[2100], I[2100];
-	fmt(M, sizeof M, "%s", ox_cg_dim(cg, m));
-	fmt(Dd, sizeof Dd, "%s", ox_cg_dim(cg, d));
-	fmt(I, sizeof I, "%s", ox_cg_dim(cg, inner));
+	ox_cg_snprintf(M, sizeof M, "%s", ox_cg_dim(cg, m));
+	ox_cg_snprintf(Dd, sizeof Dd, "%s", ox_cg_dim(cg, d));
+	ox_cg_snprintf(I, sizeof I, "%s", ox_cg_dim(cg, inner));
 	if (outer != 1) {
-		fmt(dst, sizeof dst, inner != 1 ? "(o * %s + j)" : "o * %s + j", M);
-		fmt(src, sizeof src, inner != 1 ? "(o * %s + k)" : "o * %s + k", Dd);
+		ox_cg_snprintf(dst, sizeof dst, inner != 1 ? "(o * %s + j)" : "o * %s + j", M);
+		ox_cg_snprintf(src, sizeof src, inner != 1 ? "(o * %s + k)" : "o * %s + k", Dd);
 	} else {
-		fmt(dst, sizeof dst, "j");
-		fmt(src, sizeof src, "k");
+		ox_cg_snprintf(dst, sizeof dst, "j");
+		ox_cg_snprintf(src, sizeof src, "k");
 	}
 	ind(cg, t + 1);
 	if (inner == 1)
@@ -1005,7 +989,7 @@ static void emit_squeeze_dims(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_line(cg, 2, "if (a < 0)");
 	ox_cg_line(cg, 3, "a += %d;", r);
 	char c[128];
-	fmt(c, sizeof c, "a < 0 || a >= %d || (mark >> a & 1)%s", r, sq ? " || d[a] != 1" : "");
+	ox_cg_snprintf(c, sizeof c, "a < 0 || a >= %d || (mark >> a & 1)%s", r, sq ? " || d[a] != 1" : "");
 	fail_if(cg, 2, c, sq ? "an axis out of range, repeated, or not of size 1" : "an axis out of range or repeated");
 	ox_cg_line(cg, 2, "mark |= 1u << a;");
 	ox_cg_line(cg, 1, "}");

@@ -56,13 +56,7 @@ static ox_dim prod(ox_graph *g, const ox_shape *s, int from, int to)
  * bytes, a bound an unsigned value is compared with) */
 static const char *dimu(ox_cg *cg, ox_dim d, const char *type)
 {
-	static char r[8][600];
-	static int at;
-	if (d >= 0)
-		return ox_cg_dim(cg, d);
-	at = (at + 1) % 8;
-	ox_cg_snprintf(r[at], sizeof r[at], "(%s)%s", type, ox_cg_dim(cg, d));
-	return r[at];
+	return d >= 0 ? ox_cg_dim(cg, d) : ox_cg_text(cg, "(%s)%s", type, ox_cg_dim(cg, d));
 }
 
 /* Pull in templates/NAME.c for dt (ox_cg_use adds ox_ld_/ox_st_ first). */

@@ -70,26 +70,15 @@ static void render(ox_cg *cg, ox_dim d, ox_buf *b)
 	ox_buf_puts(b, ")");
 }
 
-/* the text lives as long as the emitter (cg->dimtexts): a caller keeps the
- * pointer, whatever the length, and never copies it into a buffer */
+/* the text lives as long as the emitter (ox_cg_text): a caller keeps
+ * the pointer, whatever the length, and never copies it into a buffer */
 const char *ox_cg_dim(ox_cg *cg, ox_dim d)
 {
 	ox_buf b = {0};
 	render(cg, d, &b);
-	const int n = cg->ndimtexts;
-	if (n >= 16 && !(n & (n - 1))) { /* full at 16, 32, 64, ...: twice the room */
-		char **a = realloc(cg->dimtexts, (size_t)n * 2 * sizeof *a);
-		if (!a)
-			ox_die("out of memory");
-		cg->dimtexts = a;
-	} else if (!n && !(cg->dimtexts = malloc(16 * sizeof *cg->dimtexts))) {
-		ox_die("out of memory");
-	}
-	char *r = strdup(b.s);
-	if (!r)
-		ox_die("out of memory");
+	const char *r = ox_cg_text(cg, "%s", b.s);
 	ox_buf_free(&b);
-	return cg->dimtexts[cg->ndimtexts++] = r;
+	return r;
 }
 
 const char *ox_cg_numel(ox_cg *cg, const ox_shape *s)
