@@ -1098,7 +1098,7 @@ static const char loader_text[] =
 	"#define PFX_profile(i, s, n, ms) (PFX_load_weights() ? -1 : PFX_profile(i, s, n, ms))\n"
 	"#endif\n#endif\n\n";
 
-static void emit_init(ox_buf *c, const char *P, const char *PU)
+static void emit_init(ox_buf *c, const char *P, const char *PU, int cuda)
 {
 	ox_buf_printf(c, "/* ---- weights: --weights external (docs/api.md) ---- */\n"
 			 "static const unsigned char *%s_W; /* the blob's tensor bytes, set by %s_init */\n\n",
@@ -1113,21 +1113,25 @@ static void emit_init(ox_buf *c, const char *P, const char *PU)
 			 "\treturn ~c;\n}\n\n");
 	ox_buf_printf(c, "static uint64_t %s_le(const unsigned char *p, int n)\n{\n\tuint64_t v = 0;\n"
 			 "\tfor (int i = n - 1; i >= 0; i--)\n\t\tv = v << 8 | p[i];\n\treturn v;\n}\n\n", P);
-	ox_buf_printf(c, "int %s_init(const void *blob, size_t size)\n{\n"
-			 "\tconst unsigned char *b = (const unsigned char *)blob; /* (C++ too: --target cuda) */\n"
-			 "\t%s_W = NULL;\n"
-			 "\tif (!b)\n\t\treturn %s_ERR_ARG;\n"
-			 "\tif ((uintptr_t)b %% 8)\n\t\treturn %s_ERR_ALIGN;\n"
-			 "\tif (size < %d)\n\t\treturn %s_ERR_SIZE;\n"
-			 "\tif (memcmp(b, \"%s\", 8))\n\t\treturn %s_ERR_MAGIC;\n"
-			 "\tif (%s_le(b + 8, 4) != %d || %s_le(b + 12, 4) != %d)\n\t\treturn %s_ERR_VERSION;\n"
-			 "\tif (%s_le(b + 16, 8) != size - %d)\n\t\treturn %s_ERR_SIZE;\n"
-			 "\tif (%s_le(b + 16, 8) != %s_WEIGHTS_SIZE || %s_le(b + 24, 4) != %s_WEIGHTS_CRC32)\n"
-			 "\t\treturn %s_ERR_MODEL;\n"
-			 "\tif (%s_crc32(b + %d, size - %d) != %s_WEIGHTS_CRC32)\n\t\treturn %s_ERR_CHECKSUM;\n"
-			 "\t%s_W = b + %d;\n\treturn 0;\n}\n\n",
-		      P, P, PU, PU, BLOB_HEADER, PU, BLOB_MAGIC, PU, P, BLOB_VERSION, P, BLOB_HEADER, PU, P,
-		      BLOB_HEADER, PU, P, PU, P, PU, PU, P, BLOB_HEADER, BLOB_HEADER, PU, PU, P, BLOB_HEADER);
+	/* the head: PREFIX_init on the C target; on the CUDA target
+	 * PREFIX_check_blob, which its PREFIX_init calls before the upload */
+	if (cuda)
+		ox_buf_printf(c, "static int %s_check_blob(const void *blob, size_t size)\n{\n", P);
+	else
+		ox_buf_printf(c, "int %s_init(const void *blob, size_t size)\n{\n", P);
+	ox_buf_printf(c, "\tconst unsigned char *b = (const unsigned char *)blob; /* (C++ too: --target cuda) */\n"
+			 "\t%s_W = NULL;\n\tif (!b)\n\t\treturn %s_ERR_ARG;\n"
+			 "\tif ((uintptr_t)b %% 8)\n\t\treturn %s_ERR_ALIGN;\n", P, PU, PU);
+	ox_buf_printf(c, "\tif (size < %d)\n\t\treturn %s_ERR_SIZE;\n"
+			 "\tif (memcmp(b, \"%s\", 8))\n\t\treturn %s_ERR_MAGIC;\n", BLOB_HEADER, PU, BLOB_MAGIC, PU);
+	ox_buf_printf(c, "\tif (%s_le(b + 8, 4) != %d || %s_le(b + 12, 4) != %d)\n\t\treturn %s_ERR_VERSION;\n",
+		      P, BLOB_VERSION, P, BLOB_HEADER, PU);
+	ox_buf_printf(c, "\tif (%s_le(b + 16, 8) != size - %d)\n\t\treturn %s_ERR_SIZE;\n", P, BLOB_HEADER, PU);
+	ox_buf_printf(c, "\tif (%s_le(b + 16, 8) != %s_WEIGHTS_SIZE || %s_le(b + 24, 4) != %s_WEIGHTS_CRC32)\n"
+			 "\t\treturn %s_ERR_MODEL;\n", P, PU, P, PU, PU);
+	ox_buf_printf(c, "\tif (%s_crc32(b + %d, size - %d) != %s_WEIGHTS_CRC32)\n\t\treturn %s_ERR_CHECKSUM;\n",
+		      P, BLOB_HEADER, BLOB_HEADER, PU, PU);
+	ox_buf_printf(c, "\t%s_W = b + %d;\n\treturn 0;\n}\n\n", P, BLOB_HEADER);
 }
 
 /* how many outputs of n have a run-time size */
@@ -2061,14 +2065,7 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 		if (mode == OX_CG_WEIGHTS_EMBED) {
 			ox_buf_printf(&c, "extern \"C\" const unsigned char %s_weights[];\n\n", P);
 		} else if (mode == OX_CG_WEIGHTS_EXTERNAL) {
-			ox_buf init = {0};
-			emit_init(&init, P, PU);
-			char from[300], to[300];
-			ox_cg_snprintf(from, sizeof from, "int %s_init(const void *blob, size_t size)", P);
-			ox_cg_snprintf(to, sizeof to, "static int %s_check_blob(const void *blob, size_t size)", P);
-			char *at = strstr(init.s, from);
-			ox_buf_printf(&c, "%.*s%s%s", (int)(at - init.s), init.s, to, at + strlen(from));
-			ox_buf_free(&init);
+			emit_init(&c, P, PU, 1);
 		}
 		if (cg.kernels.len) {
 			ox_buf_puts(&c, "/* ---- kernels ---- */\n");
@@ -2167,7 +2164,7 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 		ox_buf_printf(&c, "static _Alignas(64) unsigned char %s_arena[%s_ARENA_SIZE > 0 ? %s_ARENA_SIZE : 1];\n\n",
 			      P, PU, PU);
 		if (mode == OX_CG_WEIGHTS_EXTERNAL)
-			emit_init(&c, P, PU);
+			emit_init(&c, P, PU, 0);
 		ox_buf_printf(&c, "/* the parallel-for hook and the profiler (%s.h) */\n", P);
 		ox_buf_printf(&c, "static %s_parallel_for_fn ox_par_fn;\nstatic void *ox_par_user;\n", P);
 		ox_buf_printf(&c, "void %s_set_parallel_for(%s_parallel_for_fn hook, void *user)\n{\n"
