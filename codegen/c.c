@@ -1817,15 +1817,19 @@ static void emit_funcs(ox_buf *c, const spec_out *so, int ngs, const char *P)
 	ox_buf_puts(c, "\t{NULL, NULL, 0},\n};\n\n");
 }
 
-/* the tensor and port descriptors, then the run section's start: the
- * specializations' prologues (dims); the same in OUT.c and OUT.cu */
-static void emit_tables(ox_buf *c, ox_graph *const *gs, int ngs, const char *P, const ox_buf *dims)
+/* the tensor and port descriptors; the same in OUT.c and OUT.cu */
+static void emit_tables(ox_buf *c, ox_graph *const *gs, int ngs, const char *P)
 {
 	ox_graph *g = gs[0];
 	emit_desc(c, gs, ngs, P, 0);
 	emit_desc(c, gs, ngs, P, 1);
 	emit_ports(c, g, P, "input", g->nin_ports, g->in_ports, g->ninputs, NULL, g->inputs);
 	emit_ports(c, g, P, "output", g->nout_ports, g->out_ports, g->noutputs, g->output_names, g->outputs);
+}
+
+/* the run section's start: the specializations' prologues (dims) */
+static void emit_run_head(ox_buf *c, const ox_buf *dims)
+{
 	ox_buf_puts(c, "/* ---- run ---- */\n");
 	ox_buf_puts(c, dims->s ? dims->s : "");
 }
@@ -2094,13 +2098,22 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 		for (int s = 0; s < ngs; s++)
 			ox_buf_puts(&c, so[s].host.s ? so[s].host.s : "");
 		emit_funcs(&c, so, ngs, P);
-		emit_tables(&c, gs, ngs, P, &dims);
+		emit_tables(&c, gs, ngs, P);
 		int capt[64], maxrank = 0;
 		for (int k = 0; k < g->noutputs; k++)
 			if (g->vals[g->outputs[k]].shape.rank > maxrank)
 				maxrank = g->vals[g->outputs[k]].shape.rank;
-		for (int s = 0; s < ngs; s++) {
+		for (int s = 0; s < ngs; s++)
 			capt[s] = !so[s].ndims && !so[s].ndyn;
+		ox_cu_info fi = {P, PU, g->ninputs, g->noutputs, maxslots, maxrank, ngs, capt,
+				 mode == OX_CG_WEIGHTS_EXTERNAL, NULL, cg.cu_ws, cg.cu_ctr};
+		char wsym[300];
+		ox_cg_snprintf(wsym, sizeof wsym, "%s_weights", P);
+		fi.wsym = wsym;
+		/* the state comes before the run functions that read it */
+		ox_cu_host_state(&c, &fi);
+		emit_run_head(&c, &dims);
+		for (int s = 0; s < ngs; s++) {
 			ox_buf_printf(&c, "static int %s_run%d(unsigned char *A, int64_t *ox_d, int64_t *ox_dd, int64_t *ox_dext,\n"
 					  "\t\tint *ox_status, const void *const *inputs, void *const *outputs,\n"
 					  "\t\tint64_t *const *out_shapes, cudaStream_t ox_st)\n{\n", P, s);
@@ -2116,25 +2129,7 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 			ox_buf_puts(&c, so[s].run.s ? so[s].run.s : "");
 			ox_buf_puts(&c, "\treturn 0;\n}\n\n");
 		}
-		ox_cu_info fi = {P, PU, g->ninputs, g->noutputs, maxslots, maxrank, ngs, capt,
-				 mode == OX_CG_WEIGHTS_EXTERNAL, NULL, cg.cu_ws, cg.cu_ctr};
-		char wsym[300];
-		ox_cg_snprintf(wsym, sizeof wsym, "%s_weights", P);
-		fi.wsym = wsym;
-		/* the state comes before the run functions that read it */
-		ox_buf host = {0};
-		ox_cu_host(&host, &fi);
-		char *runs = strstr(c.s, "/* ---- run ---- */\n");
-		size_t at = (size_t)(runs - c.s);
-		ox_buf c2 = {0};
-		ox_buf_printf(&c2, "%.*s", (int)at, c.s);
-		char *fwd = strstr(host.s, "/* ---- the host side ---- */");
-		char *disp = strstr(host.s, "static int64_t ox_nelem(");
-		ox_buf_printf(&c2, "%.*s", (int)(disp - fwd), fwd);
-		ox_buf_puts(&c2, c.s + at);
-		ox_buf_puts(&c2, disp);
-		ox_buf_free(&c), ox_buf_free(&host);
-		c = c2;
+		ox_cu_host_api(&c, &fi);
 	}
 	/* OUT.c */
 	if (!o->cuda) {
@@ -2200,7 +2195,8 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 		/* the run: a prologue per specialization (ox_d[] from the input shapes),
 		 * its node calls, and the dispatcher that picks the first whose ranges
 		 * hold the shapes */
-		emit_tables(&c, gs, ngs, P, &dims);
+		emit_tables(&c, gs, ngs, P);
+		emit_run_head(&c, &dims);
 		for (int s = 0; s < ngs; s++) {
 			int any_fail = so[s].nfail || so[s].nindex || so[s].nunsup || so[s].nshape || so[s].nany;
 			ox_buf_printf(&c, "static int %s_run%d(unsigned char *A, int64_t *ox_d, const void *const *inputs,\n"

@@ -155,9 +155,9 @@ void ox_cu_profile_h(ox_buf *h, const char *P, const char *PU)
 	ox_buf_printf(h, "#ifdef __cplusplus\n}\n#endif\n\n");
 }
 
-/* the host side: state, init, free, the dispatcher with its CUDA Graph,
- * the API */
-void ox_cu_host(ox_buf *c, const ox_cu_info *fi)
+/* the host side's first part, before the run functions that read its
+ * state: the state, the error text, free and init */
+void ox_cu_host_state(ox_buf *c, const ox_cu_info *fi)
 {
 	const char *P = fi->P, *PU = fi->PU;
 	const int NS = fi->nslots + 1, NX = fi->noutputs + 1, NI = fi->ninputs + 1, NO = fi->noutputs + 1;
@@ -239,6 +239,14 @@ void ox_cu_host(ox_buf *c, const ox_cu_info *fi)
 				 "\treturn ox_cu_init(%s_W);\n}\n\n", P, P, P);
 	else
 		ox_buf_printf(c, "int %s_init(void)\n{\n\treturn ox_cu_init(%s);\n}\n\n", P, fi->wsym);
+}
+
+/* the host side's second part, after the run functions: the dispatcher
+ * with its CUDA Graphs, the API */
+void ox_cu_host_api(ox_buf *c, const ox_cu_info *fi)
+{
+	const char *P = fi->P, *PU = fi->PU;
+	const int NI = fi->ninputs + 1, NO = fi->noutputs + 1;
 	/* the dispatcher and its helpers: elements of a tensor of the given
 	 * shape, bytes per element, init when the program has not */
 	ox_buf_printf(c, "static int64_t ox_nelem(const %s_tensor_desc *d, const int64_t *shape)\n{\n"

@@ -23,5 +23,6 @@ void ox_cu_api_h(ox_buf *h, const char *P, const char *PU, int external);
 /* PREFIX_profile in OUT.h (after PREFIX_funcs[]) */
 void ox_cu_profile_h(ox_buf *h, const char *P, const char *PU);
 /* state, init, the dispatcher with its CUDA Graph, the API functions */
-void ox_cu_host(ox_buf *c, const ox_cu_info *fi);
+void ox_cu_host_state(ox_buf *c, const ox_cu_info *fi); /* before the run functions */
+void ox_cu_host_api(ox_buf *c, const ox_cu_info *fi);   /* after them */
 #endif
