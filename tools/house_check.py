@@ -6,9 +6,10 @@ a program can count.
     tools/house_check.py [--max-args 8] [--max-circle 3] [-v]
 
 1. Format calls with more than --max-args arguments after the format
-   string (ox_buf_printf, ox_cg_printf, ox_cg_line, snprintf, fprintf,
-   printf, sprintf) in codegen/: generated code is printed by small
-   helpers with named pieces, not long positional formats.
+   string (ox_buf_printf, ox_cg_printf, ox_cg_line, ox_cg_snprintf,
+   ox_cg_text, snprintf, fprintf, printf, sprintf) in codegen/:
+   generated code is printed by small helpers with named pieces, not
+   long positional formats.
 2. Import circles: the files of onnxcc (each object file under build/obj)
    as a graph, an edge from a file to each file that defines a function
    or object its code uses (the relocations of its .text: a call or an
@@ -28,7 +29,7 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FMT_POS = {"snprintf": 2, "fprintf": 1, "ox_buf_printf": 1, "ox_cg_printf": 1, "ox_cg_line": 2, "printf": 0,
+FMT_POS = {"ox_cg_snprintf": 2, "ox_cg_text": 1, "snprintf": 2, "fprintf": 1, "ox_buf_printf": 1, "ox_cg_printf": 1, "ox_cg_line": 2, "printf": 0,
            "sprintf": 1}
 FMT_CALL = re.compile(r"\b(" + "|".join(FMT_POS) + r")\s*\(")
 
