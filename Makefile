@@ -277,7 +277,8 @@ python: all deps-models deps-pypkg
 # against ONNX Runtime. difftest-smoke (in make test): the kept cases of
 # fixed bugs (tests/difftest/regress) and seeds 1-$(DIFFTEST_SMOKE), a few
 # minutes; difftest: N models from seed FIRST (default 1000000) or until
-# MINUTES, the table in build/difftest/table.md
+# MINUTES, the table in build/difftest/table.md; RESUME=1 keeps
+# build/difftest/results.tsv and runs only the seeds it lacks
 DIFFTEST_SMOKE ?= 40
 N ?= 5000
 FIRST ?= 1000000
@@ -290,7 +291,7 @@ difftest-smoke: all deps-models difftest-san
 	/usr/bin/python3 tests/difftest/run.py --seeds 1-$(DIFFTEST_SMOKE) --out $(B)/difftest-smoke
 difftest: all deps-models difftest-san
 	/usr/bin/python3 tests/difftest/run.py --n $(N) --first-seed $(FIRST) --minutes $(MINUTES) \
-	  --out $(B)/difftest --table $(B)/difftest/table.md
+	  --out $(B)/difftest --table $(B)/difftest/table.md $(if $(RESUME),--resume)
 
 # make test: these layers in order, each timed (tests/layers.sh prints the
 # seconds per layer); about 45 minutes on 2 cores with the samples of

@@ -443,9 +443,10 @@ def parse_seeds(s):
 STATUSES = ["pass", "mismatch", "crash", "build", "refused", "invalid"]
 
 
-def table(results, cfgs, seconds):
+def table(results, cfgs, seconds, ran=None):
     """the campaign's table (markdown): per configuration, models and each
-    status, and the models a minute"""
+    status, and the models a minute (of the ran models timed in seconds:
+    all of them when None)"""
     by = collections.defaultdict(collections.Counter)
     same = collections.Counter()
     for r in results:
@@ -460,7 +461,10 @@ def table(results, cfgs, seconds):
         lines.append("| %s | %d | %s | %d |" % (c, n, " | ".join(str(by[c][s]) for s in STATUSES), same[c]))
     gen_err = by["gen"]["generator"]
     lines.append("")
-    if seconds:
+    if seconds and ran is not None and ran != models:  # (resumed: the rate is this run's)
+        lines.append("%d models, %d of them in this run's %.0f s (%.1f a minute); generator errors: %d" % (
+            models, ran, seconds, ran / seconds * 60, gen_err))
+    elif seconds:
         lines.append("%d models in %.0f s (%.1f a minute); generator errors: %d" % (
             models, seconds, models / seconds * 60, gen_err))
     else:  # read back from results.tsv, which keeps no times
@@ -497,6 +501,9 @@ def main():
     ap.add_argument("--replay", help="a folder of kept cases (tests/difftest/regress)")
     ap.add_argument("--minimize", help="a kept case's folder")
     ap.add_argument("--config", help="with --minimize: the failing configuration")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep OUT/results.tsv and run only the seeds it has no row for (a campaign cut short, "
+                    "continued); the table covers both")
     ap.add_argument("--summarize", help="results.tsv files, comma-separated (of a run cut short and its "
                     "rest, say): their table and symptoms; a later file's row for a seed and "
                     "configuration replaces an earlier one's")
@@ -534,11 +541,23 @@ def main():
     # chunks of 8 seeds to the workers; each chunk's rows appended to
     # results.tsv as it ends, and a line of progress (a long campaign cut
     # short keeps what it did)
-    chunks = [seeds[k:k + 8] for k in range(0, len(seeds), 8)]
     tsv = os.path.join(a.out, "results.tsv")
     results = []
-    with open(tsv, "w") as f:
-        f.write("seed\tdtype\tdynamic\tcontrol\tnodes\tconfig\tstatus\terr\tdetail\n")
+    if a.resume and os.path.isfile(tsv):
+        results = read_tsv(tsv)
+        done = {r.seed for r in results if r.cfg != "gen"}
+        seeds = [x for x in seeds if x not in done]
+        results = [r for r in results if r.cfg != "gen" or r.seed in done]  # (a generator error: run again)
+        print("difftest: resuming %s: %d models done, %d to run" % (tsv, len(done), len(seeds)), flush=True)
+        with open(tsv, "w") as f:
+            f.write("seed\tdtype\tdynamic\tcontrol\tnodes\tconfig\tstatus\terr\tdetail\n")
+            for r in results:
+                f.write(r.row() + "\n")
+    else:
+        with open(tsv, "w") as f:
+            f.write("seed\tdtype\tdynamic\tcontrol\tnodes\tconfig\tstatus\terr\tdetail\n")
+    before = len({r.seed for r in results})
+    chunks = [seeds[k:k + 8] for k in range(0, len(seeds), 8)]
     jobs = [(c, cfgs, work, keep, deadline, a.cflags, opts) for c in chunks]
 
     def take(part):
@@ -560,7 +579,7 @@ def main():
                 take(part)
     shutil.rmtree(work, ignore_errors=True)
     secs = time.time() - t0
-    return report(results, cfgs, secs, a.table, tsv, keep)
+    return report(results, cfgs, secs, a.table, tsv, keep, len({r.seed for r in results}) - before)
 
 
 def read_tsv(path):
@@ -575,11 +594,12 @@ def read_tsv(path):
     return out
 
 
-def report(results, cfgs, secs, table_path, tsv, keep):
+def report(results, cfgs, secs, table_path, tsv, keep, ran=None):
     """the table and the failures by symptom; 1 if any is a mismatch,
-    crash, build failure or generator error"""
+    crash, build failure or generator error. ran: the models this run
+    timed in secs (all of them when None)"""
     results.sort(key=lambda r: (r.seed, list(CONFIGS).index(r.cfg) if r.cfg in CONFIGS else -1))
-    t = table(results, cfgs, secs)
+    t = table(results, cfgs, secs, ran)
     print(t)
     groups = collections.defaultdict(list)
     for r in results:
