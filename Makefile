@@ -351,7 +351,7 @@ house-check: all
 # compiled by onnxcc at BASE and by this tree's (or NEW's); for refactors
 .PHONY: codegen-diff
 codegen-diff: all deps-models zoo-models
-	@[ -n "$(BASE)" ] || { echo "make codegen-diff BASE=rev [NEW=rev] [SETS=node,difftest,zoo]"; exit 2; }
+	@[ -n "$(BASE)" ] || { echo "make codegen-diff BASE=rev [NEW=rev] [SETS=node,difftest,zoo,dyn]"; exit 2; }
 	/usr/bin/python3 tools/codegen_diff.py $(BASE) $(if $(NEW),--new $(NEW)) $(if $(SETS),--sets $(SETS))
 
 # compiling a model twice gives byte-identical files (tests/e2e/determinism.sh)
