@@ -371,25 +371,21 @@ const char *ox_cg_sfx(int dt)
 	return ox_dtype_name(dt);
 }
 
-/* the next of 16 texts, formatted to fit (and 8 bytes more, for a
- * suffix): valid until 16 more calls */
+/* the next of 16 texts, formatted to fit (buf_vprintf; its buffers keep
+ * room for a short suffix): valid until 16 more calls */
 static char *rot_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static char *rot_printf(const char *fmt, ...)
 {
-	static char *ring[16];
+	static ox_buf ring[16];
 	static int at;
-	at = (at + 1) % 16;
-	va_list ap, aq;
+	ox_buf *b = &ring[at = (at + 1) % 16];
+	b->len = 0;
+	va_list ap;
 	va_start(ap, fmt);
-	va_copy(aq, ap);
-	int n = vsnprintf(NULL, 0, fmt, aq);
-	va_end(aq);
-	char *r = realloc(ring[at], (size_t)n + 9);
-	if (!r)
-		ox_die("out of memory");
-	vsnprintf(r, (size_t)n + 1, fmt, ap);
+	buf_vprintf(b, fmt, ap);
 	va_end(ap);
-	return ring[at] = r;
+	buf_grow(b, 8); /* (ox_cg_lit's suffixes) */
+	return b->s;
 }
 
 const char *ox_cg_load(int dt, const char *e)
