@@ -9,9 +9,11 @@
  * an epilogue (the C emitters of plain values do not apply one).
  */
 #include "cuda_kernels.h"
+#include "reduction.h"
 #include "../opt/opt.h"
 #include "../ir/family.h"
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -2866,13 +2868,61 @@ too_many: /* (more than 16 run-time dims: the C function) */
 	return 1;
 }
 
-/* ReduceMean/Sum/Max/Min/SumSquare/L1/L2/LogSum/Prod (f32, f16, bf16) over
- * one block of consecutive axes (unit axes inside it may be kept): x as
- * [outer, D, inner], D reduced in f32 (Max/Min: NaN wins). Three kernels:
+/* The join of value b into acc (or, maxpass, into m: LogSumExp's first
+ * pass) at indent tabs, as reduction.h describes it: b an element v
+ * (elem: its term is added) or another thread's partial result. */
+static void red_join(ox_cg *cg, ox_buf *t, const char *tabs, const ox_reduction *r, const char *b, int elem,
+		     int maxpass)
+{
+	const char *op = ox_red_assign(r), *acc = maxpass ? "m" : "acc";
+	if (maxpass || !op)
+		ox_buf_printf(t, "%sif (%s)\n%s\t%s = %s;\n", tabs,
+			      ox_red_wins(cg, r->isf || maxpass, maxpass || r->comb == OX_RED_MAX, b, acc), tabs, acc, b);
+	else
+		ox_buf_printf(t, "%s%s %s %s;\n", tabs, acc, op, elem ? ox_red_term(cg, r) : b);
+}
+
+/* a loop over j from `from` to `to` by `by` joining element e (of j) */
+static void red_loop(ox_cg *cg, ox_buf *t, const ox_reduction *r, const char *from, const char *to, const char *by,
+		     const char *e, int maxpass)
+{
+	ox_buf_printf(t, "\tfor (long j = %s; j < %s; j %s) {\n\t\tconst %s v = %s%s;\n", from, to, by, r->V,
+		      r->viadbl ? "(double)" : "", ox_cg_load(r->dt, e));
+	red_join(cg, t, "\t\t", r, "v", 1, maxpass);
+	ox_buf_puts(t, "\t}\n");
+}
+
+/* the warp's partial results joined by shuffles: every lane has the whole */
+static void red_shuffle(ox_cg *cg, ox_buf *t, const ox_reduction *r, int maxpass)
+{
+	ox_buf_printf(t, "\tfor (int o = 16; o > 0; o /= 2) {\n\t\tconst %s b = __shfl_xor_sync(0xffffffffu, %s, o);\n",
+		      r->A, maxpass ? "m" : "acc");
+	red_join(cg, t, "\t\t", r, "b", 0, maxpass);
+	ox_buf_puts(t, "\t}\n");
+}
+
+/* LogSumExp's first pass: the maximum m, left out of the shift where it
+ * is not finite (all -inf, or +inf), then acc from its start */
+static void red_start(ox_cg *cg, ox_buf *t, const ox_reduction *r, const char *to, const char *by, const char *e,
+		      int warp)
+{
+	if (r->twopass) {
+		ox_buf_printf(t, "\t%s m = %s;\n", r->A, ox_cg_lit(r->cdt, -INFINITY));
+		red_loop(cg, t, r, warp ? "lane" : "0", to, by, e, 1);
+		if (warp)
+			red_shuffle(cg, t, r, 1);
+		ox_buf_printf(t, "\tif (!isfinite(m))\n\t\tm = %s;\n", ox_cg_lit(r->cdt, 0));
+	}
+	ox_buf_printf(t, "\t%s acc = %s;\n", r->A, r->init);
+}
+
+/* Reduce* (f32, f16, bf16) over one block of consecutive axes (unit axes
+ * inside it may be kept), in the types and with the arithmetic of
+ * reduction.h (the C target's): x as [outer, D, inner]. Three kernels:
  * - inner 1 (a trailing block), rows long and too few to fill the GPU
- *   (constant shapes): S blocks of 256 threads per row, each a part of
- *   the row to the workspace; the row's last block to arrive
- *   (ox_split_last) combines the S parts in order;
+ *   (constant shapes; not LogSumExp's two passes): S blocks of 256
+ *   threads per row, each a part of the row to the workspace; the row's
+ *   last block to arrive (ox_split_last) combines the S parts in order;
  * - inner 1 otherwise: a warp per row, shuffles to combine;
  * - inner above 1 (the sequence axis of [B, S, H], the channels of
  *   NCHW): a thread per output, down D with stride inner (neighbouring
@@ -2903,14 +2953,10 @@ static int cu_reduce(ox_cg *cg, ox_graph *g, ox_node *n)
 			D = ox_dim_mul(g, D, x->shape.d[d]);
 		else
 			inner = ox_dim_mul(g, inner, x->shape.d[d]);
-	if (!D || !outer || !inner)
+	ox_reduction rd;
+	if (!D || !outer || !inner || ox_reduction_of(g, n, &rd))
 		return 1;
-	const int op = n->op, mx = op == OX_OP_ReduceMax, mn = op == OX_OP_ReduceMin, prod = op == OX_OP_ReduceProd;
-	const char *init = mx ? "-INFINITY" : mn ? "INFINITY" : prod ? "1.0f" : "0.0f";
-	const char *comb = mx ? "a = b > a || b != b ? b : a" : mn ? "a = b < a || b != b ? b : a" : prod ? "a *= b" : "a += b";
-	/* each element v as it is summed (b), the result from the sum a */
-	const char *map = op == OX_OP_ReduceSumSquare || op == OX_OP_ReduceL2 ? "v * v" : op == OX_OP_ReduceL1 ? "fabsf(v)" : "v";
-	const char *fin = op == OX_OP_ReduceL2 ? "sqrtf(a)" : op == OX_OP_ReduceLogSum ? "logf(a)" : "a";
+	const int rtD = ox_dim_is_rt(g, D);
 	char kname[200];
 	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf t = {0};
@@ -2920,11 +2966,11 @@ static int cu_reduce(ox_cg *cg, ox_graph *g, ox_node *n)
 		if (!strided_dims(&R, D, inner, &sd))
 			return 1;
 		ox_buf body = {0};
-		ox_buf_printf(&body, "\tconst OX_T *xr = x + i0 * %s + i1;\n\tfloat a = %s;\n"
-				     "\tfor (long j = 0; j < %s; j++) {\n\t\tconst float v = OX_LD(xr[j * %s]), b = %s;\n\t\t%s;\n\t}\n"
-				     "\ty[i] = OX_ST(%s%s%s);\n",
-			      sd.din, init, sd.d, sd.in, map, comb, fin, op == OX_OP_ReduceMean ? " / (float)" : "",
-			      op == OX_OP_ReduceMean ? sd.d : "");
+		const char *e = ox_cg_text(cg, "xr[j * %s]", sd.in);
+		ox_buf_printf(&body, "\tconst OX_T *xr = x + i0 * %s + i1;\n", sd.din);
+		red_start(cg, &body, &rd, sd.d, "++", e, 0);
+		red_loop(cg, &body, &rd, "0", sd.d, "++", e, 0);
+		ox_buf_printf(&body, "\ty[i] = %s;\n", ox_red_stored(cg, &rd, ox_red_result(cg, &rd, rtD ? -1 : D, rtD ? sd.d : NULL)));
 		ox_buf_printf(&t, "/* %s: %s over %lld of [%lld, %lld, %lld]%s, a thread per output */\n", cg->fname,
 			      n->optype, (long long)ox_opt_top(g, D), (long long)ox_opt_top(g, outer),
 			      (long long)ox_opt_top(g, D), (long long)ox_opt_top(g, inner),
@@ -2933,66 +2979,64 @@ static int cu_reduce(ox_cg *cg, ox_graph *g, ox_node *n)
 				      &body, 1);
 	}
 	const ox_dim rows = outer;
-	const int rtD = ox_dim_is_rt(g, D);
-	char len[48];
-	ox_cg_snprintf(len, sizeof len, rtD ? "ox_len" : "%lld", (long long)D);
-	char div[64] = "";
-	if (n->op == OX_OP_ReduceMean)
-		ox_cg_snprintf(div, sizeof div, " / (float)%s", len);
+	const char *len = rtD ? "ox_len" : ox_cg_text(cg, "%lld", (long long)D);
+	const char *res = ox_red_stored(cg, &rd, ox_red_result(cg, &rd, rtD ? -1 : D, rtD ? len : NULL));
 	/* a row's parts: a block of 256 threads for 2048 of D at least, until
 	 * the blocks give each SM two */
 	int S = 1;
-	if (!rtD && !ox_dim_is_rt(g, rows))
+	if (!rtD && !ox_dim_is_rt(g, rows) && !rd.twopass)
 		while (S < 1024 && rows * S < 2 * OX_CU_SMS && D / (S * 2) >= 2048)
 			S *= 2;
 	if (S > 1) {
 		const int64_t CH = (D + S - 1) / S;
-		if (rows * S * 4 > cg->cu_ws)
-			cg->cu_ws = rows * S * 4;
+		const int64_t asz = strcmp(rd.A, "double") ? 4 : 8;
+		if (rows * S * asz > cg->cu_ws)
+			cg->cu_ws = rows * S * asz;
 		if (rows > cg->cu_ctr)
 			cg->cu_ctr = rows;
 		ox_buf_printf(&t, "/* %s: %s of %lld rows of %lld, %d blocks a row, each %lld of it */\n"
 				  "__global__ void __launch_bounds__(256) %s(const OX_T *__restrict__ x, OX_T *__restrict__ y,\n"
-				  "\t\tfloat *__restrict__ ws, unsigned int *__restrict__ ctr)\n{\n"
-				  "\t__shared__ float part[8];\n"
-				  "\tconst long row = blockIdx.x, j0 = (long)blockIdx.y * %lld;\n"
+				  "\t\t%s *__restrict__ ws, unsigned int *__restrict__ ctr)\n{\n",
+			      cg->fname, n->optype, (long long)rows, (long long)D, S, (long long)CH, kname, rd.A);
+		ox_buf_printf(&t, "\t__shared__ %s part[8];\n\tconst long row = blockIdx.x, j0 = (long)blockIdx.y * %lld;\n"
 				  "\tconst long j1 = j0 + %lld < %lld ? j0 + %lld : %lld;\n"
-				  "\tconst int tid = threadIdx.x, lane = tid %% 32;\n"
-				  "\tfloat a = %s;\n"
-				  "\tfor (long j = j0 + tid; j < j1; j += 256) {\n\t\tconst float v = OX_LD(x[row * %lld + j]), b = %s;\n\t\t%s;\n\t}\n"
-				  "\tfor (int o = 16; o > 0; o /= 2) {\n\t\tconst float b = __shfl_xor_sync(0xffffffffu, a, o);\n\t\t%s;\n\t}\n"
-				  "\tif (lane == 0)\n\t\tpart[tid / 32] = a;\n"
-				  "\t__syncthreads();\n"
-				  "\tif (tid == 0) {\n\t\tfor (int w = 1; w < 8; w++) {\n\t\t\tconst float b = part[w];\n\t\t\t%s;\n\t\t}\n"
-				  "\t\tws[row * %d + blockIdx.y] = a;\n\t}\n"
+				  "\tconst int tid = threadIdx.x, lane = tid %% 32;\n",
+			      rd.A, (long long)CH, (long long)CH, (long long)D, (long long)CH, (long long)D);
+		red_start(cg, &t, &rd, "j1", "+= 256", "", 0);
+		red_loop(cg, &t, &rd, "j0 + tid", "j1", "+= 256", ox_cg_text(cg, "x[row * %lld + j]", (long long)D), 0);
+		red_shuffle(cg, &t, &rd, 0);
+		ox_buf_puts(&t, "\tif (lane == 0)\n\t\tpart[tid / 32] = acc;\n\t__syncthreads();\n"
+				"\tif (tid == 0) {\n\t\tfor (int w = 1; w < 8; w++) {\n\t\t\tconst ");
+		ox_buf_printf(&t, "%s b = part[w];\n", rd.A);
+		red_join(cg, &t, "\t\t\t", &rd, "b", 0, 0);
+		ox_buf_printf(&t, "\t\t}\n\t\tws[row * %d + blockIdx.y] = acc;\n\t}\n"
 				  "\t/* the row's last block to arrive combines the %d parts in order */\n"
-				  "\tif (!ox_split_last(ctr + row, %d) || tid)\n\t\treturn;\n"
-				  "\ta = %s;\n"
-				  "\tfor (int s = 0; s < %d; s++) {\n\t\tconst float b = ox_ldcg(&ws[row * %d + s]);\n\t\t%s;\n\t}\n"
-				  "\ty[row] = OX_ST(%s%s);\n}\n\n",
-			      cg->fname, n->optype, (long long)rows, (long long)D, S, (long long)CH, kname, (long long)CH,
-			      (long long)CH, (long long)D, (long long)CH, (long long)D, init, (long long)D, map, comb, comb, comb,
-			      S, S, S, init, S, S, comb, fin, div);
-		ox_cg_printf(cg, "\tOX_LAUNCH(%s, dim3(%lld, %d), 256, 0, ox_st, in0, out0, ox_cu_ws, ox_cu_ctr);\n", kname,
-			     (long long)rows, S);
+				  "\tif (!ox_split_last(ctr + row, %d) || tid)\n\t\treturn;\n",
+			      S, S, S);
+		ox_buf_printf(&t, "\tacc = %s;\n\tfor (int s = 0; s < %d; s++) {\n\t\tconst %s b = ox_ldcg(&ws[row * %d + s]);\n",
+			      rd.init, S, rd.A, S);
+		red_join(cg, &t, "\t\t", &rd, "b", 0, 0);
+		ox_buf_printf(&t, "\t}\n\ty[row] = %s;\n}\n\n", res);
+		ox_cg_printf(cg, "\tOX_LAUNCH(%s, dim3(%lld, %d), 256, 0, ox_st, in0, out0, (%s *)ox_cu_ws, ox_cu_ctr);\n",
+			     kname, (long long)rows, S, rd.A);
 		ox_cu_finish(cg, g, n, kname, &t);
 		return 0;
 	}
 	warp_rows(&t, g, cg->fname, n->optype, rows, D, kname, "const OX_T *__restrict__ x, OX_T *__restrict__ y", NULL, 0);
-	ox_buf_printf(&t, "\tconst OX_T *xr = x + row * %s;\n\tfloat a = %s;\n"
-			  "\tfor (long i = lane; i < %s; i += 32) {\n\t\tconst float v = OX_LD(xr[i]), b = %s;\n\t\t%s;\n\t}\n"
-			  "\tfor (int o = 16; o > 0; o /= 2) {\n\t\tconst float b = __shfl_xor_sync(0xffffffffu, a, o);\n\t\t%s;\n\t}\n"
-			  "\tif (lane == 0)\n\t\ty[row] = OX_ST(%s%s);\n}\n\n",
-		      len, init, len, map, comb, comb, fin, div);
+	ox_buf_printf(&t, "\tconst OX_T *xr = x + row * %s;\n", len);
+	red_start(cg, &t, &rd, len, "+= 32", "xr[j]", 1);
+	red_loop(cg, &t, &rd, "lane", len, "+= 32", "xr[j]", 0);
+	red_shuffle(cg, &t, &rd, 0);
+	ox_buf_printf(&t, "\tif (lane == 0)\n\t\ty[row] = %s;\n}\n\n", res);
 	rows_launch(cg, g, kname, rows, D, "in0, out0");
 	ox_cu_finish(cg, g, n, kname, &t);
 	return 0;
 }
 
 /* ArgMax / ArgMin along one axis, any numeric dtype: x as [outer, D,
- * inner], a thread per output walking D with stride inner, the C target's
- * test (NaN wins, the first or with select_last_index the last; emit_reduce.c
- * better()). Run-time dims its parameters; a run-time D that may be 0
+ * inner], a thread per output walking D with stride inner, reduction.h's
+ * test (NaN wins, the first or with select_last_index the last:
+ * ox_red_better). Run-time dims its parameters; a run-time D that may be 0
  * declines (the C function reports it). */
 static int cu_arg(ox_cg *cg, ox_graph *g, ox_node *n)
 {
@@ -3017,14 +3061,7 @@ static int cu_arg(ox_cg *cg, ox_graph *g, ox_node *n)
 	middle_dims sd;
 	if (!strided_dims(&R, D, inner, &sd))
 		return 1;
-	const char *gt = n->op == OX_OP_ArgMax ? ">" : "<";
-	char cond[128];
-	if (!isf)
-		ox_cg_snprintf(cond, sizeof cond, "v %s%s best", gt, last ? "=" : "");
-	else if (!last)
-		ox_cg_snprintf(cond, sizeof cond, "v %s best || (isnan(v) && !isnan(best))", gt);
-	else
-		ox_cg_snprintf(cond, sizeof cond, "isnan(v) || (!isnan(best) && v %s= best)", gt);
+	const char *cond = ox_red_better(cg, isf, n->op == OX_OP_ArgMax, last);
 	const char *T = ox_cg_ctype(dt), *C = ox_cg_ntype(dt);
 	ox_buf body = {0};
 	/* (the stride named once: a load expression may repeat its argument) */

@@ -9,13 +9,10 @@
  * one, an empty reduction) are taken only when it is a constant. Axes read
  * from data when the program runs get one generic loop nest with run-time
  * extents and strides (emit_reduce_rt), which also computes the output's
- * dims. f16/bf16 are computed in float, f32 in float (sums in double), f64
- * in double; integer sums and products wrap in uint64_t (well defined, and
- * equal to the narrow type's wrap-around). An empty reduction yields the
- * op's identity (Sum 0, Prod 1, Max -inf or the type's lowest, LogSum(Exp)
- * -inf, Mean NaN), as the spec's reference does.
+ * dims. What each element adds and in which types (reduction.h) is the
+ * description the CUDA target renders too.
  */
-#include "cg.h"
+#include "reduction.h"
 #include "../ir/family.h"
 #include <math.h>
 #include <stdarg.h>
@@ -87,18 +84,6 @@ static const char *or0(const char *s)
 	return *s ? s : "0";
 }
 
-/* libm name for the compute type: expf for float, exp for double */
-static const char *mfn(int cdt, const char *name)
-{
-	static char ring[8][16];
-	static int at;
-	if (cdt == OX_F64)
-		return name;
-	at = (at + 1) % 8;
-	ox_cg_snprintf(ring[at], sizeof ring[at], "%sf", name);
-	return ring[at];
-}
-
 static void header(ox_cg *cg, ox_graph *g, ox_node *n, const char *what)
 {
 	char s[256];
@@ -115,22 +100,6 @@ static void header(ox_cg *cg, ox_graph *g, ox_node *n, const char *what)
 typedef struct {
 	ox_dim n, stride; /* extent, input stride in elements */
 } group;
-
-static const char *int_limit(int dt, int lowest)
-{
-	switch (dt) {
-	case OX_I8: return lowest ? "INT8_MIN" : "INT8_MAX";
-	case OX_U8: return lowest ? "0" : "UINT8_MAX";
-	case OX_I16: return lowest ? "INT16_MIN" : "INT16_MAX";
-	case OX_U16: return lowest ? "0" : "UINT16_MAX";
-	case OX_I32: return lowest ? "INT32_MIN" : "INT32_MAX";
-	case OX_U32: return lowest ? "0" : "UINT32_MAX";
-	case OX_I64: return lowest ? "INT64_MIN" : "INT64_MAX";
-	case OX_U64: return lowest ? "0" : "UINT64_MAX";
-	case OX_BOOL: return lowest ? "0" : "1";
-	}
-	return NULL;
-}
 
 /* the loops over the reduced groups r0, r1, ...; with none (every reduced
  * axis has size 1, or noop_with_empty_axes) a plain block, so the body's
@@ -149,124 +118,26 @@ static int open_reduced(ox_cg *cg, int lvl, const group *rg, int nr)
 	return lvl;
 }
 
-/* What a reduction computes in, whatever walks its elements: the element
- * v (type V), the accumulator acc (type A) from init, the compute dtype cdt
- * of the libm calls and literals. */
-typedef struct {
-	int dt, op, isf, sgn, viadbl, cdt, ismax, ismin;
-	const char *T, *C, *A, *init, *V;
-} rkind;
-
-static int reduce_kind(ox_graph *g, ox_node *n, rkind *k)
-{
-	int dt = ox_in(g, n, 0)->dtype, op = n->op;
-	k->dt = dt, k->op = op;
-	k->isf = ox_dtype_is_float(dt), k->sgn = ox_dtype_is_signed(dt);
-	k->T = ox_cg_ctype(dt), k->C = ox_cg_ntype(dt);
-	/* integer L2/LogSum/LogSumExp go through double, like numpy's */
-	k->viadbl = !k->isf && (op == OX_OP_ReduceL2 || op == OX_OP_ReduceLogSum ||
-	                        op == OX_OP_ReduceLogSumExp);
-	k->cdt = k->isf ? (dt == OX_F64 ? OX_F64 : OX_F32) : k->viadbl ? OX_F64 : dt;
-	k->ismax = op == OX_OP_ReduceMax, k->ismin = op == OX_OP_ReduceMin;
-	if (k->isf || k->viadbl) {
-		/* float sums accumulate in double: thousands of terms in float
-		 * drift past 1e-5 relative (numpy sums pairwise) */
-		int sumlike = !k->ismax && !k->ismin && op != OX_OP_ReduceProd;
-		k->A = k->isf && !sumlike ? k->C : "double";
-		k->init = ox_cg_lit(k->cdt, op == OX_OP_ReduceProd ? 1 : k->ismax ? -INFINITY :
-		                    k->ismin ? INFINITY : 0);
-	} else if (k->ismax || k->ismin) {
-		k->A = k->T;
-		k->init = int_limit(dt, k->ismax);
-		if (!k->init)
-			return ox_error(g, n, "input type %s is not supported", ox_dtype_name(dt));
-	} else {
-		k->A = "uint64_t";
-		k->init = op == OX_OP_ReduceProd ? "1u" : "0u";
-	}
-	k->V = k->isf ? k->C : k->viadbl ? "double" : k->T;
-	return 0;
-}
-
 /* "V v = element;" and, for the first pass of LogSumExp (max), the
  * running maximum m, else the accumulation into acc */
-static void reduce_step(ox_cg *cg, const rkind *k, int l, const char *load, int maxpass)
+static void reduce_step(ox_cg *cg, const ox_reduction *k, int l, const char *load, int maxpass)
 {
 	ox_cg_line(cg, l, "%s v = %s%s;", k->V, k->viadbl ? "(double)" : "", load);
-	if (maxpass) {
-		ox_cg_line(cg, l, "if (v > m || isnan(v))");
-		ox_cg_line(cg, l + 1, "m = v;");
+	const char *op = ox_red_assign(k);
+	if (maxpass || !op) {
+		int max = maxpass || k->comb == OX_RED_MAX;
+		ox_cg_line(cg, l, "if (%s)", ox_red_wins(cg, k->isf || maxpass, max, "v", maxpass ? "m" : "acc"));
+		ox_cg_line(cg, l + 1, "%s = v;", maxpass ? "m" : "acc");
 		return;
 	}
-	const char *U = "(uint64_t)v";
-	int isf = k->isf, cdt = k->cdt;
-	switch (k->op) {
-	case OX_OP_ReduceMax:
-	case OX_OP_ReduceMin:
-		ox_cg_line(cg, l, "if (v %s acc%s)", k->ismax ? ">" : "<", isf ? " || isnan(v)" : "");
-		ox_cg_line(cg, l + 1, "acc = v;");
-		break;
-	case OX_OP_ReduceProd:
-		ox_cg_line(cg, l, "acc *= %s;", isf ? "v" : U);
-		break;
-	case OX_OP_ReduceL1:
-		if (isf)
-			ox_cg_line(cg, l, "acc += %s(v);", mfn(cdt, "fabs"));
-		else if (k->sgn)
-			ox_cg_line(cg, l, "acc += v < 0 ? 0u - (uint64_t)v : (uint64_t)v;");
-		else
-			ox_cg_line(cg, l, "acc += v;");
-		break;
-	case OX_OP_ReduceL2:
-	case OX_OP_ReduceSumSquare:
-		ox_cg_line(cg, l, "acc += %s;", isf || k->viadbl ? "v * v" : "(uint64_t)v * (uint64_t)v");
-		break;
-	case OX_OP_ReduceLogSumExp:
-		ox_cg_line(cg, l, "acc += %s(v - m);", mfn(cdt, "exp"));
-		break;
-	default: /* Sum, Mean, LogSum */
-		ox_cg_line(cg, l, "acc += %s;", isf || k->viadbl ? "v" : U);
-		break;
-	}
+	ox_cg_line(cg, l, "acc %s %s;", op, ox_red_term(cg, k));
 }
 
 /* "out0[oidx] = result;" from acc (and m); count is the number of reduced
  * elements: a constant, or the C expression cnt of its run-time value */
-static void reduce_store(ox_cg *cg, const rkind *k, int lvl, const char *oidx, int64_t count, const char *cnt)
+static void reduce_store(ox_cg *cg, const ox_reduction *k, int lvl, const char *oidx, int64_t count, const char *cnt)
 {
-	char r[256];
-	int cdt = k->cdt;
-	switch (k->op) {
-	case OX_OP_ReduceMean:
-		if (cnt && k->isf)
-			ox_cg_snprintf(r, sizeof r, "acc / (double)%s", cnt); /* 0 / 0: NaN, an empty mean */
-		else if (cnt && k->sgn)
-			ox_cg_snprintf(r, sizeof r, "(int64_t)acc / %s", cnt);
-		else if (cnt)
-			ox_cg_snprintf(r, sizeof r, "acc / (uint64_t)%s", cnt);
-		else if (k->isf)
-			ox_cg_snprintf(r, sizeof r, count ? "acc / %s" : "%s", ox_cg_lit(cdt, count ? (double)count : NAN));
-		else if (k->sgn)
-			ox_cg_snprintf(r, sizeof r, "(int64_t)acc / %lld", (long long)count);
-		else
-			ox_cg_snprintf(r, sizeof r, "acc / %lluu", (unsigned long long)count);
-		break;
-	case OX_OP_ReduceL2: ox_cg_snprintf(r, sizeof r, "%s(acc)", mfn(cdt, "sqrt")); break;
-	case OX_OP_ReduceLogSum: ox_cg_snprintf(r, sizeof r, "%s(acc)", mfn(cdt, "log")); break;
-	case OX_OP_ReduceLogSumExp: ox_cg_snprintf(r, sizeof r, "m + %s(acc)", mfn(cdt, "log")); break;
-	default: ox_cg_snprintf(r, sizeof r, "acc"); break;
-	}
-	if (k->isf || k->ismax || k->ismin)
-		ox_cg_line(cg, lvl, "out0[%s] = %s;", or0(oidx), ox_cg_store(k->dt, r));
-	else /* from the uint64_t or double accumulator */
-		ox_cg_line(cg, lvl, "out0[%s] = (%s)(%s);", or0(oidx), k->T, r);
-}
-
-/* an integer mean of no elements is undefined: refused at compile time
- * when the count is a constant, else the node returns 2 when it is 0 */
-static int int_mean(const rkind *k)
-{
-	return k->op == OX_OP_ReduceMean && !k->isf && !k->viadbl;
+	ox_cg_line(cg, lvl, "out0[%s] = %s;", or0(oidx), ox_red_stored(cg, k, ox_red_result(cg, k, count, cnt)));
 }
 
 /* the next element of an odometer over nd axes, innermost (index 0) first:
@@ -285,7 +156,7 @@ static void odometer(ox_cg *cg, int lvl, const char *nd, const char *idx, const 
 
 /* one pass over the reduced elements of output o (x[off])
  * with reduce_step's body */
-static void rt_pass(ox_cg *cg, const rkind *k, int lvl, int rank, int maxpass)
+static void rt_pass(ox_cg *cg, const ox_reduction *k, int lvl, int rank, int maxpass)
 {
 	ox_cg_line(cg, lvl, "{");
 	ox_cg_line(cg, lvl + 1, "int64_t ri[%d] = {0}, off = 0;", rank);
@@ -302,7 +173,7 @@ static void rt_pass(ox_cg *cg, const rkind *k, int lvl, int rank, int maxpass)
  * or, with noop_with_empty_axes, none), compute the output's dims, then walk
  * the input with run-time extents and strides: the kept axes in order (the
  * output's), for each the reduced ones. */
-static int emit_reduce_rt(ox_cg *cg, ox_graph *g, ox_node *n, const rkind *k)
+static int emit_reduce_rt(ox_cg *cg, ox_graph *g, ox_node *n, const ox_reduction *k)
 {
 	const ox_value *x = ox_in(g, n, 0), *a = ox_in(g, n, 1), *y = ox_out(g, n, 0);
 	int rank = x->shape.rank, R = rank > 0 ? rank : 1;
@@ -363,7 +234,7 @@ static int emit_reduce_rt(ox_cg *cg, ox_graph *g, ox_node *n, const rkind *k)
 	ox_cg_line(cg, 3, "kn[nk] = xd[k], ks[nk++] = s, ny *= xd[k];");
 	ox_cg_line(cg, 2, "s *= xd[k];");
 	ox_cg_line(cg, 1, "}");
-	if (int_mean(k)) {
+	if (ox_red_int_mean(k)) {
 		ox_cg_line(cg, 1, "if (cnt == 0 && ny != 0)");
 		ox_cg_line(cg, 2, "return 2; /* the mean of no integers */");
 	}
@@ -389,8 +260,8 @@ static int emit_reduce_op(ox_cg *cg, ox_graph *g, ox_node *n)
 	const ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
 	int rank = x->shape.rank;
 	int mask[OX_MAX_RANK], rc = ox_reduce_axes(g, n, mask);
-	rkind k;
-	if (rc < 0 || reduce_kind(g, n, &k))
+	ox_reduction k;
+	if (rc < 0 || ox_reduction_of(g, n, &k))
 		return -1;
 	if (rc == 1)
 		return emit_reduce_rt(cg, g, n, &k);
@@ -427,9 +298,9 @@ static int emit_reduce_op(ox_cg *cg, ox_graph *g, ox_node *n)
 		last = mask[i];
 	}
 	/* count != 0: some element to reduce (or a run-time count) */
-	if (int_mean(&k) && count == 0)
+	if (ox_red_int_mean(&k) && count == 0)
 		return ox_error(g, n, "the mean of an empty set of integers is undefined");
-	if (int_mean(&k) && maybe0(g, count)) {
+	if (ox_red_int_mean(&k) && maybe0(g, count)) {
 		cg->fails_shape = 1;
 		ox_cg_line(cg, 1, "if (%s == 0)", ox_cg_dim(cg, count));
 		ox_cg_line(cg, 2, "return 2; /* the mean of no integers */");
@@ -484,19 +355,6 @@ static int emit_reduce_op(ox_cg *cg, ox_graph *g, ox_node *n)
 }
 
 /* ---------------- ArgMax / ArgMin ---------------- */
-
-/* the "take v over best" test: NaN wins (the first one, or the last one
- * with select_last_index), as numpy's argmax does */
-static void better(char *buf, size_t cap, int isf, int max, int last)
-{
-	const char *gt = max ? ">" : "<";
-	if (!isf)
-		ox_cg_snprintf(buf, cap, "v %s%s best", gt, last ? "=" : "");
-	else if (!last)
-		ox_cg_snprintf(buf, cap, "v %s best || (isnan(v) && !isnan(best))", gt);
-	else
-		ox_cg_snprintf(buf, cap, "isnan(v) || (!isnan(best) && v %s= best)", gt);
-}
 
 /* outer x len x inner: the index space of a one-axis kernel */
 typedef struct {
@@ -581,7 +439,7 @@ static int emit_arg(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_line(cg, lvl, "const %s *x = in0%s%s;", T, *base ? " + " : "", base);
 	ox_cg_line(cg, lvl, "%s best = %s;", C, ox_cg_load(dt, "x[0]"));
 	ox_cg_line(cg, lvl, "int64_t at = 0;");
-	better(cond, sizeof cond, ox_dtype_is_float(dt), n->op == OX_OP_ArgMax, last);
+	ox_cg_snprintf(cond, sizeof cond, "%s", ox_red_better(cg, ox_dtype_is_float(dt), n->op == OX_OP_ArgMax, last));
 	char e[96];
 	ox_cg_snprintf(e, sizeof e, "x[%s]", kidx(p.len, p.inner));
 	int l = open_loop(cg, lvl, "k", p.len, 1);
@@ -635,7 +493,7 @@ static int emit_softmax(ox_cg *cg, ox_graph *g, ox_node *n)
 		char cond[128], one[64], zero[64];
 		ox_cg_snprintf(one, sizeof one, "%s", ox_cg_store(dt, ox_cg_lit(dt, 1)));
 		ox_cg_snprintf(zero, sizeof zero, "%s", ox_cg_store(dt, ox_cg_lit(dt, 0)));
-		better(cond, sizeof cond, 1, 1, 0);
+		ox_cg_snprintf(cond, sizeof cond, "%s", ox_red_better(cg, 1, 1, 0));
 		ox_cg_line(cg, lvl, "%s best = %s;", C, ox_cg_load(dt, "x[0]"));
 		ox_cg_line(cg, lvl, "size_t at = 0;");
 		int l = open_loop(cg, lvl, "k", p.len, 1);
@@ -669,7 +527,7 @@ static int emit_softmax(ox_cg *cg, ox_graph *g, ox_node *n)
 	int keep = n->op == OX_OP_Softmax && dt != OX_F16 && dt != OX_BF16;
 	char xv[96], ev[160];
 	ox_cg_snprintf(xv, sizeof xv, "%s", ox_cg_load(dt, xe));
-	ox_cg_snprintf(ev, sizeof ev, "%s(%s - m)", mfn(cdt, "exp"), xv);
+	ox_cg_snprintf(ev, sizeof ev, "%s(%s - m)", ox_red_fn(cg, cdt, "exp"), xv);
 	l = open_loop(cg, lvl, "k", p.len, 0);
 	if (keep) {
 		ox_cg_line(cg, l, "%s e = %s;", C, ev);
@@ -681,7 +539,7 @@ static int emit_softmax(ox_cg *cg, ox_graph *g, ox_node *n)
 	close_loops(cg, l, lvl);
 	char r[256];
 	if (n->op == OX_OP_LogSoftmax) {
-		ox_cg_line(cg, lvl, "%s ls = %s(s);", C, mfn(cdt, "log"));
+		ox_cg_line(cg, lvl, "%s ls = %s(s);", C, ox_red_fn(cg, cdt, "log"));
 		ox_cg_snprintf(r, sizeof r, "%s", ox_cg_store(dt, "(v - m) - ls"));
 		l = open_loop(cg, lvl, "k", p.len, 0);
 		ox_cg_line(cg, l, "%s v = %s;", C, xv);
@@ -794,7 +652,7 @@ static int emit_layernorm(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_line(cg, l, "%s d = %s - mean;", S, xl);
 	ox_cg_line(cg, l, "sq += d * d;");
 	close_loops(cg, l, lvl);
-	ox_cg_line(cg, lvl, "%s inv = %s / %s(sq / %s + %s);", S, ox_cg_lit(stash, 1), mfn(stash, "sqrt"),
+	ox_cg_line(cg, lvl, "%s inv = %s / %s(sq / %s + %s);", S, ox_cg_lit(stash, 1), ox_red_fn(cg, stash, "sqrt"),
 	     flen(cg, stash, p.len), ox_cg_lit(stash, eps));
 	const char *oi = more1(p.outer) ? "i" : "0";
 	if (ox_out(g, n, 1))

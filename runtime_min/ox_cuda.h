@@ -127,9 +127,11 @@ __device__ inline bool ox_split_last(unsigned int *c, unsigned int S)
 #if defined(OX_CUDA_EMU)
 inline float ox_ldcg(const float *p) { return *p; }
 inline uint16_t ox_ldcg(const uint16_t *p) { return *p; }
+inline double ox_ldcg(const double *p) { return *p; }
 #else
 __device__ inline float ox_ldcg(const float *p) { return __ldcg(p); }
 __device__ inline uint16_t ox_ldcg(const uint16_t *p) { return __ldcg((const unsigned short *)p); }
+__device__ inline double ox_ldcg(const double *p) { return __ldcg(p); }
 #endif
 
 /* Tensor cores: x rounded to TF32 (10-bit mantissa, to nearest, ties

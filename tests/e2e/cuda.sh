@@ -965,6 +965,15 @@ if [ -f "$b" ]; then
 	[ "$st" = ok ] || fail=1
 fi
 
+# 21. Reduce* on the two targets, the same bits (codegen/reduction.h: one
+#    description of a reduction, so float sums and products accumulate in
+#    double on both): tests/e2e/reduce/agree.py, thirteen models over the
+#    CUDA kernel shapes (a thread per output, a warp per row, a row split
+#    over blocks, LogSumExp's two passes, run-time lengths) in f32, f16
+#    and bf16, each a kernel of its own, equal bit for bit to the C
+#    target's output and within 1e-6 (f32) of numpy's float64.
+"$PY" tests/e2e/reduce/agree.py "$ONNXCC" build/cuda_api/reduce || fail=1
+
 nv_one() {
 	local m=$1
 	d=$DIR/$m
