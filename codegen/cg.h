@@ -187,11 +187,13 @@ void ox_cg_check_cap(ox_cg *cg, ox_graph *g, ox_node *n, int k);
 /* a small number for key, the same for the same key all through one file
  * (names the kernels that differ by their epilogue) */
 int ox_cg_intern(ox_cg *cg, const char *key);
-/* Print a body (ox_epilogue, ir.h) as f32 vector statements at indent lvl:
- * in[j] is the C expression of body input j, out the variable that gets
- * the result (codegen/emit_vec.c). ox_cg_vbody_ok: can it render node f of
- * the body? */
-int ox_cg_vbody(ox_cg *cg, ox_buf *t, ox_graph *body, const char *const *in, const char *out, int lvl);
+/* Print a body (ox_epilogue, ir.h) as f32 vector statements at indent lvl
+ * (templates/vf.c's ox_vf_ functions), or with scalar the same as f32
+ * scalars (runtime_min/ox_cuda.h's ox_sf_, which mirror them name for
+ * name): in[j] is the expression of body input j, out the variable that
+ * gets the result (codegen/emit_vec.c). ox_cg_vbody_ok: can it render node
+ * f of the body? */
+int ox_cg_vbody(ox_cg *cg, ox_buf *t, ox_graph *body, const char *const *in, const char *out, int lvl, int scalar);
 int ox_cg_vbody_ok(const ox_graph *body, const ox_node *f);
 /* the f32 vector type of the target (templates/vf.c, OX_VW lanes) */
 void ox_cg_use_vf(ox_cg *cg);

@@ -18,19 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The epilogue as scalar statements: the body's vector rendering
- * (codegen/emit_vec.c) with the vector forms replaced by the scalar ones
- * of runtime_min/ox_cuda.h, which mirror them name for name. */
+/* The epilogue as scalar statements: the body's scalar rendering
+ * (codegen/emit_vec.c; the functions of runtime_min/ox_cuda.h, which
+ * mirror the vector ones name for name) */
 static int body(ox_cg *cg, ox_graph *b, const char *const *in, ox_buf *t, int lvl)
 {
-	ox_buf vb = {0};
-	if (ox_cg_vbody(cg, &vb, b, in, "v", lvl)) {
-		ox_buf_free(&vb);
-		return -1;
-	}
-	ox_cu_scalar(t, vb.s);
-	ox_buf_free(&vb);
-	return 0;
+	return ox_cg_vbody(cg, t, b, in, "v", lvl, 1);
 }
 
 /* The value is `v`; operand j of the body (input first + j - 1 of n) reads
@@ -432,23 +425,6 @@ void ox_cu_finish(ox_cg *cg, ox_graph *g, ox_node *n, const char *kname, ox_buf 
 		ox_cu_narrow(t);
 	ox_cg_helper(cg, kname, t->s);
 	ox_buf_free(t);
-}
-
-/* the body's vector rendering (codegen/emit_vec.c) as scalar statements:
- * ox_vf_ -> ox_sf_, the type ox_vf -> float (runtime_min/ox_cuda.h) */
-void ox_cu_scalar(ox_buf *t, const char *v)
-{
-	for (const char *p = v; p && *p;) {
-		if (!strncmp(p, "ox_vf_", 6)) {
-			ox_buf_puts(t, "ox_sf_");
-			p += 6;
-		} else if (!strncmp(p, "const ox_vf ", 12)) {
-			ox_buf_puts(t, "const float ");
-			p += 12;
-		} else {
-			ox_buf_printf(t, "%c", *p++);
-		}
-	}
 }
 
 /* Split-K: when the tiles are too few to fill the GPU (132 SMs, two
@@ -2827,7 +2803,7 @@ static int cu_fusedew(ox_cg *cg, ox_graph *g, ox_node *n)
 	}
 	ox_buf_puts(&params, "OX_T *__restrict__ y");
 	ox_buf vb = {0};
-	int rc = ox_cg_vbody(cg, &vb, b, (const char *const *)in, "const float v", V > 1 ? 2 : 1);
+	int rc = ox_cg_vbody(cg, &vb, b, (const char *const *)in, "const float v", V > 1 ? 2 : 1, 1);
 	for (int k = 0; k < n->nin; k++)
 		free(in[k]);
 	if (rc) {
@@ -2837,12 +2813,12 @@ static int cu_fusedew(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (V > 1) {
 		ox_buf_puts(&body, loads.s ? loads.s : "");
 		ox_buf_puts(&body, "\tOX_T yv[4];\n\tfor (int u = 0; u < 4; u++) {\n");
-		ox_cu_scalar(&body, vb.s);
+		ox_buf_puts(&body, vb.s);
 		ox_buf_puts(&body, "\t\tyv[u] = OX_ST(v);\n\t}\n");
 		store4(&body, g, n->out[0], "i * 4");
 		dims[r - 1] /= 4;
 	} else {
-		ox_cu_scalar(&body, vb.s);
+		ox_buf_puts(&body, vb.s);
 		ox_buf_puts(&body, "\ty[i] = OX_ST(v);\n");
 	}
 	char kname[200];

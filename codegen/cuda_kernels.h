@@ -31,8 +31,6 @@ void ox_cu_finish(ox_cg *cg, ox_graph *g, ox_node *n, const char *kname, ox_buf 
  * node's first output) renders for dt; computation is in f32 */
 int ox_cu_ftype(int dt);
 void ox_cu_typed(ox_buf *t, int dt);
-/* emit_vec.c's vector rendering as scalar statements (ox_vf_ -> ox_sf_) */
-void ox_cu_scalar(ox_buf *t, const char *v);
 /* a kernel of one thread per element of a constant index space of rank r:
  * `body` reads the multi-index i0..i<r-1> and the linear index i */
 void ox_cu_index_kernel(ox_buf *t, const char *kname, const char *params, const int64_t *dims, int r,

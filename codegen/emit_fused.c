@@ -177,14 +177,14 @@ int emit_fused(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_line(cg, lvl, "long j = j0;");
 	ox_cg_line(cg, lvl, "for (; j + %d <= j1; j += %d) {", b, b);
 	ox_buf t = {0};
-	ox_cg_vbody(cg, &t, body, inp, "const ox_vf v", lvl + 1);
+	ox_cg_vbody(cg, &t, body, inp, "const ox_vf v", lvl + 1, 0);
 	ox_cg_printf(cg, "%s", t.s);
 	ox_cg_line(cg, lvl + 1, "ox_vf_store(out0 + y0 + j, v);");
 	ox_cg_line(cg, lvl, "}");
 	ox_cg_line(cg, lvl, "if (j < j1) {");
 	t.len = 0;
 	t.s[0] = 0;
-	ox_cg_vbody(cg, &t, body, tinp, "const ox_vf v", lvl + 1);
+	ox_cg_vbody(cg, &t, body, tinp, "const ox_vf v", lvl + 1, 0);
 	ox_cg_printf(cg, "%s", t.s);
 	ox_cg_line(cg, lvl + 1, "ox_vf_store_n(out0 + y0 + j, v, (int)(j1 - j));");
 	ox_cg_line(cg, lvl, "}");

@@ -13,14 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* the scalar f32 literal of a constant body input, as "ox_vf_set1(...)" */
-static const char *lit(double v)
+/* the names of a rendering: its functions' prefix and its value type */
+typedef struct {
+	const char *fn, *type;
+} rendering;
+
+/* the f32 literal of a constant body input, as "ox_vf_set1(...)" */
+static const char *lit(ox_cg *cg, const rendering *R, double v)
 {
-	static char ring[8][64];
-	static int at;
-	at = (at + 1) % 8;
-	ox_cg_snprintf(ring[at], sizeof ring[at], "ox_vf_set1(%s)", ox_cg_lit(OX_F32, v));
-	return ring[at];
+	return ox_cg_text(cg, "%s_set1(%s)", R->fn, ox_cg_lit(OX_F32, v));
 }
 
 /* Pow's exponent when it is a constant of the body with a vector form, else 0 */
@@ -49,8 +50,10 @@ int ox_cg_vbody_ok(const ox_graph *b, const ox_node *f)
 	return 0;
 }
 
-int ox_cg_vbody(ox_cg *cg, ox_buf *t, ox_graph *b, const char *const *in, const char *out, int lvl)
+int ox_cg_vbody(ox_cg *cg, ox_buf *t, ox_graph *b, const char *const *in, const char *out, int lvl, int scalar)
 {
+	const rendering R = scalar ? (rendering){"ox_sf", "float"} : (rendering){"ox_vf", "ox_vf"};
+	const char *P = R.fn;
 	int nv = b->nvals;
 	char **name = calloc((size_t)nv + 1, sizeof *name);
 	for (int j = 0; j < b->ninputs; j++)
@@ -61,36 +64,44 @@ int ox_cg_vbody(ox_cg *cg, ox_buf *t, ox_graph *b, const char *const *in, const 
 		const char *a[3] = {NULL, NULL, NULL};
 		for (int k = 0; k < f->nin && k < 3; k++)
 			a[k] = f->in[k] >= 0 ? name[f->in[k]] : NULL;
-		char e[1024];
+		const char *un = NULL, *bin = NULL; /* a function of one operand, of two */
 		switch (f->op) {
-		case OX_OP_Relu: ox_cg_snprintf(e, sizeof e, "ox_vf_relu(%s)", a[0]); break;
-		case OX_OP_Sigmoid: ox_cg_snprintf(e, sizeof e, "ox_vf_sigmoid(%s)", a[0]); break;
-		case OX_OP_HardSwish: ox_cg_snprintf(e, sizeof e, "ox_vf_hardswish(%s)", a[0]); break;
-		case OX_OP_Tanh: ox_cg_snprintf(e, sizeof e, "ox_vf_tanh(%s)", a[0]); break;
-		case OX_OP_Erf: ox_cg_snprintf(e, sizeof e, "ox_vf_erf(%s)", a[0]); break;
-		case OX_OP_Exp: ox_cg_snprintf(e, sizeof e, "ox_vf_exp(%s)", a[0]); break;
-		case OX_OP_Neg: ox_cg_snprintf(e, sizeof e, "ox_vf_neg(%s)", a[0]); break;
-		case OX_OP_Abs: ox_cg_snprintf(e, sizeof e, "ox_vf_abs(%s)", a[0]); break;
-		case OX_OP_Sqrt: ox_cg_snprintf(e, sizeof e, "ox_vf_sqrt(%s)", a[0]); break;
-		case OX_OP_Add: ox_cg_snprintf(e, sizeof e, "ox_vf_add(%s, %s)", a[0], a[1]); break;
-		case OX_OP_Sub: ox_cg_snprintf(e, sizeof e, "ox_vf_sub(%s, %s)", a[0], a[1]); break;
-		case OX_OP_Mul: ox_cg_snprintf(e, sizeof e, "ox_vf_mul(%s, %s)", a[0], a[1]); break;
-		case OX_OP_Div: ox_cg_snprintf(e, sizeof e, "ox_vf_div(%s, %s)", a[0], a[1]); break;
-		case OX_OP_Reciprocal: ox_cg_snprintf(e, sizeof e, "ox_vf_div(ox_vf_set1(1.0f), %s)", a[0]); break;
+		case OX_OP_Relu: un = "relu"; break;
+		case OX_OP_Sigmoid: un = "sigmoid"; break;
+		case OX_OP_HardSwish: un = "hardswish"; break;
+		case OX_OP_Tanh: un = "tanh"; break;
+		case OX_OP_Erf: un = "erf"; break;
+		case OX_OP_Exp: un = "exp"; break;
+		case OX_OP_Neg: un = "neg"; break;
+		case OX_OP_Abs: un = "abs"; break;
+		case OX_OP_Sqrt: un = "sqrt"; break;
+		case OX_OP_Gelu: un = strcmp(ox_attr_str(f, "approximate", "none"), "tanh") ? "gelu" : "gelu_tanh"; break;
+		case OX_OP_Add: bin = "add"; break;
+		case OX_OP_Sub: bin = "sub"; break;
+		case OX_OP_Mul: bin = "mul"; break;
+		case OX_OP_Div: bin = "div"; break;
+		}
+		char e[1024];
+		if (un) {
+			ox_cg_snprintf(e, sizeof e, "%s_%s(%s)", P, un, a[0]);
+		} else if (bin) {
+			ox_cg_snprintf(e, sizeof e, "%s_%s(%s, %s)", P, bin, a[0], a[1]);
+		} else switch (f->op) {
+		case OX_OP_Reciprocal: ox_cg_snprintf(e, sizeof e, "%s_div(%s, %s)", P, lit(cg, &R, 1), a[0]); break;
 		case OX_OP_Pow: {
 			double p = pow_exponent(b, f);
 			if (p == 2)
-				ox_cg_snprintf(e, sizeof e, "ox_vf_mul(%s, %s)", a[0], a[0]);
+				ox_cg_snprintf(e, sizeof e, "%s_mul(%s, %s)", P, a[0], a[0]);
 			else if (p == 3)
-				ox_cg_snprintf(e, sizeof e, "ox_vf_mul(ox_vf_mul(%s, %s), %s)", a[0], a[0], a[0]);
+				ox_cg_snprintf(e, sizeof e, "%s_mul(%s_mul(%s, %s), %s)", P, P, a[0], a[0], a[0]);
 			else if (p == 1)
 				ox_cg_snprintf(e, sizeof e, "%s", a[0]);
 			else if (p == 0.5)
-				ox_cg_snprintf(e, sizeof e, "ox_vf_sqrt(%s)", a[0]);
+				ox_cg_snprintf(e, sizeof e, "%s_sqrt(%s)", P, a[0]);
 			else if (p == -1)
-				ox_cg_snprintf(e, sizeof e, "ox_vf_div(ox_vf_set1(1.0f), %s)", a[0]);
+				ox_cg_snprintf(e, sizeof e, "%s_div(%s, %s)", P, lit(cg, &R, 1), a[0]);
 			else if (p == -0.5)
-				ox_cg_snprintf(e, sizeof e, "ox_vf_div(ox_vf_set1(1.0f), ox_vf_sqrt(%s))", a[0]);
+				ox_cg_snprintf(e, sizeof e, "%s_div(%s, %s_sqrt(%s))", P, lit(cg, &R, 1), P, a[0]);
 			else {
 				rc = ox_error(cg->g, f, "Pow needs a constant exponent 2, 3, 1, 0.5, -1 or -0.5 here");
 				continue;
@@ -98,36 +109,29 @@ int ox_cg_vbody(ox_cg *cg, ox_buf *t, ox_graph *b, const char *const *in, const 
 			break;
 		}
 		case OX_OP_LeakyRelu:
-			ox_cg_snprintf(e, sizeof e, "ox_vf_select(ox_vf_lt(%s, ox_vf_zero()), ox_vf_mul(%s, %s), %s)", a[0], a[0],
-				 lit(ox_attr_float(f, "alpha", 0.01f)), a[0]);
+		case OX_OP_PRelu: {
+			const char *slope = f->op == OX_OP_PRelu ? a[1] : lit(cg, &R, ox_attr_float(f, "alpha", 0.01f));
+			ox_cg_snprintf(e, sizeof e, "%s_select(%s_lt(%s, %s_zero()), %s_mul(%s, %s), %s)", P, P, a[0], P, P, a[0],
+				       slope, a[0]);
 			break;
-		case OX_OP_PRelu:
-			ox_cg_snprintf(e, sizeof e, "ox_vf_select(ox_vf_lt(%s, ox_vf_zero()), ox_vf_mul(%s, %s), %s)", a[0], a[0],
-				 a[1], a[0]);
-			break;
+		}
 		case OX_OP_HardSigmoid:
-			ox_cg_snprintf(e, sizeof e, "ox_vf_hardsigmoid(%s, %s, ", a[0],
+			ox_cg_snprintf(e, sizeof e, "%s_hardsigmoid(%s, %s, ", P, a[0],
 				 ox_cg_lit(OX_F32, ox_attr_float(f, "alpha", 0.2f)));
 			ox_cg_snprintf(e + strlen(e), sizeof e - strlen(e), "%s)", ox_cg_lit(OX_F32, ox_attr_float(f, "beta", 0.5f)));
 			break;
-		case OX_OP_Gelu:
-			ox_cg_snprintf(e, sizeof e, "%s(%s)",
-				 strcmp(ox_attr_str(f, "approximate", "none"), "tanh") ? "ox_vf_gelu" : "ox_vf_gelu_tanh", a[0]);
-			break;
 		case OX_OP_Clip: {
 			const char *lo = a[1], *hi = a[2];
-			char l[64], h[64];
 			if (f->opset < 11) { /* the bounds are attributes */
-				ox_cg_snprintf(l, sizeof l, "%s", lit(ox_attr_float(f, "min", -3.402823466e+38f)));
-				ox_cg_snprintf(h, sizeof h, "%s", lit(ox_attr_float(f, "max", 3.402823466e+38f)));
-				lo = l, hi = h;
+				lo = lit(cg, &R, ox_attr_float(f, "min", -3.402823466e+38f));
+				hi = lit(cg, &R, ox_attr_float(f, "max", 3.402823466e+38f));
 			}
 			if (lo && hi)
-				ox_cg_snprintf(e, sizeof e, "ox_vf_clamp(%s, %s, %s)", a[0], lo, hi);
+				ox_cg_snprintf(e, sizeof e, "%s_clamp(%s, %s, %s)", P, a[0], lo, hi);
 			else if (lo)
-				ox_cg_snprintf(e, sizeof e, "ox_vf_max(%s, %s)", a[0], lo);
+				ox_cg_snprintf(e, sizeof e, "%s_max(%s, %s)", P, a[0], lo);
 			else if (hi)
-				ox_cg_snprintf(e, sizeof e, "ox_vf_min(%s, %s)", a[0], hi);
+				ox_cg_snprintf(e, sizeof e, "%s_min(%s, %s)", P, a[0], hi);
 			else
 				ox_cg_snprintf(e, sizeof e, "%s", a[0]);
 			break;
@@ -141,7 +145,7 @@ int ox_cg_vbody(ox_cg *cg, ox_buf *t, ox_graph *b, const char *const *in, const 
 		ox_cg_snprintf(name[o], 16, "v%d", i);
 		for (int l = 0; l < lvl; l++)
 			ox_buf_puts(t, "\t");
-		ox_buf_printf(t, "const ox_vf v%d = %s;\n", i, e);
+		ox_buf_printf(t, "const %s v%d = %s;\n", R.type, i, e);
 	}
 	if (!rc) {
 		for (int l = 0; l < lvl; l++)

@@ -114,7 +114,7 @@ static void tile_store(ox_cg *cg, ox_buf *t, const ox_epi *E, const ox_ukshape *
 			for (int j = 0; j <= E->n; j++)
 				inp[j] = in[j];
 			ox_buf_puts(t, "\t{\n");
-			ox_cg_vbody(cg, t, E->body, inp, "const ox_vf r", 2);
+			ox_cg_vbody(cg, t, E->body, inp, "const ox_vf r", 2, 0);
 			ox_buf_printf(t, "\t\tox_vf_store%s(%s, r%s);\n\t}\n", part ? "_n" : "", yp, st);
 		}
 }
