@@ -450,26 +450,17 @@ int64_t ox_cu_split_len(int64_t K, int S)
 	return ((K + S - 1) / S + 15) / 16 * 16;
 }
 
-/* a split kernel's head: the workspace ws and the counters ctr as the
- * parameters after its output y (the first "OX_T *__restrict__ y"); the
- * launch passes ox_cu_ws, ox_cu_ctr there. The kernel has `tiles` tiles
- * (cg->cu_ctr counters at least). */
-void ox_cu_ws_param(ox_cg *cg, ox_buf *t, int64_t tiles)
+/* a split kernel's parameters after its output y (a MatMulSplit's last
+ * output): the workspace ws and the counters ctr, where the launch passes
+ * ox_cu_ws, ox_cu_ctr; "" when not split (S 1). The kernel has `tiles`
+ * tiles (cg->cu_ctr counters at least). */
+const char *ox_cu_ws_params(ox_cg *cg, int S, int64_t tiles)
 {
-	/* after the output parameter y (a MatMulSplit's last, y0, y1, ...) */
-	const char *y = "OX_T *__restrict__ y";
-	char *yp = strstr(t->s, y), *next;
-	while ((next = strstr(yp + 1, y)))
-		yp = next;
-	yp += strlen(y);
-	while (isalnum((unsigned char)*yp))
-		yp++;
-	ox_buf u = {0};
-	ox_buf_printf(&u, "%.*s, float *__restrict__ ws, unsigned int *__restrict__ ctr%s", (int)(yp - t->s), t->s, yp);
-	ox_buf_free(t);
-	*t = u;
+	if (S < 2)
+		return "";
 	if (tiles > cg->cu_ctr)
 		cg->cu_ctr = tiles;
+	return ", float *__restrict__ ws, unsigned int *__restrict__ ctr";
 }
 
 /* a split kernel's middle, after the loop that wrote the block's part: the
@@ -609,9 +600,6 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 			      cg->fname, (long long)k[0], (long long)k[1], (long long)s[0], (long long)s[1], (long long)d[0],
 			      (long long)d[1], (long long)pads[0], (long long)pads[1], (long long)G, (long long)N, (long long)C,
 			      (long long)in[0], (long long)in[1], (long long)N, (long long)O, (long long)out[0], (long long)out[1]);
-	ox_buf_printf(&t, "__global__ void %s(const OX_T *__restrict__ x, const OX_T *__restrict__ w,\n"
-			  "\t\tconst OX_T *__restrict__ bias, OX_T *__restrict__ y%s)\n{\n",
-		      kname, params.s ? params.s : "");
 	char chan[64], full[64];
 	{
 		/* implicit GEMM per image and group: [Og x K] weights x [K x P] windows */
@@ -631,8 +619,10 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 		const int64_t KS = ox_cu_split_len(K, S);
 		if (S > 1 && S * Z * Og * P * 4 > cg->cu_ws)
 			cg->cu_ws = S * Z * Og * P * 4;
-		if (S > 1) /* the parts go to the workspace */
-			ox_cu_ws_param(cg, &t, tiles);
+		/* (split: the parts go to the workspace) */
+		ox_buf_printf(&t, "__global__ void %s(const OX_T *__restrict__ x, const OX_T *__restrict__ w,\n"
+				  "\t\tconst OX_T *__restrict__ bias, OX_T *__restrict__ y%s%s)\n{\n",
+			      kname, ox_cu_ws_params(cg, S, tiles), params.s ? params.s : "");
 		ox_buf_printf(&t, "\tconst long zz = blockIdx.z / %d, ks0 = blockIdx.z %% %d * %lldL;\n"
 				  "\tconst long ks1 = ks0 + %lld < %lld ? ks0 + %lld : %lld;\n"
 				  "\tconst long nb = zz / %lld, gi = zz %% %lld;\n"
@@ -861,8 +851,8 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 		ox_buf_puts(&outs, "out0");
 	}
 	ox_buf_printf(&t, "__global__ void %s(const OX_T *__restrict__ A, const OX_T *__restrict__ B,\n"
-			  "\t\tconst OX_T *__restrict__ bias, %s, long M, long K%s)\n{\n",
-		      kname, ys.s, params.s ? params.s : "");
+			  "\t\tconst OX_T *__restrict__ bias, %s%s, long M, long K%s)\n{\n",
+		      kname, ys.s, ox_cu_ws_params(cg, S, tiles), params.s ? params.s : "");
 	if (nb) {
 		ox_buf_puts(&t, "\tlong z = blockIdx.z, za = 0, zb = 0;\n");
 		for (int i = nb - 1; i >= 0; i--)
@@ -884,7 +874,6 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	if (S > 1) {
 		if (S * q->M * N * 4 > cg->cu_ws)
 			cg->cu_ws = S * q->M * N * 4;
-		ox_cu_ws_param(cg, &t, tiles);
 		ox_buf_printf(&t, "\tconst long NN = %lld, ks0 = blockIdx.z * %lldL, ks1 = ks0 + %lld < K ? ks0 + %lld : K;\n",
 			      (long long)N, (long long)KS, (long long)KS, (long long)KS);
 	} else {

@@ -103,9 +103,9 @@ void ox_cu_tile_ld(char *buf, size_t sz, int lvl, const char *dst, int v, const 
  * are too few to fill the GPU (the parts summed by the tile's last block) */
 int ox_cu_split_of(int64_t tiles, int64_t K);
 int64_t ox_cu_split_len(int64_t K, int S);
-/* a split kernel's head: the workspace `float *ws` and counters `ctr`
- * after its output y; the kernel has `tiles` tiles */
-void ox_cu_ws_param(ox_cg *cg, ox_buf *t, int64_t tiles);
+/* a kernel's parameters after its output y when split in S (S > 1): the
+ * workspace `float *ws` and counters `ctr`; the kernel has `tiles` tiles */
+const char *ox_cu_ws_params(ox_cg *cg, int S, int64_t tiles);
 /* after the loop that wrote the block's part: all blocks of a tile but
  * the last to arrive return */
 void ox_cu_split_arrive(ox_buf *t, int S);

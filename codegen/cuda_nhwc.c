@@ -166,15 +166,16 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_buf_printf(&t, "/* %s: Conv %lldx%lld, stride %lldx%lld, dilation %lldx%lld, pads %lld,%lld%s, NHWC: %s%s -> %s */\n",
 		      cg->fname, KH, KW, (long long)q.S[1], (long long)q.S[2], (long long)q.D[1], (long long)q.D[2],
 		      (long long)q.P[1], (long long)q.P[2], dws, xs, padded, ys);
-	ox_buf_printf(&t, "__global__ void %s(const OX_T *__restrict__ x, const OX_T *__restrict__ w,\n"
-			  "\t\tconst OX_T *__restrict__ bias, OX_T *__restrict__ y%s)\n{\n",
-		      kname, params.s ? params.s : "");
 	/* [P x K] x [K x O] per image */
 	const int T = ox_cu_tile_of(P, O, N);
 	const int64_t tiles = (P + T - 1) / T * ((O + T - 1) / T) * N;
 	int S = ox_cu_split_of(tiles, K);
 	if (S * N * P * O >= ((int64_t)1 << 30) || rtn)
 		S = 1;
+	/* (split: the parts go to the workspace) */
+	ox_buf_printf(&t, "__global__ void %s(const OX_T *__restrict__ x, const OX_T *__restrict__ w,\n"
+			  "\t\tconst OX_T *__restrict__ bias, OX_T *__restrict__ y%s%s)\n{\n",
+		      kname, ox_cu_ws_params(cg, S, tiles), params.s ? params.s : "");
 	const long long KS = (long long)ox_cu_split_len(K, S);
 	if (S > 1 && (int64_t)S * N * P * O * 4 > cg->cu_ws)
 		cg->cu_ws = (int64_t)S * N * P * O * 4;
@@ -226,8 +227,6 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 	}
 	ox_cg_snprintf(M_, sizeof M_, "%lld", P);
 	ox_cg_snprintf(N_, sizeof N_, "%lld", O);
-	if (S > 1) /* the parts go to the workspace */
-		ox_cu_ws_param(cg, &t, tiles);
 	ox_buf_printf(&t, "\tconst long nb = blockIdx.z / %d, ks0 = blockIdx.z %% %d * %lldL;\n"
 			  "\tconst long ks1 = ks0 + %lld < %lld ? ks0 + %lld : %lld;\n"
 			  "\tconst OX_T *xn = x + nb * %lld;\n",
