@@ -199,7 +199,7 @@ bad: all deps-python
 # every second of the optimizer's cases (tests/e2e/cases/opt: fusions,
 # layouts, NHWC on the GPU; all of them: make cuda-opt-cases) and the
 # run-time-shape models of `make dyn` (ranges, buckets, If, Loop) through
-# --cuda-emu (cnn_dynbatch with a kernel for every node: codegen/cuda_slice.c),
+# --cuda-emu (cnn_dynbatch with a kernel for every node),
 # rt_nn.py with the run-time programs on the CUDA target (the nn family's
 # run-time dims: Conv, pools, Gemm, MatMul at 1e-5, Resize the same bits as
 # the C target's static programs), the int8 models against the C target,

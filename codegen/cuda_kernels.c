@@ -293,15 +293,6 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
  * cudaMalloc's, or the caller's, checked by the run), or its offset in a
  * constant (each constant 64-byte aligned in the device weights); 1 for a
  * graph input's bytes (the caller's pointers) and inside control bodies. */
-static int align_cap = 64;
-
-int ox_cu_align_cap(int cap)
-{
-	int prev = align_cap;
-	align_cap = cap;
-	return prev;
-}
-
 int ox_cu_align(ox_graph *g, ox_id id)
 {
 	if (g->parent || id < 0)
@@ -309,7 +300,7 @@ int ox_cu_align(ox_graph *g, ox_id id)
 	int64_t off = g->vals[id].offset;
 	if (off < 0 && g->vals[ox_plan_storage(g, id, &off)].kind != OX_V_CONST)
 		return 1;
-	return ox_cu_pow2(off, align_cap);
+	return ox_cu_pow2(off, 64);
 }
 
 int ox_cu_pow2(int64_t b, int top)
@@ -3182,8 +3173,6 @@ int ox_cu_emit(ox_cg *cg, ox_graph *g, ox_node *n)
 	    n->op != OX_OP_Loop && n->op != OX_OP_Scan)
 		return 1;
 	int rc = dispatch(cg, g, n), blocked = reads_blocked(g, n);
-	if (rc > 0 && ox_node_rt(g, n)) /* a run-time dim: the kernel of a slice? */
-		rc = ox_cu_emit_sliced(cg, g, n, dispatch);
 	if (rc > 0 && blocked)
 		ox_die("codegen: '%s' (%s) reads or writes an NHWC value, but no CUDA kernel takes it (opt/layout.c)",
 		       n->name, n->optype);

@@ -93,9 +93,6 @@ int ox_cu_tile_threads(int BM, int BN, int kind, int64_t blocks);
 int ox_cu_align(ox_graph *g, ox_id id);
 /* the largest power of two up to top (itself one) that divides b */
 int ox_cu_pow2(int64_t b, int top);
-/* at most cap from now on (a power of two up to 64; codegen/cuda_slice.c's
- * slices move the pointers): the previous cap */
-int ox_cu_align_cap(int cap);
 /* statements at lvl tabs: dst[0..v-1] = element e and the v - 1 after it
  * (v 1 or 4: one ox_ld4) */
 void ox_cu_tile_ld(char *buf, size_t sz, int lvl, const char *dst, int v, const char *e);
@@ -151,10 +148,6 @@ int ox_cu_emit_window(ox_cg *cg, ox_graph *g, ox_node *n);
 /* codegen/cuda_nhwc.c: Conv, MaxPool, the global pools and Reorder on
  * NHWC values */
 int ox_cu_emit_nhwc(ox_cg *cg, ox_graph *g, ox_node *n);
-/* a node with one run-time leading dim: emit's kernel of one slice and a
- * host loop over the slices (codegen/cuda_slice.c); 1 when it does not
- * apply */
-int ox_cu_emit_sliced(ox_cg *cg, ox_graph *g, ox_node *n, int (*emit)(ox_cg *, ox_graph *, ox_node *));
 /* codegen/cuda_nn.c: ConvTranspose, Resize, AveragePool, GridSample */
 int ox_cu_emit_nn(ox_cg *cg, ox_graph *g, ox_node *n);
 /* codegen/cuda_index.c: ScatterND, ScatterElements, Scatter, TensorScatter,

@@ -1,7 +1,6 @@
 #!/usr/bin/python3
 """make_dynslice.py: the test model of the CUDA kernels' run-time dims
-(codegen/cuda_slice.c's slices, ox_cu_rt's parameters; tests/e2e/cuda.sh
-step 9), compiled with --dim N=1..4 --dim H=4..12 --dim W=4..12.
+(ox_cu_rt's parameters; tests/e2e/cuda.sh step 9), compiled with --dim N=1..4 --dim H=4..12 --dim W=4..12.
 
 Writes dynslice.onnx and dynslice_x.npy, dynslice_f.npy, dynslice_im.npy
 (N = 3, H = 7, W = 9) next to this script:
