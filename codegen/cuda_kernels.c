@@ -214,65 +214,60 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
 	tile_load(t, "b", nb, nt, 16 * gb, pos, cond, vb, et, zero, loadb);
 	/* the products of the chunk in the shared tiles (none before the first) */
 	ox_buf_puts(t, "\t\tif (kn > ks0) {\n\t\t\tconst auto Ap = As[cur ^ 1];\n\t\t\tconst auto Bp = Bs[cur ^ 1];\n");
-	ox_buf u = {0};
 	if (k16) {
 		/* one k16 step: lane l gives row l % 8 of matrix l / 8 to
 		 * ldmatrix; A's four matrices are its 16 x 16 (rows 0-7, 8-15 by
 		 * k 0-7, then k 8-15), B's are two columns j, j + 1 of 8 (k 0-7,
 		 * 8-15 each) */
-		ox_buf_printf(&u, "\t\t{\n"
-				 "\t\t\tunsigned a[%d][4], b[%d][2];\n"
-				 "\t\t\tconst int lr = lane %% 8 + (lane >> 3 & 1) * 8, lc = lane >> 4;\n"
-				 "\t\t\tOX_UNROLL\n\t\t\tfor (int i = 0; i < %d; i++)\n"
-				 "\t\t\t\tox_ldsm4(a[i], &Ap[wm * %d + i * 16 + lr][lc * 8]);\n"
-				 "\t\t\tOX_UNROLL\n\t\t\tfor (int j = 0; j < %d; j += 2) {\n"
-				 "\t\t\t\tunsigned q[4];\n"
-				 "\t\t\t\tox_ldsm4t(q, &Bp[lr][wn * %d + (j + lc) * 8]);\n"
-				 "\t\t\t\tb[j][0] = q[0], b[j][1] = q[1], b[j + 1][0] = q[2], b[j + 1][1] = q[3];\n"
-				 "\t\t\t}\n"
-				 "\t\t\tOX_UNROLL\n\t\t\tfor (int i = 0; i < %d; i++)\n"
-				 "\t\t\t\tOX_UNROLL\n\t\t\t\tfor (int j = 0; j < %d; j++)\n"
-				 "\t\t\t\t\t%s(&acc[(i * %d + j) * 4], a[i], b[j]);\n"
-				 "\t\t}\n",
+		ox_buf_printf(t, "\t\t\t{\n"
+				 "\t\t\t\tunsigned a[%d][4], b[%d][2];\n"
+				 "\t\t\t\tconst int lr = lane %% 8 + (lane >> 3 & 1) * 8, lc = lane >> 4;\n"
+				 "\t\t\t\tOX_UNROLL\n\t\t\t\tfor (int i = 0; i < %d; i++)\n"
+				 "\t\t\t\t\tox_ldsm4(a[i], &Ap[wm * %d + i * 16 + lr][lc * 8]);\n"
+				 "\t\t\t\tOX_UNROLL\n\t\t\t\tfor (int j = 0; j < %d; j += 2) {\n"
+				 "\t\t\t\t\tunsigned q[4];\n"
+				 "\t\t\t\t\tox_ldsm4t(q, &Bp[lr][wn * %d + (j + lc) * 8]);\n"
+				 "\t\t\t\t\tb[j][0] = q[0], b[j][1] = q[1], b[j + 1][0] = q[2], b[j + 1][1] = q[3];\n"
+				 "\t\t\t\t}\n"
+				 "\t\t\t\tOX_UNROLL\n\t\t\t\tfor (int i = 0; i < %d; i++)\n"
+				 "\t\t\t\t\tOX_UNROLL\n\t\t\t\t\tfor (int j = 0; j < %d; j++)\n"
+				 "\t\t\t\t\t\t%s(&acc[(i * %d + j) * 4], a[i], b[j]);\n"
+				 "\t\t\t}\n",
 			      MI, NI, MI, BM / 2, NI, BN / 2, MI, NI, kind == OX_CU_TILE_F16 ? "ox_mma_f16" : "ox_mma_bf16",
 			      NI);
 	} else if (mma) {
-		ox_buf_printf(&u, "\t\tOX_UNROLL\n\t\tfor (int kk = 0; kk < 16; kk += 8) {\n"
-				 "\t\t\tunsigned a[%d][4], b[%d][2];\n"
-				 "\t\t\tOX_UNROLL\n\t\t\tfor (int i = 0; i < %d; i++) {\n"
-				 "\t\t\t\tconst int r = wm * %d + i * 16 + g;\n"
-				 "\t\t\t\ta[i][0] = ox_tf32(Ap[kk + t4][r]), a[i][1] = ox_tf32(Ap[kk + t4][r + 8]);\n"
-				 "\t\t\t\ta[i][2] = ox_tf32(Ap[kk + t4 + 4][r]), a[i][3] = ox_tf32(Ap[kk + t4 + 4][r + 8]);\n"
-				 "\t\t\t}\n"
-				 "\t\t\tOX_UNROLL\n\t\t\tfor (int j = 0; j < %d; j++) {\n"
-				 "\t\t\t\tconst int c = wn * %d + j * 8 + g;\n"
-				 "\t\t\t\tb[j][0] = ox_tf32(Bp[kk + t4][c]), b[j][1] = ox_tf32(Bp[kk + t4 + 4][c]);\n"
-				 "\t\t\t}\n"
-				 "\t\t\tOX_UNROLL\n\t\t\tfor (int i = 0; i < %d; i++)\n"
-				 "\t\t\t\tOX_UNROLL\n\t\t\t\tfor (int j = 0; j < %d; j++)\n"
-				 "\t\t\t\t\tox_mma_tf32(&acc[(i * %d + j) * 4], a[i], b[j]);\n"
-				 "\t\t}\n",
+		ox_buf_printf(t, "\t\t\tOX_UNROLL\n\t\t\tfor (int kk = 0; kk < 16; kk += 8) {\n"
+				 "\t\t\t\tunsigned a[%d][4], b[%d][2];\n"
+				 "\t\t\t\tOX_UNROLL\n\t\t\t\tfor (int i = 0; i < %d; i++) {\n"
+				 "\t\t\t\t\tconst int r = wm * %d + i * 16 + g;\n"
+				 "\t\t\t\t\ta[i][0] = ox_tf32(Ap[kk + t4][r]), a[i][1] = ox_tf32(Ap[kk + t4][r + 8]);\n"
+				 "\t\t\t\t\ta[i][2] = ox_tf32(Ap[kk + t4 + 4][r]), a[i][3] = ox_tf32(Ap[kk + t4 + 4][r + 8]);\n"
+				 "\t\t\t\t}\n"
+				 "\t\t\t\tOX_UNROLL\n\t\t\t\tfor (int j = 0; j < %d; j++) {\n"
+				 "\t\t\t\t\tconst int c = wn * %d + j * 8 + g;\n"
+				 "\t\t\t\t\tb[j][0] = ox_tf32(Bp[kk + t4][c]), b[j][1] = ox_tf32(Bp[kk + t4 + 4][c]);\n"
+				 "\t\t\t\t}\n"
+				 "\t\t\t\tOX_UNROLL\n\t\t\t\tfor (int i = 0; i < %d; i++)\n"
+				 "\t\t\t\t\tOX_UNROLL\n\t\t\t\t\tfor (int j = 0; j < %d; j++)\n"
+				 "\t\t\t\t\t\tox_mma_tf32(&acc[(i * %d + j) * 4], a[i], b[j]);\n"
+				 "\t\t\t}\n",
 			      MI, NI, MI, BM / 2, NI, BN / 2, MI, NI, NI);
 	} else {
 		/* one 16-byte (R 4) or 8-byte (R 2) shared load each */
 		const char *vt = in ? (R == 4 ? "int4" : "int2") : (R == 4 ? "float4" : "float2");
 		const char *lanes = R == 4 ? "av.x, av.y, av.z, av.w}, b[4] = {bv.x, bv.y, bv.z, bv.w}"
 					   : "av.x, av.y}, b[2] = {bv.x, bv.y}";
-		ox_buf_printf(&u, "\t\tfor (int kk = 0; kk < 16; kk++) {\n"
-				  "\t\t\tconst %s av = *(const %s *)&Ap[kk][ty * %d], bv = *(const %s *)&Bp[kk][tx * %d];\n"
-				  "\t\t\tconst %s a[%d] = {%s;\n"
-				  "\t\t\tfor (int i = 0; i < %d; i++)\n\t\t\t\tfor (int j = 0; j < %d; j++)\n",
+		ox_buf_printf(t, "\t\t\tfor (int kk = 0; kk < 16; kk++) {\n"
+				  "\t\t\t\tconst %s av = *(const %s *)&Ap[kk][ty * %d], bv = *(const %s *)&Bp[kk][tx * %d];\n"
+				  "\t\t\t\tconst %s a[%d] = {%s;\n"
+				  "\t\t\t\tfor (int i = 0; i < %d; i++)\n\t\t\t\t\tfor (int j = 0; j < %d; j++)\n",
 			      vt, vt, R, vt, R, et, R, lanes, R, R);
 		if (in)
-			ox_buf_printf(&u, "\t\t\t\t\tacc[i * %d + j] += (unsigned)(a[i] * b[j]);\n\t\t}\n", R);
+			ox_buf_printf(t, "\t\t\t\t\t\tacc[i * %d + j] += (unsigned)(a[i] * b[j]);\n\t\t\t}\n", R);
 		else
-			ox_buf_printf(&u, "\t\t\t\t\tacc[i * %d + j] = fmaf(a[i], b[j], acc[i * %d + j]);\n\t\t}\n", R,
+			ox_buf_printf(t, "\t\t\t\t\t\tacc[i * %d + j] = fmaf(a[i], b[j], acc[i * %d + j]);\n\t\t\t}\n", R,
 				      R);
 	}
-	/* one level deeper, inside the "if" */
-	for (const char *c = u.s; c && *c; c++)
-		ox_buf_printf(t, "%s%c", c == u.s || c[-1] == '\n' ? "\t" : "", *c);
-	ox_buf_free(&u);
 	ox_buf_puts(t, "\t\t}\n\t\tif (kn >= ks1)\n\t\t\tbreak;\n");
 	char row[64], col[64]; /* (k16: A's rows along k) */
 	if (va > 1)
