@@ -43,6 +43,11 @@ struct ox_cg;
  * a ring that a later call overwrites */
 const char *ox_cg_text(struct ox_cg *cg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ox_buf_free(ox_buf *b);
+/* the text of templates/NAME.c or runtime_min/NAME as embedded (by its
+ * path, "templates/conv.c"); NULL when there is none */
+const char *ox_cg_template(const char *name);
+/* text with each key[i] replaced by val[i], appended to b */
+void ox_cg_substitute(ox_buf *b, const char *text, const char *const *key, const char *const *val, int nkeys);
 
 typedef struct ox_cg {
 	ox_graph *g;
@@ -96,6 +101,8 @@ typedef struct ox_cg {
 	ox_buf cu_hkernels;   /* these host functions (namespace ox_host) */
 	int64_t cu_hbytes;    /* the pinned staging the host nodes need */
 } ox_cg;
+/* the emitter's buffers and texts, freed */
+void ox_cg_free(ox_cg *cg);
 
 /* An elementwise map of codegen/emit_ew.c as a description: the index
  * space and the statements for one element, which read i0.. (and i when
