@@ -208,8 +208,10 @@ void ox_cu_host_state(ox_buf *c, const ox_cu_info *fi)
 			 "\tif (ox_s.st)\n\t\tcudaStreamDestroy(ox_s.st);\n"
 			 "\tmemset(&ox_s, 0, sizeof ox_s);\n}\n\n", P, fi->ninputs, fi->noutputs);
 	/* init: from the weights in the program or a checked blob */
-	ox_buf_printf(c, "static int ox_cu_init(const unsigned char *w)\n{\n"
-			 "\t%s_free();\n\tox_cu_err = cudaSuccess;\n"
+	ox_buf_printf(c, "static int ox_cu_init(const unsigned char *w)\n"
+			 "{\n"
+			 "\t%s_free();\n"
+			 "\tox_cu_err = cudaSuccess;\n"
 			 "\tsize_t a = %s_ARENA_SIZE > 0 ? %s_ARENA_SIZE : 1, ws = %s_WEIGHTS_SIZE > 0 ? %s_WEIGHTS_SIZE : 1;\n"
 			 "\tif (ox_cu_check(cudaStreamCreate(&ox_s.st)) || ox_cu_check(cudaMalloc((void **)&ox_s.A, a)) ||\n"
 			 "\t    ox_cu_check(cudaMalloc((void **)&ox_s.W, ws)) ||\n"
@@ -222,16 +224,27 @@ void ox_cu_host_state(ox_buf *c, const ox_cu_info *fi)
 			 "\t\tgoto fail;\n"
 			 "\tif (%s_WEIGHTS_SIZE > 0 && ox_cu_check(cudaMemcpy(ox_s.W, w, %s_WEIGHTS_SIZE, cudaMemcpyHostToDevice)))\n"
 			 "\t\tgoto fail;\n"
+			 "\tfor (int k = 0; k < %d; k++)\n",
+		      P, PU, PU, PU, PU, PU, PU, fi->ninputs);
+	ox_buf_printf(c, "\t\tif (ox_cu_check(cudaMalloc(&ox_s.in[k], %s_inputs[k].bytes ? %s_inputs[k].bytes : 1)))\n"
+			 "\t\t\tgoto fail;\n"
 			 "\tfor (int k = 0; k < %d; k++)\n"
-			 "\t\tif (ox_cu_check(cudaMalloc(&ox_s.in[k], %s_inputs[k].bytes ? %s_inputs[k].bytes : 1)))\n\t\t\tgoto fail;\n"
-			 "\tfor (int k = 0; k < %d; k++)\n"
-			 "\t\tif (ox_cu_check(cudaMalloc(&ox_s.out[k], %s_outputs[k].bytes ? %s_outputs[k].bytes : 1)))\n\t\t\tgoto fail;\n"
+			 "\t\tif (ox_cu_check(cudaMalloc(&ox_s.out[k], %s_outputs[k].bytes ? %s_outputs[k].bytes : 1)))\n"
+			 "\t\t\tgoto fail;\n"
 			 "\tmemset(ox_s.hd, 0, (OX_NS + OX_NX + 1) * sizeof(int64_t));\n"
 			 "\tOX_LAUNCH(ox_set_dev_w, 1, 1, 0, ox_s.st, ox_s.W);\n"
-			 "\tif (ox_cu_check(cudaGetLastError()) || ox_cu_check(cudaStreamSynchronize(ox_s.st)))\n\t\tgoto fail;\n"
-			 "\tox_s.ready = 1;\n\treturn 0;\nfail:;\n"
-			 "\tcudaError_t e = ox_cu_err;\n\t%s_free();\n\tox_cu_err = e;\n\treturn %s_ERR_CUDA;\n}\n\n",
-		      P, PU, PU, PU, PU, PU, PU, fi->ninputs, P, P, fi->noutputs, P, P, P, PU);
+			 "\tif (ox_cu_check(cudaGetLastError()) || ox_cu_check(cudaStreamSynchronize(ox_s.st)))\n"
+			 "\t\tgoto fail;\n"
+			 "\tox_s.ready = 1;\n"
+			 "\treturn 0;\n"
+			 "fail:;\n"
+			 "\tcudaError_t e = ox_cu_err;\n"
+			 "\t%s_free();\n"
+			 "\tox_cu_err = e;\n"
+			 "\treturn %s_ERR_CUDA;\n"
+			 "}\n"
+			 "\n",
+		      P, P, fi->noutputs, P, P, P, PU);
 	if (fi->external)
 		ox_buf_printf(c, "int %s_init(const void *blob, size_t size)\n{\n"
 				 "\tint rc = %s_check_blob(blob, size);\n"
@@ -385,24 +398,37 @@ void ox_cu_host_api(ox_buf *c, const ox_cu_info *fi)
 			 "\treturn rc ? rc : %s_sync(NULL);\n}\n\n",
 		      P, PU, P, PU, P);
 	/* profile: the same, each function between two events, no graph */
-	ox_buf_printf(c, "int %s_profile(const void *const *inputs, const int64_t *const *in_shapes, long n, double *ms)\n{\n"
+	ox_buf_printf(c, "int %s_profile(const void *const *inputs, const int64_t *const *in_shapes, long n, double *ms)\n"
+			 "{\n"
 			 "\tint rc = ox_upload(inputs, in_shapes), ne = 0;\n"
-			 "\tif (rc)\n\t\treturn rc;\n"
-			 "\tfor (int k = 0; k < %s_NUM_FUNCS; k++)\n\t\tms[k] = 0;\n"
+			 "\tif (rc)\n"
+			 "\t\treturn rc;\n"
+			 "\tfor (int k = 0; k < %s_NUM_FUNCS; k++)\n"
+			 "\t\tms[k] = 0;\n"
 			 "\tfor (; ne < 2 * %s_NUM_FUNCS; ne++)\n"
-			 "\t\tif (ox_cu_check(cudaEventCreate(&ox_prof_ev[ne]))) {\n\t\t\trc = %s_ERR_CUDA;\n\t\t\tbreak;\n\t\t}\n"
+			 "\t\tif (ox_cu_check(cudaEventCreate(&ox_prof_ev[ne]))) {\n"
+			 "\t\t\trc = %s_ERR_CUDA;\n"
+			 "\t\t\tbreak;\n"
+			 "\t\t}\n"
 			 "\tox_prof_on = 1;\n"
 			 "\tfor (long r = 0; r <= n && !rc; r++) {\n"
 			 "\t\tmemset(ox_prof_hit, 0, sizeof ox_prof_hit);\n"
 			 "\t\trc = %s_run_shaped_device(NULL, (const void *const *)ox_s.in, in_shapes, ox_s.out, NULL, ox_s.st);\n"
-			 "\t\tif (!rc && ox_cu_check(cudaStreamSynchronize(ox_s.st)))\n\t\t\trc = %s_ERR_CUDA;\n"
+			 "\t\tif (!rc && ox_cu_check(cudaStreamSynchronize(ox_s.st)))\n"
+			 "\t\t\trc = %s_ERR_CUDA;\n"
 			 "\t\tfor (int k = 0; k < %s_NUM_FUNCS && r > 0 && !rc; k++) {\n"
 			 "\t\t\tfloat t = 0;\n"
 			 "\t\t\tif (ox_prof_hit[k] && ox_cu_check(cudaEventElapsedTime(&t, ox_prof_ev[2 * k], ox_prof_ev[2 * k + 1])))\n"
 			 "\t\t\t\trc = %s_ERR_CUDA;\n"
-			 "\t\t\tms[k] += t;\n\t\t}\n\t}\n"
+			 "\t\t\tms[k] += t;\n"
+			 "\t\t}\n"
+			 "\t}\n"
 			 "\tox_prof_on = 0;\n"
-			 "\twhile (ne > 0)\n\t\tcudaEventDestroy(ox_prof_ev[--ne]);\n"
-			 "\treturn rc ? rc : %s_sync(NULL);\n}\n\n",
-		      P, PU, PU, PU, P, PU, PU, PU, P);
+			 "\twhile (ne > 0)\n"
+			 "\t\tcudaEventDestroy(ox_prof_ev[--ne]);\n",
+		      P, PU, PU, PU, P, PU, PU, PU);
+	ox_buf_printf(c, "\treturn rc ? rc : %s_sync(NULL);\n"
+			 "}\n"
+			 "\n",
+		      P);
 }

@@ -309,15 +309,18 @@ static int emit_nms(ox_cg *cg, ox_graph *g, ox_node *n)
 			  "\t\tconst %s *__restrict__ scores, const int64_t *__restrict__ mo, const float *__restrict__ thr,\n"
 			  "\t\tconst float *__restrict__ sthr, unsigned char *__restrict__ scr)\n{\n",
 		      f, T, T);
-	ox_buf_printf(&k, "\tif (*st)\n\t\treturn;\n"
+	ox_buf_printf(&k, "\tif (*st)\n"
+			  "\t\treturn;\n"
 			  "\tconst int p = blockIdx.x, tid = threadIdx.x;\n"
 			  "\tconst %s *s = scores + (long)p * %lldL;\n"
 			  "\tconst %s *bx = boxes + (long)(p / %lld) * %lldL;\n"
 			  "\tunsigned long long *key = (unsigned long long *)(void *)scr + (long)p * %lldL;\n"
-			  "\tint *kp = (int *)(void *)(scr + %lldL) + (long)p * %lldL;\n"
-			  "\tconst float iou = %s;\n\tconst int per = %s;\n"
+			  "\tint *kp = (int *)(void *)(scr + %lldL) + (long)p * %lldL;\n",
+		      T, (long long)N, T, (long long)C, (long long)(N * 4), (long long)np2, (long long)kofs,
+		      (long long)K);
+	ox_buf_printf(&k, "\tconst float iou = %s;\n"
+			  "\tconst int per = %s;\n"
 			  "\t(void)mo, (void)thr, (void)sthr;\n",
-		      T, (long long)N, T, (long long)C, (long long)(N * 4), (long long)np2, (long long)kofs, (long long)K,
 		      has_iou ? "thr[0]" : "0.0f", per);
 	ox_buf_puts(&k, "\t__shared__ int m, nk;\n\t__shared__ int cidx[256];\n\t__shared__ unsigned char gone[256];\n"
 			"\t__shared__ unsigned int mask[256][8];\n"
@@ -368,24 +371,34 @@ static int emit_nms(ox_cg *cg, ox_graph *g, ox_node *n)
 		      S, center, S, center, (long long)cofs);
 	/* the rows at their offsets, the count */
 	ox_buf_printf(&k, "__global__ void __launch_bounds__(256) %s_out(int *st, int64_t *dd, unsigned char *__restrict__ scr,\n"
-			  "\t\tint64_t *__restrict__ sel)\n{\n"
-			  "\tif (*st)\n\t\treturn;\n"
+			  "\t\tint64_t *__restrict__ sel)\n"
+			  "{\n"
+			  "\tif (*st)\n"
+			  "\t\treturn;\n"
 			  "\tconst int *kept = (const int *)(const void *)(scr + %lldL), *cnt = (const int *)(const void *)(scr + %lldL);\n"
 			  "\tint *off = (int *)(void *)(scr + %lldL);\n"
 			  "\tif (threadIdx.x == 0) {\n"
-			  "\t\tint run = 0;\n\t\tfor (int p = 0; p < %lld; p++)\n\t\t\toff[p] = run, run += cnt[p];\n"
-			  "\t\toff[%lld] = run;\n\t}\n\t__syncthreads();\n"
+			  "\t\tint run = 0;\n"
+			  "\t\tfor (int p = 0; p < %lld; p++)\n"
+			  "\t\t\toff[p] = run, run += cnt[p];\n"
+			  "\t\toff[%lld] = run;\n"
+			  "\t}\n"
+			  "\t__syncthreads();\n"
 			  "\tfor (int p = threadIdx.x; p < %lld; p += blockDim.x)\n"
 			  "\t\tfor (int r = 0; r < cnt[p] && off[p] + r < %lld; r++) {\n"
-			  "\t\t\tint64_t *o = sel + (long)(off[p] + r) * 3;\n"
-			  "\t\t\to[0] = p / %lld, o[1] = p %% %lld, o[2] = kept[(long)p * %lldL + r];\n"
-			  "\t\t}\n"
-			  "\tif (threadIdx.x == 0) {\n\t\tdd[%d] = off[%lld];\n"
-			  "\t\tif (off[%lld] > %lld)\n\t\t\tatomicCAS(st, 0, %s_ERR_SHAPE); /* more than the code was planned for */\n"
-			  "\t}\n}\n",
+			  "\t\t\tint64_t *o = sel + (long)(off[p] + r) * 3;\n",
 		      f, (long long)kofs, (long long)cofs, (long long)oofs, (long long)P, (long long)P, (long long)P,
-		      (long long)most, (long long)C, (long long)C, (long long)K, slot, (long long)P, (long long)P,
-		      (long long)most, cg->prefix_upper);
+		      (long long)most);
+	ox_buf_printf(&k, "\t\t\to[0] = p / %lld, o[1] = p %% %lld, o[2] = kept[(long)p * %lldL + r];\n"
+			  "\t\t}\n"
+			  "\tif (threadIdx.x == 0) {\n"
+			  "\t\tdd[%d] = off[%lld];\n"
+			  "\t\tif (off[%lld] > %lld)\n"
+			  "\t\t\tatomicCAS(st, 0, %s_ERR_SHAPE); /* more than the code was planned for */\n"
+			  "\t}\n"
+			  "}\n",
+		      (long long)C, (long long)C, (long long)K, slot, (long long)P, (long long)P, (long long)most,
+		      cg->prefix_upper);
 	char key[220];
 	ox_cg_snprintf(key, sizeof key, "%s_sel", f);
 	ox_cg_helper(cg, key, k.s);

@@ -90,12 +90,15 @@ static void tile_load(ox_buf *t, const char *name, int n, int nt, int groups, co
 	char few[32] = ""; /* fewer groups than passes of the threads */
 	if (n * nt > groups)
 		ox_cg_snprintf(few, sizeof few, "i < %d && ", groups);
-	ox_buf_printf(t, "\t\tOX_UNROLL\n\t\tfor (int j = 0; j < %d; j++) {\n"
+	ox_buf_printf(t, "\t\tOX_UNROLL\n"
+			 "\t\tfor (int j = 0; j < %d; j++) {\n"
 			 "\t\t\tconst int i = tid + j * %d;\n"
 			 "\t\t\tconst long %s;\n"
-			 "\t\t\t%s %s[%d] = {%s};\n"
-			 "\t\t\tif (%s%s) {\n%s\t\t\t}\n",
-		      n, nt, pos, et, name, v, zero, few, cond, load);
+			 "\t\t\t%s %s[%d] = {%s};\n",
+		      n, nt, pos, et, name, v, zero);
+	ox_buf_printf(t, "\t\t\tif (%s%s) {\n"
+			 "%s\t\t\t}\n",
+		      few, cond, load);
 	if (v > 1)
 		ox_buf_printf(t, "\t\t\tfor (int u = 0; u < %d; u++)\n\t\t\t\tr%s[j * %d + u] = %s[u];\n\t\t}\n", v, name,
 			      v, name);
@@ -222,36 +225,46 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
 		ox_buf_printf(t, "\t\t\t{\n"
 				 "\t\t\t\tunsigned a[%d][4], b[%d][2];\n"
 				 "\t\t\t\tconst int lr = lane %% 8 + (lane >> 3 & 1) * 8, lc = lane >> 4;\n"
-				 "\t\t\t\tOX_UNROLL\n\t\t\t\tfor (int i = 0; i < %d; i++)\n"
+				 "\t\t\t\tOX_UNROLL\n"
+				 "\t\t\t\tfor (int i = 0; i < %d; i++)\n"
 				 "\t\t\t\t\tox_ldsm4(a[i], &Ap[wm * %d + i * 16 + lr][lc * 8]);\n"
-				 "\t\t\t\tOX_UNROLL\n\t\t\t\tfor (int j = 0; j < %d; j += 2) {\n"
+				 "\t\t\t\tOX_UNROLL\n"
+				 "\t\t\t\tfor (int j = 0; j < %d; j += 2) {\n"
 				 "\t\t\t\t\tunsigned q[4];\n"
 				 "\t\t\t\t\tox_ldsm4t(q, &Bp[lr][wn * %d + (j + lc) * 8]);\n"
 				 "\t\t\t\t\tb[j][0] = q[0], b[j][1] = q[1], b[j + 1][0] = q[2], b[j + 1][1] = q[3];\n"
 				 "\t\t\t\t}\n"
-				 "\t\t\t\tOX_UNROLL\n\t\t\t\tfor (int i = 0; i < %d; i++)\n"
-				 "\t\t\t\t\tOX_UNROLL\n\t\t\t\t\tfor (int j = 0; j < %d; j++)\n"
-				 "\t\t\t\t\t\t%s(&acc[(i * %d + j) * 4], a[i], b[j]);\n"
+				 "\t\t\t\tOX_UNROLL\n"
+				 "\t\t\t\tfor (int i = 0; i < %d; i++)\n"
+				 "\t\t\t\t\tOX_UNROLL\n"
+				 "\t\t\t\t\tfor (int j = 0; j < %d; j++)\n",
+			      MI, NI, MI, BM / 2, NI, BN / 2, MI, NI);
+		ox_buf_printf(t, "\t\t\t\t\t\t%s(&acc[(i * %d + j) * 4], a[i], b[j]);\n"
 				 "\t\t\t}\n",
-			      MI, NI, MI, BM / 2, NI, BN / 2, MI, NI, kind == OX_CU_TILE_F16 ? "ox_mma_f16" : "ox_mma_bf16",
-			      NI);
+			      kind == OX_CU_TILE_F16 ? "ox_mma_f16" : "ox_mma_bf16", NI);
 	} else if (mma) {
-		ox_buf_printf(t, "\t\t\tOX_UNROLL\n\t\t\tfor (int kk = 0; kk < 16; kk += 8) {\n"
+		ox_buf_printf(t, "\t\t\tOX_UNROLL\n"
+				 "\t\t\tfor (int kk = 0; kk < 16; kk += 8) {\n"
 				 "\t\t\t\tunsigned a[%d][4], b[%d][2];\n"
-				 "\t\t\t\tOX_UNROLL\n\t\t\t\tfor (int i = 0; i < %d; i++) {\n"
+				 "\t\t\t\tOX_UNROLL\n"
+				 "\t\t\t\tfor (int i = 0; i < %d; i++) {\n"
 				 "\t\t\t\t\tconst int r = wm * %d + i * 16 + g;\n"
 				 "\t\t\t\t\ta[i][0] = ox_tf32(Ap[kk + t4][r]), a[i][1] = ox_tf32(Ap[kk + t4][r + 8]);\n"
 				 "\t\t\t\t\ta[i][2] = ox_tf32(Ap[kk + t4 + 4][r]), a[i][3] = ox_tf32(Ap[kk + t4 + 4][r + 8]);\n"
 				 "\t\t\t\t}\n"
-				 "\t\t\t\tOX_UNROLL\n\t\t\t\tfor (int j = 0; j < %d; j++) {\n"
+				 "\t\t\t\tOX_UNROLL\n"
+				 "\t\t\t\tfor (int j = 0; j < %d; j++) {\n"
 				 "\t\t\t\t\tconst int c = wn * %d + j * 8 + g;\n"
 				 "\t\t\t\t\tb[j][0] = ox_tf32(Bp[kk + t4][c]), b[j][1] = ox_tf32(Bp[kk + t4 + 4][c]);\n"
 				 "\t\t\t\t}\n"
-				 "\t\t\t\tOX_UNROLL\n\t\t\t\tfor (int i = 0; i < %d; i++)\n"
-				 "\t\t\t\t\tOX_UNROLL\n\t\t\t\t\tfor (int j = 0; j < %d; j++)\n"
-				 "\t\t\t\t\t\tox_mma_tf32(&acc[(i * %d + j) * 4], a[i], b[j]);\n"
+				 "\t\t\t\tOX_UNROLL\n"
+				 "\t\t\t\tfor (int i = 0; i < %d; i++)\n"
+				 "\t\t\t\t\tOX_UNROLL\n"
+				 "\t\t\t\t\tfor (int j = 0; j < %d; j++)\n",
+			      MI, NI, MI, BM / 2, NI, BN / 2, MI, NI);
+		ox_buf_printf(t, "\t\t\t\t\t\tox_mma_tf32(&acc[(i * %d + j) * 4], a[i], b[j]);\n"
 				 "\t\t\t}\n",
-			      MI, NI, MI, BM / 2, NI, BN / 2, MI, NI, NI);
+			      NI);
 	} else {
 		/* one 16-byte (R 4) or 8-byte (R 2) shared load each */
 		const char *vt = in ? (R == 4 ? "int4" : "int2") : (R == 4 ? "float4" : "float2");
@@ -259,9 +272,11 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
 					   : "av.x, av.y}, b[2] = {bv.x, bv.y}";
 		ox_buf_printf(t, "\t\t\tfor (int kk = 0; kk < 16; kk++) {\n"
 				  "\t\t\t\tconst %s av = *(const %s *)&Ap[kk][ty * %d], bv = *(const %s *)&Bp[kk][tx * %d];\n"
-				  "\t\t\t\tconst %s a[%d] = {%s;\n"
-				  "\t\t\t\tfor (int i = 0; i < %d; i++)\n\t\t\t\t\tfor (int j = 0; j < %d; j++)\n",
-			      vt, vt, R, vt, R, et, R, lanes, R, R);
+				  "\t\t\t\tconst %s a[%d] = {%s;\n",
+			      vt, vt, R, vt, R, et, R, lanes);
+		ox_buf_printf(t, "\t\t\t\tfor (int i = 0; i < %d; i++)\n"
+				  "\t\t\t\t\tfor (int j = 0; j < %d; j++)\n",
+			      R, R);
 		if (in)
 			ox_buf_printf(t, "\t\t\t\t\t\tacc[i * %d + j] += (unsigned)(a[i] * b[j]);\n\t\t\t}\n", R);
 		else
@@ -568,24 +583,33 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (rt) {
 		char xs[128], ys[128];
 		ox_shape_str(g, &x->shape, xs, sizeof xs), ox_shape_str(g, &y->shape, ys, sizeof ys);
-		ox_buf_printf(&t, "/* %s: Conv %lldx%lld, stride %lldx%lld, dilation %lldx%lld, pads %lld,%lld, group %lld: "
+		ox_buf_printf(&t, "/* %s: Conv %lldx%lld, stride %lldx%lld, dilation %lldx%lld, pads %lld,",
+			      cg->fname, (long long)k[0], (long long)k[1], (long long)s[0], (long long)s[1],
+			      (long long)d[0], (long long)d[1], (long long)pads[0]);
+		ox_buf_printf(&t, "%lld, group %lld: "
 				  "%s -> %s, run-time dims its parameters */\n",
-			      cg->fname, (long long)k[0], (long long)k[1], (long long)s[0], (long long)s[1], (long long)d[0],
-			      (long long)d[1], (long long)pads[0], (long long)pads[1], (long long)G, xs, ys);
-	} else if (q.nsp == 3)
-		ox_buf_printf(&t, "/* %s: Conv %lldx%lldx%lld, stride %lldx%lldx%lld, dilation %lldx%lldx%lld, pads %lld,%lld,%lld, "
-				  "group %lld: [%lld,%lld,%lld,%lld,%lld] -> [%lld,%lld,%lld,%lld,%lld] */\n",
-			      cg->fname, (long long)q.K[0], (long long)k[0], (long long)k[1], (long long)q.S[0], (long long)s[0],
-			      (long long)s[1], (long long)q.D[0], (long long)d[0], (long long)d[1], (long long)q.P[0],
-			      (long long)pads[0], (long long)pads[1], (long long)G, (long long)N, (long long)C, (long long)q.I[0],
-			      (long long)in[0], (long long)in[1], (long long)N, (long long)O, (long long)q.O[0], (long long)out[0],
-			      (long long)out[1]);
-	else
-		ox_buf_printf(&t, "/* %s: Conv %lldx%lld, stride %lldx%lld, dilation %lldx%lld, pads %lld,%lld, group %lld: "
-				  "[%lld,%lld,%lld,%lld] -> [%lld,%lld,%lld,%lld] */\n",
-			      cg->fname, (long long)k[0], (long long)k[1], (long long)s[0], (long long)s[1], (long long)d[0],
-			      (long long)d[1], (long long)pads[0], (long long)pads[1], (long long)G, (long long)N, (long long)C,
-			      (long long)in[0], (long long)in[1], (long long)N, (long long)O, (long long)out[0], (long long)out[1]);
+			      (long long)pads[1], (long long)G, xs, ys);
+	} else if (q.nsp == 3) {
+		ox_buf_printf(&t, "/* %s: Conv %lldx%lldx%lld, stride %lldx%lldx%lld, dilation %lldx",
+			      cg->fname, (long long)q.K[0], (long long)k[0], (long long)k[1], (long long)q.S[0],
+			      (long long)s[0], (long long)s[1], (long long)q.D[0]);
+		ox_buf_printf(&t, "%lldx%lld, pads %lld,%lld,%lld, ",
+			      (long long)d[0], (long long)d[1], (long long)q.P[0], (long long)pads[0], (long long)pads[1]);
+		ox_buf_printf(&t, "group %lld: [%lld,%lld,%lld,%lld,%lld] -> [%lld,%lld,",
+			      (long long)G, (long long)N, (long long)C, (long long)q.I[0], (long long)in[0],
+			      (long long)in[1], (long long)N, (long long)O);
+		ox_buf_printf(&t, "%lld,%lld,%lld] */\n",
+			      (long long)q.O[0], (long long)out[0], (long long)out[1]);
+	} else {
+		ox_buf_printf(&t, "/* %s: Conv %lldx%lld, stride %lldx%lld, dilation %lldx%lld, pads %lld,",
+			      cg->fname, (long long)k[0], (long long)k[1], (long long)s[0], (long long)s[1],
+			      (long long)d[0], (long long)d[1], (long long)pads[0]);
+		ox_buf_printf(&t, "%lld, group %lld: ",
+			      (long long)pads[1], (long long)G);
+		ox_buf_printf(&t, "[%lld,%lld,%lld,%lld] -> [%lld,%lld,%lld,%lld] */\n",
+			      (long long)N, (long long)C, (long long)in[0], (long long)in[1], (long long)N, (long long)O,
+			      (long long)out[0], (long long)out[1]);
+	}
 	char chan[64], full[64];
 	{
 		/* implicit GEMM per image and group: [Og x K] weights x [K x P] windows */
@@ -610,13 +634,12 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 				  "\t\tconst OX_T *__restrict__ bias, OX_T *__restrict__ y%s%s)\n{\n",
 			      kname, ox_cu_ws_params(cg, S, tiles), params.s ? params.s : "");
 		ox_buf_printf(&t, "\tconst long zz = blockIdx.z / %d, ks0 = blockIdx.z %% %d * %lldL;\n"
-				  "\tconst long ks1 = ks0 + %lld < %lld ? ks0 + %lld : %lld;\n"
-				  "\tconst long nb = zz / %lld, gi = zz %% %lld;\n"
+				  "\tconst long ks1 = ks0 + %lld < %lld ? ks0 + %lld : %lld;\n",
+			      S, S, (long long)KS, (long long)KS, (long long)K, (long long)KS, (long long)K);
+		ox_buf_printf(&t, "\tconst long nb = zz / %lld, gi = zz %% %lld;\n"
 				  "\tconst OX_T *xg = x + (nb * %lld + gi * %lld) * %s;\n"
 				  "\tconst OX_T *wg = w + gi * %lld;\n",
-			      S, S, (long long)KS, (long long)KS, (long long)K, (long long)KS, (long long)K,
-			      (long long)G, (long long)G, (long long)C, (long long)Cg, sIS,
-			      (long long)(Og * K));
+			      (long long)G, (long long)G, (long long)C, (long long)Cg, sIS, (long long)(Og * K));
 		ox_cu_tile geo;
 		ox_cu_tile_loop(&t, T, T, M_, N_, la, va, lb, 1, ox_cu_tile_kind(cg, y->dtype), tiles * S, &geo);
 		ox_buf_printf(&t, "\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++) {\n"
@@ -631,14 +654,16 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 				      (long long)Og, (long long)P);
 			ox_cu_split_arrive(&t, S);
 			/* the tile's sums of the parts, bias and epilogue */
-			ox_buf_printf(&t, "\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++) {\n"
+			ox_buf_printf(&t, "\tOX_UNROLL\n"
+					  "\tfor (int e = 0; e < %d; e++) {\n"
 					  "\t\tconst long m = m0 + %s, p = p0 + %s;\n"
-					  "\t\tif (m >= %lld || p >= %s)\n\t\t\tcontinue;\n"
-					  "\t\tconst long o = gi * %lld + m, yi = (nb * %lld + o) * %s + p;\n"
-					  "\t\tfloat v = %s;\n"
+					  "\t\tif (m >= %lld || p >= %s)\n"
+					  "\t\t\tcontinue;\n"
+					  "\t\tconst long o = gi * %lld + m, yi = (nb * %lld + o) * %s + p;\n",
+				      geo.ne, geo.row, geo.col, (long long)Og, sP, (long long)Og, (long long)O, sP);
+			ox_buf_printf(&t, "\t\tfloat v = %s;\n"
 					  "\t\tfor (int s = 0; s < %d; s++)\n"
 					  "\t\t\tv += ox_ldcg(&ws[((zz * %d + s) * %lld + m) * %lld + p]);\n",
-				      geo.ne, geo.row, geo.col, (long long)Og, sP, (long long)Og, (long long)O, sP,
 				      hasb ? "OX_LD(bias[o])" : "0.0f", S, S, (long long)Og, (long long)P);
 			if (ox_cu_epilogue(cg, g, n, &t, "o", "yi", 2))
 				goto fail;
@@ -670,9 +695,11 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 					ox_cg_snprintf(cond + strlen(cond), sizeof cond - strlen(cond), "%s%s > 0", cond[0] ? " && " : "",
 						 ox_cg_dim(cg, dN));
 				/* (no test when only the input's dims are the run's) */
-				ox_cg_printf(cg, "\t%s%s%sOX_LAUNCH(%s, dim3(%s, %lld, %s), %d, 0, ox_st, in0, in1, %s, out0%s);\n",
-					     cond[0] ? "if (" : "", cond, cond[0] ? ")\n\t\t" : "", kname, gx, (long long)((Og + T - 1) / T), z, geo.nt, hasb ? "in2" : "nullptr",
-					     args.s ? args.s : "");
+				ox_cg_printf(cg, "\t%s%s%sOX_LAUNCH(%s, dim3(%s, %lld, %s), %d, 0, ox_st, in0, in1, ",
+					     cond[0] ? "if (" : "", cond, cond[0] ? ")\n\t\t" : "", kname, gx,
+					     (long long)((Og + T - 1) / T), z, geo.nt);
+				ox_cg_printf(cg, "%s, out0%s);\n",
+					     hasb ? "in2" : "nullptr", args.s ? args.s : "");
 			} else
 				ox_cg_printf(cg, "\tOX_LAUNCH(%s, dim3(%lld, %lld, %lld), %d, 0, ox_st, in0, in1, %s, out0%s);\n",
 					     kname, (long long)((P + T - 1) / T), (long long)((Og + T - 1) / T), (long long)Z,
@@ -822,9 +849,11 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 		if ((S > 1 ? tiles : 0) + bands > cg->cu_ctr)
 			cg->cu_ctr = (S > 1 ? tiles : 0) + bands;
 	}
-	ox_buf_printf(&t, "/* %s: %s [%s x %s] x [%s x %s]%s%s%s%s */\n", cg->fname, n->optype, q->rt ? "(run-time)" : Ms,
-		      q->rt ? "" : Ks, q->rt ? "" : Ks, rtn ? "(run-time)" : Nt, q->transA ? ", A transposed" : "",
-		      transB ? ", B transposed" : "", ox_ir_epilogue(n) ? ", epilogue fused" : "",
+	ox_buf_printf(&t, "/* %s: %s [%s x %s] x [%s x %s]%s%s",
+		      cg->fname, n->optype, q->rt ? "(run-time)" : Ms, q->rt ? "" : Ks, q->rt ? "" : Ks,
+		      rtn ? "(run-time)" : Nt, q->transA ? ", A transposed" : "", transB ? ", B transposed" : "");
+	ox_buf_printf(&t, "%s%s */\n",
+		      ox_ir_epilogue(n) ? ", epilogue fused" : "",
 		      n->op == OX_OP_MatMulSplit ? ", its columns split into the outputs" : "");
 	/* the outputs: y, or a MatMulSplit's y0, y1, ... (outs: their arguments) */
 	if (n->op == OX_OP_MatMulSplit) {
@@ -934,9 +963,12 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	ox_cg_snprintf(bs, sizeof bs, "%s", bsz);
 	ox_cg_printf(cg, "\t{\n\t\tconst long M = %s, K = %s;\n", Ms, Ks);
 	if (S > 1) {
-		ox_cg_printf(cg, "\t\tOX_LAUNCH(%s, dim3(%lld, (unsigned)((M + %d) / %d), %d), %d, 0, ox_st, in0, in1, %s, %s, ox_cu_ws, ox_cu_ctr, M, K%s);\n\t}\n",
+		ox_cg_printf(cg, "\t\tOX_LAUNCH(%s, dim3(%lld, (unsigned)((M + %d) / %d), %d), %d, 0, ox_st, in0, in1, %s, %s, ox_cu_ws, ox_cu_ctr, M, ",
 			     kname, (long long)((N + T - 1) / T), T - 1, T, S, geo.nt, gemm && c ? "in2" : "nullptr",
-			     outs.s, args.s ? args.s : "");
+			     outs.s);
+		ox_cg_printf(cg, "K%s);\n"
+				 "\t}\n",
+			     args.s ? args.s : "");
 	} else {
 		/* (a run-time N: the grid's columns and a guard from the run's) */
 		char gx[160], guard[200] = "";
@@ -947,8 +979,12 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 		} else {
 			ox_cg_snprintf(gx, sizeof gx, "%lld", (long long)((N + T - 1) / T));
 		}
-		ox_cg_printf(cg, "\t\tif (M > 0%s)\n\t\t\tOX_LAUNCH(%s, dim3(%s, (unsigned)((M + %d) / %d), %s), %d, 0, ox_st, in0, in1, %s, %s, M, K%s);\n\t}\n",
-			     guard, kname, gx, T - 1, T, bs, geo.nt, gemm && c ? "in2" : "nullptr", outs.s,
+		ox_cg_printf(cg, "\t\tif (M > 0%s)\n",
+			     guard);
+		ox_cg_printf(cg, "\t\t\tOX_LAUNCH(%s, dim3(%s, (unsigned)((M + %d) / %d), %s), %d, 0, ox_st, in0, in1, %s, %s, M, ",
+			     kname, gx, T - 1, T, bs, geo.nt, gemm && c ? "in2" : "nullptr", outs.s);
+		ox_cg_printf(cg, "K%s);\n"
+				 "\t}\n",
 			     args.s ? args.s : "");
 	}
 	ox_cu_finish(cg, g, n, kname, &t);
@@ -975,14 +1011,17 @@ void ox_cu_taps(ox_buf *t, int lvl, const int64_t *K, const int64_t *S, const in
 {
 	const char *tb = "\t\t\t\t\t\t\t\t";
 	ox_buf_printf(t, "%.*sfor (int kh = 0; kh < %lld; kh++) {\n"
-			 "%.*sconst long ih = oh * %lld - %lld + kh * %lld;\n"
-			 "%.*sif (ih < 0 || ih >= %s)\n%.*scontinue;\n"
-			 "%.*sfor (int kw = 0; kw < %lld; kw++) {\n"
-			 "%.*sconst long iw = ow * %lld - %lld + kw * %lld;\n"
-			 "%.*sif (iw < 0 || iw >= %s)\n%.*scontinue;\n",
-		      lvl, tb, (long long)K[0], lvl + 1, tb, (long long)S[0], (long long)P[0], (long long)D[0], lvl + 1, tb,
-		      IH, lvl + 2, tb, lvl + 1, tb, (long long)K[1], lvl + 2, tb, (long long)S[1], (long long)P[1],
-		      (long long)D[1], lvl + 2, tb, IW, lvl + 3, tb);
+			 "%.*sconst long ih = oh * %lld - %lld + kh * %lld;\n",
+		      lvl, tb, (long long)K[0], lvl + 1, tb, (long long)S[0], (long long)P[0], (long long)D[0]);
+	ox_buf_printf(t, "%.*sif (ih < 0 || ih >= %s)\n"
+			 "%.*scontinue;\n"
+			 "%.*sfor (int kw = 0; kw < %lld; kw++) {\n",
+		      lvl + 1, tb, IH, lvl + 2, tb, lvl + 1, tb, (long long)K[1]);
+	ox_buf_printf(t, "%.*sconst long iw = ow * %lld - %lld + kw * %lld;\n"
+			 "%.*sif (iw < 0 || iw >= %s)\n",
+		      lvl + 2, tb, (long long)S[1], (long long)P[1], (long long)D[1], lvl + 2, tb, IW);
+	ox_buf_printf(t, "%.*scontinue;\n",
+		      lvl + 3, tb);
 }
 
 /* Depthwise Conv (1-D, 2-D) and MaxPool 2-D, NCHW or NHWC: a thread per
@@ -1040,12 +1079,17 @@ int ox_cu_emit_window(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cu_epi_params(g, n, &params, &args);
 	ox_cu_rt_params(cg, &R, &params, &args);
 	const int B = rt ? 256 : ox_cu_block_of(ox_dim_eval(g, dThr));
-	ox_buf_printf(&t, "/* %s: %s %lldx%lld, stride %lldx%lld, dilation %lldx%lld, pads %lld,%lld%s: %s -> %s */\n"
-			  "__global__ void __launch_bounds__(%d) %s(const OX_T *__restrict__ x, %sOX_T *__restrict__ y%s)\n{\n"
-			  "\tconst long %s = (long)blockIdx.x * %d + threadIdx.x;\n\tif (%s >= %s)\n\t\treturn;\n",
+	ox_buf_printf(&t, "/* %s: %s %lldx%lld, stride %lldx%lld, dilation %lldx%lld, pads ",
 		      cg->fname, conv ? "depthwise Conv" : "MaxPool", KH, KW, (long long)q.S[1], (long long)q.S[2],
-		      (long long)q.D[1], (long long)q.D[2], (long long)q.P[1], (long long)q.P[2], nhwc ? ", NHWC" : "", xs,
-		      ys, B, kname, conv ? "const OX_T *__restrict__ w, const OX_T *__restrict__ bias, " : "",
+		      (long long)q.D[1], (long long)q.D[2]);
+	ox_buf_printf(&t, "%lld,%lld%s: %s -> %s */\n",
+		      (long long)q.P[1], (long long)q.P[2], nhwc ? ", NHWC" : "", xs, ys);
+	ox_buf_printf(&t, "__global__ void __launch_bounds__(%d) %s(const OX_T *__restrict__ x, %sOX_T *__restrict__ y%s)\n"
+			  "{\n"
+			  "\tconst long %s = (long)blockIdx.x * %d + threadIdx.x;\n"
+			  "\tif (%s >= %s)\n"
+			  "\t\treturn;\n",
+		      B, kname, conv ? "const OX_T *__restrict__ w, const OX_T *__restrict__ bias, " : "",
 		      params.s ? params.s : "", V > 1 ? "i4" : "i", B, V > 1 ? "i4" : "i", tot);
 	/* the output's channel c and pixel p of image nb; xc: c's input plane,
 	 * tap (ih, iw) at xc[TAP]; the weights of c at tap (kh, kw) */
@@ -1154,16 +1198,28 @@ static int cu_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
 	}
 	ox_buf t = {0};
 	ox_buf_printf(&t, "/* %s: %s over %s */\n"
-			  "__global__ void __launch_bounds__(128) %s(const OX_T *__restrict__ x, OX_T *__restrict__ y%s)\n{\n"
-			  "\tconst long c = (long)blockIdx.x * 4 + threadIdx.x / 32;\n\tconst int lane = threadIdx.x %% 32;\n"
-			  "\tif (c >= %s)\n\t\treturn;\n"
-			  "\tconst OX_T *xc = x + c * %s;\n\tfloat a = %s;\n"
-			  "\tfor (long i = lane; i < %s; i += 32) {\n\t\tconst float v = OX_LD(xc[i]);\n\t\ta = %s;\n\t}\n"
-			  "\tfor (int o = 16; o > 0; o /= 2) {\n\t\tconst float b = __shfl_xor_sync(0xffffffffu, a, o);\n"
-			  "\t\ta = %s;\n\t}\n"
-			  "\tif (lane == 0)\n\t\ty[c] = OX_ST(%s);\n}\n\n",
-		      cg->fname, n->optype, desc, kname, params.s ? params.s : "", lim, P, ismax ? "-INFINITY" : "0.0f", P,
-		      ismax ? "v > a || v != v ? v : a" : "a + v", ismax ? "b > a || b != b ? b : a" : "a + b", res);
+			  "__global__ void __launch_bounds__(128) %s(const OX_T *__restrict__ x, OX_T *__restrict__ y%s)\n"
+			  "{\n"
+			  "\tconst long c = (long)blockIdx.x * 4 + threadIdx.x / 32;\n"
+			  "\tconst int lane = threadIdx.x %% 32;\n"
+			  "\tif (c >= %s)\n"
+			  "\t\treturn;\n"
+			  "\tconst OX_T *xc = x + c * %s;\n"
+			  "\tfloat a = %s;\n",
+		      cg->fname, n->optype, desc, kname, params.s ? params.s : "", lim, P, ismax ? "-INFINITY" : "0.0f");
+	ox_buf_printf(&t, "\tfor (long i = lane; i < %s; i += 32) {\n"
+			  "\t\tconst float v = OX_LD(xc[i]);\n"
+			  "\t\ta = %s;\n"
+			  "\t}\n"
+			  "\tfor (int o = 16; o > 0; o /= 2) {\n"
+			  "\t\tconst float b = __shfl_xor_sync(0xffffffffu, a, o);\n"
+			  "\t\ta = %s;\n"
+			  "\t}\n"
+			  "\tif (lane == 0)\n"
+			  "\t\ty[c] = OX_ST(%s);\n"
+			  "}\n"
+			  "\n",
+		      P, ismax ? "v > a || v != v ? v : a" : "a + v", ismax ? "b > a || b != b ? b : a" : "a + b", res);
 	if (!rt)
 		ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 128, 0, ox_st, in0, out0);\n", kname,
 			     (long long)((ox_dim_eval(g, dNC) + 3) / 4));
@@ -1213,28 +1269,37 @@ static void attention_tiled(ox_buf *t, const char *kname, long long G, long long
 			 S - 1, S);
 	}
 	ox_buf_printf(t, "__global__ void __launch_bounds__(128) %s(const OX_T *__restrict__ Q, const OX_T *__restrict__ K,\n"
-			 "\t\tconst OX_T *__restrict__ V, const %s *__restrict__ M, OX_T *__restrict__ Y, long SQ, long SKV%s%s)\n{\n"
-			 "\t__shared__ float qs[16][%lld], ks[32][%lld], vs[32][%lld], ps[16][33];\n"
-			 "\tconst long s0 = (long)blockIdx.x * 16, h = blockIdx.y, b = %s, hk = h / %lld;\n"
+			 "\t\tconst OX_T *__restrict__ V, const %s *__restrict__ M, OX_T *__restrict__ Y, long SQ, long SKV%s%s)\n"
+			 "{\n"
+			 "\t__shared__ float qs[16][%lld], ks[32][%lld], vs[32][%lld], ps[16][33];\n",
+		      kname, mt, np, split_params, Dk, Dk + 1, Dv);
+	ox_buf_printf(t, "\tconst long s0 = (long)blockIdx.x * 16, h = blockIdx.y, b = %s, hk = h / %lld;\n"
 			 "\t%s"
 			 "\tconst int tid = threadIdx.x, r = tid / 8, c = tid %% 8;\n"
 			 "\tfor (int i = tid; i < %lld; i += 128) {\n"
-			 "\t\tconst long s = s0 + i / %lld;\n"
-			 "\t\tqs[i / %lld][i %% %lld] = s < SQ ? OX_LD(Q[%s + i %% %lld]) : 0.0f;\n\t}\n"
+			 "\t\tconst long s = s0 + i / %lld;\n",
+		      bz, G, krange, 16 * Dk, Dk);
+	ox_buf_printf(t, "\t\tqs[i / %lld][i %% %lld] = s < SQ ? OX_LD(Q[%s + i %% %lld]) : 0.0f;\n"
+			 "\t}\n"
 			 "\t/* row r's running max and sum (the same in its 8 threads), its outputs */\n"
 			 "\tfloat mr = -INFINITY, lr = 0.0f, o[%lld];\n"
-			 "\tOX_UNROLL\n\tfor (int j = 0; j < %lld; j++)\n\t\to[j] = 0.0f;\n"
+			 "\tOX_UNROLL\n"
+			 "\tfor (int j = 0; j < %lld; j++)\n"
+			 "\t\to[j] = 0.0f;\n"
 			 "\tfor (long k0 = klo; k0 < khi; k0 += 32) {\n"
 			 "\t\t__syncthreads(); /* (the last tile's reads done) */\n"
 			 "\t\tfor (int i = tid; i < %lld; i += 128) {\n"
-			 "\t\t\tconst long k = k0 + i / %lld;\n"
-			 "\t\t\tks[i / %lld][i %% %lld] = k < SKV ? OX_LD(K[%s + i %% %lld]) : 0.0f;\n\t\t}\n"
+			 "\t\t\tconst long k = k0 + i / %lld;\n",
+		      Dk, Dk, qo, Dk, NC, NC, 32 * Dk, Dk);
+	ox_buf_printf(t, "\t\t\tks[i / %lld][i %% %lld] = k < SKV ? OX_LD(K[%s + i %% %lld]) : 0.0f;\n"
+			 "\t\t}\n"
 			 "\t\tfor (int i = tid; i < %lld; i += 128) {\n"
-			 "\t\t\tconst long k = k0 + i / %lld;\n"
-			 "\t\t\tvs[i / %lld][i %% %lld] = k < SKV ? OX_LD(V[%s + i %% %lld]) : 0.0f;\n\t\t}\n"
+			 "\t\t\tconst long k = k0 + i / %lld;\n",
+		      Dk, Dk, ko, Dk, 32 * Dv, Dv);
+	ox_buf_printf(t, "\t\t\tvs[i / %lld][i %% %lld] = k < SKV ? OX_LD(V[%s + i %% %lld]) : 0.0f;\n"
+			 "\t\t}\n"
 			 "\t\t__syncthreads();\n",
-		      kname, mt, np, split_params, Dk, Dk + 1, Dv, bz, G, krange, 16 * Dk, Dk, Dk, Dk, qo, Dk, NC, NC, 32 * Dk, Dk, Dk,
-		      Dk, ko, Dk, 32 * Dv, Dv, Dv, Dv, vo, Dv);
+		      Dv, Dv, vo, Dv);
 	ox_buf_printf(t, "\t\t/* the scores, a warp per row */\n"
 			 "\t\tfor (int e = tid; e < 512; e += 128) {\n"
 			 "\t\t\tconst int rr = e / 32, j = e %% 32;\n"
@@ -1267,22 +1332,34 @@ static void attention_tiled(ox_buf *t, const char *kname, long long G, long long
 			 "\t\t\t\t%so[u] = fmaf(p, vs[j][c + u * 8], o[u]);\n"
 			 "\t\t}\n\t}\n",
 		      NC, NC, guard);
-	if (S > 1) /* each part's row sums, maximum and outputs; the last to arrive adds them up in order */
+	if (S > 1) { /* each part's row sums, maximum and outputs; the last to arrive adds them up in order */
 		ox_buf_printf(t, "\tconst long tile = ((long)b * gridDim.y + h) * gridDim.x + blockIdx.x;\n"
 				 "\tfloat *wp = ws + ((tile * %d + sp) * 16 + r) * %lld;\n"
-				 "\tOX_UNROLL\n\tfor (int u = 0; u < %lld; u++)\n\t\twp[c + u * 8] = o[u];\n"
-				 "\tif (c == 0)\n\t\twp[%lld] = mr, wp[%lld] = lr;\n"
-				 "\tif (!ox_split_last(ctr + tile, %d))\n\t\treturn;\n"
+				 "\tOX_UNROLL\n"
+				 "\tfor (int u = 0; u < %lld; u++)\n"
+				 "\t\twp[c + u * 8] = o[u];\n"
+				 "\tif (c == 0)\n"
+				 "\t\twp[%lld] = mr, wp[%lld] = lr;\n"
+				 "\tif (!ox_split_last(ctr + tile, %d))\n"
+				 "\t\treturn;\n"
 				 "\tmr = -INFINITY, lr = 0.0f;\n"
-				 "\tfor (int p = 0; p < %d; p++)\n"
-				 "\t\tmr = fmaxf(mr, ox_ldcg(&ws[((tile * %d + p) * 16 + r) * %lld + %lld]));\n"
-				 "\tOX_UNROLL\n\tfor (int u = 0; u < %lld; u++)\n\t\to[u] = 0.0f;\n"
+				 "\tfor (int p = 0; p < %d; p++)\n",
+			      S, W, NC, W - 2, W - 1, S, S);
+		ox_buf_printf(t, "\t\tmr = fmaxf(mr, ox_ldcg(&ws[((tile * %d + p) * 16 + r) * %lld + %lld]));\n"
+				 "\tOX_UNROLL\n"
+				 "\tfor (int u = 0; u < %lld; u++)\n"
+				 "\t\to[u] = 0.0f;\n"
 				 "\tfor (int p = 0; p < %d; p++) {\n"
 				 "\t\tconst float *pp = ws + ((tile * %d + p) * 16 + r) * %lld, mp = ox_ldcg(&pp[%lld]);\n"
-				 "\t\tconst float w = mp == -INFINITY ? 0.0f : expf(mp - mr);\n"
-				 "\t\tlr += w * ox_ldcg(&pp[%lld]);\n"
-				 "\t\tOX_UNROLL\n\t\tfor (int u = 0; u < %lld; u++)\n\t\t\to[u] += w * ox_ldcg(&pp[c + u * 8]);\n\t}\n",
-			      S, W, NC, W - 2, W - 1, S, S, S, W, W - 2, NC, S, S, W, W - 2, W - 1, NC);
+				 "\t\tconst float w = mp == -INFINITY ? 0.0f : expf(mp - mr);\n",
+			      S, W, W - 2, NC, S, S, W, W - 2);
+		ox_buf_printf(t, "\t\tlr += w * ox_ldcg(&pp[%lld]);\n"
+				 "\t\tOX_UNROLL\n"
+				 "\t\tfor (int u = 0; u < %lld; u++)\n"
+				 "\t\t\to[u] += w * ox_ldcg(&pp[c + u * 8]);\n"
+				 "\t}\n",
+			      W - 1, NC);
+	}
 	ox_buf_printf(t, "\tconst long s = s0 + r;\n"
 			 "\tif (s >= SQ)\n\t\treturn;\n"
 			 "\tOX_UNROLL\n\tfor (int u = 0; u < %lld; u++)\n"
@@ -1515,9 +1592,11 @@ static int cu_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (q.dP)
 		ox_cg_snprintf(pastc, sizeof pastc, ", past %lld%s", (long long)ox_opt_top(g, q.dP),
 			 ox_dim_is_rt(g, q.dP) ? " at most" : "");
-	ox_buf_printf(&t, "/* %s: Attention B %lld, heads %lld/%lld, Sq %lld, Skv %lld%s, Dk %lld, Dv %lld, scale %g%s%s%s%s%s */\n",
-		      cg->fname, B, Hq, Hkv, Sq, Skv, pastc, Dk, Dv, q.scale, m ? ", a mask" : "", q.causal ? ", causal" : "",
-		      q.softcap > 0 ? ", softcap" : "", q.present ? ", present K/V" : "", tiled ? ", tiled" : "");
+	ox_buf_printf(&t, "/* %s: Attention B %lld, heads %lld/%lld, Sq %lld, Skv %lld%s, Dk %lld, Dv ",
+		      cg->fname, B, Hq, Hkv, Sq, Skv, pastc, Dk);
+	ox_buf_printf(&t, "%lld, scale %g%s%s%s%s%s */\n",
+		      Dv, q.scale, m ? ", a mask" : "", q.causal ? ", causal" : "", q.softcap > 0 ? ", softcap" : "",
+		      q.present ? ", present K/V" : "", tiled ? ", tiled" : "");
 	char sc[200];
 	ox_cg_snprintf(sc, sizeof sc, score, tiled ? "d0" : "a");
 	if (S > 1) {
@@ -1530,41 +1609,67 @@ static int cu_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (tiled)
 		attention_tiled(&t, kname, Hq / Hkv, Dk, Dv, sc, mask, mt, mask_s, tests[0],
 				np ? ", const int64_t *__restrict__ NP" : "", qo, ko, vo, yo, S);
-	else
+	else {
 		ox_buf_printf(&t, "__global__ void __launch_bounds__(128) %s(const OX_T *__restrict__ Q, const OX_T *__restrict__ K,\n"
-			  "\t\tconst OX_T *__restrict__ V, const %s *__restrict__ M, OX_T *__restrict__ Y, long SQ, long SKV%s)\n{\n"
+			  "\t\tconst OX_T *__restrict__ V, const %s *__restrict__ M, OX_T *__restrict__ Y, long SQ, long SKV%s)\n"
+			  "{\n"
 			  "\t__shared__ float qs[%lld], sc[%lld], red[4];\n"
 			  "\tconst long s = blockIdx.x, h = blockIdx.y, b = blockIdx.z, hk = h / %lld;\n"
 			  "\tconst int tid = threadIdx.x, lane = tid %% 32, wp = tid / 32;\n"
-			  "\tfor (int d = tid; d < %lld; d += 128)\n\t\tqs[d] = OX_LD(Q[%s + d]);\n"
+			  "\tfor (int d = tid; d < %lld; d += 128)\n"
+			  "\t\tqs[d] = OX_LD(Q[%s + d]);\n"
 			  "\t__syncthreads();\n"
 			  "\tfloat mx = -INFINITY;\n"
-			  "\tfor (int k = tid; k < SKV; k += 128) {\n"
-			  "\t\tconst OX_T *kr = K + %s;\n\t\tfloat a = 0.0f;\n"
-			  "\t\tfor (int d = 0; d < %lld; d++)\n\t\t\ta = fmaf(qs[d], OX_LD(kr[d]), a);\n"
-			  "\t\ta = %s%s;\n%s"
-			  "\t\tsc[k] = a;\n\t\tmx = fmaxf(mx, a);\n\t}\n"
-			  "\tfor (int o = 16; o > 0; o /= 2)\n\t\tmx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));\n"
-			  "\tif (lane == 0)\n\t\tred[wp] = mx;\n\t__syncthreads();\n"
-			  "\tmx = fmaxf(fmaxf(red[0], red[1]), fmaxf(red[2], red[3]));\n\t__syncthreads();\n"
+			  "\tfor (int k = tid; k < SKV; k += 128) {\n",
+		      kname, mt, np ? ", const int64_t *__restrict__ NP" : "", Dk, Skv, Hq / Hkv, Dk, qo);
+		ox_buf_printf(&t, "\t\tconst OX_T *kr = K + %s;\n"
+			  "\t\tfloat a = 0.0f;\n"
+			  "\t\tfor (int d = 0; d < %lld; d++)\n"
+			  "\t\t\ta = fmaf(qs[d], OX_LD(kr[d]), a);\n"
+			  "\t\ta = %s%s;\n"
+			  "%s"
+			  "\t\tsc[k] = a;\n"
+			  "\t\tmx = fmaxf(mx, a);\n"
+			  "\t}\n"
+			  "\tfor (int o = 16; o > 0; o /= 2)\n"
+			  "\t\tmx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));\n"
+			  "\tif (lane == 0)\n"
+			  "\t\tred[wp] = mx;\n"
+			  "\t__syncthreads();\n"
+			  "\tmx = fmaxf(fmaxf(red[0], red[1]), fmaxf(red[2], red[3]));\n"
+			  "\t__syncthreads();\n"
 			  "\tfloat sum = 0.0f;\n"
 			  "\tfor (int k = tid; k < SKV; k += 128) {\n"
-			  "\t\tconst float e = mx == -INFINITY ? 0.0f : expf(sc[k] - mx);\n\t\tsc[k] = e;\n\t\tsum += e;\n\t}\n"
-			  "\tfor (int o = 16; o > 0; o /= 2)\n\t\tsum += __shfl_xor_sync(0xffffffffu, sum, o);\n"
-			  "\tif (lane == 0)\n\t\tred[wp] = sum;\n\t__syncthreads();\n"
+			  "\t\tconst float e = mx == -INFINITY ? 0.0f : expf(sc[k] - mx);\n"
+			  "\t\tsc[k] = e;\n"
+			  "\t\tsum += e;\n"
+			  "\t}\n"
+			  "\tfor (int o = 16; o > 0; o /= 2)\n"
+			  "\t\tsum += __shfl_xor_sync(0xffffffffu, sum, o);\n"
+			  "\tif (lane == 0)\n"
+			  "\t\tred[wp] = sum;\n"
+			  "\t__syncthreads();\n"
 			  "\tsum = red[0] + red[1] + red[2] + red[3];\n"
-			  "\tfor (int d = tid; d < %lld; d += 128) {\n\t\tfloat a = 0.0f;\n"
-			  "\t\tfor (int k = 0; k < SKV; k++)\n\t\t\ta = fmaf(sc[k], OX_LD(V[%s + d]), a);\n"
-			  "\t\tY[%s + d] = OX_ST(a / sum);\n\t}\n}\n\n",
-		      kname, mt, np ? ", const int64_t *__restrict__ NP" : "", Dk, Skv, Hq / Hkv, Dk, qo, ko, Dk, sc, mask,
-		      tests[1], Dv, vo, yo);
+			  "\tfor (int d = tid; d < %lld; d += 128) {\n"
+			  "\t\tfloat a = 0.0f;\n"
+			  "\t\tfor (int k = 0; k < SKV; k++)\n"
+			  "\t\t\ta = fmaf(sc[k], OX_LD(V[%s + d]), a);\n"
+			  "\t\tY[%s + d] = OX_ST(a / sum);\n"
+			  "\t}\n"
+			  "}\n"
+			  "\n",
+		      ko, Dk, sc, mask, tests[1], Dv, vo, yo);
+	}
 	const char *dsq = ox_cg_dim(cg, q.dSq), *dskv = ox_cg_dim(cg, q.dSkv), *db = ox_cg_dim(cg, q.dB);
 	char rows[96]; /* (blocks of 16 query rows, or one each) */
 	ox_cg_snprintf(rows, sizeof rows, tiled ? "((%s) + 15) / 16" : "%s", dsq);
 	char gz[96];
 	ox_cg_snprintf(gz, sizeof gz, S > 1 ? "(unsigned)(%s) * %d" : "(unsigned)%s", db, S);
-	ox_cg_printf(cg, "\tif (%s > 0 && %s > 0)\n\t\tOX_LAUNCH(%s, dim3((unsigned)(%s), %lld, %s), 128, 0, ox_st, in0, %s, %s, out0, %s, %s%s%s);\n",
-		     dsq, db, kname, rows, Hq, gz, q.present ? "out1, out2" : "in1, in2", m ? "in3" : "nullptr", dsq, dskv,
+	ox_cg_printf(cg, "\tif (%s > 0 && %s > 0)\n",
+		     dsq, db);
+	ox_cg_printf(cg, "\t\tOX_LAUNCH(%s, dim3((unsigned)(%s), %lld, %s), 128, 0, ox_st, in0, %s, %s, out0, %s, %s",
+		     kname, rows, Hq, gz, q.present ? "out1, out2" : "in1, in2", m ? "in3" : "nullptr", dsq, dskv);
+	ox_cg_printf(cg, "%s%s);\n",
 		     np ? ", in6" : "", S > 1 ? ", ox_cu_ws, ox_cu_ctr" : "");
 	(void)B;
 	ox_cu_finish(cg, g, n, kname, &t);
@@ -1695,10 +1800,15 @@ static void warp_rows(ox_buf *t, ox_graph *g, const char *fname, const char *op,
 	if (!rtD)
 		ox_cg_snprintf(ds, sizeof ds, "%lld", (long long)D);
 	ox_buf_printf(t, "/* %s: %s of %s rows of %s, a warp each */\n"
-			 "__global__ void __launch_bounds__(128) %s(%s%s%s)\n{\n"
-			 "\tconst long row = (long)blockIdx.x * 4 + threadIdx.x / 32;\n\tconst int lane = threadIdx.x %% 32;\n"
-			 "\tif (row >= %s)\n\t\treturn;\n",
-		      fname, op, rs, ds, kname, params, rtD ? ", const long ox_len" : "", rt ? ", const long ox_rows" : "", lim);
+			 "__global__ void __launch_bounds__(128) %s(%s%s%s)\n"
+			 "{\n"
+			 "\tconst long row = (long)blockIdx.x * 4 + threadIdx.x / 32;\n"
+			 "\tconst int lane = threadIdx.x %% 32;\n",
+		      fname, op, rs, ds, kname, params, rtD ? ", const long ox_len" : "",
+		      rt ? ", const long ox_rows" : "");
+	ox_buf_printf(t, "\tif (row >= %s)\n"
+			 "\t\treturn;\n",
+		      lim);
 }
 
 /* warp_rows' launch, 4 rows a block, args its arguments before ox_len
@@ -1772,24 +1882,46 @@ static int cu_chan_norm(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cu_rt_params(NULL, &R, &rtp, NULL);
 	ox_buf_printf(&t, "/* %s: %s, %lld groups of %lld channels x %s values, a block each */\n"
 			  "__global__ void __launch_bounds__(256) %s(const OX_T *__restrict__ x, const OX_T *__restrict__ sc,\n"
-			  "\t\tconst OX_T *__restrict__ bi, OX_T *__restrict__ y%s)\n{\n"
+			  "\t\tconst OX_T *__restrict__ bi, OX_T *__restrict__ y%s)\n"
+			  "{\n"
 			  "\t__shared__ double red[256];\n"
-			  "\tconst long ng = blockIdx.x, n = %s;\n\tconst int tid = threadIdx.x;\n"
-			  "\tconst OX_T *p = x + ng * n;\n\tOX_T *q = y + ng * n;\n"
-			  "\tdouble s = 0;\n\tfor (long i = tid; i < n; i += 256)\n\t\ts += (double)OX_LD(p[i]);\n"
-			  "\tred[tid] = s;\n\t__syncthreads();\n"
-			  "\tfor (int o = 128; o > 0; o /= 2) {\n\t\tif (tid < o)\n\t\t\tred[tid] += red[tid + o];\n\t\t__syncthreads();\n\t}\n"
-			  "\tconst double mean = red[0] / (double)n;\n\t__syncthreads();\n"
-			  "\tdouble v = 0;\n\tfor (long i = tid; i < n; i += 256) {\n"
-			  "\t\tconst double d = (double)OX_LD(p[i]) - mean;\n\t\tv += d * d;\n\t}\n"
-			  "\tred[tid] = v;\n\t__syncthreads();\n"
-			  "\tfor (int o = 128; o > 0; o /= 2) {\n\t\tif (tid < o)\n\t\t\tred[tid] += red[tid + o];\n\t\t__syncthreads();\n\t}\n"
-			  "\tconst double inv = 1 / sqrt(red[0] / (double)n + %s);\n"
+			  "\tconst long ng = blockIdx.x, n = %s;\n"
+			  "\tconst int tid = threadIdx.x;\n"
+			  "\tconst OX_T *p = x + ng * n;\n"
+			  "\tOX_T *q = y + ng * n;\n"
+			  "\tdouble s = 0;\n"
+			  "\tfor (long i = tid; i < n; i += 256)\n"
+			  "\t\ts += (double)OX_LD(p[i]);\n"
+			  "\tred[tid] = s;\n"
+			  "\t__syncthreads();\n"
+			  "\tfor (int o = 128; o > 0; o /= 2) {\n"
+			  "\t\tif (tid < o)\n"
+			  "\t\t\tred[tid] += red[tid + o];\n"
+			  "\t\t__syncthreads();\n"
+			  "\t}\n"
+			  "\tconst double mean = red[0] / (double)n;\n"
+			  "\t__syncthreads();\n"
+			  "\tdouble v = 0;\n"
+			  "\tfor (long i = tid; i < n; i += 256) {\n"
+			  "\t\tconst double d = (double)OX_LD(p[i]) - mean;\n"
+			  "\t\tv += d * d;\n"
+			  "\t}\n"
+			  "\tred[tid] = v;\n"
+			  "\t__syncthreads();\n"
+			  "\tfor (int o = 128; o > 0; o /= 2) {\n"
+			  "\t\tif (tid < o)\n"
+			  "\t\t\tred[tid] += red[tid + o];\n"
+			  "\t\t__syncthreads();\n"
+			  "\t}\n",
+		      cg->fname, n->optype, (long long)G, (long long)cpg, SP, kname, rtp.s ? rtp.s : "", GS);
+	ox_buf_printf(&t, "\tconst double inv = 1 / sqrt(red[0] / (double)n + %s);\n"
 			  "\tfor (long i = tid; i < n; i += 256) {\n"
 			  "\t\tconst long k = %s;\n"
 			  "\t\tconst double a = (double)OX_LD(sc[k]) * inv, b = (double)OX_LD(bi[k]) - mean * a;\n"
-			  "\t\tq[i] = OX_ST((float)(a * (double)OX_LD(p[i]) + b));\n\t}\n}\n\n",
-		      cg->fname, n->optype, (long long)G, (long long)cpg, SP, kname, rtp.s ? rtp.s : "", GS,
+			  "\t\tq[i] = OX_ST((float)(a * (double)OX_LD(p[i]) + b));\n"
+			  "\t}\n"
+			  "}\n"
+			  "\n",
 		      ox_cg_lit(OX_F64, ox_attr_float(n, "epsilon", 1e-5f)), kidx);
 	ox_buf_free(&rtp);
 	ox_buf a = {0};
@@ -1818,18 +1950,29 @@ static void norm_row(ox_buf *t, const char *ind, const char *lane, const char *s
 	const long long d = (long long)D;
 	if (rms)
 		ox_buf_printf(t, "%sconst float mean = 0.0f;\n", ind);
-	else
-		ox_buf_printf(t, "%sfloat s = 0.0f;\n%sfor (long i = %s; i < %lld; i += 32)\n%s\ts += %s;\n"
-				 "%sfor (int o = 16; o > 0; o /= 2)\n%s\ts += __shfl_xor_sync(0xffffffffu, s, o);\n"
-				 "%sconst float mean = s / %lld.0f;\n",
-			      ind, ind, lane, d, ind, xi, ind, ind, ind, d);
-	ox_buf_printf(t, "%sfloat q = 0.0f;\n%sfor (long i = %s; i < %lld; i += 32) {\n%s\tconst float d = %s - mean;\n"
-			 "%s\tq += d * d;\n%s}\n"
-			 "%sfor (int o = 16; o > 0; o /= 2)\n%s\tq += __shfl_xor_sync(0xffffffffu, q, o);\n"
+	else {
+		ox_buf_printf(t, "%sfloat s = 0.0f;\n"
+				 "%sfor (long i = %s; i < %lld; i += 32)\n"
+				 "%s\ts += %s;\n"
+				 "%sfor (int o = 16; o > 0; o /= 2)\n"
+				 "%s\ts += __shfl_xor_sync(0xffffffffu, s, o);\n",
+			      ind, ind, lane, d, ind, xi, ind, ind);
+		ox_buf_printf(t, "%sconst float mean = s / %lld.0f;\n",
+			      ind, d);
+	}
+	ox_buf_printf(t, "%sfloat q = 0.0f;\n"
+			 "%sfor (long i = %s; i < %lld; i += 32) {\n"
+			 "%s\tconst float d = %s - mean;\n"
+			 "%s\tq += d * d;\n"
+			 "%s}\n",
+		      ind, ind, lane, d, ind, xi, ind, ind);
+	ox_buf_printf(t, "%sfor (int o = 16; o > 0; o /= 2)\n"
+			 "%s\tq += __shfl_xor_sync(0xffffffffu, q, o);\n"
 			 "%sconst float inv = 1.0f / sqrtf(q / %lld.0f + %s);\n"
-			 "%sfor (long i = %s; i < %lld; i += 32)\n%s\tyr[i] = OX_ST((%s - mean) * inv * OX_LD(%s[i])%s);\n",
-		      ind, ind, lane, d, ind, xi, ind, ind, ind, ind, ind, d, ox_cg_lit(OX_F32, eps), ind, lane, d, ind, xi,
-		      sc, bi);
+			 "%sfor (long i = %s; i < %lld; i += 32)\n",
+		      ind, ind, ind, d, ox_cg_lit(OX_F32, eps), ind, lane, d);
+	ox_buf_printf(t, "%s\tyr[i] = OX_ST((%s - mean) * inv * OX_LD(%s[i])%s);\n",
+		      ind, xi, sc, bi);
 }
 
 /* A kernel of node n normalizing `rows` rows of D, a warp each (norm_row);
@@ -2169,11 +2312,17 @@ static int cu_pad(ox_cg *cg, ox_graph *g, ox_node *n)
 			ox_buf_printf(&body, "\tc%d = c%d < 0 ? 0 : c%d >= %s ? %s : c%d;\n", k, k, k, b[1], b[4], k);
 		else if (q->kind == OX_PLAN_WRAP)
 			ox_buf_printf(&body, "\tc%d = (c%d %% %s + %s) %% %s;\n", k, k, b[1], b[1], b[1]);
-		else if (q->kind == OX_PLAN_REFLECT)
-			ox_buf_printf(&body, "\tif (%s > 1) {\n\t\tc%d = (c%d %% %s + %s) %% %s; /* reflect */\n"
-					     "\t\tif (c%d >= %s)\n\t\t\tc%d = %s - c%d;\n\t} else {\n\t\tc%d = 0;\n\t}\n",
-				      b[1], k, k, b[5], b[5], b[5], k, b[1], k, b[5], k, k);
-		else if (cmode)
+		else if (q->kind == OX_PLAN_REFLECT) {
+			ox_buf_printf(&body, "\tif (%s > 1) {\n"
+					     "\t\tc%d = (c%d %% %s + %s) %% %s; /* reflect */\n"
+					     "\t\tif (c%d >= %s)\n",
+				      b[1], k, k, b[5], b[5], b[5], k, b[1]);
+			ox_buf_printf(&body, "\t\t\tc%d = %s - c%d;\n"
+					     "\t} else {\n"
+					     "\t\tc%d = 0;\n"
+					     "\t}\n",
+				      k, b[5], k, k);
+		} else if (cmode)
 			ox_buf_printf(&oob, "%s(unsigned long)c%d >= (unsigned long)%s", oob.len ? " || " : "", k, b[1]);
 		ox_buf_printf(&src, "%s(c%d + %s) * %s", src.len ? " + " : "", k, b[2], b[3]);
 	}
@@ -2372,8 +2521,12 @@ void ox_cu_index_check(ox_cg *cg, ox_buf *b, int lvl, const char *var, const cha
 	ox_cg_fails(cg, OX_CG_FAIL_INDEX);
 	ox_buf_printf(b, "%.*sint64_t %s = (int64_t)%s;\n", lvl, tabs, var, src);
 	ox_buf_printf(b, "%.*sif (%s < 0)\n%.*s%s += %s;\n", lvl, tabs, var, lvl + 1, tabs, var, D);
-	ox_buf_printf(b, "%.*sif ((uint64_t)%s >= (uint64_t)%s) {\n%.*satomicCAS(st, 0, %s_ERR_INDEX);\n%.*sreturn;\n%.*s}\n",
-		      lvl, tabs, var, D, lvl + 1, tabs, cg->prefix_upper, lvl + 1, tabs, lvl, tabs);
+	ox_buf_printf(b, "%.*sif ((uint64_t)%s >= (uint64_t)%s) {\n"
+			 "%.*satomicCAS(st, 0, %s_ERR_INDEX);\n",
+		      lvl, tabs, var, D, lvl + 1, tabs, cg->prefix_upper);
+	ox_buf_printf(b, "%.*sreturn;\n"
+			 "%.*s}\n",
+		      lvl + 1, tabs, lvl, tabs);
 }
 
 int ox_cu_plain_num(int dt)
@@ -2766,9 +2919,12 @@ static int cu_fusedew(ox_cg *cg, ox_graph *g, ox_node *n)
 			const char *ct = ox_cg_ctype(x->dtype);
 			if (ox_cu_align(g, n->in[k]) >= 4 * (int)ox_dtype_size(x->dtype))
 				ox_buf_printf(&loads, "\t%s xv%d[4];\n\tox_ld4(&x%d[%s], xv%d);\n", ct, k, k, off.s, k);
-			else
-				ox_buf_printf(&loads, "\tconst %s xv%d[4] = {x%d[%s], x%d[%s + 1], x%d[%s + 2], x%d[%s + 3]};\n",
-					      ct, k, k, off.s, k, off.s, k, off.s, k, off.s);
+			else {
+				ox_buf_printf(&loads, "\tconst %s xv%d[4] = {x%d[%s], x%d[%s + 1], x%d[%s + 2], ",
+					      ct, k, k, off.s, k, off.s, k, off.s);
+				ox_buf_printf(&loads, "x%d[%s + 3]};\n",
+					      k, off.s);
+			}
 			ox_cg_snprintf(e, sizeof e, "xv%d[u]", k);
 		} else {
 			ox_cg_snprintf(e, sizeof e, "x%d[%s]", k, off.s);
@@ -3016,16 +3172,27 @@ static int cu_arg(ox_cg *cg, ox_graph *g, ox_node *n)
 	const char *T = ox_cg_ctype(dt), *C = ox_cg_ntype(dt);
 	ox_buf body = {0};
 	/* (the stride named once: a load expression may repeat its argument) */
-	ox_buf_printf(&body, "\tconst long inner_ = %s;\n\tconst %s *xr = x + i0 * %s + i1;\n\t%s best = %s;\n\tint64_t at = 0;\n"
-			     "\tfor (long k = 1; k < %s; k++) {\n\t\tconst %s v = %s;\n"
-			     "\t\tif (%s) {\n\t\t\tbest = v;\n\t\t\tat = k;\n\t\t}\n\t}\n\ty[i] = at;\n",
-		      sd.in, T, sd.din, C, ox_cg_load(dt, "xr[0]"), sd.d, C, ox_cg_load(dt, "xr[k * inner_]"), cond);
+	ox_buf_printf(&body, "\tconst long inner_ = %s;\n"
+			     "\tconst %s *xr = x + i0 * %s + i1;\n"
+			     "\t%s best = %s;\n"
+			     "\tint64_t at = 0;\n"
+			     "\tfor (long k = 1; k < %s; k++) {\n"
+			     "\t\tconst %s v = %s;\n",
+		      sd.in, T, sd.din, C, ox_cg_load(dt, "xr[0]"), sd.d, C, ox_cg_load(dt, "xr[k * inner_]"));
+	ox_buf_printf(&body, "\t\tif (%s) {\n"
+			     "\t\t\tbest = v;\n"
+			     "\t\t\tat = k;\n"
+			     "\t\t}\n"
+			     "\t}\n"
+			     "\ty[i] = at;\n",
+		      cond);
 	char params[160];
 	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ x, int64_t *__restrict__ y", T);
 	ox_buf t = {0};
-	ox_buf_printf(&t, "/* %s: %s along axis %d (%lld of [%lld, %lld, %lld]%s)%s, a thread per output */\n", cg->fname,
-		      n->optype, ax, (long long)ox_opt_top(g, D), (long long)ox_opt_top(g, outer),
-		      (long long)ox_opt_top(g, D), (long long)ox_opt_top(g, inner), R.n ? ", at most" : "",
+	ox_buf_printf(&t, "/* %s: %s along axis %d (%lld of [%lld, %lld, %lld]%s)",
+		      cg->fname, n->optype, ax, (long long)ox_opt_top(g, D), (long long)ox_opt_top(g, outer),
+		      (long long)ox_opt_top(g, D), (long long)ox_opt_top(g, inner), R.n ? ", at most" : "");
+	ox_buf_printf(&t, "%s, a thread per output */\n",
 		      last ? ", the last index on ties" : "");
 	return strided_kernel(cg, g, n, &R, outer, inner, params, &t, &body, 0);
 }

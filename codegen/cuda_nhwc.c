@@ -163,9 +163,11 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_snprintf(dws, sizeof dws, " of a depthwise %lldx%lld, stride %lldx%lld, dilation %lldx%lld, pads %lld,%lld, computed as loaded",
 			 (long long)dwa->ints[3], (long long)dwa->ints[4], (long long)dwa->ints[5], (long long)dwa->ints[6],
 			 (long long)dwa->ints[7], (long long)dwa->ints[8], (long long)dwa->ints[9], (long long)dwa->ints[10]);
-	ox_buf_printf(&t, "/* %s: Conv %lldx%lld, stride %lldx%lld, dilation %lldx%lld, pads %lld,%lld%s, NHWC: %s%s -> %s */\n",
+	ox_buf_printf(&t, "/* %s: Conv %lldx%lld, stride %lldx%lld, dilation %lldx%lld, pads %lld,",
 		      cg->fname, KH, KW, (long long)q.S[1], (long long)q.S[2], (long long)q.D[1], (long long)q.D[2],
-		      (long long)q.P[1], (long long)q.P[2], dws, xs, padded, ys);
+		      (long long)q.P[1]);
+	ox_buf_printf(&t, "%lld%s, NHWC: %s%s -> %s */\n",
+		      (long long)q.P[2], dws, xs, padded, ys);
 	/* [P x K] x [K x O] per image */
 	const int T = ox_cu_tile_of(P, O, N);
 	const int64_t tiles = (P + T - 1) / T * ((O + T - 1) / T) * N;
@@ -242,14 +244,17 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_buf_printf(&t, "\t\tws[((long)blockIdx.z * %lld + m) * %lld + p] = acc[e];\n\t}\n", P, O);
 		ox_cu_split_arrive(&t, S);
 		/* the tile's sums of the parts, bias and epilogue */
-		ox_buf_printf(&t, "\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++) {\n"
+		ox_buf_printf(&t, "\tOX_UNROLL\n"
+				  "\tfor (int e = 0; e < %d; e++) {\n"
 				  "\t\tconst long m = m0 + %s, p = p0 + %s;\n"
-				  "\t\tif (m >= %lld || p >= %lld)\n\t\t\tcontinue;\n"
+				  "\t\tif (m >= %lld || p >= %lld)\n"
+				  "\t\t\tcontinue;\n"
 				  "\t\tconst long yi = (nb * %lld + m) * %lld + p;\n"
-				  "\t\tfloat v = %s;\n"
-				  "\t\tfor (int s = 0; s < %d; s++)\n"
+				  "\t\tfloat v = %s;\n",
+			      geo.ne, geo.row, geo.col, P, O, P, O, hasb ? "OX_LD(bias[p])" : "0.0f");
+		ox_buf_printf(&t, "\t\tfor (int s = 0; s < %d; s++)\n"
 				  "\t\t\tv += ox_ldcg(&ws[((nb * %d + s) * %lld + m) * %lld + p]);\n",
-			      geo.ne, geo.row, geo.col, P, O, P, O, hasb ? "OX_LD(bias[p])" : "0.0f", S, S, P, O);
+			      S, S, P, O);
 		if (ox_cu_epilogue(cg, g, n, &t, "p", "yi", 2))
 			goto fail;
 		ox_buf_puts(&t, "\t\ty[yi] = OX_ST(v);\n\t}\n}\n\n");
@@ -310,19 +315,28 @@ static int emit_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
 	char xs[128];
 	ox_shape_str(g, &x->shape, xs, sizeof xs);
 	ox_buf_printf(&t, "/* %s: %s, NHWC: %s, blocks of 32 channels by 8 rows of pixels, %d part%s */\n"
-			  "__global__ void __launch_bounds__(256) %s(const OX_T *__restrict__ x, OX_T *__restrict__ y%s)\n{\n"
+			  "__global__ void __launch_bounds__(256) %s(const OX_T *__restrict__ x, OX_T *__restrict__ y%s)\n"
+			  "{\n"
 			  "\t__shared__ float part[8][32];\n"
 			  "\tconst int tid = threadIdx.x, cx = tid %% 32, ry = tid / 32;\n"
-			  "\tconst long c = (long)blockIdx.x * 32 + cx, nb = blockIdx.z, p0 = (long)blockIdx.y * %lld;\n"
-			  "\tconst long p1 = p0 + %lld < %lld ? p0 + %lld : %lld;\n"
+			  "\tconst long c = (long)blockIdx.x * 32 + cx, nb = blockIdx.z, p0 = (long)blockIdx.y * %lld;\n",
+		      cg->fname, n->optype, xs, S, S > 1 ? "s of the pixels" : "", kname,
+		      S > 1 ? ", float *__restrict__ ws, unsigned int *__restrict__ ctr" : "", CH);
+	ox_buf_printf(&t, "\tconst long p1 = p0 + %lld < %lld ? p0 + %lld : %lld;\n"
 			  "\tfloat a = %s;\n"
 			  "\tif (c < %lld)\n"
 			  "\t\tfor (long p = p0 + ry; p < p1; p += 8) {\n"
-			  "\t\t\tconst float b = OX_LD(x[(nb * %lld + p) * %lld + c]);\n\t\t\t%s;\n\t\t}\n"
-			  "\tpart[ry][cx] = a;\n\t__syncthreads();\n"
-			  "\tif (ry == 0) {\n\t\tfor (int w = 1; w < 8; w++) {\n\t\t\tconst float b = part[w][cx];\n\t\t\t%s;\n\t\t}\n",
-		      cg->fname, n->optype, xs, S, S > 1 ? "s of the pixels" : "", kname,
-		      S > 1 ? ", float *__restrict__ ws, unsigned int *__restrict__ ctr" : "", CH, CH, P, CH, P, init, C, P, C,
+			  "\t\t\tconst float b = OX_LD(x[(nb * %lld + p) * %lld + c]);\n",
+		      CH, P, CH, P, init, C, P, C);
+	ox_buf_printf(&t, "\t\t\t%s;\n"
+			  "\t\t}\n"
+			  "\tpart[ry][cx] = a;\n"
+			  "\t__syncthreads();\n"
+			  "\tif (ry == 0) {\n"
+			  "\t\tfor (int w = 1; w < 8; w++) {\n"
+			  "\t\t\tconst float b = part[w][cx];\n"
+			  "\t\t\t%s;\n"
+			  "\t\t}\n",
 		      comb, comb);
 	if (S == 1) {
 		ox_buf_printf(&t, "\t\tif (c < %lld)\n\t\t\ty[nb * %lld + c] = OX_ST(%s);\n\t}\n}\n\n", C, C, fin);
@@ -331,14 +345,22 @@ static int emit_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
 			cg->cu_ws = N * G * S * 32 * 4;
 		if (N * G > cg->cu_ctr)
 			cg->cu_ctr = N * G;
-		ox_buf_printf(&t, "\t\tws[((nb * %lld + blockIdx.x) * %d + blockIdx.y) * 32 + cx] = a;\n\t}\n"
+		ox_buf_printf(&t, "\t\tws[((nb * %lld + blockIdx.x) * %d + blockIdx.y) * 32 + cx] = a;\n"
+				  "\t}\n"
 				  "\t/* the channel group's last block to arrive combines the %d parts in order */\n"
-				  "\tif (!ox_split_last(ctr + nb * %lld + blockIdx.x, %d) || ry)\n\t\treturn;\n"
+				  "\tif (!ox_split_last(ctr + nb * %lld + blockIdx.x, %d) || ry)\n"
+				  "\t\treturn;\n"
 				  "\ta = %s;\n"
-				  "\tfor (int s = 0; s < %d; s++) {\n"
-				  "\t\tconst float b = ox_ldcg(&ws[((nb * %lld + blockIdx.x) * %d + s) * 32 + cx]);\n\t\t%s;\n\t}\n"
-				  "\tif (c < %lld)\n\t\ty[nb * %lld + c] = OX_ST(%s);\n}\n\n",
-			      G, S, S, G, S, init, S, G, S, comb, C, C, fin);
+				  "\tfor (int s = 0; s < %d; s++) {\n",
+			      G, S, S, G, S, init, S);
+		ox_buf_printf(&t, "\t\tconst float b = ox_ldcg(&ws[((nb * %lld + blockIdx.x) * %d + s) * 32 + cx]);\n"
+				  "\t\t%s;\n"
+				  "\t}\n"
+				  "\tif (c < %lld)\n"
+				  "\t\ty[nb * %lld + c] = OX_ST(%s);\n"
+				  "}\n"
+				  "\n",
+			      G, S, comb, C, C, fin);
 	}
 	char z[320], guard[360];
 	batch_grid(cg, g, dN, N, z, sizeof z, guard, sizeof guard);

@@ -513,11 +513,13 @@ static int emit_resize(ox_cg *cg, ox_graph *g, ox_node *n)
 			ox_cg_snprintf(at, sizeof at, "%s%so%d[t%d]", prev, prev[0] ? " + " : "", last, last);
 		if (ident[last])
 			ox_buf_printf(&body, "%sconst double s = (double)x[%s];\n", ind, at);
-		else
+		else {
 			ox_buf_printf(&body, "%sdouble s = 0.0;\n"
-					     "%sfor (int t%d = 0; t%d < %d; t%d++)\n"
-					     "%s\ts += w%d[t%d] * (double)x[%s];\n",
-				      ind, ind, last, last, nt[last], last, ind, last, last, at);
+					     "%sfor (int t%d = 0; t%d < %d; t%d++)\n",
+				      ind, ind, last, last, nt[last], last);
+			ox_buf_printf(&body, "%s\ts += w%d[t%d] * (double)x[%s];\n",
+				      ind, last, last, at);
+		}
 		ox_buf_printf(&body, "%sacc += %s;\n", ind, nouter ? "wc * s" : "s");
 		while (--lvl >= 1) {
 			ind[lvl] = 0;
@@ -592,12 +594,15 @@ static int emit_avgpool(ox_cg *cg, ox_graph *g, ox_node *n)
 	}
 	/* the sum, over the taps inside the input */
 	ox_buf_puts(&body, "\tfloat sum = 0.0f;\n");
-	for (int i = 0; i < 3; i++)
-		ox_buf_printf(&body, "%.*sfor (long k%c = 0; k%c < %lld; k%c++) {\n"
-				     "%.*s\tconst long j%c = i%d * %lld - %lld + k%c * %lld;\n"
-				     "%.*s\tif (j%c < 0 || j%c >= %lld)\n%.*s\t\tcontinue;\n",
-			      i + 1, tabs, ax[i], ax[i], K[i], ax[i], i + 1, tabs, ax[i], i + 1, S[i], P[i], ax[i], D[i],
+	for (int i = 0; i < 3; i++) {
+		ox_buf_printf(&body, "%.*sfor (long k%c = 0; k%c < %lld; k%c++) {\n",
+			      i + 1, tabs, ax[i], ax[i], K[i], ax[i]);
+		ox_buf_printf(&body, "%.*s\tconst long j%c = i%d * %lld - %lld + k%c * %lld;\n",
+			      i + 1, tabs, ax[i], i + 1, S[i], P[i], ax[i], D[i]);
+		ox_buf_printf(&body, "%.*s\tif (j%c < 0 || j%c >= %lld)\n"
+				     "%.*s\t\tcontinue;\n",
 			      i + 1, tabs, ax[i], ax[i], I[i], i + 1, tabs);
+	}
 	ox_buf_printf(&body, "\t\t\t\tsum += OX_LD(xc[(jd * %lld + jh) * %lld + jw]);\n", I[1], I[2]);
 	for (int i = 2; i >= 0; i--)
 		ox_buf_printf(&body, "%.*s}\n", i + 1, tabs);
@@ -606,10 +611,11 @@ static int emit_avgpool(ox_cg *cg, ox_graph *g, ox_node *n)
 	char kname[200];
 	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf t = {0};
-	ox_buf_printf(&t, "/* %s: AveragePool %d-D, kernel %lldx%lldx%lld, strides %lldx%lldx%lld, pads %lld,%lld,%lld "
+	ox_buf_printf(&t, "/* %s: AveragePool %d-D, kernel %lldx%lldx%lld, strides %lldx%lldx%lld, pads ",
+		      cg->fname, nsp, K[0], K[1], K[2], S[0], S[1], S[2]);
+	ox_buf_printf(&t, "%lld,%lld,%lld "
 			  "and %lld,%lld,%lld%s: a thread per output */\n",
-		      cg->fname, nsp, K[0], K[1], K[2], S[0], S[1], S[2], P[0], P[1], P[2], E[0], E[1], E[2],
-		      incl ? ", pads counted" : "");
+		      P[0], P[1], P[2], E[0], E[1], E[2], incl ? ", pads counted" : "");
 	const ox_dim dims[4] = {ox_dim_mul(g, x->shape.d[0], x->shape.d[1]), O[0], O[1], O[2]};
 	ox_cu_rt R = {g, 0, {0}};
 	const int bad = ox_cu_index_kernel_rt(&t, kname, "const OX_T *__restrict__ x, OX_T *__restrict__ y", dims, 4,

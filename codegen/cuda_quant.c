@@ -74,18 +74,25 @@ static int emit_qgemm(ox_cg *cg, ox_graph *g, ox_node *n)
 		G = ox_attr_int(n, "group", 1), C = x->shape.d[1], O = w->shape.d[0];
 		Og = O / G, P = win.O[0] * win.O[1] * win.O[2], K = C / G * win.K[0] * win.K[1] * win.K[2];
 		IS = win.I[0] * win.I[1] * win.I[2], Z = x->shape.d[0] * G, Mm = Og, Np = P;
-		ox_buf_printf(&t, "/* %s: %s %d-D, kernel %lldx%lldx%lld, stride %lldx%lldx%lld, dilation "
-				  "%lldx%lldx%lld, pads %lld,%lld,%lld, group %lld: %s %s -> %s %s, integer tiles */\n",
-			      cg->fname, n->optype, win.nsp, (long long)win.K[0], (long long)win.K[1], (long long)win.K[2],
-			      (long long)win.S[0], (long long)win.S[1], (long long)win.S[2], (long long)win.D[0],
-			      (long long)win.D[1], (long long)win.D[2], (long long)win.P[0], (long long)win.P[1],
-			      (long long)win.P[2], G, ox_cg_sfx(x->dtype), xs, ox_cg_sfx(y->dtype), ys);
+		ox_buf_printf(&t, "/* %s: %s %d-D, kernel %lldx%lldx%lld, stride %lldx%lldx",
+			      cg->fname, n->optype, win.nsp, (long long)win.K[0], (long long)win.K[1],
+			      (long long)win.K[2], (long long)win.S[0], (long long)win.S[1]);
+		ox_buf_printf(&t, "%lld, dilation ",
+			      (long long)win.S[2]);
+		ox_buf_printf(&t, "%lldx%lldx%lld, pads %lld,%lld,%lld, group %lld: %s ",
+			      (long long)win.D[0], (long long)win.D[1], (long long)win.D[2], (long long)win.P[0],
+			      (long long)win.P[1], (long long)win.P[2], G, ox_cg_sfx(x->dtype));
+		ox_buf_printf(&t, "%s -> %s %s, integer tiles */\n",
+			      xs, ox_cg_sfx(y->dtype), ys);
 	} else {
 		K = w->shape.d[0], O = w->shape.d[1];
 		Z = 1, Mm = ox_shape_numel(&x->shape) / (K ? K : 1), Np = O;
 		MR = x->shape.rank > 1 ? x->shape.d[x->shape.rank - 2] : 1; /* a per-row operand's rows */
-		ox_buf_printf(&t, "/* %s: %s %s %s x %s [%lld x %lld] -> %s %s, integer tiles */\n", cg->fname, n->optype,
-			      ox_cg_sfx(x->dtype), xs, ox_cg_sfx(w->dtype), K, O, ox_cg_sfx(y->dtype), ys);
+		ox_buf_printf(&t, "/* %s: %s %s %s x %s [%lld x %lld] -> %s ",
+			      cg->fname, n->optype, ox_cg_sfx(x->dtype), xs, ox_cg_sfx(w->dtype), K, O,
+			      ox_cg_sfx(y->dtype));
+		ox_buf_printf(&t, "%s, integer tiles */\n",
+			      ys);
 	}
 	if (Mm * Np * Z == 0 || K == 0) {
 		ox_buf_free(&t);
@@ -120,9 +127,10 @@ static int emit_qgemm(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (conv) {
 		/* A: the group's weights [Og x K]; B: the image's windows [K x P] */
 		ox_buf_printf(&t, "\tconst long nb = blockIdx.z / %lld, gi = blockIdx.z %% %lld;\n"
-				  "\tconst %s *xg = in0 + (nb * %lld + gi * %lld) * %lld;\n"
-				  "\tconst %s *wg = in%d + gi * %lld;\n",
-			      G, G, xt, C, C / G, IS, wt, iw, Og * K);
+				  "\tconst %s *xg = in0 + (nb * %lld + gi * %lld) * %lld;\n",
+			      G, G, xt, C, C / G, IS);
+		ox_buf_printf(&t, "\tconst %s *wg = in%d + gi * %lld;\n",
+			      wt, iw, Og * K);
 		char post[160];
 		ox_cg_snprintf(la, sizeof la, "\t\t\t\ta[0] = (int)wg[m * %lldL + k] - %s;\n", K, wz);
 		ox_cg_snprintf(post, sizeof post, "] - %s;", xz);

@@ -74,7 +74,8 @@ static void emit_proj(ox_buf *t, const char *kname, const char *M, long long GH,
 		ox_cg_snprintf(xrow, sizeof xrow, "r * %lld", I);
 	ox_cg_snprintf(wb, sizeof wb, hasb ? "bias[d * %lld + c]" : "0.0f", 2 * GH);
 	ox_buf_printf(t, "__global__ void __launch_bounds__(256) %s_proj(const float *__restrict__ x, const float *__restrict__ w,\n"
-			 "\t\tconst float *__restrict__ bias, float *__restrict__ p%s)\n{\n"
+			 "\t\tconst float *__restrict__ bias, float *__restrict__ p%s)\n"
+			 "{\n"
 			 "\t__shared__ float xs[32][33], wsh[32][33];\n"
 			 "\tconst int tx = threadIdx.x %% 32, ty = threadIdx.x / 32;\n"
 			 "\tconst long r0 = (long)blockIdx.x * 32, c0 = (long)blockIdx.y * 32, d = blockIdx.z;\n"
@@ -83,19 +84,30 @@ static void emit_proj(ox_buf *t, const char *kname, const char *M, long long GH,
 			 "\tfor (long k0 = 0; k0 < %lld; k0 += 32) {\n"
 			 "\t\tfor (int i = ty; i < 32; i += 8) {\n"
 			 "\t\t\tconst long r = r0 + i, c = c0 + i, k = k0 + tx;\n"
-			 "\t\t\txs[i][tx] = r < %s && k < %lld ? x[%s + k] : 0.0f;\n"
-			 "\t\t\twsh[i][tx] = c < %lld && k < %lld ? wd[c * %lld + k] : 0.0f;\n"
-			 "\t\t}\n\t\t__syncthreads();\n"
+			 "\t\t\txs[i][tx] = r < %s && k < %lld ? x[%s + k] : 0.0f;\n",
+		      kname, rtp, GH * I, I, M, I, xrow);
+	ox_buf_printf(t, "\t\t\twsh[i][tx] = c < %lld && k < %lld ? wd[c * %lld + k] : 0.0f;\n"
+			 "\t\t}\n"
+			 "\t\t__syncthreads();\n"
 			 "\t\tfor (int kk = 0; kk < 32; kk++) {\n"
 			 "\t\t\tconst float wv = wsh[tx][kk];\n"
-			 "\t\t\tfor (int i = 0; i < 4; i++)\n\t\t\t\tacc[i] = fmaf(xs[ty + 8 * i][kk], wv, acc[i]);\n"
-			 "\t\t}\n\t\t__syncthreads();\n\t}\n"
-			 "\tconst long c = c0 + tx;\n\tif (c >= %lld)\n\t\treturn;\n"
+			 "\t\t\tfor (int i = 0; i < 4; i++)\n"
+			 "\t\t\t\tacc[i] = fmaf(xs[ty + 8 * i][kk], wv, acc[i]);\n"
+			 "\t\t}\n"
+			 "\t\t__syncthreads();\n"
+			 "\t}\n"
+			 "\tconst long c = c0 + tx;\n"
+			 "\tif (c >= %lld)\n"
+			 "\t\treturn;\n"
 			 "\tconst float wb = %s;\n"
 			 "\tfor (int i = 0; i < 4; i++) {\n"
 			 "\t\tconst long r = r0 + ty + 8 * i;\n"
-			 "\t\tif (r < %s)\n\t\t\tp[(d * %s + r) * %lld + c] = acc[i] + wb;\n\t}\n}\n\n",
-		      kname, rtp, GH * I, I, M, I, xrow, GH, I, I, GH, wb, M, M, GH);
+			 "\t\tif (r < %s)\n"
+			 "\t\t\tp[(d * %s + r) * %lld + c] = acc[i] + wb;\n"
+			 "\t}\n"
+			 "}\n"
+			 "\n",
+		      GH, I, I, GH, wb, M, M, GH);
 }
 
 int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
@@ -183,8 +195,10 @@ int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 	char kname[200], ca[64];
 	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf t = {0};
-	ox_buf_printf(&t, "/* %s: %s, %s, hidden %lld: seq %s, batch %s, input %lld, layout %d%s%s%s */\n", cg->fname,
-		      n->optype, ndir == 2 ? "bidirectional" : reverse ? "reverse" : "forward", H, sS, sN, I, layout,
+	ox_buf_printf(&t, "/* %s: %s, %s, hidden %lld: seq %s, batch %s, input %lld, layout %d",
+		      cg->fname, n->optype, ndir == 2 ? "bidirectional" : reverse ? "reverse" : "forward", H, sS, sN,
+		      I, layout);
+	ox_buf_printf(&t, "%s%s%s */\n",
 		      haslen ? ", sequence_lens" : "", gru ? (lbr ? ", linear_before_reset" : "") : "",
 		      input_forget ? ", input_forget" : "");
 	/* the activations: f (gates), g (cell / hidden), h (LSTM output), per
@@ -214,13 +228,20 @@ int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_buf_printf(&t, "/* %s_proj: X W^T + Wb, [%s x %lld] x [%lld x %lld] per direction, 32 x 32 tiles */\n", kname,
 		      sM, I, I, GH);
 	emit_proj(&t, kname, sM, GH, I, sS, sN, layout, hasb, rtp);
-	if (!rsmem)
+	if (!rsmem) {
 		ox_buf_printf(&t, "/* %s_rt: R transposed, [dir][gate][k][unit] */\n"
-				  "__global__ void __launch_bounds__(256) %s_rt(const float *__restrict__ R, float *__restrict__ rt)\n{\n"
-				  "\tconst long i = (long)blockIdx.x * 256 + threadIdx.x;\n\tif (i >= %lldL)\n\t\treturn;\n"
-				  "\tconst long k = i %% %lld, row = i / %lld %% %lld, d = i / %lld;\n"
-				  "\trt[((d * %d + row / %lld) * %lld + k) * %lld + row %% %lld] = R[i];\n}\n\n",
-			      kname, kname, ndir * GHH, H, H, GH, GHH, G, H, H, H, H);
+				  "__global__ void __launch_bounds__(256) %s_rt(const float *__restrict__ R, float *__restrict__ rt)\n"
+				  "{\n"
+				  "\tconst long i = (long)blockIdx.x * 256 + threadIdx.x;\n"
+				  "\tif (i >= %lldL)\n"
+				  "\t\treturn;\n"
+				  "\tconst long k = i %% %lld, row = i / %lld %% %lld, d = i / %lld;\n",
+			      kname, kname, ndir * GHH, H, H, GH, GHH);
+		ox_buf_printf(&t, "\trt[((d * %d + row / %lld) * %lld + k) * %lld + row %% %lld] = R[i];\n"
+				  "}\n"
+				  "\n",
+			      G, H, H, H, H);
+	}
 
 	/* the recurrence */
 	ox_buf_printf(&t, "/* %s: the recurrence, a block per (batch row, direction), a thread per hidden unit;\n"
@@ -243,13 +264,15 @@ int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (rsmem)
 		ox_buf_printf(&t, ", rs[%lld]", GHH);
 	ox_buf_puts(&t, ";\n\tconst int tid = threadIdx.x;\n\tconst long b = blockIdx.x, d = blockIdx.y;\n");
-	if (rsmem)
+	if (rsmem) {
 		ox_buf_printf(&t, "\tfor (long i = tid; i < %lldL; i += %d) {\n"
-				  "\t\tconst long k = i %% %lld, row = i / %lld;\n"
-				  "\t\trs[(row / %lld * %lld + k) * %lld + row %% %lld] = R[d * %lldL + i];\n\t}\n"
+				  "\t\tconst long k = i %% %lld, row = i / %lld;\n",
+			      GHH, NT, H, H);
+		ox_buf_printf(&t, "\t\trs[(row / %lld * %lld + k) * %lld + row %% %lld] = R[d * %lldL + i];\n"
+				  "\t}\n"
 				  "\tconst float *rt = rs;\n",
-			      GHH, NT, H, H, H, H, H, H, GHH);
-	else
+			      H, H, H, H, GHH);
+	} else
 		ox_buf_printf(&t, "\tconst float *rt = R + d * %lldL;\n", GHH);
 	/* offsets of this (batch row, direction): state [d][b] or [b][d], Y
 	 * [t][d][b] or [b][t][d] (layout 1) */
@@ -385,11 +408,13 @@ int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cu_rt_params(cg, &R, NULL, &rta);
 	const char *ra = rta.s ? rta.s : "";
 	const char *hS = ox_cg_dim(cg, dS), *hN = ox_cg_dim(cg, dN);
-	if (R.n)
-		ox_cg_printf(cg, "\tif ((long)(%s) * (long)(%s) > 0)\n\t\tOX_LAUNCH(%s_proj, dim3((unsigned)(((long)(%s) * (long)(%s) + 31) / 32), "
-				 "%lld, %d), 256, 0, ox_st, in0, in1, %s, ox_cu_ws%s);\n",
-			     hS, hN, kname, hS, hN, (GH + 31) / 32, ndir, hasb ? "in3" : "nullptr", ra);
-	else if (M > 0)
+	if (R.n) {
+		ox_cg_printf(cg, "\tif ((long)(%s) * (long)(%s) > 0)\n"
+				 "\t\tOX_LAUNCH(%s_proj, dim3((unsigned)(((long)(%s) * (long)(%s) + 31) / 32), ",
+			     hS, hN, kname, hS, hN);
+		ox_cg_printf(cg, "%lld, %d), 256, 0, ox_st, in0, in1, %s, ox_cu_ws%s);\n",
+			     (GH + 31) / 32, ndir, hasb ? "in3" : "nullptr", ra);
+	} else if (M > 0)
 		ox_cg_printf(cg, "\tOX_LAUNCH(%s_proj, dim3(%lld, %lld, %d), 256, 0, ox_st, in0, in1, %s, ox_cu_ws);\n", kname,
 			     (M + 31) / 32, (GH + 31) / 32, ndir, hasb ? "in3" : "nullptr");
 	if (!rsmem)
@@ -397,11 +422,13 @@ int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 			     (ndir * GHH + 255) / 256, PE);
 	char rarg[64];
 	ox_cg_snprintf(rarg, sizeof rarg, rsmem ? "in2" : "ox_cu_ws + %lld", PE);
-	if (ox_dim_is_rt(g, dN)) /* (a run with no batch row: nothing to do) */
-		ox_cg_printf(cg, "\tif ((long)(%s) > 0)\n\t\tOX_LAUNCH(%s, dim3((unsigned)(%s), %d), %d, 0, ox_st, ox_cu_ws, %s, %s, %s, %s",
-			     hN, kname, hN, ndir, NT, rarg, hasb ? "in3" : "nullptr", haslen ? "in4" : "nullptr",
+	if (ox_dim_is_rt(g, dN)) { /* (a run with no batch row: nothing to do) */
+		ox_cg_printf(cg, "\tif ((long)(%s) > 0)\n",
+			     hN);
+		ox_cg_printf(cg, "\t\tOX_LAUNCH(%s, dim3((unsigned)(%s), %d), %d, 0, ox_st, ox_cu_ws, %s, %s, %s, %s",
+			     kname, hN, ndir, NT, rarg, hasb ? "in3" : "nullptr", haslen ? "in4" : "nullptr",
 			     hash0 ? "in5" : "nullptr");
-	else
+	} else
 		ox_cg_printf(cg, "\tOX_LAUNCH(%s, dim3(%lld, %d), %d, 0, ox_st, ox_cu_ws, %s, %s, %s, %s", kname, N, ndir, NT, rarg,
 			     hasb ? "in3" : "nullptr", haslen ? "in4" : "nullptr", hash0 ? "in5" : "nullptr");
 	if (lstm)

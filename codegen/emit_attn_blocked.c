@@ -200,9 +200,11 @@ int ox_cg_emit_attn_blocked(ox_cg *cg, ox_graph *g, ox_node *n)
 		for (int k = 0; k < 4; k++)
 			ox_cg_snprintf(ms[k], sizeof ms[k], "%s", D(mst[k]));
 	}
-	ox_cg_printf(cg, "\t/* Attention: %s x %lld query heads (%lld kv heads), %s queries over %s keys, head "
-			 "sizes %lld/%lld, scale %s%s%s;\n\t * blocks of %d queries, %d task slots */\n",
-		     ox_uk_dimtext(cg, B), (long long)q.Hq, (long long)q.Hkv, ox_uk_dimtext(cg, Sq), ox_uk_dimtext(cg, Skv),
+	ox_cg_printf(cg, "\t/* Attention: %s x %lld query heads (%lld kv heads), %s queries over %s keys, head ",
+		     ox_uk_dimtext(cg, B), (long long)q.Hq, (long long)q.Hkv, ox_uk_dimtext(cg, Sq),
+		     ox_uk_dimtext(cg, Skv));
+	ox_cg_printf(cg, "sizes %lld/%lld, scale %s%s%s;\n"
+			 "\t * blocks of %d queries, %d task slots */\n",
 		     (long long)q.Dk, (long long)q.Dv, ox_cg_lit(OX_F32, q.scale), m ? ", masked" : "",
 		     q.causal ? ", causal" : "", q.rows, q.slots);
 	ox_cg_tasks(cg, q.slots);

@@ -154,13 +154,16 @@ int ox_cg_emit_conv_blocked(ox_cg *cg, ox_graph *g, ox_node *n)
 	/* the image's sizes are run-time: walks in non-static geometry structs */
 	const int hwrt = ox_dim_is_rt(g, IH) || ox_dim_is_rt(g, IW) || ox_dim_is_rt(g, OH) || ox_dim_is_rt(g, OW);
 	const char *geo_static = hwrt ? "" : "static ";
-	ox_cg_printf(cg, "\t/* Conv %lldx%lld%s, stride %lldx%lld, dilation %lldx%lld, pads %lld,%lld,%lld,%lld: "
-			 "[%s,%lld,%s,%s] %s -> [%s,%lld,%s,%s] blocked by %d;\n"
+	ox_cg_printf(cg, "\t/* Conv %lldx%lld%s, stride %lldx%lld, dilation %lldx%lld, pads %lld,",
+		     (long long)q.KH, (long long)q.KW, q.depthwise ? " depthwise" : "", (long long)q.SH,
+		     (long long)q.SW, (long long)q.DH, (long long)q.DW, (long long)q.pt);
+	ox_cg_printf(cg, "%lld,%lld,%lld: ",
+		     (long long)q.pl, (long long)q.pb, (long long)q.pr);
+	ox_cg_printf(cg, "[%s,%lld,%s,%s] %s -> [%s,%lld,%s,",
+		     ox_uk_dimtext(cg, N), (long long)q.C, ox_uk_dimtext(cg, IH), ox_uk_dimtext(cg, IW),
+		     q.inblocked ? "blocked" : "plain", ox_uk_dimtext(cg, N), (long long)q.M, ox_uk_dimtext(cg, OH));
+	ox_cg_printf(cg, "%s] blocked by %d;\n"
 			 "\t * tiles of %d positions x %d vectors of %d output channels%s */\n",
-		     (long long)q.KH, (long long)q.KW, q.depthwise ? " depthwise" : "", (long long)q.SH, (long long)q.SW,
-		     (long long)q.DH, (long long)q.DW, (long long)q.pt, (long long)q.pl, (long long)q.pb,
-		     (long long)q.pr, ox_uk_dimtext(cg, N), (long long)q.C, ox_uk_dimtext(cg, IH), ox_uk_dimtext(cg, IW),
-		     q.inblocked ? "blocked" : "plain", ox_uk_dimtext(cg, N), (long long)q.M, ox_uk_dimtext(cg, OH),
 		     ox_uk_dimtext(cg, OW), b, q.rows, q.depthwise ? 1 : q.ocb, b, E.body ? "; epilogue fused" : "");
 	if (q.copy)
 		padded_copy(cg, n, &q, planes, e);
@@ -472,11 +475,13 @@ int ox_cg_emit_pool_blocked(ox_cg *cg, ox_graph *g, ox_node *n)
 		return -1;
 	ox_ir_nn_same_pads(ap, 2, in, out, k, s, d, pads); /* (SAME: constant sizes, opt/layout.c) */
 	int incl = !ismax && ox_attr_int(n, "count_include_pad", 0);
-	ox_cg_printf(cg, "\t/* %s %lldx%lld, stride %lldx%lld, pads %lld,%lld,%lld,%lld%s: [%s,%lld,%s,%s] -> "
-			 "%sx%s, blocked by %d */\n",
+	ox_cg_printf(cg, "\t/* %s %lldx%lld, stride %lldx%lld, pads %lld,%lld,%lld,",
 		     n->optype, (long long)k[0], (long long)k[1], (long long)s[0], (long long)s[1], (long long)pads[0],
-		     (long long)pads[1], (long long)pads[2], (long long)pads[3], incl ? ", pads counted" : "",
-		     ox_uk_dimtext(cg, N), (long long)C, ox_uk_dimtext(cg, IH), ox_uk_dimtext(cg, IW),
+		     (long long)pads[1], (long long)pads[2]);
+	ox_cg_printf(cg, "%lld%s: [%s,%lld,%s,%s] -> ",
+		     (long long)pads[3], incl ? ", pads counted" : "", ox_uk_dimtext(cg, N), (long long)C,
+		     ox_uk_dimtext(cg, IH), ox_uk_dimtext(cg, IW));
+	ox_cg_printf(cg, "%sx%s, blocked by %d */\n",
 		     ox_uk_dimtext(cg, OH), ox_uk_dimtext(cg, OW), b);
 	ox_cg_tasks_dim(cg, MUL(MUL(N, cb), OH));
 	ox_cg_line(cg, 1, "const long c = t / %s, oh = t %% %s;", D(OH), D(OH));

@@ -296,10 +296,14 @@ static void emit_fold(ox_cg *cg, ox_graph *g, const ox_plan_axis *a, int d, int 
 			ox_cg_printf(cg, "c%d = (c%d %% %lld + %lld) %% %lld;\n", d, d, M, M, M);
 		else if (M == 1)
 			ox_cg_printf(cg, "c%d = 0;\n", d);
-		else
-			ox_cg_printf(cg, "c%d = (c%d %% %lld + %lld) %% %lld; /* reflect: period %lld */\n"
-				     "%.*sif (c%d >= %lld)\n%.*s\tc%d = %lld - c%d;\n",
-				     d, d, P, P, P, P, lvl, TABS, d, M, lvl, TABS, d, P, d);
+		else {
+			ox_cg_printf(cg, "c%d = (c%d %% %lld + %lld) %% %lld; /* reflect: period %lld */\n",
+				     d, d, P, P, P, P);
+			ox_cg_printf(cg, "%.*sif (c%d >= %lld)\n",
+				     lvl, TABS, d, M);
+			ox_cg_printf(cg, "%.*s\tc%d = %lld - c%d;\n",
+				     lvl, TABS, d, P, d);
+		}
 	} else {
 		/* m is at least 1 (checked before the loops) */
 		char m[2100], m1[2100], p[2100];

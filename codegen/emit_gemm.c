@@ -80,10 +80,12 @@ int ox_cg_emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n)
 	const int nt = mrt ? ox_uk_tails(q.rows, tsz) : 0;
 	const int tail = (int)(q.N % b), rt = mrt ? 0 : (int)(q.M % q.rows);
 	int hasbias = n->op == OX_OP_Gemm;
-	ox_cg_printf(cg, "\t/* %s: %s x [%s x %s] x [%s x %lld]%s%s; tiles of %d rows x %d vectors of %d "
-			 "columns%s */\n",
+	ox_cg_printf(cg, "\t/* %s: %s x [%s x %s] x [%s x %lld]%s%s; tiles of ",
 		     n->optype, ox_uk_dimtext(cg, q.dbatch), ox_uk_dimtext(cg, M), ox_uk_dimtext(cg, K),
-		     ox_uk_dimtext(cg, K), (long long)q.N, q.constb ? " (B packed)" : "", q.transA ? " (A transposed)" : "",
+		     ox_uk_dimtext(cg, K), (long long)q.N, q.constb ? " (B packed)" : "",
+		     q.transA ? " (A transposed)" : "");
+	ox_cg_printf(cg, "%d rows x %d vectors of %d "
+			 "columns%s */\n",
 		     q.rows, q.ocb, b, E.body ? "; epilogue fused" : "");
 	/* [full group, last group] x [full tile, tail tile] */
 	char k[4][96], kt[2][OX_UK_MAXTAILS][96];

@@ -297,10 +297,12 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n, int transpose)
 		ox_cg_snprintf(b6, sizeof b6, "those of the run-time sizes");
 	else
 		list_str(pads, 2 * nsp, ",", b6, sizeof b6);
-	ox_cg_printf(cg, "\t/* %s %d-D, group %lld: x %s, w %s -> %s; strides %s, pads %s, dilations %s */\n",
+	ox_cg_printf(cg, "\t/* %s %d-D, group %lld: x %s, w %s -> %s; strides %s, pads %s, dilations ",
 		     transpose ? "ConvTranspose" : "Conv", nsp, (long long)G, shape_str(g, &x->shape, b1, sizeof b1),
 		     shape_str(g, &w->shape, b2, sizeof b2), shape_str(g, &y->shape, b3, sizeof b3),
-		     list_str(s, nsp, "x", b4, sizeof b4), b6, list_str(d, nsp, "x", b5, sizeof b5));
+		     list_str(s, nsp, "x", b4, sizeof b4), b6);
+	ox_cg_printf(cg, "%s */\n",
+		     list_str(d, nsp, "x", b5, sizeof b5));
 	cap_check(cg, g, y, NULL);
 	ox_cg_printf(cg, "\tox_%s_%s(in0, in1, %s, out0, ", transpose ? "convtranspose" : "conv", ox_cg_sfx(dt),
 		     bias ? "in2" : "NULL");
@@ -536,13 +538,16 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n)
 			     ta ? " (transposed)" : "", shape_str(g, &b->shape, b2, sizeof b2), tb ? " (transposed)" : "",
 			     alpha, beta, c && beta != 0 ? "" : ", no C");
 	} else {
-		ox_cg_printf(cg, "\t/* Gemm: [%s x %s]%s x [%s x %s]%s, alpha %g, beta %g%s */\n", ms, ks,
-			     ta ? " (A transposed)" : "", ks, ns, tb ? " (B transposed)" : "", alpha, beta,
+		ox_cg_printf(cg, "\t/* Gemm: [%s x %s]%s x [%s x %s]%s, alpha %g, beta %g",
+			     ms, ks, ta ? " (A transposed)" : "", ks, ns, tb ? " (B transposed)" : "", alpha, beta);
+		ox_cg_printf(cg, "%s */\n",
 			     c && beta != 0 ? "" : ", no C");
 	}
 	cap_check(cg, g, ox_out(g, n, 0), NULL);
-	ox_cg_printf(cg, "\tox_gemm_%s(in0, in1, %s, out0, %s, %s, %s, %s, %s, %s, %s, %s, ", ox_cg_sfx(dt),
-		     c && beta != 0 ? "in2" : "NULL", ms, ns, ks, ta ? "1" : ks, ta ? ms : "1", tb ? "1" : ns,
+	ox_cg_printf(cg, "\tox_gemm_%s(in0, in1, %s, out0, %s, %s, %s, %s, %s, %s, ",
+		     ox_cg_sfx(dt), c && beta != 0 ? "in2" : "NULL", ms, ns, ks, ta ? "1" : ks, ta ? ms : "1",
+		     tb ? "1" : ns);
+	ox_cg_printf(cg, "%s, %s, ",
 		     tb ? ks : "1", ox_cg_lit(dt, alpha));
 	ox_cg_printf(cg, "%s, %s, %s);\n", ox_cg_lit(dt, beta), ci, cj);
 	return 0;
@@ -615,8 +620,10 @@ static int emit_matmul(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_printf(cg, "\t\tconst long %s = %s;\n", pass ? "bo" : "ao", e.len ? e.s : "0");
 		ox_buf_free(&e);
 	}
-	ox_cg_printf(cg, "\t\tox_gemm_%s(in0 + ao, in1 + bo, NULL, out0 + t * %s, %s, %s, %s, %s, 1, %s, 1, %s, %s, 0, 0);\n",
-		     ox_cg_sfx(dt), ox_cg_dim(cg, ox_dim_mul(g, M, N)), ms, ns, ks, ks, ns, one, zero);
+	ox_cg_printf(cg, "\t\tox_gemm_%s(in0 + ao, in1 + bo, NULL, out0 + t * %s, %s, %s, %s, %s, 1, %s, 1, %s, ",
+		     ox_cg_sfx(dt), ox_cg_dim(cg, ox_dim_mul(g, M, N)), ms, ns, ks, ks, ns, one);
+	ox_cg_printf(cg, "%s, 0, 0);\n",
+		     zero);
 	ox_cg_printf(cg, "\t}\n");
 	return 0;
 }
@@ -709,9 +716,11 @@ static int emit_resize_blocked(ox_cg *cg, ox_graph *g, ox_node *n, const ox_rz_o
 	ox_cg_use_vf(cg);
 	if (ox_cg_use(cg, "resize_blocked", OX_F32))
 		ox_die("templates/resize_blocked.c is missing");
-	ox_cg_printf(cg, "	/* Resize %s over H and W, blocked by %d: [%lld,%lld,%lld,%lld] -> %lldx%lld, %d x %d taps */\n",
+	ox_cg_printf(cg, "	/* Resize %s over H and W, blocked by %d: [%lld,%lld,%lld,%lld] -> %lldx%lld, ",
 		     ro->mode == 0 ? "nearest" : ro->mode == 1 ? "linear" : "cubic", b, (long long)x->shape.d[0],
-		     (long long)x->shape.d[1], (long long)IH, (long long)IW, (long long)OH, (long long)OW, nt[0], nt[1]);
+		     (long long)x->shape.d[1], (long long)IH, (long long)IW, (long long)OH, (long long)OW);
+	ox_cg_printf(cg, "%d x %d taps */\n",
+		     nt[0], nt[1]);
 	int64_t ntask = rows < 64 ? rows : 64;
 	ox_cg_tasks(cg, (long)ntask);
 	static const char *const ax[2] = {"h", "w"};
@@ -726,9 +735,11 @@ static int emit_resize_blocked(ox_cg *cg, ox_graph *g, ox_node *n, const ox_rz_o
 		}
 	}
 	free(offs[0]), free(wts[0]), free(offs[1]), free(wts[1]);
-	ox_cg_printf(cg, "	ox_resize_blocked(in0, out0, %lld, %lld, %lld, %d, %d, offh, %s, offw, %s, t * %lld / %lld, (t + 1) * %lld / %lld);\n",
+	ox_cg_printf(cg, "	ox_resize_blocked(in0, out0, %lld, %lld, %lld, %d, %d, offh, %s, offw, %s, t * %lld / ",
 		     (long long)(IH * IW * b), (long long)OH, (long long)OW, nt[0], nt[1], ro->mode ? "wth" : "NULL",
-		     ro->mode ? "wtw" : "NULL", (long long)rows, (long long)ntask, (long long)rows, (long long)ntask);
+		     ro->mode ? "wtw" : "NULL", (long long)rows);
+	ox_cg_printf(cg, "%lld, (t + 1) * %lld / %lld);\n",
+		     (long long)ntask, (long long)rows, (long long)ntask);
 	return 0;
 }
 

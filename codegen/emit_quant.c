@@ -404,9 +404,12 @@ static int emit_convi(ox_cg *cg, ox_graph *g, ox_node *n, int ql)
 	if (ox_cg_use(cg, "quant_conv", OX_U8))
 		return ox_error(g, n, "kernel template templates/quant_conv.c is missing");
 	char b1[256], b2[256], b3[256];
-	ox_cg_printf(cg, "\t/* %s %d-D, group %lld: x %s %s, w %s %s -> %s %s */\n", ql ? "QLinearConv" : "ConvInteger",
-		     nsp, (long long)G, ox_cg_sfx(x->dtype), shape_str(g, &x->shape, b1, sizeof b1), ox_cg_sfx(w->dtype),
-		     shape_str(g, &w->shape, b2, sizeof b2), ox_cg_sfx(y->dtype), shape_str(g, &y->shape, b3, sizeof b3));
+	ox_cg_printf(cg, "\t/* %s %d-D, group %lld: x %s %s, w %s %s -> %s ",
+		     ql ? "QLinearConv" : "ConvInteger", nsp, (long long)G, ox_cg_sfx(x->dtype),
+		     shape_str(g, &x->shape, b1, sizeof b1), ox_cg_sfx(w->dtype),
+		     shape_str(g, &w->shape, b2, sizeof b2), ox_cg_sfx(y->dtype));
+	ox_cg_printf(cg, "%s */\n",
+		     shape_str(g, &y->shape, b3, sizeof b3));
 	if (ox_shape_numel(&y->shape) == 0)
 		return 0;
 	ox_cg_printf(cg, "\tint32_t wz[%lld];\n", M);

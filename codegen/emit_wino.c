@@ -499,21 +499,23 @@ int ox_cg_emit_conv_wino(ox_cg *cg, ox_graph *g, ox_node *n)
 	const int tail = w.trt ? 0 : (int)(lastb % q->rows);
 	w.nt = w.trt ? ox_uk_tails(q->rows, w.tsz) : 0;
 	const ox_dim dnblk = ox_dim_ceildiv(g, w.tiles, q->wnt);
-	ox_cg_printf(cg, "\t/* Conv 3x3, stride 1x1, pads %lld,%lld,%lld,%lld: [%s,%lld,%s,%s] blocked -> "
-			 "[%s,%lld,%s,%s] blocked by %d,\n"
-			 "\t * by Winograd F(%dx%d, 3x3): %sx%s tiles of %dx%d outputs per image, %s block%s of %lld;\n"
+	ox_cg_printf(cg, "\t/* Conv 3x3, stride 1x1, pads %lld,%lld,%lld,%lld: [%s,%lld,%s,%s] blocked -> ",
+		     (long long)q->pt, (long long)q->pl, (long long)q->pb, (long long)q->pr, ox_uk_dimtext(cg, q->dN),
+		     (long long)q->C, ox_uk_dimtext(cg, q->dIH), ox_uk_dimtext(cg, q->dIW));
+	ox_cg_printf(cg, "[%s,%lld,%s,%s] blocked by %d,\n",
+		     ox_uk_dimtext(cg, q->dN), (long long)q->M, ox_uk_dimtext(cg, q->dOH), ox_uk_dimtext(cg, q->dOW), b);
+	ox_cg_printf(cg, "\t * by Winograd F(%dx%d, 3x3): %sx%s tiles of %dx%d outputs per image, %s block%s of ",
+		     m, m, ox_uk_dimtext(cg, w.th), ox_uk_dimtext(cg, w.tw), m, m, ox_uk_dimtext(cg, dnblk),
+		     nblk > 1 ? "s" : "");
+	ox_cg_printf(cg, "%lld;\n"
 			 "\t * a block's %dx%d windows transformed (V), per group of %d output vectors %d GEMMs [tiles x %lld] "
-			 "x [%lld x group]\n"
-			 "\t * on the micro-kernel (%d tiles x %d vectors) into P, then the output transform%s.\n"
+			 "x [%lld x group]\n",
+		     (long long)q->wnt, T, T, q->ocb, w.T2, (long long)q->C, (long long)q->C);
+	ox_cg_printf(cg, "\t * on the micro-kernel (%d tiles x %d vectors) into P, then the output transform%s.\n"
 			 "\t * %s.\n"
 			 "\t * FLOPs are counted as the direct algorithm's (2 x 9 x C per output): GFLOP/s may pass the "
 			 "peak */\n",
-		     (long long)q->pt, (long long)q->pl, (long long)q->pb, (long long)q->pr, ox_uk_dimtext(cg, q->dN),
-		     (long long)q->C, ox_uk_dimtext(cg, q->dIH), ox_uk_dimtext(cg, q->dIW), ox_uk_dimtext(cg, q->dN),
-		     (long long)q->M, ox_uk_dimtext(cg, q->dOH), ox_uk_dimtext(cg, q->dOW), b, m, m,
-		     ox_uk_dimtext(cg, w.th), ox_uk_dimtext(cg, w.tw), m, m, ox_uk_dimtext(cg, dnblk), nblk > 1 ? "s" : "",
-		     (long long)q->wnt, T, T, q->ocb, w.T2, (long long)q->C, (long long)q->C, q->rows, q->ocb,
-		     epi.body ? ", bias and epilogue" : " and bias",
+		     q->rows, q->ocb, epi.body ? ", bias and epilogue" : " and bias",
 		     nblk > 1 ? "Tasks: slots of scratch (V and P), each taking every few blocks"
 			      : "Tasks: the tiles' transforms, then slots of scratch (P), each taking every few groups");
 	/* the kernels: transforms, and the GEMM's [full group, last group] x [full tile, tail] */
