@@ -297,7 +297,7 @@ difftest: all deps-models difftest-san
 # seconds per layer); about 45 minutes on 2 cores with the samples of
 # conformance-sample and opt-cases-sample (the whole: conformance-check,
 # opt-cases)
-TEST_LAYERS := ops-doc-check unit vmath conformance-sample cases bad baddata opt-cases-sample ml int8 zoo dyn python \
+TEST_LAYERS := ops-doc-check unit house-check vmath conformance-sample cases bad baddata opt-cases-sample ml int8 zoo dyn python \
 	difftest-smoke cuda \
 	footprint firmware determinism install-check pictures tutorial fuzz-smoke sanitize
 test: deps-all all
@@ -343,7 +343,7 @@ fuzz-smoke: fuzz-build
 # the house rules a program can count (tools/house_check.py,
 # docs/architecture.md): long format calls in codegen/, import circles
 .PHONY: house-check
-house-check: all
+house-check: all deps-python
 	/usr/bin/python3 tools/house_check.py
 
 # which generated files a change of onnxcc changes (tools/codegen_diff.py):

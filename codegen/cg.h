@@ -23,6 +23,7 @@
 
 #include "../ir/ir.h"
 #include <stdarg.h>
+#include <string.h> /* (ox_cg_snappend) */
 
 typedef struct {
 	char *s;
@@ -37,6 +38,9 @@ void ox_buf_puts(ox_buf *b, const char *s);
 int ox_cg_snprintf_at(const char *file, int line, char *buf, size_t n, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 #define ox_cg_snprintf(buf, n, ...) ox_cg_snprintf_at(__FILE__, __LINE__, buf, n, __VA_ARGS__)
+/* ... appended to the text already in buf (n its whole size) */
+#define ox_cg_snappend(buf, n, ...) \
+	ox_cg_snprintf_at(__FILE__, __LINE__, (buf) + strlen(buf), (n) - strlen(buf), __VA_ARGS__)
 struct ox_cg;
 /* a formatted text that lives as long as the emitter: for texts of any
  * length that a caller keeps (dims, counts), in place of a fixed buffer or
@@ -225,6 +229,9 @@ void ox_cg_printf(ox_cg *cg, const char *fmt, ...) __attribute__((format(printf,
 int ox_cg_use(ox_cg *cg, const char *name, int dtype);
 /* one line of the body at indent depth lvl (the body itself is at 1) */
 void ox_cg_line(ox_cg *cg, int lvl, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* the start of a line at indent lvl, without its end (ox_cg_printf goes on
+ * with it) */
+void ox_cg_lstart(ox_cg *cg, int lvl, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* append "var * stride" to an index sum in buf; a loop that does not exist
  * (n == 1) or an axis an operand broadcasts along (stride 0) adds nothing */
 void ox_cg_term(char *buf, size_t cap, const char *var, int64_t n, int64_t stride);

@@ -337,12 +337,13 @@ static void store4(ox_buf *t, ox_graph *g, ox_id id, const char *at)
 void ox_cu_tile_ld(char *buf, size_t sz, int lvl, const char *dst, int v, const char *e)
 {
 	const char *tabs = "\t\t\t\t\t\t\t\t";
-	if (v == 4)
-		ox_cg_snprintf(buf, sz,
-			 "%.*sOX_T h[4];\n%.*sox_ld4(&%s, h);\n"
-			 "%.*s%s[0] = OX_LD(h[0]), %s[1] = OX_LD(h[1]), %s[2] = OX_LD(h[2]), %s[3] = OX_LD(h[3]);\n",
-			 lvl, tabs, lvl, tabs, e, lvl, tabs, dst, dst, dst, dst);
-	else
+	if (v == 4) {
+		ox_cg_snprintf(buf, sz, "%.*sOX_T h[4];\n"
+			 "%.*sox_ld4(&%s, h);\n",
+			 lvl, tabs, lvl, tabs, e);
+		ox_cg_snappend(buf, sz, "%.*s%s[0] = OX_LD(h[0]), %s[1] = OX_LD(h[1]), %s[2] = OX_LD(h[2]), %s[3] = OX_LD(h[3]);\n",
+			 lvl, tabs, dst, dst, dst, dst);
+	} else
 		ox_cg_snprintf(buf, sz, "%.*s%s[0] = OX_LD(%s);\n", lvl, tabs, dst, e);
 }
 
@@ -519,22 +520,25 @@ void ox_cu_window_load(char *buf, size_t sz, const ox_cu_win *q, const char *pre
 		char i1[32], i2[32], o2[32];
 		ox_cu_rt_dim(R, q->O[2], o2, sizeof o2), ox_cu_rt_dim(R, q->I[1], i1, sizeof i1);
 		ox_cu_rt_dim(R, q->I[2], i2, sizeof i2);
-		ox_cg_snprintf(buf, sz,
-			 "\t\t\t\tconst long c = k / %lld, r = k %% %lld, kh = r / %lld, kw = r %% %lld;\n"
-			 "\t\t\t\tconst long ih = p / %s * %lld - %lld + kh * %lld, iw = p %% %s * %lld - %lld + kw * %lld;\n"
-			 "\t\t\t\tif (ih >= 0 && ih < %s && iw >= 0 && iw < %s)\n"
+		ox_cg_snprintf(buf, sz, "\t\t\t\tconst long c = k / %lld, r = k %% %lld, kh = r / %lld, kw = r %% %lld;\n",
+			 K[1] * K[2], K[1] * K[2], K[2], K[2]);
+		ox_cg_snappend(buf, sz, "\t\t\t\tconst long ih = p / %s * %lld - %lld + kh * %lld, iw = p %% %s * %lld - %lld + kw * %lld;\n",
+			 o2, S[1], P[1], D[1], o2, S[2], P[2], D[2]);
+		ox_cg_snappend(buf, sz, "\t\t\t\tif (ih >= 0 && ih < %s && iw >= 0 && iw < %s)\n"
 			 "\t\t\t\t\t%s(c * %s + ih) * %s + iw%s\n",
-			 K[1] * K[2], K[1] * K[2], K[2], K[2], o2, S[1], P[1], D[1], o2, S[2], P[2], D[2], i1, i2, pre, i1, i2,
-			 post);
-	} else
-		ox_cg_snprintf(buf, sz,
-			 "\t\t\t\tconst long c = k / %lld, r = k %% %lld, kd = r / %lld, kh = r / %lld %% %lld, kw = r %% %lld;\n"
-			 "\t\t\t\tconst long id = p / %lld * %lld - %lld + kd * %lld, ih = p / %lld %% %lld * %lld - %lld + kh * %lld;\n"
+			 i1, i2, pre, i1, i2, post);
+	} else {
+		ox_cg_snprintf(buf, sz, "\t\t\t\tconst long c = k / %lld, r = k %% %lld, kd = r / %lld, kh = r / %lld %% %lld, kw = r %% %lld;\n",
+			 K[0] * K[1] * K[2], K[0] * K[1] * K[2], K[1] * K[2], K[2], K[1], K[2]);
+		ox_cg_snappend(buf, sz, "\t\t\t\tconst long id = p / %lld * %lld - %lld + kd * %lld, ih = p / %lld %% %lld * %lld - %lld + kh * ",
+			 O[1] * O[2], S[0], P[0], D[0], O[2], O[1], S[1], P[1]);
+		ox_cg_snappend(buf, sz, "%lld;\n"
 			 "\t\t\t\tconst long iw = p %% %lld * %lld - %lld + kw * %lld;\n"
-			 "\t\t\t\tif (id >= 0 && id < %lld && ih >= 0 && ih < %lld && iw >= 0 && iw < %lld)\n"
-			 "\t\t\t\t\t%s((c * %lld + id) * %lld + ih) * %lld + iw%s\n",
-			 K[0] * K[1] * K[2], K[0] * K[1] * K[2], K[1] * K[2], K[2], K[1], K[2], O[1] * O[2], S[0], P[0], D[0],
-			 O[2], O[1], S[1], P[1], D[1], O[2], S[2], P[2], D[2], I[0], I[1], I[2], pre, I[0], I[1], I[2], post);
+			 "\t\t\t\tif (id >= 0 && id < %lld && ih >= 0 && ih < %lld && iw >= 0 && iw < %lld)\n",
+			 D[1], O[2], S[2], P[2], D[2], I[0], I[1], I[2]);
+		ox_cg_snappend(buf, sz, "\t\t\t\t\t%s((c * %lld + id) * %lld + ih) * %lld + iw%s\n",
+			 pre, I[0], I[1], I[2], post);
+	}
 }
 
 static int conv_ok(ox_graph *g, ox_node *n)

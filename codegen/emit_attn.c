@@ -159,10 +159,10 @@ static int emit_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 
 	char qs[64];
 	ox_cg_snprintf(qs, sizeof qs, "%s", ox_cg_lit(cdt, scale));
-	ox_cg_line(cg, 1, "/* Attention: %lld query heads over %lld kv heads, q_len %lld, kv_len %lld "
-	     "(past %lld), head sizes %lld/%lld, scale %s%s */",
-	     (long long)Hq, (long long)Hkv, (long long)Sq, (long long)T, (long long)P, (long long)Dk,
-	     (long long)Dv, qs, causal ? ", causal" : "");
+	ox_cg_lstart(cg, 1, "/* Attention: %lld query heads over %lld kv heads, q_len %lld, kv_len %lld ",
+	     (long long)Hq, (long long)Hkv, (long long)Sq, (long long)T);
+	ox_cg_printf(cg, "(past %lld), head sizes %lld/%lld, scale %s%s */\n",
+	     (long long)P, (long long)Dk, (long long)Dv, qs, causal ? ", causal" : "");
 
 	/* present_key / present_value: past then new, always 4-D */
 	for (int k = 0; k < 2; k++) {

@@ -210,9 +210,11 @@ int ox_cg_emit_conv_blocked(ox_cg *cg, ox_graph *g, ox_node *n)
 			   (long long)(q.KH * q.KW * b), (long long)cb, b);
 		ox_cg_line(cg, 1, "float *y = out0 + (c * %s + oh * %s) * %d;", D(osz), D(OW), b);
 		ox_cg_snprintf(chan, sizeof chan, "(c %% %lld) * %d", (long long)cb, b);
-		ox_cg_snprintf(args, sizeof args, "x, wc, y + i * %d, bc, ih0, i * %lld - %lld, %s, %s, %lld, %lld, %lld, %lld", b,
-			 (long long)q.SW, (long long)q.pl, D(IH), D(IW), (long long)q.KH, (long long)q.KW,
-			 (long long)q.DH, (long long)q.DW);
+		ox_cg_snprintf(args, sizeof args, "x, wc, y + i * %d, bc, ih0, i * %lld - %lld, %s, %s, %lld, %lld, %lld, ",
+			 b, (long long)q.SW, (long long)q.pl, D(IH), D(IW), (long long)q.KH, (long long)q.KW,
+			 (long long)q.DH);
+		ox_cg_snappend(args, sizeof args, "%lld",
+			 (long long)q.DW);
 		ox_cg_line(cg, 1, "if (ih0 < 0 || ih0 + %lld >= %s) {", (long long)((q.KH - 1) * q.DH), D(IH));
 		ox_cg_line(cg, 2, "for (long i = 0; i < %s; i++) {", D(OW));
 		ox_uk_call(cg, 3, &E, b, ke, args, chan);
@@ -314,12 +316,14 @@ int ox_cg_emit_conv_blocked(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_tasks_dim(cg, MUL(N, ng));
 		if (q.copy)
 			ox_cg_line(cg, 1, "const float *xs = (const float *)out%d;", n->nout - 1);
-		for (int l = 0; l < 2; l++)
-			ox_cg_line(cg, 1, "%sconst ox_ukgeo q%d = {%lld, %s, %lld, %s, %lld, %lld, %d, %lld, 1, %s, %lld};",
+		for (int l = 0; l < 2; l++) {
+			ox_cg_lstart(cg, 1, "%sconst ox_ukgeo q%d = {%lld, %s, %lld, %s, %lld, %lld, ",
 				   geo_static, l, (long long)(l ? lastkb : kb), D(MUL(MUL(ih, iw), b)), (long long)q.KH,
-				   D(MUL(iw, q.DH * b)), (long long)q.KW, (long long)(q.DW * b), b,
-				   (long long)(l ? q.C - (cb - 1) * b : b), D(MUL(osz, b)),
-				   (long long)(kb * taps * b * q.ocb * b)); /* prefetch: the next chunk */
+				   D(MUL(iw, q.DH * b)), (long long)q.KW, (long long)(q.DW * b));
+			ox_cg_printf(cg, "%d, %lld, 1, %s, %lld};\n",
+				   b, (long long)(l ? q.C - (cb - 1) * b : b), D(MUL(osz, b)),
+				   (long long)(kb * taps * b * q.ocb * b));
+		} /* prefetch: the next chunk */
 		ox_cg_line(cg, 1, "const long gi = t %% %lld, ni = t / %lld;", (long long)ng, (long long)ng);
 		ox_cg_line(cg, 1, "const long gw = gi < %lld ? %d : %lld; /* the group's width in floats */", (long long)(ng - 1),
 			   q.ocb * b, (long long)(ocl * b));
@@ -378,15 +382,19 @@ int ox_cg_emit_conv_blocked(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_tasks_dim(cg, MUL(MUL(N, ng), nrow));
 	if (q.copy)
 		ox_cg_line(cg, 1, "const float *xs = (const float *)out%d;", n->nout - 1);
-	if (q.inblocked)
-		ox_cg_line(cg, 1, "%sconst ox_ukgeo q = {%lld, %s, %lld, %s, %lld, %lld, %d, %lld, 1, %s, %lld};", geo_static,
-			   (long long)cb, D(MUL(MUL(ih, iw), b)), (long long)q.KH, D(MUL(iw, q.DH * b)), (long long)q.KW,
-			   (long long)(q.DW * b), b, (long long)(q.C - (cb - 1) * b), D(MUL(osz, b)),
-			   (long long)(pf ? gstride : 0));
-	else
-		ox_cg_line(cg, 1, "%sconst ox_ukgeo q = {1, 0, %lld, %s, %lld, %lld, %lld, %lld, %s, %s, %lld};", geo_static,
-			   (long long)q.KH, D(MUL(iw, q.DH)), (long long)q.KW, (long long)q.DW, (long long)q.C,
-			   (long long)q.C, D(MUL(ih, iw)), D(MUL(osz, b)), (long long)(pf ? gstride : 0));
+	if (q.inblocked) {
+		ox_cg_lstart(cg, 1, "%sconst ox_ukgeo q = {%lld, %s, %lld, %s, %lld, %lld, %d, ",
+			   geo_static, (long long)cb, D(MUL(MUL(ih, iw), b)), (long long)q.KH, D(MUL(iw, q.DH * b)),
+			   (long long)q.KW, (long long)(q.DW * b), b);
+		ox_cg_printf(cg, "%lld, 1, %s, %lld};\n",
+			   (long long)(q.C - (cb - 1) * b), D(MUL(osz, b)), (long long)(pf ? gstride : 0));
+	} else {
+		ox_cg_lstart(cg, 1, "%sconst ox_ukgeo q = {1, 0, %lld, %s, %lld, %lld, %lld, %lld, %s, ",
+			   geo_static, (long long)q.KH, D(MUL(iw, q.DH)), (long long)q.KW, (long long)q.DW,
+			   (long long)q.C, (long long)q.C, D(MUL(ih, iw)));
+		ox_cg_printf(cg, "%s, %lld};\n",
+			   D(MUL(osz, b)), (long long)(pf ? gstride : 0));
+	}
 	ox_cg_line(cg, 1, "const long r = t %% %s, gi = t / %s %% %lld, ni = t / %s;", D(nrow), D(nrow), (long long)ng,
 		   D(MUL(nrow, ng)));
 	ox_cg_line(cg, 1, "const float *wg = in1 + gi * %lld, *bg = in2 + gi * %d;",

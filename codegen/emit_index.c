@@ -738,9 +738,11 @@ static int emit_nms(ox_cg *cg, ox_graph *g, ox_node *n)
 	int less = emit_most(cg, g, n, num);
 	ox_cg_line(cg, 1, "/* boxes [%s, %s, 4], scores [%s, %s, %s]%s%s%s */", D(cg, B), D(cg, N), D(cg, B), D(cg, C),
 		   D(cg, N), t ? ", at most " : "", t ? per : "", t ? " per class" : "");
-	ox_cg_line(cg, 1, "const int64_t cnt = ox_nms_%s(in0, in1, %s, %s, %s, %s, %d, %s, %d, %s, out0, most, "
-		   "(int64_t *)(void *)out%d);", ox_cg_sfx(dt), D(cg, B), D(cg, C), D(cg, N), per,
-		   ox_attr_int(n, "center_point_box", 0) != 0, has_iou ? "in3[0]" : "0.0f", has_sthr,
+	ox_cg_lstart(cg, 1, "const int64_t cnt = ox_nms_%s(in0, in1, %s, %s, %s, %s, %d, %s, %d, ",
+		   ox_cg_sfx(dt), D(cg, B), D(cg, C), D(cg, N), per, ox_attr_int(n, "center_point_box", 0) != 0,
+		   has_iou ? "in3[0]" : "0.0f", has_sthr);
+	ox_cg_printf(cg, "%s, out0, most, "
+		   "(int64_t *)(void *)out%d);\n",
 		   has_sthr ? "in4[0]" : "0.0f", n->nout - 1);
 	if (less) {
 		ox_cg_line(cg, 1, "if (cnt > most)");
@@ -790,9 +792,11 @@ static int emit_unique(ox_cg *cg, ox_graph *g, ox_node *n)
 		less = emit_most(cg, g, n, u);
 	else
 		ox_cg_line(cg, 1, "const int64_t most = %s; /* u is at most this */", D(cg, L));
-	ox_cg_line(cg, 1, "const int64_t u = ox_unique_%s(in0, %s, %s, %s, %d, most, (int64_t *)(void *)out%d, %s, %s, "
-		   "%s, %s);", ox_cg_sfx(dt), D(cg, O), D(cg, L), D(cg, I), ox_attr_int(n, "sorted", 1) != 0,
-		   n->nout - 1, arg[0], arg[1], arg[2], arg[3]);
+	ox_cg_lstart(cg, 1, "const int64_t u = ox_unique_%s(in0, %s, %s, %s, %d, most, (int64_t *)(void *)out%d, %s, %s, ",
+		   ox_cg_sfx(dt), D(cg, O), D(cg, L), D(cg, I), ox_attr_int(n, "sorted", 1) != 0, n->nout - 1, arg[0],
+		   arg[1]);
+	ox_cg_printf(cg, "%s, %s);\n",
+		   arg[2], arg[3]);
 	if (less) {
 		ox_cg_line(cg, 1, "if (u > most)");
 		ox_cg_line(cg, 2, "return 2; /* more than the code was planned for */");

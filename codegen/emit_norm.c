@@ -293,8 +293,10 @@ static int emit_lppool(ox_cg *cg, ox_graph *g, ox_node *n)
 	}
 	int64_t p = ox_attr_int(n, "p", 2);
 	char b1[512], b2[700];
-	ox_cg_line(cg, 1, "/* LpPool p = %lld, %d-D: kernel %lldx%lldx%lld, strides %lldx%lldx%lld, begin pads %s,%s,%s */",
-	     (ll)p, nsp, (ll)K[0], (ll)K[1], (ll)K[2], (ll)S[0], (ll)S[1], (ll)S[2], P[0], P[1], P[2]);
+	ox_cg_lstart(cg, 1, "/* LpPool p = %lld, %d-D: kernel %lldx%lldx%lld, strides %lldx%lldx%lld, ",
+	     (ll)p, nsp, (ll)K[0], (ll)K[1], (ll)K[2], (ll)S[0], (ll)S[1], (ll)S[2]);
+	ox_cg_printf(cg, "begin pads %s,%s,%s */\n",
+	     P[0], P[1], P[2]);
 	for (int i = 3 - nsp; i < 3 && same; i++) {
 		/* SAME_UPPER puts the odd pad at the end, SAME_LOWER at the start */
 		ox_cg_line(cg, 1, "const long t%s = (long)((%s - 1) * %lld + %lld - %s);", ax[i], ox_cg_dim(cg, O[i]),
@@ -490,9 +492,10 @@ static int emit_roialign(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_line(cg, 2, "if ((uint64_t)in2[r] >= %s)", dimu(cg, x->shape.d[0], "uint64_t"));
 		ox_cg_line(cg, 3, "return 1; /* a batch index out of range */");
 	}
-	ox_cg_line(cg, 1, "ox_roialign_%s(in0, in1, in2, out0, %s, %s, %s, %s, %s, %lld, %lld, %s, %lld, %d, %d);",
+	ox_cg_lstart(cg, 1, "ox_roialign_%s(in0, in1, in2, out0, %s, %s, %s, %s, %s, %lld, %lld, ",
 	     ox_cg_sfx(dt), ox_cg_dim(cg, x->shape.d[0]), ox_cg_dim(cg, y->shape.d[0]), ox_cg_dim(cg, x->shape.d[1]),
-	     ox_cg_dim(cg, x->shape.d[2]), ox_cg_dim(cg, x->shape.d[3]), (ll)y->shape.d[2], (ll)y->shape.d[3],
+	     ox_cg_dim(cg, x->shape.d[2]), ox_cg_dim(cg, x->shape.d[3]), (ll)y->shape.d[2], (ll)y->shape.d[3]);
+	ox_cg_printf(cg, "%s, %lld, %d, %d);\n",
 	     ox_cg_lit(OX_F64, scale), (ll)ratio, half, maxmode);
 	return 0;
 }

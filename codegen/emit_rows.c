@@ -177,17 +177,23 @@ static void reduce(const row *R, int lvl, const char *res, const char *term, int
 	ox_cg_line(cg, lvl, "const float %s = %s(a0);", res, op == R_MAX ? "ox_vf_hmax" : "ox_vf_hsum");
 }
 
-/* y[j] = out(x vector at j) over the row, full vectors then the partial
- * one; out is a format with %s (load call) %s (offset) %s (end) for every
- * vector read at j, e.g. "ox_vf_mul(%sx + %s%s, iv)" */
-static void map(const row *R, int lvl, const char *out, int nload)
+/* the vectors of the rows ptr[0..n-1] at offset off, loaded in full
+ * ("ox_vf_load(x + j)") or, with tail, partly */
+static void loads(char (*ld)[96], const char *const *ptr, int n, const char *off, int tail)
 {
-	char e[1024], off[64];
-	const char *a[9];
+	for (int k = 0; k < n; k++)
+		ox_cg_snprintf(ld[k], sizeof ld[k], tail ? "ox_vf_load_n(%s + %s, tn)" : "ox_vf_load(%s + %s)", ptr[k], off);
+}
+
+/* y[j] = out(the vectors at j) over the row, full vectors then the
+ * partial one; out is a format with a %s for the vector of each row
+ * ptr[0..nload-1] (at most 3), e.g. "ox_vf_mul(%s, iv)" of {"y"} */
+static void map(const row *R, int lvl, const char *out, const char *const *ptr, int nload)
+{
+	char e[1024], off[64], ld[3][96] = {"", "", ""};
 	if (R->rt || R->F > 0) {
-		for (int k = 0; k < nload; k++)
-			a[3 * k] = "ox_vf_load(", a[3 * k + 1] = "j", a[3 * k + 2] = ")";
-		ox_cg_snprintf(e, sizeof e, out, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]);
+		loads(ld, ptr, nload, "j", 0);
+		ox_cg_snprintf(e, sizeof e, out, ld[0], ld[1], ld[2]);
 		if (R->rt)
 			ox_cg_line(R->cg, lvl, "for (long j = 0; j < nf; j += %d)", R->W);
 		else
@@ -199,9 +205,8 @@ static void map(const row *R, int lvl, const char *out, int nload)
 			ox_cg_snprintf(off, sizeof off, "nf");
 		else
 			ox_cg_snprintf(off, sizeof off, "%lld", (long long)R->F);
-		for (int k = 0; k < nload; k++)
-			a[3 * k] = "ox_vf_load_n(", a[3 * k + 1] = off, a[3 * k + 2] = ", tn)";
-		ox_cg_snprintf(e, sizeof e, out, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]);
+		loads(ld, ptr, nload, off, 1);
+		ox_cg_snprintf(e, sizeof e, out, ld[0], ld[1], ld[2]);
 		if (R->rt)
 			ox_cg_line(R->cg, lvl, "if (tn)");
 		ox_cg_line(R->cg, lvl + R->rt, "ox_vf_store_n(y + %s, %s, tn);", off, e);
@@ -296,10 +301,10 @@ int ox_cg_emit_rows(ox_cg *cg, ox_graph *g, ox_node *n)
 		reduce(&R, lvl + 1, "s", "ox_vf_exp(ox_vf_sub(%sx + %s%s, mv))", R_ADD, op == OX_OP_Softmax ? "y" : NULL);
 		if (op == OX_OP_Softmax) {
 			ox_cg_line(cg, lvl + 1, "const ox_vf iv = ox_vf_set1(1.0f / s);");
-			map(&R, lvl + 1, "ox_vf_mul(%sy + %s%s, iv)", 1);
+			map(&R, lvl + 1, "ox_vf_mul(%s, iv)", (const char *[]){"y"}, 1);
 		} else { /* (x - m) - log(s): m + log(s) would round away small differences */
 			ox_cg_line(cg, lvl + 1, "const ox_vf lv = ox_vf_set1(logf(s));");
-			map(&R, lvl + 1, "ox_vf_sub(ox_vf_sub(%sx + %s%s, mv), lv)", 1);
+			map(&R, lvl + 1, "ox_vf_sub(ox_vf_sub(%s, mv), lv)", (const char *[]){"x"}, 1);
 		}
 		ox_cg_line(cg, lvl, "}");
 		break;
@@ -326,28 +331,27 @@ int ox_cg_emit_rows(ox_cg *cg, ox_graph *g, ox_node *n)
 			ox_cg_line(cg, lvl + 1, "out2[i] = inv;");
 		ox_cg_line(cg, lvl + 1, "const ox_vf iv = ox_vf_set1(inv);");
 		/* the scale and bias: a vector of the row, or one value splatted */
-		char e[512], ws[64], bs[64];
+		char e[512];
+		const char *ptr[3] = {"x"}, *ws = "%s", *bs = "%s";
 		int nload = 1;
-		const char *xv = ln ? "ox_vf_sub(%sx + %s%s, mv)" : "%sx + %s%s";
+		const char *xv = ln ? "ox_vf_sub(%s, mv)" : "%s";
 		if (wk == 2) {
 			ox_cg_line(cg, lvl + 1, "const ox_vf wv = ox_vf_set1(in1[0]);");
-			ox_cg_snprintf(ws, sizeof ws, "wv");
+			ws = "wv";
 		} else {
-			ox_cg_snprintf(ws, sizeof ws, "%%sin1 + %%s%%s");
-			nload++;
+			ptr[nload++] = "in1";
 		}
 		if (bk == 2) {
 			ox_cg_line(cg, lvl + 1, "const ox_vf bv = ox_vf_set1(in2[0]);");
-			ox_cg_snprintf(bs, sizeof bs, "bv");
+			bs = "bv";
 		} else if (bk == 1) {
-			ox_cg_snprintf(bs, sizeof bs, "%%sin2 + %%s%%s");
-			nload++;
+			ptr[nload++] = "in2";
 		}
 		if (bk)
 			ox_cg_snprintf(e, sizeof e, "ox_vf_fma(ox_vf_mul(%s, iv), %s, %s)", xv, ws, bs);
 		else
 			ox_cg_snprintf(e, sizeof e, "ox_vf_mul(ox_vf_mul(%s, iv), %s)", xv, ws);
-		map(&R, lvl + 1, e, nload);
+		map(&R, lvl + 1, e, ptr, nload);
 		ox_cg_line(cg, lvl, "}");
 		break;
 	}

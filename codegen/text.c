@@ -119,6 +119,16 @@ void ox_cg_line(ox_cg *cg, int lvl, const char *fmt, ...)
 	ox_cg_printf(cg, "\n");
 }
 
+void ox_cg_lstart(ox_cg *cg, int lvl, const char *fmt, ...)
+{
+	for (int i = 0; i < lvl; i++)
+		ox_cg_printf(cg, "\t");
+	va_list ap;
+	va_start(ap, fmt);
+	buf_vprintf(&cg->body, fmt, ap);
+	va_end(ap);
+}
+
 int ox_cg_intern(ox_cg *cg, const char *key)
 {
 	for (int i = 0; i < cg->ninterned; i++)
@@ -299,13 +309,15 @@ const char *ox_cg_f2i(ox_cg *cg, int to)
 	char max[16];
 	ox_cg_snprintf(max, sizeof max, "%sINT%d_MAX", sgn ? "" : "U", bits);
 	ox_cg_snprintf(r, 32, "ox_f2i_%s", ox_cg_sfx(to));
-	if (sgn)
-		ox_cg_snprintf(text, sizeof text,
-			 "/* double -> %s: truncated, saturated, NaN -> 0 (C leaves those undefined) */\n"
-			 "static inline OX_UNUSED %s %s(double v)\n{\n"
-			 "\treturn v != v ? 0 : v < -0x1p%d ? (%s)(-%s - 1) : v >= 0x1p%d ? %s : (%s)v;\n}\n",
-			 T, T, r, bits - 1, T, max, bits - 1, max, T);
-	else
+	if (sgn) {
+		ox_cg_snprintf(text, sizeof text, "/* double -> %s: truncated, saturated, NaN -> 0 (C leaves those undefined) */\n"
+			 "static inline OX_UNUSED %s %s(double v)\n"
+			 "{\n",
+			 T, T, r);
+		ox_cg_snappend(text, sizeof text, "\treturn v != v ? 0 : v < -0x1p%d ? (%s)(-%s - 1) : v >= 0x1p%d ? %s : (%s)v;\n"
+			 "}\n",
+			 bits - 1, T, max, bits - 1, max, T);
+	} else
 		ox_cg_snprintf(text, sizeof text,
 			 "/* double -> %s: truncated, saturated, NaN -> 0 (C leaves those undefined) */\n"
 			 "static inline OX_UNUSED %s %s(double v)\n{\n"

@@ -151,8 +151,10 @@ const char *ox_uk_kernel(ox_cg *cg, const ox_ukshape *s, const ox_epi *E)
 		ox_cg_snprintf(as, sizeof as, "q");
 	else
 		ox_cg_snprintf(as, sizeof as, "%ld", s->ar);
-	ox_cg_snprintf(name, sizeof name, "ox_uk%dx%d_a%s%s%s_w%ld%s%s%s%s%s%s", s->rows, s->ocb, as, rws, s->ac1 ? "" : "_c",
-		 s->ws, ys, ts, s->acc ? "_acc" : s->bias ? "" : "_z", s->pf ? "_pf" : "", s->raw ? "_raw" : "", es);
+	ox_cg_snprintf(name, sizeof name, "ox_uk%dx%d_a%s%s%s_w%ld%s%s",
+		 s->rows, s->ocb, as, rws, s->ac1 ? "" : "_c", s->ws, ys, ts);
+	ox_cg_snappend(name, sizeof name, "%s%s%s%s",
+		 s->acc ? "_acc" : s->bias ? "" : "_z", s->pf ? "_pf" : "", s->raw ? "_raw" : "", es);
 	ox_buf t = {0};
 	if (s->arq)
 		ox_buf_printf(&t, "/* micro-kernel: %d rows (inputs q->s1 floats apart) x %d vectors, weight rows %ld floats "
