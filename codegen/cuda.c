@@ -155,280 +155,66 @@ void ox_cu_profile_h(ox_buf *h, const char *P, const char *PU)
 	ox_buf_printf(h, "#ifdef __cplusplus\n}\n#endif\n\n");
 }
 
-/* the host side's first part, before the run functions that read its
- * state: the state, the error text, free and init */
-void ox_cu_host_state(ox_buf *c, const ox_cu_info *fi)
+/* The host side (runtime_min/ox_cuda_state.c before the run functions
+ * that read its state, runtime_min/ox_cuda_api.c after them), instantiated
+ * with the program's names and counts: $P, $PU the prefix; $NIN, $NOUT
+ * its inputs and outputs, $NI, $NO one more each (an array of them is
+ * never empty), $NIO both; $NS the ox_d[] slots and $NX the extents (one
+ * more than there are of each); $MAXR the outputs' largest rank plus one;
+ * $WS, $NCTR the split-K workspace bytes and counters; and the parts that
+ * depend on the program: $INIT (PREFIX_init), $READY, and the lines $DIMS,
+ * $CAPT, $CASES (one per specialization). */
+static void host_part(ox_buf *c, const char *name, const ox_cu_info *fi, const char *init, const char *ready,
+		      const char *dims, const char *capt, const char *cases)
 {
-	const char *P = fi->P, *PU = fi->PU;
-	const int NS = fi->nslots + 1, NX = fi->noutputs + 1, NI = fi->ninputs + 1, NO = fi->noutputs + 1;
-	ox_buf_printf(c, "/* ---- the host side ---- */\n"
-			 "/* dd (device) and hd (pinned host): the run-time dims ox_d[%d], the\n"
-			 " * extents of the outputs [%d], the status of the runs */\n", NS, NX);
-	ox_buf_printf(c, "#define OX_NS %d\n#define OX_NX %d\n#define OX_MAXR %d\n", NS, NX, fi->maxrank + 1);
-	ox_buf_printf(c, "#define OX_WS_BYTES %lld /* split-K workspace on the device */\n", (long long)fi->ws_bytes);
-	ox_buf_printf(c, "#define OX_CTR_COUNT %lld /* its tiles' arrival counters */\n", (long long)fi->nctr);
-	ox_buf_puts(c, "#define OX_GRAPHS 8 /* captured runs kept (for input shapes, pointers, stream), the\n"
-		       "\t\t     * least recently replayed one replaced */\n");
-	ox_buf_printf(c, "static struct {\n"
-			 "\tint ready;\n\tunsigned char *A, *W;\n\tint64_t *dd, *hd;\n"
-			 "\tvoid *in[%d], *out[%d];\n\tcudaStream_t st;\n"
-			 "\t/* the captured runs (ox_gentry: keyed by the shapes' case, the\n"
-			 "\t * stream, the arena, the dims and the pointers), the output shapes\n"
-			 "\t * each run gives, the caches' clock */\n"
-			 "\tox_gentry g[OX_GRAPHS];\n"
-			 "\tint64_t shape[OX_GRAPHS][%d][OX_MAXR];\n"
-			 "\tunsigned long long tick;\n"
-			 "} ox_s;\n\n", NI, NO, NO);
-	ox_buf_printf(c, "/* %s_profile: an event before and after each function's launches */\n"
-			 "static cudaEvent_t ox_prof_ev[2 * %s_NUM_FUNCS + 2];\n"
-			 "static unsigned char ox_prof_hit[%s_NUM_FUNCS + 1];\n"
-			 "static int ox_prof_on;\n"
-			 "#define OX_PROF(k, end) do { if (ox_prof_on) { cudaEventRecord(ox_prof_ev[2 * (k) + (end)], ox_st); ox_prof_hit[k] = 1; } } while (0)\n\n",
-		      P, PU, PU);
-	ox_buf_printf(c, "static char ox_cu_msg[256];\n"
-			 "const char *%s_cuda_error(void)\n{\n"
-			 "\tif (ox_cu_err == cudaSuccess)\n\t\treturn \"\";\n"
-			 "\tsnprintf(ox_cu_msg, sizeof ox_cu_msg, \"CUDA error %%d (%%s): %%s\", (int)ox_cu_err,\n"
-			 "\t\t cudaGetErrorName(ox_cu_err), cudaGetErrorString(ox_cu_err));\n"
-			 "\treturn ox_cu_msg;\n}\n\n", P);
-	/* the dims a node computed from data, and the status, back on the host */
-	ox_buf_printf(c, "[[maybe_unused]] static int ox_sync_dims(cudaStream_t st)\n{\n"
-			 "\tif (ox_cu_check(cudaMemcpyAsync(ox_s.hd, ox_s.dd, (OX_NS + OX_NX + 1) * sizeof(int64_t),\n"
-			 "\t\t\tcudaMemcpyDeviceToHost, st)) || ox_cu_check(cudaStreamSynchronize(st)))\n"
-			 "\t\treturn %s_ERR_CUDA;\n"
-			 "\treturn (int)ox_s.hd[OX_NS + OX_NX];\n}\n\n", PU);
-	ox_buf_printf(c, "void %s_free(void)\n{\n"
-			 "\tox_graphs_free(ox_s.g, OX_GRAPHS);\n"
-			 "\tox_body_graphs_free();\n"
-			 "\tcudaFree(ox_s.A), cudaFree(ox_s.W), cudaFree(ox_s.dd), cudaFreeHost(ox_s.hd), cudaFree(ox_cu_ws);\n"
-			 "\tcudaFree(ox_cu_ctr), cudaFreeHost(ox_cu_H);\n"
-			 "\tox_cu_ws = NULL, ox_cu_ctr = NULL, ox_cu_H = NULL;\n"
-			 "\tfor (int k = 0; k < %d; k++)\n\t\tcudaFree(ox_s.in[k]);\n"
-			 "\tfor (int k = 0; k < %d; k++)\n\t\tcudaFree(ox_s.out[k]);\n"
-			 "\tif (ox_s.st)\n\t\tcudaStreamDestroy(ox_s.st);\n"
-			 "\tmemset(&ox_s, 0, sizeof ox_s);\n}\n\n", P, fi->ninputs, fi->noutputs);
-	/* init: from the weights in the program or a checked blob */
-	ox_buf_printf(c, "static int ox_cu_init(const unsigned char *w)\n"
-			 "{\n"
-			 "\t%s_free();\n"
-			 "\tox_cu_err = cudaSuccess;\n"
-			 "\tsize_t a = %s_ARENA_SIZE > 0 ? %s_ARENA_SIZE : 1, ws = %s_WEIGHTS_SIZE > 0 ? %s_WEIGHTS_SIZE : 1;\n"
-			 "\tif (ox_cu_check(cudaStreamCreate(&ox_s.st)) || ox_cu_check(cudaMalloc((void **)&ox_s.A, a)) ||\n"
-			 "\t    ox_cu_check(cudaMalloc((void **)&ox_s.W, ws)) ||\n"
-			 "\t    ox_cu_check(cudaMalloc((void **)&ox_s.dd, (OX_NS + OX_NX + 1) * sizeof(int64_t))) ||\n"
-			 "\t    ox_cu_check(cudaMallocHost((void **)&ox_s.hd, (OX_NS + OX_NX + 1) * sizeof(int64_t))) ||\n"
-			 "\t    (OX_WS_BYTES > 0 && ox_cu_check(cudaMalloc((void **)&ox_cu_ws, OX_WS_BYTES))) ||\n"
-			 "\t    (OX_CTR_COUNT > 0 && (ox_cu_check(cudaMalloc((void **)&ox_cu_ctr, OX_CTR_COUNT * sizeof(unsigned int))) ||\n"
-			 "\t\t\t      ox_cu_check(cudaMemset(ox_cu_ctr, 0, OX_CTR_COUNT * sizeof(unsigned int))))) ||\n"
-			 "\t    (OX_HOST_BYTES > 0 && ox_cu_check(cudaMallocHost((void **)&ox_cu_H, OX_HOST_BYTES))))\n"
-			 "\t\tgoto fail;\n"
-			 "\tif (%s_WEIGHTS_SIZE > 0 && ox_cu_check(cudaMemcpy(ox_s.W, w, %s_WEIGHTS_SIZE, cudaMemcpyHostToDevice)))\n"
-			 "\t\tgoto fail;\n"
-			 "\tfor (int k = 0; k < %d; k++)\n",
-		      P, PU, PU, PU, PU, PU, PU, fi->ninputs);
-	ox_buf_printf(c, "\t\tif (ox_cu_check(cudaMalloc(&ox_s.in[k], %s_inputs[k].bytes ? %s_inputs[k].bytes : 1)))\n"
-			 "\t\t\tgoto fail;\n"
-			 "\tfor (int k = 0; k < %d; k++)\n"
-			 "\t\tif (ox_cu_check(cudaMalloc(&ox_s.out[k], %s_outputs[k].bytes ? %s_outputs[k].bytes : 1)))\n"
-			 "\t\t\tgoto fail;\n"
-			 "\tmemset(ox_s.hd, 0, (OX_NS + OX_NX + 1) * sizeof(int64_t));\n"
-			 "\tOX_LAUNCH(ox_set_dev_w, 1, 1, 0, ox_s.st, ox_s.W);\n"
-			 "\tif (ox_cu_check(cudaGetLastError()) || ox_cu_check(cudaStreamSynchronize(ox_s.st)))\n"
-			 "\t\tgoto fail;\n"
-			 "\tox_s.ready = 1;\n"
-			 "\treturn 0;\n"
-			 "fail:;\n"
-			 "\tcudaError_t e = ox_cu_err;\n"
-			 "\t%s_free();\n"
-			 "\tox_cu_err = e;\n"
-			 "\treturn %s_ERR_CUDA;\n"
-			 "}\n"
-			 "\n",
-		      P, P, fi->noutputs, P, P, P, PU);
-	if (fi->external)
-		ox_buf_printf(c, "int %s_init(const void *blob, size_t size)\n{\n"
-				 "\tint rc = %s_check_blob(blob, size);\n"
-				 "\tif (rc)\n\t\treturn rc;\n"
-				 "\treturn ox_cu_init(%s_W);\n}\n\n", P, P, P);
-	else
-		ox_buf_printf(c, "int %s_init(void)\n{\n\treturn ox_cu_init(%s);\n}\n\n", P, fi->wsym);
+	const char *keys[] = {"$PU", "$P", "$NIN", "$NIO", "$NI", "$NOUT", "$NO", "$NS", "$NX", "$MAXR", "$WS", "$NCTR",
+			      "$INIT\n", "$READY\n", "$DIMS\n", "$CAPT\n", "$CASES\n"};
+	char nin[24], nio[24], ni[24], nout[24], no[24], ns[24], nx[24], maxr[24], ws[24], nctr[24];
+	ox_cg_snprintf(nin, sizeof nin, "%d", fi->ninputs);
+	ox_cg_snprintf(nio, sizeof nio, "%d", fi->ninputs + fi->noutputs);
+	ox_cg_snprintf(ni, sizeof ni, "%d", fi->ninputs + 1);
+	ox_cg_snprintf(nout, sizeof nout, "%d", fi->noutputs);
+	ox_cg_snprintf(no, sizeof no, "%d", fi->noutputs + 1);
+	ox_cg_snprintf(ns, sizeof ns, "%d", fi->nslots + 1);
+	ox_cg_snprintf(nx, sizeof nx, "%d", fi->noutputs + 1);
+	ox_cg_snprintf(maxr, sizeof maxr, "%d", fi->maxrank + 1);
+	ox_cg_snprintf(ws, sizeof ws, "%lld", (long long)fi->ws_bytes);
+	ox_cg_snprintf(nctr, sizeof nctr, "%lld", (long long)fi->nctr);
+	const char *vals[] = {fi->PU, fi->P, nin, nio, ni, nout, no, ns, nx, maxr, ws, nctr,
+			      init, ready, dims, capt, cases};
+	ox_cg_substitute(c, ox_cg_template(name), keys, vals, (int)(sizeof keys / sizeof *keys));
 }
 
-/* the host side's second part, after the run functions: the dispatcher
- * with its CUDA Graphs, the API */
+void ox_cu_host_state(ox_buf *c, const ox_cu_info *fi)
+{
+	ox_buf init = {0};
+	if (fi->external)
+		ox_buf_printf(&init, "int %s_init(const void *blob, size_t size)\n{\n"
+				     "\tint rc = %s_check_blob(blob, size);\n"
+				     "\tif (rc)\n\t\treturn rc;\n"
+				     "\treturn ox_cu_init(%s_W);\n}\n\n", fi->P, fi->P, fi->P);
+	else
+		ox_buf_printf(&init, "int %s_init(void)\n{\n\treturn ox_cu_init(%s);\n}\n\n", fi->P, fi->wsym);
+	host_part(c, "runtime_min/ox_cuda_state.c", fi, init.s, "", "", "", "");
+	ox_buf_free(&init);
+}
+
 void ox_cu_host_api(ox_buf *c, const ox_cu_info *fi)
 {
-	const char *P = fi->P, *PU = fi->PU;
-	const int NI = fi->ninputs + 1, NO = fi->noutputs + 1;
-	/* the dispatcher and its helpers: elements of a tensor of the given
-	 * shape, bytes per element, init when the program has not */
-	ox_buf_printf(c, "static int64_t ox_nelem(const %s_tensor_desc *d, const int64_t *shape)\n{\n"
-			 "\t(void)d;\n\tint64_t n = 1;\n\tfor (int i = 0; i < d->rank; i++)\n\t\tn *= shape[i];\n"
-			 "\treturn n;\n}\n\n", P);
-	ox_buf_printf(c, "static size_t ox_esize(const %s_tensor_desc *d)\n{\n"
-			 "\treturn d->bytes / (d->numel ? d->numel : 1);\n}\n\n", P);
+	ox_buf ready = {0}, dims = {0}, capt = {0}, cases = {0};
 	if (fi->external)
-		ox_buf_printf(c, "static int ox_ready(void)\n{\n\treturn ox_s.ready ? 0 : %s_ERR_NO_WEIGHTS;\n}\n\n", PU);
+		ox_buf_printf(&ready, "static int ox_ready(void)\n{\n\treturn ox_s.ready ? 0 : %s_ERR_NO_WEIGHTS;\n}\n\n", fi->PU);
 	else
-		ox_buf_printf(c, "static int ox_ready(void)\n{\n\treturn ox_s.ready ? 0 : %s_init();\n}\n\n", P);
-	ox_buf_printf(c, "static int %s_dispatch(void *arena, const void *const *inputs, const int64_t *const *in_shapes,\n"
-			 "\t\tvoid *const *outputs, int64_t *const *out_shapes, cudaStream_t st)\n{\n", P);
-	ox_buf_puts(c, "\tint rc0 = ox_ready();\n\tif (rc0)\n\t\treturn rc0;\n");
-	ox_buf_printf(c, "\tif (!st)\n\t\tst = ox_s.st;\n"
-			 "\tunsigned char *A = arena ? (unsigned char *)arena : ox_s.A;\n"
-			 "\tif ((uintptr_t)A %% 64)\n\t\treturn %s_ERR_ARENA;\n"
-			 "\tconst int64_t *shapes[%d];\n"
-			 "\tfor (int k = 0; k < %d; k++)\n"
-			 "\t\tshapes[k] = in_shapes && in_shapes[k] ? in_shapes[k] : %s_inputs[k].shape;\n"
-			 "\tint64_t d[OX_NS];\n\tmemset(d, 0, sizeof d);\n\tint s = -1;\n",
-		      PU, NI, fi->ninputs, P);
-	for (int s = 0; s < fi->nspecs; s++)
-		ox_buf_printf(c, "\t%sif (!%s_dims%d(shapes, d))\n\t\ts = %d;\n", s ? "else " : "", P, s, s);
-	ox_buf_printf(c, "\tif (s < 0)\n\t\treturn %s_ERR_SHAPE;\n", PU);
-	ox_buf_printf(c, "\t/* the dims the run's copy to the device reads: not under a run in flight */\n"
-			 "\tif (memcmp(d, ox_s.hd, sizeof d)) {\n"
-			 "\t\tif (ox_cu_check(cudaStreamSynchronize(st)))\n\t\t\treturn %s_ERR_CUDA;\n"
-			 "\t\tmemcpy(ox_s.hd, d, sizeof d);\n\t}\n", PU);
-	ox_buf_printf(c, "\tint64_t osh[%d][OX_MAXR];\n\tint64_t *oshp[%d];\n"
-			 "\tfor (int k = 0; k < %d; k++)\n\t\toshp[k] = osh[k];\n", NO, NO, fi->noutputs);
-	ox_buf_printf(c, "\tint capturable = 0, rc = 0;\n");
-	for (int s = 0; s < fi->nspecs; s++)
+		ox_buf_printf(&ready, "static int ox_ready(void)\n{\n\treturn ox_s.ready ? 0 : %s_init();\n}\n\n", fi->P);
+	for (int s = 0; s < fi->nspecs; s++) {
+		ox_buf_printf(&dims, "\t%sif (!%s_dims%d(shapes, d))\n\t\ts = %d;\n", s ? "else " : "", fi->P, s, s);
 		if (fi->capturable[s])
-			ox_buf_printf(c, "\tcapturable |= s == %d;\n", s);
-	ox_buf_printf(c, "\tif (ox_graphs_off() || ox_prof_on) /* (events between the launches) */\n"
-			 "\t\tcapturable = 0;\n");
-	ox_buf_printf(c, "\t/* this run's captured graph (gi), if it has one */\n"
-			 "\tint64_t key[3 + OX_NS + %d];\n\tint nk = 0;\n"
-			 "\tkey[nk++] = s, key[nk++] = (int64_t)(intptr_t)st, key[nk++] = (int64_t)(intptr_t)A;\n"
-			 "\tfor (int k = 0; k < OX_NS; k++)\n\t\tkey[nk++] = d[k];\n"
-			 "\tfor (int k = 0; k < %d; k++)\n\t\tkey[nk++] = (int64_t)(intptr_t)inputs[k];\n"
-			 "\tfor (int k = 0; k < %d; k++)\n\t\tkey[nk++] = (int64_t)(intptr_t)outputs[k];\n"
-			 "\tint gi = capturable ? ox_graph_find(ox_s.g, OX_GRAPHS, key, nk) : -1;\n",
-		      fi->ninputs + fi->noutputs, fi->ninputs, fi->noutputs);
-	ox_buf_printf(c, "\tif (!capturable || gi < 0) {\n"
-			 "\t\tif (capturable && (gi = ox_graph_begin(ox_s.g, OX_GRAPHS, key, nk, st)) < 0)\n"
-			 "\t\t\treturn %s_ERR_CUDA;\n"
-			 "\t\tint64_t *ox_dd = ox_s.dd, *ox_dext = ox_s.dd + OX_NS;\n"
-			 "\t\tint *ox_status = (int *)(ox_s.dd + OX_NS + OX_NX);\n"
-			 "\t\tcudaMemsetAsync(ox_status, 0, sizeof(int64_t), st);\n"
-			 "\t\tcudaMemcpyAsync(ox_dd, ox_s.hd, OX_NS * sizeof(int64_t), cudaMemcpyHostToDevice, st);\n"
-			 "\t\tswitch (s) {\n", PU);
-	for (int s = 0; s < fi->nspecs; s++)
-		ox_buf_printf(c, "\t\tcase %d:\n\t\t\trc = %s_run%d(A, ox_s.hd, ox_dd, ox_dext, ox_status, inputs, outputs, oshp, st);\n"
-				 "\t\t\tbreak;\n", s, P, s);
-	ox_buf_printf(c, "\t\t}\n"
-			 "\t\tcudaMemcpyAsync(ox_s.hd + OX_NS, ox_dext, (OX_NX + 1) * sizeof(int64_t), cudaMemcpyDeviceToHost, st);\n"
-			 "\t\tif (capturable) {\n"
-			 "\t\t\tif ((rc = ox_graph_end(&ox_s.g[gi], st, rc, %s_ERR_CUDA)))\n\t\t\t\treturn rc;\n"
-			 "\t\t\tmemcpy(ox_s.shape[gi], osh, sizeof osh);\n"
-			 "\t\t}\n\t\tif (rc)\n\t\t\treturn rc;\n\t}\n",
-		      PU);
-	ox_buf_printf(c, "\tif (capturable) {\n"
-			 "\t\tif (ox_graph_launch(&ox_s.g[gi], &ox_s.tick, st))\n\t\t\treturn %s_ERR_CUDA;\n"
-			 "\t\tmemcpy(osh, ox_s.shape[gi], sizeof osh);\n\t}\n"
-			 "\tif (ox_cu_check(cudaGetLastError()))\n\t\treturn %s_ERR_CUDA;\n", PU, PU);
-	/* the output shapes, a dynamic axis from the extents (after a wait) */
-	ox_buf_printf(c, "\tfor (int k = 0; k < %d && out_shapes; k++)\n"
-			 "\t\tif (out_shapes[k])\n"
-			 "\t\t\tfor (int i = 0; i < %s_outputs[k].rank; i++)\n"
-			 "\t\t\t\tout_shapes[k][i] = %s_outputs[k].dynamic_axis == i ? ox_s.hd[OX_NS + k] : osh[k][i];\n"
-			 "\treturn 0;\n}\n\n", fi->noutputs, P, P);
-	ox_buf_printf(c, "int %s_sync(void *stream)\n{\n"
-			 "\tif (!ox_s.ready)\n\t\treturn 0;\n"
-			 "\tif (ox_cu_check(cudaStreamSynchronize(stream ? (cudaStream_t)stream : ox_s.st)))\n"
-			 "\t\treturn %s_ERR_CUDA;\n"
-			 "\treturn (int)ox_s.hd[OX_NS + OX_NX];\n}\n\n", P, PU);
-	ox_buf_printf(c, "int %s_run_shaped_device(void *arena, const void *const *inputs, const int64_t *const *in_shapes,\n"
-			 "\t\tvoid *const *outputs, int64_t *const *out_shapes, void *stream)\n{\n"
-			 "\treturn %s_dispatch(arena, inputs, in_shapes, outputs, out_shapes, (cudaStream_t)stream);\n}\n\n"
-			 "int %s_run_device(const void *const *inputs, void *const *outputs, void *stream)\n{\n"
-			 "\treturn %s_dispatch(NULL, inputs, NULL, outputs, NULL, (cudaStream_t)stream);\n}\n\n",
-		      P, P, P, P);
-	/* host pointers */
-	/* the host inputs into the program's device buffers, on its stream */
-	ox_buf_printf(c, "static int ox_upload(const void *const *inputs, const int64_t *const *in_shapes)\n{\n"
-			 "\tint rc = ox_ready();\n\tif (rc)\n\t\treturn rc;\n"
-			 "\tfor (int k = 0; k < %d; k++) {\n"
-			 "\t\tconst %s_tensor_desc *dk = &%s_inputs[k];\n"
-			 "\t\tsize_t n = (size_t)ox_nelem(dk, in_shapes && in_shapes[k] ? in_shapes[k] : dk->shape);\n"
-			 "\t\tif (n > dk->numel)\n\t\t\treturn %s_ERR_SHAPE;\n"
-			 "\t\tif (n && ox_cu_check(cudaMemcpyAsync(ox_s.in[k], inputs[k], n * ox_esize(dk),\n"
-			 "\t\t\t\tcudaMemcpyHostToDevice, ox_s.st)))\n\t\t\treturn %s_ERR_CUDA;\n\t}\n"
-			 "\treturn 0;\n}\n\n",
-		      fi->ninputs, P, P, PU, PU);
-	ox_buf_printf(c, "static int ox_host_run(void *arena, const void *const *inputs, const int64_t *const *in_shapes,\n"
-			 "\t\tvoid *const *outputs, int64_t *const *out_shapes, int64_t *extents)\n{\n");
-	ox_buf_puts(c, "\tint rc0 = ox_upload(inputs, in_shapes);\n\tif (rc0)\n\t\treturn rc0;\n");
-	ox_buf_printf(c, "\tint64_t osh[%d][OX_MAXR];\n\tint64_t *oshp[%d];\n"
-			 "\tfor (int k = 0; k < %d; k++)\n\t\toshp[k] = osh[k];\n"
-			 "\tint rc = %s_dispatch(arena, (const void *const *)ox_s.in, in_shapes, ox_s.out, oshp, ox_s.st);\n"
-			 "\tif (!rc)\n\t\trc = %s_sync(NULL);\n"
-			 "\tif (rc)\n\t\treturn rc;\n", NO, NO, fi->noutputs, P, P);
-	ox_buf_printf(c, "\tfor (int k = 0; k < %d; k++) {\n"
-			 "\t\tconst %s_tensor_desc *dk = &%s_outputs[k];\n"
-			 "\t\tsize_t n = (size_t)ox_nelem(dk, osh[k]);\n"
-			 "\t\tif (n && ox_cu_check(cudaMemcpy(outputs[k], ox_s.out[k], n * ox_esize(dk),\n"
-			 "\t\t\t\tcudaMemcpyDeviceToHost)))\n\t\t\treturn %s_ERR_CUDA;\n"
-			 "\t\tif (out_shapes && out_shapes[k])\n\t\t\tmemcpy(out_shapes[k], osh[k], (size_t)dk->rank * sizeof(int64_t));\n"
-			 "\t\tif (extents)\n\t\t\textents[k] = dk->dynamic_axis < 0 ? -1 : osh[k][dk->dynamic_axis];\n"
-			 "\t}\n\treturn 0;\n}\n\n", fi->noutputs, P, P, PU);
-	ox_buf_printf(c, "int %s_run_shaped(void *arena, const void *const *inputs, const int64_t *const *in_shapes,\n"
-			 "\t\tvoid *const *outputs, int64_t *const *out_shapes)\n{\n"
-			 "\treturn ox_host_run(arena, inputs, in_shapes, outputs, out_shapes, NULL);\n}\n\n"
-			 "int %s_run_ex(void *arena, const void *const *inputs, void *const *outputs, int64_t *extents)\n{\n"
-			 "\treturn ox_host_run(arena, inputs, NULL, outputs, NULL, extents);\n}\n\n"
-			 "int %s_run_with_arena(void *arena, const void *const *inputs, void *const *outputs)\n{\n"
-			 "\treturn ox_host_run(arena, inputs, NULL, outputs, NULL, NULL);\n}\n\n"
-			 "int %s_run(const void *const *inputs, void *const *outputs)\n{\n"
-			 "\treturn ox_host_run(NULL, inputs, NULL, outputs, NULL, NULL);\n}\n\n", P, P, P, P);
-	/* bench: the inputs uploaded once, the loop's first run the warm-up */
-	ox_buf_printf(c, "int %s_bench(const void *const *inputs, const int64_t *const *in_shapes, long n, double *ms)\n{\n"
-			 "\tint rc = ox_upload(inputs, in_shapes);\n"
-			 "\tif (rc)\n\t\treturn rc;\n"
-			 "\tcudaEvent_t e0, e1;\n"
-			 "\tif (ox_cu_check(cudaEventCreate(&e0)) || ox_cu_check(cudaEventCreate(&e1)))\n\t\treturn %s_ERR_CUDA;\n"
-			 "\tfor (long r = 0; r <= n && !rc; r++) {\n"
-			 "\t\tcudaEventRecord(e0, ox_s.st);\n"
-			 "\t\trc = %s_run_shaped_device(NULL, (const void *const *)ox_s.in, in_shapes, ox_s.out, NULL, ox_s.st);\n"
-			 "\t\tcudaEventRecord(e1, ox_s.st);\n"
-			 "\t\tif (!rc && ox_cu_check(cudaEventSynchronize(e1)))\n\t\t\trc = %s_ERR_CUDA;\n"
-			 "\t\tfloat t = 0;\n\t\tcudaEventElapsedTime(&t, e0, e1);\n"
-			 "\t\tif (r > 0)\n\t\t\tms[r - 1] = t;\n\t}\n"
-			 "\tcudaEventDestroy(e0), cudaEventDestroy(e1);\n"
-			 "\treturn rc ? rc : %s_sync(NULL);\n}\n\n",
-		      P, PU, P, PU, P);
-	/* profile: the same, each function between two events, no graph */
-	ox_buf_printf(c, "int %s_profile(const void *const *inputs, const int64_t *const *in_shapes, long n, double *ms)\n"
-			 "{\n"
-			 "\tint rc = ox_upload(inputs, in_shapes), ne = 0;\n"
-			 "\tif (rc)\n"
-			 "\t\treturn rc;\n"
-			 "\tfor (int k = 0; k < %s_NUM_FUNCS; k++)\n"
-			 "\t\tms[k] = 0;\n"
-			 "\tfor (; ne < 2 * %s_NUM_FUNCS; ne++)\n"
-			 "\t\tif (ox_cu_check(cudaEventCreate(&ox_prof_ev[ne]))) {\n"
-			 "\t\t\trc = %s_ERR_CUDA;\n"
-			 "\t\t\tbreak;\n"
-			 "\t\t}\n"
-			 "\tox_prof_on = 1;\n"
-			 "\tfor (long r = 0; r <= n && !rc; r++) {\n"
-			 "\t\tmemset(ox_prof_hit, 0, sizeof ox_prof_hit);\n"
-			 "\t\trc = %s_run_shaped_device(NULL, (const void *const *)ox_s.in, in_shapes, ox_s.out, NULL, ox_s.st);\n"
-			 "\t\tif (!rc && ox_cu_check(cudaStreamSynchronize(ox_s.st)))\n"
-			 "\t\t\trc = %s_ERR_CUDA;\n"
-			 "\t\tfor (int k = 0; k < %s_NUM_FUNCS && r > 0 && !rc; k++) {\n"
-			 "\t\t\tfloat t = 0;\n"
-			 "\t\t\tif (ox_prof_hit[k] && ox_cu_check(cudaEventElapsedTime(&t, ox_prof_ev[2 * k], ox_prof_ev[2 * k + 1])))\n"
-			 "\t\t\t\trc = %s_ERR_CUDA;\n"
-			 "\t\t\tms[k] += t;\n"
-			 "\t\t}\n"
-			 "\t}\n"
-			 "\tox_prof_on = 0;\n"
-			 "\twhile (ne > 0)\n"
-			 "\t\tcudaEventDestroy(ox_prof_ev[--ne]);\n",
-		      P, PU, PU, PU, P, PU, PU, PU);
-	ox_buf_printf(c, "\treturn rc ? rc : %s_sync(NULL);\n"
-			 "}\n"
-			 "\n",
-		      P);
+			ox_buf_printf(&capt, "\tcapturable |= s == %d;\n", s);
+		ox_buf_printf(&cases, "\t\tcase %d:\n"
+				      "\t\t\trc = %s_run%d(A, ox_s.hd, ox_dd, ox_dext, ox_status, inputs, outputs, oshp, st);\n"
+				      "\t\t\tbreak;\n", s, fi->P, s);
+	}
+	host_part(c, "runtime_min/ox_cuda_api.c", fi, "", ready.s, dims.s ? dims.s : "", capt.s ? capt.s : "",
+		  cases.s ? cases.s : "");
+	ox_buf_free(&ready), ox_buf_free(&dims), ox_buf_free(&capt), ox_buf_free(&cases);
 }
