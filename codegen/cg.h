@@ -47,6 +47,9 @@ struct ox_cg;
  * a ring that a later call overwrites */
 const char *ox_cg_text(struct ox_cg *cg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ox_buf_free(ox_buf *b);
+/* s as text inside a C comment: no end of comment, no line breaks or
+ * control characters */
+void ox_cg_comment_safe(ox_buf *b, const char *s);
 /* the text of templates/NAME.c or runtime_min/NAME as embedded (by its
  * path, "templates/conv.c"); NULL when there is none */
 const char *ox_cg_template(const char *name);

@@ -440,3 +440,17 @@ int ox_cg_uses_name(const char *text, const char *name)
 	return 0;
 }
 
+
+void ox_cg_comment_safe(ox_buf *b, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '*' && s[1] == '/')
+			ox_buf_puts(b, "* /");
+		else if (*s == '\n' || (unsigned char)*s < 32)
+			ox_buf_puts(b, " ");
+		else {
+			char c[2] = {*s, 0};
+			ox_buf_puts(b, c);
+		}
+	}
+}
