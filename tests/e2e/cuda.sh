@@ -972,7 +972,12 @@ fi
 #    over blocks, LogSumExp's two passes, run-time lengths) in f32, f16
 #    and bf16, each a kernel of its own, equal bit for bit to the C
 #    target's output and within 1e-6 (f32) of numpy's float64.
-"$PY" tests/e2e/reduce/agree.py "$ONNXCC" build/cuda_api/reduce || fail=1
+#    With nvcc, each .cu through it for sm_80 and sm_90 as well.
+if [ $have_nvcc = 1 ]; then
+	"$PY" tests/e2e/reduce/agree.py "$ONNXCC" build/cuda_api/reduce --nvcc "$NVCC" || fail=1
+else
+	"$PY" tests/e2e/reduce/agree.py "$ONNXCC" build/cuda_api/reduce || fail=1
+fi
 
 nv_one() {
 	local m=$1

@@ -13,7 +13,11 @@ expf and logf may differ by an ulp). Each is also checked against numpy in
 float64 at 1e-6 relative to the output's largest magnitude (f32 in and
 out; 4e-3 for f16 and bf16, one rounding of the output).
 
-    agree.py ONNXCC OUTDIR
+    agree.py ONNXCC OUTDIR [--nvcc NVCC]
+
+With --nvcc, each model's .cu (without --cuda-emu) also goes through
+NVCC for sm_80 and sm_90 with every warning an error, as cuda.sh's
+nvcc_check does.
 """
 import os
 import re
@@ -106,8 +110,22 @@ def run(cmd):
     return r.stdout + r.stderr
 
 
+def nvcc_check(nvcc, onnxcc, mpath, d, flags):
+    """None, or what failed"""
+    os.makedirs(os.path.join(d, "nv"), exist_ok=True)
+    run([onnxcc, mpath, "-o", os.path.join(d, "nv", "net.c"), "--target", "cuda"] + flags)
+    for arch in ("sm_80", "sm_90"):
+        r = subprocess.run([nvcc, "-std=c++17", "-O3", "-arch=" + arch, "-Werror", "all-warnings", "-c",
+                            os.path.join(d, "nv", "net.cu"), "-o", os.path.join(d, "nv", "net_%s.o" % arch)],
+                           capture_output=True, text=True)
+        if r.returncode:
+            return "NVCC-FAIL(%s)\n%s" % (arch, (r.stdout + r.stderr)[-1500:])
+    return None
+
+
 def main():
     onnxcc, out = sys.argv[1], sys.argv[2]
+    nvcc = sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == "--nvcc" else None
     os.makedirs(out, exist_ok=True)
     rng = np.random.default_rng(11)
     fails = 0
@@ -151,7 +169,11 @@ def main():
         tol = 1e-6 if dt == F32 else 4e-3
         nonfin = np.array_equal(np.isnan(got), np.isnan(want)) and np.array_equal(got[np.isinf(want)], want[np.isinf(want)])
         ok = same and err <= tol * scale and nonfin
-        print(f"reduce {name:16s} {'ok' if ok else 'MISMATCH'}  targets {'same bits' if same else 'DIFFER'}, "
+        nv = nvcc_check(nvcc, onnxcc, mpath, d, flags) if nvcc else None
+        if nv:
+            print(f"reduce {name:16s} {nv}")
+            ok = False
+        print(f"reduce {name:16s} {'ok' if ok else 'MISMATCH'}{', nvcc sm_80 sm_90' if nvcc and not nv else ''}  targets {'same bits' if same else 'DIFFER'}, "
               f"vs numpy {err / scale:.2g} of {scale:.3g}{'' if nonfin else ', NON-FINITE DIFFER'}")
         fails += not ok
     return 1 if fails else 0
