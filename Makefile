@@ -52,7 +52,7 @@ DEB_PICTURES := graphviz chromium $(DEB_PYTHON)
 # the Python package's install paths: a venv and pip, offline
 DEB_PYPKG := python3-pip python3-venv python3-setuptools python3-wheel
 
-.PHONY: cuda all deps deps-clang deps-python deps-models deps-pictures deps-all test unit conformance conformance-check \
+.PHONY: cuda zoo-refs all deps deps-clang deps-python deps-models deps-pictures deps-all test unit conformance conformance-check \
 	conformance-report zoo zoo-models demo clean
 all: deps $(BIN) $(B)/onnxcc.1 tests/e2e/oxcmp
 
@@ -205,7 +205,7 @@ bad: all deps-python
 # the C target's static programs), the int8 models against the C target,
 # the f16/bf16 ones through nvcc: about 14 minutes on 2 cores.
 CUDA_OPT_HALF = $(shell find tests/e2e/cases/opt -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | sort | awk 'NR % 2' | paste -sd '|')
-cuda: all deps-models tests/e2e/oxcmp
+cuda: all deps-models zoo-refs tests/e2e/oxcmp
 	tests/cuda_emu/run.sh
 	tests/e2e/cuda.sh
 	ONNX_TESTS=$(ONNX_TESTS) OXC_TARGET=cuda-emu tests/e2e/conformance.sh --check tests/e2e/cuda_expected.txt
@@ -224,6 +224,9 @@ zoo: all deps-models
 # only the exports (footprint and pictures read them)
 zoo-models: all deps-models
 	tests/e2e/zoo.sh --export $(B)/zoo
+# ... and ONNX Runtime's reference outputs (make cuda compares with them)
+zoo-refs: all deps-models
+	tests/e2e/zoo.sh --refs $(B)/zoo
 
 # build/dev for bench/cuda_device.sh on a lent GPU (tools/cuda_device_prep.sh)
 .PHONY: cuda-device-prep
