@@ -31,35 +31,15 @@
 /* the workspace in floats: X W^T (+ R transposed), 32-bit indices */
 #define RNN_MAX_WS ((int64_t)1 << 28)
 
-/* activation code (ir/infer_rnn.c's order, templates/rnn.c's switch) as
- * statements returning f(x) at indent lvl, x a float that may be assigned */
+/* "return f(x);" for activation code (ir/infer_rnn.c's order) with alpha
+ * a, beta b: templates/rnn.c's ox_rnn_act_f32, the C target's own
+ * function (constant arguments: the compiler folds its switch) */
 static void act_stmt(ox_buf *t, int lvl, int code, float a, float b)
 {
-	char A[64], B[64];
-	ox_cg_snprintf(A, sizeof A, "(%s)", ox_cg_lit(OX_F32, a));
-	ox_cg_snprintf(B, sizeof B, "(%s)", ox_cg_lit(OX_F32, b));
 	for (int i = 0; i < lvl; i++)
 		ox_buf_puts(t, "\t");
-	switch (code) {
-	case 0: ox_buf_puts(t, "return x > 0.0f ? x : 0.0f; /* Relu */\n"); break;
-	case 1: ox_buf_puts(t, "return tanhf(x); /* Tanh */\n"); break;
-	case 2: ox_buf_puts(t, "return 1.0f / (1.0f + expf(-x)); /* Sigmoid */\n"); break;
-	case 3: ox_buf_printf(t, "return %s * x + %s; /* Affine */\n", A, B); break;
-	case 4: ox_buf_printf(t, "return x >= 0.0f ? x : %s * x; /* LeakyRelu */\n", A); break;
-	case 5: ox_buf_printf(t, "return x > %s ? x : 0.0f; /* ThresholdedRelu */\n", A); break;
-	case 6: ox_buf_printf(t, "return %s * tanhf(%s * x); /* ScaledTanh */\n", A, B); break;
-	case 7:
-		ox_buf_printf(t, "x = %s * x + %s; /* HardSigmoid */\n", A, B);
-		for (int i = 0; i < lvl; i++)
-			ox_buf_puts(t, "\t");
-		ox_buf_puts(t, "return x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x;\n");
-		break;
-	case 8: ox_buf_printf(t, "return x >= 0.0f ? x : %s * expm1f(x); /* Elu */\n", A); break;
-	case 9: ox_buf_puts(t, "return x / (1.0f + (x < 0.0f ? -x : x)); /* Softsign */\n"); break;
-	default: /* Softplus, without overflow */
-		ox_buf_puts(t, "return x > 0.0f ? x + log1pf(expf(-x)) : log1pf(expf(x)); /* Softplus */\n");
-		break;
-	}
+	ox_buf_printf(t, "return ox_rnn_act_f32(%d, x, %s, ", code, ox_cg_lit(OX_F32, a));
+	ox_buf_printf(t, "%s);\n", ox_cg_lit(OX_F32, b));
 }
 
 /* the tiled GEMM of step 1: p[d][r][c] = X row r . W[d] row c + Wb[d][c],
@@ -204,6 +184,8 @@ int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 	/* the activations: f (gates), g (cell / hidden), h (LSTM output), per
 	 * direction when they differ */
 	static const char *const aname[3] = {"f", "g", "h"};
+	if (ox_cg_use(cg, "rnn", OX_F32)) /* (ox_rnn_act_f32) */
+		return -1;
 	for (int k = 0; k < na; k++) {
 		ox_buf_printf(&t, "static __device__ __forceinline__ float %s_%s(int d, float x)\n{\n", kname, aname[k]);
 		int differ = ndir == 2 && (act[k] != act[na + k] || alpha[k] != alpha[na + k] || beta[k] != beta[na + k]);
