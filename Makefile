@@ -203,7 +203,8 @@ bad: all deps-python
 # rt_nn.py with the run-time programs on the CUDA target (the nn family's
 # run-time dims: Conv, pools, Gemm, MatMul at 1e-5, Resize the same bits as
 # the C target's static programs), the int8 models against the C target,
-# the f16/bf16 ones through nvcc: about 14 minutes on 2 cores.
+# the f16/bf16 ones through nvcc, the Reduces the same bits as the C
+# target's (tests/e2e/reduce/agree.py): about 14 minutes on 2 cores.
 CUDA_OPT_HALF = $(shell find tests/e2e/cases/opt -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | sort | awk 'NR % 2' | paste -sd '|')
 cuda: all deps-models zoo-refs tests/e2e/oxcmp
 	tests/cuda_emu/run.sh
