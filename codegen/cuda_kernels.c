@@ -530,12 +530,12 @@ void ox_cu_window_load(char *buf, size_t sz, const ox_cu_win *q, const char *pre
 	} else {
 		ox_cg_snprintf(buf, sz, "\t\t\t\tconst long c = k / %lld, r = k %% %lld, kd = r / %lld, kh = r / %lld %% %lld, kw = r %% %lld;\n",
 			 K[0] * K[1] * K[2], K[0] * K[1] * K[2], K[1] * K[2], K[2], K[1], K[2]);
-		ox_cg_snappend(buf, sz, "\t\t\t\tconst long id = p / %lld * %lld - %lld + kd * %lld, ih = p / %lld %% %lld * %lld - %lld + kh * ",
-			 O[1] * O[2], S[0], P[0], D[0], O[2], O[1], S[1], P[1]);
-		ox_cg_snappend(buf, sz, "%lld;\n"
-			 "\t\t\t\tconst long iw = p %% %lld * %lld - %lld + kw * %lld;\n"
-			 "\t\t\t\tif (id >= 0 && id < %lld && ih >= 0 && ih < %lld && iw >= 0 && iw < %lld)\n",
-			 D[1], O[2], S[2], P[2], D[2], I[0], I[1], I[2]);
+		ox_cg_snappend(buf, sz, "\t\t\t\tconst long id = p / %lld * %lld - %lld + kd * %lld, ", O[1] * O[2], S[0], P[0],
+			 D[0]);
+		ox_cg_snappend(buf, sz, "ih = p / %lld %% %lld * %lld - %lld + kh * %lld;\n", O[2], O[1], S[1], P[1], D[1]);
+		ox_cg_snappend(buf, sz, "\t\t\t\tconst long iw = p %% %lld * %lld - %lld + kw * %lld;\n", O[2], S[2], P[2], D[2]);
+		ox_cg_snappend(buf, sz, "\t\t\t\tif (id >= 0 && id < %lld && ih >= 0 && ih < %lld && iw >= 0 && iw < %lld)\n",
+			 I[0], I[1], I[2]);
 		ox_cg_snappend(buf, sz, "\t\t\t\t\t%s((c * %lld + id) * %lld + ih) * %lld + iw%s\n",
 			 pre, I[0], I[1], I[2], post);
 	}

@@ -50,10 +50,9 @@ static int nhwc_in(const ox_value *v)
 /* the input tap (ih, iw) of output pixel `pix` at (kh, kw) */
 static void tap(char *buf, size_t sz, const ox_cu_win *q, const char *pix)
 {
-	ox_cg_snprintf(buf, sz, "const long ih = %s / %lld * %lld - %lld + kh * %lld, iw = %s %% %lld * %lld - ",
-		 pix, (long long)q->O[2], (long long)q->S[1], (long long)q->P[1], (long long)q->D[1], pix,
-		 (long long)q->O[2], (long long)q->S[2]);
-	ox_cg_snappend(buf, sz, "%lld + kw * %lld;\n",
+	ox_cg_snprintf(buf, sz, "const long ih = %s / %lld * %lld - %lld + kh * %lld, ", pix, (long long)q->O[2],
+		 (long long)q->S[1], (long long)q->P[1], (long long)q->D[1]);
+	ox_cg_snappend(buf, sz, "iw = %s %% %lld * %lld - %lld + kw * %lld;\n", pix, (long long)q->O[2], (long long)q->S[2],
 		 (long long)q->P[2], (long long)q->D[2]);
 }
 

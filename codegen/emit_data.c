@@ -682,10 +682,8 @@ static int emit_pad_rt(ox_cg *cg, ox_graph *g, ox_node *n)
 		}
 		if (kind == OX_PLAN_LIN) {
 			ox_cg_line(cg, k + 1, "for (ptrdiff_t i%d = 0; i%d < m[%d]; i%d++) {", k, k, k, k);
-			ox_cg_lstart(cg, k + 2, "const ptrdiff_t p%d = %s(lo[%d] + i%d) * xs[%d], q%d = %s(a[%d] + ",
-				   k, pp, k, k, k, k, qq, k);
-			ox_cg_printf(cg, "i%d) * ys[%d];\n",
-				   k, k);
+			ox_cg_lstart(cg, k + 2, "const ptrdiff_t p%d = %s(lo[%d] + i%d) * xs[%d], ", k, pp, k, k, k);
+			ox_cg_printf(cg, "q%d = %s(a[%d] + i%d) * ys[%d];\n", k, qq, k, k, k);
 			continue;
 		}
 		ox_cg_line(cg, k + 1, "for (ptrdiff_t i%d = 0; i%d < o[%d]; i%d++) {", k, k, k, k);
@@ -704,10 +702,8 @@ static int emit_pad_rt(ox_cg *cg, ox_graph *g, ox_node *n)
 			ox_cg_line(cg, k + 3, "c%d = 0;", k);
 			ox_cg_line(cg, k + 2, "}");
 		}
-		ox_cg_lstart(cg, k + 2, "const ptrdiff_t p%d = %s(lo[%d] + c%d) * xs[%d], q%d = %si%d * ",
-			   k, pp, k, k, k, k, qq, k);
-		ox_cg_printf(cg, "ys[%d];\n",
-			   k);
+		ox_cg_lstart(cg, k + 2, "const ptrdiff_t p%d = %s(lo[%d] + c%d) * xs[%d], ", k, pp, k, k, k);
+		ox_cg_printf(cg, "q%d = %si%d * ys[%d];\n", k, qq, k, k);
 	}
 	ox_cg_line(cg, r + 1, "out0[q%d] = in0[p%d];", r - 1, r - 1);
 	for (int k = r - 1; k >= 0; k--)

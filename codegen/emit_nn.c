@@ -735,11 +735,11 @@ static int emit_resize_blocked(ox_cg *cg, ox_graph *g, ox_node *n, const ox_rz_o
 		}
 	}
 	free(offs[0]), free(wts[0]), free(offs[1]), free(wts[1]);
-	ox_cg_printf(cg, "	ox_resize_blocked(in0, out0, %lld, %lld, %lld, %d, %d, offh, %s, offw, %s, t * %lld / ",
+	ox_cg_printf(cg, "\tox_resize_blocked(in0, out0, %lld, %lld, %lld, %d, %d, offh, %s, offw, %s, ",
 		     (long long)(IH * IW * b), (long long)OH, (long long)OW, nt[0], nt[1], ro->mode ? "wth" : "NULL",
-		     ro->mode ? "wtw" : "NULL", (long long)rows);
-	ox_cg_printf(cg, "%lld, (t + 1) * %lld / %lld);\n",
-		     (long long)ntask, (long long)rows, (long long)ntask);
+		     ro->mode ? "wtw" : "NULL");
+	ox_cg_printf(cg, "t * %lld / %lld, (t + 1) * %lld / %lld);\n", (long long)rows, (long long)ntask, (long long)rows,
+		     (long long)ntask);
 	return 0;
 }
 
