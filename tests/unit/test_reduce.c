@@ -9,7 +9,9 @@
  * compile-time evaluator (ir/eval_reduce.c, in double), which folds the
  * same graph with the axes given as a constant: the node's run-time
  * checks (repeated or out-of-range axes return _ERR_SHAPE), the output
- * dims it computes and its loop nest are what is tested.
+ * dims it computes and its loop nest are what is tested. And the table
+ * of codegen/reduction.h, which both targets render: each kind's
+ * accumulator type, start, term and result.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,6 +24,7 @@
 #include "../opt/opt.h"
 #include "../codegen/cg.h"
 #include "../codegen/codegen.h"
+#include "../codegen/reduction.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -392,6 +395,57 @@ static void test_run_rt_axes(void **state)
 	}
 }
 
+/* ---- the one description both targets render (codegen/reduction.h) ---- */
+
+/* op's reduction of an input of dtype dt: the accumulator type, its
+ * start, the term, and the result over 4 elements (a constant count) */
+static void check_kind(const char *op, const char *dt, const char *A, const char *init, const char *term,
+		       const char *result)
+{
+	char x[64];
+	snprintf(x, sizeof x, "%s[2,4]", dt);
+	ox_graph *g = reduce_graph(op, x, "i64[1]", "keepdims=1");
+	ox_cg cg = {.g = g};
+	ox_reduction r;
+	assert_int_equal(ox_reduction_of(g, &g->nodes[0], &r), 0);
+	assert_string_equal(r.A, A);
+	assert_string_equal(r.init, init);
+	if (term)
+		assert_string_equal(ox_red_term(&cg, &r), term);
+	else
+		assert_null(ox_red_assign(&r)); /* Max/Min: a test, not a term */
+	assert_string_equal(ox_red_result(&cg, &r, 4, NULL), result);
+	ox_cg_free(&cg);
+	ox_ir_free(g);
+}
+
+/* float sums and products in double (so the targets agree on the bits
+ * whatever order they combine partial results in), integers in uint64_t,
+ * Max/Min in the element's compute type with NaN winning */
+static void test_kinds(void **state)
+{
+	(void)state;
+	check_kind("ReduceSum", "f32", "double", "0.0f", "v", "acc");
+	check_kind("ReduceMean", "f16", "double", "0.0f", "v", "acc / 4.0f");
+	check_kind("ReduceProd", "bf16", "double", "1.0f", "v", "acc");
+	check_kind("ReduceSumSquare", "f64", "double", "0.0", "v * v", "acc");
+	check_kind("ReduceL1", "f32", "double", "0.0f", "fabsf(v)", "acc");
+	check_kind("ReduceL2", "f32", "double", "0.0f", "v * v", "sqrtf(acc)");
+	check_kind("ReduceLogSumExp", "f32", "double", "0.0f", "expf(v - m)", "m + logf(acc)");
+	check_kind("ReduceMax", "f16", "float", "(-INFINITY)", NULL, "acc");
+	check_kind("ReduceMin", "i8", "int8_t", "INT8_MAX", NULL, "acc");
+	check_kind("ReduceSum", "i32", "uint64_t", "0u", "(uint64_t)v", "acc");
+	check_kind("ReduceL1", "i16", "uint64_t", "0u", "v < 0 ? 0u - (uint64_t)v : (uint64_t)v", "acc");
+	check_kind("ReduceMean", "i64", "uint64_t", "0u", "(uint64_t)v", "(int64_t)acc / 4");
+	check_kind("ReduceL2", "i32", "double", "0.0", "v * v", "sqrt(acc)");
+	ox_cg cg = {0};
+	assert_string_equal(ox_red_wins(&cg, 1, 1, "v", "acc"), "v > acc || isnan(v)");
+	assert_string_equal(ox_red_wins(&cg, 0, 0, "b", "acc"), "b < acc");
+	assert_string_equal(ox_red_better(&cg, 1, 1, 0), "v > best || (isnan(v) && !isnan(best))");
+	assert_string_equal(ox_red_better(&cg, 1, 0, 1), "isnan(v) || (!isnan(best) && v <= best)");
+	ox_cg_free(&cg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -400,6 +454,7 @@ int main(void)
 		cmocka_unit_test(test_infer_const_axes),
 		cmocka_unit_test(test_rows_rt),
 		cmocka_unit_test(test_run_rt_axes),
+		cmocka_unit_test(test_kinds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
