@@ -159,6 +159,20 @@ int ox_cu_tile_threads(int BM, int BN, int kind, int64_t blocks)
  * padded so that the fragments' reads hit 32 banks: by 8 for TF32 (lane =
  * 4 g + t reads row t, column g), by 8 values for k16 (ldmatrix's 8 rows
  * of 16 bytes: rows 48 or 80, 144 bytes apart), by 4 for FFMA. */
+/* the MI x NI mma products of a warp's tile in fragments a, b into acc,
+ * by fn (ox_mma_tf32, ox_mma_f16, ox_mma_bf16), then the end of the
+ * k-step's block */
+static void mma_products(ox_buf *t, int MI, int NI, const char *fn)
+{
+	ox_buf_printf(t, "\t\t\t\tOX_UNROLL\n"
+			 "\t\t\t\tfor (int i = 0; i < %d; i++)\n"
+			 "\t\t\t\t\tOX_UNROLL\n"
+			 "\t\t\t\t\tfor (int j = 0; j < %d; j++)\n"
+			 "\t\t\t\t\t\t%s(&acc[(i * %d + j) * 4], a[i], b[j]);\n"
+			 "\t\t\t}\n",
+		      MI, NI, fn, NI);
+}
+
 void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, const char *loada, int va,
 		     const char *loadb, int vb, int kind, int64_t blocks, ox_cu_tile *geo)
 {
@@ -233,15 +247,9 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
 				 "\t\t\t\t\tunsigned q[4];\n"
 				 "\t\t\t\t\tox_ldsm4t(q, &Bp[lr][wn * %d + (j + lc) * 8]);\n"
 				 "\t\t\t\t\tb[j][0] = q[0], b[j][1] = q[1], b[j + 1][0] = q[2], b[j + 1][1] = q[3];\n"
-				 "\t\t\t\t}\n"
-				 "\t\t\t\tOX_UNROLL\n"
-				 "\t\t\t\tfor (int i = 0; i < %d; i++)\n"
-				 "\t\t\t\t\tOX_UNROLL\n"
-				 "\t\t\t\t\tfor (int j = 0; j < %d; j++)\n",
-			      MI, NI, MI, BM / 2, NI, BN / 2, MI, NI);
-		ox_buf_printf(t, "\t\t\t\t\t\t%s(&acc[(i * %d + j) * 4], a[i], b[j]);\n"
-				 "\t\t\t}\n",
-			      kind == OX_CU_TILE_F16 ? "ox_mma_f16" : "ox_mma_bf16", NI);
+				 "\t\t\t\t}\n",
+			      MI, NI, MI, BM / 2, NI, BN / 2);
+		mma_products(t, MI, NI, kind == OX_CU_TILE_F16 ? "ox_mma_f16" : "ox_mma_bf16");
 	} else if (mma) {
 		ox_buf_printf(t, "\t\t\tOX_UNROLL\n"
 				 "\t\t\tfor (int kk = 0; kk < 16; kk += 8) {\n"
@@ -256,15 +264,9 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
 				 "\t\t\t\tfor (int j = 0; j < %d; j++) {\n"
 				 "\t\t\t\t\tconst int c = wn * %d + j * 8 + g;\n"
 				 "\t\t\t\t\tb[j][0] = ox_tf32(Bp[kk + t4][c]), b[j][1] = ox_tf32(Bp[kk + t4 + 4][c]);\n"
-				 "\t\t\t\t}\n"
-				 "\t\t\t\tOX_UNROLL\n"
-				 "\t\t\t\tfor (int i = 0; i < %d; i++)\n"
-				 "\t\t\t\t\tOX_UNROLL\n"
-				 "\t\t\t\t\tfor (int j = 0; j < %d; j++)\n",
-			      MI, NI, MI, BM / 2, NI, BN / 2, MI, NI);
-		ox_buf_printf(t, "\t\t\t\t\t\tox_mma_tf32(&acc[(i * %d + j) * 4], a[i], b[j]);\n"
-				 "\t\t\t}\n",
-			      NI);
+				 "\t\t\t\t}\n",
+			      MI, NI, MI, BM / 2, NI, BN / 2);
+		mma_products(t, MI, NI, "ox_mma_tf32");
 	} else {
 		/* one 16-byte (R 4) or 8-byte (R 2) shared load each */
 		const char *vt = in ? (R == 4 ? "int4" : "int2") : (R == 4 ? "float4" : "float2");
@@ -2979,18 +2981,16 @@ too_many: /* (more than 16 run-time dims: the C function) */
 	return 1;
 }
 
-/* The join of value b into acc (or, maxpass, into m: LogSumExp's first
- * pass) at indent tabs, as reduction.h describes it: b an element v
- * (elem: its term is added) or another thread's partial result. */
+/* ox_red_join's statement at indent tabs (b an element v, elem, or
+ * another thread's partial result; maxpass: into m) */
 static void red_join(ox_cg *cg, ox_buf *t, const char *tabs, const ox_reduction *r, const char *b, int elem,
 		     int maxpass)
 {
-	const char *op = ox_red_assign(r), *acc = maxpass ? "m" : "acc";
-	if (maxpass || !op)
-		ox_buf_printf(t, "%sif (%s)\n%s\t%s = %s;\n", tabs,
-			      ox_red_wins(cg, r->isf || maxpass, maxpass || r->comb == OX_RED_MAX, b, acc), tabs, acc, b);
+	const char *cond, *stmt = ox_red_join(cg, r, b, elem, maxpass, &cond);
+	if (cond)
+		ox_buf_printf(t, "%sif (%s)\n%s\t%s\n", tabs, cond, tabs, stmt);
 	else
-		ox_buf_printf(t, "%s%s %s %s;\n", tabs, acc, op, elem ? ox_red_term(cg, r) : b);
+		ox_buf_printf(t, "%s%s\n", tabs, stmt);
 }
 
 /* a loop over j from `from` to `to` by `by` joining element e (of j) */

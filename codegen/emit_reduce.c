@@ -123,14 +123,10 @@ static int open_reduced(ox_cg *cg, int lvl, const group *rg, int nr)
 static void reduce_step(ox_cg *cg, const ox_reduction *k, int l, const char *load, int maxpass)
 {
 	ox_cg_line(cg, l, "%s v = %s%s;", k->V, k->viadbl ? "(double)" : "", load);
-	const char *op = ox_red_assign(k);
-	if (maxpass || !op) {
-		int max = maxpass || k->comb == OX_RED_MAX;
-		ox_cg_line(cg, l, "if (%s)", ox_red_wins(cg, k->isf || maxpass, max, "v", maxpass ? "m" : "acc"));
-		ox_cg_line(cg, l + 1, "%s = v;", maxpass ? "m" : "acc");
-		return;
-	}
-	ox_cg_line(cg, l, "acc %s %s;", op, ox_red_term(cg, k));
+	const char *cond, *stmt = ox_red_join(cg, k, "v", 1, maxpass, &cond);
+	if (cond)
+		ox_cg_line(cg, l++, "if (%s)", cond);
+	ox_cg_line(cg, l, "%s", stmt);
 }
 
 /* "out0[oidx] = result;" from acc (and m); count is the number of reduced

@@ -82,6 +82,17 @@ const char *ox_red_wins(ox_cg *cg, int isf, int max, const char *b, const char *
 			  isf ? ")" : "");
 }
 
+const char *ox_red_join(ox_cg *cg, const ox_reduction *r, const char *b, int elem, int maxpass, const char **cond)
+{
+	const char *op = ox_red_assign(r), *acc = maxpass ? "m" : "acc";
+	*cond = NULL;
+	if (maxpass || !op) {
+		*cond = ox_red_wins(cg, r->isf || maxpass, maxpass || r->comb == OX_RED_MAX, b, acc);
+		return ox_cg_text(cg, "%s = %s;", acc, b);
+	}
+	return ox_cg_text(cg, "%s %s %s;", acc, op, elem ? ox_red_term(cg, r) : b);
+}
+
 const char *ox_red_result(ox_cg *cg, const ox_reduction *r, int64_t count, const char *cnt)
 {
 	switch (r->op) {

@@ -46,6 +46,11 @@ const char *ox_red_assign(const ox_reduction *r);
 /* "b replaces a" for a maximum (max) or minimum of dtype isf's kind: NaN
  * wins, as numpy's max does */
 const char *ox_red_wins(ox_cg *cg, int isf, int max, const char *b, const char *a);
+/* the statement that joins b into acc (or, maxpass, into m: LogSumExp's
+ * first pass): b an element v (elem: its term is added) or another
+ * partial result; for Max/Min (and maxpass) *cond is the test under which
+ * it runs, else NULL */
+const char *ox_red_join(ox_cg *cg, const ox_reduction *r, const char *b, int elem, int maxpass, const char **cond);
 /* the result from acc (and m) over count elements: a constant count, or
  * (count < 0) the expression cnt of its value when the program runs */
 const char *ox_red_result(ox_cg *cg, const ox_reduction *r, int64_t count, const char *cnt);

@@ -108,24 +108,28 @@ void ox_cg_printf(ox_cg *cg, const char *fmt, ...)
 	va_end(ap);
 }
 
-void ox_cg_line(ox_cg *cg, int lvl, const char *fmt, ...)
+/* lvl tabs, then fmt */
+static void lstart(ox_cg *cg, int lvl, const char *fmt, va_list ap)
 {
 	for (int i = 0; i < lvl; i++)
 		ox_cg_printf(cg, "\t");
+	buf_vprintf(&cg->body, fmt, ap);
+}
+
+void ox_cg_line(ox_cg *cg, int lvl, const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	buf_vprintf(&cg->body, fmt, ap);
+	lstart(cg, lvl, fmt, ap);
 	va_end(ap);
 	ox_cg_printf(cg, "\n");
 }
 
 void ox_cg_lstart(ox_cg *cg, int lvl, const char *fmt, ...)
 {
-	for (int i = 0; i < lvl; i++)
-		ox_cg_printf(cg, "\t");
 	va_list ap;
 	va_start(ap, fmt);
-	buf_vprintf(&cg->body, fmt, ap);
+	lstart(cg, lvl, fmt, ap);
 	va_end(ap);
 }
 
