@@ -1542,6 +1542,10 @@ int ox_cg_emit_c_specs(ox_graph *const *gs, int ngs, const ox_cg_opts *o)
 	memset(files, 0, sizeof files);
 	if (bad)
 		goto done;
+	const char *left = ox_cg_fields_left(c.s);
+	if (left)
+		ox_die("codegen: a field of a kernel's text is left unfilled at \"%.24s\" (a bug of the code generator: "
+		       "please report it)", left);
 	rc |= write_buf(&files[nf++], o->cuda ? cupath : o->out_c, &c);
 	rc |= write_buf(&files[nf++], hpath, &h);
 	rc |= write_buf(&files[nf++], wpath, &w);

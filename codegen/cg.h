@@ -25,12 +25,28 @@
 #include <stdarg.h>
 #include <string.h> /* (ox_cg_snappend) */
 
+/* A growable text. A kernel's text (--target cuda) is printed with two
+ * fields, set before its first print (ox_cu_kbuf): ix, its index type
+ * ("int" when every tensor of the node has fewer than 2^30 elements, else
+ * "long"), and dt, the element type of its node (OX_UNDEF: none). A piece
+ * printed into it has its fields filled as it is printed:
+ *     $I            the index type
+ *     $L            an index literal's suffix ("L" for long, "" for int)
+ *     OX_T          the element type (ox_cg_ctype(dt))
+ *     OX_LD(e)      e loaded in the compute type (ox_cg_load(dt, e))
+ *     OX_ST(e)      e converted to the element type (ox_cg_store(dt, e))
+ * A piece printed into a buffer without them keeps them until it is
+ * printed into one that has them; none may reach the output (ox_cg_fields_left). */
 typedef struct {
 	char *s;
 	size_t len, cap;
+	const char *ix;
+	int dt;
 } ox_buf;
 void ox_buf_printf(ox_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ox_buf_puts(ox_buf *b, const char *s);
+/* where text has a field (ox_buf's) left unfilled, else NULL */
+const char *ox_cg_fields_left(const char *text);
 /* snprintf for codegen/: every snprintf here is this one. A text that
  * does not fit its buffer stops the compiler with an internal error that
  * names the place; generated code is never cut short. Texts of unbounded

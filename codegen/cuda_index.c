@@ -87,32 +87,32 @@ static int emit_nd(ox_cg *cg, ox_graph *g, ox_node *n, int scatter)
 	ox_buf off = {0};
 	const int lvl = none ? 1 : 2;
 	if (G == P)
-		ox_buf_printf(&off, "%.*slong off = 0;\n", lvl, "\t\t");
+		ox_buf_printf(&off, "%.*s$I off = 0;\n", lvl, "\t\t");
 	else
-		ox_buf_printf(&off, "%.*slong off = p / %lldL * %lldL;\n", lvl, "\t\t", (long long)G, (long long)BS);
+		ox_buf_printf(&off, "%.*s$I off = p / %lld$L * %lld$L;\n", lvl, "\t\t", (long long)G, (long long)BS);
 	for (int64_t j = 0; j < last; j++) {
 		char src[64], var[32];
-		ox_cg_snprintf(src, sizeof src, "ind[p * %lldL + %lld]", (long long)last, (long long)j);
+		ox_cg_snprintf(src, sizeof src, "ind[p * %lld$L + %lld]", (long long)last, (long long)j);
 		ox_cg_snprintf(var, sizeof var, "j%lld", (long long)j);
 		char dj[32];
-		ox_cg_snprintf(dj, sizeof dj, "%lldL", (long long)x->shape.d[b + j]);
+		ox_cg_snprintf(dj, sizeof dj, "%lld$L", (long long)x->shape.d[b + j]);
 		ox_cu_index_check(cg, &off, lvl, var, src, dj);
-		ox_buf_printf(&off, "%.*soff += %s * %lldL;\n", lvl, "\t\t", var,
+		ox_buf_printf(&off, "%.*soff += %s * %lld$L;\n", lvl, "\t\t", var,
 			      (long long)prod(&x->shape, (int)(b + j + 1), r));
 	}
 	ox_buf body = {0};
 	char st[2400];
 	int64_t dims[2] = {P, R};
 	if (!scatter) {
-		ox_buf_printf(&body, "\tconst long p = i0;\n%s\ty[i] = x[off + i1];\n", off.s);
+		ox_buf_printf(&body, "\tconst $I p = i0;\n%s\ty[i] = x[off + i1];\n", off.s);
 	} else if (none) {
 		ox_cg_combine(st, sizeof st, x->dtype, red, "y[off + i1]", "u[i]");
-		ox_buf_printf(&body, "\tconst long p = i0;\n%s\t%s\n", off.s, st);
+		ox_buf_printf(&body, "\tconst $I p = i0;\n%s\t%s\n", off.s, st);
 	} else {
 		char src[64];
-		ox_cg_snprintf(src, sizeof src, "u[p * %lldL + i]", (long long)R);
+		ox_cg_snprintf(src, sizeof src, "u[p * %lld$L + i]", (long long)R);
 		ox_cg_combine(st, sizeof st, x->dtype, red, "y[off + i]", src);
-		ox_buf_printf(&body, "\tfor (long p = 0; p < %lldL; p++) {\n%s\t\t%s\n\t}\n", (long long)P, off.s, st);
+		ox_buf_printf(&body, "\tfor ($I p = 0; p < %lld$L; p++) {\n%s\t\t%s\n\t}\n", (long long)P, off.s, st);
 		dims[0] = 1;
 	}
 	ox_buf_free(&off);
@@ -125,7 +125,7 @@ static int emit_nd(ox_cg *cg, ox_graph *g, ox_node *n, int scatter)
 	else
 		ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ x, const %s *__restrict__ ind, %s *__restrict__ y, int *st",
 			 ty, it, ty);
-	ox_buf t = {0};
+	ox_buf t = ox_cu_kbuf(g, n);
 	ox_buf_printf(&t, "/* %s: %s, %lld index tuples of %lld, slices of %lld: %s */\n", cg->fname, n->optype, (long long)P,
 		      (long long)last, (long long)R,
 		      none ? "a thread per element" : "a thread per slice position, the updates in order");
@@ -162,34 +162,34 @@ static int emit_elements(ox_cg *cg, ox_graph *g, ox_node *n)
 	const int lvl = none ? 1 : 2;
 	const int64_t ist = prod(&ix->shape, axis + 1, r);
 	if (none) {
-		ox_buf_puts(&body, "\tconst long o = i;\n");
+		ox_buf_puts(&body, "\tconst $I o = i;\n");
 	} else {
-		ox_buf_printf(&body, "\tfor (long t = 0; t < %lldL; t++) {\n\t\tconst long o = i", (long long)L);
+		ox_buf_printf(&body, "\tfor ($I t = 0; t < %lld$L; t++) {\n\t\tconst $I o = i", (long long)L);
 		/* i over dims (the axis of extent 1): i's axis step is the line's */
 		if (ox_shape_numel(&ix->shape) / L != 1)
-			ox_buf_printf(&body, " / %lldL * %lldL + i %% %lldL", (long long)ist, (long long)(ist * L), (long long)ist);
-		ox_buf_printf(&body, " + t * %lldL;\n", (long long)ist);
+			ox_buf_printf(&body, " / %lld$L * %lld$L + i %% %lld$L", (long long)ist, (long long)(ist * L), (long long)ist);
+		ox_buf_printf(&body, " + t * %lld$L;\n", (long long)ist);
 	}
 	char ds[32];
-	ox_cg_snprintf(ds, sizeof ds, "%lldL", (long long)D);
+	ox_cg_snprintf(ds, sizeof ds, "%lld$L", (long long)D);
 	ox_cu_index_check(cg, &body, lvl, "j", "ind[o]", ds);
 	for (int k = 0; k < r; k++) {
 		char v[16];
 		ox_cg_snprintf(v, sizeof v, "i%d", k);
 		if (k == axis || dims[k] > 1)
-			ox_buf_printf(&place, "%s%s * %lldL", place.len ? " + " : "", k == axis ? "j" : v,
+			ox_buf_printf(&place, "%s%s * %lld$L", place.len ? " + " : "", k == axis ? "j" : v,
 				      (long long)prod(&x->shape, k + 1, r));
 	}
 	char st[2400];
 	ox_cg_combine(st, sizeof st, x->dtype, red, "y[p]", "u[o]");
-	ox_buf_printf(&body, "%.*sconst long p = %s;\n%.*s%s\n%s", lvl, "\t\t", place.s, lvl, "\t\t", st, none ? "" : "\t}\n");
+	ox_buf_printf(&body, "%.*sconst $I p = %s;\n%.*s%s\n%s", lvl, "\t\t", place.s, lvl, "\t\t", st, none ? "" : "\t}\n");
 	ox_buf_free(&place);
 	char kname[200], params[320];
 	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	const char *ty = ox_cg_ctype(x->dtype);
 	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ ind, const %s *__restrict__ u, %s *__restrict__ y, int *st",
 		 ox_cg_ctype(ix->dtype), ty, ty);
-	ox_buf t = {0};
+	ox_buf t = ox_cu_kbuf(g, n);
 	ox_buf_printf(&t, "/* %s: %s along axis %d of %lld, reduction %s: %s */\n", cg->fname, n->optype, axis, (long long)D,
 		      red, none ? "a thread per update" : "a thread per line along the axis, the updates in order");
 	finish(cg, g, n, kname, &t, params, dims, r, body.s, "in1, in2, out0, ox_status", 1);
@@ -229,7 +229,7 @@ static int emit_tensorscatter(ox_cg *cg, ox_graph *g, ox_node *n)
 	} else {
 		ox_buf_puts(&body, "\tconst int64_t t = i2;\n");
 	}
-	ox_buf_printf(&body, "\ty[((i0 * %lldL + i1) * %lldL + t) * %lldL + i3] = u[i];\n", (long long)mid, (long long)L,
+	ox_buf_printf(&body, "\ty[((i0 * %lld$L + i1) * %lld$L + t) * %lld$L + i3] = u[i];\n", (long long)mid, (long long)L,
 		      (long long)inner);
 	char kname[200], params[320];
 	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
@@ -237,7 +237,7 @@ static int emit_tensorscatter(ox_cg *cg, ox_graph *g, ox_node *n)
 	const int checks = w && !circ; /* (the status word only then) */
 	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ u, const int64_t *__restrict__ wi, %s *__restrict__ y%s", ty,
 		 ty, checks ? ", int *st" : "");
-	ox_buf t = {0};
+	ox_buf t = ox_cu_kbuf(g, n);
 	ox_buf_printf(&t, "/* %s: TensorScatter along axis %d of %lld, %s: a thread per update element */\n", cg->fname,
 		      axis, (long long)L, circ ? "circular" : "linear");
 	int64_t dims[4] = {B, mid, S, inner};
@@ -301,7 +301,7 @@ static int emit_nms(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_snprintf(per, sizeof per, "%lld", (long long)K);
 	else
 		ox_cg_snprintf(per, sizeof per, "mo[0] < 0 ? 0 : mo[0] > %lld ? %lld : (int)mo[0]", (long long)N, (long long)N);
-	ox_buf k = {0};
+	ox_buf k = {.ix = "long"};
 	ox_buf_printf(&k, "/* %s: NonMaxSuppression of boxes [%lld, %lld, 4], scores [%lld, %lld, %lld], a block\n"
 			  " * per (batch, class) pair: its candidates sorted, then taken greedily in chunks of 256 */\n",
 		      f, (long long)B, (long long)N, (long long)B, (long long)C, (long long)N);
@@ -312,10 +312,10 @@ static int emit_nms(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_buf_printf(&k, "\tif (*st)\n"
 			  "\t\treturn;\n"
 			  "\tconst int p = blockIdx.x, tid = threadIdx.x;\n"
-			  "\tconst %s *s = scores + (long)p * %lldL;\n"
-			  "\tconst %s *bx = boxes + (long)(p / %lld) * %lldL;\n"
-			  "\tunsigned long long *key = (unsigned long long *)(void *)scr + (long)p * %lldL;\n"
-			  "\tint *kp = (int *)(void *)(scr + %lldL) + (long)p * %lldL;\n",
+			  "\tconst %s *s = scores + ($I)p * %lld$L;\n"
+			  "\tconst %s *bx = boxes + ($I)(p / %lld) * %lld$L;\n"
+			  "\tunsigned long long *key = (unsigned long long *)(void *)scr + ($I)p * %lld$L;\n"
+			  "\tint *kp = (int *)(void *)(scr + %lld$L) + ($I)p * %lld$L;\n",
 		      T, (long long)N, T, (long long)C, (long long)(N * 4), (long long)np2, (long long)kofs,
 		      (long long)K);
 	ox_buf_printf(&k, "\tconst float iou = %s;\n"
@@ -350,13 +350,13 @@ static int emit_nms(ox_cg *cg, ox_graph *g, ox_node *n)
 			  "\t\tif (tid < len) {\n"
 			  "\t\t\tci = (int)(key[base + tid] & 0xffffffffu), drop = 0;\n"
 			  "\t\t\tfor (int q = 0; q < nk && !drop; q++)\n"
-			  "\t\t\t\tdrop = ox_nms_suppress_%s(bx + (long)kp[q] * 4, bx + (long)ci * 4, %d, iou);\n"
+			  "\t\t\t\tdrop = ox_nms_suppress_%s(bx + ($I)kp[q] * 4, bx + ($I)ci * 4, %d, iou);\n"
 			  "\t\t}\n"
 			  "\t\tcidx[tid] = ci, gone[tid] = (unsigned char)drop;\n"
 			  "\t\tfor (int w = 0; w < 8; w++)\n\t\t\tmask[tid][w] = 0u;\n"
 			  "\t\t__syncthreads();\n"
 			  "\t\tfor (int t2 = tid + 1; !drop && t2 < len; t2++)\n"
-			  "\t\t\tif (!gone[t2] && ox_nms_suppress_%s(bx + (long)ci * 4, bx + (long)cidx[t2] * 4, %d, iou))\n"
+			  "\t\t\tif (!gone[t2] && ox_nms_suppress_%s(bx + ($I)ci * 4, bx + ($I)cidx[t2] * 4, %d, iou))\n"
 			  "\t\t\t\tmask[tid][t2 >> 5] |= 1u << (t2 & 31);\n"
 			  "\t\t__syncthreads();\n"
 			  "\t\tif (tid == 0) {\n"
@@ -367,7 +367,7 @@ static int emit_nms(ox_cg *cg, ox_graph *g, ox_node *n)
 			  "\t\t\t\tkp[c++] = cidx[q];\n"
 			  "\t\t\t\tfor (int w = 0; w < 8; w++)\n\t\t\t\t\trm[w] |= mask[q][w];\n"
 			  "\t\t\t}\n\t\t\tnk = c;\n\t\t}\n\t\t__syncthreads();\n\t}\n"
-			  "\tif (tid == 0)\n\t\t((int *)(void *)(scr + %lldL))[p] = nk;\n}\n\n",
+			  "\tif (tid == 0)\n\t\t((int *)(void *)(scr + %lld$L))[p] = nk;\n}\n\n",
 		      S, center, S, center, (long long)cofs);
 	/* the rows at their offsets, the count */
 	ox_buf_printf(&k, "__global__ void __launch_bounds__(256) %s_out(int *st, int64_t *dd, unsigned char *__restrict__ scr,\n"
@@ -375,8 +375,8 @@ static int emit_nms(ox_cg *cg, ox_graph *g, ox_node *n)
 			  "{\n"
 			  "\tif (*st)\n"
 			  "\t\treturn;\n"
-			  "\tconst int *kept = (const int *)(const void *)(scr + %lldL), *cnt = (const int *)(const void *)(scr + %lldL);\n"
-			  "\tint *off = (int *)(void *)(scr + %lldL);\n"
+			  "\tconst int *kept = (const int *)(const void *)(scr + %lld$L), *cnt = (const int *)(const void *)(scr + %lld$L);\n"
+			  "\tint *off = (int *)(void *)(scr + %lld$L);\n"
 			  "\tif (threadIdx.x == 0) {\n"
 			  "\t\tint run = 0;\n"
 			  "\t\tfor (int p = 0; p < %lld; p++)\n"
@@ -386,10 +386,10 @@ static int emit_nms(ox_cg *cg, ox_graph *g, ox_node *n)
 			  "\t__syncthreads();\n"
 			  "\tfor (int p = threadIdx.x; p < %lld; p += blockDim.x)\n"
 			  "\t\tfor (int r = 0; r < cnt[p] && off[p] + r < %lld; r++) {\n"
-			  "\t\t\tint64_t *o = sel + (long)(off[p] + r) * 3;\n",
+			  "\t\t\tint64_t *o = sel + ($I)(off[p] + r) * 3;\n",
 		      f, (long long)kofs, (long long)cofs, (long long)oofs, (long long)P, (long long)P, (long long)P,
 		      (long long)most);
-	ox_buf_printf(&k, "\t\t\to[0] = p / %lld, o[1] = p %% %lld, o[2] = kept[(long)p * %lldL + r];\n"
+	ox_buf_printf(&k, "\t\t\to[0] = p / %lld, o[1] = p %% %lld, o[2] = kept[($I)p * %lld$L + r];\n"
 			  "\t\t}\n"
 			  "\tif (threadIdx.x == 0) {\n"
 			  "\t\tdd[%d] = off[%lld];\n"

@@ -93,7 +93,7 @@ static void tile_load(ox_buf *t, const char *name, int n, int nt, int groups, co
 	ox_buf_printf(t, "\t\tOX_UNROLL\n"
 			 "\t\tfor (int j = 0; j < %d; j++) {\n"
 			 "\t\t\tconst int i = tid + j * %d;\n"
-			 "\t\t\tconst long %s;\n"
+			 "\t\t\tconst $I %s;\n"
 			 "\t\t\t%s %s[%d] = {%s};\n",
 		      n, nt, pos, et, name, v, zero);
 	ox_buf_printf(t, "\t\t\tif (%s%s) {\n"
@@ -204,7 +204,7 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
 		ox_cg_snprintf(geo->row, sizeof geo->row, "ty * %d + e / %d", R, R);
 		ox_cg_snprintf(geo->col, sizeof geo->col, "tx * %d + e %% %d", R, R);
 	}
-	ox_buf_printf(t, "\tconst long p0 = (long)blockIdx.x * %d, m0 = (long)blockIdx.y * %d;\n", BN, BM);
+	ox_buf_printf(t, "\tconst $I p0 = ($I)blockIdx.x * %d, m0 = ($I)blockIdx.y * %d;\n", BN, BM);
 	ox_buf_printf(t, "\t%s acc[%d];\n\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++)\n\t\tacc[e] = %s;\n",
 		      in ? "unsigned" : "float", geo->ne, geo->ne, in ? "0u" : "0.0f");
 	/* Software pipelining: each pass loads chunk kn of A and B from global
@@ -219,7 +219,7 @@ void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, co
 	 * of a row of B (gb groups per row). */
 	const int ga = 16 / va, gb = BN / vb;
 	const int na = (BM * ga + nt - 1) / nt, nb = (16 * gb + nt - 1) / nt; /* (the last pass partial: 2 x 2) */
-	ox_buf_printf(t, "\t%s ra[%d], rb[%d];\n\tfor (long kn = ks0;; kn += 16) {\n"
+	ox_buf_printf(t, "\t%s ra[%d], rb[%d];\n\tfor ($I kn = ks0;; kn += 16) {\n"
 			 "\t\tconst int cur = (int)((kn - ks0) >> 4 & 1);\n",
 		      et, na * va, nb * vb);
 	char pos[96], cond[96];
@@ -350,8 +350,9 @@ void ox_cu_tile_ld(char *buf, size_t sz, int lvl, const char *dst, int v, const 
 }
 
 /* Index arithmetic in 32 bits when every tensor of the node fits (64-bit
- * divisions by constants cost several times more on the GPU): the word
- * "long" of a kernel's text becomes "int", literals lose their L. */
+ * divisions by constants cost several times more on the GPU): a kernel's
+ * text is printed with $I for its index type and $L for its literals'
+ * suffix (ox_cu_kbuf). */
 int ox_cu_fits32(ox_graph *g, const ox_node *n)
 {
 	for (int k = 0; k < n->nin + n->nout; k++) {
@@ -362,71 +363,25 @@ int ox_cu_fits32(ox_graph *g, const ox_node *n)
 	return 1;
 }
 
-void ox_cu_narrow(ox_buf *t)
-{
-	ox_buf u = {0};
-	for (const char *p = t->s; p && *p; p++) {
-		int wb = p == t->s || !(isalnum((unsigned char)p[-1]) || p[-1] == '_');
-		if (wb && !strncmp(p, "long", 4) && !(isalnum((unsigned char)p[4]) || p[4] == '_')) {
-			ox_buf_puts(&u, "int");
-			p += 3;
-		} else if (*p == 'L' && p > t->s && isdigit((unsigned char)p[-1]) &&
-			   !(isalnum((unsigned char)p[1]) || p[1] == '_')) {
-			/* 123L -> 123 */
-		} else {
-			ox_buf_printf(&u, "%c", *p);
-		}
-	}
-	ox_buf_free(t);
-	*t = u;
-}
-
 /* the element types the kernels take (OX_T) */
 int ox_cu_ftype(int dt)
 {
 	return dt == OX_F32 || dt == OX_F16 || dt == OX_BF16;
 }
 
-/* One kernel text for f32, f16 and bf16 tensors (computed in f32): the
- * type word OX_T, and OX_LD(e) / OX_ST(e) around a load and a stored
- * value, become the element type of dt and its conversions (none for f32:
- * the plain expression). */
-void ox_cu_typed(ox_buf *t, int dt)
+/* the buffer of node n's kernel text, its fields (cg.h, ox_buf) set: $I
+ * int when every tensor of the node fits (ox_cu_fits32), OX_T the type of
+ * its first output */
+ox_buf ox_cu_kbuf(ox_graph *g, const ox_node *n)
 {
-	ox_buf u = {0};
-	for (const char *p = t->s; p && *p;) {
-		int ld = !strncmp(p, "OX_LD(", 6), st = !strncmp(p, "OX_ST(", 6);
-		if (ld || st) {
-			const char *q = p + 6;
-			int depth = 1;
-			for (; *q && depth; q++)
-				depth += *q == '(' ? 1 : *q == ')' ? -1 : 0;
-			ox_buf in = {0};
-			ox_buf_printf(&in, "%.*s", (int)(q - 1 - (p + 6)), p + 6);
-			ox_cu_typed(&in, dt); /* (nested) */
-			ox_buf_puts(&u, ld ? ox_cg_load(dt, in.s ? in.s : "") : ox_cg_store(dt, in.s ? in.s : ""));
-			ox_buf_free(&in);
-			p = q;
-		} else if (!strncmp(p, "OX_T", 4) && !(isalnum((unsigned char)p[4]) || p[4] == '_')) {
-			ox_buf_puts(&u, ox_cg_ctype(dt));
-			p += 4;
-		} else {
-			ox_buf_printf(&u, "%c", *p++);
-		}
-	}
-	ox_buf_free(t);
-	*t = u;
+	return (ox_buf){.ix = ox_cu_fits32(g, n) ? "int" : "long",
+			.dt = n->nout > 0 && n->out[0] >= 0 ? g->vals[n->out[0]].dtype : OX_UNDEF};
 }
 
-/* the kernel text t, named kname, into the file's kernels (32-bit indices
- * when the node's tensors fit; OX_T, OX_LD, OX_ST for the type of the
- * node's first output); frees t */
+/* the kernel text t, named kname, into the file's kernels; frees t */
 void ox_cu_finish(ox_cg *cg, ox_graph *g, ox_node *n, const char *kname, ox_buf *t)
 {
-	if (n->nout > 0 && n->out[0] >= 0)
-		ox_cu_typed(t, g->vals[n->out[0]].dtype);
-	if (ox_cu_fits32(g, n))
-		ox_cu_narrow(t);
+	(void)g, (void)n;
 	ox_cg_helper(cg, kname, t->s);
 	ox_buf_free(t);
 }
@@ -473,7 +428,7 @@ const char *ox_cu_ws_params(ox_cg *cg, int S, int64_t tiles)
 void ox_cu_split_arrive(ox_buf *t, int S)
 {
 	ox_buf_printf(t, "\t/* the tile's last block to arrive sums the %d parts */\n"
-			 "\tif (!ox_split_last(ctr + ((long)blockIdx.z / %d * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x, %d))\n"
+			 "\tif (!ox_split_last(ctr + (($I)blockIdx.z / %d * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x, %d))\n"
 			 "\t\treturn;\n",
 		      S, S, S);
 }
@@ -522,20 +477,20 @@ void ox_cu_window_load(char *buf, size_t sz, const ox_cu_win *q, const char *pre
 		char i1[32], i2[32], o2[32];
 		ox_cu_rt_dim(R, q->O[2], o2, sizeof o2), ox_cu_rt_dim(R, q->I[1], i1, sizeof i1);
 		ox_cu_rt_dim(R, q->I[2], i2, sizeof i2);
-		ox_cg_snprintf(buf, sz, "\t\t\t\tconst long c = k / %lld, r = k %% %lld, kh = r / %lld, kw = r %% %lld;\n",
+		ox_cg_snprintf(buf, sz, "\t\t\t\tconst $I c = k / %lld, r = k %% %lld, kh = r / %lld, kw = r %% %lld;\n",
 			 K[1] * K[2], K[1] * K[2], K[2], K[2]);
-		ox_cg_snappend(buf, sz, "\t\t\t\tconst long ih = p / %s * %lld - %lld + kh * %lld, iw = p %% %s * %lld - %lld + kw * %lld;\n",
+		ox_cg_snappend(buf, sz, "\t\t\t\tconst $I ih = p / %s * %lld - %lld + kh * %lld, iw = p %% %s * %lld - %lld + kw * %lld;\n",
 			 o2, S[1], P[1], D[1], o2, S[2], P[2], D[2]);
 		ox_cg_snappend(buf, sz, "\t\t\t\tif (ih >= 0 && ih < %s && iw >= 0 && iw < %s)\n"
 			 "\t\t\t\t\t%s(c * %s + ih) * %s + iw%s\n",
 			 i1, i2, pre, i1, i2, post);
 	} else {
-		ox_cg_snprintf(buf, sz, "\t\t\t\tconst long c = k / %lld, r = k %% %lld, kd = r / %lld, kh = r / %lld %% %lld, kw = r %% %lld;\n",
+		ox_cg_snprintf(buf, sz, "\t\t\t\tconst $I c = k / %lld, r = k %% %lld, kd = r / %lld, kh = r / %lld %% %lld, kw = r %% %lld;\n",
 			 K[0] * K[1] * K[2], K[0] * K[1] * K[2], K[1] * K[2], K[2], K[1], K[2]);
-		ox_cg_snappend(buf, sz, "\t\t\t\tconst long id = p / %lld * %lld - %lld + kd * %lld, ", O[1] * O[2], S[0], P[0],
+		ox_cg_snappend(buf, sz, "\t\t\t\tconst $I id = p / %lld * %lld - %lld + kd * %lld, ", O[1] * O[2], S[0], P[0],
 			 D[0]);
 		ox_cg_snappend(buf, sz, "ih = p / %lld %% %lld * %lld - %lld + kh * %lld;\n", O[2], O[1], S[1], P[1], D[1]);
-		ox_cg_snappend(buf, sz, "\t\t\t\tconst long iw = p %% %lld * %lld - %lld + kw * %lld;\n", O[2], S[2], P[2], D[2]);
+		ox_cg_snappend(buf, sz, "\t\t\t\tconst $I iw = p %% %lld * %lld - %lld + kw * %lld;\n", O[2], S[2], P[2], D[2]);
 		ox_cg_snappend(buf, sz, "\t\t\t\tif (id >= 0 && id < %lld && ih >= 0 && ih < %lld && iw >= 0 && iw < %lld)\n",
 			 I[0], I[1], I[2]);
 		ox_cg_snappend(buf, sz, "\t\t\t\t\t%s((c * %lld + id) * %lld + ih) * %lld + iw%s\n",
@@ -581,7 +536,7 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cu_rt_dim(Rp, dP, sP, sizeof sP), ox_cu_rt_dim(Rp, dIS, sIS, sizeof sIS);
 	ox_cu_window_load(lb, sizeof lb, &q, "b[0] = OX_LD(xg[", "]);", Rp); /* (at most 5 of R's) */
 	const int hasb = n->nin > 2 && n->in[2] >= 0;
-	ox_buf t = {0}, params = {0}, args = {0};
+	ox_buf t = ox_cu_kbuf(g, n), params = {0}, args = {0};
 	ox_cu_epi_params(g, n, &params, &args);
 	ox_cu_rt_params(cg, &R, &params, &args);
 	char kname[200];
@@ -639,33 +594,33 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_buf_printf(&t, "__global__ void %s(const OX_T *__restrict__ x, const OX_T *__restrict__ w,\n"
 				  "\t\tconst OX_T *__restrict__ bias, OX_T *__restrict__ y%s%s)\n{\n",
 			      kname, ox_cu_ws_params(cg, S, tiles), params.s ? params.s : "");
-		ox_buf_printf(&t, "\tconst long zz = blockIdx.z / %d, ks0 = blockIdx.z %% %d * %lldL;\n"
-				  "\tconst long ks1 = ks0 + %lld < %lld ? ks0 + %lld : %lld;\n",
+		ox_buf_printf(&t, "\tconst $I zz = blockIdx.z / %d, ks0 = blockIdx.z %% %d * %lld$L;\n"
+				  "\tconst $I ks1 = ks0 + %lld < %lld ? ks0 + %lld : %lld;\n",
 			      S, S, (long long)KS, (long long)KS, (long long)K, (long long)KS, (long long)K);
-		ox_buf_printf(&t, "\tconst long nb = zz / %lld, gi = zz %% %lld;\n"
+		ox_buf_printf(&t, "\tconst $I nb = zz / %lld, gi = zz %% %lld;\n"
 				  "\tconst OX_T *xg = x + (nb * %lld + gi * %lld) * %s;\n"
 				  "\tconst OX_T *wg = w + gi * %lld;\n",
 			      (long long)G, (long long)G, (long long)C, (long long)Cg, sIS, (long long)(Og * K));
 		ox_cu_tile geo;
 		ox_cu_tile_loop(&t, T, T, M_, N_, la, va, lb, 1, ox_cu_tile_kind(cg, y->dtype), tiles * S, &geo);
 		ox_buf_printf(&t, "\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++) {\n"
-				  "\t\tconst long m = m0 + %s, p = p0 + %s;\n"
+				  "\t\tconst $I m = m0 + %s, p = p0 + %s;\n"
 				  "\t\tif (m >= %lld || p >= %s)\n\t\t\tcontinue;\n",
 			      geo.ne, geo.row, geo.col, (long long)Og, sP);
 		ox_cg_snprintf(chan, sizeof chan, "o");
 		ox_cg_snprintf(full, sizeof full, "yi");
 		if (S > 1) {
 			/* the part of split blockIdx.z % S, into the workspace [Z*S][Og][P] */
-			ox_buf_printf(&t, "\t\tws[((long)blockIdx.z * %lld + m) * %lld + p] = acc[e];\n\t}\n",
+			ox_buf_printf(&t, "\t\tws[(($I)blockIdx.z * %lld + m) * %lld + p] = acc[e];\n\t}\n",
 				      (long long)Og, (long long)P);
 			ox_cu_split_arrive(&t, S);
 			/* the tile's sums of the parts, bias and epilogue */
 			ox_buf_printf(&t, "\tOX_UNROLL\n"
 					  "\tfor (int e = 0; e < %d; e++) {\n"
-					  "\t\tconst long m = m0 + %s, p = p0 + %s;\n"
+					  "\t\tconst $I m = m0 + %s, p = p0 + %s;\n"
 					  "\t\tif (m >= %lld || p >= %s)\n"
 					  "\t\t\tcontinue;\n"
-					  "\t\tconst long o = gi * %lld + m, yi = (nb * %lld + o) * %s + p;\n",
+					  "\t\tconst $I o = gi * %lld + m, yi = (nb * %lld + o) * %s + p;\n",
 				      geo.ne, geo.row, geo.col, (long long)Og, sP, (long long)Og, (long long)O, sP);
 			ox_buf_printf(&t, "\t\tfloat v = %s;\n"
 					  "\t\tfor (int s = 0; s < %d; s++)\n"
@@ -678,7 +633,7 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 				     kname, (long long)((P + T - 1) / T), (long long)((Og + T - 1) / T), (long long)(Z * S),
 				     geo.nt, hasb ? "in2" : "nullptr", args.s ? args.s : "");
 		} else {
-			ox_buf_printf(&t, "\t\tconst long o = gi * %lld + m, yi = (nb * %lld + o) * %s + p;\n"
+			ox_buf_printf(&t, "\t\tconst $I o = gi * %lld + m, yi = (nb * %lld + o) * %s + p;\n"
 					  "\t\tfloat v = acc[e]%s;\n",
 				      (long long)Og, (long long)O, sP, hasb ? " + OX_LD(bias[o])" : "");
 			if (ox_cu_epilogue(cg, g, n, &t, chan, full, 2))
@@ -745,7 +700,7 @@ static void gemm_store(ox_buf *t, const ox_node *n)
 		char off[32] = "";
 		if (at)
 			ox_cg_snprintf(off, sizeof off, " - %lld", (long long)at);
-		ox_buf_printf(t, "\t\t\ty%d[m * %lldL + p%s] = OX_ST(v);\n", i, (long long)split[i], off);
+		ox_buf_printf(t, "\t\t\ty%d[m * %lld$L + p%s] = OX_ST(v);\n", i, (long long)split[i], off);
 		at += split[i];
 	}
 }
@@ -770,7 +725,7 @@ static void norm_tail(ox_buf *t, ox_node *n, int T, int nt, int64_t N)
 	const int rms = a->ints[0] == OX_OP_RMSNormalization;
 	ox_buf_printf(t, "\t/* %s of the rows: the last of a band's tiles to finish normalizes its rows */\n"
 			 "\tif (!ox_split_last(nctr + blockIdx.y, gridDim.x))\n\t\treturn;\n"
-			 "\tfor (long row = m0 + tid / 32; row < m0 + %d && row < M; row += %d) {\n"
+			 "\tfor ($I row = m0 + tid / 32; row < m0 + %d && row < M; row += %d) {\n"
 			 "\t\tconst int nl = tid %% 32;\n"
 			 "\t\tconst OX_T *xr = y + row * %lld;\n\t\tOX_T *yr = nout + row * %lld;\n",
 		      rms ? "RMSNormalization" : "LayerNormalization", T, nt / 32, (long long)N, (long long)N);
@@ -789,7 +744,7 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	const int rtn = ox_dim_is_rt(g, q->dN);
 	if (rtn && ox_ir_epilogue(n))
 		return 1;
-	ox_buf t = {0}, params = {0}, args = {0}, ys = {0}, outs = {0};
+	ox_buf t = ox_cu_kbuf(g, n), params = {0}, args = {0}, ys = {0}, outs = {0};
 	ox_cu_epi_params(g, n, &params, &args);
 	/* run-time N and batch dims: R's parameters after the others */
 	ox_cu_rt R = {g, 0, {0}};
@@ -815,9 +770,9 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 			    !ox_cu_rt_dim(&R, db == 1 ? 0 : stB, sbt[i], sizeof sbt[i] - 1))
 				goto decline;
 			if (!ox_dim_is_rt(g, da == 1 ? 0 : stA)) /* (a constant: long) */
-				strcat(sat[i], "L");
+				strcat(sat[i], "$L");
 			if (!ox_dim_is_rt(g, db == 1 ? 0 : stB))
-				strcat(sbt[i], "L");
+				strcat(sbt[i], "$L");
 			stA = ox_dim_mul(g, stA, da), stB = ox_dim_mul(g, stB, db);
 		}
 	}
@@ -872,15 +827,15 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 		ox_buf_puts(&outs, "out0");
 	}
 	ox_buf_printf(&t, "__global__ void %s(const OX_T *__restrict__ A, const OX_T *__restrict__ B,\n"
-			  "\t\tconst OX_T *__restrict__ bias, %s%s, long M, long K%s)\n{\n",
+			  "\t\tconst OX_T *__restrict__ bias, %s%s, $I M, $I K%s)\n{\n",
 		      kname, ys.s, ox_cu_ws_params(cg, S, tiles), params.s ? params.s : "");
 	if (nb) {
-		ox_buf_puts(&t, "\tlong z = blockIdx.z, za = 0, zb = 0;\n");
+		ox_buf_puts(&t, "\t$I z = blockIdx.z, za = 0, zb = 0;\n");
 		for (int i = nb - 1; i >= 0; i--)
 			ox_buf_printf(&t, "\tza += z %% %s * %s, zb += z %% %s * %s, z /= %s;\n", bdt[i], sat[i], bdt[i], sbt[i],
 				      bdt[i]);
 		ox_buf_puts(&t, "\tA += za, B += zb;\n");
-		ox_buf_printf(&t, "\ty += (long)blockIdx.z * M * %s;\n", Nt);
+		ox_buf_printf(&t, "\ty += ($I)blockIdx.z * M * %s;\n", Nt);
 	}
 	/* four at a time along the rows of A [M x K] and B [K x N] where they
 	 * are whole and aligned (the batch offsets are whole rows) */
@@ -895,20 +850,20 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	if (S > 1) {
 		if (S * q->M * N * 4 > cg->cu_ws)
 			cg->cu_ws = S * q->M * N * 4;
-		ox_buf_printf(&t, "\tconst long NN = %lld, ks0 = blockIdx.z * %lldL, ks1 = ks0 + %lld < K ? ks0 + %lld : K;\n",
+		ox_buf_printf(&t, "\tconst $I NN = %lld, ks0 = blockIdx.z * %lld$L, ks1 = ks0 + %lld < K ? ks0 + %lld : K;\n",
 			      (long long)N, (long long)KS, (long long)KS, (long long)KS);
 	} else {
-		ox_buf_printf(&t, "\tconst long NN = %s, ks0 = 0, ks1 = K;\n\t(void)NN;\n", Nt);
+		ox_buf_printf(&t, "\tconst $I NN = %s, ks0 = 0, ks1 = K;\n\t(void)NN;\n", Nt);
 	}
 	ox_cu_tile geo;
 	ox_cu_tile_loop(&t, T, T, "M", "NN", la, va, lb, vb, kind, tiles * (S > 1 ? S : q->batch), &geo);
 	if (S > 1 || !glu) /* (a gated MLP's product has a loop of pairs) */
 		ox_buf_printf(&t, "\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++) {\n"
-				  "\t\tconst long m = m0 + %s, p = p0 + %s;\n"
+				  "\t\tconst $I m = m0 + %s, p = p0 + %s;\n"
 				  "\t\tif (m >= M || p >= NN)\n\t\t\tcontinue;\n",
 			      geo.ne, geo.row, geo.col);
 	if (S > 1) {
-		ox_buf_puts(&t, "\t\tws[((long)blockIdx.z * M + m) * NN + p] = acc[e];\n\t}\n");
+		ox_buf_puts(&t, "\t\tws[(($I)blockIdx.z * M + m) * NN + p] = acc[e];\n\t}\n");
 		ox_cu_split_arrive(&t, S);
 	}
 	const char *cexpr = "";
@@ -925,7 +880,7 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	if (glu) {
 		/* the pairs' sums of the parts (split-K) and the epilogue */
 		ox_buf_printf(&t, "\tOX_UNROLL\n\tfor (int e = 0; e < %d; e += 2) {\n"
-				  "\t\tconst long m = m0 + %s, p = p0 + %s, yi = m * (NN / 2) + p / 2;\n"
+				  "\t\tconst $I m = m0 + %s, p = p0 + %s, yi = m * (NN / 2) + p / 2;\n"
 				  "\t\tif (m >= M || p >= NN)\n\t\t\tcontinue;\n",
 			      geo.ne, geo.row, geo.col);
 		if (S > 1)
@@ -942,7 +897,7 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	} else if (S > 1) {
 		/* the tile's sums of the parts, alpha, C and the epilogue */
 		ox_buf_printf(&t, "\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++) {\n"
-				  "\t\tconst long m = m0 + %s, p = p0 + %s, yi = m * NN + p;\n"
+				  "\t\tconst $I m = m0 + %s, p = p0 + %s, yi = m * NN + p;\n"
 				  "\t\tif (m >= M || p >= NN)\n\t\t\tcontinue;\n\t\tfloat a = 0.0f;\n"
 				  "\t\tfor (int s = 0; s < %d; s++)\n\t\t\ta += ox_ldcg(&ws[s * M * NN + yi]);\n"
 				  "\t\tfloat v = %sa%s;\n",
@@ -952,9 +907,9 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 		gemm_store(&t, n);
 		ox_buf_puts(&t, "\t}\n");
 	} else {
-		ox_buf_printf(&t, "\t\tconst long yi = m * NN + p;\n\t\tfloat v = %sacc[e]%s;\n", al, cexpr);
+		ox_buf_printf(&t, "\t\tconst $I yi = m * NN + p;\n\t\tfloat v = %sacc[e]%s;\n", al, cexpr);
 		char full[64];
-		ox_cg_snprintf(full, sizeof full, nb ? "(long)blockIdx.z * M * NN + yi" : "yi");
+		ox_cg_snprintf(full, sizeof full, nb ? "($I)blockIdx.z * M * NN + yi" : "yi");
 		if (ox_cu_epilogue(cg, g, n, &t, "p", full, 2))
 			goto fail;
 		gemm_store(&t, n);
@@ -1017,13 +972,13 @@ void ox_cu_taps(ox_buf *t, int lvl, const int64_t *K, const int64_t *S, const in
 {
 	const char *tb = "\t\t\t\t\t\t\t\t";
 	ox_buf_printf(t, "%.*sfor (int kh = 0; kh < %lld; kh++) {\n"
-			 "%.*sconst long ih = oh * %lld - %lld + kh * %lld;\n",
+			 "%.*sconst $I ih = oh * %lld - %lld + kh * %lld;\n",
 		      lvl, tb, (long long)K[0], lvl + 1, tb, (long long)S[0], (long long)P[0], (long long)D[0]);
 	ox_buf_printf(t, "%.*sif (ih < 0 || ih >= %s)\n"
 			 "%.*scontinue;\n"
 			 "%.*sfor (int kw = 0; kw < %lld; kw++) {\n",
 		      lvl + 1, tb, IH, lvl + 2, tb, lvl + 1, tb, (long long)K[1]);
-	ox_buf_printf(t, "%.*sconst long iw = ow * %lld - %lld + kw * %lld;\n"
+	ox_buf_printf(t, "%.*sconst $I iw = ow * %lld - %lld + kw * %lld;\n"
 			 "%.*sif (iw < 0 || iw >= %s)\n",
 		      lvl + 2, tb, (long long)S[1], (long long)P[1], (long long)D[1], lvl + 2, tb, IW);
 	ox_buf_printf(t, "%.*scontinue;\n",
@@ -1076,11 +1031,11 @@ int ox_cu_emit_window(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (rt)
 		ox_cu_rt_dim(Rp, dThr, tot, sizeof tot);
 	else
-		ox_cg_snprintf(tot, sizeof tot, "%lldL", (long long)ox_dim_eval(g, dThr));
+		ox_cg_snprintf(tot, sizeof tot, "%lld$L", (long long)ox_dim_eval(g, dThr));
 	char kname[200], xs[128], ys[128];
 	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_shape_str(g, &x->shape, xs, sizeof xs), ox_shape_str(g, &y->shape, ys, sizeof ys);
-	ox_buf t = {0}, params = {0}, args = {0};
+	ox_buf t = ox_cu_kbuf(g, n), params = {0}, args = {0};
 	if (conv)
 		ox_cu_epi_params(g, n, &params, &args);
 	ox_cu_rt_params(cg, &R, &params, &args);
@@ -1092,7 +1047,7 @@ int ox_cu_emit_window(ox_cg *cg, ox_graph *g, ox_node *n)
 		      (long long)q.P[1], (long long)q.P[2], nhwc ? ", NHWC" : "", xs, ys);
 	ox_buf_printf(&t, "__global__ void __launch_bounds__(%d) %s(const OX_T *__restrict__ x, %sOX_T *__restrict__ y%s)\n"
 			  "{\n"
-			  "\tconst long %s = (long)blockIdx.x * %d + threadIdx.x;\n"
+			  "\tconst $I %s = ($I)blockIdx.x * %d + threadIdx.x;\n"
 			  "\tif (%s >= %s)\n"
 			  "\t\treturn;\n",
 		      B, kname, conv ? "const OX_T *__restrict__ w, const OX_T *__restrict__ bias, " : "",
@@ -1103,21 +1058,21 @@ int ox_cu_emit_window(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (nhwc) { /* (constant channels and image sizes) */
 		const long long Pn = ox_dim_eval(g, dP), IHWn = ox_dim_eval(g, ox_dim_mul(g, q.I[1], q.I[2]));
 		if (V > 1)
-			ox_buf_printf(&t, "\tconst long c = i4 %% %lld * 4, p = i4 / %lld %% %lld, nb = i4 / %lld, i = i4 * 4;\n",
+			ox_buf_printf(&t, "\tconst $I c = i4 %% %lld * 4, p = i4 / %lld %% %lld, nb = i4 / %lld, i = i4 * 4;\n",
 				      C / 4, C / 4, Pn, C / 4 * Pn);
 		else
-			ox_buf_printf(&t, "\tconst long c = i %% %lld, p = i / %lld %% %lld, nb = i / %lld;\n", C, C, Pn, C * Pn);
+			ox_buf_printf(&t, "\tconst $I c = i %% %lld, p = i / %lld %% %lld, nb = i / %lld;\n", C, C, Pn, C * Pn);
 		ox_buf_printf(&t, "\tconst OX_T *xc = x + nb * %lld + c;\n", IHWn * C);
 		ox_cg_snprintf(tap, sizeof tap, "(ih * %s + iw) * %lld", IW, C);
 		ox_cg_snprintf(wtap, sizeof wtap, "w[(kh * %lld + kw) * %lld + c]", KW, C);
 	} else {
-		ox_buf_printf(&t, "\tconst long p = i %% %s, c = i / %s %% %lld, nb = i / %s;\n"
+		ox_buf_printf(&t, "\tconst $I p = i %% %s, c = i / %s %% %lld, nb = i / %s;\n"
 				  "\tconst OX_T *xc = x + (nb * %lld + c) * %s;\n",
 			      P, P, C, CP, C, IHW);
 		ox_cg_snprintf(tap, sizeof tap, "ih * %s + iw", IW);
 		ox_cg_snprintf(wtap, sizeof wtap, "w[c * %lld + kh * %lld + kw]", KH * KW, KW);
 	}
-	ox_buf_printf(&t, "\tconst long oh = p / %s, ow = p %% %s;\n", OW, OW);
+	ox_buf_printf(&t, "\tconst $I oh = p / %s, ow = p %% %s;\n", OW, OW);
 	const char *v0 = conv ? (hasb ? "OX_LD(bias[c])" : "0.0f") : !i8 ? "-INFINITY" : x->dtype == OX_I8 ? "-128.0f" : "0.0f";
 	if (V > 1)
 		ox_buf_printf(&t, "\tfloat vq[4];\n\tfor (int u = 0; u < 4; u++)\n\t\tvq[u] = %s;\n",
@@ -1186,7 +1141,7 @@ static int cu_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cu_rt R = {g, 0, {0}}, *Rp = rt ? &R : NULL;
 	char NC[32], P[32], lim[40];
 	ox_cu_rt_dim(Rp, dNC, NC, sizeof NC), ox_cu_rt_dim(Rp, dP, P, sizeof P);
-	ox_cg_snprintf(lim, sizeof lim, "%s%s", NC, rt && ox_dim_is_rt(g, dNC) ? "" : "L");
+	ox_cg_snprintf(lim, sizeof lim, "%s%s", NC, rt && ox_dim_is_rt(g, dNC) ? "" : "$L");
 	char res[64] = "a";
 	if (!ismax)
 		ox_cg_snprintf(res, sizeof res, "a / (float)%s", P);
@@ -1202,18 +1157,18 @@ static int cu_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
 	} else {
 		ox_cg_snprintf(desc, sizeof desc, "%s planes of %s", NC, P);
 	}
-	ox_buf t = {0};
+	ox_buf t = ox_cu_kbuf(g, n);
 	ox_buf_printf(&t, "/* %s: %s over %s */\n"
 			  "__global__ void __launch_bounds__(128) %s(const OX_T *__restrict__ x, OX_T *__restrict__ y%s)\n"
 			  "{\n"
-			  "\tconst long c = (long)blockIdx.x * 4 + threadIdx.x / 32;\n"
+			  "\tconst $I c = ($I)blockIdx.x * 4 + threadIdx.x / 32;\n"
 			  "\tconst int lane = threadIdx.x %% 32;\n"
 			  "\tif (c >= %s)\n"
 			  "\t\treturn;\n"
 			  "\tconst OX_T *xc = x + c * %s;\n"
 			  "\tfloat a = %s;\n",
 		      cg->fname, n->optype, desc, kname, params.s ? params.s : "", lim, P, ismax ? "-INFINITY" : "0.0f");
-	ox_buf_printf(&t, "\tfor (long i = lane; i < %s; i += 32) {\n"
+	ox_buf_printf(&t, "\tfor ($I i = lane; i < %s; i += 32) {\n"
 			  "\t\tconst float v = OX_LD(xc[i]);\n"
 			  "\t\ta = %s;\n"
 			  "\t}\n"
@@ -1265,25 +1220,25 @@ static void attention_tiled(ox_buf *t, const char *kname, long long G, long long
 	if (Dv % 8 == 0)
 		guard[0] = guard2[0] = 0;
 	/* S > 1: the keys in S parts, blockIdx.z = b * S + the part (below) */
-	char split_params[96] = "", bz[48] = "blockIdx.z", krange[200] = "const long klo = 0, khi = SKV;\n";
+	char split_params[96] = "", bz[48] = "blockIdx.z", krange[200] = "const $I klo = 0, khi = SKV;\n";
 	if (S > 1) {
 		ox_cg_snprintf(split_params, sizeof split_params, ", float *__restrict__ ws, unsigned int *__restrict__ ctr");
 		ox_cg_snprintf(bz, sizeof bz, "blockIdx.z / %d, sp = blockIdx.z %% %d", S, S);
 		ox_cg_snprintf(krange, sizeof krange,
 			 "/* this block's part of the keys: whole tiles of 32 */\n"
-			 "\tconst long kc = ((SKV + 31) / 32 + %d) / %d * 32, klo = sp * kc, khi = klo + kc < SKV ? klo + kc : SKV;\n",
+			 "\tconst $I kc = ((SKV + 31) / 32 + %d) / %d * 32, klo = sp * kc, khi = klo + kc < SKV ? klo + kc : SKV;\n",
 			 S - 1, S);
 	}
 	ox_buf_printf(t, "__global__ void __launch_bounds__(128) %s(const OX_T *__restrict__ Q, const OX_T *__restrict__ K,\n"
-			 "\t\tconst OX_T *__restrict__ V, const %s *__restrict__ M, OX_T *__restrict__ Y, long SQ, long SKV%s%s)\n"
+			 "\t\tconst OX_T *__restrict__ V, const %s *__restrict__ M, OX_T *__restrict__ Y, $I SQ, $I SKV%s%s)\n"
 			 "{\n"
 			 "\t__shared__ float qs[16][%lld], ks[32][%lld], vs[32][%lld], ps[16][33];\n",
 		      kname, mt, np, split_params, Dk, Dk + 1, Dv);
-	ox_buf_printf(t, "\tconst long s0 = (long)blockIdx.x * 16, h = blockIdx.y, b = %s, hk = h / %lld;\n"
+	ox_buf_printf(t, "\tconst $I s0 = ($I)blockIdx.x * 16, h = blockIdx.y, b = %s, hk = h / %lld;\n"
 			 "\t%s"
 			 "\tconst int tid = threadIdx.x, r = tid / 8, c = tid %% 8;\n"
 			 "\tfor (int i = tid; i < %lld; i += 128) {\n"
-			 "\t\tconst long s = s0 + i / %lld;\n",
+			 "\t\tconst $I s = s0 + i / %lld;\n",
 		      bz, G, krange, 16 * Dk, Dk);
 	ox_buf_printf(t, "\t\tqs[i / %lld][i %% %lld] = s < SQ ? OX_LD(Q[%s + i %% %lld]) : 0.0f;\n"
 			 "\t}\n"
@@ -1292,15 +1247,15 @@ static void attention_tiled(ox_buf *t, const char *kname, long long G, long long
 			 "\tOX_UNROLL\n"
 			 "\tfor (int j = 0; j < %lld; j++)\n"
 			 "\t\to[j] = 0.0f;\n"
-			 "\tfor (long k0 = klo; k0 < khi; k0 += 32) {\n"
+			 "\tfor ($I k0 = klo; k0 < khi; k0 += 32) {\n"
 			 "\t\t__syncthreads(); /* (the last tile's reads done) */\n"
 			 "\t\tfor (int i = tid; i < %lld; i += 128) {\n"
-			 "\t\t\tconst long k = k0 + i / %lld;\n",
+			 "\t\t\tconst $I k = k0 + i / %lld;\n",
 		      Dk, Dk, qo, Dk, NC, NC, 32 * Dk, Dk);
 	ox_buf_printf(t, "\t\t\tks[i / %lld][i %% %lld] = k < SKV ? OX_LD(K[%s + i %% %lld]) : 0.0f;\n"
 			 "\t\t}\n"
 			 "\t\tfor (int i = tid; i < %lld; i += 128) {\n"
-			 "\t\t\tconst long k = k0 + i / %lld;\n",
+			 "\t\t\tconst $I k = k0 + i / %lld;\n",
 		      Dk, Dk, ko, Dk, 32 * Dv, Dv);
 	ox_buf_printf(t, "\t\t\tvs[i / %lld][i %% %lld] = k < SKV ? OX_LD(V[%s + i %% %lld]) : 0.0f;\n"
 			 "\t\t}\n"
@@ -1309,7 +1264,7 @@ static void attention_tiled(ox_buf *t, const char *kname, long long G, long long
 	ox_buf_printf(t, "\t\t/* the scores, a warp per row */\n"
 			 "\t\tfor (int e = tid; e < 512; e += 128) {\n"
 			 "\t\t\tconst int rr = e / 32, j = e %% 32;\n"
-			 "\t\t\tconst long k = k0 + j%s;\n"
+			 "\t\t\tconst $I k = k0 + j%s;\n"
 			 "\t\t\tfloat a = -INFINITY;\n"
 			 "\t\t\tif (k < SKV) {\n"
 			 "\t\t\t\tfloat d0 = 0.0f;\n"
@@ -1339,7 +1294,7 @@ static void attention_tiled(ox_buf *t, const char *kname, long long G, long long
 			 "\t\t}\n\t}\n",
 		      NC, NC, guard);
 	if (S > 1) { /* each part's row sums, maximum and outputs; the last to arrive adds them up in order */
-		ox_buf_printf(t, "\tconst long tile = ((long)b * gridDim.y + h) * gridDim.x + blockIdx.x;\n"
+		ox_buf_printf(t, "\tconst $I tile = (($I)b * gridDim.y + h) * gridDim.x + blockIdx.x;\n"
 				 "\tfloat *wp = ws + ((tile * %d + sp) * 16 + r) * %lld;\n"
 				 "\tOX_UNROLL\n"
 				 "\tfor (int u = 0; u < %lld; u++)\n"
@@ -1366,7 +1321,7 @@ static void attention_tiled(ox_buf *t, const char *kname, long long G, long long
 				 "\t}\n",
 			      W - 1, NC);
 	}
-	ox_buf_printf(t, "\tconst long s = s0 + r;\n"
+	ox_buf_printf(t, "\tconst $I s = s0 + r;\n"
 			 "\tif (s >= SQ)\n\t\treturn;\n"
 			 "\tOX_UNROLL\n\tfor (int u = 0; u < %lld; u++)\n"
 			 "\t\t%sY[%s + c + u * 8] = OX_ST(o[u] / lr);\n}\n\n",
@@ -1388,14 +1343,14 @@ static int present_kernels(ox_cg *cg, ox_graph *g, ox_node *n, const ox_attngeo 
 		if (!ox_cu_rt_dim(&R, q->dP, P, sizeof P) || !ox_cu_rt_dim(&R, q->dSnew, S, sizeof S))
 			return 1;
 		if (rank == 3)
-			ox_cg_snprintf(nw, sizeof nw, "x[((i0 * %s + (i2 - %s)) * %lldL + i1) * %lldL + i3]", S, P, (long long)q->Hkv,
+			ox_cg_snprintf(nw, sizeof nw, "x[((i0 * %s + (i2 - %s)) * %lld$L + i1) * %lld$L + i3]", S, P, (long long)q->Hkv,
 				 (long long)D);
 		else
-			ox_cg_snprintf(nw, sizeof nw, "x[((i0 * %lldL + i1) * %s + (i2 - %s)) * %lldL + i3]", (long long)q->Hkv, S, P,
+			ox_cg_snprintf(nw, sizeof nw, "x[((i0 * %lld$L + i1) * %s + (i2 - %s)) * %lld$L + i3]", (long long)q->Hkv, S, P,
 				 (long long)D);
-		ox_buf body = {0}, t = {0};
+		ox_buf body = {0}, t = ox_cu_kbuf(g, n);
 		if (q->dP)
-			ox_buf_printf(&body, "\ty[i] = i2 < %s ? p[((i0 * %lldL + i1) * %s + i2) * %lldL + i3] : %s;\n", P,
+			ox_buf_printf(&body, "\ty[i] = i2 < %s ? p[((i0 * %lld$L + i1) * %s + i2) * %lld$L + i3] : %s;\n", P,
 				      (long long)q->Hkv, P, (long long)D, nw);
 		else
 			ox_buf_printf(&body, "\ty[i] = %s;\n", nw);
@@ -1412,8 +1367,6 @@ static int present_kernels(ox_cg *cg, ox_graph *g, ox_node *n, const ox_attngeo 
 		char ptrs[64];
 		ox_cg_snprintf(ptrs, sizeof ptrs, "in%d, %s, out%d", 1 + k, q->dP ? (k ? "in5" : "in4") : "nullptr", 1 + k);
 		ox_cu_index_launch(cg, kname, dims, 4, ptrs, &R);
-		if (ox_cu_fits32(g, n))
-			ox_cu_narrow(&t);
 		ox_cg_helper(cg, kname, t.s);
 		ox_buf_free(&t);
 	}
@@ -1437,7 +1390,7 @@ static int cu_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 	char causal[64] = "";
 	const int np = n->nin > 6 && n->in[6] >= 0;
 	if (q.causal && !ox_dim_is_rt(g, q.dP) && q.dP)
-		ox_cg_snprintf(causal, sizeof causal, "k > s + %lldL", (long long)q.dP);
+		ox_cg_snprintf(causal, sizeof causal, "k > s + %lld$L", (long long)q.dP);
 	else if (q.causal && q.dP && q.dSnew == q.dSq)
 		ox_cg_snprintf(causal, sizeof causal, "k > s + (SKV - SQ)");
 	else if (q.causal && q.dP)
@@ -1497,7 +1450,7 @@ static int cu_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 				ox_cg_snprintf(mi + len, sizeof mi - len, "%s%s%s%s", len ? " + " : "", vars[ax], *str ? " * " : "", str);
 				char f[32], nx[96];
 				if (ax == 1)
-					ox_cg_snprintf(f, sizeof f, "%lldL", (long long)q.Hq);
+					ox_cg_snprintf(f, sizeof f, "%lld$L", (long long)q.Hq);
 				else
 					ox_cg_snprintf(f, sizeof f, "%s", ax == 3 ? "SKV" : "SQ");
 				ox_cg_snprintf(nx, sizeof nx, "%s%s%s", str, *str ? " * " : "", f);
@@ -1526,7 +1479,7 @@ static int cu_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 				if (ms[k] == 1)
 					ox_cg_snprintf(mi + len, sizeof mi - len, "%s%s", len ? " + " : "", vars[k]);
 				else if (ms[k])
-					ox_cg_snprintf(mi + len, sizeof mi - len, "%s%s * %lldL", len ? " + " : "", vars[k], (long long)ms[k]);
+					ox_cg_snprintf(mi + len, sizeof mi - len, "%s%s * %lld$L", len ? " + " : "", vars[k], (long long)ms[k]);
 			}
 			mask_s = ms[2] != 0;
 		}
@@ -1561,7 +1514,7 @@ static int cu_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 			S *= 2;
 	if (q.seq) { /* [S, B, H*D]: rows NB apart, the batch count (blockIdx.z's, over the S parts) */
 		char nb[48];
-		ox_cg_snprintf(nb, sizeof nb, S > 1 ? "((long)gridDim.z / %d)" : "(long)gridDim.z", S);
+		ox_cg_snprintf(nb, sizeof nb, S > 1 ? "(($I)gridDim.z / %d)" : "($I)gridDim.z", S);
 		ox_cg_snprintf(qo, sizeof qo, "(s * %s + b) * %lld + h * %lld", nb, Hq * Dk, Dk);
 		ox_cg_snprintf(ko, sizeof ko, "(k * %s + b) * %lld + hk * %lld", nb, Hkv * Dk, Dk);
 		ox_cg_snprintf(vo, sizeof vo, "(k * %s + b) * %lld + hk * %lld", nb, Hkv * Dv, Dv);
@@ -1572,14 +1525,14 @@ static int cu_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_snprintf(vo, sizeof vo, "(b * SKV + k) * %lld + hk * %lld", Hkv * Dv, Dv);
 		ox_cg_snprintf(yo, sizeof yo, "(b * SQ + s) * %lld + h * %lld", Hq * Dv, Dv);
 	} else { /* [B, H, S, D] */
-		ox_cg_snprintf(qo, sizeof qo, "((b * %lldL + h) * SQ + s) * %lld", Hq, Dk);
-		ox_cg_snprintf(ko, sizeof ko, "((b * %lldL + hk) * SKV + k) * %lld", Hkv, Dk);
-		ox_cg_snprintf(vo, sizeof vo, "((b * %lldL + hk) * SKV + k) * %lld", Hkv, Dv);
-		ox_cg_snprintf(yo, sizeof yo, "((b * %lldL + h) * SQ + s) * %lld", Hq, Dv);
+		ox_cg_snprintf(qo, sizeof qo, "((b * %lld$L + h) * SQ + s) * %lld", Hq, Dk);
+		ox_cg_snprintf(ko, sizeof ko, "((b * %lld$L + hk) * SKV + k) * %lld", Hkv, Dk);
+		ox_cg_snprintf(vo, sizeof vo, "((b * %lld$L + hk) * SKV + k) * %lld", Hkv, Dv);
+		ox_cg_snprintf(yo, sizeof yo, "((b * %lld$L + h) * SQ + s) * %lld", Hq, Dv);
 	}
 	if (q.present) { /* the keys and values from present_key/value: 4-D */
-		ox_cg_snprintf(ko, sizeof ko, "((b * %lldL + hk) * SKV + k) * %lld", Hkv, Dk);
-		ox_cg_snprintf(vo, sizeof vo, "((b * %lldL + hk) * SKV + k) * %lld", Hkv, Dv);
+		ox_cg_snprintf(ko, sizeof ko, "((b * %lld$L + hk) * SKV + k) * %lld", Hkv, Dk);
+		ox_cg_snprintf(vo, sizeof vo, "((b * %lld$L + hk) * SKV + k) * %lld", Hkv, Dv);
 		if (present_kernels(cg, g, n, &q))
 			return 1;
 	}
@@ -1593,7 +1546,7 @@ static int cu_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 	} else {
 		ox_cg_snprintf(score, sizeof score, "%%s * %s", sl);
 	}
-	ox_buf t = {0};
+	ox_buf t = ox_cu_kbuf(g, n);
 	char pastc[64] = "";
 	if (q.dP)
 		ox_cg_snprintf(pastc, sizeof pastc, ", past %lld%s", (long long)ox_opt_top(g, q.dP),
@@ -1617,10 +1570,10 @@ static int cu_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 				np ? ", const int64_t *__restrict__ NP" : "", qo, ko, vo, yo, S);
 	else {
 		ox_buf_printf(&t, "__global__ void __launch_bounds__(128) %s(const OX_T *__restrict__ Q, const OX_T *__restrict__ K,\n"
-			  "\t\tconst OX_T *__restrict__ V, const %s *__restrict__ M, OX_T *__restrict__ Y, long SQ, long SKV%s)\n"
+			  "\t\tconst OX_T *__restrict__ V, const %s *__restrict__ M, OX_T *__restrict__ Y, $I SQ, $I SKV%s)\n"
 			  "{\n"
 			  "\t__shared__ float qs[%lld], sc[%lld], red[4];\n"
-			  "\tconst long s = blockIdx.x, h = blockIdx.y, b = blockIdx.z, hk = h / %lld;\n"
+			  "\tconst $I s = blockIdx.x, h = blockIdx.y, b = blockIdx.z, hk = h / %lld;\n"
 			  "\tconst int tid = threadIdx.x, lane = tid %% 32, wp = tid / 32;\n"
 			  "\tfor (int d = tid; d < %lld; d += 128)\n"
 			  "\t\tqs[d] = OX_LD(Q[%s + d]);\n"
@@ -1711,21 +1664,21 @@ static int cu_rope(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (p) {
 		char src[64], np[32];
 		ox_cg_snprintf(src, sizeof src, "ind[i0 * %lld + %s]", (long long)S, sv);
-		ox_cg_snprintf(np, sizeof np, "%lldL", (long long)c->shape.d[0]);
+		ox_cg_snprintf(np, sizeof np, "%lld$L", (long long)c->shape.d[0]);
 		ox_cu_index_check(cg, &body, 1, "pos", src, np);
 	} else {
-		ox_buf_printf(&body, "\tconst long pos = i0 * %lld + %s;\n", (long long)S, sv);
+		ox_buf_printf(&body, "\tconst $I pos = i0 * %lld + %s;\n", (long long)S, sv);
 	}
 	char y1[1200], y2[1200];
 	ox_cg_rope_pair(dt, y1, y2, sizeof y1);
 	/* element i3 of the head: pair k, its first or second */
 	if (il)
-		ox_buf_puts(&body, "\tconst long k = i3 / 2, first = i3 % 2 == 0;\n");
+		ox_buf_puts(&body, "\tconst $I k = i3 / 2, first = i3 % 2 == 0;\n");
 	else
-		ox_buf_printf(&body, "\tconst long k = i3 %% %lld, first = i3 < %lld;\n", (long long)half, (long long)half);
+		ox_buf_printf(&body, "\tconst $I k = i3 %% %lld, first = i3 < %lld;\n", (long long)half, (long long)half);
 	char cr[64], sr[64];
-	ox_cg_snprintf(cr, sizeof cr, "cs[pos * %lldL + k]", (long long)cols);
-	ox_cg_snprintf(sr, sizeof sr, "sn[pos * %lldL + k]", (long long)cols);
+	ox_cg_snprintf(cr, sizeof cr, "cs[pos * %lld$L + k]", (long long)cols);
+	ox_cg_snprintf(sr, sizeof sr, "sn[pos * %lld$L + k]", (long long)cols);
 	ox_buf_printf(&body, "\tconst %s co = %s, si = %s;\n", C, ox_cg_load(dt, cr), ox_cg_load(dt, sr));
 	char x1[64], x2[64];
 	ox_cg_snprintf(x1, sizeof x1, il ? "xr[2 * k]" : "xr[k]");
@@ -1740,7 +1693,7 @@ static int cu_rope(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_snprintf(params, sizeof params,
 		 "const OX_T *__restrict__ x, const OX_T *__restrict__ cs, const OX_T *__restrict__ sn, const int64_t *__restrict__ ind, OX_T *__restrict__ y%s",
 		 p ? ", int *st" : "");
-	ox_buf t = {0};
+	ox_buf t = ox_cu_kbuf(g, n);
 	ox_buf_printf(&t, "/* %s: RotaryEmbedding, %lld heads of %lld, rotating %lld%s: a thread per element */\n",
 		      cg->fname, (long long)H, (long long)D, (long long)rot, il ? " (interleaved pairs)" : " (two halves)");
 	ox_cu_index_kernel(&t, kname, params, dims, 4, body.s);
@@ -1765,7 +1718,7 @@ static int strided_dims(ox_cu_rt *R, ox_dim D, ox_dim inner, middle_dims *sd)
 	       ox_cu_rt_dim(R, ox_dim_mul(R->g, D, inner), sd->din, sizeof sd->din);
 }
 static int strided_kernel(ox_cg *cg, ox_graph *g, ox_node *n, ox_cu_rt *R, ox_dim outer, ox_dim inner,
-			  const char *params, ox_buf *t, ox_buf *body, int typed)
+			  const char *params, ox_buf *t, ox_buf *body)
 {
 	char kname[200];
 	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
@@ -1777,12 +1730,7 @@ static int strided_kernel(ox_cg *cg, ox_graph *g, ox_node *n, ox_cu_rt *R, ox_di
 		return 1;
 	}
 	ox_cu_index_launch(cg, kname, dims, 2, "in0, out0", R);
-	if (typed) {
-		ox_cu_finish(cg, g, n, kname, t);
-	} else {
-		ox_cg_helper(cg, kname, t->s);
-		ox_buf_free(t);
-	}
+	ox_cu_finish(cg, g, n, kname, t);
 	return 0;
 }
 
@@ -1801,17 +1749,17 @@ static void warp_rows(ox_buf *t, ox_graph *g, const char *fname, const char *op,
 	if (rt)
 		ox_dim_str(g, rows, rs, sizeof rs), ox_cg_snprintf(lim, sizeof lim, "ox_rows");
 	else
-		ox_cg_snprintf(rs, sizeof rs, "%lld", (long long)rows), ox_cg_snprintf(lim, sizeof lim, "%lldL", (long long)rows);
+		ox_cg_snprintf(rs, sizeof rs, "%lld", (long long)rows), ox_cg_snprintf(lim, sizeof lim, "%lld$L", (long long)rows);
 	char ds[32] = "the run's length";
 	if (!rtD)
 		ox_cg_snprintf(ds, sizeof ds, "%lld", (long long)D);
 	ox_buf_printf(t, "/* %s: %s of %s rows of %s, a warp each */\n"
 			 "__global__ void __launch_bounds__(128) %s(%s%s%s)\n"
 			 "{\n"
-			 "\tconst long row = (long)blockIdx.x * 4 + threadIdx.x / 32;\n"
+			 "\tconst $I row = ($I)blockIdx.x * 4 + threadIdx.x / 32;\n"
 			 "\tconst int lane = threadIdx.x %% 32;\n",
-		      fname, op, rs, ds, kname, params, rtD ? ", const long ox_len" : "",
-		      rt ? ", const long ox_rows" : "");
+		      fname, op, rs, ds, kname, params, rtD ? ", const $I ox_len" : "",
+		      rt ? ", const $I ox_rows" : "");
 	ox_buf_printf(t, "\tif (row >= %s)\n"
 			 "\t\treturn;\n",
 		      lim);
@@ -1884,19 +1832,19 @@ static int cu_chan_norm(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_snprintf(kidx, sizeof kidx, "ng %% %lld", (long long)G);
 	else
 		ox_cg_snprintf(kidx, sizeof kidx, "ng %% %lld * %lld + i / %s", (long long)G, (long long)cpg, SP);
-	ox_buf t = {0}, rtp = {0};
+	ox_buf t = ox_cu_kbuf(g, n), rtp = {0};
 	ox_cu_rt_params(NULL, &R, &rtp, NULL);
 	ox_buf_printf(&t, "/* %s: %s, %lld groups of %lld channels x %s values, a block each */\n"
 			  "__global__ void __launch_bounds__(256) %s(const OX_T *__restrict__ x, const OX_T *__restrict__ sc,\n"
 			  "\t\tconst OX_T *__restrict__ bi, OX_T *__restrict__ y%s)\n"
 			  "{\n"
 			  "\t__shared__ double red[256];\n"
-			  "\tconst long ng = blockIdx.x, n = %s;\n"
+			  "\tconst $I ng = blockIdx.x, n = %s;\n"
 			  "\tconst int tid = threadIdx.x;\n"
 			  "\tconst OX_T *p = x + ng * n;\n"
 			  "\tOX_T *q = y + ng * n;\n"
 			  "\tdouble s = 0;\n"
-			  "\tfor (long i = tid; i < n; i += 256)\n"
+			  "\tfor ($I i = tid; i < n; i += 256)\n"
 			  "\t\ts += (double)OX_LD(p[i]);\n"
 			  "\tred[tid] = s;\n"
 			  "\t__syncthreads();\n"
@@ -1908,7 +1856,7 @@ static int cu_chan_norm(ox_cg *cg, ox_graph *g, ox_node *n)
 			  "\tconst double mean = red[0] / (double)n;\n"
 			  "\t__syncthreads();\n"
 			  "\tdouble v = 0;\n"
-			  "\tfor (long i = tid; i < n; i += 256) {\n"
+			  "\tfor ($I i = tid; i < n; i += 256) {\n"
 			  "\t\tconst double d = (double)OX_LD(p[i]) - mean;\n"
 			  "\t\tv += d * d;\n"
 			  "\t}\n"
@@ -1921,8 +1869,8 @@ static int cu_chan_norm(ox_cg *cg, ox_graph *g, ox_node *n)
 			  "\t}\n",
 		      cg->fname, n->optype, (long long)G, (long long)cpg, SP, kname, rtp.s ? rtp.s : "", GS);
 	ox_buf_printf(&t, "\tconst double inv = 1 / sqrt(red[0] / (double)n + %s);\n"
-			  "\tfor (long i = tid; i < n; i += 256) {\n"
-			  "\t\tconst long k = %s;\n"
+			  "\tfor ($I i = tid; i < n; i += 256) {\n"
+			  "\t\tconst $I k = %s;\n"
 			  "\t\tconst double a = (double)OX_LD(sc[k]) * inv, b = (double)OX_LD(bi[k]) - mean * a;\n"
 			  "\t\tq[i] = OX_ST((float)(a * (double)OX_LD(p[i]) + b));\n"
 			  "\t}\n"
@@ -1958,7 +1906,7 @@ static void norm_row(ox_buf *t, const char *ind, const char *lane, const char *s
 		ox_buf_printf(t, "%sconst float mean = 0.0f;\n", ind);
 	else {
 		ox_buf_printf(t, "%sfloat s = 0.0f;\n"
-				 "%sfor (long i = %s; i < %lld; i += 32)\n"
+				 "%sfor ($I i = %s; i < %lld; i += 32)\n"
 				 "%s\ts += %s;\n"
 				 "%sfor (int o = 16; o > 0; o /= 2)\n"
 				 "%s\ts += __shfl_xor_sync(0xffffffffu, s, o);\n",
@@ -1967,7 +1915,7 @@ static void norm_row(ox_buf *t, const char *ind, const char *lane, const char *s
 			      ind, d);
 	}
 	ox_buf_printf(t, "%sfloat q = 0.0f;\n"
-			 "%sfor (long i = %s; i < %lld; i += 32) {\n"
+			 "%sfor ($I i = %s; i < %lld; i += 32) {\n"
 			 "%s\tconst float d = %s - mean;\n"
 			 "%s\tq += d * d;\n"
 			 "%s}\n",
@@ -1975,7 +1923,7 @@ static void norm_row(ox_buf *t, const char *ind, const char *lane, const char *s
 	ox_buf_printf(t, "%sfor (int o = 16; o > 0; o /= 2)\n"
 			 "%s\tq += __shfl_xor_sync(0xffffffffu, q, o);\n"
 			 "%sconst float inv = 1.0f / sqrtf(q / %lld.0f + %s);\n"
-			 "%sfor (long i = %s; i < %lld; i += 32)\n",
+			 "%sfor ($I i = %s; i < %lld; i += 32)\n",
 		      ind, ind, ind, d, ox_cg_lit(OX_F32, eps), ind, lane, d);
 	ox_buf_printf(t, "%s\tyr[i] = OX_ST((%s - mean) * inv * OX_LD(%s[i])%s);\n",
 		      ind, xi, sc, bi);
@@ -1987,7 +1935,7 @@ static void norm_row(ox_buf *t, const char *ind, const char *lane, const char *s
 static void norm_kernel(ox_cg *cg, ox_graph *g, ox_node *n, const char *kname, ox_dim rows, int64_t D, int rms,
 			double eps, int b, int ym, int yi, const char *args)
 {
-	ox_buf t = {0};
+	ox_buf t = ox_cu_kbuf(g, n);
 	warp_rows(&t, g, cg->fname, rms ? "RMSNormalization" : "LayerNormalization", rows, D, kname,
 		  ym || yi ? "const OX_T *__restrict__ x, const OX_T *__restrict__ sc,\n"
 			     "\t\tconst OX_T *__restrict__ b, OX_T *__restrict__ y, float *__restrict__ ym, float *__restrict__ yi"
@@ -2070,7 +2018,7 @@ static int cu_softmax(ox_cg *cg, ox_graph *g, ox_node *n)
 		return 1;
 	char kname[200];
 	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
-	ox_buf t = {0};
+	ox_buf t = ox_cu_kbuf(g, n);
 	if (strided) {
 		/* along a middle axis (the channels of NCHW): a thread per
 		 * (outer, inner), down the axis with stride inner, the same
@@ -2083,29 +2031,29 @@ static int cu_softmax(ox_cg *cg, ox_graph *g, ox_node *n)
 		if (!strided_dims(&R, Dx, inner, &sd))
 			return 1;
 		ox_buf body = {0};
-		ox_buf_printf(&body, "\tconst long o = i0 * %s + i1, st = %s;\n\tconst OX_T *xr = x + o;\n\tOX_T *yr = y + o;\n"
-				     "\tfloat m = -INFINITY;\n\tfor (long j = 0; j < %s; j++) {\n"
+		ox_buf_printf(&body, "\tconst $I o = i0 * %s + i1, st = %s;\n\tconst OX_T *xr = x + o;\n\tOX_T *yr = y + o;\n"
+				     "\tfloat m = -INFINITY;\n\tfor ($I j = 0; j < %s; j++) {\n"
 				     "\t\tconst float v = OX_LD(xr[j * st]);\n\t\tif (v > m)\n\t\t\tm = v;\n\t}\n"
-				     "\tfloat s = 0.0f;\n\tfor (long j = 0; j < %s; j++)\n\t\ts += expf(OX_LD(xr[j * st]) - m);\n"
-				     "%s\tfor (long j = 0; j < %s; j++)\n\t\tyr[j * st] = OX_ST(%s);\n",
+				     "\tfloat s = 0.0f;\n\tfor ($I j = 0; j < %s; j++)\n\t\ts += expf(OX_LD(xr[j * st]) - m);\n"
+				     "%s\tfor ($I j = 0; j < %s; j++)\n\t\tyr[j * st] = OX_ST(%s);\n",
 			      sd.din, sd.in, sd.d, sd.d, log ? "\tconst float ls = logf(s);\n" : "", sd.d,
 			      log ? "(OX_LD(xr[j * st]) - m) - ls" : "expf(OX_LD(xr[j * st]) - m) / s");
 		ox_buf_printf(&t, "/* %s: %s along axis %d of %lld, a thread per (outer, inner)%s */\n", cg->fname, n->optype,
 			      ax, (long long)ox_opt_top(g, Dx), R.n ? " (run-time dims)" : "");
 		return strided_kernel(cg, g, n, &R, rows, inner, "const OX_T *__restrict__ x, OX_T *__restrict__ y", &t,
-				      &body, 1);
+				      &body);
 	}
 	char len[48];
 	warp_rows(&t, g, cg->fname, n->optype, rows, D, kname, "const OX_T *__restrict__ x, OX_T *__restrict__ y", len,
 		  sizeof len);
 	ox_buf_printf(&t, "\tconst OX_T *xr = x + row * %s;\n\tOX_T *yr = y + row * %s;\n"
-			  "\tfloat m = -INFINITY;\n\tfor (long i = lane; i < %s; i += 32) {\n"
+			  "\tfloat m = -INFINITY;\n\tfor ($I i = lane; i < %s; i += 32) {\n"
 			  "\t\tconst float v = OX_LD(xr[i]);\n\t\tif (v > m)\n\t\t\tm = v;\n\t}\n"
 			  "\tfor (int o = 16; o > 0; o /= 2)\n\t\tm = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));\n"
-			  "\tfloat s = 0.0f;\n\tfor (long i = lane; i < %s; i += 32)\n\t\ts += expf(OX_LD(xr[i]) - m);\n"
+			  "\tfloat s = 0.0f;\n\tfor ($I i = lane; i < %s; i += 32)\n\t\ts += expf(OX_LD(xr[i]) - m);\n"
 			  "\tfor (int o = 16; o > 0; o /= 2)\n\t\ts += __shfl_xor_sync(0xffffffffu, s, o);\n"
 			  "%s"
-			  "\tfor (long i = lane; i < %s; i += 32)\n\t\tyr[i] = OX_ST(%s);\n}\n\n",
+			  "\tfor ($I i = lane; i < %s; i += 32)\n\t\tyr[i] = OX_ST(%s);\n}\n\n",
 		      len, len, len, len, log ? "\tconst float ls = logf(s);\n" : "", len,
 		      log ? "(OX_LD(xr[i]) - m) - ls" : "expf(OX_LD(xr[i]) - m) / s");
 	rows_launch(cg, g, kname, rows, D, "in0, out0");
@@ -2148,7 +2096,7 @@ void ox_cu_rt_params(ox_cg *cg, const ox_cu_rt *R, ox_buf *params, ox_buf *args)
 {
 	for (int k = 0; R && k < R->n; k++) {
 		if (params)
-			ox_buf_printf(params, ", const long ox_r%d", k);
+			ox_buf_printf(params, ", const $I ox_r%d", k);
 		if (args)
 			ox_buf_printf(args, ", (long)%s", ox_cg_dim(cg, R->d[k]));
 	}
@@ -2189,7 +2137,7 @@ int ox_cu_index_kernel_rt(ox_buf *t, const char *kname, const char *params, cons
 		/* (as a word: nvcc warns of unused variables) */
 		if (ox_cg_uses_name(body, v)) {
 			bad = !ox_cu_rt_dim(R, below, bb, sizeof bb) || !ox_cu_rt_dim(R, dims[k], db, sizeof db);
-			ox_buf_printf(&dec, "\tconst long i%d = i / %s %% %s;\n", k, bb, db);
+			ox_buf_printf(&dec, "\tconst $I i%d = i / %s %% %s;\n", k, bb, db);
 		}
 		below = g ? ox_dim_mul(g, below, dims[k]) : below * dims[k];
 	}
@@ -2200,8 +2148,8 @@ int ox_cu_index_kernel_rt(ox_buf *t, const char *kname, const char *params, cons
 	const int B = !R || !R->n ? ox_cu_block_of(dims_numel(NULL, dims, r)) : 256; /* (as ox_cu_index_launch) */
 	ox_buf_printf(t, "__global__ void __launch_bounds__(%d) %s(%s", B, kname, params);
 	ox_cu_rt_params(NULL, R, t, NULL);
-	ox_buf_printf(t, ")\n{\n\tconst long i = (long)blockIdx.x * %d + threadIdx.x;\n\tif (i >= %s%s)\n\t\treturn;\n",
-		      B, tb, tb[0] == 'o' ? "" : "L");
+	ox_buf_printf(t, ")\n{\n\tconst $I i = ($I)blockIdx.x * %d + threadIdx.x;\n\tif (i >= %s%s)\n\t\treturn;\n",
+		      B, tb, tb[0] == 'o' ? "" : "$L");
 	ox_buf_puts(t, dec.s ? dec.s : "");
 	ox_buf_puts(t, body);
 	ox_buf_puts(t, "}\n\n");
@@ -2268,7 +2216,7 @@ static int cu_plan(ox_cg *cg, ox_graph *g, ox_node *n)
 	char kname[200], params[256];
 	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ x, %s *__restrict__ y", ty, ty);
-	ox_buf t = {0};
+	ox_buf t = ox_cu_kbuf(g, n);
 	ox_buf_printf(&t, "/* %s: %s as a copy plan of %d axes */\n", cg->fname, n->optype, p.nax);
 	if (ox_cu_index_kernel_rt(&t, kname, params, dims, p.nax, body.s, &R)) {
 		ox_buf_free(&t);
@@ -2313,7 +2261,7 @@ static int cu_pad(ox_cg *cg, ox_graph *g, ox_node *n)
 		    (fold && !ox_cu_rt_dim(&R, ox_dim_sub(g, q->m, 1), b[4], sizeof b[4])) ||
 		    (fold && !ox_cu_rt_dim(&R, ox_dim_mul(g, ox_dim_sub(g, q->m, 1), 2), b[5], sizeof b[5])))
 			goto decline;
-		ox_buf_printf(&body, "\tlong c%d = i%d - %s;\n", k, k, b[0]);
+		ox_buf_printf(&body, "\t$I c%d = i%d - %s;\n", k, k, b[0]);
 		if (q->kind == OX_PLAN_EDGE)
 			ox_buf_printf(&body, "\tc%d = c%d < 0 ? 0 : c%d >= %s ? %s : c%d;\n", k, k, k, b[1], b[4], k);
 		else if (q->kind == OX_PLAN_WRAP)
@@ -2329,7 +2277,7 @@ static int cu_pad(ox_cg *cg, ox_graph *g, ox_node *n)
 					     "\t}\n",
 				      k, b[5], k, k);
 		} else if (cmode)
-			ox_buf_printf(&oob, "%s(unsigned long)c%d >= (unsigned long)%s", oob.len ? " || " : "", k, b[1]);
+			ox_buf_printf(&oob, "%s(unsigned $I)c%d >= (unsigned $I)%s", oob.len ? " || " : "", k, b[1]);
 		ox_buf_printf(&src, "%s(c%d + %s) * %s", src.len ? " + " : "", k, b[2], b[3]);
 	}
 	const char *ty = ox_cg_ctype(y->dtype);
@@ -2342,7 +2290,7 @@ static int cu_pad(ox_cg *cg, ox_graph *g, ox_node *n)
 	char kname[200], params[256];
 	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ x, const %s *__restrict__ cv, %s *__restrict__ y", ty, ty, ty);
-	ox_buf t = {0};
+	ox_buf t = {.ix = "long"};
 	ox_buf_printf(&t, "/* %s: Pad (%s), a thread per output element */\n", cg->fname, ox_attr_str(n, "mode", "constant"));
 	if (ox_cu_index_kernel_rt(&t, kname, params, y->shape.d, r, body.s, &R)) {
 		ox_buf_free(&t);
@@ -2372,7 +2320,7 @@ static int cu_shape(ox_cg *cg, ox_graph *g, ox_node *n)
 		return 1;
 	ox_cu_rt R = {g, 0, {0}};
 	ox_buf body = {0};
-	ox_buf_puts(&body, "	const long v[] = {");
+	ox_buf_puts(&body, "	const $I v[] = {");
 	for (int64_t k = s; k < e; k++) {
 		char b[32];
 		if (!ox_cu_rt_dim(&R, x->shape.d[k], b, sizeof b)) {
@@ -2384,7 +2332,7 @@ static int cu_shape(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_buf_puts(&body, "};\n\ty[i] = v[i];\n");
 	char kname[200];
 	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
-	ox_buf t = {0};
+	ox_buf t = {.ix = "long"};
 	ox_buf_printf(&t, "/* %s: Shape, dims %lld..%lld */\n", cg->fname, (long long)s, (long long)e - 1);
 	const ox_dim dims[1] = {e - s};
 	if (ox_cu_index_kernel_rt(&t, kname, "int64_t *__restrict__ y", dims, 1, body.s, &R)) {
@@ -2412,7 +2360,7 @@ static int cu_const_of_shape(ox_cg *cg, ox_graph *g, ox_node *n)
 	else
 		ox_cg_snprintf(v, sizeof v, "%s", ox_cg_lit(y->dtype, 0)); /* the default value: f32 0 */
 	ox_cu_rt R = {g, 0, {0}};
-	ox_buf body = {0}, t = {0};
+	ox_buf body = {0}, t = {.ix = "long"};
 	ox_buf_printf(&body, "\ty[i] = %s;\n", v);
 	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_cg_snprintf(params, sizeof params, "%s *__restrict__ y", ox_cg_ctype(y->dtype));
@@ -2440,7 +2388,7 @@ static int cu_range(ox_cg *cg, ox_graph *g, ox_node *n)
 		return 1;
 	const char *T = ox_cg_ctype(dt);
 	char kname[200], params[200];
-	ox_buf body = {0}, t = {0};
+	ox_buf body = {0}, t = {.ix = "long"};
 	if (ox_dtype_is_float(dt))
 		ox_buf_printf(&body, "\ty[i] = s0[0] + (%s)i * d0[0];\n", ox_cg_ntype(dt));
 	else
@@ -2502,13 +2450,13 @@ static int cu_gather(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ x, const %s *__restrict__ ind, %s *__restrict__ y%s", ty,
 		 ox_cg_ctype(ix->dtype), ty, ci ? "" : ", int *st");
 	ox_buf body = {0};
-	ox_cg_snprintf(ds, sizeof ds, ox_dim_is_rt(g, dD) ? "%s" : "%sL", dn);
+	ox_cg_snprintf(ds, sizeof ds, ox_dim_is_rt(g, dD) ? "%s" : "%s$L", dn);
 	if (ci) /* (checked here: wrapped only) */
 		ox_buf_printf(&body, "\tint64_t k = (int64_t)ind[i1];\n\tif (k < 0)\n\t\tk += %s;\n", ds);
 	else
 		ox_cu_index_check(cg, &body, 1, "k", "ind[i1]", ds);
 	ox_buf_printf(&body, "\ty[i] = x[(i0 * %s + k) * %s + i2];\n", dn, in);
-	ox_buf t = {0};
+	ox_buf t = ox_cu_kbuf(g, n);
 	ox_buf_printf(&t, "/* %s: Gather along axis %d of %s, %s indices: a thread per element */\n", cg->fname, axis, dn,
 		      ci ? "constant" : "checked");
 	if (ox_cu_index_kernel_rt(&t, kname, params, dims, 3, body.s, &R)) {
@@ -2585,7 +2533,7 @@ static int cu_gather_elements(ox_cg *cg, ox_graph *g, ox_node *n)
 	const char *ty = ox_cg_ctype(y->dtype);
 	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ x, const %s *__restrict__ ind, %s *__restrict__ y, int *st",
 		 ty, ox_cg_ctype(ix->dtype), ty);
-	ox_buf t = {0};
+	ox_buf t = {.ix = "long"};
 	ox_buf_printf(&t, "/* %s: GatherElements along axis %d of %lld%s, checked indices: a thread per element%s */\n",
 		      cg->fname, axis, (long long)ox_opt_top(g, x->shape.d[axis]), ox_dim_is_rt(g, x->shape.d[axis]) ? " at most" : "",
 		      R.n ? " (run-time dims)" : "");
@@ -2634,20 +2582,20 @@ static int cu_topk(ox_cg *cg, ox_graph *g, ox_node *n)
 	const char *T = ox_cg_ctype(dt), *C = ox_cg_ntype(dt), *better = ox_attr_int(n, "largest", 1) ? ">" : "<";
 	ox_buf body = {0};
 	/* (st: the stride along the axis, named once) */
-	ox_buf_printf(&body, "\tconst long st = %s;\n\tconst %s *xr = x + i0 * %s + i1;\n\tint64_t *ix = ind + i0 * %s + i1;\n"
-			     "\tlong m = 0; /* entries in ix so far */\n"
-			     "\tfor (long t = 0; t < %s; t++) {\n\t\tconst %s v = %s;\n\t\tlong s = m;\n",
+	ox_buf_printf(&body, "\tconst $I st = %s;\n\tconst %s *xr = x + i0 * %s + i1;\n\tint64_t *ix = ind + i0 * %s + i1;\n"
+			     "\t$I m = 0; /* entries in ix so far */\n"
+			     "\tfor ($I t = 0; t < %s; t++) {\n\t\tconst %s v = %s;\n\t\t$I s = m;\n",
 		      sI, T, sLI, sKI, sL, C, ox_cg_load(dt, "xr[t * st]"));
 	ox_buf_printf(&body, "\t\twhile (s > 0 && v %s %s)\n\t\t\ts--;\n\t\tif (s >= %lld)\n\t\t\tcontinue;\n"
-			     "\t\tfor (long u = m < %lld ? m : %lld; u > s; u--)\n\t\t\tix[u * st] = ix[(u - 1) * st];\n"
+			     "\t\tfor ($I u = m < %lld ? m : %lld; u > s; u--)\n\t\t\tix[u * st] = ix[(u - 1) * st];\n"
 			     "\t\tix[s * st] = t;\n\t\tif (m < %lld)\n\t\t\tm++;\n\t}\n"
-			     "\tfor (long u = 0; u < %lld; u++)\n\t\ty[i0 * %s + u * st + i1] = xr[ix[u * st] * st];\n",
+			     "\tfor ($I u = 0; u < %lld; u++)\n\t\ty[i0 * %s + u * st + i1] = xr[ix[u * st] * st];\n",
 		      better, ox_cg_load(dt, "xr[ix[(s - 1) * st] * st]"), (long long)K, (long long)K,
 		      (long long)(K - 1), (long long)K, (long long)K, sKI);
 	char kname[200], params[256];
 	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ x, %s *__restrict__ y, int64_t *__restrict__ ind", T, T);
-	ox_buf t = {0};
+	ox_buf t = {.ix = "long"};
 	ox_buf_printf(&t, "/* %s: TopK %lld of %lld%s along axis %d (%s): a thread per run%s */\n", cg->fname, (long long)K,
 		      (long long)ox_opt_top(g, L), ox_dim_is_rt(g, L) ? " at most" : "", axis,
 		      *better == '>' ? "largest" : "smallest", R.n ? " (run-time dims)" : "");
@@ -2685,7 +2633,7 @@ static int cu_einsum(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_buf_puts(&ptrs, "out0");
 	char kname[200];
 	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
-	ox_buf t = {0};
+	ox_buf t = {.ix = "long"};
 	ox_buf_printf(&t, "/* %s: Einsum \"%s\": a thread per output element */\n", cg->fname, ox_attr_str(n, "equation", ""));
 	ox_cu_index_kernel(&t, kname, params.s, dims, r, body.s);
 	ox_cu_index_launch(cg, kname, dims, r, ptrs.s, NULL);
@@ -2714,7 +2662,7 @@ static int cu_trilu(ox_cg *cg, ox_graph *g, ox_node *n)
 	const char *ty = ox_cg_ctype(y->dtype);
 	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ x, const int64_t *__restrict__ kp, %s *__restrict__ y", ty,
 		 ty);
-	ox_buf t = {0};
+	ox_buf t = {.ix = "long"};
 	ox_buf_printf(&t, "/* %s: Trilu (%s): a thread per element */\n", cg->fname, upper ? "upper" : "lower");
 	if (ox_cu_index_kernel_rt(&t, kname, params, dims, 3, body, &R)) {
 		ox_buf_free(&t);
@@ -2758,16 +2706,16 @@ static int cu_cum(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_snprintf(p, sizeof p, "i0 * %s + t * %s + i1", sd.din, sd.in);
 	ox_cg_snprintf(upd, sizeof upd, "\t\tacc = (%s)(acc %c %s);\n", C, sum ? '+' : '*', ox_cg_load(dt, "x[p]"));
 	ox_buf body = {0};
-	ox_buf_printf(&body, "\t%s acc = %s;\n\tfor (long t = 0; t < %s; t++) {\n\t\tconst long p = %s;\n%s"
+	ox_buf_printf(&body, "\t%s acc = %s;\n\tfor ($I t = 0; t < %s; t++) {\n\t\tconst $I p = %s;\n%s"
 			     "\t\ty[p] = %s;\n%s\t}\n",
 		      C, sum ? "0" : "1", sd.d, p, excl ? "" : upd, ox_cg_store(dt, "acc"), excl ? upd : "");
 	char params[256];
 	const char *ty = ox_cg_ctype(dt);
 	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ x, %s *__restrict__ y", ty, ty);
-	ox_buf t = {0};
+	ox_buf t = {.ix = "long"};
 	ox_buf_printf(&t, "/* %s: %s along axis %d of %lld%s%s%s: a thread per run */\n", cg->fname, n->optype, axis,
 		      (long long)ox_opt_top(g, L), R.n ? " (at most)" : "", excl ? ", exclusive" : "", rev ? ", reversed" : "");
-	return strided_kernel(cg, g, n, &R, O, I, params, &t, &body, 0);
+	return strided_kernel(cg, g, n, &R, O, I, params, &t, &body);
 }
 
 /* Concat's input k or Split's output k (split): a kernel over its tot
@@ -2785,7 +2733,7 @@ static void piece_kernel(ox_cg *cg, ox_graph *g, ox_node *n, int k, int split, c
 		ox_die("codegen: '%s': a %s of more than 16 run-time dims", n->name, n->optype);
 	ox_cg_snprintf(place, sizeof place, "i / %s * %s + %s + i %% %s", sr, sw, so, sr);
 	ox_cg_snprintf(body, sizeof body, split ? "\ty[i] = x[%s];\n" : "\ty[%s] = x[i];\n", place);
-	ox_buf t = {0};
+	ox_buf t = ox_cu_kbuf(g, n);
 	if (split)
 		ox_buf_printf(&t, "/* %s: output %d of the Split along axis %d */\n", cg->fname, k,
 			      ox_norm_axis(ox_attr_int(n, "axis", 0), g->vals[n->in[0]].shape.rank));
@@ -2793,8 +2741,6 @@ static void piece_kernel(ox_cg *cg, ox_graph *g, ox_node *n, int k, int split, c
 		ox_buf_printf(&t, "/* %s: input %d of the Concat */\n", cg->fname, k);
 	if (ox_cu_index_kernel_rt(&t, kname, params, &tot, 1, body, &R))
 		ox_die("codegen: '%s': a %s of more than 16 run-time dims", n->name, n->optype);
-	if (ox_cu_fits32(g, n))
-		ox_cu_narrow(&t);
 	ox_cg_helper(cg, kname, t.s);
 	ox_buf_free(&t);
 	ox_cg_snprintf(ptrs, sizeof ptrs, split ? "in0, out%d" : "in%d, out0", k);
@@ -2960,7 +2906,7 @@ static int cu_fusedew(ox_cg *cg, ox_graph *g, ox_node *n)
 	}
 	char kname[200];
 	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
-	ox_buf t = {0}, ptrs = {0};
+	ox_buf t = ox_cu_kbuf(g, n), ptrs = {0};
 	ox_buf_printf(&t, "/* %s: fused elementwise body, one thread per %s */\n", cg->fname,
 		      V > 1 ? "4 consecutive elements" : "element");
 	if (ox_cu_index_kernel_rt(&t, kname, params.s, dims, r, body.s, &R)) {
@@ -2997,7 +2943,7 @@ static void red_join(ox_cg *cg, ox_buf *t, const char *tabs, const ox_reduction 
 static void red_loop(ox_cg *cg, ox_buf *t, const ox_reduction *r, const char *from, const char *to, const char *by,
 		     const char *e, int maxpass)
 {
-	ox_buf_printf(t, "\tfor (long j = %s; j < %s; j %s) {\n\t\tconst %s v = %s%s;\n", from, to, by, r->V,
+	ox_buf_printf(t, "\tfor ($I j = %s; j < %s; j %s) {\n\t\tconst %s v = %s%s;\n", from, to, by, r->V,
 		      r->viadbl ? "(double)" : "", ox_cg_load(r->dt, e));
 	red_join(cg, t, "\t\t", r, "v", 1, maxpass);
 	ox_buf_puts(t, "\t}\n");
@@ -3070,7 +3016,7 @@ static int cu_reduce(ox_cg *cg, ox_graph *g, ox_node *n)
 	const int rtD = ox_dim_is_rt(g, D);
 	char kname[200];
 	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
-	ox_buf t = {0};
+	ox_buf t = ox_cu_kbuf(g, n);
 	if (inner != 1) {
 		ox_cu_rt R = {g, 0, {0}};
 		middle_dims sd;
@@ -3087,7 +3033,7 @@ static int cu_reduce(ox_cg *cg, ox_graph *g, ox_node *n)
 			      (long long)ox_opt_top(g, D), (long long)ox_opt_top(g, inner),
 			      R.n ? " (at most: run-time dims)" : "");
 		return strided_kernel(cg, g, n, &R, outer, inner, "const OX_T *__restrict__ x, OX_T *__restrict__ y", &t,
-				      &body, 1);
+				      &body);
 	}
 	const ox_dim rows = outer;
 	const char *len = rtD ? "ox_len" : ox_cg_text(cg, "%lld", (long long)D);
@@ -3109,8 +3055,8 @@ static int cu_reduce(ox_cg *cg, ox_graph *g, ox_node *n)
 				  "__global__ void __launch_bounds__(256) %s(const OX_T *__restrict__ x, OX_T *__restrict__ y,\n"
 				  "\t\t%s *__restrict__ ws, unsigned int *__restrict__ ctr)\n{\n",
 			      cg->fname, n->optype, (long long)rows, (long long)D, S, (long long)CH, kname, rd.A);
-		ox_buf_printf(&t, "\t__shared__ %s part[8];\n\tconst long row = blockIdx.x, j0 = (long)blockIdx.y * %lld;\n"
-				  "\tconst long j1 = j0 + %lld < %lld ? j0 + %lld : %lld;\n"
+		ox_buf_printf(&t, "\t__shared__ %s part[8];\n\tconst $I row = blockIdx.x, j0 = ($I)blockIdx.y * %lld;\n"
+				  "\tconst $I j1 = j0 + %lld < %lld ? j0 + %lld : %lld;\n"
 				  "\tconst int tid = threadIdx.x, lane = tid %% 32;\n",
 			      rd.A, (long long)CH, (long long)CH, (long long)D, (long long)CH, (long long)D);
 		red_start(cg, &t, &rd, "j1", "+= 256", "", 0);
@@ -3176,11 +3122,11 @@ static int cu_arg(ox_cg *cg, ox_graph *g, ox_node *n)
 	const char *T = ox_cg_ctype(dt), *C = ox_cg_ntype(dt);
 	ox_buf body = {0};
 	/* (the stride named once: a load expression may repeat its argument) */
-	ox_buf_printf(&body, "\tconst long inner_ = %s;\n"
+	ox_buf_printf(&body, "\tconst $I inner_ = %s;\n"
 			     "\tconst %s *xr = x + i0 * %s + i1;\n"
 			     "\t%s best = %s;\n"
 			     "\tint64_t at = 0;\n"
-			     "\tfor (long k = 1; k < %s; k++) {\n"
+			     "\tfor ($I k = 1; k < %s; k++) {\n"
 			     "\t\tconst %s v = %s;\n",
 		      sd.in, T, sd.din, C, ox_cg_load(dt, "xr[0]"), sd.d, C, ox_cg_load(dt, "xr[k * inner_]"));
 	ox_buf_printf(&body, "\t\tif (%s) {\n"
@@ -3192,13 +3138,13 @@ static int cu_arg(ox_cg *cg, ox_graph *g, ox_node *n)
 		      cond);
 	char params[160];
 	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ x, int64_t *__restrict__ y", T);
-	ox_buf t = {0};
+	ox_buf t = {.ix = "long"};
 	ox_buf_printf(&t, "/* %s: %s along axis %d (%lld of [%lld, %lld, %lld]%s)",
 		      cg->fname, n->optype, ax, (long long)ox_opt_top(g, D), (long long)ox_opt_top(g, outer),
 		      (long long)ox_opt_top(g, D), (long long)ox_opt_top(g, inner), R.n ? ", at most" : "");
 	ox_buf_printf(&t, "%s, a thread per output */\n",
 		      last ? ", the last index on ties" : "");
-	return strided_kernel(cg, g, n, &R, outer, inner, params, &t, &body, 0);
+	return strided_kernel(cg, g, n, &R, outer, inner, params, &t, &body);
 }
 
 /* Any other elementwise node: emit_ew's own map (the C target's
@@ -3235,7 +3181,7 @@ static int cu_map(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_buf_printf(&params, "%s *__restrict__ out0", ox_cg_ctype(y->dtype));
 	char kname[200];
 	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
-	ox_buf t = {0}, ptrs = {0};
+	ox_buf t = ox_cu_kbuf(g, n), ptrs = {0};
 	ox_buf_printf(&t, "/* %s: %s, a thread per element */\n", cg->fname, n->optype);
 	if (ox_cu_index_kernel_rt(&t, kname, params.s, M.d, M.r, M.body.s, &R)) {
 		ox_buf_free(&t), ox_buf_free(&params), ox_buf_free(&M.body);

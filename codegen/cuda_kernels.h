@@ -21,16 +21,14 @@ int ox_cu_epilogue_of(ox_cg *cg, ox_graph *g, ox_node *n, ox_graph *b, int first
 void ox_cu_epi_params_of(ox_graph *g, ox_node *n, ox_graph *b, int first, char pre, ox_buf *params, ox_buf *args);
 /* every tensor of the node is under 2^30 elements: 32-bit indices */
 int ox_cu_fits32(ox_graph *g, const ox_node *n);
-/* "long" -> "int", 123L -> 123 in a kernel's text */
-void ox_cu_narrow(ox_buf *t);
-/* the kernel text t, named kname, into the file's kernels (narrowed when
- * the node fits); frees t */
+/* the buffer of node n's kernel text, with its fields (cg.h, ox_buf): $I
+ * and $L for 32-bit indices when the node fits, OX_T, OX_LD(e), OX_ST(e)
+ * for the type of its first output (computation in f32) */
+ox_buf ox_cu_kbuf(ox_graph *g, const ox_node *n);
+/* the kernel text t, named kname, into the file's kernels; frees t */
 void ox_cu_finish(ox_cg *cg, ox_graph *g, ox_node *n, const char *kname, ox_buf *t);
-/* f32, f16, bf16: the element types of kernels written with OX_T, OX_LD(e)
- * and OX_ST(e), which ox_cu_typed(t, dt) (called by ox_cu_finish for the
- * node's first output) renders for dt; computation is in f32 */
+/* f32, f16, bf16: the element types of kernels written with OX_T */
 int ox_cu_ftype(int dt);
-void ox_cu_typed(ox_buf *t, int dt);
 /* a kernel of one thread per element of a constant index space of rank r:
  * `body` reads the multi-index i0..i<r-1> and the linear index i */
 void ox_cu_index_kernel(ox_buf *t, const char *kname, const char *params, const int64_t *dims, int r,

@@ -50,7 +50,7 @@ static int nhwc_in(const ox_value *v)
 /* the input tap (ih, iw) of output pixel `pix` at (kh, kw) */
 static void tap(char *buf, size_t sz, const ox_cu_win *q, const char *pix)
 {
-	ox_cg_snprintf(buf, sz, "const long ih = %s / %lld * %lld - %lld + kh * %lld, ", pix, (long long)q->O[2],
+	ox_cg_snprintf(buf, sz, "const $I ih = %s / %lld * %lld - %lld + kh * %lld, ", pix, (long long)q->O[2],
 		 (long long)q->S[1], (long long)q->P[1], (long long)q->D[1]);
 	ox_cg_snappend(buf, sz, "iw = %s %% %lld * %lld - %lld + kw * %lld;\n", pix, (long long)q->O[2], (long long)q->S[2],
 		 (long long)q->P[2], (long long)q->D[2]);
@@ -85,7 +85,7 @@ static int dw_load(ox_cg *cg, ox_graph *g, ox_node *n, const ox_value *x, long l
 	char xe[96], we[96];
 	ox_cg_snprintf(xe, sizeof xe, "xn[(ih * %lld + iw) * %lld + k]", IW, C);
 	ox_cg_snprintf(we, sizeof we, "dw[(kh * %lld + kw) * %lld + k]", (long long)q[4], C);
-	ox_buf_printf(la, "\t\t\t\tconst long oh = m / %lld, ow = m %% %lld;\n"
+	ox_buf_printf(la, "\t\t\t\tconst $I oh = m / %lld, ow = m %% %lld;\n"
 			  "\t\t\t\tfloat dv[%d];\n"
 			  "\t\t\t\tfor (int u = 0; u < %d; u++)\n\t\t\t\t\tdv[u] = %s;\n",
 		      OW, OW, va, va, q[1] >= 0 ? "OX_LD(db[k + u])" : "0.0f");
@@ -142,7 +142,7 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 	const int hasb = n->nin > 2 && n->in[2] >= 0;
 	char kname[200];
 	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
-	ox_buf t = {0}, params = {0}, args = {0}, la = {0};
+	ox_buf t = ox_cu_kbuf(g, n), params = {0}, args = {0}, la = {0};
 	if (dwa) { /* (the depthwise's weights and bias before the epilogue's operands) */
 		ox_buf_puts(&params, ", const OX_T *__restrict__ dw, const OX_T *__restrict__ db");
 		ox_buf_printf(&args, ", in%lld, %s", (long long)dwa->ints[0], dwa->ints[1] >= 0 ? "" : "nullptr");
@@ -214,7 +214,7 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 			ox_cg_snprintf(e, sizeof e, "xn[(ih * %lld + iw) * %lld + c]", IW, Cp);
 		ox_cu_tile_ld(ld, sizeof ld, 5, "a", va, e);
 		ox_buf_printf(&la,
-			      "\t\t\t\tconst long c = k %% %lld, r = k / %lld, kh = r / %lld, kw = r %% %lld;\n"
+			      "\t\t\t\tconst $I c = k %% %lld, r = k / %lld, kh = r / %lld, kw = r %% %lld;\n"
 			      "\t\t\t\t%s"
 			      "\t\t\t\tif (ih >= 0 && ih < %lld && iw >= 0 && iw < %lld) {\n%s\t\t\t\t}\n",
 			      Cp, Cp, KW, KW, tm, IH, IW, ld);
@@ -222,7 +222,7 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (Cp != C) { /* row k: tap k / Cp, channel k % Cp */
 		ox_cg_snprintf(e, sizeof e, "w[(k / %lld * %lld + c) * %lld + p]", Cp, C, Op);
 		ox_cu_tile_ld(ld, sizeof ld, 5, "b", vb, e);
-		ox_cg_snprintf(lb, sizeof lb, "\t\t\t\tconst long c = k %% %lld;\n\t\t\t\tif (c < %lld) {\n%s\t\t\t\t}\n", Cp,
+		ox_cg_snprintf(lb, sizeof lb, "\t\t\t\tconst $I c = k %% %lld;\n\t\t\t\tif (c < %lld) {\n%s\t\t\t\t}\n", Cp,
 			 C, ld);
 	} else {
 		ox_cg_snprintf(e, sizeof e, "w[k * %lld + p]", Op);
@@ -230,27 +230,27 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 	}
 	ox_cg_snprintf(M_, sizeof M_, "%lld", P);
 	ox_cg_snprintf(N_, sizeof N_, "%lld", O);
-	ox_buf_printf(&t, "\tconst long nb = blockIdx.z / %d, ks0 = blockIdx.z %% %d * %lldL;\n"
-			  "\tconst long ks1 = ks0 + %lld < %lld ? ks0 + %lld : %lld;\n"
+	ox_buf_printf(&t, "\tconst $I nb = blockIdx.z / %d, ks0 = blockIdx.z %% %d * %lld$L;\n"
+			  "\tconst $I ks1 = ks0 + %lld < %lld ? ks0 + %lld : %lld;\n"
 			  "\tconst OX_T *xn = x + nb * %lld;\n",
 		      S, S, KS, KS, K, KS, K, IH * IW * Cp);
 	ox_cu_tile geo;
 	ox_cu_tile_loop(&t, T, T, M_, N_, la.s, va, lb, vb, ox_cu_tile_kind(cg, y->dtype), tiles * S, &geo);
 	ox_buf_printf(&t, "\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++) {\n"
-			  "\t\tconst long m = m0 + %s, p = p0 + %s;\n"
+			  "\t\tconst $I m = m0 + %s, p = p0 + %s;\n"
 			  "\t\tif (m >= %lld || p >= %lld)\n\t\t\tcontinue;\n",
 		      geo.ne, geo.row, geo.col, P, O);
 	if (S > 1) {
 		/* split blockIdx.z % S's part, into the workspace [N*S][P][O] */
-		ox_buf_printf(&t, "\t\tws[((long)blockIdx.z * %lld + m) * %lld + p] = acc[e];\n\t}\n", P, O);
+		ox_buf_printf(&t, "\t\tws[(($I)blockIdx.z * %lld + m) * %lld + p] = acc[e];\n\t}\n", P, O);
 		ox_cu_split_arrive(&t, S);
 		/* the tile's sums of the parts, bias and epilogue */
 		ox_buf_printf(&t, "\tOX_UNROLL\n"
 				  "\tfor (int e = 0; e < %d; e++) {\n"
-				  "\t\tconst long m = m0 + %s, p = p0 + %s;\n"
+				  "\t\tconst $I m = m0 + %s, p = p0 + %s;\n"
 				  "\t\tif (m >= %lld || p >= %lld)\n"
 				  "\t\t\tcontinue;\n"
-				  "\t\tconst long yi = (nb * %lld + m) * %lld + p;\n"
+				  "\t\tconst $I yi = (nb * %lld + m) * %lld + p;\n"
 				  "\t\tfloat v = %s;\n",
 			      geo.ne, geo.row, geo.col, P, O, P, O, hasb ? "OX_LD(bias[p])" : "0.0f");
 		ox_buf_printf(&t, "\t\tfor (int s = 0; s < %d; s++)\n"
@@ -263,7 +263,7 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 			     kname, (O + T - 1) / T, (P + T - 1) / T, N * S, geo.nt, hasb ? "in2" : "nullptr",
 			     args.s ? args.s : "");
 	} else {
-		ox_buf_printf(&t, "\t\tconst long yi = (nb * %lld + m) * %lld + p;\n"
+		ox_buf_printf(&t, "\t\tconst $I yi = (nb * %lld + m) * %lld + p;\n"
 				  "\t\tfloat v = acc[e]%s;\n",
 			      P, O, hasb ? " + OX_LD(bias[p])" : "");
 		if (ox_cu_epilogue(cg, g, n, &t, "p", "yi", 2))
@@ -312,7 +312,7 @@ static int emit_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_snprintf(fin, sizeof fin, "a / (float)%lld", P);
 	char kname[200];
 	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
-	ox_buf t = {0};
+	ox_buf t = ox_cu_kbuf(g, n);
 	char xs[128];
 	ox_shape_str(g, &x->shape, xs, sizeof xs);
 	ox_buf_printf(&t, "/* %s: %s, NHWC: %s, blocks of 32 channels by 8 rows of pixels, %d part%s */\n"
@@ -320,13 +320,13 @@ static int emit_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
 			  "{\n"
 			  "\t__shared__ float part[8][32];\n"
 			  "\tconst int tid = threadIdx.x, cx = tid %% 32, ry = tid / 32;\n"
-			  "\tconst long c = (long)blockIdx.x * 32 + cx, nb = blockIdx.z, p0 = (long)blockIdx.y * %lld;\n",
+			  "\tconst $I c = ($I)blockIdx.x * 32 + cx, nb = blockIdx.z, p0 = ($I)blockIdx.y * %lld;\n",
 		      cg->fname, n->optype, xs, S, S > 1 ? "s of the pixels" : "", kname,
 		      S > 1 ? ", float *__restrict__ ws, unsigned int *__restrict__ ctr" : "", CH);
-	ox_buf_printf(&t, "\tconst long p1 = p0 + %lld < %lld ? p0 + %lld : %lld;\n"
+	ox_buf_printf(&t, "\tconst $I p1 = p0 + %lld < %lld ? p0 + %lld : %lld;\n"
 			  "\tfloat a = %s;\n"
 			  "\tif (c < %lld)\n"
-			  "\t\tfor (long p = p0 + ry; p < p1; p += 8) {\n"
+			  "\t\tfor ($I p = p0 + ry; p < p1; p += 8) {\n"
 			  "\t\t\tconst float b = OX_LD(x[(nb * %lld + p) * %lld + c]);\n",
 		      CH, P, CH, P, init, C, P, C);
 	ox_buf_printf(&t, "\t\t\t%s;\n"
@@ -392,13 +392,13 @@ static int emit_reorder(ox_cg *cg, ox_graph *g, ox_node *n)
 	char kname[200], params[256];
 	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ x, %s *__restrict__ y", ty, ty);
-	ox_buf t = {0}, body = {0};
+	ox_buf t = ox_cu_kbuf(g, n), body = {0};
 	char xs[128];
 	ox_shape_str(g, &x->shape, xs, sizeof xs);
 	ox_buf_printf(&t, "/* %s: %s %s -> %s, channel blocks of %lld */\n", cg->fname, xs, ox_layout_names[x->layout],
 		      ox_layout_names[y->layout], b);
 	if (tob) /* i0..i3: image, channel block, position, lane */
-		ox_buf_printf(&body, "\tconst long c = i1 * %lld + i3;\n"
+		ox_buf_printf(&body, "\tconst $I c = i1 * %lld + i3;\n"
 				     "\ty[i] = c < %lld ? x[(i0 * %lld + c) * %lld + i2] : (%s)0;\n",
 			      b, C, C, S, ty);
 	else /* i0..i2: image, channel, position */
@@ -411,8 +411,6 @@ static int emit_reorder(ox_cg *cg, ox_graph *g, ox_node *n)
 		return 1;
 	}
 	ox_cu_index_launch(cg, kname, dims, tob ? 4 : 3, "in0, out0", Rp);
-	if (ox_cu_fits32(g, n))
-		ox_cu_narrow(&t);
 	ox_cg_helper(cg, kname, t.s);
 	ox_buf_free(&t), ox_buf_free(&body);
 	return 0;

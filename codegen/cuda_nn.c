@@ -98,7 +98,7 @@ static int emit_convtranspose(ox_cg *cg, ox_graph *g, ox_node *n)
 		return 1;
 	char kname[200];
 	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
-	ox_buf t = {0};
+	ox_buf t = ox_cu_kbuf(g, n);
 	ox_buf_printf(&t, "/* %s: ConvTranspose %d-D, group %lld: [%lld,%lld", cg->fname, nsp, (long long)G, (long long)N,
 		      (long long)C);
 	for (int i = 0; i < nsp; i++)
@@ -115,20 +115,20 @@ static int emit_convtranspose(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cu_rt_params(NULL, &R, &rtp, NULL);
 	ox_buf_printf(&t, "__global__ void __launch_bounds__(256) %s(const float *__restrict__ x, const float *__restrict__ w,\n"
 			  "\t\tconst float *__restrict__ bias, float *__restrict__ y%s)\n{\n"
-			  "\tconst long i = (long)blockIdx.x * 256 + threadIdx.x;\n\tif (i >= %s%s)\n\t\treturn;\n",
-		      kname, rtp.s ? rtp.s : "", tots, ox_dim_is_rt(g, tot_d) ? "" : "L");
+			  "\tconst $I i = ($I)blockIdx.x * 256 + threadIdx.x;\n\tif (i >= %s%s)\n\t\treturn;\n",
+		      kname, rtp.s ? rtp.s : "", tots, ox_dim_is_rt(g, tot_d) ? "" : "$L");
 	ox_buf_free(&rtp);
 	/* the output's index: o<a> per spatial axis, channel m, image nb */
 	for (int a = nsp - 1; a >= 0; a--) {
 		if (a == nsp - 1)
-			ox_buf_printf(&t, "\tconst long o%d = i %% %s;\n", a, outs[a]);
+			ox_buf_printf(&t, "\tconst $I o%d = i %% %s;\n", a, outs[a]);
 		else
-			ox_buf_printf(&t, "\tconst long o%d = i / %s %% %s;\n", a, below[a], outs[a]);
+			ox_buf_printf(&t, "\tconst $I o%d = i / %s %% %s;\n", a, below[a], outs[a]);
 	}
-	ox_buf_printf(&t, "\tconst long m = i / %s %% %lld, nb = i / %s;\n", oszs, (long long)M, mos);
+	ox_buf_printf(&t, "\tconst $I m = i / %s %% %lld, nb = i / %s;\n", oszs, (long long)M, mos);
 	/* weights [C, M/G, k...]: input channel c of the group steps by Mg * ksz */
 	if (G > 1)
-		ox_buf_printf(&t, "\tconst long gi = m / %lld;\n"
+		ox_buf_printf(&t, "\tconst $I gi = m / %lld;\n"
 				  "\tconst float *xg = x + (nb * %lld + gi * %lld) * %s;\n"
 				  "\tconst float *wm = w + (gi * %lld + m %% %lld) * %lld;\n",
 			      (long long)Mg, (long long)C, (long long)Cg, iszs, (long long)(Cg * Mg), (long long)Mg,
@@ -146,7 +146,7 @@ static int emit_convtranspose(ox_cg *cg, ox_graph *g, ox_node *n)
 		memset(ind, '\t', sizeof ind);
 		ind[lvl] = 0;
 		ox_buf_printf(&t, "%sfor (int k%d = 0; k%d < %lld; k%d++) {\n", ind, a, a, (long long)k[a], a);
-		ox_buf_printf(&t, "%s\tconst long q%d = o%d", ind, a, a);
+		ox_buf_printf(&t, "%s\tconst $I q%d = o%d", ind, a, a);
 		if (pads[a])
 			ox_buf_printf(&t, " %c %lld", pads[a] < 0 ? '-' : '+', (long long)llabs(pads[a]));
 		ox_buf_printf(&t, " - k%d", a);
@@ -180,7 +180,7 @@ static int emit_convtranspose(ox_cg *cg, ox_graph *g, ox_node *n)
 	memset(ind, '\t', sizeof ind);
 	ind[lvl] = 0;
 	ox_buf_printf(&t, "%sconst float *xp = xg + %s, *wp = wm + %s;\n"
-			  "%sfor (long c = 0; c < %lld; c++)\n"
+			  "%sfor ($I c = 0; c < %lld; c++)\n"
 			  "%s\tv = fmaf(xp[c * %s], wp[c * %lld], v);\n",
 		      ind, xo.s, wo.s, ind, (long long)Cg, ind, iszs, (long long)(Mg * ksz));
 	ox_buf_free(&xo), ox_buf_free(&wo);
@@ -243,7 +243,7 @@ static int emit_resize_rt(ox_cg *cg, ox_graph *g, ox_node *n, ox_rz_opts *ro, co
 	char kname[200], pname[220];
 	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_cg_snprintf(pname, sizeof pname, "%s_plan", cg->fname);
-	ox_buf t = {0}, params = {0}, names = {0}, unused = {0};
+	ox_buf t = {.ix = "long"}, params = {0}, names = {0}, unused = {0};
 	for (int k = 0; k < n->nin + n->nout; k++) {
 		const int isin = k < n->nin;
 		const ox_id id = isin ? n->in[k] : n->out[k - n->nin];
@@ -409,7 +409,7 @@ static int emit_resize(ox_cg *cg, ox_graph *g, ox_node *n)
 	}
 	char kname[200];
 	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
-	ox_buf t = {0}, body = {0};
+	ox_buf t = ox_cu_kbuf(g, n), body = {0};
 	ox_buf_printf(&t, "/* %s: Resize %s, %s: [", cg->fname,
 		      ro.mode == 0 ? "nearest" : ro.mode == 1 ? "linear" : "cubic",
 		      n->opset >= 11 ? ox_attr_str(n, "coordinate_transformation_mode", "half_pixel") : "asymmetric");
@@ -427,14 +427,14 @@ static int emit_resize(ox_cg *cg, ox_graph *g, ox_node *n)
 			continue;
 		char decl[300];
 		const int64_t cnt = y->shape.d[a] * nt[a];
-		ox_cg_snprintf(decl, sizeof decl, "static __device__ const long %s_off%d[%lld]", kname, a, (long long)cnt);
+		ox_cg_snprintf(decl, sizeof decl, "static __device__ const $I %s_off%d[%lld]", kname, a, (long long)cnt);
 		ox_cg_table(&t, decl, offs[a], NULL, cnt, "");
 		if (ro.mode) {
 			ox_cg_snprintf(decl, sizeof decl, "static __device__ const float %s_wt%d[%lld]", kname, a, (long long)cnt);
 			ox_cg_table(&t, decl, NULL, wts[a], cnt, "");
 		}
 		/* this output's taps */
-		ox_buf_printf(&body, "\tconst long *o%d = %s_off%d + i%d", a, kname, a, a);
+		ox_buf_printf(&body, "\tconst $I *o%d = %s_off%d + i%d", a, kname, a, a);
 		if (nt[a] > 1)
 			ox_buf_printf(&body, " * %d", nt[a]);
 		ox_buf_puts(&body, ";\n");
@@ -474,7 +474,7 @@ static int emit_resize(ox_cg *cg, ox_graph *g, ox_node *n)
 		 * weighing a sum over the last axis' taps, in double as the C target */
 		const int last = r - 1;
 		if (base.len)
-			ox_buf_printf(&body, "\tconst long b = %s;\n", base.s);
+			ox_buf_printf(&body, "\tconst $I b = %s;\n", base.s);
 		ox_buf_puts(&body, "\tdouble acc = 0.0;\n");
 		int lvl = 1, nouter = 0;
 		char prev[16] = "", ind[20];
@@ -497,7 +497,7 @@ static int emit_resize(ox_cg *cg, ox_graph *g, ox_node *n)
 				if (!ident[a])
 					ox_buf_printf(&body, f++ ? " * w%d[t%d]" : "(double)w%d[t%d]", a, a);
 			ox_buf_printf(&body, ";\n%sif (wc == 0.0)\n%s\tcontinue;\n", ind, ind);
-			ox_buf_printf(&body, "%sconst long bc = %s", ind, prev);
+			ox_buf_printf(&body, "%sconst $I bc = %s", ind, prev);
 			for (int a = 0, f = prev[0] != 0; a < last; a++)
 				if (!ident[a])
 					ox_buf_printf(&body, f++ ? " + o%d[t%d]" : "o%d[t%d]", a, a);
@@ -579,12 +579,12 @@ static int emit_avgpool(ox_cg *cg, ox_graph *g, ox_node *n)
 	const char ax[] = "dhw";
 	ox_buf body = {0};
 	/* the divisor: taps inside the input (or the pads) along each axis */
-	ox_buf_printf(&body, "\tconst OX_T *xc = x + i0 * %lldL;\n\tlong cnt = 1;\n", I[0] * I[1] * I[2]);
+	ox_buf_printf(&body, "\tconst OX_T *xc = x + i0 * %lld$L;\n\t$I cnt = 1;\n", I[0] * I[1] * I[2]);
 	for (int i = 0; i < 3; i++) {
 		if (K[i] == 1 && P[i] == 0 && E[i] == 0)
 			continue; /* (one tap, inside) */
-		ox_buf_printf(&body, "\t{\n\t\tlong c = 0;\n\t\tfor (long k = 0; k < %lld; k++) {\n"
-				     "\t\t\tconst long j = i%d * %lld - %lld + k * %lld;\n",
+		ox_buf_printf(&body, "\t{\n\t\t$I c = 0;\n\t\tfor ($I k = 0; k < %lld; k++) {\n"
+				     "\t\t\tconst $I j = i%d * %lld - %lld + k * %lld;\n",
 			      K[i], i + 1, S[i], P[i], D[i]);
 		if (incl)
 			ox_buf_printf(&body, "\t\t\tc += j >= -%lld && j < %lld;\n", P[i], I[i] + E[i]);
@@ -595,9 +595,9 @@ static int emit_avgpool(ox_cg *cg, ox_graph *g, ox_node *n)
 	/* the sum, over the taps inside the input */
 	ox_buf_puts(&body, "\tfloat sum = 0.0f;\n");
 	for (int i = 0; i < 3; i++) {
-		ox_buf_printf(&body, "%.*sfor (long k%c = 0; k%c < %lld; k%c++) {\n",
+		ox_buf_printf(&body, "%.*sfor ($I k%c = 0; k%c < %lld; k%c++) {\n",
 			      i + 1, tabs, ax[i], ax[i], K[i], ax[i]);
-		ox_buf_printf(&body, "%.*s\tconst long j%c = i%d * %lld - %lld + k%c * %lld;\n",
+		ox_buf_printf(&body, "%.*s\tconst $I j%c = i%d * %lld - %lld + k%c * %lld;\n",
 			      i + 1, tabs, ax[i], i + 1, S[i], P[i], ax[i], D[i]);
 		ox_buf_printf(&body, "%.*s\tif (j%c < 0 || j%c >= %lld)\n"
 				     "%.*s\t\tcontinue;\n",
@@ -610,7 +610,7 @@ static int emit_avgpool(ox_cg *cg, ox_graph *g, ox_node *n)
 			   "\ty[i] = OX_ST(sum / (float)cnt);\n");
 	char kname[200];
 	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
-	ox_buf t = {0};
+	ox_buf t = ox_cu_kbuf(g, n);
 	ox_buf_printf(&t, "/* %s: AveragePool %d-D, kernel %lldx%lldx%lld, strides %lldx%lldx%lld, pads ",
 		      cg->fname, nsp, K[0], K[1], K[2], S[0], S[1], S[2]);
 	ox_buf_printf(&t, "%lld,%lld,%lld "
@@ -655,8 +655,8 @@ static int emit_gridsample(ox_cg *cg, ox_graph *g, ox_node *n)
 	const char *ty = ox_cg_ctype(x->dtype);
 	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ x, const %s *__restrict__ grid, %s *__restrict__ y", ty, ty,
 		 ty);
-	ox_buf body = {0}, t = {0};
-	ox_buf_puts(&body, "\tconst long in[3] = {");
+	ox_buf body = {0}, t = {.ix = "long"};
+	ox_buf_puts(&body, "\tconst $I in[3] = {");
 	for (int a = 0; a < 3; a++)
 		ox_buf_printf(&body, "%s%lld", a ? ", " : "", (long long)(a < nsp ? x->shape.d[a + 2] : 1));
 	ox_buf_printf(&body, "};\n\tox_gridsample_at_%s(x, grid, y, i0, i1, %lld, %d, in, %lld, %d, %d, %d);\n",

@@ -62,7 +62,7 @@ static int emit_qgemm(ox_cg *cg, ox_graph *g, ox_node *n)
 	char kname[200], tab[256], la[512], lb[1024], rq[512], m_[32], n_[32], b1[96], b2[96], b3[96];
 	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	const char *xt = ox_cg_ctype(x->dtype), *wt = ox_cg_ctype(w->dtype), *yt = ox_cg_ctype(y->dtype);
-	ox_buf t = {0};
+	ox_buf t = ox_cu_kbuf(g, n);
 	/* the geometry: Z products of [Mm x K] x [K x Np], output channel o */
 	long long Z, Mm, Np, K, G = 1, O, C = 0, P = 0, Og = 0, IS = 0, MR = 1;
 	ox_cu_win win;
@@ -123,22 +123,22 @@ static int emit_qgemm(ox_cg *cg, ox_graph *g, ox_node *n)
 	for (int k = 0; k < n->nin; k++)
 		ox_buf_printf(&t, "const %s *__restrict__ in%d, ",
 			      ox_cg_ctype(n->in[k] >= 0 ? g->vals[n->in[k]].dtype : OX_U8), k);
-	ox_buf_printf(&t, "%s *__restrict__ y)\n{\n\tconst long ks0 = 0, ks1 = %lld;\n", yt, K);
+	ox_buf_printf(&t, "%s *__restrict__ y)\n{\n\tconst $I ks0 = 0, ks1 = %lld;\n", yt, K);
 	if (conv) {
 		/* A: the group's weights [Og x K]; B: the image's windows [K x P] */
-		ox_buf_printf(&t, "\tconst long nb = blockIdx.z / %lld, gi = blockIdx.z %% %lld;\n"
+		ox_buf_printf(&t, "\tconst $I nb = blockIdx.z / %lld, gi = blockIdx.z %% %lld;\n"
 				  "\tconst %s *xg = in0 + (nb * %lld + gi * %lld) * %lld;\n",
 			      G, G, xt, C, C / G, IS);
 		ox_buf_printf(&t, "\tconst %s *wg = in%d + gi * %lld;\n",
 			      wt, iw, Og * K);
 		char post[160];
-		ox_cg_snprintf(la, sizeof la, "\t\t\t\ta[0] = (int)wg[m * %lldL + k] - %s;\n", K, wz);
+		ox_cg_snprintf(la, sizeof la, "\t\t\t\ta[0] = (int)wg[m * %lld$L + k] - %s;\n", K, wz);
 		ox_cg_snprintf(post, sizeof post, "] - %s;", xz);
 		ox_cu_window_load(lb, sizeof lb, &win, "b[0] = (int)xg[", post, NULL);
 	} else {
 		/* A: the rows of x [Mm x K]; B: the weights [K x O] */
-		ox_cg_snprintf(la, sizeof la, "\t\t\t\ta[0] = (int)in0[m * %lldL + k] - %s;\n", K, xz);
-		ox_cg_snprintf(lb, sizeof lb, "\t\t\t\tb[0] = (int)in%d[k * %lldL + p] - %s;\n", iw, O, wz);
+		ox_cg_snprintf(la, sizeof la, "\t\t\t\ta[0] = (int)in0[m * %lld$L + k] - %s;\n", K, xz);
+		ox_cg_snprintf(lb, sizeof lb, "\t\t\t\tb[0] = (int)in%d[k * %lld$L + p] - %s;\n", iw, O, wz);
 	}
 	ox_cg_snprintf(m_, sizeof m_, "%lld", Mm);
 	ox_cg_snprintf(n_, sizeof n_, "%lld", Np);
@@ -146,13 +146,13 @@ static int emit_qgemm(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cu_tile geo;
 	ox_cu_tile_loop(&t, T, T, m_, n_, la, 1, lb, 1, OX_CU_TILE_INT, (Mm + T - 1) / T * ((Np + T - 1) / T) * Z, &geo);
 	ox_buf_printf(&t, "\tOX_UNROLL\n\tfor (int e = 0; e < %d; e++) {\n"
-			  "\t\tconst long m = m0 + %s, p = p0 + %s;\n"
+			  "\t\tconst $I m = m0 + %s, p = p0 + %s;\n"
 			  "\t\tif (m >= %lld || p >= %lld)\n\t\t\tcontinue;\n",
 		      geo.ne, geo.row, geo.col, Mm, Np);
 	if (conv)
-		ox_buf_printf(&t, "\t\tconst long o = gi * %lld + m, yi = (nb * %lld + o) * %lld + p;\n", Og, O, P);
+		ox_buf_printf(&t, "\t\tconst $I o = gi * %lld + m, yi = (nb * %lld + o) * %lld + p;\n", Og, O, P);
 	else
-		ox_buf_printf(&t, "\t\tconst long o = p, yi = m * %lld + p;\n\t\t(void)o;\n", O);
+		ox_buf_printf(&t, "\t\tconst $I o = p, yi = m * %lld + p;\n\t\t(void)o;\n", O);
 	/* the bias and the sums added modulo 2^32, as the C kernels do */
 	char bias[64] = "";
 	if (hasb)
@@ -189,7 +189,7 @@ static int emit_qgemm(ox_cg *cg, ox_graph *g, ox_node *n)
 static void elem_kernel(ox_cg *cg, ox_graph *g, ox_node *n, const char *what, const int64_t *dims, int r,
 			const char *body)
 {
-	ox_buf params = {0}, t = {0};
+	ox_buf params = {0}, t = ox_cu_kbuf(g, n);
 	for (int k = 0; k < n->nin; k++)
 		ox_buf_printf(&params, "const %s *__restrict__ in%d, ",
 			      ox_cg_ctype(n->in[k] >= 0 ? g->vals[n->in[k]].dtype : OX_F32), k);
@@ -228,13 +228,13 @@ static int emit_qdq(ox_cg *cg, ox_graph *g, ox_node *n, int dq)
 	const int zdt = dq ? x->dtype : y->dtype;
 	ox_buf b = {0};
 	if (lay == OX_QL_TENSOR) {
-		ox_buf_puts(&b, "\tconst long k = i;\n");
+		ox_buf_puts(&b, "\tconst $I k = i;\n");
 		ox_cg_qdq_decl(&b, g, n, "\t", "0", zdt);
 	} else if (lay == OX_QL_AXIS) {
-		ox_buf_puts(&b, "\tconst long k = i;\n");
+		ox_buf_puts(&b, "\tconst $I k = i;\n");
 		ox_cg_qdq_decl(&b, g, n, "\t", "i1", zdt);
 	} else {
-		ox_buf_printf(&b, "\tconst long k = i, q = (i0 * %lld + i1 / %lld) * %lld + i2;\n",
+		ox_buf_printf(&b, "\tconst $I k = i, q = (i0 * %lld + i1 / %lld) * %lld + i2;\n",
 			      (long long)((d[1] + block - 1) / block), (long long)block, (long long)d[2]);
 		ox_cg_qdq_decl(&b, g, n, "\t", "q", zdt);
 	}
@@ -263,13 +263,13 @@ int ox_cu_emit_quant(ox_cg *cg, ox_graph *g, ox_node *n)
 	int64_t d[3];
 	int rc;
 	if (n->op == OX_OP_QPool) {
-		ox_buf_puts(&b, "\tconst long c = i0, oh = i1, ow = i2;\n");
+		ox_buf_puts(&b, "\tconst $I c = i0, oh = i1, ow = i2;\n");
 		rc = ox_cg_qpool(&b, g, n, "\t", d);
 		if (!rc)
 			elem_kernel(cg, g, n, "onnxcc::QPool", d, 3, b.s);
 	} else if (n->op == OX_OP_QAdd || n->op == OX_OP_QRescale) {
 		d[0] = ox_shape_numel(&ox_out(g, n, 0)->shape);
-		ox_buf_puts(&b, "\tconst long k = i;\n");
+		ox_buf_puts(&b, "\tconst $I k = i;\n");
 		rc = d[0] ? ox_cg_qi_elem(&b, g, n, "\t") : 1;
 		if (!rc)
 			elem_kernel(cg, g, n, n->op == OX_OP_QAdd ? "onnxcc::QAdd" : "onnxcc::QRescale", d, 1, b.s);

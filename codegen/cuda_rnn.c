@@ -58,12 +58,12 @@ static void emit_proj(ox_buf *t, const char *kname, const char *M, long long GH,
 			 "{\n"
 			 "\t__shared__ float xs[32][33], wsh[32][33];\n"
 			 "\tconst int tx = threadIdx.x %% 32, ty = threadIdx.x / 32;\n"
-			 "\tconst long r0 = (long)blockIdx.x * 32, c0 = (long)blockIdx.y * 32, d = blockIdx.z;\n"
-			 "\tconst float *wd = w + d * %lldL;\n"
+			 "\tconst $I r0 = ($I)blockIdx.x * 32, c0 = ($I)blockIdx.y * 32, d = blockIdx.z;\n"
+			 "\tconst float *wd = w + d * %lld$L;\n"
 			 "\tfloat acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};\n"
-			 "\tfor (long k0 = 0; k0 < %lld; k0 += 32) {\n"
+			 "\tfor ($I k0 = 0; k0 < %lld; k0 += 32) {\n"
 			 "\t\tfor (int i = ty; i < 32; i += 8) {\n"
-			 "\t\t\tconst long r = r0 + i, c = c0 + i, k = k0 + tx;\n"
+			 "\t\t\tconst $I r = r0 + i, c = c0 + i, k = k0 + tx;\n"
 			 "\t\t\txs[i][tx] = r < %s && k < %lld ? x[%s + k] : 0.0f;\n",
 		      kname, rtp, GH * I, I, M, I, xrow);
 	ox_buf_printf(t, "\t\t\twsh[i][tx] = c < %lld && k < %lld ? wd[c * %lld + k] : 0.0f;\n"
@@ -76,12 +76,12 @@ static void emit_proj(ox_buf *t, const char *kname, const char *M, long long GH,
 			 "\t\t}\n"
 			 "\t\t__syncthreads();\n"
 			 "\t}\n"
-			 "\tconst long c = c0 + tx;\n"
+			 "\tconst $I c = c0 + tx;\n"
 			 "\tif (c >= %lld)\n"
 			 "\t\treturn;\n"
 			 "\tconst float wb = %s;\n"
 			 "\tfor (int i = 0; i < 4; i++) {\n"
-			 "\t\tconst long r = r0 + ty + 8 * i;\n"
+			 "\t\tconst $I r = r0 + ty + 8 * i;\n"
 			 "\t\tif (r < %s)\n"
 			 "\t\t\tp[(d * %s + r) * %lld + c] = acc[i] + wb;\n"
 			 "\t}\n"
@@ -174,7 +174,7 @@ int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 
 	char kname[200], ca[64];
 	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
-	ox_buf t = {0};
+	ox_buf t = ox_cu_kbuf(g, n);
 	ox_buf_printf(&t, "/* %s: %s, %s, hidden %lld: seq %s, batch %s, input %lld, layout %d",
 		      cg->fname, n->optype, ndir == 2 ? "bidirectional" : reverse ? "reverse" : "forward", H, sS, sN,
 		      I, layout);
@@ -214,10 +214,10 @@ int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_buf_printf(&t, "/* %s_rt: R transposed, [dir][gate][k][unit] */\n"
 				  "__global__ void __launch_bounds__(256) %s_rt(const float *__restrict__ R, float *__restrict__ rt)\n"
 				  "{\n"
-				  "\tconst long i = (long)blockIdx.x * 256 + threadIdx.x;\n"
-				  "\tif (i >= %lldL)\n"
+				  "\tconst $I i = ($I)blockIdx.x * 256 + threadIdx.x;\n"
+				  "\tif (i >= %lld$L)\n"
 				  "\t\treturn;\n"
-				  "\tconst long k = i %% %lld, row = i / %lld %% %lld, d = i / %lld;\n",
+				  "\tconst $I k = i %% %lld, row = i / %lld %% %lld, d = i / %lld;\n",
 			      kname, kname, ndir * GHH, H, H, GH, GHH);
 		ox_buf_printf(&t, "\trt[((d * %d + row / %lld) * %lld + k) * %lld + row %% %lld] = R[i];\n"
 				  "}\n"
@@ -245,25 +245,25 @@ int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_buf_printf(&t, ", zs[%lld], rh[%lld]", H, H);
 	if (rsmem)
 		ox_buf_printf(&t, ", rs[%lld]", GHH);
-	ox_buf_puts(&t, ";\n\tconst int tid = threadIdx.x;\n\tconst long b = blockIdx.x, d = blockIdx.y;\n");
+	ox_buf_puts(&t, ";\n\tconst int tid = threadIdx.x;\n\tconst $I b = blockIdx.x, d = blockIdx.y;\n");
 	if (rsmem) {
-		ox_buf_printf(&t, "\tfor (long i = tid; i < %lldL; i += %d) {\n"
-				  "\t\tconst long k = i %% %lld, row = i / %lld;\n",
+		ox_buf_printf(&t, "\tfor ($I i = tid; i < %lld$L; i += %d) {\n"
+				  "\t\tconst $I k = i %% %lld, row = i / %lld;\n",
 			      GHH, NT, H, H);
-		ox_buf_printf(&t, "\t\trs[(row / %lld * %lld + k) * %lld + row %% %lld] = R[d * %lldL + i];\n"
+		ox_buf_printf(&t, "\t\trs[(row / %lld * %lld + k) * %lld + row %% %lld] = R[d * %lld$L + i];\n"
 				  "\t}\n"
 				  "\tconst float *rt = rs;\n",
 			      H, H, H, H, GHH);
 	} else
-		ox_buf_printf(&t, "\tconst float *rt = R + d * %lldL;\n", GHH);
+		ox_buf_printf(&t, "\tconst float *rt = R + d * %lld$L;\n", GHH);
 	/* offsets of this (batch row, direction): state [d][b] or [b][d], Y
 	 * [t][d][b] or [b][t][d] (layout 1) */
 	if (hash0 || hasc0 || hasyh || hasyc)
 	{
 		if (layout)
-			ox_buf_printf(&t, "\tconst long so = (b * %d + d) * %lld;\n", ndir, H);
+			ox_buf_printf(&t, "\tconst $I so = (b * %d + d) * %lld;\n", ndir, H);
 		else
-			ox_buf_printf(&t, "\tconst long so = (d * %s + b) * %lld;\n", sN, H);
+			ox_buf_printf(&t, "\tconst $I so = (d * %s + b) * %lld;\n", sN, H);
 	}
 	char sd[96];
 	if (hasy && layout) {
@@ -271,35 +271,35 @@ int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 			ox_cg_snprintf(sd, sizeof sd, "%s * %d", sS, ndir);
 		else
 			ox_cg_snprintf(sd, sizeof sd, "%lld", S * ndir);
-		ox_buf_printf(&t, "\tconst long yb = (b * %s + d) * %lld, yt = %lld;\n", sd, H, ndir * H);
+		ox_buf_printf(&t, "\tconst $I yb = (b * %s + d) * %lld, yt = %lld;\n", sd, H, ndir * H);
 	} else if (hasy) {
 		if (ox_dim_is_rt(g, dN))
 			ox_cg_snprintf(sd, sizeof sd, "%lld * %s", ndir * H, sN);
 		else
 			ox_cg_snprintf(sd, sizeof sd, "%lld", ndir * N * H);
-		ox_buf_printf(&t, "\tconst long yb = (d * %s + b) * %lld, yt = %s;\n", sN, H, sd);
+		ox_buf_printf(&t, "\tconst $I yb = (d * %s + b) * %lld, yt = %s;\n", sN, H, sd);
 	}
 	if (hasb)
 		ox_buf_printf(&t, "\tconst float *rb = B + d * %lld + %lld; /* Rb */\n", 2 * GH, GH);
 	if (hasp)
 		ox_buf_printf(&t, "\tconst float *pp = P + d * %lld; /* peepholes i, o, f */\n", 3 * H);
 	if (haslen)
-		ox_buf_printf(&t, "\tconst int l = lens[b];\n\tconst long len = l < 0 ? 0 : l > %s ? %s : l;\n", sS, sS);
+		ox_buf_printf(&t, "\tconst int l = lens[b];\n\tconst $I len = l < 0 ? 0 : l > %s ? %s : l;\n", sS, sS);
 	else
-		ox_buf_printf(&t, "\tconst long len = %s;\n", sS);
-	ox_buf_printf(&t, "\tfor (long j = tid; j < %lld; j += %d) {\n\t\ths[0][j] = %s;\n", H, NT,
+		ox_buf_printf(&t, "\tconst $I len = %s;\n", sS);
+	ox_buf_printf(&t, "\tfor ($I j = tid; j < %lld; j += %d) {\n\t\ths[0][j] = %s;\n", H, NT,
 		      hash0 ? "h0[so + j]" : "0.0f");
 	if (lstm)
 		ox_buf_printf(&t, "\t\tcs[j] = %s;\n", hasc0 ? "c0[so + j]" : "0.0f");
 	ox_buf_puts(&t, "\t}\n\t__syncthreads();\n");
 	/* the steps: time t = s, or len - 1 - s walking backwards */
 	const char *tof = ndir == 2 ? "d == 1 ? len - 1 - s : s" : reverse ? "len - 1 - s" : "s";
-	ox_buf_printf(&t, "\tfor (long s = 0; s < len; s++) {\n"
-			  "\t\tconst long t = %s;\n"
+	ox_buf_printf(&t, "\tfor ($I s = 0; s < len; s++) {\n"
+			  "\t\tconst $I t = %s;\n"
 			  "\t\tconst float *hp = hs[s %% 2];\n\t\tfloat *hn = hs[(s + 1) %% 2];\n"
 			  "\t\tconst float *pt = p + ((d * %s + t) * %s + b) * %lld;\n",
 		      tof, sS, sN, GH);
-	ox_buf_printf(&t, "\t\tfor (long j = tid; j < %lld; j += %d) {\n", H, NT);
+	ox_buf_printf(&t, "\t\tfor ($I j = tid; j < %lld; j += %d) {\n", H, NT);
 	char rbv[4][48];
 	for (int q = 0; q < G; q++)
 		ox_cg_snprintf(rbv[q], sizeof rbv[q], !hasb ? "0.0f" : q ? "rb[%lld + j]" : "rb[j]", q * H);
@@ -308,7 +308,7 @@ int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_buf_printf(&t, "\t\t\tfloat a0 = pt[j] + %s, a1 = pt[%lld + j] + %s;\n"
 				  "\t\t\tfloat a2 = pt[%lld + j] + %s, a3 = pt[%lld + j] + %s;\n",
 			      rbv[0], H, rbv[1], 2 * H, rbv[2], 3 * H, rbv[3]);
-		ox_buf_printf(&t, "\t\t\tfor (long k = 0; k < %lld; k++) {\n\t\t\t\tconst float hk = hp[k];\n"
+		ox_buf_printf(&t, "\t\t\tfor ($I k = 0; k < %lld; k++) {\n\t\t\t\tconst float hk = hp[k];\n"
 				  "\t\t\t\ta0 = fmaf(rt[k * %lld + j], hk, a0);\n"
 				  "\t\t\t\ta1 = fmaf(rt[%lld + k * %lld + j], hk, a1);\n"
 				  "\t\t\t\ta2 = fmaf(rt[%lld + k * %lld + j], hk, a2);\n"
@@ -335,7 +335,7 @@ int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 	} else if (gru && !lbr) {
 		/* z and r of every unit first: the h gate reads all of r . H */
 		ox_buf_printf(&t, "\t\t\tfloat az = pt[j] + %s, ar = pt[%lld + j] + %s;\n", rbv[0], H, rbv[1]);
-		ox_buf_printf(&t, "\t\t\tfor (long k = 0; k < %lld; k++) {\n\t\t\t\tconst float hk = hp[k];\n"
+		ox_buf_printf(&t, "\t\t\tfor ($I k = 0; k < %lld; k++) {\n\t\t\t\tconst float hk = hp[k];\n"
 				  "\t\t\t\taz = fmaf(rt[k * %lld + j], hk, az);\n"
 				  "\t\t\t\tar = fmaf(rt[%lld + k * %lld + j], hk, ar);\n\t\t\t}\n",
 			      H, H, H * H, H);
@@ -343,8 +343,8 @@ int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 				  "\t\t\trh[j] = %s_f(d, %s_clip(ar)) * hp[j];\n"
 				  "\t\t}\n\t\t__syncthreads();\n",
 			      kname, kname, kname, kname);
-		ox_buf_printf(&t, "\t\tfor (long j = tid; j < %lld; j += %d) {\n\t\t\tfloat ah = %s;\n", H, NT, rbv[2]);
-		ox_buf_printf(&t, "\t\t\tfor (long k = 0; k < %lld; k++)\n\t\t\t\tah = fmaf(rt[%lld + k * %lld + j], rh[k], ah);\n",
+		ox_buf_printf(&t, "\t\tfor ($I j = tid; j < %lld; j += %d) {\n\t\t\tfloat ah = %s;\n", H, NT, rbv[2]);
+		ox_buf_printf(&t, "\t\t\tfor ($I k = 0; k < %lld; k++)\n\t\t\t\tah = fmaf(rt[%lld + k * %lld + j], rh[k], ah);\n",
 			      H, 2 * H * H, H);
 		ox_buf_printf(&t, "\t\t\tconst float z = zs[j], hh = %s_g(d, %s_clip(pt[%lld + j] + ah));\n"
 				  "\t\t\tconst float hv = (1.0f - z) * hh + z * hp[j];\n",
@@ -352,7 +352,7 @@ int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 	} else if (gru) {
 		/* linear_before_reset: r scales H R_h^T + Rb_h */
 		ox_buf_printf(&t, "\t\t\tfloat az = pt[j] + %s, ar = pt[%lld + j] + %s, ah = %s;\n", rbv[0], H, rbv[1], rbv[2]);
-		ox_buf_printf(&t, "\t\t\tfor (long k = 0; k < %lld; k++) {\n\t\t\t\tconst float hk = hp[k];\n"
+		ox_buf_printf(&t, "\t\t\tfor ($I k = 0; k < %lld; k++) {\n\t\t\t\tconst float hk = hp[k];\n"
 				  "\t\t\t\taz = fmaf(rt[k * %lld + j], hk, az);\n"
 				  "\t\t\t\tar = fmaf(rt[%lld + k * %lld + j], hk, ar);\n"
 				  "\t\t\t\tah = fmaf(rt[%lld + k * %lld + j], hk, ah);\n\t\t\t}\n",
@@ -363,7 +363,7 @@ int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 			      kname, kname, kname, kname, kname, kname, 2 * H);
 	} else {
 		ox_buf_printf(&t, "\t\t\tfloat a = pt[j] + %s;\n", rbv[0]);
-		ox_buf_printf(&t, "\t\t\tfor (long k = 0; k < %lld; k++)\n\t\t\t\ta = fmaf(rt[k * %lld + j], hp[k], a);\n", H, H);
+		ox_buf_printf(&t, "\t\t\tfor ($I k = 0; k < %lld; k++)\n\t\t\t\ta = fmaf(rt[k * %lld + j], hp[k], a);\n", H, H);
 		ox_buf_printf(&t, "\t\t\tconst float hv = %s_f(d, %s_clip(a));\n", kname, kname);
 	}
 	ox_buf_printf(&t, "\t\t\thn[j] = hv;\n%s\t\t}\n\t\t__syncthreads();\n\t}\n", hasy ? "\t\t\ty[t * yt + yb + j] = hv;\n" : "");
@@ -371,13 +371,13 @@ int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (hasyh)
 		ox_buf_puts(&t, "\tconst float *hf = hs[len % 2];\n");
 	if (hasyh || hasyc || (hasy && haslen)) {
-		ox_buf_printf(&t, "\tfor (long j = tid; j < %lld; j += %d) {\n", H, NT);
+		ox_buf_printf(&t, "\tfor ($I j = tid; j < %lld; j += %d) {\n", H, NT);
 		if (hasyh)
 			ox_buf_puts(&t, "\t\tyh[so + j] = len ? hf[j] : 0.0f;\n");
 		if (hasyc)
 			ox_buf_puts(&t, "\t\tyc[so + j] = len ? cs[j] : 0.0f;\n");
 		if (hasy && haslen)
-			ox_buf_printf(&t, "\t\tfor (long t = len; t < %s; t++)\n\t\t\ty[t * yt + yb + j] = 0.0f;\n", sS);
+			ox_buf_printf(&t, "\t\tfor ($I t = len; t < %s; t++)\n\t\t\ty[t * yt + yb + j] = 0.0f;\n", sS);
 		ox_buf_puts(&t, "\t}\n");
 	}
 	ox_buf_puts(&t, "}\n\n");

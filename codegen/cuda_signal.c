@@ -84,7 +84,7 @@ static int emit_dft(ox_cg *cg, ox_graph *g, ox_node *n)
 	for (int i = axis + 1; i < r - 1; i++)
 		I *= x->shape.d[i];
 	char e[256], xr[320], xi[320], sr[400];
-	ox_cg_snprintf(e, sizeof e, "((i0 * %lldL + t) * %lldL + i2) * %lldL", lin, I, C);
+	ox_cg_snprintf(e, sizeof e, "((i0 * %lld$L + t) * %lld$L + i2) * %lld$L", lin, I, C);
 	sample(dt, e, C, xr, xi, sizeof xr);
 	char Ts[32], Ns[32], Nd[32], wd[200];
 	ox_cg_snprintf(Ts, sizeof Ts, "%lld", irfft ? (lin < N / 2 + 1 ? lin : N / 2 + 1) : (lin < N ? lin : N));
@@ -92,20 +92,20 @@ static int emit_dft(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_snprintf(Nd, sizeof Nd, "%lld.0", N);
 	ox_buf b = {0};
 	ox_cg_dft_sum(&b, 1, &(ox_dft_sum){.T = Ts, .N = Ns, .Nd = Nd, .k = "i1", .xr = xr, .xi = xi, .wc = "wc",
-					   .ws = "ws", .wdecl = twiddle(wd, sizeof wd, N), .it = "long",
+					   .ws = "ws", .wdecl = twiddle(wd, sizeof wd, N), .it = "$I",
 					   .irfft = irfft, .inverse = inverse});
 	if (irfft) {
 		ox_cg_snprintf(e, sizeof e, "re / %lld.0", N);
-		ox_buf_printf(&b, "\ty[(i0 * %lldL + i1) * %lldL + i2] = %s;\n", lout, I, st(dt, e, sr, sizeof sr));
+		ox_buf_printf(&b, "\ty[(i0 * %lld$L + i1) * %lld$L + i2] = %s;\n", lout, I, st(dt, e, sr, sizeof sr));
 	} else {
-		ox_cg_snprintf(e, sizeof e, "(i0 * %lldL + i1) * %lldL + i2", lout, I);
+		ox_cg_snprintf(e, sizeof e, "(i0 * %lld$L + i1) * %lld$L + i2", lout, I);
 		store2(&b, dt, e);
 	}
 	char kname[200], params[200];
 	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	const char *T_ = ox_cg_ctype(dt);
 	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ x, %s *__restrict__ y", T_, T_);
-	ox_buf t = {0};
+	ox_buf t = {.ix = "long"};
 	ox_buf_printf(&t, "/* %s: %s over axis %d, length %lld, of a %s input: a thread per output bin, the\n"
 			  " * C target's direct sum in double */\n",
 		      cg->fname, irfft ? "inverse one-sided DFT" : inverse ? "inverse DFT" : "DFT", axis, N,
@@ -139,7 +139,7 @@ static int emit_stft(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (FL <= 0 || FL > 65536)
 		return 1;
 	char e[256], xr[320], xi[320], wv[320];
-	ox_cg_snprintf(e, sizeof e, "(i0 * %lldL + i1 * %lldL + t) * %lldL", L, S, C);
+	ox_cg_snprintf(e, sizeof e, "(i0 * %lld$L + i1 * %lld$L + t) * %lld$L", L, S, C);
 	sample(dt, e, C, xr, xi, sizeof xr);
 	if (w)
 		ld(w->dtype, "wn[t]", wv, sizeof wv);
@@ -149,15 +149,15 @@ static int emit_stft(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_snprintf(Ns, sizeof Ns, "%lld", FL);
 	ox_buf b = {0};
 	ox_cg_dft_sum(&b, 1, &(ox_dft_sum){.T = Ns, .N = Ns, .Nd = Ns, .k = "i2", .xr = xr, .xi = xi, .win = wv,
-					   .wc = "wc", .ws = "ws", .wdecl = twiddle(wd, sizeof wd, FL), .it = "long"});
-	ox_cg_snprintf(e, sizeof e, "(i0 * %lldL + i1) * %lldL + i2", F, K);
+					   .wc = "wc", .ws = "ws", .wdecl = twiddle(wd, sizeof wd, FL), .it = "$I"});
+	ox_cg_snprintf(e, sizeof e, "(i0 * %lld$L + i1) * %lld$L + i2", F, K);
 	store2(&b, dt, e);
 	char kname[200], params[300];
 	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	const char *T_ = ox_cg_ctype(dt);
 	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ x, const %s *__restrict__ wn, %s *__restrict__ y", T_,
 		 w ? ox_cg_ctype(w->dtype) : T_, T_);
-	ox_buf t = {0};
+	ox_buf t = {.ix = "long"};
 	ox_buf_printf(&t, "/* %s: STFT, %lld frames of %lld, step %lld, %lld bins%s: a thread per bin of a\n"
 			  " * frame, the C target's direct sum in double */\n",
 		      cg->fname, F, FL, S, K, w ? ", windowed" : "");

@@ -508,7 +508,8 @@ int ox_cg_qi_elem(ox_buf *b, ox_graph *g, ox_node *n, const char *ind)
 }
 
 /* onnxcc::QPool: its index space d = {N C, OH, OW} and the statements of
- * output (c, oh, ow), at indent ind (for both targets, as above) */
+ * output (c, oh, ow), at indent ind (for both targets, as above; b's
+ * index type, $I, for the window's loops) */
 int ox_cg_qpool(ox_buf *b, ox_graph *g, ox_node *n, const char *ind, int64_t d[3])
 {
 	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
@@ -528,7 +529,7 @@ int ox_cg_qpool(ox_buf *b, ox_graph *g, ox_node *n, const char *ind, int64_t d[3
 	ox_cg_qi_out(e, sizeof e, n, "s", b1, b2, 1);
 	d[0] = NC, d[1] = OH, d[2] = OW;
 	ox_buf_printf(b, "%sint32_t s = 0;\n", ind);
-	ox_buf_printf(b, "%sfor (long kh = 0; kh < %lld; kh++)\n%sfor (long kw = 0; kw < %lld; kw++)\n", ind, KH, ind, KW);
+	ox_buf_printf(b, "%sfor ($I kh = 0; kh < %lld; kh++)\n%sfor ($I kw = 0; kw < %lld; kw++)\n", ind, KH, ind, KW);
 	ox_buf_printf(b, "%s\ts += (int32_t)in0[(c * %lld + oh * %lld + kh) * %lld + ow * %lld + kw] - %lld;\n", ind, IH,
 		      SH, IW, SW, ox_cg_qi_at(n, "ox_zp", 0));
 	ox_buf_printf(b, "%sout0[(c * %lld + oh) * %lld + ow] = (%s)%s;\n", ind, OH, OW, ox_cg_ctype(y->dtype), e);
@@ -643,7 +644,7 @@ static int emit_qint(ox_cg *cg, ox_graph *g, ox_node *n)
 		return 0;
 	}
 	case OX_OP_QPool: {
-		ox_buf b = {0};
+		ox_buf b = {.ix = "long"};
 		int64_t d[3];
 		if (ox_cg_qpool(&b, g, n, "\t\t", d)) {
 			ox_buf_free(&b);

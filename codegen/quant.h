@@ -31,6 +31,7 @@ void ox_cg_qi_table(ox_buf *b, const ox_node *n, const char *attr, const char *i
 void ox_cg_qi_out(char *buf, size_t sz, const ox_node *n, const char *e, const char *m, const char *s, int yzi);
 /* onnxcc::QAdd, QRescale: the statements of out0[k] */
 int ox_cg_qi_elem(ox_buf *b, ox_graph *g, ox_node *n, const char *ind);
-/* onnxcc::QPool: index space d = {N C, OH, OW}, statements of output (c, oh, ow) */
+/* onnxcc::QPool: index space d = {N C, OH, OW}, statements of output (c,
+ * oh, ow); its loops' counters of b's index type (ox_buf's $I) */
 int ox_cg_qpool(ox_buf *b, ox_graph *g, ox_node *n, const char *ind, int64_t d[3]);
 #endif

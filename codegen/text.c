@@ -32,15 +32,99 @@ static void buf_grow(ox_buf *b, size_t extra)
 	b->cap = cap;
 }
 
+static void buf_put(ox_buf *b, const char *s, size_t n)
+{
+	buf_grow(b, n);
+	memcpy(b->s + b->len, s, n);
+	b->s[b->len += n] = 0;
+}
+
+static int ident_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '_';
+}
+
+/* s[0..n) into b with b's fields filled (cg.h, ox_buf) */
+static void put_fields(ox_buf *b, const char *s, size_t n)
+{
+	const char *p = s, *end = s + n, *run = s;
+	while (p < end) {
+		const char *val = NULL;
+		size_t skip = 0;
+		if (b->ix && p[0] == '$' && (p[1] == 'I' || p[1] == 'L') && !ident_char(p[2])) {
+			val = p[1] == 'I' ? b->ix : strcmp(b->ix, "long") ? "" : "L";
+			skip = 2;
+		} else if (b->dt && !strncmp(p, "OX_T", 4) && !ident_char(p[4])) {
+			val = ox_cg_ctype(b->dt);
+			skip = 4;
+		} else if (b->dt && (!strncmp(p, "OX_LD(", 6) || !strncmp(p, "OX_ST(", 6))) {
+			const char *q = p + 6;
+			for (int depth = 1; depth; q++) {
+				if (q == end)
+					ox_die("codegen: a kernel text printed %.6s without its closing parenthesis in the "
+					       "same piece (a limit of the code generator: please report it)", p);
+				depth += *q == '(' ? 1 : *q == ')' ? -1 : 0;
+			}
+			ox_buf in = {.ix = b->ix, .dt = b->dt};
+			put_fields(&in, p + 6, (size_t)(q - 1 - (p + 6)));
+			val = p[3] == 'L' ? ox_cg_load(b->dt, in.s ? in.s : "") : ox_cg_store(b->dt, in.s ? in.s : "");
+			buf_put(b, run, (size_t)(p - run));
+			buf_put(b, val, strlen(val));
+			free(in.s);
+			p = run = q;
+			continue;
+		}
+		if (val && (p == s || !ident_char(p[-1]) || p[0] == '$')) {
+			buf_put(b, run, (size_t)(p - run));
+			buf_put(b, val, strlen(val));
+			p = run = p + skip;
+		} else {
+			p++;
+		}
+	}
+	buf_put(b, run, (size_t)(end - run));
+}
+
 static void buf_vprintf(ox_buf *b, const char *fmt, va_list ap)
 {
 	va_list aq;
 	va_copy(aq, ap);
 	int n = vsnprintf(NULL, 0, fmt, aq);
 	va_end(aq);
+	if (b->ix || b->dt) {
+		char *t = malloc((size_t)n + 1);
+		if (!t)
+			ox_die("out of memory");
+		vsnprintf(t, (size_t)n + 1, fmt, ap);
+		put_fields(b, t, (size_t)n);
+		free(t);
+		return;
+	}
 	buf_grow(b, (size_t)n);
 	vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
 	b->len += (size_t)n;
+}
+
+const char *ox_cg_fields_left(const char *text)
+{
+	for (const char *p = text; p && *p; p++) {
+		if (p[0] == '/' && p[1] == '*') { /* (comments and literals may quote a model's names) */
+			const char *e = strstr(p + 2, "*/");
+			p = e ? e + 1 : p + strlen(p) - 1;
+		} else if (*p == '"' || *p == '\'') {
+			const char q = *p;
+			while (p[1] && p[1] != q)
+				p += p[1] == '\\' && p[2] ? 2 : 1;
+			if (p[1])
+				p++;
+		} else if ((p[0] == '$' && (p[1] == 'I' || p[1] == 'L') && !ident_char(p[2])) ||
+			   ((p == text || !ident_char(p[-1])) &&
+			    ((!strncmp(p, "OX_T", 4) && !ident_char(p[4])) || !strncmp(p, "OX_LD(", 6) ||
+			     !strncmp(p, "OX_ST(", 6)))) {
+			return p;
+		}
+	}
+	return NULL;
 }
 
 void ox_buf_printf(ox_buf *b, const char *fmt, ...)
@@ -88,16 +172,16 @@ const char *ox_cg_text(ox_cg *cg, const char *fmt, ...)
 
 void ox_buf_puts(ox_buf *b, const char *s)
 {
-	size_t n = strlen(s);
-	buf_grow(b, n);
-	memcpy(b->s + b->len, s, n + 1);
-	b->len += n;
+	if (b->ix || b->dt)
+		put_fields(b, s, strlen(s));
+	else
+		buf_put(b, s, strlen(s));
 }
 
 void ox_buf_free(ox_buf *b)
 {
 	free(b->s);
-	memset(b, 0, sizeof *b);
+	b->s = NULL, b->len = b->cap = 0; /* (its fields stay) */
 }
 
 void ox_cg_printf(ox_cg *cg, const char *fmt, ...)
@@ -280,6 +364,10 @@ void ox_cg_helper(ox_cg *cg, const char *key, const char *text)
 		ox_cg_snprintf(hkey, sizeof hkey, "host:%s", key), key = hkey;
 	if (mark_used(cg, key))
 		return;
+	const char *left = ox_cg_fields_left(text);
+	if (left)
+		ox_die("codegen: the text of %s has a field left unfilled at \"%.24s\" (a bug of the code generator: "
+		       "please report it)", key, left);
 	ox_buf *kb = cg->cu_host ? &cg->cu_hkernels : &cg->kernels;
 	ox_buf_puts(kb, text);
 	ox_buf_puts(kb, "\n");
