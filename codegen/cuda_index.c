@@ -52,7 +52,7 @@ static void finish(ox_cg *cg, ox_graph *g, ox_node *n, const char *kname, ox_buf
 		ox_cg_printf(cg, "\tcudaMemcpyAsync(out0, in0, %lld, cudaMemcpyDeviceToDevice, ox_st);\n",
 			     (long long)(ox_shape_numel(&x->shape) * (int64_t)ox_dtype_size(x->dtype)));
 	ox_cu_index_launch(cg, kname, dims, r, ptrs, NULL);
-	ox_cu_finish(cg, g, n, kname, t);
+	ox_cu_finish(cg, kname, t);
 }
 
 /* ScatterND (scatter) and GatherND: indices [P.., last] pick slices of R

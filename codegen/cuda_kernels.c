@@ -379,9 +379,8 @@ ox_buf ox_cu_kbuf(ox_graph *g, const ox_node *n)
 }
 
 /* the kernel text t, named kname, into the file's kernels; frees t */
-void ox_cu_finish(ox_cg *cg, ox_graph *g, ox_node *n, const char *kname, ox_buf *t)
+void ox_cu_finish(ox_cg *cg, const char *kname, ox_buf *t)
 {
-	(void)g, (void)n;
 	ox_cg_helper(cg, kname, t->s);
 	ox_buf_free(t);
 }
@@ -667,7 +666,7 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 					     geo.nt, hasb ? "in2" : "nullptr", args.s ? args.s : "");
 		}
 	}
-	ox_cu_finish(cg, g, n, kname, &t);
+	ox_cu_finish(cg, kname, &t);
 	ox_buf_free(&params), ox_buf_free(&args);
 	return 0;
 fail:
@@ -948,7 +947,7 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 				 "\t}\n",
 			     args.s ? args.s : "");
 	}
-	ox_cu_finish(cg, g, n, kname, &t);
+	ox_cu_finish(cg, kname, &t);
 	if (na && !tail) {
 		char nk[200], nargs[96];
 		ox_cg_snprintf(nk, sizeof nk, "%s_norm_kernel", cg->fname);
@@ -1120,7 +1119,7 @@ int ox_cu_emit_window(ox_cg *cg, ox_graph *g, ox_node *n)
 	} else
 		ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, %d, 0, ox_st, in0, %sout0%s);\n", kname,
 			     (long long)((ox_dim_eval(g, dThr) + B - 1) / B), B, wb, args.s ? args.s : "");
-	ox_cu_finish(cg, g, n, kname, &t);
+	ox_cu_finish(cg, kname, &t);
 	ox_buf_free(&params), ox_buf_free(&args);
 	return 0;
 }
@@ -1186,7 +1185,7 @@ static int cu_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
 			     (long long)((ox_dim_eval(g, dNC) + 3) / 4));
 	else
 		ox_cu_launch_rt(cg, kname, dNC, 4, 128, args.s);
-	ox_cu_finish(cg, g, n, kname, &t);
+	ox_cu_finish(cg, kname, &t);
 	ox_buf_free(&params), ox_buf_free(&args);
 	return 0;
 }
@@ -1631,7 +1630,7 @@ static int cu_attention(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_printf(cg, "%s%s);\n",
 		     np ? ", in6" : "", S > 1 ? ", ox_cu_ws, ox_cu_ctr" : "");
 	(void)B;
-	ox_cu_finish(cg, g, n, kname, &t);
+	ox_cu_finish(cg, kname, &t);
 	return 0;
 }
 
@@ -1699,7 +1698,7 @@ static int cu_rope(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cu_index_kernel(&t, kname, params, dims, 4, body.s);
 	ox_buf_free(&body);
 	ox_cu_index_launch(cg, kname, dims, 4, p ? "in0, in1, in2, in3, out0, ox_status" : "in0, in1, in2, nullptr, out0", NULL);
-	ox_cu_finish(cg, g, n, kname, &t);
+	ox_cu_finish(cg, kname, &t);
 	return 0;
 }
 
@@ -1717,7 +1716,7 @@ static int strided_dims(ox_cu_rt *R, ox_dim D, ox_dim inner, middle_dims *sd)
 	return ox_cu_rt_dim(R, D, sd->d, sizeof sd->d) && ox_cu_rt_dim(R, inner, sd->in, sizeof sd->in) &&
 	       ox_cu_rt_dim(R, ox_dim_mul(R->g, D, inner), sd->din, sizeof sd->din);
 }
-static int strided_kernel(ox_cg *cg, ox_graph *g, ox_node *n, ox_cu_rt *R, ox_dim outer, ox_dim inner,
+static int strided_kernel(ox_cg *cg, ox_cu_rt *R, ox_dim outer, ox_dim inner,
 			  const char *params, ox_buf *t, ox_buf *body)
 {
 	char kname[200];
@@ -1730,7 +1729,7 @@ static int strided_kernel(ox_cg *cg, ox_graph *g, ox_node *n, ox_cu_rt *R, ox_di
 		return 1;
 	}
 	ox_cu_index_launch(cg, kname, dims, 2, "in0, out0", R);
-	ox_cu_finish(cg, g, n, kname, t);
+	ox_cu_finish(cg, kname, t);
 	return 0;
 }
 
@@ -1883,7 +1882,7 @@ static int cu_chan_norm(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cu_rt_params(cg, &R, NULL, &a);
 	ox_cu_launch_rt(cg, kname, rows, 1, 256, a.s);
 	ox_buf_free(&a);
-	ox_cu_finish(cg, g, n, kname, &t);
+	ox_cu_finish(cg, kname, &t);
 	return 0;
 }
 
@@ -1948,7 +1947,7 @@ static void norm_kernel(ox_cg *cg, ox_graph *g, ox_node *n, const char *kname, o
 	ox_buf_printf(&t, "%s%s%s%s}\n\n", ym || yi ? "\tif (lane == 0) {\n" : "", ym ? "\t\tym[row] = mean;\n" : "",
 		      yi ? "\t\tyi[row] = inv;\n" : "", ym || yi ? "\t}\n" : "");
 	rows_launch(cg, g, kname, rows, D, args);
-	ox_cu_finish(cg, g, n, kname, &t);
+	ox_cu_finish(cg, kname, &t);
 }
 
 /* LayerNormalization and RMSNormalization over the trailing axes (scale
@@ -2040,7 +2039,7 @@ static int cu_softmax(ox_cg *cg, ox_graph *g, ox_node *n)
 			      log ? "(OX_LD(xr[j * st]) - m) - ls" : "expf(OX_LD(xr[j * st]) - m) / s");
 		ox_buf_printf(&t, "/* %s: %s along axis %d of %lld, a thread per (outer, inner)%s */\n", cg->fname, n->optype,
 			      ax, (long long)ox_opt_top(g, Dx), R.n ? " (run-time dims)" : "");
-		return strided_kernel(cg, g, n, &R, rows, inner, "const OX_T *__restrict__ x, OX_T *__restrict__ y", &t,
+		return strided_kernel(cg, &R, rows, inner, "const OX_T *__restrict__ x, OX_T *__restrict__ y", &t,
 				      &body);
 	}
 	char len[48];
@@ -2057,7 +2056,7 @@ static int cu_softmax(ox_cg *cg, ox_graph *g, ox_node *n)
 		      len, len, len, len, log ? "\tconst float ls = logf(s);\n" : "", len,
 		      log ? "(OX_LD(xr[i]) - m) - ls" : "expf(OX_LD(xr[i]) - m) / s");
 	rows_launch(cg, g, kname, rows, D, "in0, out0");
-	ox_cu_finish(cg, g, n, kname, &t);
+	ox_cu_finish(cg, kname, &t);
 	return 0;
 }
 
@@ -2223,7 +2222,7 @@ static int cu_plan(ox_cg *cg, ox_graph *g, ox_node *n)
 		goto decline;
 	}
 	ox_cu_index_launch(cg, kname, dims, p.nax, "in0, out0", &R);
-	ox_cu_finish(cg, g, n, kname, &t);
+	ox_cu_finish(cg, kname, &t);
 	ox_buf_free(&body), ox_buf_free(&in), ox_buf_free(&out);
 	return 0;
 decline:
@@ -2465,7 +2464,7 @@ static int cu_gather(ox_cg *cg, ox_graph *g, ox_node *n)
 	}
 	ox_buf_free(&body);
 	ox_cu_index_launch(cg, kname, dims, 3, ci ? "in0, in1, out0" : "in0, in1, out0, ox_status", &R);
-	ox_cu_finish(cg, g, n, kname, &t);
+	ox_cu_finish(cg, kname, &t);
 	return 0;
 }
 
@@ -2715,7 +2714,7 @@ static int cu_cum(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_buf t = {.ix = "long"};
 	ox_buf_printf(&t, "/* %s: %s along axis %d of %lld%s%s%s: a thread per run */\n", cg->fname, n->optype, axis,
 		      (long long)ox_opt_top(g, L), R.n ? " (at most)" : "", excl ? ", exclusive" : "", rev ? ", reversed" : "");
-	return strided_kernel(cg, g, n, &R, O, I, params, &t, &body);
+	return strided_kernel(cg, &R, O, I, params, &t, &body);
 }
 
 /* Concat's input k or Split's output k (split): a kernel over its tot
@@ -2917,7 +2916,7 @@ static int cu_fusedew(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_buf_printf(&ptrs, "in%d, ", k);
 	ox_buf_puts(&ptrs, "out0");
 	ox_cu_index_launch(cg, kname, dims, r, ptrs.s, &R);
-	ox_cu_finish(cg, g, n, kname, &t);
+	ox_cu_finish(cg, kname, &t);
 	ox_buf_free(&params), ox_buf_free(&body), ox_buf_free(&vb), ox_buf_free(&loads), ox_buf_free(&ptrs);
 	return 0;
 too_many: /* (more than 16 run-time dims: the C function) */
@@ -3032,7 +3031,7 @@ static int cu_reduce(ox_cg *cg, ox_graph *g, ox_node *n)
 			      n->optype, (long long)ox_opt_top(g, D), (long long)ox_opt_top(g, outer),
 			      (long long)ox_opt_top(g, D), (long long)ox_opt_top(g, inner),
 			      R.n ? " (at most: run-time dims)" : "");
-		return strided_kernel(cg, g, n, &R, outer, inner, "const OX_T *__restrict__ x, OX_T *__restrict__ y", &t,
+		return strided_kernel(cg, &R, outer, inner, "const OX_T *__restrict__ x, OX_T *__restrict__ y", &t,
 				      &body);
 	}
 	const ox_dim rows = outer;
@@ -3076,7 +3075,7 @@ static int cu_reduce(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_buf_printf(&t, "\t}\n\ty[row] = %s;\n}\n\n", res);
 		ox_cg_printf(cg, "\tOX_LAUNCH(%s, dim3(%lld, %d), 256, 0, ox_st, in0, out0, (%s *)ox_cu_ws, ox_cu_ctr);\n",
 			     kname, (long long)rows, S, rd.A);
-		ox_cu_finish(cg, g, n, kname, &t);
+		ox_cu_finish(cg, kname, &t);
 		return 0;
 	}
 	warp_rows(&t, g, cg->fname, n->optype, rows, D, kname, "const OX_T *__restrict__ x, OX_T *__restrict__ y", NULL, 0);
@@ -3086,7 +3085,7 @@ static int cu_reduce(ox_cg *cg, ox_graph *g, ox_node *n)
 	red_shuffle(cg, &t, &rd, 0);
 	ox_buf_printf(&t, "\tif (lane == 0)\n\t\ty[row] = %s;\n}\n\n", res);
 	rows_launch(cg, g, kname, rows, D, "in0, out0");
-	ox_cu_finish(cg, g, n, kname, &t);
+	ox_cu_finish(cg, kname, &t);
 	return 0;
 }
 
@@ -3144,7 +3143,7 @@ static int cu_arg(ox_cg *cg, ox_graph *g, ox_node *n)
 		      (long long)ox_opt_top(g, D), (long long)ox_opt_top(g, inner), R.n ? ", at most" : "");
 	ox_buf_printf(&t, "%s, a thread per output */\n",
 		      last ? ", the last index on ties" : "");
-	return strided_kernel(cg, g, n, &R, outer, inner, params, &t, &body);
+	return strided_kernel(cg, &R, outer, inner, params, &t, &body);
 }
 
 /* Any other elementwise node: emit_ew's own map (the C target's
@@ -3191,7 +3190,7 @@ static int cu_map(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_buf_printf(&ptrs, n->in[k] >= 0 ? "in%d, " : "nullptr, ", k);
 	ox_buf_puts(&ptrs, "out0");
 	ox_cu_index_launch(cg, kname, M.d, M.r, ptrs.s, &R);
-	ox_cu_finish(cg, g, n, kname, &t);
+	ox_cu_finish(cg, kname, &t);
 	ox_buf_free(&params), ox_buf_free(&M.body), ox_buf_free(&ptrs);
 	return 0;
 }

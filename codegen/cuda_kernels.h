@@ -26,7 +26,7 @@ int ox_cu_fits32(ox_graph *g, const ox_node *n);
  * for the type of its first output (computation in f32) */
 ox_buf ox_cu_kbuf(ox_graph *g, const ox_node *n);
 /* the kernel text t, named kname, into the file's kernels; frees t */
-void ox_cu_finish(ox_cg *cg, ox_graph *g, ox_node *n, const char *kname, ox_buf *t);
+void ox_cu_finish(ox_cg *cg, const char *kname, ox_buf *t);
 /* f32, f16, bf16: the element types of kernels written with OX_T */
 int ox_cu_ftype(int dt);
 /* a kernel of one thread per element of a constant index space of rank r:

@@ -274,7 +274,7 @@ static int emit_conv(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_printf(cg, "\t%sOX_LAUNCH(%s, dim3(%lld, %lld, %s), %d, 0, ox_st, in0, in1, %s, out0%s);\n", guard,
 			     kname, (O + T - 1) / T, (P + T - 1) / T, z, geo.nt, hasb ? "in2" : "nullptr", args.s ? args.s : "");
 	}
-	ox_cu_finish(cg, g, n, kname, &t);
+	ox_cu_finish(cg, kname, &t);
 	ox_buf_free(&params), ox_buf_free(&args), ox_buf_free(&la);
 	return 0;
 fail:
@@ -367,7 +367,7 @@ static int emit_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
 	batch_grid(cg, g, dN, N, z, sizeof z, guard, sizeof guard);
 	ox_cg_printf(cg, "\t%sOX_LAUNCH(%s, dim3(%lld, %d, %s), 256, 0, ox_st, in0, out0%s);\n", guard, kname, G, S, z,
 		     S > 1 ? ", ox_cu_ws, ox_cu_ctr" : "");
-	ox_cu_finish(cg, g, n, kname, &t);
+	ox_cu_finish(cg, kname, &t);
 	return 0;
 }
 

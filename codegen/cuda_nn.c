@@ -199,7 +199,7 @@ static int emit_convtranspose(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 256, 0, ox_st, in0, in1, %s, out0);\n", kname,
 			     (long long)((tot + 255) / 256), b ? "in2" : "nullptr");
 	}
-	ox_cu_finish(cg, g, n, kname, &t);
+	ox_cu_finish(cg, kname, &t);
 	return 0;
 }
 
@@ -532,7 +532,7 @@ static int emit_resize(ox_cg *cg, ox_graph *g, ox_node *n)
 		dims[a] = y->shape.d[a];
 	ox_cu_index_kernel(&t, kname, "const float *__restrict__ x, float *__restrict__ y", dims, r, body.s);
 	ox_cu_index_launch(cg, kname, dims, r, "in0, out0", NULL);
-	ox_cu_finish(cg, g, n, kname, &t);
+	ox_cu_finish(cg, kname, &t);
 	ox_buf_free(&body), ox_buf_free(&base);
 	return 0;
 }
@@ -626,7 +626,7 @@ static int emit_avgpool(ox_cg *cg, ox_graph *g, ox_node *n)
 		return 1;
 	}
 	ox_cu_index_launch(cg, kname, dims, 4, "in0, out0", &R);
-	ox_cu_finish(cg, g, n, kname, &t);
+	ox_cu_finish(cg, kname, &t);
 	return 0;
 }
 

@@ -180,7 +180,7 @@ static int emit_qgemm(ox_cg *cg, ox_graph *g, ox_node *n)
 	for (int k = 0; k < n->nin; k++)
 		ox_cg_printf(cg, n->in[k] >= 0 ? "in%d, " : "nullptr, ", k);
 	ox_cg_printf(cg, "out0);\n");
-	ox_cu_finish(cg, g, n, kname, &t);
+	ox_cu_finish(cg, kname, &t);
 	return 0;
 }
 
@@ -204,7 +204,7 @@ static void elem_kernel(ox_cg *cg, ox_graph *g, ox_node *n, const char *what, co
 	ox_buf_puts(&ptrs, "out0");
 	ox_cu_index_launch(cg, kname, dims, r, ptrs.s, NULL);
 	ox_buf_free(&ptrs);
-	ox_cu_finish(cg, g, n, kname, &t);
+	ox_cu_finish(cg, kname, &t);
 	ox_buf_free(&params);
 }
 

@@ -420,7 +420,7 @@ int ox_cu_emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_printf(cg, ", %s", hasyc ? "out2" : "nullptr");
 	ox_cg_printf(cg, "%s);\n", ra);
 	ox_buf_free(&rta);
-	ox_cu_finish(cg, g, n, kname, &t);
+	ox_cu_finish(cg, kname, &t);
 	return 0;
 #undef HAS_IN
 #undef HAS_OUT
