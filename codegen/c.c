@@ -189,6 +189,13 @@ static int open_tmp(outfile *f, const char *path, FILE **fp)
 	return *fp ? 0 : -1;
 }
 
+/* runtime_min/ox_rt.h into c, its functions of storage class st */
+static void rt_header(ox_buf *c, const char *st)
+{
+	const char *key[] = {"OX_STATIC"}, *val[] = {st};
+	ox_cg_substitute(c, ox_cg_template("runtime_min/ox_rt.h"), key, val, 1);
+}
+
 static int write_buf(outfile *f, const char *path, const ox_buf *b)
 {
 	FILE *fp;
@@ -505,6 +512,7 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 		native = !native;
 		/* the node's C function: host code for a host node */
 		ox_buf hfn = {0}, *nodes = hostn ? &hfn : &so->nodes;
+		const char *fn_static = hostn ? "static" : ox_cg_static(cg);
 		so->nfuncs++;
 		int fk = funcs0 + so->nfuncs - 1;
 		ox_buf_printf(nodes, "/* node %d: %s \"", i, n->optype);
@@ -698,7 +706,7 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 			for (int r = 0; r < cg->nregions; r++) {
 				size_t from = cg->region_at[r], to = r + 1 < cg->nregions ? cg->region_at[r + 1] : cg->body.len;
 				char *text = strndup(cg->body.s + from, to - from);
-				ox_buf_printf(nodes, "static void %s_task%.0d(void *ctx, long t0, long t1)\n{\n", fname, r);
+				ox_buf_printf(nodes, "%s void %s_task%.0d(void *ctx, long t0, long t1)\n{\n", fn_static, fname, r);
 				/* (C++ for the CUDA target: the casts) */
 				ox_buf_puts(nodes, cxx ? "\tvoid *const *p = (void *const *)ctx;\n" : "\tvoid *const *p = ctx;\n");
 				for (int k = 0; k < n->nin + n->nout; k++) {
@@ -719,7 +727,7 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 				ox_buf_puts(nodes, "\t}\n}\n\n");
 				free(text);
 			}
-			ox_buf_printf(nodes, "static %s %s(%s)\n{\n", fails ? "int" : "void", fname, params.s);
+			ox_buf_printf(nodes, "%s %s %s(%s)\n{\n", fn_static, fails ? "int" : "void", fname, params.s);
 			if (cg->nregions > 0) {
 				ox_buf_printf(nodes, "%.*s", (int)cg->region_at[0], cg->body.s);
 				ox_buf_printf(nodes, "\tvoid *p[] = {%s};\n", pack.s);
@@ -1178,7 +1186,7 @@ static ox_buf write_cu(const outctx *F)
 	ox_buf_puts(&c, "/* runtime_min/ox_cuda.h */\n");
 	ox_buf_puts(&c, ox_cg_template("runtime_min/ox_cuda.h"));
 	ox_buf_puts(&c, "\n/* runtime_min/ox_rt.h */\n");
-	ox_cu_device(&c, ox_cg_template("runtime_min/ox_rt.h"));
+	rt_header(&c, "[[maybe_unused]] static __device__");
 	ox_buf_puts(&c, "\n");
 	if (mode == OX_CG_WEIGHTS_EMBED) {
 		ox_buf_printf(&c, "extern \"C\" const unsigned char %s_weights[];\n\n", P);
@@ -1187,12 +1195,12 @@ static ox_buf write_cu(const outctx *F)
 	}
 	if (cg->kernels.len) {
 		ox_buf_puts(&c, "/* ---- kernels ---- */\n");
-		ox_cu_device(&c, cg->kernels.s);
+		ox_buf_puts(&c, cg->kernels.s);
 		ox_buf_puts(&c, "\n");
 	}
 	ox_buf_puts(&c, "/* ---- nodes: the C target's functions, on the device ---- */\n");
 	for (int s = 0; s < ngs; s++)
-		ox_cu_device(&c, so[s].nodes.s ? so[s].nodes.s : "");
+		ox_buf_puts(&c, so[s].nodes.s ? so[s].nodes.s : "");
 	ox_buf_printf(&c, "/* the pinned staging of the host nodes (string tensors) */\n"
 			  "#define OX_HOST_BYTES %lld\nstatic unsigned char *ox_cu_H;\n\n",
 		      (long long)cg->cu_hbytes);
@@ -1282,7 +1290,7 @@ static ox_buf write_c(const outctx *F)
 	ox_buf_printf(&c, "#include \"%s\"\n#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n"
 			  "#include <string.h>\n\n", hname);
 	ox_buf_puts(&c, "/* runtime_min/ox_rt.h */\n");
-	ox_buf_puts(&c, ox_cg_template("runtime_min/ox_rt.h"));
+	rt_header(&c, "static");
 	ox_buf_puts(&c, "\n");
 	if (mode == OX_CG_WEIGHTS_EMBED) {
 		ox_buf_printf(&c, "extern const unsigned char %s_weights[];\n", P);

@@ -14,7 +14,8 @@
  * ox_error(g, n, "...") (the bad-input channel) and nothing is written.
  * Shared kernels come from templates/NAME.c via ox_cg_use: the text is
  * instantiated once per (template, dtype) into the output, with $T replaced
- * by the storage type, $C by the compute type and $S by the dtype suffix;
+ * by the storage type, $C by the compute type, $S by the dtype suffix and
+ * OX_STATIC by the target's storage class (ox_cg_static);
  * before it, ox_ld_$S / ox_st_$S convert one element between storage and
  * compute type (ox_cg_load / ox_cg_store as functions).
  */
@@ -36,7 +37,9 @@
  *     OX_LD(e)      e loaded in the compute type (ox_cg_load(dt, e))
  *     OX_ST(e)      e converted to the element type (ox_cg_store(dt, e))
  * A piece printed into a buffer without them keeps them until it is
- * printed into one that has them; none may reach the output (ox_cg_fields_left). */
+ * printed into one that has them. None may reach the output, nor a
+ * template's or helper's OX_STATIC (ox_cg_use, ox_cg_helper fill it):
+ * ox_cg_fields_left finds them. */
 typedef struct {
 	char *s;
 	size_t len, cap;
@@ -151,9 +154,6 @@ typedef struct ox_cu_map {
 int ox_cu_emit(ox_cg *cg, ox_graph *g, ox_node *n);
 /* is text[0..len) only blanks and comments? */
 int ox_cu_blank(const char *text, size_t len);
-/* C text made device code: its static functions and file-scope constants
- * get __device__ */
-void ox_cu_device(ox_buf *out, const char *text);
 
 /* Emit a control node's body (opt/outline.c) as C: its node functions and
  * `static int NAME(unsigned char *A, int64_t *ox_d, const void *const
@@ -254,8 +254,14 @@ void ox_cg_lstart(ox_cg *cg, int lvl, const char *fmt, ...) __attribute__((forma
 /* append "var * stride" to an index sum in buf; a loop that does not exist
  * (n == 1) or an axis an operand broadcasts along (stride 0) adds nothing */
 void ox_cg_term(char *buf, size_t cap, const char *var, int64_t n, int64_t stride);
-/* add raw helper text once under a key (e.g. a small static function) */
+/* add raw helper text once under a key (e.g. a small static function);
+ * the word OX_STATIC in it, as in a template, becomes ox_cg_static's */
 void ox_cg_helper(ox_cg *cg, const char *key, const char *text);
+/* the storage class of a file-scope function or constant of the C text:
+ * "static", and on the CUDA device (--target cuda, not a host node's)
+ * "[[maybe_unused]] static __device__". Templates, runtime_min/ox_rt.h and
+ * helper texts name it OX_STATIC. */
+const char *ox_cg_static(const ox_cg *cg);
 /* does text hold name as a word (not inside a longer identifier)? */
 int ox_cg_uses_name(const char *text, const char *name);
 /* "dst = dst OP src;" into buf: a Scatter reduction (none, add, mul, max,

@@ -35,39 +35,6 @@ int ox_cu_blank(const char *text, size_t len)
 	return 1;
 }
 
-/* Is this line (at column 0) the head of a static function or a
- * file-scope static object? Functions: "static ... name(" with no '='
- * before the parenthesis; objects: "static ... = " or "static ...[". */
-static int static_head(const char *l, const char *end)
-{
-	if (strncmp(l, "static ", 7))
-		return 0;
-	const char *paren = memchr(l, '(', (size_t)(end - l)), *eq = memchr(l, '=', (size_t)(end - l));
-	const char *br = memchr(l, '[', (size_t)(end - l));
-	if (paren && (!eq || paren < eq) && (!br || paren < br))
-		return 1;
-	return eq || br ? 2 : 0;
-}
-
-void ox_cu_device(ox_buf *out, const char *text)
-{
-	for (const char *l = text; l && *l;) {
-		const char *end = strchr(l, '\n');
-		end = end ? end + 1 : l + strlen(l);
-		int k = static_head(l, end);
-		int dev = 0; /* (on this line: a later one's does not count) */
-		for (const char *q = l; q + 10 <= end && !dev; q++)
-			dev = !strncmp(q, "__device__", 10);
-		if (k && !dev && (size_t)(end - l) > 7) {
-			/* "static inline" functions too: __device__ after "static " */
-			ox_buf_printf(out, "[[maybe_unused]] static __device__ %.*s", (int)(end - l - 7), l + 7);
-		} else {
-			ox_buf_printf(out, "%.*s", (int)(end - l), l);
-		}
-		l = end;
-	}
-}
-
 void ox_cu_api_h(ox_buf *h, const char *P, const char *PU, int external)
 {
 	ox_buf_printf(h, "/* --target cuda (docs/cuda.md): the device arena, the weights on the\n"

@@ -255,7 +255,7 @@ static int emit_resize_rt(ox_cg *cg, ox_graph *g, ox_node *n, ox_rz_opts *ro, co
 			ox_buf_printf(&unused, "\t(void)%s;\n", nm);
 	}
 	ox_buf_printf(&t, "/* %s: the Resize's output dims checked, its tap tables, on one thread */\n"
-			  "static int %s_f(int64_t *ox_d%s)\n{\n\t(void)ox_d;\n%s%s\treturn 0;\n}\n\n",
+			  "OX_STATIC int %s_f(int64_t *ox_d%s)\n{\n\t(void)ox_d;\n%s%s\treturn 0;\n}\n\n",
 		      pname, pname, params.s, unused.s ? unused.s : "", plan.s ? plan.s : "");
 	ox_buf_printf(&t, "__global__ void %s(int *ox_status, int64_t *ox_d%s)\n{\n"
 			  "\tif (!*ox_status && %s_f(ox_d%s))\n\t\t*ox_status = %s_ERR_SHAPE;\n}\n\n",

@@ -108,11 +108,11 @@ static int emit_qgemm(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_snprintf(wo, sizeof wo, "p");
 	if (q) {
 		ox_cg_snprintf(tab, sizeof tab, "%s_wz", kname);
-		ox_cg_qi_table(&t, n, "ox_wz", "", tab, O, 0);
+		ox_cg_qi_table(&t, n, "ox_wz", "", ox_cg_static(cg), tab, O, 0);
 		ox_cg_snprintf(tab, sizeof tab, "%s_rm", kname);
-		ox_cg_qi_table(&t, n, "ox_m", "", tab, O, 0);
+		ox_cg_qi_table(&t, n, "ox_m", "", ox_cg_static(cg), tab, O, 0);
 		ox_cg_snprintf(tab, sizeof tab, "%s_rs", kname);
-		ox_cg_qi_table(&t, n, "ox_s", "", tab, O, 0);
+		ox_cg_qi_table(&t, n, "ox_s", "", ox_cg_static(cg), tab, O, 0);
 		ox_cg_snprintf(xz, sizeof xz, "%lld", ox_cg_qi_at(n, "ox_zp", 0));
 		ox_cg_snprintf(wz, sizeof wz, "%s_wz[%s]", kname, wo);
 	} else {

@@ -35,7 +35,7 @@ static const char *dw_kernel(ox_cg *cg, int rows, long ar, const ox_epi *E)
 	ox_buf t = {0};
 	ox_buf_printf(&t, "/* depthwise micro-kernel: %d positions (%ld floats apart) of one channel block */\n", rows,
 		      ar);
-	ox_buf_printf(&t, "static OX_UNUSED void %s(const float *restrict a, const float *restrict w, float *restrict y,\n"
+	ox_buf_printf(&t, "OX_STATIC OX_UNUSED void %s(const float *restrict a, const float *restrict w, float *restrict y,\n"
 			  "\t\tconst float *restrict bias, long kh, long kw, long rs, long cs%s)\n{\n", name,
 		      E->n ? ", const float *const *e" : "");
 	if (E->n)
@@ -67,7 +67,7 @@ static const char *dw_edge_kernel(ox_cg *cg, const ox_epi *E)
 	ox_cg_snprintf(name, sizeof name, "ox_dke%s", es);
 	ox_buf t = {0};
 	ox_buf_puts(&t, "/* depthwise at one position near a border: taps outside the input skipped */\n");
-	ox_buf_printf(&t, "static OX_UNUSED void %s(const float *restrict x, const float *restrict w, float *restrict y,\n"
+	ox_buf_printf(&t, "OX_STATIC OX_UNUSED void %s(const float *restrict x, const float *restrict w, float *restrict y,\n"
 			  "\t\tconst float *restrict bias, long ih0, long iw0, long ih, long iw, long kh, long kw, long dh, "
 			  "long dw%s)\n{\n", name, E->n ? ", const float *const *e" : "");
 	if (E->n)

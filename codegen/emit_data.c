@@ -96,7 +96,7 @@ static void emit_cap(ox_cg *cg, ox_graph *g, ox_id id)
 		return;
 	ox_cg_helper(cg, "data/ox_numel_over",
 		     "/* does the product of n dims (none negative) pass lim? */\n"
-		     "static OX_UNUSED int ox_numel_over(const int64_t *d, int n, int64_t lim)\n{\n"
+		     "OX_STATIC OX_UNUSED int ox_numel_over(const int64_t *d, int n, int64_t lim)\n{\n"
 		     "\tint64_t t = 1;\n"
 		     "\tfor (int k = 0; k < n; k++)\n\t\tif (d[k] == 0)\n\t\t\treturn 0;\n"
 		     "\tfor (int k = 0; k < n; k++) {\n"

@@ -91,39 +91,39 @@ static const char *helper(ox_cg *cg, const char *kind, int cdt)
 	if (!strcmp(kind, "div") && is_uint(cdt)) {
 		ox_cg_snprintf(text, sizeof text,
 			 "/* integer division, with x / 0 = 0 (as numpy) instead of a trap */\n"
-			 "static %s %s(%s a, %s b)\n{\n\treturn b == 0 ? 0 : a / b;\n}\n", T, N, T, T);
+			 "OX_STATIC %s %s(%s a, %s b)\n{\n\treturn b == 0 ? 0 : a / b;\n}\n", T, N, T, T);
 	} else if (!strcmp(kind, "div")) {
 		ox_cg_snprintf(text, sizeof text,
 			 "/* C division (truncating), with x / 0 = 0 (as numpy) and no trap on MIN / -1 */\n"
-			 "static %s %s(%s a, %s b)\n{\n"
+			 "OX_STATIC %s %s(%s a, %s b)\n{\n"
 			 "\treturn b == 0 ? 0 : b == -1 ? (%s)(0u - (%s)a) : a / b;\n}\n",
 			 T, N, T, T, T, uint_type(cdt));
 	} else if (!strcmp(kind, "fmod") && is_uint(cdt)) {
 		ox_cg_snprintf(text, sizeof text,
 			 "/* C remainder, with x %% 0 = 0 */\n"
-			 "static %s %s(%s a, %s b)\n{\n\treturn b == 0 ? 0 : a %% b;\n}\n", T, N, T, T);
+			 "OX_STATIC %s %s(%s a, %s b)\n{\n\treturn b == 0 ? 0 : a %% b;\n}\n", T, N, T, T);
 	} else if (!strcmp(kind, "fmod")) {
 		ox_cg_snprintf(text, sizeof text,
 			 "/* C remainder (sign of the dividend), with x %% 0 = 0 and no trap on MIN %% -1 */\n"
-			 "static %s %s(%s a, %s b)\n{\n\treturn b == 0 || b == -1 ? 0 : a %% b;\n}\n",
+			 "OX_STATIC %s %s(%s a, %s b)\n{\n\treturn b == 0 || b == -1 ? 0 : a %% b;\n}\n",
 			 T, N, T, T);
 	} else if (!strcmp(kind, "mod") && is_fp(cdt)) {
 		ox_cg_snprintf(text, sizeof text,
 			 "/* Python's %%: the result takes the divisor's sign */\n"
-			 "static %s %s(%s a, %s b)\n{\n\t%s r = %s(a, b);\n"
+			 "OX_STATIC %s %s(%s a, %s b)\n{\n\t%s r = %s(a, b);\n"
 			 "\treturn r != 0 && (r < 0) != (b < 0) ? r + b : r;\n}\n",
 			 T, N, T, T, T, fn(cdt, "fmod"));
 	} else if (!strcmp(kind, "mod")) {
 		ox_cg_snprintf(text, sizeof text,
 			 "/* Python's %%: the result takes the divisor's sign; x %% 0 = 0 */\n"
-			 "static %s %s(%s a, %s b)\n{\n\tif (b == 0 || b == -1)\n\t\treturn 0;\n"
+			 "OX_STATIC %s %s(%s a, %s b)\n{\n\tif (b == 0 || b == -1)\n\t\treturn 0;\n"
 			 "\t%s r = a %% b;\n\treturn r != 0 && (r < 0) != (b < 0) ? r + b : r;\n}\n",
 			 T, N, T, T, T);
 	} else if (!strcmp(kind, "ipow")) {
 		ox_cg_snprintf(text, sizeof text,
 			 "/* integer power by squaring, wrapping like integer multiplication;\n"
 			 " * a negative exponent gives the truncated 1 / a^-e */\n"
-			 "static int64_t %s(int64_t a, int64_t e)\n{\n"
+			 "OX_STATIC int64_t %s(int64_t a, int64_t e)\n{\n"
 			 "\tif (e < 0)\n\t\treturn a == 1 ? 1 : a == -1 ? (e & 1 ? -1 : 1) : 0;\n"
 			 "\tuint64_t r = 1, b = (uint64_t)a;\n"
 			 "\tfor (; e; e >>= 1, b *= b)\n\t\tif (e & 1)\n\t\t\tr *= b;\n"
@@ -131,15 +131,15 @@ static const char *helper(ox_cg *cg, const char *kind, int cdt)
 	} else if ((!strcmp(kind, "max") || !strcmp(kind, "min")) && is_fp(cdt)) {
 		ox_cg_snprintf(text, sizeof text,
 			 "/* NaN-propagating %s, like numpy's */\n"
-			 "static %s %s(%s a, %s b)\n{\n\treturn a %s b || isnan(a) ? a : b;\n}\n",
+			 "OX_STATIC %s %s(%s a, %s b)\n{\n\treturn a %s b || isnan(a) ? a : b;\n}\n",
 			 kind, T, N, T, T, kind[1] == 'a' ? ">" : "<");
 	} else if (!strcmp(kind, "max") || !strcmp(kind, "min")) {
-		ox_cg_snprintf(text, sizeof text, "static %s %s(%s a, %s b)\n{\n\treturn a %s b ? a : b;\n}\n",
+		ox_cg_snprintf(text, sizeof text, "OX_STATIC %s %s(%s a, %s b)\n{\n\treturn a %s b ? a : b;\n}\n",
 			 T, N, T, T, kind[1] == 'a' ? ">" : "<");
 	} else if (!strcmp(kind, "clip")) {
 		ox_cg_snprintf(text, sizeof text,
 			 "/* min(max(x, lo), hi) as numpy's clip: lo > hi gives hi, NaN stays */\n"
-			 "static %s %s(%s x, %s lo, %s hi)\n{\n"
+			 "OX_STATIC %s %s(%s x, %s lo, %s hi)\n{\n"
 			 "\tx = x < lo ? lo : x;\n\treturn x > hi ? hi : x;\n}\n", T, N, T, T, T);
 	} else {
 		ox_die("emit_ew: no helper '%s'", kind);
@@ -644,7 +644,7 @@ static int cast_f8_tmpl(ox_cg *cg, ox_graph *g, ox_node *n, int from, int to, ox
 		ox_cg_helper(cg, "ew/ox_f64_to_f32_odd",
 			     "/* double to float rounded to odd: a later rounding to a narrower\n"
 			     " * float then matches rounding the double directly */\n"
-			     "static float ox_f64_to_f32_odd(double d)\n{\n"
+			     "OX_STATIC float ox_f64_to_f32_odd(double d)\n{\n"
 			     "\tfloat f = (float)d;\n"
 			     "\tif (isnan(d) || (double)f == d)\n\t\treturn f;\n"
 			     "\tif (fabs((double)f) > fabs(d)) /* went away from zero: step back */\n"

@@ -776,10 +776,10 @@ static int emit_unique(ox_cg *cg, ox_graph *g, ox_node *n)
 	char nan[160], key[32];
 	ox_cg_snprintf(key, sizeof key, "uq_nan/%s", ox_cg_sfx(dt));
 	if (ox_dtype_is_float(dt))
-		ox_cg_snprintf(nan, sizeof nan, "static inline int ox_uq_nan_%s(%s v) { return v != v; }\n", ox_cg_sfx(dt),
+		ox_cg_snprintf(nan, sizeof nan, "OX_STATIC inline int ox_uq_nan_%s(%s v) { return v != v; }\n", ox_cg_sfx(dt),
 			 ox_cg_ntype(dt));
 	else
-		ox_cg_snprintf(nan, sizeof nan, "static inline int ox_uq_nan_%s(%s v) { (void)v; return 0; }\n", ox_cg_sfx(dt),
+		ox_cg_snprintf(nan, sizeof nan, "OX_STATIC inline int ox_uq_nan_%s(%s v) { (void)v; return 0; }\n", ox_cg_sfx(dt),
 			 ox_cg_ntype(dt));
 	ox_cg_helper(cg, key, nan);
 	if (use_tmpl(cg, g, n, "msort", OX_I64) || use_tmpl(cg, g, n, "unique", dt))

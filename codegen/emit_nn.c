@@ -150,7 +150,7 @@ static void cap_check(ox_cg *cg, ox_graph *g, ox_value *v, const char *dims)
 		return;
 	ox_cg_helper(cg, "nn/over",
 		     "/* does the product of d[0..r) exceed cap (no overflow on the way)? */\n"
-		     "static int ox_over(const long *d, int r, long cap)\n{\n"
+		     "OX_STATIC int ox_over(const long *d, int r, long cap)\n{\n"
 		     "\tlong m = 1;\n"
 		     "\tfor (int k = 0; k < r; k++)\n"
 		     "\t\tif (d[k] == 0)\n\t\t\treturn 0;\n"

@@ -22,7 +22,7 @@
 
 static const char qsat_text[] =
 	"/* v clamped to [lo, hi] (NaN gives lo); v is integral or clamped first */\n"
-	"static inline int32_t ox_qsat(double v, double lo, double hi)\n"
+	"OX_STATIC inline int32_t ox_qsat(double v, double lo, double hi)\n"
 	"{\n\treturn v >= hi ? (int32_t)hi : v > lo ? (int32_t)v : (int32_t)lo;\n}\n";
 
 void ox_cg_use_qsat(ox_cg *cg)
@@ -440,14 +440,15 @@ static int emit_convi(ox_cg *cg, ox_graph *g, ox_node *n, int ql)
  * multipliers and shifts the pass computed; the tables are static const
  * data in the node's function. */
 
-/* attribute list a as `static const int32_t name[len]` (one value repeated
- * when the list has one), each plus add, at indent ind */
-void ox_cg_qi_table(ox_buf *b, const ox_node *n, const char *attr, const char *ind, const char *name, long long len,
-		    int add)
+/* attribute list a as `ST const int32_t name[len]` (one value repeated
+ * when the list has one), each plus add, at indent ind; st its storage
+ * class ("static" in a function, ox_cg_static's at file scope) */
+void ox_cg_qi_table(ox_buf *b, const ox_node *n, const char *attr, const char *ind, const char *st, const char *name,
+		    long long len, int add)
 {
 	const int64_t *v = NULL;
 	int nv = ox_attr_ints(n, attr, &v);
-	ox_buf_printf(b, "%sstatic const int32_t %s[%lld] = {", ind, name, len);
+	ox_buf_printf(b, "%s%s const int32_t %s[%lld] = {", ind, st, name, len);
 	for (long long i = 0; i < len; i++)
 		ox_buf_printf(b, "%s%s%s%s%lld", i ? "," : "", i % 16 ? " " : "\n", i % 16 ? "" : ind, i % 16 ? "" : "\t",
 			      (long long)(nv > 0 ? v[nv == 1 ? 0 : i] : 0) + add);
@@ -558,9 +559,9 @@ static int emit_qint(ox_cg *cg, ox_graph *g, ox_node *n)
 		if (qconv_window(g, n, nsp, x, w, y, I3, O3, K3, S3, P3, D3))
 			return -1;
 		long long M = w->shape.d[0];
-		ox_cg_qi_table(&cg->body, n, "ox_wz", "\t", "wz", M, flip(w->dtype));
-		ox_cg_qi_table(&cg->body, n, "ox_m", "\t", "rm", M, 0);
-		ox_cg_qi_table(&cg->body, n, "ox_s", "\t", "rs", M, 0);
+		ox_cg_qi_table(&cg->body, n, "ox_wz", "\t", "static", "wz", M, flip(w->dtype));
+		ox_cg_qi_table(&cg->body, n, "ox_m", "\t", "static", "rm", M, 0);
+		ox_cg_qi_table(&cg->body, n, "ox_s", "\t", "static", "rs", M, 0);
 		/* int8 constant weights: each output channel's weight sum, for
 		 * the kernel's fast path (templates/qint.c) */
 		int fast = w->dtype == OX_I8 && w->kind == OX_V_CONST && w->data && w->data->data && M > 0 &&
@@ -598,9 +599,9 @@ static int emit_qint(ox_cg *cg, ox_graph *g, ox_node *n)
 			   w->data->nbytes == (size_t)(K * NN);
 		if (!fast && ox_cg_use(cg, "quant_matmul", OX_U8))
 			return ox_error(g, n, "kernel template templates/quant_matmul.c is missing");
-		ox_cg_qi_table(&cg->body, n, "ox_wz", "\t", "wz", NN, flip(w->dtype));
-		ox_cg_qi_table(&cg->body, n, "ox_m", "\t", "rm", NN, 0);
-		ox_cg_qi_table(&cg->body, n, "ox_s", "\t", "rs", NN, 0);
+		ox_cg_qi_table(&cg->body, n, "ox_wz", "\t", "static", "wz", NN, flip(w->dtype));
+		ox_cg_qi_table(&cg->body, n, "ox_m", "\t", "static", "rm", NN, 0);
+		ox_cg_qi_table(&cg->body, n, "ox_s", "\t", "static", "rs", NN, 0);
 		/* int8 constant weights: their column sums, for templates/qint.c's
 		 * ox_qi_mm (the zero points hoisted out of the sums) */
 		if (fast) {

@@ -196,7 +196,7 @@ static int emit_normalizer(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (nsw && !sens)
 		ox_cg_helper(cg, "str_ieq",
 			     "/* equal up to ASCII case */\n"
-			     "static int ox_str_ieq(const char *a, const char *b)\n"
+			     "OX_STATIC int ox_str_ieq(const char *a, const char *b)\n"
 			     "{\n"
 			     "\tfor (;; a++, b++) {\n"
 			     "\t\tint x = *a >= 'A' && *a <= 'Z' ? *a + 32 : *a;\n"

@@ -206,10 +206,10 @@ static const char *in_kernel(ox_cg *cg, int m, int edge)
 			  " * V = B^T d B%s; V[i][j] at v + (i * %d + j) * vs */\n", m, m, T, T,
 		      edge ? " (positions outside ih x iw read as zero)" : "", T);
 	if (edge)
-		ox_buf_printf(&t, "static OX_UNUSED OX_NOINLINE void %s(const float *restrict x, long r0, long c0, long ih, long iw, "
+		ox_buf_printf(&t, "OX_STATIC OX_UNUSED OX_NOINLINE void %s(const float *restrict x, long r0, long c0, long ih, long iw, "
 				  "float *restrict v, long vs)\n{\n", name);
 	else
-		ox_buf_printf(&t, "static OX_UNUSED OX_NOINLINE void %s(const float *restrict x, long rs, float *restrict v, long vs)\n{\n",
+		ox_buf_printf(&t, "OX_STATIC OX_UNUSED OX_NOINLINE void %s(const float *restrict x, long rs, float *restrict v, long vs)\n{\n",
 			      name);
 	if (edge)
 		for (int r = 0; r < T; r++)
@@ -253,7 +253,7 @@ static const char *out_kernel(ox_cg *cg, int m, int nr, int nc, const ox_epi *E)
 	ox_buf_printf(&t, "/* Winograd F(%dx%d, 3x3) output transform of a tile of an output vector, Y = A^T P A,\n"
 			  " * P[i][j] at p + (i * %d + j) * ps; plus the bias%s; its %dx%d positions inside the output\n"
 			  " * stored at y0 + i * yrs + j * %d */\n", m, m, T, E->body ? ", through the epilogue" : "", nr, nc, b);
-	ox_buf_printf(&t, "static OX_UNUSED OX_NOINLINE void %s(const float *restrict p, long ps, float *y0, long yrs, "
+	ox_buf_printf(&t, "OX_STATIC OX_UNUSED OX_NOINLINE void %s(const float *restrict p, long ps, float *y0, long yrs, "
 			  "const float *restrict bias, const float *const *eo)\n{\n", name);
 	if (!eops)
 		ox_buf_puts(&t, "\t(void)eo;\n");

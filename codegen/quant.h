@@ -22,10 +22,11 @@ void ox_cg_use_qsat(ox_cg *cg);
 
 /* element i of an INTS attribute of the integer ops (0 when absent) */
 long long ox_cg_qi_at(const ox_node *n, const char *attr, int i);
-/* `static const int32_t name[len] = {...};` of attribute attr (one value
- * repeated when the list has one), each plus add, at indent ind */
-void ox_cg_qi_table(ox_buf *b, const ox_node *n, const char *attr, const char *ind, const char *name, long long len,
-		    int add);
+/* `ST const int32_t name[len] = {...};` of attribute attr (one value
+ * repeated when the list has one), each plus add, at indent ind; st the
+ * storage class: "static" in a function, ox_cg_static's at file scope */
+void ox_cg_qi_table(ox_buf *b, const ox_node *n, const char *attr, const char *ind, const char *st, const char *name,
+		    long long len, int add);
 /* int32 expression e requantized by multiplier m and shift s (C
  * expressions), plus output zero point ox_zp[yzi], clamped to ox_clip */
 void ox_cg_qi_out(char *buf, size_t sz, const ox_node *n, const char *e, const char *m, const char *s, int yzi);

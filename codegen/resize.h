@@ -8,6 +8,9 @@
 #include <math.h>
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"
+#ifndef OX_STATIC /* (the templates' file-scope storage class: codegen/text.c, ox_cg_static) */
+#define OX_STATIC static
+#endif
 #include "../templates/resize_taps.c"
 #pragma GCC diagnostic pop
 

@@ -120,7 +120,7 @@ const char *ox_cg_fields_left(const char *text)
 		} else if ((p[0] == '$' && (p[1] == 'I' || p[1] == 'L') && !ident_char(p[2])) ||
 			   ((p == text || !ident_char(p[-1])) &&
 			    ((!strncmp(p, "OX_T", 4) && !ident_char(p[4])) || !strncmp(p, "OX_LD(", 6) ||
-			     !strncmp(p, "OX_ST(", 6)))) {
+			     !strncmp(p, "OX_ST(", 6) || (!strncmp(p, "OX_STATIC", 9) && !ident_char(p[9]))))) {
 			return p;
 		}
 	}
@@ -343,16 +343,16 @@ int ox_cg_use(ox_cg *cg, const char *name, int dtype)
 	char ldkey[64], ldst[512];
 	ox_cg_snprintf(ldkey, sizeof ldkey, "ldst/%s", ox_cg_sfx(dtype));
 	ox_cg_snprintf(ldst, sizeof ldst,
-		 "static inline OX_UNUSED %s ox_ld_%s(%s v) { return %s; }\n"
-		 "static inline OX_UNUSED %s ox_st_%s(%s v) { return %s; }\n",
+		 "OX_STATIC inline OX_UNUSED %s ox_ld_%s(%s v) { return %s; }\n"
+		 "OX_STATIC inline OX_UNUSED %s ox_st_%s(%s v) { return %s; }\n",
 		 ox_cg_ntype(dtype), ox_cg_sfx(dtype), ox_cg_ctype(dtype), ox_cg_load(dtype, "v"),
 		 ox_cg_ctype(dtype), ox_cg_sfx(dtype), ox_cg_ntype(dtype), ox_cg_store(dtype, "v"));
 	ox_cg_helper(cg, ldkey, ldst);
-	const char *keys[] = {"$T", "$C", "$S"};
-	const char *vals[] = {ox_cg_ctype(dtype), ox_cg_ntype(dtype), ox_cg_sfx(dtype)};
+	const char *keys[] = {"$T", "$C", "$S", "OX_STATIC"};
+	const char *vals[] = {ox_cg_ctype(dtype), ox_cg_ntype(dtype), ox_cg_sfx(dtype), ox_cg_static(cg)};
 	ox_buf *kb = cg->cu_host ? &cg->cu_hkernels : &cg->kernels;
 	ox_buf_printf(kb, "/* templates/%s.c for %s */\n", name, ox_cg_sfx(dtype));
-	ox_cg_substitute(kb, text, keys, vals, 3);
+	ox_cg_substitute(kb, text, keys, vals, 4);
 	ox_buf_puts(kb, "\n");
 	return 0;
 }
@@ -364,13 +364,20 @@ void ox_cg_helper(ox_cg *cg, const char *key, const char *text)
 		ox_cg_snprintf(hkey, sizeof hkey, "host:%s", key), key = hkey;
 	if (mark_used(cg, key))
 		return;
-	const char *left = ox_cg_fields_left(text);
+	ox_buf *kb = cg->cu_host ? &cg->cu_hkernels : &cg->kernels;
+	const size_t at = kb->len;
+	const char *key_s[] = {"OX_STATIC"}, *val_s[] = {ox_cg_static(cg)};
+	ox_cg_substitute(kb, text, key_s, val_s, 1);
+	const char *left = ox_cg_fields_left(kb->s + at);
 	if (left)
 		ox_die("codegen: the text of %s has a field left unfilled at \"%.24s\" (a bug of the code generator: "
 		       "please report it)", key, left);
-	ox_buf *kb = cg->cu_host ? &cg->cu_hkernels : &cg->kernels;
-	ox_buf_puts(kb, text);
 	ox_buf_puts(kb, "\n");
+}
+
+const char *ox_cg_static(const ox_cg *cg)
+{
+	return (cg->cuda || cg->dev) && !cg->cu_host ? "[[maybe_unused]] static __device__" : "static";
 }
 
 void ox_cg_fails(ox_cg *cg, int kind)
@@ -403,7 +410,7 @@ const char *ox_cg_f2i(ox_cg *cg, int to)
 	ox_cg_snprintf(r, 32, "ox_f2i_%s", ox_cg_sfx(to));
 	if (sgn) {
 		ox_cg_snprintf(text, sizeof text, "/* double -> %s: truncated, saturated, NaN -> 0 (C leaves those undefined) */\n"
-			 "static inline OX_UNUSED %s %s(double v)\n"
+			 "OX_STATIC inline OX_UNUSED %s %s(double v)\n"
 			 "{\n",
 			 T, T, r);
 		ox_cg_snappend(text, sizeof text, "\treturn v != v ? 0 : v < -0x1p%d ? (%s)(-%s - 1) : v >= 0x1p%d ? %s : (%s)v;\n"
@@ -412,7 +419,7 @@ const char *ox_cg_f2i(ox_cg *cg, int to)
 	} else
 		ox_cg_snprintf(text, sizeof text,
 			 "/* double -> %s: truncated, saturated, NaN -> 0 (C leaves those undefined) */\n"
-			 "static inline OX_UNUSED %s %s(double v)\n{\n"
+			 "OX_STATIC inline OX_UNUSED %s %s(double v)\n{\n"
 			 "\treturn v != v || v <= 0 ? 0 : v >= 0x1p%d ? %s : (%s)v;\n}\n",
 			 T, T, r, bits, max, T);
 	ox_cg_helper(cg, r, text);

@@ -164,7 +164,7 @@ const char *ox_uk_kernel(ox_cg *cg, const ox_ukshape *s, const ox_epi *E)
 		ox_buf_printf(&t, "/* micro-kernel: %d rows (inputs %ld floats apart) x %d vectors, weight rows %ld floats "
 				  "apart%s */\n",
 			      s->rows, s->ar, s->ocb, s->ws, s->tail ? ", the last vector partial" : "");
-	ox_buf_printf(&t, "static OX_UNUSED void %s(const float *restrict a, const float *restrict w, float *restrict y,\n"
+	ox_buf_printf(&t, "OX_STATIC OX_UNUSED void %s(const float *restrict a, const float *restrict w, float *restrict y,\n"
 			  "\t\tconst float *restrict bias, const ox_ukgeo *restrict q%s)\n{\n", name,
 		      E->n ? ", const float *const *e" : "");
 	for (int r = 0; r < s->rows; r++) {

@@ -637,6 +637,9 @@ int64_t ox_tensor_numel(const ox_tensor *t)
 #define ox_f32_to_f16 rt_f32_to_f16
 #define ox_bf16_to_f32 rt_bf16_to_f32
 #define ox_f32_to_bf16 rt_f32_to_bf16
+#ifndef OX_STATIC /* (the templates' file-scope storage class: codegen/text.c, ox_cg_static) */
+#define OX_STATIC static
+#endif
 #include "../runtime_min/ox_rt.h"
 #undef ox_f16_to_f32
 #undef ox_f32_to_f16

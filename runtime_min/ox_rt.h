@@ -10,7 +10,7 @@ typedef const char *ox_str;
 #else
 #define OX_UNUSED
 #endif
-static inline OX_UNUSED float ox_f16_to_f32(uint16_t h)
+OX_STATIC inline OX_UNUSED float ox_f16_to_f32(uint16_t h)
 {
 	uint32_t s = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, u;
 	if (e == 0) {
@@ -34,7 +34,7 @@ static inline OX_UNUSED float ox_f16_to_f32(uint16_t h)
 	return f;
 }
 
-static inline OX_UNUSED uint16_t ox_f32_to_f16(float f)
+OX_STATIC inline OX_UNUSED uint16_t ox_f32_to_f16(float f)
 {
 	uint32_t u;
 	memcpy(&u, &f, 4);
@@ -61,7 +61,7 @@ static inline OX_UNUSED uint16_t ox_f32_to_f16(float f)
 	return (uint16_t)h;
 }
 
-static inline OX_UNUSED float ox_bf16_to_f32(uint16_t h)
+OX_STATIC inline OX_UNUSED float ox_bf16_to_f32(uint16_t h)
 {
 	uint32_t u = (uint32_t)h << 16;
 	float f;
@@ -69,7 +69,7 @@ static inline OX_UNUSED float ox_bf16_to_f32(uint16_t h)
 	return f;
 }
 
-static inline OX_UNUSED uint16_t ox_f32_to_bf16(float f)
+OX_STATIC inline OX_UNUSED uint16_t ox_f32_to_bf16(float f)
 {
 	uint32_t u;
 	memcpy(&u, &f, 4);

@@ -5,7 +5,7 @@
  * pad, as the ONNX reference does. Sums are in the compute type ($C; f16
  * in float). Needs ox_ld_$S / ox_st_$S (added by ox_cg_use).
  */
-static void ox_avgpool_$S(const $T *restrict x, $T *restrict y, long NC, long ID, long IH, long IW,
+OX_STATIC void ox_avgpool_$S(const $T *restrict x, $T *restrict y, long NC, long ID, long IH, long IW,
 			  long OD, long OH, long OW, long KD, long KH, long KW, long SD, long SH, long SW,
 			  long PD, long PH, long PW, long PDe, long PHe, long PWe, long DD, long DH, long DW,
 			  int incl)

@@ -12,7 +12,7 @@
 /* One output channel at a time, 8 positions (a, b): for groups with
  * fewer than 4 output channels (depthwise), where the 4-channel blocks
  * of ox_conv_$S would mostly compute spare lanes. */
-static void ox_conv1_$S(const $T *restrict x, const $T *restrict w, const $T *restrict b, $T *restrict y,
+OX_STATIC void ox_conv1_$S(const $T *restrict x, const $T *restrict w, const $T *restrict b, $T *restrict y,
 			long N, long C, long M, long G, long ID, long IH, long IW, long OD, long OH, long OW,
 			long KD, long KH, long KW, long SD, long SH, long SW, long PD, long PH, long PW,
 			long DD, long DH, long DW)
@@ -68,7 +68,7 @@ static void ox_conv1_$S(const $T *restrict x, const $T *restrict w, const $T *re
 	}
 }
 
-static void ox_conv_$S(const $T *restrict x, const $T *restrict w, const $T *restrict b, $T *restrict y,
+OX_STATIC void ox_conv_$S(const $T *restrict x, const $T *restrict w, const $T *restrict b, $T *restrict y,
 		       long N, long C, long M, long G, long ID, long IH, long IW, long OD, long OH, long OW,
 		       long KD, long KH, long KW, long SD, long SH, long SW, long PD, long PH, long PW,
 		       long DD, long DH, long DW)

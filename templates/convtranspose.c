@@ -8,7 +8,7 @@
  * lanes outside the input masked to 0. Weights are [C, M/G, KD, KH, KW].
  * Needs templates/vec.c and ox_ld_$S / ox_st_$S (added by ox_cg_use).
  */
-static void ox_convtranspose_$S(const $T *restrict x, const $T *restrict w, const $T *restrict b,
+OX_STATIC void ox_convtranspose_$S(const $T *restrict x, const $T *restrict w, const $T *restrict b,
 				$T *restrict y, long N, long C, long M, long G, long ID, long IH, long IW,
 				long OD, long OH, long OW, long KD, long KH, long KW, long SD, long SH,
 				long SW, long PD, long PH, long PW, long DD, long DH, long DW)

@@ -7,7 +7,7 @@
  * c / (C / OG). Sample corners outside the input read 0. Sums are kept in
  * double. Needs ox_ld_$S / ox_st_$S.
  */
-static double ox_deform_sample_$S(const $T *xc, long H, long W, double py, double px)
+OX_STATIC double ox_deform_sample_$S(const $T *xc, long H, long W, double py, double px)
 {
 	if (!(py > -1 && py < (double)H && px > -1 && px < (double)W)) /* NaN too */
 		return 0;
@@ -25,7 +25,7 @@ static double ox_deform_sample_$S(const $T *xc, long H, long W, double py, doubl
 	return v;
 }
 
-static void ox_deform_conv_$S(const $T *x, const $T *w, const $T *off, const $T *b, const $T *mask, $T *y,
+OX_STATIC void ox_deform_conv_$S(const $T *x, const $T *w, const $T *off, const $T *b, const $T *mask, $T *y,
 			      long N, long C, long H, long W, long M, long G, long OG, long KH, long KW,
 			      long OH, long OW, long SH, long SW, long PH, long PW, long DH, long DW)
 {

@@ -8,7 +8,7 @@
  * 8 partial sums. Sums are in the compute type ($C; f16 in float).
  * Needs templates/vec.c and ox_ld_$S / ox_st_$S (added by ox_cg_use).
  */
-static inline void ox_gemm_put_$S($T *restrict y, const $T *restrict c, long cj, long n, const $C *acc,
+OX_STATIC inline void ox_gemm_put_$S($T *restrict y, const $T *restrict c, long cj, long n, const $C *acc,
 				  $C alpha, $C beta)
 {
 	for (long j = 0; j < n; j++)
@@ -16,7 +16,7 @@ static inline void ox_gemm_put_$S($T *restrict y, const $T *restrict c, long cj,
 }
 
 /* row i, columns [j0, j1), i-k-j through a 64-wide buffer */
-static inline void ox_gemm_row_$S(const $T *restrict A, const $T *restrict B, const $T *restrict Cm,
+OX_STATIC inline void ox_gemm_row_$S(const $T *restrict A, const $T *restrict B, const $T *restrict Cm,
 				  $T *restrict Y, long N, long K, long i, long j0, long j1, long ai,
 				  long ak, long bk, $C alpha, $C beta, long ci, long cj)
 {
@@ -39,7 +39,7 @@ static inline void ox_gemm_row_$S(const $T *restrict A, const $T *restrict B, co
 	}
 }
 
-static void ox_gemm_$S(const $T *restrict A, const $T *restrict B, const $T *restrict Cm, $T *restrict Y,
+OX_STATIC void ox_gemm_$S(const $T *restrict A, const $T *restrict B, const $T *restrict Cm, $T *restrict Y,
 		       long M, long N, long K, long ai, long ak, long bk, long bj, $C alpha, $C beta, long ci,
 		       long cj)
 {

@@ -6,7 +6,7 @@
  * with no input element (possible only with dilations skipping over a
  * tiny input) gives 0. Needs ox_ld_$S / ox_st_$S (added by ox_cg_use).
  */
-static void ox_maxpool_$S(const $T *restrict x, $T *restrict y, int64_t *restrict ind, long NC,
+OX_STATIC void ox_maxpool_$S(const $T *restrict x, $T *restrict y, int64_t *restrict ind, long NC,
 			  long ID, long IH, long IW, long OD, long OH, long OW, long KD, long KH, long KW,
 			  long SD, long SH, long SW, long PD, long PH, long PW, long DD, long DH, long DW,
 			  int colmajor)

@@ -3,7 +3,7 @@
  * their input order). tmp holds n more; returns whichever of ord and tmp
  * holds the result. No placeholders: instantiated once (as i64) for any
  * kernel that sorts (NonMaxSuppression, Unique). */
-static int64_t *ox_msort(int64_t *ord, int64_t *tmp, long n, int (*before)(const void *, int64_t, int64_t),
+OX_STATIC int64_t *ox_msort(int64_t *ord, int64_t *tmp, long n, int (*before)(const void *, int64_t, int64_t),
 			 const void *ctx)
 {
 	int64_t *src = ord, *dst = tmp;

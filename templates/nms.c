@@ -11,7 +11,7 @@
  * scratch.
  * Arithmetic in $C, as onnxruntime does in float. Needs ox_ld_$S.
  */
-static void ox_nms_box_$S(const $T *b, int center, $C *y0, $C *x0, $C *y1, $C *x1)
+OX_STATIC void ox_nms_box_$S(const $T *b, int center, $C *y0, $C *x0, $C *y1, $C *x1)
 {
 	const $C a = ox_ld_$S(b[0]), c = ox_ld_$S(b[1]), d = ox_ld_$S(b[2]), e = ox_ld_$S(b[3]);
 	if (center) {
@@ -24,7 +24,7 @@ static void ox_nms_box_$S(const $T *b, int center, $C *y0, $C *x0, $C *y1, $C *x
 }
 
 /* IoU(a, b) > iou; degenerate boxes never suppress */
-static int ox_nms_suppress_$S(const $T *a, const $T *b, int center, $C iou)
+OX_STATIC int ox_nms_suppress_$S(const $T *a, const $T *b, int center, $C iou)
 {
 	$C ay0, ax0, ay1, ax1, by0, bx0, by1, bx1;
 	ox_nms_box_$S(a, center, &ay0, &ax0, &ay1, &ax1);
@@ -46,14 +46,14 @@ static int ox_nms_suppress_$S(const $T *a, const $T *b, int center, $C iou)
  * total order, so that any stable sort gives these ranks: the CUDA
  * kernels' bitonic sort of keys, codegen/cuda_index.c) (ctx: the class's
  * scores) */
-static int ox_nms_before_$S(const void *ctx, int64_t a, int64_t b)
+OX_STATIC int ox_nms_before_$S(const void *ctx, int64_t a, int64_t b)
 {
 	const $T *s = (const $T *)ctx;
 	const $C x = ox_ld_$S(s[a]), y = ox_ld_$S(s[b]);
 	return x > y || (x == x && y != y);
 }
 
-static int64_t ox_nms_$S(const $T *restrict boxes, const $T *restrict scores, long B, long C, long N,
+OX_STATIC int64_t ox_nms_$S(const $T *restrict boxes, const $T *restrict scores, long B, long C, long N,
 			 long maxout, int center, float iou, int has_sthr, float sthr, int64_t *restrict sel,
 			 long most, int64_t *restrict scr)
 {

@@ -11,7 +11,7 @@
  * every index conversion below is defined; it reads the padding.
  * Needs ox_ld_$S / ox_st_$S.
  */
-static double ox_gs_reflect_$S(double v, double lo, double hi)
+OX_STATIC double ox_gs_reflect_$S(double v, double lo, double hi)
 {
 	const double rng = hi - lo;
 	if (rng <= 0)
@@ -33,7 +33,7 @@ static double ox_gs_reflect_$S(double v, double lo, double hi)
 
 /* output position o of image n, every channel (the CUDA target's kernel:
  * a thread each, codegen/cuda_nn.c) */
-static void ox_gridsample_at_$S(const $T *restrict x, const $T *restrict grid, $T *restrict y, long n, long o,
+OX_STATIC void ox_gridsample_at_$S(const $T *restrict x, const $T *restrict grid, $T *restrict y, long n, long o,
 				long C, int nsp, const long *in, long nout, int mode, int pad, int align)
 {
 	long isz = 1, st[3];
@@ -107,7 +107,7 @@ static void ox_gridsample_at_$S(const $T *restrict x, const $T *restrict grid, $
 	}
 }
 
-static void ox_gridsample_$S(const $T *restrict x, const $T *restrict grid, $T *restrict y, long N, long C,
+OX_STATIC void ox_gridsample_$S(const $T *restrict x, const $T *restrict grid, $T *restrict y, long N, long C,
 			     int nsp, const long *in, long nout, int mode, int pad, int align)
 {
 	for (long n = 0; n < N; n++)

@@ -9,12 +9,12 @@
  * the loops (nearly) endless or the conversions undefined. The caller has
  * checked the batch indices. Needs ox_ld_$S / ox_st_$S.
  */
-static long ox_roialign_grid_$S(double q)
+OX_STATIC long ox_roialign_grid_$S(double q)
 {
 	return !(q > 1) ? 1 : q > 1024 ? 1024 : (long)ceil(q);
 }
 
-static void ox_roialign_$S(const $T *restrict x, const $T *restrict rois, const int64_t *restrict bidx,
+OX_STATIC void ox_roialign_$S(const $T *restrict x, const $T *restrict rois, const int64_t *restrict bidx,
 			   $T *restrict y, long N, long R, long C, long H, long W, long PH, long PW,
 			   double scale, long ratio, int half, int maxmode)
 {

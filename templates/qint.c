@@ -13,7 +13,7 @@
  * (the two roundings; docs/optimizer.md, qdq). m = 0 gives 0.
  * Instantiate with ox_cg_use(cg, "qint", OX_U8).
  */
-static inline OX_UNUSED int32_t ox_qi_rq(int32_t x, int32_t m, int32_t s)
+OX_STATIC inline OX_UNUSED int32_t ox_qi_rq(int32_t x, int32_t m, int32_t s)
 {
 	int64_t v = x;
 	if (s > 0) {
@@ -38,7 +38,7 @@ static inline OX_UNUSED int32_t ox_qi_rq(int32_t x, int32_t m, int32_t s)
 }
 
 /* v clamped to [lo, hi] */
-static inline OX_UNUSED int32_t ox_qi_clamp(int32_t v, int32_t lo, int32_t hi)
+OX_STATIC inline OX_UNUSED int32_t ox_qi_clamp(int32_t v, int32_t lo, int32_t hi)
 {
 	return v < lo ? lo : v > hi ? hi : v;
 }
@@ -58,7 +58,7 @@ static inline OX_UNUSED int32_t ox_qi_clamp(int32_t v, int32_t lo, int32_t hi)
  * bs[] the weights' column sums. The products of pairs of rows k, k + 1
  * are summed into 32 bits by pmaddwd behind __AVX2__ (16 columns at a
  * time); plain C elsewhere. */
-static OX_UNUSED void ox_qi_mm(const uint8_t *restrict a, const int8_t *restrict b, int32_t *restrict acc, long K,
+OX_STATIC OX_UNUSED void ox_qi_mm(const uint8_t *restrict a, const int8_t *restrict b, int32_t *restrict acc, long K,
 			       long N, long j0, long nj, int af, int32_t az, const int32_t *restrict bz,
 			       const int32_t *restrict bs)
 {
@@ -135,7 +135,7 @@ static OX_UNUSED void ox_qi_mm(const uint8_t *restrict a, const int8_t *restrict
 #define OX_QI_MB 16
 
 /* s[j] += sum_{k < K} w[k] c[j * ldc + k], j < OX_QI_PX (4), modulo 2^32 */
-static inline OX_UNUSED void ox_qi_dot4(const int8_t *restrict w, const int16_t *restrict c, long ldc, long K,
+OX_STATIC inline OX_UNUSED void ox_qi_dot4(const int8_t *restrict w, const int16_t *restrict c, long ldc, long K,
 					uint32_t *restrict s)
 {
 	const int16_t *c0 = c, *c1 = c + ldc, *c2 = c + 2 * ldc, *c3 = c + 3 * ldc;
@@ -182,7 +182,7 @@ static inline OX_UNUSED void ox_qi_dot4(const int8_t *restrict w, const int16_t 
 /* im2col of input channels [c0, c0 + cc) of the OX_QI_PX pixels from ox0
  * of row (id0, ih0): col[i * ldc + k], the signed-domain input (padding:
  * zx), their sums added to xs[i]; pixels past OW are zeros */
-static OX_UNUSED void ox_qi_im2col(const uint8_t *restrict xg, int16_t *restrict col, long ldc, uint32_t *restrict xs,
+OX_STATIC OX_UNUSED void ox_qi_im2col(const uint8_t *restrict xg, int16_t *restrict col, long ldc, uint32_t *restrict xs,
 				   long ox0, long OW, int xf, int32_t zx, long c0, long cc, long ID, long IH, long IW,
 				   long KD, long KH, long KW, long SW, long id0, long ih0, long PW, long DD, long DH,
 				   long DW)
@@ -229,7 +229,7 @@ static OX_UNUSED void ox_qi_im2col(const uint8_t *restrict xg, int16_t *restrict
  * fast path above; without it (or when the scratch cannot hold one
  * input channel's taps), the sums are templates/quant_conv_sums.c's.
  * Needs quant_conv_sums before it. */
-static OX_UNUSED void ox_qi_conv(const uint8_t *restrict x, const uint8_t *restrict w, const int32_t *restrict bias,
+OX_STATIC OX_UNUSED void ox_qi_conv(const uint8_t *restrict x, const uint8_t *restrict w, const int32_t *restrict bias,
 				 uint8_t *restrict y, const int32_t *restrict rm, const int32_t *restrict rs, int32_t yz,
 				 int32_t ylo, int32_t yhi, int xf, int32_t xz, int wf, const int32_t *restrict wz,
 				 const int32_t *restrict ws, long N, long C, long M, long G, long ID, long IH, long IW,

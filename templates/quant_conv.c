@@ -14,7 +14,7 @@
  * The sums are templates/quant_conv_sums.c's. Instantiate once with
  * ox_cg_use(cg, "quant_conv", OX_U8) after quant_conv_sums; needs ox_qsat.
  */
-static void ox_qconv(const uint8_t *restrict x, const uint8_t *restrict w, const int32_t *restrict bias,
+OX_STATIC void ox_qconv(const uint8_t *restrict x, const uint8_t *restrict w, const int32_t *restrict bias,
 		     int32_t *restrict yi, uint8_t *restrict yq, const float *restrict mult, int32_t yz, int32_t ylo,
 		     int32_t yhi, int xf, int32_t xz, int wf, const int32_t *restrict wz, long N, long C, long M, long G,
 		     long ID, long IH, long IW, long OD, long OH, long OW, long KD, long KH, long KW, long SD, long SH,

@@ -7,7 +7,7 @@
  * sign flip, as templates/quant_conv.c describes; sums wrap modulo 2^32.
  * Integer arithmetic only. Instantiate with ox_cg_use(cg, "quant_conv_sums", OX_U8).
  */
-static void ox_qconv_sums(const uint8_t *restrict xg, const uint8_t *restrict wm, uint32_t *restrict acc, long ox0,
+OX_STATIC void ox_qconv_sums(const uint8_t *restrict xg, const uint8_t *restrict wm, uint32_t *restrict acc, long ox0,
 			  long cnt, int xf, int32_t xz, int wf, int32_t wzm, long Cg, long ID, long IH, long IW,
 			  long KD, long KH, long KW, long SW, long id0, long ih0, long PW, long DD, long DH, long DW)
 {

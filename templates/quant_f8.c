@@ -12,7 +12,7 @@
  * Cast share that one copy).
  */
 /* kind: 0 e4m3fn, 1 e4m3fnuz, 2 e5m2, 3 e5m2fnuz */
-static uint8_t ox_f8_from_f32(float f, int kind, int sat)
+OX_STATIC uint8_t ox_f8_from_f32(float f, int kind, int sat)
 {
 	static const int mbits[4] = {3, 3, 2, 2}, bias[4] = {7, 8, 15, 16};
 	static const float maxv[4] = {448.0f, 240.0f, 57344.0f, 57344.0f};
@@ -43,7 +43,7 @@ static uint8_t ox_f8_from_f32(float f, int kind, int sat)
 	return (uint8_t)(sign | (e - 1 + b) << mb | mant);
 }
 
-static float ox_f8_to_f32(uint8_t x, int kind)
+OX_STATIC float ox_f8_to_f32(uint8_t x, int kind)
 {
 	static const int mbits[4] = {3, 3, 2, 2}, bias[4] = {7, 8, 15, 16};
 	const int mb = mbits[kind], b = bias[kind], uz = kind == 1 || kind == 3;
@@ -58,19 +58,19 @@ static float ox_f8_to_f32(uint8_t x, int kind)
 	return s * ldexpf((float)(m + (1 << mb)), ex - b - mb);
 }
 
-static inline uint8_t ox_f32_to_f8e4m3fn(float f, int sat) { return ox_f8_from_f32(f, 0, sat); }
-static inline uint8_t ox_f32_to_f8e4m3fnuz(float f, int sat) { return ox_f8_from_f32(f, 1, sat); }
-static inline uint8_t ox_f32_to_f8e5m2(float f, int sat) { return ox_f8_from_f32(f, 2, sat); }
-static inline uint8_t ox_f32_to_f8e5m2fnuz(float f, int sat) { return ox_f8_from_f32(f, 3, sat); }
-static inline float ox_f8e4m3fn_to_f32(uint8_t x) { return ox_f8_to_f32(x, 0); }
-static inline float ox_f8e4m3fnuz_to_f32(uint8_t x) { return ox_f8_to_f32(x, 1); }
-static inline float ox_f8e5m2_to_f32(uint8_t x) { return ox_f8_to_f32(x, 2); }
-static inline float ox_f8e5m2fnuz_to_f32(uint8_t x) { return ox_f8_to_f32(x, 3); }
+OX_STATIC inline uint8_t ox_f32_to_f8e4m3fn(float f, int sat) { return ox_f8_from_f32(f, 0, sat); }
+OX_STATIC inline uint8_t ox_f32_to_f8e4m3fnuz(float f, int sat) { return ox_f8_from_f32(f, 1, sat); }
+OX_STATIC inline uint8_t ox_f32_to_f8e5m2(float f, int sat) { return ox_f8_from_f32(f, 2, sat); }
+OX_STATIC inline uint8_t ox_f32_to_f8e5m2fnuz(float f, int sat) { return ox_f8_from_f32(f, 3, sat); }
+OX_STATIC inline float ox_f8e4m3fn_to_f32(uint8_t x) { return ox_f8_to_f32(x, 0); }
+OX_STATIC inline float ox_f8e4m3fnuz_to_f32(uint8_t x) { return ox_f8_to_f32(x, 1); }
+OX_STATIC inline float ox_f8e5m2_to_f32(uint8_t x) { return ox_f8_to_f32(x, 2); }
+OX_STATIC inline float ox_f8e5m2fnuz_to_f32(uint8_t x) { return ox_f8_to_f32(x, 3); }
 
 /* e8m0 from float; mode 0 up (to the next power of two), 1 down, 2 nearest
  * (ties up). The sign is dropped: e8m0 has none. A result past 2^127
  * becomes 2^127 when sat is set, else NaN. */
-static uint8_t ox_f8e8m0_from_f32(float f, int sat, int mode)
+OX_STATIC uint8_t ox_f8e8m0_from_f32(float f, int sat, int mode)
 {
 	if (isnan(f))
 		return 0xff;
@@ -90,5 +90,5 @@ static uint8_t ox_f8e8m0_from_f32(float f, int sat, int mode)
 	return (uint8_t)k;
 }
 
-static inline uint8_t ox_f32_to_f8e8m0(float f, int sat) { return ox_f8e8m0_from_f32(f, sat, 0); }
-static inline float ox_f8e8m0_to_f32(uint8_t x) { return x == 0xff ? NAN : ldexpf(1.0f, (int)x - 127); }
+OX_STATIC inline uint8_t ox_f32_to_f8e8m0(float f, int sat) { return ox_f8e8m0_from_f32(f, sat, 0); }
+OX_STATIC inline float ox_f8e8m0_to_f32(uint8_t x) { return x == 0xff ? NAN : ldexpf(1.0f, (int)x - 127); }

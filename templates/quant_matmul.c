@@ -9,7 +9,7 @@
  * (unsigned arithmetic: defined). Instantiate once with
  * ox_cg_use(cg, "quant_matmul", OX_U8).
  */
-static void ox_qmm_row(const uint8_t *restrict a, const uint8_t *restrict b, int32_t *restrict acc, long K, long N,
+OX_STATIC void ox_qmm_row(const uint8_t *restrict a, const uint8_t *restrict b, int32_t *restrict acc, long K, long N,
 		       long j0, long nj, int af, int32_t az, int bf, const int32_t *restrict bz)
 {
 	uint32_t s[256];

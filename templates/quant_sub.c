@@ -11,7 +11,7 @@
  * (Cast and the quantize ops share that copy). All static inline: a user
  * of one function leaves the others unused without a warning.
  */
-static inline float ox_f4e2m1_to_f32(uint8_t c)
+OX_STATIC inline float ox_f4e2m1_to_f32(uint8_t c)
 {
 	static const float mag[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
 	return c & 8 ? -mag[c & 7] : mag[c & 7];
@@ -20,7 +20,7 @@ static inline float ox_f4e2m1_to_f32(uint8_t c)
 /* x in double, so every float kind and int32 reach it unrounded. The
  * thresholds are the midpoints between neighbouring magnitudes; where a
  * tie exists, <= or < sends it to the even code. */
-static inline uint8_t ox_f4e2m1_from_f64(double x)
+OX_STATIC inline uint8_t ox_f4e2m1_from_f64(double x)
 {
 	if (isnan(x))
 		return 0x8;
@@ -32,13 +32,13 @@ static inline uint8_t ox_f4e2m1_from_f64(double x)
 }
 
 /* float -> int64 truncating; 0 where C's conversion would be undefined */
-static inline int64_t ox_sub_trunc(double x)
+OX_STATIC inline int64_t ox_sub_trunc(double x)
 {
 	return x > -9.2e18 && x < 9.2e18 ? (int64_t)x : 0;
 }
 
 /* wrap an integer to `bits` bits, sign-extended when sgn */
-static inline int ox_sub_wrap(int64_t v, int bits, int sgn)
+OX_STATIC inline int ox_sub_wrap(int64_t v, int bits, int sgn)
 {
 	int m = (int)(v & ((1 << bits) - 1)), half = 1 << (bits - 1);
 	return sgn ? (m ^ half) - half : m;

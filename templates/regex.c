@@ -12,7 +12,7 @@ enum { OX_RE_CHAR, OX_RE_ANY, OX_RE_ANYNL, OX_RE_CLASS, OX_RE_SPLIT, OX_RE_JMP,
 typedef struct { int32_t op, x, y; } ox_re_inst;
 
 /* the code point at s (-1 at the end) and its length in bytes */
-static int32_t ox_re_char(const char *s, int32_t *len)
+OX_STATIC int32_t ox_re_char(const char *s, int32_t *len)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	int32_t c = p[0];
@@ -36,13 +36,13 @@ static int32_t ox_re_char(const char *s, int32_t *len)
 }
 
 /* RE2's \w and \b are ASCII */
-static int ox_re_word(int32_t c)
+OX_STATIC int ox_re_word(int32_t c)
 {
 	return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
 }
 
 /* is c in the nr sorted (lo, hi) pairs at r? */
-static int ox_re_in(const int32_t *r, int32_t nr, int32_t c)
+OX_STATIC int ox_re_in(const int32_t *r, int32_t nr, int32_t c)
 {
 	int32_t lo = 0, hi = nr;
 	while (lo < hi) {
@@ -59,7 +59,7 @@ static int ox_re_in(const int32_t *r, int32_t nr, int32_t c)
 
 /* add pc and everything reachable from it without consuming to list;
  * prev / next are the code points around the position (-1 at an end) */
-static void ox_re_add(const ox_re_inst *prog, int32_t *list, int32_t *cnt, int32_t *mark, int32_t gen,
+OX_STATIC void ox_re_add(const ox_re_inst *prog, int32_t *list, int32_t *cnt, int32_t *mark, int32_t gen,
 		      int32_t *stack, int32_t pc, int32_t prev, int32_t next)
 {
 	int32_t sp = 0;
@@ -90,7 +90,7 @@ static void ox_re_add(const ox_re_inst *prog, int32_t *list, int32_t *cnt, int32
 }
 
 /* 1 if the whole of s matches the ninst-instruction program */
-static uint8_t ox_re_full(const ox_re_inst *prog, int32_t ninst, const int32_t *ranges, const char *s,
+OX_STATIC uint8_t ox_re_full(const ox_re_inst *prog, int32_t ninst, const int32_t *ranges, const char *s,
 			  int32_t *work)
 {
 	int32_t *cl = work, *nl = work + ninst, *mark = work + 2 * ninst, *stack = work + 3 * ninst;

@@ -9,7 +9,7 @@
  * (all axes but the last) r0 .. r1-1 only: the node's parallel tasks.
  * Needs ox_ld_$S / ox_st_$S (added by ox_cg_use).
  */
-static void ox_resize_$S(const $T *restrict x, $T *restrict y, int rank, const long *od, const int *nt,
+OX_STATIC void ox_resize_$S(const $T *restrict x, $T *restrict y, int rank, const long *od, const int *nt,
 			 const long *const *off, const float *const *wt, $C extrap, long r0, long r1)
 {
 	const long W = od[rank - 1], *ol = off[rank - 1];

@@ -7,7 +7,7 @@
  * loop is the same for any channel count. Rows r0 .. r1-1 of the
  * [N*C/b*OH] output rows: the node's parallel tasks. With wh == NULL
  * (nearest), one tap per axis is copied. Needs templates/vf.c. */
-static OX_UNUSED void ox_resize_blocked(const float *restrict x, float *restrict y, long plane, long OH, long OW,
+OX_STATIC OX_UNUSED void ox_resize_blocked(const float *restrict x, float *restrict y, long plane, long OH, long OW,
 					int nth, int ntw, const long *offh, const float *wh, const long *offw,
 					const float *ww, long r0, long r1)
 {

@@ -6,7 +6,7 @@
  * values, so it serves every dtype unchanged. Output rows (all axes but
  * the last) r0 .. r1-1 only: the node's parallel tasks.
  */
-static void ox_resize_nearest_$S(const $T *restrict x, $T *restrict y, int rank, const long *od,
+OX_STATIC void ox_resize_nearest_$S(const $T *restrict x, $T *restrict y, int rank, const long *od,
 				 const long *const *off, $T extrap, long r0, long r1)
 {
 	const long W = od[rank - 1], *ol = off[rank - 1];

@@ -13,7 +13,7 @@
  * keep_aspect_ratio_policy (0 stretch, 1 not_larger, 2 not_smaller).
  * 0, or 2 when a scale is not positive or too large, a size below 1 (or of
  * an empty axis), or an axis comes out empty from its scale. */
-static int ox_rz_shape(int r, const long *in, int naxes, const int *axes, int sizes, const double *v, int policy,
+OX_STATIC int ox_rz_shape(int r, const long *in, int naxes, const int *axes, int sizes, const double *v, int policy,
 		       long *od, double *sc)
 {
 	for (int a = 0; a < r; a++)
@@ -58,7 +58,7 @@ static int ox_rz_shape(int r, const long *in, int naxes, const int *axes, int si
 /* Count (off NULL: the most taps an output has, 1 for nearest; -1 when
  * the footprint is too wide) or fill the taps of one axis, maxn per
  * output, zero weights past an output's own. */
-static int ox_rz_axis(const ox_rz_opts *ro, long in, long out, double scale, double r0, double r1, long stride,
+OX_STATIC int ox_rz_axis(const ox_rz_opts *ro, long in, long out, double scale, double r0, double r1, long stride,
 		      long *off, float *w, int maxn)
 {
 	if (out == 0)
@@ -85,7 +85,7 @@ static int ox_rz_axis(const ox_rz_opts *ro, long in, long out, double scale, dou
 /* The tables of every axis into scratch (cap bytes): off[a] and wt[a]
  * with nt[a] taps per output, as the kernels read them. 0, or 2 when they
  * do not fit or a footprint is too wide. */
-static int ox_rz_tables(const ox_rz_opts *ro, int r, const long *in, const long *od, const double *sc,
+OX_STATIC int ox_rz_tables(const ox_rz_opts *ro, int r, const long *in, const long *od, const double *sc,
 			const double *roi, void *scratch, long cap, int *nt, const long **off, const float **wt)
 {
 	const long entry = (long)(sizeof(long) + sizeof(float));

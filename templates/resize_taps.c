@@ -22,7 +22,7 @@ typedef struct {
 /* Taps per output before they are compacted (the coefficients a linear or
  * cubic mode weighs): 4, or with antialias on a downscale the reference's
  * footprint; -1 past 2^20. */
-static int ox_rz_cap(const ox_rz_opts *ro, double scale)
+OX_STATIC int ox_rz_cap(const ox_rz_opts *ro, double scale)
 {
 	if (!ro->mode || !ro->antialias || !(scale < 1))
 		return 4;
@@ -36,7 +36,7 @@ static int ox_rz_cap(const ox_rz_opts *ro, double scale)
 /* The coefficients an output weighs (m): 2 linear, 4 cubic, with
  * antialias the footprint of the kernel stretched by 1 / scale on a
  * downscale (ox_rz_cap has checked it). */
-static int ox_rz_count(const ox_rz_opts *ro, double scale)
+OX_STATIC int ox_rz_count(const ox_rz_opts *ro, double scale)
 {
 	if (!ro->antialias)
 		return ro->mode == 1 ? 2 : 4;
@@ -47,7 +47,7 @@ static int ox_rz_count(const ox_rz_opts *ro, double scale)
 /* Coefficient t of m (the reference's get_coeffs) at ratio in (0, 1], the
  * distance past floor(x) (1 when x is an integer), before antialias's
  * normalization. */
-static double ox_rz_coef(const ox_rz_opts *ro, double ratio, double s, int t)
+OX_STATIC double ox_rz_coef(const ox_rz_opts *ro, double ratio, double s, int t)
 {
 	const double a = ro->cubic_a;
 	if (!ro->antialias) {
@@ -76,7 +76,7 @@ static double ox_rz_coef(const ox_rz_opts *ro, double ratio, double s, int t)
  * (r0, r1): its taps' input offsets (index * stride) and weights, the
  * nonzero ones, into off[] and w[] (at most room of them); the count. An
  * output outside the input (tf_crop_and_resize) has none: off[0] is -1. */
-static int ox_rz_taps(const ox_rz_opts *ro, long in, long out, double scale, double r0, double r1, long o,
+OX_STATIC int ox_rz_taps(const ox_rz_opts *ro, long in, long out, double scale, double r0, double r1, long o,
 		      long stride, long *off, float *w, int room)
 {
 	/* the reference's resized length: scale * in, in float32 when the scale is a float32 input */

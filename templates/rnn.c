@@ -17,7 +17,7 @@
  * (Each dtype's copy of this file repeats the same definition.) */
 #define OX_RNN_NB 4
 
-static inline $C ox_rnn_act_$S(int code, $C x, $C a, $C b)
+OX_STATIC inline $C ox_rnn_act_$S(int code, $C x, $C a, $C b)
 {
 	switch (code) {
 	case 0: return x > 0 ? x : ($C)0;                      /* Relu */
@@ -36,7 +36,7 @@ static inline $C ox_rnn_act_$S(int code, $C x, $C a, $C b)
 }
 
 /* clip <= 0 means no clip (the attribute is a positive threshold) */
-static inline $C ox_rnn_clip_$S($C x, $C clip)
+OX_STATIC inline $C ox_rnn_clip_$S($C x, $C clip)
 {
 	if (clip > 0)
 		x = x > clip ? clip : x < -clip ? -clip : x;
@@ -44,7 +44,7 @@ static inline $C ox_rnn_clip_$S($C x, $C clip)
 }
 
 /* w[0..n) . x[0..n), w stored, x stored (X) or in the compute type (H) */
-static inline $C ox_rnn_dotx_$S(const $T *restrict w, const $T *restrict x, long n)
+OX_STATIC inline $C ox_rnn_dotx_$S(const $T *restrict w, const $T *restrict x, long n)
 {
 	$C s[8] = {0};
 	const long n8 = n - n % 8;
@@ -57,7 +57,7 @@ static inline $C ox_rnn_dotx_$S(const $T *restrict w, const $T *restrict x, long
 	return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7])) + r;
 }
 
-static inline $C ox_rnn_doth_$S(const $T *restrict w, const $C *restrict h, long n)
+OX_STATIC inline $C ox_rnn_doth_$S(const $T *restrict w, const $C *restrict h, long n)
 {
 	$C s[8] = {0};
 	const long n8 = n - n % 8;
@@ -73,7 +73,7 @@ static inline $C ox_rnn_doth_$S(const $T *restrict w, const $C *restrict h, long
 /* out[b] += W row . X row b + R row . state b for the nb active batches:
  * the gate's pre-activation less its bias. The rows stay in L1 across
  * the batches of a block. */
-static inline void ox_rnn_gate_$S(const $T *restrict wr, long I, const $T *const *x, const $T *restrict rr,
+OX_STATIC inline void ox_rnn_gate_$S(const $T *restrict wr, long I, const $T *const *x, const $T *restrict rr,
 				  long H, const $C *const *h, int nb, $C *out)
 {
 	for (int b = 0; b < nb; b++)
@@ -82,7 +82,7 @@ static inline void ox_rnn_gate_$S(const $T *restrict wr, long I, const $T *const
 
 /* batch b's length: sequence_lens[b] (the node checked it is in [0, S]; a
  * constant one onnxcc checked), or S without it; the clamp is a second guard */
-static inline long ox_rnn_len_$S(const int32_t *lens, long b, long S)
+OX_STATIC inline long ox_rnn_len_$S(const int32_t *lens, long b, long S)
 {
 	long len = lens ? (long)lens[b] : S;
 	return len < 0 ? 0 : len > S ? S : len;
@@ -91,7 +91,7 @@ static inline long ox_rnn_len_$S(const int32_t *lens, long b, long S)
 /* Step s of a block of batches [b0, b0 + nb): which batches still run
  * (on, their count returned), the time index each reads (t; reverse walks
  * each batch's own length backwards), its X row and its state in hp. */
-static inline int ox_rnn_active_$S(const int32_t *lens, long b0, int nb, long S, long s, int reverse,
+OX_STATIC inline int ox_rnn_active_$S(const int32_t *lens, long b0, int nb, long S, long s, int reverse,
 				   const $T *X, long xt, long xb, const $C *hp, long H, int *on, long *t,
 				   const $T **x, const $C **h)
 {
@@ -110,7 +110,7 @@ static inline int ox_rnn_active_$S(const int32_t *lens, long b0, int nb, long S,
 }
 
 /* the block's longest length */
-static inline long ox_rnn_maxlen_$S(const int32_t *lens, long b0, int nb, long S)
+OX_STATIC inline long ox_rnn_maxlen_$S(const int32_t *lens, long b0, int nb, long S)
 {
 	long m = 0;
 	for (int i = 0; i < nb; i++) {
@@ -121,13 +121,13 @@ static inline long ox_rnn_maxlen_$S(const int32_t *lens, long b0, int nb, long S
 }
 
 /* state h[0..H) from a stored initial state, or zeros */
-static inline void ox_rnn_init_$S($C *restrict h, const $T *restrict h0, long H)
+OX_STATIC inline void ox_rnn_init_$S($C *restrict h, const $T *restrict h0, long H)
 {
 	for (long j = 0; j < H; j++)
 		h[j] = h0 ? ox_ld_$S(h0[j]) : ($C)0;
 }
 
-static inline void ox_rnn_put_$S($T *restrict y, const $C *restrict h, long H)
+OX_STATIC inline void ox_rnn_put_$S($T *restrict y, const $C *restrict h, long H)
 {
 	for (long j = 0; j < H; j++)
 		y[j] = ox_st_$S(h[j]);
@@ -135,14 +135,14 @@ static inline void ox_rnn_put_$S($T *restrict y, const $C *restrict h, long H)
 
 /* Y_h / Y_c of a batch: the state after its last step; zeros when its
  * length is 0 (it has no last step; ONNX Runtime writes zeros too) */
-static inline void ox_rnn_final_$S($T *restrict y, const $C *restrict h, long len, long H)
+OX_STATIC inline void ox_rnn_final_$S($T *restrict y, const $C *restrict h, long len, long H)
 {
 	for (long j = 0; j < H; j++)
 		y[j] = ox_st_$S(len ? h[j] : ($C)0);
 }
 
 /* Y rows of steps [len, S) of a batch are zero (ONNX: past the length) */
-static inline void ox_rnn_tail_$S($T *restrict Y, long len, long S, long yt, long H)
+OX_STATIC inline void ox_rnn_tail_$S($T *restrict Y, long len, long S, long yt, long H)
 {
 	for (long t = len; t < S; t++)
 		for (long j = 0; j < H; j++)
@@ -151,7 +151,7 @@ static inline void ox_rnn_tail_$S($T *restrict Y, long len, long S, long yt, lon
 
 /* After a step: the active batches' new states hn become current in hp
  * (inactive ones keep theirs) and are written to Y at their time index. */
-static inline void ox_rnn_commit_$S($C *restrict hp, const $C *restrict hn, long H, const int *on, const long *t,
+OX_STATIC inline void ox_rnn_commit_$S($C *restrict hp, const $C *restrict hn, long H, const int *on, const long *t,
 				    int na, $T *restrict Y, long yt, long yb, long b0)
 {
 	for (int i = 0; i < na; i++) {
@@ -165,7 +165,7 @@ static inline void ox_rnn_commit_$S($C *restrict hp, const $C *restrict hn, long
 
 /* After a block: each batch's Y past its length and its final state v
  * (hidden or cell) into out (Y_h or Y_c), either may be null. */
-static inline void ox_rnn_finish_$S(const int32_t *lens, long b0, int nb, long S, long H, const $C *restrict v,
+OX_STATIC inline void ox_rnn_finish_$S(const int32_t *lens, long b0, int nb, long S, long H, const $C *restrict v,
 				    $T *restrict Y, long yt, long yb, $T *restrict out, long hs)
 {
 	for (int i = 0; i < nb; i++) {

@@ -9,7 +9,7 @@
  * scratch holds 4 * min(N, OX_RNN_NB) * H compute-type values: H, H', z,
  * and r . H (lbr 0) or r (lbr 1). Needs templates/rnn.c.
  */
-static void ox_gru_$S(const $T *restrict X, const $T *restrict W, const $T *restrict R, const $T *restrict B,
+OX_STATIC void ox_gru_$S(const $T *restrict X, const $T *restrict W, const $T *restrict R, const $T *restrict B,
 		      const int32_t *restrict lens, const $T *restrict h0, $T *restrict Y, $T *restrict Yh, long S,
 		      long N, long I, long H, long xt, long xb, long yt, long yb, long hs, int reverse, int fk,
 		      $C fa, $C fb, int gk, $C ga, $C gb, $C clip, int lbr, $C *scratch)

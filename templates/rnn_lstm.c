@@ -10,7 +10,7 @@
  * the cell state is updated in place. scratch holds 3 * min(N, OX_RNN_NB)
  * * H compute-type values: H, H', C. Needs templates/rnn.c.
  */
-static void ox_lstm_$S(const $T *restrict X, const $T *restrict W, const $T *restrict R, const $T *restrict B,
+OX_STATIC void ox_lstm_$S(const $T *restrict X, const $T *restrict W, const $T *restrict R, const $T *restrict B,
 		       const int32_t *restrict lens, const $T *restrict h0, const $T *restrict c0,
 		       const $T *restrict P, $T *restrict Y, $T *restrict Yh, $T *restrict Yc, long S, long N,
 		       long I, long H, long xt, long xb, long yt, long yb, long hs, int reverse, int fk, $C fa, $C fb,

@@ -8,7 +8,7 @@
  * holds 2 * min(N, OX_RNN_NB) * H compute-type values (the caller's local
  * array). Needs templates/rnn.c.
  */
-static void ox_rnn_simple_$S(const $T *restrict X, const $T *restrict W, const $T *restrict R,
+OX_STATIC void ox_rnn_simple_$S(const $T *restrict X, const $T *restrict W, const $T *restrict R,
 			     const $T *restrict B, const int32_t *restrict lens, const $T *restrict h0,
 			     $T *restrict Y, $T *restrict Yh, long S, long N, long I, long H, long xt, long xb,
 			     long yt, long yb, long hs, int reverse, int fk, $C fa, $C fb, $C clip, $C *scratch)

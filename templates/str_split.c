@@ -6,13 +6,13 @@
  * strlen(s) + 1 bytes) to out[0..cnt) and "" to out[cnt..width).
  * Whitespace is ASCII (and \x1c-\x1f, as Python); Unicode spaces are not.
  */
-static int ox_split_ws(char ch)
+OX_STATIC int ox_split_ws(char ch)
 {
 	unsigned char c = (unsigned char)ch;
 	return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f);
 }
 
-static int64_t ox_split(const char *s, const char *delim, int64_t maxsplit, const char **out, int64_t width,
+OX_STATIC int64_t ox_split(const char *s, const char *delim, int64_t maxsplit, const char **out, int64_t width,
 			char *buf)
 {
 	size_t dlen = strlen(delim);

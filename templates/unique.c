@@ -8,7 +8,7 @@
  * inv when u is more than `most` (the unique slices they hold).
  * scr: 6 * L int64 of scratch. Needs ox_ld_$S and ox_uq_nan_$S.
  */
-static int ox_unique_cmp_$S(const $T *x, int64_t a, int64_t b, long O, long L, long I)
+OX_STATIC int ox_unique_cmp_$S(const $T *x, int64_t a, int64_t b, long O, long L, long I)
 {
 	for (long o = 0; o < O; o++)
 		for (long i = 0; i < I; i++) {
@@ -30,13 +30,13 @@ typedef struct {
 } ox_unique_ctx_$S;
 
 /* the sort's order: slice a before slice b */
-static int ox_unique_before_$S(const void *ctx, int64_t a, int64_t b)
+OX_STATIC int ox_unique_before_$S(const void *ctx, int64_t a, int64_t b)
 {
 	const ox_unique_ctx_$S *c = (const ox_unique_ctx_$S *)ctx;
 	return ox_unique_cmp_$S(c->x, a, b, c->O, c->L, c->I) < 0;
 }
 
-static int64_t ox_unique_$S(const $T *restrict x, long O, long L, long I, int sorted, long most,
+OX_STATIC int64_t ox_unique_$S(const $T *restrict x, long O, long L, long I, int sorted, long most,
 			    int64_t *restrict scr, $T *restrict y, int64_t *restrict idx, int64_t *restrict inv,
 			    int64_t *restrict cnt)
 {

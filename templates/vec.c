@@ -13,23 +13,23 @@ typedef $C ox_v4_$S __attribute__((vector_size(4 * sizeof($C))));
 typedef __typeof__(_Generic(($C)0, int16_t: (short)0, uint16_t: (short)0, int8_t: (signed char)0,
 			    uint8_t: (signed char)0, default: 0)) ox_mi_$S;
 typedef ox_mi_$S ox_m4_$S __attribute__((vector_size(4 * sizeof($C))));
-static inline __attribute__((unused)) ox_v4_$S ox_v4_set_$S($C a, $C b, $C c, $C d)
+OX_STATIC inline __attribute__((unused)) ox_v4_$S ox_v4_set_$S($C a, $C b, $C c, $C d)
 {
 	return (ox_v4_$S){a, b, c, d};
 }
-static inline __attribute__((unused)) ox_v4_$S ox_v4_madd_$S(ox_v4_$S acc, $C w, ox_v4_$S x)
+OX_STATIC inline __attribute__((unused)) ox_v4_$S ox_v4_madd_$S(ox_v4_$S acc, $C w, ox_v4_$S x)
 {
 	return acc + w * x;
 }
-static inline __attribute__((unused)) $C ox_v4_get_$S(ox_v4_$S v, int i)
+OX_STATIC inline __attribute__((unused)) $C ox_v4_get_$S(ox_v4_$S v, int i)
 {
 	return v[i];
 }
-static inline __attribute__((unused)) ox_m4_$S ox_m4_set_$S(int a, int b, int c, int d)
+OX_STATIC inline __attribute__((unused)) ox_m4_$S ox_m4_set_$S(int a, int b, int c, int d)
 {
 	return (ox_m4_$S){-(a != 0), -(b != 0), -(c != 0), -(d != 0)};
 }
-static inline __attribute__((unused)) ox_v4_$S ox_v4_and_$S(ox_v4_$S v, ox_m4_$S m)
+OX_STATIC inline __attribute__((unused)) ox_v4_$S ox_v4_and_$S(ox_v4_$S v, ox_m4_$S m)
 {
 	return (ox_v4_$S)((ox_m4_$S)v & m);
 }
@@ -40,27 +40,27 @@ typedef struct {
 typedef struct {
 	int v[4];
 } ox_m4_$S;
-static inline ox_v4_$S ox_v4_set_$S($C a, $C b, $C c, $C d)
+OX_STATIC inline ox_v4_$S ox_v4_set_$S($C a, $C b, $C c, $C d)
 {
 	ox_v4_$S r = {{a, b, c, d}};
 	return r;
 }
-static inline ox_v4_$S ox_v4_madd_$S(ox_v4_$S acc, $C w, ox_v4_$S x)
+OX_STATIC inline ox_v4_$S ox_v4_madd_$S(ox_v4_$S acc, $C w, ox_v4_$S x)
 {
 	for (int i = 0; i < 4; i++)
 		acc.v[i] += w * x.v[i];
 	return acc;
 }
-static inline $C ox_v4_get_$S(ox_v4_$S v, int i)
+OX_STATIC inline $C ox_v4_get_$S(ox_v4_$S v, int i)
 {
 	return v.v[i];
 }
-static inline ox_m4_$S ox_m4_set_$S(int a, int b, int c, int d)
+OX_STATIC inline ox_m4_$S ox_m4_set_$S(int a, int b, int c, int d)
 {
 	ox_m4_$S r = {{a, b, c, d}};
 	return r;
 }
-static inline ox_v4_$S ox_v4_and_$S(ox_v4_$S v, ox_m4_$S m)
+OX_STATIC inline ox_v4_$S ox_v4_and_$S(ox_v4_$S v, ox_m4_$S m)
 {
 	for (int i = 0; i < 4; i++)
 		if (!m.v[i])

@@ -13,27 +13,27 @@ typedef struct {
 typedef struct {
 	ox_m2_$S lo, hi;
 } ox_m4_$S;
-static inline __attribute__((unused)) ox_v4_$S ox_v4_set_$S($C a, $C b, $C c, $C d)
+OX_STATIC inline __attribute__((unused)) ox_v4_$S ox_v4_set_$S($C a, $C b, $C c, $C d)
 {
 	ox_v4_$S r = {{a, b}, {c, d}};
 	return r;
 }
-static inline __attribute__((unused)) ox_v4_$S ox_v4_madd_$S(ox_v4_$S acc, $C w, ox_v4_$S x)
+OX_STATIC inline __attribute__((unused)) ox_v4_$S ox_v4_madd_$S(ox_v4_$S acc, $C w, ox_v4_$S x)
 {
 	acc.lo += w * x.lo;
 	acc.hi += w * x.hi;
 	return acc;
 }
-static inline __attribute__((unused)) $C ox_v4_get_$S(ox_v4_$S v, int i)
+OX_STATIC inline __attribute__((unused)) $C ox_v4_get_$S(ox_v4_$S v, int i)
 {
 	return i < 2 ? v.lo[i] : v.hi[i - 2];
 }
-static inline __attribute__((unused)) ox_m4_$S ox_m4_set_$S(int a, int b, int c, int d)
+OX_STATIC inline __attribute__((unused)) ox_m4_$S ox_m4_set_$S(int a, int b, int c, int d)
 {
 	ox_m4_$S r = {{-(long long)(a != 0), -(long long)(b != 0)}, {-(long long)(c != 0), -(long long)(d != 0)}};
 	return r;
 }
-static inline __attribute__((unused)) ox_v4_$S ox_v4_and_$S(ox_v4_$S v, ox_m4_$S m)
+OX_STATIC inline __attribute__((unused)) ox_v4_$S ox_v4_and_$S(ox_v4_$S v, ox_m4_$S m)
 {
 	v.lo = (ox_v2_$S)((ox_m2_$S)v.lo & m.lo);
 	v.hi = (ox_v2_$S)((ox_m2_$S)v.hi & m.hi);
@@ -46,27 +46,27 @@ typedef struct {
 typedef struct {
 	int v[4];
 } ox_m4_$S;
-static inline ox_v4_$S ox_v4_set_$S($C a, $C b, $C c, $C d)
+OX_STATIC inline ox_v4_$S ox_v4_set_$S($C a, $C b, $C c, $C d)
 {
 	ox_v4_$S r = {{a, b, c, d}};
 	return r;
 }
-static inline ox_v4_$S ox_v4_madd_$S(ox_v4_$S acc, $C w, ox_v4_$S x)
+OX_STATIC inline ox_v4_$S ox_v4_madd_$S(ox_v4_$S acc, $C w, ox_v4_$S x)
 {
 	for (int i = 0; i < 4; i++)
 		acc.v[i] += w * x.v[i];
 	return acc;
 }
-static inline $C ox_v4_get_$S(ox_v4_$S v, int i)
+OX_STATIC inline $C ox_v4_get_$S(ox_v4_$S v, int i)
 {
 	return v.v[i];
 }
-static inline ox_m4_$S ox_m4_set_$S(int a, int b, int c, int d)
+OX_STATIC inline ox_m4_$S ox_m4_set_$S(int a, int b, int c, int d)
 {
 	ox_m4_$S r = {{a, b, c, d}};
 	return r;
 }
-static inline ox_v4_$S ox_v4_and_$S(ox_v4_$S v, ox_m4_$S m)
+OX_STATIC inline ox_v4_$S ox_v4_and_$S(ox_v4_$S v, ox_m4_$S m)
 {
 	for (int i = 0; i < 4; i++)
 		if (!m.v[i])

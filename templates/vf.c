@@ -32,25 +32,25 @@ typedef float ox_vfu __attribute__((vector_size(OX_VW * 4), aligned(4))); /* any
 #include <arm_neon.h>
 #endif
 
-static inline OX_UNUSED ox_vf ox_vf_zero(void) { return (ox_vf){0}; }
-static inline OX_UNUSED ox_vf ox_vf_set1(float x) { return x - (ox_vf){0}; }
-static inline OX_UNUSED ox_vf ox_vf_load(const float *p) { return *(const ox_vfu *)p; }
-static inline OX_UNUSED void ox_vf_store(float *p, ox_vf v) { *(ox_vfu *)p = v; }
-static inline OX_UNUSED ox_vf ox_vf_add(ox_vf a, ox_vf b) { return a + b; }
-static inline OX_UNUSED ox_vf ox_vf_sub(ox_vf a, ox_vf b) { return a - b; }
-static inline OX_UNUSED ox_vf ox_vf_mul(ox_vf a, ox_vf b) { return a * b; }
-static inline OX_UNUSED ox_vf ox_vf_div(ox_vf a, ox_vf b) { return a / b; }
-static inline OX_UNUSED ox_vf ox_vf_neg(ox_vf a) { return -a; }
-static inline OX_UNUSED ox_vm ox_vf_gt(ox_vf a, ox_vf b) { return a > b; }
-static inline OX_UNUSED ox_vm ox_vf_lt(ox_vf a, ox_vf b) { return a < b; }
-static inline OX_UNUSED ox_vm ox_vf_eq(ox_vf a, ox_vf b) { return a == b; }
-static inline OX_UNUSED ox_vm ox_vm_or(ox_vm a, ox_vm b) { return a | b; }
-static inline OX_UNUSED ox_vm ox_vm_and(ox_vm a, ox_vm b) { return a & b; }
-static inline OX_UNUSED ox_vm ox_vm_not(ox_vm a) { return ~a; }
-static inline OX_UNUSED ox_vf ox_vf_select(ox_vm m, ox_vf a, ox_vf b) { return (ox_vf)((m & (ox_vm)a) | (~m & (ox_vm)b)); }
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_zero(void) { return (ox_vf){0}; }
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_set1(float x) { return x - (ox_vf){0}; }
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_load(const float *p) { return *(const ox_vfu *)p; }
+OX_STATIC inline OX_UNUSED void ox_vf_store(float *p, ox_vf v) { *(ox_vfu *)p = v; }
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_add(ox_vf a, ox_vf b) { return a + b; }
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_sub(ox_vf a, ox_vf b) { return a - b; }
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_mul(ox_vf a, ox_vf b) { return a * b; }
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_div(ox_vf a, ox_vf b) { return a / b; }
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_neg(ox_vf a) { return -a; }
+OX_STATIC inline OX_UNUSED ox_vm ox_vf_gt(ox_vf a, ox_vf b) { return a > b; }
+OX_STATIC inline OX_UNUSED ox_vm ox_vf_lt(ox_vf a, ox_vf b) { return a < b; }
+OX_STATIC inline OX_UNUSED ox_vm ox_vf_eq(ox_vf a, ox_vf b) { return a == b; }
+OX_STATIC inline OX_UNUSED ox_vm ox_vm_or(ox_vm a, ox_vm b) { return a | b; }
+OX_STATIC inline OX_UNUSED ox_vm ox_vm_and(ox_vm a, ox_vm b) { return a & b; }
+OX_STATIC inline OX_UNUSED ox_vm ox_vm_not(ox_vm a) { return ~a; }
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_select(ox_vm m, ox_vf a, ox_vf b) { return (ox_vf)((m & (ox_vm)a) | (~m & (ox_vm)b)); }
 /* a * b + c, fused (one rounding) where the target has the instruction:
  * -std=c11 does not contract the expression by itself */
-static inline OX_UNUSED ox_vf ox_vf_fma(ox_vf a, ox_vf b, ox_vf c)
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_fma(ox_vf a, ox_vf b, ox_vf c)
 {
 #if defined(OX_VF_AVX512)
 	return (ox_vf)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c);
@@ -64,7 +64,7 @@ static inline OX_UNUSED ox_vf ox_vf_fma(ox_vf a, ox_vf b, ox_vf c)
 	return a * b + c;
 #endif
 }
-static inline OX_UNUSED ox_vf ox_vf_sqrt(ox_vf a)
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_sqrt(ox_vf a)
 {
 #if defined(OX_VF_AVX512)
 	return (ox_vf)_mm512_sqrt_ps((__m512)a);
@@ -83,7 +83,7 @@ static inline OX_UNUSED ox_vf ox_vf_sqrt(ox_vf a)
 }
 /* the first n lanes (0 < n < OX_VW) of p; the others read as zero, and
  * nothing past p + n is touched */
-static inline OX_UNUSED ox_vf ox_vf_load_n(const float *p, int n)
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_load_n(const float *p, int n)
 {
 #if defined(OX_VF_AVX512)
 	return (ox_vf)_mm512_maskz_loadu_ps((__mmask16)((1u << n) - 1), p);
@@ -97,7 +97,7 @@ static inline OX_UNUSED ox_vf ox_vf_load_n(const float *p, int n)
 	return r;
 #endif
 }
-static inline OX_UNUSED void ox_vf_store_n(float *p, ox_vf v, int n)
+OX_STATIC inline OX_UNUSED void ox_vf_store_n(float *p, ox_vf v, int n)
 {
 #if defined(OX_VF_AVX512)
 	_mm512_mask_storeu_ps(p, (__mmask16)((1u << n) - 1), (__m512)v);
@@ -110,7 +110,7 @@ static inline OX_UNUSED void ox_vf_store_n(float *p, ox_vf v, int n)
 #endif
 }
 /* a nearest integer of each lane (ties either way), |a| < 2^22 */
-static inline OX_UNUSED ox_vf ox_vf_round(ox_vf a)
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_round(ox_vf a)
 {
 #if defined(OX_VF_AVX512)
 	return (ox_vf)_mm512_roundscale_ps((__m512)a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -130,14 +130,14 @@ static inline OX_UNUSED ox_vf ox_vf_round(ox_vf a)
 #endif
 }
 /* 2^(n-1) for integral lanes n in [-125, 128] */
-static inline OX_UNUSED ox_vf ox_vf_pow2i_m1(ox_vf n)
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_pow2i_m1(ox_vf n)
 {
 	const ox_vf m = ox_vf_set1(12582912.0f + 126.0f); /* the bits of 1.5 * 2^23 + 126 + n end in 126 + n */
 	return (ox_vf)(((ox_vm)(n + m) - (ox_vm)ox_vf_set1(12582912.0f)) << 23);
 }
-static inline OX_UNUSED ox_vf ox_vf_abs(ox_vf a) { return (ox_vf)((ox_vm)a & 0x7fffffff); }
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_abs(ox_vf a) { return (ox_vf)((ox_vm)a & 0x7fffffff); }
 /* r[i][j] <-> r[j][i]: an OX_VW x OX_VW block transposed in registers */
-static inline OX_UNUSED void ox_vf_transpose(ox_vf *r)
+OX_STATIC inline OX_UNUSED void ox_vf_transpose(ox_vf *r)
 {
 #if defined(OX_VF_AVX512)
 	__m512 t[16], u[16];
@@ -200,15 +200,15 @@ static inline OX_UNUSED void ox_vf_transpose(ox_vf *r)
 }
 
 /* a with all but its 12 leading significant bits cleared */
-static inline OX_UNUSED ox_vf ox_vf_hi12(ox_vf a) { return (ox_vf)((ox_vm)a & (int32_t)0xfffff000u); }
-static inline OX_UNUSED float ox_vf_hsum(ox_vf v)
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_hi12(ox_vf a) { return (ox_vf)((ox_vm)a & (int32_t)0xfffff000u); }
+OX_STATIC inline OX_UNUSED float ox_vf_hsum(ox_vf v)
 {
 	float s = 0;
 	for (int i = 0; i < OX_VW; i++)
 		s += v[i];
 	return s;
 }
-static inline OX_UNUSED float ox_vf_hmax(ox_vf v)
+OX_STATIC inline OX_UNUSED float ox_vf_hmax(ox_vf v)
 {
 	float s = v[0];
 	for (int i = 1; i < OX_VW; i++)
@@ -233,29 +233,29 @@ typedef struct {
 	for (int i = 0; i < OX_VW; i++) \
 		r.v[i] = (e); \
 	return r
-static inline OX_UNUSED ox_vf ox_vf_zero(void) { OX_VF_MAP(0.0f); }
-static inline OX_UNUSED ox_vf ox_vf_set1(float x) { OX_VF_MAP(x); }
-static inline OX_UNUSED ox_vf ox_vf_load(const float *p) { OX_VF_MAP(p[i]); }
-static inline OX_UNUSED void ox_vf_store(float *p, ox_vf v) { memcpy(p, v.v, sizeof v.v); }
-static inline OX_UNUSED ox_vf ox_vf_add(ox_vf a, ox_vf b) { OX_VF_MAP(a.v[i] + b.v[i]); }
-static inline OX_UNUSED ox_vf ox_vf_sub(ox_vf a, ox_vf b) { OX_VF_MAP(a.v[i] - b.v[i]); }
-static inline OX_UNUSED ox_vf ox_vf_mul(ox_vf a, ox_vf b) { OX_VF_MAP(a.v[i] * b.v[i]); }
-static inline OX_UNUSED ox_vf ox_vf_div(ox_vf a, ox_vf b) { OX_VF_MAP(a.v[i] / b.v[i]); }
-static inline OX_UNUSED ox_vf ox_vf_neg(ox_vf a) { OX_VF_MAP(-a.v[i]); }
-static inline OX_UNUSED ox_vf ox_vf_fma(ox_vf a, ox_vf b, ox_vf c) { OX_VF_MAP(a.v[i] * b.v[i] + c.v[i]); }
-static inline OX_UNUSED ox_vf ox_vf_sqrt(ox_vf a) { OX_VF_MAP(sqrtf(a.v[i])); }
-static inline OX_UNUSED ox_vm ox_vf_gt(ox_vf a, ox_vf b) { OX_VM_MAP(a.v[i] > b.v[i] ? -1 : 0); }
-static inline OX_UNUSED ox_vm ox_vf_lt(ox_vf a, ox_vf b) { OX_VM_MAP(a.v[i] < b.v[i] ? -1 : 0); }
-static inline OX_UNUSED ox_vm ox_vf_eq(ox_vf a, ox_vf b) { OX_VM_MAP(a.v[i] == b.v[i] ? -1 : 0); }
-static inline OX_UNUSED ox_vm ox_vm_or(ox_vm a, ox_vm b) { OX_VM_MAP(a.v[i] | b.v[i]); }
-static inline OX_UNUSED ox_vm ox_vm_and(ox_vm a, ox_vm b) { OX_VM_MAP(a.v[i] & b.v[i]); }
-static inline OX_UNUSED ox_vm ox_vm_not(ox_vm a) { OX_VM_MAP(~a.v[i]); }
-static inline OX_UNUSED ox_vf ox_vf_select(ox_vm m, ox_vf a, ox_vf b) { OX_VF_MAP(m.v[i] ? a.v[i] : b.v[i]); }
-static inline OX_UNUSED ox_vf ox_vf_load_n(const float *p, int n) { OX_VF_MAP(i < n ? p[i] : 0.0f); }
-static inline OX_UNUSED void ox_vf_store_n(float *p, ox_vf v, int n) { memcpy(p, v.v, (size_t)n * sizeof *p); }
-static inline OX_UNUSED ox_vf ox_vf_round(ox_vf a) { OX_VF_MAP(nearbyintf(a.v[i])); }
-static inline OX_UNUSED ox_vf ox_vf_abs(ox_vf a) { OX_VF_MAP(fabsf(a.v[i])); }
-static inline OX_UNUSED void ox_vf_transpose(ox_vf *r)
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_zero(void) { OX_VF_MAP(0.0f); }
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_set1(float x) { OX_VF_MAP(x); }
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_load(const float *p) { OX_VF_MAP(p[i]); }
+OX_STATIC inline OX_UNUSED void ox_vf_store(float *p, ox_vf v) { memcpy(p, v.v, sizeof v.v); }
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_add(ox_vf a, ox_vf b) { OX_VF_MAP(a.v[i] + b.v[i]); }
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_sub(ox_vf a, ox_vf b) { OX_VF_MAP(a.v[i] - b.v[i]); }
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_mul(ox_vf a, ox_vf b) { OX_VF_MAP(a.v[i] * b.v[i]); }
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_div(ox_vf a, ox_vf b) { OX_VF_MAP(a.v[i] / b.v[i]); }
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_neg(ox_vf a) { OX_VF_MAP(-a.v[i]); }
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_fma(ox_vf a, ox_vf b, ox_vf c) { OX_VF_MAP(a.v[i] * b.v[i] + c.v[i]); }
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_sqrt(ox_vf a) { OX_VF_MAP(sqrtf(a.v[i])); }
+OX_STATIC inline OX_UNUSED ox_vm ox_vf_gt(ox_vf a, ox_vf b) { OX_VM_MAP(a.v[i] > b.v[i] ? -1 : 0); }
+OX_STATIC inline OX_UNUSED ox_vm ox_vf_lt(ox_vf a, ox_vf b) { OX_VM_MAP(a.v[i] < b.v[i] ? -1 : 0); }
+OX_STATIC inline OX_UNUSED ox_vm ox_vf_eq(ox_vf a, ox_vf b) { OX_VM_MAP(a.v[i] == b.v[i] ? -1 : 0); }
+OX_STATIC inline OX_UNUSED ox_vm ox_vm_or(ox_vm a, ox_vm b) { OX_VM_MAP(a.v[i] | b.v[i]); }
+OX_STATIC inline OX_UNUSED ox_vm ox_vm_and(ox_vm a, ox_vm b) { OX_VM_MAP(a.v[i] & b.v[i]); }
+OX_STATIC inline OX_UNUSED ox_vm ox_vm_not(ox_vm a) { OX_VM_MAP(~a.v[i]); }
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_select(ox_vm m, ox_vf a, ox_vf b) { OX_VF_MAP(m.v[i] ? a.v[i] : b.v[i]); }
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_load_n(const float *p, int n) { OX_VF_MAP(i < n ? p[i] : 0.0f); }
+OX_STATIC inline OX_UNUSED void ox_vf_store_n(float *p, ox_vf v, int n) { memcpy(p, v.v, (size_t)n * sizeof *p); }
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_round(ox_vf a) { OX_VF_MAP(nearbyintf(a.v[i])); }
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_abs(ox_vf a) { OX_VF_MAP(fabsf(a.v[i])); }
+OX_STATIC inline OX_UNUSED void ox_vf_transpose(ox_vf *r)
 {
 	for (int i = 0; i < OX_VW; i++)
 		for (int j = i + 1; j < OX_VW; j++) {
@@ -263,7 +263,7 @@ static inline OX_UNUSED void ox_vf_transpose(ox_vf *r)
 			r[i].v[j] = r[j].v[i], r[j].v[i] = x;
 		}
 }
-static inline OX_UNUSED ox_vf ox_vf_hi12(ox_vf a)
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_hi12(ox_vf a)
 {
 	ox_vf r;
 	for (int i = 0; i < OX_VW; i++) {
@@ -274,15 +274,15 @@ static inline OX_UNUSED ox_vf ox_vf_hi12(ox_vf a)
 	}
 	return r;
 }
-static inline OX_UNUSED ox_vf ox_vf_pow2i_m1(ox_vf n) { OX_VF_MAP(ldexpf(1.0f, (int)n.v[i] - 1)); }
-static inline OX_UNUSED float ox_vf_hsum(ox_vf v)
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_pow2i_m1(ox_vf n) { OX_VF_MAP(ldexpf(1.0f, (int)n.v[i] - 1)); }
+OX_STATIC inline OX_UNUSED float ox_vf_hsum(ox_vf v)
 {
 	float s = 0;
 	for (int i = 0; i < OX_VW; i++)
 		s += v.v[i];
 	return s;
 }
-static inline OX_UNUSED float ox_vf_hmax(ox_vf v)
+OX_STATIC inline OX_UNUSED float ox_vf_hmax(ox_vf v)
 {
 	float s = v.v[0];
 	for (int i = 1; i < OX_VW; i++)
@@ -296,7 +296,7 @@ static inline OX_UNUSED float ox_vf_hmax(ox_vf v)
 /* ---- on either rendering ---- */
 /* max(a, b) = a < b ? b : a and min(a, b) = b < a ? b : a: a NaN in either
  * gives a, as x86's max/min instructions do with their operands swapped */
-static inline OX_UNUSED ox_vf ox_vf_max(ox_vf a, ox_vf b)
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_max(ox_vf a, ox_vf b)
 {
 #if defined(OX_VF_AVX512)
 	return (ox_vf)_mm512_max_ps((__m512)b, (__m512)a);
@@ -308,7 +308,7 @@ static inline OX_UNUSED ox_vf ox_vf_max(ox_vf a, ox_vf b)
 	return ox_vf_select(ox_vf_lt(a, b), b, a);
 #endif
 }
-static inline OX_UNUSED ox_vf ox_vf_min(ox_vf a, ox_vf b)
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_min(ox_vf a, ox_vf b)
 {
 #if defined(OX_VF_AVX512)
 	return (ox_vf)_mm512_min_ps((__m512)b, (__m512)a);
@@ -320,6 +320,6 @@ static inline OX_UNUSED ox_vf ox_vf_min(ox_vf a, ox_vf b)
 	return ox_vf_select(ox_vf_lt(b, a), b, a);
 #endif
 }
-static inline OX_UNUSED ox_vf ox_vf_clamp(ox_vf x, ox_vf lo, ox_vf hi) { return ox_vf_min(ox_vf_max(x, lo), hi); }
-static inline OX_UNUSED ox_vf ox_vf_relu(ox_vf a) { return ox_vf_max(a, ox_vf_zero()); }
-static inline OX_UNUSED ox_vm ox_vf_isnan(ox_vf a) { return ox_vm_not(ox_vf_eq(a, a)); }
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_clamp(ox_vf x, ox_vf lo, ox_vf hi) { return ox_vf_min(ox_vf_max(x, lo), hi); }
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_relu(ox_vf a) { return ox_vf_max(a, ox_vf_zero()); }
+OX_STATIC inline OX_UNUSED ox_vm ox_vf_isnan(ox_vf a) { return ox_vm_not(ox_vf_eq(a, a)); }

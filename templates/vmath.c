@@ -14,7 +14,7 @@
  *   gelu     x/2 (1 + erf(x / sqrt 2)), through erfc's form for x < -1/sqrt 2
  *   gelu_tanh  x/2 (1 + tanh(z)) as x sigmoid(2z)
  */
-static inline OX_UNUSED ox_vf ox_vf_poly2(ox_vf x, float c0, float c1)
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_poly2(ox_vf x, float c0, float c1)
 {
 	return ox_vf_fma(x, ox_vf_set1(c1), ox_vf_set1(c0));
 }
@@ -26,7 +26,7 @@ static inline OX_UNUSED ox_vf ox_vf_poly2(ox_vf x, float c0, float c1)
  * 0). NaN passes through the clamp. With AVX-512, vscalefps multiplies
  * exp(r) by 2^n; elsewhere 2 exp(r) (coefficients doubled) times 2^(n-1)
  * built in the exponent bits, so that n = 128 needs no special case. */
-static inline OX_UNUSED ox_vf ox_vf_exp_core(ox_vf x, ox_vf d)
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_exp_core(ox_vf x, ox_vf d)
 {
 	const ox_vf c = ox_vf_min(ox_vf_max(x, ox_vf_set1(-86.6433640f)), ox_vf_set1(88.73f));
 	const ox_vf n = ox_vf_round(ox_vf_mul(c, ox_vf_set1(1.44269504088896341f))); /* -125..128 */
@@ -52,20 +52,20 @@ static inline OX_UNUSED ox_vf ox_vf_exp_core(ox_vf x, ox_vf d)
 #endif
 }
 /* 0 below ln(2^-125): no subnormal results; adding -0.0 folds away */
-static inline OX_UNUSED ox_vf ox_vf_exp(ox_vf x)
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_exp(ox_vf x)
 {
 	return ox_vf_select(ox_vf_lt(x, ox_vf_set1(-86.6433640f)), ox_vf_zero(), ox_vf_exp_core(x, ox_vf_set1(-0.0f)));
 }
 
 /* 1 / (1 + exp(-x)): exp's overflow to inf gives 0, its about 2^-125 for
  * large x adds nothing to 1 */
-static inline OX_UNUSED ox_vf ox_vf_sigmoid(ox_vf x)
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_sigmoid(ox_vf x)
 {
 	const ox_vf one = ox_vf_set1(1.0f);
 	return ox_vf_div(one, ox_vf_add(one, ox_vf_exp_core(ox_vf_neg(x), ox_vf_set1(-0.0f))));
 }
 
-static inline OX_UNUSED ox_vf ox_vf_tanh(ox_vf x)
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_tanh(ox_vf x)
 {
 	const ox_vf a = ox_vf_abs(x), one = ox_vf_set1(1.0f);
 	const ox_vf z = ox_vf_mul(x, x);
@@ -82,7 +82,7 @@ static inline OX_UNUSED ox_vf ox_vf_tanh(ox_vf x)
 
 /* erfc(a) exp(a^2) for 0.5 <= a <= 9.4 (beyond, erfc(a) < FLT_MIN), a
  * polynomial in 1 / (1 + a) */
-static inline OX_UNUSED ox_vf ox_vf_erfc_q(ox_vf a)
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_erfc_q(ox_vf a)
 {
 	const ox_vf t = ox_vf_div(ox_vf_set1(1.0f), ox_vf_add(a, ox_vf_set1(1.0f)));
 	ox_vf q = ox_vf_poly2(t, -2.85224342f, 0.797122419f);
@@ -98,7 +98,7 @@ static inline OX_UNUSED ox_vf ox_vf_erfc_q(ox_vf a)
 /* exp(-s a^2), s = 1 or 1/2, without rounding a^2 (which would cost 64 ulp
  * at a = 9): a = h + l with h's 12 leading bits, so h^2 is exact and
  * a^2 = h^2 + l (a + h) */
-static inline OX_UNUSED ox_vf ox_vf_expnsq(ox_vf a, float s)
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_expnsq(ox_vf a, float s)
 {
 	const ox_vf h = ox_vf_hi12(a), l = ox_vf_sub(a, h), ns = ox_vf_set1(-s);
 	const ox_vf e = ox_vf_mul(ox_vf_mul(h, h), ns);
@@ -108,7 +108,7 @@ static inline OX_UNUSED ox_vf ox_vf_expnsq(ox_vf a, float s)
 }
 
 /* erf(x) / x for |x| < 1, a polynomial in x^2 */
-static inline OX_UNUSED ox_vf ox_vf_erf_small(ox_vf x)
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_erf_small(ox_vf x)
 {
 	const ox_vf z = ox_vf_mul(x, x);
 	ox_vf p = ox_vf_poly2(z, -0.000802435155f, 7.89820187e-05f);
@@ -120,7 +120,7 @@ static inline OX_UNUSED ox_vf ox_vf_erf_small(ox_vf x)
 	return p;
 }
 
-static inline OX_UNUSED ox_vf ox_vf_erf(ox_vf x)
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_erf(ox_vf x)
 {
 	const ox_vf a = ox_vf_abs(x), one = ox_vf_set1(1.0f);
 	const ox_vf small = ox_vf_mul(x, ox_vf_erf_small(x));
@@ -132,7 +132,7 @@ static inline OX_UNUSED ox_vf ox_vf_erf(ox_vf x)
 
 /* x/2 (1 + erf(u)), u = x / sqrt 2; for u < -1/2 as x/2 erfc(-u), which
  * keeps its relative accuracy where 1 + erf(u) would cancel */
-static inline OX_UNUSED ox_vf ox_vf_gelu(ox_vf x)
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_gelu(ox_vf x)
 {
 	const ox_vf u = ox_vf_mul(x, ox_vf_set1(0.707106781186547524f)), one = ox_vf_set1(1.0f);
 	const ox_vf a = ox_vf_abs(u), h = ox_vf_mul(x, ox_vf_set1(0.5f));
@@ -146,15 +146,15 @@ static inline OX_UNUSED ox_vf ox_vf_gelu(ox_vf x)
 }
 
 /* x/2 (1 + tanh(z)) = x sigmoid(2z): no cancellation where tanh(z) is near -1 */
-static inline OX_UNUSED ox_vf ox_vf_gelu_tanh(ox_vf x)
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_gelu_tanh(ox_vf x)
 {
 	const ox_vf x3 = ox_vf_mul(ox_vf_mul(x, x), x);
 	return ox_vf_mul(x, ox_vf_sigmoid(ox_vf_mul(ox_vf_set1(1.59576912160573071f), ox_vf_fma(x3, ox_vf_set1(0.044715f), x))));
 }
 
-static inline OX_UNUSED ox_vf ox_vf_hardsigmoid(ox_vf a, float al, float be)
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_hardsigmoid(ox_vf a, float al, float be)
 {
 	return ox_vf_clamp(ox_vf_fma(a, ox_vf_set1(al), ox_vf_set1(be)), ox_vf_zero(), ox_vf_set1(1.0f));
 }
-static inline OX_UNUSED ox_vf ox_vf_hardswish(ox_vf a) { return ox_vf_mul(a, ox_vf_hardsigmoid(a, 1.0f / 6, 0.5f)); }
+OX_STATIC inline OX_UNUSED ox_vf ox_vf_hardswish(ox_vf a) { return ox_vf_mul(a, ox_vf_hardsigmoid(a, 1.0f / 6, 0.5f)); }
 #undef OX_VF_HORNER

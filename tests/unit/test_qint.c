@@ -18,6 +18,9 @@
 #include <stdlib.h>
 
 #define OX_UNUSED __attribute__((unused))
+#ifndef OX_STATIC /* (the templates' file-scope storage class: codegen/text.c, ox_cg_static) */
+#define OX_STATIC static
+#endif
 #include "../../templates/quant_conv_sums.c"
 #include "../../templates/quant_matmul.c"
 #include "../../templates/qint.c"

@@ -31,6 +31,9 @@ static const int compiler_ops[] = {OX_RE_CHAR, OX_RE_ANY, OX_RE_ANYNL, OX_RE_CLA
 #define OX_RE_NWORDB RT_RE_NWORDB
 #define OX_RE_MATCH RT_RE_MATCH
 #define ox_re_inst rt_re_inst
+#ifndef OX_STATIC /* (the templates' file-scope storage class: codegen/text.c, ox_cg_static) */
+#define OX_STATIC static
+#endif
 #include "../../templates/regex.c"
 #undef ox_re_inst
 

@@ -24,6 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifndef OX_STATIC /* (the templates' file-scope storage class: codegen/text.c, ox_cg_static) */
+#define OX_STATIC static
+#endif
 #include "../../templates/resize_taps.c"
 #include "../../templates/resize_rt.c"
 

@@ -7,6 +7,9 @@
 #define OX_UNUSED __attribute__((unused))
 #define INFINITY __builtin_inff()
 float sqrtf(float);
+#ifndef OX_STATIC /* (the templates' file-scope storage class: codegen/text.c, ox_cg_static) */
+#define OX_STATIC static
+#endif
 #include "../../templates/vf.c"
 #include "../../templates/vmath.c"
 #ifndef OX_VF_NEON

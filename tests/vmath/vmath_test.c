@@ -28,6 +28,9 @@
 #else
 #define OX_UNUSED
 #endif
+#ifndef OX_STATIC /* (the templates' file-scope storage class: codegen/text.c, ox_cg_static) */
+#define OX_STATIC static
+#endif
 #include "../../templates/vf.c"
 #include "../../templates/vmath.c"
 
