@@ -31,7 +31,7 @@ endif
 VERSION := $(shell cat VERSION)
 COMMIT := $(if $(wildcard .git),$(shell git describe --always --dirty --exclude='*' 2>/dev/null))
 PROTO_C := $(B)/gen/onnx.pb-c.c
-SRCS := main.c $(wildcard frontend/*.c ir/*.c opt/*.c codegen/*.c report/*.c)
+SRCS := main.c $(wildcard frontend/*.c ir/*.c opt/*.c codegen/*.c codegen/c/*.c codegen/cuda/*.c report/*.c)
 OBJS := $(SRCS:%.c=$(B)/obj/%.o) $(B)/obj/gen/onnx.pb-c.o $(B)/obj/gen/templates.gen.o
 LIB_OBJS := $(filter-out $(B)/obj/main.o,$(OBJS))
 TEMPLATES := $(sort $(wildcard templates/*.c)) runtime_min/ox_rt.h runtime_min/ox_main.c runtime_min/ox_cuda.h \

@@ -17,7 +17,7 @@
  */
 #include "codegen.h"
 #include "cg.h"
-#include "cuda.h"
+#include "cuda/cuda.h"
 #include "weights.h"
 #include "../opt/opt.h"
 #include <ctype.h>
@@ -499,7 +499,7 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 		char fname[160];
 		ox_cg_snprintf(fname, sizeof fname, "%snode%d_%s", fpre, i, ox_ops[n->op].name);
 		cg->fname = fname;
-		/* --target cuda: a kernel of codegen/cuda_*.c (host code that
+		/* --target cuda: a kernel of codegen/cuda/cuda_*.c (host code that
 		 * launches it), else the C emitter's function on the device */
 		int native = cg->cuda && !hostn ? ox_cu_emit(cg, g, n) : 1;
 		cg->cu_host = hostn;
@@ -835,7 +835,7 @@ int ox_cg_emit_body(ox_cg *cg, ox_graph *body, const char *name, int cu, int *sy
 		ox_buf_printf(&t, "static int %s(unsigned char *A, int64_t *ox_d, const void *const *inputs,\n"
 				  "\t\tvoid *const *outputs, int64_t *const *out_shapes)\n{\n", name);
 		ox_buf_printf(&t, "\tint64_t ext[%d], ext_unused = 0;\n\tint rc = 0;\n", body->noutputs + 1);
-		if (cg->cuda || cg->dev) /* the device's copy (codegen/cuda.c) */
+		if (cg->cuda || cg->dev) /* the device's copy (codegen/cuda/cuda.c) */
 			ox_buf_puts(&t, "\tconst unsigned char *W = ox_dev_W;\n\t(void)W;\n");
 		else if (L->mode == OX_CG_WEIGHTS_EMBED)
 			ox_buf_printf(&t, "\tconst unsigned char *W = %s_weights;\n\t(void)W;\n", cg->prefix);

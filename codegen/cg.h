@@ -103,16 +103,16 @@ typedef struct ox_cg {
 	const char *fname;    /* the node function being emitted */
 	int fails_any;        /* the node returns a PREFIX_ERR_ code itself (a
 				 control node passes on its body's) */
-	int cuda;             /* --target cuda: nodes are kernels (codegen/cuda.c) */
+	int cuda;             /* --target cuda: nodes are kernels (codegen/cuda/cuda.c) */
 	int dev;              /* C that runs on the CUDA device (a control node's
 				 body): weights through ox_dev_W */
 	int64_t cu_ws;        /* --target cuda: bytes of split-K workspace the
-				 kernels need (codegen/cuda_kernels.c) */
+				 kernels need (codegen/cuda/cuda_kernels.c) */
 	int64_t cu_ctr;       /* ... and tile arrival counters (ox_split_last) */
 	int tf32;             /* --tf32: f32 products in TF32 on tensor cores */
 	struct ox_cu_map *cu_map; /* set: emit_ew describes its map here instead
-				     of emitting it (codegen/cuda_kernels.c) */
-	/* --target cuda, control nodes on the host (codegen/emit_ctrl.c) */
+				     of emitting it (codegen/cuda/cuda_kernels.c) */
+	/* --target cuda, control nodes on the host (codegen/c/emit_ctrl.c) */
 	int cu_rc;            /* the node's host function returns a code (the
 				 run returns it when not 0) */
 	int cu_sync;          /* ... and waits for the device (no CUDA Graph) */
@@ -130,7 +130,7 @@ typedef struct ox_cg {
 /* the emitter's buffers and texts, freed */
 void ox_cg_free(ox_cg *cg);
 
-/* An elementwise map of codegen/emit_ew.c as a description: the index
+/* An elementwise map of codegen/c/emit_ew.c as a description: the index
  * space and the statements for one element, which read i0.. (and i when
  * r is 1), in<k> and out0 */
 typedef struct ox_cu_map {
@@ -146,7 +146,7 @@ typedef struct ox_cu_map {
 	int bad;
 } ox_cu_map;
 
-/* ---- --target cuda (codegen/cuda.c, cuda_*.c) ----
+/* ---- --target cuda (codegen/cuda/cuda.c, cuda_*.c) ----
  * A node is a kernel of its own (ox_cu_emit prints into the body the host
  * code that launches it, the kernel into the kernels: returns 0), else
  * (1) the C emitter's function runs on the device: its tasks one thread
@@ -169,7 +169,7 @@ int ox_cu_blank(const char *text, size_t len);
  * int64_t *const *out_shapes, cudaStream_t ox_st)`; *syncs: it waits for
  * the device. 0, or -1 after an error. */
 int ox_cg_emit_body(ox_cg *cg, ox_graph *body, const char *name, int cu, int *syncs);
-/* codegen/emit_ctrl.c: If, Loop, Scan as CUDA host code, their bodies'
+/* codegen/c/emit_ctrl.c: If, Loop, Scan as CUDA host code, their bodies'
  * nodes on kernels; 1: not taken (the C rendering runs on the device) */
 int ox_cu_emit_ctrl(ox_cg *cg, ox_graph *g, ox_node *n);
 
@@ -221,23 +221,23 @@ int ox_cg_intern(ox_cg *cg, const char *key);
  * (templates/vf.c's ox_vf_ functions), or with scalar the same as f32
  * scalars (runtime_min/ox_cuda.h's ox_sf_, which mirror them name for
  * name): in[j] is the expression of body input j, out the variable that
- * gets the result (codegen/emit_vec.c). ox_cg_vbody_ok: can it render node
+ * gets the result (codegen/c/emit_vec.c). ox_cg_vbody_ok: can it render node
  * f of the body? */
 int ox_cg_vbody(ox_cg *cg, ox_buf *t, ox_graph *body, const char *const *in, const char *out, int lvl, int scalar);
 int ox_cg_vbody_ok(const ox_graph *body, const ox_node *f);
 /* the f32 vector type of the target (templates/vf.c, OX_VW lanes) */
 void ox_cg_use_vf(ox_cg *cg);
-/* ops on channel-blocked values (codegen/emit_blocked.c) */
+/* ops on channel-blocked values (codegen/c/emit_blocked.c) */
 int ox_cg_emit_conv_blocked(ox_cg *cg, ox_graph *g, ox_node *n);
-/* a 3x3 Conv by Winograd F(m x m, 3 x 3) (codegen/emit_wino.c; weights @winow) */
+/* a 3x3 Conv by Winograd F(m x m, 3 x 3) (codegen/c/emit_wino.c; weights @winow) */
 int ox_cg_emit_conv_wino(ox_cg *cg, ox_graph *g, ox_node *n);
 int ox_cg_emit_pool_blocked(ox_cg *cg, ox_graph *g, ox_node *n);
-/* Attention in blocks of query rows (codegen/emit_attn_blocked.c) */
+/* Attention in blocks of query rows (codegen/c/emit_attn_blocked.c) */
 int ox_cg_emit_attn_blocked(ox_cg *cg, ox_graph *g, ox_node *n);
-/* Gemm, MatMul on the packed GEMM (codegen/emit_gemm.c) */
+/* Gemm, MatMul on the packed GEMM (codegen/c/emit_gemm.c) */
 int ox_cg_emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n);
 /* f32 LayerNormalization, RMSNormalization, Softmax, LogSoftmax over rows of
- * contiguous floats on vectors (codegen/emit_rows.c); ox_cg_rows_ok: does
+ * contiguous floats on vectors (codegen/c/emit_rows.c); ox_cg_rows_ok: does
  * node n take them (else its scalar emitter) */
 int ox_cg_rows_ok(ox_graph *g, const ox_node *n);
 int ox_cg_emit_rows(ox_cg *cg, ox_graph *g, ox_node *n);
@@ -266,13 +266,13 @@ const char *ox_cg_static(const ox_cg *cg);
 int ox_cg_uses_name(const char *text, const char *name);
 /* "dst = dst OP src;" into buf: a Scatter reduction (none, add, mul, max,
  * min) of storage lvalues of dtype dt, as C and CUDA both compute it
- * (codegen/emit_index.c) */
+ * (codegen/c/emit_index.c) */
 void ox_cg_combine(char *buf, size_t n, int dt, const char *red, const char *dst, const char *src);
 /* RotaryEmbedding's pair (x1, x2) rotated by co, si (C variables of the
  * compute type): the two outputs as storage expressions of dt, each
- * product rounded to dt as the reference rounds it (codegen/emit_attn.c) */
+ * product rounded to dt as the reference rounds it (codegen/c/emit_attn.c) */
 void ox_cg_rope_pair(int dt, char *y1, char *y2, size_t n);
-/* GridSample's options (codegen/emit_norm.c): mode 0 nearest, 1 linear, 2
+/* GridSample's options (codegen/c/emit_norm.c): mode 0 nearest, 1 linear, 2
  * cubic; pad 0 zeros, 1 border, 2 reflection; m and p the attributes'
  * text; -1 (an error reported) when not supported */
 typedef struct {
@@ -322,16 +322,16 @@ const char *ox_cg_store(int dtype, const char *e);
 /* Window kernels (templates/conv.c, pools, the integer convolution) take
  * 3 spatial axes: ox_cg_to3 widens nsp values (leading axes get dflt), and
  * ox_cg_window_rows prints the "input, output sizes" and "kernel, strides"
- * argument rows of their call (codegen/emit_nn.c). */
+ * argument rows of their call (codegen/c/emit_nn.c). */
 void ox_cg_to3(const int64_t *v, int nsp, int64_t dflt, int64_t *o);
 void ox_cg_window_rows(ox_cg *cg, const int64_t *I3, const int64_t *O3, const int64_t *K3, const int64_t *S3);
 /* s as a C string literal (escaped: any bytes are safe), appended to b
- * (codegen/emit_str.c) */
+ * (codegen/c/emit_str.c) */
 void ox_cg_str_literal(ox_buf *b, const char *s);
 /* A literal of the compute type of dtype: "%.9g" with f suffix for f32/f16,
  * NAN/INFINITY spelled out, integers as integer literals. Rotating buffer. */
 const char *ox_cg_lit(int dtype, double v);
-/* element k of constant t as a literal of its C type (codegen/emit_data.c) */
+/* element k of constant t as a literal of its C type (codegen/c/emit_data.c) */
 void ox_cg_lit_elem(const ox_tensor *t, int64_t k, char *buf, size_t n);
 
 /* Emit functions, one per family (the emit column of ops.def). */

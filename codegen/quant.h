@@ -1,5 +1,5 @@
-/* quant.h: what the C emitter of the quantization ops (codegen/emit_quant.c,
- * which defines these) and their CUDA kernels (codegen/cuda_quant.c) share:
+/* quant.h: what the C emitter of the quantization ops (codegen/c/emit_quant.c,
+ * which defines these) and their CUDA kernels (codegen/cuda/cuda_quant.c) share:
  * the statements of one element and the requantization tables, so that
  * both targets print one description. */
 #ifndef OX_QUANT_H

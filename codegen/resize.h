@@ -1,5 +1,5 @@
 /* resize.h: Resize's options and tap tables, computed once for both
- * targets' emitters (codegen/emit_nn.c, which defines them; cuda_nn.c)
+ * targets' emitters (codegen/c/emit_nn.c, which defines them; cuda_nn.c)
  * from templates/resize_taps.c, the text the generated code of a Resize
  * with run-time sizes uses too. */
 #ifndef OX_RESIZE_H

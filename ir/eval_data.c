@@ -3,7 +3,7 @@
  * These ops move elements without looking at them, so everything here is
  * generic on the element size (memcpy of es bytes); only Shape, Size and
  * Range compute values. Index arithmetic comes from the decoders and copy
- * plans in ir/infer_data.c, the same ones codegen/emit_data.c prints, so a
+ * plans in ir/infer_data.c, the same ones codegen/c/emit_data.c prints, so a
  * folded constant and the generated code cannot disagree. out[k] arrives
  * allocated with the inferred dtype and (constant) shape.
  */

@@ -67,7 +67,7 @@ int ox_ir_data_dropout_checks(ox_graph *g, const ox_node *n);
 /* ---- index (ir/infer_index.c) ---- */
 int ox_index_axis(ox_graph *g, ox_node *n, int *axis);
 int64_t ox_index_count(const ox_tensor *t, int64_t limit); /* nonzero elements among the first limit (-1: all) */
-/* NonMaxSuppression's CUDA kernels' scratch (codegen/cuda_index.c) for P
+/* NonMaxSuppression's CUDA kernels' scratch (codegen/cuda/cuda_index.c) for P
  * (batch, class) pairs of N boxes, at most K kept a pair: its bytes; the
  * offsets of the kept boxes (after the sort keys), their counts and the
  * rows' offsets in *kofs, *cofs, *oofs */
@@ -87,7 +87,7 @@ int ox_ir_nn_resize(ox_graph *g, const ox_node *n, const ox_shape *x, ox_dim *os
 /* A Resize whose output sizes, scales or taps are computed when the
  * program runs (an input dim known only then, or scales, sizes or a
  * tf_crop_and_resize roi that are not constants): what the node gives,
- * decoded once for infer_resize and codegen/emit_nn.c. */
+ * decoded once for infer_resize and codegen/c/emit_nn.c. */
 typedef struct {
 	int naxes, axes[OX_MAX_RANK];
 	int sizes;    /* the sizes input gives the output (else the scales) */

@@ -9,7 +9,7 @@
  * bounds them (a Slice or a Split by its axis) and unbounded otherwise
  * (Range, Expand, Tile, Pad, ConstantOfShape: the bounds pass takes the
  * user's --max). The decoders and copy plans ox_ir_data_* (ir/family.h)
- * are shared with ir/eval_data.c and codegen/emit_data.c, so all three
+ * are shared with ir/eval_data.c and codegen/c/emit_data.c, so all three
  * layers read an op's attributes-or-inputs in exactly one way.
  */
 #include "ir.h"

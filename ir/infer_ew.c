@@ -225,7 +225,7 @@ static int is_subbyte(int dt)
 }
 
 /* Cast, CastLike and BitCast. Float8 kinds cast to and from the others
- * through float (codegen/emit_ew.c); 64-bit integers are not narrowed to
+ * through float (codegen/c/emit_ew.c); 64-bit integers are not narrowed to
  * float8 (they would round twice). Sub-byte kinds (held one per byte) cast
  * to and from all of these, but never BitCast: their ONNX bits are packed.
  * BitCast needs equal element sizes. */

@@ -417,7 +417,7 @@ static int infer_nms(ox_graph *g, ox_node *n)
 	ox_set_out(g, n, 0, OX_I64, &s);
 	int64_t bytes = (2 * nh + ph) * 8;
 	if (g->gpu && B >= 0 && C >= 0 && N >= 0 && nh > 0) {
-		/* the CUDA kernels' (codegen/cuda_index.c, constant shapes) */
+		/* the CUDA kernels' (codegen/cuda/cuda_index.c, constant shapes) */
 		int64_t ko, co, oo;
 		const int64_t gb = ox_nms_gpu_scratch(B * C, N, ph, &ko, &co, &oo);
 		if (gb > bytes && gb <= ((int64_t)1 << 30))

@@ -4,7 +4,7 @@
  * ai.onnx TfIdfVectorizer.
  *
  * Everything these ops learn from training lives in attributes, so the
- * attributes are validated here, once, and codegen/emit_ml.c prints them as
+ * attributes are validated here, once, and codegen/c/emit_ml.c prints them as
  * static const tables. Both tree-ensemble forms are decoded by
  * ox_ir_ml_trees into one flat layout (ox_ml_trees, ir/family.h). Strings (ox_str in the generated
  * code) are handled by LabelEncoder only; elsewhere they are a clear error.

@@ -4,7 +4,7 @@
  * GlobalMaxPool, BatchNormalization, Gemm, MatMul, Resize, DeformConv. The window
  * decoder (kernel, strides, dilations, pads, auto_pad) and the Resize
  * decoder (output sizes and scales from scales/sizes/axes/policy, every
- * opset) are shared with codegen/emit_nn.c (ir/family.h), so the
+ * opset) are shared with codegen/c/emit_nn.c (ir/family.h), so the
  * emitted kernel and the inferred shape can never disagree about a window
  * or a scale. Every dim but a kernel size may be a run-time dim
  * (docs/dynamic.md): output sizes are dims (ceil_mode's too), consistency
@@ -664,7 +664,7 @@ int ox_ir_nn_resize(ox_graph *g, const ox_node *n, const ox_shape *x, ox_dim *os
 	return 0;
 }
 
-/* A Resize the blocked kernel computes (opt/layout.c, codegen/emit_nn.c):
+/* A Resize the blocked kernel computes (opt/layout.c, codegen/c/emit_nn.c):
  * f32 of rank 4 whose N and C stay (scale 1, so their taps are the
  * identity in every mode), H and W resized in any mode but
  * tf_crop_and_resize (whose outputs outside the roi take a value) */
@@ -806,7 +806,7 @@ static int dyadic(double s, int64_t *p, int64_t *q)
  * cubic), with antialias the footprint of a downscale, at most 4 in + 2
  * (8 in + 2 cubic) since an axis that is not empty has scale >= 1 / (2 in);
  * and 32 bytes per axis, the header the CUDA target's gather kernel reads
- * (codegen/emit_nn.c, emit_resize_rt). */
+ * (codegen/c/emit_nn.c, emit_resize_rt). */
 static int infer_resize_rt(ox_graph *g, ox_node *n, ox_value *x, ox_shape *o)
 {
 	ox_resize_rt rz;

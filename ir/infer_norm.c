@@ -10,9 +10,9 @@
  * computes when it runs (no bound from the op unless said), and their
  * length (the output's rank) must be a constant. Where a run-time dim must
  * equal another or a constant (a scale per channel, ROI boxes of 4) the
- * inference accepts it when its range allows and codegen/emit_norm.c
+ * inference accepts it when its range allows and codegen/c/emit_norm.c
  * checks it when the program runs. The decoders ox_ir_norm_* are shared
- * with codegen/emit_norm.c (ir/family.h), so the inferred shape and the
+ * with codegen/c/emit_norm.c (ir/family.h), so the inferred shape and the
  * emitted kernel read attributes in one way.
  */
 #include "ir.h"

@@ -3,7 +3,7 @@
  * QuantizeLinear, DequantizeLinear (opsets 10..25: per-tensor, per-axis
  * and blocked scales, output_dtype, the float8 kinds), DynamicQuantizeLinear,
  * MatMulInteger, QLinearMatMul, ConvInteger, QLinearConv. The scale layout
- * decoder ox_ir_quant_layout is shared with codegen/emit_quant.c (through
+ * decoder ox_ir_quant_layout is shared with codegen/c/emit_quant.c (through
  * ir/family.h) so the emitted indexing and the checks here agree.
  * Scales and zero points may be run-time inputs: only their shapes matter
  * here. The sub-byte types (int4, uint4, int2, uint2, float4e2m1) are

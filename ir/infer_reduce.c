@@ -94,7 +94,7 @@ static int reduce_dtype_ok(const ox_node *n, int dt)
 /* The output of a reduction over axes read from data: with keepdims each
  * dim is 1 (reduced) or the input's (kept), at most the larger; without,
  * the kept dims in order, the j-th one of input dims j..j+naxes. The node
- * checks the axes and computes these (codegen/emit_reduce.c). */
+ * checks the axes and computes these (codegen/c/emit_reduce.c). */
 static int infer_reduce_rt(ox_graph *g, ox_node *n, const ox_value *x, int keep)
 {
 	const ox_value *a = ox_in(g, n, 1);

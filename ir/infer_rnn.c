@@ -5,7 +5,7 @@
  * G*hidden, hidden] with G gates (RNN 1, GRU 3, LSTM 4). Outputs Y, Y_h,
  * Y_c are each optional. The attribute decoder ox_ir_rnn_decode (direction,
  * hidden size, activations with their alpha/beta) is shared with
- * codegen/emit_rnn.c (ir/family.h), which names the activation codes too,
+ * codegen/c/emit_rnn.c (ir/family.h), which names the activation codes too,
  * so the kernel and the inferred shapes always read the attributes alike.
  */
 #include "ir.h"

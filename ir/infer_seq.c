@@ -7,7 +7,7 @@
  * CausalConvWithState(input [B,C,T], weight [C,1,K], bias?, past_state?)
  * is a depthwise causal conv: output [B,C,T], present_state [B,C,K-1].
  * The attribute checks here are the single place both ops are validated;
- * codegen/emit_seq.c trusts them (and repeats only what it needs).
+ * codegen/c/emit_seq.c trusts them (and repeats only what it needs).
  */
 #include "ir.h"
 #include <string.h>

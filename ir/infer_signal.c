@@ -3,7 +3,7 @@
  * MelWeightMatrix).
  *
  * ox_einsum_parse and ox_dft_params are the one place that reads an Einsum
- * equation and the DFT axis/length/mode rules; codegen/emit_signal.c calls
+ * equation and the DFT axis/length/mode rules; codegen/c/emit_signal.c calls
  * them too, so the layers cannot disagree. Dims may be run-time dims
  * (docs/dynamic.md). Inputs that steer a shape (window size, DFT axis and
  * length, STFT frame step and length, MelWeightMatrix's sizes) are read
@@ -12,7 +12,7 @@
  * where the op implies it, else by the user: --max, --max-elems); a DFT
  * axis read then makes every output dim it may touch a data dim. Where a
  * run-time dim must equal another or a constant, the inference accepts it
- * when its range allows and codegen/emit_signal.c checks it when the
+ * when its range allows and codegen/c/emit_signal.c checks it when the
  * program runs.
  */
 #include "ir.h"

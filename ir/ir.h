@@ -231,7 +231,7 @@ typedef struct {
  * one branch of an If, or of the body of a Loop or Scan, inlined into the
  * root (opt/expand.c) and tagged with the region's number (ox_node.region),
  * which opt/outline.c moves into a graph of their own afterwards: the
- * node's body, compiled as C control flow (codegen/emit_ctrl.c). */
+ * node's body, compiled as C control flow (codegen/c/emit_ctrl.c). */
 enum { OX_RG_THEN = 1, OX_RG_ELSE, OX_RG_LOOP, OX_RG_SCAN };
 typedef struct {
 	int kind;   /* OX_RG_* */

@@ -14,7 +14,7 @@
  * transposed from [S, B*H, d], in place: H heads of its [S, B, E]
  * projections read sequence first, ox_seq_first, unless B is 1 (then B*H
  * heads of [1, S, B*H*d]); on the CPU opt/rows.c lowers those it leaves). The inner values must be
- * used by the pattern alone. The emitter (codegen/emit_attn.c) computes it
+ * used by the pattern alone. The emitter (codegen/c/emit_attn.c) computes it
  * in blocks of query rows: scores of a block, softmax, times V, so the
  * [Sq, Skv] score matrix of a head is never stored whole. Batch and
  * sequence lengths may be run-time dims when the blocked kernel takes the
@@ -759,7 +759,7 @@ int ox_opt_attention(ox_graph *g)
 	return 0;
 }
 
-/* ---- the fast path's geometry (codegen/emit_attn.c, scratch from opt/pack.c) ---- */
+/* ---- the fast path's geometry (codegen/c/emit_attn.c, scratch from opt/pack.c) ---- */
 
 /* ext: past K/V with both present outputs, present outputs, softcap,
  * nonpad_kv_seqlen */

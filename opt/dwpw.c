@@ -16,7 +16,7 @@
  *                        KH, KW, SH, SW, DH, DW, PT, PL, PB, PR}
  *                  (the pads explicit: auto_pad resolved here)
  *   ox_dw_epilogue GRAPH, D's epilogue's body, when it has one;
- * D goes (ox_fused names it). The kernel (codegen/cuda_nhwc.c emit_conv)
+ * D goes (ox_fused names it). The kernel (codegen/cuda/cuda_nhwc.c emit_conv)
  * computes the element (pixel, channel) of D's output where it loads its
  * A operand, in the window kernel's order (and its tile rounds A to the
  * dtype as D's stored output was), so the result is D's and P's unfused

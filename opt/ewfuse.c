@@ -9,7 +9,7 @@
  * region's shape and layout (so nothing is computed twice), its operands
  * broadcast like numpy, and it is cut at the longest prefix whose inner
  * values are used inside it only. A single op is a region too, so every
- * f32 op the vector renderer knows (codegen/emit_vec.c) runs vectorized
+ * f32 op the vector renderer knows (codegen/c/emit_vec.c) runs vectorized
  * (Pow by a constant 2, 3, 1, 0.5, -1 or -0.5 too, its exponent then a
  * constant of the body); the rest keep their own emitter. The node takes
  * the region's last place.
@@ -37,7 +37,7 @@ static int pow_exponent(ox_graph *g, const ox_node *n, int k)
 	return p == 2 || p == 3 || p == 1 || p == 0.5 || p == -1 || p == -0.5;
 }
 
-/* Run-time dims (docs/dynamic.md): codegen/emit_fused.c walks them as
+/* Run-time dims (docs/dynamic.md): codegen/c/emit_fused.c walks them as
  * loop counts, so an operand's run-time dim must be the output's own (or
  * the operand is 1 there): two run-time dims that would only broadcast
  * when the program runs are left to emit_ew, which checks them */
@@ -87,7 +87,7 @@ int ox_opt_vector_op(ox_graph *g, const ox_node *n)
 		return 0;
 	}
 	const int dt = g->vals[n->out[0]].dtype;
-	if (!ox_opt_fuse_type(g, dt) || (dt != OX_F32 && ox_node_rt(g, n))) /* (f16: codegen/cuda_kernels.c's, constant shapes) */
+	if (!ox_opt_fuse_type(g, dt) || (dt != OX_F32 && ox_node_rt(g, n))) /* (f16: codegen/cuda/cuda_kernels.c's, constant shapes) */
 		return 0;
 	for (int k = 0; k < n->nin; k++)
 		if (n->in[k] >= 0 && g->vals[n->in[k]].dtype != dt && !pow_exponent(g, n, k))

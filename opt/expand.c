@@ -325,7 +325,7 @@ static int merge_out(ox_graph *g, ox_id nid, int k, const ox_value *a, const ox_
 
 /* If with a condition known only at run time: both branches are compiled,
  * as regions (the node waits for their outputs), and the node becomes a C
- * if/else over them (opt/outline.c, codegen/emit_ctrl.c) */
+ * if/else over them (opt/outline.c, codegen/c/emit_ctrl.c) */
 static int if_real(ox_graph *g, ox_id nid, ox_graph *then_g, ox_graph *else_g)
 {
 	ox_node *n = &g->nodes[nid];

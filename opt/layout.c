@@ -18,7 +18,7 @@
  * On the GPU (g->gpu, --cuda-layout nhwc) the same pass makes NHWC: a
  * value's one block is all its channels (b = C: [N][1][H][W][C]), so the
  * implicit GEMM of a Conv reads a window's channels in a row and writes an
- * output pixel's channels in a row (codegen/cuda_nhwc.c). The ops that
+ * output pixel's channels in a row (codegen/cuda/cuda_nhwc.c). The ops that
  * take it there are the ones that file computes (gpu_blockable): 2-D Conv
  * with group 1 or depthwise (its weights repacked here as the GEMM's
  * [KH][KW][C][Mp] or [KH][KW][C]), MaxPool, the global pools, Concat over
@@ -131,7 +131,7 @@ static int operand_blockable(ox_graph *g, ox_id v, const ox_shape *o, int dt, in
 	return 1;
 }
 
-/* the blocked emitters of these take run-time N, H, W (codegen/emit_blocked.c,
+/* the blocked emitters of these take run-time N, H, W (codegen/c/emit_blocked.c,
  * emit_fused.c, emit_ew.c); the others (Resize, Concat) constant shapes */
 static int takes_rt(int op)
 {
@@ -391,7 +391,7 @@ static ox_id gpu_weights(ox_graph *g, const ox_node *n)
  * (an image's 3 colours) is stored with them rounded up to 4 where every
  * consumer is a group-1 Conv (lp[0] = Cp > C; the Reorder writes the lanes
  * past C as zero): the Conv's implicit GEMM then reads a pixel's channels
- * 16 bytes at a time (codegen/cuda_nhwc.c), its reduction over Cp channels
+ * 16 bytes at a time (codegen/cuda/cuda_nhwc.c), its reduction over Cp channels
  * a tap with zero weights past C */
 /* does a group-1 Conv (its weights the NHWC GEMM's, OX_L_CONVW) read y as
  * its in[0] at every use of y? */
@@ -423,7 +423,7 @@ static void gpu_pad(ox_graph *g)
 
 /* On the GPU, an image of 1 to 3 channels (a graph input, usually) that
  * only group-1 Convs read is read by them in place, NCHW
- * (codegen/cuda_nhwc.c: their implicit GEMM's load of A takes a channel
+ * (codegen/cuda/cuda_nhwc.c: their implicit GEMM's load of A takes a channel
  * plane's element a tap): its Reorder to NHWC goes, a launch and a copy of
  * the image fewer, and so do the zero lanes gpu_pad would add, a quarter of
  * the products of a 3-channel reduction. As the CPU's blocked Convs,

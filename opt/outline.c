@@ -60,7 +60,7 @@ int ox_opt_ctrl_layout(ox_graph *g, const ox_node *n, int64_t *off)
 			if ((s >= nc || n->in[2 + s] < 0) && n->out[s] < 0)
 				off[nb++] = at, at += most_bytes(body, &body->vals[body->outputs[1 + s]]);
 		/* last: the iteration number, the condition in and out as the
-		 * CUDA target's body reads them, on the device (codegen/emit_ctrl.c) */
+		 * CUDA target's body reads them, on the device (codegen/c/emit_ctrl.c) */
 		off[nb++] = at = align(at), at += 24;
 	} else if (n->op == OX_OP_Scan) {
 		int nx = (int)ox_attr_int(n, "num_scan_inputs", 0), nstate = ox_ctrl_nin0(n) - nx;

@@ -8,7 +8,7 @@
  * (V = B^T d B), then for each of the (m+2)^2 points a GEMM
  * [tiles x C] x [C x M] with the transformed weights U = G g G^T, then
  * the output transform (Y = A^T M A), bias and epilogue
- * (codegen/emit_wino.c). F(4x4) does 4x fewer multiplies than the direct
+ * (codegen/c/emit_wino.c). F(4x4) does 4x fewer multiplies than the direct
  * kernels, F(2x2) 2.25x; the transforms cost adds, the weights are 4x and
  * 1.8x bigger, and F(4x4)'s rounding error is bigger (F(2x2)'s is not;
  * docs/optimizer.md states both). Here, per Conv: F(4x4), F(2x2) or the

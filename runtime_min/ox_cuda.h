@@ -4,8 +4,9 @@
  * the CPU: the source is the same in both builds. Every kernel is
  * launched through OX_LAUNCH; dynamic shared memory is OX_DYN_SMEM. The C
  * that the C target's emitters write (node functions run on the device,
- * their kernels, the f16 helpers) is device code here: its static
- * functions carry __device__ (codegen/cuda.c). */
+ * their kernels, the f16 helpers) is device code here: its file-scope
+ * functions and constants are printed [[maybe_unused]] static __device__
+ * (ox_cg_static, codegen/text.c). */
 #if defined(OX_CUDA_EMU)
 #include "ox_cuda_emu.h"
 #else
@@ -36,7 +37,7 @@ typedef struct {
 	void *p[32];
 } ox_ptrs;
 
-/* the split-K workspace of the convolutions and GEMMs (codegen/cuda_kernels.c),
+/* the split-K workspace of the convolutions and GEMMs (codegen/cuda/cuda_kernels.c),
  * allocated by PREFIX_init: OX_WS_BYTES; and their tiles' arrival counters
  * (ox_split_last), OX_CTR_COUNT of them, zero between runs */
 static float *ox_cu_ws;
@@ -58,7 +59,7 @@ __device__ inline void ox_parallel(void (*task)(void *, long, long), void *ctx, 
 
 /* Four consecutive elements at p in one load or store (16 bytes of f32,
  * 8 of f16 or bf16): the tiles' global loads and the fused elementwise
- * kernels (codegen/cuda_kernels.c) where the emitter proved p aligned
+ * kernels (codegen/cuda/cuda_kernels.c) where the emitter proved p aligned
  * (arena offsets, weights, the run's arena checked). Under emulation a
  * misaligned p stops the program, as the GPU's misaligned-address error
  * would. */
@@ -100,7 +101,7 @@ __device__ inline void ox_st4(uint16_t *p, const uint16_t v[4])
 }
 #endif
 
-/* Split-K in one kernel (codegen/cuda_kernels.c): each of a tile's S
+/* Split-K in one kernel (codegen/cuda/cuda_kernels.c): each of a tile's S
  * blocks writes its part to the workspace and arrives at the tile's
  * counter c; ox_split_last is true in the block that arrives last, which
  * then reads the S parts through L2 (ox_ldcg: another SM wrote them) and
@@ -367,7 +368,7 @@ __device__ inline void ox_mma_bf16(float d[4], const unsigned a[4], const unsign
 }
 
 /* Scalar f32 forms of the elementwise ops, the rendering of an epilogue
- * or fused body (codegen/emit_vec.c, one per thread) next to the C
+ * or fused body (codegen/c/emit_vec.c, one per thread) next to the C
  * target's vector forms (templates/vf.c, vmath.c). */
 __device__ inline float ox_sf_set1(float x) { return x; }
 __device__ inline float ox_sf_zero(void) { return 0.0f; }
@@ -408,7 +409,7 @@ static int ox_cu_check(cudaError_t e)
 	return e != cudaSuccess;
 }
 
-/* Captured CUDA Graphs by key: the dispatcher's runs (codegen/cuda.c) and
+/* Captured CUDA Graphs by key: the dispatcher's runs (codegen/cuda/cuda.c) and
  * the bodies of control nodes (ox_body_graph). An entry holds a graph and
  * the key it was captured for (what its launches depend on); a cache of n
  * entries replaces the least recently replayed one. OX_CUDA_GRAPHS=0 in
@@ -498,7 +499,7 @@ typedef struct {
 
 /* A control node's body that never waits for the device (an If's branch
  * without a host wait, a Loop's body without one and without a scan
- * output: codegen/emit_ctrl.c) runs as a CUDA Graph, captured
+ * output: codegen/c/emit_ctrl.c) runs as a CUDA Graph, captured
  * the first time it runs with a key and replayed when the key comes again:
  * the key is the stream, the body's arena, the weights, the dims' device
  * copy, its input and output pointers and the run-time dims (ox_d), all

@@ -44,7 +44,7 @@ OX_STATIC int ox_nms_suppress_$S(const $T *a, const $T *b, int center, $C iou)
 
 /* the sort's order: a higher score first, a NaN after every number (a
  * total order, so that any stable sort gives these ranks: the CUDA
- * kernels' bitonic sort of keys, codegen/cuda_index.c) (ctx: the class's
+ * kernels' bitonic sort of keys, codegen/cuda/cuda_index.c) (ctx: the class's
  * scores) */
 OX_STATIC int ox_nms_before_$S(const void *ctx, int64_t a, int64_t b)
 {

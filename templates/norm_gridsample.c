@@ -32,7 +32,7 @@ OX_STATIC double ox_gs_reflect_$S(double v, double lo, double hi)
 }
 
 /* output position o of image n, every channel (the CUDA target's kernel:
- * a thread each, codegen/cuda_nn.c) */
+ * a thread each, codegen/cuda/cuda_nn.c) */
 OX_STATIC void ox_gridsample_at_$S(const $T *restrict x, const $T *restrict grid, $T *restrict y, long n, long o,
 				long C, int nsp, const long *in, long nout, int mode, int pad, int align)
 {

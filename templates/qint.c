@@ -1,6 +1,6 @@
 /* qint.c: integer requantization and the int8 convolution of the kernels
  * opt/qdq.c makes from QDQ models (onnxcc::QConv, QMatMul, QAdd, QRescale,
- * QPool; codegen/emit_quant.c). Integer arithmetic only: no float, no
+ * QPool; codegen/c/emit_quant.c). Integer arithmetic only: no float, no
  * libm, plain C11, so the code runs on a core without an FPU.
  * @needs quant_conv_sums (ox_qi_conv calls ox_qconv_sums)
  *

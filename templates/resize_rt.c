@@ -1,5 +1,5 @@
 /* resize_rt.c: a Resize whose sizes or scales are known only when the
- * program runs (codegen/emit_nn.c, emit_resize_rt): its output sizes and
+ * program runs (codegen/c/emit_nn.c, emit_resize_rt): its output sizes and
  * per-axis scales from the scales or sizes read, as the ONNX reference
  * computes them, and the tap tables of templates/resize_taps.c filled into
  * the node's scratch memory for the gather kernels of templates/resize.c

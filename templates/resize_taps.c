@@ -3,7 +3,7 @@
  * xo of the coordinate transform; nearest modes read one input index,
  * linear and cubic (antialias, exclude_outside) weigh the m nearest
  * indices, clamped to the edge. One text for both sides: the compiler
- * includes this file (codegen/emit_nn.c) to print the tables of a Resize
+ * includes this file (codegen/c/emit_nn.c) to print the tables of a Resize
  * whose sizes are constants, and the generated code of one whose sizes
  * or scales are known only at run time fills the same tables with it
  * (ox_rz_tables), so the two cannot disagree. Needs <math.h> only.

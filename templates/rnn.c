@@ -4,7 +4,7 @@
  * products in the compute type with 8 partial sums, and the per-batch
  * bookkeeping of a block of batches (OX_RNN_NB at a time, so each weight
  * row is fetched once per step and block). Needs
- * ox_ld_$S / ox_st_$S (from codegen/emit_rnn.c). _Generic picks
+ * ox_ld_$S / ox_st_$S (from codegen/c/emit_rnn.c). _Generic picks
  * the float or double libm function for $C (C++, the CUDA target: the
  * overload).
  */
@@ -13,7 +13,7 @@
 #else
 #define ox_rnn_m_$S(fn, x) _Generic(($C)0, float: fn##f, default: fn)(x)
 #endif
-/* batches per block; codegen/emit_rnn.c's RNN_NB sizes the scratch by it.
+/* batches per block; codegen/c/emit_rnn.c's RNN_NB sizes the scratch by it.
  * (Each dtype's copy of this file repeats the same definition.) */
 #define OX_RNN_NB 4
 

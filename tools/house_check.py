@@ -130,7 +130,7 @@ def main():
     bad = 0
 
     long_calls = []
-    for path in sorted(glob.glob(os.path.join(ROOT, "codegen", "*.c"))):
+    for path in sorted(glob.glob(os.path.join(ROOT, "codegen", "**", "*.c"), recursive=True)):
         for fn, line, n in format_calls(path):
             if n > a.max_args:
                 long_calls.append((n, os.path.relpath(path, ROOT), line, fn))

@@ -225,7 +225,7 @@ int main(int argc, char **argv)
 	       "output). Ops marked *expanded at compile time* are rewritten into the\n"
 	       "other ops before code generation and have no emitter of their own.\n"
 	       "*CUDA kernel* is the kernel family of `--target cuda` (the cuda\n"
-	       "column of `ir/ops.def`, `cu_<family>` in `codegen/cuda_kernels.c`;\n"
+	       "column of `ir/ops.def`, `cu_<family>` in `codegen/cuda/cuda_kernels.c`;\n"
 	       "`map`: the C target's expression per element as a kernel of a thread\n"
 	       "per element); *one thread*: the op's C function runs on one device\n"
 	       "thread. A family may still leave a node it does not take (a Conv its\n"
@@ -259,7 +259,7 @@ int main(int argc, char **argv)
 		if (!strcmp(fams[k], "emit_none"))
 			printf("\n## expanded at compile time (%d ops)\n\n", c);
 		else
-			printf("\n## %s (%d ops, `codegen/%s.c`)\n\n", family(first), c, fams[k]);
+			printf("\n## %s (%d ops, `codegen/c/%s.c`)\n\n", family(first), c, fams[k]);
 		printf("| op | domain | opsets (since) | inputs | outputs | folds | CUDA kernel | dtypes | limitations |\n");
 		printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
 		for (int i = 0; i < NOPS; i++) {

@@ -12,7 +12,7 @@
 # 2. When nvcc is there ($NVCC, else /usr/local/cuda/bin/nvcc): every model
 #    of $CUDA_NVCC_MODELS compiled for sm_80 and sm_90 with -Werror
 #    all-warnings, and ptxas -v read: no spill in the kernels of
-#    codegen/cuda_kernels.c (*_kernel), shared memory within 48 KiB. Without
+#    codegen/cuda/cuda_kernels.c (*_kernel), shared memory within 48 KiB. Without
 #    nvcc the step says so and the rest runs.
 # 3. --weights external through the --main program, C and CUDA (emulated).
 # 4. Tensor cores under emulation (ox_mma_f16, ox_mma_bf16, ox_mma_tf32): the models of
@@ -31,11 +31,11 @@
 #    make_qop.py), and the zoo's resnet18 quantized by
 #    examples/digits/quantize.py on 8 noisy copies of its input as
 #    bench/int8_bench.sh does), whose integer ops (opt/qdq.c's, and the
-#    QOperator ones) run on the kernels of codegen/cuda_quant.c: the
+#    QOperator ones) run on the kernels of codegen/cuda/cuda_quant.c: the
 #    emulated program's outputs, all of them, byte for byte the C target's
 #    on 2 inputs (integer arithmetic, the same requantization); with nvcc,
 #    compiled for sm_80 and sm_90 as in 2.
-# 6. NHWC (opt/layout.c, codegen/cuda_nhwc.c): a model of every op the NHWC
+# 6. NHWC (opt/layout.c, codegen/cuda/cuda_nhwc.c): a model of every op the NHWC
 #    kernels take, f32, f16, bf16 and with --cuda-layout nchw, against the C
 #    target (below).
 # 7. Attention (tests/e2e/attn/attn.onnx, attn_past.onnx, attn_mha.onnx):
@@ -166,7 +166,7 @@ sys.exit(0 if g.shape == w.shape and e <= tol * max(a, 1e-30) else 1)
 have_nvcc=1
 [ ! -x "$NVCC" ] && ! command -v "$NVCC" > /dev/null && have_nvcc=0
 # nvcc_check CU LOG ARCH...: compile CU for each ARCH with -Werror
-# all-warnings and read ptxas -v: no spill in the kernels of codegen/cuda_*.c
+# all-warnings and read ptxas -v: no spill in the kernels of codegen/cuda/cuda_*.c
 # (*_kernel), shared memory within 48 KiB; prints "" or what failed
 nvcc_check() {
 	local cu=$1 log=$2 arch bad
@@ -286,7 +286,7 @@ int8_one() {
 }
 each int8_one $INT8 || fail=1
 
-# 6. NHWC: tests/e2e/nhwc/nhwc.onnx (make_nhwc.py: every op codegen/cuda_nhwc.c
+# 6. NHWC: tests/e2e/nhwc/nhwc.onnx (make_nhwc.py: every op codegen/cuda/cuda_nhwc.c
 #    takes) as f32, f16 and bf16 (tools/to_half.py), f16 with --skip dwpw
 #    (its depthwise Conv a kernel of its own, not computed by the pointwise
 #    Conv that reads it: opt/dwpw.c), and f32 with --cuda-layout nchw; each
@@ -606,7 +606,7 @@ fi
 printf 'cuda-emu %-26s %s\n' "--profile" "$st"
 [ "$st" = ok ] || { tail -n 5 "$o/log" "$o/profile.txt" | sed 's/^/    /'; fail=1; }
 
-# 11. Control flow on the host (codegen/emit_ctrl.c, ox_cu_emit_ctrl): tests/e2e/ctrl/ctrl.onnx
+# 11. Control flow on the host (codegen/c/emit_ctrl.c, ox_cu_emit_ctrl): tests/e2e/ctrl/ctrl.onnx
 #    (make_ctrl.py: a Scan over axis 1 in reverse with a run-time length, a
 #    Loop with a trip count from the data that its condition ends early, an
 #    If nested in its body, a stacked output whose first dim the Loop sets),
@@ -643,7 +643,7 @@ vsflags=
 printf 'cuda-emu ctrl %-21s %s%s\n' ctrl "$st" "$r"
 [ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; fail=1; }
 
-# 12. Captured runs (codegen/cuda.c, OX_GRAPHS of them): tests/e2e/cuda_graphs.c
+# 12. Captured runs (codegen/cuda/cuda.c, OX_GRAPHS of them): tests/e2e/cuda_graphs.c
 #    linked with dynslice's network (--dim N=1..4 --dim H=4..12 --dim
 #    W=4..12) runs it over 6 shapes, 3 distinct, each without graphs
 #    (OX_CUDA_GRAPHS=0) and with: the same bytes; the emulation's trace
@@ -660,9 +660,9 @@ else
 fi
 
 # 13. Reduces, ArgMax/ArgMin, AveragePool, Split, CumSum, Trilu,
-#    GatherElements, (Log)Softmax over a middle axis (codegen/cuda_kernels.c
+#    GatherElements, (Log)Softmax over a middle axis (codegen/cuda/cuda_kernels.c
 #    cu_reduce, cu_arg, emit_split, emit_cum, emit_trilu,
-#    emit_gather_elements, emit_softmax; codegen/cuda_nn.c emit_avgpool):
+#    emit_gather_elements, emit_softmax; codegen/cuda/cuda_nn.c emit_avgpool):
 #    tests/e2e/kernels/kernels.onnx (make_kernels.py) with --dim N=1..4
 #    --dim H=8..40 --dim W=8..40, run at N = 2, H = 40, W = 33 with a NaN:
 #    Max over the channels and Min over a middle block (a thread per output,
@@ -712,7 +712,7 @@ printf 'cuda-emu kernels %-18s %s\n' kernels "$st"
 [ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; fail=1; }
 
 # 14. ScatterND, ScatterElements, TensorScatter and GatherND
-#    (codegen/cuda_index.c): tests/e2e/scatter/scatter.onnx
+#    (codegen/cuda/cuda_index.c): tests/e2e/scatter/scatter.onnx
 #    (make_scatter.py): slices and single elements, reductions none, add,
 #    mul, max, min over repeated indices, f16, int32 indices, batch dims,
 #    linear and circular cache writes; every output equal to the C
@@ -805,7 +805,7 @@ vsflags=
 printf 'cuda-emu siblings %-17s %s%s\n' siblings "$st" "$r"
 [ "$st" = ok ] || { tail -n 5 "$o/log" | sed 's/^/    /'; fail=1; }
 
-# 17. NonMaxSuppression (codegen/cuda_index.c emit_nms): tests/e2e/nms/nms.onnx
+# 17. NonMaxSuppression (codegen/cuda/cuda_index.c emit_nms): tests/e2e/nms/nms.onnx
 #    (make_nms.py): 2 batches, 3 classes, 600 boxes in clusters, duplicates,
 #    flipped corners, zero areas, tied scores, 0.0 and -0.0, NaNs; corner
 #    and center boxes, a score threshold or none, at most 40, 300 (read when
@@ -841,7 +841,7 @@ nms_one() {
 nms_one nms || fail=1
 nms_one nms_f16 || fail=1
 
-# 18. DFT and STFT (codegen/cuda_signal.c): tests/e2e/signal/signal.onnx
+# 18. DFT and STFT (codegen/cuda/cuda_signal.c): tests/e2e/signal/signal.onnx
 #    (make_signal.py): a complex DFT of length 40 and its inverse over a
 #    middle axis, real one-sided and zero-padded DFTs, a windowed one-sided
 #    STFT and a two-sided one of a given frame length; every output equal to

@@ -17,7 +17,7 @@
 # and a Resize to the size of an earlier feature map, loop_trips, a
 # scripted Loop, if_shapes, an If whose branches differ in shape after a
 # ReduceSum of run-time length, and silero_vad, an If around the whole
-# network, the bodies' nodes on kernels: codegen/emit_ctrl.c, bert_dynseq, a
+# network, the bodies' nodes on kernels: codegen/c/emit_ctrl.c, bert_dynseq, a
 # padding mask of a run-time batch and sequence into Attention,
 # encoder_dynmask, nn.TransformerEncoder's key padding mask the same,
 # vit_dynbatch, a class token expanded to the batch, gpt_dynseq, batched

@@ -158,7 +158,7 @@ case('matmul_bcast', [h.make_node('MatMul',['q','k'],['y'])], [('q',['B',1,'S','
 case('matmul_1d', [h.make_node('MatMul',['a','b'],['y'])], [('a',['K'],F32),('b',['B','K','N'],F32)], [('y',F32)],
      ['--dim','B=1..3','--dim','K=1..9','--dim','N=1..9'], [dict(B=1,K=1,N=1),dict(B=3,K=4,N=7)],
      lambda s: [rnd(s['K']),rnd(s['B'],s['K'],s['N'])], lambda s,f: bind(s))
-# ---- RMSNormalization (opset 23): f32 on the vector rows (codegen/emit_rows.c), f64 on the scalar loops ----
+# ---- RMSNormalization (opset 23): f32 on the vector rows (codegen/c/emit_rows.c), f64 on the scalar loops ----
 for t,dt in [(F32,np.float32),(TP.DOUBLE,np.float64)]:
     wr=nh.from_array((rng.random(6)+0.5).astype(dt),'wr')
     case(f'rmsnorm_{np.dtype(dt).name}', [h.make_node('RMSNormalization',['x','wr'],['y'],axis=-1,epsilon=1e-4)],

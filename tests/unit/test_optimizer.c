@@ -1194,7 +1194,7 @@ static void test_norm_gelu(void **state)
 	}
 }
 
-/* ---- the row kernels (codegen/emit_rows.c): which nodes take them ---- */
+/* ---- the row kernels (codegen/c/emit_rows.c): which nodes take them ---- */
 
 static int rows_ok(const char *text, int opt)
 {

@@ -105,11 +105,11 @@ def main():
          "kernel takes it)")
     case("layernorm_one_element", 3, "f32", ln_one,
          "LayerNormalization over one element (axis -2 of [7,7,1,1]) at --opt 0 wrote x[k] where no loop "
-         "over k was opened (codegen/emit_reduce.c): C that did not compile")
+         "over k was opened (codegen/c/emit_reduce.c): C that did not compile")
     case("cuda_splitk_k129", 4, "f32", conv_k129,
          "a convolution whose reduction (129) is not a multiple of its split-K count: each split took K / S "
          "rounded down, so the last K % S elements were never summed on the CUDA target "
-         "(codegen/cuda_kernels.c ox_cu_split_len); Silero VAD's first Conv (129 channels) was 11% off, its "
+         "(codegen/cuda/cuda_kernels.c ox_cu_split_len); Silero VAD's first Conv (129 channels) was 11% off, its "
          "output 2%")
     case("cuda_attn_rt_batch_mask", 5, "f32", attn_rt_mask,
          "attention with a constant causal mask [S, S] and a run-time batch: the CUDA kernel took only masks "
@@ -126,7 +126,7 @@ def main():
          configs=["cuda-emu", "cuda-tf32", "cuda-nchw"])
     case("cuda_resize_last_axis_identity", 8, "f32", resize_h_only,
          "a linear Resize that scales H but not W: the CUDA kernel added the last axis' index to an input "
-         "offset that held it already (codegen/cuda_nn.c), reading the wrong row or past it (generated seed "
+         "offset that held it already (codegen/cuda/cuda_nn.c), reading the wrong row or past it (generated seed "
          "1340, minimized: 1.45 normwise)")
 
 

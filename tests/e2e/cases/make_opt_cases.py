@@ -128,7 +128,7 @@ def conv_cases():
         ("conv_nobias", (1, 16, 7, 7), dict(m=64, k=3, pad=1, bias=False)),
         ("conv_wide_row", (1, 16, 4, 61), dict(m=48, k=3, pad=1)),
         ("conv_big_c", (1, 96, 7, 7), dict(m=80, k=3, pad=1)),
-        # weights past L2: the reduction in chunks (codegen/emit_blocked.c)
+        # weights past L2: the reduction in chunks (codegen/c/emit_blocked.c)
         ("conv_chunked_c300", (1, 300, 5, 6), dict(m=40, k=3, pad=1)),
         ("conv_chunked_flat_c2100", (1, 2100, 3, 5), dict(m=20, k=1)),
         ("dw3x3_c20", (1, 20, 13, 13), dict(m=20, k=3, pad=1, group=20)),
@@ -554,7 +554,7 @@ def gemm_cases():
 def norm_cases():
     """The decompositions exporters write for LayerNorm, RMSNorm and GELU
     (opt/norm.c makes one node of each), the row kernels they then run on
-    (codegen/emit_rows.c: rows whose length is not a multiple of any vector
+    (codegen/c/emit_rows.c: rows whose length is not a multiple of any vector
     width), Softmax and LogSoftmax over the last axis with large and
     negative values, and Pow / Reciprocal in fused vector loops."""
 
@@ -712,7 +712,7 @@ def norm_cases():
 
     # Gemm (B transposed, a bias) then LayerNorm over rows of 1024, 20 rows:
     # on the GPU a row is too long for the GEMM kernel's tail, so the node
-    # normalizes them by a second kernel (codegen/cuda_kernels.c)
+    # normalizes them by a second kernel (codegen/cuda/cuda_kernels.c)
     seed("norm_layernorm_wide")
     n = Net(rnd(20, 24))
     wt, bc = n.const(rnd(1024, 24, scale=0.3)), n.const(rnd(1024), "b")

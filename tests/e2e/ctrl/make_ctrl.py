@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """make_ctrl.py: tests/e2e/ctrl/ctrl.onnx and its inputs, for the CUDA
-target's control flow on the host (codegen/emit_ctrl.c; tests/e2e/cuda.sh
+target's control flow on the host (codegen/c/emit_ctrl.c; tests/e2e/cuda.sh
 step 11 runs it against the C target).
 
 x [2, T, 4] f32 (T a run-time dim: --dim T=2..8; T = 5 in ctrl_x.npy) and a

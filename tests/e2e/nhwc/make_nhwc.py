@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """make_nhwc.py: the test model of the CUDA target's NHWC layout (opt/layout.c
-on the GPU, codegen/cuda_nhwc.c; tests/e2e/cuda.sh step 6).
+on the GPU, codegen/cuda/cuda_nhwc.c; tests/e2e/cuda.sh step 6).
 
 Writes nhwc.onnx (f32, random weights, seed 0) and nhwc_input.npy next to
 this script. One graph with every op the NHWC kernels take, in the shapes

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """make_nms.py: the test model of the CUDA target's NonMaxSuppression
-kernels (codegen/cuda_index.c emit_nms; tests/e2e/cuda.sh step 14).
+kernels (codegen/cuda/cuda_index.c emit_nms; tests/e2e/cuda.sh step 14).
 
 Writes nms.onnx (opset 11) and its inputs next to this script:
   boxes f32[2, 600, 4]: clusters of jittered boxes (suppression within a

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """make_scatter.py: the test model of the CUDA target's scatters and
-GatherND (codegen/cuda_index.c; tests/e2e/cuda.sh step 14).
+GatherND (codegen/cuda/cuda_index.c; tests/e2e/cuda.sh step 14).
 
 Writes scatter.onnx (opset 24) and its inputs next to this script:
 scatter_input_K.npy (in range, negative indices among them) and

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """make_signal.py: the test model of the CUDA target's DFT and STFT kernels
-(codegen/cuda_signal.c; tests/e2e/cuda.sh step 18).
+(codegen/cuda/cuda_signal.c; tests/e2e/cuda.sh step 18).
 
 Writes signal.onnx (opset 17) and its inputs next to this script:
   z f32[2, 40, 3, 2]   complex, the transform over axis 1 (3 signals after it)
