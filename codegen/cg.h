@@ -107,11 +107,11 @@ typedef struct ox_cg {
 	int dev;              /* C that runs on the CUDA device (a control node's
 				 body): weights through ox_dev_W */
 	int64_t cu_ws;        /* --target cuda: bytes of split-K workspace the
-				 kernels need (codegen/cuda/cuda_kernels.c) */
+				 kernels need (codegen/cuda/cuda_tile.c) */
 	int64_t cu_ctr;       /* ... and tile arrival counters (ox_split_last) */
 	int tf32;             /* --tf32: f32 products in TF32 on tensor cores */
 	struct ox_cu_map *cu_map; /* set: emit_ew describes its map here instead
-				     of emitting it (codegen/cuda/cuda_kernels.c) */
+				     of emitting it (codegen/cuda/cuda_map.c) */
 	/* --target cuda, control nodes on the host (codegen/c/emit_ctrl.c) */
 	int cu_rc;            /* the node's host function returns a code (the
 				 run returns it when not 0) */

@@ -1,7 +1,7 @@
 /* reduction.h: one description of what a reduction computes (Reduce*,
  * and the "take v over best" test of ArgMax/ArgMin), rendered by both
  * targets: the C target's loop nests (emit_reduce.c) and the CUDA target's
- * kernels (cuda_kernels.c: a thread per output, a warp per row, blocks
+ * kernels (cuda_rows.c: a thread per output, a warp per row, blocks
  * per row). The element v, its type V; the accumulator acc, its type A
  * and start; the term each element adds and how it is added (or, for
  * Max/Min, the test by which it replaces acc); how two partial

@@ -55,7 +55,7 @@ static int takes_epilogue(ox_graph *g, const ox_node *n)
 	const ox_value *y = &g->vals[n->out[0]];
 	if (g->gpu && g->parent) /* a control node's body runs as plain C on the device */
 		return 0;
-	if (n->op == OX_OP_Conv && g->gpu) { /* codegen/cuda/cuda_kernels.c, cuda_nhwc.c: 2-D, f32, f16 or bf16 */
+	if (n->op == OX_OP_Conv && g->gpu) { /* codegen/cuda/cuda_tile.c, cuda_nhwc.c: 2-D, f32, f16 or bf16 */
 		if ((y->layout && y->layout != OX_L_BLOCKED) || !ox_opt_fuse_type(g, y->dtype) || y->shape.rank != 4)
 			return 0;
 		if (!ox_shape_is_rt(g, &y->shape))

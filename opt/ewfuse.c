@@ -87,7 +87,7 @@ int ox_opt_vector_op(ox_graph *g, const ox_node *n)
 		return 0;
 	}
 	const int dt = g->vals[n->out[0]].dtype;
-	if (!ox_opt_fuse_type(g, dt) || (dt != OX_F32 && ox_node_rt(g, n))) /* (f16: codegen/cuda/cuda_kernels.c's, constant shapes) */
+	if (!ox_opt_fuse_type(g, dt) || (dt != OX_F32 && ox_node_rt(g, n))) /* (f16: codegen/cuda/cuda_map.c's, constant shapes) */
 		return 0;
 	for (int k = 0; k < n->nin; k++)
 		if (n->in[k] >= 0 && g->vals[n->in[k]].dtype != dt && !pow_exponent(g, n, k))

@@ -18,7 +18,7 @@
  *   ox_norm_eps  FLOAT, L's epsilon;
  * out[0] stays: a pre-norm block's residual stream reads it too, and the
  * norm reads it back. L goes (ox_fused names it). How the kernel computes
- * it (codegen/cuda/cuda_kernels.c emit_gemm): the last tile of a band of rows
+ * it (codegen/cuda/cuda_tile.c emit_gemm): the last tile of a band of rows
  * to finish normalizes the band, or a second kernel of the node does.
  * Not on the CPU (whose GEMM's tasks see a part of a row) nor in the
  * bodies of control nodes (plain C on the device).

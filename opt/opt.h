@@ -63,12 +63,12 @@ int ox_opt_conv_blockable(ox_graph *g, const ox_node *n, int *depthwise);
 int ox_opt_rt_ok(const ox_graph *g, const ox_shape *s, unsigned axes);
 /* Does the GPU take window node n's (a Conv's, a pool's) run-time dims,
  * a batch and an image size, as its kernel's parameters? Explicit pads,
- * constant channels, every run-time dim with a top (codegen/cuda/cuda_kernels.c;
+ * constant channels, every run-time dim with a top (codegen/cuda/cuda_tile.c;
  * opt/epilogue.c fuses into such a Conv) */
 int ox_opt_rt_window(const ox_graph *g, const ox_node *n);
 /* Is dt a type the fusions compute in f32? f32 everywhere; f16 and bf16
  * too on the GPU (the CUDA kernels load and store them and compute in
- * f32, codegen/cuda/cuda_kernels.c), outside control-flow bodies (plain C) */
+ * f32, codegen/cuda/cuda_map.c), outside control-flow bodies (plain C) */
 int ox_opt_fuse_type(const ox_graph *g, int dt);
 /* an elementwise op opt/ewfuse.c makes an onnxcc::Fused node of (the ones
  * codegen renders on vectors: f32, and f16/bf16 on the GPU) */

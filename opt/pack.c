@@ -274,7 +274,7 @@ int ox_opt_gemm_geo(ox_graph *g, const ox_node *n, ox_gemmgeo *q)
 	if (n->op == OX_OP_Gemm) {
 		/* B constant (its transpose and alpha are packed in); C constant per
 		 * column or absent. On the GPU, whose kernel reads them as they are
-		 * (codegen/cuda/cuda_kernels.c), B and C may be values, C also per row or
+		 * (codegen/cuda/cuda_tile.c), B and C may be values, C also per row or
 		 * of the output's shape. */
 		if (!q->constb && !g->gpu)
 			return -1;

@@ -30,7 +30,7 @@
  * gives the epilogue the up column where the operand was, storing column
  * c. One launch where there were two, and U's output is not stored.
  *
- * The CUDA target's only (codegen/cuda/cuda_kernels.c, emit_gemm): the CPU's
+ * The CUDA target's only (codegen/cuda/cuda_tile.c, emit_gemm): the CPU's
  * packed GEMM gains nothing from it; not in the bodies of control nodes,
  * which take no epilogue either.
  * Requires: epilogues fused (opt/epilogue.c). Invalidates: node positions

@@ -37,7 +37,7 @@ typedef struct {
 	void *p[32];
 } ox_ptrs;
 
-/* the split-K workspace of the convolutions and GEMMs (codegen/cuda/cuda_kernels.c),
+/* the split-K workspace of the convolutions and GEMMs (codegen/cuda/cuda_tile.c),
  * allocated by PREFIX_init: OX_WS_BYTES; and their tiles' arrival counters
  * (ox_split_last), OX_CTR_COUNT of them, zero between runs */
 static float *ox_cu_ws;
@@ -59,7 +59,7 @@ __device__ inline void ox_parallel(void (*task)(void *, long, long), void *ctx, 
 
 /* Four consecutive elements at p in one load or store (16 bytes of f32,
  * 8 of f16 or bf16): the tiles' global loads and the fused elementwise
- * kernels (codegen/cuda/cuda_kernels.c) where the emitter proved p aligned
+ * kernels (codegen/cuda/cuda_tile.c, cuda_map.c) where the emitter proved p aligned
  * (arena offsets, weights, the run's arena checked). Under emulation a
  * misaligned p stops the program, as the GPU's misaligned-address error
  * would. */
@@ -101,7 +101,7 @@ __device__ inline void ox_st4(uint16_t *p, const uint16_t v[4])
 }
 #endif
 
-/* Split-K in one kernel (codegen/cuda/cuda_kernels.c): each of a tile's S
+/* Split-K in one kernel (codegen/cuda/cuda_tile.c): each of a tile's S
  * blocks writes its part to the workspace and arrives at the tile's
  * counter c; ox_split_last is true in the block that arrives last, which
  * then reads the S parts through L2 (ox_ldcg: another SM wrote them) and

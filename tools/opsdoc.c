@@ -225,7 +225,7 @@ int main(int argc, char **argv)
 	       "output). Ops marked *expanded at compile time* are rewritten into the\n"
 	       "other ops before code generation and have no emitter of their own.\n"
 	       "*CUDA kernel* is the kernel family of `--target cuda` (the cuda\n"
-	       "column of `ir/ops.def`, `cu_<family>` in `codegen/cuda/cuda_kernels.c`;\n"
+	       "column of `ir/ops.def`, `ox_cu_emit_<family>` in `codegen/cuda/cuda_dispatch.c`;\n"
 	       "`map`: the C target's expression per element as a kernel of a thread\n"
 	       "per element); *one thread*: the op's C function runs on one device\n"
 	       "thread. A family may still leave a node it does not take (a Conv its\n"

@@ -1104,7 +1104,7 @@ int emit_nn(ox_cg *cg, ox_graph *g, ox_node *n)
 		return emit_gemm(cg, g, n);
 	case OX_OP_MatMul:
 		return emit_matmul(cg, g, n);
-	case OX_OP_MatMulSplit: /* the CUDA kernel takes every one (codegen/cuda/cuda_kernels.c) */
+	case OX_OP_MatMulSplit: /* the CUDA kernel takes every one (codegen/cuda/cuda_tile.c) */
 		ox_die("codegen: MatMulSplit '%s' reached the C emitter: opt/siblings.c makes it for the CUDA target only",
 		       n->name);
 	case OX_OP_Resize:

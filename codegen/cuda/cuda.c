@@ -1,7 +1,7 @@
-/* cuda.c: the CUDA rendering (--target cuda): the dispatch of nodes to
- * kernels, the C made device code, and the host side of OUT.cu.
+/* cuda.c: the host side of OUT.cu (--target cuda), from the templates
+ * runtime_min/ox_cuda_state.c and ox_cuda_api.c, and the API's header.
  *
- * A node is computed by a kernel of codegen/cuda/cuda_kernels.c when one takes
+ * A node is computed by a kernel of codegen/cuda/ (cuda_dispatch.c) when one takes
  * it (ox_cu_emit), else by the C target's own emitter: its node function
  * is device code, its independent tasks (ox_cg_tasks) one device thread
  * each, or the whole function one device thread (codegen/c.c, emit_spec).

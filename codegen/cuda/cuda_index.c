@@ -18,6 +18,7 @@
  * C target's function runs on the device then.
  */
 #include "cuda_kernels.h"
+#include "../../opt/opt.h"
 #include "../../ir/family.h"
 #include <stdio.h>
 #include <string.h>
@@ -430,4 +431,576 @@ int ox_cu_emit_index(ox_cg *cg, ox_graph *g, ox_node *n)
 		return emit_tensorscatter(cg, g, n);
 	}
 	return 1;
+}
+
+/* Transpose, Slice, Expand, Tile: the copy plan of ir/infer_data.c (the
+ * C target's loops render the same plan), linear axes; run-time extents,
+ * strides and offsets are the kernel's parameters */
+int ox_cu_emit_plan(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	ox_plan p;
+	if (ox_ir_data_plan(g, n, &p))
+		return 1;
+	ox_dim dims[2 * OX_MAX_RANK];
+	ox_cu_rt R = {g, 0, {0}};
+	char b1[32], b2[32];
+	ox_buf body = {0}, in = {0}, out = {0};
+	if (!ox_cu_rt_dim(&R, p.ib, b1, sizeof b1) || !ox_cu_rt_dim(&R, p.ob, b2, sizeof b2))
+		goto decline;
+	ox_buf_puts(&in, b1);
+	ox_buf_puts(&out, b2);
+	for (int k = 0; k < p.nax; k++) {
+		const ox_plan_axis *a = &p.ax[k];
+		if (a->kind != OX_PLAN_LIN || a->bc)
+			goto decline;
+		dims[k] = a->n;
+		if (a->is) {
+			if (!ox_cu_rt_dim(&R, a->is, b1, sizeof b1))
+				goto decline;
+			ox_buf_printf(&in, " %s i%d * %s", a->neg ? "-" : "+", k, b1);
+		}
+		if (a->os) {
+			if (!ox_cu_rt_dim(&R, a->os, b2, sizeof b2))
+				goto decline;
+			ox_buf_printf(&out, " + i%d * %s", k, b2);
+		}
+	}
+	const char *ty = ox_cg_ctype(g->vals[n->out[0]].dtype);
+	ox_buf_printf(&body, "\ty[%s] = x[%s];\n", out.s, in.s);
+	char kname[200], params[256];
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ x, %s *__restrict__ y", ty, ty);
+	ox_buf t = ox_cu_kbuf(g, n);
+	ox_buf_printf(&t, "/* %s: %s as a copy plan of %d axes */\n", cg->fname, n->optype, p.nax);
+	if (ox_cu_index_kernel_rt(&t, kname, params, dims, p.nax, body.s, &R)) {
+		ox_buf_free(&t);
+		goto decline;
+	}
+	ox_cu_index_launch(cg, kname, dims, p.nax, "in0, out0", &R);
+	ox_cu_finish(cg, kname, &t);
+	ox_buf_free(&body), ox_buf_free(&in), ox_buf_free(&out);
+	return 0;
+decline:
+	ox_buf_free(&body), ox_buf_free(&in), ox_buf_free(&out);
+	return 1;
+}
+
+/* Pad (constant, edge, reflect, wrap): a thread per output element. Axis
+ * k's input index c = i_k - a folded into [0, m) (ox_ir_data_plan's Pad
+ * kinds, the C target's emit_fold) or, for a constant-mode axis, the pad
+ * value outside [0, m); then c + lo. Run-time dims are the kernel's
+ * parameters. The value: in2[0] (a device pointer) or the constant. An
+ * axis the run could leave empty (the C target checks it) declines. */
+int ox_cu_emit_pad(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
+	ox_plan p;
+	if (!x || !y || x->layout || y->layout || y->dtype == OX_STRING || !ox_dtype_size(y->dtype) ||
+	    ox_ir_data_plan(g, n, &p) || p.nax != y->shape.rank || p.nax < 1)
+		return 1;
+	const int r = p.nax, cmode = !strcmp(ox_attr_str(n, "mode", "constant"), "constant");
+	ox_cu_rt R = {g, 0, {0}};
+	ox_buf body = {0}, src = {0}, oob = {0};
+	char b[6][32];
+	int64_t lo, hi;
+	for (int k = 0; k < r; k++) {
+		const ox_plan_axis *q = &p.ax[k];
+		if (ox_dim_range(g, q->m, &lo, &hi) || lo < (q->kind == OX_PLAN_LIN ? 0 : 1))
+			goto decline;
+		/* (m - 1 and 2 (m - 1) only where a fold reads them: an unused
+		 * run-time one would be a parameter too) */
+		const int fold = q->kind != OX_PLAN_LIN;
+		if (!ox_cu_rt_dim(&R, q->a, b[0], sizeof b[0]) || !ox_cu_rt_dim(&R, q->m, b[1], sizeof b[1]) ||
+		    !ox_cu_rt_dim(&R, q->lo, b[2], sizeof b[2]) || !ox_cu_rt_dim(&R, q->is, b[3], sizeof b[3]) ||
+		    (fold && !ox_cu_rt_dim(&R, ox_dim_sub(g, q->m, 1), b[4], sizeof b[4])) ||
+		    (fold && !ox_cu_rt_dim(&R, ox_dim_mul(g, ox_dim_sub(g, q->m, 1), 2), b[5], sizeof b[5])))
+			goto decline;
+		ox_buf_printf(&body, "\t$I c%d = i%d - %s;\n", k, k, b[0]);
+		if (q->kind == OX_PLAN_EDGE)
+			ox_buf_printf(&body, "\tc%d = c%d < 0 ? 0 : c%d >= %s ? %s : c%d;\n", k, k, k, b[1], b[4], k);
+		else if (q->kind == OX_PLAN_WRAP)
+			ox_buf_printf(&body, "\tc%d = (c%d %% %s + %s) %% %s;\n", k, k, b[1], b[1], b[1]);
+		else if (q->kind == OX_PLAN_REFLECT) {
+			ox_buf_printf(&body, "\tif (%s > 1) {\n"
+					     "\t\tc%d = (c%d %% %s + %s) %% %s; /* reflect */\n"
+					     "\t\tif (c%d >= %s)\n",
+				      b[1], k, k, b[5], b[5], b[5], k, b[1]);
+			ox_buf_printf(&body, "\t\t\tc%d = %s - c%d;\n"
+					     "\t} else {\n"
+					     "\t\tc%d = 0;\n"
+					     "\t}\n",
+				      k, b[5], k, k);
+		} else if (cmode)
+			ox_buf_printf(&oob, "%s(unsigned $I)c%d >= (unsigned $I)%s", oob.len ? " || " : "", k, b[1]);
+		ox_buf_printf(&src, "%s(c%d + %s) * %s", src.len ? " + " : "", k, b[2], b[3]);
+	}
+	const char *ty = ox_cg_ctype(y->dtype);
+	const int hasv = n->nin > 2 && n->in[2] >= 0;
+	char val[128];
+	ox_cg_snprintf(val, sizeof val, "%s", hasv ? "cv[0]" : ox_cg_store(y->dtype, ox_cg_lit(y->dtype, n->opset < 11 ? ox_attr_float(n, "value", 0) : 0)));
+	if (oob.len)
+		ox_buf_printf(&body, "\tif (%s) {\n\t\ty[i] = %s;\n\t\treturn;\n\t}\n", oob.s, val);
+	ox_buf_printf(&body, "\ty[i] = x[%s];\n", src.s);
+	char kname[200], params[256];
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ x, const %s *__restrict__ cv, %s *__restrict__ y", ty, ty, ty);
+	ox_buf t = {.ix = "long"};
+	ox_buf_printf(&t, "/* %s: Pad (%s), a thread per output element */\n", cg->fname, ox_attr_str(n, "mode", "constant"));
+	if (ox_cu_index_kernel_rt(&t, kname, params, y->shape.d, r, body.s, &R)) {
+		ox_buf_free(&t);
+		goto decline;
+	}
+	ox_cu_index_launch(cg, kname, y->shape.d, r, hasv ? "in0, in2, out0" : "in0, nullptr, out0", &R);
+	ox_cg_helper(cg, kname, t.s); /* (typed: no OX_T; long indices kept) */
+	ox_buf_free(&t), ox_buf_free(&body), ox_buf_free(&src), ox_buf_free(&oob);
+	return 0;
+decline:
+	ox_buf_free(&body), ox_buf_free(&src), ox_buf_free(&oob);
+	return 1;
+}
+
+/* Shape (start .. end of the input's dims): a thread per element, the
+ * run-time dims the kernel's parameters */
+int ox_cu_emit_shape(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	const ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
+	if (!x || !y || !x->has_shape || y->dtype != OX_I64 || y->shape.rank != 1 || y->layout)
+		return 1;
+	const int r = x->shape.rank;
+	int64_t s = ox_attr_int(n, "start", 0), e = ox_attr_int(n, "end", r);
+	s = s < 0 ? s + r : s, e = e < 0 ? e + r : e;
+	s = s < 0 ? 0 : s > r ? r : s, e = e < 0 ? 0 : e > r ? r : e;
+	if (y->shape.d[0] != (e > s ? e - s : 0) || e <= s)
+		return 1;
+	ox_cu_rt R = {g, 0, {0}};
+	ox_buf body = {0};
+	ox_buf_puts(&body, "	const $I v[] = {");
+	for (int64_t k = s; k < e; k++) {
+		char b[32];
+		if (!ox_cu_rt_dim(&R, x->shape.d[k], b, sizeof b)) {
+			ox_buf_free(&body);
+			return 1;
+		}
+		ox_buf_printf(&body, "%s%s", k > s ? ", " : "", b);
+	}
+	ox_buf_puts(&body, "};\n\ty[i] = v[i];\n");
+	char kname[200];
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_buf t = {.ix = "long"};
+	ox_buf_printf(&t, "/* %s: Shape, dims %lld..%lld */\n", cg->fname, (long long)s, (long long)e - 1);
+	const ox_dim dims[1] = {e - s};
+	if (ox_cu_index_kernel_rt(&t, kname, "int64_t *__restrict__ y", dims, 1, body.s, &R)) {
+		ox_buf_free(&t), ox_buf_free(&body);
+		return 1;
+	}
+	ox_cu_index_launch(cg, kname, dims, 1, "out0", &R);
+	ox_cg_helper(cg, kname, t.s);
+	ox_buf_free(&t), ox_buf_free(&body);
+	return 0;
+}
+
+/* ConstantOfShape whose dims are run-time ones (a constant one is
+ * folded): a thread per element writes the value */
+int ox_cu_emit_const_of_shape(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	const ox_value *y = ox_out(g, n, 0);
+	const ox_attr *a = ox_attr_get(n, "value");
+	if (!y || !y->has_shape || y->layout || !ox_dtype_size(y->dtype) || y->dtype == OX_STRING ||
+	    (a && (!a->t || a->t->dtype != y->dtype)))
+		return 1;
+	char v[128], kname[200], params[96];
+	if (a)
+		ox_cg_lit_elem(a->t, 0, v, sizeof v);
+	else
+		ox_cg_snprintf(v, sizeof v, "%s", ox_cg_lit(y->dtype, 0)); /* the default value: f32 0 */
+	ox_cu_rt R = {g, 0, {0}};
+	ox_buf body = {0}, t = {.ix = "long"};
+	ox_buf_printf(&body, "\ty[i] = %s;\n", v);
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(params, sizeof params, "%s *__restrict__ y", ox_cg_ctype(y->dtype));
+	ox_buf_printf(&t, "/* %s: ConstantOfShape, a thread per element */\n", cg->fname);
+	if (ox_cu_index_kernel_rt(&t, kname, params, y->shape.d, y->shape.rank, body.s, &R)) {
+		ox_buf_free(&t), ox_buf_free(&body);
+		return 1;
+	}
+	ox_cu_index_launch(cg, kname, y->shape.d, y->shape.rank, "out0", &R);
+	ox_cg_helper(cg, kname, t.s);
+	ox_buf_free(&t), ox_buf_free(&body);
+	return 0;
+}
+
+/* Range whose length is a dim (constant or run-time: position ids of a
+ * dynamic sequence), not computed here from the data: a thread per
+ * element, start + i * delta as the C target computes it (codegen/
+ * emit_data.c: in the type, integers in uint64 arithmetic) */
+int ox_cu_emit_range(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	const ox_value *y = ox_out(g, n, 0);
+	const int dt = y ? y->dtype : -1;
+	if (!y || !y->has_shape || y->layout || y->shape.rank != 1 || !ox_cu_plain_num(dt) || dt == OX_F16 ||
+	    dt == OX_BF16 || !ox_in(g, n, 0) || !ox_in(g, n, 2) || ox_in(g, n, 0)->dtype != dt || ox_in(g, n, 2)->dtype != dt)
+		return 1;
+	const char *T = ox_cg_ctype(dt);
+	char kname[200], params[200];
+	ox_buf body = {0}, t = {.ix = "long"};
+	if (ox_dtype_is_float(dt))
+		ox_buf_printf(&body, "\ty[i] = s0[0] + (%s)i * d0[0];\n", ox_cg_ntype(dt));
+	else
+		ox_buf_printf(&body, "\ty[i] = (%s)((uint64_t)s0[0] + (uint64_t)i * (uint64_t)d0[0]);\n", T);
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ s0, const %s *__restrict__ d0, %s *__restrict__ y", T, T, T);
+	ox_buf_printf(&t, "/* %s: Range, a thread per element */\n", cg->fname);
+	ox_cu_rt R = {g, 0, {0}};
+	if (ox_cu_index_kernel_rt(&t, kname, params, y->shape.d, 1, body.s, &R)) {
+		ox_buf_free(&t), ox_buf_free(&body);
+		return 1;
+	}
+	ox_cu_index_launch(cg, kname, y->shape.d, 1, "in0, in2, out0", &R);
+	ox_cg_helper(cg, kname, t.s);
+	ox_buf_free(&t), ox_buf_free(&body);
+	return 0;
+}
+
+/* Gather (an embedding lookup): a thread per output element [outer, M,
+ * inner]. Indices read at run time are checked as the C target checks
+ * them (one wrap of a negative index); one out of range sets the run's
+ * status word to _ERR_INDEX (the first error kept: atomicCAS) and its
+ * element is not written. The run goes on, nothing waits (the CUDA Graph
+ * stays): PREFIX_sync returns the code, the outputs are unspecified, and
+ * as on the C target nothing reads or writes out of bounds. Constant
+ * indices out of range are the C emitter's compile-time error. */
+int ox_cu_emit_gather(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	const ox_value *x = ox_in(g, n, 0), *ix = ox_in(g, n, 1), *y = ox_out(g, n, 0);
+	if (!x || !ix || !y || !x->has_shape || !ix->has_shape || x->layout || y->layout || x->dtype == OX_STRING ||
+	    !ox_dtype_size(x->dtype) || (ix->dtype != OX_I32 && ix->dtype != OX_I64))
+		return 1;
+	const int axis = ox_norm_axis(ox_attr_int(n, "axis", 0), x->shape.rank);
+	/* [outer, indices, inner]; run-time dims (a dynamic batch and
+	 * sequence of token ids) the kernel's parameters */
+	ox_dim dims[3] = {1, ox_shape_numel_dim(g, &ix->shape), 1};
+	const ox_dim dD = x->shape.d[axis];
+	for (int d = 0; d < x->shape.rank; d++)
+		if (d != axis)
+			dims[d < axis ? 0 : 2] = ox_dim_mul(g, dims[d < axis ? 0 : 2], x->shape.d[d]);
+	const int rt = ox_dim_is_rt(g, dD) || ox_dim_is_rt(g, dims[0]) || ox_dim_is_rt(g, dims[1]) ||
+		       ox_dim_is_rt(g, dims[2]);
+	if (dD == 0 || (!rt && dims[0] * dims[1] * dims[2] == 0))
+		return 1;
+	const ox_tensor *ci = ox_in_const(g, n, 1);
+	if (ci && ox_dim_is_rt(g, dD))
+		return 1; /* (constant indices: checked here against a constant axis) */
+	for (int64_t j = 0; ci && j < ox_tensor_numel(ci); j++) {
+		const int64_t k = (int64_t)ox_tensor_get_f64(ci, j);
+		if (k < -dD || k >= dD)
+			return 1;
+	}
+	ox_cu_rt R = {g, 0, {0}};
+	char kname[200], params[256], ds[40], dn[32], in[32];
+	if (!ox_cu_rt_dim(&R, dD, dn, sizeof dn) || !ox_cu_rt_dim(&R, dims[2], in, sizeof in))
+		return 1;
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	const char *ty = ox_cg_ctype(y->dtype);
+	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ x, const %s *__restrict__ ind, %s *__restrict__ y%s", ty,
+		 ox_cg_ctype(ix->dtype), ty, ci ? "" : ", int *st");
+	ox_buf body = {0};
+	ox_cg_snprintf(ds, sizeof ds, ox_dim_is_rt(g, dD) ? "%s" : "%s$L", dn);
+	if (ci) /* (checked here: wrapped only) */
+		ox_buf_printf(&body, "\tint64_t k = (int64_t)ind[i1];\n\tif (k < 0)\n\t\tk += %s;\n", ds);
+	else
+		ox_cu_index_check(cg, &body, 1, "k", "ind[i1]", ds);
+	ox_buf_printf(&body, "\ty[i] = x[(i0 * %s + k) * %s + i2];\n", dn, in);
+	ox_buf t = ox_cu_kbuf(g, n);
+	ox_buf_printf(&t, "/* %s: Gather along axis %d of %s, %s indices: a thread per element */\n", cg->fname, axis, dn,
+		      ci ? "constant" : "checked");
+	if (ox_cu_index_kernel_rt(&t, kname, params, dims, 3, body.s, &R)) {
+		ox_buf_free(&body), ox_buf_free(&t);
+		return 1;
+	}
+	ox_buf_free(&body);
+	ox_cu_index_launch(cg, kname, dims, 3, ci ? "in0, in1, out0" : "in0, in1, out0, ox_status", &R);
+	ox_cu_finish(cg, kname, &t);
+	return 0;
+}
+
+/* GatherElements: a thread per output element, its index (negative from
+ * the end) read and checked as the C target checks it; out of range sets
+ * the status word (_ERR_INDEX). Run-time dims are parameters where the
+ * indices share each of the data's dims but the axis (the same dim, or
+ * constants no larger): no check of them is left to the run. */
+int ox_cu_emit_gather_elements(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	const ox_value *x = ox_in(g, n, 0), *ix = ox_in(g, n, 1), *y = ox_out(g, n, 0);
+	int axis;
+	if (!x || !ix || !y || x->layout || ix->layout || y->layout || x->dtype == OX_STRING || !ox_dtype_size(x->dtype) ||
+	    (ix->dtype != OX_I32 && ix->dtype != OX_I64) || ox_index_axis(g, n, &axis) || axis < 0)
+		return 1;
+	const int r = x->shape.rank;
+	if (ix->shape.rank != r || r < 1 || !ox_shape_numel(&ix->shape) || !x->shape.d[axis])
+		return 1;
+	for (int k = 0; k < r; k++) {
+		const ox_dim a = ix->shape.d[k], b = x->shape.d[k];
+		if (k != axis && a != b && (ox_dim_is_rt(g, a) || ox_dim_is_rt(g, b) || a > b))
+			return 1; /* (the C target's checks) */
+	}
+	ox_cu_rt R = {g, 0, {0}};
+	char D[32];
+	if (!ox_cu_rt_dim(&R, x->shape.d[axis], D, sizeof D))
+		return 1;
+	ox_buf body = {0}, off = {0};
+	ox_cu_index_check(cg, &body, 1, "j", "ind[i]", D);
+	ox_dim stride = 1;
+	for (int k = r - 1; k >= 0; k--) {
+		char v[16], sb[32];
+		ox_cg_snprintf(v, sizeof v, k == axis ? "j" : "i%d", k);
+		if (!ox_cu_rt_dim(&R, stride, sb, sizeof sb)) {
+			ox_buf_free(&body), ox_buf_free(&off);
+			return 1;
+		}
+		ox_buf_printf(&off, "%s%s * %s", off.len ? " + " : "", v, sb);
+		stride = ox_dim_mul(g, stride, x->shape.d[k]);
+	}
+	ox_buf_printf(&body, "\ty[i] = x[%s];\n", off.s);
+	ox_buf_free(&off);
+	char kname[200], params[256];
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	const char *ty = ox_cg_ctype(y->dtype);
+	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ x, const %s *__restrict__ ind, %s *__restrict__ y, int *st",
+		 ty, ox_cg_ctype(ix->dtype), ty);
+	ox_buf t = {.ix = "long"};
+	ox_buf_printf(&t, "/* %s: GatherElements along axis %d of %lld%s, checked indices: a thread per element%s */\n",
+		      cg->fname, axis, (long long)ox_opt_top(g, x->shape.d[axis]), ox_dim_is_rt(g, x->shape.d[axis]) ? " at most" : "",
+		      R.n ? " (run-time dims)" : "");
+	const int bad = ox_cu_index_kernel_rt(&t, kname, params, ix->shape.d, r, body.s, &R);
+	ox_buf_free(&body);
+	if (bad) {
+		ox_buf_free(&t);
+		return 1;
+	}
+	ox_cu_index_launch(cg, kname, ix->shape.d, r, "in0, in1, out0, ox_status", &R);
+	ox_cg_helper(cg, kname, t.s);
+	ox_buf_free(&t);
+	return 0;
+}
+
+/* TopK (a constant k): a thread per run along the axis, the C target's
+ * insertion into the k-long index list (out1; among equal values the
+ * lower index first), then the values gathered. Run-time dims are
+ * parameters, the axis's too when its range starts at k or more (no
+ * check left to the run). */
+int ox_cu_emit_topk(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	const ox_value *x = ox_in(g, n, 0), *v = n->nout > 0 && n->out[0] >= 0 ? ox_out(g, n, 0) : NULL;
+	const ox_value *ix = n->nout > 1 && n->out[1] >= 0 ? ox_out(g, n, 1) : NULL;
+	int axis;
+	if (!x || !v || !ix || x->layout || v->layout || ix->layout || ix->dtype != OX_I64 || v->dtype != x->dtype ||
+	    !ox_cu_plain_num(x->dtype) || ox_index_axis(g, n, &axis) || axis < 0)
+		return 1;
+	const int r = x->shape.rank, dt = x->dtype;
+	ox_dim O = 1, I = 1;
+	const ox_dim L = x->shape.d[axis], K = v->shape.d[axis];
+	for (int k = 0; k < r; k++)
+		if (k < axis)
+			O = ox_dim_mul(g, O, x->shape.d[k]);
+		else if (k > axis)
+			I = ox_dim_mul(g, I, x->shape.d[k]);
+	int64_t lo, hi;
+	if (ox_dim_is_rt(g, K) || K < 1 || !O || !I || (!ox_dim_is_rt(g, L) && K > L) ||
+	    (ox_dim_is_rt(g, L) && (ox_dim_range(g, L, &lo, &hi) || lo < K)))
+		return 1; /* (k from the data, nothing to do, or the C target's error) */
+	ox_cu_rt R = {g, 0, {0}};
+	char sI[32], sL[32], sLI[32], sKI[32];
+	if (!ox_cu_rt_dim(&R, I, sI, sizeof sI) || !ox_cu_rt_dim(&R, L, sL, sizeof sL) ||
+	    !ox_cu_rt_dim(&R, ox_dim_mul(g, L, I), sLI, sizeof sLI) || !ox_cu_rt_dim(&R, ox_dim_mul(g, K, I), sKI, sizeof sKI))
+		return 1;
+	const char *T = ox_cg_ctype(dt), *C = ox_cg_ntype(dt), *better = ox_attr_int(n, "largest", 1) ? ">" : "<";
+	ox_buf body = {0};
+	/* (st: the stride along the axis, named once) */
+	ox_buf_printf(&body, "\tconst $I st = %s;\n\tconst %s *xr = x + i0 * %s + i1;\n\tint64_t *ix = ind + i0 * %s + i1;\n"
+			     "\t$I m = 0; /* entries in ix so far */\n"
+			     "\tfor ($I t = 0; t < %s; t++) {\n\t\tconst %s v = %s;\n\t\t$I s = m;\n",
+		      sI, T, sLI, sKI, sL, C, ox_cg_load(dt, "xr[t * st]"));
+	ox_buf_printf(&body, "\t\twhile (s > 0 && v %s %s)\n\t\t\ts--;\n\t\tif (s >= %lld)\n\t\t\tcontinue;\n"
+			     "\t\tfor ($I u = m < %lld ? m : %lld; u > s; u--)\n\t\t\tix[u * st] = ix[(u - 1) * st];\n"
+			     "\t\tix[s * st] = t;\n\t\tif (m < %lld)\n\t\t\tm++;\n\t}\n"
+			     "\tfor ($I u = 0; u < %lld; u++)\n\t\ty[i0 * %s + u * st + i1] = xr[ix[u * st] * st];\n",
+		      better, ox_cg_load(dt, "xr[ix[(s - 1) * st] * st]"), (long long)K, (long long)K,
+		      (long long)(K - 1), (long long)K, (long long)K, sKI);
+	char kname[200], params[256];
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ x, %s *__restrict__ y, int64_t *__restrict__ ind", T, T);
+	ox_buf t = {.ix = "long"};
+	ox_buf_printf(&t, "/* %s: TopK %lld of %lld%s along axis %d (%s): a thread per run%s */\n", cg->fname, (long long)K,
+		      (long long)ox_opt_top(g, L), ox_dim_is_rt(g, L) ? " at most" : "", axis,
+		      *better == '>' ? "largest" : "smallest", R.n ? " (run-time dims)" : "");
+	const ox_dim dims[2] = {O, I};
+	const int bad = ox_cu_index_kernel_rt(&t, kname, params, dims, 2, body.s, &R);
+	ox_buf_free(&body);
+	if (bad) {
+		ox_buf_free(&t);
+		return 1;
+	}
+	ox_cu_index_launch(cg, kname, dims, 2, "in0, out0, out1", &R);
+	ox_cg_helper(cg, kname, t.s);
+	ox_buf_free(&t);
+	return 0;
+}
+
+/* Einsum (constant shapes): a thread per output element, the C target's
+ * sum of it (emit_signal.c: summed labels in order, double or uint64_t) */
+int ox_cu_emit_einsum(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	ox_buf body = {0}, params = {0}, ptrs = {0};
+	int64_t dims[OX_MAX_RANK];
+	int r = 0, rc = ox_cg_einsum_body(cg, g, n, &body, dims, &r);
+	if (rc || r > OX_MAX_RANK) {
+		ox_buf_free(&body);
+		return rc ? rc : 1;
+	}
+	if (r == 0) /* a scalar: one element */
+		dims[0] = 1, r = 1;
+	for (int k = 0; k < n->nin; k++) {
+		ox_buf_printf(&params, "const %s *__restrict__ in%d, ", ox_cg_ctype(ox_in(g, n, k)->dtype), k);
+		ox_buf_printf(&ptrs, "in%d, ", k);
+	}
+	ox_buf_printf(&params, "%s *__restrict__ out0", ox_cg_ctype(ox_out(g, n, 0)->dtype));
+	ox_buf_puts(&ptrs, "out0");
+	char kname[200];
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	ox_buf t = {.ix = "long"};
+	ox_buf_printf(&t, "/* %s: Einsum \"%s\": a thread per output element */\n", cg->fname, ox_attr_str(n, "equation", ""));
+	ox_cu_index_kernel(&t, kname, params.s, dims, r, body.s);
+	ox_cu_index_launch(cg, kname, dims, r, ptrs.s, NULL);
+	ox_cg_helper(cg, kname, t.s);
+	ox_buf_free(&t), ox_buf_free(&body), ox_buf_free(&params), ox_buf_free(&ptrs);
+	return 0;
+}
+
+/* Trilu: a thread per element, kept on and above (upper) or on and below
+ * (lower) diagonal k, k read by the kernel; run-time dims its parameters */
+int ox_cu_emit_trilu(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	const ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0), *kv = n->nin > 1 ? ox_in(g, n, 1) : NULL;
+	if (!x || !y || x->layout || y->layout || x->shape.rank < 2 || x->dtype == OX_STRING || !ox_dtype_size(x->dtype) ||
+	    !ox_shape_numel_dim(g, &x->shape) || (kv && kv->dtype != OX_I64))
+		return 1;
+	const int r = x->shape.rank, upper = ox_attr_int(n, "upper", 1) != 0;
+	ox_dim B = 1;
+	for (int i = 0; i < r - 2; i++)
+		B = ox_dim_mul(g, B, x->shape.d[i]);
+	const ox_dim dims[3] = {B, x->shape.d[r - 2], x->shape.d[r - 1]};
+	ox_cu_rt R = {g, 0, {0}};
+	char body[160], kname[200], params[256];
+	ox_cg_snprintf(body, sizeof body, "\ty[i] = i2 - i1 %s %s ? x[i] : 0;\n", upper ? ">=" : "<=", kv ? "kp[0]" : "0");
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
+	const char *ty = ox_cg_ctype(y->dtype);
+	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ x, const int64_t *__restrict__ kp, %s *__restrict__ y", ty,
+		 ty);
+	ox_buf t = {.ix = "long"};
+	ox_buf_printf(&t, "/* %s: Trilu (%s): a thread per element */\n", cg->fname, upper ? "upper" : "lower");
+	if (ox_cu_index_kernel_rt(&t, kname, params, dims, 3, body, &R)) {
+		ox_buf_free(&t);
+		return 1;
+	}
+	ox_cu_index_launch(cg, kname, dims, 3, kv ? "in0, in1, out0" : "in0, nullptr, out0", &R);
+	ox_cg_helper(cg, kname, t.s);
+	ox_buf_free(&t);
+	return 0;
+}
+
+/* Concat's input k or Split's output k (split): a kernel over its tot
+ * elements, element i at i / rk * row + off + i % rk of the whole (rk its
+ * elements from the axis on, row the whole's, off its place along it) */
+static void piece_kernel(ox_cg *cg, ox_graph *g, ox_node *n, int k, int split, const char *ty, ox_dim tot,
+			 ox_dim rk, ox_dim row, ox_dim off)
+{
+	char kname[200], params[256], body[256], sr[32], sw[32], so[32], ptrs[32], place[160];
+	ox_cu_rt R = {g, 0, {0}};
+	ox_cg_snprintf(kname, sizeof kname, "%s_kernel%d", cg->fname, k);
+	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ x, %s *__restrict__ y", ty, ty);
+	if (!ox_cu_rt_dim(&R, rk, sr, sizeof sr) || !ox_cu_rt_dim(&R, row, sw, sizeof sw) ||
+	    !ox_cu_rt_dim(&R, off, so, sizeof so))
+		ox_die("codegen: '%s': a %s of more than 16 run-time dims", n->name, n->optype);
+	ox_cg_snprintf(place, sizeof place, "i / %s * %s + %s + i %% %s", sr, sw, so, sr);
+	ox_cg_snprintf(body, sizeof body, split ? "\ty[i] = x[%s];\n" : "\ty[%s] = x[i];\n", place);
+	ox_buf t = ox_cu_kbuf(g, n);
+	if (split)
+		ox_buf_printf(&t, "/* %s: output %d of the Split along axis %d */\n", cg->fname, k,
+			      ox_norm_axis(ox_attr_int(n, "axis", 0), g->vals[n->in[0]].shape.rank));
+	else
+		ox_buf_printf(&t, "/* %s: input %d of the Concat */\n", cg->fname, k);
+	if (ox_cu_index_kernel_rt(&t, kname, params, &tot, 1, body, &R))
+		ox_die("codegen: '%s': a %s of more than 16 run-time dims", n->name, n->optype);
+	ox_cg_helper(cg, kname, t.s);
+	ox_buf_free(&t);
+	ox_cg_snprintf(ptrs, sizeof ptrs, split ? "in0, out%d" : "in%d, out0", k);
+	ox_cu_index_launch(cg, kname, &tot, 1, ptrs, &R);
+}
+
+/* Concat: a kernel per input, each element to its place along the axis,
+ * over the values' storage dims (ox_cu_phys): NHWC ones, concatenated over
+ * the channels, along their last storage axis (one block: b = C) */
+int ox_cu_emit_concat(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	ox_value *y = ox_out(g, n, 0);
+	const int nhwc = y->layout == OX_L_BLOCKED;
+	if ((y->layout && !nhwc) || (nhwc && y->lp[0] != y->shape.d[1]))
+		return 1;
+	for (int k = 0; k < n->nin; k++) {
+		const ox_value *x = n->in[k] >= 0 ? &g->vals[n->in[k]] : NULL;
+		if (x && (x->layout != y->layout || (nhwc && x->lp[0] != x->shape.d[1])))
+			return 1;
+	}
+	/* a kernel per input, its run-time dims (a plain value's) parameters */
+	int64_t yd[OX_MAX_RANK + 1], xd[OX_MAX_RANK + 1];
+	const int yr = ox_cu_phys(y, yd), axis = nhwc ? 4 : ox_norm_axis(ox_attr_int(n, "axis", 0), yr);
+	ox_dim row = 1, off = 0;
+	for (int d = axis; d < yr; d++)
+		row = ox_dim_mul(g, row, yd[d]);
+	const char *ty = ox_cg_ctype(y->dtype);
+	for (int k = 0; k < n->nin; k++) {
+		if (n->in[k] < 0)
+			continue;
+		const int xr = ox_cu_phys(&g->vals[n->in[k]], xd);
+		ox_dim rk = 1, tot = ox_shape_numel_dim(g, &g->vals[n->in[k]].shape);
+		for (int d = axis; d < xr; d++)
+			rk = ox_dim_mul(g, rk, xd[d]);
+		if (ox_dim_is_rt(g, tot) || ox_dim_eval(g, tot) > 0)
+			piece_kernel(cg, g, n, k, 0, ty, tot, rk, row, off);
+		off = ox_dim_add(g, off, rk);
+	}
+	return 0;
+}
+
+/* Split: Concat's mirror, a kernel per output, each element from its place
+ * along the axis (plain values; run-time dims the kernels' parameters).
+ * A Split whose pieces are views of the input (opt/plan.c) needs none. */
+int ox_cu_emit_split(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	const ox_value *x = ox_in(g, n, 0);
+	if (!x || x->layout || !x->has_shape || !x->shape.rank)
+		return 1;
+	for (int k = 0; k < n->nout; k++)
+		if (n->out[k] >= 0 && (g->vals[n->out[k]].layout || g->vals[n->out[k]].dtype != x->dtype))
+			return 1;
+	const int r = x->shape.rank, axis = ox_norm_axis(ox_attr_int(n, "axis", 0), r);
+	ox_dim row = 1, off = 0;
+	for (int d = axis; d < r; d++)
+		row = ox_dim_mul(g, row, x->shape.d[d]);
+	const char *ty = ox_cg_ctype(x->dtype);
+	for (int k = 0; k < n->nout; k++) {
+		if (n->out[k] < 0)
+			continue; /* (its place still counts: its size is the output's) */
+		const ox_value *y = &g->vals[n->out[k]];
+		if (y->shape.rank != r)
+			return 1;
+		ox_dim rk = 1;
+		for (int d = axis; d < r; d++)
+			rk = ox_dim_mul(g, rk, y->shape.d[d]);
+		const ox_dim tot = ox_shape_numel_dim(g, &y->shape);
+		if (ox_dim_is_rt(g, tot) || ox_dim_eval(g, tot) > 0)
+			piece_kernel(cg, g, n, k, 1, ty, tot, rk, row, off);
+		off = ox_dim_add(g, off, rk);
+	}
+	return 0;
 }

@@ -1,7 +1,6 @@
-/* cuda_kernels.h: the pieces the CUDA kernel emitters share
- * (codegen/cuda/cuda_kernels.c: GEMM, convolution, pooling, normalization,
- * attention, copy plans, fused elementwise; codegen/cuda/cuda_*.c: the other
- * op families). Each emitter answers 0 (the node is its kernel), 1 (it
+/* cuda_kernels.h: the pieces the CUDA kernel emitters share (defined in
+ * codegen/cuda/cuda_kernels.c, the tiles' in cuda_tile.c) and the kernel
+ * families (ox_cu_emit_<family>, the table in cuda_dispatch.c). Each emitter answers 0 (the node is its kernel), 1 (it
  * does not take the node: the C function runs on the device) or -1. */
 #ifndef OX_CUDA_KERNELS_H
 #define OX_CUDA_KERNELS_H
@@ -82,7 +81,7 @@ int ox_cu_tile_kind(const ox_cg *cg, int dt);
  * the row's length is a multiple of 4 and the loads stay in one row and
  * aligned: ox_cu_align, ox_cu_tile_ld). blocks: the grid's (its largest,
  * with run-time dims). The block's threads and acc[] as *geo says
- * (codegen/cuda/cuda_kernels.c) */
+ * (codegen/cuda/cuda_tile.c) */
 void ox_cu_tile_loop(ox_buf *t, int BM, int BN, const char *M, const char *N, const char *loada, int va,
 		     const char *loadb, int vb, int kind, int64_t blocks, ox_cu_tile *geo);
 /* the threads of ox_cu_tile_loop's block for those arguments */
@@ -91,6 +90,9 @@ int ox_cu_tile_threads(int BM, int BN, int kind, int64_t blocks);
 int ox_cu_align(ox_graph *g, ox_id id);
 /* the largest power of two up to top (itself one) that divides b */
 int ox_cu_pow2(int64_t b, int top);
+/* yv[0..3] stored at y[at] (a kernel's output y, value id): one ox_st4
+ * where y's address is aligned, else four stores */
+void ox_cu_store4(ox_buf *t, ox_graph *g, ox_id id, const char *at);
 /* statements at lvl tabs: dst[0..v-1] = element e and the v - 1 after it
  * (v 1 or 4: one ox_ld4) */
 void ox_cu_tile_ld(char *buf, size_t sz, int lvl, const char *dst, int v, const char *e);
@@ -141,16 +143,64 @@ void ox_cu_window_load(char *buf, size_t sz, const ox_cu_win *q, const char *pre
 /* the dims a kernel indexes a value by: NHWC [N,C,H,W] (opt/layout.c on
  * the GPU) as its storage [N, C/b, H, W, b], a plain value's own; rank */
 int ox_cu_phys(const ox_value *v, int64_t *dims);
-/* depthwise Conv (1-D, 2-D), MaxPool: a thread per output, NCHW or NHWC */
+/* ---- the kernel families: the cuda column of ir/ops.def; each answers
+ * 0 (the node is its kernel), 1 (no kernel takes it: the C function runs
+ * on the device) or -1 (an error) ---- */
+/* codegen/cuda/cuda_tile.c: Conv (the implicit GEMM's tiles, depthwise a
+ * thread per output), Gemm/MatMul (tiles, split-K, epilogues, a row norm
+ * in the tail), the window kernels (depthwise Conv 1-D and 2-D, MaxPool) */
+int ox_cu_emit_conv(ox_cg *cg, ox_graph *g, ox_node *n);
+int ox_cu_emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n);
 int ox_cu_emit_window(ox_cg *cg, ox_graph *g, ox_node *n);
+/* codegen/cuda/cuda_attn.c: Attention (and its present outputs),
+ * RotaryEmbedding */
+int ox_cu_emit_attention(ox_cg *cg, ox_graph *g, ox_node *n);
+int ox_cu_emit_rope(ox_cg *cg, ox_graph *g, ox_node *n);
+/* codegen/cuda/cuda_rows.c: LayerNormalization and RMSNormalization,
+ * Softmax and LogSoftmax, InstanceNorm and GroupNorm, the global pools,
+ * CumSum/CumProd, ArgMax/ArgMin, Reduce* */
+int ox_cu_emit_layernorm(ox_cg *cg, ox_graph *g, ox_node *n);
+int ox_cu_emit_softmax(ox_cg *cg, ox_graph *g, ox_node *n);
+int ox_cu_emit_chan_norm(ox_cg *cg, ox_graph *g, ox_node *n);
+int ox_cu_emit_globalpool(ox_cg *cg, ox_graph *g, ox_node *n);
+int ox_cu_emit_cum(ox_cg *cg, ox_graph *g, ox_node *n);
+int ox_cu_emit_arg(ox_cg *cg, ox_graph *g, ox_node *n);
+int ox_cu_emit_reduce(ox_cg *cg, ox_graph *g, ox_node *n);
+/* rows of D normalized a warp each (LayerNorm, RMSNorm): the statements
+ * of one row at indent ind, lane the warp's lane, sc/b the scale and bias
+ * (b NULL: none), ld the load of an element ("OX_LD(%s)"); and the kernel
+ * of node n doing it for `rows` rows (args: its launch's x, scale, bias or
+ * nullptr, y[, Mean, InvStdDev]) */
+void ox_cu_norm_row(ox_buf *t, const char *ind, const char *lane, const char *sc, const char *b, int rms, int64_t D,
+		    double eps, const char *ld);
+void ox_cu_norm_kernel(ox_cg *cg, ox_graph *g, ox_node *n, const char *kname, ox_dim rows, int64_t D, int rms,
+		       double eps, int b, int ym, int yi, const char *args);
+/* codegen/cuda/cuda_index.c: the copy plans of the data ops (Slice,
+ * Transpose, Expand, Tile, Reshape-like; opt/plan.c), Pad, Shape,
+ * ConstantOfShape, Range, Gather, GatherElements, TopK, Einsum, Trilu,
+ * Concat, Split; and (index) ScatterND, ScatterElements, Scatter,
+ * TensorScatter, GatherND, NonMaxSuppression */
+int ox_cu_emit_plan(ox_cg *cg, ox_graph *g, ox_node *n);
+int ox_cu_emit_pad(ox_cg *cg, ox_graph *g, ox_node *n);
+int ox_cu_emit_shape(ox_cg *cg, ox_graph *g, ox_node *n);
+int ox_cu_emit_const_of_shape(ox_cg *cg, ox_graph *g, ox_node *n);
+int ox_cu_emit_range(ox_cg *cg, ox_graph *g, ox_node *n);
+int ox_cu_emit_gather(ox_cg *cg, ox_graph *g, ox_node *n);
+int ox_cu_emit_gather_elements(ox_cg *cg, ox_graph *g, ox_node *n);
+int ox_cu_emit_topk(ox_cg *cg, ox_graph *g, ox_node *n);
+int ox_cu_emit_einsum(ox_cg *cg, ox_graph *g, ox_node *n);
+int ox_cu_emit_trilu(ox_cg *cg, ox_graph *g, ox_node *n);
+int ox_cu_emit_concat(ox_cg *cg, ox_graph *g, ox_node *n);
+int ox_cu_emit_split(ox_cg *cg, ox_graph *g, ox_node *n);
+int ox_cu_emit_index(ox_cg *cg, ox_graph *g, ox_node *n);
+/* codegen/cuda/cuda_map.c: an elementwise node's map, a fused body */
+int ox_cu_emit_map(ox_cg *cg, ox_graph *g, ox_node *n);
+int ox_cu_emit_fusedew(ox_cg *cg, ox_graph *g, ox_node *n);
 /* codegen/cuda/cuda_nhwc.c: Conv, MaxPool, the global pools and Reorder on
  * NHWC values */
 int ox_cu_emit_nhwc(ox_cg *cg, ox_graph *g, ox_node *n);
 /* codegen/cuda/cuda_nn.c: ConvTranspose, Resize, AveragePool, GridSample */
 int ox_cu_emit_nn(ox_cg *cg, ox_graph *g, ox_node *n);
-/* codegen/cuda/cuda_index.c: ScatterND, ScatterElements, Scatter, TensorScatter,
- * GatherND */
-int ox_cu_emit_index(ox_cg *cg, ox_graph *g, ox_node *n);
 /* codegen/cuda/cuda_signal.c: DFT, STFT */
 int ox_cu_emit_signal(ox_cg *cg, ox_graph *g, ox_node *n);
 /* codegen/cuda/cuda_rnn.c: LSTM, GRU, RNN */

@@ -16,7 +16,7 @@
  *   (ox_dw, opt/dwpw.c). Split-K as the NCHW kernel's; a run-time batch
  *   (the grid's from the run's) without.
  * - Conv, depthwise; MaxPool: a thread per output, channels fastest (the
- *   weights [KH][KW][C]): ox_cu_emit_window, codegen/cuda/cuda_kernels.c's for
+ *   weights [KH][KW][C]): ox_cu_emit_window, codegen/cuda/cuda_tile.c's for
  *   both layouts.
  * - GlobalAveragePool, GlobalMaxPool: blocks of 32 channels by 8 rows of
  *   pixels (neighbouring threads, neighbouring channels), the pixels split
@@ -24,7 +24,7 @@
  * - onnxcc::Reorder: NCHW <-> blocked by any b (the lanes past C written
  *   as zero).
  * Concat over the channels and the fused elementwise bodies read NHWC in
- * codegen/cuda/cuda_kernels.c (emit_concat, emit_fusedew: the values' physical
+ * codegen/cuda/cuda_index.c, cuda_map.c (emit_concat, emit_fusedew: the values' physical
  * dims, ox_cu_phys).
  */
 #include "cuda_kernels.h"

@@ -893,7 +893,7 @@ static void test_mma16()
  * lane's words checked against the PTX ISA's text (lane l gets row l / 4,
  * columns 2 (l % 4) and 2 (l % 4) + 1 of each matrix, the columns' rows
  * with .trans), then the fragments they make as the tiles of
- * codegen/cuda/cuda_kernels.c address them fed to ox_mma_f16 (bf16): D = A B
+ * codegen/cuda/cuda_tile.c address them fed to ox_mma_f16 (bf16): D = A B
  * for A [16][16] and B [16][16] (two 16 x 8 products) ---- */
 template <int BF> __global__ void ldsm_tile(const float *A, const float *B, unsigned *bits, unsigned *R, float *D)
 {

@@ -12,7 +12,7 @@
 # 2. When nvcc is there ($NVCC, else /usr/local/cuda/bin/nvcc): every model
 #    of $CUDA_NVCC_MODELS compiled for sm_80 and sm_90 with -Werror
 #    all-warnings, and ptxas -v read: no spill in the kernels of
-#    codegen/cuda/cuda_kernels.c (*_kernel), shared memory within 48 KiB. Without
+#    codegen/cuda/cuda_*.c (*_kernel), shared memory within 48 KiB. Without
 #    nvcc the step says so and the rest runs.
 # 3. --weights external through the --main program, C and CUDA (emulated).
 # 4. Tensor cores under emulation (ox_mma_f16, ox_mma_bf16, ox_mma_tf32): the models of
@@ -660,7 +660,7 @@ else
 fi
 
 # 13. Reduces, ArgMax/ArgMin, AveragePool, Split, CumSum, Trilu,
-#    GatherElements, (Log)Softmax over a middle axis (codegen/cuda/cuda_kernels.c
+#    GatherElements, (Log)Softmax over a middle axis (codegen/cuda/cuda_rows.c, cuda_index.c
 #    cu_reduce, cu_arg, emit_split, emit_cum, emit_trilu,
 #    emit_gather_elements, emit_softmax; codegen/cuda/cuda_nn.c emit_avgpool):
 #    tests/e2e/kernels/kernels.onnx (make_kernels.py) with --dim N=1..4

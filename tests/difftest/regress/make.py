@@ -109,7 +109,7 @@ def main():
     case("cuda_splitk_k129", 4, "f32", conv_k129,
          "a convolution whose reduction (129) is not a multiple of its split-K count: each split took K / S "
          "rounded down, so the last K % S elements were never summed on the CUDA target "
-         "(codegen/cuda/cuda_kernels.c ox_cu_split_len); Silero VAD's first Conv (129 channels) was 11% off, its "
+         "(codegen/cuda/cuda_tile.c ox_cu_split_len); Silero VAD's first Conv (129 channels) was 11% off, its "
          "output 2%")
     case("cuda_attn_rt_batch_mask", 5, "f32", attn_rt_mask,
          "attention with a constant causal mask [S, S] and a run-time batch: the CUDA kernel took only masks "

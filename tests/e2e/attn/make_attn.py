@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """make_attn.py: the test model of the CUDA target's Attention kernels
-(codegen/cuda/cuda_kernels.c; tests/e2e/cuda.sh step 7).
+(codegen/cuda/cuda_attn.c; tests/e2e/cuda.sh step 7).
 
 Writes attn.onnx (opset 23, no weights) and its inputs attn_input_K.npy
 (seed 0) next to this script: three Attention nodes in the shapes that

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """make_attn_past.py: the test model of the CUDA target's Attention with
-past K/V, present outputs and softcap (codegen/cuda/cuda_kernels.c
+past K/V, present outputs and softcap (codegen/cuda/cuda_attn.c
 present_kernels, emit_attention; tests/e2e/cuda.sh step 7).
 
 Writes attn_past.onnx (opset 24, no weights) and its inputs

@@ -712,7 +712,7 @@ def norm_cases():
 
     # Gemm (B transposed, a bias) then LayerNorm over rows of 1024, 20 rows:
     # on the GPU a row is too long for the GEMM kernel's tail, so the node
-    # normalizes them by a second kernel (codegen/cuda/cuda_kernels.c)
+    # normalizes them by a second kernel (codegen/cuda/cuda_tile.c)
     seed("norm_layernorm_wide")
     n = Net(rnd(20, 24))
     wt, bc = n.const(rnd(1024, 24, scale=0.3)), n.const(rnd(1024), "b")

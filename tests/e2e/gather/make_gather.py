@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """make_gather.py: the test model of the CUDA target's Gather of indices
-read at run time (codegen/cuda/cuda_kernels.c emit_gather; tests/e2e/cuda.sh
+read at run time (codegen/cuda/cuda_index.c emit_gather; tests/e2e/cuda.sh
 step 8).
 
 Writes gather.onnx (opset 13) and two sets of inputs next to this script:

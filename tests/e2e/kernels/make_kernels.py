@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """make_kernels.py: the test model of the CUDA Reduce, ArgMax/ArgMin,
 AveragePool, Split, CumSum, Trilu, GatherElements, TopK, Einsum and
-middle-axis (Log)Softmax kernels (codegen/cuda/cuda_kernels.c cu_reduce,
+middle-axis (Log)Softmax kernels (codegen/cuda/cuda_rows.c cu_reduce,
 cu_arg, emit_split, emit_cum, emit_trilu, emit_gather_elements,
 emit_topk, emit_einsum, emit_softmax;
 codegen/cuda/cuda_nn.c emit_avgpool;

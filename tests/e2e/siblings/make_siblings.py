@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """make_siblings.py: the test model of sibling MatMuls made one
 onnxcc::MatMulSplit on the CUDA target (opt/siblings.c; codegen/
-cuda_kernels.c emit_gemm; tests/e2e/cuda.sh step 16), compiled with
+cuda_tile.c emit_gemm; tests/e2e/cuda.sh step 16), compiled with
 --dim B=1..4 (A's rows a run-time dim).
 
 Writes siblings.onnx, siblings_x.npy (B = 3) and siblings_w.npy next to
