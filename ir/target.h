@@ -27,7 +27,7 @@ typedef struct {
 	 * x nr_vecs vectors; kc: reduction chunk kept in L1 (floats). */
 	int mr, nr_vecs, kc;
 	/* Winograd F(m x m, 3 x 3) (opt/winograd.c) in the cost model's cycles
-	 * (opt/pack.c: a step of the micro-kernel's FMA pipes): the input and
+	 * (opt/analysis.c: a step of the micro-kernel's FMA pipes): the input and
 	 * output transforms per tile and vector of channels for m = 2 and 4,
 	 * and the bytes of weights a cycle brings from memory and from L3
 	 * (measured: docs/optimizer.md, Winograd) */

@@ -18,13 +18,13 @@
  * in blocks of query rows: scores of a block, softmax, times V, so the
  * [Sq, Skv] score matrix of a head is never stored whole. Batch and
  * sequence lengths may be run-time dims when the blocked kernel takes the
- * node (head counts and sizes constant, a mask with a value per key).
+ * node (head counts and sizes constant, a mask with a value per key:
+ * ox_opt_attn_geo, opt/analysis.c).
  * Requires: bounded dims (after bounds). Invalidates: node positions
  * (compacted), uses (refilled).
  */
 #include "opt.h"
 #include "../ir/family.h"
-#include <math.h>
 #include <string.h>
 
 static ox_node *producer(ox_graph *g, ox_id v)
@@ -757,101 +757,4 @@ int ox_opt_attention(ox_graph *g)
 	if (changed && ox_ir_toposort(g))
 		ox_die("attention: cycle");
 	return 0;
-}
-
-/* ---- the fast path's geometry (codegen/c/emit_attn.c, scratch from opt/pack.c) ---- */
-
-/* ext: past K/V with both present outputs, present outputs, softcap,
- * nonpad_kv_seqlen */
-static int attn_geo(ox_graph *g, const ox_node *n, ox_attngeo *q, int ext)
-{
-	memset(q, 0, sizeof *q);
-	if (n->op != OX_OP_Attention || !g->opt || n->nout < 1)
-		return -1;
-	for (int k = 0; k < n->nin && k < (ext ? 6 : 4); k++) /* run-time dims with a top */
-		if (n->in[k] >= 0 && !ox_opt_rt_ok(g, &g->vals[n->in[k]].shape, ~0u))
-			return -1;
-	for (int k = 1; k < n->nout; k++)
-		if (n->out[k] >= 0 && !(n->scratch && k == n->nout - 1) && !(ext && k <= 2))
-			return -1; /* present K/V, qk output */
-	for (int k = 4; k < n->nin; k++)
-		if (n->in[k] >= 0 && !(ext && k <= 6))
-			return -1; /* past K/V, nonpad lengths */
-	const ox_value *np = ox_in(g, n, 6); /* (ext: int64 [B]) */
-	if (np && (np->dtype != OX_I64 || np->layout || np->shape.rank != 1 || np->shape.d[0] != g->vals[n->in[0]].shape.d[0]))
-		return -1;
-	q->softcap = ox_attr_float(n, "softcap", 0);
-	if ((!ext && q->softcap != 0) || q->softcap < 0 || ox_attr_int(n, "softmax_precision", 0) > 1)
-		return -1;
-	const ox_value *qv = ox_in(g, n, 0), *kv = ox_in(g, n, 1), *vv = ox_in(g, n, 2), *m = ox_in(g, n, 3);
-	const int dt = qv->dtype; /* f32; f16, bf16 on the GPU (ox_opt_fuse_type) */
-	if (!ox_opt_fuse_type(g, dt) || kv->dtype != dt || vv->dtype != dt || ox_out(g, n, 0)->dtype != dt ||
-	    qv->layout || kv->layout || vv->layout)
-		return -1;
-	for (int k = 1; k <= 2 && ext; k++) { /* present K/V: both or none, past K/V only with them */
-		const ox_value *o = ox_out(g, n, k), *p = ox_in(g, n, 3 + k);
-		if ((o && (o->dtype != dt || o->layout || !ox_out(g, n, 3 - k))) || (p && (!o || p->dtype != dt || p->layout)))
-			return -1;
-		q->present = o != NULL;
-	}
-	/* (a mask of bools on the GPU: the CUDA kernels read it, 0 or -inf) */
-	if (m && ((m->dtype != dt && !(g->gpu && m->dtype == OX_BOOL)) || m->layout))
-		return -1;
-	ox_attn_geom a;
-	if (ox_attn_dims(g, (ox_node *)n, &a) || (a.seq && !g->gpu))
-		return -1;
-	q->rank = a.rank, q->seq = a.seq;
-	/* batch and sequence lengths may be run-time (their tops here, the
-	 * dims in dB, dSq, dSkv); heads and head sizes not */
-	if (ox_dim_is_rt(g, a.hq) || ox_dim_is_rt(g, a.hkv) || ox_dim_is_rt(g, a.dk) || ox_dim_is_rt(g, a.dv))
-		return -1;
-	q->dP = a.past, q->dSnew = a.skv;
-	if (a.past != 0) /* (past K/V: ext only) */
-		a.skv = ox_dim_add(g, a.past, a.skv);
-	q->dB = a.b, q->dSq = a.sq, q->dSkv = a.skv;
-	q->rt = ox_dim_is_rt(g, a.b) || ox_dim_is_rt(g, a.sq) || ox_dim_is_rt(g, a.skv);
-	q->B = ox_opt_top(g, a.b), q->Sq = ox_opt_top(g, a.sq), q->Skv = ox_opt_top(g, a.skv);
-	q->Hq = ox_dim_eval(g, a.hq), q->Hkv = ox_dim_eval(g, a.hkv), q->Dk = ox_dim_eval(g, a.dk);
-	q->Dv = ox_dim_eval(g, a.dv);
-	if (q->B <= 0 || q->Sq <= 0 || q->Skv <= 0 || q->Hq <= 0 || q->Hkv <= 0 || q->Dk <= 0 || q->Dv <= 0)
-		return -1;
-	if (m) { /* the mask has a value per key (its last axis is Skv, not 1 or
-		  * shorter), or, ext, constant dims and fewer keys (the missing
-		  * ones masked out: the CUDA kernels) */
-		const ox_dim last = m->shape.rank < 1 ? -1 : m->shape.d[m->shape.rank - 1];
-		const int fewer = ext && last >= 1 && !ox_dim_is_rt(g, a.skv) && last < a.skv;
-		if (m->shape.rank < 1 || (last != a.skv && !fewer))
-			return -1;
-		for (int i = 0; i < m->shape.rank; i++) {
-			int ax = 4 - m->shape.rank + i;
-			ox_dim want[4] = {a.b, a.hq, a.sq, a.skv};
-			if (ax < 0 || (ax == 3 ? m->shape.d[i] != last : m->shape.d[i] != 1 && m->shape.d[i] != want[ax]))
-				return -1;
-		}
-	}
-	const ox_attr *sa = ox_attr_get(n, "scale");
-	q->scale = sa ? sa->f : 1.0 / sqrt((double)q->Dk);
-	q->causal = ox_attr_int(n, "is_causal", 0) != 0;
-	q->rows = g->target->conv_rows[1];
-	if (q->rows > q->Sq)
-		q->rows = (int)q->Sq;
-	int64_t bh = q->B * q->Hq;
-	q->slots = bh < 16 ? (int)bh : 16;
-	/* a slot's K^T and scores: rows of Skv floats; with a run-time Skv of
-	 * its top rounded up to whole groups of the kernel's columns, which the
-	 * scores are then computed in (the columns past Skv never read) */
-	int64_t grp = (int64_t)g->target->nr_vecs * g->target->vw;
-	q->ktw = ox_dim_is_rt(g, a.skv) ? (q->Skv + grp - 1) / grp * grp : q->Skv;
-	q->slot_floats = q->Dk * q->ktw + (int64_t)q->rows * q->ktw;
-	return 0;
-}
-
-int ox_opt_attn_geo(ox_graph *g, const ox_node *n, ox_attngeo *q)
-{
-	return attn_geo(g, n, q, 0);
-}
-
-int ox_opt_attn_geo_ext(ox_graph *g, const ox_node *n, ox_attngeo *q)
-{
-	return attn_geo(g, n, q, 1);
 }

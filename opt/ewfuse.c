@@ -9,7 +9,8 @@
  * region's shape and layout (so nothing is computed twice), its operands
  * broadcast like numpy, and it is cut at the longest prefix whose inner
  * values are used inside it only. A single op is a region too, so every
- * f32 op the vector renderer knows (codegen/c/emit_vec.c) runs vectorized
+ * f32 op the vector renderer knows (codegen/c/emit_vec.c; the list is
+ * ox_opt_vector_op in opt/analysis.c) runs vectorized
  * (Pow by a constant 2, 3, 1, 0.5, -1 or -0.5 too, its exponent then a
  * constant of the body); the rest keep their own emitter. The node takes
  * the region's last place.
@@ -21,79 +22,6 @@
 
 #define MAXREG 24
 #define MAXOPND 8
-
-/* Pow's exponent: a constant of one element the vector renderer has a
- * form for (x*x, x*x*x, x, sqrt, 1/x, 1/sqrt), copied into the body as a
- * constant rather than passed as an operand */
-static int pow_exponent(ox_graph *g, const ox_node *n, int k)
-{
-	if (n->op != OX_OP_Pow || k != 1)
-		return 0;
-	const ox_value *e = &g->vals[n->in[1]];
-	if (e->kind != OX_V_CONST || ox_shape_numel(&e->shape) != 1 ||
-	    (!ox_dtype_is_float(e->dtype) && !ox_dtype_is_int(e->dtype)))
-		return 0;
-	double p = ox_tensor_get_f64(e->data, 0);
-	return p == 2 || p == 3 || p == 1 || p == 0.5 || p == -1 || p == -0.5;
-}
-
-/* Run-time dims (docs/dynamic.md): codegen/c/emit_fused.c walks them as
- * loop counts, so an operand's run-time dim must be the output's own (or
- * the operand is 1 there): two run-time dims that would only broadcast
- * when the program runs are left to emit_ew, which checks them */
-static int rt_ok(ox_graph *g, const ox_node *n)
-{
-	const ox_shape *o = &g->vals[n->out[0]].shape;
-	if (!ox_opt_rt_ok(g, o, ~0u))
-		return 0;
-	for (int k = 0; k < n->nin; k++) {
-		if (n->in[k] < 0)
-			continue;
-		const ox_shape *s = &g->vals[n->in[k]].shape;
-		int off = o->rank - s->rank;
-		if (off < 0)
-			return 0;
-		for (int i = 0; i < s->rank; i++)
-			if (s->d[i] != 1 && s->d[i] != o->d[i + off] &&
-			    (ox_dim_is_rt(g, s->d[i]) || ox_dim_is_rt(g, o->d[i + off])))
-				return 0;
-	}
-	return 1;
-}
-
-/* the ops codegen renders on vectors, f32 (as ox_cg_vbody_ok; opt cannot
- * include codegen, so the list is kept here and checked by emit_fused) */
-int ox_opt_vector_op(ox_graph *g, const ox_node *n)
-{
-	if (n->nout != 1 || n->out[0] < 0 || (ox_node_rt(g, n) && !rt_ok(g, n)))
-		return 0;
-	switch (n->op) {
-	case OX_OP_Relu: case OX_OP_LeakyRelu: case OX_OP_Sigmoid: case OX_OP_HardSigmoid:
-	case OX_OP_HardSwish: case OX_OP_Tanh: case OX_OP_Erf: case OX_OP_Exp: case OX_OP_Neg:
-	case OX_OP_Abs: case OX_OP_Sqrt: case OX_OP_Add: case OX_OP_Sub: case OX_OP_Mul: case OX_OP_Div:
-	case OX_OP_PRelu: case OX_OP_Gelu: case OX_OP_Reciprocal:
-		break;
-	case OX_OP_Pow:
-		if (!pow_exponent(g, n, 1))
-			return 0;
-		break;
-	case OX_OP_Clip:
-		for (int k = 1; k < n->nin; k++)
-			if (n->in[k] >= 0 && (g->vals[n->in[k]].kind != OX_V_CONST ||
-					      ox_shape_numel(&g->vals[n->in[k]].shape) != 1))
-				return 0;
-		break;
-	default:
-		return 0;
-	}
-	const int dt = g->vals[n->out[0]].dtype;
-	if (!ox_opt_fuse_type(g, dt) || (dt != OX_F32 && ox_node_rt(g, n))) /* (f16: codegen/cuda/cuda_map.c's, constant shapes) */
-		return 0;
-	for (int k = 0; k < n->nin; k++)
-		if (n->in[k] >= 0 && g->vals[n->in[k]].dtype != dt && !pow_exponent(g, n, k))
-			return 0;
-	return 1;
-}
 
 static int same_out(const ox_value *a, const ox_value *b)
 {
@@ -123,7 +51,7 @@ static void fuse(ox_graph *g, const int *nodes, int len)
 			ox_id v = e->in[k];
 			if (v < 0)
 				continue;
-			if (pow_exponent(g, e, k)) { /* a constant of the body */
+			if (ox_opt_pow_exponent(g, e, k)) { /* a constant of the body */
 				f->in[k] = ox_ir_add_const(b, g->vals[v].name, g->vals[v].data);
 				continue;
 			}
@@ -222,7 +150,7 @@ int ox_opt_ewfuse(ox_graph *g)
 		nodes[0] = h;
 		in_region[n->out[0]] = 1;
 		for (int k = 0; k < n->nin; k++)
-			nops += n->in[k] >= 0 && !pow_exponent(g, n, k);
+			nops += n->in[k] >= 0 && !ox_opt_pow_exponent(g, n, k);
 		for (int j = h + 1; j <= horizon && len < MAXREG; j++) {
 			ox_node *e = &g->nodes[j];
 			if (e->dead)
@@ -240,7 +168,7 @@ int ox_opt_ewfuse(ox_graph *g)
 				else if (dep[v])
 					ok = 0;
 				else
-					extra += !pow_exponent(g, e, k);
+					extra += !ox_opt_pow_exponent(g, e, k);
 			}
 			for (int k = 0; d && k < e->nout; k++)
 				if (e->out[k] >= 0 && !dep[e->out[k]])

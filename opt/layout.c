@@ -13,7 +13,10 @@
  * Conv with group 1 reads either layout (its kernel only broadcasts input
  * elements), so no conversion is needed in front of it. Batch and image
  * size may be run-time dims (ox_opt_rt_ok): the kernels take them as loop
- * counts; channels stay constants (the blocks, the packed weights).
+ * counts; channels stay constants (the blocks, the packed weights). Which
+ * Convs the blocked kernels compute (ox_opt_conv_blockable) and the
+ * elementwise ops the GPU's NHWC takes (ox_opt_vector_op) are shared
+ * analyses, in opt/analysis.c.
  *
  * On the GPU (g->gpu, --cuda-layout nhwc) the same pass makes NHWC: a
  * value's one block is all its channels (b = C: [N][1][H][W][C]), so the
@@ -40,75 +43,6 @@
 
 /* input k of a blocked node: 0 plain is fine, 1 must be blocked, 2 any */
 enum { NEED_PLAIN, NEED_BLOCKED, NEED_ANY };
-
-static int is_f32(ox_graph *g, ox_id v)
-{
-	return v >= 0 && g->vals[v].dtype == OX_F32;
-}
-
-static int rank4(ox_graph *g, ox_id v)
-{
-	return v >= 0 && g->vals[v].has_shape && g->vals[v].shape.rank == 4;
-}
-
-int64_t ox_opt_top(const ox_graph *g, ox_dim d)
-{
-	int64_t v = ox_dim_eval(g, d);
-	return v >= 0 ? v : ox_dim_hi(g, d);
-}
-
-int ox_opt_fuse_type(const ox_graph *g, int dt)
-{
-	return dt == OX_F32 || (g->gpu && !g->parent && (dt == OX_F16 || dt == OX_BF16));
-}
-
-int ox_opt_rt_ok(const ox_graph *g, const ox_shape *s, unsigned axes)
-{
-	for (int i = 0; i < s->rank; i++)
-		if (ox_dim_is_rt(g, s->d[i]) && (!(axes >> i & 1) || ox_dim_hi(g, s->d[i]) < 0))
-			return 0;
-	return 1;
-}
-
-int ox_opt_rt_window(const ox_graph *g, const ox_node *n)
-{
-	const ox_value *x = &g->vals[n->in[0]], *y = &g->vals[n->out[0]];
-	const char *ap = ox_attr_str(n, "auto_pad", "NOTSET");
-	return (!strcmp(ap, "NOTSET") || !strcmp(ap, "VALID")) && !ox_dim_is_rt(g, x->shape.d[1]) &&
-	       !ox_dim_is_rt(g, y->shape.d[1]) && ox_opt_rt_ok(g, &x->shape, ~0u) && ox_opt_rt_ok(g, &y->shape, ~0u);
-}
-
-/* [N, C, H, W] with N, H, W constants or run-time dims with a top */
-#define NHW (1u | 4u | 8u)
-
-/* pads that depend on a run-time image size: SAME with a run-time H or W */
-static int rt_pads(ox_graph *g, const ox_node *n, const ox_shape *x)
-{
-	const char *ap = ox_attr_str(n, "auto_pad", "NOTSET");
-	return (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) &&
-	       (ox_dim_is_rt(g, x->d[2]) || ox_dim_is_rt(g, x->d[3]));
-}
-
-/* a Conv the blocked kernels compute: 2-D, f32, constant weights, group 1
- * or depthwise (group = C = M); N, H, W may be run-time dims */
-int ox_opt_conv_blockable(ox_graph *g, const ox_node *n, int *depthwise)
-{
-	if (n->op != OX_OP_Conv || !rank4(g, n->in[0]) || !is_f32(g, n->in[0]) || !is_f32(g, n->out[0]))
-		return 0;
-	const ox_value *w = ox_in(g, n, 1);
-	if (!w || w->kind != OX_V_CONST || w->shape.rank != 4)
-		return 0;
-	if (!ox_opt_rt_ok(g, &g->vals[n->in[0]].shape, NHW) || !ox_opt_rt_ok(g, &g->vals[n->out[0]].shape, NHW) ||
-	    rt_pads(g, n, &g->vals[n->in[0]].shape))
-		return 0;
-	if (w->layout != OX_L_PLAIN && w->layout != OX_L_CONVW && w->layout != OX_L_DWW && w->layout != OX_L_WINOW)
-		return 0; /* packed by opt/pack.c or opt/winograd.c: still this Conv's */
-	if (n->nin > 2 && n->in[2] >= 0 && g->vals[n->in[2]].kind != OX_V_CONST)
-		return 0;
-	int64_t G = ox_attr_int(n, "group", 1), C = g->vals[n->in[0]].shape.d[1], M = w->shape.d[0];
-	*depthwise = G > 1 && G == C && M == C && w->shape.d[1] == 1;
-	return G == 1 || *depthwise;
-}
 
 /* The shape an operand of a node with output shape o broadcasts as, in 4
  * dims. Blockable when it is a scalar (stays plain) or spans o's channels
@@ -148,14 +82,14 @@ static int takes_rt(int op)
 static int blockable(ox_graph *g, const ox_node *n, int b, int *need)
 {
 	unsigned f = ox_ops[n->op].flags;
-	if (!(f & OX_F_BLOCKED) || n->nout < 1 || !rank4(g, n->out[0]) || !is_f32(g, n->out[0]))
+	if (!(f & OX_F_BLOCKED) || n->nout < 1 || !ox_opt_rank4(g, n->out[0]) || !ox_opt_is_f32(g, n->out[0]))
 		return 0;
 	if (ox_node_rt(g, n)) {
 		if (!takes_rt(n->op))
 			return 0;
 		for (int k = 0; k < n->nin + n->nout; k++) {
 			ox_id v = k < n->nin ? n->in[k] : n->out[k - n->nin];
-			if (v >= 0 && !ox_opt_rt_ok(g, &g->vals[v].shape, g->vals[v].shape.rank == 4 ? NHW : 0))
+			if (v >= 0 && !ox_opt_rt_ok(g, &g->vals[v].shape, g->vals[v].shape.rank == 4 ? OX_OPT_NHW : 0))
 				return 0;
 		}
 	}
@@ -181,12 +115,12 @@ static int blockable(ox_graph *g, const ox_node *n, int b, int *need)
 			return 0; /* indices are positions in the plain layout */
 		/* fallthrough */
 	case OX_OP_AveragePool:
-		if (rt_pads(g, n, &g->vals[n->in[0]].shape))
+		if (ox_opt_rt_pads(g, n, &g->vals[n->in[0]].shape))
 			return 0;
 		/* fallthrough */
 	case OX_OP_GlobalAveragePool:
 	case OX_OP_GlobalMaxPool:
-		if (!rank4(g, n->in[0]) || !is_f32(g, n->in[0]))
+		if (!ox_opt_rank4(g, n->in[0]) || !ox_opt_is_f32(g, n->in[0]))
 			return 0;
 		need[0] = NEED_BLOCKED;
 		return 1;
@@ -199,7 +133,8 @@ static int blockable(ox_graph *g, const ox_node *n, int b, int *need)
 		if (ox_norm_axis(ox_attr_int(n, "axis", 0), 4) != 1)
 			return 0;
 		for (int k = 0; k < n->nin; k++) {
-			if (!rank4(g, n->in[k]) || !is_f32(g, n->in[k]) || g->vals[n->in[k]].shape.d[1] % b)
+			if (!ox_opt_rank4(g, n->in[k]) || !ox_opt_is_f32(g, n->in[k]) ||
+			    g->vals[n->in[k]].shape.d[1] % b)
 				return 0;
 			need[k] = NEED_BLOCKED;
 		}
@@ -221,7 +156,7 @@ static int blockable(ox_graph *g, const ox_node *n, int b, int *need)
 /* How node n computes on the GPU when some input is NHWC (see the head) */
 static int gpu_blockable(ox_graph *g, const ox_node *n, int *need)
 {
-	if (g->parent || n->nout < 1 || !rank4(g, n->out[0]))
+	if (g->parent || n->nout < 1 || !ox_opt_rank4(g, n->out[0]))
 		return 0;
 	const ox_value *y = &g->vals[n->out[0]];
 	if (!ox_opt_fuse_type(g, y->dtype))
@@ -241,7 +176,7 @@ static int gpu_blockable(ox_graph *g, const ox_node *n, int *need)
 	switch (n->op) {
 	case OX_OP_Conv: {
 		const ox_value *w = ox_in(g, n, 1), *b = ox_in(g, n, 2);
-		if (!rank4(g, n->in[0]) || x->dtype != y->dtype || !w || w->kind != OX_V_CONST || w->layout ||
+		if (!ox_opt_rank4(g, n->in[0]) || x->dtype != y->dtype || !w || w->kind != OX_V_CONST || w->layout ||
 		    w->dtype != y->dtype || w->shape.rank != 4 || n->nin > 3)
 			return 0;
 		if (b && (b->kind != OX_V_CONST || b->dtype != y->dtype || b->layout))
@@ -258,7 +193,7 @@ static int gpu_blockable(ox_graph *g, const ox_node *n, int *need)
 		/* fallthrough */
 	case OX_OP_GlobalAveragePool:
 	case OX_OP_GlobalMaxPool:
-		if (!rank4(g, n->in[0]) || x->dtype != y->dtype)
+		if (!ox_opt_rank4(g, n->in[0]) || x->dtype != y->dtype)
 			return 0;
 		need[0] = NEED_BLOCKED;
 		return 1;
@@ -266,7 +201,7 @@ static int gpu_blockable(ox_graph *g, const ox_node *n, int *need)
 		if (ox_norm_axis(ox_attr_int(n, "axis", 0), 4) != 1)
 			return 0;
 		for (int k = 0; k < n->nin; k++) {
-			if (!rank4(g, n->in[k]) || g->vals[n->in[k]].dtype != y->dtype)
+			if (!ox_opt_rank4(g, n->in[k]) || g->vals[n->in[k]].dtype != y->dtype)
 				return 0;
 			need[k] = NEED_BLOCKED;
 		}
@@ -448,15 +383,6 @@ static void gpu_plain_images(ox_graph *g)
 	}
 	ox_ir_compact(g);
 	ox_ir_fill_uses(g);
-}
-
-int ox_opt_is_perm(ox_graph *g, const ox_node *t, const int *p, int r)
-{
-	int perm[OX_MAX_RANK];
-	if (!t || t->dead || t->op != OX_OP_Transpose || t->nin < 1 || g->vals[t->in[0]].shape.rank != r ||
-	    ox_ir_data_perm(g, t, r, perm))
-		return 0;
-	return !memcmp(perm, p, (size_t)r * sizeof *p);
 }
 
 /* A blocked value of one block of exactly its C channels (NHWC on the GPU)

@@ -18,6 +18,7 @@ int ox_opt_elide(ox_graph *g);
 int ox_opt_cse(ox_graph *g);
 int ox_opt_dce(ox_graph *g);
 int ox_opt_bounds(ox_graph *g);
+int ox_opt_attention(ox_graph *g);
 int ox_opt_norm(ox_graph *g);
 int ox_opt_transpose(ox_graph *g);
 int ox_opt_rows(ox_graph *g);
@@ -50,10 +51,11 @@ int ox_opt_run_from(ox_graph *g, int check, const char *after);
 int ox_opt_ctrl_layout(ox_graph *g, const ox_node *n, int64_t *off);
 int ox_ctrl_nin0(const ox_node *n);
 
-/* a Conv the channel-blocked kernels compute (opt/layout.c): 2-D f32 with
- * constant weights, group 1 or depthwise (*depthwise set); its batch and
- * image size may be run-time dims (not with SAME pads), its channels not */
-int ox_opt_conv_blockable(ox_graph *g, const ox_node *n, int *depthwise);
+/* ---- the analyses the passes and codegen share: opt/analysis.c ----
+ * (what a pass decides and codegen must agree with, computed in one place) */
+
+/* the top of d: d itself when constant */
+int64_t ox_opt_top(const ox_graph *g, ox_dim d);
 /* Do the fast kernels take shape s: every dim a constant, or a run-time
  * dim with a top (opt/bounds.c) on an axis whose bit is set in `axes`?
  * The kernels' structure (tiles, kernels, unrolling) comes from the
@@ -61,6 +63,8 @@ int ox_opt_conv_blockable(ox_graph *g, const ox_node *n, int *depthwise);
  * every size the cost model weighs is taken at its top (ox_dim_hi): a
  * program is tuned for the top of its range (docs/dynamic.md). */
 int ox_opt_rt_ok(const ox_graph *g, const ox_shape *s, unsigned axes);
+/* the axes of [N, C, H, W] that the blocked kernels take run-time: N, H, W */
+#define OX_OPT_NHW (1u | 4u | 8u)
 /* Does the GPU take window node n's (a Conv's, a pool's) run-time dims,
  * a batch and an image size, as its kernel's parameters? Explicit pads,
  * constant channels, every run-time dim with a top (codegen/cuda/cuda_tile.c;
@@ -70,16 +74,28 @@ int ox_opt_rt_window(const ox_graph *g, const ox_node *n);
  * too on the GPU (the CUDA kernels load and store them and compute in
  * f32, codegen/cuda/cuda_map.c), outside control-flow bodies (plain C) */
 int ox_opt_fuse_type(const ox_graph *g, int dt);
+/* is t a live Transpose of a rank-r input by the permutation p? */
+int ox_opt_is_perm(ox_graph *g, const ox_node *t, const int *p, int r);
+/* a Conv the channel-blocked kernels compute (opt/layout.c blocks it): 2-D
+ * f32 with constant weights, group 1 or depthwise (*depthwise set); its
+ * batch and image size may be run-time dims (not with SAME pads), its
+ * channels not */
+int ox_opt_conv_blockable(ox_graph *g, const ox_node *n, int *depthwise);
+/* is value v f32; of rank 4 (v < 0, an absent input: no) */
+int ox_opt_is_f32(ox_graph *g, ox_id v);
+int ox_opt_rank4(ox_graph *g, ox_id v);
+/* do node n's pads depend on a run-time image size: SAME pads, and its
+ * input's (shape x) H or W a run-time dim? */
+int ox_opt_rt_pads(ox_graph *g, const ox_node *n, const ox_shape *x);
 /* an elementwise op opt/ewfuse.c makes an onnxcc::Fused node of (the ones
  * codegen renders on vectors: f32, and f16/bf16 on the GPU) */
 int ox_opt_vector_op(ox_graph *g, const ox_node *n);
-/* the top of d: d itself when constant */
-int64_t ox_opt_top(const ox_graph *g, ox_dim d);
-/* is t a live Transpose of a rank-r input by the permutation p? (layout.c) */
-int ox_opt_is_perm(ox_graph *g, const ox_node *t, const int *p, int r);
+/* Is input k of n a Pow's exponent the vector renderer has a form for? A
+ * fused body holds it as a constant, not as an operand (opt/ewfuse.c) */
+int ox_opt_pow_exponent(ox_graph *g, const ox_node *n, int k);
 
-/* The geometry and tile of a blocked Conv (opt/pack.c chooses the tile and
- * packs for it; codegen emits for the same struct). */
+/* The geometry and tile of a blocked Conv (ox_opt_conv_geo chooses the
+ * tile, opt/pack.c packs for it; codegen emits for the same struct). */
 typedef struct {
 	int depthwise;
 	int inblocked;               /* the input is blocked too (else plain NCHW) */
@@ -125,13 +141,13 @@ int ox_opt_conv_geo(ox_graph *g, const ox_node *n, ox_convgeo *cg); /* 0, or -1 
 /* The same for the algorithm wm (0 direct, 2 or 4 Winograd) whatever the
  * weights' layout says: what opt/winograd.c compares before choosing */
 int ox_opt_conv_geo_as(ox_graph *g, const ox_node *n, int wm, ox_convgeo *cg);
-/* Modeled cycles of a blocked Conv's kernels with geometry cg (opt/pack.c's
+/* Modeled cycles of a blocked Conv's kernels with geometry cg (the tiles'
  * cost model, calibrated per target; docs/optimizer.md) */
 double ox_opt_conv_cycles(const ox_graph *g, const ox_convgeo *cg);
 
-/* Winograd F(m x m, 3 x 3) (opt/winograd.c): T = m + 2 points, the
- * transforms as T x T (bt: B^T), T x 3 (g: G) and m x T (at: A^T)
- * row-major matrices of the correlation y = A^T [(G g G^T) . (B^T d B)] A */
+/* Winograd F(m x m, 3 x 3) (opt/winograd.c, codegen/c/emit_wino.c): T = m + 2
+ * points, the transforms as T x T (bt: B^T), T x 3 (g: G) and m x T (at:
+ * A^T) row-major matrices of the correlation y = A^T [(G g G^T) . (B^T d B)] A */
 typedef struct {
 	int m, T;
 	const double *bt, *g, *at;
@@ -141,9 +157,9 @@ const ox_winomats *ox_opt_wino_mats(int m); /* NULL unless m is 2 or 4 */
  * group 1, blocked input (any pads) */
 int ox_opt_wino_eligible(ox_graph *g, const ox_node *n);
 
-/* A Gemm or MatMul the packed GEMM computes (opt/pack.c): f32, B a rank-2
- * constant (packed, OX_L_GEMMB, once pack ran) or a runtime tensor read
- * row by row; Gemm's C absent or a constant per column (or scalar). */
+/* A Gemm or MatMul the packed GEMM computes: f32, B a rank-2 constant
+ * (packed, OX_L_GEMMB, once opt/pack.c ran) or a runtime tensor read row
+ * by row; Gemm's C absent or a constant per column (or scalar). */
 typedef struct {
 	int64_t batch;        /* products (MatMul batch dims; 1 when B is a constant) */
 	int64_t M, N, K;      /* one product: [M,K] x [K,N] */
@@ -165,7 +181,7 @@ typedef struct {
 } ox_gemmgeo;
 int ox_opt_gemm_geo(ox_graph *g, const ox_node *n, ox_gemmgeo *q); /* 0, or -1 if not for the GEMM */
 
-/* An Attention node the blocked kernel computes (opt/attention.c): f32,
+/* An Attention node the blocked kernel computes (codegen/c/emit_attn.c): f32,
  * no past K/V, no extra outputs, no softcap, a float mask over all keys;
  * query rows in blocks of `rows`; `slots` task slots of scratch, each
  * slot_floats: K^T of a head and a block of scores */
@@ -193,7 +209,6 @@ int ox_opt_attn_geo(ox_graph *g, const ox_node *n, ox_attngeo *q); /* 0, or -1 i
 /* the same, also with past K/V (then with both present outputs), present
  * outputs, softcap and the padding lengths (nonpad_kv_seqlen) */
 int ox_opt_attn_geo_ext(ox_graph *g, const ox_node *n, ox_attngeo *q);
-int ox_opt_attention(ox_graph *g);
 
 /* ---- the memory plan (opt/plan.c), read by codegen and the CLI ---- */
 /* Is output k of node n a view of input 0's bytes (Reshape-like ops,

@@ -12,81 +12,21 @@
  * kernels, F(2x2) 2.25x; the transforms cost adds, the weights are 4x and
  * 1.8x bigger, and F(4x4)'s rounding error is bigger (F(2x2)'s is not;
  * docs/optimizer.md states both). Here, per Conv: F(4x4), F(2x2) or the
- * direct kernels, whichever pack.c's cost model (ox_opt_conv_cycles,
+ * direct kernels, whichever the cost model (ox_opt_conv_cycles,
  * calibrated by measurement) says is fastest, F(4x4) only by a margin
  * over F(2x2); then U in double precision, rounded once, packed for the
  * micro-kernel's tile as OX_L_WINOW. pack.c pads the bias and sizes the
- * scratch from the same geometry (ox_opt_conv_geo).
+ * scratch from the same geometry (ox_opt_conv_geo). Which Convs can use
+ * it (ox_opt_wino_eligible), the transforms' matrices (ox_opt_wino_mats,
+ * which codegen/c/emit_wino.c checks its printed transforms against), the
+ * geometry and the cost model are shared analyses, in opt/analysis.c.
  * Off with --opt 0 and with --winograd off (g->winograd = 0).
  * Requires: layout (blocked values). Invalidates: nothing (a constant is
  * added, the old weights are left for codegen to skip when unused).
  */
 #include "opt.h"
-#include "../ir/family.h"
 #include <stdlib.h>
 #include <string.h>
-
-/* interpolation points 0, 1, -1 (and infinity) */
-static const double bt2[16] = {
-	1, 0, -1, 0,
-	0, 1, 1, 0,
-	0, -1, 1, 0,
-	0, 1, 0, -1,
-};
-static const double g2[12] = {
-	1, 0, 0,
-	0.5, 0.5, 0.5,
-	0.5, -0.5, 0.5,
-	0, 0, 1,
-};
-static const double at2[8] = {
-	1, 1, 1, 0,
-	0, 1, -1, -1,
-};
-/* interpolation points 0, 1, -1, 2, -2 (and infinity) */
-static const double bt4[36] = {
-	4, 0, -5, 0, 1, 0,
-	0, -4, -4, 1, 1, 0,
-	0, 4, -4, -1, 1, 0,
-	0, -2, -1, 2, 1, 0,
-	0, 2, -1, -2, 1, 0,
-	0, 4, 0, -5, 0, 1,
-};
-static const double g4[18] = {
-	1.0 / 4, 0, 0,
-	-1.0 / 6, -1.0 / 6, -1.0 / 6,
-	-1.0 / 6, 1.0 / 6, -1.0 / 6,
-	1.0 / 24, 1.0 / 12, 1.0 / 6,
-	1.0 / 24, -1.0 / 12, 1.0 / 6,
-	0, 0, 1,
-};
-static const double at4[24] = {
-	1, 1, 1, 1, 1, 0,
-	0, 1, -1, 2, -2, 0,
-	0, 1, 1, 4, 4, 0,
-	0, 1, -1, 8, -8, 1,
-};
-static const ox_winomats mats[2] = {{2, 4, bt2, g2, at2}, {4, 6, bt4, g4, at4}};
-
-const ox_winomats *ox_opt_wino_mats(int m)
-{
-	return m == 2 ? &mats[0] : m == 4 ? &mats[1] : NULL;
-}
-
-int ox_opt_wino_eligible(ox_graph *g, const ox_node *n)
-{
-	int dw;
-	if (!ox_opt_conv_blockable(g, n, &dw) || dw || ox_attr_int(n, "group", 1) != 1)
-		return 0;
-	const ox_value *x = ox_in(g, n, 0), *w = ox_in(g, n, 1), *y = ox_out(g, n, 0);
-	if (x->layout != OX_L_BLOCKED || y->layout != OX_L_BLOCKED || w->shape.d[2] != 3 || w->shape.d[3] != 3)
-		return 0;
-	int64_t k[2], s[2], d[2], pads[4];
-	int ap;
-	if (ox_ir_nn_window(g, n, 2, &w->shape, k, s, d, pads, &ap))
-		return 0;
-	return s[0] == 1 && s[1] == 1 && d[0] == 1 && d[1] == 1;
-}
 
 /* U = G g G^T of every (output, input) channel pair in double, rounded
  * once, as [groups of ocb vectors][T^2][C][group width]; lanes past M zero */

@@ -2,7 +2,7 @@
  * the convolution micro-kernels, depthwise convolution, the pools.
  *
  * The convolution is a BLIS-style micro-kernel generated for its tile
- * (opt/pack.c): `rows` output positions x `ocb` vectors of output
+ * (ox_opt_conv_geo): `rows` output positions x `ocb` vectors of output
  * channels, rows * ocb accumulators in registers. Each step of the
  * reduction loads ocb weight vectors (packed in the order of the walk)
  * and broadcasts one input element per position, rows * ocb multiply-adds.

@@ -17,7 +17,7 @@
  * V (sized to stay in L2) is read once per group while the group's
  * weights stream through. The transforms are straight-line vector code
  * printed from small programs (the 1-D transforms with their common
- * terms shared), which are checked against opt/winograd.c's matrices
+ * terms shared), which are checked against opt/analysis.c's matrices
  * whenever they are printed. The node's FLOPs stay the direct
  * algorithm's (ir/cost.c), so its GFLOP/s may pass the machine's peak.
  */

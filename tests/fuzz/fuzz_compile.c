@@ -67,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	g->winograd = 1;
 	if (!ox_opt_run(g, 1, NULL)) {
 		ox_cg_stats st = {0};
-		ox_cg_opts o = {out, "net", "model.onnx", 1, OX_CG_WEIGHTS_EMBED, &st};
+		ox_cg_opts o = {.out_c = out, .prefix = "net", .model = "model.onnx", .with_main = 1, .weights = OX_CG_WEIGHTS_EMBED, .stats = &st};
 		ox_cg_emit_c(g, &o);
 	}
 	ox_ir_free(g);

@@ -262,7 +262,7 @@ static void build(ox_graph *g, const char *dir, int dt, int sets[][5], int n)
 	char path[512], cmd[2048];
 	assert_int_equal(ox_opt_run(g, 1, NULL), 0);
 	snprintf(path, sizeof path, "%s/p.c", dir);
-	ox_cg_opts o = {path, "p", "t.ir", 0, OX_CG_WEIGHTS_C, NULL};
+	ox_cg_opts o = {.out_c = path, .prefix = "p", .model = "t.ir", .weights = OX_CG_WEIGHTS_C};
 	assert_int_equal(ox_cg_emit_c(g, &o), 0);
 	snprintf(path, sizeof path, "%s/drv.c", dir);
 	FILE *f = fopen(path, "w");
