@@ -67,11 +67,6 @@ int ox_ir_data_dropout_checks(ox_graph *g, const ox_node *n);
 /* ---- index (ir/infer_index.c) ---- */
 int ox_index_axis(ox_graph *g, ox_node *n, int *axis);
 int64_t ox_index_count(const ox_tensor *t, int64_t limit); /* nonzero elements among the first limit (-1: all) */
-/* NonMaxSuppression's CUDA kernels' scratch (codegen/cuda/cuda_index.c) for P
- * (batch, class) pairs of N boxes, at most K kept a pair: its bytes; the
- * offsets of the kept boxes (after the sort keys), their counts and the
- * rows' offsets in *kofs, *cofs, *oofs */
-int64_t ox_nms_gpu_scratch(int64_t P, int64_t N, int64_t K, int64_t *kofs, int64_t *cofs, int64_t *oofs);
 
 /* ---- nn (ir/infer_nn.c), also used by the quantized convolutions and matmuls,
  * the norm family's pools and unpooling. autopad: 0 NOTSET, 1 SAME_UPPER,

@@ -362,17 +362,8 @@ static int infer_tensorscatter(ox_graph *g, ox_node *n)
  * (batch, class, box), num a data symbol at most B * C * min(max_output_
  * boxes_per_class, N) (that input's value when known, else N). The
  * thresholds are read at run time. Scratch: the sort order and its merge
- * buffer (2 * N) and the boxes kept for one class, at their most; on the
- * GPU with constant shapes, what its kernels need when that is more. */
-int64_t ox_nms_gpu_scratch(int64_t P, int64_t N, int64_t K, int64_t *kofs, int64_t *cofs, int64_t *oofs)
-{
-	int64_t np2 = 1; /* (the sort keys of a pair: N rounded up to a power of 2) */
-	while (np2 < N)
-		np2 <<= 1;
-	*kofs = P * np2 * 8, *cofs = *kofs + (P * K * 4 + 7) / 8 * 8, *oofs = *cofs + P * 4;
-	return *oofs + (P + 1) * 4;
-}
-
+ * buffer (2 * N) and the boxes kept for one class, at their most (the CUDA
+ * kernels' may be more: opt/pack.c grows it). */
 static int infer_nms(ox_graph *g, ox_node *n)
 {
 	const ox_value *bx = ox_in(g, n, 0), *sc = ox_in(g, n, 1);
@@ -416,13 +407,6 @@ static int infer_nms(ox_graph *g, ox_node *n)
 	ox_shape s = {.rank = 2, .d = {most ? ox_dim_data(g, first_out(n), 0, most) : 0, 3}};
 	ox_set_out(g, n, 0, OX_I64, &s);
 	int64_t bytes = (2 * nh + ph) * 8;
-	if (g->gpu && B >= 0 && C >= 0 && N >= 0 && nh > 0) {
-		/* the CUDA kernels' (codegen/cuda/cuda_index.c, constant shapes) */
-		int64_t ko, co, oo;
-		const int64_t gb = ox_nms_gpu_scratch(B * C, N, ph, &ko, &co, &oo);
-		if (gb > bytes && gb <= ((int64_t)1 << 30))
-			bytes = gb;
-	}
 	ox_ir_add_scratch(g, n, bytes);
 	return 0;
 }

@@ -653,3 +653,13 @@ int ox_opt_attn_geo_ext(ox_graph *g, const ox_node *n, ox_attngeo *q)
 	return attn_geo(g, n, q, 1);
 }
 
+/* ---- NonMaxSuppression's CUDA kernels' scratch (codegen/cuda/cuda_index.c; opt/pack.c sizes it) ---- */
+
+int64_t ox_opt_nms_gpu_scratch(int64_t P, int64_t N, int64_t K, int64_t *kofs, int64_t *cofs, int64_t *oofs)
+{
+	int64_t np2 = 1; /* (the sort keys of a pair: N rounded up to a power of 2) */
+	while (np2 < N)
+		np2 <<= 1;
+	*kofs = P * np2 * 8, *cofs = *kofs + (P * K * 4 + 7) / 8 * 8, *oofs = *cofs + P * 4;
+	return *oofs + (P + 1) * 4;
+}

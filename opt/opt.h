@@ -209,6 +209,11 @@ int ox_opt_attn_geo(ox_graph *g, const ox_node *n, ox_attngeo *q); /* 0, or -1 i
 /* the same, also with past K/V (then with both present outputs), present
  * outputs, softcap and the padding lengths (nonpad_kv_seqlen) */
 int ox_opt_attn_geo_ext(ox_graph *g, const ox_node *n, ox_attngeo *q);
+/* NonMaxSuppression's CUDA kernels' scratch (codegen/cuda/cuda_index.c)
+ * for P (batch, class) pairs of N boxes, at most K kept a pair: its bytes;
+ * the offsets of the kept boxes (after the sort keys), their counts and
+ * the rows' offsets in *kofs, *cofs, *oofs */
+int64_t ox_opt_nms_gpu_scratch(int64_t P, int64_t N, int64_t K, int64_t *kofs, int64_t *cofs, int64_t *oofs);
 
 /* ---- the memory plan (opt/plan.c), read by codegen and the CLI ---- */
 /* Is output k of node n a view of input 0's bytes (Reshape-like ops,

@@ -17,6 +17,8 @@
  * in opt/analysis.c: codegen reads the same geometry through them, so the
  * two cannot disagree. Run-time sizes (batch, image, GEMM rows) are
  * weighed at their tops, and scratch is sized for them.
+ * On the GPU (g->gpu) the kernels read plain values: only NonMaxSuppression's
+ * scratch grows here, to what its CUDA kernels need.
  * Requires: the layout pass. Invalidates: nothing (constants are added,
  * the old ones are left for codegen to skip when unused).
  */
@@ -171,10 +173,33 @@ static void pack_gemm(ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	n->nattr = na;
 }
 
+/* NonMaxSuppression's scratch (ir/infer_index.c sizes the C function's)
+ * grown to what its CUDA kernels need (constant shapes: codegen/cuda/
+ * cuda_index.c), when that is more and at most 1 GiB */
+static void nms_gpu_scratch(ox_graph *g, ox_node *n)
+{
+	const ox_value *bx = ox_in(g, n, 0), *sc = ox_in(g, n, 1), *y = ox_out(g, n, 0);
+	if (!n->scratch || !y || bx->shape.rank != 3 || sc->shape.rank != 3)
+		return;
+	const ox_dim B = bx->shape.d[0], N = bx->shape.d[1], C = sc->shape.d[1];
+	if (B < 0 || C < 0 || N <= 0)
+		return;
+	/* (y's rows are at most B * C * the boxes kept a pair) */
+	const int64_t most = ox_dim_hi(g, y->shape.d[0]), K = B * C > 0 ? most / (B * C) : 0;
+	int64_t ko, co, oo;
+	const int64_t bytes = ox_opt_nms_gpu_scratch(B * C, N, K, &ko, &co, &oo);
+	if (bytes > g->vals[n->out[n->nout - 1]].shape.d[0] && bytes <= ((int64_t)1 << 30))
+		ox_ir_add_scratch(g, n, bytes);
+}
+
 int ox_opt_pack(ox_graph *g)
 {
-	if (g->gpu) /* the CUDA kernels read plain values (ir.h, gpu) */
+	if (g->gpu) { /* the CUDA kernels read plain values (ir.h, gpu); NonMaxSuppression's take scratch */
+		for (int i = 0; i < g->nnodes; i++)
+			if (!g->nodes[i].dead && g->nodes[i].op == OX_OP_NonMaxSuppression)
+				nms_gpu_scratch(g, &g->nodes[i]);
 		return 0;
+	}
 	if (!g->opt)
 		return 0;
 	int nn = g->nnodes;

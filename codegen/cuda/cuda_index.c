@@ -283,7 +283,7 @@ static int emit_nms(ox_cg *cg, ox_graph *g, ox_node *n)
 	}
 	const int64_t P = B * C;
 	int64_t kofs, cofs, oofs;
-	if (K <= 0 || ox_shape_numel(&ox_out(g, n, n->nout - 1)->shape) < ox_nms_gpu_scratch(P, N, K, &kofs, &cofs, &oofs))
+	if (K <= 0 || ox_shape_numel(&ox_out(g, n, n->nout - 1)->shape) < ox_opt_nms_gpu_scratch(P, N, K, &kofs, &cofs, &oofs))
 		return 1;
 	const int64_t np2 = kofs / (P * 8); /* (N rounded up to a power of 2) */
 	ox_dim rest[OX_CG_MOST_REST];
