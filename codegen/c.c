@@ -26,13 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef int (*emit_fn)(ox_cg *, ox_graph *, ox_node *);
-#define OP(id, name, minin, maxin, minout, maxout, flags, infer, eval, emit, cuda) [OX_OP_##id] = emit,
-static const emit_fn emitters[OX_NOPS] = {
-#include "../ir/ops.def"
-};
-#undef OP
-
 /* ---- helpers for the driver ---- */
 
 static void c_string(ox_buf *b, const char *s)
@@ -503,7 +496,7 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 		 * launches it), else the C emitter's function on the device */
 		int native = cg->cuda && !hostn ? ox_cu_emit(cg, g, n) : 1;
 		cg->cu_host = hostn;
-		if (native < 0 || (native && (!emitters[n->op] || emitters[n->op](cg, g, n)))) {
+		if (native < 0 || (native && ox_cg_emit_op(cg, g, n))) {
 			cg->cu_host = 0;
 			so->errors++;
 			continue;

@@ -110,8 +110,9 @@ typedef struct ox_cg {
 				 kernels need (codegen/cuda/cuda_tile.c) */
 	int64_t cu_ctr;       /* ... and tile arrival counters (ox_split_last) */
 	int tf32;             /* --tf32: f32 products in TF32 on tensor cores */
-	struct ox_cu_map *cu_map; /* set: emit_ew describes its map here instead
-				     of emitting it (codegen/cuda/cuda_map.c) */
+	struct ox_map *map;   /* set: the node's emitter describes its map here
+				 instead of printing it (ox_cg_map; the CUDA
+				 target's kernel: codegen/cuda/cuda_map.c) */
 	/* --target cuda, control nodes on the host (codegen/c/emit_ctrl.c) */
 	int cu_rc;            /* the node's host function returns a code (the
 				 run returns it when not 0) */
@@ -130,21 +131,39 @@ typedef struct ox_cg {
 /* the emitter's buffers and texts, freed */
 void ox_cg_free(ox_cg *cg);
 
-/* An elementwise map of codegen/c/emit_ew.c as a description: the index
- * space and the statements for one element, which read i0.. (and i when
- * r is 1), in<k> and out0 */
-typedef struct ox_cu_map {
+/* A map: a node's computation as an index space (r dims d) and the
+ * statements of one element, which read i0..i<r-1> (the element's index)
+ * and i (its place in row-major order), in<k> and out<k>. The C target
+ * prints it as a loop nest, the CUDA target as a kernel of a thread per
+ * element (codegen/cuda/cuda_map.c: the `map` family of ir/ops.def's cuda
+ * column). emit_ew's elementwise ops describe theirs; any other emitter
+ * does with ox_cg_map (codegen/map.c) and is written once for both. */
+typedef struct ox_map {
 	int ok;               /* described: nothing broadcast at run time, and
 				 constant dims unless dim is set */
 	int r;
 	ox_dim d[OX_MAX_RANK];
-	ox_buf body;
+	ox_buf body;          /* the statements, at one tab */
 	/* set: a run-time dim as the kernel's text (its parameter: ox_cu_rt_dim
 	 * over R), NULL past the kernel's parameters (then bad) */
 	const char *(*dim)(void *R, ox_dim d, char *buf, size_t sz);
 	void *R;
 	int bad;
-} ox_cu_map;
+} ox_map;
+/* node n's C emitter (the emit column of ir/ops.def): 0, or -1 */
+int ox_cg_emit_op(ox_cg *cg, ox_graph *g, ox_node *n);
+/* dim d in a map's statements: C (ox_cg_dim), or the kernel's text */
+const char *ox_cg_map_dim(ox_cg *cg, ox_dim d);
+/* The node's map over the r dims d: pre (statements before the elements,
+ * on the C target once) and body (one element's), each lines at their own
+ * indent (no tab for the statements' level), $I the index type of their
+ * own variables (ox_buf's field: ptrdiff_t in C, the kernel's in CUDA).
+ * Printed as loops on the C target; described in cg->map when it is set.
+ * 0, or -1 (an error). */
+int ox_cg_map(ox_cg *cg, ox_graph *g, const ox_dim *d, int r, const char *pre, const char *body);
+/* text's lines (at their own indent, $I: ptrdiff_t) into the body at
+ * indent lvl */
+void ox_cg_lines(ox_cg *cg, int lvl, const char *text);
 
 /* ---- --target cuda (codegen/cuda/cuda.c, cuda_*.c) ----
  * A node is a kernel of its own (ox_cu_emit prints into the body the host

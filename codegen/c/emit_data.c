@@ -960,20 +960,20 @@ static int emit_range(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (len == 0)
 		return 0;
 	const char *T = ox_cg_ctype(dt), *C = ox_cg_ntype(dt);
-	ox_cg_printf(cg, "\tfor (ptrdiff_t i = 0; i < %s; i++)\n", ox_cg_dim(cg, len));
+	char body[400];
 	if (ox_dtype_is_float(dt)) {
 		char s[64], d[64];
 		ox_cg_snprintf(s, sizeof s, "%s", ox_cg_load(dt, "in0[0]"));
 		ox_cg_snprintf(d, sizeof d, "%s", ox_cg_load(dt, "in2[0]"));
 		char e[200];
 		ox_cg_snprintf(e, sizeof e, "%s + (%s)i * %s", s, C, d);
-		ox_cg_printf(cg, "\t\tout0[i] = %s;\n", ox_cg_store(dt, e));
+		ox_cg_snprintf(body, sizeof body, "out0[i] = %s;\n", ox_cg_store(dt, e));
 	} else {
 		/* in uint64, which wraps: start and delta come at run time and may
 		 * not be the ones the length was computed from */
-		ox_cg_printf(cg, "\t\tout0[i] = (%s)((uint64_t)in0[0] + (uint64_t)i * (uint64_t)in2[0]);\n", T);
+		ox_cg_snprintf(body, sizeof body, "out0[i] = (%s)((uint64_t)in0[0] + (uint64_t)i * (uint64_t)in2[0]);\n", T);
 	}
-	return 0;
+	return ox_cg_map(cg, g, &len, 1, "", body);
 }
 
 /* Squeeze or Unsqueeze whose axes are read from data (ir/infer_data.c,
@@ -1102,8 +1102,10 @@ int emit_data(ox_cg *cg, ox_graph *g, ox_node *n)
 			}
 			emit_cap(cg, g, n->out[0]);
 		}
-		emit_fill(cg, "out0", ox_shape_numel_dim(g, &y->shape), v);
-		return 0;
+		const ox_dim m = ox_shape_numel_dim(g, &y->shape);
+		char body[160];
+		ox_cg_snprintf(body, sizeof body, "out0[i] = %s;\n", v);
+		return ox_cg_map(cg, g, &m, 1, "", body);
 	}
 	case OX_OP_Range:
 		return emit_range(cg, g, n);

@@ -170,28 +170,13 @@ static ox_shape walk_shape(ox_graph *g, const ox_value *v, const ox_value *o)
  * dims: an operand's run-time dim that is not the output's own (a
  * reduction's kept axis, 1 or the full size) is broadcast when it is 1 at
  * run time, so its stride is multiplied by (dim != 1). */
-/* dim d in an index expression: C (ox_cg_dim), or a CUDA kernel's text
- * (ox_cu_map's dim) */
-static const char *map_dim(ox_cg *cg, ox_dim d)
-{
-	static char ring[8][48];
-	static int at;
-	ox_cu_map *M = cg->cu_map;
-	if (!M || !M->dim)
-		return ox_cg_dim(cg, d);
-	at = (at + 1) % 8;
-	const char *s = M->dim(M->R, d, ring[at], sizeof ring[at]);
-	M->bad |= !s;
-	return s ? s : "0";
-}
-
 static void emit_map(ox_cg *cg, ox_graph *g, ox_node *n, const int *ins, int nops,
 		     const char *tmpl, int raw)
 {
 	ox_value *o = ox_out(g, n, 0);
 	int64_t total = ox_shape_numel(&o->shape);
 	if (total == 0) {
-		if (!cg->cu_map)
+		if (!cg->map)
 			ox_cg_printf(cg, "\t/* empty output: nothing to do */\n");
 		return;
 	}
@@ -224,13 +209,13 @@ static void emit_map(ox_cg *cg, ox_graph *g, ox_node *n, const int *ins, int nop
 		}
 		r++;
 	}
-	/* --target cuda: a kernel (ox_cu_map) of constant dims, or of run-time
+	/* --target cuda: a kernel (ox_map) of constant dims, or of run-time
 	 * ones when it names them; nothing broadcast at run time */
-	for (int i = 0; cg->cu_map && i < r; i++) {
-		if (ox_dim_is_rt(g, d[i]) && !cg->cu_map->dim)
+	for (int i = 0; cg->map && i < r; i++) {
+		if (ox_dim_is_rt(g, d[i]) && !cg->map->dim)
 			return;
 		for (int k = 1; k <= nops; k++)
-			if (bc[k][i] || (ox_dim_is_rt(g, st[k][i]) && !cg->cu_map->dim))
+			if (bc[k][i] || (ox_dim_is_rt(g, st[k][i]) && !cg->map->dim))
 				return;
 	}
 	/* a run-time dim broadcast against another must be it or 1 */
@@ -273,7 +258,7 @@ static void emit_map(ox_cg *cg, ox_graph *g, ox_node *n, const int *ins, int nop
 			ox_cg_snprintf(var, sizeof var, r == 1 ? "i" : "i%d", i);
 			at += ox_cg_snprintf(idx[k] + at, sizeof idx[k] - at, "%s%s", at ? " + " : "", var);
 			if (st[k][i] != 1)
-				at += ox_cg_snprintf(idx[k] + at, sizeof idx[k] - at, " * %s", map_dim(cg, st[k][i]));
+				at += ox_cg_snprintf(idx[k] + at, sizeof idx[k] - at, " * %s", ox_cg_map_dim(cg, st[k][i]));
 			if (bc[k][i])
 				at += ox_cg_snprintf(idx[k] + at, sizeof idx[k] - at, " * (%s != 1)", ox_cg_dim(cg, bc[k][i]));
 			if (at >= sizeof idx[k])
@@ -284,7 +269,7 @@ static void emit_map(ox_cg *cg, ox_graph *g, ox_node *n, const int *ins, int nop
 	}
 
 	/* operands: loads used more than once through a conversion get a temp */
-	const int ind = cg->cu_map ? 1 : r + 1;
+	const int ind = cg->map ? 1 : r + 1;
 	ox_buf pre = {0}, expr = {0};
 	char val[MAXOPS][1100];
 	for (int k = 0; k < nops; k++) {
@@ -324,8 +309,8 @@ static void emit_map(ox_cg *cg, ox_graph *g, ox_node *n, const int *ins, int nop
 	ox_cg_snprintf(oacc, sizeof oacc, "out0[%s]", idx[0]);
 	const char *rhs = raw ? expr.s : ox_cg_store(o->dtype, expr.s);
 
-	if (cg->cu_map) {
-		ox_cu_map *M = cg->cu_map;
+	if (cg->map) {
+		ox_map *M = cg->map;
 		M->ok = 1, M->r = r;
 		for (int i = 0; i < r; i++)
 			M->d[i] = d[i];

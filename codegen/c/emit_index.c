@@ -320,62 +320,33 @@ static int emit_nd(ox_cg *cg, ox_graph *g, ox_node *n, int scatter)
 static int emit_trilu(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	const ox_shape *xs = shp(g, n->in[0]);
-	int r = xs->rank;
-	ox_dim B = prod(g, xs, 0, r - 2), R = xs->d[r - 2], C = xs->d[r - 1];
-	int upper = ox_attr_int(n, "upper", 1) != 0;
-	if (prod(g, xs, 0, r) == 0)
-		return 0;
-	if (n->nin > 1 && n->in[1] >= 0)
-		ox_cg_line(cg, 1, "const int64_t k = (int64_t)in1[0];");
-	else
-		ox_cg_line(cg, 1, "const int64_t k = 0;");
-	int lvl = open_loop(cg, 1, "b", B);
-	lvl = open_loop(cg, lvl, "i", R);
-	lvl = open_loop(cg, lvl, "j", C);
-	ox_cg_line(cg, lvl, "const ptrdiff_t p = (b * %s + i) * %s + j;", D(cg, R), D(cg, C));
+	const int r = xs->rank, upper = ox_attr_int(n, "upper", 1) != 0;
+	const ox_dim d[3] = {prod(g, xs, 0, r - 2), xs->d[r - 2], xs->d[r - 1]};
 	/* keep the elements on and above (upper) or below (lower) diagonal k */
-	ox_cg_line(cg, lvl, "out0[p] = (int64_t)j - (int64_t)i %s k ? in0[p] : 0;", upper ? ">=" : "<=");
-	close_loops(cg, lvl, 1);
-	return 0;
+	char body[96];
+	ox_cg_snprintf(body, sizeof body, "out0[i] = (int64_t)i2 - (int64_t)i1 %s k ? in0[i] : 0;\n", upper ? ">=" : "<=");
+	return ox_cg_map(cg, g, d, 3,
+			 n->nin > 1 && n->in[1] >= 0 ? "const int64_t k = (int64_t)in1[0];\n" : "const int64_t k = 0;\n", body);
 }
 
-/* the running sum or product over t < L of the elements p(o, t, i); rev:
- * from the end */
-static void emit_cum_loops(ox_cg *cg, ox_node *n, int dt, const char *O, const char *L, const char *I,
-			   const char *LI, const char *L1)
+/* one (outer i0, inner i1) pair's running sum or product over t < L of
+ * the elements p = i0 * LI + t * I + i1 (rev: from the end), as
+ * statements at their own indent (ox_cg_map's) */
+static void cum_body(ox_buf *b, const ox_node *n, int dt, const char *L, const char *I, const char *LI)
 {
-	int excl = ox_attr_int(n, "exclusive", 0) != 0, rev = ox_attr_int(n, "reverse", 0) != 0;
-	int sum = n->op == OX_OP_CumSum;
-	int lvl = 1;
-	for (int k = 0; k < 2; k++) {
-		const char *v = k ? "i" : "o", *e = k ? I : O;
-		if (!strcmp(e, "1")) {
-			ox_cg_line(cg, lvl, "{");
-			ox_cg_line(cg, lvl + 1, "const ptrdiff_t %s = 0;", v);
-		} else {
-			ox_cg_line(cg, lvl, "for (ptrdiff_t %s = 0; %s < %s; %s++) {", v, v, e, v);
-		}
-		lvl++;
-	}
-	ox_cg_line(cg, lvl, "%s acc = %s;", ox_cg_ntype(dt), sum ? "0" : "1");
-	ox_cg_line(cg, lvl, "for (ptrdiff_t t = 0; t < %s; t++) {", L);
-	if (rev)
-		ox_cg_line(cg, lvl + 1, "const ptrdiff_t p = o * %s + (%s - t) * %s + i;", LI, L1, I);
-	else
-		ox_cg_line(cg, lvl + 1, "const ptrdiff_t p = o * %s + t * %s + i;", LI, I);
+	const int excl = ox_attr_int(n, "exclusive", 0) != 0, rev = ox_attr_int(n, "reverse", 0) != 0;
+	const int sum = n->op == OX_OP_CumSum;
+	const char *C = ox_cg_ntype(dt);
 	char upd[300];
-	ox_cg_snprintf(upd, sizeof upd, "acc = (%s)(acc %c %s);", ox_cg_ntype(dt), sum ? '+' : '*', ox_cg_load(dt, "in0[p]"));
-	if (!excl)
-		ox_cg_line(cg, lvl + 1, "%s", upd);
-	ox_cg_line(cg, lvl + 1, "out0[p] = %s;", store_of(dt, "acc"));
-	if (excl)
-		ox_cg_line(cg, lvl + 1, "%s", upd);
-	ox_cg_line(cg, lvl, "}");
-	close_loops(cg, lvl, 1);
+	ox_cg_snprintf(upd, sizeof upd, "\tacc = (%s)(acc %c %s);\n", C, sum ? '+' : '*', ox_cg_load(dt, "in0[p]"));
+	ox_buf_printf(b, "%s acc = %s;\nfor ($I t = 0; t < %s; t++) {\n", C, sum ? "0" : "1", L);
+	if (rev)
+		ox_buf_printf(b, "\tconst $I p = i0 * %s + (%s - 1 - t) * %s + i1;\n", LI, L, I);
+	else
+		ox_buf_printf(b, "\tconst $I p = i0 * %s + t * %s + i1;\n", LI, I);
+	ox_buf_printf(b, "%s\tout0[p] = %s;\n%s}\n", excl ? "" : upd, store_of(dt, "acc"), excl ? upd : "");
 }
 
-/* CumSum, CumProd; an axis read at run time is checked (1: out of range)
- * and the strides around it computed then */
 static int emit_cum(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	const ox_shape *xs = shp(g, n->in[0]);
@@ -406,21 +377,22 @@ static int emit_cum(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_line(cg, 3, "I *= dims[k];");
 		ox_cg_line(cg, 1, "}");
 		ox_cg_line(cg, 1, "const int64_t L = dims[a], LI = L * I;");
-		emit_cum_loops(cg, n, dt, "O", "L", "I", "LI", "(L - 1)");
+		ox_buf body = {0};
+		cum_body(&body, n, dt, "L", "I", "LI");
+		ox_cg_line(cg, 1, "for (ptrdiff_t i0 = 0; i0 < O; i0++)");
+		ox_cg_line(cg, 1, "for (ptrdiff_t i1 = 0; i1 < I; i1++) {");
+		ox_cg_lines(cg, 2, body.s);
+		ox_cg_line(cg, 1, "}");
+		ox_buf_free(&body);
 		return 0;
 	}
-	ox_dim O = prod(g, xs, 0, axis), L = xs->d[axis], I = prod(g, xs, axis + 1, r);
-	char o[EXPR], l[EXPR], i[EXPR], li[EXPR], l1[EXPR];
-	ox_cg_snprintf(o, sizeof o, "%s", D(cg, O));
-	ox_cg_snprintf(l, sizeof l, "%s", D(cg, L));
-	ox_cg_snprintf(i, sizeof i, "%s", D(cg, I));
-	ox_cg_snprintf(li, sizeof li, "%s", D(cg, ox_dim_mul(g, L, I)));
-	if (L >= 0)
-		ox_cg_snprintf(l1, sizeof l1, "%lld", (long long)(L - 1));
-	else
-		ox_cg_snprintf(l1, sizeof l1, "(%s - 1)", D(cg, L));
-	emit_cum_loops(cg, n, dt, o, l, i, li, l1);
-	return 0;
+	/* a constant axis: a map over (outer, inner), each running along L */
+	const ox_dim L = xs->d[axis], I = prod(g, xs, axis + 1, r), d[2] = {prod(g, xs, 0, axis), I};
+	ox_buf body = {0};
+	cum_body(&body, n, dt, ox_cg_map_dim(cg, L), ox_cg_map_dim(cg, I), ox_cg_map_dim(cg, ox_dim_mul(g, L, I)));
+	int rc = ox_cg_map(cg, g, d, 2, "", body.s);
+	ox_buf_free(&body);
+	return rc;
 }
 
 /* TopK by insertion into the k-long index list (out1): an element enters

@@ -598,69 +598,6 @@ int ox_cu_emit_shape(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_buf_free(&t), ox_buf_free(&body);
 	return 0;
 }
-
-/* ConstantOfShape whose dims are run-time ones (a constant one is
- * folded): a thread per element writes the value */
-int ox_cu_emit_const_of_shape(ox_cg *cg, ox_graph *g, ox_node *n)
-{
-	const ox_value *y = ox_out(g, n, 0);
-	const ox_attr *a = ox_attr_get(n, "value");
-	if (!y || !y->has_shape || y->layout || !ox_dtype_size(y->dtype) || y->dtype == OX_STRING ||
-	    (a && (!a->t || a->t->dtype != y->dtype)))
-		return 1;
-	char v[128], kname[200], params[96];
-	if (a)
-		ox_cg_lit_elem(a->t, 0, v, sizeof v);
-	else
-		ox_cg_snprintf(v, sizeof v, "%s", ox_cg_lit(y->dtype, 0)); /* the default value: f32 0 */
-	ox_cu_rt R = {g, 0, {0}};
-	ox_buf body = {0}, t = {.ix = "long"};
-	ox_buf_printf(&body, "\ty[i] = %s;\n", v);
-	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
-	ox_cg_snprintf(params, sizeof params, "%s *__restrict__ y", ox_cg_ctype(y->dtype));
-	ox_buf_printf(&t, "/* %s: ConstantOfShape, a thread per element */\n", cg->fname);
-	if (ox_cu_index_kernel_rt(&t, kname, params, y->shape.d, y->shape.rank, body.s, &R)) {
-		ox_buf_free(&t), ox_buf_free(&body);
-		return 1;
-	}
-	ox_cu_index_launch(cg, kname, y->shape.d, y->shape.rank, "out0", &R);
-	ox_cg_helper(cg, kname, t.s);
-	ox_buf_free(&t), ox_buf_free(&body);
-	return 0;
-}
-
-/* Range whose length is a dim (constant or run-time: position ids of a
- * dynamic sequence), not computed here from the data: a thread per
- * element, start + i * delta as the C target computes it (codegen/
- * emit_data.c: in the type, integers in uint64 arithmetic) */
-int ox_cu_emit_range(ox_cg *cg, ox_graph *g, ox_node *n)
-{
-	const ox_value *y = ox_out(g, n, 0);
-	const int dt = y ? y->dtype : -1;
-	if (!y || !y->has_shape || y->layout || y->shape.rank != 1 || !ox_cu_plain_num(dt) || dt == OX_F16 ||
-	    dt == OX_BF16 || !ox_in(g, n, 0) || !ox_in(g, n, 2) || ox_in(g, n, 0)->dtype != dt || ox_in(g, n, 2)->dtype != dt)
-		return 1;
-	const char *T = ox_cg_ctype(dt);
-	char kname[200], params[200];
-	ox_buf body = {0}, t = {.ix = "long"};
-	if (ox_dtype_is_float(dt))
-		ox_buf_printf(&body, "\ty[i] = s0[0] + (%s)i * d0[0];\n", ox_cg_ntype(dt));
-	else
-		ox_buf_printf(&body, "\ty[i] = (%s)((uint64_t)s0[0] + (uint64_t)i * (uint64_t)d0[0]);\n", T);
-	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
-	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ s0, const %s *__restrict__ d0, %s *__restrict__ y", T, T, T);
-	ox_buf_printf(&t, "/* %s: Range, a thread per element */\n", cg->fname);
-	ox_cu_rt R = {g, 0, {0}};
-	if (ox_cu_index_kernel_rt(&t, kname, params, y->shape.d, 1, body.s, &R)) {
-		ox_buf_free(&t), ox_buf_free(&body);
-		return 1;
-	}
-	ox_cu_index_launch(cg, kname, y->shape.d, 1, "in0, in2, out0", &R);
-	ox_cg_helper(cg, kname, t.s);
-	ox_buf_free(&t), ox_buf_free(&body);
-	return 0;
-}
-
 /* Gather (an embedding lookup): a thread per output element [outer, M,
  * inner]. Indices read at run time are checked as the C target checks
  * them (one wrap of a negative index); one out of range sets the run's
@@ -875,39 +812,6 @@ int ox_cu_emit_einsum(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_buf_free(&t), ox_buf_free(&body), ox_buf_free(&params), ox_buf_free(&ptrs);
 	return 0;
 }
-
-/* Trilu: a thread per element, kept on and above (upper) or on and below
- * (lower) diagonal k, k read by the kernel; run-time dims its parameters */
-int ox_cu_emit_trilu(ox_cg *cg, ox_graph *g, ox_node *n)
-{
-	const ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0), *kv = n->nin > 1 ? ox_in(g, n, 1) : NULL;
-	if (!x || !y || x->layout || y->layout || x->shape.rank < 2 || x->dtype == OX_STRING || !ox_dtype_size(x->dtype) ||
-	    !ox_shape_numel_dim(g, &x->shape) || (kv && kv->dtype != OX_I64))
-		return 1;
-	const int r = x->shape.rank, upper = ox_attr_int(n, "upper", 1) != 0;
-	ox_dim B = 1;
-	for (int i = 0; i < r - 2; i++)
-		B = ox_dim_mul(g, B, x->shape.d[i]);
-	const ox_dim dims[3] = {B, x->shape.d[r - 2], x->shape.d[r - 1]};
-	ox_cu_rt R = {g, 0, {0}};
-	char body[160], kname[200], params[256];
-	ox_cg_snprintf(body, sizeof body, "\ty[i] = i2 - i1 %s %s ? x[i] : 0;\n", upper ? ">=" : "<=", kv ? "kp[0]" : "0");
-	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
-	const char *ty = ox_cg_ctype(y->dtype);
-	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ x, const int64_t *__restrict__ kp, %s *__restrict__ y", ty,
-		 ty);
-	ox_buf t = {.ix = "long"};
-	ox_buf_printf(&t, "/* %s: Trilu (%s): a thread per element */\n", cg->fname, upper ? "upper" : "lower");
-	if (ox_cu_index_kernel_rt(&t, kname, params, dims, 3, body, &R)) {
-		ox_buf_free(&t);
-		return 1;
-	}
-	ox_cu_index_launch(cg, kname, dims, 3, kv ? "in0, in1, out0" : "in0, nullptr, out0", &R);
-	ox_cg_helper(cg, kname, t.s);
-	ox_buf_free(&t);
-	return 0;
-}
-
 /* Concat's input k or Split's output k (split): a kernel over its tot
  * elements, element i at i / rk * row + off + i % rk of the whole (rk its
  * elements from the axis on, row the whole's, off its place along it) */

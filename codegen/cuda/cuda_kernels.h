@@ -163,7 +163,6 @@ int ox_cu_emit_layernorm(ox_cg *cg, ox_graph *g, ox_node *n);
 int ox_cu_emit_softmax(ox_cg *cg, ox_graph *g, ox_node *n);
 int ox_cu_emit_chan_norm(ox_cg *cg, ox_graph *g, ox_node *n);
 int ox_cu_emit_globalpool(ox_cg *cg, ox_graph *g, ox_node *n);
-int ox_cu_emit_cum(ox_cg *cg, ox_graph *g, ox_node *n);
 int ox_cu_emit_arg(ox_cg *cg, ox_graph *g, ox_node *n);
 int ox_cu_emit_reduce(ox_cg *cg, ox_graph *g, ox_node *n);
 /* rows of D normalized a warp each (LayerNorm, RMSNorm): the statements
@@ -183,13 +182,10 @@ void ox_cu_norm_kernel(ox_cg *cg, ox_graph *g, ox_node *n, const char *kname, ox
 int ox_cu_emit_plan(ox_cg *cg, ox_graph *g, ox_node *n);
 int ox_cu_emit_pad(ox_cg *cg, ox_graph *g, ox_node *n);
 int ox_cu_emit_shape(ox_cg *cg, ox_graph *g, ox_node *n);
-int ox_cu_emit_const_of_shape(ox_cg *cg, ox_graph *g, ox_node *n);
-int ox_cu_emit_range(ox_cg *cg, ox_graph *g, ox_node *n);
 int ox_cu_emit_gather(ox_cg *cg, ox_graph *g, ox_node *n);
 int ox_cu_emit_gather_elements(ox_cg *cg, ox_graph *g, ox_node *n);
 int ox_cu_emit_topk(ox_cg *cg, ox_graph *g, ox_node *n);
 int ox_cu_emit_einsum(ox_cg *cg, ox_graph *g, ox_node *n);
-int ox_cu_emit_trilu(ox_cg *cg, ox_graph *g, ox_node *n);
 int ox_cu_emit_concat(ox_cg *cg, ox_graph *g, ox_node *n);
 int ox_cu_emit_split(ox_cg *cg, ox_graph *g, ox_node *n);
 int ox_cu_emit_index(ox_cg *cg, ox_graph *g, ox_node *n);

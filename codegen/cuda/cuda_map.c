@@ -1,6 +1,6 @@
 /* cuda_map.c: elementwise kernels (--target cuda): a node's map, the
  * C target's expression per element (codegen/c/emit_ew.c describes it in
- * an ox_cu_map), and the fused elementwise bodies opt/ewfuse.c makes
+ * an ox_map), and the fused elementwise bodies opt/ewfuse.c makes
  * (ox_cg_vbody's scalar rendering), a thread per element or per 4 or 8
  * with vector loads where the operands allow. The families map and fusedew
  * of ir/ops.def's cuda column.
@@ -123,9 +123,9 @@ too_many: /* (more than 16 run-time dims: the C function) */
 	return 1;
 }
 
-/* Any other elementwise node: emit_ew's own map (the C target's
- * expression per element, its dtypes and conversions) described
- * (ox_cu_map) and rendered as a kernel of a thread per element */
+/* A node whose emitter describes its computation as a map (ox_cg_map;
+ * emit_ew's elementwise ops: the C target's expression per element, its
+ * dtypes and conversions) rendered as a kernel of a thread per element */
 static const char *map_rt_dim(void *R, ox_dim d, char *buf, size_t sz)
 {
 	return ox_cu_rt_dim((ox_cu_rt *)R, d, buf, sz);
@@ -133,39 +133,48 @@ static const char *map_rt_dim(void *R, ox_dim d, char *buf, size_t sz)
 
 int ox_cu_emit_map(ox_cg *cg, ox_graph *g, ox_node *n)
 {
-	ox_value *y = ox_out(g, n, 0);
-	if (!y || y->layout || y->dtype == OX_STRING)
-		return 1;
-	for (int k = 0; k < n->nin; k++)
-		if (n->in[k] >= 0 && (g->vals[n->in[k]].layout || g->vals[n->in[k]].dtype == OX_STRING))
+	for (int k = 0; k < n->nin + n->nout; k++) {
+		const ox_id v = k < n->nin ? n->in[k] : n->out[k - n->nin];
+		if (v >= 0 && (g->vals[v].layout || g->vals[v].dtype == OX_STRING))
 			return 1;
+	}
+	if (n->nout < 1 || n->out[0] < 0)
+		return 1;
 	/* run-time dims: the kernel's parameters (ox_cu_rt) */
 	ox_cu_rt R = {g, 0, {0}};
-	ox_cu_map M = {0};
+	ox_map M = {0};
 	M.dim = map_rt_dim, M.R = &R;
-	cg->cu_map = &M;
-	int rc = emit_ew(cg, g, n);
-	cg->cu_map = NULL;
+	cg->map = &M;
+	const size_t at = cg->body.len;
+	int rc = ox_cg_emit_op(cg, g, n);
+	cg->map = NULL;
+	if (cg->body.len != at) { /* (it printed C instead: no map) */
+		cg->body.s[cg->body.len = at] = 0;
+		M.ok = 0;
+	}
 	if (rc || !M.ok || M.bad) {
 		ox_buf_free(&M.body);
 		return rc ? -1 : 1;
 	}
-	ox_buf params = {0};
-	for (int k = 0; k < n->nin; k++)
-		ox_buf_printf(&params, "const %s *__restrict__ in%d, ",
-			      ox_cg_ctype(n->in[k] >= 0 ? g->vals[n->in[k]].dtype : OX_F32), k);
-	ox_buf_printf(&params, "%s *__restrict__ out0", ox_cg_ctype(y->dtype));
+	ox_buf params = {0}, ptrs = {0};
+	for (int k = 0; k < n->nin + n->nout; k++) {
+		const int isin = k < n->nin;
+		const ox_id v = isin ? n->in[k] : n->out[k - n->nin];
+		ox_buf_printf(&params, "%s%s%s *__restrict__ %s%d", k ? ", " : "", isin ? "const " : "",
+			      ox_cg_ctype(v >= 0 ? g->vals[v].dtype : OX_F32), isin ? "in" : "out", isin ? k : k - n->nin);
+		if (v < 0)
+			ox_buf_printf(&ptrs, "%snullptr", k ? ", " : "");
+		else
+			ox_buf_printf(&ptrs, "%s%s%d", k ? ", " : "", isin ? "in" : "out", isin ? k : k - n->nin);
+	}
 	char kname[200];
 	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
-	ox_buf t = ox_cu_kbuf(g, n), ptrs = {0};
+	ox_buf t = ox_cu_kbuf(g, n);
 	ox_buf_printf(&t, "/* %s: %s, a thread per element */\n", cg->fname, n->optype);
 	if (ox_cu_index_kernel_rt(&t, kname, params.s, M.d, M.r, M.body.s, &R)) {
-		ox_buf_free(&t), ox_buf_free(&params), ox_buf_free(&M.body);
+		ox_buf_free(&t), ox_buf_free(&params), ox_buf_free(&M.body), ox_buf_free(&ptrs);
 		return 1;
 	}
-	for (int k = 0; k < n->nin; k++)
-		ox_buf_printf(&ptrs, n->in[k] >= 0 ? "in%d, " : "nullptr, ", k);
-	ox_buf_puts(&ptrs, "out0");
 	ox_cu_index_launch(cg, kname, M.d, M.r, ptrs.s, &R);
 	ox_cu_finish(cg, kname, &t);
 	ox_buf_free(&params), ox_buf_free(&M.body), ox_buf_free(&ptrs);

@@ -440,51 +440,6 @@ int ox_cu_emit_softmax(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cu_finish(cg, kname, &t);
 	return 0;
 }
-
-/* CumSum, CumProd along a constant axis: x as [outer, L, inner], a
- * thread per (outer, inner) running along L in the C target's order and
- * types (exclusive, reverse); run-time dims its parameters */
-int ox_cu_emit_cum(ox_cg *cg, ox_graph *g, ox_node *n)
-{
-	const ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
-	int axis;
-	if (!x || !y || x->layout || y->layout || !x->shape.rank || !ox_cu_plain_num(x->dtype) || y->dtype != x->dtype ||
-	    ox_index_axis(g, n, &axis) || axis < 0 || !ox_shape_numel_dim(g, &x->shape))
-		return 1;
-	const int dt = x->dtype, r = x->shape.rank, sum = n->op == OX_OP_CumSum;
-	const int excl = ox_attr_int(n, "exclusive", 0) != 0, rev = ox_attr_int(n, "reverse", 0) != 0;
-	ox_dim O = 1, I = 1;
-	const ox_dim L = x->shape.d[axis];
-	for (int k = 0; k < r; k++)
-		if (k < axis)
-			O = ox_dim_mul(g, O, x->shape.d[k]);
-		else if (k > axis)
-			I = ox_dim_mul(g, I, x->shape.d[k]);
-	ox_cu_rt R = {g, 0, {0}};
-	middle_dims sd;
-	char l1[32];
-	if (!strided_dims(&R, L, I, &sd) || !ox_cu_rt_dim(&R, ox_dim_sub(g, L, 1), l1, sizeof l1))
-		return 1;
-	const char *C = ox_cg_ntype(dt);
-	char p[160], upd[256];
-	if (rev)
-		ox_cg_snprintf(p, sizeof p, "i0 * %s + (%s - t) * %s + i1", sd.din, l1, sd.in);
-	else
-		ox_cg_snprintf(p, sizeof p, "i0 * %s + t * %s + i1", sd.din, sd.in);
-	ox_cg_snprintf(upd, sizeof upd, "\t\tacc = (%s)(acc %c %s);\n", C, sum ? '+' : '*', ox_cg_load(dt, "x[p]"));
-	ox_buf body = {0};
-	ox_buf_printf(&body, "\t%s acc = %s;\n\tfor ($I t = 0; t < %s; t++) {\n\t\tconst $I p = %s;\n%s"
-			     "\t\ty[p] = %s;\n%s\t}\n",
-		      C, sum ? "0" : "1", sd.d, p, excl ? "" : upd, ox_cg_store(dt, "acc"), excl ? upd : "");
-	char params[256];
-	const char *ty = ox_cg_ctype(dt);
-	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ x, %s *__restrict__ y", ty, ty);
-	ox_buf t = {.ix = "long"};
-	ox_buf_printf(&t, "/* %s: %s along axis %d of %lld%s%s%s: a thread per run */\n", cg->fname, n->optype, axis,
-		      (long long)ox_opt_top(g, L), R.n ? " (at most)" : "", excl ? ", exclusive" : "", rev ? ", reversed" : "");
-	return strided_kernel(cg, &R, O, I, params, &t, &body);
-}
-
 /* ox_red_join's statement at indent tabs (b an element v, elem, or
  * another thread's partial result; maxpass: into m) */
 static void red_join(ox_cg *cg, ox_buf *t, const char *tabs, const ox_reduction *r, const char *b, int elem,

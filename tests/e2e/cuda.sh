@@ -661,8 +661,9 @@ fi
 
 # 13. Reduces, ArgMax/ArgMin, AveragePool, Split, CumSum, Trilu,
 #    GatherElements, (Log)Softmax over a middle axis (codegen/cuda/cuda_rows.c, cuda_index.c
-#    cu_reduce, cu_arg, emit_split, emit_cum, emit_trilu,
-#    emit_gather_elements, emit_softmax; codegen/cuda/cuda_nn.c emit_avgpool):
+#    cu_reduce, cu_arg, emit_split, emit_gather_elements, emit_softmax;
+#    CumSum and Trilu: their C emitters' maps, codegen/map.c and
+#    cuda_map.c; codegen/cuda/cuda_nn.c emit_avgpool):
 #    tests/e2e/kernels/kernels.onnx (make_kernels.py) with --dim N=1..4
 #    --dim H=8..40 --dim W=8..40, run at N = 2, H = 40, W = 33 with a NaN:
 #    Max over the channels and Min over a middle block (a thread per output,
@@ -697,7 +698,7 @@ if [ "$st" = ok ]; then
 		[ "$(grep -c 'a warp each \*/' "$k")" = 4 ] &&
 		[ "$(grep -c 'blocks a row, each' "$k")" = 3 ] && [ "$(grep -cE '_Arg(Max|Min): .* a thread per output \*/' "$k")" = 3 ] &&
 		[ "$(grep -c '_AveragePool: .* a thread per output \*/' "$k")" = 3 ] &&
-		[ "$(grep -c ' of the Split along axis 1 \*/' "$k")" = 2 ] && [ "$(grep -c '_CumSum: .* a thread per run \*/' "$k")" = 2 ] &&
+		[ "$(grep -c ' of the Split along axis 1 \*/' "$k")" = 2 ] && [ "$(grep -c '_CumSum: CumSum, a thread per element \*/' "$k")" = 2 ] &&
 		[ "$(grep -c '_Trilu: .* a thread per element \*/' "$k")" = 2 ] && grep -q '_GatherElements: .* a thread per element \*/' "$k" &&
 		grep -q '_TopK: TopK 7 of 97 along axis 2 (smallest): a thread per run \*/' "$k" &&
 		grep -q '_TopK: TopK 3 of 40 at most along axis 3 (largest): a thread per run (run-time dims) \*/' "$k" &&
