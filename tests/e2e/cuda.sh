@@ -980,6 +980,24 @@ else
 	"$PY" tests/e2e/reduce/agree.py "$ONNXCC" build/cuda_api/reduce || fail=1
 fi
 
+# 22. A node of the map family whose emitter prints C instead of describing
+#    a map (BitCast: a memcpy) runs as its C function on the device, and
+#    that C is printed once: none of it is left in the host code (the
+#    BitCast's memcpy was printed twice when cuda_map.c took the text the
+#    emitter printed while asked for a map).
+bc=$(tests/onnx_tests.sh)/node/test_bitcast_float32_to_int32/model.onnx
+if [ -f "$bc" ]; then
+	o=build/cuda_api/bitcast
+	rm -rf "$o" && mkdir -p "$o"
+	st=ok
+	"$ONNXCC" "$bc" -o "$o/net.c" --target cuda > "$o/compile.log" 2>&1 || st=COMPILE-FAIL
+	[ "$st" = ok ] && [ "$(grep -c 'memcpy(out0, in0' "$o/net.cu")" != 1 ] && st=TWICE
+	printf 'cuda map declined %-18s %s\n' bitcast "$st"
+	[ "$st" = ok ] || fail=1
+else
+	echo "cuda map declined: $bc missing"; fail=1
+fi
+
 nv_one() {
 	local m=$1
 	d=$DIR/$m
