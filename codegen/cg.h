@@ -48,6 +48,7 @@ typedef struct {
 } ox_buf;
 void ox_buf_printf(ox_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ox_buf_puts(ox_buf *b, const char *s);
+void ox_buf_vprintf(ox_buf *b, const char *fmt, va_list ap);
 /* where text has a field (ox_buf's) left unfilled, else NULL */
 const char *ox_cg_fields_left(const char *text);
 /* snprintf for codegen/: every snprintf here is this one. A text that
@@ -299,10 +300,6 @@ typedef struct {
 	const char *m, *p;
 } ox_gs_opts;
 int ox_cg_gridsample_opts(ox_graph *g, ox_node *n, ox_gs_opts *o);
-/* --target cuda (emit_signal.c): an Einsum of constant shapes as a body over
- * its output's index space (dims, rank: the body reads i0..i<rank-1> and
- * writes out0 from in0..); 1 when it does not apply, -1 on an error */
-int ox_cg_einsum_body(ox_cg *cg, ox_graph *g, ox_node *n, ox_buf *body, int64_t *dims, int *rank);
 /* The most entries along data symbol d that node n's outputs hold (emit_
  * index.c; cuda_index.c's NonMaxSuppression): d's bound, or fewer where an
  * output's element bound (cap, --max) over its other dims, constants, is

@@ -80,29 +80,36 @@ int ox_cg_map(ox_cg *cg, ox_graph *g, const ox_dim *d, int r, const char *pre, c
 		ox_cg_line(cg, 1, "}");
 		return 0;
 	}
-	/* in a block: i, which counts the elements, and the indices of the
-	 * dims of 1; then the loops over the others, flat at one level */
+	/* in a block when it declares i, which counts the elements, or the
+	 * indices of dims of 1; then the loops over the others, flat */
 	const int lin = ox_cg_uses_name(body, "i");
-	int loops = 0;
-	ox_cg_line(cg, 1, "{");
-	if (lin)
-		ox_cg_line(cg, 2, "ptrdiff_t i = 0;");
+	int loops = 0, block = lin;
+	char v[OX_MAX_RANK][16];
 	for (int k = 0; k < r; k++) {
-		char v[16];
-		ox_cg_snprintf(v, sizeof v, "i%d", k);
-		if (d[k] == 1 && ox_cg_uses_name(body, v))
-			ox_cg_line(cg, 2, "const ptrdiff_t %s = 0;", v);
+		ox_cg_snprintf(v[k], sizeof v[k], "i%d", k);
 		loops += d[k] != 1;
+		block |= d[k] == 1 && ox_cg_uses_name(body, v[k]);
 	}
+	const int lvl = 1 + block;
+	if (block)
+		ox_cg_line(cg, 1, "{");
+	if (lin)
+		ox_cg_line(cg, lvl, "ptrdiff_t i = 0;");
+	for (int k = 0; k < r; k++)
+		if (d[k] == 1 && ox_cg_uses_name(body, v[k]))
+			ox_cg_line(cg, lvl, "const ptrdiff_t %s = 0;", v[k]);
 	for (int k = 0, l = 0; k < r; k++)
 		if (d[k] != 1) {
 			l++;
-			ox_cg_line(cg, 2, "for (ptrdiff_t i%d = 0; i%d < %s; i%d++%s)%s", k, k, ox_cg_dim(cg, d[k]), k,
+			ox_cg_line(cg, lvl, "for (ptrdiff_t %s = 0; %s < %s; %s++%s)%s", v[k], v[k], ox_cg_dim(cg, d[k]), v[k],
 				   l == loops && lin ? ", i++" : "", l == loops ? " {" : "");
 		}
-	ox_cg_lines(cg, loops ? 3 : 2, body);
-	if (loops)
-		ox_cg_line(cg, 2, "}");
-	ox_cg_line(cg, 1, "}");
+	if (!loops && !block)
+		ox_cg_line(cg, lvl, "{");
+	ox_cg_lines(cg, loops || !block ? lvl + 1 : lvl, body);
+	if (loops || !block)
+		ox_cg_line(cg, lvl, "}");
+	if (block)
+		ox_cg_line(cg, 1, "}");
 	return 0;
 }

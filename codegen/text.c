@@ -105,6 +105,11 @@ static void buf_vprintf(ox_buf *b, const char *fmt, va_list ap)
 	b->len += (size_t)n;
 }
 
+void ox_buf_vprintf(ox_buf *b, const char *fmt, va_list ap)
+{
+	buf_vprintf(b, fmt, ap);
+}
+
 const char *ox_cg_fields_left(const char *text)
 {
 	for (const char *p = text; p && *p; p++) {

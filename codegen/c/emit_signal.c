@@ -118,11 +118,11 @@ static void ein_var(char *buf, size_t cap, int l)
 static void bline(ox_buf *b, int lvl, const char *fmt, ...)
 {
 	va_list ap;
-	char line[20000];
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof line, fmt, ap);
+	ox_buf_printf(b, "%.*s", lvl, "\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t");
+	ox_buf_vprintf(b, fmt, ap);
+	ox_buf_puts(b, "\n");
 	va_end(ap);
-	ox_buf_printf(b, "%.*s%s\n", lvl, "\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t", line);
 }
 
 /* An Einsum parsed: the labels, the output's index sum (oidx) and each
@@ -225,70 +225,46 @@ static int ein_sum(ox_cg *cg, ox_graph *g, ox_node *n, const ein *e, ox_buf *b, 
 	return 0;
 }
 
+/* Einsum: a map over the output's labels, each element its sum over the
+ * others (ein_sum); on the CUDA target with constant shapes only (the
+ * parse's checks and strides are the C target's otherwise) */
 static int emit_einsum(ox_cg *cg, ox_graph *g, ox_node *n)
 {
+	const ox_value *y = ox_out(g, n, 0);
+	for (int k = 0; cg->map && k <= n->nin; k++)
+		if (ox_shape_is_rt(g, k < n->nin ? &ox_in(g, n, k)->shape : &y->shape))
+			return 0;
 	ein *e = malloc(sizeof *e);
 	if (!e)
 		ox_die("emit_einsum: out of memory");
 	int rc = ein_parse(cg, g, n, e);
-	const ox_value *y = ox_out(g, n, 0);
-	if (!rc)
+	if (!rc && !cg->map)
 		ox_cg_line(cg, 1, "/* Einsum \"%s\" */", ox_attr_str(n, "equation", ""));
 	if (!rc && ox_shape_numel(&y->shape) == 0) {
-		ox_cg_line(cg, 1, "/* the output is empty */");
+		if (!cg->map)
+			ox_cg_line(cg, 1, "/* the output is empty */");
 	} else if (!rc && !ein_nonempty(e)) {
 		/* an empty sum: every output element is 0 */
-		ox_cg_line(cg, 1, "memset(out0, 0, sizeof(*out0) * %lld);", (long long)ox_shape_numel(&y->shape));
+		if (!cg->map)
+			ox_cg_line(cg, 1, "memset(out0, 0, sizeof(*out0) * %lld);", (long long)ox_shape_numel(&y->shape));
 	} else if (!rc) {
+		ox_dim d[OX_MAX_RANK];
 		char var[16];
-		int lvl = 1;
-		for (int i = 0; i < e->orank; i++) {
-			if (e->size[e->olab[i]] == 1)
-				continue;
-			ein_var(var, sizeof var, e->olab[i]);
-			ox_cg_line(cg, lvl++, "for (size_t %s = 0; %s < %s; %s++) {", var, var, dimz(cg, e->size[e->olab[i]]),
-				   var);
-		}
-		ox_cg_line(cg, lvl++, "{");
 		ox_buf b = {0};
-		rc = ein_sum(cg, g, n, e, &b, lvl);
-		if (!rc)
-			ox_cg_printf(cg, "%s", b.s);
-		ox_buf_free(&b);
-		while (!rc && lvl > 1)
-			ox_cg_line(cg, --lvl, "}");
-	}
-	free(e);
-	return rc;
-}
-
-int ox_cg_einsum_body(ox_cg *cg, ox_graph *g, ox_node *n, ox_buf *body, int64_t *dims, int *rank)
-{
-	const ox_value *y = ox_out(g, n, 0);
-	if (!y || ox_shape_is_rt(g, &y->shape) || !ox_shape_numel(&y->shape) || n->nin > 64)
-		return 1;
-	for (int k = 0; k < n->nin; k++)
-		if (!ox_in(g, n, k) || ox_shape_is_rt(g, &ox_in(g, n, k)->shape))
-			return 1;
-	ein *e = malloc(sizeof *e);
-	if (!e)
-		ox_die("ox_cg_einsum_body: out of memory");
-	int rc = ein_parse(cg, g, n, e) ? -1 : !ein_nonempty(e) || e->orank != y->shape.rank;
-	char var[16];
-	for (int i = 0; !rc && i < e->orank; i++) {
-		dims[i] = e->size[e->olab[i]];
-		if (dims[i] != 1) {
+		for (int i = 0; i < e->orank; i++) {
+			d[i] = e->size[e->olab[i]];
 			ein_var(var, sizeof var, e->olab[i]);
-			bline(body, 1, "const size_t %s = i%d;", var, i);
+			if (d[i] != 1)
+				bline(&b, 0, "const size_t %s = i%d;", var, i);
 		}
+		rc = ein_sum(cg, g, n, e, &b, 0);
+		if (!rc)
+			rc = ox_cg_map(cg, g, d, e->orank, "", b.s);
+		ox_buf_free(&b);
 	}
-	if (!rc)
-		rc = ein_sum(cg, g, n, e, body, 1);
-	*rank = e->orank;
 	free(e);
 	return rc;
 }
-
 /* ---------------- Det ---------------- */
 
 static int emit_det(ox_cg *cg, ox_graph *g, ox_node *n)

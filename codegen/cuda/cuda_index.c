@@ -1,5 +1,8 @@
-/* cuda_index.c: CUDA kernels of the scatters, GatherND and
- * NonMaxSuppression (--target cuda), constant shapes, plain layout:
+/* cuda_index.c: CUDA kernels of the data ops that move elements by
+ * index (--target cuda): the copy plans of opt/plan.c (Slice, Transpose,
+ * Expand, Tile and the like), Pad, Shape, Gather, GatherElements, TopK,
+ * Concat and Split (at the end of this file); and, constant shapes, plain
+ * layout, the scatters, GatherND and NonMaxSuppression:
  * ScatterND, ScatterElements (and the old Scatter), TensorScatter and
  * GatherND, each the C target's loop of codegen/c/emit_index.c spread over
  * threads; NonMaxSuppression (emit_nms) sorted and taken greedily by a
@@ -780,36 +783,6 @@ int ox_cu_emit_topk(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cu_index_launch(cg, kname, dims, 2, "in0, out0, out1", &R);
 	ox_cg_helper(cg, kname, t.s);
 	ox_buf_free(&t);
-	return 0;
-}
-
-/* Einsum (constant shapes): a thread per output element, the C target's
- * sum of it (emit_signal.c: summed labels in order, double or uint64_t) */
-int ox_cu_emit_einsum(ox_cg *cg, ox_graph *g, ox_node *n)
-{
-	ox_buf body = {0}, params = {0}, ptrs = {0};
-	int64_t dims[OX_MAX_RANK];
-	int r = 0, rc = ox_cg_einsum_body(cg, g, n, &body, dims, &r);
-	if (rc || r > OX_MAX_RANK) {
-		ox_buf_free(&body);
-		return rc ? rc : 1;
-	}
-	if (r == 0) /* a scalar: one element */
-		dims[0] = 1, r = 1;
-	for (int k = 0; k < n->nin; k++) {
-		ox_buf_printf(&params, "const %s *__restrict__ in%d, ", ox_cg_ctype(ox_in(g, n, k)->dtype), k);
-		ox_buf_printf(&ptrs, "in%d, ", k);
-	}
-	ox_buf_printf(&params, "%s *__restrict__ out0", ox_cg_ctype(ox_out(g, n, 0)->dtype));
-	ox_buf_puts(&ptrs, "out0");
-	char kname[200];
-	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
-	ox_buf t = {.ix = "long"};
-	ox_buf_printf(&t, "/* %s: Einsum \"%s\": a thread per output element */\n", cg->fname, ox_attr_str(n, "equation", ""));
-	ox_cu_index_kernel(&t, kname, params.s, dims, r, body.s);
-	ox_cu_index_launch(cg, kname, dims, r, ptrs.s, NULL);
-	ox_cg_helper(cg, kname, t.s);
-	ox_buf_free(&t), ox_buf_free(&body), ox_buf_free(&params), ox_buf_free(&ptrs);
 	return 0;
 }
 /* Concat's input k or Split's output k (split): a kernel over its tot

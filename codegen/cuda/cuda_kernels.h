@@ -176,8 +176,7 @@ void ox_cu_norm_kernel(ox_cg *cg, ox_graph *g, ox_node *n, const char *kname, ox
 		       double eps, int b, int ym, int yi, const char *args);
 /* codegen/cuda/cuda_index.c: the copy plans of the data ops (Slice,
  * Transpose, Expand, Tile, Reshape-like; opt/plan.c), Pad, Shape,
- * ConstantOfShape, Range, Gather, GatherElements, TopK, Einsum, Trilu,
- * Concat, Split; and (index) ScatterND, ScatterElements, Scatter,
+ * Gather, GatherElements, TopK, Concat, Split; and (index) ScatterND, ScatterElements, Scatter,
  * TensorScatter, GatherND, NonMaxSuppression */
 int ox_cu_emit_plan(ox_cg *cg, ox_graph *g, ox_node *n);
 int ox_cu_emit_pad(ox_cg *cg, ox_graph *g, ox_node *n);
@@ -185,7 +184,6 @@ int ox_cu_emit_shape(ox_cg *cg, ox_graph *g, ox_node *n);
 int ox_cu_emit_gather(ox_cg *cg, ox_graph *g, ox_node *n);
 int ox_cu_emit_gather_elements(ox_cg *cg, ox_graph *g, ox_node *n);
 int ox_cu_emit_topk(ox_cg *cg, ox_graph *g, ox_node *n);
-int ox_cu_emit_einsum(ox_cg *cg, ox_graph *g, ox_node *n);
 int ox_cu_emit_concat(ox_cg *cg, ox_graph *g, ox_node *n);
 int ox_cu_emit_split(ox_cg *cg, ox_graph *g, ox_node *n);
 int ox_cu_emit_index(ox_cg *cg, ox_graph *g, ox_node *n);

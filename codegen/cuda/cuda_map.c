@@ -167,6 +167,8 @@ int ox_cu_emit_map(ox_cg *cg, ox_graph *g, ox_node *n)
 		else
 			ox_buf_printf(&ptrs, "%s%s%d", k ? ", " : "", isin ? "in" : "out", isin ? k : k - n->nin);
 	}
+	if (!M.r) /* (one element: an index space of one) */
+		M.r = 1, M.d[0] = 1;
 	char kname[200];
 	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf t = ox_cu_kbuf(g, n);

@@ -2,8 +2,9 @@
 """make_kernels.py: the test model of the CUDA Reduce, ArgMax/ArgMin,
 AveragePool, Split, CumSum, Trilu, GatherElements, TopK, Einsum and
 middle-axis (Log)Softmax kernels (codegen/cuda/cuda_rows.c cu_reduce,
-cu_arg, emit_split, emit_cum, emit_trilu, emit_gather_elements,
-emit_topk, emit_einsum, emit_softmax;
+cu_arg, emit_softmax; cuda_index.c emit_split, emit_gather_elements,
+emit_topk; CumSum, Trilu and Einsum as the maps of their C emitters,
+codegen/map.c;
 codegen/cuda/cuda_nn.c emit_avgpool;
 tests/e2e/cuda.sh step 13),
 compiled with --dim N=1..4 --dim H=8..40 --dim W=8..40.
