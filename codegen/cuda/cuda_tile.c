@@ -712,10 +712,10 @@ static int emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 			int ia = i - (nb - (a->shape.rank - 2)), ib = i - (nb - (bv->shape.rank - 2));
 			ox_dim da = ia >= 0 ? a->shape.d[ia] : 1, db = ib >= 0 ? bv->shape.d[ib] : 1;
 			if (!ox_cu_rt_dim(&R, y->shape.d[i], bdt[i], sizeof bdt[i]) ||
-			    !ox_cu_rt_dim(&R, da == 1 ? 0 : stA, sat[i], sizeof sat[i] - 1) ||
-			    !ox_cu_rt_dim(&R, db == 1 ? 0 : stB, sbt[i], sizeof sbt[i] - 1))
+			    !ox_cu_rt_dim(&R, da == 1 ? 0 : stA, sat[i], sizeof sat[i] - 2) ||
+			    !ox_cu_rt_dim(&R, db == 1 ? 0 : stB, sbt[i], sizeof sbt[i] - 2))
 				goto decline;
-			if (!ox_dim_is_rt(g, da == 1 ? 0 : stA)) /* (a constant: long) */
+			if (!ox_dim_is_rt(g, da == 1 ? 0 : stA)) /* (a constant: the index type's, $L; room kept above) */
 				strcat(sat[i], "$L");
 			if (!ox_dim_is_rt(g, db == 1 ? 0 : stB))
 				strcat(sbt[i], "$L");
