@@ -405,49 +405,48 @@ static const char *kidx(ox_dim len, ox_dim inner)
 	return buf;
 }
 
+/* ArgMax/ArgMin: a map over (outer, inner), each element the index of
+ * the best of its run of len along the axis (ox_red_better's test) */
 static int emit_arg(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	const ox_value *x = ox_in(g, n, 0);
 	int dt = x->dtype;
 	int ax = ox_norm_axis(ox_attr_int(n, "axis", 0), x->shape.rank);
 	int last = ox_attr_int(n, "select_last_index", 0) != 0;
-	char what[64];
-	ox_cg_snprintf(what, sizeof what, " along axis %d%s", ax, last ? ", last index on ties" : "");
-	header(cg, g, n, what);
 	span p = span_at(g, &x->shape, ax, 0);
-	if (ox_dim_mul(g, p.outer, p.inner) == 0) {
-		ox_cg_line(cg, 1, "/* the output is empty */");
-		return 0;
+	if (!cg->map) {
+		char what[64];
+		ox_cg_snprintf(what, sizeof what, " along axis %d%s", ax, last ? ", last index on ties" : "");
+		header(cg, g, n, what);
+		if (ox_dim_mul(g, p.outer, p.inner) == 0) {
+			ox_cg_line(cg, 1, "/* the output is empty */");
+			return 0;
+		}
+		if (maybe0(g, p.len)) { /* infer_argreduce refuses a constant 0 */
+			cg->fails_shape = 1;
+			ox_cg_line(cg, 1, "if (%s == 0)", ox_cg_dim(cg, p.len));
+			ox_cg_line(cg, 2, "return 2; /* no element to pick */");
+		}
+	} else if (ox_dim_mul(g, p.outer, p.inner) == 0 || maybe0(g, p.len)) {
+		return 0; /* (no map: the C function checks the length) */
 	}
-	if (maybe0(g, p.len)) { /* infer_argreduce refuses a constant 0 */
-		cg->fails_shape = 1;
-		ox_cg_line(cg, 1, "if (%s == 0)", ox_cg_dim(cg, p.len));
-		ox_cg_line(cg, 2, "return 2; /* no element to pick */");
-	}
-	char base[600], obase[600], cond[128];
-	int lvl = open_rows(cg, p, 1, base, sizeof base, obase, sizeof obase);
+	const ox_dim d[2] = {p.outer, p.inner};
+	if (p.len == 1) /* one candidate: index 0 */
+		return ox_cg_map(cg, g, d, 2, "", "out0[i] = 0;\n");
 	const char *T = ox_cg_ctype(dt), *C = ox_cg_ntype(dt);
-	if (p.len == 1) { /* one candidate: index 0 */
-		ox_cg_line(cg, lvl, "out0[%s] = 0;", or0(obase));
-		close_loops(cg, lvl, 1);
-		return 0;
-	}
-	ox_cg_line(cg, lvl, "const %s *x = in0%s%s;", T, *base ? " + " : "", base);
-	ox_cg_line(cg, lvl, "%s best = %s;", C, ox_cg_load(dt, "x[0]"));
-	ox_cg_line(cg, lvl, "int64_t at = 0;");
-	ox_cg_snprintf(cond, sizeof cond, "%s", ox_red_better(cg, ox_dtype_is_float(dt), n->op == OX_OP_ArgMax, last));
-	char e[96];
-	ox_cg_snprintf(e, sizeof e, "x[%s]", kidx(p.len, p.inner));
-	int l = open_loop(cg, lvl, "k", p.len, 1);
-	ox_cg_line(cg, l, "%s v = %s;", C, ox_cg_load(dt, e));
-	ox_cg_line(cg, l, "if (%s) {", cond);
-	ox_cg_line(cg, l + 1, "best = v;");
-	ox_cg_line(cg, l + 1, "at = (int64_t)k;");
-	ox_cg_line(cg, l, "}");
-	close_loops(cg, l, lvl);
-	ox_cg_line(cg, lvl, "out0[%s] = at;", or0(obase));
-	close_loops(cg, lvl, 1);
-	return 0;
+	const char *L = ox_cg_map_dim(cg, p.len), *I = ox_cg_map_dim(cg, p.inner);
+	const char *LI = ox_cg_map_dim(cg, ox_dim_mul(g, p.len, p.inner));
+	ox_buf body = {0};
+	/* (the stride named once: a load expression may repeat its argument) */
+	ox_buf_printf(&body, "const $I inner_ = %s;\nconst %s *x = in0 + i0 * %s + i1;\n%s best = %s;\n", I, T, LI, C,
+		      ox_cg_load(dt, "x[0]"));
+	ox_buf_printf(&body, "int64_t at = 0;\nfor ($I k = 1; k < %s; k++) {\n\tconst %s v = %s;\n", L, C,
+		      ox_cg_load(dt, "x[k * inner_]"));
+	ox_buf_printf(&body, "\tif (%s) {\n\t\tbest = v;\n\t\tat = (int64_t)k;\n\t}\n}\nout0[i] = at;\n",
+		      ox_red_better(cg, ox_dtype_is_float(dt), n->op == OX_OP_ArgMax, last));
+	int rc = ox_cg_map(cg, g, d, 2, "", body.s);
+	ox_buf_free(&body);
+	return rc;
 }
 
 /* ---------------- Softmax, LogSoftmax, Hardmax ---------------- */

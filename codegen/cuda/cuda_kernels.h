@@ -158,12 +158,11 @@ int ox_cu_emit_attention(ox_cg *cg, ox_graph *g, ox_node *n);
 int ox_cu_emit_rope(ox_cg *cg, ox_graph *g, ox_node *n);
 /* codegen/cuda/cuda_rows.c: LayerNormalization and RMSNormalization,
  * Softmax and LogSoftmax, InstanceNorm and GroupNorm, the global pools,
- * CumSum/CumProd, ArgMax/ArgMin, Reduce* */
+ * Reduce* */
 int ox_cu_emit_layernorm(ox_cg *cg, ox_graph *g, ox_node *n);
 int ox_cu_emit_softmax(ox_cg *cg, ox_graph *g, ox_node *n);
 int ox_cu_emit_chan_norm(ox_cg *cg, ox_graph *g, ox_node *n);
 int ox_cu_emit_globalpool(ox_cg *cg, ox_graph *g, ox_node *n);
-int ox_cu_emit_arg(ox_cg *cg, ox_graph *g, ox_node *n);
 int ox_cu_emit_reduce(ox_cg *cg, ox_graph *g, ox_node *n);
 /* rows of D normalized a warp each (LayerNorm, RMSNorm): the statements
  * of one row at indent ind, lane the warp's lane, sc/b the scale and bias

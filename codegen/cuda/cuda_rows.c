@@ -1,12 +1,11 @@
 /* cuda_rows.c: the kernels over rows or strided lines (--target cuda):
  * a warp per contiguous row (LayerNormalization, RMSNormalization,
  * Softmax, LogSoftmax), a thread per (outer, inner) line down a middle
- * axis (the same, CumSum, ArgMax/ArgMin), a block per (image, group) or
- * per channel (InstanceNorm, GroupNorm, the global pools), and the Reduce
- * kernels, which render codegen/reduction.h's description (thread per
- * output, warp per row, a row split over blocks). The families layernorm,
- * softmax, chan_norm, globalpool, cum, arg and reduce of ir/ops.def's cuda
- * column.
+ * axis (Softmax), a block per (image, group) or per channel
+ * (InstanceNorm, GroupNorm, the global pools), and the Reduce kernels,
+ * which render codegen/reduction.h's description (thread per output, warp
+ * per row, a row split over blocks). The families layernorm, softmax,
+ * chan_norm, globalpool and reduce of ir/ops.def's cuda column.
  */
 #include "cuda_kernels.h"
 #include "../reduction.h"
@@ -84,7 +83,7 @@ int ox_cu_emit_globalpool(ox_cg *cg, ox_graph *g, ox_node *n)
 }
 
 /* A kernel of a thread per (outer, inner) of x as [outer, D, inner], for
- * the ops along a middle axis (Reduce, ArgMax/ArgMin, (Log)Softmax):
+ * the ops along a middle axis (Reduce, (Log)Softmax):
  * strided_dims renders D, inner and D * inner for the body (run-time dims
  * R's parameters: 0 when they are too many); strided_kernel prints the
  * kernel (t: its comment, then the kernel; body reads i0, i1) and its
@@ -601,61 +600,4 @@ int ox_cu_emit_reduce(ox_cg *cg, ox_graph *g, ox_node *n)
 	rows_launch(cg, g, kname, rows, D, "in0, out0");
 	ox_cu_finish(cg, kname, &t);
 	return 0;
-}
-
-/* ArgMax / ArgMin along one axis, any numeric dtype: x as [outer, D,
- * inner], a thread per output walking D with stride inner, reduction.h's
- * test (NaN wins, the first or with select_last_index the last:
- * ox_red_better). Run-time dims its parameters; a run-time D that may be 0
- * declines (the C function reports it). */
-int ox_cu_emit_arg(ox_cg *cg, ox_graph *g, ox_node *n)
-{
-	const ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
-	if (!x || !y || x->layout || y->layout || y->dtype != OX_I64 || !x->shape.rank || x->dtype == OX_STRING ||
-	    !ox_dtype_size(x->dtype))
-		return 1;
-	const int dt = x->dtype, r = x->shape.rank, ax = ox_norm_axis(ox_attr_int(n, "axis", 0), r);
-	const int last = ox_attr_int(n, "select_last_index", 0) != 0, isf = ox_dtype_is_float(dt);
-	ox_dim outer = 1, D = 1, inner = 1;
-	for (int i = 0; i < r; i++)
-		if (i < ax)
-			outer = ox_dim_mul(g, outer, x->shape.d[i]);
-		else if (i == ax)
-			D = x->shape.d[i];
-		else
-			inner = ox_dim_mul(g, inner, x->shape.d[i]);
-	int64_t lo, hi;
-	if (ox_dim_range(g, D, &lo, &hi) || lo < 1 || !outer || !inner)
-		return 1;
-	ox_cu_rt R = {g, 0, {0}};
-	middle_dims sd;
-	if (!strided_dims(&R, D, inner, &sd))
-		return 1;
-	const char *cond = ox_red_better(cg, isf, n->op == OX_OP_ArgMax, last);
-	const char *T = ox_cg_ctype(dt), *C = ox_cg_ntype(dt);
-	ox_buf body = {0};
-	/* (the stride named once: a load expression may repeat its argument) */
-	ox_buf_printf(&body, "\tconst $I inner_ = %s;\n"
-			     "\tconst %s *xr = x + i0 * %s + i1;\n"
-			     "\t%s best = %s;\n"
-			     "\tint64_t at = 0;\n"
-			     "\tfor ($I k = 1; k < %s; k++) {\n"
-			     "\t\tconst %s v = %s;\n",
-		      sd.in, T, sd.din, C, ox_cg_load(dt, "xr[0]"), sd.d, C, ox_cg_load(dt, "xr[k * inner_]"));
-	ox_buf_printf(&body, "\t\tif (%s) {\n"
-			     "\t\t\tbest = v;\n"
-			     "\t\t\tat = k;\n"
-			     "\t\t}\n"
-			     "\t}\n"
-			     "\ty[i] = at;\n",
-		      cond);
-	char params[160];
-	ox_cg_snprintf(params, sizeof params, "const %s *__restrict__ x, int64_t *__restrict__ y", T);
-	ox_buf t = {.ix = "long"};
-	ox_buf_printf(&t, "/* %s: %s along axis %d (%lld of [%lld, %lld, %lld]%s)",
-		      cg->fname, n->optype, ax, (long long)ox_opt_top(g, D), (long long)ox_opt_top(g, outer),
-		      (long long)ox_opt_top(g, D), (long long)ox_opt_top(g, inner), R.n ? ", at most" : "");
-	ox_buf_printf(&t, "%s, a thread per output */\n",
-		      last ? ", the last index on ties" : "");
-	return strided_kernel(cg, &R, outer, inner, params, &t, &body);
 }
