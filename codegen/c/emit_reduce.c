@@ -371,40 +371,6 @@ static span span_at(ox_graph *g, const ox_shape *s, int ax, int legacy)
 	return p;
 }
 
-/* open the outer/inner loops; sets the row base expression (input and
- * output share the layout) and returns the depth. A run-time inner stride
- * is named once (kidx). */
-static int open_rows(ox_cg *cg, span p, ox_dim out_len, char *base, size_t bcap, char *obase,
-                     size_t ocap)
-{
-	ox_graph *g = cg->g;
-	if (ox_dim_is_rt(g, p.inner) && p.len != 1)
-		ox_cg_line(cg, 1, "const size_t inner = (size_t)%s;", ox_cg_dim(cg, p.inner));
-	int lvl = open_loop(cg, 1, "i", p.outer, 0);
-	lvl = open_loop(cg, lvl, "j", p.inner, 0);
-	base[0] = obase[0] = 0;
-	term(cg, base, bcap, "i", p.outer, ox_dim_mul(g, p.len, p.inner));
-	term(cg, base, bcap, "j", p.inner, 1);
-	term(cg, obase, ocap, "i", p.outer, ox_dim_mul(g, out_len, p.inner));
-	term(cg, obase, ocap, "j", p.inner, 1);
-	return lvl;
-}
-
-/* "k * inner", "k", or "0" where there is no k loop (len 1); a run-time
- * inner is the variable open_rows declared */
-static const char *kidx(ox_dim len, ox_dim inner)
-{
-	static char buf[64];
-	if (len == 1)
-		return "0";
-	if (inner == 1)
-		return "k";
-	if (inner < 0)
-		return "k * inner";
-	ox_cg_snprintf(buf, sizeof buf, "k * %lld", (long long)inner);
-	return buf;
-}
-
 /* ArgMax/ArgMin: a map over (outer, inner), each element the index of
  * the best of its run of len along the axis (ox_red_better's test) */
 static int emit_arg(ox_cg *cg, ox_graph *g, ox_node *n)
@@ -451,106 +417,79 @@ static int emit_arg(ox_cg *cg, ox_graph *g, ox_node *n)
 
 /* ---------------- Softmax, LogSoftmax, Hardmax ---------------- */
 
+/* Softmax, LogSoftmax, Hardmax: a map over (outer, inner), each element
+ * its run of len along the axis (the legacy form: the axes from it on, as
+ * 2-D), x and y that run's first element, k * inner_ its k-th */
 static int emit_softmax(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	const ox_value *x = ox_in(g, n, 0);
 	int dt = x->dtype, rank = x->shape.rank, legacy = n->opset < 13;
 	int64_t a = ox_attr_int(n, "axis", legacy ? 1 : -1);
 	int ax = legacy && a == rank ? rank : ox_norm_axis(a, rank);
-	char what[64];
-	ox_cg_snprintf(what, sizeof what, legacy ? " over axes %d.. (as 2-D)" : " along axis %d", ax);
-	header(cg, g, n, what);
 	span p = span_at(g, &x->shape, ax, legacy);
-	if (ox_dim_mul(g, ox_dim_mul(g, p.outer, p.inner), p.len) == 0) {
-		ox_cg_line(cg, 1, "/* the output is empty */");
-		return 0;
+	const int empty = ox_dim_mul(g, ox_dim_mul(g, p.outer, p.inner), p.len) == 0;
+	if (cg->map && (empty || maybe0(g, p.len)))
+		return 0; /* (no map: the C function checks the length) */
+	if (!cg->map) {
+		char what[64];
+		ox_cg_snprintf(what, sizeof what, legacy ? " over axes %d.. (as 2-D)" : " along axis %d", ax);
+		header(cg, g, n, what);
+		if (empty) {
+			ox_cg_line(cg, 1, "/* the output is empty */");
+			return 0;
+		}
+		if (maybe0(g, p.len)) { /* rows of none: x[0] is not there */
+			ox_cg_line(cg, 1, "if (%s == 0)", ox_cg_dim(cg, p.len));
+			ox_cg_line(cg, 2, "return; /* the output is empty */");
+		}
 	}
-	if (maybe0(g, p.len)) { /* rows of none: x[0] is not there */
-		ox_cg_line(cg, 1, "if (%s == 0)", ox_cg_dim(cg, p.len));
-		ox_cg_line(cg, 2, "return; /* the output is empty */");
-	}
-	const char *T = ox_cg_ctype(dt), *C = ox_cg_ntype(dt);
-	int cdt = dt == OX_F64 ? OX_F64 : OX_F32;
-	char base[600], obase[600], xe[96], ye[96];
-	int lvl = open_rows(cg, p, p.len, base, sizeof base, obase, sizeof obase);
-	ox_cg_snprintf(xe, sizeof xe, "x[%s]", kidx(p.len, p.inner));
-	ox_cg_snprintf(ye, sizeof ye, "y[%s]", kidx(p.len, p.inner));
-	if (n->op == OX_OP_Hardmax && p.len == 1) { /* a row of one: 1 */
-		ox_cg_line(cg, lvl, "out0[%s] = %s;", or0(obase), ox_cg_store(dt, ox_cg_lit(dt, 1)));
-		close_loops(cg, lvl, 1);
-		return 0;
-	}
-	ox_cg_line(cg, lvl, "const %s *x = in0%s%s;", T, *base ? " + " : "", base);
-	ox_cg_line(cg, lvl, "%s *y = out0%s%s;", T, *base ? " + " : "", base);
-
+	const ox_dim d[2] = {p.outer, p.inner};
+	const char *T = ox_cg_ctype(dt), *C = ox_cg_ntype(dt), *L = ox_cg_map_dim(cg, p.len);
+	const int cdt = dt == OX_F64 ? OX_F64 : OX_F32;
+	char one[64], zero[64], xv[96], ev[160];
+	ox_cg_snprintf(one, sizeof one, "%s", ox_cg_store(dt, ox_cg_lit(dt, 1)));
+	ox_cg_snprintf(zero, sizeof zero, "%s", ox_cg_store(dt, ox_cg_lit(dt, 0)));
+	ox_cg_snprintf(xv, sizeof xv, "%s", ox_cg_load(dt, "x[k * inner_]"));
+	ox_cg_snprintf(ev, sizeof ev, "%s(%s - m)", ox_red_fn(cg, cdt, "exp"), xv);
+	ox_buf b = {0};
+	ox_buf_printf(&b, "const $I inner_ = %s;\nconst %s *x = in0 + i0 * %s + i1;\n%s *y = out0 + i0 * %s + i1;\n",
+		      ox_cg_map_dim(cg, p.inner), T, ox_cg_map_dim(cg, ox_dim_mul(g, p.len, p.inner)), T,
+		      ox_cg_map_dim(cg, ox_dim_mul(g, p.len, p.inner)));
 	if (n->op == OX_OP_Hardmax) {
 		/* one-hot at the first maximum (ArgMax's rule, NaN included) */
-		char cond[128], one[64], zero[64];
-		ox_cg_snprintf(one, sizeof one, "%s", ox_cg_store(dt, ox_cg_lit(dt, 1)));
-		ox_cg_snprintf(zero, sizeof zero, "%s", ox_cg_store(dt, ox_cg_lit(dt, 0)));
-		ox_cg_snprintf(cond, sizeof cond, "%s", ox_red_better(cg, 1, 1, 0));
-		ox_cg_line(cg, lvl, "%s best = %s;", C, ox_cg_load(dt, "x[0]"));
-		ox_cg_line(cg, lvl, "size_t at = 0;");
-		int l = open_loop(cg, lvl, "k", p.len, 1);
-		ox_cg_line(cg, l, "%s v = %s;", C, ox_cg_load(dt, xe));
-		ox_cg_line(cg, l, "if (%s) {", cond);
-		ox_cg_line(cg, l + 1, "best = v;");
-		ox_cg_line(cg, l + 1, "at = k;");
-		ox_cg_line(cg, l, "}");
-		close_loops(cg, l, lvl);
-		l = open_loop(cg, lvl, "k", p.len, 0);
-		ox_cg_line(cg, l, "%s = k == at ? %s : %s;", ye, one, zero);
-		close_loops(cg, l, lvl);
-		close_loops(cg, lvl, 1);
-		return 0;
-	}
-
-	/* subtract the row maximum so exp cannot overflow; a NaN anywhere makes
-	 * the sum NaN and so the whole row, as in the reference */
-	int l;
-	ox_cg_line(cg, lvl, "%s m = %s;", C, ox_cg_load(dt, "x[0]"));
-	if (more1(p.len)) {
-		l = open_loop(cg, lvl, "k", p.len, 1);
-		ox_cg_line(cg, l, "%s v = %s;", C, ox_cg_load(dt, xe));
-		ox_cg_line(cg, l, "if (v > m)");
-		ox_cg_line(cg, l + 1, "m = v;");
-		close_loops(cg, l, lvl);
-	}
-	ox_cg_line(cg, lvl, "%s s = %s;", C, ox_cg_lit(cdt, 0));
-	/* where storage is the compute type, keep exp(v - m) in y for the
-	 * last pass; f16/bf16 would round it, so they recompute it */
-	int keep = n->op == OX_OP_Softmax && dt != OX_F16 && dt != OX_BF16;
-	char xv[96], ev[160];
-	ox_cg_snprintf(xv, sizeof xv, "%s", ox_cg_load(dt, xe));
-	ox_cg_snprintf(ev, sizeof ev, "%s(%s - m)", ox_red_fn(cg, cdt, "exp"), xv);
-	l = open_loop(cg, lvl, "k", p.len, 0);
-	if (keep) {
-		ox_cg_line(cg, l, "%s e = %s;", C, ev);
-		ox_cg_line(cg, l, "%s = e;", ye);
-		ox_cg_line(cg, l, "s += e;");
+		ox_buf_printf(&b, "%s best = %s;\n$I at = 0;\nfor ($I k = 1; k < %s; k++) {\n\tconst %s v = %s;\n", C,
+			      ox_cg_load(dt, "x[0]"), L, C, xv);
+		ox_buf_printf(&b, "\tif (%s) {\n\t\tbest = v;\n\t\tat = k;\n\t}\n}\n", ox_red_better(cg, 1, 1, 0));
+		ox_buf_printf(&b, "for ($I k = 0; k < %s; k++)\n\ty[k * inner_] = k == at ? %s : %s;\n", L, one, zero);
 	} else {
-		ox_cg_line(cg, l, "s += %s;", ev);
-	}
-	close_loops(cg, l, lvl);
-	char r[256];
-	if (n->op == OX_OP_LogSoftmax) {
-		ox_cg_line(cg, lvl, "%s ls = %s(s);", C, ox_red_fn(cg, cdt, "log"));
-		ox_cg_snprintf(r, sizeof r, "%s", ox_cg_store(dt, "(v - m) - ls"));
-		l = open_loop(cg, lvl, "k", p.len, 0);
-		ox_cg_line(cg, l, "%s v = %s;", C, xv);
-		ox_cg_line(cg, l, "%s = %s;", ye, r);
-	} else if (keep) {
-		l = open_loop(cg, lvl, "k", p.len, 0);
-		ox_cg_line(cg, l, "%s /= s;", ye);
-	} else {
+		/* subtract the run's maximum so exp cannot overflow; a NaN
+		 * anywhere makes the sum NaN and so the whole run, as in the
+		 * reference. Where storage is the compute type, exp(v - m) is
+		 * kept in y for the last pass; f16/bf16 would round it, so they
+		 * compute it again. */
+		const int keep = n->op == OX_OP_Softmax && dt != OX_F16 && dt != OX_BF16;
+		ox_buf_printf(&b, "%s m = %s;\nfor ($I k = 1; k < %s; k++) {\n\tconst %s v = %s;\n\tif (v > m)\n\t\tm = v;\n}\n",
+			      C, ox_cg_load(dt, "x[0]"), L, C, xv);
+		ox_buf_printf(&b, "%s s = %s;\nfor ($I k = 0; k < %s; k++) {\n", C, ox_cg_lit(cdt, 0), L);
+		if (keep)
+			ox_buf_printf(&b, "\tconst %s e = %s;\n\ty[k * inner_] = e;\n\ts += e;\n}\n", C, ev);
+		else
+			ox_buf_printf(&b, "\ts += %s;\n}\n", ev);
 		char q[192];
-		ox_cg_snprintf(q, sizeof q, "%s / s", ev);
-		l = open_loop(cg, lvl, "k", p.len, 0);
-		ox_cg_line(cg, l, "%s = %s;", ye, ox_cg_store(dt, q));
+		if (n->op == OX_OP_LogSoftmax) {
+			ox_buf_printf(&b, "const %s ls = %s(s);\nfor ($I k = 0; k < %s; k++) {\n\tconst %s v = %s;\n", C,
+				      ox_red_fn(cg, cdt, "log"), L, C, xv);
+			ox_buf_printf(&b, "\ty[k * inner_] = %s;\n}\n", ox_cg_store(dt, "(v - m) - ls"));
+		} else if (keep) {
+			ox_buf_printf(&b, "for ($I k = 0; k < %s; k++)\n\ty[k * inner_] /= s;\n", L);
+		} else {
+			ox_cg_snprintf(q, sizeof q, "%s / s", ev);
+			ox_buf_printf(&b, "for ($I k = 0; k < %s; k++)\n\ty[k * inner_] = %s;\n", L, ox_cg_store(dt, q));
+		}
 	}
-	close_loops(cg, l, lvl);
-	close_loops(cg, lvl, 1);
-	return 0;
+	int rc = ox_cg_map(cg, g, d, 2, "", b.s);
+	ox_buf_free(&b);
+	return rc;
 }
 
 /* ---------------- LayerNormalization ---------------- */

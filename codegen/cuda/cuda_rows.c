@@ -1,7 +1,8 @@
 /* cuda_rows.c: the kernels over rows or strided lines (--target cuda):
  * a warp per contiguous row (LayerNormalization, RMSNormalization,
- * Softmax, LogSoftmax), a thread per (outer, inner) line down a middle
- * axis (Softmax), a block per (image, group) or per channel
+ * Softmax, LogSoftmax; along a middle axis the C emitter's map,
+ * cuda_map.c), a thread per (outer, inner) line down a middle axis
+ * (Reduce), a block per (image, group) or per channel
  * (InstanceNorm, GroupNorm, the global pools), and the Reduce kernels,
  * which render codegen/reduction.h's description (thread per output, warp
  * per row, a row split over blocks). The families layernorm, softmax,
@@ -398,29 +399,9 @@ int ox_cu_emit_softmax(ox_cg *cg, ox_graph *g, ox_node *n)
 	char kname[200];
 	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf t = ox_cu_kbuf(g, n);
-	if (strided) {
-		/* along a middle axis (the channels of NCHW): a thread per
-		 * (outer, inner), down the axis with stride inner, the same
-		 * three passes */
-		ox_dim inner = 1, Dx = x->shape.d[ax];
-		for (int i = ax + 1; i < r; i++)
-			inner = ox_dim_mul(g, inner, x->shape.d[i]);
-		ox_cu_rt R = {g, 0, {0}};
-		middle_dims sd;
-		if (!strided_dims(&R, Dx, inner, &sd))
-			return 1;
-		ox_buf body = {0};
-		ox_buf_printf(&body, "\tconst $I o = i0 * %s + i1, st = %s;\n\tconst OX_T *xr = x + o;\n\tOX_T *yr = y + o;\n"
-				     "\tfloat m = -INFINITY;\n\tfor ($I j = 0; j < %s; j++) {\n"
-				     "\t\tconst float v = OX_LD(xr[j * st]);\n\t\tif (v > m)\n\t\t\tm = v;\n\t}\n"
-				     "\tfloat s = 0.0f;\n\tfor ($I j = 0; j < %s; j++)\n\t\ts += expf(OX_LD(xr[j * st]) - m);\n"
-				     "%s\tfor ($I j = 0; j < %s; j++)\n\t\tyr[j * st] = OX_ST(%s);\n",
-			      sd.din, sd.in, sd.d, sd.d, log ? "\tconst float ls = logf(s);\n" : "", sd.d,
-			      log ? "(OX_LD(xr[j * st]) - m) - ls" : "expf(OX_LD(xr[j * st]) - m) / s");
-		ox_buf_printf(&t, "/* %s: %s along axis %d of %lld, a thread per (outer, inner)%s */\n", cg->fname, n->optype,
-			      ax, (long long)ox_opt_top(g, Dx), R.n ? " (run-time dims)" : "");
-		return strided_kernel(cg, &R, rows, inner, "const OX_T *__restrict__ x, OX_T *__restrict__ y", &t,
-				      &body);
+	if (strided) { /* along a middle axis (the channels of NCHW): the C emitter's map, a thread per (outer, inner) */
+		ox_buf_free(&t);
+		return ox_cu_emit_map(cg, g, n);
 	}
 	char len[48];
 	warp_rows(&t, g, cg->fname, n->optype, rows, D, kname, "const OX_T *__restrict__ x, OX_T *__restrict__ y", len,
