@@ -406,9 +406,9 @@ static int emit_arg(ox_cg *cg, ox_graph *g, ox_node *n)
 	/* (the stride named once: a load expression may repeat its argument) */
 	ox_buf_printf(&body, "const $I inner_ = %s;\nconst %s *x = in0 + i0 * %s + i1;\n%s best = %s;\n", I, T, LI, C,
 		      ox_cg_load(dt, "x[0]"));
-	ox_buf_printf(&body, "int64_t at = 0;\nfor ($I k = 1; k < %s; k++) {\n\tconst %s v = %s;\n", L, C,
+	ox_buf_printf(&body, "$I at = 0;\nfor ($I k = 1; k < %s; k++) {\n\tconst %s v = %s;\n", L, C,
 		      ox_cg_load(dt, "x[k * inner_]"));
-	ox_buf_printf(&body, "\tif (%s) {\n\t\tbest = v;\n\t\tat = (int64_t)k;\n\t}\n}\nout0[i] = at;\n",
+	ox_buf_printf(&body, "\tif (%s) {\n\t\tbest = v;\n\t\tat = k;\n\t}\n}\nout0[i] = (int64_t)at;\n",
 		      ox_red_better(cg, ox_dtype_is_float(dt), n->op == OX_OP_ArgMax, last));
 	int rc = ox_cg_map(cg, g, d, 2, "", body.s);
 	ox_buf_free(&body);
