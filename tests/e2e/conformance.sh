@@ -26,8 +26,10 @@ set -u
 # OXC_TARGET=cuda-emu|cuda: the CUDA target (docs/cuda.md), built by c++ against
 # ox_cuda_emu.h or by nvcc. OXC_TARGET=aarch64|riscv64: the C target
 # cross-built by $ARCH-linux-gnu-gcc and run under qemu-user
-# (qemu-$ARCH -L /usr/$ARCH-linux-gnu; tests/arm64/run.sh); --cpu and its
-# flags come from ONNXCC_FLAGS and OX_CFLAGS as for the host.
+# (qemu-$ARCH -L /usr/$ARCH-linux-gnu, and -cpu $OXC_QEMU_CPU when set:
+# a core of that ISA level, which faults on any later instruction;
+# tests/arm64/run.sh); --cpu and its flags come from ONNXCC_FLAGS and
+# OX_CFLAGS as for the host.
 case ${OXC_TARGET:-c} in cuda-emu) export OXC_TFLAGS='--target cuda --cuda-emu' ;; cuda) export OXC_TFLAGS='--target cuda' ;; *) export OXC_TFLAGS= ;; esac
 case ${OXC_TARGET:-c} in
 aarch64 | riscv64) export OXC_XCC=$OXC_TARGET-linux-gnu-gcc OXC_QEMU=qemu-$OXC_TARGET OXC_SYSROOT=/usr/$OXC_TARGET-linux-gnu ;;
@@ -152,7 +154,7 @@ check() {
 	n=$(find "$data" -maxdepth 1 -name 'input_*.pb' | wc -l)
 	[ "$n" = "$k" ] || { echo "test data: input files are not input_0..input_$((n - 1)).pb"; return 1; }
 	local -a emu=()
-	[ -z "$OXC_QEMU" ] || emu=("$OXC_QEMU" -L "$OXC_SYSROOT")
+	[ -z "$OXC_QEMU" ] || emu=("$OXC_QEMU" -L "$OXC_SYSROOT" ${OXC_QEMU_CPU:+-cpu "$OXC_QEMU_CPU"})
 	timeout -k 5 "${OX_RUN_TIMEOUT:-60}" "${emu[@]}" "$t/net" "${ins[@]}" -o "$t/out" >"$t/run.log" 2>&1
 	rc=$?
 	if [ $rc = 124 ] || [ $rc = 137 ]; then
