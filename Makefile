@@ -421,6 +421,12 @@ firmware: all deps-firmware
 .PHONY: arm64
 arm64: all deps-cross deps-clang deps-models zoo-refs tests/e2e/oxcmp
 	tests/arm64/run.sh $(B)/zoo
+# instructions per inference of the zoo on AArch64, counted under qemu
+# (bench/arm_insns.sh, a TCG plugin; about 10 minutes): docs/benchmarks-arm.md
+.PHONY: bench-arm
+bench-arm: all deps-cross zoo-models
+	bench/arm_insns.sh -d $(B)/zoo --md docs/benchmarks-arm.md
+
 # every command of docs/tutorial.md, in a temporary directory
 # (tests/e2e/tutorial.sh): PyTorch export, compile, check, own program,
 # CMake, firmware on QEMU
