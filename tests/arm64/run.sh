@@ -86,10 +86,14 @@ each() {
 # armv8-a (no LSE atomics, no dot product: an instruction past armv8-a
 # faults, and GCC's outline atomics take their load/store-exclusive
 # path), a Cortex-A76 (ARMv8.2-A with the dot product) for dotprod;
-# qemu-riscv64's default rv64 (RV64GC) for generic.
+# qemu-riscv64's default core for RISC-V (GCC's default code, RV64GC).
 qcpu() { case $1 in "$A64") echo cortex-a53 ;; "$DOT") echo cortex-a76 ;; esac; }
 # emu ARCH CPU: the words that run a program of ARCH built for --cpu CPU
-emu() { echo "qemu-$1 -L /usr/$1-linux-gnu${2:+$(q=$(qcpu "$2"); [ -n "$q" ] && echo " -cpu $q")}"; }
+emu() {
+	local q
+	q=$(qcpu "$2")
+	echo "qemu-$1 -L /usr/$1-linux-gnu${q:+ -cpu $q}"
+}
 
 # ---- 1. vmath ----
 if part vmath; then
