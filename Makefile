@@ -416,8 +416,9 @@ firmware: all deps-firmware
 # host's program, make int8's and conv13_int8 within one step of ONNX
 # Runtime). --cpu armv8.2-a+dotprod: every 27th test from the 3rd (69),
 # every second case, 4 zoo models, the int8 models. riscv64 --cpu
-# generic: the same 69 tests and 2 zoo models. About 4 minutes on 2 idle
-# cores (410 CPU seconds).
+# generic: the same 69 tests and 2 zoo models. About 400 CPU seconds:
+# about 4 minutes on 2 idle cores (6.4 measured on 2 cores that other
+# work kept busy, load 3.7 to 5.6).
 .PHONY: arm64
 arm64: all deps-cross deps-clang deps-models zoo-refs tests/e2e/oxcmp
 	tests/arm64/run.sh $(B)/zoo
