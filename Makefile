@@ -48,11 +48,13 @@ DEB_INSTALL := cmake ninja-build man-db groff-base
 DEB_PYTHON := python3 python3-numpy python3-onnx
 DEB_MODELS := $(DEB_PYTHON) python3-torch python3-torchvision
 DEB_FIRMWARE := gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
+# AArch64 and RISC-V Linux: GCC 12 with their libc, and qemu-user to run them
+DEB_CROSS := gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu qemu-user
 DEB_PICTURES := graphviz chromium $(DEB_PYTHON)
 # the Python package's install paths: a venv and pip, offline
 DEB_PYPKG := python3-pip python3-venv python3-setuptools python3-wheel
 
-.PHONY: cuda zoo-refs all deps deps-clang deps-python deps-models deps-pictures deps-all test unit conformance conformance-check \
+.PHONY: cuda zoo-refs all deps deps-clang deps-cross deps-python deps-models deps-pictures deps-all test unit conformance conformance-check \
 	conformance-report zoo zoo-models demo clean
 all: deps $(BIN) $(B)/onnxcc.1 tests/e2e/oxcmp
 
@@ -78,6 +80,8 @@ deps-install:
 	$(call apt_install,$(DEB_INSTALL))
 deps-firmware:
 	$(call apt_install,$(DEB_FIRMWARE))
+deps-cross:
+	$(call apt_install,$(DEB_CROSS))
 deps-pictures:
 	$(call apt_install,$(DEB_PICTURES))
 deps-python:
@@ -94,8 +98,8 @@ deps-models:
 	  (cd tools && ONNXRUNTIME_NODE_INSTALL=skip npm ci --silent --no-audit --no-fund)
 # everything make test's layers need, in one apt-get
 deps-all:
-	$(call apt_install,$(sort $(DEB_BUILD) $(DEB_CLANG) $(DEB_FUZZ) $(DEB_INSTALL) $(DEB_FIRMWARE) $(DEB_PICTURES) \
-	  $(DEB_MODELS) $(DEB_PYPKG)))
+	$(call apt_install,$(sort $(DEB_BUILD) $(DEB_CLANG) $(DEB_FUZZ) $(DEB_INSTALL) $(DEB_FIRMWARE) $(DEB_CROSS) \
+	  $(DEB_PICTURES) $(DEB_MODELS) $(DEB_PYPKG)))
 	@$(MAKE) --no-print-directory deps-models
 
 $(BIN): $(OBJS)
@@ -307,7 +311,7 @@ difftest: all deps-models difftest-san
 # opt-cases)
 TEST_LAYERS := ops-doc-check unit house-check vmath conformance-sample cases bad baddata opt-cases-sample ml int8 zoo dyn python \
 	difftest-smoke cuda \
-	footprint firmware determinism install-check pictures tutorial fuzz-smoke sanitize
+	footprint firmware arm64 determinism install-check pictures tutorial fuzz-smoke sanitize
 test: deps-all all
 	@MAKE="$(MAKE)" tests/layers.sh $(TEST_LAYERS)
 
@@ -403,6 +407,30 @@ demo: all
 .PHONY: firmware deps-firmware tutorial
 firmware: all deps-firmware
 	examples/firmware/run.sh $(B)/fw
+
+# Generated code run for real on other CPUs (tests/arm64/run.sh): built by
+# Debian's aarch64-linux-gnu-gcc and riscv64-linux-gnu-gcc, run under
+# qemu-user (AArch64: a Cortex-A53 for armv8-a, an A76 for dotprod, so an
+# instruction past the target's ISA faults), every output against ONNX
+# Runtime's or the backend test's at the x86 layers' tolerances.
+# --cpu armv8-a: the NEON vector math's accuracy (gcc and clang); a fixed
+# sample of tests/e2e/expected_pass.txt, its every 9th test from the 3rd
+# (tests 3, 12, 21, ...: 206); the optimizer's 87 cases; 12 zoo models
+# (--threads 3 the same bits); the 6 int8 models (the same bits as the
+# host's program, make int8's and conv13_int8 within one step of ONNX
+# Runtime). --cpu armv8.2-a+dotprod: every 27th test from the 3rd (69),
+# every second case, 4 zoo models, the int8 models. riscv64 --cpu
+# generic: the same 69 tests and 2 zoo models. About 400 CPU seconds:
+# about 4 minutes on 2 idle cores (6.4 measured on 2 cores that other
+# work kept busy, load 3.7 to 5.6).
+.PHONY: arm64
+arm64: all deps-cross deps-clang deps-models zoo-refs tests/e2e/oxcmp
+	tests/arm64/run.sh $(B)/zoo
+# instructions per inference of the zoo on AArch64, counted under qemu
+# (bench/arm_insns.sh, a TCG plugin; about 10 minutes): docs/benchmarks-arm.md
+.PHONY: bench-arm
+bench-arm: all deps-cross zoo-models
+	bench/arm_insns.sh -d $(B)/zoo --md docs/benchmarks-arm.md
 
 # every command of docs/tutorial.md, in a temporary directory
 # (tests/e2e/tutorial.sh): PyTorch export, compile, check, own program,

@@ -66,8 +66,9 @@ static const cli_opt opts[NOPT] = {
 			     "plain (to measure)"},
 	[OPT_CPU] = {"--cpu", "NAME", O_VALUE, "cpu",
 		     "the CPU the code is for: generic (the default: portable C11),\n"
-		     "x86-64-v3 (AVX2+FMA), x86-64-v4 (AVX-512), armv8-a (NEON) or\n"
-		     "native (this machine); sets vector width, tiles and --build's flags"},
+		     "x86-64-v3 (AVX2+FMA), x86-64-v4 (AVX-512), armv8-a (NEON),\n"
+		     "armv8.2-a+dotprod (NEON and the int8 dot product) or native (this\n"
+		     "machine); sets vector width, tiles and --build's flags"},
 	[OPT_PRINT_CFLAGS] = {"--print-cflags", NULL, O_FLAG, NULL, "print the compiler flags for --cpu and exit"},
 	[OPT_OPT] = {"--opt", "0|1", O_VALUE, "opt", "1 (default): the optimizing passes; 0: only what codegen needs"},
 	[OPT_SKIP] = {"--skip", "PASS", O_LIST, "skip",
@@ -853,8 +854,8 @@ int main(int argc, char **argv)
 	if (cpu && !(tgt = ox_target_find(cpu))) {
 		fprintf(stderr, "onnxcc: --cpu '%s' is not known; the targets are:\n", cpu);
 		for (const ox_target *t = ox_targets; t->name; t++)
-			fprintf(stderr, "  %-10s %s\n", t->name, t->about);
-		fprintf(stderr, "  %-10s this machine (detected)\n", "native");
+			fprintf(stderr, "  %-17s %s\n", t->name, t->about);
+		fprintf(stderr, "  %-17s this machine (detected)\n", "native");
 		return 1;
 	}
 	if (print_cflags) {

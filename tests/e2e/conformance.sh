@@ -24,8 +24,17 @@
 # errors (2). See tests/e2e/README.md.
 set -u
 # OXC_TARGET=cuda-emu|cuda: the CUDA target (docs/cuda.md), built by c++ against
-# ox_cuda_emu.h or by nvcc
+# ox_cuda_emu.h or by nvcc. OXC_TARGET=aarch64|riscv64: the C target
+# cross-built by $ARCH-linux-gnu-gcc and run under qemu-user
+# (qemu-$ARCH -L /usr/$ARCH-linux-gnu, and -cpu $OXC_QEMU_CPU when set:
+# a core of that ISA level, which faults on any later instruction;
+# tests/arm64/run.sh); --cpu and its flags come from ONNXCC_FLAGS and
+# OX_CFLAGS as for the host.
 case ${OXC_TARGET:-c} in cuda-emu) export OXC_TFLAGS='--target cuda --cuda-emu' ;; cuda) export OXC_TFLAGS='--target cuda' ;; *) export OXC_TFLAGS= ;; esac
+case ${OXC_TARGET:-c} in
+aarch64 | riscv64) export OXC_XCC=$OXC_TARGET-linux-gnu-gcc OXC_QEMU=qemu-$OXC_TARGET OXC_SYSROOT=/usr/$OXC_TARGET-linux-gnu ;;
+*) export OXC_XCC='' OXC_QEMU='' OXC_SYSROOT='' ;;
+esac
 
 # ---- worker: one test, called back through xargs as `conformance.sh --one SUITE/NAME` ----
 one() {
@@ -129,8 +138,8 @@ check() {
 	cuda) # nvcc, for the GPU of this machine ($OXC_ARCH, default sm_90)
 		timeout -k 5 "${OX_BUILD_TIMEOUT:-600}" ${NVCC:-nvcc} -std=c++17 -O1 -arch="${OXC_ARCH:-sm_90}" -o "$t/net" \
 			"$t/net.cu" "$t/net_main.c" "$t/net_weights.c" >"$t/build.log" 2>&1 ;;
-	*)
-		timeout -k 5 "${OX_BUILD_TIMEOUT:-600}" ${CC:-cc} -std=c11 -O1 ${OX_CFLAGS:-} -o "$t/net" \
+	*) # the host's cc, or the cross compiler of OXC_TARGET=aarch64|riscv64
+		timeout -k 5 "${OX_BUILD_TIMEOUT:-600}" ${OXC_XCC:-${CC:-cc}} -std=c11 -O1 ${OX_CFLAGS:-} -o "$t/net" \
 			"$t/net.c" "$t/net_main.c" "$t/net_weights.c" -lm >"$t/build.log" 2>&1 ;;
 	esac
 	rc=$?
@@ -144,7 +153,9 @@ check() {
 	done
 	n=$(find "$data" -maxdepth 1 -name 'input_*.pb' | wc -l)
 	[ "$n" = "$k" ] || { echo "test data: input files are not input_0..input_$((n - 1)).pb"; return 1; }
-	timeout -k 5 "${OX_RUN_TIMEOUT:-60}" "$t/net" "${ins[@]}" -o "$t/out" >"$t/run.log" 2>&1
+	local -a emu=()
+	[ -z "$OXC_QEMU" ] || emu=("$OXC_QEMU" -L "$OXC_SYSROOT" ${OXC_QEMU_CPU:+-cpu "$OXC_QEMU_CPU"})
+	timeout -k 5 "${OX_RUN_TIMEOUT:-60}" "${emu[@]}" "$t/net" "${ins[@]}" -o "$t/out" >"$t/run.log" 2>&1
 	rc=$?
 	if [ $rc = 124 ] || [ $rc = 137 ]; then
 		echo "run: timed out after ${OX_RUN_TIMEOUT:-60} s"; return 1
@@ -256,6 +267,10 @@ OXC_ONNXCC=${ONNXCC:-$ROOT/onnxcc}
 case $OXC_ONNXCC in /*) ;; *) OXC_ONNXCC=$(pwd)/$OXC_ONNXCC ;; esac
 OXC_TOL=$ROOT/tests/e2e/tolerances.txt
 command -v timeout >/dev/null || die "needs timeout(1) (coreutils)"
+if [ -n "$OXC_XCC" ]; then
+	command -v "$OXC_XCC" >/dev/null || die "OXC_TARGET=$OXC_TARGET needs $OXC_XCC (make deps-cross)"
+	command -v "$OXC_QEMU" >/dev/null || die "OXC_TARGET=$OXC_TARGET needs $OXC_QEMU (make deps-cross)"
+fi
 
 OXC_WORK=$(mktemp -d "${TMPDIR:-/tmp}/oxconf.XXXXXX") || die "cannot make a temp dir"
 if [ -n "${OX_KEEP:-}" ]; then

@@ -237,17 +237,7 @@ each tf32_one $TF32 || fail=1
 
 case " $INT8 " in
 *" $DIR/int8/resnet18_int8.onnx "*)
-	mkdir -p "$DIR/int8"
-	"$PY" - "$DIR/resnet18/input_0.npy" "$DIR/int8/calib.npy" <<'EOF'
-import sys
-import numpy as np
-x = np.load(sys.argv[1])
-r = np.random.default_rng(0)
-np.save(sys.argv[2], np.concatenate([x + 0.1 * r.standard_normal(x.shape).astype(np.float32)
-                                     for _ in range(8)]).astype(np.float32))
-EOF
-	"$PY" examples/digits/quantize.py "$DIR/resnet18/model.onnx" "$DIR/int8/resnet18_int8.onnx" \
-		"$DIR/int8/calib.npy" > "$DIR/int8/quantize.log" 2>&1 || { echo "cuda: quantizing resnet18 failed"; fail=1; }
+	PYTHON=$PY tests/e2e/quant/resnet18_int8.sh "$DIR" || { echo "cuda: quantizing resnet18 failed"; fail=1; }
 	;;
 esac
 int8_one() {

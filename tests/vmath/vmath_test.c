@@ -152,11 +152,23 @@ static int check_transpose(void)
 int main(void)
 {
 	int fails = 0;
-	printf("vmath: OX_VW=%d, %s rendering\n", OX_VW,
+	printf("vmath: OX_VW=%d, %s rendering%s\n", OX_VW,
 #ifdef OX_VF_EXT
-	       "vector-extension"
+	       "vector-extension",
 #else
-	       "portable"
+	       "portable",
+#endif
+	/* the intrinsics vf.c took (tests/vmath/run.sh --qemu checks NEON's) */
+#if defined(OX_VF_AVX512)
+	       " (AVX-512)"
+#elif defined(OX_VF_AVX2)
+	       " (AVX2)"
+#elif defined(OX_VF_SSE)
+	       " (SSE)"
+#elif defined(OX_VF_NEON)
+	       " (NEON)"
+#else
+	       ""
 #endif
 	);
 	for (size_t f = 0; f < sizeof fns / sizeof *fns; f++) {
