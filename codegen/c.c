@@ -262,20 +262,6 @@ static int ndyn_of(ox_graph *g, const ox_node *n)
 		c += n->out[k] >= 0 && g->vals[n->out[k]].dyn;
 	return c;
 }
-
-/* text, one tab deeper (a task body inside its loop) */
-static void indent(ox_buf *b, const char *text)
-{
-	for (const char *p = text; *p;) {
-		const char *e = strchr(p, '\n');
-		size_t n = e ? (size_t)(e - p) + 1 : strlen(p);
-		if (n > 1)
-			ox_buf_puts(b, "\t");
-		ox_buf_printf(b, "%.*s", (int)n, p);
-		p += n;
-	}
-}
-
 /* Does the C emitter take this node, whose values may have run-time dims?
  * Those that do not are listed as errors, all of them, by the caller. */
 static int rt_refused(ox_graph *g, ox_node *n)
@@ -716,7 +702,7 @@ static void emit_spec(ox_cg *cg, const char *fpre, int funcs0, spec_out *so)
 				if (usesD && ox_cg_uses_name(text, "ox_d"))
 					ox_buf_printf(nodes, "\tint64_t *ox_d = %sp[%d];\n", cxx ? "(int64_t *)" : "", n->nin + n->nout);
 				ox_buf_puts(nodes, "\tfor (long t = t0; t < t1; t++) {\n");
-				indent(nodes, text);
+				ox_buf_lines(nodes, 1, text);
 				ox_buf_puts(nodes, "\t}\n}\n\n");
 				free(text);
 			}

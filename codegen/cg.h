@@ -49,6 +49,9 @@ typedef struct {
 void ox_buf_printf(ox_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ox_buf_puts(ox_buf *b, const char *s);
 void ox_buf_vprintf(ox_buf *b, const char *fmt, va_list ap);
+/* text's lines into b, each after lvl tabs (an empty line without), each
+ * ended by a line break */
+void ox_buf_lines(ox_buf *b, int lvl, const char *text);
 /* where text has a field (ox_buf's) left unfilled, else NULL */
 const char *ox_cg_fields_left(const char *text);
 /* snprintf for codegen/: every snprintf here is this one. A text that

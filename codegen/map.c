@@ -33,26 +33,12 @@ const char *ox_cg_map_dim(ox_cg *cg, ox_dim d)
 	return s ? ox_cg_text(cg, "%s", s) : "0";
 }
 
-/* text's lines into b, each after lvl tabs (an empty line without) */
-static void put_lines(ox_buf *b, int lvl, const char *text)
-{
-	for (const char *l = text; l && *l;) {
-		const char *e = strchr(l, '\n');
-		size_t n = e ? (size_t)(e - l) : strlen(l);
-		if (n)
-			ox_buf_printf(b, "%.*s%.*s\n", lvl, "\t\t\t\t\t\t\t\t\t\t\t\t", (int)n, l);
-		else
-			ox_buf_puts(b, "\n");
-		l += n + (e != NULL);
-	}
-}
-
 /* the C target's rendering of a map's lines: its index type ($I) is
  * ptrdiff_t (cg.h, ox_buf's fields) */
 void ox_cg_lines(ox_cg *cg, int lvl, const char *text)
 {
 	ox_buf b = {.ix = "ptrdiff_t"};
-	put_lines(&b, lvl, text);
+	ox_buf_lines(&b, lvl, text);
 	ox_buf_puts(&cg->body, b.s ? b.s : "");
 	ox_buf_free(&b);
 }
@@ -66,8 +52,8 @@ int ox_cg_map(ox_cg *cg, ox_graph *g, const ox_dim *d, int r, const char *pre, c
 				return 0; /* (not described: no kernel) */
 		M->ok = 1, M->r = r;
 		memcpy(M->d, d, (size_t)r * sizeof *d);
-		put_lines(&M->body, 1, pre);
-		put_lines(&M->body, 1, body);
+		ox_buf_lines(&M->body, 1, pre);
+		ox_buf_lines(&M->body, 1, body);
 		return 0;
 	}
 	for (int k = 0; k < r; k++)

@@ -105,6 +105,18 @@ static void buf_vprintf(ox_buf *b, const char *fmt, va_list ap)
 	b->len += (size_t)n;
 }
 
+void ox_buf_lines(ox_buf *b, int lvl, const char *text)
+{
+	for (const char *l = text; l && *l;) {
+		const char *e = strchr(l, '\n');
+		const size_t n = e ? (size_t)(e - l) : strlen(l);
+		for (int k = 0; n && k < lvl; k++)
+			ox_buf_puts(b, "\t");
+		ox_buf_printf(b, "%.*s\n", (int)n, l);
+		l += n + (e != NULL);
+	}
+}
+
 void ox_buf_vprintf(ox_buf *b, const char *fmt, va_list ap)
 {
 	buf_vprintf(b, fmt, ap);

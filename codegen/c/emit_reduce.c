@@ -452,9 +452,9 @@ static int emit_softmax(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_snprintf(xv, sizeof xv, "%s", ox_cg_load(dt, "x[k * inner_]"));
 	ox_cg_snprintf(ev, sizeof ev, "%s(%s - m)", ox_red_fn(cg, cdt, "exp"), xv);
 	ox_buf b = {0};
+	const char *LI = ox_cg_map_dim(cg, ox_dim_mul(g, p.len, p.inner));
 	ox_buf_printf(&b, "const $I inner_ = %s;\nconst %s *x = in0 + i0 * %s + i1;\n%s *y = out0 + i0 * %s + i1;\n",
-		      ox_cg_map_dim(cg, p.inner), T, ox_cg_map_dim(cg, ox_dim_mul(g, p.len, p.inner)), T,
-		      ox_cg_map_dim(cg, ox_dim_mul(g, p.len, p.inner)));
+		      ox_cg_map_dim(cg, p.inner), T, LI, T, LI);
 	if (n->op == OX_OP_Hardmax) {
 		/* one-hot at the first maximum (ArgMax's rule, NaN included) */
 		ox_buf_printf(&b, "%s best = %s;\n$I at = 0;\nfor ($I k = 1; k < %s; k++) {\n\tconst %s v = %s;\n", C,

@@ -49,7 +49,6 @@ INT8=${INT8:-examples/digits/digits_int8.onnx tests/e2e/quant/mix_int8.onnx test
 INT8_ORT="digits_int8 mix_int8 mix_uint8 conv13_int8"
 NIN=4
 A64=armv8-a DOT=armv8.2-a+dotprod
-JOBS=${JOBS:-$(nproc 2>/dev/null || echo 1)}
 
 die() { echo "arm64: $*" >&2; exit 2; }
 [ -x "$ONNXCC" ] || die "$ONNXCC not found (run make)"
@@ -63,25 +62,7 @@ PARTS=${PARTS:-vmath conformance zoo int8}
 part() { case " $PARTS " in *" $1 "*) SECONDS=0; return 0 ;; esac; return 1; }
 took() { echo "arm64: $1 took $SECONDS s"; }
 
-# each FUNC ARG...: FUNC ARG for every arg, $JOBS at a time, their output
-# in order; 1 when one failed (tests/e2e/cuda.sh's)
-each() {
-	local f=$1 n=0 rc=0 tmp k
-	shift
-	tmp=$(mktemp -d) || return 1
-	for a in "$@"; do
-		while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
-		( "$f" "$a" > "$tmp/$n" 2>&1; echo $? > "$tmp/$n.rc" ) &
-		n=$((n + 1))
-	done
-	wait
-	for ((k = 0; k < n; k++)); do
-		cat "$tmp/$k"
-		[ "$(cat "$tmp/$k.rc" 2>/dev/null)" = 0 ] || rc=1
-	done
-	rm -rf "$tmp"
-	return $rc
-}
+. tests/each.sh # (each FUNC ITEM...: $JOBS at a time, default the cores)
 # The core qemu emulates for each --cpu: an ARMv8.0-A Cortex-A53 for
 # armv8-a (no LSE atomics, no dot product: an instruction past armv8-a
 # faults, and GCC's outline atomics take their load/store-exclusive
