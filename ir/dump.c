@@ -136,7 +136,7 @@ static void put_value(const ox_graph *g, FILE *f, ox_id id)
 	else
 		fputc('?', f);
 	if (v->layout) {
-		int np = v->layout == OX_L_CONVW || v->layout == OX_L_WINOW ? 3 : v->layout == OX_L_GEMMB ? 2 : 1;
+		int np = ox_layout_nparams(v->layout);
 		fprintf(f, "@%s(", ox_layout_names[v->layout]);
 		for (int i = 0; i < np; i++)
 			fprintf(f, "%s%d", i ? "," : "", v->lp[i]);

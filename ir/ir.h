@@ -128,9 +128,18 @@ typedef struct {
  *                 values (T = m + 2) per output and input channel, in
  *                 groups of lp[2] vectors of lp[0] lanes (M rounded up to
  *                 lp[0]), each group [T^2][C][group width] (opt/winograd.c)
+ *   OX_L_QCONVW   QConv weights [M,Cg,KH,KW] (1-D: [M,Cg,KW]) for the
+ *                 packed integer convolution (templates/qint.c's ox_qg_*):
+ *                 signed bytes (uint8 weights less 128); for each of the
+ *                 lp[0] groups, blocks of 8 output channels, each
+ *                 [KH KW][Cg/4][8][4] (Cg rounded up to 4; zeros past
+ *                 the group's channels); when lp[1] is 1 one more block
+ *                 follows whose row 0 is ones (the sums of the input
+ *                 that nonzero weight zero points need), the rest zeros
  * The text form writes them after the type: %3:f32[1,64,56,56]@blocked(16). */
-enum { OX_L_PLAIN, OX_L_BLOCKED, OX_L_CONVW, OX_L_DWW, OX_L_GEMMB, OX_L_PADDED, OX_L_WINOW, OX_NLAYOUTS };
+enum { OX_L_PLAIN, OX_L_BLOCKED, OX_L_CONVW, OX_L_DWW, OX_L_GEMMB, OX_L_PADDED, OX_L_WINOW, OX_L_QCONVW, OX_NLAYOUTS };
 extern const char *const ox_layout_names[OX_NLAYOUTS];
+int ox_layout_nparams(int layout); /* how many of lp[] the layout has */
 
 /* ---- symbolic values ----
  * A small integer tensor (rank 0 or 1) that the compiler knows element by

@@ -555,7 +555,12 @@ int ox_shape_too_big(const ox_shape *s, int dtype)
 	return __builtin_mul_overflow(n, size ? size : 1, &n) || n > OX_MAX_BYTES;
 }
 
-const char *const ox_layout_names[OX_NLAYOUTS] = {"plain", "blocked", "convw", "dww", "gemmb", "padded", "winow"};
+const char *const ox_layout_names[OX_NLAYOUTS] = {"plain", "blocked", "convw", "dww", "gemmb", "padded", "winow", "qconvw"};
+
+int ox_layout_nparams(int layout)
+{
+	return layout == OX_L_CONVW || layout == OX_L_WINOW ? 3 : layout == OX_L_GEMMB || layout == OX_L_QCONVW ? 2 : 1;
+}
 
 static int64_t round_up(int64_t x, int64_t b)
 {
@@ -588,6 +593,15 @@ int64_t ox_value_storage_numel(const ox_value *v)
 		if (v->shape.rank != 4)
 			return n;
 		return (int64_t)(v->lp[1] + 2) * (v->lp[1] + 2) * d[1] * round_up(d[0], v->lp[0]);
+	case OX_L_QCONVW: { /* per group: Mg and Cg rounded up to 8 and 4; the ones block */
+		if (v->shape.rank < 3 || v->lp[0] < 1 || d[0] % v->lp[0])
+			return n;
+		int64_t taps = 1;
+		for (int k = 2; k < v->shape.rank; k++)
+			taps *= d[k];
+		int64_t blk = taps * round_up(d[1], 4) * 8;
+		return (v->lp[0] * round_up(d[0] / v->lp[0], 8) / 8 + v->lp[1]) * blk;
+	}
 	}
 	return n;
 }

@@ -663,3 +663,49 @@ int64_t ox_opt_nms_gpu_scratch(int64_t P, int64_t N, int64_t K, int64_t *kofs, i
 	*kofs = P * np2 * 8, *cofs = *kofs + (P * K * 4 + 7) / 8 * 8, *oofs = *cofs + P * 4;
 	return *oofs + (P + 1) * 4;
 }
+
+/* ---- the packed integer convolution (opt.h, ox_qconvgeo) ---- */
+
+int ox_opt_qconv_geo(ox_graph *g, const ox_node *n, ox_qconvgeo *q)
+{
+	memset(q, 0, sizeof *q);
+	if (g->gpu || n->op != OX_OP_QConv || n->nin < 2)
+		return -1;
+	const ox_value *x = ox_in(g, n, 0), *w = ox_in(g, n, 1), *y = ox_out(g, n, 0);
+	int nsp = x->shape.rank - 2;
+	if (nsp < 1 || nsp > 2 || w->kind != OX_V_CONST || !w->data || (w->dtype != OX_I8 && w->dtype != OX_U8) ||
+	    !ox_shape_is_const(&x->shape) || !ox_shape_is_const(&y->shape) || w->shape.rank != x->shape.rank)
+		return -1;
+	int64_t k[2], s[2], d[2], pads[4], in[2], out[2];
+	int ap;
+	if (ox_ir_nn_window(g, n, nsp, &w->shape, k, s, d, pads, &ap))
+		return -1;
+	for (int i = 0; i < nsp; i++)
+		in[i] = x->shape.d[i + 2], out[i] = y->shape.d[i + 2];
+	ox_ir_nn_same_pads(ap, nsp, in, out, k, s, d, pads);
+	int o = 2 - nsp; /* 1-D: the width alone, one row */
+	q->IH = q->OH = q->KH = q->SH = q->DH = 1;
+	for (int i = 0; i < nsp; i++) {
+		int64_t *dst[] = {&q->IH, &q->IW}, *od[] = {&q->OH, &q->OW}, *kd[] = {&q->KH, &q->KW};
+		int64_t *sd[] = {&q->SH, &q->SW}, *dd[] = {&q->DH, &q->DW}, *pd[] = {&q->PH, &q->PW};
+		*dst[i + o] = in[i], *od[i + o] = out[i], *kd[i + o] = k[i], *sd[i + o] = s[i], *dd[i + o] = d[i];
+		*pd[i + o] = pads[i];
+	}
+	q->N = x->shape.d[0], q->C = x->shape.d[1], q->M = w->shape.d[0], q->G = ox_attr_int(n, "group", 1);
+	if (q->G < 1 || q->C % q->G || q->M % q->G || w->shape.d[1] != q->C / q->G)
+		return -1;
+	q->Cg = q->C / q->G, q->Mg = q->M / q->G;
+	if (q->G > 1 && q->Cg < 4)
+		return -1; /* depthwise and tiny groups: most of the tile would be padding */
+	q->C4 = (q->Cg + 3) / 4, q->MB = (q->Mg + 7) / 8;
+	q->R = q->OH + (q->KH - 1) * q->DH / q->SH, q->W = q->OW + (q->KW - 1) * q->DW / q->SW;
+	q->P = q->OH * q->W;
+	q->tiles = (q->P + OX_QG_NR - 1) / OX_QG_NR;
+	q->gbytes = q->C4 * q->SH * q->SW * q->R * q->W * 4;
+	q->scratch = q->N * q->G * q->gbytes + OX_QG_NR * 4;
+	const int64_t *wz = NULL;
+	int nz = ox_attr_ints(n, "ox_wz", &wz);
+	for (int i = 0; i < nz; i++)
+		q->ones |= wz[i] - (w->dtype == OX_U8 ? 128 : 0) != 0;
+	return q->N * q->OH * q->OW > 0 ? 0 : -1;
+}

@@ -157,6 +157,30 @@ const ox_winomats *ox_opt_wino_mats(int m); /* NULL unless m is 2 or 4 */
  * group 1, blocked input (any pads) */
 int ox_opt_wino_eligible(ox_graph *g, const ox_node *n);
 
+/* A QConv of a QDQ model (opt/qdq.c) that the packed integer convolution
+ * computes (templates/qint.c's ox_qg_*; codegen/c/emit_quant.c): on the
+ * CPU, 1-D or 2-D, constant 8-bit weights, groups of at least 4 input
+ * channels (or one group). Its weights are OX_L_QCONVW (opt/pack.c). The
+ * kernel first copies each image's group of input channels into scratch
+ * as [Cg/4][SH SW][R][W][4] bytes: four channels interleaved per pixel,
+ * the stride's phases apart (phase (a, b) holds the padded input's rows
+ * a, a + SH, ... and columns b, b + SW, ...), pads as the zero point, so
+ * that every tap of OX_QG_NR output pixels is OX_QG_NR * 4 contiguous
+ * bytes; output pixel (oh, ow) is walked as oh W + ow (W - OW columns of
+ * each row are computed and dropped). */
+#define OX_QG_NR 48 /* output pixels per tile: templates/qint.c's OX_QG_NR */
+typedef struct {
+	int64_t N, C, M, G, Cg, Mg, C4, MB; /* C4: Cg / 4 rounded up; MB: blocks of 8 of Mg */
+	int64_t IH, IW, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW;
+	int64_t R, W;         /* a phase's rows and columns */
+	int64_t P;            /* pixels walked per image: OH W */
+	int64_t tiles;        /* tiles of OX_QG_NR per image and group */
+	int64_t gbytes;       /* scratch bytes of one image's group */
+	int64_t scratch;      /* scratch bytes in all: N G gbytes and the last tile's overrun */
+	int ones;             /* a weight zero point is not 0: the ones block (OX_L_QCONVW) */
+} ox_qconvgeo;
+int ox_opt_qconv_geo(ox_graph *g, const ox_node *n, ox_qconvgeo *q); /* 0, or -1 if not for the kernel */
+
 /* A Gemm or MatMul the packed GEMM computes: f32, B a rank-2 constant
  * (packed, OX_L_GEMMB, once opt/pack.c ran) or a runtime tensor read row
  * by row; Gemm's C absent or a constant per column (or scalar). */

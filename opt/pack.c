@@ -192,6 +192,51 @@ static void nms_gpu_scratch(ox_graph *g, ox_node *n)
 		ox_ir_add_scratch(g, n, bytes);
 }
 
+/* A QConv's 8-bit weights as OX_L_QCONVW (ir.h) for the packed integer
+ * convolution: signed bytes, blocks of 8 output channels, the taps outer
+ * and input channels in fours inner, as the kernel walks them; the ones
+ * block after them when a weight zero point is not 0. uint8 weights less
+ * 128 and their zero points (ox_wz) too: the node then reads int8 weights */
+static void pack_qconv(ox_graph *g, ox_node *n, const ox_qconvgeo *q)
+{
+	const ox_value *wv = ox_in(g, n, 1);
+	const uint8_t *w = wv->data->data;
+	int sub = wv->dtype == OX_U8 ? 128 : 0;
+	int64_t taps = q->KH * q->KW, blk = taps * q->C4 * 32, numel = (q->G * q->MB + q->ones) * blk;
+	ox_tensor *t = ox_ir_new_tensor(g, OX_I8, &(ox_shape){1, {numel}});
+	t->shape = wv->shape;
+	char buf[256];
+	snprintf(buf, sizeof buf, "%s@qconvw", wv->name);
+	ox_id id = ox_ir_add_const(g, buf, t);
+	ox_value *v = &g->vals[id];
+	v->layout = OX_L_QCONVW, v->lp[0] = (int)q->G, v->lp[1] = q->ones;
+	if (ox_value_storage_numel(v) != numel)
+		ox_die("pack: %s holds %lld bytes, its layout %lld", buf, (long long)numel,
+		       (long long)ox_value_storage_numel(v));
+	int8_t *dst = t->data;
+	memset(dst, 0, (size_t)numel);
+	for (int64_t m = 0; m < q->M; m++) {
+		int64_t gi = m / q->Mg, mg = m % q->Mg, b = gi * q->MB + mg / 8;
+		for (int64_t c = 0; c < q->Cg; c++)
+			for (int64_t tp = 0; tp < taps; tp++)
+				dst[b * blk + ((tp * q->C4 + c / 4) * 8 + mg % 8) * 4 + c % 4] =
+					(int8_t)((int)w[(m * q->Cg + c) * taps + tp] - sub);
+	}
+	if (q->ones)
+		for (int64_t r = 0; r < taps * q->C4; r++)
+			memset(dst + q->G * q->MB * blk + r * 32, 1, 4);
+	n->in[1] = id;
+	/* the weights' zero points, in the signed bytes' domain */
+	for (int i = 0; i < n->nattr && sub; i++)
+		if (!strcmp(n->attrs[i].name, "ox_wz") && n->attrs[i].type == OX_AT_INTS) {
+			int64_t *z = ox_ir_alloc(g, (size_t)(n->attrs[i].n + 1) * sizeof *z);
+			for (int k = 0; k < n->attrs[i].n; k++)
+				z[k] = n->attrs[i].ints[k] - sub;
+			n->attrs[i].ints = z;
+		}
+	ox_ir_add_scratch(g, n, q->scratch);
+}
+
 int ox_opt_pack(ox_graph *g)
 {
 	if (g->gpu) { /* the CUDA kernels read plain values (ir.h, gpu); NonMaxSuppression's take scratch */
@@ -211,6 +256,9 @@ int ox_opt_pack(ox_graph *g)
 				return -1;
 			pack_conv(g, n, &cg);
 		}
+		ox_qconvgeo qq;
+		if (n->op == OX_OP_QConv && !ox_opt_qconv_geo(g, n, &qq))
+			pack_qconv(g, n, &qq);
 		ox_attngeo aq;
 		if (n->op == OX_OP_Attention && !ox_opt_attn_geo(g, n, &aq))
 			ox_ir_add_scratch(g, n, aq.slots * aq.slot_floats * 4);

@@ -91,7 +91,7 @@ void ox_rp_layout_str(const ox_value *v, char *buf, size_t n)
 	buf[0] = 0;
 	if (!v->layout || v->layout >= OX_NLAYOUTS)
 		return;
-	int np = v->layout == OX_L_CONVW || v->layout == OX_L_WINOW ? 3 : v->layout == OX_L_GEMMB ? 2 : 1;
+	int np = ox_layout_nparams(v->layout);
 	size_t at = (size_t)snprintf(buf, n, "@%s(", ox_layout_names[v->layout]);
 	for (int k = 0; k < np && at < n; k++)
 		at += (size_t)snprintf(buf + at, n - at, "%s%d", k ? "," : "", v->lp[k]);

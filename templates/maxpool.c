@@ -13,6 +13,73 @@ OX_STATIC void ox_maxpool_$S(const $T *restrict x, $T *restrict y, int64_t *rest
 {
 	const long isz = ID * IH * IW;
 	long o = 0;
+	if (!ind && ID == 1 && KD == 1 && ($C)0.5 == ($C)0 && IW <= 4096) {
+		/* 2-D, integers, no indices: the window's columns first (a
+		 * vector loop over the row), then each output's columns. (With
+		 * floats the order decides which NaN wins: the loop below.) */
+		$C col[4096];
+		const long cw = IW < 4096 ? IW : 4096; /* (IW: the test above) */
+#if defined(__GNUC__) || defined(__clang__)
+		typedef $C ox_mpv __attribute__((vector_size(16 * sizeof($C)), aligned(1)));
+#endif
+		for (long nc = 0; nc < NC; nc++)
+		for (long oh = 0; oh < OH; oh++, o += OW) {
+			const $T *xc = x + nc * isz;
+			long rows = 0;
+			for (long kh = 0; kh < KH; kh++) {
+				const long ih = oh * SH - PH + kh * DH;
+				if (ih < 0 || ih >= IH)
+					continue;
+				const $T *xr = xc + ih * IW;
+				long iw = 0;
+				if (rows++ == 0) {
+					for (; iw < cw; iw++)
+						col[iw] = ox_ld_$S(xr[iw]);
+					continue;
+				}
+#if defined(__GNUC__) || defined(__clang__)
+				const long ve = sizeof($T) == sizeof($C) ? cw / 16 * 16 : 0;
+				for (; iw < ve; iw += 16) {
+					ox_mpv v, c;
+					memcpy(&v, xr + iw, sizeof v);
+					memcpy(&c, col + iw, sizeof c);
+					const ox_mpv gt = (ox_mpv)(v > c);
+					c = (v & gt) | (c & ~gt);
+					memcpy(col + iw, &c, sizeof c);
+				}
+#endif
+				for (; iw < cw; iw++) {
+					const $C v = ox_ld_$S(xr[iw]);
+					col[iw] = v > col[iw] ? v : col[iw];
+				}
+			}
+			/* outputs whose window's columns are all inside: [oa, ob) */
+			long oa = SW > 0 ? (PW + SW - 1) / SW : 0, ob = SW > 0 && IW - 1 - (KW - 1) * DW + PW >= 0
+						? (IW - 1 - (KW - 1) * DW + PW) / SW + 1 : 0;
+			oa = oa > OW ? OW : oa;
+			ob = ob > OW ? OW : ob < oa ? oa : ob;
+			for (long ow = 0; ow < OW; ow++) {
+				$C best = ($C)0;
+				if (rows && ow >= oa && ow < ob) {
+					const $C *c = col + ow * SW - PW;
+					best = c[0];
+					for (long kw = 1; kw < KW; kw++)
+						best = c[kw * DW] > best ? c[kw * DW] : best;
+				} else {
+					long any = 0;
+					for (long kw = 0; kw < KW && rows; kw++) {
+						const long iw = ow * SW - PW + kw * DW;
+						if (iw < 0 || iw >= IW)
+							continue;
+						if (!any++ || col[iw] > best)
+							best = col[iw];
+					}
+				}
+				y[o + ow] = ox_st_$S(best);
+			}
+		}
+		return;
+	}
 	for (long nc = 0; nc < NC; nc++) {
 		const $T *xc = x + nc * isz;
 		for (long od = 0; od < OD; od++)

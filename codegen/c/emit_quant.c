@@ -15,6 +15,7 @@
  */
 #include "../quant.h"
 #include "../../ir/family.h"
+#include "../../opt/opt.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -537,6 +538,91 @@ int ox_cg_qpool(ox_buf *b, ox_graph *g, ox_node *n, const char *ind, int64_t d[3
 	return 0;
 }
 
+/* onnxcc::QConv on weights packed as OX_L_QCONVW (opt/pack.c):
+ * templates/qconv.c's kernel. Its constants (ox_qgeo, the tap offsets,
+ * the per-channel tables) are file-scope data named after the node's
+ * function; the tasks copy the input's fours of channels into the
+ * scratch, then compute the tiles. */
+static int emit_qconv_packed(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	ox_qconvgeo q;
+	if (ox_opt_qconv_geo(g, n, &q))
+		return ox_error(g, n, "packed weights but not the packed kernel's convolution");
+	if (ox_cg_use(cg, "qconv", OX_U8))
+		return ox_error(g, n, "kernel template templates/qconv.c is missing");
+	ox_value *x = ox_in(g, n, 0), *w = ox_in(g, n, 1), *bv = n->nin > 2 && n->in[2] >= 0 ? ox_in(g, n, 2) : NULL;
+	if (bv && (bv->kind != OX_V_CONST || !bv->data || bv->dtype != OX_I32))
+		return ox_error(g, n, "the bias is not a constant int32 vector");
+	const int8_t *wd = w->data->data;
+	const int64_t taps = q.KH * q.KW, blk = taps * q.C4 * 32, K = q.Cg * taps;
+	const int xf = flip(x->dtype), xz = (int)ox_cg_qi_at(n, "ox_zp", 0) + xf;
+	const char *f = cg->fname;
+	ox_buf t = {0};
+	/* per output channel m: the constant term bias - zx sum w + K zx zw
+	 * (modulo 2^32), the weights' zero point in the signed domain */
+	ox_buf_printf(&t, "/* %s: the packed convolution's constants (templates/qconv.c) */\n", f);
+	ox_buf_printf(&t, "static const int32_t %s_cm[%lld] = {", f, (long long)q.M);
+	for (int64_t m = 0; m < q.M; m++) {
+		const int64_t b = m / q.Mg * q.MB + m % q.Mg / 8;
+		int64_t ws = 0;
+		for (int64_t r = 0; r < taps * q.C4; r++)
+			for (int k = 0; k < 4; k++)
+				ws += wd[b * blk + (r * 8 + m % q.Mg % 8) * 4 + k];
+		const int64_t zw = ox_cg_qi_at(n, "ox_wz", ox_attr_ints(n, "ox_wz", &(const int64_t *){0}) > 1 ? (int)m : 0);
+		const int64_t bias = bv ? ((const int32_t *)bv->data->data)[ox_tensor_numel(bv->data) > 1 ? m : 0] : 0;
+		const uint32_t c = (uint32_t)bias - (uint32_t)xz * (uint32_t)ws + (uint32_t)K * (uint32_t)xz * (uint32_t)zw;
+		ox_buf_printf(&t, "%s%s%d", m ? "," : "", m % 12 ? " " : "\n\t", (int32_t)c);
+	}
+	ox_buf_puts(&t, "\n};\n");
+	ox_cg_qi_table(&t, n, "ox_wz", "", "static", ox_cg_text(cg, "%s_zw", f), q.M, 0);
+	ox_cg_qi_table(&t, n, "ox_m", "", "static", ox_cg_text(cg, "%s_rm", f), q.M, 0);
+	ox_cg_qi_table(&t, n, "ox_s", "", "static", ox_cg_text(cg, "%s_rs", f), q.M, 0);
+	ox_buf_printf(&t, "static const long %s_off[%lld] = {", f, (long long)taps);
+	for (int64_t kh = 0; kh < q.KH; kh++)
+		for (int64_t kw = 0; kw < q.KW; kw++) {
+			const int64_t ph = (kh * q.DH % q.SH) * q.SW + kw * q.DW % q.SW;
+			const int64_t o = ((ph * q.R + kh * q.DH / q.SH) * q.W + kw * q.DW / q.SW) * 4;
+			ox_buf_printf(&t, "%s%lld", kh || kw ? ", " : "", (long long)o);
+		}
+	ox_buf_puts(&t, "};\n");
+	ox_buf_printf(&t, "static const ox_qgeo %s_q = {\n", f);
+	ox_buf_printf(&t, "\t%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, /* Cg, IH, IW, SH, SW, PH, PW, R, W */\n",
+		      (long long)q.Cg, (long long)q.IH, (long long)q.IW, (long long)q.SH, (long long)q.SW,
+		      (long long)q.PH, (long long)q.PW, (long long)q.R, (long long)q.W);
+	ox_buf_printf(&t, "\t%lld, %lld, %lld, %s_off, /* taps, fours, bytes between fours */\n", (long long)taps,
+		      (long long)q.C4, (long long)(q.gbytes / q.C4), f);
+	ox_buf_printf(&t, "\t%lld, %lld, %lld, %lld, %lld, /* pixels walked, OW, plane, Mg, blocks */\n", (long long)q.P,
+		      (long long)q.OW, (long long)(q.OH * q.OW), (long long)q.Mg, (long long)q.MB);
+	ox_buf_printf(&t, "\t%d, %d, %lld, %lld, %lld, /* x flip and zero point, y zero point and clamp */\n", xf, xz,
+		      ox_cg_qi_at(n, "ox_zp", 1), ox_cg_qi_at(n, "ox_clip", 0), ox_cg_qi_at(n, "ox_clip", 1));
+	ox_buf_printf(&t, "\t%s_cm, %s_zw, %s_rm, %s_rs\n};\n", f, f, f, f);
+	ox_cg_helper(cg, ox_cg_text(cg, "%s_q", f), t.s);
+	ox_buf_free(&t);
+	const long long isz = q.IH * q.IW, plane = q.OH * q.OW, G = q.G;
+	ox_cg_printf(cg, "\t/* onnxcc::QConv %s -> %s, group %lld: the packed integer convolution, %lld tiles of %d "
+		     "pixels per image and group */\n", ox_cg_sfx(x->dtype), ox_cg_sfx(ox_out(g, n, 0)->dtype), G,
+		     (long long)q.tiles, OX_QG_NR);
+	ox_cg_tasks(cg, (long)(q.N * G * q.C4)); /* the copies */
+	ox_cg_line(cg, 1, "const long ng = t / %lld; /* image and group */", (long long)q.C4);
+	ox_cg_line(cg, 1, "ox_qg_copy(&%s_q, (const uint8_t *)in0 + ng * %lld, (uint8_t *)out%d + ng * %lld, t %% %lld);",
+		   f, (long long)q.Cg * isz, n->nout - 1, (long long)q.gbytes, (long long)q.C4);
+	/* tasks: image and group, a chunk of blocks of output channels whose
+	 * weights take at most 256 KB (kept in L2 over the tiles), a tile */
+	int64_t per = (256 << 10) / blk < 1 ? 1 : (256 << 10) / blk, nch = (q.MB + per - 1) / per;
+	per = (q.MB + nch - 1) / nch;
+	ox_cg_tasks(cg, (long)(q.N * G * nch * q.tiles));
+	ox_cg_line(cg, 1, "const long ng = t / %lld, gi = ng %% %lld, ch = t / %lld %% %lld, tl = t %% %lld;",
+		   (long long)(nch * q.tiles), G, (long long)q.tiles, (long long)nch, (long long)q.tiles);
+	ox_cg_line(cg, 1, "const long b0 = ch * %lld, b1 = b0 + %lld < %lld ? b0 + %lld : %lld; /* blocks of 8 channels */",
+		   (long long)per, (long long)per, (long long)q.MB, (long long)per, (long long)q.MB);
+	ox_cg_line(cg, 1, "ox_qg_tile(&%s_q, (const uint8_t *)out%d + ng * %lld, (const int8_t *)in1 + gi * %lld, %s,", f,
+		   n->nout - 1, (long long)q.gbytes, (long long)(q.MB * blk),
+		   q.ones ? ox_cg_text(cg, "(const int8_t *)in1 + %lld", (long long)(G * q.MB * blk)) : "NULL");
+	ox_cg_line(cg, 2, "(uint8_t *)out0 + ng / %lld * %lld, gi * %lld, tl, b0, b1);", G, (long long)(q.M * plane),
+		   (long long)q.Mg);
+	return 0;
+}
+
 static int emit_qint(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
@@ -552,6 +638,8 @@ static int emit_qint(ox_cg *cg, ox_graph *g, ox_node *n)
 	switch (n->op) {
 	case OX_OP_QConv: {
 		ox_value *w = ox_in(g, n, 1);
+		if (w->layout == OX_L_QCONVW)
+			return emit_qconv_packed(cg, g, n);
 		int nsp = x->shape.rank - 2;
 		if (nsp < 1 || nsp > 3)
 			return ox_error(g, n, "%d spatial axes are not supported (1 to 3)", nsp);

@@ -14,6 +14,10 @@
 #      and its integer kernels name no float or double (check.py nofloat);
 #  (c) prints arena and weight bytes (--report) against the fp32 model's
 #      and fails if the int8 weights are more than 0.3x the fp32 weights.
+# And (d) the 12 convolutions of tests/e2e/quant/make_convs.py (every
+# shape the packed kernel, templates/qconv.c, takes): each on the packed
+# kernel, within one step of ONNX Runtime on 2 inputs, and the same bytes
+# with every --cpu above and with --threads 2.
 set -eu
 cd "$(dirname "$0")/../.."
 B=${B:-build}/int8
@@ -78,6 +82,44 @@ for pair in examples/digits/digits_int8.onnx:examples/digits/digits.onnx \
 		echo "int8: $name: FAIL: int8 weights are more than 0.3x the fp32 weights"
 		fail=1
 	fi
+done
+# (d)
+C=$B/convs
+/usr/bin/python3 tests/e2e/quant/make_convs.py "$C"
+for q in "$C"/*.onnx; do
+	name=$(basename "$q" .onnx)
+	d=$C/$name
+	mkdir -p "$d/in"
+	$CHECK inputs "$q" 2 "$d/in"
+	for cpu in $cpus; do
+		mkdir -p "$d/$cpu"
+		./onnxcc "$q" -o "$d/$cpu/net.c" --cpu "$cpu" --main --build > "$d/$cpu.log" 2>&1 || {
+			echo "int8: $name --cpu $cpu: FAIL: build"; cat "$d/$cpu.log"; fail=1; continue; }
+	done
+	if ! grep -q 'ox_qg_tile(&' "$d/native/net.c"; then
+		echo "int8: $name: FAIL: not on the packed convolution"
+		fail=1
+	fi
+	worst=0
+	for i in 0 1; do
+		node tools/ort_run.js "$q" "$d/in/in$i.npy" -o "$d/ref$i" >/dev/null
+		for cpu in $cpus; do
+			"$d/$cpu/net" "$d/in/in$i.npy" -o "$d/$cpu/out$i" >/dev/null
+		done
+		for cpu in $cpus; do
+			cmp -s "$d/$cpu/out$i/output_0.npy" "$d/native/out$i/output_0.npy" || {
+				echo "int8: $name input $i: FAIL: --cpu $cpu and native differ"; fail=1; }
+		done
+		"$d/native/net" --threads 2 "$d/in/in$i.npy" -o "$d/t2out$i" >/dev/null
+		cmp -s "$d/t2out$i/output_0.npy" "$d/native/out$i/output_0.npy" || {
+			echo "int8: $name input $i: FAIL: --threads 2 differs"; fail=1; }
+		if ! r=$($CHECK cmp "$q" "$d/native/out$i/output_0.npy" "$d/ref$i/output_0.npy"); then
+			echo "int8: $name input $i: FAIL: $r steps from ONNX Runtime"
+			fail=1
+		fi
+		worst=$(echo "$worst $r" | awk '{ print ($2 > $1) ? $2 : $1 }')
+	done
+	echo "int8: $name: packed convolution, --cpu $(echo $cpus | tr ' ' ,) and --threads 2 the same bytes, $worst steps from ONNX Runtime"
 done
 [ $fail = 0 ] && echo "int8: all passed"
 exit $fail

@@ -1,0 +1,353 @@
+/* qconv.c: the packed int8 convolution of QDQ models (onnxcc::QConv whose
+ * weights opt/pack.c laid out as OX_L_QCONVW; geometry: opt/opt.h's
+ * ox_qconvgeo; codegen/c/emit_quant.c prints the calls). Integer only.
+ * @needs qint (ox_qi_rq, ox_qi_clamp)
+ *
+ * The convolution is a product of 8-bit sums. With x in the unsigned
+ * domain (the byte with the flip: int8 values plus 128) and w signed
+ * (uint8 weights less 128), and zx, zw their zero points there:
+ *   sum_k (x_k - zx)(w_k - zw) = sum_k x_k w_k - zw sum_k x_k + c,
+ *   c = -zx sum_k w_k + K zx zw,
+ * c per output channel from the compiler (with the bias: the table cm),
+ * sum_k x_k per pixel only where a zw is not 0 (the ones block of the
+ * weights gives it). The unsigned x signed byte products in fours are
+ * what x86's vpdpbusd sums (AVX512-VNNI): 16 pixels of a tap and four
+ * input channels in one vector, a weight of four channels broadcast. Each
+ * image's group of input channels is first copied into scratch, four
+ * channels interleaved (ox_qg_copy), so that the OX_QG_NR pixels of a tile
+ * are contiguous at every tap and every four input channels. A tile is
+ * 8 output channels x OX_QG_NR pixels (ox_qg_sums), requantized by rows
+ * into the output (ox_qg_store). The sums are exact modulo 2^32 on every
+ * path (AVX512-VNNI, AVX2's pmaddwd, plain C), so every target computes
+ * the same bytes.
+ */
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(OX_VF_PORTABLE) && defined(__AVX512VNNI__) && defined(__AVX512BW__)
+#define OX_QG_VNNI 1
+#include <immintrin.h>
+#elif (defined(__GNUC__) || defined(__clang__)) && !defined(OX_VF_PORTABLE) && defined(__AVX2__)
+#define OX_QG_MADD 4 /* pixels per vector: AVX2 */
+#include <immintrin.h>
+#elif (defined(__GNUC__) || defined(__clang__)) && !defined(OX_VF_PORTABLE) && defined(__SSE2__)
+#define OX_QG_MADD 2 /* SSE2 */
+#include <emmintrin.h>
+#endif
+
+#define OX_QG_NR 48 /* pixels per tile; opt/opt.h's OX_QG_NR sizes the scratch for it */
+
+/* one packed convolution's constants (a static const per node) */
+typedef struct {
+	long Cg, IH, IW, SH, SW, PH, PW, R, W; /* the group's input channels, image, stride, pads; phases R x W */
+	long T, C4, cs;                        /* taps, fours of input channels, bytes between fours */
+	const long *off;                       /* T tap offsets (bytes) in a four's phases */
+	long P, OW, plane, Mg, MB;             /* pixels walked, output width and plane, the group's channels, blocks */
+	int xf, xz;                            /* the input's flip, its zero point in the unsigned domain */
+	int32_t yz, lo, hi;                    /* the output's zero point and clamp */
+	const int32_t *cm, *zw, *rm, *rs;      /* per output channel: constant term, weight zero point, requantization */
+} ox_qgeo;
+
+/* Input channels [4 c4, 4 c4 + 4) of an image's group (xg: its first
+ * channel) into its scratch xb, at four c4's phases [SH SW][R][W][4]:
+ * phase (a, b) row r column c holds the padded input at (r SH + a, c SW + b) */
+OX_STATIC OX_UNUSED void ox_qg_copy(const ox_qgeo *q, const uint8_t *restrict xg, uint8_t *restrict xb, long c4)
+{
+	uint8_t *o = xb + c4 * q->cs;
+	const long R = q->R, W = q->W, isz = q->IH * q->IW;
+	const uint8_t xf = (uint8_t)q->xf, xz = (uint8_t)q->xz;
+	for (long a = 0; a < q->SH; a++)
+	for (long b = 0; b < q->SW; b++)
+	for (long r = 0; r < R; r++, o += W * 4) {
+		const long ih = r * q->SH + a - q->PH;
+		for (long t = 0; t < 4; t++) {
+			const long c = c4 * 4 + t;
+			if (c >= q->Cg || ih < 0 || ih >= q->IH) {
+				const uint8_t v = c >= q->Cg ? 0 : xz;
+				for (long j = 0; j < W; j++)
+					o[j * 4 + t] = v;
+				continue;
+			}
+			const uint8_t *xr = xg + c * isz + ih * q->IW;
+			/* columns j: input column j SW + b - PW, inside for j in [j0, j1) */
+			long j0 = (q->PW - b + q->SW - 1) / q->SW, j1 = (q->IW + q->PW - b + q->SW - 1) / q->SW;
+			j0 = j0 < 0 ? 0 : j0 > W ? W : j0;
+			j1 = j1 < j0 ? j0 : j1 > W ? W : j1;
+			for (long j = 0; j < j0; j++)
+				o[j * 4 + t] = xz;
+			const uint8_t *xs = xr + j0 * q->SW + b - q->PW;
+			if (q->SW == 1)
+				for (long j = j0; j < j1; j++)
+					o[j * 4 + t] = (uint8_t)(xs[j - j0] ^ xf);
+			else
+				for (long j = j0; j < j1; j++)
+					o[j * 4 + t] = (uint8_t)(xs[(j - j0) * q->SW] ^ xf);
+			for (long j = j1; j < W; j++)
+				o[j * 4 + t] = xz;
+		}
+	}
+}
+
+static inline int32_t ox_qg_w4(const int8_t *p)
+{
+	int32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/* The sums of one tile: acc[i * NR + j] = sum over the taps and fours of
+ * block w's row i times pixel j (xp: the tile's first pixel in the
+ * scratch), modulo 2^32, for j < 16 nv (nv = 1, 2 or 3; the rest of acc
+ * is left as it was) */
+#if OX_QG_VNNI
+/* 8 rows x 16 NV pixels: 8 NV accumulators (named, so that they stay in
+ * registers), the weight of a row and four channels broadcast, a tap's
+ * four channels of 16 pixels per vector. OX_QG_V(f) applies f to each
+ * vector v < NV, OX_QG_RV(f, i) to each of row i's. */
+#define OX_QG_DP(i, v) s##i##v = _mm512_dpbusd_epi32(s##i##v, x##v, w##i)
+#define OX_QG_ROWS(f, v) f(0, v); f(1, v); f(2, v); f(3, v); f(4, v); f(5, v); f(6, v); f(7, v)
+#define OX_QG_ZERO(i, v) __m512i s##i##v = _mm512_setzero_si512()
+#define OX_QG_PUT(i, v) _mm512_storeu_si512(acc + (i) * OX_QG_NR + 16 * (v), s##i##v)
+#define OX_QG_LOAD(v) const __m512i x##v = _mm512_loadu_si512(xt + 64 * (v))
+#define OX_QG_SUMS(NV, V)                                                                         \
+	static inline void ox_qg_sums##NV(const ox_qgeo *q, const uint8_t *restrict xp,          \
+					  const int8_t *restrict w, int32_t *restrict acc)       \
+	{                                                                                         \
+		V(OX_QG_ZERO);                                                                    \
+		for (long t = 0; t < q->T; t++) {                                                 \
+			const uint8_t *xt = xp + q->off[t];                                       \
+			const int8_t *wt = w + t * q->C4 * 32;                                    \
+			for (long c = 0; c < q->C4; c++, xt += q->cs, wt += 32) {                 \
+				const __m512i w0 = _mm512_set1_epi32(ox_qg_w4(wt)),               \
+					      w1 = _mm512_set1_epi32(ox_qg_w4(wt + 4)),           \
+					      w2 = _mm512_set1_epi32(ox_qg_w4(wt + 8)),           \
+					      w3 = _mm512_set1_epi32(ox_qg_w4(wt + 12)),          \
+					      w4 = _mm512_set1_epi32(ox_qg_w4(wt + 16)),          \
+					      w5 = _mm512_set1_epi32(ox_qg_w4(wt + 20)),          \
+					      w6 = _mm512_set1_epi32(ox_qg_w4(wt + 24)),          \
+					      w7 = _mm512_set1_epi32(ox_qg_w4(wt + 28));          \
+				V##L(OX_QG_LOAD);                                                  \
+				V(OX_QG_DP);                                                      \
+			}                                                                         \
+		}                                                                                 \
+		V(OX_QG_PUT);                                                                     \
+	}
+#define OX_QG_V1(f) OX_QG_ROWS(f, 0)
+#define OX_QG_V1L(f) f(0)
+#define OX_QG_V2(f) OX_QG_ROWS(f, 0); OX_QG_ROWS(f, 1)
+#define OX_QG_V2L(f) f(0); f(1)
+#define OX_QG_V3(f) OX_QG_ROWS(f, 0); OX_QG_ROWS(f, 1); OX_QG_ROWS(f, 2)
+#define OX_QG_V3L(f) f(0); f(1); f(2)
+OX_QG_SUMS(1, OX_QG_V1)
+OX_QG_SUMS(2, OX_QG_V2)
+OX_QG_SUMS(3, OX_QG_V3)
+#endif
+
+OX_STATIC OX_UNUSED void ox_qg_sums(const ox_qgeo *q, const uint8_t *restrict xp, const int8_t *restrict w,
+				    int32_t *restrict acc, int nv)
+{
+	const long C4 = q->C4, cs = q->cs;
+#if OX_QG_VNNI
+	(void)C4, (void)cs;
+	if (nv == 1)
+		ox_qg_sums1(q, xp, w, acc);
+	else if (nv == 2)
+		ox_qg_sums2(q, xp, w, acc);
+	else
+		ox_qg_sums3(q, xp, w, acc);
+#elif OX_QG_MADD
+	/* pmaddwd on 16-bit values: a pixel's four bytes become two 32-bit
+	 * lanes (channels 0-1, 2-3), added pairwise at the end; 4 rows x 3
+	 * vectors of OX_QG_MADD pixels at a time (12 sums, 3 pixels' and a
+	 * weight's vector: 16 registers); past 16 nv up to a multiple of 3
+	 * vectors (the scratch and acc have room to OX_QG_NR) */
+	const long step = 3 * OX_QG_MADD, nj = (16 * nv + step - 1) / step * step;
+#if OX_QG_MADD == 4
+	typedef __m256i ox_qgv;
+#define OX_QG_VZERO() _mm256_setzero_si256()
+#define OX_QG_VX(p) _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(p)))
+#define OX_QG_VW(p) _mm256_cvtepi8_epi16(_mm_set1_epi32(ox_qg_w4(p)))
+#define OX_QG_VMAC(s, x, wv) s = _mm256_add_epi32(s, _mm256_madd_epi16(x, wv))
+#define OX_QG_VPUT(p, s)                                                                  \
+	_mm_storeu_si128((__m128i *)(p), _mm256_castsi256_si128(_mm256_permute4x64_epi64(   \
+						 _mm256_hadd_epi32(s, s), 0x08)))
+#else
+	typedef __m128i ox_qgv;
+#define OX_QG_VZERO() _mm_setzero_si128()
+#define OX_QG_VX(p) _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(p)), _mm_setzero_si128())
+#define OX_QG_VW(p) _mm_srai_epi16(_mm_unpacklo_epi8(_mm_set1_epi32(ox_qg_w4(p)), _mm_set1_epi32(ox_qg_w4(p))), 8)
+#define OX_QG_VMAC(s, x, wv) s = _mm_add_epi32(s, _mm_madd_epi16(x, wv))
+#define OX_QG_VPUT(p, s)                                                                          \
+	do {                                                                                      \
+		const __m128i h = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1))); \
+		(p)[0] = _mm_cvtsi128_si32(h), (p)[1] = _mm_cvtsi128_si32(_mm_srli_si128(h, 8));  \
+	} while (0)
+#endif
+	for (long i0 = 0; i0 < 8; i0 += 4)
+	for (long j0 = 0; j0 < nj; j0 += step) {
+		ox_qgv s00 = OX_QG_VZERO(), s01 = s00, s02 = s00, s10 = s00, s11 = s00, s12 = s00;
+		ox_qgv s20 = s00, s21 = s00, s22 = s00, s30 = s00, s31 = s00, s32 = s00;
+		for (long t = 0; t < q->T; t++) {
+			const uint8_t *xt = xp + q->off[t] + j0 * 4;
+			const int8_t *wt = w + t * C4 * 32 + i0 * 4;
+			for (long c = 0; c < C4; c++, xt += cs, wt += 32) {
+				const ox_qgv x0 = OX_QG_VX(xt), x1 = OX_QG_VX(xt + 4 * OX_QG_MADD),
+					     x2 = OX_QG_VX(xt + 8 * OX_QG_MADD);
+				ox_qgv wv = OX_QG_VW(wt);
+				OX_QG_VMAC(s00, x0, wv), OX_QG_VMAC(s01, x1, wv), OX_QG_VMAC(s02, x2, wv);
+				wv = OX_QG_VW(wt + 4);
+				OX_QG_VMAC(s10, x0, wv), OX_QG_VMAC(s11, x1, wv), OX_QG_VMAC(s12, x2, wv);
+				wv = OX_QG_VW(wt + 8);
+				OX_QG_VMAC(s20, x0, wv), OX_QG_VMAC(s21, x1, wv), OX_QG_VMAC(s22, x2, wv);
+				wv = OX_QG_VW(wt + 12);
+				OX_QG_VMAC(s30, x0, wv), OX_QG_VMAC(s31, x1, wv), OX_QG_VMAC(s32, x2, wv);
+			}
+		}
+		int32_t *a = acc + i0 * OX_QG_NR + j0;
+		OX_QG_VPUT(a, s00);
+		OX_QG_VPUT(a + OX_QG_MADD, s01);
+		OX_QG_VPUT(a + 2 * OX_QG_MADD, s02);
+		OX_QG_VPUT(a + OX_QG_NR, s10);
+		OX_QG_VPUT(a + OX_QG_NR + OX_QG_MADD, s11);
+		OX_QG_VPUT(a + OX_QG_NR + 2 * OX_QG_MADD, s12);
+		OX_QG_VPUT(a + 2 * OX_QG_NR, s20);
+		OX_QG_VPUT(a + 2 * OX_QG_NR + OX_QG_MADD, s21);
+		OX_QG_VPUT(a + 2 * OX_QG_NR + 2 * OX_QG_MADD, s22);
+		OX_QG_VPUT(a + 3 * OX_QG_NR, s30);
+		OX_QG_VPUT(a + 3 * OX_QG_NR + OX_QG_MADD, s31);
+		OX_QG_VPUT(a + 3 * OX_QG_NR + 2 * OX_QG_MADD, s32);
+	}
+#undef OX_QG_VZERO
+#undef OX_QG_VX
+#undef OX_QG_VW
+#undef OX_QG_VMAC
+#undef OX_QG_VPUT
+#else
+	/* 4 rows x 4 pixels at a time: 16 sums (registers on most cores), 32
+	 * byte loads per 64 products */
+	(void)C4, (void)cs;
+	for (long i0 = 0; i0 < 8; i0 += 4)
+	for (long j0 = 0; j0 < 16 * nv; j0 += 4) {
+		uint32_t s00 = 0, s01 = 0, s02 = 0, s03 = 0, s10 = 0, s11 = 0, s12 = 0, s13 = 0;
+		uint32_t s20 = 0, s21 = 0, s22 = 0, s23 = 0, s30 = 0, s31 = 0, s32 = 0, s33 = 0;
+		for (long t = 0; t < q->T; t++) {
+			const uint8_t *xv = xp + q->off[t] + j0 * 4;
+			const int8_t *wv = w + t * q->C4 * 32 + i0 * 4;
+			for (long c = 0; c < q->C4; c++, xv += q->cs, wv += 32)
+				for (int k = 0; k < 4; k++) {
+					const int32_t x0 = xv[k], x1 = xv[4 + k], x2 = xv[8 + k], x3 = xv[12 + k];
+					const int32_t w0 = wv[k], w1 = wv[4 + k], w2 = wv[8 + k], w3 = wv[12 + k];
+#define OX_QG_MAC(i, wi)                                                                          \
+	s##i##0 += (uint32_t)(wi * x0), s##i##1 += (uint32_t)(wi * x1), s##i##2 += (uint32_t)(wi * x2), \
+		s##i##3 += (uint32_t)(wi * x3)
+					OX_QG_MAC(0, w0);
+					OX_QG_MAC(1, w1);
+					OX_QG_MAC(2, w2);
+					OX_QG_MAC(3, w3);
+#undef OX_QG_MAC
+				}
+		}
+#define OX_QG_OUT(i)                                                                              \
+	acc[(i0 + i) * OX_QG_NR + j0] = (int32_t)s##i##0, acc[(i0 + i) * OX_QG_NR + j0 + 1] = (int32_t)s##i##1, \
+	acc[(i0 + i) * OX_QG_NR + j0 + 2] = (int32_t)s##i##2, acc[(i0 + i) * OX_QG_NR + j0 + 3] = (int32_t)s##i##3
+		OX_QG_OUT(0);
+		OX_QG_OUT(1);
+		OX_QG_OUT(2);
+		OX_QG_OUT(3);
+#undef OX_QG_OUT
+	}
+#endif
+}
+
+#if OX_QG_VNNI
+/* ox_qi_rq of 8 values in 64-bit lanes */
+static inline __m512i ox_qg_rq8(__m512i v, int32_t m, int32_t s)
+{
+	const __m512i zero = _mm512_setzero_si512();
+	if (s > 0) {
+		v = _mm512_sll_epi64(v, _mm_cvtsi32_si128(s > 31 ? 31 : s));
+		v = _mm512_min_epi64(_mm512_max_epi64(v, _mm512_set1_epi64(INT32_MIN)), _mm512_set1_epi64(INT32_MAX));
+	}
+	const __m512i ab = _mm512_mul_epi32(v, _mm512_set1_epi64(m));
+	const __m512i r = _mm512_add_epi64(ab, _mm512_mask_blend_epi64(_mm512_cmplt_epi64_mask(ab, zero),
+								       _mm512_set1_epi64((int64_t)1 << 30),
+								       _mm512_set1_epi64(1 - ((int64_t)1 << 30))));
+	/* r / 2^31 toward zero */
+	const __m512i h = _mm512_srai_epi64(
+		_mm512_mask_add_epi64(r, _mm512_cmplt_epi64_mask(r, zero), r, _mm512_set1_epi64(((int64_t)1 << 31) - 1)),
+		31);
+	if (s >= 0)
+		return h;
+	const int e = -s > 62 ? 62 : -s;
+	const __m512i mask = _mm512_set1_epi64(((int64_t)1 << e) - 1);
+	const __m512i rem = _mm512_and_si512(h, mask);
+	const __m512i thr = _mm512_mask_add_epi64(_mm512_srli_epi64(mask, 1), _mm512_cmplt_epi64_mask(h, zero),
+						  _mm512_srli_epi64(mask, 1), _mm512_set1_epi64(1));
+	const __m512i fl = _mm512_sra_epi64(h, _mm_cvtsi32_si128(e));
+	return _mm512_mask_add_epi64(fl, _mm512_cmpgt_epi64_mask(rem, thr), fl, _mm512_set1_epi64(1));
+}
+#endif
+
+/* Rows [0, nm) of a tile's sums into output channels m0 + i (planes of
+ * y), the pixels p0 + j walked as oh W + ow; xs: the pixels' input sums
+ * (NULL: every zw is 0) */
+OX_STATIC OX_UNUSED void ox_qg_store(const ox_qgeo *q, const int32_t *restrict acc, const int32_t *restrict xs,
+				     uint8_t *restrict y, long m0, long nm, long p0)
+{
+	uint8_t row[OX_QG_NR];
+	const long nj = q->P - p0 < OX_QG_NR ? q->P - p0 : OX_QG_NR;
+	for (long i = 0; i < nm; i++) {
+		const long m = m0 + i;
+		const int32_t *a = acc + i * OX_QG_NR;
+		const uint32_t c = (uint32_t)q->cm[m], zw = (uint32_t)q->zw[m];
+		long j = 0;
+#if OX_QG_VNNI
+		if (!xs)
+			for (; j < nj; j += 16) { /* (the sums' vectors cover nj) */
+				const __m512i v = _mm512_add_epi32(_mm512_loadu_si512(a + j), _mm512_set1_epi32((int32_t)c));
+				const __m512i lo = ox_qg_rq8(_mm512_cvtepi32_epi64(_mm512_castsi512_si256(v)), q->rm[m], q->rs[m]);
+				const __m512i hi = ox_qg_rq8(_mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(v, 1)), q->rm[m],
+							     q->rs[m]);
+				__m512i r = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(lo)),
+							       _mm512_cvtepi64_epi32(hi), 1);
+				r = _mm512_add_epi32(r, _mm512_set1_epi32(q->yz));
+				r = _mm512_min_epi32(_mm512_max_epi32(r, _mm512_set1_epi32(q->lo)), _mm512_set1_epi32(q->hi));
+				_mm_storeu_si128((__m128i *)(row + j), _mm512_cvtepi32_epi8(r));
+			}
+#endif
+		for (; j < nj; j++) {
+			const uint32_t v = (uint32_t)a[j] + c - (xs ? zw * (uint32_t)xs[j] : 0);
+			row[j] = (uint8_t)ox_qi_clamp(q->yz + ox_qi_rq((int32_t)v, q->rm[m], q->rs[m]), q->lo, q->hi);
+		}
+		uint8_t *ym = y + m * q->plane;
+		for (long j0 = 0; j0 < nj;) {
+			const long p = p0 + j0, oh = p / q->W, ow = p % q->W;
+			long len = q->W - ow;
+			if (j0 + len > nj)
+				len = nj - j0;
+			if (ow < q->OW) {
+				const long n = ow + len > q->OW ? q->OW - ow : len;
+				memcpy(ym + oh * q->OW + ow, row + j0, (size_t)n);
+			}
+			j0 += len;
+		}
+	}
+}
+
+/* Tile tl of an image's group, its blocks [b0, b1) of output channels:
+ * xb its scratch, w its first block of weights, ones the ones block (or
+ * NULL), y the image's output, m0 the group's first output channel */
+OX_STATIC OX_UNUSED void ox_qg_tile(const ox_qgeo *q, const uint8_t *restrict xb, const int8_t *restrict w,
+				    const int8_t *restrict ones, uint8_t *restrict y, long m0, long tl, long b0, long b1)
+{
+	int32_t acc[8 * OX_QG_NR], xs[OX_QG_NR];
+	const long p0 = tl * OX_QG_NR, blk = q->T * q->C4 * 32;
+	const long nj = q->P - p0 < OX_QG_NR ? q->P - p0 : OX_QG_NR;
+	const int nv = (int)((nj + 15) / 16);
+	const uint8_t *xp = xb + p0 * 4;
+	if (ones) {
+		ox_qg_sums(q, xp, ones, acc, nv);
+		memcpy(xs, acc, sizeof xs);
+	}
+	for (long b = b0; b < b1; b++) {
+		ox_qg_sums(q, xp, w + b * blk, acc, nv);
+		ox_qg_store(q, acc, ones ? xs : NULL, y, m0 + b * 8, q->Mg - b * 8 < 8 ? q->Mg - b * 8 : 8, p0);
+	}
+}
