@@ -586,9 +586,11 @@ static int emit_qconv_packed(ox_cg *cg, ox_graph *g, ox_node *n)
 		}
 	ox_buf_puts(&t, "};\n");
 	ox_buf_printf(&t, "static const ox_qgeo %s_q = {\n", f);
-	ox_buf_printf(&t, "\t%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, /* Cg, IH, IW, SH, SW, PH, PW, R, W */\n",
-		      (long long)q.Cg, (long long)q.IH, (long long)q.IW, (long long)q.SH, (long long)q.SW,
-		      (long long)q.PH, (long long)q.PW, (long long)q.R, (long long)q.W);
+	const int64_t geo[] = {q.Cg, q.IH, q.IW, q.SH, q.SW, q.PH, q.PW, q.R, q.W};
+	ox_buf_puts(&t, "\t");
+	for (int i = 0; i < 9; i++)
+		ox_buf_printf(&t, "%lld, ", (long long)geo[i]);
+	ox_buf_puts(&t, "/* Cg, IH, IW, SH, SW, PH, PW, R, W */\n");
 	ox_buf_printf(&t, "\t%lld, %lld, %lld, %s_off, /* taps, fours, bytes between fours */\n", (long long)taps,
 		      (long long)q.C4, (long long)(q.gbytes / q.C4), f);
 	ox_buf_printf(&t, "\t%lld, %lld, %lld, %lld, %lld, /* pixels walked, OW, plane, Mg, blocks */\n", (long long)q.P,
