@@ -136,8 +136,10 @@ typedef struct {
  *                 the group's channels); when lp[1] is 1 one more block
  *                 follows whose row 0 is ones (the sums of the input
  *                 that nonzero weight zero points need), the rest zeros
+ *   OX_L_QDWW     depthwise QConv weights [M,1,KH,KW] (1-D: [M,1,KW]) as
+ *                 int16 w - zw (each weight less its zero point), in order
  * The text form writes them after the type: %3:f32[1,64,56,56]@blocked(16). */
-enum { OX_L_PLAIN, OX_L_BLOCKED, OX_L_CONVW, OX_L_DWW, OX_L_GEMMB, OX_L_PADDED, OX_L_WINOW, OX_L_QCONVW, OX_NLAYOUTS };
+enum { OX_L_PLAIN, OX_L_BLOCKED, OX_L_CONVW, OX_L_DWW, OX_L_GEMMB, OX_L_PADDED, OX_L_WINOW, OX_L_QCONVW, OX_L_QDWW, OX_NLAYOUTS };
 extern const char *const ox_layout_names[OX_NLAYOUTS];
 int ox_layout_nparams(int layout); /* how many of lp[] the layout has */
 

@@ -673,7 +673,7 @@ int ox_opt_qconv_geo(ox_graph *g, const ox_node *n, ox_qconvgeo *q)
 		return -1;
 	const ox_value *x = ox_in(g, n, 0), *w = ox_in(g, n, 1), *y = ox_out(g, n, 0);
 	int nsp = x->shape.rank - 2;
-	if (nsp < 1 || nsp > 2 || w->kind != OX_V_CONST || !w->data || (w->dtype != OX_I8 && w->dtype != OX_U8) ||
+	if (nsp < 1 || nsp > 2 || w->kind != OX_V_CONST || !w->data || (w->dtype != OX_I8 && w->dtype != OX_U8 && w->layout != OX_L_QDWW) ||
 	    !ox_shape_is_const(&x->shape) || !ox_shape_is_const(&y->shape) || w->shape.rank != x->shape.rank)
 		return -1;
 	int64_t k[2], s[2], d[2], pads[4], in[2], out[2];
@@ -695,14 +695,24 @@ int ox_opt_qconv_geo(ox_graph *g, const ox_node *n, ox_qconvgeo *q)
 	if (q->G < 1 || q->C % q->G || q->M % q->G || w->shape.d[1] != q->C / q->G)
 		return -1;
 	q->Cg = q->C / q->G, q->Mg = q->M / q->G;
-	if (q->G > 1 && q->Cg < 4)
-		return -1; /* depthwise and tiny groups: most of the tile would be padding */
+	q->dw = q->G > 1 && q->Cg == 1;
+	if (q->G > 1 && q->Cg < 4 && !q->dw)
+		return -1; /* tiny groups: most of the tile would be padding */
 	q->C4 = (q->Cg + 3) / 4, q->MB = (q->Mg + 7) / 8;
 	q->R = q->OH + (q->KH - 1) * q->DH / q->SH, q->W = q->OW + (q->KW - 1) * q->DW / q->SW;
 	q->P = q->OH * q->W;
 	q->tiles = (q->P + OX_QG_NR - 1) / OX_QG_NR;
 	q->gbytes = q->C4 * q->SH * q->SW * q->R * q->W * 4;
 	q->scratch = q->N * q->G * q->gbytes + OX_QG_NR * 4;
+	if (q->dw) {
+		/* a channel's phases and 16 values of overrun (int16), a row of sums */
+		q->slots = q->N * q->M < 16 ? q->N * q->M : 16;
+		q->R = (q->OH - 1) * q->SH + (q->KH - 1) * q->DH + 1;
+		q->W = (q->OW + 15) / 16 * 16 * q->SW + (q->KW - 1) * q->DW;
+		q->P = q->OH * q->OW;
+		q->slot = ((q->R * q->W + 64) * 2 + 63) / 64 * 64;
+		q->scratch = q->slots * q->slot;
+	}
 	const int64_t *wz = NULL;
 	int nz = ox_attr_ints(n, "ox_wz", &wz);
 	for (int i = 0; i < nz; i++)

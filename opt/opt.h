@@ -158,9 +158,9 @@ const ox_winomats *ox_opt_wino_mats(int m); /* NULL unless m is 2 or 4 */
 int ox_opt_wino_eligible(ox_graph *g, const ox_node *n);
 
 /* A QConv of a QDQ model (opt/qdq.c) that the packed integer convolution
- * computes (templates/qint.c's ox_qg_*; codegen/c/emit_quant.c): on the
- * CPU, 1-D or 2-D, constant 8-bit weights, groups of at least 4 input
- * channels (or one group). Its weights are OX_L_QCONVW (opt/pack.c). The
+ * computes (templates/qconv.c; codegen/c/emit_quant.c): on the CPU, 1-D
+ * or 2-D, constant 8-bit weights, groups of at least 4 input channels (or
+ * one group), or depthwise (below). Its weights are OX_L_QCONVW (opt/pack.c). The
  * kernel first copies each image's group of input channels into scratch
  * as [Cg/4][SH SW][R][W][4] bytes: four channels interleaved per pixel,
  * the stride's phases apart (phase (a, b) holds the padded input's rows
@@ -178,6 +178,14 @@ typedef struct {
 	int64_t gbytes;       /* scratch bytes of one image's group */
 	int64_t scratch;      /* scratch bytes in all: N G gbytes and the last tile's overrun */
 	int ones;             /* a weight zero point is not 0: the ones block (OX_L_QCONVW) */
+	/* Depthwise (one input channel per group, dw set): weights OX_L_QDWW;
+	 * tasks are slots of scratch, each taking every slots-th output
+	 * channel of every image: its input channel copied as int16 (x - zx,
+	 * pads 0) into a padded plane of R rows of W (the columns the output's
+	 * vectors of 16 read) and 64 values of overrun, then each output
+	 * row's sums over the taps (R, W: that plane's, not phases) */
+	int dw;
+	int64_t slots, slot; /* task slots, scratch bytes of each */
 } ox_qconvgeo;
 int ox_opt_qconv_geo(ox_graph *g, const ox_node *n, ox_qconvgeo *q); /* 0, or -1 if not for the kernel */
 

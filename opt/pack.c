@@ -237,6 +237,32 @@ static void pack_qconv(ox_graph *g, ox_node *n, const ox_qconvgeo *q)
 	ox_ir_add_scratch(g, n, q->scratch);
 }
 
+/* A depthwise QConv's 8-bit weights as OX_L_QDWW: int16, each less its
+ * zero point (so the kernel's sums need no correction) */
+static void pack_qdw(ox_graph *g, ox_node *n, const ox_qconvgeo *q)
+{
+	const ox_value *wv = ox_in(g, n, 1);
+	const void *w = wv->data->data;
+	int u8 = wv->dtype == OX_U8;
+	int64_t taps = q->KH * q->KW;
+	const int64_t *wz = NULL;
+	int nz = ox_attr_ints(n, "ox_wz", &wz);
+	ox_tensor *t = ox_ir_new_tensor(g, OX_I16, &(ox_shape){1, {q->M * taps}});
+	t->shape = wv->shape;
+	char buf[256];
+	snprintf(buf, sizeof buf, "%s@qdww", wv->name);
+	int16_t *dst = t->data;
+	for (int64_t m = 0; m < q->M; m++)
+		for (int64_t k = 0; k < taps; k++) {
+			int64_t v = u8 ? ((const uint8_t *)w)[m * taps + k] : ((const int8_t *)w)[m * taps + k];
+			dst[m * taps + k] = (int16_t)(v - (nz > 0 ? wz[nz == 1 ? 0 : m] : 0));
+		}
+	ox_id id = ox_ir_add_const(g, buf, t);
+	g->vals[id].layout = OX_L_QDWW;
+	n->in[1] = id;
+	ox_ir_add_scratch(g, n, q->scratch);
+}
+
 int ox_opt_pack(ox_graph *g)
 {
 	if (g->gpu) { /* the CUDA kernels read plain values (ir.h, gpu); NonMaxSuppression's take scratch */
@@ -257,8 +283,12 @@ int ox_opt_pack(ox_graph *g)
 			pack_conv(g, n, &cg);
 		}
 		ox_qconvgeo qq;
-		if (n->op == OX_OP_QConv && !ox_opt_qconv_geo(g, n, &qq))
-			pack_qconv(g, n, &qq);
+		if (n->op == OX_OP_QConv && !ox_opt_qconv_geo(g, n, &qq)) {
+			if (qq.dw)
+				pack_qdw(g, n, &qq);
+			else
+				pack_qconv(g, n, &qq);
+		}
 		ox_attngeo aq;
 		if (n->op == OX_OP_Attention && !ox_opt_attn_geo(g, n, &aq))
 			ox_ir_add_scratch(g, n, aq.slots * aq.slot_floats * 4);

@@ -21,7 +21,7 @@
  * path (AVX512-VNNI, AVX2's pmaddwd, plain C), so every target computes
  * the same bytes.
  */
-#if (defined(__GNUC__) || defined(__clang__)) && !defined(OX_VF_PORTABLE) && defined(__AVX512VNNI__) && defined(__AVX512BW__)
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(OX_VF_PORTABLE) && defined(__AVX512VNNI__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 #define OX_QG_VNNI 1
 #include <immintrin.h>
 #elif (defined(__GNUC__) || defined(__clang__)) && !defined(OX_VF_PORTABLE) && defined(__AVX2__)
@@ -51,36 +51,58 @@ typedef struct {
 OX_STATIC OX_UNUSED void ox_qg_copy(const ox_qgeo *q, const uint8_t *restrict xg, uint8_t *restrict xb, long c4)
 {
 	uint8_t *o = xb + c4 * q->cs;
-	const long R = q->R, W = q->W, isz = q->IH * q->IW;
+	const long R = q->R, W = q->W, isz = q->IH * q->IW, SW = q->SW;
 	const uint8_t xf = (uint8_t)q->xf, xz = (uint8_t)q->xz;
+	/* a pixel outside the image: the zero point, 0 for channels past Cg */
+	uint8_t pad[4];
+	for (long t = 0; t < 4; t++)
+		pad[t] = c4 * 4 + t < q->Cg ? xz : 0;
 	for (long a = 0; a < q->SH; a++)
-	for (long b = 0; b < q->SW; b++)
+	for (long b = 0; b < SW; b++)
 	for (long r = 0; r < R; r++, o += W * 4) {
 		const long ih = r * q->SH + a - q->PH;
-		for (long t = 0; t < 4; t++) {
-			const long c = c4 * 4 + t;
-			if (c >= q->Cg || ih < 0 || ih >= q->IH) {
-				const uint8_t v = c >= q->Cg ? 0 : xz;
-				for (long j = 0; j < W; j++)
-					o[j * 4 + t] = v;
-				continue;
+		/* columns j: input column j SW + b - PW, inside for j in [j0, j1) */
+		long j0 = (q->PW - b + SW - 1) / SW, j1 = (q->IW + q->PW - b + SW - 1) / SW;
+		j0 = j0 < 0 ? 0 : j0 > W ? W : j0;
+		j1 = j1 < j0 ? j0 : j1 > W ? W : j1;
+		if (ih < 0 || ih >= q->IH)
+			j0 = j1 = W;
+		for (long j = 0; j < j0; j++)
+			memcpy(o + j * 4, pad, 4);
+		for (long j = j1; j < W; j++)
+			memcpy(o + j * 4, pad, 4);
+		if (j0 == j1)
+			continue;
+		const uint8_t *xr = xg + c4 * 4 * isz + ih * q->IW + j0 * SW + b - q->PW;
+		long j = j0;
+#if OX_QG_VNNI || OX_QG_MADD
+		/* four whole channels, stride 1: 16 pixels' bytes interleaved at a time */
+		if (SW == 1 && c4 * 4 + 4 <= q->Cg) {
+			const __m128i f = _mm_set1_epi8((char)xf);
+			for (; j + 16 <= j1; j += 16) {
+				const uint8_t *p = xr + (j - j0);
+				const __m128i x0 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)p), f);
+				const __m128i x1 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(p + isz)), f);
+				const __m128i x2 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(p + 2 * isz)), f);
+				const __m128i x3 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(p + 3 * isz)), f);
+				const __m128i l01 = _mm_unpacklo_epi8(x0, x1), h01 = _mm_unpackhi_epi8(x0, x1);
+				const __m128i l23 = _mm_unpacklo_epi8(x2, x3), h23 = _mm_unpackhi_epi8(x2, x3);
+				uint8_t *d = o + j * 4;
+				_mm_storeu_si128((__m128i *)d, _mm_unpacklo_epi16(l01, l23));
+				_mm_storeu_si128((__m128i *)(d + 16), _mm_unpackhi_epi16(l01, l23));
+				_mm_storeu_si128((__m128i *)(d + 32), _mm_unpacklo_epi16(h01, h23));
+				_mm_storeu_si128((__m128i *)(d + 48), _mm_unpackhi_epi16(h01, h23));
 			}
-			const uint8_t *xr = xg + c * isz + ih * q->IW;
-			/* columns j: input column j SW + b - PW, inside for j in [j0, j1) */
-			long j0 = (q->PW - b + q->SW - 1) / q->SW, j1 = (q->IW + q->PW - b + q->SW - 1) / q->SW;
-			j0 = j0 < 0 ? 0 : j0 > W ? W : j0;
-			j1 = j1 < j0 ? j0 : j1 > W ? W : j1;
-			for (long j = 0; j < j0; j++)
-				o[j * 4 + t] = xz;
-			const uint8_t *xs = xr + j0 * q->SW + b - q->PW;
-			if (q->SW == 1)
-				for (long j = j0; j < j1; j++)
-					o[j * 4 + t] = (uint8_t)(xs[j - j0] ^ xf);
+		}
+#endif
+		for (long t = 0; t < 4; t++) {
+			const uint8_t *xs = xr + t * isz;
+			if (c4 * 4 + t >= q->Cg)
+				for (long k = j; k < j1; k++)
+					o[k * 4 + t] = 0;
 			else
-				for (long j = j0; j < j1; j++)
-					o[j * 4 + t] = (uint8_t)(xs[(j - j0) * q->SW] ^ xf);
-			for (long j = j1; j < W; j++)
-				o[j * 4 + t] = xz;
+				for (long k = j; k < j1; k++)
+					o[k * 4 + t] = (uint8_t)(xs[(k - j0) * SW] ^ xf);
 		}
 	}
 }
@@ -349,5 +371,92 @@ OX_STATIC OX_UNUSED void ox_qg_tile(const ox_qgeo *q, const uint8_t *restrict xb
 	for (long b = b0; b < b1; b++) {
 		ox_qg_sums(q, xp, w + b * blk, acc, nv);
 		ox_qg_store(q, acc, ones ? xs : NULL, y, m0 + b * 8, q->Mg - b * 8 < 8 ? q->Mg - b * 8 : 8, p0);
+	}
+}
+
+/* ---- depthwise (ox_qconvgeo's dw; weights OX_L_QDWW) ---- */
+
+/* Output channel m of one image: xc its input channel, w its taps (int16,
+ * less their zero point), ym its output plane, slot the task's scratch;
+ * q->cm[m] is the bias. The channel is copied as int16 x - zx into the
+ * padded plane [R][W] (R, W: the padded input's rows and columns; pads 0;
+ * q->off: the taps' offsets there, in values), then each output row is
+ * the taps' sums over its columns (column ow at ow SW), requantized. */
+OX_STATIC OX_UNUSED void ox_qg_dw(const ox_qgeo *q, const uint8_t *restrict xc, const int16_t *restrict w, long m,
+				  uint8_t *restrict ym, int16_t *restrict slot)
+{
+	const int32_t bias = q->cm[m];
+	const long R = q->R, W = q->W, OW = q->OW, IW = q->IW, PW = q->PW, SW = q->SW;
+	const uint8_t xf = (uint8_t)q->xf;
+	const int16_t xz = (int16_t)q->xz;
+	int16_t *o = slot;
+	for (long r = 0; r < R; r++, o += W) {
+		const long ih = r - q->PH, n = IW < W - PW ? IW : W - PW;
+		if (ih < 0 || ih >= q->IH || n <= 0) {
+			memset(o, 0, (size_t)W * sizeof *o);
+			continue;
+		}
+		const uint8_t *xr = xc + ih * IW;
+		for (long j = 0; j < PW; j++)
+			o[j] = 0;
+		long j = 0;
+#if OX_QG_VNNI
+		for (; j + 32 <= n; j += 32)
+			_mm512_storeu_si512(o + PW + j, _mm512_sub_epi16(_mm512_cvtepu8_epi16(_mm256_xor_si256(
+				_mm256_loadu_si256((const __m256i *)(xr + j)), _mm256_set1_epi8((char)xf))), _mm512_set1_epi16(xz)));
+#elif OX_QG_MADD == 4
+		for (; j + 16 <= n; j += 16)
+			_mm256_storeu_si256((__m256i *)(o + PW + j), _mm256_sub_epi16(_mm256_cvtepu8_epi16(_mm_xor_si128(
+				_mm_loadu_si128((const __m128i *)(xr + j)), _mm_set1_epi8((char)xf))), _mm256_set1_epi16(xz)));
+#endif
+		for (; j < n; j++)
+			o[PW + j] = (int16_t)((xr[j] ^ xf) - xz);
+		for (j = PW + n; j < W; j++)
+			o[j] = 0;
+	}
+	memset(o, 0, 64 * sizeof *o); /* the overrun of the last row's vectors */
+	const int32_t rm = q->rm[m], rs = q->rs[m];
+	const long OH = q->P / OW;
+	for (long oh = 0; oh < OH; oh++) {
+		const int16_t *xo = slot + oh * q->SH * W;
+		uint8_t *yr = ym + oh * OW;
+		long j = 0;
+#if OX_QG_VNNI
+		for (; j < OW && SW <= 2; j += 16) {
+			__m512i s = _mm512_set1_epi32(bias);
+			for (long t = 0; t < q->T; t++) {
+				const int16_t *xt = xo + q->off[t] + j * SW;
+				/* 16 columns, stride 1 or 2 (the even values of 32) */
+				const __m512i xv = SW == 1 ? _mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i *)xt))
+							   : _mm512_srai_epi32(_mm512_slli_epi32(_mm512_loadu_si512(xt), 16), 16);
+				s = _mm512_add_epi32(s, _mm512_mullo_epi32(_mm512_set1_epi32(w[t]), xv));
+			}
+			const __m512i lo = ox_qg_rq8(_mm512_cvtepi32_epi64(_mm512_castsi512_si256(s)), rm, rs);
+			const __m512i hi = ox_qg_rq8(_mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(s, 1)), rm, rs);
+			__m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(lo)),
+						       _mm512_cvtepi64_epi32(hi), 1);
+			v = _mm512_add_epi32(v, _mm512_set1_epi32(q->yz));
+			v = _mm512_min_epi32(_mm512_max_epi32(v, _mm512_set1_epi32(q->lo)), _mm512_set1_epi32(q->hi));
+			const __mmask16 k = OW - j >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (OW - j)) - 1);
+			_mm_mask_storeu_epi8(yr + j, k, _mm512_cvtepi32_epi8(v));
+		}
+#elif OX_QG_MADD == 4
+		for (; j + 8 <= OW && SW == 1; j += 8) {
+			__m256i s = _mm256_set1_epi32(bias);
+			for (long t = 0; t < q->T; t++)
+				s = _mm256_add_epi32(s, _mm256_mullo_epi32(_mm256_set1_epi32(w[t]), _mm256_cvtepi16_epi32(
+					_mm_loadu_si128((const __m128i *)(xo + q->off[t] + j)))));
+			int32_t a[8];
+			_mm256_storeu_si256((__m256i *)a, s);
+			for (int i = 0; i < 8; i++)
+				yr[j + i] = (uint8_t)ox_qi_clamp(q->yz + ox_qi_rq(a[i], rm, rs), q->lo, q->hi);
+		}
+#endif
+		for (; j < OW; j++) {
+			uint32_t s = (uint32_t)bias;
+			for (long t = 0; t < q->T; t++)
+				s += (uint32_t)(w[t] * xo[q->off[t] + j * SW]);
+			yr[j] = (uint8_t)ox_qi_clamp(q->yz + ox_qi_rq((int32_t)s, rm, rs), q->lo, q->hi);
+		}
 	}
 }

@@ -538,6 +538,80 @@ int ox_cg_qpool(ox_buf *b, ox_graph *g, ox_node *n, const char *ind, int64_t d[3
 	return 0;
 }
 
+/* the struct ox_qgeo of a packed or depthwise QConv (its tables, named
+ * after the node's function f, printed before it), into t */
+static void qgeo_struct(ox_buf *t, ox_graph *g, ox_node *n, const ox_qconvgeo *q, const char *f)
+{
+	const ox_value *x = ox_in(g, n, 0);
+	const int xf = flip(x->dtype), xz = (int)ox_cg_qi_at(n, "ox_zp", 0) + xf;
+	const int64_t geo[] = {q->Cg, q->IH, q->IW, q->SH, q->SW, q->PH, q->PW, q->R, q->W};
+	ox_buf_printf(t, "static const ox_qgeo %s_q = {\n\t", f);
+	for (int i = 0; i < 9; i++)
+		ox_buf_printf(t, "%lld, ", (long long)geo[i]);
+	ox_buf_puts(t, "/* Cg, IH, IW, SH, SW, PH, PW, R, W */\n");
+	ox_buf_printf(t, "\t%lld, %lld, %lld, %s_off, /* taps, fours, bytes between fours */\n", (long long)(q->KH * q->KW),
+		      (long long)q->C4, (long long)(q->gbytes / q->C4), f);
+	ox_buf_printf(t, "\t%lld, %lld, %lld, %lld, %lld, /* pixels walked, OW, plane, Mg, blocks */\n", (long long)q->P,
+		      (long long)q->OW, (long long)(q->OH * q->OW), (long long)q->Mg, (long long)q->MB);
+	ox_buf_printf(t, "\t%d, %d, %lld, %lld, %lld, /* x flip and zero point, y zero point and clamp */\n", xf, xz,
+		      ox_cg_qi_at(n, "ox_zp", 1), ox_cg_qi_at(n, "ox_clip", 0), ox_cg_qi_at(n, "ox_clip", 1));
+	ox_buf_printf(t, "\t%s_cm, %s_zw, %s_rm, %s_rs\n};\n", f, f, f, f);
+}
+
+/* the taps' offsets in the phases' planes ([SH SW][R][W]), times unit */
+static void qgeo_taps(ox_buf *t, const ox_qconvgeo *q, const char *f, int unit)
+{
+	ox_buf_printf(t, "static const long %s_off[%lld] = {", f, (long long)(q->KH * q->KW));
+	for (int64_t kh = 0; kh < q->KH; kh++)
+		for (int64_t kw = 0; kw < q->KW; kw++) {
+			const int64_t ph = (kh * q->DH % q->SH) * q->SW + kw * q->DW % q->SW;
+			const int64_t o = ((ph * q->R + kh * q->DH / q->SH) * q->W + kw * q->DW / q->SW) * unit;
+			ox_buf_printf(t, "%s%lld", kh || kw ? ", " : "", (long long)o);
+		}
+	ox_buf_puts(t, "};\n");
+}
+
+/* onnxcc::QConv depthwise on OX_L_QDWW weights: templates/qconv.c's
+ * ox_qg_dw, slots of scratch taking every slots-th output channel */
+static int emit_qdw(ox_cg *cg, ox_graph *g, ox_node *n, const ox_qconvgeo *q)
+{
+	ox_value *bv = n->nin > 2 && n->in[2] >= 0 ? ox_in(g, n, 2) : NULL;
+	if (bv && (bv->kind != OX_V_CONST || !bv->data || bv->dtype != OX_I32))
+		return ox_error(g, n, "the bias is not a constant int32 vector");
+	const char *f = cg->fname;
+	ox_buf t = {0};
+	ox_buf_printf(&t, "/* %s: the depthwise convolution's constants (templates/qconv.c) */\n", f);
+	ox_buf_printf(&t, "static const int32_t %s_cm[%lld] = {", f, (long long)q->M); /* the bias */
+	for (int64_t m = 0; m < q->M; m++)
+		ox_buf_printf(&t, "%s%s%d", m ? "," : "", m % 12 ? " " : "\n\t",
+			      bv ? ((const int32_t *)bv->data->data)[ox_tensor_numel(bv->data) > 1 ? m : 0] : 0);
+	ox_buf_puts(&t, "\n};\n");
+	ox_cg_qi_table(&t, n, "ox_wz", "", "static", ox_cg_text(cg, "%s_zw", f), q->M, 0);
+	ox_cg_qi_table(&t, n, "ox_m", "", "static", ox_cg_text(cg, "%s_rm", f), q->M, 0);
+	ox_cg_qi_table(&t, n, "ox_s", "", "static", ox_cg_text(cg, "%s_rs", f), q->M, 0);
+	ox_buf_printf(&t, "static const long %s_off[%lld] = {", f, (long long)(q->KH * q->KW));
+	for (int64_t kh = 0; kh < q->KH; kh++)
+		for (int64_t kw = 0; kw < q->KW; kw++)
+			ox_buf_printf(&t, "%s%lld", kh || kw ? ", " : "", (long long)(kh * q->DH * q->W + kw * q->DW));
+	ox_buf_puts(&t, "};\n");
+	qgeo_struct(&t, g, n, q, f);
+	ox_cg_helper(cg, ox_cg_text(cg, "%s_q", f), t.s);
+	ox_buf_free(&t);
+	ox_cg_printf(cg, "\t/* onnxcc::QConv depthwise %s -> %s: %lld slots of scratch */\n", ox_cg_sfx(ox_in(g, n, 0)->dtype),
+		     ox_cg_sfx(ox_out(g, n, 0)->dtype), (long long)q->slots);
+	ox_cg_tasks(cg, (long)q->slots);
+	ox_cg_line(cg, 1, "for (long k = t; k < %lld; k += %lld) { /* image and output channel */",
+		   (long long)(q->N * q->M), (long long)q->slots);
+	ox_cg_line(cg, 2, "const long m = k %% %lld;", (long long)q->M);
+	ox_cg_line(cg, 2, "ox_qg_dw(&%s_q, (const uint8_t *)in0 + (k / %lld * %lld + m / %lld) * %lld, (const int16_t *)in1 + m * %lld,",
+		   f, (long long)q->M, (long long)q->C, (long long)q->Mg, (long long)(q->IH * q->IW),
+		   (long long)(q->KH * q->KW));
+	ox_cg_line(cg, 3, "m, (uint8_t *)out0 + k * %lld, (int16_t *)((uint8_t *)out%d + t * %lld));",
+		   (long long)(q->OH * q->OW), n->nout - 1, (long long)q->slot);
+	ox_cg_line(cg, 1, "}");
+	return 0;
+}
+
 /* onnxcc::QConv on weights packed as OX_L_QCONVW (opt/pack.c):
  * templates/qconv.c's kernel. Its constants (ox_qgeo, the tap offsets,
  * the per-channel tables) are file-scope data named after the node's
@@ -553,6 +627,8 @@ static int emit_qconv_packed(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_value *x = ox_in(g, n, 0), *w = ox_in(g, n, 1), *bv = n->nin > 2 && n->in[2] >= 0 ? ox_in(g, n, 2) : NULL;
 	if (bv && (bv->kind != OX_V_CONST || !bv->data || bv->dtype != OX_I32))
 		return ox_error(g, n, "the bias is not a constant int32 vector");
+	if (q.dw)
+		return emit_qdw(cg, g, n, &q);
 	const int8_t *wd = w->data->data;
 	const int64_t taps = q.KH * q.KW, blk = taps * q.C4 * 32, K = q.Cg * taps;
 	const int xf = flip(x->dtype), xz = (int)ox_cg_qi_at(n, "ox_zp", 0) + xf;
@@ -577,27 +653,8 @@ static int emit_qconv_packed(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_qi_table(&t, n, "ox_wz", "", "static", ox_cg_text(cg, "%s_zw", f), q.M, 0);
 	ox_cg_qi_table(&t, n, "ox_m", "", "static", ox_cg_text(cg, "%s_rm", f), q.M, 0);
 	ox_cg_qi_table(&t, n, "ox_s", "", "static", ox_cg_text(cg, "%s_rs", f), q.M, 0);
-	ox_buf_printf(&t, "static const long %s_off[%lld] = {", f, (long long)taps);
-	for (int64_t kh = 0; kh < q.KH; kh++)
-		for (int64_t kw = 0; kw < q.KW; kw++) {
-			const int64_t ph = (kh * q.DH % q.SH) * q.SW + kw * q.DW % q.SW;
-			const int64_t o = ((ph * q.R + kh * q.DH / q.SH) * q.W + kw * q.DW / q.SW) * 4;
-			ox_buf_printf(&t, "%s%lld", kh || kw ? ", " : "", (long long)o);
-		}
-	ox_buf_puts(&t, "};\n");
-	ox_buf_printf(&t, "static const ox_qgeo %s_q = {\n", f);
-	const int64_t geo[] = {q.Cg, q.IH, q.IW, q.SH, q.SW, q.PH, q.PW, q.R, q.W};
-	ox_buf_puts(&t, "\t");
-	for (int i = 0; i < 9; i++)
-		ox_buf_printf(&t, "%lld, ", (long long)geo[i]);
-	ox_buf_puts(&t, "/* Cg, IH, IW, SH, SW, PH, PW, R, W */\n");
-	ox_buf_printf(&t, "\t%lld, %lld, %lld, %s_off, /* taps, fours, bytes between fours */\n", (long long)taps,
-		      (long long)q.C4, (long long)(q.gbytes / q.C4), f);
-	ox_buf_printf(&t, "\t%lld, %lld, %lld, %lld, %lld, /* pixels walked, OW, plane, Mg, blocks */\n", (long long)q.P,
-		      (long long)q.OW, (long long)(q.OH * q.OW), (long long)q.Mg, (long long)q.MB);
-	ox_buf_printf(&t, "\t%d, %d, %lld, %lld, %lld, /* x flip and zero point, y zero point and clamp */\n", xf, xz,
-		      ox_cg_qi_at(n, "ox_zp", 1), ox_cg_qi_at(n, "ox_clip", 0), ox_cg_qi_at(n, "ox_clip", 1));
-	ox_buf_printf(&t, "\t%s_cm, %s_zw, %s_rm, %s_rs\n};\n", f, f, f, f);
+	qgeo_taps(&t, &q, f, 4);
+	qgeo_struct(&t, g, n, &q, f);
 	ox_cg_helper(cg, ox_cg_text(cg, "%s_q", f), t.s);
 	ox_buf_free(&t);
 	const long long isz = q.IH * q.IW, plane = q.OH * q.OW, G = q.G;
@@ -640,7 +697,7 @@ static int emit_qint(ox_cg *cg, ox_graph *g, ox_node *n)
 	switch (n->op) {
 	case OX_OP_QConv: {
 		ox_value *w = ox_in(g, n, 1);
-		if (w->layout == OX_L_QCONVW)
+		if (w->layout == OX_L_QCONVW || w->layout == OX_L_QDWW)
 			return emit_qconv_packed(cg, g, n);
 		int nsp = x->shape.rank - 2;
 		if (nsp < 1 || nsp > 3)

@@ -24,8 +24,9 @@ produces, without needing its Python package:
     writes passes a QuantizeLinear -> DequantizeLinear pair: asymmetric
     int8 (or uint8 with --uint8), min/max calibration with 0 in the range;
   - MaxPool, Reshape and Flatten keep their input's parameters (ORT's
-    "direct 8-bit" ops), and a Relu that alone reads the output of a Conv,
-    Gemm, MatMul or Add is removed, that output taking the Relu's range
+    "direct 8-bit" ops), and a Relu or Clip (ReLU6) that alone reads the
+    output of a Conv, Gemm, MatMul or Add is removed, that output taking
+    the activation's range
     (ORT's removable activation).
 Opset 13. Calibration runs the model in ONNX Runtime through
 tools/ort_run.js (node), once, with every intermediate tensor an output.
@@ -113,11 +114,11 @@ def main():
             consumers.setdefault(t, []).append(n)
     outputs = {o.name for o in g.output}
 
-    # removable Relus: the tensor before takes the Relu's range
+    # removable activations (Relu, Clip): the tensor before takes their range
     removed = set()
     alias = {}
     for n in g.node:
-        if n.op_type != "Relu":
+        if n.op_type not in ("Relu", "Clip"):
             continue
         p = producer.get(n.input[0])
         if p is not None and p.op_type in FOLD_RELU and len(consumers[n.input[0]]) == 1 \

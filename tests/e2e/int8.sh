@@ -96,7 +96,7 @@ for q in "$C"/*.onnx; do
 		./onnxcc "$q" -o "$d/$cpu/net.c" --cpu "$cpu" --main --build > "$d/$cpu.log" 2>&1 || {
 			echo "int8: $name --cpu $cpu: FAIL: build"; cat "$d/$cpu.log"; fail=1; continue; }
 	done
-	if ! grep -q 'ox_qg_tile(&' "$d/native/net.c"; then
+	if ! grep -q 'ox_qg_tile(&\|ox_qg_dw(&' "$d/native/net.c"; then
 		echo "int8: $name: FAIL: not on the packed convolution"
 		fail=1
 	fi

@@ -11,7 +11,8 @@ cover input channels not a multiple of 4 and output channels not a
 multiple of 8, strides, dilations, asymmetric pads, groups, 1-D, int8 and
 uint8 activations, uint8 weights with nonzero zero points (the kernel's
 input sums), per-tensor weights, no bias, a fused Relu, several tiles and
-several chunks of output channels.
+several chunks of output channels; and depthwise ones (ox_qg_dw), one with
+a channel multiplier of 2.
 """
 import os
 import sys
@@ -34,6 +35,10 @@ CASES = {
     "c3x2_pads": (7, [13, 8], 11, [3, 2], [2, 1], [1, 1], [0, 1, 2, 0], 1, "s8 tensor nobias"),
     "c3x3_tiles": (64, [30, 30], 72, [3, 3], [1, 1], [1, 1], [1, 1, 1, 1], 1, "u8 relu"),
     "c3x3_chunks": (512, [5, 5], 20, [3, 3], [1, 1], [1, 1], [1, 1, 1, 1], 1, "s8"),
+    "dw3x3": (24, [21, 19], 24, [3, 3], [1, 1], [1, 1], [1, 1, 1, 1], 24, "u8 relu"),
+    "dw3x3_s2": (16, [28, 28], 16, [3, 3], [2, 2], [1, 1], [1, 1, 1, 1], 16, "s8"),
+    "dw5x5_x2_wu8": (8, [17, 23], 16, [5, 5], [1, 2], [1, 1], [2, 1, 2, 3], 8, "u8 wu8"),
+    "dw1d_dil": (10, [40], 10, [3], [1], [3], [3, 3], 10, "s8 tensor nobias"),
 }
 
 
