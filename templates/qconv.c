@@ -339,6 +339,10 @@ OX_STATIC OX_UNUSED void ox_qg_store(const ox_qgeo *q, const int32_t *restrict a
 			row[j] = (uint8_t)ox_qi_clamp(q->yz + ox_qi_rq((int32_t)v, q->rm[m], q->rs[m]), q->lo, q->hi);
 		}
 		uint8_t *ym = y + m * q->plane;
+		if (q->W == q->OW) { /* no columns dropped: the tile is contiguous */
+			memcpy(ym + p0, row, (size_t)nj);
+			continue;
+		}
 		for (long j0 = 0; j0 < nj;) {
 			const long p = p0 + j0, oh = p / q->W, ow = p % q->W;
 			long len = q->W - ow;
@@ -401,9 +405,11 @@ OX_STATIC OX_UNUSED void ox_qg_dw(const ox_qgeo *q, const uint8_t *restrict xc, 
 			o[j] = 0;
 		long j = 0;
 #if OX_QG_VNNI
-		for (; j + 32 <= n; j += 32)
-			_mm512_storeu_si512(o + PW + j, _mm512_sub_epi16(_mm512_cvtepu8_epi16(_mm256_xor_si256(
-				_mm256_loadu_si256((const __m256i *)(xr + j)), _mm256_set1_epi8((char)xf))), _mm512_set1_epi16(xz)));
+		for (; j < n; j += 32) { /* the last 32 masked */
+			const __mmask32 k = n - j >= 32 ? ~(__mmask32)0 : (((__mmask32)1 << (n - j)) - 1);
+			_mm512_mask_storeu_epi16(o + PW + j, k, _mm512_sub_epi16(_mm512_cvtepu8_epi16(_mm256_xor_si256(
+				_mm256_maskz_loadu_epi8(k, xr + j), _mm256_set1_epi8((char)xf))), _mm512_set1_epi16(xz)));
+		}
 #elif OX_QG_MADD == 4
 		for (; j + 16 <= n; j += 16)
 			_mm256_storeu_si256((__m256i *)(o + PW + j), _mm256_sub_epi16(_mm256_cvtepu8_epi16(_mm_xor_si128(
