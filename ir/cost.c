@@ -75,6 +75,8 @@ int64_t ox_ir_flops(ox_graph *g, const ox_node *n)
 		return w && w->has_shape && w->shape.rank == 2 && w->shape.d[1] > 0 ? 2 * numel(g, n, 0, 0) * w->shape.d[1]
 										      : 0;
 	case OX_OP_MatMul:
+	case OX_OP_MatMulInteger:
+	case OX_OP_QLinearMatMul:
 	case OX_OP_QMatMul: {
 		ox_value *a = ox_in(g, n, 0);
 		if (!a || !a->has_shape || a->shape.rank < 1)

@@ -555,7 +555,7 @@ int ox_shape_too_big(const ox_shape *s, int dtype)
 	return __builtin_mul_overflow(n, size ? size : 1, &n) || n > OX_MAX_BYTES;
 }
 
-const char *const ox_layout_names[OX_NLAYOUTS] = {"plain", "blocked", "convw", "dww", "gemmb", "padded", "winow", "qconvw", "qdww"};
+const char *const ox_layout_names[OX_NLAYOUTS] = {"plain", "blocked", "convw", "dww", "gemmb", "padded", "winow", "qconvw", "qdww", "qgemmb"};
 
 int ox_layout_nparams(int layout)
 {
@@ -593,6 +593,10 @@ int64_t ox_value_storage_numel(const ox_value *v)
 		if (v->shape.rank != 4)
 			return n;
 		return (int64_t)(v->lp[1] + 2) * (v->lp[1] + 2) * d[1] * round_up(d[0], v->lp[0]);
+	case OX_L_QGEMMB: /* [K, N], both rounded up */
+		if (v->shape.rank != 2)
+			return n;
+		return round_up(d[0], 4) * round_up(d[1], 16);
 	case OX_L_QCONVW: { /* per group: Mg and Cg rounded up to 8 and 4; the ones block */
 		if (v->shape.rank < 3 || v->lp[0] < 1 || d[0] % v->lp[0])
 			return n;

@@ -719,3 +719,27 @@ int ox_opt_qconv_geo(ox_graph *g, const ox_node *n, ox_qconvgeo *q)
 		q->ones |= wz[i] - (w->dtype == OX_U8 ? 128 : 0) != 0;
 	return q->N * q->OH * q->OW > 0 ? 0 : -1;
 }
+
+int ox_opt_qmm_geo(ox_graph *g, const ox_node *n, ox_qmmgeo *q)
+{
+	memset(q, 0, sizeof *q);
+	if (g->gpu || n->op != OX_OP_MatMulInteger)
+		return -1;
+	const ox_value *a = ox_in(g, n, 0), *b = ox_in(g, n, 1);
+	const ox_value *za = n->nin > 2 && n->in[2] >= 0 ? ox_in(g, n, 2) : NULL;
+	const ox_value *zb = n->nin > 3 && n->in[3] >= 0 ? ox_in(g, n, 3) : NULL;
+	int packed = b->layout == OX_L_QGEMMB;
+	if (b->kind != OX_V_CONST || !b->data || b->shape.rank != 2 || a->shape.rank < 1 ||
+	    (!packed && b->dtype != OX_I8 && b->dtype != OX_U8) || (a->dtype != OX_I8 && a->dtype != OX_U8) ||
+	    !ox_shape_is_const(&b->shape))
+		return -1;
+	q->K = b->shape.d[0], q->N = b->shape.d[1];
+	if (a->shape.d[a->shape.rank - 1] != q->K || q->K < 1 || q->N < 1)
+		return -1;
+	if (za && (!ox_shape_is_const(&za->shape) || ox_shape_numel(&za->shape) != 1))
+		return -1;
+	if (zb && (zb->kind != OX_V_CONST || !zb->data ||
+		   (ox_shape_numel(&zb->shape) != 1 && (zb->shape.rank != 1 || zb->shape.d[0] != q->N))))
+		return -1;
+	return 0;
+}

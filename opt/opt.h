@@ -189,6 +189,16 @@ typedef struct {
 } ox_qconvgeo;
 int ox_opt_qconv_geo(ox_graph *g, const ox_node *n, ox_qconvgeo *q); /* 0, or -1 if not for the kernel */
 
+/* A MatMulInteger the packed integer GEMM computes (templates/qconv.c's
+ * ox_qg_mm): on the CPU, B a constant 8-bit [K, N] (OX_L_QGEMMB once
+ * opt/pack.c ran) with a constant zero point (one, or one per column), A's
+ * zero point one value; A of any shape (its rows: all dims but the last,
+ * run-time ones too) */
+typedef struct {
+	int64_t K, N;
+} ox_qmmgeo;
+int ox_opt_qmm_geo(ox_graph *g, const ox_node *n, ox_qmmgeo *q); /* 0, or -1 if not for the kernel */
+
 /* A Gemm or MatMul the packed GEMM computes: f32, B a rank-2 constant
  * (packed, OX_L_GEMMB, once opt/pack.c ran) or a runtime tensor read row
  * by row; Gemm's C absent or a constant per column (or scalar). */

@@ -263,6 +263,27 @@ static void pack_qdw(ox_graph *g, ox_node *n, const ox_qconvgeo *q)
 	ox_ir_add_scratch(g, n, q->scratch);
 }
 
+/* A MatMulInteger's constant B as OX_L_QGEMMB: signed bytes (uint8 less
+ * 128, said in lp[0]) in blocks of 16 columns, rows in fours */
+static void pack_qmm(ox_graph *g, ox_node *n, const ox_qmmgeo *q)
+{
+	const ox_value *bv = ox_in(g, n, 1);
+	const uint8_t *b = bv->data->data;
+	int sub = bv->dtype == OX_U8 ? 128 : 0;
+	int64_t K4 = (q->K + 3) / 4, NB = (q->N + 15) / 16;
+	ox_tensor *t = ox_ir_new_tensor(g, OX_I8, &(ox_shape){1, {NB * K4 * 64}});
+	t->shape = bv->shape;
+	char buf[256];
+	snprintf(buf, sizeof buf, "%s@qgemmb", bv->name);
+	int8_t *dst = t->data;
+	for (int64_t k = 0; k < q->K; k++)
+		for (int64_t j = 0; j < q->N; j++)
+			dst[((j / 16 * K4 + k / 4) * 16 + j % 16) * 4 + k % 4] = (int8_t)((int)b[k * q->N + j] - sub);
+	ox_id id = ox_ir_add_const(g, buf, t);
+	g->vals[id].layout = OX_L_QGEMMB, g->vals[id].lp[0] = sub;
+	n->in[1] = id;
+}
+
 int ox_opt_pack(ox_graph *g)
 {
 	if (g->gpu) { /* the CUDA kernels read plain values (ir.h, gpu); NonMaxSuppression's take scratch */
@@ -289,6 +310,9 @@ int ox_opt_pack(ox_graph *g)
 			else
 				pack_qconv(g, n, &qq);
 		}
+		ox_qmmgeo qm;
+		if (n->op == OX_OP_MatMulInteger && !ox_opt_qmm_geo(g, n, &qm) && !g->vals[n->in[1]].layout)
+			pack_qmm(g, n, &qm);
 		ox_attngeo aq;
 		if (n->op == OX_OP_Attention && !ox_opt_attn_geo(g, n, &aq))
 			ox_ir_add_scratch(g, n, aq.slots * aq.slot_floats * 4);

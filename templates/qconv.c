@@ -466,3 +466,81 @@ OX_STATIC OX_UNUSED void ox_qg_dw(const ox_qgeo *q, const uint8_t *restrict xc, 
 		}
 	}
 }
+
+/* ---- the packed integer GEMM (MatMulInteger with a constant B:
+ * ox_qmmgeo, OX_L_QGEMMB) ---- */
+
+/* four bytes of a row from k (those past K zero) */
+static inline uint32_t ox_qg_a4(const uint8_t *a, long k, long K)
+{
+	uint32_t v = 0;
+	if (k + 4 <= K)
+		memcpy(&v, a + k, 4);
+	else
+		for (long i = 0; k + i < K; i++)
+			v |= (uint32_t)a[k + i] << (8 * i);
+	return v;
+}
+
+/* Rows [r0, r1) of y = (a - za)(b - zb), int32 R x N: a R x K bytes (flip
+ * af to the unsigned domain, za its zero point there), b the packed
+ * signed bytes, bs[j] the packed column sums, bz[j] the columns' zero
+ * points in the signed domain (NULL: all 0). Exact modulo 2^32:
+ *   sum_k (a - za)(b - zb) = sum_k a b - zb sum_k a - za bs + K za zb. */
+OX_STATIC OX_UNUSED void ox_qg_mm(const uint8_t *restrict a, const int8_t *restrict b, const int32_t *restrict bs,
+				  const int32_t *restrict bz, int32_t za, int af, long K, long N, long r0, long r1,
+				  int32_t *restrict y)
+{
+	const long K4 = (K + 3) / 4;
+	const uint32_t fl = (uint32_t)af * 0x01010101u;
+	for (long r = r0; r < r1; r++) {
+		const uint8_t *ar = a + r * K;
+		uint32_t sa = 0;
+		for (long k = 0; bz && k < K; k++)
+			sa += (uint32_t)(ar[k] ^ af);
+		int32_t *yr = y + r * N;
+		long j = 0;
+#if OX_QG_VNNI
+		for (; j < N; j += 64) { /* four vectors of 16 columns (the last ones masked) */
+			const long nv = (N - j + 15) / 16 < 4 ? (N - j + 15) / 16 : 4;
+			const int8_t *bj = b + j / 16 * K4 * 64;
+			__m512i s0 = _mm512_setzero_si512(), s1 = s0, s2 = s0, s3 = s0;
+			for (long k4 = 0; k4 < K4; k4++) {
+				const __m512i av = _mm512_set1_epi32((int32_t)(ox_qg_a4(ar, 4 * k4, K) ^ fl));
+				const int8_t *bk = bj + k4 * 64;
+				s0 = _mm512_dpbusd_epi32(s0, av, _mm512_loadu_si512(bk));
+				if (nv > 1)
+					s1 = _mm512_dpbusd_epi32(s1, av, _mm512_loadu_si512(bk + K4 * 64));
+				if (nv > 2)
+					s2 = _mm512_dpbusd_epi32(s2, av, _mm512_loadu_si512(bk + 2 * K4 * 64));
+				if (nv > 3)
+					s3 = _mm512_dpbusd_epi32(s3, av, _mm512_loadu_si512(bk + 3 * K4 * 64));
+			}
+			const __m512i sv[4] = {s0, s1, s2, s3};
+			for (long v = 0; v < nv; v++) {
+				const long jj = j + 16 * v, left = N - jj;
+				const __mmask16 m = left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
+				const __m512i bsv = _mm512_maskz_loadu_epi32(m, bs + jj);
+				__m512i o = _mm512_sub_epi32(sv[v], _mm512_mullo_epi32(_mm512_set1_epi32(za), bsv));
+				if (bz) {
+					const __m512i bzv = _mm512_maskz_loadu_epi32(m, bz + jj);
+					o = _mm512_add_epi32(o, _mm512_mullo_epi32(bzv, _mm512_set1_epi32((int32_t)((uint32_t)K * (uint32_t)za - sa))));
+				}
+				_mm512_mask_storeu_epi32(yr + jj, m, o);
+			}
+		}
+#endif
+		for (; j < N; j++) {
+			const int8_t *bj = b + (j / 16 * K4 * 16 + j % 16) * 4;
+			uint32_t s = 0;
+			for (long k4 = 0; k4 < K4; k4++) {
+				const uint32_t av = ox_qg_a4(ar, 4 * k4, K) ^ fl;
+				const int8_t *bk = bj + k4 * 64;
+				s += (uint32_t)((int32_t)(av & 255) * bk[0] + (int32_t)(av >> 8 & 255) * bk[1] +
+						(int32_t)(av >> 16 & 255) * bk[2] + (int32_t)(av >> 24) * bk[3]);
+			}
+			const uint32_t zb = bz ? (uint32_t)bz[j] : 0;
+			yr[j] = (int32_t)(s - zb * sa - (uint32_t)za * (uint32_t)bs[j] + (uint32_t)K * (uint32_t)za * zb);
+		}
+	}
+}

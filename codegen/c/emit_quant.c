@@ -237,6 +237,12 @@ static int emit_dynq(ox_cg *cg, ox_graph *g, ox_node *n)
 	/* the spec's formula: the range always includes 0; scale (max - min) / 255 */
 	ox_cg_printf(cg, "\t/* DynamicQuantizeLinear %s %s -> u8 */\n", ox_cg_sfx(x->dtype),
 		     shape_str(g, &x->shape, b1, sizeof b1));
+	if (x->dtype == OX_F32) {
+		if (ox_cg_use(cg, "quant_dyn", OX_U8))
+			return ox_error(g, n, "kernel template templates/quant_dyn.c is missing");
+		ox_cg_printf(cg, "\tox_dynq_f32(in0, %s, out0, out1, out2);\n", N);
+		return 0;
+	}
 	ox_cg_printf(cg, "\tfloat lo = 0.0f, hi = 0.0f;\n");
 	ox_cg_printf(cg, "\tfor (long k = 0; k < %s; k++) {\n", N);
 	ox_cg_printf(cg, "\t\tconst float v = %s;\n", as_float(x->dtype, "in0[k]", b1, sizeof b1));
@@ -280,8 +286,90 @@ static const char *vidx(ox_graph *g, ox_node *n, int k, const char *var)
 }
 
 /* ---- MatMulInteger, QLinearMatMul ---- */
+/* MatMulInteger with B packed as OX_L_QGEMMB (opt/pack.c): templates/
+ * qconv.c's ox_qg_mm over 8 tasks of rows (any rows, run-time ones too);
+ * B's column sums and zero points are file-scope tables named after the
+ * node's function */
+static int emit_mmi_packed(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	ox_qmmgeo q;
+	if (ox_opt_qmm_geo(g, n, &q))
+		return ox_error(g, n, "packed B but not the packed integer GEMM's product");
+	if (ox_cg_use(cg, "qconv", OX_U8))
+		return ox_error(g, n, "kernel template templates/qconv.c is missing");
+	ox_value *a = ox_in(g, n, 0), *b = ox_in(g, n, 1), *y = ox_out(g, n, 0);
+	const ox_value *zb = n->nin > 3 && n->in[3] >= 0 ? ox_in(g, n, 3) : NULL;
+	const int8_t *bd = b->data->data;
+	const int64_t K4 = (q.K + 3) / 4;
+	const char *f = cg->fname;
+	ox_buf t = {0};
+	int anyz = 0;
+	ox_buf_printf(&t, "/* %s: the packed B's column sums and zero points (templates/qconv.c) */\n", f);
+	ox_buf_printf(&t, "static const int32_t %s_bs[%lld] = {", f, (long long)q.N);
+	for (int64_t j = 0; j < q.N; j++) {
+		int64_t sum = 0;
+		for (int64_t k = 0; k < q.K; k++)
+			sum += bd[((j / 16 * K4 + k / 4) * 16 + j % 16) * 4 + k % 4];
+		ox_buf_printf(&t, "%s%s%lld", j ? "," : "", j % 12 ? " " : "\n\t", (long long)sum);
+	}
+	ox_buf_puts(&t, "\n};\n");
+	ox_buf_printf(&t, "static const int32_t %s_bz[%lld] = {", f, (long long)q.N);
+	for (int64_t j = 0; j < q.N; j++) {
+		const int64_t z = zb ? (int64_t)ox_tensor_get_f64(zb->data, ox_shape_numel(&zb->shape) == 1 ? 0 : j) - b->lp[0]
+				     : 0;
+		anyz |= z != 0;
+		ox_buf_printf(&t, "%s%s%lld", j ? "," : "", j % 12 ? " " : "\n\t", (long long)z);
+	}
+	ox_buf_puts(&t, "\n};\n");
+	ox_cg_helper(cg, ox_cg_text(cg, "%s_bs", f), t.s);
+	ox_buf_free(&t);
+	ox_shape rows = a->shape;
+	rows.rank--;
+	char b1[256], b2[256], za[128];
+	ox_cg_printf(cg, "\t/* MatMulInteger %s %s x packed %s -> %s %s: 8 tasks of rows */\n", ox_cg_sfx(a->dtype),
+		     shape_str(g, &a->shape, b1, sizeof b1), shape_str(g, &b->shape, b2, sizeof b2), ox_cg_sfx(y->dtype),
+		     shape_str(g, &y->shape, b1, sizeof b1));
+	ox_cg_tasks(cg, 8);
+	ox_cg_line(cg, 1, "const long R = %s, r0 = R * t / 8, r1 = R * (t + 1) / 8;", rows.rank ? ox_cg_numel(cg, &rows) : "1");
+	ox_cg_line(cg, 1, "ox_qg_mm((const uint8_t *)in0, (const int8_t *)in1, %s_bs, %s, %s, %d,", f,
+		   anyz ? ox_cg_text(cg, "%s_bz", f) : "NULL", zexpr(n, 2, a->dtype, "0", za, sizeof za), flip(a->dtype));
+	ox_cg_line(cg, 2, "%lld, %lld, r0, r1, out0);", (long long)q.K, (long long)q.N);
+	return 0;
+}
+
+/* MatMulInteger with run-time dims and a constant 2-D B, unpacked (the
+ * CUDA target's device code, --opt 0): rows of A (all its dims but the
+ * last, at run time) one at a time through templates/quant_matmul.c */
+static int emit_mmi_rt(ox_cg *cg, ox_graph *g, ox_node *n, int ql)
+{
+	ox_value *a = ox_in(g, n, 0), *b = ox_in(g, n, 1);
+	const ox_value *za = n->nin > 2 && n->in[2] >= 0 ? ox_in(g, n, 2) : NULL;
+	if (ql || b->shape.rank != 2 || !ox_shape_is_const(&b->shape) || a->shape.rank < 1 ||
+	    (za && ox_shape_numel(&za->shape) != 1))
+		return ox_error(g, n, "run-time dims need MatMulInteger with a constant 2-D B and one zero point for A");
+	if (ox_cg_use(cg, "quant_matmul", OX_U8))
+		return ox_error(g, n, "kernel template templates/quant_matmul.c is missing");
+	long long K = b->shape.d[0], N = b->shape.d[1];
+	ox_shape rows = a->shape;
+	rows.rank--;
+	char b1[128];
+	ox_cg_printf(cg, "\t/* MatMulInteger %s, run-time rows x %s [%lld, %lld] -> i32 */\n", ox_cg_sfx(a->dtype),
+		     ox_cg_sfx(b->dtype), K, N);
+	ox_cg_printf(cg, "\tint32_t bz[%lld];\n\tfor (long j = 0; j < %lld; j++)\n\t\tbz[j] = %s;\n", N, N,
+		     zexpr(n, 3, b->dtype, vidx(g, n, 3, "j"), b1, sizeof b1));
+	ox_cg_printf(cg, "\tconst int32_t az = %s;\n", zexpr(n, 2, a->dtype, "0", b1, sizeof b1));
+	ox_cg_printf(cg, "\tfor (long i = 0; i < %s; i++)\n", rows.rank ? ox_cg_numel(cg, &rows) : "1");
+	ox_cg_printf(cg, "\t\tox_qmm_row((const uint8_t *)in0 + i * %lld, (const uint8_t *)in1, out0 + i * %lld, %lld, %lld, "
+		     "0, %lld, %d, az, %d, bz);\n", K, N, K, N, N, flip(a->dtype), flip(b->dtype));
+	return 0;
+}
+
 static int emit_mmi(ox_cg *cg, ox_graph *g, ox_node *n, int ql)
 {
+	if (!ql && ox_in(g, n, 1)->layout == OX_L_QGEMMB)
+		return emit_mmi_packed(cg, g, n);
+	if (ox_node_rt(g, n))
+		return emit_mmi_rt(cg, g, n, ql);
 	int ib = ql ? 3 : 1, iza = 2, izb = ql ? 5 : 3;
 	ox_value *a = ox_in(g, n, 0), *b = ox_in(g, n, ib), *y = ox_out(g, n, 0);
 	ox_shape sa = a->shape, sb = b->shape;

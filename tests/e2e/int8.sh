@@ -17,7 +17,13 @@
 # And (d) the 12 convolutions of tests/e2e/quant/make_convs.py (every
 # shape the packed kernel, templates/qconv.c, takes): each on the packed
 # kernel, within one step of ONNX Runtime on 2 inputs, and the same bytes
-# with every --cpu above and with --threads 2.
+# with every --cpu above and with --threads 2. And (e) dynamic quantization
+# as ONNX Runtime's quantize_dynamic writes it (tools/quantize_dynamic.py:
+# DynamicQuantizeLinear -> MatMulInteger) of tests/e2e/quant/make_dynq.py's
+# block, compiled for --dim batch=1..4 --dim seq=1..64 (run-time dims) for
+# C (native, generic) and CUDA (--cuda-emu), run at 3 shapes: within 1% of
+# the output's largest value from ONNX Runtime (an activation's
+# quantization step or two), MatMulInteger on the packed integer GEMM.
 set -eu
 cd "$(dirname "$0")/../.."
 B=${B:-build}/int8
@@ -120,6 +126,39 @@ for q in "$C"/*.onnx; do
 		worst=$(echo "$worst $r" | awk '{ print ($2 > $1) ? $2 : $1 }')
 	done
 	echo "int8: $name: packed convolution, --cpu $(echo $cpus | tr ' ' ,) and --threads 2 the same bytes, $worst steps from ONNX Runtime"
+done
+# (e)
+E=$B/dynq
+mkdir -p "$E"
+/usr/bin/python3 tests/e2e/quant/make_dynq.py "$E/f32.onnx"
+/usr/bin/python3 tools/quantize_dynamic.py "$E/f32.onnx" "$E/q.onnx"
+for tg in native generic cuda; do
+	mkdir -p "$E/$tg"
+	case $tg in
+	cuda) opts="--target cuda --cuda-emu" ;;
+	*) opts="--cpu $tg" ;;
+	esac
+	./onnxcc "$E/q.onnx" -o "$E/$tg/net.c" --dim batch=1..4 --dim seq=1..64 $opts --main --build > "$E/$tg.log" 2>&1 || {
+		echo "int8: dynq $tg: FAIL: build"; cat "$E/$tg.log"; fail=1; continue; }
+done
+if ! grep -q 'ox_qg_mm(' "$E/native/net.c"; then
+	echo "int8: dynq: FAIL: MatMulInteger not on the packed integer GEMM"
+	fail=1
+fi
+for shp in 1x1 2x17 4x64; do
+	/usr/bin/python3 -c "import numpy as np, sys; b, s = map(int, sys.argv[2].split('x'))
+np.save(sys.argv[1], np.random.default_rng(b * 100 + s).standard_normal((b, s, 32)).astype(np.float32))" "$E/x$shp.npy" $shp
+	node tools/ort_run.js "$E/q.onnx" "$E/x$shp.npy" -o "$E/ref$shp" >/dev/null
+	for tg in native generic cuda; do
+		[ -x "$E/$tg/net" ] || continue
+		"$E/$tg/net" "$E/x$shp.npy" -o "$E/$tg/out$shp" >/dev/null
+		r=$(/usr/bin/python3 -c "import numpy as np, sys
+a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
+print('%.2e %s' % (abs(a - b).max() / abs(b).max(), 'ok' if a.shape == b.shape and abs(a - b).max() <= 0.01 * abs(b).max() else 'FAIL'))" \
+			"$E/$tg/out$shp/output_0.npy" "$E/ref$shp/output_0.npy")
+		echo "int8: dynq $tg ${shp}x32: largest difference from ONNX Runtime ${r% *} of the largest value"
+		[ "${r#* }" = ok ] || { echo "int8: dynq $tg $shp: FAIL"; fail=1; }
+	done
 done
 [ $fail = 0 ] && echo "int8: all passed"
 exit $fail
