@@ -17,6 +17,10 @@
  * in opt/analysis.c: codegen reads the same geometry through them, so the
  * two cannot disagree. Run-time sizes (batch, image, GEMM rows) are
  * weighed at their tops, and scratch is sized for them.
+ * The integer kernels of int8 models (templates/qconv.c) get theirs too:
+ * a QConv's weights as OX_L_QCONVW (or OX_L_QDWW, depthwise) and scratch
+ * for its copied input (ox_opt_qconv_geo), a MatMulInteger's constant B
+ * as OX_L_QGEMMB (ox_opt_qmm_geo).
  * On the GPU (g->gpu) the kernels read plain values: only NonMaxSuppression's
  * scratch grows here, to what its CUDA kernels need.
  * Requires: the layout pass. Invalidates: nothing (constants are added,
