@@ -67,8 +67,10 @@ static const cli_opt opts[NOPT] = {
 	[OPT_CPU] = {"--cpu", "NAME", O_VALUE, "cpu",
 		     "the CPU the code is for: generic (the default: portable C11),\n"
 		     "x86-64-v3 (AVX2+FMA), x86-64-v4 (AVX-512), armv8-a (NEON),\n"
-		     "armv8.2-a+dotprod (NEON and the int8 dot product) or native (this\n"
-		     "machine); sets vector width, tiles and --build's flags"},
+		     "armv8.2-a+dotprod (NEON and the int8 dot product), the cores\n"
+		     "cortex-a53 (armv8-a), cortex-a76 and neoverse-n1 (armv8.2-a+dotprod,\n"
+		     "-mcpu= the core) or native (this machine); sets vector width, tiles\n"
+		     "and --build's flags"},
 	[OPT_PRINT_CFLAGS] = {"--print-cflags", NULL, O_FLAG, NULL, "print the compiler flags for --cpu and exit"},
 	[OPT_OPT] = {"--opt", "0|1", O_VALUE, "opt", "1 (default): the optimizing passes; 0: only what codegen needs"},
 	[OPT_SKIP] = {"--skip", "PASS", O_LIST, "skip",

@@ -29,6 +29,15 @@ const ox_target ox_targets[] = {
 	{"armv8.2-a+dotprod", "AArch64 with NEON and the int8 dot product (Cortex-A55/A75 and later), 4 lanes", 4, 32, 1,
 	 "defined(__ARM_NEON) && defined(__ARM_FEATURE_DOTPROD)",
 	 "-march=armv8.2-a+dotprod", {24, 12, 7, 6}, 12, 2, 256, {45, 210}, {17, 80}, 12, 37},
+	/* cores by name: the rows above with the compiler's tuning for them */
+	{"cortex-a53", "Cortex-A53 (Raspberry Pi 3, many SoCs): armv8-a with -mcpu=cortex-a53", 4, 32, 1,
+	 "defined(__ARM_NEON)", "-mcpu=cortex-a53", {24, 12, 7, 6}, 12, 2, 256, {45, 210}, {17, 80}, 12, 37},
+	{"cortex-a76", "Cortex-A76 (Raspberry Pi 5, phones): armv8.2-a+dotprod with -mcpu=cortex-a76", 4, 32, 1,
+	 "defined(__ARM_NEON) && defined(__ARM_FEATURE_DOTPROD)", "-mcpu=cortex-a76", {24, 12, 7, 6}, 12, 2, 256,
+	 {45, 210}, {17, 80}, 12, 37},
+	{"neoverse-n1", "Neoverse N1 (Graviton2, Ampere Altra): armv8.2-a+dotprod with -mcpu=neoverse-n1", 4, 32, 1,
+	 "defined(__ARM_NEON) && defined(__ARM_FEATURE_DOTPROD)", "-mcpu=neoverse-n1", {24, 12, 7, 6}, 12, 2, 256,
+	 {45, 210}, {17, 80}, 12, 37},
 	{NULL, NULL, 0, 0, 0, NULL, NULL, {0, 0, 0, 0}, 0, 0, 0, {0, 0}, {0, 0}, 0, 0},
 };
 
