@@ -40,12 +40,16 @@ OX_STATIC void ox_maxpool_$S(const $T *restrict x, $T *restrict y, int64_t *rest
 #if defined(__GNUC__) || defined(__clang__)
 				const long ve = sizeof($T) == sizeof($C) ? cw / 16 * 16 : 0;
 				for (; iw < ve; iw += 16) {
+					/* (the bits through the comparison's integer vector type,
+					 * so that the text compiles for float types too) */
 					ox_mpv v, c;
 					memcpy(&v, xr + iw, sizeof v);
 					memcpy(&c, col + iw, sizeof c);
-					const ox_mpv gt = (ox_mpv)(v > c);
-					c = (v & gt) | (c & ~gt);
-					memcpy(col + iw, &c, sizeof c);
+					__typeof__(v > c) gt = v > c, vb, cb;
+					memcpy(&vb, &v, sizeof vb);
+					memcpy(&cb, &c, sizeof cb);
+					cb = (vb & gt) | (cb & ~gt);
+					memcpy(col + iw, &cb, sizeof cb);
 				}
 #endif
 				for (; iw < cw; iw++) {
