@@ -187,11 +187,13 @@ static int infer_mmi(ox_graph *g, ox_node *n, int qlinear)
 	ox_dim N = b->shape.rank > 1 ? b->shape.d[b->shape.rank - 1] : 1;
 	int za = 2, zb = qlinear ? 5 : 3;
 	ox_value *zav = ox_in(g, n, za), *zbv = ox_in(g, n, zb);
-	if ((zav && zav->dtype != a->dtype) || (zbv && zbv->dtype != b->dtype))
+	/* (B packed by opt/pack.c is int8 whatever its zero point's type) */
+	if ((zav && zav->dtype != a->dtype) || (zbv && zbv->dtype != b->dtype && b->layout != OX_L_QGEMMB))
 		return ox_error(g, n, "zero point types differ from their inputs'");
 	if (check_vec(g, n, za, M, "a_zero_point") || check_vec(g, n, zb, N, "b_zero_point"))
 		return -1;
-	int ydt = OX_I32;
+	/* ox_f32: the Cast to float that read the product is folded in (opt/pack.c) */
+	int ydt = ox_attr_int(n, "ox_f32", 0) ? OX_F32 : OX_I32;
 	if (qlinear) {
 		ox_value *as = ox_in(g, n, 1), *bs = ox_in(g, n, 4), *ys = ox_in(g, n, 6), *yz = ox_in(g, n, 7);
 		if (!is_scale_type(as->dtype) || bs->dtype != as->dtype || ys->dtype != as->dtype)

@@ -24,7 +24,8 @@
  * On the GPU (g->gpu) the kernels read plain values: only NonMaxSuppression's
  * scratch grows here, to what its CUDA kernels need.
  * Requires: the layout pass. Invalidates: nothing (constants are added,
- * the old ones are left for codegen to skip when unused).
+ * the old ones are left for codegen to skip when unused); node positions
+ * when a Cast is folded into a MatMulInteger (compacted), uses (refilled).
  */
 #include "opt.h"
 #include <string.h>
@@ -286,6 +287,16 @@ static void pack_qmm(ox_graph *g, ox_node *n, const ox_qmmgeo *q)
 	ox_id id = ox_ir_add_const(g, buf, t);
 	g->vals[id].layout = OX_L_QGEMMB, g->vals[id].lp[0] = sub;
 	n->in[1] = id;
+	/* a Cast to float that alone reads the product (quantize_dynamic's
+	 * form) is folded in: the kernel stores floats (ox_f32) */
+	ox_node *c = ox_ir_sole_reader(g, n->out[0]);
+	if (c && c->op == OX_OP_Cast && c->nout == 1 && g->vals[c->out[0]].dtype == OX_F32) {
+		n->out[0] = c->out[0];
+		g->vals[n->out[0]].producer = (ox_id)(n - g->nodes);
+		c->dead = 1;
+		ox_attr *at = ox_ir_add_attr(g, n, "ox_f32", OX_AT_INT);
+		at->i = 1;
+	}
 }
 
 int ox_opt_pack(ox_graph *g)
@@ -299,6 +310,7 @@ int ox_opt_pack(ox_graph *g)
 	if (!g->opt)
 		return 0;
 	int nn = g->nnodes;
+	ox_ir_fill_uses(g); /* (pack_qmm asks who reads a product) */
 	for (int i = 0; i < nn; i++) {
 		ox_node *n = &g->nodes[i];
 		ox_convgeo cg;
@@ -325,6 +337,7 @@ int ox_opt_pack(ox_graph *g)
 		    !g->vals[n->in[1]].layout)
 			pack_gemm(g, n, &gq);
 	}
+	ox_ir_compact(g);
 	ox_ir_fill_uses(g);
 	return 0;
 }

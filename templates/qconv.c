@@ -487,60 +487,151 @@ static inline uint32_t ox_qg_a4(const uint8_t *a, long k, long K)
  * signed bytes, bs[j] the packed column sums, bz[j] the columns' zero
  * points in the signed domain (NULL: all 0). Exact modulo 2^32:
  *   sum_k (a - za)(b - zb) = sum_k a b - zb sum_k a - za bs + K za zb. */
-OX_STATIC OX_UNUSED void ox_qg_mm(const uint8_t *restrict a, const int8_t *restrict b, const int32_t *restrict bs,
-				  const int32_t *restrict bz, int32_t za, int af, long K, long N, long r0, long r1,
-				  int32_t *restrict y)
+/* one row of ox_qg_mm from column j0: ar its bytes, sa their sum in the
+ * unsigned domain (when bz), yr its output (yf: floats, the sums
+ * converted as a Cast does) */
+static inline void ox_qg_mmrow(const uint8_t *restrict ar, const int8_t *restrict b, const int32_t *restrict bs,
+			       const int32_t *restrict bz, int32_t za, int af, long K, long N, long j0, uint32_t sa,
+			       int32_t *restrict yr, int yf)
 {
 	const long K4 = (K + 3) / 4;
 	const uint32_t fl = (uint32_t)af * 0x01010101u;
-	for (long r = r0; r < r1; r++) {
+	long j = j0;
+#if OX_QG_VNNI
+	for (; j < N; j += 64) { /* four vectors of 16 columns (the last ones masked) */
+		const long nv = (N - j + 15) / 16 < 4 ? (N - j + 15) / 16 : 4;
+		const int8_t *bj = b + j / 16 * K4 * 64;
+		__m512i s0 = _mm512_setzero_si512(), s1 = s0, s2 = s0, s3 = s0;
+		for (long k4 = 0; k4 < K4; k4++) {
+			const __m512i av = _mm512_set1_epi32((int32_t)(ox_qg_a4(ar, 4 * k4, K) ^ fl));
+			const int8_t *bk = bj + k4 * 64;
+			s0 = _mm512_dpbusd_epi32(s0, av, _mm512_loadu_si512(bk));
+			if (nv > 1)
+				s1 = _mm512_dpbusd_epi32(s1, av, _mm512_loadu_si512(bk + K4 * 64));
+			if (nv > 2)
+				s2 = _mm512_dpbusd_epi32(s2, av, _mm512_loadu_si512(bk + 2 * K4 * 64));
+			if (nv > 3)
+				s3 = _mm512_dpbusd_epi32(s3, av, _mm512_loadu_si512(bk + 3 * K4 * 64));
+		}
+		const __m512i sv[4] = {s0, s1, s2, s3};
+		for (long v = 0; v < nv; v++) {
+			const long jj = j + 16 * v, left = N - jj;
+			const __mmask16 m = left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
+			const __m512i bsv = _mm512_maskz_loadu_epi32(m, bs + jj);
+			__m512i o = _mm512_sub_epi32(sv[v], _mm512_mullo_epi32(_mm512_set1_epi32(za), bsv));
+			if (bz) {
+				const __m512i bzv = _mm512_maskz_loadu_epi32(m, bz + jj);
+				o = _mm512_add_epi32(o, _mm512_mullo_epi32(bzv, _mm512_set1_epi32((int32_t)((uint32_t)K * (uint32_t)za - sa))));
+			}
+			if (yf)
+				_mm512_mask_storeu_ps((float *)yr + jj, m, _mm512_cvtepi32_ps(o));
+			else
+				_mm512_mask_storeu_epi32(yr + jj, m, o);
+		}
+	}
+#endif
+	for (; j < N; j++) {
+		const int8_t *bj = b + (j / 16 * K4 * 16 + j % 16) * 4;
+		uint32_t s = 0;
+		for (long k4 = 0; k4 < K4; k4++) {
+			const uint32_t av = ox_qg_a4(ar, 4 * k4, K) ^ fl;
+			const int8_t *bk = bj + k4 * 64;
+			s += (uint32_t)((int32_t)(av & 255) * bk[0] + (int32_t)(av >> 8 & 255) * bk[1] +
+					(int32_t)(av >> 16 & 255) * bk[2] + (int32_t)(av >> 24) * bk[3]);
+		}
+		const uint32_t zb = bz ? (uint32_t)bz[j] : 0;
+		const int32_t v = (int32_t)(s - zb * sa - (uint32_t)za * (uint32_t)bs[j] + (uint32_t)K * (uint32_t)za * zb);
+		if (yf)
+			((float *)yr)[j] = (float)v;
+		else
+			yr[j] = v;
+	}
+}
+
+#if OX_QG_VNNI
+/* 4 rows (a, lda K) x 64 columns from j (nv vectors of 16, the last ones
+ * masked) of ox_qg_mm: 16 accumulators, a row's four bytes broadcast */
+#define OX_QG_MMDP(i, v) s##i##v = _mm512_dpbusd_epi32(s##i##v, a##i, b##v)
+#define OX_QG_MMROW(f, i) f(i, 0); f(i, 1); f(i, 2); f(i, 3)
+static inline void ox_qg_mm4(const uint8_t *restrict ar, const int8_t *restrict bj, long K, long K4, uint32_t fl,
+			     __m512i out[4][4])
+{
+	__m512i s00 = _mm512_setzero_si512(), s01 = s00, s02 = s00, s03 = s00, s10 = s00, s11 = s00, s12 = s00, s13 = s00;
+	__m512i s20 = s00, s21 = s00, s22 = s00, s23 = s00, s30 = s00, s31 = s00, s32 = s00, s33 = s00;
+	for (long k4 = 0; k4 < K4; k4++) {
+		const __m512i a0 = _mm512_set1_epi32((int32_t)(ox_qg_a4(ar, 4 * k4, K) ^ fl));
+		const __m512i a1 = _mm512_set1_epi32((int32_t)(ox_qg_a4(ar + K, 4 * k4, K) ^ fl));
+		const __m512i a2 = _mm512_set1_epi32((int32_t)(ox_qg_a4(ar + 2 * K, 4 * k4, K) ^ fl));
+		const __m512i a3 = _mm512_set1_epi32((int32_t)(ox_qg_a4(ar + 3 * K, 4 * k4, K) ^ fl));
+		const int8_t *bk = bj + k4 * 64;
+		const __m512i b0 = _mm512_loadu_si512(bk), b1 = _mm512_loadu_si512(bk + K4 * 64);
+		const __m512i b2 = _mm512_loadu_si512(bk + 2 * K4 * 64), b3 = _mm512_loadu_si512(bk + 3 * K4 * 64);
+		OX_QG_MMROW(OX_QG_MMDP, 0);
+		OX_QG_MMROW(OX_QG_MMDP, 1);
+		OX_QG_MMROW(OX_QG_MMDP, 2);
+		OX_QG_MMROW(OX_QG_MMDP, 3);
+	}
+	out[0][0] = s00, out[0][1] = s01, out[0][2] = s02, out[0][3] = s03;
+	out[1][0] = s10, out[1][1] = s11, out[1][2] = s12, out[1][3] = s13;
+	out[2][0] = s20, out[2][1] = s21, out[2][2] = s22, out[2][3] = s23;
+	out[3][0] = s30, out[3][1] = s31, out[3][2] = s32, out[3][3] = s33;
+}
+#undef OX_QG_MMDP
+#undef OX_QG_MMROW
+#endif
+
+/* Rows [r0, r1) of y = (a - za)(b - zb), int32 R x N: a R x K bytes (flip
+ * af to the unsigned domain, za its zero point there), b the packed
+ * signed bytes, bs[j] the packed column sums, bz[j] the columns' zero
+ * points in the signed domain (NULL: all 0). Exact modulo 2^32:
+ *   sum_k (a - za)(b - zb) = sum_k a b - zb sum_k a - za bs + K za zb.
+ * With AVX512-VNNI 4 rows x 64 columns at a time (B's 64 columns stay in
+ * L1 over the rows; the rows' bytes are read 4 at a time; a column past
+ * N reads zeros of the packed padding); plain C a column at a time. y
+ * (yv) holds int32, or floats when yf (a folded Cast). */
+OX_STATIC OX_UNUSED void ox_qg_mm(const uint8_t *restrict a, const int8_t *restrict b, const int32_t *restrict bs,
+				  const int32_t *restrict bz, int32_t za, int af, long K, long N, long r0, long r1,
+				  void *restrict yv, int yf)
+{
+	const long K4 = (K + 3) / 4;
+	const uint32_t fl = (uint32_t)af * 0x01010101u;
+	int32_t *y = yv;
+	long r = r0;
+#if OX_QG_VNNI
+	for (; r + 4 <= r1; r += 4) {
+		uint32_t sa[4] = {0, 0, 0, 0};
+		for (int i = 0; i < 4 && bz; i++)
+			for (long k = 0; k < K; k++)
+				sa[i] += (uint32_t)(a[(r + i) * K + k] ^ af);
+		for (long j = 0; j + 64 <= N; j += 64) {
+			__m512i s[4][4];
+			ox_qg_mm4(a + r * K, b + j / 16 * K4 * 64, K, K4, fl, s);
+			for (int i = 0; i < 4; i++)
+				for (long v = 0; v < 4; v++) {
+					const long jj = j + 16 * v;
+					__m512i o = _mm512_sub_epi32(s[i][v], _mm512_mullo_epi32(_mm512_set1_epi32(za),
+												   _mm512_loadu_si512(bs + jj)));
+					if (bz)
+						o = _mm512_add_epi32(o, _mm512_mullo_epi32(_mm512_loadu_si512(bz + jj),
+							_mm512_set1_epi32((int32_t)((uint32_t)K * (uint32_t)za - sa[i]))));
+					if (yf)
+						_mm512_storeu_ps((float *)y + (r + i) * N + jj, _mm512_cvtepi32_ps(o));
+					else
+						_mm512_storeu_si512(y + (r + i) * N + jj, o);
+				}
+		}
+		/* columns past the last whole 64 */
+		const long jt = N / 64 * 64;
+		if (jt < N)
+			for (int i = 0; i < 4; i++)
+				ox_qg_mmrow(a + (r + i) * K, b, bs, bz, za, af, K, N, jt, sa[i], y + (r + i) * N, yf);
+	}
+#endif
+	for (; r < r1; r++) {
 		const uint8_t *ar = a + r * K;
 		uint32_t sa = 0;
 		for (long k = 0; bz && k < K; k++)
 			sa += (uint32_t)(ar[k] ^ af);
-		int32_t *yr = y + r * N;
-		long j = 0;
-#if OX_QG_VNNI
-		for (; j < N; j += 64) { /* four vectors of 16 columns (the last ones masked) */
-			const long nv = (N - j + 15) / 16 < 4 ? (N - j + 15) / 16 : 4;
-			const int8_t *bj = b + j / 16 * K4 * 64;
-			__m512i s0 = _mm512_setzero_si512(), s1 = s0, s2 = s0, s3 = s0;
-			for (long k4 = 0; k4 < K4; k4++) {
-				const __m512i av = _mm512_set1_epi32((int32_t)(ox_qg_a4(ar, 4 * k4, K) ^ fl));
-				const int8_t *bk = bj + k4 * 64;
-				s0 = _mm512_dpbusd_epi32(s0, av, _mm512_loadu_si512(bk));
-				if (nv > 1)
-					s1 = _mm512_dpbusd_epi32(s1, av, _mm512_loadu_si512(bk + K4 * 64));
-				if (nv > 2)
-					s2 = _mm512_dpbusd_epi32(s2, av, _mm512_loadu_si512(bk + 2 * K4 * 64));
-				if (nv > 3)
-					s3 = _mm512_dpbusd_epi32(s3, av, _mm512_loadu_si512(bk + 3 * K4 * 64));
-			}
-			const __m512i sv[4] = {s0, s1, s2, s3};
-			for (long v = 0; v < nv; v++) {
-				const long jj = j + 16 * v, left = N - jj;
-				const __mmask16 m = left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
-				const __m512i bsv = _mm512_maskz_loadu_epi32(m, bs + jj);
-				__m512i o = _mm512_sub_epi32(sv[v], _mm512_mullo_epi32(_mm512_set1_epi32(za), bsv));
-				if (bz) {
-					const __m512i bzv = _mm512_maskz_loadu_epi32(m, bz + jj);
-					o = _mm512_add_epi32(o, _mm512_mullo_epi32(bzv, _mm512_set1_epi32((int32_t)((uint32_t)K * (uint32_t)za - sa))));
-				}
-				_mm512_mask_storeu_epi32(yr + jj, m, o);
-			}
-		}
-#endif
-		for (; j < N; j++) {
-			const int8_t *bj = b + (j / 16 * K4 * 16 + j % 16) * 4;
-			uint32_t s = 0;
-			for (long k4 = 0; k4 < K4; k4++) {
-				const uint32_t av = ox_qg_a4(ar, 4 * k4, K) ^ fl;
-				const int8_t *bk = bj + k4 * 64;
-				s += (uint32_t)((int32_t)(av & 255) * bk[0] + (int32_t)(av >> 8 & 255) * bk[1] +
-						(int32_t)(av >> 16 & 255) * bk[2] + (int32_t)(av >> 24) * bk[3]);
-			}
-			const uint32_t zb = bz ? (uint32_t)bz[j] : 0;
-			yr[j] = (int32_t)(s - zb * sa - (uint32_t)za * (uint32_t)bs[j] + (uint32_t)K * (uint32_t)za * zb);
-		}
+		ox_qg_mmrow(ar, b, bs, bz, za, af, K, N, 0, sa, y + r * N, yf);
 	}
 }

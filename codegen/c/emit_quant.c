@@ -287,7 +287,8 @@ static const char *vidx(ox_graph *g, ox_node *n, int k, const char *var)
 
 /* ---- MatMulInteger, QLinearMatMul ---- */
 /* MatMulInteger with B packed as OX_L_QGEMMB (opt/pack.c): templates/
- * qconv.c's ox_qg_mm over 8 tasks of rows (any rows, run-time ones too);
+ * qconv.c's ox_qg_mm over 8 tasks of rows (any rows, run-time ones too),
+ * storing floats when the Cast after it was folded in (ox_f32);
  * B's column sums and zero points are file-scope tables named after the
  * node's function */
 static int emit_mmi_packed(ox_cg *cg, ox_graph *g, ox_node *n)
@@ -333,7 +334,7 @@ static int emit_mmi_packed(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_line(cg, 1, "const long R = %s, r0 = R * t / 8, r1 = R * (t + 1) / 8;", rows.rank ? ox_cg_numel(cg, &rows) : "1");
 	ox_cg_line(cg, 1, "ox_qg_mm((const uint8_t *)in0, (const int8_t *)in1, %s_bs, %s, %s, %d,", f,
 		   anyz ? ox_cg_text(cg, "%s_bz", f) : "NULL", zexpr(n, 2, a->dtype, "0", za, sizeof za), flip(a->dtype));
-	ox_cg_line(cg, 2, "%lld, %lld, r0, r1, out0);", (long long)q.K, (long long)q.N);
+	ox_cg_line(cg, 2, "%lld, %lld, r0, r1, out0, %d);", (long long)q.K, (long long)q.N, y->dtype == OX_F32);
 	return 0;
 }
 
