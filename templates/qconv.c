@@ -24,6 +24,13 @@
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(OX_VF_PORTABLE) && defined(__AVX512VNNI__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 #define OX_QG_VNNI 1
 #include <immintrin.h>
+#elif (defined(__GNUC__) || defined(__clang__)) && !defined(OX_VF_PORTABLE) && defined(__aarch64__) && \
+	defined(__ARM_FEATURE_DOTPROD)
+#define OX_QG_SDOT 1 /* AArch64's SDOT: signed x signed, the bytes flipped to int8 and 128 sum w added back */
+#include <arm_neon.h>
+#elif (defined(__GNUC__) || defined(__clang__)) && !defined(OX_VF_PORTABLE) && defined(__aarch64__)
+#define OX_QG_SMLAL 1 /* AArch64 NEON without the dot product: 16-bit products by smlal */
+#include <arm_neon.h>
 #elif (defined(__GNUC__) || defined(__clang__)) && !defined(OX_VF_PORTABLE) && defined(__AVX2__)
 #define OX_QG_MADD 4 /* pixels per vector: AVX2 */
 #include <immintrin.h>
@@ -43,6 +50,7 @@ typedef struct {
 	int xf, xz;                            /* the input's flip, its zero point in the unsigned domain */
 	int32_t yz, lo, hi;                    /* the output's zero point and clamp */
 	const int32_t *cm, *zw, *rm, *rs;      /* per output channel: constant term, weight zero point, requantization */
+	const int32_t *ws;                     /* per output channel: the sum of its packed weights */
 } ox_qgeo;
 
 /* Input channels [4 c4, 4 c4 + 4) of an image's group (xg: its first
@@ -174,6 +182,84 @@ OX_STATIC OX_UNUSED void ox_qg_sums(const ox_qgeo *q, const uint8_t *restrict xp
 		ox_qg_sums2(q, xp, w, acc);
 	else
 		ox_qg_sums3(q, xp, w, acc);
+#elif OX_QG_SDOT
+	/* 8 rows x 12 pixels at a time (24 accumulators of 4 pixels): a tap's
+	 * four channels of 4 pixels (flipped to int8) dotted with each row's
+	 * four weights (a lane of the rows' two vectors); the flip's
+	 * -128 sum w is added back in ox_qg_store */
+	const uint8x16_t flip = vdupq_n_u8(0x80);
+	for (long j0 = 0; j0 < 16 * nv; j0 += 12) {
+		int32x4_t s0[8], s1[8], s2[8];
+		for (int i = 0; i < 8; i++)
+			s0[i] = s1[i] = s2[i] = vdupq_n_s32(0);
+		for (long t = 0; t < q->T; t++) {
+			const uint8_t *xt = xp + q->off[t] + j0 * 4;
+			const int8_t *wt = w + t * C4 * 32;
+			for (long c = 0; c < C4; c++, xt += cs, wt += 32) {
+				const int8x16_t x0 = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(xt), flip));
+				const int8x16_t x1 = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(xt + 16), flip));
+				const int8x16_t x2 = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(xt + 32), flip));
+				const int8x16_t wa = vld1q_s8(wt), wb = vld1q_s8(wt + 16);
+#define OX_QG_SD(i, wv, l)                                         \
+	s0[i] = vdotq_laneq_s32(s0[i], x0, wv, l);                 \
+	s1[i] = vdotq_laneq_s32(s1[i], x1, wv, l);                 \
+	s2[i] = vdotq_laneq_s32(s2[i], x2, wv, l)
+				OX_QG_SD(0, wa, 0);
+				OX_QG_SD(1, wa, 1);
+				OX_QG_SD(2, wa, 2);
+				OX_QG_SD(3, wa, 3);
+				OX_QG_SD(4, wb, 0);
+				OX_QG_SD(5, wb, 1);
+				OX_QG_SD(6, wb, 2);
+				OX_QG_SD(7, wb, 3);
+#undef OX_QG_SD
+			}
+		}
+		for (int i = 0; i < 8; i++) {
+			vst1q_s32(acc + i * OX_QG_NR + j0, s0[i]);
+			vst1q_s32(acc + i * OX_QG_NR + j0 + 4, s1[i]);
+			vst1q_s32(acc + i * OX_QG_NR + j0 + 8, s2[i]);
+		}
+	}
+#elif OX_QG_SMLAL
+	/* 4 rows x 4 pixels at a time: 16 vectors of a pixel's four products
+	 * (bytes widened to 16 bits, smlal), each added across at the end */
+	for (long i0 = 0; i0 < 8; i0 += 4)
+	for (long j0 = 0; j0 < 16 * nv; j0 += 4) {
+		int32x4_t a00 = vdupq_n_s32(0), a01 = a00, a02 = a00, a03 = a00, a10 = a00, a11 = a00, a12 = a00, a13 = a00;
+		int32x4_t a20 = a00, a21 = a00, a22 = a00, a23 = a00, a30 = a00, a31 = a00, a32 = a00, a33 = a00;
+		for (long t = 0; t < q->T; t++) {
+			const uint8_t *xt = xp + q->off[t] + j0 * 4;
+			const int8_t *wt = w + t * C4 * 32 + i0 * 4;
+			for (long c = 0; c < C4; c++, xt += cs, wt += 32) {
+				const uint8x16_t xv = vld1q_u8(xt);
+				const int16x8_t xl = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(xv)));
+				const int16x8_t xh = vreinterpretq_s16_u16(vmovl_u8(vget_high_u8(xv)));
+				const int8x16_t wv = vld1q_s8(wt);
+				const int16x8_t wl = vmovl_s8(vget_low_s8(wv)), wh = vmovl_s8(vget_high_s8(wv));
+				const int16x4_t x0 = vget_low_s16(xl), x1 = vget_high_s16(xl), x2 = vget_low_s16(xh),
+						x3 = vget_high_s16(xh);
+				const int16x4_t w0 = vget_low_s16(wl), w1 = vget_high_s16(wl), w2 = vget_low_s16(wh),
+						w3 = vget_high_s16(wh);
+#define OX_QG_ML(r, wr)                                                                                    \
+	a##r##0 = vmlal_s16(a##r##0, x0, wr), a##r##1 = vmlal_s16(a##r##1, x1, wr), a##r##2 = vmlal_s16(a##r##2, x2, wr), \
+	a##r##3 = vmlal_s16(a##r##3, x3, wr)
+				OX_QG_ML(0, w0);
+				OX_QG_ML(1, w1);
+				OX_QG_ML(2, w2);
+				OX_QG_ML(3, w3);
+#undef OX_QG_ML
+			}
+		}
+#define OX_QG_PUT4(r)                                                                                      \
+	acc[(i0 + r) * OX_QG_NR + j0] = vaddvq_s32(a##r##0), acc[(i0 + r) * OX_QG_NR + j0 + 1] = vaddvq_s32(a##r##1), \
+	acc[(i0 + r) * OX_QG_NR + j0 + 2] = vaddvq_s32(a##r##2), acc[(i0 + r) * OX_QG_NR + j0 + 3] = vaddvq_s32(a##r##3)
+		OX_QG_PUT4(0);
+		OX_QG_PUT4(1);
+		OX_QG_PUT4(2);
+		OX_QG_PUT4(3);
+#undef OX_QG_PUT4
+	}
 #elif OX_QG_MADD
 	/* pmaddwd on 16-bit values: a pixel's four bytes become two 32-bit
 	 * lanes (channels 0-1, 2-3), added pairwise at the end; 4 rows x 3
@@ -318,7 +404,11 @@ OX_STATIC OX_UNUSED void ox_qg_store(const ox_qgeo *q, const int32_t *restrict a
 	for (long i = 0; i < nm; i++) {
 		const long m = m0 + i;
 		const int32_t *a = acc + i * OX_QG_NR;
-		const uint32_t c = (uint32_t)q->cm[m], zw = (uint32_t)q->zw[m];
+		uint32_t c = (uint32_t)q->cm[m];
+		const uint32_t zw = (uint32_t)q->zw[m];
+#if OX_QG_SDOT
+		c += 128u * (uint32_t)q->ws[m]; /* (the sums had x - 128) */
+#endif
 		long j = 0;
 #if OX_QG_VNNI
 		if (!xs)
@@ -371,6 +461,10 @@ OX_STATIC OX_UNUSED void ox_qg_tile(const ox_qgeo *q, const uint8_t *restrict xb
 	if (ones) {
 		ox_qg_sums(q, xp, ones, acc, nv);
 		memcpy(xs, acc, sizeof xs);
+#if OX_QG_SDOT
+		for (long j = 0; j < OX_QG_NR; j++) /* (the sums had x - 128 at all 4 T C4 ones) */
+			xs[j] = (int32_t)((uint32_t)xs[j] + 512u * (uint32_t)(q->T * q->C4));
+#endif
 	}
 	for (long b = b0; b < b1; b++) {
 		ox_qg_sums(q, xp, w + b * blk, acc, nv);

@@ -629,7 +629,7 @@ int ox_cg_qpool(ox_buf *b, ox_graph *g, ox_node *n, const char *ind, int64_t d[3
 
 /* the struct ox_qgeo of a packed or depthwise QConv (its tables, named
  * after the node's function f, printed before it), into t */
-static void qgeo_struct(ox_buf *t, ox_graph *g, ox_node *n, const ox_qconvgeo *q, const char *f)
+static void qgeo_struct(ox_cg *cg, ox_buf *t, ox_graph *g, ox_node *n, const ox_qconvgeo *q, const char *f)
 {
 	const ox_value *x = ox_in(g, n, 0);
 	const int xf = flip(x->dtype), xz = (int)ox_cg_qi_at(n, "ox_zp", 0) + xf;
@@ -644,7 +644,7 @@ static void qgeo_struct(ox_buf *t, ox_graph *g, ox_node *n, const ox_qconvgeo *q
 		      (long long)q->OW, (long long)(q->OH * q->OW), (long long)q->Mg, (long long)q->MB);
 	ox_buf_printf(t, "\t%d, %d, %lld, %lld, %lld, /* x flip and zero point, y zero point and clamp */\n", xf, xz,
 		      ox_cg_qi_at(n, "ox_zp", 1), ox_cg_qi_at(n, "ox_clip", 0), ox_cg_qi_at(n, "ox_clip", 1));
-	ox_buf_printf(t, "\t%s_cm, %s_zw, %s_rm, %s_rs\n};\n", f, f, f, f);
+	ox_buf_printf(t, "\t%s_cm, %s_zw, %s_rm, %s_rs, %s\n};\n", f, f, f, f, q->dw ? "NULL" : ox_cg_text(cg, "%s_ws", f));
 }
 
 /* the taps' offsets in the phases' planes ([SH SW][R][W]), times unit */
@@ -683,7 +683,7 @@ static int emit_qdw(ox_cg *cg, ox_graph *g, ox_node *n, const ox_qconvgeo *q)
 		for (int64_t kw = 0; kw < q->KW; kw++)
 			ox_buf_printf(&t, "%s%lld", kh || kw ? ", " : "", (long long)(kh * q->DH * q->W + kw * q->DW));
 	ox_buf_puts(&t, "};\n");
-	qgeo_struct(&t, g, n, q, f);
+	qgeo_struct(cg, &t, g, n, q, f);
 	ox_cg_helper(cg, ox_cg_text(cg, "%s_q", f), t.s);
 	ox_buf_free(&t);
 	ox_cg_printf(cg, "\t/* onnxcc::QConv depthwise %s -> %s: %lld slots of scratch */\n", ox_cg_sfx(ox_in(g, n, 0)->dtype),
@@ -739,11 +739,21 @@ static int emit_qconv_packed(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_buf_printf(&t, "%s%s%d", m ? "," : "", m % 12 ? " " : "\n\t", (int32_t)c);
 	}
 	ox_buf_puts(&t, "\n};\n");
+	ox_buf_printf(&t, "static const int32_t %s_ws[%lld] = {", f, (long long)q.M); /* the packed weights' sums */
+	for (int64_t m = 0; m < q.M; m++) {
+		const int64_t b = m / q.Mg * q.MB + m % q.Mg / 8;
+		int64_t ws = 0;
+		for (int64_t r = 0; r < taps * q.C4; r++)
+			for (int k = 0; k < 4; k++)
+				ws += wd[b * blk + (r * 8 + m % q.Mg % 8) * 4 + k];
+		ox_buf_printf(&t, "%s%s%lld", m ? "," : "", m % 12 ? " " : "\n\t", (long long)ws);
+	}
+	ox_buf_puts(&t, "\n};\n");
 	ox_cg_qi_table(&t, n, "ox_wz", "", "static", ox_cg_text(cg, "%s_zw", f), q.M, 0);
 	ox_cg_qi_table(&t, n, "ox_m", "", "static", ox_cg_text(cg, "%s_rm", f), q.M, 0);
 	ox_cg_qi_table(&t, n, "ox_s", "", "static", ox_cg_text(cg, "%s_rs", f), q.M, 0);
 	qgeo_taps(&t, &q, f, 4);
-	qgeo_struct(&t, g, n, &q, f);
+	qgeo_struct(cg, &t, g, n, &q, f);
 	ox_cg_helper(cg, ox_cg_text(cg, "%s_q", f), t.s);
 	ox_buf_free(&t);
 	const long long isz = q.IH * q.IW, plane = q.OH * q.OW, G = q.G;
