@@ -17,10 +17,11 @@
 #     - zoo models (ZOO below; dotprod: ZOO_DOT) against ONNX Runtime at
 #       zoo.txt's rtol as tests/e2e/zoo.sh compares, and with --threads 3
 #       the same bits as 1 thread;
-#     - the int8 models (INT8, make cuda's: QDQ and QOperator) on NIN
+#     - the int8 models (INT8, make cuda's: QDQ and QOperator, and make
+#       int8's 16 convolutions of tests/e2e/quant/make_convs.py) on NIN
 #       inputs: the same bits as the host's --cpu generic program, and
-#       those of INT8_ORT within one quantization step of ONNX Runtime
-#       (tests/e2e/quant/check.py cmp, as make int8);
+#       those of INT8_ORT and the convolutions within one quantization
+#       step of ONNX Runtime (tests/e2e/quant/check.py cmp, as make int8);
 #  3. riscv64, --cpu generic (vf.c's vector extensions, no vector unit):
 #     the backend tests every 27th from the 3rd and two zoo models (ZOO_RV).
 # Speed under qemu means nothing (bench/arm_insns.sh counts instructions).
@@ -241,6 +242,12 @@ int8_one() {
 	[ $st = ok ] || { tail -n 5 "$o/$cpu/log" | sed 's/^/    /'; return 1; }
 }
 if part int8; then
+	# and make int8's 16 convolutions of every shape the packed kernels take
+	# (SDOT on the dotprod target, smlal on armv8-a), each within one step
+	"$PY" tests/e2e/quant/make_convs.py "$B/convs" || die "tests/e2e/quant/make_convs.py failed"
+	for q in "$B"/convs/*.onnx; do
+		INT8="$INT8 $q" INT8_ORT="$INT8_ORT $(basename "$q" .onnx)"
+	done
 	# shellcheck disable=SC2086
 	if each int8_host $INT8; then
 		int8=()
