@@ -372,10 +372,24 @@ static struct {
 } bucketed[8];
 static int nbucketed;
 
+/* the symbols given a range without buckets: ox_opt_if_splits may find
+ * the buckets an If on their size needs */
+static struct {
+	const char *sym;
+	dimspec d;
+} ranged[8];
+static int nranged;
+
 static int note_buckets(ox_graph *g, const char *sym, const dimspec *d)
 {
-	if (d->nb < 2)
+	if (d->nb < 2) {
+		int i = 0;
+		while (i < nranged && strcmp(ranged[i].sym, sym))
+			i++;
+		if (d->lo < d->hi && i == nranged && nranged < 8)
+			ranged[nranged].sym = strdup(sym), ranged[nranged++].d = *d;
 		return 0;
+	}
 	for (int i = 0; i < nbucketed; i++)
 		if (!strcmp(bucketed[i].sym, sym)) {
 			bucketed[i].d = *d;
@@ -948,8 +962,9 @@ int main(int argc, char **argv)
 	 * them (load again, each bucketed symbol narrowed to its bucket), the
 	 * specializations the program dispatches between. */
 	ox_graph *gs[MAX_SPECS];
-	int ngs = 0, nspecs = 1, rc = 0;
+	int ngs = 0, nspecs = 1, rc = 0, probed = 0;
 	for (int spec = 0; spec < nspecs && !rc; spec++) {
+		int folded = 0;
 		ox_graph *g = ox_fe_load(model);
 		if (!g)
 			return 1;
@@ -1000,8 +1015,33 @@ int main(int argc, char **argv)
 		}
 		/* a dump that stops before the bounds pass may show symbolic dims */
 		g->symbolic_ok = dump && *dump && strcmp(dump, "bounds") && strcmp(dump, "plan");
+		/* Ranges without buckets: after fold, an If whose condition every
+		 * single size decides but the range does not (a model squeezing a
+		 * length's axis when it is 1) splits the range into buckets
+		 * (ox_opt_if_splits); the program is then compiled per bucket. */
+		if (!rc && spec == 0 && !probed && nranged && !dump) {
+			probed = 1;
+			rc = ox_opt_run(g, check, "fold") ? 1 : 0;
+			int split = 0;
+			for (int i = 0; i < nranged && !rc; i++) {
+				dimspec d = ranged[i].d;
+				d.nb = ox_opt_if_splits(g, ranged[i].sym, d.lo, d.hi, d.b, MAX_BUCKETS);
+				if (d.nb > 1) {
+					ox_note("range %s=%lld..%lld: %d buckets, an If's condition decided in each", ranged[i].sym,
+						(long long)d.lo, (long long)d.hi, d.nb);
+					rc = note_buckets(g, ranged[i].sym, &d) ? 1 : 0;
+					split = 1;
+				}
+			}
+			if (!rc && split) { /* again, with the buckets */
+				ox_ir_free(g);
+				ngs = 0, nspecs = 1, spec = -1;
+				continue;
+			}
+			folded = 1;
+		}
 		if (!rc)
-			rc = ox_opt_run(g, check, dump && *dump ? dump : NULL) ? 1 : 0;
+			rc = (folded ? ox_opt_run_from(g, check, "fold") : ox_opt_run(g, check, dump && *dump ? dump : NULL)) ? 1 : 0;
 	}
 	ox_graph *g = gs[ngs - 1]; /* the report and the picture show the last (largest) one */
 	if (!rc && dump) {

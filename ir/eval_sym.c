@@ -92,7 +92,7 @@ static int dim_range(const ox_graph *g, ox_dim d, int64_t *lo, int64_t *hi)
  * other side (a dim is never negative: PyTorch's expand(n, -1) tests
  * Equal(s, -1); a run-time width of 32..1280 is never 0, as exporters
  * test before a Reshape) or two dims' ranges do not meet; else not known. */
-static ox_sv equal(const ox_graph *g, ox_sv a, ox_sv b)
+ox_sv ox_sv_equal(const ox_graph *g, ox_sv a, ox_sv b)
 {
 	const ox_sv no = {OX_SV_CONST, 0, 0}, yes = {OX_SV_CONST, 1, 0};
 	if (a.kind == OX_SV_UNKNOWN || b.kind == OX_SV_UNKNOWN)
@@ -139,7 +139,7 @@ static int elementwise(ox_graph *g, ox_node *n, ox_sv *out, int *nout)
 		for (int k = 0; k < n->nin; k++)
 			e[k] = &in[k][cnt[k] == 1 ? 0 : i];
 		if (n->op == OX_OP_Equal) {
-			out[i] = equal(g, *e[0], *e[1]);
+			out[i] = ox_sv_equal(g, *e[0], *e[1]);
 		} else if (n->op == OX_OP_Where) { /* a known condition picks */
 			out[i] = e[0]->kind != OX_SV_CONST ? unknown() : *e[e[0]->c ? 1 : 2];
 		} else {

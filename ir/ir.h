@@ -491,6 +491,9 @@ int ox_in_ints(ox_graph *g, const ox_node *n, int k, int64_t *v, int cap);
  * symbolic value; -1 when neither is known (a tensor computed from data)
  * or it has more than cap elements. Elements of a constant are OX_SV_CONST. */
 int ox_in_svals(ox_graph *g, const ox_node *n, int k, ox_sv *v, int cap);
+/* Equal of two elements by the dims' current ranges (ir/eval_sym.c): a
+ * constant 1 or 0, or OX_SV_UNKNOWN */
+ox_sv ox_sv_equal(const ox_graph *g, ox_sv a, ox_sv b);
 /* compile-time evaluation of shape arithmetic over run-time dims (ir/eval_sym.c):
  * fills the outputs' sv from the inputs' constants and sv; 1 if it did */
 int ox_eval_sym(ox_graph *g, ox_node *n);

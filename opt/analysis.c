@@ -14,6 +14,7 @@
 #include "opt.h"
 #include "../ir/family.h"
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- run-time dims and types ---- */
@@ -742,4 +743,73 @@ int ox_opt_qmm_geo(ox_graph *g, const ox_node *n, ox_qmmgeo *q)
 		   (ox_shape_numel(&zb->shape) != 1 && (zb->shape.rank != 1 || zb->shape.d[0] != q->N))))
 		return -1;
 	return 0;
+}
+
+/* ---- buckets from If conditions (ox_opt_if_splits) ---- */
+
+/* the Equal node whose result cond of graph g is, through ops that keep
+ * its truth (or flip it); NULL when there is none */
+static const ox_node *cond_equal(ox_graph *g, ox_id cond)
+{
+	for (int depth = 0; depth < 8 && cond >= 0 && cond < g->nvals; depth++) {
+		ox_id p = g->vals[cond].producer;
+		if (p < 0 || p >= g->nnodes || g->nodes[p].dead)
+			return NULL;
+		const ox_node *n = &g->nodes[p];
+		switch (n->op) {
+		case OX_OP_Equal:
+			return n;
+		case OX_OP_Cast: case OX_OP_Not: case OX_OP_Squeeze: case OX_OP_Unsqueeze: case OX_OP_Reshape:
+		case OX_OP_Identity: case OX_OP_Flatten:
+			cond = n->in[0];
+			break;
+		default:
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
+int ox_opt_if_splits(ox_graph *g, const char *sym, int64_t lo, int64_t hi, int64_t *tops, int max)
+{
+	enum { SPAN = 4096 };
+	if (hi <= lo || hi - lo >= SPAN || max < 1) {
+		tops[0] = hi;
+		return 1;
+	}
+	int64_t n = hi - lo + 1;
+	unsigned char *cut = calloc((size_t)n, 1); /* cut[v - lo]: a bucket ends at v */
+	signed char *val = malloc((size_t)n);
+	int ng = 1 + g->nsubs;
+	for (int gi = 0; gi < ng; gi++) {
+		ox_graph *G = gi ? g->subs[gi - 1] : g;
+		for (int i = 0; i < G->nnodes; i++) {
+			const ox_node *f = &G->nodes[i];
+			if (f->dead || f->op != OX_OP_If || f->nin < 1)
+				continue;
+			const ox_node *eq = cond_equal(G, f->in[0]);
+			ox_sv a, b;
+			if (!eq || ox_in_svals(G, eq, 0, &a, 1) != 1 || ox_in_svals(G, eq, 1, &b, 1) != 1 ||
+			    ox_sv_equal(G, a, b).kind != OX_SV_UNKNOWN)
+				continue;
+			int known = 1;
+			for (int64_t v = lo; v <= hi && known; v++) {
+				ox_ir_set_range(g, sym, v, v);
+				ox_sv e = ox_sv_equal(G, a, b);
+				known = e.kind == OX_SV_CONST;
+				val[v - lo] = (signed char)(known ? e.c : -1);
+			}
+			ox_ir_set_range(g, sym, lo, hi);
+			for (int64_t v = lo; v < hi && known; v++)
+				if (val[v - lo] != val[v + 1 - lo])
+					cut[v - lo] = 1;
+		}
+	}
+	int nt = 0;
+	for (int64_t v = lo; v < hi; v++)
+		if (cut[v - lo] && nt < max - 1)
+			tops[nt++] = v;
+	tops[nt++] = hi;
+	free(cut), free(val);
+	return nt;
 }

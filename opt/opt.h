@@ -295,6 +295,15 @@ const ox_plan_stats *ox_plan_get_stats(const ox_graph *g);
 /* Run the pipeline; the verifier runs after every pass when check != 0.
  * Stops after the pass named stop_after (NULL: run all). */
 int ox_opt_run(ox_graph *g, int check, const char *stop_after);
+/* Buckets that a range of run-time symbol sym implies (opt/analysis.c):
+ * after fold, an If whose condition is Equal of a dim and a constant (or
+ * two dims), through Cast, Not and shape ops, that the range leaves
+ * unknown but every single value of it decides, splits the range where
+ * the condition changes (an exported model that squeezes a length's axis
+ * when it is 1 takes branches of different ranks). The buckets' tops,
+ * ascending, the last hi, into tops (at most max); their count, 1 when
+ * nothing splits (or the range spans more than 4096 values). */
+int ox_opt_if_splits(ox_graph *g, const char *sym, int64_t lo, int64_t hi, int64_t *tops, int max);
 /* leave the skippable pass `name` out of every later run: 0, or -1 when
  * no such pass may be skipped */
 int ox_opt_skip(const char *name);
