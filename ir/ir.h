@@ -138,12 +138,14 @@ typedef struct {
  *                 that nonzero weight zero points need), the rest zeros
  *   OX_L_QDWW     depthwise QConv weights [M,1,KH,KW] (1-D: [M,1,KW]) as
  *                 int16 w - zw (each weight less its zero point), in order
+ *   OX_L_RNNT     an LSTM's W [D,4H,I] or R [D,4H,H] stored per direction
+ *                 transposed: [D][I][4H] (templates/rnn_lstm_t.c)
  *   OX_L_QGEMMB   a MatMulInteger's constant B [K,N] as signed bytes
  *                 [N/16][K/4][16][4] (N and K rounded up, zeros past them),
  *                 lp[0] what was taken from each byte: 128 for uint8 B
  *                 (its zero point is to be read less 128), else 0
  * The text form writes them after the type: %3:f32[1,64,56,56]@blocked(16). */
-enum { OX_L_PLAIN, OX_L_BLOCKED, OX_L_CONVW, OX_L_DWW, OX_L_GEMMB, OX_L_PADDED, OX_L_WINOW, OX_L_QCONVW, OX_L_QDWW, OX_L_QGEMMB, OX_NLAYOUTS };
+enum { OX_L_PLAIN, OX_L_BLOCKED, OX_L_CONVW, OX_L_DWW, OX_L_GEMMB, OX_L_PADDED, OX_L_WINOW, OX_L_QCONVW, OX_L_QDWW, OX_L_QGEMMB, OX_L_RNNT, OX_NLAYOUTS };
 extern const char *const ox_layout_names[OX_NLAYOUTS];
 int ox_layout_nparams(int layout); /* how many of lp[] the layout has */
 

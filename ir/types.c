@@ -555,7 +555,7 @@ int ox_shape_too_big(const ox_shape *s, int dtype)
 	return __builtin_mul_overflow(n, size ? size : 1, &n) || n > OX_MAX_BYTES;
 }
 
-const char *const ox_layout_names[OX_NLAYOUTS] = {"plain", "blocked", "convw", "dww", "gemmb", "padded", "winow", "qconvw", "qdww", "qgemmb"};
+const char *const ox_layout_names[OX_NLAYOUTS] = {"plain", "blocked", "convw", "dww", "gemmb", "padded", "winow", "qconvw", "qdww", "qgemmb", "rnnt"};
 
 int ox_layout_nparams(int layout)
 {

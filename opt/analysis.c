@@ -813,3 +813,24 @@ int ox_opt_if_splits(ox_graph *g, const char *sym, int64_t lo, int64_t hi, int64
 	free(cut), free(val);
 	return nt;
 }
+
+int ox_opt_lstm_t(ox_graph *g, const ox_node *n)
+{
+	int ndir, reverse, act[6];
+	float alpha[6], beta[6];
+	ox_dim hidden;
+	if (g->gpu || n->op != OX_OP_LSTM || n->nin < 3 || !g->target || g->target->vw < 1)
+		return 0;
+	const ox_value *x = ox_in(g, n, 0), *w = ox_in(g, n, 1), *r = ox_in(g, n, 2);
+	if (x->dtype != OX_F32 || w->kind != OX_V_CONST || r->kind != OX_V_CONST || !w->data || !r->data ||
+	    w->dtype != OX_F32 || r->dtype != OX_F32 || w->shape.rank != 3 || r->shape.rank != 3 ||
+	    (n->nin > 4 && n->in[4] >= 0) || (n->nin > 7 && n->in[7] >= 0) || ox_attr_get(n, "clip") ||
+	    ox_attr_int(n, "input_forget", 0))
+		return 0;
+	if (ox_ir_rnn_decode(g, n, &ndir, &reverse, &hidden, act, alpha, beta) || hidden < 1 || hidden % g->target->vw)
+		return 0;
+	for (int d = 0; d < ndir; d++)
+		if (act[3 * d] != 2 || act[3 * d + 1] != 1 || act[3 * d + 2] != 1) /* Sigmoid, Tanh, Tanh */
+			return 0;
+	return 1;
+}

@@ -189,6 +189,12 @@ typedef struct {
 } ox_qconvgeo;
 int ox_opt_qconv_geo(ox_graph *g, const ox_node *n, ox_qconvgeo *q); /* 0, or -1 if not for the kernel */
 
+/* An LSTM whose weights opt/pack.c transposes (OX_L_RNNT) for
+ * templates/rnn_lstm_t.c: on the CPU, f32, constant W and R, the default
+ * activations, no clip, peepholes, input_forget or sequence_lens, hidden
+ * size a multiple of the target's vector */
+int ox_opt_lstm_t(ox_graph *g, const ox_node *n); /* 1 when it is one */
+
 /* A MatMulInteger the packed integer GEMM computes (templates/qconv.c's
  * ox_qg_mm): on the CPU, B a constant 8-bit [K, N] (OX_L_QGEMMB once
  * opt/pack.c ran) with a constant zero point (one, or one per column), A's

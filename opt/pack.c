@@ -20,7 +20,8 @@
  * The integer kernels of int8 models (templates/qconv.c) get theirs too:
  * a QConv's weights as OX_L_QCONVW (or OX_L_QDWW, depthwise) and scratch
  * for its copied input (ox_opt_qconv_geo), a MatMulInteger's constant B
- * as OX_L_QGEMMB (ox_opt_qmm_geo).
+ * as OX_L_QGEMMB (ox_opt_qmm_geo). An f32 LSTM's W and R are transposed
+ * (OX_L_RNNT, ox_opt_lstm_t) for templates/rnn_lstm_t.c.
  * On the GPU (g->gpu) the kernels read plain values: only NonMaxSuppression's
  * scratch grows here, to what its CUDA kernels need.
  * Requires: the layout pass. Invalidates: nothing (constants are added,
@@ -299,6 +300,28 @@ static void pack_qmm(ox_graph *g, ox_node *n, const ox_qmmgeo *q)
 	}
 }
 
+/* An LSTM's W and R transposed per direction (OX_L_RNNT) */
+static void pack_lstm(ox_graph *g, ox_node *n)
+{
+	for (int k = 1; k <= 2; k++) {
+		const ox_value *v = ox_in(g, n, k);
+		const float *src = v->data->data;
+		const int64_t D = v->shape.d[0], G = v->shape.d[1], K = v->shape.d[2];
+		ox_tensor *t = ox_ir_new_tensor(g, OX_F32, &(ox_shape){1, {D * G * K}});
+		t->shape = v->shape;
+		char buf[256];
+		snprintf(buf, sizeof buf, "%s@rnnt", v->name);
+		float *dst = t->data;
+		for (int64_t d = 0; d < D; d++)
+			for (int64_t j = 0; j < G; j++)
+				for (int64_t i = 0; i < K; i++)
+					dst[(d * K + i) * G + j] = src[(d * G + j) * K + i];
+		ox_id id = ox_ir_add_const(g, buf, t);
+		g->vals[id].layout = OX_L_RNNT;
+		n->in[k] = id;
+	}
+}
+
 int ox_opt_pack(ox_graph *g)
 {
 	if (g->gpu) { /* the CUDA kernels read plain values (ir.h, gpu); NonMaxSuppression's take scratch */
@@ -326,6 +349,8 @@ int ox_opt_pack(ox_graph *g)
 			else
 				pack_qconv(g, n, &qq);
 		}
+		if (n->op == OX_OP_LSTM && !g->vals[n->in[1]].layout && ox_opt_lstm_t(g, n))
+			pack_lstm(g, n);
 		ox_qmmgeo qm;
 		if (n->op == OX_OP_MatMulInteger && !ox_opt_qmm_geo(g, n, &qm) && !g->vals[n->in[1]].layout)
 			pack_qmm(g, n, &qm);

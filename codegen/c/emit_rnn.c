@@ -12,6 +12,8 @@
  */
 #include "../cg.h"
 #include "../../ir/family.h"
+#include "../../opt/opt.h"
+#include "ukernel.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -76,8 +78,13 @@ int emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 		if (!(clip > 0))
 			return ox_error(g, n, "clip %g is not a positive threshold", clip);
 	}
-	if (use(cg, g, n, lstm ? "rnn_lstm" : gru ? "rnn_gru" : "rnn_simple", dt))
-		return -1;
+	/* an f32 LSTM whose weights opt/pack.c transposed: templates/rnn_lstm_t.c */
+	const int tr = lstm && ox_in(g, n, 1)->layout == OX_L_RNNT;
+	if (tr)
+		ox_cg_use_vf(cg);
+	if (tr ? ox_cg_use(cg, "vmath", OX_F32) || ox_cg_use(cg, "rnn_lstm_t", OX_F32)
+	       : use(cg, g, n, lstm ? "rnn_lstm" : gru ? "rnn_gru" : "rnn_simple", dt))
+		return tr ? ox_error(g, n, "kernel template templates/rnn_lstm_t.c is missing") : -1;
 	const char *fn = lstm ? "lstm" : gru ? "gru" : "rnn_simple";
 
 	/* strides of X [t][b][k] and Y [t][b][j], and the state's batch stride
@@ -103,7 +110,7 @@ int emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 		}
 	}
 	/* the kernels' state for one block of min(N, RNN_NB) batches */
-	const long long nscratch = (gru ? 4 : lstm ? 3 : 2) * (N < RNN_NB ? N : RNN_NB) * H;
+	const long long nscratch = tr ? 10 * H : (gru ? 4 : lstm ? 3 : 2) * (N < RNN_NB ? N : RNN_NB) * H;
 	if (nscratch * (dt == OX_F64 ? 8 : 4) > RNN_MAX_SCRATCH)
 		return ox_error(g, n, "hidden size %lld needs %lld state values on the stack (at most %d bytes)", H,
 				nscratch, RNN_MAX_SCRATCH);
@@ -121,6 +128,22 @@ int emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 		for (int k = 0; k < na; k++)
 			ox_cg_printf(cg, " %s", act_names[act[d * na + k]]);
 		ox_cg_printf(cg, " */\n");
+		if (tr) { /* (no sequence_lens, peepholes, activations or clip: ox_opt_lstm_t) */
+			ox_cg_printf(cg, "\tox_lstm_t_f32(in0, %s, %s, %s, %s%s,", arg(n, 0, 1, d * G * H * I, w, sizeof w),
+				     arg(n, 0, 2, d * G * H * H, r, sizeof r), arg(n, 0, 3, d * 2 * G * H, b, sizeof b),
+				     arg(n, 0, 5, so, h0, sizeof h0), n->in[5] >= 0 ? soff : "");
+			ox_cg_printf(cg, " %s%s,", arg(n, 0, 6, so, c0, sizeof c0), n->nin > 6 && n->in[6] >= 0 ? soff : "");
+			ox_cg_printf(cg, " %s%s, %s%s", arg(n, 1, 0, so, y, sizeof y), n->nout > 0 && n->out[0] >= 0 ? soff : "",
+				     arg(n, 1, 1, so, yh, sizeof yh), n->nout > 1 && n->out[1] >= 0 ? soff : "");
+			ox_cg_printf(cg, ", %s%s,\n\t\t%s, %s, %lld, %lld, /* seq, batch, input, hidden */\n",
+				     arg(n, 1, 2, so, yc, sizeof yc), n->nout > 2 && n->out[2] >= 0 ? soff : "", Ss, Ns, I, H);
+			ox_cg_printf(cg, "\t\t%s, ", ox_cg_dim(cg, xt));
+			ox_cg_printf(cg, "%s, ", ox_cg_dim(cg, xb));
+			ox_cg_printf(cg, "%s, ", ox_cg_dim(cg, yt));
+			ox_cg_printf(cg, "%s, %lld, %d, scratch); /* strides X t b, Y t b, state b; reverse */\n",
+				     ox_cg_dim(cg, yb), hs, reverse || d == 1);
+			continue;
+		}
 		ox_cg_printf(cg, "\tox_%s_%s(in0, %s, %s, %s, %s, %s%s,", fn, ox_cg_sfx(dt),
 			     arg(n, 0, 1, d * G * H * I, w, sizeof w), arg(n, 0, 2, d * G * H * H, r, sizeof r),
 			     arg(n, 0, 3, d * 2 * G * H, b, sizeof b), arg(n, 0, 4, 0, sl, sizeof sl),

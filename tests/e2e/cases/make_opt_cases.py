@@ -817,6 +817,43 @@ def winograd_cases():
     n.save("wino_basic_block", n.relu(n.add(c, x)))
 
 
+def lstm_cases():
+    """LSTMs of templates/rnn_lstm_t.c (weights transposed by opt/pack.c):
+    forward over a batch of 2, and bidirectional with initial states;
+    references in float64 with numpy (gates i, o, f, c)."""
+    def ref(x, W, R, B, h0, c0, reverse):
+        S, N, _ = x.shape
+        H = R.shape[-1]
+        sig = lambda v: 1 / (1 + np.exp(-v))
+        h, c = h0.copy(), c0.copy()
+        Y = np.zeros((S, N, H))
+        for s in range(S):
+            t = S - 1 - s if reverse else s
+            g = x[t] @ W.T + h @ R.T + B[:4 * H] + B[4 * H:]
+            i, o, f, cc = sig(g[:, :H]), sig(g[:, H:2 * H]), sig(g[:, 2 * H:3 * H]), np.tanh(g[:, 3 * H:])
+            c = f * c + i * cc
+            h = o * np.tanh(c)
+            Y[t] = h
+        return Y, h, c
+
+    for name, S, N, I, H, bidir in (("lstm_h64", 12, 2, 40, 64, False), ("lstm_bidir_h32", 7, 3, 20, 32, True)):
+        seed(name)
+        D = 2 if bidir else 1
+        x = rnd(S, N, I)
+        W, R, B = rnd(D, 4 * H, I, scale=0.3), rnd(D, 4 * H, H, scale=0.3), rnd(D, 8 * H, scale=0.1)
+        h0, c0 = rnd(D, N, H, scale=0.5), rnd(D, N, H, scale=0.5)
+        Ys, Yh, Yc = [], [], []
+        for d in range(D):
+            y, hh, cc = ref(x.astype(np.float64), W[d].astype(np.float64), R[d].astype(np.float64),
+                            B[d].astype(np.float64), h0[d].astype(np.float64), c0[d].astype(np.float64), d == 1)
+            Ys.append(y), Yh.append(hh), Yc.append(cc)
+        node = h.make_node("LSTM", ["x", "W", "R", "B", "", "h0", "c0"], ["y", "yh", "yc"], hidden_size=H,
+                           direction="bidirectional" if bidir else "forward")
+        save(name, [node], [("x", x)],
+             [("y", np.stack(Ys, 1)), ("yh", np.stack(Yh)), ("yc", np.stack(Yc))],
+             [("W", W), ("R", R), ("B", B), ("h0", h0), ("c0", c0)], opset=14)
+
+
 def main():
     winograd_cases()
     conv_cases()
@@ -829,6 +866,7 @@ def main():
     gemm_cases()
     norm_cases()
     dwpw_cases()
+    lstm_cases()
 
 
 if __name__ == "__main__":
