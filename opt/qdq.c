@@ -21,6 +21,8 @@
  *       affine map; Relu becomes a clamp at x's zero point, QRescale)
  *   Q(DQ(x)), both per tensor: x itself when the parameters agree, else
  *       QRescale (s_x / s_y)
+ *   QLinearConv, QLinearMatMul (the QOperator form) with constant scales,
+ *       zero points and 8-bit weights -> QConv / QMatMul likewise
  * What is not matched keeps its float DQ -> op -> Q form, which is exact;
  * the DQ of the graph's outputs and the Q of its float inputs stay.
  * Fixed point: M = m 2^(s - 31) with m in [2^30, 2^31) (gemmlowp's
@@ -303,6 +305,80 @@ static int rewrite_linear(ox_graph *g, int ni)
 	return 1;
 }
 
+/* the constant scale sv and zero point zv (or none) of a QOperator
+ * node's operand of dtype dt, 1 or cnt values (float32 scales): 0 and p,
+ * else -1 */
+static int const_params(ox_graph *g, ox_id sv, ox_id zv, int dt, int64_t cnt, qparams *p)
+{
+	ox_value *s = sv >= 0 ? &g->vals[sv] : NULL, *z = zv >= 0 ? &g->vals[zv] : NULL;
+	if (!s || s->kind != OX_V_CONST || s->dtype != OX_F32 || (z && (z->kind != OX_V_CONST || z->dtype != dt)))
+		return -1;
+	int64_t n = ox_shape_numel(&s->shape);
+	if ((n != 1 && n != cnt) || n > QMAX || (z && ox_shape_numel(&z->shape) != n))
+		return -1;
+	p->dt = dt, p->axis = n == 1 ? -1 : 0, p->n = n;
+	p->s = ox_ir_alloc(g, (size_t)n * sizeof *p->s);
+	p->z = ox_ir_alloc(g, (size_t)n * sizeof *p->z);
+	for (int64_t i = 0; i < n; i++) {
+		p->s[i] = ox_tensor_get_f64(s->data, i);
+		p->z[i] = z ? ox_tensor_get_i64(z->data, i) : 0;
+		if (!(p->s[i] > 0) || !isfinite(p->s[i]))
+			return -1;
+	}
+	return 0;
+}
+
+/* QLinearConv, QLinearMatMul (the QOperator form of quantize_static) with
+ * constant scales, zero points and 8-bit weights -> QConv / QMatMul, the
+ * same integer kernels as the QDQ form: x (0), x_scale, x_zp, w (3),
+ * w_scale, w_zp (per tensor or per output channel), y_scale, y_zp, and
+ * QLinearConv's int32 bias B (scale x_scale w_scale, zero point 0) */
+static int rewrite_qlinear(ox_graph *g, int ni)
+{
+	ox_node *n = &g->nodes[ni];
+	const int conv = n->op == OX_OP_QLinearConv;
+	if (n->nin < 8 || n->in[3] < 0 || n->in[0] < 0)
+		return 0;
+	ox_value *x = &g->vals[n->in[0]], *w = &g->vals[n->in[3]], *y = &g->vals[n->out[0]];
+	if (!byte_int(x->dtype) || !byte_int(w->dtype) || !byte_int(y->dtype) || w->kind != OX_V_CONST || !w->data)
+		return 0;
+	if (!conv && w->shape.rank != 2)
+		return 0;
+	int64_t M = conv ? w->shape.d[0] : w->shape.d[1];
+	if (M < 1 || M > QMAX)
+		return 0;
+	qparams qx, qw, qy;
+	if (const_params(g, n->in[1], n->in[2], x->dtype, 1, &qx) || const_params(g, n->in[4], n->in[5], w->dtype, M, &qw) ||
+	    const_params(g, n->in[6], n->in[7], y->dtype, 1, &qy))
+		return 0;
+	ox_id bias = -1;
+	if (conv && n->nin > 8 && n->in[8] >= 0) {
+		ox_value *b = &g->vals[n->in[8]];
+		if (b->kind != OX_V_CONST || b->dtype != OX_I32 || ox_shape_numel(&b->shape) != M)
+			return 0;
+		bias = n->in[8];
+	}
+	int64_t *mm = malloc((size_t)(3 * M) * sizeof *mm), *ms = mm + M, *wz = mm + 2 * M;
+	for (int64_t i = 0; i < M; i++) {
+		int64_t j = qw.n == 1 ? 0 : i;
+		wz[i] = qw.z[j];
+		if (fixed_point(qx.s[0] * qw.s[j] / qy.s[0], &mm[i], &ms[i])) {
+			free(mm);
+			return 0;
+		}
+	}
+	ox_id in[3] = {n->in[0], n->in[3], bias};
+	int nid = new_node(g, conv ? OX_OP_QConv : OX_OP_QMatMul, ni, in, bias >= 0 ? 3 : 2, n->out[0], conv);
+	ints_attr(g, nid, "ox_wz", wz, (int)M);
+	ints_attr(g, nid, "ox_m", mm, (int)M);
+	ints_attr(g, nid, "ox_s", ms, (int)M);
+	free(mm);
+	int64_t zp[2] = {qx.z[0], qy.z[0]};
+	int cov[1] = {ni};
+	finish(g, nid, &qy, -1, zp, 2, cov, 1);
+	return 1;
+}
+
 /* Add(DQ(a), DQ(b)) [-> Relu] -> Q -> QAdd */
 static int rewrite_add(ox_graph *g, int ni)
 {
@@ -478,6 +554,10 @@ int ox_opt_qdq(ox_graph *g)
 				break;
 			case OX_OP_Add:
 				changed |= rewrite_add(g, i);
+				break;
+			case OX_OP_QLinearConv:
+			case OX_OP_QLinearMatMul:
+				changed |= rewrite_qlinear(g, i);
 				break;
 			case OX_OP_AveragePool:
 			case OX_OP_GlobalAveragePool:

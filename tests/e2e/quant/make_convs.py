@@ -12,7 +12,7 @@ multiple of 8, strides, dilations, asymmetric pads, groups, 1-D, int8 and
 uint8 activations, uint8 weights with nonzero zero points (the kernel's
 input sums), per-tensor weights, no bias, a fused Relu, several tiles and
 several chunks of output channels; and depthwise ones (ox_qg_dw), one with
-a channel multiplier of 2.
+a channel multiplier of 2; and four in the QOperator form (QLinearConv).
 """
 import os
 import sys
@@ -39,6 +39,11 @@ CASES = {
     "dw3x3_s2": (16, [28, 28], 16, [3, 3], [2, 2], [1, 1], [1, 1, 1, 1], 16, "s8"),
     "dw5x5_x2_wu8": (8, [17, 23], 16, [5, 5], [1, 2], [1, 1], [2, 1, 2, 3], 8, "u8 wu8"),
     "dw1d_dil": (10, [40], 10, [3], [1], [3], [3, 3], 10, "s8 tensor nobias"),
+    # the QOperator form (QLinearConv between QuantizeLinear and DequantizeLinear)
+    "qop_c3x3_odd": (5, [20, 20], 13, [3, 3], [1, 1], [1, 1], [1, 1, 1, 1], 1, "u8 qop"),
+    "qop_c3x3_s2_s8": (16, [15, 17], 24, [3, 3], [2, 2], [1, 1], [1, 1, 1, 1], 1, "s8 tensor qop"),
+    "qop_c3x3_wu8": (8, [9, 11], 12, [3, 3], [1, 1], [1, 1], [1, 1, 1, 1], 1, "u8 wu8 qop"),
+    "qop_dw3x3": (24, [21, 19], 24, [3, 3], [1, 1], [1, 1], [1, 1, 1, 1], 24, "u8 qop nobias"),
 }
 
 
@@ -90,6 +95,19 @@ def model(name, C, sp, M, k, st, dil, pads, G, opts, rng):
                   numpy_helper.from_array(np.zeros(M, np.int32), "bz")]
         nodes.append(N("DequantizeLinear", ["bq", "bs", "bz"], ["bd"], axis=0))
         conv_in.append("bd")
+    if "qop" in opts:  # QLinearConv on the quantized x, then DequantizeLinear
+        qin = ["xq", "xs", "xz", "wq", "ws", "wz", "ys", "yz"] + (["bq"] if "nobias" not in opts else [])
+        nodes = nodes[:1] + [N("QLinearConv", qin, ["yq"], kernel_shape=k, strides=st, dilations=dil, pads=pads, group=G),
+                             N("DequantizeLinear", ["yq", "ys", "yz"], ["y"])]
+        osp = [out_size(sp[i], k[i], st[i], dil[i], pads[i], pads[i + nsp]) for i in range(nsp)]
+        used = {i for nd in nodes for i in nd.input}
+        g = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, C] + sp)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, M] + osp)],
+                              [t for t in inits if t.name in used])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="make_convs.py")
+        m.ir_version = 8
+        onnx.checker.check_model(m)
+        return m
     nodes.append(N("Conv", conv_in, ["c"], kernel_shape=k, strides=st, dilations=dil, pads=pads, group=G))
     last = "c"
     if "relu" in opts:
