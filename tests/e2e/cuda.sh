@@ -30,8 +30,9 @@
 #    QOperator form: QLinearConv, ConvInteger, QLinearMatMul, MatMulInteger;
 #    make_qop.py), and the zoo's resnet18 quantized by
 #    examples/digits/quantize.py on 8 noisy copies of its input as
-#    bench/int8_bench.sh does), whose integer ops (opt/qdq.c's, and the
-#    QOperator ones) run on the kernels of codegen/cuda/cuda_quant.c: the
+#    bench/int8_bench.sh does), whose integer ops (opt/qdq.c's, QLinearConv
+#    and QLinearMatMul among them, and ConvInteger, MatMulInteger) run on
+#    the kernels of codegen/cuda/cuda_quant.c: the
 #    emulated program's outputs, all of them, byte for byte the C target's
 #    on 2 inputs (integer arithmetic, the same requantization); with nvcc,
 #    compiled for sm_80 and sm_90 as in 2.

@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 """make_qop.py: an int8 test model in the QOperator form (the quantized ONNX
-ops as a model gives them, which opt/qdq.c leaves alone), for the CUDA
-target's integer tiles (codegen/cuda/cuda_quant.c: tests/e2e/cuda.sh step 5
-compares its outputs byte for byte with the C target's).
+ops as a model gives them: opt/qdq.c makes its QLinearConv and
+QLinearMatMul the QConv / QMatMul of the QDQ form, ConvInteger and
+MatMulInteger stay), for the CUDA target's integer tiles
+(codegen/cuda/cuda_quant.c: tests/e2e/cuda.sh step 5 compares its outputs
+byte for byte with the C target's).
 
 Writes qop_int8.onnx (random weights, seed 0) next to this script:
 
