@@ -58,24 +58,39 @@ def calibrate(model, calib):
     g = m.graph
     inp = g.input[0]
     inp.type.tensor_type.shape.dim[0].dim_param = "N"
+    # the float tensors (ONNX's shape inference gives the types; a Shape's
+    # int64 output is no activation)
+    typed = onnx.shape_inference.infer_shapes(m).graph
+    elem = {v.name: v.type.tensor_type.elem_type for v in list(typed.value_info) + list(typed.output)}
     del g.value_info[:]
     names = [o.name for o in g.output]
     for n in g.node:
         for t in n.output:
-            if t and t not in names:
+            if t and t not in names and elem.get(t, TensorProto.FLOAT) == TensorProto.FLOAT:
                 names.append(t)
     del g.output[:]
     for t in names:
         g.output.append(helper.make_tensor_value_info(t, TensorProto.FLOAT, None))
+    ranges = {inp.name: (float(calib.min()), float(calib.max()))}
     with tempfile.TemporaryDirectory() as d:
         onnx.save(m, os.path.join(d, "calib.onnx"))
-        write_npy(os.path.join(d, "x.npy"), calib.astype(np.float32))
-        subprocess.run(["node", os.path.join(ROOT, "tools", "ort_run.js"), os.path.join(d, "calib.onnx"),
-                        os.path.join(d, "x.npy"), "-o", os.path.join(d, "out")], check=True)
-        ranges = {inp.name: (float(calib.min()), float(calib.max()))}
-        for k, t in enumerate(names):
-            a = np.load(os.path.join(d, "out", "output_%d.npy" % k))
-            ranges[t] = (float(a.min()), float(a.max()))
+
+        def run(x):
+            write_npy(os.path.join(d, "x.npy"), x.astype(np.float32))
+            return subprocess.run(["node", os.path.join(ROOT, "tools", "ort_run.js"), os.path.join(d, "calib.onnx"),
+                                   os.path.join(d, "x.npy"), "-o", os.path.join(d, "out")],
+                                  stderr=subprocess.DEVNULL).returncode == 0
+
+        # the whole batch at once; one input at a time for a model whose
+        # export fixed its batch (a Reshape to [1, ...])
+        batches = [calib] if run(calib) else [calib[i:i + 1] for i in range(calib.shape[0])]
+        for i, x in enumerate(batches):
+            if len(batches) > 1 and not run(x):
+                sys.exit("quantize.py: ONNX Runtime cannot run the model on the calibration inputs")
+            for k, t in enumerate(names):
+                a = np.load(os.path.join(d, "out", "output_%d.npy" % k))
+                lo, hi = ranges.get(t, (float(a.min()), float(a.max()))) if i else (float(a.min()), float(a.max()))
+                ranges[t] = (min(lo, float(a.min())), max(hi, float(a.max())))
     return ranges
 
 
@@ -197,7 +212,10 @@ def main():
     for n in g.node:
         if id(n) in removed:
             continue
-        if n.op_type not in QUANT_OPS:
+        # (an op of integer shape arithmetic, an Add of Gather outputs,
+        # has no float range: it stays as it is)
+        acts = [t for t in (n.input[:1] if n.op_type == "Reshape" else n.input) if t and t not in inits]
+        if n.op_type not in QUANT_OPS or any(real(t) not in ranges for t in acts):
             nodes.append(n)
             continue
         ins = list(n.input)
@@ -244,7 +262,10 @@ def main():
         if len(rest) == len(pending):
             sys.exit("quantize.py: cannot order the graph")
         pending = rest
-    keep = [t for t in g.initializer if t.name not in used_weights]
+    # the float weights the quantized ones replace, unless another node
+    # still reads them (an Identity of a bias, as EfficientNet's export has)
+    read = {t for n in ordered for t in n.input}
+    keep = [t for t in g.initializer if t.name not in used_weights or t.name in read]
     del g.node[:]
     g.node.extend(ordered)
     del g.initializer[:]
