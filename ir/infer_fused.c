@@ -67,6 +67,7 @@ int infer_matmul_split(ox_graph *g, ox_node *n)
 
 /* The integer kernels of QDQ models (opt/qdq.c). Attributes:
  *   ox_dtype  INT: the output's dtype (u8 or i8)
+ *   ox_lut    INTS: QLut: the output byte of each input byte (256)
  *   ox_zp     INTS: zero points: QConv, QMatMul, QRescale, QPool [x, y];
  *             QAdd [a, b, y]
  *   ox_wz     INTS: QConv, QMatMul: the weights' zero points (1 or one per

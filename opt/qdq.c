@@ -23,6 +23,9 @@
  *       QRescale (s_x / s_y)
  *   QLinearConv, QLinearMatMul (the QOperator form) with constant scales,
  *       zero points and 8-bit weights -> QConv / QMatMul likewise
+ *   Sigmoid, Tanh, Exp, Softplus, HardSigmoid, HardSwish, LeakyRelu, Elu
+ *       of DQ(x) [-> Relu] -> Q, per tensor -> QLut: a 256-byte table
+ *       (the C target)
  * What is not matched keeps its float DQ -> op -> Q form, which is exact;
  * the DQ of the graph's outputs and the Q of its float inputs stay.
  * Fixed point: M = m 2^(s - 31) with m in [2^30, 2^31) (gemmlowp's
@@ -379,6 +382,71 @@ static int rewrite_qlinear(ox_graph *g, int ni)
 	return 1;
 }
 
+/* op of unary f32 op n at x, in double (the ONNX definitions, the
+ * attributes' defaults); 0 and *y, else -1 (an op the table does not take) */
+static int unary_at(const ox_node *n, double x, double *y)
+{
+	switch (n->op) {
+	case OX_OP_Sigmoid: *y = 1 / (1 + exp(-x)); return 0;
+	case OX_OP_Tanh: *y = tanh(x); return 0;
+	case OX_OP_Exp: *y = exp(x); return 0;
+	case OX_OP_Softplus: *y = x > 0 ? x + log1p(exp(-x)) : log1p(exp(x)); return 0;
+	case OX_OP_HardSigmoid: {
+		double a = ox_attr_float(n, "alpha", 0.2f), b = ox_attr_float(n, "beta", 0.5f), v = a * x + b;
+		*y = v < 0 ? 0 : v > 1 ? 1 : v;
+		return 0;
+	}
+	case OX_OP_HardSwish: {
+		double v = x / 6 + 0.5;
+		*y = x * (v < 0 ? 0 : v > 1 ? 1 : v);
+		return 0;
+	}
+	case OX_OP_LeakyRelu: *y = x >= 0 ? x : ox_attr_float(n, "alpha", 0.01f) * x; return 0;
+	case OX_OP_Elu: *y = x >= 0 ? x : ox_attr_float(n, "alpha", 1.0f) * expm1(x); return 0;
+	}
+	return -1;
+}
+
+/* DQ(x) -> a unary f32 op [-> Relu] -> Q, per tensor -> QLut: the output
+ * byte of each of the 256 input bytes, computed here as the float model
+ * computes it (dequantize in float, the op, quantize: rint of the float
+ * quotient, ties to even, saturated). The C target only (the GPU keeps
+ * the float form). */
+static int rewrite_lut(ox_graph *g, int ni)
+{
+	ox_node *n = &g->nodes[ni];
+	qparams qx, qy;
+	int relu;
+	double probe;
+	if (g->gpu || n->nin != 1 || unary_at(n, 0, &probe) || dq_tensor(g, n->in[0], &qx))
+		return 0;
+	int qi = sole_q(g, n->out[0], &relu, &qy);
+	if (qi < 0 || !byte_int(qy.dt))
+		return 0;
+	int64_t lut[256], lo, hi;
+	qrange(qy.dt, &lo, &hi);
+	for (int b = 0; b < 256; b++) {
+		const int v = qx.dt == OX_I8 ? (int)(int8_t)b : b;
+		const float x = (float)(v - qx.z[0]) * (float)qx.s[0];
+		double y;
+		unary_at(n, x, &y);
+		float f = (float)y;
+		if (relu >= 0 && !(f > 0))
+			f = f != f ? f : 0.0f;
+		const float t = f / (float)qy.s[0];
+		double r = t != t ? 0 : nearbyint(t) + (double)qy.z[0];
+		const int64_t q = r < lo ? lo : r > hi ? hi : (int64_t)r;
+		lut[b] = qy.dt == OX_I8 ? (int64_t)(uint8_t)(int8_t)q : q; /* the byte */
+	}
+	ox_id in[1] = {qx.x};
+	int nid = new_node(g, OX_OP_QLut, ni, in, 1, g->nodes[qi].out[0], 0);
+	ints_attr(g, nid, "ox_lut", lut, 256);
+	int64_t zp[2] = {qx.z[0], qy.z[0]};
+	int cov[3] = {ni, relu, qi};
+	finish(g, nid, &qy, -1, zp, 2, cov, 3);
+	return 1;
+}
+
 /* Add(DQ(a), DQ(b)) [-> Relu] -> Q -> QAdd */
 static int rewrite_add(ox_graph *g, int ni)
 {
@@ -558,6 +626,10 @@ int ox_opt_qdq(ox_graph *g)
 			case OX_OP_QLinearConv:
 			case OX_OP_QLinearMatMul:
 				changed |= rewrite_qlinear(g, i);
+				break;
+			case OX_OP_Sigmoid: case OX_OP_Tanh: case OX_OP_Exp: case OX_OP_Softplus:
+			case OX_OP_HardSigmoid: case OX_OP_HardSwish: case OX_OP_LeakyRelu: case OX_OP_Elu:
+				changed |= rewrite_lut(g, i);
 				break;
 			case OX_OP_AveragePool:
 			case OX_OP_GlobalAveragePool:

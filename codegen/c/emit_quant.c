@@ -879,6 +879,11 @@ static int emit_qint(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_printf(cg, "\t\t\tout0[i * %lld + j0 + j] = (%s)%s;\n\t\t}\n\t}\n", NN, yt, e);
 		return 0;
 	}
+	case OX_OP_QLut: {
+		ox_cg_qi_table(&cg->body, n, "ox_lut", "\t", "static", "lut", 256, 0);
+		ox_cg_printf(cg, "\tfor (long k = 0; k < %lld; k++)\n\t\tout0[k] = (%s)lut[(uint8_t)in0[k]];\n", N, yt);
+		return 0;
+	}
 	case OX_OP_QAdd:
 	case OX_OP_QRescale: {
 		ox_buf b = {0};
@@ -915,6 +920,7 @@ int emit_quant(ox_cg *cg, ox_graph *g, ox_node *n)
 	case OX_OP_QAdd:
 	case OX_OP_QRescale:
 	case OX_OP_QPool:
+	case OX_OP_QLut:
 		return emit_qint(cg, g, n);
 	case OX_OP_QuantizeLinear:
 		return emit_qdq(cg, g, n, 0);

@@ -19,8 +19,9 @@ produces, without needing its Python package:
     zero point 0), each read through a DequantizeLinear;
   - their biases as int32 with scale s_x * s_w and zero point 0, read
     through a DequantizeLinear;
-  - every activation that a quantized op (Conv, Gemm, MatMul, Add, Relu,
-    MaxPool, AveragePool, GlobalAveragePool, Reshape, Flatten) reads or
+  - every activation that a quantized op (Conv, Gemm, MatMul, Add, Mul,
+    Relu, Sigmoid, LeakyRelu, MaxPool, AveragePool, GlobalAveragePool,
+    Reshape, Flatten) reads or
     writes passes a QuantizeLinear -> DequantizeLinear pair: asymmetric
     int8 (or uint8 with --uint8), min/max calibration with 0 in the range;
   - MaxPool, Reshape and Flatten keep their input's parameters (ORT's
@@ -41,7 +42,7 @@ import onnx
 from onnx import helper, numpy_helper, TensorProto
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-QUANT_OPS = {"Conv", "Gemm", "MatMul", "Add", "Relu", "MaxPool", "AveragePool",
+QUANT_OPS = {"Conv", "Gemm", "MatMul", "Add", "Mul", "Relu", "Sigmoid", "LeakyRelu", "MaxPool", "AveragePool",
              "GlobalAveragePool", "Reshape", "Flatten"}
 DIRECT = {"MaxPool", "Reshape", "Flatten"}
 FOLD_RELU = {"Conv", "Gemm", "MatMul", "Add"}

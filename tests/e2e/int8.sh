@@ -17,7 +17,8 @@
 # And (d) the 20 convolutions of tests/e2e/quant/make_convs.py (every
 # shape the packed kernel, templates/qconv.c, takes): each on the packed
 # kernel, within one step of ONNX Runtime on 2 inputs, and the same bytes
-# with every --cpu above and with --threads 2. And (e) dynamic quantization
+# with every --cpu above and with --threads 2; likewise the 6 unary ops of
+# tests/e2e/quant/make_luts.py on their 256-byte tables (QLut). And (e) dynamic quantization
 # as ONNX Runtime's quantize_dynamic writes it (tools/quantize_dynamic.py:
 # DynamicQuantizeLinear -> MatMulInteger) of tests/e2e/quant/make_dynq.py's
 # block, compiled for --dim batch=1..4 --dim seq=1..64 (run-time dims) for
@@ -92,6 +93,7 @@ done
 # (d)
 C=$B/convs
 /usr/bin/python3 tests/e2e/quant/make_convs.py "$C"
+/usr/bin/python3 tests/e2e/quant/make_luts.py "$C"
 for q in "$C"/*.onnx; do
 	name=$(basename "$q" .onnx)
 	d=$C/$name
@@ -102,8 +104,8 @@ for q in "$C"/*.onnx; do
 		./onnxcc "$q" -o "$d/$cpu/net.c" --cpu "$cpu" --main --build > "$d/$cpu.log" 2>&1 || {
 			echo "int8: $name --cpu $cpu: FAIL: build"; cat "$d/$cpu.log"; fail=1; continue; }
 	done
-	if ! grep -q 'ox_qg_tile(&\|ox_qg_dw(&' "$d/native/net.c"; then
-		echo "int8: $name: FAIL: not on the packed convolution"
+	if ! grep -q 'ox_qg_tile(&\|ox_qg_dw(&\|lut\[(uint8_t)' "$d/native/net.c"; then
+		echo "int8: $name: FAIL: not on an integer kernel"
 		fail=1
 	fi
 	worst=0
@@ -125,7 +127,7 @@ for q in "$C"/*.onnx; do
 		fi
 		worst=$(echo "$worst $r" | awk '{ print ($2 > $1) ? $2 : $1 }')
 	done
-	echo "int8: $name: packed convolution, --cpu $(echo $cpus | tr ' ' ,) and --threads 2 the same bytes, $worst steps from ONNX Runtime"
+	echo "int8: $name: integer kernel, --cpu $(echo $cpus | tr ' ' ,) and --threads 2 the same bytes, $worst steps from ONNX Runtime"
 done
 # (e)
 E=$B/dynq
