@@ -446,7 +446,7 @@ tutorial: all deps-models deps-install deps-firmware
 # programs at the range's top (bench/dyn_bench.sh, about 4 minutes);
 # bench-dyn-ort: make dyn's exports against ONNX Runtime at each of their
 # sizes (bench/dyn_ort.sh, about 10 minutes; after make dyn)
-# bench-int8: int8 models (resnet18 and mobilenet_v2 QDQ, bert_encoder
+# bench-int8: int8 models (resnet18, mobilenet_v2, efficientnet_b0 QDQ, bert_encoder
 # quantized dynamically) against onnxcc's fp32 and ONNX Runtime's int8 at 1
 # and 2 threads, interleaved (bench/int8_bench.sh, about 5 minutes):
 # docs/benchmarks-int8.md

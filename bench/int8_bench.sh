@@ -8,7 +8,8 @@
 #   bench/int8_bench.sh [-d DIR] [-r ROUNDS] [-n RUNS] [--cpu NAME] [--md FILE]
 #
 # Models (the zoo's, build/zoo/NAME/model.onnx and input_0.npy):
-#   resnet18, mobilenet_v2  quantize_static's QDQ form (examples/digits/
+#   resnet18, mobilenet_v2, efficientnet_b0
+#                           quantize_static's QDQ form (examples/digits/
 #                           quantize.py: per-channel int8 weights, int8
 #                           activations), calibrated on 8 copies of the
 #                           input plus Gaussian noise of 0.1 (seed 0)
@@ -35,7 +36,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 PY=/usr/bin/python3 Z=build/zoo
-MODELS="resnet18 mobilenet_v2 bert_encoder"
+MODELS="resnet18 mobilenet_v2 efficientnet_b0 bert_encoder"
 mkdir -p "$D"
 med() { grep -o 'median_ms=[0-9.]*' | cut -d= -f2; }
 for m in $MODELS; do
@@ -99,7 +100,7 @@ if [ -n "$MD" ]; then
 		echo "$(git rev-parse --short HEAD 2>/dev/null || echo unknown), on this machine ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'),"
 		echo "$(nproc) cores), \`--cpu $CPU\`. Do not edit by hand: rerun it."
 		echo
-		echo "- resnet18 and mobilenet_v2: the zoo's models in quantize_static's QDQ form"
+		echo "- resnet18, mobilenet_v2 and efficientnet_b0: the zoo's models in quantize_static's QDQ form"
 		echo "  (examples/digits/quantize.py: int8 weights per output channel, int8"
 		echo "  activations); bert_encoder in quantize_dynamic's form"
 		echo "  (tools/quantize_dynamic.py: DynamicQuantizeLinear -> MatMulInteger)."
