@@ -202,6 +202,21 @@ static int emit_qdq(ox_cg *cg, ox_graph *g, ox_node *n, int dq)
 	ox_cg_snprintf(Os, sizeof Os, "%s", ox_cg_dim(cg, O));
 	ox_cg_snprintf(Ds, sizeof Ds, "%s", ox_cg_dim(cg, D));
 	ox_cg_snprintf(Is, sizeof Is, "%s", ox_cg_dim(cg, I));
+	const ox_value *zv = n->nin > 2 && n->in[2] >= 0 ? ox_in(g, n, 2) : NULL;
+	if (lay == OX_QL_TENSOR && !cg->cuda && !cg->dev && s->dtype == OX_F32 && (!zv || zv->dtype == zdt) &&
+	    (zdt == OX_I8 || zdt == OX_U8) && (dq ? y : x)->dtype == OX_F32 && (dq || ox_attr_int(n, "saturate", 1))) {
+		/* f32 <-> 8 bits per tensor: templates/quant_dyn.c's loops (the
+		 * same arithmetic as the statements below, vectors behind AVX-512) */
+		if (ox_cg_use(cg, "quant_dyn", OX_U8))
+			return ox_error(g, n, "kernel template templates/quant_dyn.c is missing");
+		const char *z = zv ? (zdt == OX_I8 ? "(float)((const int8_t *)in2)[0]" : "(float)((const uint8_t *)in2)[0]") : "0.0f";
+		if (dq)
+			ox_cg_printf(cg, "\tox_dequant_f32((const uint8_t *)in0, %d, %s, in1[0], %s, out0);\n", zdt == OX_I8, Ns, z);
+		else
+			ox_cg_printf(cg, "\tox_quant_f32(in0, %s, in1[0], %s, %d, %d, (uint8_t *)out0);\n", Ns, z,
+				     zdt == OX_I8 ? -128 : 0, zdt == OX_I8 ? 127 : 255);
+		return 0;
+	}
 	if (lay == OX_QL_TENSOR) {
 		ox_cg_printf(cg, "\t{\n");
 		ox_cg_qdq_decl(&cg->body, g, n, "\t\t", "0", zdt);
