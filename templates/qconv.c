@@ -1,6 +1,8 @@
-/* qconv.c: the packed int8 convolution of QDQ models (onnxcc::QConv whose
- * weights opt/pack.c laid out as OX_L_QCONVW; geometry: opt/opt.h's
- * ox_qconvgeo; codegen/c/emit_quant.c prints the calls). Integer only.
+/* qconv.c: the integer kernels of int8 models that opt/pack.c packed
+ * weights for (codegen/c/emit_quant.c prints the calls): the packed
+ * convolution (onnxcc::QConv, OX_L_QCONVW; geometry: opt/opt.h's
+ * ox_qconvgeo), the depthwise one (OX_L_QDWW, ox_qg_dw) and the packed
+ * GEMM of MatMulInteger (OX_L_QGEMMB, ox_qg_mm). Integer only.
  * @needs qint (ox_qi_rq, ox_qi_clamp)
  *
  * The convolution is a product of 8-bit sums. With x in the unsigned
@@ -18,8 +20,8 @@
  * are contiguous at every tap and every four input channels. A tile is
  * 8 output channels x OX_QG_NR pixels (ox_qg_sums), requantized by rows
  * into the output (ox_qg_store). The sums are exact modulo 2^32 on every
- * path (AVX512-VNNI, AVX2's pmaddwd, plain C), so every target computes
- * the same bytes.
+ * path (AVX512-VNNI, AArch64's SDOT and NEON smlal, AVX2's and SSE2's
+ * pmaddwd, plain C), so every target computes the same bytes.
  */
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(OX_VF_PORTABLE) && defined(__AVX512VNNI__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 #define OX_QG_VNNI 1
