@@ -14,9 +14,8 @@
  *   Add(DQ(a), DQ(b)) -> [Relu] -> Q, equal shapes -> QAdd (TFLite's
  *       scheme: both operands shifted left 20 bits, each rescaled to
  *       the larger scale's half, the sum rescaled to the output's)
- *   Mul(DQ(a), DQ(b)) -> [Relu] -> Q, equal shapes or b a's with trailing
- *       dims 1 -> QMul: the product of the two less their zero points,
- *       rescaled by s_a s_b / s_y
+ *   Mul(DQ(a), DQ(b)) -> [Relu] -> Q, equal shapes -> QMul: the product of
+ *       the two less their zero points, rescaled by s_a s_b / s_y
  *   AveragePool (no pads, no dilations), GlobalAveragePool of DQ(x)
  *       -> Q: QPool, the integer sum rescaled by s_x / (s_y count)
  *   Reshape, Flatten, MaxPool and Relu of DQ(x) (per tensor): the op on
@@ -489,22 +488,9 @@ static int rewrite_mul(ox_graph *g, int ni)
 	int qi = sole_q(g, n->out[0], &relu, &qy);
 	if (qi < 0 || dq_tensor(g, n->in[0], &qa) || dq_tensor(g, n->in[1], &qb))
 		return 0;
-	/* b may be a's shape with its trailing dims 1 (a squeeze-excitation's
-	 * [N, C, 1, 1] scale): element k of a reads b's k / bdiv */
-	if (ox_shape_numel(&g->vals[qa.x].shape) < ox_shape_numel(&g->vals[qb.x].shape)) {
-		qparams t = qa;
-		qa = qb, qb = t;
-	}
 	ox_value *a = &g->vals[qa.x], *b = &g->vals[qb.x];
-	if (a->shape.rank != b->shape.rank || !ox_shape_is_const(&a->shape) || !ox_shape_is_const(&b->shape))
+	if (a->shape.rank != b->shape.rank || memcmp(a->shape.d, b->shape.d, (size_t)a->shape.rank * sizeof(ox_dim)))
 		return 0;
-	int64_t bdiv = 1;
-	int r = a->shape.rank;
-	while (r > 0 && b->shape.d[r - 1] == 1 && a->shape.d[r - 1] != 1)
-		bdiv *= a->shape.d[--r];
-	for (int i = 0; i < r; i++)
-		if (a->shape.d[i] != b->shape.d[i])
-			return 0;
 	int64_t m, s;
 	if (fixed_point(qa.s[0] * qb.s[0] / qy.s[0], &m, &s))
 		return 0;
@@ -512,8 +498,6 @@ static int rewrite_mul(ox_graph *g, int ni)
 	int nid = new_node(g, OX_OP_QMul, ni, in, 2, g->nodes[qi].out[0], 0);
 	ints_attr(g, nid, "ox_m", &m, 1);
 	ints_attr(g, nid, "ox_s", &s, 1);
-	if (bdiv > 1)
-		ox_ir_add_attr(g, &g->nodes[nid], "ox_bdiv", OX_AT_INT)->i = bdiv;
 	int64_t zp[3] = {qa.z[0], qb.z[0], qy.z[0]};
 	int cov[3] = {ni, relu, qi};
 	finish(g, nid, &qy, relu, zp, 3, cov, 3);

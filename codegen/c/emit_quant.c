@@ -588,14 +588,10 @@ int ox_cg_qi_elem(ox_buf *b, ox_graph *g, ox_node *n, const char *ind)
 	if (n->op == OX_OP_QMul) {
 		/* (a - za)(b - zb) times s_a s_b / s_y: |product| <= 255^2 */
 		ox_value *bv = ox_in(g, n, 1);
-		const long long bdiv = ox_attr_int(n, "ox_bdiv", 1);
-		char bd[48] = "";
-		if (bdiv > 1)
-			ox_cg_snprintf(bd, sizeof bd, " / %lld", bdiv);
-		if (ox_shape_numel(&x->shape) != N || bdiv < 1 || ox_shape_numel(&bv->shape) * bdiv != N)
+		if (ox_shape_numel(&x->shape) != N || ox_shape_numel(&bv->shape) != N)
 			return ox_error(g, n, "operands of different shapes are not supported");
-		ox_buf_printf(b, "%sconst int32_t p = ((int32_t)in0[k] - %lld) * ((int32_t)in1[k%s] - %lld);\n", ind,
-			      ox_cg_qi_at(n, "ox_zp", 0), bd, ox_cg_qi_at(n, "ox_zp", 1));
+		ox_buf_printf(b, "%sconst int32_t p = ((int32_t)in0[k] - %lld) * ((int32_t)in1[k] - %lld);\n", ind,
+			      ox_cg_qi_at(n, "ox_zp", 0), ox_cg_qi_at(n, "ox_zp", 1));
 		ox_cg_snprintf(b1, sizeof b1, "%lld", ox_cg_qi_at(n, "ox_m", 0));
 		ox_cg_snprintf(b2, sizeof b2, "%lld", ox_cg_qi_at(n, "ox_s", 0));
 		ox_cg_qi_out(e, sizeof e, n, "p", b1, b2, 2);

@@ -9,8 +9,7 @@ Writes OUTDIR/lut_NAME.onnx: x f32[1,8,10,10] -> Q -> DQ -> OP -> Q -> DQ
 0.1), Elu and Exp; uint8 activations, and int8 for two of them; scales
 that cover the op's range on normal inputs. And lut_silu.onnx: SiLU as
 quantize_static writes it, x * sigmoid(x) with every tensor between Q and
-DQ (the table, then onnxcc::QMul), and lut_se.onnx: a squeeze-excitation
-gate, x * sigmoid(GlobalAveragePool(x)) (QMul of a [1, 8, 1, 1] operand).
+DQ (the table, then onnxcc::QMul).
 """
 import os
 import sys
@@ -66,29 +65,6 @@ def silu(s8):
     return m
 
 
-def se(s8):
-    """a squeeze-excitation scale: x * sigmoid(GlobalAveragePool(x)), the
-    [1, 8, 1, 1] gate broadcast over x, every tensor between Q and DQ"""
-    npdt, off = (np.int8, 128) if s8 else (np.uint8, 0)
-    inits = [numpy_helper.from_array(np.float32(0.03), "xs"), numpy_helper.from_array(np.array(128 - off, npdt), "xz"),
-             numpy_helper.from_array(np.float32(0.01), "ps"), numpy_helper.from_array(np.array(128 - off, npdt), "pz"),
-             numpy_helper.from_array(np.float32(1 / 255), "ss"), numpy_helper.from_array(np.array(0 - off, npdt), "sz"),
-             numpy_helper.from_array(np.float32(0.03), "ys"), numpy_helper.from_array(np.array(128 - off, npdt), "yz")]
-    N = helper.make_node
-    nodes = [N("QuantizeLinear", ["x", "xs", "xz"], ["xq"]), N("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
-             N("GlobalAveragePool", ["xd"], ["p"]), N("QuantizeLinear", ["p", "ps", "pz"], ["pq"]),
-             N("DequantizeLinear", ["pq", "ps", "pz"], ["pd"]), N("Sigmoid", ["pd"], ["sg"]),
-             N("QuantizeLinear", ["sg", "ss", "sz"], ["sq"]), N("DequantizeLinear", ["sq", "ss", "sz"], ["sd"]),
-             N("Mul", ["xd", "sd"], ["f"]),
-             N("QuantizeLinear", ["f", "ys", "yz"], ["yq"]), N("DequantizeLinear", ["yq", "ys", "yz"], ["y"])]
-    g = helper.make_graph(nodes, "se", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 10, 10])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 10, 10])], inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="make_luts.py")
-    m.ir_version = 8
-    onnx.checker.check_model(m)
-    return m
-
-
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -97,8 +73,6 @@ def main():
         onnx.save(model(name, *c), os.path.join(sys.argv[1], "lut_" + name + ".onnx"))
     onnx.save(silu(False), os.path.join(sys.argv[1], "lut_silu.onnx"))
     onnx.save(silu(True), os.path.join(sys.argv[1], "lut_silu_s8.onnx"))
-    onnx.save(se(False), os.path.join(sys.argv[1], "lut_se.onnx"))
-    onnx.save(se(True), os.path.join(sys.argv[1], "lut_se_s8.onnx"))
 
 
 if __name__ == "__main__":
