@@ -96,7 +96,6 @@ int infer_qint(ox_graph *g, ox_node *n)
 			return -1;
 		break;
 	case OX_OP_QAdd:
-	case OX_OP_QMul:
 		if (ox_broadcast(g, &x->shape, &ox_in(g, n, 1)->shape, &o))
 			return ox_error(g, n, "shapes do not broadcast");
 		break;

@@ -14,8 +14,6 @@
  *   Add(DQ(a), DQ(b)) -> [Relu] -> Q, equal shapes -> QAdd (TFLite's
  *       scheme: both operands shifted left 20 bits, each rescaled to
  *       the larger scale's half, the sum rescaled to the output's)
- *   Mul(DQ(a), DQ(b)) -> [Relu] -> Q, equal shapes -> QMul: the product of
- *       the two less their zero points, rescaled by s_a s_b / s_y
  *   AveragePool (no pads, no dilations), GlobalAveragePool of DQ(x)
  *       -> Q: QPool, the integer sum rescaled by s_x / (s_y count)
  *   Reshape, Flatten, MaxPool and Relu of DQ(x) (per tensor): the op on
@@ -478,32 +476,6 @@ static int rewrite_add(ox_graph *g, int ni)
 	return 1;
 }
 
-/* Mul(DQ(a), DQ(b)) [-> Relu] -> Q, equal shapes -> QMul: (a - z_a)(b - z_b)
- * times s_a s_b / s_y (SiLU's x * sigmoid(x) between its Q/DQ pairs) */
-static int rewrite_mul(ox_graph *g, int ni)
-{
-	ox_node *n = &g->nodes[ni];
-	qparams qa, qb, qy;
-	int relu;
-	int qi = sole_q(g, n->out[0], &relu, &qy);
-	if (qi < 0 || dq_tensor(g, n->in[0], &qa) || dq_tensor(g, n->in[1], &qb))
-		return 0;
-	ox_value *a = &g->vals[qa.x], *b = &g->vals[qb.x];
-	if (a->shape.rank != b->shape.rank || memcmp(a->shape.d, b->shape.d, (size_t)a->shape.rank * sizeof(ox_dim)))
-		return 0;
-	int64_t m, s;
-	if (fixed_point(qa.s[0] * qb.s[0] / qy.s[0], &m, &s))
-		return 0;
-	ox_id in[2] = {qa.x, qb.x};
-	int nid = new_node(g, OX_OP_QMul, ni, in, 2, g->nodes[qi].out[0], 0);
-	ints_attr(g, nid, "ox_m", &m, 1);
-	ints_attr(g, nid, "ox_s", &s, 1);
-	int64_t zp[3] = {qa.z[0], qb.z[0], qy.z[0]};
-	int cov[3] = {ni, relu, qi};
-	finish(g, nid, &qy, relu, zp, 3, cov, 3);
-	return 1;
-}
-
 /* AveragePool, GlobalAveragePool of DQ(x) -> Q: QPool */
 static int rewrite_pool(ox_graph *g, int ni)
 {
@@ -650,9 +622,6 @@ int ox_opt_qdq(ox_graph *g)
 				break;
 			case OX_OP_Add:
 				changed |= rewrite_add(g, i);
-				break;
-			case OX_OP_Mul:
-				changed |= rewrite_mul(g, i);
 				break;
 			case OX_OP_QLinearConv:
 			case OX_OP_QLinearMatMul:

@@ -576,7 +576,7 @@ void ox_cg_qi_out(char *buf, size_t sz, const ox_node *n, const char *e, const c
 		 ox_cg_qi_at(n, "ox_clip", 0), ox_cg_qi_at(n, "ox_clip", 1));
 }
 
-/* onnxcc::QAdd, QMul, QRescale: the statements of output element k (operands
+/* onnxcc::QAdd, QRescale: the statements of output element k (operands
  * of the output's shape), at indent ind; the C loop and the CUDA kernel
  * (codegen/cuda/cuda_quant.c) both print them */
 int ox_cg_qi_elem(ox_buf *b, ox_graph *g, ox_node *n, const char *ind)
@@ -585,17 +585,7 @@ int ox_cg_qi_elem(ox_buf *b, ox_graph *g, ox_node *n, const char *ind)
 	const char *yt = ox_cg_ctype(y->dtype);
 	long long N = ox_shape_numel(&y->shape);
 	char b1[64], b2[64], e[512];
-	if (n->op == OX_OP_QMul) {
-		/* (a - za)(b - zb) times s_a s_b / s_y: |product| <= 255^2 */
-		ox_value *bv = ox_in(g, n, 1);
-		if (ox_shape_numel(&x->shape) != N || ox_shape_numel(&bv->shape) != N)
-			return ox_error(g, n, "operands of different shapes are not supported");
-		ox_buf_printf(b, "%sconst int32_t p = ((int32_t)in0[k] - %lld) * ((int32_t)in1[k] - %lld);\n", ind,
-			      ox_cg_qi_at(n, "ox_zp", 0), ox_cg_qi_at(n, "ox_zp", 1));
-		ox_cg_snprintf(b1, sizeof b1, "%lld", ox_cg_qi_at(n, "ox_m", 0));
-		ox_cg_snprintf(b2, sizeof b2, "%lld", ox_cg_qi_at(n, "ox_s", 0));
-		ox_cg_qi_out(e, sizeof e, n, "p", b1, b2, 2);
-	} else if (n->op == OX_OP_QAdd) {
+	if (n->op == OX_OP_QAdd) {
 		ox_value *bv = ox_in(g, n, 1);
 		if (ox_shape_numel(&x->shape) != N || ox_shape_numel(&bv->shape) != N)
 			return ox_error(g, n, "operands of different shapes are not supported");
@@ -910,7 +900,6 @@ static int emit_qint(ox_cg *cg, ox_graph *g, ox_node *n)
 		return 0;
 	}
 	case OX_OP_QAdd:
-	case OX_OP_QMul:
 	case OX_OP_QRescale: {
 		ox_buf b = {0};
 		if (ox_cg_qi_elem(&b, g, n, "\t\t")) {
@@ -944,7 +933,6 @@ int emit_quant(ox_cg *cg, ox_graph *g, ox_node *n)
 	case OX_OP_QConv:
 	case OX_OP_QMatMul:
 	case OX_OP_QAdd:
-	case OX_OP_QMul:
 	case OX_OP_QRescale:
 	case OX_OP_QPool:
 	case OX_OP_QLut:

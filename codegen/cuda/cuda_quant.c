@@ -10,7 +10,7 @@
  *       (its tables static device data beside the kernel); the QOperator
  *       form's ConvInteger, QLinearConv, MatMulInteger and QLinearMatMul
  *       on the same tiles (their zero points and scales inputs);
- *   QAdd, QMul, QRescale, QPool: a thread per output running the statements the
+ *   QAdd, QRescale, QPool: a thread per output running the statements the
  *       C emitter prints in its loop (codegen/quant.h);
  *   QuantizeLinear, DequantizeLinear (per tensor, per axis, blocked): a
  *       thread per element, the C emitter's statements likewise.
@@ -267,12 +267,12 @@ int ox_cu_emit_quant(ox_cg *cg, ox_graph *g, ox_node *n)
 		rc = ox_cg_qpool(&b, g, n, "\t", d);
 		if (!rc)
 			elem_kernel(cg, g, n, "onnxcc::QPool", d, 3, b.s);
-	} else if (n->op == OX_OP_QAdd || n->op == OX_OP_QMul || n->op == OX_OP_QRescale) {
+	} else if (n->op == OX_OP_QAdd || n->op == OX_OP_QRescale) {
 		d[0] = ox_shape_numel(&ox_out(g, n, 0)->shape);
 		ox_buf_puts(&b, "\tconst $I k = i;\n");
 		rc = d[0] ? ox_cg_qi_elem(&b, g, n, "\t") : 1;
 		if (!rc)
-			elem_kernel(cg, g, n, ox_cg_text(cg, "onnxcc::%s", ox_ops[n->op].name), d, 1, b.s);
+			elem_kernel(cg, g, n, n->op == OX_OP_QAdd ? "onnxcc::QAdd" : "onnxcc::QRescale", d, 1, b.s);
 	} else {
 		rc = 1;
 	}

@@ -18,8 +18,7 @@
 # shape the packed kernel, templates/qconv.c, takes): each on the packed
 # kernel, within one step of ONNX Runtime on 2 inputs, and the same bytes
 # with every --cpu above and with --threads 2; likewise the 6 unary ops of
-# tests/e2e/quant/make_luts.py on their 256-byte tables (QLut) and its SiLU
-# (QLut and QMul). And (e) dynamic quantization
+# tests/e2e/quant/make_luts.py on their 256-byte tables (QLut). And (e) dynamic quantization
 # as ONNX Runtime's quantize_dynamic writes it (tools/quantize_dynamic.py:
 # DynamicQuantizeLinear -> MatMulInteger) of tests/e2e/quant/make_dynq.py's
 # block, compiled for --dim batch=1..4 --dim seq=1..64 (run-time dims) for

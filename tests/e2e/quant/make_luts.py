@@ -7,9 +7,7 @@
 Writes OUTDIR/lut_NAME.onnx: x f32[1,8,10,10] -> Q -> DQ -> OP -> Q -> DQ
 -> y, opset 13, for Sigmoid, Tanh, HardSwish (opset 14), LeakyRelu (alpha
 0.1), Elu and Exp; uint8 activations, and int8 for two of them; scales
-that cover the op's range on normal inputs. And lut_silu.onnx: SiLU as
-quantize_static writes it, x * sigmoid(x) with every tensor between Q and
-DQ (the table, then onnxcc::QMul).
+that cover the op's range on normal inputs.
 """
 import os
 import sys
@@ -46,33 +44,12 @@ def model(name, op, attrs, xs, ys, yz, s8):
     return m
 
 
-def silu(s8):
-    """x -> Q/DQ -> Sigmoid -> Q/DQ -> Mul(x, sigmoid) -> Q/DQ"""
-    dt, npdt, off = (TensorProto.INT8, np.int8, 128) if s8 else (TensorProto.UINT8, np.uint8, 0)
-    inits = [numpy_helper.from_array(np.float32(0.03), "xs"), numpy_helper.from_array(np.array(128 - off, npdt), "xz"),
-             numpy_helper.from_array(np.float32(1 / 255), "ss"), numpy_helper.from_array(np.array(0 - off, npdt), "sz"),
-             numpy_helper.from_array(np.float32(0.02), "ys"), numpy_helper.from_array(np.array(14 - off, npdt), "yz")]
-    N = helper.make_node
-    nodes = [N("QuantizeLinear", ["x", "xs", "xz"], ["xq"]), N("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
-             N("Sigmoid", ["xd"], ["sg"]), N("QuantizeLinear", ["sg", "ss", "sz"], ["sq"]),
-             N("DequantizeLinear", ["sq", "ss", "sz"], ["sd"]), N("Mul", ["xd", "sd"], ["f"]),
-             N("QuantizeLinear", ["f", "ys", "yz"], ["yq"]), N("DequantizeLinear", ["yq", "ys", "yz"], ["y"])]
-    g = helper.make_graph(nodes, "silu", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 10, 10])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 10, 10])], inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="make_luts.py")
-    m.ir_version = 8
-    onnx.checker.check_model(m)
-    return m
-
-
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     os.makedirs(sys.argv[1], exist_ok=True)
     for name, c in CASES.items():
         onnx.save(model(name, *c), os.path.join(sys.argv[1], "lut_" + name + ".onnx"))
-    onnx.save(silu(False), os.path.join(sys.argv[1], "lut_silu.onnx"))
-    onnx.save(silu(True), os.path.join(sys.argv[1], "lut_silu_s8.onnx"))
 
 
 if __name__ == "__main__":
