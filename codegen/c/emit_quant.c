@@ -17,6 +17,7 @@
 #include "../../ir/family.h"
 #include "../../opt/opt.h"
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MAXSP (OX_MAX_RANK - 2)
@@ -301,6 +302,15 @@ static const char *vidx(ox_graph *g, ox_node *n, int k, const char *var)
 }
 
 /* ---- MatMulInteger, QLinearMatMul ---- */
+/* `static const int32_t name[n] = {v...};` at file scope, 12 a line */
+static void qi_array(ox_buf *t, const char *name, const int64_t *v, int64_t n)
+{
+	ox_buf_printf(t, "static const int32_t %s[%lld] = {", name, (long long)n);
+	for (int64_t i = 0; i < n; i++)
+		ox_buf_printf(t, "%s%s%lld", i ? "," : "", i % 12 ? " " : "\n\t", (long long)v[i]);
+	ox_buf_puts(t, "\n};\n");
+}
+
 /* MatMulInteger with B packed as OX_L_QGEMMB (opt/pack.c): templates/
  * qconv.c's ox_qg_mm over 8 tasks of rows (any rows, run-time ones too),
  * storing floats when the Cast after it was folded in (ox_f32);
@@ -321,22 +331,17 @@ static int emit_mmi_packed(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_buf t = {0};
 	int anyz = 0;
 	ox_buf_printf(&t, "/* %s: the packed B's column sums and zero points (templates/qconv.c) */\n", f);
-	ox_buf_printf(&t, "static const int32_t %s_bs[%lld] = {", f, (long long)q.N);
+	int64_t *bs = malloc(2 * (size_t)q.N * sizeof *bs), *bz = bs + q.N;
 	for (int64_t j = 0; j < q.N; j++) {
-		int64_t sum = 0;
+		bs[j] = 0;
 		for (int64_t k = 0; k < q.K; k++)
-			sum += bd[((j / 16 * K4 + k / 4) * 16 + j % 16) * 4 + k % 4];
-		ox_buf_printf(&t, "%s%s%lld", j ? "," : "", j % 12 ? " " : "\n\t", (long long)sum);
+			bs[j] += bd[((j / 16 * K4 + k / 4) * 16 + j % 16) * 4 + k % 4];
+		bz[j] = zb ? (int64_t)ox_tensor_get_f64(zb->data, ox_shape_numel(&zb->shape) == 1 ? 0 : j) - b->lp[0] : 0;
+		anyz |= bz[j] != 0;
 	}
-	ox_buf_puts(&t, "\n};\n");
-	ox_buf_printf(&t, "static const int32_t %s_bz[%lld] = {", f, (long long)q.N);
-	for (int64_t j = 0; j < q.N; j++) {
-		const int64_t z = zb ? (int64_t)ox_tensor_get_f64(zb->data, ox_shape_numel(&zb->shape) == 1 ? 0 : j) - b->lp[0]
-				     : 0;
-		anyz |= z != 0;
-		ox_buf_printf(&t, "%s%s%lld", j ? "," : "", j % 12 ? " " : "\n\t", (long long)z);
-	}
-	ox_buf_puts(&t, "\n};\n");
+	qi_array(&t, ox_cg_text(cg, "%s_bs", f), bs, q.N);
+	qi_array(&t, ox_cg_text(cg, "%s_bz", f), bz, q.N);
+	free(bs);
 	ox_cg_helper(cg, ox_cg_text(cg, "%s_bs", f), t.s);
 	ox_buf_free(&t);
 	ox_shape rows = a->shape;
@@ -685,11 +690,11 @@ static int emit_qdw(ox_cg *cg, ox_graph *g, ox_node *n, const ox_qconvgeo *q)
 	const char *f = cg->fname;
 	ox_buf t = {0};
 	ox_buf_printf(&t, "/* %s: the depthwise convolution's constants (templates/qconv.c) */\n", f);
-	ox_buf_printf(&t, "static const int32_t %s_cm[%lld] = {", f, (long long)q->M); /* the bias */
+	int64_t *bias = malloc((size_t)q->M * sizeof *bias); /* the constant term: the bias */
 	for (int64_t m = 0; m < q->M; m++)
-		ox_buf_printf(&t, "%s%s%d", m ? "," : "", m % 12 ? " " : "\n\t",
-			      bv ? ((const int32_t *)bv->data->data)[ox_tensor_numel(bv->data) > 1 ? m : 0] : 0);
-	ox_buf_puts(&t, "\n};\n");
+		bias[m] = bv ? ((const int32_t *)bv->data->data)[ox_tensor_numel(bv->data) > 1 ? m : 0] : 0;
+	qi_array(&t, ox_cg_text(cg, "%s_cm", f), bias, q->M);
+	free(bias);
 	ox_cg_qi_table(&t, n, "ox_wz", "", "static", ox_cg_text(cg, "%s_zw", f), q->M, 0);
 	ox_cg_qi_table(&t, n, "ox_m", "", "static", ox_cg_text(cg, "%s_rm", f), q->M, 0);
 	ox_cg_qi_table(&t, n, "ox_s", "", "static", ox_cg_text(cg, "%s_rs", f), q->M, 0);
@@ -741,29 +746,20 @@ static int emit_qconv_packed(ox_cg *cg, ox_graph *g, ox_node *n)
 	/* per output channel m: the constant term bias - zx sum w + K zx zw
 	 * (modulo 2^32), the weights' zero point in the signed domain */
 	ox_buf_printf(&t, "/* %s: the packed convolution's constants (templates/qconv.c) */\n", f);
-	ox_buf_printf(&t, "static const int32_t %s_cm[%lld] = {", f, (long long)q.M);
+	int64_t *cm = malloc(2 * (size_t)q.M * sizeof *cm), *ws = cm + q.M; /* ws: the packed weights' sums */
 	for (int64_t m = 0; m < q.M; m++) {
 		const int64_t b = m / q.Mg * q.MB + m % q.Mg / 8;
-		int64_t ws = 0;
+		ws[m] = 0;
 		for (int64_t r = 0; r < taps * q.C4; r++)
 			for (int k = 0; k < 4; k++)
-				ws += wd[b * blk + (r * 8 + m % q.Mg % 8) * 4 + k];
+				ws[m] += wd[b * blk + (r * 8 + m % q.Mg % 8) * 4 + k];
 		const int64_t zw = ox_cg_qi_at(n, "ox_wz", ox_attr_ints(n, "ox_wz", &(const int64_t *){0}) > 1 ? (int)m : 0);
 		const int64_t bias = bv ? ((const int32_t *)bv->data->data)[ox_tensor_numel(bv->data) > 1 ? m : 0] : 0;
-		const uint32_t c = (uint32_t)bias - (uint32_t)xz * (uint32_t)ws + (uint32_t)K * (uint32_t)xz * (uint32_t)zw;
-		ox_buf_printf(&t, "%s%s%d", m ? "," : "", m % 12 ? " " : "\n\t", (int32_t)c);
+		cm[m] = (int32_t)((uint32_t)bias - (uint32_t)xz * (uint32_t)ws[m] + (uint32_t)K * (uint32_t)xz * (uint32_t)zw);
 	}
-	ox_buf_puts(&t, "\n};\n");
-	ox_buf_printf(&t, "static const int32_t %s_ws[%lld] = {", f, (long long)q.M); /* the packed weights' sums */
-	for (int64_t m = 0; m < q.M; m++) {
-		const int64_t b = m / q.Mg * q.MB + m % q.Mg / 8;
-		int64_t ws = 0;
-		for (int64_t r = 0; r < taps * q.C4; r++)
-			for (int k = 0; k < 4; k++)
-				ws += wd[b * blk + (r * 8 + m % q.Mg % 8) * 4 + k];
-		ox_buf_printf(&t, "%s%s%lld", m ? "," : "", m % 12 ? " " : "\n\t", (long long)ws);
-	}
-	ox_buf_puts(&t, "\n};\n");
+	qi_array(&t, ox_cg_text(cg, "%s_cm", f), cm, q.M);
+	qi_array(&t, ox_cg_text(cg, "%s_ws", f), ws, q.M);
+	free(cm);
 	ox_cg_qi_table(&t, n, "ox_wz", "", "static", ox_cg_text(cg, "%s_zw", f), q.M, 0);
 	ox_cg_qi_table(&t, n, "ox_m", "", "static", ox_cg_text(cg, "%s_rm", f), q.M, 0);
 	ox_cg_qi_table(&t, n, "ox_s", "", "static", ox_cg_text(cg, "%s_rs", f), q.M, 0);
