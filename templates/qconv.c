@@ -393,6 +393,18 @@ static inline __m512i ox_qg_rq8(__m512i v, int32_t m, int32_t s)
 	const __m512i fl = _mm512_sra_epi64(h, _mm_cvtsi32_si128(e));
 	return _mm512_mask_add_epi64(fl, _mm512_cmpgt_epi64_mask(rem, thr), fl, _mm512_set1_epi64(1));
 }
+
+/* 16 sums requantized with multiplier m and shift s, plus the output zero
+ * point, clamped: the 16 output bytes */
+static inline __m128i ox_qg_out16(const ox_qgeo *q, __m512i v, int32_t m, int32_t s)
+{
+	const __m512i lo = ox_qg_rq8(_mm512_cvtepi32_epi64(_mm512_castsi512_si256(v)), m, s);
+	const __m512i hi = ox_qg_rq8(_mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(v, 1)), m, s);
+	__m512i r = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(lo)), _mm512_cvtepi64_epi32(hi), 1);
+	r = _mm512_add_epi32(r, _mm512_set1_epi32(q->yz));
+	r = _mm512_min_epi32(_mm512_max_epi32(r, _mm512_set1_epi32(q->lo)), _mm512_set1_epi32(q->hi));
+	return _mm512_cvtepi32_epi8(r);
+}
 #endif
 
 /* Rows [0, nm) of a tile's sums into output channels m0 + i (planes of
@@ -416,14 +428,7 @@ OX_STATIC OX_UNUSED void ox_qg_store(const ox_qgeo *q, const int32_t *restrict a
 		if (!xs)
 			for (; j < nj; j += 16) { /* (the sums' vectors cover nj) */
 				const __m512i v = _mm512_add_epi32(_mm512_loadu_si512(a + j), _mm512_set1_epi32((int32_t)c));
-				const __m512i lo = ox_qg_rq8(_mm512_cvtepi32_epi64(_mm512_castsi512_si256(v)), q->rm[m], q->rs[m]);
-				const __m512i hi = ox_qg_rq8(_mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(v, 1)), q->rm[m],
-							     q->rs[m]);
-				__m512i r = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(lo)),
-							       _mm512_cvtepi64_epi32(hi), 1);
-				r = _mm512_add_epi32(r, _mm512_set1_epi32(q->yz));
-				r = _mm512_min_epi32(_mm512_max_epi32(r, _mm512_set1_epi32(q->lo)), _mm512_set1_epi32(q->hi));
-				_mm_storeu_si128((__m128i *)(row + j), _mm512_cvtepi32_epi8(r));
+				_mm_storeu_si128((__m128i *)(row + j), ox_qg_out16(q, v, q->rm[m], q->rs[m]));
 			}
 #endif
 		for (; j < nj; j++) {
@@ -533,14 +538,8 @@ OX_STATIC OX_UNUSED void ox_qg_dw(const ox_qgeo *q, const uint8_t *restrict xc, 
 							   : _mm512_srai_epi32(_mm512_slli_epi32(_mm512_loadu_si512(xt), 16), 16);
 				s = _mm512_add_epi32(s, _mm512_mullo_epi32(_mm512_set1_epi32(w[t]), xv));
 			}
-			const __m512i lo = ox_qg_rq8(_mm512_cvtepi32_epi64(_mm512_castsi512_si256(s)), rm, rs);
-			const __m512i hi = ox_qg_rq8(_mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(s, 1)), rm, rs);
-			__m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(lo)),
-						       _mm512_cvtepi64_epi32(hi), 1);
-			v = _mm512_add_epi32(v, _mm512_set1_epi32(q->yz));
-			v = _mm512_min_epi32(_mm512_max_epi32(v, _mm512_set1_epi32(q->lo)), _mm512_set1_epi32(q->hi));
 			const __mmask16 k = OW - j >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (OW - j)) - 1);
-			_mm_mask_storeu_epi8(yr + j, k, _mm512_cvtepi32_epi8(v));
+			_mm_mask_storeu_epi8(yr + j, k, ox_qg_out16(q, s, rm, rs));
 		}
 #elif OX_QG_MADD == 4
 		for (; j + 8 <= OW && SW == 1; j += 8) {
