@@ -64,6 +64,23 @@ static void qrange(int dt, int64_t *lo, int64_t *hi)
 	*hi = dt == OX_I8 ? 127 : 255;
 }
 
+/* cnt scales of constant s and zero points of z (or none) into p (its
+ * other fields set by the caller); 0, else -1 (a scale not positive and
+ * finite) */
+static int read_params(ox_graph *g, const ox_value *s, const ox_value *z, int64_t cnt, qparams *p)
+{
+	p->n = cnt;
+	p->s = ox_ir_alloc(g, (size_t)cnt * sizeof *p->s);
+	p->z = ox_ir_alloc(g, (size_t)cnt * sizeof *p->z);
+	for (int64_t i = 0; i < cnt; i++) {
+		p->s[i] = ox_tensor_get_f64(s->data, i);
+		p->z[i] = z ? ox_tensor_get_i64(z->data, i) : 0;
+		if (!(p->s[i] > 0) || !isfinite(p->s[i]))
+			return -1;
+	}
+	return 0;
+}
+
 /* parameters of live Q / DQ node n with constant float32 scale and zero
  * point, 8-bit (or a DQ of int32: a bias); 0, else -1 */
 static int params_of(ox_graph *g, const ox_node *n, qparams *p)
@@ -84,16 +101,8 @@ static int params_of(ox_graph *g, const ox_node *n, qparams *p)
 	int64_t cnt = ox_shape_numel(&s->shape);
 	if (cnt < 1 || cnt > QMAX)
 		return -1;
-	p->x = n->in[0], p->dt = dt, p->axis = lay == OX_QL_AXIS ? axis : -1, p->n = cnt;
-	p->s = ox_ir_alloc(g, (size_t)cnt * sizeof *p->s);
-	p->z = ox_ir_alloc(g, (size_t)cnt * sizeof *p->z);
-	for (int64_t i = 0; i < cnt; i++) {
-		p->s[i] = ox_tensor_get_f64(s->data, i);
-		p->z[i] = z ? ox_tensor_get_i64(z->data, i) : 0;
-		if (!(p->s[i] > 0) || !isfinite(p->s[i]))
-			return -1;
-	}
-	return 0;
+	p->x = n->in[0], p->dt = dt, p->axis = lay == OX_QL_AXIS ? axis : -1;
+	return read_params(g, s, z, cnt, p);
 }
 
 /* value v is DQ's output, per tensor: 0 and p, else -1 */
@@ -319,16 +328,8 @@ static int const_params(ox_graph *g, ox_id sv, ox_id zv, int dt, int64_t cnt, qp
 	int64_t n = ox_shape_numel(&s->shape);
 	if ((n != 1 && n != cnt) || n > QMAX || (z && ox_shape_numel(&z->shape) != n))
 		return -1;
-	p->dt = dt, p->axis = n == 1 ? -1 : 0, p->n = n;
-	p->s = ox_ir_alloc(g, (size_t)n * sizeof *p->s);
-	p->z = ox_ir_alloc(g, (size_t)n * sizeof *p->z);
-	for (int64_t i = 0; i < n; i++) {
-		p->s[i] = ox_tensor_get_f64(s->data, i);
-		p->z[i] = z ? ox_tensor_get_i64(z->data, i) : 0;
-		if (!(p->s[i] > 0) || !isfinite(p->s[i]))
-			return -1;
-	}
-	return 0;
+	p->dt = dt, p->axis = n == 1 ? -1 : 0;
+	return read_params(g, s, z, n, p);
 }
 
 /* QLinearConv, QLinearMatMul (the QOperator form of quantize_static) with
