@@ -33,10 +33,10 @@
 
 /* ---- packing ---- */
 
-static ox_id new_const(ox_graph *g, const char *name, const char *what, int64_t numel, const ox_shape *logical,
+static ox_id new_const(ox_graph *g, int dtype, const char *name, const char *what, int64_t numel, const ox_shape *logical,
 		       int layout, int p0, int p1, int p2)
 {
-	ox_tensor *t = ox_ir_new_tensor(g, OX_F32, &(ox_shape){1, {numel}});
+	ox_tensor *t = ox_ir_new_tensor(g, dtype, &(ox_shape){1, {numel}});
 	t->shape = *logical;
 	char buf[256];
 	snprintf(buf, sizeof buf, "%s@%s", name, what);
@@ -44,7 +44,7 @@ static ox_id new_const(ox_graph *g, const char *name, const char *what, int64_t 
 	ox_value *v = &g->vals[id];
 	v->layout = layout, v->lp[0] = p0, v->lp[1] = p1, v->lp[2] = p2;
 	if (ox_value_storage_numel(v) != numel)
-		ox_die("pack: %s holds %lld floats, its layout %lld", buf, (long long)numel,
+		ox_die("pack: %s holds %lld values, its layout %lld", buf, (long long)numel,
 		       (long long)ox_value_storage_numel(v));
 	return id;
 }
@@ -55,7 +55,7 @@ static ox_id pack_bias(ox_graph *g, ox_node *n, const ox_convgeo *cg)
 	int64_t mp = (cg->M + cg->b - 1) / cg->b * cg->b;
 	const ox_value *bv = n->nin > 2 && n->in[2] >= 0 ? ox_in(g, n, 2) : NULL;
 	const ox_tensor *bt = bv ? bv->data : NULL; /* new_const may move g->vals */
-	ox_id id = new_const(g, bv ? bv->name : n->name, bv ? "blocked" : "zero bias", mp,
+	ox_id id = new_const(g, OX_F32, bv ? bv->name : n->name, bv ? "blocked" : "zero bias", mp,
 			     &(ox_shape){1, {cg->M}}, OX_L_PADDED, cg->b, 0, 0);
 	float *dst = g->vals[id].data->data;
 	for (int64_t m = 0; bt && m < cg->M; m++)
@@ -75,7 +75,7 @@ static void pack_conv(ox_graph *g, ox_node *n, const ox_convgeo *cg)
 		id = n->in[1]; /* transformed and packed by opt/winograd.c */
 	} else if (cg->depthwise) {
 		/* [C/b][KH][KW][b] */
-		id = new_const(g, wv->name, "dww", mp * taps, &wv->shape, OX_L_DWW, b, 0, 0);
+		id = new_const(g, OX_F32, wv->name, "dww", mp * taps, &wv->shape, OX_L_DWW, b, 0, 0);
 		float *dst = g->vals[id].data->data;
 		for (int64_t m = 0; m < M; m++)
 			for (int64_t t = 0; t < taps; t++)
@@ -85,7 +85,7 @@ static void pack_conv(ox_graph *g, ox_node *n, const ox_convgeo *cg)
 		 * kernel walks it: [C/b][KH][KW][b rows] for a blocked input,
 		 * [KH][KW][C] for a plain one; a row holds the group's width */
 		int64_t C = cg->C, ib = cg->inblocked ? b : 0;
-		id = new_const(g, wv->name, "convw", mp * C * taps, &wv->shape, OX_L_CONVW, b, cg->ocb, (int)ib);
+		id = new_const(g, OX_F32, wv->name, "convw", mp * C * taps, &wv->shape, OX_L_CONVW, b, cg->ocb, (int)ib);
 		float *dst = g->vals[id].data->data;
 		int64_t at = 0;
 		for (int64_t g0 = 0; g0 < mv; g0 += cg->ocb) {
@@ -138,7 +138,7 @@ static void pack_gemm(ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	int b = q->b, tb = n->op == OX_OP_Gemm && ox_attr_int(n, "transB", 0);
 	double alpha = n->op == OX_OP_Gemm ? ox_attr_float(n, "alpha", 1.0f) : 1.0;
 	int64_t K = q->K, N = q->N, mv = (N + b - 1) / b;
-	ox_id id = new_const(g, ox_in(g, n, 1)->name, "gemmb", K * mv * b, &(ox_shape){2, {K, N}}, OX_L_GEMMB,
+	ox_id id = new_const(g, OX_F32, ox_in(g, n, 1)->name, "gemmb", K * mv * b, &(ox_shape){2, {K, N}}, OX_L_GEMMB,
 			     b, q->ocb, 0);
 	float *dst = g->vals[id].data->data;
 	int64_t at = 0;
@@ -157,7 +157,7 @@ static void pack_gemm(ox_graph *g, ox_node *n, const ox_gemmgeo *q)
 	const ox_value *c = n->nin > 2 && n->in[2] >= 0 ? ox_in(g, n, 2) : NULL;
 	const ox_tensor *ct = c ? c->data : NULL;
 	double beta = ox_attr_float(n, "beta", 1.0f);
-	ox_id bias = new_const(g, c ? c->name : n->name, "bias", mv * b, &(ox_shape){1, {N}}, OX_L_PADDED, b, 0, 0);
+	ox_id bias = new_const(g, OX_F32, c ? c->name : n->name, "bias", mv * b, &(ox_shape){1, {N}}, OX_L_PADDED, b, 0, 0);
 	float *bd = g->vals[bias].data->data;
 	for (int64_t j = 0; ct && j < N; j++)
 		bd[j] = (float)(beta * ox_tensor_get_f64(ct, ox_tensor_numel(ct) == 1 ? 0 : j));
@@ -209,18 +209,8 @@ static void pack_qconv(ox_graph *g, ox_node *n, const ox_qconvgeo *q)
 	const uint8_t *w = wv->data->data;
 	int sub = wv->dtype == OX_U8 ? 128 : 0;
 	int64_t taps = q->KH * q->KW, blk = taps * q->C4 * 32, numel = (q->G * q->MB + q->ones) * blk;
-	ox_tensor *t = ox_ir_new_tensor(g, OX_I8, &(ox_shape){1, {numel}});
-	t->shape = wv->shape;
-	char buf[256];
-	snprintf(buf, sizeof buf, "%s@qconvw", wv->name);
-	ox_id id = ox_ir_add_const(g, buf, t);
-	ox_value *v = &g->vals[id];
-	v->layout = OX_L_QCONVW, v->lp[0] = (int)q->G, v->lp[1] = q->ones;
-	if (ox_value_storage_numel(v) != numel)
-		ox_die("pack: %s holds %lld bytes, its layout %lld", buf, (long long)numel,
-		       (long long)ox_value_storage_numel(v));
-	int8_t *dst = t->data;
-	memset(dst, 0, (size_t)numel);
+	ox_id id = new_const(g, OX_I8, wv->name, "qconvw", numel, &wv->shape, OX_L_QCONVW, (int)q->G, q->ones, 0);
+	int8_t *dst = g->vals[id].data->data; /* (zeros past the channels) */
 	for (int64_t m = 0; m < q->M; m++) {
 		int64_t gi = m / q->Mg, mg = m % q->Mg, b = gi * q->MB + mg / 8;
 		for (int64_t c = 0; c < q->Cg; c++)
@@ -253,18 +243,13 @@ static void pack_qdw(ox_graph *g, ox_node *n, const ox_qconvgeo *q)
 	int64_t taps = q->KH * q->KW;
 	const int64_t *wz = NULL;
 	int nz = ox_attr_ints(n, "ox_wz", &wz);
-	ox_tensor *t = ox_ir_new_tensor(g, OX_I16, &(ox_shape){1, {q->M * taps}});
-	t->shape = wv->shape;
-	char buf[256];
-	snprintf(buf, sizeof buf, "%s@qdww", wv->name);
-	int16_t *dst = t->data;
+	ox_id id = new_const(g, OX_I16, wv->name, "qdww", q->M * taps, &wv->shape, OX_L_QDWW, 0, 0, 0);
+	int16_t *dst = g->vals[id].data->data;
 	for (int64_t m = 0; m < q->M; m++)
 		for (int64_t k = 0; k < taps; k++) {
 			int64_t v = u8 ? ((const uint8_t *)w)[m * taps + k] : ((const int8_t *)w)[m * taps + k];
 			dst[m * taps + k] = (int16_t)(v - (nz > 0 ? wz[nz == 1 ? 0 : m] : 0));
 		}
-	ox_id id = ox_ir_add_const(g, buf, t);
-	g->vals[id].layout = OX_L_QDWW;
 	n->in[1] = id;
 	ox_ir_add_scratch(g, n, q->scratch);
 }
@@ -277,16 +262,11 @@ static void pack_qmm(ox_graph *g, ox_node *n, const ox_qmmgeo *q)
 	const uint8_t *b = bv->data->data;
 	int sub = bv->dtype == OX_U8 ? 128 : 0;
 	int64_t K4 = (q->K + 3) / 4, NB = (q->N + 15) / 16;
-	ox_tensor *t = ox_ir_new_tensor(g, OX_I8, &(ox_shape){1, {NB * K4 * 64}});
-	t->shape = bv->shape;
-	char buf[256];
-	snprintf(buf, sizeof buf, "%s@qgemmb", bv->name);
-	int8_t *dst = t->data;
+	ox_id id = new_const(g, OX_I8, bv->name, "qgemmb", NB * K4 * 64, &bv->shape, OX_L_QGEMMB, sub, 0, 0);
+	int8_t *dst = g->vals[id].data->data;
 	for (int64_t k = 0; k < q->K; k++)
 		for (int64_t j = 0; j < q->N; j++)
 			dst[((j / 16 * K4 + k / 4) * 16 + j % 16) * 4 + k % 4] = (int8_t)((int)b[k * q->N + j] - sub);
-	ox_id id = ox_ir_add_const(g, buf, t);
-	g->vals[id].layout = OX_L_QGEMMB, g->vals[id].lp[0] = sub;
 	n->in[1] = id;
 	/* a Cast to float that alone reads the product (quantize_dynamic's
 	 * form) is folded in: the kernel stores floats (ox_f32) */
@@ -307,17 +287,12 @@ static void pack_lstm(ox_graph *g, ox_node *n)
 		const ox_value *v = ox_in(g, n, k);
 		const float *src = v->data->data;
 		const int64_t D = v->shape.d[0], G = v->shape.d[1], K = v->shape.d[2];
-		ox_tensor *t = ox_ir_new_tensor(g, OX_F32, &(ox_shape){1, {D * G * K}});
-		t->shape = v->shape;
-		char buf[256];
-		snprintf(buf, sizeof buf, "%s@rnnt", v->name);
-		float *dst = t->data;
+		ox_id id = new_const(g, OX_F32, v->name, "rnnt", D * G * K, &v->shape, OX_L_RNNT, 0, 0, 0);
+		float *dst = g->vals[id].data->data;
 		for (int64_t d = 0; d < D; d++)
 			for (int64_t j = 0; j < G; j++)
 				for (int64_t i = 0; i < K; i++)
 					dst[(d * K + i) * G + j] = src[(d * G + j) * K + i];
-		ox_id id = ox_ir_add_const(g, buf, t);
-		g->vals[id].layout = OX_L_RNNT;
 		n->in[k] = id;
 	}
 }
