@@ -128,29 +128,21 @@ int emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 		for (int k = 0; k < na; k++)
 			ox_cg_printf(cg, " %s", act_names[act[d * na + k]]);
 		ox_cg_printf(cg, " */\n");
-		if (tr) { /* (no sequence_lens, peepholes, activations or clip: ox_opt_lstm_t) */
+		/* the transposed-weight LSTM (tr) takes no sequence_lens, peepholes,
+		 * activations or clip (ox_opt_lstm_t) */
+		if (tr)
 			ox_cg_printf(cg, "\tox_lstm_t_f32(in0, %s, %s, %s, %s%s,", arg(n, 0, 1, d * G * H * I, w, sizeof w),
 				     arg(n, 0, 2, d * G * H * H, r, sizeof r), arg(n, 0, 3, d * 2 * G * H, b, sizeof b),
 				     arg(n, 0, 5, so, h0, sizeof h0), n->in[5] >= 0 ? soff : "");
-			ox_cg_printf(cg, " %s%s,", arg(n, 0, 6, so, c0, sizeof c0), n->nin > 6 && n->in[6] >= 0 ? soff : "");
-			ox_cg_printf(cg, " %s%s, %s%s", arg(n, 1, 0, so, y, sizeof y), n->nout > 0 && n->out[0] >= 0 ? soff : "",
-				     arg(n, 1, 1, so, yh, sizeof yh), n->nout > 1 && n->out[1] >= 0 ? soff : "");
-			ox_cg_printf(cg, ", %s%s,\n\t\t%s, %s, %lld, %lld, /* seq, batch, input, hidden */\n",
-				     arg(n, 1, 2, so, yc, sizeof yc), n->nout > 2 && n->out[2] >= 0 ? soff : "", Ss, Ns, I, H);
-			ox_cg_printf(cg, "\t\t%s, ", ox_cg_dim(cg, xt));
-			ox_cg_printf(cg, "%s, ", ox_cg_dim(cg, xb));
-			ox_cg_printf(cg, "%s, ", ox_cg_dim(cg, yt));
-			ox_cg_printf(cg, "%s, %lld, %d, scratch); /* strides X t b, Y t b, state b; reverse */\n",
-				     ox_cg_dim(cg, yb), hs, reverse || d == 1);
-			continue;
-		}
-		ox_cg_printf(cg, "\tox_%s_%s(in0, %s, %s, %s, %s, %s%s,", fn, ox_cg_sfx(dt),
-			     arg(n, 0, 1, d * G * H * I, w, sizeof w), arg(n, 0, 2, d * G * H * H, r, sizeof r),
-			     arg(n, 0, 3, d * 2 * G * H, b, sizeof b), arg(n, 0, 4, 0, sl, sizeof sl),
-			     arg(n, 0, 5, so, h0, sizeof h0), n->in[5] >= 0 ? soff : "");
+		else
+			ox_cg_printf(cg, "\tox_%s_%s(in0, %s, %s, %s, %s, %s%s,", fn, ox_cg_sfx(dt),
+				     arg(n, 0, 1, d * G * H * I, w, sizeof w), arg(n, 0, 2, d * G * H * H, r, sizeof r),
+				     arg(n, 0, 3, d * 2 * G * H, b, sizeof b), arg(n, 0, 4, 0, sl, sizeof sl),
+				     arg(n, 0, 5, so, h0, sizeof h0), n->in[5] >= 0 ? soff : "");
 		if (lstm)
-			ox_cg_printf(cg, " %s%s, %s,", arg(n, 0, 6, so, c0, sizeof c0), n->nin > 6 && n->in[6] >= 0 ? soff : "",
-				     arg(n, 0, 7, d * 3 * H, p, sizeof p));
+			ox_cg_printf(cg, " %s%s,", arg(n, 0, 6, so, c0, sizeof c0), n->nin > 6 && n->in[6] >= 0 ? soff : "");
+		if (lstm && !tr)
+			ox_cg_printf(cg, " %s,", arg(n, 0, 7, d * 3 * H, p, sizeof p));
 		ox_cg_printf(cg, " %s%s, %s%s", arg(n, 1, 0, so, y, sizeof y), n->nout > 0 && n->out[0] >= 0 ? soff : "",
 			     arg(n, 1, 1, so, yh, sizeof yh), n->nout > 1 && n->out[1] >= 0 ? soff : "");
 		if (lstm)
@@ -159,8 +151,10 @@ int emit_rnn(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_printf(cg, "\t\t%s, ", ox_cg_dim(cg, xt));
 		ox_cg_printf(cg, "%s, ", ox_cg_dim(cg, xb));
 		ox_cg_printf(cg, "%s, ", ox_cg_dim(cg, yt));
-		ox_cg_printf(cg, "%s, %lld, %d, /* strides X t b, Y t b, state b; reverse */\n\t\t", ox_cg_dim(cg, yb),
-			     hs, reverse || d == 1);
+		ox_cg_printf(cg, "%s, %lld, %d, %s/* strides X t b, Y t b, state b; reverse */\n%s", ox_cg_dim(cg, yb), hs,
+			     reverse || d == 1, tr ? "scratch); " : "", tr ? "" : "\t\t");
+		if (tr)
+			continue;
 		for (int k = 0; k < na; k++) {
 			int a = d * na + k;
 			ox_cg_printf(cg, "%d, %s, ", act[a], ox_cg_lit(dt, alpha[a]));
