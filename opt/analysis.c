@@ -138,6 +138,40 @@ static int rt_ok(ox_graph *g, const ox_node *n)
 	return 1;
 }
 
+/* A QuantizeLinear or DequantizeLinear a fused body computes (the C
+ * target's vector renderer: codegen/c/emit_vec.c, emit_fused.c): per
+ * tensor between f32 and int8 or uint8, the scale an f32 constant and the
+ * zero point a constant of one element, saturating, in f32. Its 8-bit side
+ * is an operand or the output of the fused node, loaded into and stored
+ * from f32 lanes; scale and zero point are constants of the body. */
+int ox_opt_fused_qdq(ox_graph *g, const ox_node *n)
+{
+	if ((n->op != OX_OP_QuantizeLinear && n->op != OX_OP_DequantizeLinear) || g->gpu || n->nout != 1 ||
+	    n->out[0] < 0 || n->nin < 2 || n->in[1] < 0)
+		return 0;
+	const int dq = n->op == OX_OP_DequantizeLinear;
+	const ox_value *x = &g->vals[n->in[0]], *y = &g->vals[n->out[0]], *s = &g->vals[n->in[1]];
+	const ox_value *z = n->nin > 2 && n->in[2] >= 0 ? &g->vals[n->in[2]] : NULL;
+	const int q = dq ? x->dtype : y->dtype, f = dq ? y->dtype : x->dtype;
+	if ((q != OX_I8 && q != OX_U8) || f != OX_F32 || s->dtype != OX_F32 || s->kind != OX_V_CONST || !s->data ||
+	    ox_shape_numel(&s->shape) != 1)
+		return 0;
+	if (z && (z->dtype != q || z->kind != OX_V_CONST || !z->data || ox_shape_numel(&z->shape) != 1))
+		return 0;
+	const int64_t prec = ox_attr_int(n, "precision", 0);
+	if (!dq && (!ox_attr_int(n, "saturate", 1) || (prec && prec != OX_F32)))
+		return 0;
+	return !ox_node_rt(g, n) || rt_ok(g, n);
+}
+
+/* operand k of n is copied into a fused body as a constant rather than
+ * passed as an operand: Pow's exponent, a fused QuantizeLinear's or
+ * DequantizeLinear's scale and zero point */
+int ox_opt_body_const(ox_graph *g, const ox_node *n, int k)
+{
+	return ox_opt_pow_exponent(g, n, k) || (k >= 1 && ox_opt_fused_qdq(g, n));
+}
+
 /* the ops codegen renders on vectors, f32 (as ox_cg_vbody_ok; opt cannot
  * include codegen, so the list is kept here and checked by emit_fused) */
 int ox_opt_vector_op(ox_graph *g, const ox_node *n)

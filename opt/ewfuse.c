@@ -13,7 +13,13 @@
  * ox_opt_vector_op in opt/analysis.c) runs vectorized
  * (Pow by a constant 2, 3, 1, 0.5, -1 or -0.5 too, its exponent then a
  * constant of the body); the rest keep their own emitter. The node takes
- * the region's last place.
+ * the region's last place. On the C target a per-tensor DequantizeLinear
+ * and QuantizeLinear between f32 and 8 bits join regions too
+ * (ox_opt_fused_qdq; scale and zero point constants of the body), and a
+ * DequantizeLinear read only by a node of the region is pulled into it,
+ * so that an int8 model's float elementwise ops between integer kernels
+ * read and write 8 bits; a region of Q and DQ alone is not made (their
+ * own kernels are as fast).
  * Requires: layouts chosen. Invalidates: node positions (compacted), uses.
  */
 #include "opt.h"
@@ -31,6 +37,12 @@ static int same_out(const ox_value *a, const ox_value *b)
 		if (a->shape.d[i] != b->shape.d[i])
 			return 0;
 	return 1;
+}
+
+/* the ops of a region: f32 vector ops, and Q / DQ between f32 and 8 bits */
+static int fusable(ox_graph *g, const ox_node *n)
+{
+	return ox_opt_vector_op(g, n) || ox_opt_fused_qdq(g, n);
 }
 
 static void fuse(ox_graph *g, const int *nodes, int len)
@@ -51,7 +63,7 @@ static void fuse(ox_graph *g, const int *nodes, int len)
 			ox_id v = e->in[k];
 			if (v < 0)
 				continue;
-			if (ox_opt_pow_exponent(g, e, k)) { /* a constant of the body */
+			if (ox_opt_body_const(g, e, k)) { /* a constant of the body */
 				f->in[k] = ox_ir_add_const(b, g->vals[v].name, g->vals[v].data);
 				continue;
 			}
@@ -138,7 +150,7 @@ int ox_opt_ewfuse(ox_graph *g)
 				lastuse[g->nodes[j].in[k]] = j;
 	for (int h = 0; h < g->nnodes; h++) {
 		ox_node *n = &g->nodes[h];
-		if (n->dead || n->op == OX_OP_Fused || !ox_opt_vector_op(g, n))
+		if (n->dead || n->op == OX_OP_Fused || !fusable(g, n))
 			continue;
 		const ox_value *o = &g->vals[n->out[0]];
 		/* dep: values computed from the head's (not operands), marked
@@ -150,7 +162,7 @@ int ox_opt_ewfuse(ox_graph *g)
 		nodes[0] = h;
 		in_region[n->out[0]] = 1;
 		for (int k = 0; k < n->nin; k++)
-			nops += n->in[k] >= 0 && !ox_opt_pow_exponent(g, n, k);
+			nops += n->in[k] >= 0 && !ox_opt_body_const(g, n, k);
 		for (int j = h + 1; j <= horizon && len < MAXREG; j++) {
 			ox_node *e = &g->nodes[j];
 			if (e->dead)
@@ -158,7 +170,7 @@ int ox_opt_ewfuse(ox_graph *g)
 			int d = 0;
 			for (int k = 0; k < e->nin && !d; k++)
 				d = e->in[k] >= 0 && dep[e->in[k]];
-			int reads = 0, extra = 0, ok = ox_opt_vector_op(g, e) && same_out(&g->vals[e->out[0]], o);
+			int reads = 0, extra = 0, ok = fusable(g, e) && same_out(&g->vals[e->out[0]], o);
 			for (int k = 0; k < e->nin; k++) {
 				ox_id v = e->in[k];
 				if (v < 0)
@@ -168,7 +180,7 @@ int ox_opt_ewfuse(ox_graph *g)
 				else if (dep[v])
 					ok = 0;
 				else
-					extra += !ox_opt_pow_exponent(g, e, k);
+					extra += !ox_opt_body_const(g, e, k);
 			}
 			for (int k = 0; d && k < e->nout; k++)
 				if (e->out[k] >= 0 && !dep[e->out[k]])
@@ -178,6 +190,19 @@ int ox_opt_ewfuse(ox_graph *g)
 			if (!ok || nops + extra > MAXOPND)
 				break;
 			nops += extra;
+			/* an operand dequantized for e alone is dequantized in the
+			 * body: its 8-bit value is the operand (e.g. both sides of
+			 * a Mul between QConvs; the head only reaches one) */
+			for (int k = 0; k < e->nin && len < MAXREG - 1; k++) {
+				ox_id v = e->in[k];
+				int p = v >= 0 ? g->vals[v].producer : -1;
+				if (p >= 0 && !in_region[v] && g->vals[v].nuses == 1 && !g->vals[v].is_output &&
+				    g->nodes[p].op == OX_OP_DequantizeLinear && !g->nodes[p].dead &&
+				    ox_opt_fused_qdq(g, &g->nodes[p]) && same_out(&g->vals[v], o)) {
+					nodes[len++] = p;
+					in_region[v] = 1;
+				}
+			}
 			nodes[len++] = j;
 			for (int k = 0; k < e->nin; k++)
 				if (e->in[k] >= 0 && in_region[e->in[k]])
@@ -202,7 +227,10 @@ int ox_opt_ewfuse(ox_graph *g)
 				if (g->nodes[nodes[i]].in[k] >= 0)
 					uses_in[g->nodes[nodes[i]].in[k]] = 0;
 		}
-		if (nops > MAXOPND)
+		int compute = 0; /* a Q or DQ alone keeps its own kernel */
+		for (int i = 0; i < best; i++)
+			compute += !ox_opt_fused_qdq(g, &g->nodes[nodes[i]]);
+		if (nops > MAXOPND || !compute)
 			continue;
 		ox_node dead[MAXREG], *deadp[MAXREG];
 		for (int i = 0; i < best; i++)

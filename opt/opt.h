@@ -90,9 +90,14 @@ int ox_opt_rt_pads(ox_graph *g, const ox_node *n, const ox_shape *x);
 /* an elementwise op opt/ewfuse.c makes an onnxcc::Fused node of (the ones
  * codegen renders on vectors: f32, and f16/bf16 on the GPU) */
 int ox_opt_vector_op(ox_graph *g, const ox_node *n);
-/* Is input k of n a Pow's exponent the vector renderer has a form for? A
- * fused body holds it as a constant, not as an operand (opt/ewfuse.c) */
+/* Is input k of n a Pow's exponent the vector renderer has a form for? */
 int ox_opt_pow_exponent(ox_graph *g, const ox_node *n, int k);
+/* a QuantizeLinear or DequantizeLinear between f32 and 8 bits, per
+ * tensor, that a fused body computes (the C target; opt/ewfuse.c) */
+int ox_opt_fused_qdq(ox_graph *g, const ox_node *n);
+/* Is input k of n a constant of its fused body (Pow's exponent, a fused
+ * QuantizeLinear's or DequantizeLinear's scale and zero point)? */
+int ox_opt_body_const(ox_graph *g, const ox_node *n, int k);
 
 /* The geometry and tile of a blocked Conv (ox_opt_conv_geo chooses the
  * tile, opt/pack.c packs for it; codegen emits for the same struct). */

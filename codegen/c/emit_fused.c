@@ -10,7 +10,9 @@
  * computed by the same code as the rest. Large outputs are split into
  * parallel tasks over the outer index, or over chunks of the run. Dims may
  * be run-time dims: the index and the run are then counted when the
- * program runs, the tasks chosen for the top of the range.
+ * program runs, the tasks chosen for the top of the range. An int8 or
+ * uint8 operand or output (a fused DequantizeLinear's or QuantizeLinear's)
+ * is loaded into and stored from f32 lanes (templates/vf_q8.c).
  */
 #include "ukernel.h"
 #include "../../opt/opt.h"
@@ -31,6 +33,13 @@ static ox_shape walk(ox_graph *g, const ox_value *v, const ox_value *o)
 	return (ox_shape){5, {d[0], ox_dim_ceildiv(g, d[1], b), d[2], d[3], b}};
 }
 
+/* the suffix of the vf loads and stores of a dtype: f32 as is, 8-bit
+ * values (a fused Q or DQ's) to and from f32 lanes (templates/vf.c) */
+static const char *lanes(int dt)
+{
+	return dt == OX_I8 ? "_i8" : dt == OX_U8 ? "_u8" : "";
+}
+
 int emit_fused(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	const ox_attr *a = ox_attr_get(n, "ox_body");
@@ -45,6 +54,13 @@ int emit_fused(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_use_vf(cg);
 	if (ox_cg_use(cg, "vmath", OX_F32))
 		ox_die("templates/vmath.c is missing");
+	int q8 = lanes(o->dtype)[0] != 0; /* 8-bit loads, stores or ox_vf_quant */
+	for (int k = 0; k < nops; k++)
+		q8 |= lanes(ox_in(g, n, k)->dtype)[0] != 0;
+	for (int i = 0; i < body->nnodes; i++)
+		q8 |= body->nodes[i].op == OX_OP_QuantizeLinear;
+	if (q8 && ox_cg_use(cg, "vf_q8", OX_F32))
+		ox_die("templates/vf_q8.c is missing");
 
 	/* dims and strides: column 0 the output, k + 1 operand k; dims may be
 	 * run-time (opt/ewfuse.c: an operand's are then the output's or 1),
@@ -165,12 +181,12 @@ int emit_fused(ox_cg *cg, ox_graph *g, ox_node *n)
 			ox_cg_snprintf(in[k], sizeof in[k], "ox_vf_set1(%s)", ox_cg_lit(OX_F32, ox_tensor_get_f64(v->data, 0)));
 			ox_cg_snprintf(tin[k], sizeof tin[k], "%s", in[k]);
 		} else if (!st[k + 1][r - 1]) {
-			ox_cg_line(cg, lvl, "const ox_vf b%d = ox_vf_set1(in%d[a%d]);", k, k, k);
+			ox_cg_line(cg, lvl, "const ox_vf b%d = ox_vf_set1(%sin%d[a%d]);", k, v->dtype != OX_F32 ? "(float)" : "", k, k);
 			ox_cg_snprintf(in[k], sizeof in[k], "b%d", k);
 			ox_cg_snprintf(tin[k], sizeof tin[k], "b%d", k);
 		} else {
-			ox_cg_snprintf(in[k], sizeof in[k], "ox_vf_load(in%d + a%d + j)", k, k);
-			ox_cg_snprintf(tin[k], sizeof tin[k], "ox_vf_load_n(in%d + a%d + j, (int)(j1 - j))", k, k);
+			ox_cg_snprintf(in[k], sizeof in[k], "ox_vf_load%s(in%d + a%d + j)", lanes(v->dtype), k, k);
+			ox_cg_snprintf(tin[k], sizeof tin[k], "ox_vf_load%s_n(in%d + a%d + j, (int)(j1 - j))", lanes(v->dtype), k, k);
 		}
 		inp[k] = in[k], tinp[k] = tin[k];
 	}
@@ -179,14 +195,14 @@ int emit_fused(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_buf t = {0};
 	ox_cg_vbody(cg, &t, body, inp, "const ox_vf v", lvl + 1, 0);
 	ox_cg_printf(cg, "%s", t.s);
-	ox_cg_line(cg, lvl + 1, "ox_vf_store(out0 + y0 + j, v);");
+	ox_cg_line(cg, lvl + 1, "ox_vf_store%s(out0 + y0 + j, v);", lanes(o->dtype));
 	ox_cg_line(cg, lvl, "}");
 	ox_cg_line(cg, lvl, "if (j < j1) {");
 	t.len = 0;
 	t.s[0] = 0;
 	ox_cg_vbody(cg, &t, body, tinp, "const ox_vf v", lvl + 1, 0);
 	ox_cg_printf(cg, "%s", t.s);
-	ox_cg_line(cg, lvl + 1, "ox_vf_store_n(out0 + y0 + j, v, (int)(j1 - j));");
+	ox_cg_line(cg, lvl + 1, "ox_vf_store%s_n(out0 + y0 + j, v, (int)(j1 - j));", lanes(o->dtype));
 	ox_cg_line(cg, lvl, "}");
 	ox_buf_free(&t);
 	ox_cg_line(cg, 1, "}");

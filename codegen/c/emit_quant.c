@@ -208,6 +208,7 @@ static int emit_qdq(ox_cg *cg, ox_graph *g, ox_node *n, int dq)
 	    (zdt == OX_I8 || zdt == OX_U8) && (dq ? y : x)->dtype == OX_F32 && (dq || ox_attr_int(n, "saturate", 1))) {
 		/* f32 <-> 8 bits per tensor: templates/quant_dyn.c's loops (the
 		 * same arithmetic as the statements below, vectors behind AVX-512) */
+		ox_cg_use_qsat(cg); /* (quant_dyn.c's ox_quant_f32 calls it, a DequantizeLinear's node too) */
 		if (ox_cg_use(cg, "quant_dyn", OX_U8))
 			return ox_error(g, n, "kernel template templates/quant_dyn.c is missing");
 		const char *z = zv ? (zdt == OX_I8 ? "(float)((const int8_t *)in2)[0]" : "(float)((const uint8_t *)in2)[0]") : "0.0f";

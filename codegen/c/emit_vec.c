@@ -36,9 +36,31 @@ static double pow_exponent(const ox_graph *b, const ox_node *f)
 	return p == 2 || p == 3 || p == 1 || p == 0.5 || p == -1 || p == -0.5 ? p : 0;
 }
 
+/* a fused QuantizeLinear's or DequantizeLinear's scale, zero point (0
+ * without one) and, of the 8-bit type, lo and hi: its constants of the
+ * body (opt/ewfuse.c, ox_opt_fused_qdq); 0 if they are not there */
+static int qdq_params(const ox_graph *b, const ox_node *f, double *s, double *z, double *lo, double *hi)
+{
+	if (f->nin < 2 || f->in[1] < 0 || f->nout != 1)
+		return 0;
+	const ox_value *sv = &b->vals[f->in[1]], *zv = f->nin > 2 && f->in[2] >= 0 ? &b->vals[f->in[2]] : NULL;
+	const int q = f->op == OX_OP_DequantizeLinear ? b->vals[f->in[0]].dtype : b->vals[f->out[0]].dtype;
+	if (sv->kind != OX_V_CONST || !sv->data || (zv && (zv->kind != OX_V_CONST || !zv->data)) ||
+	    (q != OX_I8 && q != OX_U8))
+		return 0;
+	*s = ox_tensor_get_f64(sv->data, 0);
+	*z = zv ? ox_tensor_get_f64(zv->data, 0) : 0;
+	*lo = q == OX_I8 ? -128 : 0;
+	*hi = q == OX_I8 ? 127 : 255;
+	return 1;
+}
+
 int ox_cg_vbody_ok(const ox_graph *b, const ox_node *f)
 {
+	double s, z, lo, hi;
 	switch (f->op) {
+	case OX_OP_QuantizeLinear: case OX_OP_DequantizeLinear:
+		return qdq_params(b, f, &s, &z, &lo, &hi);
 	case OX_OP_Relu: case OX_OP_LeakyRelu: case OX_OP_Sigmoid: case OX_OP_HardSigmoid:
 	case OX_OP_HardSwish: case OX_OP_Tanh: case OX_OP_Erf: case OX_OP_Exp: case OX_OP_Neg:
 	case OX_OP_Abs: case OX_OP_Sqrt: case OX_OP_Add: case OX_OP_Sub: case OX_OP_Mul: case OX_OP_Div:
@@ -88,6 +110,26 @@ int ox_cg_vbody(ox_cg *cg, ox_buf *t, ox_graph *b, const char *const *in, const 
 			ox_cg_snprintf(e, sizeof e, "%s_%s(%s, %s)", P, bin, a[0], a[1]);
 		} else switch (f->op) {
 		case OX_OP_Reciprocal: ox_cg_snprintf(e, sizeof e, "%s_div(%s, %s)", P, lit(cg, &R, 1), a[0]); break;
+		case OX_OP_DequantizeLinear:
+		case OX_OP_QuantizeLinear: {
+			/* 8-bit values are f32 lanes holding integers (emit_fused.c
+			 * loads and stores them): (x - z) s, and ox_vf_quant */
+			double sc, z, lo, hi;
+			if (!qdq_params(b, f, &sc, &z, &lo, &hi)) {
+				rc = ox_error(cg->g, f, "cannot be computed in a fused vector body");
+				continue;
+			}
+			char ls[64], lz[64], ll[64], lh[64];
+			ox_cg_snprintf(ls, sizeof ls, "%s", ox_cg_lit(OX_F32, sc));
+			ox_cg_snprintf(lz, sizeof lz, "%s", ox_cg_lit(OX_F32, z));
+			ox_cg_snprintf(ll, sizeof ll, "%s", ox_cg_lit(OX_F32, lo));
+			ox_cg_snprintf(lh, sizeof lh, "%s", ox_cg_lit(OX_F32, hi));
+			if (f->op == OX_OP_DequantizeLinear)
+				ox_cg_snprintf(e, sizeof e, "%s_mul(%s_sub(%s, %s_set1(%s)), %s_set1(%s))", P, P, a[0], P, lz, P, ls);
+			else
+				ox_cg_snprintf(e, sizeof e, "%s_quant(%s, %s, %s, %s, %s)", P, a[0], ls, lz, ll, lh);
+			break;
+		}
 		case OX_OP_Pow: {
 			double p = pow_exponent(b, f);
 			if (p == 2)

@@ -18,7 +18,10 @@
 # shape the packed kernel, templates/qconv.c, takes): each on the packed
 # kernel, within one step of ONNX Runtime on 2 inputs, and the same bytes
 # with every --cpu above and with --threads 2; likewise the 6 unary ops of
-# tests/e2e/quant/make_luts.py on their 256-byte tables (QLut). And (e) dynamic quantization
+# tests/e2e/quant/make_luts.py on their 256-byte tables (QLut), and the 4
+# models of tests/e2e/quant/make_fused.py, whose DequantizeLinear, float
+# ops and QuantizeLinear run as one fused loop (opt/ewfuse.c), also the
+# same bytes as with --skip ewfuse. And (e) dynamic quantization
 # as ONNX Runtime's quantize_dynamic writes it (tools/quantize_dynamic.py:
 # DynamicQuantizeLinear -> MatMulInteger) of tests/e2e/quant/make_dynq.py's
 # block, compiled for --dim batch=1..4 --dim seq=1..64 (run-time dims) for
@@ -94,6 +97,7 @@ done
 C=$B/convs
 /usr/bin/python3 tests/e2e/quant/make_convs.py "$C"
 /usr/bin/python3 tests/e2e/quant/make_luts.py "$C"
+/usr/bin/python3 tests/e2e/quant/make_fused.py "$C"
 for q in "$C"/*.onnx; do
 	name=$(basename "$q" .onnx)
 	d=$C/$name
@@ -104,10 +108,26 @@ for q in "$C"/*.onnx; do
 		./onnxcc "$q" -o "$d/$cpu/net.c" --cpu "$cpu" --main --build > "$d/$cpu.log" 2>&1 || {
 			echo "int8: $name --cpu $cpu: FAIL: build"; cat "$d/$cpu.log"; fail=1; continue; }
 	done
-	if ! grep -q 'ox_qg_tile(&\|ox_qg_dw(&\|lut\[(uint8_t)' "$d/native/net.c"; then
-		echo "int8: $name: FAIL: not on an integer kernel"
-		fail=1
-	fi
+	unfused= kernel="integer kernel"
+	case $name in
+	fused_*)
+		# the dequantize, the float ops and the quantize in one loop;
+		# the same bytes as their own kernels (--skip ewfuse)
+		if ! grep -q 'ox_vf_quant(' "$d/native/net.c"; then
+			echo "int8: $name: FAIL: the QuantizeLinear is not in a fused loop"
+			fail=1
+		fi
+		mkdir -p "$d/unfused"
+		./onnxcc "$q" -o "$d/unfused/net.c" --cpu native --skip ewfuse --main --build > "$d/unfused.log" 2>&1 || {
+			echo "int8: $name --skip ewfuse: FAIL: build"; cat "$d/unfused.log"; fail=1; }
+		unfused=" and --skip ewfuse" kernel="fused loop"
+		;;
+	*)
+		if ! grep -q 'ox_qg_tile(&\|ox_qg_dw(&\|lut\[(uint8_t)' "$d/native/net.c"; then
+			echo "int8: $name: FAIL: not on an integer kernel"
+			fail=1
+		fi
+	esac
 	worst=0
 	for i in 0 1; do
 		node tools/ort_run.js "$q" "$d/in/in$i.npy" -o "$d/ref$i" >/dev/null
@@ -118,6 +138,11 @@ for q in "$C"/*.onnx; do
 			cmp -s "$d/$cpu/out$i/output_0.npy" "$d/native/out$i/output_0.npy" || {
 				echo "int8: $name input $i: FAIL: --cpu $cpu and native differ"; fail=1; }
 		done
+		if [ -n "$unfused" ]; then
+			"$d/unfused/net" "$d/in/in$i.npy" -o "$d/unfused/out$i" >/dev/null
+			cmp -s "$d/unfused/out$i/output_0.npy" "$d/native/out$i/output_0.npy" || {
+				echo "int8: $name input $i: FAIL: the fused loop and --skip ewfuse differ"; fail=1; }
+		fi
 		"$d/native/net" --threads 2 "$d/in/in$i.npy" -o "$d/t2out$i" >/dev/null
 		cmp -s "$d/t2out$i/output_0.npy" "$d/native/out$i/output_0.npy" || {
 			echo "int8: $name input $i: FAIL: --threads 2 differs"; fail=1; }
@@ -127,7 +152,7 @@ for q in "$C"/*.onnx; do
 		fi
 		worst=$(echo "$worst $r" | awk '{ print ($2 > $1) ? $2 : $1 }')
 	done
-	echo "int8: $name: integer kernel, --cpu $(echo $cpus | tr ' ' ,) and --threads 2 the same bytes, $worst steps from ONNX Runtime"
+	echo "int8: $name: $kernel, --cpu $(echo $cpus | tr ' ' ,), --threads 2$unfused the same bytes, $worst steps from ONNX Runtime"
 done
 # (e)
 E=$B/dynq
