@@ -367,41 +367,39 @@ OX_STATIC OX_UNUSED void ox_qg_sums(const ox_qgeo *q, const uint8_t *restrict xp
 }
 
 #if OX_QG_VNNI
-/* ox_qi_rq of 8 values in 64-bit lanes */
-static inline __m512i ox_qg_rq8(__m512i v, int32_t m, int32_t s)
+/* ox_qi_rq of 16 values, the even 32-bit lanes and the odd ones apart in
+ * 64-bit lanes. The rounding doubling high product is (x m + 2^30) >> 31
+ * (an arithmetic shift: gemmlowp's nudge and truncation both come to
+ * floor((x m + 2^30) / 2^31)), the rounding right shift by e is (h +
+ * 2^(e-1) - [h < 0]) >> e (ties away from zero, as ox_qi_rq's remainder
+ * test): the same values as ox_qi_rq for every operand */
+static inline __m512i ox_qg_rq16(__m512i v, int32_t m, int32_t s)
 {
-	const __m512i zero = _mm512_setzero_si512();
+	__m512i ev = _mm512_srai_epi64(_mm512_slli_epi64(v, 32), 32), od = _mm512_srai_epi64(v, 32);
 	if (s > 0) {
-		v = _mm512_sll_epi64(v, _mm_cvtsi32_si128(s > 31 ? 31 : s));
-		v = _mm512_min_epi64(_mm512_max_epi64(v, _mm512_set1_epi64(INT32_MIN)), _mm512_set1_epi64(INT32_MAX));
+		const __m128i c = _mm_cvtsi32_si128(s > 31 ? 31 : s);
+		const __m512i lo = _mm512_set1_epi64(INT32_MIN), hi = _mm512_set1_epi64(INT32_MAX);
+		ev = _mm512_min_epi64(_mm512_max_epi64(_mm512_sll_epi64(ev, c), lo), hi);
+		od = _mm512_min_epi64(_mm512_max_epi64(_mm512_sll_epi64(od, c), lo), hi);
 	}
-	const __m512i ab = _mm512_mul_epi32(v, _mm512_set1_epi64(m));
-	const __m512i r = _mm512_add_epi64(ab, _mm512_mask_blend_epi64(_mm512_cmplt_epi64_mask(ab, zero),
-								       _mm512_set1_epi64((int64_t)1 << 30),
-								       _mm512_set1_epi64(1 - ((int64_t)1 << 30))));
-	/* r / 2^31 toward zero */
-	const __m512i h = _mm512_srai_epi64(
-		_mm512_mask_add_epi64(r, _mm512_cmplt_epi64_mask(r, zero), r, _mm512_set1_epi64(((int64_t)1 << 31) - 1)),
-		31);
-	if (s >= 0)
-		return h;
-	const int e = -s > 62 ? 62 : -s;
-	const __m512i mask = _mm512_set1_epi64(((int64_t)1 << e) - 1);
-	const __m512i rem = _mm512_and_si512(h, mask);
-	const __m512i thr = _mm512_mask_add_epi64(_mm512_srli_epi64(mask, 1), _mm512_cmplt_epi64_mask(h, zero),
-						  _mm512_srli_epi64(mask, 1), _mm512_set1_epi64(1));
-	const __m512i fl = _mm512_sra_epi64(h, _mm_cvtsi32_si128(e));
-	return _mm512_mask_add_epi64(fl, _mm512_cmpgt_epi64_mask(rem, thr), fl, _mm512_set1_epi64(1));
+	const __m512i vm = _mm512_set1_epi64(m), nudge = _mm512_set1_epi64((int64_t)1 << 30);
+	ev = _mm512_srai_epi64(_mm512_add_epi64(_mm512_mul_epi32(ev, vm), nudge), 31);
+	od = _mm512_srai_epi64(_mm512_add_epi64(_mm512_mul_epi32(od, vm), nudge), 31);
+	if (s < 0) {
+		const int e = -s > 62 ? 62 : -s;
+		const __m128i c = _mm_cvtsi32_si128(e);
+		const __m512i half = _mm512_set1_epi64((int64_t)1 << (e - 1));
+		ev = _mm512_sra_epi64(_mm512_add_epi64(_mm512_add_epi64(ev, half), _mm512_srai_epi64(ev, 63)), c);
+		od = _mm512_sra_epi64(_mm512_add_epi64(_mm512_add_epi64(od, half), _mm512_srai_epi64(od, 63)), c);
+	}
+	return _mm512_mask_blend_epi32((__mmask16)0xaaaa, ev, _mm512_slli_epi64(od, 32));
 }
 
 /* 16 sums requantized with multiplier m and shift s, plus the output zero
  * point, clamped: the 16 output bytes */
 static inline __m128i ox_qg_out16(const ox_qgeo *q, __m512i v, int32_t m, int32_t s)
 {
-	const __m512i lo = ox_qg_rq8(_mm512_cvtepi32_epi64(_mm512_castsi512_si256(v)), m, s);
-	const __m512i hi = ox_qg_rq8(_mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(v, 1)), m, s);
-	__m512i r = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(lo)), _mm512_cvtepi64_epi32(hi), 1);
-	r = _mm512_add_epi32(r, _mm512_set1_epi32(q->yz));
+	__m512i r = _mm512_add_epi32(ox_qg_rq16(v, m, s), _mm512_set1_epi32(q->yz));
 	r = _mm512_min_epi32(_mm512_max_epi32(r, _mm512_set1_epi32(q->lo)), _mm512_set1_epi32(q->hi));
 	return _mm512_cvtepi32_epi8(r);
 }
@@ -487,6 +485,33 @@ OX_STATIC OX_UNUSED void ox_qg_tile(const ox_qgeo *q, const uint8_t *restrict xb
  * padded plane [R][W] (R, W: the padded input's rows and columns; pads 0;
  * q->off: the taps' offsets there, in values), then each output row is
  * the taps' sums over its columns (column ow at ow SW), requantized. */
+#if OX_QG_VNNI
+#define OX_QG_DWT 49 /* taps whose weights the row's loop holds in vectors (up to 7x7) */
+/* one output row of the depthwise kernel, 16 columns a time (the last
+ * masked): T taps (a constant where the caller names one), weights wv
+ * broadcast, columns at stride SW (1, or 2: the even values of 32);
+ * returns the columns done (all) */
+static inline __attribute__((always_inline)) long ox_qg_dw_row(const ox_qgeo *q, const int16_t *xo, const __m512i *wv,
+								long T, long SW, int32_t bias, int32_t rm, int32_t rs,
+								uint8_t *restrict yr)
+{
+	const long OW = q->OW;
+	for (long j = 0; j < OW; j += 16) {
+		__m512i s = _mm512_set1_epi32(bias);
+#pragma GCC unroll 25
+		for (long t = 0; t < T; t++) {
+			const int16_t *xt = xo + q->off[t] + j * SW;
+			const __m512i xv = SW == 1 ? _mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i *)xt))
+						   : _mm512_srai_epi32(_mm512_slli_epi32(_mm512_loadu_si512(xt), 16), 16);
+			s = _mm512_add_epi32(s, _mm512_mullo_epi32(wv[t], xv));
+		}
+		const __mmask16 k = OW - j >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (OW - j)) - 1);
+		_mm_mask_storeu_epi8(yr + j, k, ox_qg_out16(q, s, rm, rs));
+	}
+	return OW;
+}
+#endif
+
 OX_STATIC OX_UNUSED void ox_qg_dw(const ox_qgeo *q, const uint8_t *restrict xc, const int16_t *restrict w, long m,
 				  uint8_t *restrict ym, int16_t *restrict slot)
 {
@@ -524,23 +549,27 @@ OX_STATIC OX_UNUSED void ox_qg_dw(const ox_qgeo *q, const uint8_t *restrict xc, 
 	memset(o, 0, 64 * sizeof *o); /* the overrun of the last row's vectors */
 	const int32_t rm = q->rm[m], rs = q->rs[m];
 	const long OH = q->P / OW;
+#if OX_QG_VNNI
+	__m512i wv[OX_QG_DWT];
+	for (long t = 0; t < q->T && t < OX_QG_DWT; t++)
+		wv[t] = _mm512_set1_epi32(w[t]);
+#endif
 	for (long oh = 0; oh < OH; oh++) {
 		const int16_t *xo = slot + oh * q->SH * W;
 		uint8_t *yr = ym + oh * OW;
 		long j = 0;
 #if OX_QG_VNNI
-		for (; j < OW && SW <= 2; j += 16) {
-			__m512i s = _mm512_set1_epi32(bias);
-			for (long t = 0; t < q->T; t++) {
-				const int16_t *xt = xo + q->off[t] + j * SW;
-				/* 16 columns, stride 1 or 2 (the even values of 32) */
-				const __m512i xv = SW == 1 ? _mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i *)xt))
-							   : _mm512_srai_epi32(_mm512_slli_epi32(_mm512_loadu_si512(xt), 16), 16);
-				s = _mm512_add_epi32(s, _mm512_mullo_epi32(_mm512_set1_epi32(w[t]), xv));
-			}
-			const __mmask16 k = OW - j >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (OW - j)) - 1);
-			_mm_mask_storeu_epi8(yr + j, k, ox_qg_out16(q, s, rm, rs));
-		}
+		/* (3x3 and 5x5, stride 1 and 2: constants, the taps unrolled) */
+		if (SW == 1 && q->T == 9)
+			j = ox_qg_dw_row(q, xo, wv, 9, 1, bias, rm, rs, yr);
+		else if (SW == 2 && q->T == 9)
+			j = ox_qg_dw_row(q, xo, wv, 9, 2, bias, rm, rs, yr);
+		else if (SW == 1 && q->T == 25)
+			j = ox_qg_dw_row(q, xo, wv, 25, 1, bias, rm, rs, yr);
+		else if (SW == 2 && q->T == 25)
+			j = ox_qg_dw_row(q, xo, wv, 25, 2, bias, rm, rs, yr);
+		else if (SW <= 2 && q->T <= OX_QG_DWT)
+			j = ox_qg_dw_row(q, xo, wv, q->T, SW, bias, rm, rs, yr);
 #elif OX_QG_MADD == 4
 		for (; j + 8 <= OW && SW == 1; j += 8) {
 			__m256i s = _mm256_set1_epi32(bias);
