@@ -58,6 +58,34 @@ typedef struct {
 /* Input channels [4 c4, 4 c4 + 4) of an image's group (xg: its first
  * channel) into its scratch xb, at four c4's phases [SH SW][R][W][4]:
  * phase (a, b) row r column c holds the padded input at (r SH + a, c SW + b) */
+/* the first pixels of n of four channels (x, planes isz apart) interleaved
+ * into d, bytes xor xf, 16 at a time where the target has the vectors:
+ * returns how many (the rest is the caller's) */
+static inline long ox_qg_four(const uint8_t *restrict x, long isz, long n, uint8_t xf, uint8_t *restrict d)
+{
+	long j = 0;
+#if OX_QG_VNNI || OX_QG_MADD
+	const __m128i f = _mm_set1_epi8((char)xf);
+	for (; j + 16 <= n; j += 16) {
+		const uint8_t *p = x + j;
+		const __m128i x0 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)p), f);
+		const __m128i x1 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(p + isz)), f);
+		const __m128i x2 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(p + 2 * isz)), f);
+		const __m128i x3 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(p + 3 * isz)), f);
+		const __m128i l01 = _mm_unpacklo_epi8(x0, x1), h01 = _mm_unpackhi_epi8(x0, x1);
+		const __m128i l23 = _mm_unpacklo_epi8(x2, x3), h23 = _mm_unpackhi_epi8(x2, x3);
+		uint8_t *o = d + j * 4;
+		_mm_storeu_si128((__m128i *)o, _mm_unpacklo_epi16(l01, l23));
+		_mm_storeu_si128((__m128i *)(o + 16), _mm_unpackhi_epi16(l01, l23));
+		_mm_storeu_si128((__m128i *)(o + 32), _mm_unpacklo_epi16(h01, h23));
+		_mm_storeu_si128((__m128i *)(o + 48), _mm_unpackhi_epi16(h01, h23));
+	}
+#else
+	(void)x, (void)isz, (void)n, (void)xf, (void)d;
+#endif
+	return j;
+}
+
 OX_STATIC OX_UNUSED void ox_qg_copy(const ox_qgeo *q, const uint8_t *restrict xg, uint8_t *restrict xb, long c4)
 {
 	uint8_t *o = xb + c4 * q->cs;
@@ -67,6 +95,14 @@ OX_STATIC OX_UNUSED void ox_qg_copy(const ox_qgeo *q, const uint8_t *restrict xg
 	uint8_t pad[4];
 	for (long t = 0; t < 4; t++)
 		pad[t] = c4 * 4 + t < q->Cg ? xz : 0;
+	if (q->SH == 1 && SW == 1 && !q->PH && !q->PW && R == q->IH && W == q->IW && c4 * 4 + 4 <= q->Cg) {
+		/* (no pads, stride 1: the image's rows are the scratch's, one run) */
+		const uint8_t *xr = xg + c4 * 4 * isz;
+		for (long k = ox_qg_four(xr, isz, isz, xf, o); k < isz; k++)
+			for (long t = 0; t < 4; t++)
+				o[k * 4 + t] = (uint8_t)(xr[t * isz + k] ^ xf);
+		return;
+	}
 	for (long a = 0; a < q->SH; a++)
 	for (long b = 0; b < SW; b++)
 	for (long r = 0; r < R; r++, o += W * 4) {
@@ -85,26 +121,8 @@ OX_STATIC OX_UNUSED void ox_qg_copy(const ox_qgeo *q, const uint8_t *restrict xg
 			continue;
 		const uint8_t *xr = xg + c4 * 4 * isz + ih * q->IW + j0 * SW + b - q->PW;
 		long j = j0;
-#if OX_QG_VNNI || OX_QG_MADD
-		/* four whole channels, stride 1: 16 pixels' bytes interleaved at a time */
-		if (SW == 1 && c4 * 4 + 4 <= q->Cg) {
-			const __m128i f = _mm_set1_epi8((char)xf);
-			for (; j + 16 <= j1; j += 16) {
-				const uint8_t *p = xr + (j - j0);
-				const __m128i x0 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)p), f);
-				const __m128i x1 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(p + isz)), f);
-				const __m128i x2 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(p + 2 * isz)), f);
-				const __m128i x3 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(p + 3 * isz)), f);
-				const __m128i l01 = _mm_unpacklo_epi8(x0, x1), h01 = _mm_unpackhi_epi8(x0, x1);
-				const __m128i l23 = _mm_unpacklo_epi8(x2, x3), h23 = _mm_unpackhi_epi8(x2, x3);
-				uint8_t *d = o + j * 4;
-				_mm_storeu_si128((__m128i *)d, _mm_unpacklo_epi16(l01, l23));
-				_mm_storeu_si128((__m128i *)(d + 16), _mm_unpackhi_epi16(l01, l23));
-				_mm_storeu_si128((__m128i *)(d + 32), _mm_unpacklo_epi16(h01, h23));
-				_mm_storeu_si128((__m128i *)(d + 48), _mm_unpackhi_epi16(h01, h23));
-			}
-		}
-#endif
+		if (SW == 1 && c4 * 4 + 4 <= q->Cg)
+			j += ox_qg_four(xr, isz, j1 - j0, xf, o + j0 * 4);
 		for (long t = 0; t < 4; t++) {
 			const uint8_t *xs = xr + t * isz;
 			if (c4 * 4 + t >= q->Cg)
@@ -510,6 +528,99 @@ static inline __attribute__((always_inline)) long ox_qg_dw_row(const ox_qgeo *q,
 	}
 	return OW;
 }
+
+/* The same row for a K x K kernel (K odd) whose taps of a row are
+ * adjacent (off[ky K + kx] = off[ky K] + kx): vpmaddwd sums two taps of a
+ * row at once, the pairs (x[c], x[c + 1]) being the plane's int16 values as
+ * they lie. Stride 2: output column j reads c = 2 j + kx, so the pairs at
+ * 2 j and 2 j + 2 (kx 0, 1 and 2, 3) are 16 consecutive int32 of the row.
+ * Stride 1: the even columns' pairs start at even values and the odd
+ * columns' at odd ones; 32 columns are two vectors of sums, requantized
+ * and interleaved. wp[ky (K + 1) / 2 + p]: the pair (w[ky K + 2p], w[ky K +
+ * 2p + 1]) as int16s (the last of a row with 0). */
+static inline __attribute__((always_inline)) long ox_qg_dw_pairs(const ox_qgeo *q, const int16_t *xo, const __m512i *wp,
+								  long K, long SW, int32_t bias, int32_t rm, int32_t rs,
+								  uint8_t *restrict yr)
+{
+	const long OW = q->OW, KP = (K + 1) / 2;
+	const __m512i b = _mm512_set1_epi32(bias);
+	for (long j = 0; j < OW; j += 32 / SW) {
+		__m512i se = b, so = b;
+#pragma GCC unroll 7
+		for (long ky = 0; ky < K; ky++) {
+			const int16_t *xr = xo + q->off[ky * K] + j * SW;
+#pragma GCC unroll 4
+			for (long p = 0; p < KP; p++) {
+				se = _mm512_add_epi32(se, _mm512_madd_epi16(_mm512_loadu_si512(xr + 2 * p), wp[ky * KP + p]));
+				if (SW == 1)
+					so = _mm512_add_epi32(so, _mm512_madd_epi16(_mm512_loadu_si512(xr + 2 * p + 1), wp[ky * KP + p]));
+			}
+		}
+		if (SW == 2) {
+			const __mmask16 k = OW - j >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (OW - j)) - 1);
+			_mm_mask_storeu_epi8(yr + j, k, ox_qg_out16(q, se, rm, rs));
+		} else {
+			const __m128i e = ox_qg_out16(q, se, rm, rs), o = ox_qg_out16(q, so, rm, rs);
+			const __mmask32 k = OW - j >= 32 ? ~(__mmask32)0 : (((__mmask32)1 << (OW - j)) - 1);
+			_mm256_mask_storeu_epi8(yr + j, k, _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_unpacklo_epi8(e, o)),
+										  _mm_unpackhi_epi8(e, o), 1));
+		}
+	}
+	return OW;
+}
+
+/* A small image at strides 1 (OW < 32): the plane walked as one row, the
+ * outputs at f = oh W + ow (the W - OW columns between rows computed and
+ * dropped), so that 32 outputs cover several rows; ym: the channel's
+ * output plane */
+static inline __attribute__((always_inline)) void ox_qg_dw_flat(const ox_qgeo *q, const int16_t *xo, const __m512i *wp,
+								 long K, int32_t bias, int32_t rm, int32_t rs,
+								 uint8_t *restrict ym)
+{
+	const long OW = q->OW, W = q->W, OH = q->P / OW, F = (OH - 1) * W + OW, KP = (K + 1) / 2;
+	const __m512i b = _mm512_set1_epi32(bias);
+	long oh = 0, ow = 0; /* where f = j lies */
+	for (long j = 0; j < F; j += 32) {
+		__m512i se = b, so = b;
+#pragma GCC unroll 7
+		for (long ky = 0; ky < K; ky++) {
+			const int16_t *xr = xo + q->off[ky * K] + j;
+#pragma GCC unroll 4
+			for (long p = 0; p < KP; p++) {
+				se = _mm512_add_epi32(se, _mm512_madd_epi16(_mm512_loadu_si512(xr + 2 * p), wp[ky * KP + p]));
+				so = _mm512_add_epi32(so, _mm512_madd_epi16(_mm512_loadu_si512(xr + 2 * p + 1), wp[ky * KP + p]));
+			}
+		}
+		const __m128i e = ox_qg_out16(q, se, rm, rs), o = ox_qg_out16(q, so, rm, rs);
+		uint8_t t[64];
+		_mm256_storeu_si256((__m256i *)t, _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_unpacklo_epi8(e, o)),
+									   _mm_unpackhi_epi8(e, o), 1));
+		for (long f = j, end = F - j < 32 ? F : j + 32; f < end;) { /* each row's run of outputs */
+			if (ow < OW) {
+				const long n = OW - ow < end - f ? OW - ow : end - f;
+				_mm256_mask_storeu_epi8(ym + oh * OW + ow, (__mmask32)(((uint64_t)1 << n) - 1),
+							_mm256_loadu_si256((const __m256i *)(t + (f - j))));
+				f += n, ow += n;
+			} else {
+				const long n = W - ow < end - f ? W - ow : end - f;
+				f += n, ow += n;
+			}
+			if (ow == W)
+				ow = 0, oh++;
+		}
+	}
+}
+
+/* is q's kernel K x K with each row's taps adjacent in the plane? */
+static inline int ox_qg_dw_square(const ox_qgeo *q, long K)
+{
+	if (q->T != K * K)
+		return 0;
+	for (long t = 0; t < q->T; t++)
+		if (q->off[t] != q->off[t / K * K] + t % K)
+			return 0;
+	return 1;
+}
 #endif
 
 OX_STATIC OX_UNUSED void ox_qg_dw(const ox_qgeo *q, const uint8_t *restrict xc, const int16_t *restrict w, long m,
@@ -550,17 +661,41 @@ OX_STATIC OX_UNUSED void ox_qg_dw(const ox_qgeo *q, const uint8_t *restrict xc, 
 	const int32_t rm = q->rm[m], rs = q->rs[m];
 	const long OH = q->P / OW;
 #if OX_QG_VNNI
-	__m512i wv[OX_QG_DWT];
+	__m512i wv[OX_QG_DWT], wp[15];
 	for (long t = 0; t < q->T && t < OX_QG_DWT; t++)
 		wv[t] = _mm512_set1_epi32(w[t]);
+	const long K = ox_qg_dw_square(q, 3) ? 3 : ox_qg_dw_square(q, 5) ? 5 : 0;
+	for (long ky = 0; ky < K; ky++)
+		for (long p = 0; p < (K + 1) / 2; p++) {
+			const int16_t w1 = 2 * p + 1 < K ? w[ky * K + 2 * p + 1] : 0;
+			wp[ky * ((K + 1) / 2) + p] = _mm512_set1_epi32((int32_t)((uint32_t)(uint16_t)w[ky * K + 2 * p] |
+									      (uint32_t)(uint16_t)w1 << 16));
+		}
+	if (K == 3 && SW == 1 && q->SH == 1 && OW < 32) {
+		ox_qg_dw_flat(q, slot, wp, 3, bias, rm, rs, ym);
+		return;
+	}
+	if (K == 5 && SW == 1 && q->SH == 1 && OW < 32) {
+		ox_qg_dw_flat(q, slot, wp, 5, bias, rm, rs, ym);
+		return;
+	}
 #endif
 	for (long oh = 0; oh < OH; oh++) {
 		const int16_t *xo = slot + oh * q->SH * W;
 		uint8_t *yr = ym + oh * OW;
 		long j = 0;
 #if OX_QG_VNNI
-		/* (3x3 and 5x5, stride 1 and 2: constants, the taps unrolled) */
-		if (SW == 1 && q->T == 9)
+		/* (3x3 and 5x5, stride 1 and 2: constants, the taps unrolled;
+		 * pairs of taps by vpmaddwd where the kernel is square) */
+		if (K == 3 && SW == 1)
+			j = ox_qg_dw_pairs(q, xo, wp, 3, 1, bias, rm, rs, yr);
+		else if (K == 3 && SW == 2)
+			j = ox_qg_dw_pairs(q, xo, wp, 3, 2, bias, rm, rs, yr);
+		else if (K == 5 && SW == 1)
+			j = ox_qg_dw_pairs(q, xo, wp, 5, 1, bias, rm, rs, yr);
+		else if (K == 5 && SW == 2)
+			j = ox_qg_dw_pairs(q, xo, wp, 5, 2, bias, rm, rs, yr);
+		else if (SW == 1 && q->T == 9)
 			j = ox_qg_dw_row(q, xo, wv, 9, 1, bias, rm, rs, yr);
 		else if (SW == 2 && q->T == 9)
 			j = ox_qg_dw_row(q, xo, wv, 9, 2, bias, rm, rs, yr);

@@ -18,7 +18,7 @@
 #       zoo.txt's rtol as tests/e2e/zoo.sh compares, and with --threads 3
 #       the same bits as 1 thread;
 #     - the int8 models (INT8, make cuda's: QDQ and QOperator, and make
-#       int8's 20 convolutions of tests/e2e/quant/make_convs.py and 4
+#       int8's 24 convolutions of tests/e2e/quant/make_convs.py and 5
 #       fused models of make_fused.py) on NIN
 #       inputs: the same bits as the host's --cpu generic program, and
 #       those of INT8_ORT and the convolutions within one quantization
@@ -243,10 +243,10 @@ int8_one() {
 	[ $st = ok ] || { tail -n 5 "$o/$cpu/log" | sed 's/^/    /'; return 1; }
 }
 if part int8; then
-	# and make int8's 20 convolutions of every shape the packed kernels take
+	# and make int8's 24 convolutions of every shape the packed kernels take
 	# (SDOT on the dotprod target, smlal on armv8-a), each within one step
 	"$PY" tests/e2e/quant/make_convs.py "$B/convs" || die "tests/e2e/quant/make_convs.py failed"
-	# and its 4 models of DequantizeLinear, float ops and QuantizeLinear
+	# and its 5 models of DequantizeLinear, float ops and QuantizeLinear
 	# in one fused loop (8-bit loads and stores, vf.c's NEON forms)
 	"$PY" tests/e2e/quant/make_fused.py "$B/convs" || die "tests/e2e/quant/make_fused.py failed"
 	for q in "$B"/convs/*.onnx; do

@@ -14,11 +14,11 @@
 #      and its integer kernels name no float or double (check.py nofloat);
 #  (c) prints arena and weight bytes (--report) against the fp32 model's
 #      and fails if the int8 weights are more than 0.3x the fp32 weights.
-# And (d) the 20 convolutions of tests/e2e/quant/make_convs.py (every
+# And (d) the 24 convolutions of tests/e2e/quant/make_convs.py (every
 # shape the packed kernel, templates/qconv.c, takes): each on the packed
 # kernel, within one step of ONNX Runtime on 2 inputs, and the same bytes
 # with every --cpu above and with --threads 2; likewise the 6 unary ops of
-# tests/e2e/quant/make_luts.py on their 256-byte tables (QLut), and the 4
+# tests/e2e/quant/make_luts.py on their 256-byte tables (QLut), and the 5
 # models of tests/e2e/quant/make_fused.py, whose DequantizeLinear, float
 # ops and QuantizeLinear run as one fused loop (opt/ewfuse.c), also the
 # same bytes as with --skip ewfuse. And (e) dynamic quantization

@@ -11,8 +11,9 @@ cover input channels not a multiple of 4 and output channels not a
 multiple of 8, strides, dilations, asymmetric pads, groups, 1-D, int8 and
 uint8 activations, uint8 weights with nonzero zero points (the kernel's
 input sums), per-tensor weights, no bias, a fused Relu, several tiles and
-several chunks of output channels; and depthwise ones (ox_qg_dw), one with
-a channel multiplier of 2; and four in the QOperator form (QLinearConv).
+several chunks of output channels; and depthwise ones (ox_qg_dw: wide rows,
+small images, 5x5, dilated), one with a channel multiplier of 2; and four
+in the QOperator form (QLinearConv).
 """
 import os
 import sys
@@ -39,6 +40,13 @@ CASES = {
     "dw3x3_s2": (16, [28, 28], 16, [3, 3], [2, 2], [1, 1], [1, 1, 1, 1], 16, "s8"),
     "dw5x5_x2_wu8": (8, [17, 23], 16, [5, 5], [1, 2], [1, 1], [2, 1, 2, 3], 8, "u8 wu8"),
     "dw1d_dil": (10, [40], 10, [3], [1], [3], [3, 3], 10, "s8 tensor nobias"),
+    # the depthwise kernel's paths: rows of 32 columns (a masked tail) at
+    # stride 1 and 2, 5x5 on a small image (the plane as one run), 3x3
+    # dilated (taps one by one)
+    "dw3x3_wide": (8, [9, 70], 8, [3, 3], [1, 1], [1, 1], [1, 1, 1, 1], 8, "s8"),
+    "dw3x3_s2_wide": (8, [12, 75], 8, [3, 3], [2, 2], [1, 1], [1, 1, 1, 1], 8, "u8 relu"),
+    "dw5x5_small": (16, [7, 7], 16, [5, 5], [1, 1], [1, 1], [2, 2, 2, 2], 16, "u8"),
+    "dw3x3_dil2": (8, [16, 40], 8, [3, 3], [1, 1], [2, 2], [2, 2, 2, 2], 8, "s8 wu8"),
     # the QOperator form (QLinearConv between QuantizeLinear and DequantizeLinear)
     "qop_c3x3_odd": (5, [20, 20], 13, [3, 3], [1, 1], [1, 1], [1, 1, 1, 1], 1, "u8 qop"),
     "qop_c3x3_s2_s8": (16, [15, 17], 24, [3, 3], [2, 2], [1, 1], [1, 1, 1, 1], 1, "s8 tensor qop"),
