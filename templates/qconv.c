@@ -423,6 +423,34 @@ static inline __m128i ox_qg_out16(const ox_qgeo *q, __m512i v, int32_t m, int32_
 }
 #endif
 
+/* onnxcc::QAdd's vectors (codegen/c/emit_quant.c prints its statements
+ * per element, for the elements past them and for CUDA): y = clamp(yz +
+ * rq(rq((a - za) 2^L, m0, s0) + rq((b - zb) 2^L, m1, s1), m2, s2), lo, hi),
+ * p = {za, zb, L, m0, s0, m1, s1, m2, s2, yz, lo, hi}; sa, sb: the
+ * operands are int8 (else uint8). Returns how many of the n it computed,
+ * 16 at a time on AVX-512 (none elsewhere) */
+OX_STATIC OX_UNUSED long ox_qg_add(const uint8_t *restrict a, int sa, const uint8_t *restrict b, int sb,
+				   uint8_t *restrict y, long n, const int32_t *p)
+{
+	long k = 0;
+#if OX_QG_VNNI
+	for (; k + 16 <= n; k += 16) {
+		const __m128i xa = _mm_loadu_si128((const __m128i *)(a + k)), xb = _mm_loadu_si128((const __m128i *)(b + k));
+		const __m512i va = _mm512_slli_epi32(_mm512_sub_epi32(sa ? _mm512_cvtepi8_epi32(xa) : _mm512_cvtepu8_epi32(xa),
+								     _mm512_set1_epi32(p[0])), (unsigned)p[2]);
+		const __m512i vb = _mm512_slli_epi32(_mm512_sub_epi32(sb ? _mm512_cvtepi8_epi32(xb) : _mm512_cvtepu8_epi32(xb),
+								     _mm512_set1_epi32(p[1])), (unsigned)p[2]);
+		const __m512i s = _mm512_add_epi32(ox_qg_rq16(va, p[3], p[4]), ox_qg_rq16(vb, p[5], p[6]));
+		const __m512i r = _mm512_add_epi32(ox_qg_rq16(s, p[7], p[8]), _mm512_set1_epi32(p[9]));
+		_mm_storeu_si128((__m128i *)(y + k), _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_max_epi32(r, _mm512_set1_epi32(p[10])),
+											    _mm512_set1_epi32(p[11]))));
+	}
+#else
+	(void)a, (void)sa, (void)b, (void)sb, (void)y, (void)n, (void)p;
+#endif
+	return k;
+}
+
 /* Rows [0, nm) of a tile's sums into output channels m0 + i (planes of
  * y), the pixels p0 + j walked as oh W + ow; xs: the pixels' input sums
  * (NULL: every zw is 0) */
