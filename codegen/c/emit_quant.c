@@ -909,11 +909,15 @@ static int emit_qint(ox_cg *cg, ox_graph *g, ox_node *n)
 				ox_buf_free(&b);
 				return ox_error(g, n, "kernel template templates/qconv.c is missing");
 			}
-			ox_cg_printf(cg, "\tstatic const int32_t qp[12] = {%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld};\n",
-				     ox_cg_qi_at(n, "ox_zp", 0), ox_cg_qi_at(n, "ox_zp", 1), (long long)ox_attr_int(n, "ox_lshift", 0),
-				     ox_cg_qi_at(n, "ox_m", 0), ox_cg_qi_at(n, "ox_s", 0), ox_cg_qi_at(n, "ox_m", 1),
-				     ox_cg_qi_at(n, "ox_s", 1), ox_cg_qi_at(n, "ox_m", 2), ox_cg_qi_at(n, "ox_s", 2),
-				     ox_cg_qi_at(n, "ox_zp", 2), ox_cg_qi_at(n, "ox_clip", 0), ox_cg_qi_at(n, "ox_clip", 1));
+			const long long qp[12] = {ox_cg_qi_at(n, "ox_zp", 0), ox_cg_qi_at(n, "ox_zp", 1),
+						  (long long)ox_attr_int(n, "ox_lshift", 0), ox_cg_qi_at(n, "ox_m", 0),
+						  ox_cg_qi_at(n, "ox_s", 0), ox_cg_qi_at(n, "ox_m", 1), ox_cg_qi_at(n, "ox_s", 1),
+						  ox_cg_qi_at(n, "ox_m", 2), ox_cg_qi_at(n, "ox_s", 2), ox_cg_qi_at(n, "ox_zp", 2),
+						  ox_cg_qi_at(n, "ox_clip", 0), ox_cg_qi_at(n, "ox_clip", 1)};
+			ox_cg_printf(cg, "\tstatic const int32_t qp[12] = {");
+			for (int i = 0; i < 12; i++)
+				ox_cg_printf(cg, "%s%lld", i ? ", " : "", qp[i]);
+			ox_cg_printf(cg, "};\n");
 			ox_cg_printf(cg, "\tconst long k0 = ox_qg_add((const uint8_t *)in0, %d, (const uint8_t *)in1, %d, (uint8_t *)out0, %lld, qp);\n",
 				     ox_in(g, n, 0)->dtype == OX_I8, ox_in(g, n, 1)->dtype == OX_I8, N);
 			k0 = "k0";
