@@ -770,7 +770,8 @@ const char *ox_op_domain(int op)
 {
 	unsigned f = ox_ops[op].flags;
 	return f & OX_F_ML ? "ai.onnx.ml" : f & OX_F_PREVIEW ? "ai.onnx.preview"
-	     : f & OX_F_TRAINING ? "ai.onnx.preview.training" : f & OX_F_INTERNAL ? "onnxcc" : "";
+	     : f & OX_F_TRAINING ? "ai.onnx.preview.training" : f & OX_F_MS ? "com.microsoft"
+	     : f & OX_F_INTERNAL ? "onnxcc" : "";
 }
 
 int ox_op_lookup(const char *domain, const char *optype)

@@ -281,8 +281,9 @@ enum {
 				   layout pass decides when; ir/check.c verifies) */
 	OX_F_RT = 1 << 11,      /* its C emitter takes values with run-time dims
 				   (docs/dynamic.md); codegen refuses the others' */
+	OX_F_MS = 1 << 12,      /* com.microsoft: ONNX Runtime's contrib ops */
 };
-#define OX_F_DOMAINS (OX_F_ML | OX_F_PREVIEW | OX_F_TRAINING)
+#define OX_F_DOMAINS (OX_F_ML | OX_F_PREVIEW | OX_F_TRAINING | OX_F_MS)
 const char *ox_op_domain(int op); /* "" for ai.onnx */
 typedef int (*ox_infer_fn)(ox_graph *g, ox_node *n);
 typedef int (*ox_eval_fn)(ox_graph *g, ox_node *n, ox_tensor **in, ox_tensor **out);

@@ -17,6 +17,9 @@
  *             to parts and constants, ConcatFromSequence to Concat,
  *             SplitToSequence to Split
  *   FlexAttention  MatMul, Softmax and its score_mod / prob_mod bodies
+ *   ONNX Runtime's contrib ops: FastGelu, BiasGelu, QuickGelu and the skip
+ *             and simplified layer norms as Add, Gelu, Sigmoid, Mul,
+ *             LayerNormalization and RMSNormalization
  * Subgraph bodies are inlined with ox_expand_inline: each body value gets
  * a fresh value; names the body captures from enclosing scopes resolve
  * through the chain of inlinings (ox_env) that produced the node, then the
@@ -1405,6 +1408,103 @@ static int expand_flex(ox_graph *g, ox_id nid)
 	return 0;
 }
 
+/* ---- ONNX Runtime's contrib ops (com.microsoft) ----
+ * Each as the standard ops its ONNX Runtime documentation computes:
+ *   FastGelu(X, bias?)        Gelu(X + bias, approximate tanh)
+ *   BiasGelu(A, B)            Gelu(A + B)
+ *   QuickGelu(X; alpha)       X Sigmoid(alpha X)
+ *   SkipLayerNormalization(input, skip, gamma, beta?, bias?; epsilon)
+ *       s = input + skip (+ bias); LayerNormalization(s, gamma, beta) over
+ *       the last axis: output, mean, inv_std_var; s is output 3
+ *   SkipSimplifiedLayerNormalization(input, skip, gamma, bias?; epsilon)
+ *       the same with RMSNormalization (output 3: s; mean and inv_std_var
+ *       are refused)
+ *   SimplifiedLayerNormalization(X, scale; axis, epsilon, stash_type)
+ *       RMSNormalization (inv_std_var refused)
+ * The skip norms' epsilon defaults to 1e-12, the others' to 1e-5, as in
+ * ONNX Runtime. */
+
+static ox_id contrib_node(ox_graph *g, int op, const char *nm, int opset, ox_id a, ox_id b, ox_id out)
+{
+	ox_id in[2] = {a, b}, o[1] = {out};
+	return ox_expand_add_node(g, op, nm, opset, b >= 0 ? 2 : 1, in, 1, out >= 0 ? o : NULL);
+}
+
+static void attr_float(ox_graph *g, ox_id nid, const char *name, float v)
+{
+	ox_ir_add_attr(g, &g->nodes[nid], name, OX_AT_FLOAT)->f = v;
+}
+
+static int expand_contrib(ox_graph *g, ox_id nid)
+{
+	ox_node *n = &g->nodes[nid];
+	const int op = n->op;
+	const char *nm = n->name;
+	ox_id in[5] = {-1, -1, -1, -1, -1}, out[4] = {-1, -1, -1, -1};
+	for (int k = 0; k < n->nin && k < 5; k++)
+		in[k] = n->in[k];
+	for (int k = 0; k < n->nout && k < 4; k++)
+		out[k] = n->out[k];
+	const int skip = op == OX_OP_SkipLayerNormalization || op == OX_OP_SkipSimplifiedLayerNormalization;
+	const float eps = ox_attr_float(n, "epsilon", skip ? 1e-12f : 1e-5f), alpha = ox_attr_float(n, "alpha", 1.702f);
+	const int64_t axis = ox_attr_int(n, "axis", -1), stash = ox_attr_int(n, "stash_type", 1);
+	const int rms = op != OX_OP_SkipLayerNormalization;
+	if ((op == OX_OP_SkipSimplifiedLayerNormalization && (out[1] >= 0 || out[2] >= 0)) ||
+	    (op == OX_OP_SimplifiedLayerNormalization && out[1] >= 0))
+		return ox_error(g, n, "its mean and inv_std_var outputs are not supported (RMSNormalization has none)");
+	const int dt = in[0] >= 0 ? g->vals[in[0]].dtype : OX_F32;
+	n->dead = 1;
+	switch (op) {
+	case OX_OP_FastGelu:
+	case OX_OP_BiasGelu: {
+		ox_id x = in[0];
+		if (in[1] >= 0)
+			x = g->nodes[contrib_node(g, OX_OP_Add, nm, 14, x, in[1], -1)].out[0];
+		ox_id ge = contrib_node(g, OX_OP_Gelu, nm, 20, x, -1, out[0]);
+		if (op == OX_OP_FastGelu) {
+			ox_attr *a = ox_ir_add_attr(g, &g->nodes[ge], "approximate", OX_AT_STRING);
+			a->s = "tanh", a->slen = 4;
+		}
+		return 0;
+	}
+	case OX_OP_QuickGelu: {
+		ox_shape s0 = {0, {0}};
+		ox_tensor *t = ox_ir_new_tensor(g, dt, &s0);
+		ox_tensor_set_f64(t, 0, alpha);
+		ox_id ax = g->nodes[contrib_node(g, OX_OP_Mul, nm, 14, in[0], ox_ir_add_const(g, ox_expand_name(g, "alpha"), t),
+						 -1)].out[0];
+		ox_id sg = g->nodes[contrib_node(g, OX_OP_Sigmoid, nm, 13, ax, -1, -1)].out[0];
+		contrib_node(g, OX_OP_Mul, nm, 14, in[0], sg, out[0]);
+		return 0;
+	}
+	case OX_OP_SkipLayerNormalization:
+	case OX_OP_SkipSimplifiedLayerNormalization:
+	case OX_OP_SimplifiedLayerNormalization: {
+		ox_id x = in[0], scale = in[1];
+		if (skip) {
+			const ox_id bias = op == OX_OP_SkipLayerNormalization ? in[4] : in[3];
+			x = g->nodes[contrib_node(g, OX_OP_Add, nm, 14, in[0], in[1], bias >= 0 ? -1 : out[3])].out[0];
+			if (bias >= 0)
+				x = g->nodes[contrib_node(g, OX_OP_Add, nm, 14, x, bias, out[3])].out[0];
+			scale = in[2];
+		}
+		ox_id ln;
+		if (rms) {
+			ln = contrib_node(g, OX_OP_RMSNormalization, nm, 23, x, scale, out[0]);
+		} else {
+			ox_id lin[3] = {x, scale, in[3]};
+			ln = ox_expand_add_node(g, OX_OP_LayerNormalization, nm, 17, in[3] >= 0 ? 3 : 2, lin, 3, out);
+		}
+		ox_expand_attr_int(g, ln, "axis", skip ? -1 : axis);
+		attr_float(g, ln, "epsilon", eps);
+		if (!skip)
+			ox_expand_attr_int(g, ln, "stash_type", stash);
+		return 0;
+	}
+	}
+	return ox_error(g, n, "not a contrib op onnxcc expands");
+}
+
 /* ---- entry points ---- */
 
 int ox_expand_wanted(const ox_graph *g, const ox_node *n)
@@ -1439,6 +1539,13 @@ static int expand_node(ox_graph *g, ox_id nid)
 		return 0;
 	case OX_OP_FlexAttention:
 		return expand_flex(g, nid);
+	case OX_OP_FastGelu:
+	case OX_OP_BiasGelu:
+	case OX_OP_QuickGelu:
+	case OX_OP_SkipLayerNormalization:
+	case OX_OP_SkipSimplifiedLayerNormalization:
+	case OX_OP_SimplifiedLayerNormalization:
+		return expand_contrib(g, nid);
 	case OX_OP_Gradient:
 		return ox_expand_gradient(g, nid);
 	}

