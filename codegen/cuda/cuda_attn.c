@@ -466,30 +466,35 @@ int ox_cu_emit_rope(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	const ox_value *x = ox_in(g, n, 0), *c = ox_in(g, n, 1), *p = ox_in(g, n, 3), *y = ox_out(g, n, 0);
 	int64_t H, D, rot;
-	if (!x || !c || !y || x->layout || y->layout || c->layout || ox_shape_is_rt(g, &x->shape) ||
-	    ox_shape_is_rt(g, &c->shape) || (p && (p->layout || p->dtype != OX_I64 || ox_shape_is_rt(g, &p->shape))) ||
-	    !ox_cu_ftype(x->dtype) || y->dtype != x->dtype || ox_rope_dims(g, n, &H, &D, &rot))
+	/* batch and sequence may be run-time dims: kernel parameters (ox_cu_rt) */
+	if (!x || !c || !y || x->layout || y->layout || c->layout || ox_shape_is_rt(g, &c->shape) ||
+	    (p && (p->layout || p->dtype != OX_I64)) || !ox_cu_ftype(x->dtype) || y->dtype != x->dtype ||
+	    ox_rope_dims(g, n, &H, &D, &rot) || H < 0 || D < 0)
 		return 1;
 	const int dt = x->dtype, rank = x->shape.rank, il = ox_attr_int(n, "interleaved", 0) != 0;
-	const int64_t B = x->shape.d[0], S = x->shape.d[rank == 4 ? 2 : 1], half = rot / 2;
-	const int64_t cols = c->shape.d[c->shape.rank - 1];
-	if (!ox_shape_numel(&x->shape) || (p && (p->shape.d[0] != B || p->shape.d[1] != S)) ||
+	const ox_dim B = x->shape.d[0], S = x->shape.d[rank == 4 ? 2 : 1];
+	const int64_t half = rot / 2, cols = c->shape.d[c->shape.rank - 1];
+	if ((!ox_shape_is_rt(g, &x->shape) && !ox_shape_numel(&x->shape)) || (p && (p->shape.d[0] != B || p->shape.d[1] != S)) ||
 	    (!p && (c->shape.d[0] != B || c->shape.d[1] != S)))
 		return 1; /* (nothing to do, or the C target's error) */
 	/* the index space in x's order: [B, S, H, D] (3-D) or [B, H, S, D] */
-	const int64_t dims[4] = {B, rank == 4 ? H : S, rank == 4 ? S : H, D};
+	const ox_dim dims[4] = {B, rank == 4 ? H : S, rank == 4 ? S : H, D};
 	const char *sv = rank == 4 ? "i2" : "i1";
 	const char *C = ox_cg_ntype(dt);
+	ox_cu_rt R = {g, 0, {0}};
+	char Ss[32];
+	if (!ox_cu_rt_dim(&R, S, Ss, sizeof Ss))
+		return 1;
 	ox_buf body = {0};
 	ox_buf_printf(&body, "\tconst OX_T *xr = x + (i - i3);\n\tif (i3 >= %lld) {\n\t\ty[i] = xr[i3];\n\t\treturn;\n\t}\n",
 		      (long long)rot);
 	if (p) {
-		char src[64], np[32];
-		ox_cg_snprintf(src, sizeof src, "ind[i0 * %lld + %s]", (long long)S, sv);
+		char src[96], np[32];
+		ox_cg_snprintf(src, sizeof src, "ind[i0 * %s + %s]", Ss, sv);
 		ox_cg_snprintf(np, sizeof np, "%lld$L", (long long)c->shape.d[0]);
 		ox_cu_index_check(cg, &body, 1, "pos", src, np);
 	} else {
-		ox_buf_printf(&body, "\tconst $I pos = i0 * %lld + %s;\n", (long long)S, sv);
+		ox_buf_printf(&body, "\tconst $I pos = i0 * %s + %s;\n", Ss, sv);
 	}
 	char y1[1200], y2[1200];
 	ox_cg_rope_pair(dt, y1, y2, sizeof y1);
@@ -518,9 +523,12 @@ int ox_cu_emit_rope(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_buf t = ox_cu_kbuf(g, n);
 	ox_buf_printf(&t, "/* %s: RotaryEmbedding, %lld heads of %lld, rotating %lld%s: a thread per element */\n",
 		      cg->fname, (long long)H, (long long)D, (long long)rot, il ? " (interleaved pairs)" : " (two halves)");
-	ox_cu_index_kernel(&t, kname, params, dims, 4, body.s);
+	if (ox_cu_index_kernel_rt(&t, kname, params, dims, 4, body.s, &R)) {
+		ox_buf_free(&t), ox_buf_free(&body);
+		return 1;
+	}
 	ox_buf_free(&body);
-	ox_cu_index_launch(cg, kname, dims, 4, p ? "in0, in1, in2, in3, out0, ox_status" : "in0, in1, in2, nullptr, out0", NULL);
+	ox_cu_index_launch(cg, kname, dims, 4, p ? "in0, in1, in2, in3, out0, ox_status" : "in0, in1, in2, nullptr, out0", &R);
 	ox_cu_finish(cg, kname, &t);
 	return 0;
 }
