@@ -1424,6 +1424,7 @@ static int expand_flex(ox_graph *g, ox_id nid)
  *   RotaryEmbedding(input, position_ids, cos_cache, sin_cache)
  *       ai.onnx's RotaryEmbedding (position ids last); [batch, sequence]
  *       position ids only, no packed batching, scale 1
+ *   MultiHeadAttention: ai.onnx's Attention (expand_mha)
  * The skip norms' epsilon defaults to 1e-12, the others' to 1e-5, as in
  * ONNX Runtime. */
 
@@ -1438,13 +1439,123 @@ static void attr_float(ox_graph *g, ox_id nid, const char *name, float v)
 	ox_ir_add_attr(g, &g->nodes[nid], name, OX_AT_FLOAT)->f = v;
 }
 
+/* MultiHeadAttention(query, key, value, bias?, key_padding_mask?,
+ * attention_bias?, past_key?, past_value?; num_heads, scale,
+ * mask_filter_value, unidirectional): ai.onnx's Attention of the 3-D
+ * query, key and value (bias added to them by thirds), the padding mask
+ * [batch, total] of 1s and 0s as an additive mask of mask_filter_value
+ * [batch, 1, 1, total] added to attention_bias. With a cache, the values
+ * split into heads ([batch, heads, sequence, head]), the presents the
+ * Concat of the past and the new K, V, and Attention of those. The packed
+ * forms (key absent, 5-D), 4-D key and value, length masks and
+ * cache_indirection are refused. */
+static int expand_mha(ox_graph *g, ox_id nid, ox_id *in, int nin, const ox_id *out)
+{
+	ox_node *n = &g->nodes[nid];
+	const char *nm = n->name;
+	for (int k = 8; k < nin; k++)
+		if (n->in[k] >= 0)
+			return ox_error(g, n, "input %d (past_sequence_length, cache_indirection) is not supported", k);
+	if (in[1] < 0 || in[2] < 0 || g->vals[in[0]].shape.rank != 3 || g->vals[in[1]].shape.rank != 3 ||
+	    g->vals[in[2]].shape.rank != 3)
+		return ox_error(g, n, "only 3-D query, key and value are supported (not the packed or 4-D forms)");
+	if (nin > 4 && in[4] >= 0 && g->vals[in[4]].shape.rank != 2)
+		return ox_error(g, n, "only a key_padding_mask of [batch, total sequence] 1s and 0s is supported");
+	if (out[3] >= 0)
+		return ox_error(g, n, "the qk output is not supported");
+	const int64_t heads = ox_attr_int(n, "num_heads", 0), causal = ox_attr_int(n, "unidirectional", 0);
+	const float fill = ox_attr_float(n, "mask_filter_value", -10000.0f);
+	const ox_attr *sa = ox_attr_get(n, "scale");
+	const float scale = sa ? sa->f : 0.0f;
+	if (heads <= 0)
+		return ox_error(g, n, "num_heads must be positive");
+	if (causal && nin > 6 && in[6] >= 0)
+		return ox_error(g, n, "unidirectional with a past is not supported");
+	const int dt = g->vals[in[0]].dtype;
+	ox_id qkv[3] = {in[0], in[1], in[2]};
+	if (nin > 3 && in[3] >= 0) { /* bias: [Dq + Dk + Dv], a third to each */
+		int64_t off = 0;
+		for (int t = 0; t < 3; t++) {
+			const int64_t w = ox_dim_eval(g, g->vals[qkv[t]].shape.d[2]), end = off + w;
+			if (w < 0)
+				return ox_error(g, n, "a bias needs hidden sizes known at compile time");
+			ox_id sin[3] = {in[3], ox_expand_const_i64(g, "start", &off, 1, 0), ox_expand_const_i64(g, "end", &end, 1, 0)};
+			ox_id b = g->nodes[ox_expand_add_node(g, OX_OP_Slice, nm, 13, 3, sin, 1, NULL)].out[0];
+			qkv[t] = g->nodes[contrib_node(g, OX_OP_Add, nm, 14, qkv[t], b, -1)].out[0];
+			off = end;
+		}
+	}
+	ox_id mask = nin > 5 ? in[5] : -1;
+	if (nin > 4 && in[4] >= 0) { /* (mask == 0) * mask_filter_value, [batch, 1, 1, total] */
+		ox_shape s0 = {0, {0}};
+		ox_tensor *z = ox_ir_new_tensor(g, g->vals[in[4]].dtype, &s0), *f = ox_ir_new_tensor(g, dt, &s0),
+			  *zf = ox_ir_new_tensor(g, dt, &s0);
+		ox_tensor_set_f64(z, 0, 0), ox_tensor_set_f64(f, 0, fill), ox_tensor_set_f64(zf, 0, 0);
+		ox_id eq = g->nodes[contrib_node(g, OX_OP_Equal, nm, 13, in[4], ox_ir_add_const(g, ox_expand_name(g, "zero"), z),
+						 -1)].out[0];
+		ox_id win[3] = {eq, ox_ir_add_const(g, ox_expand_name(g, "fill"), f), ox_ir_add_const(g, ox_expand_name(g, "zero"), zf)};
+		ox_id add = g->nodes[ox_expand_add_node(g, OX_OP_Where, nm, 16, 3, win, 1, NULL)].out[0];
+		const int64_t axes[2] = {1, 2};
+		ox_id u = g->nodes[contrib_node(g, OX_OP_Unsqueeze, nm, 13, add, ox_expand_const_i64(g, "axes", axes, 2, 0),
+						-1)].out[0];
+		mask = mask >= 0 ? g->nodes[contrib_node(g, OX_OP_Add, nm, 14, mask, u, -1)].out[0] : u;
+	}
+	const ox_id pk = nin > 6 ? in[6] : -1, pv = nin > 7 ? in[7] : -1;
+	if ((pk >= 0) != (pv >= 0) || (out[1] >= 0) != (out[2] >= 0) || (pk >= 0 && out[1] < 0))
+		return ox_error(g, n, "past_key, past_value, present_key and present_value must come together "
+				      "(or the presents alone)");
+	ox_id at;
+	if (out[1] < 0) { /* no cache: Attention of the 3-D values */
+		ox_id ain[4] = {qkv[0], qkv[1], qkv[2], mask};
+		at = ox_expand_add_node(g, OX_OP_Attention, nm, 23, mask >= 0 ? 4 : 3, ain, 1, out);
+		ox_expand_attr_int(g, at, "q_num_heads", heads);
+		ox_expand_attr_int(g, at, "kv_num_heads", heads);
+	} else {
+		/* the cache: [batch, heads, sequence, head] values, the past's
+		 * Concat with the new K and V the presents (Attention of 4-D
+		 * values, no past of its own), the output back to 3-D */
+		const int64_t split[4] = {0, 0, heads, -1}, merge[3] = {0, 0, -1}, perm[4] = {0, 2, 1, 3};
+		ox_id h4[3];
+		for (int t = 0; t < 3; t++) {
+			ox_id r = g->nodes[contrib_node(g, OX_OP_Reshape, nm, 14, qkv[t], ox_expand_const_i64(g, "shape", split, 4, 0),
+							-1)].out[0];
+			ox_id tr = contrib_node(g, OX_OP_Transpose, nm, 13, r, -1, -1);
+			ox_expand_attr_ints(g, tr, "perm", perm, 4);
+			h4[t] = g->nodes[tr].out[0];
+		}
+		for (int t = 1; t <= 2; t++) {
+			if (pk < 0) { /* (presents alone: the new K and V) */
+				ox_id id = contrib_node(g, OX_OP_Identity, nm, 16, h4[t], -1, out[t]);
+				h4[t] = g->nodes[id].out[0];
+				continue;
+			}
+			ox_id cin[2] = {t == 1 ? pk : pv, h4[t]}, o[1] = {out[t]};
+			ox_id c = ox_expand_add_node(g, OX_OP_Concat, nm, 13, 2, cin, 1, o);
+			ox_expand_attr_int(g, c, "axis", 2);
+			h4[t] = g->nodes[c].out[0];
+		}
+		ox_id ain[4] = {h4[0], h4[1], h4[2], mask};
+		at = ox_expand_add_node(g, OX_OP_Attention, nm, 23, mask >= 0 ? 4 : 3, ain, 1, NULL);
+		ox_id tr = contrib_node(g, OX_OP_Transpose, nm, 13, g->nodes[at].out[0], -1, -1);
+		ox_expand_attr_ints(g, tr, "perm", perm, 4);
+		contrib_node(g, OX_OP_Reshape, nm, 14, g->nodes[tr].out[0], ox_expand_const_i64(g, "shape", merge, 3, 0), out[0]);
+	}
+	if (causal)
+		ox_expand_attr_int(g, at, "is_causal", 1);
+	if (sa)
+		attr_float(g, at, "scale", scale);
+	return 0;
+}
+
 static int expand_contrib(ox_graph *g, ox_id nid)
 {
 	ox_node *n = &g->nodes[nid];
 	const int op = n->op;
 	const char *nm = n->name;
-	ox_id in[5] = {-1, -1, -1, -1, -1}, out[4] = {-1, -1, -1, -1};
-	for (int k = 0; k < n->nin && k < 5; k++)
+	ox_id in[10], out[4] = {-1, -1, -1, -1};
+	for (int k = 0; k < 10; k++)
+		in[k] = -1;
+	for (int k = 0; k < n->nin && k < 10; k++)
 		in[k] = n->in[k];
 	for (int k = 0; k < n->nout && k < 4; k++)
 		out[k] = n->out[k];
@@ -1493,6 +1604,8 @@ static int expand_contrib(ox_graph *g, ox_id nid)
 		ox_expand_attr_int(g, re, "rotary_embedding_dim", ox_attr_int(n, "rotary_embedding_dim", 0));
 		return 0;
 	}
+	case OX_OP_MultiHeadAttention:
+		return expand_mha(g, nid, in, n->nin < 10 ? n->nin : 10, out);
 	case OX_OP_SkipLayerNormalization:
 	case OX_OP_SkipSimplifiedLayerNormalization:
 	case OX_OP_SimplifiedLayerNormalization: {
@@ -1562,6 +1675,7 @@ static int expand_node(ox_graph *g, ox_id nid)
 	case OX_OP_SkipSimplifiedLayerNormalization:
 	case OX_OP_SimplifiedLayerNormalization:
 	case OX_OP_MsRotaryEmbedding:
+	case OX_OP_MultiHeadAttention:
 		return expand_contrib(g, nid);
 	case OX_OP_Gradient:
 		return ox_expand_gradient(g, nid);

