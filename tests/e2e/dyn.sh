@@ -28,7 +28,8 @@
 # mobile_dynbatch, NHWC Convs of a run-time batch, contrib_dynseq, ONNX
 # Runtime's fused norms, GELUs and rotary embedding expanded, contrib_mha,
 # its MultiHeadAttention with a mask and with a cache, contrib_bert, the
-# optimizer's fused BERT layer) must have a parallel
+# optimizer's fused BERT layer, contrib_gpt2, its GPT-2 attention with a
+# cache and a causal mask of the past's run-time length) must have a parallel
 # kernel for every node (--report; docs/cuda.md), and those of
 # $DYN_CUDA_NVCC (default the same) a .cu for a GPU that nvcc
 # compiles for sm_90 without a warning ($NVCC, else
@@ -45,7 +46,7 @@ ONNXCC=${ONNXCC:-./onnxcc}
 ONNXCC_FLAGS=${ONNXCC_FLAGS:-}
 OXCMP=${OXCMP:-tests/e2e/oxcmp}
 LIST=${DYN_LIST:-tests/e2e/dyn.txt}
-DYN_CUDA_PARALLEL=${DYN_CUDA_PARALLEL:-cnn_dynbatch transformer_dynseq detector_dynimg loop_trips if_shapes silero_vad bert_dynseq encoder_dynmask vit_dynbatch gpt_dynseq unet_dynimg wav_dynlen rnn_dynseq decoder_dynseq llama_dynseq mobile_dynbatch contrib_dynseq contrib_mha contrib_bert}
+DYN_CUDA_PARALLEL=${DYN_CUDA_PARALLEL:-cnn_dynbatch transformer_dynseq detector_dynimg loop_trips if_shapes silero_vad bert_dynseq encoder_dynmask vit_dynbatch gpt_dynseq unet_dynimg wav_dynlen rnn_dynseq decoder_dynseq llama_dynseq mobile_dynbatch contrib_dynseq contrib_mha contrib_bert contrib_gpt2}
 DYN_CUDA_NVCC=${DYN_CUDA_NVCC:-$DYN_CUDA_PARALLEL}
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 cuda=0
