@@ -1425,6 +1425,7 @@ static int expand_flex(ox_graph *g, ox_id nid)
  *       ai.onnx's RotaryEmbedding (position ids last); [batch, sequence]
  *       position ids only, no packed batching, scale 1
  *   MultiHeadAttention, Attention: ai.onnx's Attention (expand_mha)
+ *   EmbedLayerNormalization: Gathers, Add, LayerNormalization (expand_embed)
  * The skip norms' epsilon defaults to 1e-12, the others' to 1e-5, as in
  * ONNX Runtime. */
 
@@ -1452,56 +1453,82 @@ static void attr_float(ox_graph *g, ox_id nid, const char *name, float v)
  * the keys' end (ONNX Runtime's unidirectional; ai.onnx's is_causal
  * aligns them to the start): fill where key j > query i + (T - S), S the
  * queries of q4 [batch, heads, S, head], T the keys of k4; plus mask */
+/* the int64 scalar x.shape[axis], and 0, 1, ..., n - 1 of an int64 scalar n */
+static ox_id dim_of(ox_graph *g, const char *nm, ox_id x, int64_t axis)
+{
+	ox_id sh = g->nodes[contrib_node(g, OX_OP_Shape, nm, 15, x, -1, -1)].out[0];
+	ox_id ga = contrib_node(g, OX_OP_Gather, nm, 13, sh, ox_expand_const_i64(g, "index", &axis, 1, 1), -1);
+	ox_expand_attr_int(g, ga, "axis", 0);
+	return g->nodes[ga].out[0];
+}
+
+static ox_id iota(ox_graph *g, const char *nm, ox_id n)
+{
+	const int64_t zero = 0, one = 1;
+	ox_id rin[3] = {ox_expand_const_i64(g, "start", &zero, 1, 1), n, ox_expand_const_i64(g, "delta", &one, 1, 1)};
+	return g->nodes[ox_expand_add_node(g, OX_OP_Range, nm, 11, 3, rin, 1, NULL)].out[0];
+}
+
+/* Where(c, fill, 0) of dt, Unsqueezed at axes (or not: naxes 0), plus mask */
+static ox_id fill_where(ox_graph *g, const char *nm, int dt, ox_id c, float fill, const int64_t *axes, int naxes,
+			ox_id mask)
+{
+	ox_shape s0 = {0, {0}};
+	ox_tensor *f = ox_ir_new_tensor(g, dt, &s0), *z = ox_ir_new_tensor(g, dt, &s0);
+	ox_tensor_set_f64(f, 0, fill), ox_tensor_set_f64(z, 0, 0);
+	ox_id win[3] = {c, ox_ir_add_const(g, ox_expand_name(g, "fill"), f), ox_ir_add_const(g, ox_expand_name(g, "zero"), z)};
+	ox_id m = g->nodes[ox_expand_add_node(g, OX_OP_Where, nm, 16, 3, win, 1, NULL)].out[0];
+	if (naxes)
+		m = g->nodes[contrib_node(g, OX_OP_Unsqueeze, nm, 13, m, ox_expand_const_i64(g, "axes", axes, naxes, 0), -1)].out[0];
+	return mask >= 0 ? g->nodes[contrib_node(g, OX_OP_Add, nm, 14, mask, m, -1)].out[0] : m;
+}
+
+/* a key padding mask as an additive one [batch, 1, 1, T], plus mask:
+ * [batch, T] 1s and 0s (fill where 0), or [batch] lengths (fill from the
+ * length on; T the keys, k.shape[kaxis]) */
+static ox_id key_mask(ox_graph *g, const char *nm, int dt, ox_id keymask, ox_id k, int64_t kaxis, float fill, ox_id mask)
+{
+	const int64_t axes[2] = {1, 2};
+	ox_shape s0 = {0, {0}};
+	if (g->vals[keymask].shape.rank == 2) {
+		ox_tensor *z = ox_ir_new_tensor(g, g->vals[keymask].dtype, &s0);
+		ox_tensor_set_f64(z, 0, 0);
+		ox_id eq = g->nodes[contrib_node(g, OX_OP_Equal, nm, 13, keymask, ox_ir_add_const(g, ox_expand_name(g, "zero"), z),
+						 -1)].out[0];
+		return fill_where(g, nm, dt, eq, fill, axes, 2, mask);
+	}
+	const int64_t ax1 = 1;
+	ox_id cols = iota(g, nm, dim_of(g, nm, k, kaxis));
+	ox_id cast = contrib_node(g, OX_OP_Cast, nm, 13, keymask, -1, -1);
+	ox_expand_attr_int(g, cast, "to", OX_I64);
+	ox_id len = g->nodes[contrib_node(g, OX_OP_Unsqueeze, nm, 13, g->nodes[cast].out[0],
+					  ox_expand_const_i64(g, "axes", &ax1, 1, 0), -1)].out[0];
+	ox_id ge = g->nodes[contrib_node(g, OX_OP_GreaterOrEqual, nm, 16, cols, len, -1)].out[0];
+	return fill_where(g, nm, dt, ge, fill, axes, 2, mask);
+}
+
 static ox_id causal_mask(ox_graph *g, const char *nm, int dt, ox_id q4, ox_id k4, float fill, ox_id mask)
 {
-	ox_id len[2];
-	for (int t = 0; t < 2; t++) {
-		const int64_t ix = 2;
-		ox_id sh = g->nodes[contrib_node(g, OX_OP_Shape, nm, 15, t ? k4 : q4, -1, -1)].out[0];
-		ox_id ga = contrib_node(g, OX_OP_Gather, nm, 13, sh, ox_expand_const_i64(g, "index", &ix, 1, 1), -1);
-		ox_expand_attr_int(g, ga, "axis", 0);
-		len[t] = g->nodes[ga].out[0];
-	}
-	const int64_t zero = 0, one = 1, ax0 = 0, ax1 = 1;
-	ox_id r[2];
-	for (int t = 0; t < 2; t++) {
-		ox_id rin[3] = {ox_expand_const_i64(g, "start", &zero, 1, 1), len[t], ox_expand_const_i64(g, "delta", &one, 1, 1)};
-		r[t] = g->nodes[ox_expand_add_node(g, OX_OP_Range, nm, 11, 3, rin, 1, NULL)].out[0];
-	}
+	ox_id len[2] = {dim_of(g, nm, q4, 2), dim_of(g, nm, k4, 2)};
+	const int64_t ax0 = 0, ax1 = 1;
+	ox_id r[2] = {iota(g, nm, len[0]), iota(g, nm, len[1])};
 	ox_id past = g->nodes[contrib_node(g, OX_OP_Sub, nm, 14, len[1], len[0], -1)].out[0];
 	ox_id rows = g->nodes[contrib_node(g, OX_OP_Add, nm, 14, r[0], past, -1)].out[0];
 	rows = g->nodes[contrib_node(g, OX_OP_Unsqueeze, nm, 13, rows, ox_expand_const_i64(g, "axes", &ax1, 1, 0), -1)].out[0];
 	ox_id cols = g->nodes[contrib_node(g, OX_OP_Unsqueeze, nm, 13, r[1], ox_expand_const_i64(g, "axes", &ax0, 1, 0),
 					   -1)].out[0];
 	ox_id gt = g->nodes[contrib_node(g, OX_OP_Greater, nm, 13, cols, rows, -1)].out[0];
-	ox_shape s0 = {0, {0}};
-	ox_tensor *f = ox_ir_new_tensor(g, dt, &s0), *z = ox_ir_new_tensor(g, dt, &s0);
-	ox_tensor_set_f64(f, 0, fill), ox_tensor_set_f64(z, 0, 0);
-	ox_id win[3] = {gt, ox_ir_add_const(g, ox_expand_name(g, "fill"), f), ox_ir_add_const(g, ox_expand_name(g, "zero"), z)};
-	ox_id cm = g->nodes[ox_expand_add_node(g, OX_OP_Where, nm, 16, 3, win, 1, NULL)].out[0];
-	return mask >= 0 ? g->nodes[contrib_node(g, OX_OP_Add, nm, 14, mask, cm, -1)].out[0] : cm;
+	return fill_where(g, nm, dt, gt, fill, NULL, 0, mask);
 }
 
 static void attend(ox_graph *g, const char *nm, int dt, const ox_id *qkv, ox_id keymask, ox_id abias, ox_id pk,
 		   ox_id pv, const ox_id *out, int64_t heads, int causal, float fill, const ox_attr *scale)
 {
 	ox_id mask = abias;
-	if (keymask >= 0) { /* (mask == 0) ? fill : 0, [batch, 1, 1, total] */
-		ox_shape s0 = {0, {0}};
-		ox_tensor *z = ox_ir_new_tensor(g, g->vals[keymask].dtype, &s0), *f = ox_ir_new_tensor(g, dt, &s0),
-			  *zf = ox_ir_new_tensor(g, dt, &s0);
-		ox_tensor_set_f64(z, 0, 0), ox_tensor_set_f64(f, 0, fill), ox_tensor_set_f64(zf, 0, 0);
-		ox_id eq = g->nodes[contrib_node(g, OX_OP_Equal, nm, 13, keymask, ox_ir_add_const(g, ox_expand_name(g, "zero"), z),
-						 -1)].out[0];
-		ox_id win[3] = {eq, ox_ir_add_const(g, ox_expand_name(g, "fill"), f), ox_ir_add_const(g, ox_expand_name(g, "zero"), zf)};
-		ox_id add = g->nodes[ox_expand_add_node(g, OX_OP_Where, nm, 16, 3, win, 1, NULL)].out[0];
-		const int64_t axes[2] = {1, 2};
-		ox_id u = g->nodes[contrib_node(g, OX_OP_Unsqueeze, nm, 13, add, ox_expand_const_i64(g, "axes", axes, 2, 0),
-						-1)].out[0];
-		mask = mask >= 0 ? g->nodes[contrib_node(g, OX_OP_Add, nm, 14, mask, u, -1)].out[0] : u;
-	}
 	ox_id at;
 	if (out[1] < 0) { /* no cache: Attention of the 3-D values */
+		if (keymask >= 0)
+			mask = key_mask(g, nm, dt, keymask, qkv[1], 1, fill, mask);
 		ox_id ain[4] = {qkv[0], qkv[1], qkv[2], mask};
 		at = ox_expand_add_node(g, OX_OP_Attention, nm, 23, mask >= 0 ? 4 : 3, ain, 1, out);
 		ox_expand_attr_int(g, at, "q_num_heads", heads);
@@ -1526,6 +1553,8 @@ static void attend(ox_graph *g, const char *nm, int dt, const ox_id *qkv, ox_id 
 			ox_expand_attr_int(g, c, "axis", 2);
 			h4[t] = g->nodes[c].out[0];
 		}
+		if (keymask >= 0)
+			mask = key_mask(g, nm, dt, keymask, h4[1], 2, fill, mask);
 		if (causal && pk >= 0) { /* query i sees keys j <= i + past: fill above that, [S, T] */
 			mask = causal_mask(g, nm, dt, h4[0], h4[1], fill, mask);
 			causal = 0;
@@ -1579,8 +1608,8 @@ static int expand_mha(ox_graph *g, ox_id nid, ox_id *in, int nin, const ox_id *o
 		return ox_error(g, n, "num_heads must be positive");
 	if ((mha && out[3] >= 0) || ox_attr_int(n, "do_rotary", 0) || ox_attr_int(n, "past_present_share_buffer", 0))
 		return ox_error(g, n, "the qk output, do_rotary and past_present_share_buffer are not supported");
-	if (keymask >= 0 && g->vals[keymask].shape.rank != 2)
-		return ox_error(g, n, "only a key padding mask of [batch, total sequence] 1s and 0s is supported");
+	if (keymask >= 0 && g->vals[keymask].shape.rank != 2 && g->vals[keymask].shape.rank != 1)
+		return ox_error(g, n, "only a key padding mask of [batch, total sequence] 1s and 0s or [batch] lengths is supported");
 	if (g->vals[in[0]].shape.rank != 3 || (mha && (in[1] < 0 || in[2] < 0 || g->vals[in[1]].shape.rank != 3 ||
 						       g->vals[in[2]].shape.rank != 3)))
 		return ox_error(g, n, "only 3-D query, key and value are supported (not the packed or 4-D forms)");
@@ -1651,6 +1680,61 @@ static int expand_mha(ox_graph *g, ox_id nid, ox_id *in, int nin, const ox_id *o
 	return 0;
 }
 
+/* EmbedLayerNormalization(input_ids, segment_ids?, word_embedding,
+ * position_embedding, segment_embedding?, gamma, beta, mask?,
+ * position_ids?; epsilon): the Gathers' sum (positions 0.. S-1 without
+ * position ids) embedding_sum, LayerNormalization of it output, the count
+ * of each row's nonzero mask values mask_index (zeros without a mask) */
+static int expand_embed(ox_graph *g, ox_id nid, const ox_id *in, const ox_id *out)
+{
+	ox_node *n = &g->nodes[nid];
+	const char *nm = n->name;
+	const float eps = ox_attr_float(n, "epsilon", 1e-12f);
+	if (in[0] < 0 || in[2] < 0 || in[3] < 0 || in[5] < 0 || in[6] < 0 || (in[1] >= 0) != (in[4] >= 0))
+		return ox_error(g, n, "input_ids, the word and position embeddings, gamma and beta are required, "
+				      "segment_ids with segment_embedding");
+	ox_id pos = in[8];
+	if (pos < 0)
+		pos = iota(g, nm, dim_of(g, nm, in[0], 1));
+	ox_id e[3] = {in[0], pos, in[1]}, t[3] = {in[2], in[3], in[4]}, sum = -1;
+	for (int k = 0; k < 3; k++) {
+		if (e[k] < 0)
+			continue;
+		ox_id ga = contrib_node(g, OX_OP_Gather, nm, 13, t[k], e[k], -1);
+		ox_expand_attr_int(g, ga, "axis", 0);
+		const ox_id v = g->nodes[ga].out[0];
+		const int last = k == 2 || (k == 1 && in[1] < 0);
+		sum = sum < 0 ? v : g->nodes[contrib_node(g, OX_OP_Add, nm, 14, sum, v, last ? out[2] : -1)].out[0];
+	}
+	ox_id lin[3] = {sum, in[5], in[6]};
+	ox_id ln = ox_expand_add_node(g, OX_OP_LayerNormalization, nm, 17, 3, lin, 1, out);
+	ox_expand_attr_int(g, ln, "axis", -1);
+	attr_float(g, ln, "epsilon", eps);
+	if (out[1] >= 0) {
+		ox_shape s0 = {0, {0}};
+		const int64_t ax1 = 1;
+		ox_id nz;
+		if (in[7] >= 0) { /* Cast(mask != 0) summed over the row */
+			ox_tensor *z = ox_ir_new_tensor(g, g->vals[in[7]].dtype, &s0);
+			ox_tensor_set_f64(z, 0, 0);
+			ox_id eq = g->nodes[contrib_node(g, OX_OP_Equal, nm, 13, in[7], ox_ir_add_const(g, ox_expand_name(g, "zero"), z),
+							 -1)].out[0];
+			nz = g->nodes[contrib_node(g, OX_OP_Not, nm, 1, eq, -1, -1)].out[0];
+		} else { /* (no mask: zeros, ids - ids) */
+			nz = g->nodes[contrib_node(g, OX_OP_Sub, nm, 14, in[0], in[0], -1)].out[0];
+		}
+		/* (counted in f32, exact below 2^24: the float reductions' kernels) */
+		ox_id cast = contrib_node(g, OX_OP_Cast, nm, 13, nz, -1, -1);
+		ox_expand_attr_int(g, cast, "to", OX_F32);
+		ox_id rs = contrib_node(g, OX_OP_ReduceSum, nm, 13, g->nodes[cast].out[0], ox_expand_const_i64(g, "axes", &ax1, 1, 0),
+					-1);
+		ox_expand_attr_int(g, rs, "keepdims", 0);
+		ox_id back = contrib_node(g, OX_OP_Cast, nm, 13, g->nodes[rs].out[0], -1, out[1]);
+		ox_expand_attr_int(g, back, "to", OX_I32);
+	}
+	return 0;
+}
+
 static int expand_contrib(ox_graph *g, ox_id nid)
 {
 	ox_node *n = &g->nodes[nid];
@@ -1711,6 +1795,8 @@ static int expand_contrib(ox_graph *g, ox_id nid)
 	case OX_OP_MultiHeadAttention:
 	case OX_OP_MsAttention:
 		return expand_mha(g, nid, in, n->nin < 10 ? n->nin : 10, out);
+	case OX_OP_EmbedLayerNormalization:
+		return expand_embed(g, nid, in, out);
 	case OX_OP_SkipLayerNormalization:
 	case OX_OP_SkipSimplifiedLayerNormalization:
 	case OX_OP_SimplifiedLayerNormalization: {
@@ -1782,6 +1868,7 @@ static int expand_node(ox_graph *g, ox_id nid)
 	case OX_OP_MsRotaryEmbedding:
 	case OX_OP_MultiHeadAttention:
 	case OX_OP_MsAttention:
+	case OX_OP_EmbedLayerNormalization:
 		return expand_contrib(g, nid);
 	case OX_OP_Gradient:
 		return ox_expand_gradient(g, nid);

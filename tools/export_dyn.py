@@ -85,9 +85,12 @@ The models (each the case a user meets; docs/dynamic.md):
                     past_value (present outputs) and a scale; dynamic
                     'batch', 'seq' and 'past' (0 included)
   contrib_bert      a BERT layer as ONNX Runtime's transformer optimizer
-                    fuses it (onnx.helper): com.microsoft Attention (packed
-                    QKV weights, a padding mask), SkipLayerNormalization
-                    with bias, FastGelu; dynamic 'batch' and 'seq'
+                    fuses it (onnx.helper): com.microsoft
+                    EmbedLayerNormalization (token, position and segment
+                    embeddings; its mask_index and embedding sum outputs),
+                    Attention (packed QKV weights, the [batch] lengths
+                    mask), SkipLayerNormalization with bias, FastGelu;
+                    dynamic 'batch' and 'seq'
   contrib_gpt2      GPT-2's attention as the optimizer fuses it (onnx.helper):
                     com.microsoft Attention, unidirectional, past and
                     present [2, batch, heads, length, head]; dynamic
@@ -480,17 +483,22 @@ def contrib_bert(path):
         return nh.from_array((r.standard_normal(shape) * scale + offset).astype(np.float32), name)
     inits = [w("wqkv", 32, 96), w("bqkv", 96), w("wo", 32, 32), w("bo", 32), w("g1", 32, offset=1.0), w("b1", 32),
              w("wi", 32, 64), w("bi", 64), w("wd", 64, 32, scale=0.1), w("bd", 32), w("g2", 32, offset=1.0),
-             w("b2", 32)]
+             w("b2", 32), w("word", 100, 32, scale=0.5), w("posemb", 64, 32, scale=0.5), w("segemb", 100, 32, scale=0.5),
+             w("g0", 32, offset=1.0), w("b0", 32)]
     N, MS = h.make_node, "com.microsoft"
-    nodes = [N("Attention", ["x", "wqkv", "bqkv", "mask"], ["a"], domain=MS, num_heads=4),
+    nodes = [N("EmbedLayerNormalization", ["ids", "segment", "word", "posemb", "segemb", "g0", "b0", "mask"],
+               ["x", "mask_index", "emb"], domain=MS, epsilon=1e-12),
+             N("Attention", ["x", "wqkv", "bqkv", "mask_index"], ["a"], domain=MS, num_heads=4),
              N("MatMul", ["a", "wo"], ["ao"]),
              N("SkipLayerNormalization", ["ao", "x", "g1", "b1", "bo"], ["ln1"], domain=MS, epsilon=1e-12),
              N("MatMul", ["ln1", "wi"], ["i"]), N("FastGelu", ["i", "bi"], ["ig"], domain=MS),
              N("MatMul", ["ig", "wd"], ["d"]),
              N("SkipLayerNormalization", ["d", "ln1", "g2", "b2", "bd"], ["y"], domain=MS, epsilon=1e-12)]
     vi = h.make_tensor_value_info
-    g = h.make_graph(nodes, "contrib_bert", [vi("x", T.FLOAT, ["batch", "seq", 32]), vi("mask", T.INT32, ["batch", "seq"])],
-                     [vi("y", T.FLOAT, ["batch", "seq", 32])], inits)
+    g = h.make_graph(nodes, "contrib_bert", [vi("ids", T.INT32, ["batch", "seq"]), vi("segment", T.INT32, ["batch", "seq"]),
+                                             vi("mask", T.INT32, ["batch", "seq"])],
+                     [vi("y", T.FLOAT, ["batch", "seq", 32]), vi("mask_index", T.INT32, ["batch"]),
+                      vi("emb", T.FLOAT, ["batch", "seq", 32])], inits)
     m = h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid(MS, 1)], producer_name="export_dyn.py")
     m.ir_version = 8
     onnx.save(m, path)
