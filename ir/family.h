@@ -17,6 +17,8 @@ typedef struct {
 } ox_attn_geom;
 int ox_attn_dims(ox_graph *g, ox_node *n, ox_attn_geom *a);
 int ox_rope_dims(ox_graph *g, ox_node *n, int64_t *heads, int64_t *hd, int64_t *rot);
+/* MatMulNBits' K, N, bits, block size and blocks a column (ir/infer_quant.c) */
+int ox_mmnb_geo(ox_graph *g, ox_node *n, int64_t *K, int64_t *N, int64_t *bits, int64_t *bs, int64_t *nb);
 
 /* ---- data (ir/infer_data.c) ----
  * A copy plan (ox_ir_data_plan) is a box of axes: for every index vector i

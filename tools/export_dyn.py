@@ -84,6 +84,10 @@ The models (each the case a user meets; docs/dynamic.md):
                     bias and a key padding mask, and with past_key /
                     past_value (present outputs) and a scale; dynamic
                     'batch', 'seq' and 'past' (0 included)
+  contrib_nbits     four com.microsoft MatMulNBits (onnx.helper): 4-bit
+                    with packed zero points and a bias, 4-bit with f32 zero
+                    points and a partial last block, 8-bit, 4-bit
+                    symmetric; dynamic 'batch' and 'seq'
   contrib_bert      a BERT layer as ONNX Runtime's transformer optimizer
                     fuses it (onnx.helper): com.microsoft
                     EmbedLayerNormalization (token, position and segment
@@ -525,6 +529,63 @@ def contrib_gpt2(path):
     onnx.save(m, path)
 
 
+def nbits_weights(r, N, K, bits, bs, zp):
+    """W [N, K] random, quantized as MatMulNBits stores it: B [N, blocks,
+    bs bits / 8] (4-bit: the first value of a byte in its low nibble),
+    scales [N blocks]; zero points: "packed" uint8 like B, "float" f32
+    [N blocks], or None (the default 2^(bits - 1), symmetric)"""
+    nb, top = -(-K // bs), (1 << bits) - 1
+    w = np.zeros((N, nb * bs), np.float32)
+    w[:, :K] = r.standard_normal((N, K)) * 0.2
+    blocks = w.reshape(N, nb, bs)
+    if zp is None:
+        sc = np.abs(blocks).max(-1) / (top // 2) + 1e-8
+        z = np.full((N, nb), (top + 1) // 2)
+    else:
+        lo, hi = np.minimum(blocks.min(-1), 0), np.maximum(blocks.max(-1), 0)
+        sc = (hi - lo) / top + 1e-8
+        z = np.clip(np.round(-lo / sc), 0, top)
+    q = np.clip(np.round(blocks / sc[..., None]) + z[..., None], 0, top).astype(np.uint8)
+    if bits == 4:
+        q = q[..., 0::2] | (q[..., 1::2] << 4)
+        if zp == "packed":
+            zpad = np.zeros((N, nb + nb % 2), np.uint8)
+            zpad[:, :nb] = z
+            z = zpad[:, 0::2] | (zpad[:, 1::2] << 4)
+    zt = None if zp is None else (z.astype(np.uint8) if zp == "packed" else z.astype(np.float32).reshape(-1))
+    return q, sc.astype(np.float32).reshape(-1), zt
+
+
+def contrib_nbits(path):
+    """the contrib_nbits model (above), written with onnx.helper"""
+    from onnx import helper as h, numpy_helper as nh, TensorProto as T
+    r = np.random.RandomState(SEED)
+    N, MS, inits, nodes, x = h.make_node, "com.microsoft", [], [], "x"
+    # (K, N, bits, block, zero points, bias): 4-bit packed zero points and
+    # a bias; 4-bit f32 zero points with a partial last block; 8-bit;
+    # 4-bit symmetric (ONNX Runtime's CPU kernel has no 8-bit f32 zero points)
+    layers = [(64, 48, 4, 32, "packed", True), (48, 40, 4, 32, "float", False), (40, 32, 8, 16, "packed", False),
+              (32, 32, 4, 16, None, False)]
+    for i, (k, n, bits, bs, zp, bias) in enumerate(layers):
+        q, sc, z = nbits_weights(r, n, k, bits, bs, zp)
+        ins = [x, "B%d" % i, "s%d" % i, "z%d" % i if zp else ""]
+        inits += [nh.from_array(q, "B%d" % i), nh.from_array(sc, "s%d" % i)]
+        if zp:
+            inits.append(nh.from_array(z, "z%d" % i))
+        if bias:
+            ins += ["", "bias%d" % i]
+            inits.append(nh.from_array((r.standard_normal(n) * 0.1).astype(np.float32), "bias%d" % i))
+        y = "y" if i == len(layers) - 1 else "h%d" % i
+        nodes.append(N("MatMulNBits", ins, [y], domain=MS, K=k, N=n, bits=bits, block_size=bs))
+        x = y
+    vi = h.make_tensor_value_info
+    g = h.make_graph(nodes, "contrib_nbits", [vi("x", T.FLOAT, ["batch", "seq", 64])], [vi("y", T.FLOAT, ["batch", "seq", 32])],
+                     inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid(MS, 1)], producer_name="export_dyn.py")
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
 def export(name, outdir):
     torch.manual_seed(SEED)
     d = os.path.join(outdir, name)
@@ -617,6 +678,8 @@ def export(name, outdir):
         contrib_bert(path)
     elif name == "contrib_gpt2":
         contrib_gpt2(path)
+    elif name == "contrib_nbits":
+        contrib_nbits(path)
     else:
         raise SystemExit("export_dyn: unknown model " + name)
     mo = onnx.load(path)
@@ -628,7 +691,7 @@ def export(name, outdir):
 
 MODELS = ["cnn_dynbatch", "transformer_dynseq", "detector_dynimg", "loop_trips", "if_shapes", "bert_dynseq",
           "encoder_dynmask", "vit_dynbatch", "gpt_dynseq", "unet_dynimg", "wav_dynlen", "rnn_dynseq",
-          "decoder_dynseq", "llama_dynseq", "mobile_dynbatch", "ocr_dynwidth", "contrib_dynseq", "contrib_mha", "contrib_bert", "contrib_gpt2"]
+          "decoder_dynseq", "llama_dynseq", "mobile_dynbatch", "ocr_dynwidth", "contrib_dynseq", "contrib_mha", "contrib_bert", "contrib_gpt2", "contrib_nbits"]
 
 
 def inputs(model, outdir, spec, seed):

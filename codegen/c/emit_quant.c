@@ -943,9 +943,38 @@ static int emit_qint(ox_cg *cg, ox_graph *g, ox_node *n)
 	return ox_error(g, n, "not an integer kernel");
 }
 
+/* com.microsoft MatMulNBits (templates/mmnb.c): each row of A, the
+ * columns in tasks */
+static int emit_mmnb(ox_cg *cg, ox_graph *g, ox_node *n)
+{
+	int64_t K, N, bits, bs, nb;
+	if (ox_mmnb_geo(g, n, &K, &N, &bits, &bs, &nb))
+		return -1;
+	if (ox_cg_use(cg, "mmnb", OX_F32))
+		return ox_error(g, n, "kernel template templates/mmnb.c is missing");
+	const ox_value *a = ox_in(g, n, 0), *zp = n->nin > 3 && n->in[3] >= 0 ? ox_in(g, n, 3) : NULL;
+	ox_shape rows = a->shape;
+	rows.rank--;
+	char M[1100];
+	ox_cg_snprintf(M, sizeof M, "%s", rows.rank ? ox_cg_numel(cg, &rows) : "1");
+	ox_cg_printf(cg, "\t/* MatMulNBits: rows of %lld x %lld-bit [%lld, %lld] in blocks of %lld, %s zero points%s */\n",
+		     (long long)K, (long long)bits, (long long)N, (long long)K, (long long)bs,
+		     !zp ? "default" : zp->dtype == OX_U8 ? "packed" : "f32", n->nin > 5 && n->in[5] >= 0 ? ", bias" : "");
+	const long T = N >= 64 * 16 ? 64 : (long)(N + 15) / 16;
+	ox_cg_tasks(cg, T);
+	ox_cg_printf(cg, "\tfor (long i = 0; i < %s; i++)\n", M);
+	ox_cg_printf(cg, "\t\tox_mmnb_row(in0 + i * %lld, %lld, %lld, %d, in1, in2, %s, %s, %s, t * %lld / %ld, (t + 1) * %lld / %ld, "
+		     "out0 + i * %lld);\n", (long long)K, (long long)K, (long long)bs, (int)bits,
+		     zp && zp->dtype == OX_U8 ? "(const uint8_t *)in3" : "NULL", zp && zp->dtype == OX_F32 ? "(const float *)in3" : "NULL",
+		     n->nin > 5 && n->in[5] >= 0 ? "in5" : "NULL", (long long)N, T, (long long)N, T, (long long)N);
+	return 0;
+}
+
 int emit_quant(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	switch (n->op) {
+	case OX_OP_MatMulNBits:
+		return emit_mmnb(cg, g, n);
 	case OX_OP_QConv:
 	case OX_OP_QMatMul:
 	case OX_OP_QAdd:
