@@ -275,6 +275,13 @@ ml: all deps-models
 int8: all deps-models
 	tests/e2e/int8.sh
 
+# examples/generate: greedy decoding with a compiled decoder and its KV
+# cache (prefill, then a token a step), and the same loop on ONNX Runtime:
+# the same ids (examples/generate/run.sh, a few seconds)
+.PHONY: generate
+generate: all deps-models
+	examples/generate/run.sh $(B)/generate
+
 # the Python package (python/onnxcc, docs/python.md) from an installed copy
 # and a pip install, against torch and ONNX Runtime (tests/python/run.sh)
 .PHONY: python deps-pypkg
@@ -309,7 +316,7 @@ difftest: all deps-models difftest-san
 # seconds per layer); about 45 minutes on 2 cores with the samples of
 # conformance-sample and opt-cases-sample (the whole: conformance-check,
 # opt-cases)
-TEST_LAYERS := ops-doc-check unit house-check vmath conformance-sample cases bad baddata opt-cases-sample ml int8 zoo dyn python \
+TEST_LAYERS := ops-doc-check unit house-check vmath conformance-sample cases bad baddata opt-cases-sample ml int8 zoo dyn generate python \
 	difftest-smoke cuda \
 	footprint firmware arm64 determinism install-check pictures tutorial fuzz-smoke sanitize
 test: deps-all all

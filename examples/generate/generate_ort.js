@@ -1,0 +1,49 @@
+#!/usr/bin/env node
+// generate_ort.js: generate.c's greedy loop against ONNX Runtime (npm,
+// tools/node_modules), for the comparison: the same ids, and its tokens a
+// second (one thread).
+//
+//   node examples/generate/generate_ort.js [--cache HEADSxHEAD] decoder.onnx N ID...
+// (--cache: the past's heads and head size, default make_decoder.py's 4x16,
+// for the first step's empty past)
+'use strict';
+const path = require('path');
+const ort = require(path.join(__dirname, '..', '..', 'tools', 'node_modules', 'onnxruntime-node'));
+
+async function main() {
+  let args = process.argv.slice(2), heads = 4, head = 16;
+  if (args[0] === '--cache') {
+    [heads, head] = args[1].split('x').map(Number);
+    args = args.slice(2);
+  }
+  const [model, n, ...prompt] = args;
+  const steps = Number(n);
+  const sess = await ort.InferenceSession.create(model, { intraOpNumThreads: 1, interOpNumThreads: 1 });
+  const pasts = sess.inputNames.filter((x) => x.startsWith('past_'));
+  let ids = prompt.map((x) => BigInt(x)), past = 0, kv = null, out = [];
+  let tp = 0, td = 0;
+  for (let s = 0; s < steps; s++) {
+    const seq = ids.length;
+    const feeds = {
+      input_ids: new ort.Tensor('int64', BigInt64Array.from(ids), [1, seq]),
+      position_ids: new ort.Tensor('int64', BigInt64Array.from(ids.map((_, i) => BigInt(past + i))), [1, seq]),
+    };
+    pasts.forEach((name, l) => {
+      feeds[name] = kv ? kv[l] : new ort.Tensor('float32', new Float32Array(0), [2, 1, heads, 0, head]);
+    });
+    const t0 = process.hrtime.bigint();
+    const r = await sess.run(feeds);
+    const dt = Number(process.hrtime.bigint() - t0) / 1e9;
+    if (s) td += dt; else tp += dt;
+    const logits = r.logits.data, vocab = r.logits.dims[2];
+    let best = 0;
+    for (let v = 1; v < vocab; v++) if (logits[(seq - 1) * vocab + v] > logits[(seq - 1) * vocab + best]) best = v;
+    out.push(best);
+    kv = pasts.map((_, l) => r['present_' + l]);
+    past += seq;
+    ids = [BigInt(best)];
+  }
+  console.log(out.join(' '));
+  console.error(`generate_ort: prefill ${prompt.length} tokens in ${(tp * 1e3).toFixed(3)} ms, decode ${steps - 1} tokens in ${(td * 1e3).toFixed(3)} ms (${((steps - 1) / td).toFixed(0)} tokens/s)`);
+}
+main().catch((e) => { console.error('generate_ort: ' + e.message); process.exit(1); });
