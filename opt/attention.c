@@ -236,12 +236,14 @@ static ox_node *merged_heads(ox_graph *g, ox_id v)
 
 static ox_id add_transpose(ox_graph *g, ox_id x, const int64_t *perm, int r, const char *name)
 {
-	return g->nodes[ox_ir_add_transpose(g, x, -1, perm, r, name)].out[0];
+	const ox_id t = ox_ir_add_transpose(g, x, -1, perm, r, name); /* (g->nodes may move) */
+	return g->nodes[t].out[0];
 }
 
 static ox_id add_reshape(ox_graph *g, ox_id x, const ox_shape *s, const char *name)
 {
-	return g->nodes[ox_ir_add_reshape(g, x, -1, s, name)].out[0];
+	const ox_id t = ox_ir_add_reshape(g, x, -1, s, name); /* (g->nodes may move) */
+	return g->nodes[t].out[0];
 }
 
 /* x with a new axis `axis` of extent 1 (Unsqueeze), or without that axis

@@ -73,6 +73,11 @@ ox_id ox_expand_add_node(ox_graph *g, int op, const char *name, int opset, int n
 	return id;
 }
 
+ox_id ox_expand_out(ox_graph *g, ox_id nid)
+{
+	return g->nodes[nid].out[0];
+}
+
 void ox_expand_attr_int(ox_graph *g, ox_id nid, const char *name, int64_t v)
 {
 	ox_ir_add_attr(g, &g->nodes[nid], name, OX_AT_INT)->i = v;
@@ -1112,7 +1117,7 @@ static int stacked_op(ox_graph *g, ox_id nid)
 		}
 		/* concatenate along a: [.., T, d_a, ..] merged into [.., T * d_a, ..],
 		 * the target from the shape (shape arithmetic, folded or symbolic) */
-		ox_id shp = g->nodes[ox_expand_add_node(g, OX_OP_Shape, name, 13, 1, &x, 1, NULL)].out[0];
+		ox_id shp = ox_expand_out(g, ox_expand_add_node(g, OX_OP_Shape, name, 13, 1, &x, 1, NULL));
 		int64_t bounds[4] = {0, a, a + 2, r};
 		ox_id piece[3];
 		for (int p = 0; p < 3; p++) {
@@ -1120,13 +1125,13 @@ static int stacked_op(ox_graph *g, ox_id nid)
 			if (p == 2)
 				st = a + 2;
 			ox_id in[3] = {shp, ox_expand_const_i64(g, "starts", &st, 1, 0), ox_expand_const_i64(g, "ends", &en, 1, 0)};
-			piece[p] = g->nodes[ox_expand_add_node(g, OX_OP_Slice, name, 13, 3, in, 1, NULL)].out[0];
+			piece[p] = ox_expand_out(g, ox_expand_add_node(g, OX_OP_Slice, name, 13, 3, in, 1, NULL));
 		}
 		int64_t next = a + 1, after = a + 2;
 		ox_id in2[3] = {shp, ox_expand_const_i64(g, "starts", &next, 1, 0), ox_expand_const_i64(g, "ends", &after, 1, 0)};
-		ox_id da = g->nodes[ox_expand_add_node(g, OX_OP_Slice, name, 13, 3, in2, 1, NULL)].out[0];
+		ox_id da = ox_expand_out(g, ox_expand_add_node(g, OX_OP_Slice, name, 13, 3, in2, 1, NULL));
 		ox_id mul_in[2] = {piece[1], da};
-		piece[1] = g->nodes[ox_expand_add_node(g, OX_OP_Mul, name, 13, 2, mul_in, 1, NULL)].out[0];
+		piece[1] = ox_expand_out(g, ox_expand_add_node(g, OX_OP_Mul, name, 13, 2, mul_in, 1, NULL));
 		ox_id cat = ox_expand_add_node(g, OX_OP_Concat, name, 13, 3, piece, 1, NULL);
 		ox_expand_attr_int(g, cat, "axis", 0);
 		ox_id rin[2] = {x, g->nodes[cat].out[0]};
@@ -1343,11 +1348,11 @@ static ox_id repeat_heads(ox_graph *g, ox_node *site, ox_id x, const ox_value *x
 	int64_t ax = 2, b = xv->shape.d[0], h = xv->shape.d[1], s = xv->shape.d[2], e = xv->shape.d[3];
 	int64_t full[5] = {b, h, group, s, e}, flat[4] = {b, h * group, s, e};
 	ox_id in[2] = {x, ox_expand_const_i64(g, "axes", &ax, 1, 0)};
-	ox_id u = g->nodes[ox_expand_add_node(g, OX_OP_Unsqueeze, site->name, 13, 2, in, 1, NULL)].out[0];
+	ox_id u = ox_expand_out(g, ox_expand_add_node(g, OX_OP_Unsqueeze, site->name, 13, 2, in, 1, NULL));
 	ox_id ein[2] = {u, ox_expand_const_i64(g, "shape", full, 5, 0)};
-	ox_id ex = g->nodes[ox_expand_add_node(g, OX_OP_Expand, site->name, 13, 2, ein, 1, NULL)].out[0];
+	ox_id ex = ox_expand_out(g, ox_expand_add_node(g, OX_OP_Expand, site->name, 13, 2, ein, 1, NULL));
 	ox_id rin[2] = {ex, ox_expand_const_i64(g, "shape", flat, 4, 0)};
-	return g->nodes[ox_expand_add_node(g, OX_OP_Reshape, site->name, 14, 2, rin, 1, NULL)].out[0];
+	return ox_expand_out(g, ox_expand_add_node(g, OX_OP_Reshape, site->name, 14, 2, rin, 1, NULL));
 }
 
 static int expand_flex(ox_graph *g, ox_id nid)
@@ -1375,15 +1380,15 @@ static int expand_flex(ox_graph *g, ox_id nid)
 		vv = repeat_heads(g, &g->nodes[nid], vv, &vc, hq / hkv);
 	}
 	const char *nm = g->nodes[nid].name;
-	ox_id kt = g->nodes[ox_expand_add_node(g, OX_OP_Transpose, nm, 13, 1, &kk, 1, NULL)].out[0];
+	ox_id kt = ox_expand_out(g, ox_expand_add_node(g, OX_OP_Transpose, nm, 13, 1, &kk, 1, NULL));
 	ox_expand_attr_ints(g, g->vals[kt].producer, "perm", (int64_t[]){0, 1, 3, 2}, 4);
 	ox_id min[2] = {qq, kt};
-	ox_id sc = g->nodes[ox_expand_add_node(g, OX_OP_MatMul, nm, 13, 2, min, 1, NULL)].out[0];
+	ox_id sc = ox_expand_out(g, ox_expand_add_node(g, OX_OP_MatMul, nm, 13, 2, min, 1, NULL));
 	ox_shape s0 = {0, {0}};
 	ox_tensor *st = ox_ir_new_tensor(g, dt, &s0);
 	ox_tensor_set_f64(st, 0, scale);
 	ox_id mulin[2] = {sc, ox_ir_add_const(g, ox_expand_name(g, "scale"), st)};
-	ox_id cur = g->nodes[ox_expand_add_node(g, OX_OP_Mul, nm, 14, 2, mulin, 1, NULL)].out[0];
+	ox_id cur = ox_expand_out(g, ox_expand_add_node(g, OX_OP_Mul, nm, 14, 2, mulin, 1, NULL));
 	const char *mods[2] = {"score_mod", "prob_mod"};
 	for (int m = 0; m < 2; m++) {
 		if (m == 1) {
@@ -1456,7 +1461,7 @@ static void attr_float(ox_graph *g, ox_id nid, const char *name, float v)
 /* the int64 scalar x.shape[axis], and 0, 1, ..., n - 1 of an int64 scalar n */
 static ox_id dim_of(ox_graph *g, const char *nm, ox_id x, int64_t axis)
 {
-	ox_id sh = g->nodes[contrib_node(g, OX_OP_Shape, nm, 15, x, -1, -1)].out[0];
+	ox_id sh = ox_expand_out(g, contrib_node(g, OX_OP_Shape, nm, 15, x, -1, -1));
 	ox_id ga = contrib_node(g, OX_OP_Gather, nm, 13, sh, ox_expand_const_i64(g, "index", &axis, 1, 1), -1);
 	ox_expand_attr_int(g, ga, "axis", 0);
 	return g->nodes[ga].out[0];
@@ -1466,7 +1471,7 @@ static ox_id iota(ox_graph *g, const char *nm, ox_id n)
 {
 	const int64_t zero = 0, one = 1;
 	ox_id rin[3] = {ox_expand_const_i64(g, "start", &zero, 1, 1), n, ox_expand_const_i64(g, "delta", &one, 1, 1)};
-	return g->nodes[ox_expand_add_node(g, OX_OP_Range, nm, 11, 3, rin, 1, NULL)].out[0];
+	return ox_expand_out(g, ox_expand_add_node(g, OX_OP_Range, nm, 11, 3, rin, 1, NULL));
 }
 
 /* Where(c, fill, 0) of dt, Unsqueezed at axes (or not: naxes 0), plus mask */
@@ -1477,10 +1482,10 @@ static ox_id fill_where(ox_graph *g, const char *nm, int dt, ox_id c, float fill
 	ox_tensor *f = ox_ir_new_tensor(g, dt, &s0), *z = ox_ir_new_tensor(g, dt, &s0);
 	ox_tensor_set_f64(f, 0, fill), ox_tensor_set_f64(z, 0, 0);
 	ox_id win[3] = {c, ox_ir_add_const(g, ox_expand_name(g, "fill"), f), ox_ir_add_const(g, ox_expand_name(g, "zero"), z)};
-	ox_id m = g->nodes[ox_expand_add_node(g, OX_OP_Where, nm, 16, 3, win, 1, NULL)].out[0];
+	ox_id m = ox_expand_out(g, ox_expand_add_node(g, OX_OP_Where, nm, 16, 3, win, 1, NULL));
 	if (naxes)
-		m = g->nodes[contrib_node(g, OX_OP_Unsqueeze, nm, 13, m, ox_expand_const_i64(g, "axes", axes, naxes, 0), -1)].out[0];
-	return mask >= 0 ? g->nodes[contrib_node(g, OX_OP_Add, nm, 14, mask, m, -1)].out[0] : m;
+		m = ox_expand_out(g, contrib_node(g, OX_OP_Unsqueeze, nm, 13, m, ox_expand_const_i64(g, "axes", axes, naxes, 0), -1));
+	return mask >= 0 ? ox_expand_out(g, contrib_node(g, OX_OP_Add, nm, 14, mask, m, -1)) : m;
 }
 
 /* a key padding mask as an additive one [batch, 1, 1, T], plus mask:
@@ -1493,17 +1498,17 @@ static ox_id key_mask(ox_graph *g, const char *nm, int dt, ox_id keymask, ox_id 
 	if (g->vals[keymask].shape.rank == 2) {
 		ox_tensor *z = ox_ir_new_tensor(g, g->vals[keymask].dtype, &s0);
 		ox_tensor_set_f64(z, 0, 0);
-		ox_id eq = g->nodes[contrib_node(g, OX_OP_Equal, nm, 13, keymask, ox_ir_add_const(g, ox_expand_name(g, "zero"), z),
-						 -1)].out[0];
+		ox_id eq = ox_expand_out(g, contrib_node(g, OX_OP_Equal, nm, 13, keymask, ox_ir_add_const(g, ox_expand_name(g, "zero"), z),
+						 -1));
 		return fill_where(g, nm, dt, eq, fill, axes, 2, mask);
 	}
 	const int64_t ax1 = 1;
 	ox_id cols = iota(g, nm, dim_of(g, nm, k, kaxis));
 	ox_id cast = contrib_node(g, OX_OP_Cast, nm, 13, keymask, -1, -1);
 	ox_expand_attr_int(g, cast, "to", OX_I64);
-	ox_id len = g->nodes[contrib_node(g, OX_OP_Unsqueeze, nm, 13, g->nodes[cast].out[0],
-					  ox_expand_const_i64(g, "axes", &ax1, 1, 0), -1)].out[0];
-	ox_id ge = g->nodes[contrib_node(g, OX_OP_GreaterOrEqual, nm, 16, cols, len, -1)].out[0];
+	ox_id len = ox_expand_out(g, contrib_node(g, OX_OP_Unsqueeze, nm, 13, g->nodes[cast].out[0],
+					  ox_expand_const_i64(g, "axes", &ax1, 1, 0), -1));
+	ox_id ge = ox_expand_out(g, contrib_node(g, OX_OP_GreaterOrEqual, nm, 16, cols, len, -1));
 	return fill_where(g, nm, dt, ge, fill, axes, 2, mask);
 }
 
@@ -1512,12 +1517,12 @@ static ox_id causal_mask(ox_graph *g, const char *nm, int dt, ox_id q4, ox_id k4
 	ox_id len[2] = {dim_of(g, nm, q4, 2), dim_of(g, nm, k4, 2)};
 	const int64_t ax0 = 0, ax1 = 1;
 	ox_id r[2] = {iota(g, nm, len[0]), iota(g, nm, len[1])};
-	ox_id past = g->nodes[contrib_node(g, OX_OP_Sub, nm, 14, len[1], len[0], -1)].out[0];
-	ox_id rows = g->nodes[contrib_node(g, OX_OP_Add, nm, 14, r[0], past, -1)].out[0];
-	rows = g->nodes[contrib_node(g, OX_OP_Unsqueeze, nm, 13, rows, ox_expand_const_i64(g, "axes", &ax1, 1, 0), -1)].out[0];
-	ox_id cols = g->nodes[contrib_node(g, OX_OP_Unsqueeze, nm, 13, r[1], ox_expand_const_i64(g, "axes", &ax0, 1, 0),
-					   -1)].out[0];
-	ox_id gt = g->nodes[contrib_node(g, OX_OP_Greater, nm, 13, cols, rows, -1)].out[0];
+	ox_id past = ox_expand_out(g, contrib_node(g, OX_OP_Sub, nm, 14, len[1], len[0], -1));
+	ox_id rows = ox_expand_out(g, contrib_node(g, OX_OP_Add, nm, 14, r[0], past, -1));
+	rows = ox_expand_out(g, contrib_node(g, OX_OP_Unsqueeze, nm, 13, rows, ox_expand_const_i64(g, "axes", &ax1, 1, 0), -1));
+	ox_id cols = ox_expand_out(g, contrib_node(g, OX_OP_Unsqueeze, nm, 13, r[1], ox_expand_const_i64(g, "axes", &ax0, 1, 0),
+					   -1));
+	ox_id gt = ox_expand_out(g, contrib_node(g, OX_OP_Greater, nm, 13, cols, rows, -1));
 	return fill_where(g, nm, dt, gt, fill, NULL, 0, mask);
 }
 
@@ -1537,15 +1542,15 @@ static void attend(ox_graph *g, const char *nm, int dt, const ox_id *qkv, ox_id 
 		const int64_t split[4] = {0, 0, heads, -1}, merge[3] = {0, 0, -1}, perm[4] = {0, 2, 1, 3};
 		ox_id h4[3];
 		for (int t = 0; t < 3; t++) {
-			ox_id r = g->nodes[contrib_node(g, OX_OP_Reshape, nm, 14, qkv[t], ox_expand_const_i64(g, "shape", split, 4, 0),
-							-1)].out[0];
+			ox_id r = ox_expand_out(g, contrib_node(g, OX_OP_Reshape, nm, 14, qkv[t], ox_expand_const_i64(g, "shape", split, 4, 0),
+							-1));
 			ox_id tr = contrib_node(g, OX_OP_Transpose, nm, 13, r, -1, -1);
 			ox_expand_attr_ints(g, tr, "perm", perm, 4);
 			h4[t] = g->nodes[tr].out[0];
 		}
 		for (int t = 1; t <= 2; t++) {
 			if (pk < 0) { /* (presents alone: the new K and V) */
-				h4[t] = g->nodes[contrib_node(g, OX_OP_Identity, nm, 16, h4[t], -1, out[t])].out[0];
+				h4[t] = ox_expand_out(g, contrib_node(g, OX_OP_Identity, nm, 16, h4[t], -1, out[t]));
 				continue;
 			}
 			ox_id cin[2] = {t == 1 ? pk : pv, h4[t]}, o[1] = {out[t]};
@@ -1577,7 +1582,7 @@ static ox_id last_slice(ox_graph *g, const char *nm, ox_id x, int64_t off, int64
 	const int64_t end = off + w, axis = -1;
 	ox_id sin[4] = {x, ox_expand_const_i64(g, "start", &off, 1, 0), ox_expand_const_i64(g, "end", &end, 1, 0),
 			ox_expand_const_i64(g, "axes", &axis, 1, 0)};
-	return g->nodes[ox_expand_add_node(g, OX_OP_Slice, nm, 13, 4, sin, 1, NULL)].out[0];
+	return ox_expand_out(g, ox_expand_add_node(g, OX_OP_Slice, nm, 13, 4, sin, 1, NULL));
 }
 
 /* MultiHeadAttention(query, key, value, bias?, key_padding_mask?,
@@ -1651,9 +1656,9 @@ static int expand_mha(ox_graph *g, ox_id nid, ox_id *in, int nin, const ox_id *o
 	/* the bias (and Attention's product by the weights), by thirds */
 	ox_id x = in[0];
 	if (!mha) {
-		x = g->nodes[contrib_node(g, OX_OP_MatMul, nm, 13, in[0], in[1], -1)].out[0];
+		x = ox_expand_out(g, contrib_node(g, OX_OP_MatMul, nm, 13, in[0], in[1], -1));
 		if (in[2] >= 0)
-			x = g->nodes[contrib_node(g, OX_OP_Add, nm, 14, x, in[2], -1)].out[0];
+			x = ox_expand_out(g, contrib_node(g, OX_OP_Add, nm, 14, x, in[2], -1));
 	}
 	const ox_id bias = mha ? in[3] : -1;
 	for (int t = 0, off = 0; t < 3; off += (int)w[t], t++) {
@@ -1662,8 +1667,8 @@ static int expand_mha(ox_graph *g, ox_id nid, ox_id *in, int nin, const ox_id *o
 		else if (bias >= 0) {
 			const int64_t o = off, e = off + w[t];
 			ox_id sin[3] = {bias, ox_expand_const_i64(g, "start", &o, 1, 0), ox_expand_const_i64(g, "end", &e, 1, 0)};
-			ox_id b = g->nodes[ox_expand_add_node(g, OX_OP_Slice, nm, 13, 3, sin, 1, NULL)].out[0];
-			qkv[t] = g->nodes[contrib_node(g, OX_OP_Add, nm, 14, qkv[t], b, -1)].out[0];
+			ox_id b = ox_expand_out(g, ox_expand_add_node(g, OX_OP_Slice, nm, 13, 3, sin, 1, NULL));
+			qkv[t] = ox_expand_out(g, contrib_node(g, OX_OP_Add, nm, 14, qkv[t], b, -1));
 		}
 	}
 	attend(g, nm, g->vals[in[0]].dtype, qkv, keymask, abias, pk, pv, pres, heads, (int)causal, fill, sa);
@@ -1671,8 +1676,8 @@ static int expand_mha(ox_graph *g, ox_id nid, ox_id *in, int nin, const ox_id *o
 		const int64_t ax = 0;
 		ox_id u[2];
 		for (int t = 0; t < 2; t++)
-			u[t] = g->nodes[contrib_node(g, OX_OP_Unsqueeze, nm, 13, pres[1 + t], ox_expand_const_i64(g, "axes", &ax, 1, 0),
-						     -1)].out[0];
+			u[t] = ox_expand_out(g, contrib_node(g, OX_OP_Unsqueeze, nm, 13, pres[1 + t], ox_expand_const_i64(g, "axes", &ax, 1, 0),
+						     -1));
 		ox_id o[1] = {out[1]};
 		ox_id c = ox_expand_add_node(g, OX_OP_Concat, nm, 13, 2, u, 1, o);
 		ox_expand_attr_int(g, c, "axis", 0);
@@ -1704,7 +1709,7 @@ static int expand_embed(ox_graph *g, ox_id nid, const ox_id *in, const ox_id *ou
 		ox_expand_attr_int(g, ga, "axis", 0);
 		const ox_id v = g->nodes[ga].out[0];
 		const int last = k == 2 || (k == 1 && in[1] < 0);
-		sum = sum < 0 ? v : g->nodes[contrib_node(g, OX_OP_Add, nm, 14, sum, v, last ? out[2] : -1)].out[0];
+		sum = sum < 0 ? v : ox_expand_out(g, contrib_node(g, OX_OP_Add, nm, 14, sum, v, last ? out[2] : -1));
 	}
 	ox_id lin[3] = {sum, in[5], in[6]};
 	ox_id ln = ox_expand_add_node(g, OX_OP_LayerNormalization, nm, 17, 3, lin, 1, out);
@@ -1717,11 +1722,11 @@ static int expand_embed(ox_graph *g, ox_id nid, const ox_id *in, const ox_id *ou
 		if (in[7] >= 0) { /* Cast(mask != 0) summed over the row */
 			ox_tensor *z = ox_ir_new_tensor(g, g->vals[in[7]].dtype, &s0);
 			ox_tensor_set_f64(z, 0, 0);
-			ox_id eq = g->nodes[contrib_node(g, OX_OP_Equal, nm, 13, in[7], ox_ir_add_const(g, ox_expand_name(g, "zero"), z),
-							 -1)].out[0];
-			nz = g->nodes[contrib_node(g, OX_OP_Not, nm, 1, eq, -1, -1)].out[0];
+			ox_id eq = ox_expand_out(g, contrib_node(g, OX_OP_Equal, nm, 13, in[7], ox_ir_add_const(g, ox_expand_name(g, "zero"), z),
+							 -1));
+			nz = ox_expand_out(g, contrib_node(g, OX_OP_Not, nm, 1, eq, -1, -1));
 		} else { /* (no mask: zeros, ids - ids) */
-			nz = g->nodes[contrib_node(g, OX_OP_Sub, nm, 14, in[0], in[0], -1)].out[0];
+			nz = ox_expand_out(g, contrib_node(g, OX_OP_Sub, nm, 14, in[0], in[0], -1));
 		}
 		/* (counted in f32, exact below 2^24: the float reductions' kernels) */
 		ox_id cast = contrib_node(g, OX_OP_Cast, nm, 13, nz, -1, -1);
@@ -1761,7 +1766,7 @@ static int expand_contrib(ox_graph *g, ox_id nid)
 	case OX_OP_BiasGelu: {
 		ox_id x = in[0];
 		if (in[1] >= 0)
-			x = g->nodes[contrib_node(g, OX_OP_Add, nm, 14, x, in[1], -1)].out[0];
+			x = ox_expand_out(g, contrib_node(g, OX_OP_Add, nm, 14, x, in[1], -1));
 		ox_id ge = contrib_node(g, OX_OP_Gelu, nm, 20, x, -1, out[0]);
 		if (op == OX_OP_FastGelu) {
 			ox_attr *a = ox_ir_add_attr(g, &g->nodes[ge], "approximate", OX_AT_STRING);
@@ -1773,9 +1778,9 @@ static int expand_contrib(ox_graph *g, ox_id nid)
 		ox_shape s0 = {0, {0}};
 		ox_tensor *t = ox_ir_new_tensor(g, dt, &s0);
 		ox_tensor_set_f64(t, 0, alpha);
-		ox_id ax = g->nodes[contrib_node(g, OX_OP_Mul, nm, 14, in[0], ox_ir_add_const(g, ox_expand_name(g, "alpha"), t),
-						 -1)].out[0];
-		ox_id sg = g->nodes[contrib_node(g, OX_OP_Sigmoid, nm, 13, ax, -1, -1)].out[0];
+		ox_id ax = ox_expand_out(g, contrib_node(g, OX_OP_Mul, nm, 14, in[0], ox_ir_add_const(g, ox_expand_name(g, "alpha"), t),
+						 -1));
+		ox_id sg = ox_expand_out(g, contrib_node(g, OX_OP_Sigmoid, nm, 13, ax, -1, -1));
 		contrib_node(g, OX_OP_Mul, nm, 14, in[0], sg, out[0]);
 		return 0;
 	}
@@ -1803,9 +1808,9 @@ static int expand_contrib(ox_graph *g, ox_id nid)
 		ox_id x = in[0], scale = in[1];
 		if (skip) {
 			const ox_id bias = op == OX_OP_SkipLayerNormalization ? in[4] : in[3];
-			x = g->nodes[contrib_node(g, OX_OP_Add, nm, 14, in[0], in[1], bias >= 0 ? -1 : out[3])].out[0];
+			x = ox_expand_out(g, contrib_node(g, OX_OP_Add, nm, 14, in[0], in[1], bias >= 0 ? -1 : out[3]));
 			if (bias >= 0)
-				x = g->nodes[contrib_node(g, OX_OP_Add, nm, 14, x, bias, out[3])].out[0];
+				x = ox_expand_out(g, contrib_node(g, OX_OP_Add, nm, 14, x, bias, out[3]));
 			scale = in[2];
 		}
 		ox_id ln;

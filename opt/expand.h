@@ -50,6 +50,10 @@ ox_id ox_expand_value(ox_graph *g, const char *base);      /* a fresh internal v
 /* a node of op at opset; output k is out[k] or a fresh value (out may be NULL) */
 ox_id ox_expand_add_node(ox_graph *g, int op, const char *name, int opset, int nin, const ox_id *in, int nout,
 			 const ox_id *out);
+/* node nid's first output: ox_expand_out(g, ox_expand_add_node(...)), never
+ * g->nodes[ox_expand_add_node(...)], which may read g->nodes before the
+ * call moves it (C leaves the order of the two unspecified) */
+ox_id ox_expand_out(ox_graph *g, ox_id nid);
 void ox_expand_attr_int(ox_graph *g, ox_id nid, const char *name, int64_t v);
 void ox_expand_attr_ints(ox_graph *g, ox_id nid, const char *name, const int64_t *v, int n);
 ox_id ox_expand_const_i64(ox_graph *g, const char *base, const int64_t *v, int n, int scalar);

@@ -461,7 +461,8 @@ static void lower_seq_first(ox_graph *g)
 				char kn[640];
 				snprintf(kn, sizeof kn, "%s/mask", nm);
 				const ox_shape s = {4, {1, b * H, ms.d[2], ms.d[3]}};
-				in[3] = g->nodes[ox_ir_add_reshape(g, in[3], -1, &s, kn)].out[0];
+				const ox_id rn = ox_ir_add_reshape(g, in[3], -1, &s, kn); /* (g->nodes may move) */
+				in[3] = g->nodes[rn].out[0];
 			}
 			g->vals[y1].shape = (ox_shape){3, {1, ys.d[0], ox_dim_mul(g, B, ys.d[2])}};
 		} else {

@@ -498,7 +498,8 @@ static void rewrite(ox_graph *g, state *st, const int *chain, int len, const vie
 				snprintf(nm, sizeof nm, "%s/in", name);
 			else
 				snprintf(nm, sizeof nm, "%s", node_name(&g->nodes[chain[0]]));
-			cur = g->nodes[add_reshape(g, st, anchor, x, -1, &best.s, nm)].out[0];
+			const ox_id rn = add_reshape(g, st, anchor, x, -1, &best.s, nm); /* (g->nodes may move) */
+			cur = g->nodes[rn].out[0];
 		}
 		int post = !same_shape(&t, &ys);
 		ox_id tout = post ? new_value(g, name, g->vals[x].dtype, &t) : y;

@@ -7,17 +7,20 @@
  *   cc -O2 generate.c decoder.c decoder_weights.c -lm -o generate
  *   ./generate N ID...      greedy: N new tokens after the prompt ID...
  *
- * The model (make_decoder.py): inputs input_ids, position_ids [1, seq]
- * and per layer past_I [2, 1, heads, past, head]; outputs logits [1, seq,
- * vocab] and present_I [2, 1, heads, past + seq, head]. Prints the new ids,
- * then the prefill's and the decode's tokens a second to stderr. */
+ * The model (make_decoder.py): inputs input_ids, position_ids [1, seq],
+ * then the caches (past_I [2, 1, heads, past, head], or past_key_I and
+ * past_value_I [1, heads, past, head]: the past the next-to-last axis);
+ * outputs logits [1, seq, vocab], then the presents in the caches' order
+ * (past + seq rows). Prints the new ids, then the prefill's and the
+ * decode's tokens a second to stderr. */
 #include "decoder.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
-#define MAXL 16 /* layers */
+#define MAXL 64 /* caches */
+#define MAXR 8  /* their rank */
 
 static double now(void)
 {
@@ -29,26 +32,25 @@ static double now(void)
 int main(int argc, char **argv)
 {
 	const int L = DECODER_NUM_INPUTS - 2;
-	if (argc < 3 || L < 1 || L > MAXL) {
+	if (argc < 3 || L < 1 || L > MAXL || DECODER_NUM_OUTPUTS != L + 1) {
 		fprintf(stderr, "usage: %s N ID...\n", argv[0]);
 		return 2;
 	}
 	const long steps = atol(argv[1]), np = argc - 2;
-	const int64_t *pd = decoder_inputs[2].shape; /* [2, batch, heads, past, head], the most */
-	const int64_t heads = pd[2], maxpast = pd[3], head = pd[4], maxseq = decoder_inputs[0].shape[1];
+	const int rank = decoder_inputs[2].rank;
+	const int64_t maxpast = decoder_inputs[2].shape[rank - 2], maxseq = decoder_inputs[0].shape[1];
 	const int64_t vocab = decoder_outputs[0].shape[2];
-	if (np > maxseq || np + steps > maxpast + 1) {
+	if (np > maxseq || np + steps > maxpast + 1 || rank > MAXR) {
 		fprintf(stderr, "generate: a prompt of at most %lld tokens and %lld in all\n", (long long)maxseq,
 			(long long)maxpast + 1);
 		return 2;
 	}
-	/* two cache buffers a layer, each a step's past and the next's present
-	 * in turn, large enough for the longest present */
-	const size_t cache = (size_t)(2 * heads * (maxpast + 1) * head);
+	/* two buffers a cache, each a step's past and the next's present in
+	 * turn, large enough for the longest present */
 	float *kv[MAXL][2];
 	for (int l = 0; l < L; l++)
 		for (int b = 0; b < 2; b++)
-			if (!(kv[l][b] = calloc(cache, sizeof(float))))
+			if (!(kv[l][b] = calloc(decoder_outputs[1 + l].numel, sizeof(float))))
 				return 1;
 	int64_t *ids = malloc((size_t)maxseq * sizeof *ids), *pos = malloc((size_t)maxseq * sizeof *pos);
 	float *logits = malloc((size_t)(maxseq * vocab) * sizeof *logits);
@@ -61,14 +63,14 @@ int main(int argc, char **argv)
 	for (long s = 0, cur = 0; s < steps; s++, cur ^= 1) {
 		for (int64_t i = 0; i < seq; i++)
 			pos[i] = past + i;
-		int64_t ids_shape[2] = {1, seq}, past_shape[MAXL][5], pres_shape[MAXL][5], log_shape[3];
+		int64_t ids_shape[2] = {1, seq}, past_shape[MAXL][MAXR], pres_shape[MAXL][MAXR], log_shape[3];
 		const void *in[2 + MAXL] = {ids, pos};
 		const int64_t *in_shapes[2 + MAXL] = {ids_shape, ids_shape};
 		void *out[1 + MAXL] = {logits};
 		int64_t *out_shapes[1 + MAXL] = {log_shape};
 		for (int l = 0; l < L; l++) {
-			past_shape[l][0] = 2, past_shape[l][1] = 1, past_shape[l][2] = heads, past_shape[l][3] = past;
-			past_shape[l][4] = head;
+			for (int i = 0; i < rank; i++) /* (the batch, compiled as 1; the past) */
+				past_shape[l][i] = i == rank - 2 ? past : decoder_inputs[2 + l].shape[i];
 			in[2 + l] = kv[l][cur], in_shapes[2 + l] = past_shape[l];
 			out[1 + l] = kv[l][cur ^ 1], out_shapes[1 + l] = pres_shape[l];
 		}

@@ -3,23 +3,25 @@
 // tools/node_modules), for the comparison: the same ids, and its tokens a
 // second (one thread).
 //
-//   node examples/generate/generate_ort.js [--cache HEADSxHEAD] decoder.onnx N ID...
-// (--cache: the past's heads and head size, default make_decoder.py's 4x16,
-// for the first step's empty past)
+//   node examples/generate/generate_ort.js [--cache DIMS] decoder.onnx N ID...
+// (--cache: a cache input's shape with its past 0, default make_decoder.py's
+// 2x1x4x0x16, for the first step's empty past; the caches are the inputs
+// after input_ids and position_ids, the presents the outputs after logits,
+// in the same order)
 'use strict';
 const path = require('path');
 const ort = require(path.join(__dirname, '..', '..', 'tools', 'node_modules', 'onnxruntime-node'));
 
 async function main() {
-  let args = process.argv.slice(2), heads = 4, head = 16;
+  let args = process.argv.slice(2), empty = [2, 1, 4, 0, 16];
   if (args[0] === '--cache') {
-    [heads, head] = args[1].split('x').map(Number);
+    empty = args[1].split('x').map(Number);
     args = args.slice(2);
   }
   const [model, n, ...prompt] = args;
   const steps = Number(n);
   const sess = await ort.InferenceSession.create(model, { intraOpNumThreads: 1, interOpNumThreads: 1 });
-  const pasts = sess.inputNames.filter((x) => x.startsWith('past_'));
+  const pasts = sess.inputNames.slice(2), presents = sess.outputNames.slice(1);
   let ids = prompt.map((x) => BigInt(x)), past = 0, kv = null, out = [];
   let tp = 0, td = 0;
   for (let s = 0; s < steps; s++) {
@@ -29,7 +31,7 @@ async function main() {
       position_ids: new ort.Tensor('int64', BigInt64Array.from(ids.map((_, i) => BigInt(past + i))), [1, seq]),
     };
     pasts.forEach((name, l) => {
-      feeds[name] = kv ? kv[l] : new ort.Tensor('float32', new Float32Array(0), [2, 1, heads, 0, head]);
+      feeds[name] = kv ? kv[l] : new ort.Tensor('float32', new Float32Array(0), empty);
     });
     const t0 = process.hrtime.bigint();
     const r = await sess.run(feeds);
@@ -39,7 +41,7 @@ async function main() {
     let best = 0;
     for (let v = 1; v < vocab; v++) if (logits[(seq - 1) * vocab + v] > logits[(seq - 1) * vocab + best]) best = v;
     out.push(best);
-    kv = pasts.map((_, l) => r['present_' + l]);
+    kv = presents.map((name) => r[name]);
     past += seq;
     ids = [BigInt(best)];
   }

@@ -1,13 +1,20 @@
 #!/usr/bin/python3
-"""make_decoder.py: a small GPT-style decoder with a KV cache, in the form
-ONNX Runtime's transformer optimizer gives GPT-2 (com.microsoft Attention
-with past and present, FastGelu), seeded random weights.
+"""make_decoder.py: a small GPT-style decoder with a KV cache, seeded random
+weights, in one of two forms ONNX Runtime's tools write:
+- f32 (default): as its transformer optimizer gives GPT-2, com.microsoft
+  Attention with past_I / present_I [2, batch, heads, past, head];
+- --nbits 4: weight-only 4-bit, as the GenAI model builder quantizes
+  (com.microsoft MatMulNBits, blocks of 32 with zero points, the LM head
+  too), MultiHeadAttention with past_key_I / past_value_I and
+  present_key_I / present_value_I [batch, heads, past, head].
+Both: FastGelu MLPs, LayerNorms, token and position embeddings.
 
-    make_decoder.py OUT.onnx [--layers N] [--hidden H] [--vocab V]
+    make_decoder.py OUT.onnx [--nbits 4] [--layers N] [--hidden H] [--heads H] [--vocab V]
 
 Inputs: input_ids int64 [batch, seq], position_ids int64 [batch, seq],
-past_I f32 [2, batch, heads, past, head] per layer. Outputs: logits f32
-[batch, seq, vocab], present_I [2, batch, heads, past + seq, head].
+then the caches in layer order; outputs: logits f32 [batch, seq, vocab],
+then the presents in the same order (a cache input's shape with past +
+seq rows).
 """
 import argparse
 
@@ -24,6 +31,7 @@ def main():
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--vocab", type=int, default=96)
     ap.add_argument("--positions", type=int, default=256)
+    ap.add_argument("--nbits", type=int, default=0)
     a = ap.parse_args()
     r = np.random.RandomState(7)
     H, V, NH = a.hidden, a.vocab, a.heads
@@ -35,6 +43,29 @@ def main():
         return name
 
     N, MS = h.make_node, "com.microsoft"
+
+    def linear(x, wname, k, n, y, bias=None):
+        """x [.., k] by a [k, n] weight: MatMul, or MatMulNBits of it quantized"""
+        wt = r.standard_normal((k, n)).astype(np.float32) / np.sqrt(k) * (2.0 if wname == "lm" else 1.0)
+        if not a.nbits:
+            inits.append(nh.from_array(wt, wname))
+            nodes.append(N("MatMul", [x, wname], [y]))
+            return
+        bs, nb = 32, -(-k // 32)
+        blocks = np.zeros((n, nb * bs), np.float32)
+        blocks[:, :k] = wt.T
+        blocks = blocks.reshape(n, nb, bs)
+        lo, hi = np.minimum(blocks.min(-1), 0), np.maximum(blocks.max(-1), 0)
+        sc = (hi - lo) / 15 + 1e-8
+        z = np.clip(np.round(-lo / sc), 0, 15)
+        q = np.clip(np.round(blocks / sc[..., None]) + z[..., None], 0, 15).astype(np.uint8)
+        zp = np.zeros((n, nb + nb % 2), np.uint8)
+        zp[:, :nb] = z
+        inits.extend([nh.from_array(q[..., 0::2] | (q[..., 1::2] << 4), wname + "_q"),
+                      nh.from_array(sc.astype(np.float32).reshape(-1), wname + "_s"),
+                      nh.from_array(zp[:, 0::2] | (zp[:, 1::2] << 4), wname + "_z")])
+        ins = [x, wname + "_q", wname + "_s", wname + "_z"] + (["", bias] if bias else [])
+        nodes.append(N("MatMulNBits", ins, [y], domain=MS, K=k, N=n, bits=4, block_size=bs))
     nodes += [N("Gather", [w("wte", V, H, scale=1.0), "input_ids"], ["tok"]),
               N("Gather", [w("wpe", a.positions, H, scale=0.5), "position_ids"], ["pos"]),
               N("Add", ["tok", "pos"], ["x0"])]
@@ -44,22 +75,35 @@ def main():
     outs = [h.make_tensor_value_info("logits", T.FLOAT, ["batch", "seq", V])]
     for i in range(a.layers):
         p = "l%d_" % i
-        nodes += [N("LayerNormalization", [x, w(p + "g1", H, scale=0.1, offset=1.0), w(p + "b1", H, scale=0.1)], [p + "h"],
-                    axis=-1, epsilon=1e-5),
-                  N("Attention", [p + "h", w(p + "wqkv", H, 3 * H), w(p + "bqkv", 3 * H, scale=0.1), "", "past_%d" % i],
-                    [p + "a", "present_%d" % i], domain=MS, num_heads=NH, unidirectional=1),
-                  N("MatMul", [p + "a", w(p + "wo", H, H)], [p + "ao"]), N("Add", [x, p + "ao"], [p + "x1"]),
+        nodes.append(N("LayerNormalization", [x, w(p + "g1", H, scale=0.1, offset=1.0), w(p + "b1", H, scale=0.1)],
+                       [p + "h"], axis=-1, epsilon=1e-5))
+        if not a.nbits:
+            nodes.append(N("Attention", [p + "h", w(p + "wqkv", H, 3 * H), w(p + "bqkv", 3 * H, scale=0.1), "", "past_%d" % i],
+                           [p + "a", "present_%d" % i], domain=MS, num_heads=NH, unidirectional=1))
+            ins.append(h.make_tensor_value_info("past_%d" % i, T.FLOAT, [2, "batch", NH, "past", H // NH]))
+            outs.append(h.make_tensor_value_info("present_%d" % i, T.FLOAT, [2, "batch", NH, "total", H // NH]))
+        else:
+            linear(p + "h", p + "wqkv", H, 3 * H, p + "qkv", bias=w(p + "bqkv", 3 * H, scale=0.1))
+            inits.append(nh.from_array(np.array([H, H, H], np.int64), p + "split"))
+            nodes += [N("Split", [p + "qkv", p + "split"], [p + "q", p + "k", p + "v"], axis=-1),
+                      N("MultiHeadAttention", [p + "q", p + "k", p + "v", "", "", "", "past_key_%d" % i, "past_value_%d" % i],
+                        [p + "a", "present_key_%d" % i, "present_value_%d" % i], domain=MS, num_heads=NH,
+                        unidirectional=1)]
+            for kv in ("key", "value"):
+                ins.append(h.make_tensor_value_info("past_%s_%d" % (kv, i), T.FLOAT, ["batch", NH, "past", H // NH]))
+                outs.append(h.make_tensor_value_info("present_%s_%d" % (kv, i), T.FLOAT, ["batch", NH, "total", H // NH]))
+        linear(p + "a", p + "wo", H, H, p + "ao")
+        nodes += [N("Add", [x, p + "ao"], [p + "x1"]),
                   N("LayerNormalization", [p + "x1", w(p + "g2", H, scale=0.1, offset=1.0), w(p + "b2", H, scale=0.1)],
-                    [p + "m"], axis=-1, epsilon=1e-5),
-                  N("MatMul", [p + "m", w(p + "w1", H, 4 * H)], [p + "f"]),
-                  N("FastGelu", [p + "f", w(p + "bf", 4 * H, scale=0.1)], [p + "fg"], domain=MS),
-                  N("MatMul", [p + "fg", w(p + "w2", 4 * H, H)], [p + "fo"]), N("Add", [p + "x1", p + "fo"], [p + "x2"])]
+                    [p + "m"], axis=-1, epsilon=1e-5)]
+        linear(p + "m", p + "w1", H, 4 * H, p + "f")
+        nodes.append(N("FastGelu", [p + "f", w(p + "bf", 4 * H, scale=0.1)], [p + "fg"], domain=MS))
+        linear(p + "fg", p + "w2", 4 * H, H, p + "fo")
+        nodes.append(N("Add", [p + "x1", p + "fo"], [p + "x2"]))
         x = p + "x2"
-        ins.append(h.make_tensor_value_info("past_%d" % i, T.FLOAT, [2, "batch", NH, "past", H // NH]))
-        outs.append(h.make_tensor_value_info("present_%d" % i, T.FLOAT, [2, "batch", NH, "total", H // NH]))
-    nodes += [N("LayerNormalization", [x, w("gf", H, scale=0.1, offset=1.0), w("bfin", H, scale=0.1)], ["xf"], axis=-1,
-                epsilon=1e-5),
-              N("MatMul", ["xf", w("lm", H, V, scale=2.0 / np.sqrt(H))], ["logits"])]
+    nodes.append(N("LayerNormalization", [x, w("gf", H, scale=0.1, offset=1.0), w("bfin", H, scale=0.1)], ["xf"],
+                   axis=-1, epsilon=1e-5))
+    linear("xf", "lm", H, V, "logits")
     g = h.make_graph(nodes, "decoder", ins, outs, inits)
     m = h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid(MS, 1)], producer_name="make_decoder.py")
     m.ir_version = 8

@@ -1,29 +1,38 @@
 #!/bin/sh
 # run.sh: examples/generate end to end (make generate): make_decoder.py's
-# decoder compiled by onnxcc for a run-time sequence and past, generate.c
-# built against it, greedy decoding of a fixed prompt by it and by ONNX
-# Runtime (generate_ort.js): the two must give the same ids. Prints both
-# lines and the tokens a second.
+# decoder in both its forms (f32 with com.microsoft Attention; 4-bit
+# MatMulNBits with MultiHeadAttention) compiled by onnxcc for a run-time
+# sequence and past, generate.c built against each, greedy decoding of a
+# fixed prompt by it and by ONNX Runtime (generate_ort.js): the ids must be
+# the same. Prints both lines and the tokens a second.
 #
 #   examples/generate/run.sh [DIR] [N]     (default build/generate, 48 tokens)
 set -eu
 cd "$(dirname "$0")/../.."
 D=${1:-build/generate} N=${2:-48}
 PROMPT="5 17 42 8 3 91 64 23"
-mkdir -p "$D/c"
-/usr/bin/python3 examples/generate/make_decoder.py "$D/decoder.onnx"
-./onnxcc "$D/decoder.onnx" -o "$D/c/decoder.c" --name decoder --cpu native --dim batch=1 --dim seq=1..64 \
-	--dim past=0..192 > "$D/compile.log" 2>&1 || { cat "$D/compile.log"; exit 1; }
-${CC:-cc} -O2 -std=c11 -D_POSIX_C_SOURCE=200809L $(./onnxcc --cpu native --print-cflags) -I"$D/c" -o "$D/generate" \
-	examples/generate/generate.c "$D/c/decoder.c" "$D/c/decoder_weights.c" -lm -lpthread
-"$D/generate" "$N" $PROMPT > "$D/onnxcc.txt" 2> "$D/onnxcc.log"
-node examples/generate/generate_ort.js "$D/decoder.onnx" "$N" $PROMPT > "$D/ort.txt" 2> "$D/ort.log"
-echo "generate: onnxcc:       $(cat "$D/onnxcc.txt")"
-echo "generate: ONNX Runtime: $(cat "$D/ort.txt")"
-cat "$D/onnxcc.log" "$D/ort.log"
-if cmp -s "$D/onnxcc.txt" "$D/ort.txt"; then
-	echo "generate: the same $N ids"
-else
-	echo "generate: FAIL: the ids differ"
-	exit 1
-fi
+fail=0
+for form in f32 nbits4; do
+	o=$D/$form
+	mkdir -p "$o/c"
+	case $form in
+	f32) /usr/bin/python3 examples/generate/make_decoder.py "$o/decoder.onnx"; cache=2x1x4x0x16 ;;
+	nbits4) /usr/bin/python3 examples/generate/make_decoder.py "$o/decoder.onnx" --nbits 4; cache=1x4x0x16 ;;
+	esac
+	./onnxcc "$o/decoder.onnx" -o "$o/c/decoder.c" --name decoder --cpu native --dim batch=1 --dim seq=1..64 \
+		--dim past=0..192 > "$o/compile.log" 2>&1 || { cat "$o/compile.log"; exit 1; }
+	${CC:-cc} -O2 -std=c11 -D_POSIX_C_SOURCE=200809L $(./onnxcc --cpu native --print-cflags) -I"$o/c" -o "$o/generate" \
+		examples/generate/generate.c "$o/c/decoder.c" "$o/c/decoder_weights.c" -lm -lpthread
+	"$o/generate" "$N" $PROMPT > "$o/onnxcc.txt" 2> "$o/onnxcc.log"
+	node examples/generate/generate_ort.js --cache $cache "$o/decoder.onnx" "$N" $PROMPT > "$o/ort.txt" 2> "$o/ort.log"
+	echo "generate $form: onnxcc:       $(cat "$o/onnxcc.txt")"
+	echo "generate $form: ONNX Runtime: $(cat "$o/ort.txt")"
+	cat "$o/onnxcc.log" "$o/ort.log"
+	if cmp -s "$o/onnxcc.txt" "$o/ort.txt"; then
+		echo "generate $form: the same $N ids"
+	else
+		echo "generate $form: FAIL: the ids differ"
+		fail=1
+	fi
+done
+exit $fail
