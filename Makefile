@@ -275,6 +275,13 @@ ml: all deps-models
 int8: all deps-models
 	tests/e2e/int8.sh
 
+# bench-llm: a decoder of about 100M parameters, f32 and 4-bit, greedy
+# decoding against ONNX Runtime's, one thread (bench/llm_bench.sh, a few
+# minutes): docs/benchmarks-llm.md
+.PHONY: bench-llm
+bench-llm: all deps-models
+	bench/llm_bench.sh --md docs/benchmarks-llm.md
+
 # examples/generate: greedy decoding with a compiled decoder and its KV
 # cache (prefill, then a token a step), and the same loop on ONNX Runtime:
 # the same ids (examples/generate/run.sh, a few seconds)

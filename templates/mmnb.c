@@ -1,71 +1,36 @@
 /* mmnb.c: com.microsoft MatMulNBits (codegen/c/emit_quant.c prints the
- * calls): y[n] = sum_k a[k] W[n][k] (+ bias[n]) of an f32 row a [K] and
- * weights W [N, K] kept in their 4- or 8-bit blocks (never dequantized
- * into memory): block b of column n is (q - z) s, q the block's values
- * (4-bit: byte j holds values 2j, low nibble, and 2j + 1), s =
- * sc[n nb + b], z its zero point (zf[n nb + b]; or zq, uint8 packed as q
- * is, zrow bytes a column; else 2^(bits-1)). Each block's sum of (q - z)
- * a, times s, into the column's sum: AVX-512 16 values a vector (the
- * nibbles unpacked in registers), else plain C. */
+ * calls): Y[m][n] = sum_k A[m][k] W[n][k] (+ bias[n]) of f32 rows A [M,
+ * K] and weights W [N, K] kept in their 4- or 8-bit blocks (never
+ * dequantized into memory): block b of column n is (q - z) s, q the
+ * block's values (4-bit: byte j holds values 2j, low nibble, and 2j + 1),
+ * s = sc[n nb + b], z its zero point (zf[n nb + b]; or zq, uint8 packed as
+ * q is, zrow bytes a column; else 2^(bits-1)).
+ * AVX-512: each whole block of a column dequantized once, in registers,
+ * for 16 rows of A at a time (the prefill's rows share it; a decode
+ * step's one row reads the weights once); plain C elsewhere, for a last
+ * partial block, and in the CUDA kernel's threads (ox_mmnb_col). */
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(OX_VF_PORTABLE) && defined(__AVX512F__) && defined(__AVX512BW__)
 #include <immintrin.h>
 #define OX_MMNB_AVX512 1
 #endif
 
-/* sum_k a[k] W[n][k] of one column n: bn its blocks, scn its scales, zqn
- * its packed zero points or zfn its f32 ones (or neither); the CUDA
- * kernel's thread too (codegen/cuda/cuda_quant.c) */
+/* block b's zero point */
+OX_STATIC inline OX_UNUSED float ox_mmnb_z(int bits, const uint8_t *zqn, const float *zfn, long b)
+{
+	return zfn ? zfn[b] : zqn ? (float)(bits == 4 ? zqn[b / 2] >> (b % 2 * 4) & 15 : zqn[b]) : (float)(1 << (bits - 1));
+}
+
+/* sum_k a[k] W[n][k] over column n's blocks [b0, nb): bn its blocks, scn
+ * its scales, zqn its packed zero points or zfn its f32 ones (or neither);
+ * the CUDA kernel's thread too (codegen/cuda/cuda_quant.c) */
 OX_STATIC OX_UNUSED float ox_mmnb_col(const float *a, long K, long bs, int bits, const uint8_t *bn, const float *scn,
-				      const uint8_t *zqn, const float *zfn)
+				      const uint8_t *zqn, const float *zfn, long b0)
 {
 	const long nb = (K + bs - 1) / bs, blob = bs * bits / 8;
 	float acc = 0.0f;
-	long b = 0;
-#if OX_MMNB_AVX512
-	/* whole blocks: 32 values (4-bit: 16 bytes; blocks of 16, 8 bytes) or
-	 * 16 (8-bit) a step */
-	__m512 vacc = _mm512_setzero_ps();
-	const __m512i lo15 = _mm512_set1_epi32(15);
-	const __m512i ilo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
-	const __m512i ihi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
-	for (; b < nb && (b + 1) * bs <= K; b++) {
+	for (long b = b0; b < nb; b++) {
 		const uint8_t *q = bn + b * blob;
-		const float z = zfn ? zfn[b] : zqn ? (float)(bits == 4 ? zqn[b / 2] >> (b % 2 * 4) & 15 : zqn[b])
-					  : (float)(1 << (bits - 1));
-		const __m512 vz = _mm512_set1_ps(z);
-		const float *ab = a + b * bs;
-		__m512 s;
-		if (bits == 4 && bs == 16) { /* (8 bytes: the lower half's lanes) */
-			const __m512i v = _mm512_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)q));
-			const __m512i lo = _mm512_and_si512(v, lo15), hi = _mm512_srli_epi32(v, 4);
-			const __m512 w0 = _mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_permutex2var_epi32(lo, ilo, hi)), vz);
-			s = _mm512_mul_ps(w0, _mm512_loadu_ps(ab));
-		} else if (bits == 4) {
-			s = _mm512_setzero_ps();
-			for (long j = 0; j < bs; j += 32) {
-				const __m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(q + j / 2)));
-				const __m512i lo = _mm512_and_si512(v, lo15), hi = _mm512_srli_epi32(v, 4);
-				/* values j..j+15 and j+16..j+31 in order: lo, hi interleaved */
-				const __m512 w0 = _mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_permutex2var_epi32(lo, ilo, hi)), vz);
-				const __m512 w1 = _mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_permutex2var_epi32(lo, ihi, hi)), vz);
-				s = _mm512_fmadd_ps(w0, _mm512_loadu_ps(ab + j), s);
-				s = _mm512_fmadd_ps(w1, _mm512_loadu_ps(ab + j + 16), s);
-			}
-		} else {
-			s = _mm512_setzero_ps();
-			for (long j = 0; j < bs; j += 16) {
-				const __m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(q + j)));
-				s = _mm512_fmadd_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(v), vz), _mm512_loadu_ps(ab + j), s);
-			}
-		}
-		vacc = _mm512_fmadd_ps(s, _mm512_set1_ps(scn[b]), vacc);
-	}
-	acc = _mm512_reduce_add_ps(vacc);
-#endif
-	for (; b < nb; b++) { /* (and a last partial block) */
-		const uint8_t *q = bn + b * blob;
-		const float z = zfn ? zfn[b] : zqn ? (float)(bits == 4 ? zqn[b / 2] >> (b % 2 * 4) & 15 : zqn[b])
-					  : (float)(1 << (bits - 1));
+		const float z = ox_mmnb_z(bits, zqn, zfn, b);
 		const long k0 = b * bs, kn = K - k0 < bs ? K - k0 : bs;
 		float s = 0.0f;
 		for (long i = 0; i < kn; i++) {
@@ -77,15 +42,83 @@ OX_STATIC OX_UNUSED float ox_mmnb_col(const float *a, long K, long bs, int bits,
 	return acc;
 }
 
-/* columns [n0, n1) of row a */
-OX_STATIC OX_UNUSED void ox_mmnb_row(const float *restrict a, long K, long bs, int bits, const uint8_t *restrict B,
-				     const float *restrict sc, const uint8_t *restrict zq, const float *restrict zf,
-				     const float *restrict bias, long n0, long n1, float *restrict y)
+#if OX_MMNB_AVX512
+/* out[r] = rows r < nr (nr <= 16, K apart) of a times column n's whole
+ * blocks [0, nbw): each block's (q - z) s made once in registers (16 or
+ * 32 values a step, the nibbles unpacked and put in order) for the rows;
+ * inlined where nr is a constant (1: a decode step; 16), the rows'
+ * sums in registers */
+static inline __attribute__((always_inline)) void ox_mmnb_tile(const float *a, long K, int nr, long bs, int bits, const uint8_t *bn, const float *scn,
+				const uint8_t *zqn, const float *zfn, long nbw, float *out)
+{
+	const long blob = bs * bits / 8;
+	const __m512i lo15 = _mm512_set1_epi32(15);
+	const __m512i ilo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+	const __m512i ihi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8);
+	__m512 acc[16];
+	for (int r = 0; r < nr; r++)
+		acc[r] = _mm512_setzero_ps();
+	for (long b = 0; b < nbw; b++) {
+		const uint8_t *q = bn + b * blob;
+		const __m512 vz = _mm512_set1_ps(ox_mmnb_z(bits, zqn, zfn, b)), vs = _mm512_set1_ps(scn[b]);
+		const float *ab = a + b * bs;
+		for (long j = 0; j < bs; j += bits == 4 ? 32 : 16) {
+			__m512 w0, w1 = _mm512_setzero_ps();
+			if (bits == 4) {
+				/* 16 bytes (a block of 16: 8, the upper lanes unused) */
+				const __m128i x = bs == 16 ? _mm_loadl_epi64((const __m128i *)q) : _mm_loadu_si128((const __m128i *)(q + j / 2));
+				const __m512i v = _mm512_cvtepu8_epi32(x);
+				const __m512i lo = _mm512_and_si512(v, lo15), hi = _mm512_srli_epi32(v, 4);
+				w0 = _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_permutex2var_epi32(lo, ilo, hi)), vz), vs);
+				if (bs > 16)
+					w1 = _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_permutex2var_epi32(lo, ihi, hi)), vz), vs);
+			} else {
+				const __m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(q + j)));
+				w0 = _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(v), vz), vs);
+			}
+			for (int r = 0; r < nr; r++) {
+				acc[r] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(ab + r * K + j), acc[r]);
+				if (bits == 4 && bs > 16)
+					acc[r] = _mm512_fmadd_ps(w1, _mm512_loadu_ps(ab + r * K + j + 16), acc[r]);
+			}
+		}
+	}
+	for (int r = 0; r < nr; r++)
+		out[r] = _mm512_reduce_add_ps(acc[r]);
+}
+#endif
+
+/* Y's rows [0, M) (N apart), columns [n0, n1), of A's rows (K apart) */
+OX_STATIC OX_UNUSED void ox_mmnb_rows(const float *restrict A, long M, long K, long N, long bs, int bits,
+				      const uint8_t *restrict B, const float *restrict sc, const uint8_t *restrict zq,
+				      const float *restrict zf, const float *restrict bias, long n0, long n1,
+				      float *restrict Y)
 {
 	const long nb = (K + bs - 1) / bs, blob = bs * bits / 8, zrow = (nb * bits + 7) / 8;
-	for (long n = n0; n < n1; n++) {
-		const float v = ox_mmnb_col(a, K, bs, bits, B + n * nb * blob, sc + n * nb, zq ? zq + n * zrow : NULL,
-					    zf ? zf + n * nb : NULL);
-		y[n] = bias ? v + bias[n] : v;
+	for (long m0 = 0; m0 < M; m0 += 16) {
+		const int nr = M - m0 < 16 ? (int)(M - m0) : 16;
+		for (long n = n0; n < n1; n++) {
+			const uint8_t *bn = B + n * nb * blob, *zqn = zq ? zq + n * zrow : NULL;
+			const float *scn = sc + n * nb, *zfn = zf ? zf + n * nb : NULL;
+			float v[16];
+			long b0 = 0;
+#if OX_MMNB_AVX512
+			b0 = K / bs; /* (the whole blocks here, a partial one below) */
+			if (nr == 1)
+				ox_mmnb_tile(A + m0 * K, K, 1, bs, bits, bn, scn, zqn, zfn, b0, v);
+			else if (nr == 16)
+				ox_mmnb_tile(A + m0 * K, K, 16, bs, bits, bn, scn, zqn, zfn, b0, v);
+			else
+				ox_mmnb_tile(A + m0 * K, K, nr, bs, bits, bn, scn, zqn, zfn, b0, v);
+#else
+			for (int r = 0; r < nr; r++)
+				v[r] = 0.0f;
+#endif
+			for (int r = 0; r < nr; r++) {
+				if (b0 < nb)
+					v[r] += ox_mmnb_col(A + (m0 + r) * K, K, bs, bits, bn, scn, zqn, zfn, b0);
+				Y[(m0 + r) * N + n] = bias ? v[r] + bias[n] : v[r];
+			}
+		}
 	}
 }

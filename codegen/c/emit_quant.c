@@ -943,8 +943,8 @@ static int emit_qint(ox_cg *cg, ox_graph *g, ox_node *n)
 	return ox_error(g, n, "not an integer kernel");
 }
 
-/* com.microsoft MatMulNBits (templates/mmnb.c): each row of A, the
- * columns in tasks */
+/* com.microsoft MatMulNBits (templates/mmnb.c): A's rows, the columns
+ * in tasks */
 static int emit_mmnb(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	int64_t K, N, bits, bs, nb;
@@ -962,11 +962,10 @@ static int emit_mmnb(ox_cg *cg, ox_graph *g, ox_node *n)
 		     !zp ? "default" : zp->dtype == OX_U8 ? "packed" : "f32", n->nin > 5 && n->in[5] >= 0 ? ", bias" : "");
 	const long T = N >= 64 * 16 ? 64 : (long)(N + 15) / 16;
 	ox_cg_tasks(cg, T);
-	ox_cg_printf(cg, "\tfor (long i = 0; i < %s; i++)\n", M);
-	ox_cg_printf(cg, "\t\tox_mmnb_row(in0 + i * %lld, %lld, %lld, %d, in1, in2, %s, %s, %s, t * %lld / %ld, (t + 1) * %lld / %ld, "
-		     "out0 + i * %lld);\n", (long long)K, (long long)K, (long long)bs, (int)bits,
-		     zp && zp->dtype == OX_U8 ? "(const uint8_t *)in3" : "NULL", zp && zp->dtype == OX_F32 ? "(const float *)in3" : "NULL",
-		     n->nin > 5 && n->in[5] >= 0 ? "in5" : "NULL", (long long)N, T, (long long)N, T, (long long)N);
+	ox_cg_printf(cg, "\tox_mmnb_rows(in0, %s, %lld, %lld, %lld, %d, in1, in2, %s, %s, %s, ", M, (long long)K, (long long)N,
+		     (long long)bs, (int)bits, zp && zp->dtype == OX_U8 ? "(const uint8_t *)in3" : "NULL",
+		     zp && zp->dtype == OX_F32 ? "(const float *)in3" : "NULL", n->nin > 5 && n->in[5] >= 0 ? "in5" : "NULL");
+	ox_cg_printf(cg, "t * %lld / %ld, (t + 1) * %lld / %ld, out0);\n", (long long)N, T, (long long)N, T);
 	return 0;
 }
 

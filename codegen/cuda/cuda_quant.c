@@ -272,7 +272,7 @@ static int emit_mmnb(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_snprintf(zq, sizeof zq, "(const uint8_t *)z + col * %lld$L", (long long)zrow);
 	else if (zp)
 		ox_cg_snprintf(zf, sizeof zf, "(const float *)z + col * %lld$L", (long long)nb);
-	ox_buf_printf(&body, "%s, %s);\n", zq, zf);
+	ox_buf_printf(&body, "%s, %s, 0);\n", zq, zf);
 	ox_buf_printf(&body, "\ty[i] = %s;\n", bias ? "v + bias[col]" : "v");
 	char kname[200];
 	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);

@@ -1,8 +1,9 @@
 /* test_mmnb.c: cmocka test of templates/mmnb.c (com.microsoft
- * MatMulNBits' column sums): the AVX-512 path (built by the pragma below,
- * skipped on a CPU without AVX-512) against the direct sum of (q - z) s a
- * in double, for 4- and 8-bit blocks of 16 to 128 values, packed, f32 and
- * default zero points, and a last partial block.
+ * MatMulNBits): ox_mmnb_rows, its AVX-512 tiles of up to 8 rows (built by
+ * the pragma below, skipped on a CPU without AVX-512) and its plain C
+ * column sums, against the direct sum of (q - z) s a in double, for 1 to
+ * 11 rows, 4- and 8-bit blocks of 16 to 128 values, packed, f32 and
+ * default zero points, a last partial block and a bias.
  */
 #pragma GCC target("avx512f,avx512bw,avx512vl")
 #include <stdarg.h>
@@ -53,22 +54,30 @@ static void test_mmnb(void **state)
 #endif
 	static const long bss[] = {16, 32, 64, 128};
 	for (int c = 0; c < 96; c++) {
-		const long bs = bss[c % 4], K = bs * (1 + c % 3) + (c % 5 == 0 ? bs / 2 : 0);
+		const long bs = bss[c % 4], K = bs * (1 + c % 3) + (c % 5 == 0 ? bs / 2 : 0), M = 1 + c % 11, N = 3;
 		const int bits = c % 2 ? 8 : 4, zk = c / 2 % 3; /* 0 none, 1 packed, 2 f32 */
-		const long nb = (K + bs - 1) / bs, blob = bs * bits / 8;
-		float *a = malloc(K * sizeof *a), *sc = malloc(nb * sizeof *sc), *zf = malloc(nb * sizeof *zf);
-		uint8_t *bn = malloc(nb * blob), *zq = malloc(nb);
-		for (long k = 0; k < K; k++)
+		const long nb = (K + bs - 1) / bs, blob = bs * bits / 8, zrow = (nb * bits + 7) / 8;
+		float *a = malloc(M * K * sizeof *a), *sc = malloc(N * nb * sizeof *sc), *zf = malloc(N * nb * sizeof *zf);
+		float *y = malloc(M * N * sizeof *y), bias[3] = {0.5f, -1.0f, 0.25f};
+		uint8_t *bq = malloc(N * nb * blob), *zq = malloc(N * zrow);
+		for (long k = 0; k < M * K; k++)
 			a[k] = (float)((int)(next() % 2001) - 1000) / 500.0f;
-		for (long i = 0; i < nb * blob; i++)
-			bn[i] = (uint8_t)next();
-		for (long b = 0; b < nb; b++)
-			sc[b] = (float)(next() % 1000 + 1) / 8000.0f, zf[b] = (float)(next() % 16), zq[b] = (uint8_t)next();
-		const float got = ox_mmnb_col(a, K, bs, bits, bn, sc, zk == 1 ? zq : NULL, zk == 2 ? zf : NULL);
-		const double want = ref(a, K, bs, bits, bn, sc, zk == 1 ? zq : NULL, zk == 2 ? zf : NULL);
-		if (fabs(got - want) > 1e-4 * (1 + fabs(want)))
-			fail_msg("K %ld block %ld bits %d zero points %d: %g, want %g", K, bs, bits, zk, got, want);
-		free(a), free(sc), free(zf), free(bn), free(zq);
+		for (long i = 0; i < N * nb * blob; i++)
+			bq[i] = (uint8_t)next();
+		for (long b = 0; b < N * nb; b++)
+			sc[b] = (float)(next() % 1000 + 1) / 8000.0f, zf[b] = (float)(next() % 16);
+		for (long b = 0; b < N * zrow; b++)
+			zq[b] = (uint8_t)next();
+		ox_mmnb_rows(a, M, K, N, bs, bits, bq, sc, zk == 1 ? zq : NULL, zk == 2 ? zf : NULL, c % 3 ? NULL : bias, 0, N, y);
+		for (long m = 0; m < M; m++)
+			for (long n = 0; n < N; n++) {
+				const double want = ref(a + m * K, K, bs, bits, bq + n * nb * blob, sc + n * nb, zk == 1 ? zq + n * zrow : NULL,
+							zk == 2 ? zf + n * nb : NULL) + (c % 3 ? 0 : bias[n]);
+				if (fabs(y[m * N + n] - want) > 1e-4 * (1 + fabs(want)))
+					fail_msg("M %ld K %ld block %ld bits %d zero points %d: row %ld column %ld %g, want %g", M, K, bs,
+						 bits, zk, m, n, y[m * N + n], want);
+			}
+		free(a), free(sc), free(zf), free(bq), free(zq), free(y);
 	}
 }
 
