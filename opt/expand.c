@@ -1431,6 +1431,8 @@ static int expand_flex(ox_graph *g, ox_id nid)
  *       position ids only, no packed batching, scale 1
  *   MultiHeadAttention, Attention: ai.onnx's Attention (expand_mha)
  *   EmbedLayerNormalization: Gathers, Add, LayerNormalization (expand_embed)
+ *   MatMulIntegerToFloat, DynamicQuantizeMatMul: [DynamicQuantizeLinear,]
+ *             MatMulInteger, Cast, Mul, Add (expand_mmitf)
  * The skip norms' epsilon defaults to 1e-12, the others' to 1e-5, as in
  * ONNX Runtime. */
 
@@ -1740,6 +1742,34 @@ static int expand_embed(ox_graph *g, ox_id nid, const ox_id *in, const ox_id *ou
 	return 0;
 }
 
+/* MatMulIntegerToFloat(A, B, a_scale, b_scale, a_zero_point?,
+ * b_zero_point?, bias?): Cast(MatMulInteger(A, B, zero points)) times
+ * a_scale b_scale, plus bias; DynamicQuantizeMatMul(A, B, b_scale,
+ * b_zero_point?, bias?): the same of DynamicQuantizeLinear(A) (the packed
+ * integer GEMM takes the product, the Cast folded into its store) */
+static int expand_mmitf(ox_graph *g, ox_id nid, const ox_id *in, const ox_id *out)
+{
+	ox_node *n = &g->nodes[nid];
+	const char *nm = n->name;
+	const int dyn = n->op == OX_OP_DynamicQuantizeMatMul;
+	ox_id a = in[0], as = dyn ? -1 : in[2], bs = dyn ? in[2] : in[3], az = dyn ? -1 : in[4], bz = dyn ? in[3] : in[5];
+	const ox_id bias = dyn ? in[4] : in[6];
+	if (dyn) {
+		ox_id q = ox_expand_add_node(g, OX_OP_DynamicQuantizeLinear, nm, 11, 1, &a, 3, NULL);
+		a = g->nodes[q].out[0], as = g->nodes[q].out[1], az = g->nodes[q].out[2];
+	}
+	ox_id min[4] = {a, in[1], az, bz};
+	const int nmin = bz >= 0 ? 4 : az >= 0 ? 3 : 2;
+	ox_id p = ox_expand_out(g, ox_expand_add_node(g, OX_OP_MatMulInteger, nm, 10, nmin, min, 1, NULL));
+	ox_id c = contrib_node(g, OX_OP_Cast, nm, 13, p, -1, -1);
+	ox_expand_attr_int(g, c, "to", OX_F32);
+	ox_id scale = ox_expand_out(g, contrib_node(g, OX_OP_Mul, nm, 14, as, bs, -1));
+	ox_id y = ox_expand_out(g, contrib_node(g, OX_OP_Mul, nm, 14, ox_expand_out(g, c), scale, bias >= 0 ? -1 : out[0]));
+	if (bias >= 0)
+		contrib_node(g, OX_OP_Add, nm, 14, y, bias, out[0]);
+	return 0;
+}
+
 static int expand_contrib(ox_graph *g, ox_id nid)
 {
 	ox_node *n = &g->nodes[nid];
@@ -1802,6 +1832,9 @@ static int expand_contrib(ox_graph *g, ox_id nid)
 		return expand_mha(g, nid, in, n->nin < 10 ? n->nin : 10, out);
 	case OX_OP_EmbedLayerNormalization:
 		return expand_embed(g, nid, in, out);
+	case OX_OP_MatMulIntegerToFloat:
+	case OX_OP_DynamicQuantizeMatMul:
+		return expand_mmitf(g, nid, in, out);
 	case OX_OP_SkipLayerNormalization:
 	case OX_OP_SkipSimplifiedLayerNormalization:
 	case OX_OP_SimplifiedLayerNormalization: {
@@ -1874,6 +1907,8 @@ static int expand_node(ox_graph *g, ox_id nid)
 	case OX_OP_MultiHeadAttention:
 	case OX_OP_MsAttention:
 	case OX_OP_EmbedLayerNormalization:
+	case OX_OP_MatMulIntegerToFloat:
+	case OX_OP_DynamicQuantizeMatMul:
 		return expand_contrib(g, nid);
 	case OX_OP_Gradient:
 		return ox_expand_gradient(g, nid);

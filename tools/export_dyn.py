@@ -88,6 +88,11 @@ The models (each the case a user meets; docs/dynamic.md):
                     with packed zero points and a bias, 4-bit with f32 zero
                     points and a partial last block, 8-bit, 4-bit
                     symmetric; dynamic 'batch' and 'seq'
+  contrib_dynq      quantize_dynamic's fused forms (onnx.helper):
+                    com.microsoft DynamicQuantizeMatMul (int8 weights, a
+                    bias), then MatMulIntegerToFloat of a
+                    DynamicQuantizeLinear (uint8 weights, per-column
+                    scales and zero points); dynamic 'batch' and 'seq'
   contrib_bert      a BERT layer as ONNX Runtime's transformer optimizer
                     fuses it (onnx.helper): com.microsoft
                     EmbedLayerNormalization (token, position and segment
@@ -556,6 +561,28 @@ def nbits_weights(r, N, K, bits, bs, zp):
     return q, sc.astype(np.float32).reshape(-1), zt
 
 
+def contrib_dynq(path):
+    """the contrib_dynq model (above), written with onnx.helper"""
+    from onnx import helper as h, numpy_helper as nh, TensorProto as T
+    r = np.random.RandomState(SEED)
+    N, MS = h.make_node, "com.microsoft"
+    w1 = r.randint(-127, 128, (32, 48)).astype(np.int8)
+    w2 = r.randint(0, 256, (48, 16)).astype(np.uint8)
+    inits = [nh.from_array(w1, "w1"), nh.from_array(np.float32(0.004), "s1"),
+             nh.from_array((r.standard_normal(48) * 0.1).astype(np.float32), "b1"),
+             nh.from_array(w2, "w2"), nh.from_array((np.abs(r.standard_normal(16)) * 0.003 + 0.001).astype(np.float32), "s2"),
+             nh.from_array(r.randint(100, 156, 16).astype(np.uint8), "z2")]
+    nodes = [N("DynamicQuantizeMatMul", ["x", "w1", "s1", "", "b1"], ["h"], domain=MS),
+             N("DynamicQuantizeLinear", ["h"], ["hq", "hs", "hz"]),
+             N("MatMulIntegerToFloat", ["hq", "w2", "hs", "s2", "hz", "z2"], ["y"], domain=MS)]
+    vi = h.make_tensor_value_info
+    g = h.make_graph(nodes, "contrib_dynq", [vi("x", T.FLOAT, ["batch", "seq", 32])], [vi("y", T.FLOAT, ["batch", "seq", 16])],
+                     inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid(MS, 1)], producer_name="export_dyn.py")
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
 def contrib_nbits(path):
     """the contrib_nbits model (above), written with onnx.helper"""
     from onnx import helper as h, numpy_helper as nh, TensorProto as T
@@ -680,6 +707,8 @@ def export(name, outdir):
         contrib_gpt2(path)
     elif name == "contrib_nbits":
         contrib_nbits(path)
+    elif name == "contrib_dynq":
+        contrib_dynq(path)
     else:
         raise SystemExit("export_dyn: unknown model " + name)
     mo = onnx.load(path)
@@ -691,7 +720,7 @@ def export(name, outdir):
 
 MODELS = ["cnn_dynbatch", "transformer_dynseq", "detector_dynimg", "loop_trips", "if_shapes", "bert_dynseq",
           "encoder_dynmask", "vit_dynbatch", "gpt_dynseq", "unet_dynimg", "wav_dynlen", "rnn_dynseq",
-          "decoder_dynseq", "llama_dynseq", "mobile_dynbatch", "ocr_dynwidth", "contrib_dynseq", "contrib_mha", "contrib_bert", "contrib_gpt2", "contrib_nbits"]
+          "decoder_dynseq", "llama_dynseq", "mobile_dynbatch", "ocr_dynwidth", "contrib_dynseq", "contrib_mha", "contrib_bert", "contrib_gpt2", "contrib_nbits", "contrib_dynq"]
 
 
 def inputs(model, outdir, spec, seed):
