@@ -1433,6 +1433,7 @@ static int expand_flex(ox_graph *g, ox_id nid)
  *   EmbedLayerNormalization: Gathers, Add, LayerNormalization (expand_embed)
  *   MatMulIntegerToFloat, DynamicQuantizeMatMul: [DynamicQuantizeLinear,]
  *             MatMulInteger, Cast, Mul, Add (expand_mmitf)
+ *   GroupQueryAttention: RotaryEmbedding, Concat, Attention (expand_gqa)
  * The skip norms' epsilon defaults to 1e-12, the others' to 1e-5, as in
  * ONNX Runtime. */
 
@@ -1770,15 +1771,155 @@ static int expand_mmitf(ox_graph *g, ox_id nid, const ox_id *in, const ox_id *ou
 	return 0;
 }
 
+/* a scalar constant of dtype dt */
+static ox_id scalar(ox_graph *g, int dt, double v)
+{
+	ox_shape s0 = {0, {0}};
+	ox_tensor *t = ox_ir_new_tensor(g, dt, &s0);
+	ox_tensor_set_f64(t, 0, v);
+	return ox_ir_add_const(g, ox_expand_name(g, "c"), t);
+}
+
+/* x [batch, seq, heads x head] as [batch, heads, seq, head] */
+static ox_id heads4(ox_graph *g, const char *nm, ox_id x, int64_t heads)
+{
+	const int64_t split[4] = {0, 0, heads, -1}, perm[4] = {0, 2, 1, 3};
+	ox_id r = ox_expand_out(g, contrib_node(g, OX_OP_Reshape, nm, 14, x, ox_expand_const_i64(g, "shape", split, 4, 0), -1));
+	ox_id tr = contrib_node(g, OX_OP_Transpose, nm, 13, r, -1, -1);
+	ox_expand_attr_ints(g, tr, "perm", perm, 4);
+	return ox_expand_out(g, tr);
+}
+
+/* GroupQueryAttention(query, key?, value?, past_key?, past_value?,
+ * seqlens_k, total_sequence_length, cos_cache?, sin_cache?, position_ids?,
+ * attention_bias?; num_heads, kv_num_heads, scale, do_rotary,
+ * rotary_interleaved), as ONNX Runtime GenAI's models use it with past and
+ * present apart (not one shared buffer). Batch b's past is its first
+ * past_b = max(seqlens_k[b] + 1 - S, 0) rows of past_key / past_value
+ * (right-padded batches: fewer than the past's rows). Q, K, V (or the
+ * packed QKV split), rotated at positions past_b + i (or position_ids)
+ * where do_rotary, split into heads; each present the past's first past_b
+ * rows, then the new K, V (a GatherElements of their Concat), then zeros,
+ * as ONNX Runtime writes it;
+ * Attention of those with an additive mask: query i sees keys j <= past_b
+ * + i and j <= seqlens_k[b]. local_window_size, softcap, smooth_softmax and head_sink are
+ * refused. */
+static int expand_gqa(ox_graph *g, ox_id nid, const ox_id *in, const ox_id *out)
+{
+	ox_node *n = &g->nodes[nid];
+	const char *nm = n->name;
+	const int64_t hq = ox_attr_int(n, "num_heads", 0), hkv = ox_attr_int(n, "kv_num_heads", 0);
+	const int rotary = ox_attr_int(n, "do_rotary", 0) != 0, il = ox_attr_int(n, "rotary_interleaved", 0) != 0;
+	const ox_attr *sa = ox_attr_get(n, "scale");
+	if (hq <= 0 || hkv <= 0 || hq % hkv)
+		return ox_error(g, n, "num_heads must be a positive multiple of kv_num_heads");
+	if (ox_attr_int(n, "local_window_size", -1) != -1 || ox_attr_float(n, "softcap", 0) != 0 ||
+	    ox_attr_int(n, "smooth_softmax", 0) || in[11] >= 0)
+		return ox_error(g, n, "local_window_size, softcap, smooth_softmax and head_sink are not supported");
+	if (in[5] < 0 || (in[3] >= 0) != (in[4] >= 0) || (out[1] >= 0) != (out[2] >= 0) || (in[3] >= 0 && out[1] < 0))
+		return ox_error(g, n, "seqlens_k is required; past_key, past_value, present_key and present_value together "
+				      "(or the presents alone)");
+	if (rotary && (in[7] < 0 || in[8] < 0))
+		return ox_error(g, n, "do_rotary needs cos_cache and sin_cache");
+	const ox_value *q = &g->vals[in[0]];
+	const int dt = q->dtype;
+	if (q->shape.rank != 3 || (in[1] >= 0 && g->vals[in[1]].shape.rank != 3) || ox_dim_is_rt(g, q->shape.d[2]))
+		return ox_error(g, n, "query (and key, value) must be 3-D, their hidden size known at compile time");
+	ox_id qkv[3] = {in[0], in[1], in[2]};
+	if (in[1] < 0) { /* packed [batch, seq, (num_heads + 2 kv_num_heads) head] */
+		const int64_t d = q->shape.d[2] / (hq + 2 * hkv);
+		if (d * (hq + 2 * hkv) != q->shape.d[2])
+			return ox_error(g, n, "a packed QKV's hidden size is not a multiple of num_heads + 2 kv_num_heads");
+		qkv[0] = last_slice(g, nm, in[0], 0, hq * d);
+		qkv[1] = last_slice(g, nm, in[0], hq * d, hkv * d);
+		qkv[2] = last_slice(g, nm, in[0], (hq + hkv) * d, hkv * d);
+	}
+	/* past_b, int64 [batch, 1] */
+	const int64_t ax1 = 1, ax13[2] = {1, 3};
+	ox_id sq = dim_of(g, nm, in[0], 1);
+	ox_id c64 = contrib_node(g, OX_OP_Cast, nm, 13, in[5], -1, -1);
+	ox_expand_attr_int(g, c64, "to", OX_I64);
+	ox_id pastb = ox_expand_out(g, contrib_node(g, OX_OP_Add, nm, 14, ox_expand_out(g, c64), scalar(g, OX_I64, 1), -1));
+	pastb = ox_expand_out(g, contrib_node(g, OX_OP_Sub, nm, 14, pastb, sq, -1));
+	pastb = ox_expand_out(g, contrib_node(g, OX_OP_Max, nm, 13, pastb, scalar(g, OX_I64, 0), -1));
+	pastb = ox_expand_out(g, contrib_node(g, OX_OP_Unsqueeze, nm, 13, pastb, ox_expand_const_i64(g, "axes", &ax1, 1, 0), -1));
+	ox_id rows = iota(g, nm, sq);							/* [S] */
+	ox_id last = ox_expand_out(g, contrib_node(g, OX_OP_Add, nm, 14, pastb, rows, -1));	/* past_b + i, [B, S] */
+	if (rotary) {
+		const ox_id pos = in[9] >= 0 ? in[9] : last;
+		for (int t = 0; t < 2; t++) {
+			ox_id rin[4] = {qkv[t], in[7], in[8], pos};
+			ox_id re = ox_expand_add_node(g, OX_OP_RotaryEmbedding, nm, 23, 4, rin, 1, NULL);
+			ox_expand_attr_int(g, re, "interleaved", il);
+			ox_expand_attr_int(g, re, "num_heads", t ? hkv : hq);
+			qkv[t] = ox_expand_out(g, re);
+		}
+	}
+	ox_id h4[3] = {heads4(g, nm, qkv[0], hq), heads4(g, nm, qkv[1], hkv), heads4(g, nm, qkv[2], hkv)};
+	for (int t = 1; t <= 2; t++) {
+		if (in[3] < 0) {
+			if (out[t] >= 0)
+				h4[t] = ox_expand_out(g, contrib_node(g, OX_OP_Identity, nm, 16, h4[t], -1, out[t]));
+			continue;
+		}
+		ox_id cin[2] = {in[2 + t], h4[t]};
+		ox_id c = ox_expand_add_node(g, OX_OP_Concat, nm, 13, 2, cin, 1, NULL);
+		ox_expand_attr_int(g, c, "axis", 2);
+		const ox_id cat = ox_expand_out(g, c);
+		/* row j of batch b: j < past_b ? j : j + P - past_b, at most T - 1 */
+		ox_id tot = dim_of(g, nm, cat, 2), P = ox_expand_out(g, contrib_node(g, OX_OP_Sub, nm, 14, tot, sq, -1));
+		ox_id j = iota(g, nm, tot);
+		ox_id inp = ox_expand_out(g, contrib_node(g, OX_OP_Less, nm, 13, j, pastb, -1));		/* [B, T] */
+		ox_id sh = ox_expand_out(g, contrib_node(g, OX_OP_Sub, nm, 14, P, pastb, -1));
+		ox_id jn = ox_expand_out(g, contrib_node(g, OX_OP_Add, nm, 14, j, sh, -1));
+		ox_id win[3] = {inp, j, jn};
+		ox_id idx = ox_expand_out(g, ox_expand_add_node(g, OX_OP_Where, nm, 16, 3, win, 1, NULL));
+		ox_id tm1 = ox_expand_out(g, contrib_node(g, OX_OP_Sub, nm, 14, tot, scalar(g, OX_I64, 1), -1));
+		idx = ox_expand_out(g, contrib_node(g, OX_OP_Min, nm, 13, idx, tm1, -1));
+		idx = ox_expand_out(g, contrib_node(g, OX_OP_Unsqueeze, nm, 13, idx, ox_expand_const_i64(g, "axes", ax13, 2, 0), -1));
+		idx = ox_expand_out(g, contrib_node(g, OX_OP_Expand, nm, 13, idx,
+						   ox_expand_out(g, contrib_node(g, OX_OP_Shape, nm, 15, cat, -1, -1)), -1));
+		ox_id ge = contrib_node(g, OX_OP_GatherElements, nm, 13, cat, idx, -1);
+		ox_expand_attr_int(g, ge, "axis", 2);
+		/* rows past the batch's total (past_b + S) zero, as ONNX Runtime
+		 * writes them */
+		ox_id totb = ox_expand_out(g, contrib_node(g, OX_OP_Add, nm, 14, pastb, sq, -1));
+		ox_id in_b = ox_expand_out(g, contrib_node(g, OX_OP_Less, nm, 13, j, totb, -1));	/* [B, T] */
+		in_b = ox_expand_out(g, contrib_node(g, OX_OP_Unsqueeze, nm, 13, in_b, ox_expand_const_i64(g, "axes", ax13, 2, 0), -1));
+		ox_id zin[3] = {in_b, ox_expand_out(g, ge), scalar(g, dt, 0)}, zo[1] = {out[t]};
+		h4[t] = ox_expand_out(g, ox_expand_add_node(g, OX_OP_Where, nm, 16, 3, zin, 1, zo));
+	}
+	/* the mask [batch, 1, S, T]: key j > past_b + i masked */
+	ox_id cols = iota(g, nm, dim_of(g, nm, h4[1], 2));
+	const int64_t ax2 = 2;
+	ox_id lim = ox_expand_out(g, contrib_node(g, OX_OP_Unsqueeze, nm, 13, last, ox_expand_const_i64(g, "axes", &ax2, 1, 0), -1));
+	ox_id bad = ox_expand_out(g, contrib_node(g, OX_OP_Greater, nm, 13, cols, lim, -1));		/* [B, S, T] */
+	/* nor past the batch's total (a padded prompt's rows): j > seqlens_k */
+	const int64_t ax12[2] = {1, 2};
+	ox_id sl = ox_expand_out(g, contrib_node(g, OX_OP_Unsqueeze, nm, 13, ox_expand_out(g, c64), ox_expand_const_i64(g, "axes", ax12, 2, 0), -1));
+	bad = ox_expand_out(g, contrib_node(g, OX_OP_Or, nm, 7, bad,
+					    ox_expand_out(g, contrib_node(g, OX_OP_Greater, nm, 13, cols, sl, -1)), -1));
+	ox_id mask = fill_where(g, nm, dt, bad, -3.4028234663852886e38f, &ax1, 1, in[10]);
+	ox_id ain[4] = {h4[0], h4[1], h4[2], mask};
+	ox_id at = ox_expand_add_node(g, OX_OP_Attention, nm, 23, 4, ain, 1, NULL);
+	if (sa)
+		attr_float(g, at, "scale", sa->f);
+	const int64_t perm[4] = {0, 2, 1, 3}, merge[3] = {0, 0, -1};
+	ox_id tr = contrib_node(g, OX_OP_Transpose, nm, 13, ox_expand_out(g, at), -1, -1);
+	ox_expand_attr_ints(g, tr, "perm", perm, 4);
+	contrib_node(g, OX_OP_Reshape, nm, 14, ox_expand_out(g, tr), ox_expand_const_i64(g, "shape", merge, 3, 0), out[0]);
+	return 0;
+}
+
 static int expand_contrib(ox_graph *g, ox_id nid)
 {
 	ox_node *n = &g->nodes[nid];
 	const int op = n->op;
 	const char *nm = n->name;
-	ox_id in[10], out[4] = {-1, -1, -1, -1};
-	for (int k = 0; k < 10; k++)
+	ox_id in[12], out[4] = {-1, -1, -1, -1};
+	for (int k = 0; k < 12; k++)
 		in[k] = -1;
-	for (int k = 0; k < n->nin && k < 10; k++)
+	for (int k = 0; k < n->nin && k < 12; k++)
 		in[k] = n->in[k];
 	for (int k = 0; k < n->nout && k < 4; k++)
 		out[k] = n->out[k];
@@ -1835,6 +1976,8 @@ static int expand_contrib(ox_graph *g, ox_id nid)
 	case OX_OP_MatMulIntegerToFloat:
 	case OX_OP_DynamicQuantizeMatMul:
 		return expand_mmitf(g, nid, in, out);
+	case OX_OP_GroupQueryAttention:
+		return expand_gqa(g, nid, in, out);
 	case OX_OP_SkipLayerNormalization:
 	case OX_OP_SkipSimplifiedLayerNormalization:
 	case OX_OP_SimplifiedLayerNormalization: {
@@ -1909,6 +2052,7 @@ static int expand_node(ox_graph *g, ox_id nid)
 	case OX_OP_EmbedLayerNormalization:
 	case OX_OP_MatMulIntegerToFloat:
 	case OX_OP_DynamicQuantizeMatMul:
+	case OX_OP_GroupQueryAttention:
 		return expand_contrib(g, nid);
 	case OX_OP_Gradient:
 		return ox_expand_gradient(g, nid);

@@ -93,6 +93,12 @@ The models (each the case a user meets; docs/dynamic.md):
                     bias), then MatMulIntegerToFloat of a
                     DynamicQuantizeLinear (uint8 weights, per-column
                     scales and zero points); dynamic 'batch' and 'seq'
+  contrib_gqa       GroupQueryAttention as ONNX Runtime GenAI's models use it
+                    (onnx.helper): packed QKV, 4 query heads on 2 KV heads,
+                    rotary inside, past and present apart, seqlens_k (the
+                    batch's first row its whole past, the others shorter:
+                    right padding) and total_sequence_length read from the
+                    shapes (--inputs); dynamic 'batch', 'seq', 'past'
   contrib_bert      a BERT layer as ONNX Runtime's transformer optimizer
                     fuses it (onnx.helper): com.microsoft
                     EmbedLayerNormalization (token, position and segment
@@ -583,6 +589,32 @@ def contrib_dynq(path):
     onnx.save(m, path)
 
 
+def contrib_gqa(path):
+    """the contrib_gqa model (above), written with onnx.helper"""
+    from onnx import helper as h, numpy_helper as nh, TensorProto as T
+    r = np.random.RandomState(SEED)
+    N, MS = h.make_node, "com.microsoft"
+    ang = np.arange(256)[:, None] / (10000.0 ** (np.arange(8)[None, :] / 8.0))
+    inits = [nh.from_array((r.standard_normal((64, 128)) * 0.15).astype(np.float32), "wqkv"),
+             nh.from_array((r.standard_normal((64, 64)) * 0.15).astype(np.float32), "wo"),
+             nh.from_array(np.cos(ang).astype(np.float32), "cos"), nh.from_array(np.sin(ang).astype(np.float32), "sin")]
+    nodes = [N("MatMul", ["x", "wqkv"], ["qkv"]),
+             N("GroupQueryAttention", ["qkv", "", "", "past_key", "past_value", "seqlens_k", "total_sequence_length", "cos",
+                                       "sin"], ["a", "present_key", "present_value"], domain=MS, num_heads=4, kv_num_heads=2,
+               do_rotary=1),
+             N("MatMul", ["a", "wo"], ["y"])]
+    vi = h.make_tensor_value_info
+    g = h.make_graph(nodes, "contrib_gqa", [vi("x", T.FLOAT, ["batch", "seq", 64]),
+                                            vi("past_key", T.FLOAT, ["batch", 2, "past", 16]),
+                                            vi("past_value", T.FLOAT, ["batch", 2, "past", 16]),
+                                            vi("seqlens_k", T.INT32, ["batch"]), vi("total_sequence_length", T.INT32, [])],
+                     [vi("y", T.FLOAT, ["batch", "seq", 64]), vi("present_key", T.FLOAT, ["batch", 2, "total", 16]),
+                      vi("present_value", T.FLOAT, ["batch", 2, "total", 16])], inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid(MS, 1)], producer_name="export_dyn.py")
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
 def contrib_nbits(path):
     """the contrib_nbits model (above), written with onnx.helper"""
     from onnx import helper as h, numpy_helper as nh, TensorProto as T
@@ -709,6 +741,8 @@ def export(name, outdir):
         contrib_nbits(path)
     elif name == "contrib_dynq":
         contrib_dynq(path)
+    elif name == "contrib_gqa":
+        contrib_gqa(path)
     else:
         raise SystemExit("export_dyn: unknown model " + name)
     mo = onnx.load(path)
@@ -720,7 +754,7 @@ def export(name, outdir):
 
 MODELS = ["cnn_dynbatch", "transformer_dynseq", "detector_dynimg", "loop_trips", "if_shapes", "bert_dynseq",
           "encoder_dynmask", "vit_dynbatch", "gpt_dynseq", "unet_dynimg", "wav_dynlen", "rnn_dynseq",
-          "decoder_dynseq", "llama_dynseq", "mobile_dynbatch", "ocr_dynwidth", "contrib_dynseq", "contrib_mha", "contrib_bert", "contrib_gpt2", "contrib_nbits", "contrib_dynq"]
+          "decoder_dynseq", "llama_dynseq", "mobile_dynbatch", "ocr_dynwidth", "contrib_dynseq", "contrib_mha", "contrib_bert", "contrib_gpt2", "contrib_nbits", "contrib_dynq", "contrib_gqa"]
 
 
 def inputs(model, outdir, spec, seed):
@@ -734,8 +768,21 @@ def inputs(model, outdir, spec, seed):
     rs = np.random.RandomState(int(seed))
     os.makedirs(outdir, exist_ok=True)
     types = {1: np.float32, 7: np.int64, 9: np.bool_, 6: np.int32}
+    names = [i.name for i in ins]
     for k, (i, p) in enumerate(zip(ins, parts)):
         dt = types[i.type.tensor_type.elem_type]
+        if i.name in ("seqlens_k", "total_sequence_length") and "past_key" in names:
+            # GroupQueryAttention's lengths, from the shapes: the total
+            # past + seq; seqlens_k the total - 1 less a padding of up to
+            # the past (a prompt: up to seq - 1), none in the first row
+            S = int(parts[0].split("x")[1])
+            P = int(parts[names.index("past_key")].split("x")[2])
+            b = int(parts[0].split("x")[0])
+            pad = [0] + [rs.randint(0, (P if P else S - 1) + 1) for _ in range(b - 1)]
+            a = (np.array(P + S, dt) if i.name == "total_sequence_length"
+                 else np.array([P + S - 1 - x for x in pad], dt))
+            np.save(os.path.join(outdir, "input_%d.npy" % k), a)
+            continue
         if p.startswith("="):
             a = np.array(int(p[1:]), dtype=dt)
         else:
