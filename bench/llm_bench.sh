@@ -1,7 +1,8 @@
 #!/bin/sh
 # llm_bench.sh: a decoder of about 100M parameters (examples/generate's
 # make_decoder.py: 12 layers, hidden 768, 12 heads, vocabulary 8192) in f32
-# and 4-bit (MatMulNBits), greedy decoding with examples/generate/generate.c
+# (GPT-2's fused form) and 4-bit (the GenAI builder's Llama form:
+# MatMulNBits, GroupQueryAttention with 6 KV heads), greedy decoding with examples/generate/generate.c
 # against the same loop on ONNX Runtime (generate_ort.js), one thread each,
 # interleaved rounds: the prefill of 128 tokens and the decode steps after
 # it (tokens a second), the decode's bytes a second (the weights each step
@@ -34,17 +35,16 @@ for form in f32 nbits4; do
 	mkdir -p "$o/c"
 	if [ ! -f "$o/decoder.onnx" ]; then
 		$PY examples/generate/make_decoder.py "$o/decoder.onnx" --layers 12 --hidden 768 --heads 12 --vocab 8192 \
-			--positions 512 $([ $form = nbits4 ] && echo --nbits 4)
+			--positions 512 $([ $form = nbits4 ] && echo --llama --nbits 4)
 	fi
 	# the bytes a decode step reads: every initializer but the embedding tables
 	$PY -c "
 import onnx, sys
 m = onnx.load(sys.argv[1])
 n = sum(len(t.raw_data) for t in m.graph.initializer if t.name not in ('wte', 'wpe'))
-p = sum(max(1, len(t.raw_data)) * (2 if t.data_type == 2 else 0.25) for t in m.graph.initializer if t.name.endswith('_q'))
 print(n, sum(len(t.raw_data) for t in m.graph.initializer))" "$o/decoder.onnx" > "$o/bytes.txt"
 	./onnxcc "$o/decoder.onnx" -o "$o/c/decoder.c" --name decoder --cpu native --dim batch=1 --dim seq=1..128 \
-		--dim past=0..255 --report > "$o/compile.log" 2>&1 || { cat "$o/compile.log"; exit 1; }
+		--dim past=0..255 --dim total=1..384 --report > "$o/compile.log" 2>&1 || { cat "$o/compile.log"; exit 1; }
 	${CC:-cc} -O2 -std=c11 -D_POSIX_C_SOURCE=200809L $CF -I"$o/c" -o "$o/generate" examples/generate/generate.c \
 		"$o/c/decoder.c" "$o/c/decoder_weights.c" -lm -lpthread
 done
@@ -52,7 +52,7 @@ done
 for r in $(seq 1 "$R"); do
 	for form in f32 nbits4; do
 		o=$D/$form
-		cache=$([ $form = f32 ] && echo 2x1x12x0x64 || echo 1x12x0x64)
+		cache=$([ $form = f32 ] && echo 2x1x12x0x64 || echo 1x6x0x64)
 		"$o/generate" "$N" $PROMPT > "$o/onnxcc.txt" 2> "$o/onnxcc.log"
 		node examples/generate/generate_ort.js --cache $cache "$o/decoder.onnx" "$N" $PROMPT > "$o/ort.txt" 2> "$o/ort.log"
 		same=$(cmp -s "$o/onnxcc.txt" "$o/ort.txt" && echo same || echo differ)
@@ -74,16 +74,16 @@ for form in ("f32", "nbits4"):
     read, total = (int(x) for x in open("%s/%s/bytes.txt" % (d, form)).read().split())
     if form == "f32":
         f32_total = total
-    # the cache a step reads, on average: 2 x layers x past x hidden x 4 bytes
+    # the cache a step reads, on average: 2 x layers x past x KV width x 4 bytes
     past = 128 + steps / 2
-    cache = 2 * 12 * past * 768 * 4
+    cache = 2 * 12 * past * (768 if form == "f32" else 384) * 4
     tok_o, tok_r = dec_o / steps, dec_r / steps
     gbs = (read + cache) / (tok_o / 1e3) / 1e9
     log = open("%s/%s/compile.log" % (d, form)).read()
     arena = int(re.search(r"arena\s+(\d+) bytes", log).group(1))
     same = all(r[5] == "same" for r in rs)
     out.append("| %s | %.1f | %.2f | %.2f | %.2f | %.2f | %.1f (%.0f%%) | %.0f | %.0f | %.2f | %.1f (%.2fx) | %.1f | %s |" % (
-        "f32 (com.microsoft Attention)" if form == "f32" else "4-bit (MatMulNBits, MultiHeadAttention)",
+        "f32, GPT-2 form (Attention)" if form == "f32" else "4-bit, Llama form (MatMulNBits, GroupQueryAttention)",
         read / 1e6, tok_o, tok_r, tok_o / tok_r, 1e3 / tok_o, gbs, 100 * gbs / bw, pre_o, pre_r, pre_o / pre_r,
         total / 1e6, total / f32_total, arena / 1e6, "yes" if same else "NO"))
 hdr = ["| model | MB read a step | onnxcc ms/token | ORT ms/token | ratio (goal <= 1.0) | onnxcc tokens/s | onnxcc GB/s (share of %.1f) | onnxcc prefill 128 ms | ORT prefill ms | ratio | weights MB (x f32) | arena MB | same ids |" % bw,
@@ -99,17 +99,19 @@ Written by `make bench-llm` (bench/llm_bench.sh) on %s, commit %s, on
 this machine (%s, %d cores), `--cpu native`, one thread. Do not edit by
 hand: rerun it.
 
-- The model: `examples/generate/make_decoder.py --layers 12 --hidden 768
-  --heads 12 --vocab 8192` (about 98M parameters, seeded random weights),
-  f32 in ONNX Runtime's fused GPT-2 form and 4-bit in its GenAI builder's
-  (MatMulNBits, blocks of 32 with zero points, the LM head too).
+- The models: `examples/generate/make_decoder.py --layers 12 --hidden 768
+  --heads 12 --vocab 8192` (seeded random weights): f32 in ONNX Runtime's
+  fused GPT-2 form (about 98M parameters), and `--llama --nbits 4`, the
+  GenAI builder's Llama form (about 118M: SwiGLU, GroupQueryAttention
+  with 6 KV heads, MatMulNBits blocks of 32 with zero points, the LM head
+  too).
 - Each run: `examples/generate/generate.c` (onnxcc) and
   `generate_ort.js` (ONNX Runtime, npm, one intra-op thread): a prompt of
   128 tokens (prefill), then %d steps of one token; %d interleaved rounds,
   medians. "same ids": the two greedy decodings agree in every round.
 - MB read a step: the weights a decode step reads (the embedding tables
   one row); GB/s: those bytes plus the KV cache's (2 x 12 layers x the
-  past x 768 floats), over onnxcc's time a token, against the machine's
+  past x 768 floats, 384 with 6 KV heads), over onnxcc's time a token, against the machine's
   read bandwidth (`bench/copybw.c`, one thread: %.1f GB/s).
 - Goals (issue 43): time a token and the prefill at most 1.0x ONNX
   Runtime's (aim 0.8x); at least 60%% of the read bandwidth.

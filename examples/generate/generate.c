@@ -7,8 +7,8 @@
  *   cc -O2 generate.c decoder.c decoder_weights.c -lm -o generate
  *   ./generate N ID...      greedy: N new tokens after the prompt ID...
  *
- * The model (make_decoder.py): inputs input_ids, position_ids [1, seq],
- * then the caches (past_I [2, 1, heads, past, head], or past_key_I and
+ * The model (make_decoder.py): inputs input_ids, position_ids [1, seq]
+ * (or attention_mask [1, past + seq], its ones), then the caches (past_I [2, 1, heads, past, head], or past_key_I and
  * past_value_I [1, heads, past, head]: the past the next-to-last axis);
  * outputs logits [1, seq, vocab], then the presents in the caches' order
  * (past + seq rows). Prints the new ids, then the prefill's and the
@@ -52,7 +52,9 @@ int main(int argc, char **argv)
 		for (int b = 0; b < 2; b++)
 			if (!(kv[l][b] = calloc(decoder_outputs[1 + l].numel, sizeof(float))))
 				return 1;
-	int64_t *ids = malloc((size_t)maxseq * sizeof *ids), *pos = malloc((size_t)maxseq * sizeof *pos);
+	/* input 1: position_ids [1, seq], or attention_mask [1, past + seq] (its ones) */
+	const int mask = decoder_inputs[1].name[0] == 'a';
+	int64_t *ids = malloc((size_t)maxseq * sizeof *ids), *pos = malloc((size_t)(maxpast + maxseq) * sizeof *pos);
 	float *logits = malloc((size_t)(maxseq * vocab) * sizeof *logits);
 	if (!ids || !pos || !logits)
 		return 1;
@@ -61,11 +63,12 @@ int main(int argc, char **argv)
 	int64_t past = 0, seq = np;
 	double tp = 0, td = 0;
 	for (long s = 0, cur = 0; s < steps; s++, cur ^= 1) {
-		for (int64_t i = 0; i < seq; i++)
-			pos[i] = past + i;
-		int64_t ids_shape[2] = {1, seq}, past_shape[MAXL][MAXR], pres_shape[MAXL][MAXR], log_shape[3];
+		for (int64_t i = 0; i < (mask ? past + seq : seq); i++)
+			pos[i] = mask ? 1 : past + i;
+		int64_t ids_shape[2] = {1, seq}, mask_shape[2] = {1, past + seq}, past_shape[MAXL][MAXR], pres_shape[MAXL][MAXR],
+			log_shape[3];
 		const void *in[2 + MAXL] = {ids, pos};
-		const int64_t *in_shapes[2 + MAXL] = {ids_shape, ids_shape};
+		const int64_t *in_shapes[2 + MAXL] = {ids_shape, mask ? mask_shape : ids_shape};
 		void *out[1 + MAXL] = {logits};
 		int64_t *out_shapes[1 + MAXL] = {log_shape};
 		for (int l = 0; l < L; l++) {

@@ -26,10 +26,11 @@ async function main() {
   let tp = 0, td = 0;
   for (let s = 0; s < steps; s++) {
     const seq = ids.length;
-    const feeds = {
-      input_ids: new ort.Tensor('int64', BigInt64Array.from(ids), [1, seq]),
-      position_ids: new ort.Tensor('int64', BigInt64Array.from(ids.map((_, i) => BigInt(past + i))), [1, seq]),
-    };
+    const feeds = { input_ids: new ort.Tensor('int64', BigInt64Array.from(ids), [1, seq]) };
+    if (sess.inputNames[1] === 'attention_mask')
+      feeds.attention_mask = new ort.Tensor('int64', new BigInt64Array(past + seq).fill(1n), [1, past + seq]);
+    else
+      feeds.position_ids = new ort.Tensor('int64', BigInt64Array.from(ids.map((_, i) => BigInt(past + i))), [1, seq]);
     pasts.forEach((name, l) => {
       feeds[name] = kv ? kv[l] : new ort.Tensor('float32', new Float32Array(0), empty);
     });

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """make_decoder.py: a small GPT-style decoder with a KV cache, seeded random
-weights, in one of two forms ONNX Runtime's tools write:
+weights, in one of the forms ONNX Runtime's tools write:
 - f32 (default): as its transformer optimizer gives GPT-2, com.microsoft
   Attention with past_I / present_I [2, batch, heads, past, head];
 - --nbits 4: weight-only 4-bit, as the GenAI model builder quantizes
@@ -8,13 +8,18 @@ weights, in one of two forms ONNX Runtime's tools write:
   too), MultiHeadAttention with past_key_I / past_value_I and
   present_key_I / present_value_I [batch, heads, past, head].
 Both: FastGelu MLPs, LayerNorms, token and position embeddings.
+- --llama (f32, or with --nbits 4): the Llama form of the GenAI builder,
+  RMS norms, GroupQueryAttention (packed QKV, half as many KV heads,
+  rotary inside, past_key_I / past_value_I), SwiGLU MLPs, token
+  embeddings; seqlens_k and total_sequence_length computed from an
+  attention_mask input.
 
-    make_decoder.py OUT.onnx [--nbits 4] [--layers N] [--hidden H] [--heads H] [--vocab V]
+    make_decoder.py OUT.onnx [--nbits 4] [--llama] [--layers N] [--hidden H] [--heads H] [--vocab V]
 
-Inputs: input_ids int64 [batch, seq], position_ids int64 [batch, seq],
-then the caches in layer order; outputs: logits f32 [batch, seq, vocab],
-then the presents in the same order (a cache input's shape with past +
-seq rows).
+Inputs: input_ids int64 [batch, seq], position_ids int64 [batch, seq]
+(--llama: attention_mask int64 [batch, past + seq], its ones), then the
+caches in layer order; outputs: logits f32 [batch, seq, vocab], then the
+presents in the same order (a cache input's shape with past + seq rows).
 """
 import argparse
 
@@ -32,6 +37,7 @@ def main():
     ap.add_argument("--vocab", type=int, default=96)
     ap.add_argument("--positions", type=int, default=256)
     ap.add_argument("--nbits", type=int, default=0)
+    ap.add_argument("--llama", action="store_true")
     a = ap.parse_args()
     r = np.random.RandomState(7)
     H, V, NH = a.hidden, a.vocab, a.heads
@@ -66,6 +72,9 @@ def main():
                       nh.from_array(zp[:, 0::2] | (zp[:, 1::2] << 4), wname + "_z")])
         ins = [x, wname + "_q", wname + "_s", wname + "_z"] + (["", bias] if bias else [])
         nodes.append(N("MatMulNBits", ins, [y], domain=MS, K=k, N=n, bits=4, block_size=bs))
+    if a.llama:
+        llama(a, r, N, MS, w, linear, inits, nodes)
+        return
     nodes += [N("Gather", [w("wte", V, H, scale=1.0), "input_ids"], ["tok"]),
               N("Gather", [w("wpe", a.positions, H, scale=0.5), "position_ids"], ["pos"]),
               N("Add", ["tok", "pos"], ["x0"])]
@@ -103,6 +112,55 @@ def main():
         x = p + "x2"
     nodes.append(N("LayerNormalization", [x, w("gf", H, scale=0.1, offset=1.0), w("bfin", H, scale=0.1)], ["xf"],
                    axis=-1, epsilon=1e-5))
+    linear("xf", "lm", H, V, "logits")
+    g = h.make_graph(nodes, "decoder", ins, outs, inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid(MS, 1)], producer_name="make_decoder.py")
+    m.ir_version = 8
+    onnx.save(m, a.out)
+
+
+def llama(a, r, N, MS, w, linear, inits, nodes):
+    """the Llama form ONNX Runtime GenAI's builder writes: RMS norms
+    (SimplifiedLayerNormalization), GroupQueryAttention with the packed QKV,
+    half as many KV heads, rotary inside and seqlens_k / total_sequence_length
+    from attention_mask [batch, past + seq], a SwiGLU MLP"""
+    H, V, NH = a.hidden, a.vocab, a.heads
+    KVH, D, F = NH // 2, a.hidden // a.heads, 4 * a.hidden
+    ang = np.arange(a.positions)[:, None] / (10000.0 ** (np.arange(D // 2)[None, :] / (D // 2)))
+    inits += [nh.from_array(np.cos(ang).astype(np.float32), "cos"), nh.from_array(np.sin(ang).astype(np.float32), "sin"),
+              nh.from_array(np.array([1], np.int64), "ax1"), nh.from_array(np.array(1, np.int64), "one"),
+              nh.from_array(np.array(1, np.int64), "i1")]
+    nodes += [N("ReduceSum", ["attention_mask", "ax1"], ["msum"], keepdims=0), N("Sub", ["msum", "one"], ["sl64"]),
+              N("Cast", ["sl64"], ["seqlens_k"], to=T.INT32), N("Shape", ["attention_mask"], ["msh"]),
+              N("Gather", ["msh", "i1"], ["tot64"], axis=0), N("Cast", ["tot64"], ["total"], to=T.INT32),
+              N("Gather", [w("wte", V, H, scale=1.0), "input_ids"], ["x0"])]
+    x = "x0"
+    ins = [h.make_tensor_value_info("input_ids", T.INT64, ["batch", "seq"]),
+           h.make_tensor_value_info("attention_mask", T.INT64, ["batch", "total"])]
+    outs = [h.make_tensor_value_info("logits", T.FLOAT, ["batch", "seq", V])]
+    for i in range(a.layers):
+        p = "l%d_" % i
+        nodes.append(N("SimplifiedLayerNormalization", [x, w(p + "g1", H, scale=0.1, offset=1.0)], [p + "h"], axis=-1,
+                       epsilon=1e-5))
+        linear(p + "h", p + "wqkv", H, (NH + 2 * KVH) * D, p + "qkv")
+        nodes.append(N("GroupQueryAttention", [p + "qkv", "", "", "past_key_%d" % i, "past_value_%d" % i, "seqlens_k", "total",
+                                               "cos", "sin"], [p + "a", "present_key_%d" % i, "present_value_%d" % i],
+                       domain=MS, num_heads=NH, kv_num_heads=KVH, do_rotary=1))
+        for kv in ("key", "value"):
+            ins.append(h.make_tensor_value_info("past_%s_%d" % (kv, i), T.FLOAT, ["batch", KVH, "past", D]))
+            outs.append(h.make_tensor_value_info("present_%s_%d" % (kv, i), T.FLOAT, ["batch", KVH, "total", D]))
+        linear(p + "a", p + "wo", H, H, p + "ao")
+        nodes += [N("Add", [x, p + "ao"], [p + "x1"]),
+                  N("SimplifiedLayerNormalization", [p + "x1", w(p + "g2", H, scale=0.1, offset=1.0)], [p + "m"], axis=-1,
+                    epsilon=1e-5)]
+        linear(p + "m", p + "wg", H, F, p + "gate")
+        linear(p + "m", p + "wu", H, F, p + "up")
+        nodes += [N("Sigmoid", [p + "gate"], [p + "sg"]), N("Mul", [p + "gate", p + "sg"], [p + "silu"]),
+                  N("Mul", [p + "silu", p + "up"], [p + "act"])]
+        linear(p + "act", p + "wd", F, H, p + "down")
+        nodes.append(N("Add", [p + "x1", p + "down"], [p + "x2"]))
+        x = p + "x2"
+    nodes.append(N("SimplifiedLayerNormalization", [x, w("gf", H, scale=0.1, offset=1.0)], ["xf"], axis=-1, epsilon=1e-5))
     linear("xf", "lm", H, V, "logits")
     g = h.make_graph(nodes, "decoder", ins, outs, inits)
     m = h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid(MS, 1)], producer_name="make_decoder.py")

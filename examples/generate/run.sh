@@ -1,7 +1,8 @@
 #!/bin/sh
 # run.sh: examples/generate end to end (make generate): make_decoder.py's
-# decoder in both its forms (f32 with com.microsoft Attention; 4-bit
-# MatMulNBits with MultiHeadAttention) compiled by onnxcc for a run-time
+# decoder in three forms (f32 with com.microsoft Attention; 4-bit
+# MatMulNBits with MultiHeadAttention; the Llama form of ONNX Runtime
+# GenAI, 4-bit, GroupQueryAttention) compiled by onnxcc for a run-time
 # sequence and past, generate.c built against each, greedy decoding of a
 # fixed prompt by it and by ONNX Runtime (generate_ort.js): the ids must be
 # the same. Prints both lines and the tokens a second.
@@ -12,15 +13,16 @@ cd "$(dirname "$0")/../.."
 D=${1:-build/generate} N=${2:-48}
 PROMPT="5 17 42 8 3 91 64 23"
 fail=0
-for form in f32 nbits4; do
+for form in f32 nbits4 llama4; do
 	o=$D/$form
 	mkdir -p "$o/c"
 	case $form in
 	f32) /usr/bin/python3 examples/generate/make_decoder.py "$o/decoder.onnx"; cache=2x1x4x0x16 ;;
 	nbits4) /usr/bin/python3 examples/generate/make_decoder.py "$o/decoder.onnx" --nbits 4; cache=1x4x0x16 ;;
+	llama4) /usr/bin/python3 examples/generate/make_decoder.py "$o/decoder.onnx" --llama --nbits 4; cache=1x2x0x16 ;;
 	esac
 	./onnxcc "$o/decoder.onnx" -o "$o/c/decoder.c" --name decoder --cpu native --dim batch=1 --dim seq=1..64 \
-		--dim past=0..192 > "$o/compile.log" 2>&1 || { cat "$o/compile.log"; exit 1; }
+		--dim past=0..192 --dim total=1..256 > "$o/compile.log" 2>&1 || { cat "$o/compile.log"; exit 1; }
 	${CC:-cc} -O2 -std=c11 -D_POSIX_C_SOURCE=200809L $(./onnxcc --cpu native --print-cflags) -I"$o/c" -o "$o/generate" \
 		examples/generate/generate.c "$o/c/decoder.c" "$o/c/decoder_weights.c" -lm -lpthread
 	"$o/generate" "$N" $PROMPT > "$o/onnxcc.txt" 2> "$o/onnxcc.log"
