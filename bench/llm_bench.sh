@@ -42,7 +42,10 @@ for form in f32 nbits4; do
 import onnx, sys
 m = onnx.load(sys.argv[1])
 n = sum(len(t.raw_data) for t in m.graph.initializer if t.name not in ('wte', 'wpe'))
-print(n, sum(len(t.raw_data) for t in m.graph.initializer))" "$o/decoder.onnx" > "$o/bytes.txt"
+t = sum(len(t.raw_data) for t in m.graph.initializer)
+# the same weights in f32: a 4-bit tensor's bytes x 8, its scales and zero points none
+f = sum(len(t.raw_data) * (8 if t.name.endswith('_q') else 0 if t.name.endswith(('_s', '_z')) else 1) for t in m.graph.initializer)
+print(n, t, f)" "$o/decoder.onnx" > "$o/bytes.txt"
 	./onnxcc "$o/decoder.onnx" -o "$o/c/decoder.c" --name decoder --cpu native --dim batch=1 --dim seq=1..128 \
 		--dim past=0..255 --dim total=1..384 --report > "$o/compile.log" 2>&1 || { cat "$o/compile.log"; exit 1; }
 	${CC:-cc} -O2 -std=c11 -D_POSIX_C_SOURCE=200809L $CF -I"$o/c" -o "$o/generate" examples/generate/generate.c \
@@ -65,15 +68,12 @@ import statistics, subprocess, sys, datetime, os, re
 d, n, bw, md = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
 rows = [l.split() for l in open(d + "/times.txt")]
 out = []
-f32_total = None
 for form in ("f32", "nbits4"):
     rs = [r for r in rows if r[0] == form]
     med = lambda k: statistics.median(float(r[k]) for r in rs)
     pre_o, dec_o, pre_r, dec_r = med(1), med(2), med(3), med(4)
     steps = n - 1
-    read, total = (int(x) for x in open("%s/%s/bytes.txt" % (d, form)).read().split())
-    if form == "f32":
-        f32_total = total
+    read, total, f32eq = (int(x) for x in open("%s/%s/bytes.txt" % (d, form)).read().split())
     # the cache a step reads, on average: 2 x layers x past x KV width x 4 bytes
     past = 128 + steps / 2
     cache = 2 * 12 * past * (768 if form == "f32" else 384) * 4
@@ -85,8 +85,8 @@ for form in ("f32", "nbits4"):
     out.append("| %s | %.1f | %.2f | %.2f | %.2f | %.2f | %.1f (%.0f%%) | %.0f | %.0f | %.2f | %.1f (%.2fx) | %.1f | %s |" % (
         "f32, GPT-2 form (Attention)" if form == "f32" else "4-bit, Llama form (MatMulNBits, GroupQueryAttention)",
         read / 1e6, tok_o, tok_r, tok_o / tok_r, 1e3 / tok_o, gbs, 100 * gbs / bw, pre_o, pre_r, pre_o / pre_r,
-        total / 1e6, total / f32_total, arena / 1e6, "yes" if same else "NO"))
-hdr = ["| model | MB read a step | onnxcc ms/token | ORT ms/token | ratio (goal <= 1.0) | onnxcc tokens/s | onnxcc GB/s (share of %.1f) | onnxcc prefill 128 ms | ORT prefill ms | ratio | weights MB (x f32) | arena MB | same ids |" % bw,
+        total / 1e6, total / f32eq, arena / 1e6, "yes" if same else "NO"))
+hdr = ["| model | MB read a step | onnxcc ms/token | ORT ms/token | ratio (goal <= 1.0) | onnxcc tokens/s | onnxcc GB/s (share of %.1f) | onnxcc prefill 128 ms | ORT prefill ms | ratio | weights MB (x its f32) | arena MB | same ids |" % bw,
        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
 print("\n".join(hdr + out))
 if md:

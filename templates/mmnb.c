@@ -6,9 +6,10 @@
  * s = sc[n nb + b], z its zero point (zf[n nb + b]; or zq, uint8 packed as
  * q is, zrow bytes a column; else 2^(bits-1)).
  * AVX-512: each whole block of a column dequantized once, in registers,
- * for 16 rows of A at a time (the prefill's rows share it; a decode
- * step's one row reads the weights once); plain C elsewhere, for a last
- * partial block, and in the CUDA kernel's threads (ox_mmnb_col). */
+ * for 16 rows of A at a time (the prefill's rows share it); one row of A
+ * (a decode step) by 4-bit blocks of 32 or more, ox_mmnb_row4; plain C
+ * elsewhere, for a last partial block, and in the CUDA kernel's threads
+ * (ox_mmnb_col). */
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(OX_VF_PORTABLE) && defined(__AVX512F__) && defined(__AVX512BW__)
 #include <immintrin.h>
 #define OX_MMNB_AVX512 1
@@ -88,6 +89,75 @@ static inline __attribute__((always_inline)) void ox_mmnb_tile(const float *a, l
 }
 #endif
 
+#if OX_MMNB_AVX512
+/* y[n + c] += the blocks [c0, c1) of columns n + c, c < nc (1 or 4), by
+ * a's values a2 in the nibbles' order and its block sums as (ox_mmnb_row4) */
+static inline __attribute__((always_inline)) void ox_mmnb_cols4(const float *a2, const float *as, long bs,
+								 const uint8_t *B, const float *sc, const uint8_t *zq,
+								 const float *zf, long nb, long zrow, long c0, long c1, long n,
+								 int nc, float *y)
+{
+	const __m512i lo15 = _mm512_set1_epi32(15);
+	__m512 vacc[4];
+	float corr[4];
+	for (int c = 0; c < nc; c++)
+		vacc[c] = _mm512_setzero_ps(), corr[c] = 0.0f;
+	for (long b = c0; b < c1; b++) {
+		const float *ab = a2 + (b - c0) * bs;
+		for (int c = 0; c < nc; c++) {
+			const uint8_t *q = B + ((n + c) * nb + b) * (bs / 2);
+			_mm_prefetch((const char *)q + 16384, _MM_HINT_T0); /* (the weights stream: 4 pages ahead) */
+			__m512 s = _mm512_setzero_ps();
+			for (long j = 0; j < bs; j += 32) {
+				const __m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(q + j / 2)));
+				s = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_and_si512(v, lo15)), _mm512_loadu_ps(ab + j), s);
+				s = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(v, 4)), _mm512_loadu_ps(ab + j + 16), s);
+			}
+			const float scale = sc[(n + c) * nb + b];
+			const float z = zf ? zf[(n + c) * nb + b] : zq ? (float)(zq[(n + c) * zrow + b / 2] >> (b % 2 * 4) & 15) : 8.0f;
+			vacc[c] = _mm512_fmadd_ps(s, _mm512_set1_ps(scale), vacc[c]);
+			corr[c] += scale * z * as[b - c0];
+		}
+	}
+	for (int c = 0; c < nc; c++)
+		y[n + c] += _mm512_reduce_add_ps(vacc[c]) - corr[c];
+}
+
+/* One row a (a decode step) and 4-bit blocks of 32 or more: y[n] += its
+ * whole blocks [b0, b1) of columns [n0, n1). Per chunk of blocks, a's
+ * values are put in the nibbles' order once (each 32: the even ones, then
+ * the odd) with each block's sum, so that a block's sum of (q - z) a is
+ * sum q a - z sum a, the nibbles converted as they lie: about half the
+ * instructions of ox_mmnb_tile's. */
+static void ox_mmnb_row4(const float *a, long bs, const uint8_t *B, const float *sc, const uint8_t *zq, const float *zf,
+			 long nb, long zrow, long b0, long b1, long n0, long n1, float *y)
+{
+	float a2[1024], as[32]; /* (32 blocks of 32, fewer longer ones) */
+	const __m512i ev = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+	const __m512i od = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+	const long per = 1024 / bs;
+	for (long c0 = b0; c0 < b1; c0 += per) {
+		const long c1 = c0 + per < b1 ? c0 + per : b1;
+		for (long b = c0; b < c1; b++) {
+			__m512 sum = _mm512_setzero_ps();
+			for (long j = 0; j < bs; j += 32) {
+				const __m512 x0 = _mm512_loadu_ps(a + b * bs + j), x1 = _mm512_loadu_ps(a + b * bs + j + 16);
+				float *d = a2 + (b - c0) * bs + j;
+				_mm512_storeu_ps(d, _mm512_permutex2var_ps(x0, ev, x1));
+				_mm512_storeu_ps(d + 16, _mm512_permutex2var_ps(x0, od, x1));
+				sum = _mm512_add_ps(sum, _mm512_add_ps(x0, x1));
+			}
+			as[b - c0] = _mm512_reduce_add_ps(sum);
+		}
+		long n = n0;
+		for (; n + 4 <= n1; n += 4) /* (4 columns: their chains side by side, a's loads shared) */
+			ox_mmnb_cols4(a2, as, bs, B, sc, zq, zf, nb, zrow, c0, c1, n, 4, y);
+		for (; n < n1; n++)
+			ox_mmnb_cols4(a2, as, bs, B, sc, zq, zf, nb, zrow, c0, c1, n, 1, y);
+	}
+}
+#endif
+
 /* Y's rows [0, M) (N apart), columns [n0, n1), of A's rows (K apart) */
 OX_STATIC OX_UNUSED void ox_mmnb_rows(const float *restrict A, long M, long K, long N, long bs, int bits,
 				      const uint8_t *restrict B, const float *restrict sc, const uint8_t *restrict zq,
@@ -95,6 +165,16 @@ OX_STATIC OX_UNUSED void ox_mmnb_rows(const float *restrict A, long M, long K, l
 				      float *restrict Y)
 {
 	const long nb = (K + bs - 1) / bs, blob = bs * bits / 8, zrow = (nb * bits + 7) / 8;
+#if OX_MMNB_AVX512
+	if (M == 1 && bits == 4 && bs >= 32 && bs <= 1024) { /* (a decode step) */
+		const long b1 = K / bs;
+		for (long n = n0; n < n1; n++)
+			Y[n] = (bias ? bias[n] : 0.0f) + (b1 < nb ? ox_mmnb_col(A, K, bs, bits, B + n * nb * blob, sc + n * nb,
+										zq ? zq + n * zrow : NULL, zf ? zf + n * nb : NULL, b1) : 0.0f);
+		ox_mmnb_row4(A, bs, B, sc, zq, zf, nb, zrow, 0, b1, n0, n1, Y);
+		return;
+	}
+#endif
 	for (long m0 = 0; m0 < M; m0 += 16) {
 		const int nr = M - m0 < 16 ? (int)(M - m0) : 16;
 		for (long n = n0; n < n1; n++) {

@@ -1,7 +1,7 @@
 /* test_mmnb.c: cmocka test of templates/mmnb.c (com.microsoft
- * MatMulNBits): ox_mmnb_rows, its AVX-512 tiles of up to 8 rows (built by
- * the pragma below, skipped on a CPU without AVX-512) and its plain C
- * column sums, against the direct sum of (q - z) s a in double, for 1 to
+ * MatMulNBits): ox_mmnb_rows, its AVX-512 tiles of up to 16 rows and
+ * one-row path (built by the pragma below, skipped on a CPU without
+ * AVX-512) and its plain C column sums, against the direct sum of (q - z) s a in double, for 1 to
  * 11 rows, 4- and 8-bit blocks of 16 to 128 values, packed, f32 and
  * default zero points, a last partial block and a bias.
  */
@@ -53,9 +53,10 @@ static void test_mmnb(void **state)
 	print_message("this compiler has no AVX-512 target: the plain C path\n");
 #endif
 	static const long bss[] = {16, 32, 64, 128};
-	for (int c = 0; c < 96; c++) {
-		const long bs = bss[c % 4], K = bs * (1 + c % 3) + (c % 5 == 0 ? bs / 2 : 0), M = 1 + c % 11, N = 3;
-		const int bits = c % 2 ? 8 : 4, zk = c / 2 % 3; /* 0 none, 1 packed, 2 f32 */
+	for (int c = 0; c < 192; c++) { /* (odd c: one row, a decode step's own path) */
+		const long bs = bss[c / 2 % 4], K = bs * (1 + c / 2 % 3) + (c / 2 % 5 == 0 ? bs / 2 : 0), N = 3;
+		const long M = c % 2 ? 1 : 1 + c / 2 % 11;
+		const int bits = c / 2 % 2 ? 8 : 4, zk = c / 4 % 3; /* 0 none, 1 packed, 2 f32 */
 		const long nb = (K + bs - 1) / bs, blob = bs * bits / 8, zrow = (nb * bits + 7) / 8;
 		float *a = malloc(M * K * sizeof *a), *sc = malloc(N * nb * sizeof *sc), *zf = malloc(N * nb * sizeof *zf);
 		float *y = malloc(M * N * sizeof *y), bias[3] = {0.5f, -1.0f, 0.25f};
