@@ -1607,7 +1607,7 @@ static int expand_mha(ox_graph *g, ox_id nid, ox_id *in, int nin, const ox_id *o
 	const int64_t heads = ox_attr_int(n, "num_heads", 0), causal = ox_attr_int(n, "unidirectional", 0);
 	const float fill = ox_attr_float(n, "mask_filter_value", -10000.0f);
 	const ox_attr *sa = ox_attr_get(n, "scale");
-	const ox_id keymask = mha ? in[4] : in[3], abias = mha ? in[5] : in[5];
+	const ox_id keymask = mha ? in[4] : in[3], abias = in[5]; /* (attention_bias: input 5 of both) */
 	ox_id pk = mha ? in[6] : -1, pv = mha ? in[7] : -1, pres[3] = {out[0], out[1], out[2]};
 	for (int k = mha ? 8 : 6; k < nin; k++)
 		if (in[k] >= 0)
