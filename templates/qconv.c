@@ -423,6 +423,25 @@ static inline __m128i ox_qg_out16(const ox_qgeo *q, __m512i v, int32_t m, int32_
 }
 #endif
 
+/* onnxcc::QLut: y[k] = lut[x[k]] of n bytes; AVX512-VBMI looks up 64 at a
+ * time (two 128-byte halves of the table by vpermt2b, the index's top bit
+ * choosing) */
+OX_STATIC OX_UNUSED void ox_qg_lut(const uint8_t *restrict x, long n, const uint8_t *restrict lut, uint8_t *restrict y)
+{
+	long k = 0;
+#if OX_QG_VNNI && defined(__AVX512VBMI__)
+	const __m512i t0 = _mm512_loadu_si512(lut), t1 = _mm512_loadu_si512(lut + 64), t2 = _mm512_loadu_si512(lut + 128),
+		      t3 = _mm512_loadu_si512(lut + 192);
+	for (; k + 64 <= n; k += 64) {
+		const __m512i v = _mm512_loadu_si512(x + k);
+		const __m512i lo = _mm512_permutex2var_epi8(t0, v, t1), hi = _mm512_permutex2var_epi8(t2, v, t3);
+		_mm512_storeu_si512(y + k, _mm512_mask_blend_epi8(_mm512_movepi8_mask(v), lo, hi));
+	}
+#endif
+	for (; k < n; k++)
+		y[k] = lut[x[k]];
+}
+
 /* onnxcc::QAdd's vectors (codegen/c/emit_quant.c prints its statements
  * per element, for the elements past them and for CUDA): y = clamp(yz +
  * rq(rq((a - za) 2^L, m0, s0) + rq((b - zb) 2^L, m1, s1), m2, s2), lo, hi),

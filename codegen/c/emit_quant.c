@@ -891,9 +891,13 @@ static int emit_qint(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cg_printf(cg, "\t\t\tout0[i * %lld + j0 + j] = (%s)%s;\n\t\t}\n\t}\n", NN, yt, e);
 		return 0;
 	}
-	case OX_OP_QLut: {
-		ox_cg_qi_table(&cg->body, n, "ox_lut", "\t", "static", "lut", 256, 0);
-		ox_cg_printf(cg, "\tfor (long k = 0; k < %lld; k++)\n\t\tout0[k] = (%s)lut[(uint8_t)in0[k]];\n", N, yt);
+	case OX_OP_QLut: { /* the table as the output's bytes; templates/qconv.c's lookup */
+		if (ox_cg_use(cg, "qconv", OX_U8))
+			return ox_error(g, n, "kernel template templates/qconv.c is missing");
+		ox_cg_printf(cg, "\tstatic const uint8_t lut[256] = {");
+		for (int i = 0; i < 256; i++)
+			ox_cg_printf(cg, "%s%s%lld", i ? "," : "", i % 16 ? " " : "\n\t\t", ox_cg_qi_at(n, "ox_lut", i) & 255);
+		ox_cg_printf(cg, "\n\t};\n\tox_qg_lut((const uint8_t *)in0, %lld, lut, (uint8_t *)out0);\n", N);
 		return 0;
 	}
 	case OX_OP_QAdd:

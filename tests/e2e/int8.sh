@@ -123,7 +123,7 @@ for q in "$C"/*.onnx; do
 		unfused=" and --skip ewfuse" kernel="fused loop"
 		;;
 	*)
-		if ! grep -q 'ox_qg_tile(&\|ox_qg_dw(&\|lut\[(uint8_t)' "$d/native/net.c"; then
+		if ! grep -q 'ox_qg_tile(&\|ox_qg_dw(&\|ox_qg_lut(' "$d/native/net.c"; then
 			echo "int8: $name: FAIL: not on an integer kernel"
 			fail=1
 		fi
