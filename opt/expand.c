@@ -1461,6 +1461,31 @@ static void attr_float(ox_graph *g, ox_id nid, const char *name, float v)
  * the keys' end (ONNX Runtime's unidirectional; ai.onnx's is_causal
  * aligns them to the start): fill where key j > query i + (T - S), S the
  * queries of q4 [batch, heads, S, head], T the keys of k4; plus mask */
+/* x [batch, seq, heads x head] as [batch, heads, seq, head] */
+static ox_id heads4(ox_graph *g, const char *nm, ox_id x, int64_t heads)
+{
+	const int64_t split[4] = {0, 0, heads, -1}, perm[4] = {0, 2, 1, 3};
+	ox_id r = ox_expand_out(g, contrib_node(g, OX_OP_Reshape, nm, 14, x, ox_expand_const_i64(g, "shape", split, 4, 0), -1));
+	ox_id tr = contrib_node(g, OX_OP_Transpose, nm, 13, r, -1, -1);
+	ox_expand_attr_ints(g, tr, "perm", perm, 4);
+	return ox_expand_out(g, tr);
+}
+
+/* y4 [batch, heads, seq, head] back to [batch, seq, heads x head] as out (or fresh) */
+static void merge3(ox_graph *g, const char *nm, ox_id y4, ox_id out)
+{
+	const int64_t perm[4] = {0, 2, 1, 3}, merge[3] = {0, 0, -1};
+	ox_id tr = contrib_node(g, OX_OP_Transpose, nm, 13, y4, -1, -1);
+	ox_expand_attr_ints(g, tr, "perm", perm, 4);
+	contrib_node(g, OX_OP_Reshape, nm, 14, ox_expand_out(g, tr), ox_expand_const_i64(g, "shape", merge, 3, 0), out);
+}
+
+/* Unsqueeze(x, axes[0..n)) */
+static ox_id unsqueeze(ox_graph *g, const char *nm, ox_id x, const int64_t *axes, int n)
+{
+	return ox_expand_out(g, contrib_node(g, OX_OP_Unsqueeze, nm, 13, x, ox_expand_const_i64(g, "axes", axes, n, 0), -1));
+}
+
 /* the int64 scalar x.shape[axis], and 0, 1, ..., n - 1 of an int64 scalar n */
 static ox_id dim_of(ox_graph *g, const char *nm, ox_id x, int64_t axis)
 {
@@ -1487,7 +1512,7 @@ static ox_id fill_where(ox_graph *g, const char *nm, int dt, ox_id c, float fill
 	ox_id win[3] = {c, ox_ir_add_const(g, ox_expand_name(g, "fill"), f), ox_ir_add_const(g, ox_expand_name(g, "zero"), z)};
 	ox_id m = ox_expand_out(g, ox_expand_add_node(g, OX_OP_Where, nm, 16, 3, win, 1, NULL));
 	if (naxes)
-		m = ox_expand_out(g, contrib_node(g, OX_OP_Unsqueeze, nm, 13, m, ox_expand_const_i64(g, "axes", axes, naxes, 0), -1));
+		m = unsqueeze(g, nm, m, axes, naxes);
 	return mask >= 0 ? ox_expand_out(g, contrib_node(g, OX_OP_Add, nm, 14, mask, m, -1)) : m;
 }
 
@@ -1509,8 +1534,7 @@ static ox_id key_mask(ox_graph *g, const char *nm, int dt, ox_id keymask, ox_id 
 	ox_id cols = iota(g, nm, dim_of(g, nm, k, kaxis));
 	ox_id cast = contrib_node(g, OX_OP_Cast, nm, 13, keymask, -1, -1);
 	ox_expand_attr_int(g, cast, "to", OX_I64);
-	ox_id len = ox_expand_out(g, contrib_node(g, OX_OP_Unsqueeze, nm, 13, g->nodes[cast].out[0],
-					  ox_expand_const_i64(g, "axes", &ax1, 1, 0), -1));
+	ox_id len = unsqueeze(g, nm, g->nodes[cast].out[0], &ax1, 1);
 	ox_id ge = ox_expand_out(g, contrib_node(g, OX_OP_GreaterOrEqual, nm, 16, cols, len, -1));
 	return fill_where(g, nm, dt, ge, fill, axes, 2, mask);
 }
@@ -1522,9 +1546,8 @@ static ox_id causal_mask(ox_graph *g, const char *nm, int dt, ox_id q4, ox_id k4
 	ox_id r[2] = {iota(g, nm, len[0]), iota(g, nm, len[1])};
 	ox_id past = ox_expand_out(g, contrib_node(g, OX_OP_Sub, nm, 14, len[1], len[0], -1));
 	ox_id rows = ox_expand_out(g, contrib_node(g, OX_OP_Add, nm, 14, r[0], past, -1));
-	rows = ox_expand_out(g, contrib_node(g, OX_OP_Unsqueeze, nm, 13, rows, ox_expand_const_i64(g, "axes", &ax1, 1, 0), -1));
-	ox_id cols = ox_expand_out(g, contrib_node(g, OX_OP_Unsqueeze, nm, 13, r[1], ox_expand_const_i64(g, "axes", &ax0, 1, 0),
-					   -1));
+	rows = unsqueeze(g, nm, rows, &ax1, 1);
+	ox_id cols = unsqueeze(g, nm, r[1], &ax0, 1);
 	ox_id gt = ox_expand_out(g, contrib_node(g, OX_OP_Greater, nm, 13, cols, rows, -1));
 	return fill_where(g, nm, dt, gt, fill, NULL, 0, mask);
 }
@@ -1542,15 +1565,7 @@ static void attend(ox_graph *g, const char *nm, int dt, const ox_id *qkv, ox_id 
 		ox_expand_attr_int(g, at, "q_num_heads", heads);
 		ox_expand_attr_int(g, at, "kv_num_heads", heads);
 	} else {
-		const int64_t split[4] = {0, 0, heads, -1}, merge[3] = {0, 0, -1}, perm[4] = {0, 2, 1, 3};
-		ox_id h4[3];
-		for (int t = 0; t < 3; t++) {
-			ox_id r = ox_expand_out(g, contrib_node(g, OX_OP_Reshape, nm, 14, qkv[t], ox_expand_const_i64(g, "shape", split, 4, 0),
-							-1));
-			ox_id tr = contrib_node(g, OX_OP_Transpose, nm, 13, r, -1, -1);
-			ox_expand_attr_ints(g, tr, "perm", perm, 4);
-			h4[t] = g->nodes[tr].out[0];
-		}
+		ox_id h4[3] = {heads4(g, nm, qkv[0], heads), heads4(g, nm, qkv[1], heads), heads4(g, nm, qkv[2], heads)};
 		for (int t = 1; t <= 2; t++) {
 			if (pk < 0) { /* (presents alone: the new K and V) */
 				h4[t] = ox_expand_out(g, contrib_node(g, OX_OP_Identity, nm, 16, h4[t], -1, out[t]));
@@ -1569,9 +1584,7 @@ static void attend(ox_graph *g, const char *nm, int dt, const ox_id *qkv, ox_id 
 		}
 		ox_id ain[4] = {h4[0], h4[1], h4[2], mask};
 		at = ox_expand_add_node(g, OX_OP_Attention, nm, 23, mask >= 0 ? 4 : 3, ain, 1, NULL);
-		ox_id tr = contrib_node(g, OX_OP_Transpose, nm, 13, g->nodes[at].out[0], -1, -1);
-		ox_expand_attr_ints(g, tr, "perm", perm, 4);
-		contrib_node(g, OX_OP_Reshape, nm, 14, g->nodes[tr].out[0], ox_expand_const_i64(g, "shape", merge, 3, 0), out[0]);
+		merge3(g, nm, ox_expand_out(g, at), out[0]);
 	}
 	if (causal)
 		ox_expand_attr_int(g, at, "is_causal", 1);
@@ -1679,8 +1692,7 @@ static int expand_mha(ox_graph *g, ox_id nid, ox_id *in, int nin, const ox_id *o
 		const int64_t ax = 0;
 		ox_id u[2];
 		for (int t = 0; t < 2; t++)
-			u[t] = ox_expand_out(g, contrib_node(g, OX_OP_Unsqueeze, nm, 13, pres[1 + t], ox_expand_const_i64(g, "axes", &ax, 1, 0),
-						     -1));
+			u[t] = unsqueeze(g, nm, pres[1 + t], &ax, 1);
 		ox_id o[1] = {out[1]};
 		ox_id c = ox_expand_add_node(g, OX_OP_Concat, nm, 13, 2, u, 1, o);
 		ox_expand_attr_int(g, c, "axis", 0);
@@ -1780,16 +1792,6 @@ static ox_id scalar(ox_graph *g, int dt, double v)
 	return ox_ir_add_const(g, ox_expand_name(g, "c"), t);
 }
 
-/* x [batch, seq, heads x head] as [batch, heads, seq, head] */
-static ox_id heads4(ox_graph *g, const char *nm, ox_id x, int64_t heads)
-{
-	const int64_t split[4] = {0, 0, heads, -1}, perm[4] = {0, 2, 1, 3};
-	ox_id r = ox_expand_out(g, contrib_node(g, OX_OP_Reshape, nm, 14, x, ox_expand_const_i64(g, "shape", split, 4, 0), -1));
-	ox_id tr = contrib_node(g, OX_OP_Transpose, nm, 13, r, -1, -1);
-	ox_expand_attr_ints(g, tr, "perm", perm, 4);
-	return ox_expand_out(g, tr);
-}
-
 /* GroupQueryAttention(query, key?, value?, past_key?, past_value?,
  * seqlens_k, total_sequence_length, cos_cache?, sin_cache?, position_ids?,
  * attention_bias?; num_heads, kv_num_heads, scale, do_rotary,
@@ -1842,7 +1844,7 @@ static int expand_gqa(ox_graph *g, ox_id nid, const ox_id *in, const ox_id *out)
 	ox_id pastb = ox_expand_out(g, contrib_node(g, OX_OP_Add, nm, 14, ox_expand_out(g, c64), scalar(g, OX_I64, 1), -1));
 	pastb = ox_expand_out(g, contrib_node(g, OX_OP_Sub, nm, 14, pastb, sq, -1));
 	pastb = ox_expand_out(g, contrib_node(g, OX_OP_Max, nm, 13, pastb, scalar(g, OX_I64, 0), -1));
-	pastb = ox_expand_out(g, contrib_node(g, OX_OP_Unsqueeze, nm, 13, pastb, ox_expand_const_i64(g, "axes", &ax1, 1, 0), -1));
+	pastb = unsqueeze(g, nm, pastb, &ax1, 1);
 	ox_id rows = iota(g, nm, sq);							/* [S] */
 	ox_id last = ox_expand_out(g, contrib_node(g, OX_OP_Add, nm, 14, pastb, rows, -1));	/* past_b + i, [B, S] */
 	if (rotary) {
@@ -1876,7 +1878,7 @@ static int expand_gqa(ox_graph *g, ox_id nid, const ox_id *in, const ox_id *out)
 		ox_id idx = ox_expand_out(g, ox_expand_add_node(g, OX_OP_Where, nm, 16, 3, win, 1, NULL));
 		ox_id tm1 = ox_expand_out(g, contrib_node(g, OX_OP_Sub, nm, 14, tot, scalar(g, OX_I64, 1), -1));
 		idx = ox_expand_out(g, contrib_node(g, OX_OP_Min, nm, 13, idx, tm1, -1));
-		idx = ox_expand_out(g, contrib_node(g, OX_OP_Unsqueeze, nm, 13, idx, ox_expand_const_i64(g, "axes", ax13, 2, 0), -1));
+		idx = unsqueeze(g, nm, idx, ax13, 2);
 		idx = ox_expand_out(g, contrib_node(g, OX_OP_Expand, nm, 13, idx,
 						   ox_expand_out(g, contrib_node(g, OX_OP_Shape, nm, 15, cat, -1, -1)), -1));
 		ox_id ge = contrib_node(g, OX_OP_GatherElements, nm, 13, cat, idx, -1);
@@ -1885,18 +1887,18 @@ static int expand_gqa(ox_graph *g, ox_id nid, const ox_id *in, const ox_id *out)
 		 * writes them */
 		ox_id totb = ox_expand_out(g, contrib_node(g, OX_OP_Add, nm, 14, pastb, sq, -1));
 		ox_id in_b = ox_expand_out(g, contrib_node(g, OX_OP_Less, nm, 13, j, totb, -1));	/* [B, T] */
-		in_b = ox_expand_out(g, contrib_node(g, OX_OP_Unsqueeze, nm, 13, in_b, ox_expand_const_i64(g, "axes", ax13, 2, 0), -1));
+		in_b = unsqueeze(g, nm, in_b, ax13, 2);
 		ox_id zin[3] = {in_b, ox_expand_out(g, ge), scalar(g, dt, 0)}, zo[1] = {out[t]};
 		h4[t] = ox_expand_out(g, ox_expand_add_node(g, OX_OP_Where, nm, 16, 3, zin, 1, zo));
 	}
 	/* the mask [batch, 1, S, T]: key j > past_b + i masked */
 	ox_id cols = iota(g, nm, dim_of(g, nm, h4[1], 2));
 	const int64_t ax2 = 2;
-	ox_id lim = ox_expand_out(g, contrib_node(g, OX_OP_Unsqueeze, nm, 13, last, ox_expand_const_i64(g, "axes", &ax2, 1, 0), -1));
+	ox_id lim = unsqueeze(g, nm, last, &ax2, 1);
 	ox_id bad = ox_expand_out(g, contrib_node(g, OX_OP_Greater, nm, 13, cols, lim, -1));		/* [B, S, T] */
 	/* nor past the batch's total (a padded prompt's rows): j > seqlens_k */
 	const int64_t ax12[2] = {1, 2};
-	ox_id sl = ox_expand_out(g, contrib_node(g, OX_OP_Unsqueeze, nm, 13, ox_expand_out(g, c64), ox_expand_const_i64(g, "axes", ax12, 2, 0), -1));
+	ox_id sl = unsqueeze(g, nm, ox_expand_out(g, c64), ax12, 2);
 	bad = ox_expand_out(g, contrib_node(g, OX_OP_Or, nm, 7, bad,
 					    ox_expand_out(g, contrib_node(g, OX_OP_Greater, nm, 13, cols, sl, -1)), -1));
 	ox_id mask = fill_where(g, nm, dt, bad, -3.4028234663852886e38f, &ax1, 1, in[10]);
@@ -1904,10 +1906,7 @@ static int expand_gqa(ox_graph *g, ox_id nid, const ox_id *in, const ox_id *out)
 	ox_id at = ox_expand_add_node(g, OX_OP_Attention, nm, 23, 4, ain, 1, NULL);
 	if (sa)
 		attr_float(g, at, "scale", sa->f);
-	const int64_t perm[4] = {0, 2, 1, 3}, merge[3] = {0, 0, -1};
-	ox_id tr = contrib_node(g, OX_OP_Transpose, nm, 13, ox_expand_out(g, at), -1, -1);
-	ox_expand_attr_ints(g, tr, "perm", perm, 4);
-	contrib_node(g, OX_OP_Reshape, nm, 14, ox_expand_out(g, tr), ox_expand_const_i64(g, "shape", merge, 3, 0), out[0]);
+	merge3(g, nm, ox_expand_out(g, at), out[0]);
 	return 0;
 }
 
