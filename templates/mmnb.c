@@ -114,7 +114,7 @@ static inline __attribute__((always_inline)) void ox_mmnb_cols4(const float *a2,
 				s = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(v, 4)), _mm512_loadu_ps(ab + j + 16), s);
 			}
 			const float scale = sc[(n + c) * nb + b];
-			const float z = zf ? zf[(n + c) * nb + b] : zq ? (float)(zq[(n + c) * zrow + b / 2] >> (b % 2 * 4) & 15) : 8.0f;
+			const float z = ox_mmnb_z(4, zq ? zq + (n + c) * zrow : NULL, zf ? zf + (n + c) * nb : NULL, b);
 			vacc[c] = _mm512_fmadd_ps(s, _mm512_set1_ps(scale), vacc[c]);
 			corr[c] += scale * z * as[b - c0];
 		}
