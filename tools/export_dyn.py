@@ -429,6 +429,15 @@ def ocr_dynwidth(path):
     onnx.save(m, path)
 
 
+def save_contrib(g, path):
+    """graph g as a model of ai.onnx 17 and com.microsoft 1 (the contrib_ models)"""
+    from onnx import helper as h
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid("com.microsoft", 1)],
+                     producer_name="export_dyn.py")
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
 def contrib_dynseq(path):
     """the contrib_dynseq model (above), written with onnx.helper"""
     from onnx import helper as h, numpy_helper as nh, TensorProto as T
@@ -458,9 +467,7 @@ def contrib_dynseq(path):
     g = h.make_graph(nodes, "contrib_dynseq", [h.make_tensor_value_info("x", T.FLOAT, ["batch", "seq", 32]),
                                                h.make_tensor_value_info("pos", T.INT64, ["batch", "seq"])],
                      [h.make_tensor_value_info("y", T.FLOAT, ["batch", "seq", 32])], inits)
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid(MS, 1)], producer_name="export_dyn.py")
-    m.ir_version = 8
-    onnx.save(m, path)
+    save_contrib(g, path)
 
 
 def contrib_mha(path):
@@ -484,9 +491,7 @@ def contrib_mha(path):
                                             vi("past_v", T.FLOAT, ["batch", 4, "past", 8])],
                      [vi("y", T.FLOAT, ["batch", "seq", 32]), vi("present_k", T.FLOAT, ["batch", 4, "total", 8]),
                       vi("present_v", T.FLOAT, ["batch", 4, "total", 8])], inits)
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid(MS, 1)], producer_name="export_dyn.py")
-    m.ir_version = 8
-    onnx.save(m, path)
+    save_contrib(g, path)
 
 
 def contrib_bert(path):
@@ -514,9 +519,7 @@ def contrib_bert(path):
                                              vi("mask", T.INT32, ["batch", "seq"])],
                      [vi("y", T.FLOAT, ["batch", "seq", 32]), vi("mask_index", T.INT32, ["batch"]),
                       vi("emb", T.FLOAT, ["batch", "seq", 32])], inits)
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid(MS, 1)], producer_name="export_dyn.py")
-    m.ir_version = 8
-    onnx.save(m, path)
+    save_contrib(g, path)
 
 
 def contrib_gpt2(path):
@@ -535,9 +538,7 @@ def contrib_gpt2(path):
                                              vi("past", T.FLOAT, [2, "batch", 4, "past", 8])],
                      [vi("y", T.FLOAT, ["batch", "seq", 32]), vi("present", T.FLOAT, [2, "batch", 4, "total", 8])],
                      [w("wqkv", 32, 96), w("bqkv", 96), w("wo", 32, 32)])
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid(MS, 1)], producer_name="export_dyn.py")
-    m.ir_version = 8
-    onnx.save(m, path)
+    save_contrib(g, path)
 
 
 def nbits_weights(r, N, K, bits, bs, zp):
@@ -584,9 +585,7 @@ def contrib_dynq(path):
     vi = h.make_tensor_value_info
     g = h.make_graph(nodes, "contrib_dynq", [vi("x", T.FLOAT, ["batch", "seq", 32])], [vi("y", T.FLOAT, ["batch", "seq", 16])],
                      inits)
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid(MS, 1)], producer_name="export_dyn.py")
-    m.ir_version = 8
-    onnx.save(m, path)
+    save_contrib(g, path)
 
 
 def contrib_gqa(path):
@@ -610,9 +609,7 @@ def contrib_gqa(path):
                                             vi("seqlens_k", T.INT32, ["batch"]), vi("total_sequence_length", T.INT32, [])],
                      [vi("y", T.FLOAT, ["batch", "seq", 64]), vi("present_key", T.FLOAT, ["batch", 2, "total", 16]),
                       vi("present_value", T.FLOAT, ["batch", 2, "total", 16])], inits)
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid(MS, 1)], producer_name="export_dyn.py")
-    m.ir_version = 8
-    onnx.save(m, path)
+    save_contrib(g, path)
 
 
 def contrib_nbits(path):
@@ -640,9 +637,7 @@ def contrib_nbits(path):
     vi = h.make_tensor_value_info
     g = h.make_graph(nodes, "contrib_nbits", [vi("x", T.FLOAT, ["batch", "seq", 64])], [vi("y", T.FLOAT, ["batch", "seq", 32])],
                      inits)
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid(MS, 1)], producer_name="export_dyn.py")
-    m.ir_version = 8
-    onnx.save(m, path)
+    save_contrib(g, path)
 
 
 def export(name, outdir):

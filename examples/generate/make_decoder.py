@@ -113,10 +113,15 @@ def main():
     nodes.append(N("LayerNormalization", [x, w("gf", H, scale=0.1, offset=1.0), w("bfin", H, scale=0.1)], ["xf"],
                    axis=-1, epsilon=1e-5))
     linear("xf", "lm", H, V, "logits")
+    save(nodes, ins, outs, inits, a.out)
+
+
+def save(nodes, ins, outs, inits, path):
     g = h.make_graph(nodes, "decoder", ins, outs, inits)
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid(MS, 1)], producer_name="make_decoder.py")
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid("com.microsoft", 1)],
+                     producer_name="make_decoder.py")
     m.ir_version = 8
-    onnx.save(m, a.out)
+    onnx.save(m, path)
 
 
 def llama(a, r, N, MS, w, linear, inits, nodes):
@@ -162,10 +167,7 @@ def llama(a, r, N, MS, w, linear, inits, nodes):
         x = p + "x2"
     nodes.append(N("SimplifiedLayerNormalization", [x, w("gf", H, scale=0.1, offset=1.0)], ["xf"], axis=-1, epsilon=1e-5))
     linear("xf", "lm", H, V, "logits")
-    g = h.make_graph(nodes, "decoder", ins, outs, inits)
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid(MS, 1)], producer_name="make_decoder.py")
-    m.ir_version = 8
-    onnx.save(m, a.out)
+    save(nodes, ins, outs, inits, a.out)
 
 
 if __name__ == "__main__":
