@@ -496,6 +496,23 @@ static void gemm_chunk(ox_gemmgeo *q)
 		q->kchunk = (128 << 10) / rowbytes;
 }
 
+/* the tile, by the conv's cost model: rows of A as positions */
+static void gemm_tile(ox_graph *g, ox_gemmgeo *q)
+{
+	const ox_target *t = g->target;
+	int64_t mv = (q->N + q->b - 1) / q->b;
+	double best = -1;
+	for (int o = 1; o <= 4; o++) {
+		int rmax = t->conv_rows[o - 1];
+		if (o > mv || rmax < 1)
+			continue;
+		int r = (int)(q->M < rmax ? q->M : rmax);
+		double c = tiling_cost(q->M, r, mv, o);
+		if (best < 0 || c < best)
+			best = c, q->rows = r, q->ocb = o;
+	}
+}
+
 int ox_opt_gemm_geo(ox_graph *g, const ox_node *n, ox_gemmgeo *q)
 {
 	memset(q, 0, sizeof *q);
@@ -574,21 +591,34 @@ int ox_opt_gemm_geo(ox_graph *g, const ox_node *n, ox_gemmgeo *q)
 		gemm_chunk(q);
 		return 0;
 	}
-	/* the tile, by the conv's cost model: rows of A as positions */
-	const ox_target *t = g->target;
-	int64_t mv = (q->N + q->b - 1) / q->b;
-	double best = -1;
-	for (int o = 1; o <= 4; o++) {
-		int rmax = t->conv_rows[o - 1];
-		if (o > mv || rmax < 1)
-			continue;
-		int r = (int)(q->M < rmax ? q->M : rmax);
-		double c = tiling_cost(q->M, r, mv, o);
-		if (best < 0 || c < best)
-			best = c, q->rows = r, q->ocb = o;
-	}
+	gemm_tile(g, q);
 	gemm_chunk(q);
 	return 0;
+}
+
+int64_t ox_opt_mmnb_tile(ox_graph *g, ox_node *n, ox_gemmgeo *q, int *slots)
+{
+	int64_t K, N, bits, bs, nb;
+	memset(q, 0, sizeof *q);
+	if (n->op != OX_OP_MatMulNBits || g->gpu || !g->opt || ox_mmnb_geo(g, n, &K, &N, &bits, &bs, &nb))
+		return 0;
+	const ox_value *a = ox_in(g, n, 0), *sc = ox_in(g, n, 2), *y = ox_out(g, n, 0);
+	if (a->dtype != OX_F32 || sc->dtype != OX_F32 || y->dtype != OX_F32 || a->layout || y->layout ||
+	    !ox_opt_rt_ok(g, &a->shape, ~0u))
+		return 0;
+	q->b = g->target->vw, q->batch = 1, q->constb = 1;
+	q->K = K, q->N = N, q->dK = K, q->dN = N, q->dbatch = 1;
+	q->dM = ox_dim_div(g, ox_shape_numel_dim(g, &a->shape), K);
+	q->M = ox_opt_top(g, q->dM), q->rt = ox_dim_is_rt(g, q->dM);
+	if (q->M < OX_MMNB_PANEL_ROWS)
+		return 0;
+	gemm_tile(g, q);
+	/* a panel of about 32 KB (L1), whole blocks */
+	int64_t kc = (32 << 10) / ((int64_t)q->ocb * q->b * 4) / bs * bs;
+	q->kchunk = kc < bs ? bs : kc > K ? K : kc;
+	const int64_t mv = (q->N + q->b - 1) / q->b, ng = (mv + q->ocb - 1) / q->ocb;
+	*slots = (int)(ng < 16 ? ng : 16);
+	return *slots * q->kchunk * q->ocb * q->b * 4;
 }
 
 /* ---- Attention: the fast path's geometry (codegen/c/emit_attn.c, scratch from opt/pack.c) ---- */

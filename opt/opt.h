@@ -233,6 +233,14 @@ typedef struct {
 	ox_dim dbatch, dM, dK, dN;
 } ox_gemmgeo;
 int ox_opt_gemm_geo(ox_graph *g, const ox_node *n, ox_gemmgeo *q); /* 0, or -1 if not for the GEMM */
+/* A MatMulNBits (f32) of OX_MMNB_PANEL_ROWS rows or more (at most: the
+ * rows may be a run-time dim) on the C target: its weights dequantized
+ * into panels of kchunk rows in scratch, each read by the GEMM's tiles
+ * (codegen/c/emit_quant.c). Fills q (K, N, M, the tile, kchunk) and the
+ * task slots, each with a panel; returns the scratch bytes, 0 if not for
+ * the panels (a decode step's single row: templates/mmnb.c's kernels) */
+#define OX_MMNB_PANEL_ROWS 16
+int64_t ox_opt_mmnb_tile(ox_graph *g, ox_node *n, ox_gemmgeo *q, int *slots);
 
 /* An Attention node the blocked kernel computes (codegen/c/emit_attn.c): f32,
  * no past K/V, no extra outputs, no softcap, a float mask over all keys;

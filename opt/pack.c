@@ -21,7 +21,9 @@
  * a QConv's weights as OX_L_QCONVW (or OX_L_QDWW, depthwise) and scratch
  * for its copied input (ox_opt_qconv_geo), a MatMulInteger's constant B
  * as OX_L_QGEMMB (ox_opt_qmm_geo). An f32 LSTM's W and R are transposed
- * (OX_L_RNNT, ox_opt_lstm_t) for templates/rnn_lstm_t.c.
+ * (OX_L_RNNT, ox_opt_lstm_t) for templates/rnn_lstm_t.c. A MatMulNBits
+ * of many rows keeps its packed weights and gets scratch for the panels
+ * it dequantizes them into for the GEMM's tiles (ox_opt_mmnb_tile).
  * On the GPU (g->gpu) the kernels read plain values: only NonMaxSuppression's
  * scratch grows here, to what its CUDA kernels need.
  * Requires: the layout pass. Invalidates: nothing (constants are added,
@@ -333,6 +335,10 @@ int ox_opt_pack(ox_graph *g)
 		if (n->op == OX_OP_Attention && !ox_opt_attn_geo(g, n, &aq))
 			ox_ir_add_scratch(g, n, aq.slots * aq.slot_floats * 4);
 		ox_gemmgeo gq;
+		int slots;
+		int64_t panels = ox_opt_mmnb_tile(g, n, &gq, &slots);
+		if (panels)
+			ox_ir_add_scratch(g, n, panels);
 		if ((n->op == OX_OP_MatMul || n->op == OX_OP_Gemm) && !ox_opt_gemm_geo(g, n, &gq) && gq.constb &&
 		    !g->vals[n->in[1]].layout)
 			pack_gemm(g, n, &gq);

@@ -21,6 +21,12 @@ OX_STATIC inline OX_UNUSED float ox_mmnb_z(int bits, const uint8_t *zqn, const f
 	return zfn ? zfn[b] : zqn ? (float)(bits == 4 ? zqn[b / 2] >> (b % 2 * 4) & 15 : zqn[b]) : (float)(1 << (bits - 1));
 }
 
+/* value i of a block q */
+OX_STATIC inline OX_UNUSED int ox_mmnb_q(int bits, const uint8_t *q, long i)
+{
+	return bits == 4 ? q[i / 2] >> (i % 2 * 4) & 15 : q[i];
+}
+
 /* sum_k a[k] W[n][k] over column n's blocks [b0, nb): bn its blocks, scn
  * its scales, zqn its packed zero points or zfn its f32 ones (or neither);
  * the CUDA kernel's thread too (codegen/cuda/cuda_quant.c) */
@@ -34,10 +40,8 @@ OX_STATIC OX_UNUSED float ox_mmnb_col(const float *a, long K, long bs, int bits,
 		const float z = ox_mmnb_z(bits, zqn, zfn, b);
 		const long k0 = b * bs, kn = K - k0 < bs ? K - k0 : bs;
 		float s = 0.0f;
-		for (long i = 0; i < kn; i++) {
-			const int v = bits == 4 ? q[i / 2] >> (i % 2 * 4) & 15 : q[i];
-			s += ((float)v - z) * a[k0 + i];
-		}
+		for (long i = 0; i < kn; i++)
+			s += ((float)ox_mmnb_q(bits, q, i) - z) * a[k0 + i];
 		acc += s * scn[b];
 	}
 	return acc;
@@ -157,6 +161,56 @@ static void ox_mmnb_row4(const float *a, long bs, const uint8_t *B, const float 
 	}
 }
 #endif
+
+/* P[k][j] = W[n0 + j][k0 + k] for k < kc, j < gw (0 past column N - 1):
+ * a chunk of a group of columns dequantized for the GEMM's tiles, the
+ * panel's rows their weight rows (codegen/c/emit_quant.c). k0 is a
+ * multiple of the block size. AVX-512: 16 columns at a time, a gathered
+ * 32-bit word of each holding 8 (4-bit) or 4 (8-bit) values in order. */
+OX_STATIC OX_UNUSED void ox_mmnb_panel(const uint8_t *restrict B, const float *restrict sc,
+				       const uint8_t *restrict zq, const float *restrict zf, long N, long K, long bs,
+				       int bits, long n0, long gw, long k0, long kc, float *restrict P)
+{
+	const long nb = (K + bs - 1) / bs, blob = bs * bits / 8, zrow = (nb * bits + 7) / 8;
+	long j0 = 0, kv = 0;
+#if OX_MMNB_AVX512
+	const int per = 32 / bits; /* values a word */
+	kv = (K - k0 < kc ? K - k0 : kc) / per * per; /* (whole words inside K) */
+	const __m512i cols = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+						_mm512_set1_epi32((int)(nb * blob)));
+	const __m512i mask = _mm512_set1_epi32((1 << bits) - 1);
+	for (; j0 + 16 <= gw && n0 + j0 + 16 <= N; j0 += 16) {
+		const uint8_t *base = B + (n0 + j0) * nb * blob;
+		__m512 vs = _mm512_setzero_ps(), vz = vs;
+		for (long k = 0; k < kv; k += per) {
+			const long kk = k0 + k, b = kk / bs;
+			if (k == 0 || kk % bs == 0) { /* a new block: its 16 scales and zero points */
+				float s[16], z[16];
+				for (int c = 0; c < 16; c++) {
+					const long n = n0 + j0 + c;
+					s[c] = sc[n * nb + b];
+					z[c] = ox_mmnb_z(bits, zq ? zq + n * zrow : NULL, zf ? zf + n * nb : NULL, b);
+				}
+				vs = _mm512_loadu_ps(s), vz = _mm512_loadu_ps(z);
+			}
+			const __m512i w = _mm512_i32gather_epi32(_mm512_add_epi32(cols, _mm512_set1_epi32((int)(b * blob + kk % bs * bits / 8))),
+								 (const void *)base, 1);
+			for (int i = 0; i < per; i++) {
+				const __m512i v = _mm512_and_si512(_mm512_srli_epi32(w, (unsigned)(i * bits)), mask);
+				_mm512_storeu_ps(P + (k + i) * gw + j0, _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(v), vz), vs));
+			}
+		}
+	}
+#endif
+	for (long j = 0; j < gw; j++) /* (a last partial word of the columns above; the others) */
+		for (long k = j < j0 ? kv : 0; k < kc; k++) {
+			const long n = n0 + j, b = (k0 + k) / bs;
+			P[k * gw + j] = n < N ? ((float)ox_mmnb_q(bits, B + (n * nb + b) * blob, (k0 + k) % bs) -
+						 ox_mmnb_z(bits, zq ? zq + n * zrow : NULL, zf ? zf + n * nb : NULL, b)) *
+							sc[n * nb + b]
+					      : 0.0f;
+		}
+}
 
 /* Y's rows [0, M) (N apart), columns [n0, n1), of A's rows (K apart) */
 OX_STATIC OX_UNUSED void ox_mmnb_rows(const float *restrict A, long M, long K, long N, long bs, int bits,

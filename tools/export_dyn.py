@@ -619,9 +619,11 @@ def contrib_nbits(path):
     N, MS, inits, nodes, x = h.make_node, "com.microsoft", [], [], "x"
     # (K, N, bits, block, zero points, bias): 4-bit packed zero points and
     # a bias; 4-bit f32 zero points with a partial last block; 8-bit;
-    # 4-bit symmetric (ONNX Runtime's CPU kernel has no 8-bit f32 zero points)
-    layers = [(64, 48, 4, 32, "packed", True), (48, 40, 4, 32, "float", False), (40, 32, 8, 16, "packed", False),
-              (32, 32, 4, 16, None, False)]
+    # 4-bit symmetric (ONNX Runtime's CPU kernel has no 8-bit f32 zero
+    # points); then K and N of several panel chunks and column groups with
+    # partial ones (the C target's prefill, emit_quant.c), 8- and 4-bit
+    layers = [(64, 48, 4, 32, "packed", True), (48, 40, 4, 32, "float", False), (40, 520, 8, 16, "packed", False),
+              (520, 300, 8, 32, "packed", True), (300, 200, 4, 32, "float", True), (200, 32, 4, 16, None, False)]
     for i, (k, n, bits, bs, zp, bias) in enumerate(layers):
         q, sc, z = nbits_weights(r, n, k, bits, bs, zp)
         ins = [x, "B%d" % i, "s%d" % i, "z%d" % i if zp else ""]

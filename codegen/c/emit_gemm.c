@@ -58,6 +58,83 @@ static void tiles(ox_cg *cg, int lvl, const ox_epi *E, int rows, long yr, const 
 		ox_uk_loop(cg, lvl, E, rows, yr, kf, ktail, args, chan);
 }
 
+/* The chunked reduction (q->kchunk rows of B a chunk) of column group gi
+ * (a variable in scope) over all rows: kernels that keep the sums in the
+ * output between chunks (ukernel.h's acc, raw), E applied in the last.
+ * bias: the group's bias (NULL: none); pre: a line printed at the start
+ * of chunk ch (NULL: none); panel: chunk ch's weights, [kc][group width
+ * gw] floats; pf: prefetch the next chunk's panel (it is in memory). */
+void ox_cg_gemm_chunks(ox_cg *cg, ox_graph *g, const ox_gemmgeo *q, const ox_epi *E, int lvl, const char *bias,
+		       const char *pre, const char *panel, int pf)
+{
+	static const ox_epi none;
+	const int b = q->b, mrt = ox_dim_is_rt(g, q->dM);
+	const int64_t mv = (q->N + b - 1) / b, ng = (mv + q->ocb - 1) / q->ocb, ocl = mv - (ng - 1) * q->ocb;
+	const int tail = (int)(q->N % b), rt = mrt ? 0 : (int)(q->M % q->rows);
+	int tsz[OX_UK_MAXTAILS];
+	const int nt = mrt ? ox_uk_tails(q->rows, tsz) : 0;
+	const int64_t kc = q->kchunk, nch = (q->K + kc - 1) / kc, lastk = q->K - (nch - 1) * kc;
+	/* phases: the first chunk (from 0 or the bias), a middle one, the last
+	 * (through E); one chunk: first and last */
+	static const int acc[4] = {0, 1, 1, 0}, raw[4] = {1, 1, 0, 0};
+	char kk[4][4][96], kkt[4][2][OX_UK_MAXTAILS][96];
+	for (int ph = 0; ph < 4; ph++) {
+		if (nch == 1 ? ph != 3 : ph == 3)
+			continue;
+		for (int j = 0; j < 4; j++) {
+			int last = j & 2;
+			ox_ukshape us = {.rows = j & 1 ? rt : q->rows, .ocb = last ? (int)ocl : q->ocb, .ar = (long)q->K,
+					 .ac1 = 1, .yr = (long)q->N, .yo_b = 1, .tail = last ? tail : 0,
+					 .bias = bias != NULL, .pf = pf, .acc = acc[ph], .raw = raw[ph]};
+			us.ws = (long)us.ocb * b;
+			const ox_epi *pe = raw[ph] ? &none : E;
+			ox_cg_snprintf(kk[ph][j], sizeof kk[ph][j], "%s", us.rows ? ox_uk_kernel(cg, &us, pe) : "");
+			for (int t = 0; t < nt && !(j & 1) && (!last || ocl != q->ocb || tail); t++) {
+				us.rows = tsz[t];
+				ox_cg_snprintf(kkt[ph][j / 2][t], sizeof kkt[ph][j / 2][t], "%s", ox_uk_kernel(cg, &us, pe));
+			}
+		}
+	}
+	for (int l = 0; l < 2; l++)
+		ox_cg_line(cg, lvl, "static const ox_ukgeo q%d = {1, 0, 1, 0, 1, 0, %lld, %lld, 1, 0, %lld};", l,
+			   (long long)(l ? lastk : kc), (long long)(l ? lastk : kc), (long long)(pf ? kc * q->ocb * b : 0));
+	ox_cg_line(cg, lvl, "const long gw = gi < %lld ? %d : %lld; /* the group's width in floats */", (long long)(ng - 1),
+		   q->ocb * b, (long long)(ocl * b));
+	ox_cg_line(cg, lvl, "const float *bg = %s;", bias ? bias : "NULL");
+	ox_cg_line(cg, lvl, "float *y = out0 + gi * %d;", q->ocb * b);
+	ox_cg_line(cg, lvl, "const long p0 = 0, p1 = %s;", D(q->dM));
+	ox_cg_line(cg, lvl, "for (long ch = 0; ch < %lld; ch++) {", (long long)nch);
+	if (pre)
+		ox_cg_line(cg, lvl + 1, "%s", pre);
+	ox_cg_line(cg, lvl + 1, "const ox_ukgeo *qc = ch < %lld ? &q0 : &q1;", (long long)(nch - 1));
+	ox_cg_line(cg, lvl + 1, "const float *a = in0 + ch * %lld;", (long long)kc);
+	ox_cg_line(cg, lvl + 1, "const float *wg = %s;", panel);
+	char args[160], chan[64];
+	ox_cg_snprintf(args, sizeof args, "a + i * %lld, wg, y + i * %lld, bg, qc", (long long)q->K, (long long)q->N);
+	ox_cg_snprintf(chan, sizeof chan, "gi * %d", q->ocb * b);
+	for (int ph = 0; ph < 4; ph++) {
+		if (nch == 1 ? ph != 3 : ph == 3)
+			continue;
+		if (nch > 1)
+			ox_cg_line(cg, lvl + 1, ph == 0 ? "if (ch == 0) {" : ph == 1 ? "} else if (ch < %lld) {" : "} else {",
+				   (long long)(nch - 1));
+		int l = nch > 1 ? lvl + 2 : lvl + 1;
+		const ox_epi *pe = raw[ph] ? &none : E;
+		if (ocl == q->ocb && !tail) {
+			tiles(cg, l, pe, q->rows, (long)q->N, kk[ph][0], kk[ph][1], mrt, nt, tsz, kkt[ph][0], args, chan);
+		} else {
+			ox_cg_line(cg, l, "if (gi < %lld) {", (long long)(ng - 1));
+			tiles(cg, l + 1, pe, q->rows, (long)q->N, kk[ph][0], kk[ph][1], mrt, nt, tsz, kkt[ph][0], args, chan);
+			ox_cg_line(cg, l, "} else {");
+			tiles(cg, l + 1, pe, q->rows, (long)q->N, kk[ph][2], kk[ph][3], mrt, nt, tsz, kkt[ph][1], args, chan);
+			ox_cg_line(cg, l, "}");
+		}
+	}
+	if (nch > 1)
+		ox_cg_line(cg, lvl + 1, "}");
+	ox_cg_line(cg, lvl, "}");
+}
+
 int ox_cg_emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	ox_gemmgeo q;
@@ -104,68 +181,13 @@ int ox_cg_emit_gemm(ox_cg *cg, ox_graph *g, ox_node *n)
 		}
 	}
 	if (q.kchunk) {
-		/* a task is a group over all rows; the reduction in chunks of B's
-		 * panel that stay in L2, sums kept in y between them (ukernel.h) */
-		static const ox_epi none;
-		const int64_t kc = q.kchunk, nch = (q.K + kc - 1) / kc, lastk = q.K - (nch - 1) * kc;
-		char kk[3][4][96], kkt[3][2][OX_UK_MAXTAILS][96];
-		for (int ph = 0; ph < 3; ph++)
-			for (int j = 0; j < 4; j++) {
-				int last = j & 2;
-				ox_ukshape us = {.rows = j & 1 ? rt : q.rows, .ocb = last ? (int)ocl : q.ocb, .ar = (long)q.K,
-						 .ac1 = 1, .yr = (long)q.N, .yo_b = 1, .tail = last ? tail : 0,
-						 .bias = hasbias, .pf = 1, .acc = ph > 0, .raw = ph < 2};
-				us.ws = (long)us.ocb * b;
-				ox_cg_snprintf(kk[ph][j], sizeof kk[ph][j], "%s", us.rows ? ox_uk_kernel(cg, &us, ph < 2 ? &none : &E) : "");
-				for (int t = 0; t < nt && !(j & 1) && (!last || ocl != q.ocb || tail); t++) {
-					us.rows = tsz[t];
-					ox_cg_snprintf(kkt[ph][j / 2][t], sizeof kkt[ph][j / 2][t], "%s",
-						 ox_uk_kernel(cg, &us, ph < 2 ? &none : &E));
-				}
-			}
 		ox_cg_tasks(cg, (long)ng);
-		for (int l = 0; l < 2; l++)
-			ox_cg_line(cg, 1, "static const ox_ukgeo q%d = {1, 0, 1, 0, 1, 0, %lld, %lld, 1, 0, %lld};", l,
-				   (long long)(l ? lastk : kc), (long long)(l ? lastk : kc), (long long)(kc * q.ocb * b));
 		ox_cg_line(cg, 1, "const long gi = t;");
-		ox_cg_line(cg, 1, "const long gw = gi < %lld ? %d : %lld; /* the group's width in floats */", (long long)(ng - 1),
-			   q.ocb * b, (long long)(ocl * b));
-		char bias2[64];
+		char bias2[64], panel[96];
 		ox_cg_snprintf(bias2, sizeof bias2, "in2 + gi * %d", q.ocb * b);
-		ox_cg_line(cg, 1, "const float *bg = %s;", hasbias ? bias2 : "NULL");
-		ox_cg_line(cg, 1, "float *y = out0 + gi * %d;", q.ocb * b);
-		ox_cg_line(cg, 1, "const long p0 = 0, p1 = %s;", D(M));
-		ox_cg_line(cg, 1, "for (long ch = 0; ch < %lld; ch++) {", (long long)nch);
-		ox_cg_line(cg, 2, "const ox_ukgeo *qc = ch < %lld ? &q0 : &q1;", (long long)(nch - 1));
-		ox_cg_line(cg, 2, "const float *a = in0 + ch * %lld;", (long long)kc);
-		ox_cg_line(cg, 2, "const float *wg = in1 + gi * %lld + ch * %lld * gw;", (long long)(q.ocb * b * q.K),
-			   (long long)kc);
-		char args2[160], chan2[64];
-		ox_cg_snprintf(args2, sizeof args2, "a + i * %lld, wg, y + i * %lld, bg, qc", (long long)q.K, (long long)q.N);
-		ox_cg_snprintf(chan2, sizeof chan2, "gi * %d", q.ocb * b);
-		for (int ph = 0; ph < 3; ph++) {
-			if (nch == 1 && ph < 2)
-				continue;
-			if (nch > 1)
-				ox_cg_line(cg, 2, ph == 0 ? "if (ch == 0) {" : ph == 1 ? "} else if (ch < %lld) {" : "} else {",
-					   (long long)(nch - 1));
-			int lvl = nch > 1 ? 3 : 2;
-			const ox_epi *pe = ph < 2 ? &none : &E;
-			if (ocl == q.ocb && !tail) {
-				tiles(cg, lvl, pe, q.rows, (long)q.N, kk[ph][0], kk[ph][1], mrt, nt, tsz, kkt[ph][0], args2, chan2);
-			} else {
-				ox_cg_line(cg, lvl, "if (gi < %lld) {", (long long)(ng - 1));
-				tiles(cg, lvl + 1, pe, q.rows, (long)q.N, kk[ph][0], kk[ph][1], mrt, nt, tsz, kkt[ph][0], args2,
-				      chan2);
-				ox_cg_line(cg, lvl, "} else {");
-				tiles(cg, lvl + 1, pe, q.rows, (long)q.N, kk[ph][2], kk[ph][3], mrt, nt, tsz, kkt[ph][1], args2,
-				      chan2);
-				ox_cg_line(cg, lvl, "}");
-			}
-		}
-		if (nch > 1)
-			ox_cg_line(cg, 2, "}");
-		ox_cg_line(cg, 1, "}");
+		ox_cg_snprintf(panel, sizeof panel, "in1 + gi * %lld + ch * %lld * gw", (long long)(q.ocb * b * q.K),
+			       (long long)q.kchunk);
+		ox_cg_gemm_chunks(cg, g, &q, &E, 1, hasbias ? bias2 : NULL, NULL, panel, 1);
 		return 0;
 	}
 	/* a task: 2 tiles of rows (or the whole when short) of one group of one product */

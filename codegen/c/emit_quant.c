@@ -16,6 +16,7 @@
 #include "../quant.h"
 #include "../../ir/family.h"
 #include "../../opt/opt.h"
+#include "ukernel.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -957,19 +958,52 @@ static int emit_mmnb(ox_cg *cg, ox_graph *g, ox_node *n)
 	if (ox_cg_use(cg, "mmnb", OX_F32))
 		return ox_error(g, n, "kernel template templates/mmnb.c is missing");
 	const ox_value *a = ox_in(g, n, 0), *zp = n->nin > 3 && n->in[3] >= 0 ? ox_in(g, n, 3) : NULL;
+	const int hasbias = n->nin > 5 && n->in[5] >= 0;
 	ox_shape rows = a->shape;
 	rows.rank--;
 	char M[1100];
 	ox_cg_snprintf(M, sizeof M, "%s", rows.rank ? ox_cg_numel(cg, &rows) : "1");
 	ox_cg_printf(cg, "\t/* MatMulNBits: rows of %lld x %lld-bit [%lld, %lld] in blocks of %lld, %s zero points%s */\n",
 		     (long long)K, (long long)bits, (long long)N, (long long)K, (long long)bs,
-		     !zp ? "default" : zp->dtype == OX_U8 ? "packed" : "f32", n->nin > 5 && n->in[5] >= 0 ? ", bias" : "");
-	const long T = N >= 64 * 16 ? 64 : (long)(N + 15) / 16;
-	ox_cg_tasks(cg, T);
-	ox_cg_printf(cg, "\tox_mmnb_rows(in0, %s, %lld, %lld, %lld, %d, in1, in2, %s, %s, %s, ", M, (long long)K, (long long)N,
-		     (long long)bs, (int)bits, zp && zp->dtype == OX_U8 ? "(const uint8_t *)in3" : "NULL",
-		     zp && zp->dtype == OX_F32 ? "(const float *)in3" : "NULL", n->nin > 5 && n->in[5] >= 0 ? "in5" : "NULL");
-	ox_cg_printf(cg, "t * %lld / %ld, (t + 1) * %lld / %ld, out0);\n", (long long)N, T, (long long)N, T);
+		     !zp ? "default" : zp->dtype == OX_U8 ? "packed" : "f32", hasbias ? ", bias" : "");
+	const char *wts = ox_cg_text(cg, "in1, in2, %s, %s", zp && zp->dtype == OX_U8 ? "(const uint8_t *)in3" : "NULL",
+				     zp && zp->dtype == OX_F32 ? "(const float *)in3" : "NULL");
+	const char *call = ox_cg_text(cg, "%s, %s", wts, hasbias ? "in5" : "NULL");
+	ox_gemmgeo q;
+	int slots;
+	if (!n->scratch || !ox_opt_mmnb_tile(g, n, &q, &slots)) {
+		const long T = N >= 64 * 16 ? 64 : (long)(N + 15) / 16;
+		ox_cg_tasks(cg, T);
+		ox_cg_line(cg, 1, "ox_mmnb_rows(in0, %s, %lld, %lld, %lld, %d, %s, t * %lld / %ld, (t + 1) * %lld / %ld, out0);", M,
+			   (long long)K, (long long)N, (long long)bs, (int)bits, call, (long long)N, T, (long long)N, T);
+		return 0;
+	}
+	/* many rows (a prefill): per group of the GEMM's columns, the weights
+	 * dequantized a chunk of K at a time into the task slot's panel, the
+	 * tiles' sums kept in the output between chunks */
+	static const ox_epi none;
+	ox_uk_use(cg);
+	const int64_t gw = (int64_t)q.ocb * q.b, ng = ((q.N + q.b - 1) / q.b + q.ocb - 1) / q.ocb, kc = q.kchunk;
+	const int64_t nch = (K + kc - 1) / kc;
+	ox_cg_tasks(cg, slots);
+	ox_cg_line(cg, 1, "if (%s < %d) { /* a few rows: the blocks as they lie, groups of %lld columns */", M,
+		   OX_MMNB_PANEL_ROWS, (long long)gw);
+	ox_cg_line(cg, 2, "for (long gi = t; gi < %lld; gi += %d)", (long long)ng, slots);
+	ox_cg_line(cg, 3, "ox_mmnb_rows(in0, %s, %lld, %lld, %lld, %d, %s, gi * %lld, gi < %lld ? gi * %lld + %lld : %lld, out0);",
+		   M, (long long)K, (long long)N, (long long)bs, (int)bits, call, (long long)gw, (long long)(ng - 1),
+		   (long long)gw, (long long)gw, (long long)N);
+	ox_cg_line(cg, 1, "} else { /* %d slots of a panel of %lld x %lld floats */", slots, (long long)kc, (long long)gw);
+	ox_cg_line(cg, 2, "float *P = (float *)out%d + t * %lld;", n->nout - 1, (long long)(kc * gw));
+	ox_cg_line(cg, 2, "for (long gi = t; gi < %lld; gi += %d) {", (long long)ng, slots);
+	const char *kn = nch > 1 ? ox_cg_text(cg, "ch < %lld ? %lld : %lld", (long long)(nch - 1), (long long)kc,
+					      (long long)(K - (nch - 1) * kc))
+				 : ox_cg_text(cg, "%lld", (long long)K);
+	const char *pre = ox_cg_text(cg, "ox_mmnb_panel(%s, %lld, %lld, %lld, %d, gi * %lld, gw, ch * %lld, %s, P);", wts,
+				     (long long)N, (long long)K, (long long)bs, (int)bits, (long long)gw, (long long)kc, kn);
+	const char *bias = ox_cg_text(cg, "in5 + gi * %lld", (long long)gw);
+	ox_cg_gemm_chunks(cg, g, &q, &none, 3, hasbias ? bias : NULL, pre, "P", 0);
+	ox_cg_line(cg, 2, "}");
+	ox_cg_line(cg, 1, "}");
 	return 0;
 }
 

@@ -16,6 +16,7 @@
 #ifndef OX_UKERNEL_H
 #define OX_UKERNEL_H
 #include "../cg.h"
+#include "../../opt/opt.h"
 
 /* how a kernel reads each epilogue operand */
 enum { OX_EO_LIT, OX_EO_SCALAR, OX_EO_CHAN, OX_EO_FULL };
@@ -76,6 +77,11 @@ void ox_uk_call(ox_cg *cg, int lvl, const ox_epi *E, long yr, const char *kern, 
 int ox_uk_tails(int rows, int *size);
 void ox_uk_loop_rt(ox_cg *cg, int lvl, const ox_epi *E, int rows, long yr, const char *kfull, int nt,
 		   const int *size, char (*ktail)[96], const char *args, const char *chan);
+/* The chunked reduction of a GEMM's column group gi over all rows
+ * (emit_gemm.c): a Gemm/MatMul's packed B, MatMulNBits' weights
+ * dequantized chunk by chunk into scratch (emit_quant.c) */
+void ox_cg_gemm_chunks(ox_cg *cg, ox_graph *g, const ox_gemmgeo *q, const ox_epi *E, int lvl, const char *bias,
+		       const char *pre, const char *panel, int pf);
 /* d for a comment: its value, or its range "LO..HI" when a run-time dim
  * (rotating buffer) */
 const char *ox_uk_dimtext(ox_cg *cg, ox_dim d);
