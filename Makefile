@@ -34,7 +34,7 @@ PROTO_C := $(B)/gen/onnx.pb-c.c
 SRCS := main.c $(wildcard frontend/*.c ir/*.c opt/*.c codegen/*.c codegen/c/*.c codegen/cuda/*.c report/*.c)
 OBJS := $(SRCS:%.c=$(B)/obj/%.o) $(B)/obj/gen/onnx.pb-c.o $(B)/obj/gen/templates.gen.o
 LIB_OBJS := $(filter-out $(B)/obj/main.o,$(OBJS))
-TEMPLATES := $(sort $(wildcard templates/*.c)) runtime_min/ox_rt.h runtime_min/ox_main.c runtime_min/ox_cuda.h \
+TEMPLATES := $(sort $(wildcard templates/*.c)) runtime_min/ox_rt.h runtime_min/ox_main.c runtime_min/ox_pool.h runtime_min/ox_cuda.h \
 	runtime_min/ox_cuda_emu.h runtime_min/ox_cuda_state.c runtime_min/ox_cuda_api.c
 # the ONNX backend test data: empty, tests/onnx_tests.sh finds it ($ONNX_TESTS,
 # ../shared/onnx-backend-tests, the onnx Python package, libonnx-testdata)

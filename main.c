@@ -46,7 +46,7 @@ typedef struct {
 enum {
 	OPT_OUT, OPT_NAME, OPT_TARGET, OPT_CUDA_EMU, OPT_TF32, OPT_CUDA_LAYOUT, OPT_CPU, OPT_PRINT_CFLAGS, OPT_OPT,
 	OPT_SKIP, OPT_WINOGRAD, OPT_SHAPE, OPT_DIM, OPT_MAX, OPT_MAX_ELEMS, OPT_UNROLL, OPT_RT_INPUTS, OPT_CONST,
-	OPT_LIKE, OPT_WEIGHTS, OPT_STRING_CAPACITY, OPT_REPORT, OPT_GRAPH, OPT_MAIN, OPT_BUILD, OPT_SHARED,
+	OPT_LIKE, OPT_WEIGHTS, OPT_STRING_CAPACITY, OPT_REPORT, OPT_GRAPH, OPT_MAIN, OPT_POOL, OPT_BUILD, OPT_SHARED,
 	OPT_DUMP_IR, OPT_VERBOSE, OPT_OPTIONS, OPT_VERSION, OPT_HELP, NOPT
 };
 static const cli_opt opts[NOPT] = {
@@ -132,6 +132,9 @@ static const cli_opt opts[NOPT] = {
 		       "to FILE.dot, said on stderr), any other FILE gets Graphviz DOT;\n"
 		       "without -o only the picture is written"},
 	[OPT_MAIN] = {"--main", NULL, O_FLAG, NULL, "also write a test program: OUT [--bench N] INPUT... -o OUTDIR"},
+	[OPT_POOL] = {"--pool", NULL, O_FLAG, NULL,
+		      "also write OUT_pool.h: a thread pool over POSIX threads for the\n"
+		      "network's loops, PREFIX_set_threads(n) (docs/api.md; implied by --main)"},
 	[OPT_BUILD] = {"--build", NULL, O_FLAG, NULL,
 		       "compile the result into the executable OUT with $CC (implies --main)\n"
 		       "and the words of $ONNXCC_CFLAGS after the target's flags"},
@@ -838,7 +841,8 @@ int main(int argc, char **argv)
 	const char *wino = c.val[OPT_WINOGRAD], *maxelems = c.val[OPT_MAX_ELEMS], *rtinputs = c.val[OPT_RT_INPUTS];
 	const char *unrolls = c.val[OPT_UNROLL], *graph = c.val[OPT_GRAPH], *wmode = c.val[OPT_WEIGHTS];
 	int print_cflags = c.val[OPT_PRINT_CFLAGS] != NULL, shared = c.val[OPT_SHARED] != NULL;
-	int build = c.val[OPT_BUILD] != NULL, with_main = build || shared || c.val[OPT_MAIN];
+	int build = c.val[OPT_BUILD] != NULL, with_main = build || shared || c.val[OPT_MAIN],
+	    pool = with_main || c.val[OPT_POOL];
 	int cuda_emu = c.val[OPT_CUDA_EMU] != NULL, tf32 = c.val[OPT_TF32] != NULL;
 	int nhwc = 1, nhwc_set = c.val[OPT_CUDA_LAYOUT] != NULL;
 	int weights = OX_CG_WEIGHTS_EMBED;
@@ -1052,7 +1056,7 @@ int main(int argc, char **argv)
 	const char *base = strrchr(model, '/') ? strrchr(model, '/') + 1 : model;
 	if (!rc && out) {
 		ox_cg_stats st = {0};
-		ox_cg_opts o = {out, prefix, base, with_main, weights, &st, cuda, cuda_emu, tf32};
+		ox_cg_opts o = {out, prefix, base, with_main, weights, &st, cuda, cuda_emu, tf32, pool};
 		rc = ox_cg_emit_c_specs(gs, ngs, &o) ? 1 : 0;
 		ox_rp_info ri = {base, out, weights, &st};
 		if (!rc && report == 1)

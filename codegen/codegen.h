@@ -42,6 +42,7 @@ typedef struct {
 	int cuda;            /* --target cuda: OUT.cu (host code and kernels) instead of OUT.c */
 	int cuda_emu;        /* --cuda-emu: also ox_cuda_emu.h beside OUT.cu */
 	int tf32;            /* --tf32: f32 convolutions and GEMMs on tensor cores in TF32 */
+	int pool;            /* also write OUT_pool.h (--pool; OUT_main.c includes it) */
 } ox_cg_opts;
 
 /* Emit every file, or nothing (returns -1 after printing each node's

@@ -3,9 +3,12 @@
  * past), then one token a step, each step's presents the next step's
  * pasts (docs/api.md, A decoder's KV cache).
  *
- *   onnxcc decoder.onnx -o decoder.c --name decoder --dim batch=1 --dim seq=1..S --dim past=0..P
- *   cc -O2 generate.c decoder.c decoder_weights.c -lm -o generate
- *   ./generate N ID...      greedy: N new tokens after the prompt ID...
+ *   onnxcc decoder.onnx -o decoder.c --name decoder --pool --dim batch=1 --dim seq=1..S --dim past=0..P
+ *   cc -O2 generate.c decoder.c decoder_weights.c -lm -lpthread -o generate
+ *   ./generate [--threads T] N ID...   greedy: N new tokens after the prompt ID...
+ *
+ * --threads T: the network's loops on T threads (decoder_pool.h, which
+ * onnxcc --pool writes; default 1).
  *
  * The model (make_decoder.py): inputs input_ids, position_ids [1, seq]
  * (or attention_mask [1, past + seq], its ones), then the caches (past_I [2, 1, heads, past, head], or past_key_I and
@@ -14,9 +17,11 @@
  * (past + seq rows). Prints the new ids, then the prefill's and the
  * decode's tokens a second to stderr. */
 #include "decoder.h"
+#include "decoder_pool.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #define MAXL 64 /* caches */
@@ -32,8 +37,11 @@ static double now(void)
 int main(int argc, char **argv)
 {
 	const int L = DECODER_NUM_INPUTS - 2;
-	if (argc < 3 || L < 1 || L > MAXL || DECODER_NUM_OUTPUTS != L + 1) {
-		fprintf(stderr, "usage: %s N ID...\n", argv[0]);
+	int threads = 1;
+	if (argc > 2 && !strcmp(argv[1], "--threads"))
+		threads = atoi(argv[2]), argc -= 2, argv += 2;
+	if (argc < 3 || L < 1 || L > MAXL || DECODER_NUM_OUTPUTS != L + 1 || decoder_set_threads(threads)) {
+		fprintf(stderr, "usage: generate [--threads 1..1024] N ID...\n");
 		return 2;
 	}
 	const long steps = atol(argv[1]), np = argc - 2;

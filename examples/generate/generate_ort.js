@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // generate_ort.js: generate.c's greedy loop against ONNX Runtime (npm,
 // tools/node_modules), for the comparison: the same ids, and its tokens a
-// second (one thread).
+// second.
 //
-//   node examples/generate/generate_ort.js [--cache DIMS] decoder.onnx N ID...
+//   node examples/generate/generate_ort.js [--threads T] [--cache DIMS] decoder.onnx N ID...
+// (--threads: ONNX Runtime's intra-op threads, default 1)
 // (--cache: a cache input's shape with its past 0, default make_decoder.py's
 // 2x1x4x0x16, for the first step's empty past; the caches are the inputs
 // after input_ids and position_ids, the presents the outputs after logits,
@@ -13,14 +14,18 @@ const path = require('path');
 const ort = require(path.join(__dirname, '..', '..', 'tools', 'node_modules', 'onnxruntime-node'));
 
 async function main() {
-  let args = process.argv.slice(2), empty = [2, 1, 4, 0, 16];
+  let args = process.argv.slice(2), empty = [2, 1, 4, 0, 16], threads = 1;
+  if (args[0] === '--threads') {
+    threads = Number(args[1]);
+    args = args.slice(2);
+  }
   if (args[0] === '--cache') {
     empty = args[1].split('x').map(Number);
     args = args.slice(2);
   }
   const [model, n, ...prompt] = args;
   const steps = Number(n);
-  const sess = await ort.InferenceSession.create(model, { intraOpNumThreads: 1, interOpNumThreads: 1 });
+  const sess = await ort.InferenceSession.create(model, { intraOpNumThreads: threads, interOpNumThreads: 1 });
   const pasts = sess.inputNames.slice(2), presents = sess.outputNames.slice(1);
   let ids = prompt.map((x) => BigInt(x)), past = 0, kv = null, out = [];
   let tp = 0, td = 0;

@@ -4,8 +4,9 @@
 # MatMulNBits with MultiHeadAttention; the Llama form of ONNX Runtime
 # GenAI, 4-bit, GroupQueryAttention) compiled by onnxcc for a run-time
 # sequence and past, generate.c built against each, greedy decoding of a
-# fixed prompt by it and by ONNX Runtime (generate_ort.js): the ids must be
-# the same. Prints both lines and the tokens a second.
+# fixed prompt by it (on 1 and 2 threads: decoder_pool.h) and by ONNX
+# Runtime (generate_ort.js): the ids must be the same. Prints both lines
+# and the tokens a second.
 #
 #   examples/generate/run.sh [DIR] [N]     (default build/generate, 48 tokens)
 set -eu
@@ -21,19 +22,20 @@ for form in f32 nbits4 llama4; do
 	nbits4) /usr/bin/python3 examples/generate/make_decoder.py "$o/decoder.onnx" --nbits 4; cache=1x4x0x16 ;;
 	llama4) /usr/bin/python3 examples/generate/make_decoder.py "$o/decoder.onnx" --llama --nbits 4; cache=1x2x0x16 ;;
 	esac
-	./onnxcc "$o/decoder.onnx" -o "$o/c/decoder.c" --name decoder --cpu native --dim batch=1 --dim seq=1..64 \
+	./onnxcc "$o/decoder.onnx" -o "$o/c/decoder.c" --name decoder --pool --cpu native --dim batch=1 --dim seq=1..64 \
 		--dim past=0..192 --dim total=1..256 > "$o/compile.log" 2>&1 || { cat "$o/compile.log"; exit 1; }
 	${CC:-cc} -O2 -std=c11 -D_POSIX_C_SOURCE=200809L $(./onnxcc --cpu native --print-cflags) -I"$o/c" -o "$o/generate" \
 		examples/generate/generate.c "$o/c/decoder.c" "$o/c/decoder_weights.c" -lm -lpthread
 	"$o/generate" "$N" $PROMPT > "$o/onnxcc.txt" 2> "$o/onnxcc.log"
+	"$o/generate" --threads 2 "$N" $PROMPT > "$o/onnxcc2.txt" 2> "$o/onnxcc2.log"
 	node examples/generate/generate_ort.js --cache $cache "$o/decoder.onnx" "$N" $PROMPT > "$o/ort.txt" 2> "$o/ort.log"
 	echo "generate $form: onnxcc:       $(cat "$o/onnxcc.txt")"
 	echo "generate $form: ONNX Runtime: $(cat "$o/ort.txt")"
 	cat "$o/onnxcc.log" "$o/ort.log"
-	if cmp -s "$o/onnxcc.txt" "$o/ort.txt"; then
-		echo "generate $form: the same $N ids"
+	if cmp -s "$o/onnxcc.txt" "$o/ort.txt" && cmp -s "$o/onnxcc2.txt" "$o/ort.txt"; then
+		echo "generate $form: the same $N ids (onnxcc on 1 and 2 threads)"
 	else
-		echo "generate $form: FAIL: the ids differ"
+		echo "generate $form: FAIL: the ids differ (2 threads: $(cat "$o/onnxcc2.txt"))"
 		fail=1
 	fi
 done
