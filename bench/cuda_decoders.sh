@@ -116,7 +116,8 @@ import json, os, re, statistics, sys
 w, prep, out, n, forms = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5:]
 
 def read(p):
-    return open(p).read().split() if os.path.exists(p) else None
+    """a file's words, None when it is missing or empty (a run that failed)"""
+    return (open(p).read().split() or None) if os.path.exists(p) else None
 
 def times(f, k):
     """medians of generate's prefill and decode ms over its runs"""
