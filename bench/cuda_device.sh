@@ -227,7 +227,7 @@ for v in $(for m in $BENCH; do echo $m $m+f16 $m+nchw; [ $m = mobilenet_v2 ] && 
 done | tee "$OUT/profile.txt"
 
 [ -n "$ONLY" ] && { log "done"; exit 0; }
-# ---- decoders: greedy decoding against the PyTorch twins (about 3 minutes) ----
+# ---- decoders: greedy decoding against the PyTorch twins (3 to 4 minutes) ----
 W=$W bench/cuda_decoders.sh run "$OUT" "$D"
 SAN_MODELS=${SAN_MODELS:-squeezenet1_1 resnet18 mobilenet_v2 bert_encoder}
 # ---- compute-sanitizer on the zoo's CNNs and the encoder ----
