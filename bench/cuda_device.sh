@@ -26,7 +26,10 @@
 # tests/e2e/dynslice (run-time dims on kernels), tests/e2e/ctrl (If, Loop,
 # Scan on the host; the If's branches CUDA Graphs) and tests/e2e/nms
 # (NonMaxSuppression's kernels, f32 and f16) against the C target, under
-# memcheck, with ctrl's and nms's device times.
+# memcheck, with ctrl's and nms's device times. Then the decoders
+# (bench/cuda_decoders.sh: make_decoder.py's ~100M ones, greedy decoding
+# by examples/generate/generate.c against their PyTorch twins, eager and
+# torch.compile; OUT/decoders.txt). ONLY=decoders: that section alone.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 export ONLY=${ONLY:-}
@@ -39,6 +42,11 @@ export NVCC
 log() { echo "== $(date +%T) $*"; }
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; "$NVCC" --version | tail -1; } | tee "$OUT/gpu.txt"
 cc -O2 -o "$D/oxcmp" tests/e2e/oxcmp.c -lm && cp "$D/oxcmp" tests/e2e/oxcmp || exit 2
+if [ "$ONLY" = decoders ]; then
+	W=$W bench/cuda_decoders.sh run "$OUT" "$D"
+	log "done"
+	exit 0
+fi
 
 # ---- the emulation's checks, for real: mma fragments, TF32 rounding ----
 log "test_emu"
@@ -219,6 +227,8 @@ for v in $(for m in $BENCH; do echo $m $m+f16 $m+nchw; [ $m = mobilenet_v2 ] && 
 done | tee "$OUT/profile.txt"
 
 [ -n "$ONLY" ] && { log "done"; exit 0; }
+# ---- decoders: greedy decoding against the PyTorch twins (3 to 4 minutes) ----
+W=$W bench/cuda_decoders.sh run "$OUT" "$D"
 SAN_MODELS=${SAN_MODELS:-squeezenet1_1 resnet18 mobilenet_v2 bert_encoder}
 # ---- compute-sanitizer on the zoo's CNNs and the encoder ----
 log "sanitize"

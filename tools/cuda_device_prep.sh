@@ -6,7 +6,9 @@
 # (tools/strip_weights.py; drawn again there) and their inputs, and a
 # sample of the node suite (every 6th expected pass of node/, listed in
 # build/dev/sample.txt), and the int8 resnet18 of make cuda (whole: its
-# weights are the 8-bit values) with its input.
+# weights are the 8-bit values) with its input; for the decoders' section,
+# the sha256 of their weights and ONNX Runtime's ids (bench/cuda_decoders.sh
+# prep: the models themselves are made again there).
 set -eu
 cd "$(dirname "$0")/.."
 D=build/dev
@@ -27,4 +29,5 @@ grep '^node/' tests/e2e/expected_pass.txt | awk 'NR % 6 == 1' | sed 's|^node/||'
 while read -r t; do
 	cp -r "$SUITE/node/$t" "$D/suite/node/"
 done < "$D/sample.txt"
+PY=/usr/bin/python3 bench/cuda_decoders.sh prep "$D"
 du -sh "$D"
