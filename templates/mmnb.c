@@ -94,37 +94,75 @@ static inline __attribute__((always_inline)) void ox_mmnb_tile(const float *a, l
 #endif
 
 #if OX_MMNB_AVX512
+/* a 4-bit block q's sum of q a (16 lanes): its bytes as they lie, ab in
+ * their order (ox_mmnb_row4) */
+static inline __attribute__((always_inline)) __m512 ox_mmnb_dot4(const uint8_t *q, const float *ab, long bs)
+{
+	const __m512i lo15 = _mm512_set1_epi32(15);
+	__m512 s = _mm512_setzero_ps();
+	for (long j = 0; j < bs; j += 32) {
+		const __m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(q + j / 2)));
+		s = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_and_si512(v, lo15)), _mm512_loadu_ps(ab + j), s);
+		s = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(v, 4)), _mm512_loadu_ps(ab + j + 16), s);
+	}
+	return s;
+}
+
+/* sum over blocks [c0, c1) of column n's scale x zero point x as[b - c0]
+ * (4-bit; c0 even), 16 blocks a step */
+static inline __attribute__((always_inline)) float ox_mmnb_zsum(const uint8_t *zqn, const float *zfn, const float *scn,
+								 const float *as, long c0, long c1)
+{
+	const __m512i lo15 = _mm512_set1_epi32(15);
+	const __m512i ilo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+	__m512 acc = _mm512_setzero_ps();
+	long b = c0;
+	for (; b + 16 <= c1; b += 16) {
+		__m512 z = _mm512_set1_ps(8.0f);
+		if (zfn) {
+			z = _mm512_loadu_ps(zfn + b);
+		} else if (zqn) { /* 8 bytes: 16 nibbles, put in order */
+			const __m512i v = _mm512_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(zqn + b / 2)));
+			z = _mm512_cvtepi32_ps(_mm512_permutex2var_epi32(_mm512_and_si512(v, lo15), ilo, _mm512_srli_epi32(v, 4)));
+		}
+		acc = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_loadu_ps(scn + b), z), _mm512_loadu_ps(as + b - c0), acc);
+	}
+	float r = _mm512_reduce_add_ps(acc);
+	for (; b < c1; b++)
+		r += scn[b] * ox_mmnb_z(4, zqn, zfn, b) * as[b - c0];
+	return r;
+}
+
 /* y[n + c] += the blocks [c0, c1) of columns n + c, c < nc (1 or 4), by
- * a's values a2 in the nibbles' order and its block sums as (ox_mmnb_row4) */
+ * a's values a2 in the nibbles' order and its block sums as (ox_mmnb_row4):
+ * the columns' chains side by side in registers, the zero points' term
+ * after them */
 static inline __attribute__((always_inline)) void ox_mmnb_cols4(const float *a2, const float *as, long bs,
 								 const uint8_t *B, const float *sc, const uint8_t *zq,
 								 const float *zf, long nb, long zrow, long c0, long c1, long n,
 								 int nc, float *y)
 {
-	const __m512i lo15 = _mm512_set1_epi32(15);
-	__m512 vacc[4];
-	float corr[4];
-	for (int c = 0; c < nc; c++)
-		vacc[c] = _mm512_setzero_ps(), corr[c] = 0.0f;
+	const long blob = bs / 2;
+	const uint8_t *q0 = B + n * nb * blob, *q1 = q0 + nb * blob, *q2 = q1 + nb * blob, *q3 = q2 + nb * blob;
+	const float *s0 = sc + n * nb, *s1 = s0 + nb, *s2 = s1 + nb, *s3 = s2 + nb;
+	__m512 v0 = _mm512_setzero_ps(), v1 = v0, v2 = v0, v3 = v0;
 	for (long b = c0; b < c1; b++) {
 		const float *ab = a2 + (b - c0) * bs;
-		for (int c = 0; c < nc; c++) {
-			const uint8_t *q = B + ((n + c) * nb + b) * (bs / 2);
-			_mm_prefetch((const char *)q + 16384, _MM_HINT_T0); /* (the weights stream: 4 pages ahead) */
-			__m512 s = _mm512_setzero_ps();
-			for (long j = 0; j < bs; j += 32) {
-				const __m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(q + j / 2)));
-				s = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_and_si512(v, lo15)), _mm512_loadu_ps(ab + j), s);
-				s = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(v, 4)), _mm512_loadu_ps(ab + j + 16), s);
-			}
-			const float scale = sc[(n + c) * nb + b];
-			const float z = ox_mmnb_z(4, zq ? zq + (n + c) * zrow : NULL, zf ? zf + (n + c) * nb : NULL, b);
-			vacc[c] = _mm512_fmadd_ps(s, _mm512_set1_ps(scale), vacc[c]);
-			corr[c] += scale * z * as[b - c0];
+		_mm_prefetch((const char *)(q0 + b * blob) + 16384, _MM_HINT_T0); /* (the weights stream: 4 pages ahead) */
+		v0 = _mm512_fmadd_ps(ox_mmnb_dot4(q0 + b * blob, ab, bs), _mm512_set1_ps(s0[b]), v0);
+		if (nc == 4) {
+			_mm_prefetch((const char *)(q1 + b * blob) + 16384, _MM_HINT_T0);
+			_mm_prefetch((const char *)(q2 + b * blob) + 16384, _MM_HINT_T0);
+			_mm_prefetch((const char *)(q3 + b * blob) + 16384, _MM_HINT_T0);
+			v1 = _mm512_fmadd_ps(ox_mmnb_dot4(q1 + b * blob, ab, bs), _mm512_set1_ps(s1[b]), v1);
+			v2 = _mm512_fmadd_ps(ox_mmnb_dot4(q2 + b * blob, ab, bs), _mm512_set1_ps(s2[b]), v2);
+			v3 = _mm512_fmadd_ps(ox_mmnb_dot4(q3 + b * blob, ab, bs), _mm512_set1_ps(s3[b]), v3);
 		}
 	}
+	const __m512 v[4] = {v0, v1, v2, v3};
 	for (int c = 0; c < nc; c++)
-		y[n + c] += _mm512_reduce_add_ps(vacc[c]) - corr[c];
+		y[n + c] += _mm512_reduce_add_ps(v[c]) - ox_mmnb_zsum(zq ? zq + (n + c) * zrow : NULL, zf ? zf + (n + c) * nb : NULL,
+								       sc + (n + c) * nb, as, c0, c1);
 }
 
 /* One row a (a decode step) and 4-bit blocks of 32 or more: y[n] += its

@@ -53,13 +53,16 @@ static void test_mmnb(void **state)
 	print_message("this compiler has no AVX-512 target: the plain C path\n");
 #endif
 	static const long bss[] = {16, 32, 64, 128};
-	for (int c = 0; c < 192; c++) { /* (odd c: one row, a decode step's own path) */
-		const long bs = bss[c / 2 % 4], K = bs * (1 + c / 2 % 3) + (c / 2 % 5 == 0 ? bs / 2 : 0), N = 3;
-		const long M = c % 2 ? 1 : 1 + c / 2 % 11;
-		const int bits = c / 2 % 2 ? 8 : 4, zk = c / 4 % 3; /* 0 none, 1 packed, 2 f32 */
+	for (int c = 0; c < 400; c++) { /* (odd c: one row, a decode step's own path) */
+		/* drawn: 1..40 blocks (a decode step's zero-point sums take 16
+		 * blocks a step; blocks of 64 and 128 come in chunks of 16 and 8),
+		 * a last partial one; 1..8 columns (4 at a time, then one) */
+		const long bs = bss[next() % 4], K = bs * (long)(1 + next() % 40) + (next() % 3 ? 0 : bs / 2), N = 1 + (long)(next() % 8);
+		const long M = c % 2 ? 1 : 1 + (long)(next() % 20);
+		const int bits = next() % 2 ? 8 : 4, zk = (int)(next() % 3); /* 0 none, 1 packed, 2 f32 */
 		const long nb = (K + bs - 1) / bs, blob = bs * bits / 8, zrow = (nb * bits + 7) / 8;
 		float *a = malloc(M * K * sizeof *a), *sc = malloc(N * nb * sizeof *sc), *zf = malloc(N * nb * sizeof *zf);
-		float *y = malloc(M * N * sizeof *y), bias[3] = {0.5f, -1.0f, 0.25f};
+		float *y = malloc(M * N * sizeof *y), bias[8] = {0.5f, -1.0f, 0.25f, 2.0f, -0.125f, 1.5f, 0.0f, -3.0f};
 		uint8_t *bq = malloc(N * nb * blob), *zq = malloc(N * zrow);
 		for (long k = 0; k < M * K; k++)
 			a[k] = (float)((int)(next() % 2001) - 1000) / 500.0f;
