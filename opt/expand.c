@@ -1864,12 +1864,27 @@ static int expand_gqa(ox_graph *g, ox_id nid, const ox_id *in, const ox_id *out)
 				h4[t] = ox_expand_out(g, contrib_node(g, OX_OP_Identity, nm, 16, h4[t], -1, out[t]));
 			continue;
 		}
-		ox_id cin[2] = {in[2 + t], h4[t]};
-		ox_id c = ox_expand_add_node(g, OX_OP_Concat, nm, 13, 2, cin, 1, NULL);
+		/* one batch (a constant 1): a row of zeros after the new rows,
+		 * which the Gather below takes for the rows past the total */
+		const int one = !ox_dim_is_rt(g, q->shape.d[0]) && q->shape.d[0] == 1;
+		ox_id cin[3] = {in[2 + t], h4[t], -1};
+		if (one) {
+			const int64_t z0 = 0, z1 = 1, a2 = 2;
+			ox_id sin[4] = {h4[t], ox_expand_const_i64(g, "start", &z0, 1, 0), ox_expand_const_i64(g, "end", &z1, 1, 0),
+					ox_expand_const_i64(g, "axes", &a2, 1, 0)};
+			ox_id row = ox_expand_out(g, ox_expand_add_node(g, OX_OP_Slice, nm, 13, 4, sin, 1, NULL));
+			ox_shape s1 = {1, {1}};
+			ox_tensor *f = ox_ir_new_tensor(g, OX_BOOL, &s1);
+			ox_tensor_set_f64(f, 0, 0);
+			ox_id fin[3] = {ox_ir_add_const(g, ox_expand_name(g, "false"), f), row, scalar(g, dt, 0)};
+			cin[2] = ox_expand_out(g, ox_expand_add_node(g, OX_OP_Where, nm, 16, 3, fin, 1, NULL));
+		}
+		ox_id c = ox_expand_add_node(g, OX_OP_Concat, nm, 13, 2 + one, cin, 1, NULL);
 		ox_expand_attr_int(g, c, "axis", 2);
 		const ox_id cat = ox_expand_out(g, c);
 		/* row j of batch b: j < past_b ? j : j + P - past_b, at most T - 1 */
-		ox_id tot = dim_of(g, nm, cat, 2), P = ox_expand_out(g, contrib_node(g, OX_OP_Sub, nm, 14, tot, sq, -1));
+		ox_id tot = ox_expand_out(g, contrib_node(g, OX_OP_Add, nm, 14, dim_of(g, nm, in[2 + t], 2), sq, -1));
+		ox_id P = ox_expand_out(g, contrib_node(g, OX_OP_Sub, nm, 14, tot, sq, -1));
 		ox_id j = iota(g, nm, tot);
 		ox_id inp = ox_expand_out(g, contrib_node(g, OX_OP_Less, nm, 13, j, pastb, -1));		/* [B, T] */
 		ox_id sh = ox_expand_out(g, contrib_node(g, OX_OP_Sub, nm, 14, P, pastb, -1));
@@ -1878,15 +1893,27 @@ static int expand_gqa(ox_graph *g, ox_id nid, const ox_id *in, const ox_id *out)
 		ox_id idx = ox_expand_out(g, ox_expand_add_node(g, OX_OP_Where, nm, 16, 3, win, 1, NULL));
 		ox_id tm1 = ox_expand_out(g, contrib_node(g, OX_OP_Sub, nm, 14, tot, scalar(g, OX_I64, 1), -1));
 		idx = ox_expand_out(g, contrib_node(g, OX_OP_Min, nm, 13, idx, tm1, -1));
+		/* rows past the batch's total (past_b + S) zero, as ONNX Runtime
+		 * writes them */
+		ox_id totb = ox_expand_out(g, contrib_node(g, OX_OP_Add, nm, 14, pastb, sq, -1));
+		ox_id in_b = ox_expand_out(g, contrib_node(g, OX_OP_Less, nm, 13, j, totb, -1));	/* [B, T] */
+		if (one) { /* the rows by a [T] index: no index of the present's size */
+			ox_id zin[3] = {in_b, idx, tot};
+			idx = ox_expand_out(g, ox_expand_add_node(g, OX_OP_Where, nm, 16, 3, zin, 1, NULL));
+			const int64_t ax0 = 0;
+			ox_id ga = contrib_node(g, OX_OP_Gather, nm, 13, cat,
+						ox_expand_out(g, contrib_node(g, OX_OP_Squeeze, nm, 13, idx,
+									      ox_expand_const_i64(g, "axes", &ax0, 1, 0), -1)),
+						out[t]);
+			ox_expand_attr_int(g, ga, "axis", 2);
+			h4[t] = ox_expand_out(g, ga);
+			continue;
+		}
 		idx = unsqueeze(g, nm, idx, ax13, 2);
 		idx = ox_expand_out(g, contrib_node(g, OX_OP_Expand, nm, 13, idx,
 						   ox_expand_out(g, contrib_node(g, OX_OP_Shape, nm, 15, cat, -1, -1)), -1));
 		ox_id ge = contrib_node(g, OX_OP_GatherElements, nm, 13, cat, idx, -1);
 		ox_expand_attr_int(g, ge, "axis", 2);
-		/* rows past the batch's total (past_b + S) zero, as ONNX Runtime
-		 * writes them */
-		ox_id totb = ox_expand_out(g, contrib_node(g, OX_OP_Add, nm, 14, pastb, sq, -1));
-		ox_id in_b = ox_expand_out(g, contrib_node(g, OX_OP_Less, nm, 13, j, totb, -1));	/* [B, T] */
 		in_b = unsqueeze(g, nm, in_b, ax13, 2);
 		ox_id zin[3] = {in_b, ox_expand_out(g, ge), scalar(g, dt, 0)}, zo[1] = {out[t]};
 		h4[t] = ox_expand_out(g, ox_expand_add_node(g, OX_OP_Where, nm, 16, 3, zin, 1, zo));

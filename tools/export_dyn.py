@@ -99,6 +99,8 @@ The models (each the case a user meets; docs/dynamic.md):
                     batch's first row its whole past, the others shorter:
                     right padding) and total_sequence_length read from the
                     shapes (--inputs); dynamic 'batch', 'seq', 'past'
+  contrib_gqa1      the same model, compiled for one batch (dyn.txt): its
+                    presents by a Gather of rows, no index of their size
   contrib_bert      a BERT layer as ONNX Runtime's transformer optimizer
                     fuses it (onnx.helper): com.microsoft
                     EmbedLayerNormalization (token, position and segment
@@ -738,7 +740,7 @@ def export(name, outdir):
         contrib_nbits(path)
     elif name == "contrib_dynq":
         contrib_dynq(path)
-    elif name == "contrib_gqa":
+    elif name in ("contrib_gqa", "contrib_gqa1"):  # (contrib_gqa1: compiled for one batch, dyn.txt)
         contrib_gqa(path)
     else:
         raise SystemExit("export_dyn: unknown model " + name)
@@ -751,7 +753,7 @@ def export(name, outdir):
 
 MODELS = ["cnn_dynbatch", "transformer_dynseq", "detector_dynimg", "loop_trips", "if_shapes", "bert_dynseq",
           "encoder_dynmask", "vit_dynbatch", "gpt_dynseq", "unet_dynimg", "wav_dynlen", "rnn_dynseq",
-          "decoder_dynseq", "llama_dynseq", "mobile_dynbatch", "ocr_dynwidth", "contrib_dynseq", "contrib_mha", "contrib_bert", "contrib_gpt2", "contrib_nbits", "contrib_dynq", "contrib_gqa"]
+          "decoder_dynseq", "llama_dynseq", "mobile_dynbatch", "ocr_dynwidth", "contrib_dynseq", "contrib_mha", "contrib_bert", "contrib_gpt2", "contrib_nbits", "contrib_dynq", "contrib_gqa", "contrib_gqa1"]
 
 
 def inputs(model, outdir, spec, seed):
