@@ -284,10 +284,12 @@ bench-llm: all deps-models
 
 # examples/generate: greedy decoding with a compiled decoder and its KV
 # cache (prefill, then a token a step), and the same loop on ONNX Runtime:
-# the same ids (examples/generate/run.sh, a few seconds)
+# the same ids (examples/generate/run.sh, the C target on 1 and 2 threads,
+# then the CUDA target under --cuda-emu; about 30 s)
 .PHONY: generate
 generate: all deps-models
 	examples/generate/run.sh $(B)/generate
+	TARGET=cuda-emu examples/generate/run.sh $(B)/generate-emu
 
 # the Python package (python/onnxcc, docs/python.md) from an installed copy
 # and a pip install, against torch and ONNX Runtime (tests/python/run.sh)
