@@ -1,49 +1,52 @@
 /* mmnb.c: com.microsoft MatMulNBits (codegen/c/emit_quant.c prints the
- * calls): Y[m][n] = sum_k A[m][k] W[n][k] (+ bias[n]) of f32 rows A [M,
- * K] and weights W [N, K] kept in their 4- or 8-bit blocks (never
+ * calls): Y[m][n] = sum_k A[m][k] W[n][k] (+ bias[n]) of rows A [M, K]
+ * of $T and weights W [N, K] kept in their 4- or 8-bit blocks (never
  * dequantized into memory): block b of column n is (q - z) s, q the
  * block's values (4-bit: byte j holds values 2j, low nibble, and 2j + 1),
  * s = sc[n nb + b], z its zero point (zf[n nb + b]; or zq, uint8 packed as
- * q is, zrow bytes a column; else 2^(bits-1)).
- * AVX-512: each whole block of a column dequantized once, in registers,
- * for 16 rows of A at a time (the prefill's rows share it); one row of A
- * (a decode step) by 4-bit blocks of 32 or more, ox_mmnb_row4; plain C
- * elsewhere, for a last partial block, and in the CUDA kernel's threads
- * (ox_mmnb_col). */
+ * q is, zrow bytes a column; else 2^(bits-1)). A, the scales, float zero
+ * points, bias and Y are $T (f32 or f16), read as $C through ox_ld_$S, the
+ * sums in $C, Y rounded to $T once.
+ * AVX-512, f32 only (OX_MMNB_F32_$S): each whole block of a column
+ * dequantized once, in registers, for 16 rows of A at a time (the
+ * prefill's rows share it); one row of A (a decode step) by 4-bit blocks
+ * of 32 or more, ox_mmnb_row4; plain C elsewhere, for a last partial
+ * block, for f16, and in the CUDA kernel's threads (ox_mmnb_col_$S). */
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(OX_VF_PORTABLE) && defined(__AVX512F__) && defined(__AVX512BW__)
 #include <immintrin.h>
 #define OX_MMNB_AVX512 1
 #endif
+#define OX_MMNB_F32_f32 1 /* (the instantiation the AVX-512 kernels are in) */
 
 /* block b's zero point */
-OX_STATIC inline OX_UNUSED float ox_mmnb_z(int bits, const uint8_t *zqn, const float *zfn, long b)
+OX_STATIC inline OX_UNUSED $C ox_mmnb_z_$S(int bits, const uint8_t *zqn, const $T *zfn, long b)
 {
-	return zfn ? zfn[b] : zqn ? (float)(bits == 4 ? zqn[b / 2] >> (b % 2 * 4) & 15 : zqn[b]) : (float)(1 << (bits - 1));
+	return zfn ? ox_ld_$S(zfn[b]) : zqn ? ($C)(bits == 4 ? zqn[b / 2] >> (b % 2 * 4) & 15 : zqn[b]) : ($C)(1 << (bits - 1));
 }
 
 /* sum_k a[k] W[n][k] over column n's blocks [b0, nb): bn its blocks, scn
  * its scales, zqn its packed zero points or zfn its f32 ones (or neither);
  * the CUDA kernel's thread too (codegen/cuda/cuda_quant.c) */
-OX_STATIC OX_UNUSED float ox_mmnb_col(const float *a, long K, long bs, int bits, const uint8_t *bn, const float *scn,
-				      const uint8_t *zqn, const float *zfn, long b0)
+OX_STATIC OX_UNUSED $C ox_mmnb_col_$S(const $T *a, long K, long bs, int bits, const uint8_t *bn, const $T *scn,
+				      const uint8_t *zqn, const $T *zfn, long b0)
 {
 	const long nb = (K + bs - 1) / bs, blob = bs * bits / 8;
-	float acc = 0.0f;
+	$C acc = 0.0f;
 	for (long b = b0; b < nb; b++) {
 		const uint8_t *q = bn + b * blob;
-		const float z = ox_mmnb_z(bits, zqn, zfn, b);
+		const $C z = ox_mmnb_z_$S(bits, zqn, zfn, b);
 		const long k0 = b * bs, kn = K - k0 < bs ? K - k0 : bs;
-		float s = 0.0f;
+		$C s = 0.0f;
 		for (long i = 0; i < kn; i++) {
 			const int v = bits == 4 ? q[i / 2] >> (i % 2 * 4) & 15 : q[i];
-			s += ((float)v - z) * a[k0 + i];
+			s += (($C)v - z) * ox_ld_$S(a[k0 + i]);
 		}
-		acc += s * scn[b];
+		acc += s * ox_ld_$S(scn[b]);
 	}
 	return acc;
 }
 
-#if OX_MMNB_AVX512
+#if OX_MMNB_AVX512 && OX_MMNB_F32_$S
 /* out[r] = rows r < nr (nr <= 16, K apart) of a times column n's whole
  * blocks [0, nbw): each block's (q - z) s made once in registers (16 or
  * 32 values a step, the nibbles unpacked and put in order) for the rows;
@@ -61,7 +64,7 @@ static inline __attribute__((always_inline)) void ox_mmnb_tile(const float *a, l
 		acc[r] = _mm512_setzero_ps();
 	for (long b = 0; b < nbw; b++) {
 		const uint8_t *q = bn + b * blob;
-		const __m512 vz = _mm512_set1_ps(ox_mmnb_z(bits, zqn, zfn, b)), vs = _mm512_set1_ps(scn[b]);
+		const __m512 vz = _mm512_set1_ps(ox_mmnb_z_$S(bits, zqn, zfn, b)), vs = _mm512_set1_ps(scn[b]);
 		const float *ab = a + b * bs;
 		for (long j = 0; j < bs; j += bits == 4 ? 32 : 16) {
 			__m512 w0, w1 = _mm512_setzero_ps();
@@ -89,7 +92,7 @@ static inline __attribute__((always_inline)) void ox_mmnb_tile(const float *a, l
 }
 #endif
 
-#if OX_MMNB_AVX512
+#if OX_MMNB_AVX512 && OX_MMNB_F32_$S
 /* y[n + c] += the blocks [c0, c1) of columns n + c, c < nc (1 or 4), by
  * a's values a2 in the nibbles' order and its block sums as (ox_mmnb_row4) */
 static inline __attribute__((always_inline)) void ox_mmnb_cols4(const float *a2, const float *as, long bs,
@@ -114,7 +117,7 @@ static inline __attribute__((always_inline)) void ox_mmnb_cols4(const float *a2,
 				s = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(v, 4)), _mm512_loadu_ps(ab + j + 16), s);
 			}
 			const float scale = sc[(n + c) * nb + b];
-			const float z = ox_mmnb_z(4, zq ? zq + (n + c) * zrow : NULL, zf ? zf + (n + c) * nb : NULL, b);
+			const float z = ox_mmnb_z_$S(4, zq ? zq + (n + c) * zrow : NULL, zf ? zf + (n + c) * nb : NULL, b);
 			vacc[c] = _mm512_fmadd_ps(s, _mm512_set1_ps(scale), vacc[c]);
 			corr[c] += scale * z * as[b - c0];
 		}
@@ -159,17 +162,17 @@ static void ox_mmnb_row4(const float *a, long bs, const uint8_t *B, const float 
 #endif
 
 /* Y's rows [0, M) (N apart), columns [n0, n1), of A's rows (K apart) */
-OX_STATIC OX_UNUSED void ox_mmnb_rows(const float *restrict A, long M, long K, long N, long bs, int bits,
-				      const uint8_t *restrict B, const float *restrict sc, const uint8_t *restrict zq,
-				      const float *restrict zf, const float *restrict bias, long n0, long n1,
-				      float *restrict Y)
+OX_STATIC OX_UNUSED void ox_mmnb_rows_$S(const $T *restrict A, long M, long K, long N, long bs, int bits,
+					 const uint8_t *restrict B, const $T *restrict sc, const uint8_t *restrict zq,
+					 const $T *restrict zf, const $T *restrict bias, long n0, long n1,
+					 $T *restrict Y)
 {
 	const long nb = (K + bs - 1) / bs, blob = bs * bits / 8, zrow = (nb * bits + 7) / 8;
-#if OX_MMNB_AVX512
+#if OX_MMNB_AVX512 && OX_MMNB_F32_$S
 	if (M == 1 && bits == 4 && bs >= 32 && bs <= 1024) { /* (a decode step) */
 		const long b1 = K / bs;
 		for (long n = n0; n < n1; n++)
-			Y[n] = (bias ? bias[n] : 0.0f) + (b1 < nb ? ox_mmnb_col(A, K, bs, bits, B + n * nb * blob, sc + n * nb,
+			Y[n] = (bias ? bias[n] : 0.0f) + (b1 < nb ? ox_mmnb_col_$S(A, K, bs, bits, B + n * nb * blob, sc + n * nb,
 										zq ? zq + n * zrow : NULL, zf ? zf + n * nb : NULL, b1) : 0.0f);
 		ox_mmnb_row4(A, bs, B, sc, zq, zf, nb, zrow, 0, b1, n0, n1, Y);
 		return;
@@ -179,10 +182,10 @@ OX_STATIC OX_UNUSED void ox_mmnb_rows(const float *restrict A, long M, long K, l
 		const int nr = M - m0 < 16 ? (int)(M - m0) : 16;
 		for (long n = n0; n < n1; n++) {
 			const uint8_t *bn = B + n * nb * blob, *zqn = zq ? zq + n * zrow : NULL;
-			const float *scn = sc + n * nb, *zfn = zf ? zf + n * nb : NULL;
-			float v[16];
+			const $T *scn = sc + n * nb, *zfn = zf ? zf + n * nb : NULL;
+			$C v[16];
 			long b0 = 0;
-#if OX_MMNB_AVX512
+#if OX_MMNB_AVX512 && OX_MMNB_F32_$S
 			b0 = K / bs; /* (the whole blocks here, a partial one below) */
 			if (nr == 1)
 				ox_mmnb_tile(A + m0 * K, K, 1, bs, bits, bn, scn, zqn, zfn, b0, v);
@@ -196,8 +199,8 @@ OX_STATIC OX_UNUSED void ox_mmnb_rows(const float *restrict A, long M, long K, l
 #endif
 			for (int r = 0; r < nr; r++) {
 				if (b0 < nb)
-					v[r] += ox_mmnb_col(A + (m0 + r) * K, K, bs, bits, bn, scn, zqn, zfn, b0);
-				Y[(m0 + r) * N + n] = bias ? v[r] + bias[n] : v[r];
+					v[r] += ox_mmnb_col_$S(A + (m0 + r) * K, K, bs, bits, bn, scn, zqn, zfn, b0);
+				Y[(m0 + r) * N + n] = ox_st_$S(bias ? v[r] + ox_ld_$S(bias[n]) : v[r]);
 			}
 		}
 	}

@@ -954,21 +954,21 @@ static int emit_mmnb(ox_cg *cg, ox_graph *g, ox_node *n)
 	int64_t K, N, bits, bs, nb;
 	if (ox_mmnb_geo(g, n, &K, &N, &bits, &bs, &nb))
 		return -1;
-	if (ox_cg_use(cg, "mmnb", OX_F32))
-		return ox_error(g, n, "kernel template templates/mmnb.c is missing");
 	const ox_value *a = ox_in(g, n, 0), *zp = n->nin > 3 && n->in[3] >= 0 ? ox_in(g, n, 3) : NULL;
+	if (ox_cg_use(cg, "mmnb", a->dtype))
+		return ox_error(g, n, "kernel template templates/mmnb.c is missing");
 	ox_shape rows = a->shape;
 	rows.rank--;
 	char M[1100];
 	ox_cg_snprintf(M, sizeof M, "%s", rows.rank ? ox_cg_numel(cg, &rows) : "1");
 	ox_cg_printf(cg, "\t/* MatMulNBits: rows of %lld x %lld-bit [%lld, %lld] in blocks of %lld, %s zero points%s */\n",
 		     (long long)K, (long long)bits, (long long)N, (long long)K, (long long)bs,
-		     !zp ? "default" : zp->dtype == OX_U8 ? "packed" : "f32", n->nin > 5 && n->in[5] >= 0 ? ", bias" : "");
+		     !zp ? "default" : zp->dtype == OX_U8 ? "packed" : ox_dtype_name(zp->dtype), n->nin > 5 && n->in[5] >= 0 ? ", bias" : "");
 	const long T = N >= 64 * 16 ? 64 : (long)(N + 15) / 16;
 	ox_cg_tasks(cg, T);
-	ox_cg_printf(cg, "\tox_mmnb_rows(in0, %s, %lld, %lld, %lld, %d, in1, in2, %s, %s, %s, ", M, (long long)K, (long long)N,
-		     (long long)bs, (int)bits, zp && zp->dtype == OX_U8 ? "(const uint8_t *)in3" : "NULL",
-		     zp && zp->dtype == OX_F32 ? "(const float *)in3" : "NULL", n->nin > 5 && n->in[5] >= 0 ? "in5" : "NULL");
+	ox_cg_printf(cg, "\tox_mmnb_rows_%s(in0, %s, %lld, %lld, %lld, %d, in1, in2, %s, %s, %s, ", ox_cg_sfx(a->dtype), M,
+		     (long long)K, (long long)N, (long long)bs, (int)bits, zp && zp->dtype == OX_U8 ? "in3" : "NULL",
+		     zp && zp->dtype != OX_U8 ? "in3" : "NULL", n->nin > 5 && n->in[5] >= 0 ? "in5" : "NULL");
 	ox_cg_printf(cg, "t * %lld / %ld, (t + 1) * %lld / %ld, out0);\n", (long long)N, T, (long long)N, T);
 	return 0;
 }
