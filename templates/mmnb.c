@@ -1,17 +1,17 @@
 /* mmnb.c: com.microsoft MatMulNBits (codegen/c/emit_quant.c prints the
  * calls): Y[m][n] = sum_k A[m][k] W[n][k] (+ bias[n]) of rows A [M, K]
- * of $T and weights W [N, K] kept in their 4- or 8-bit blocks (never
+ * and weights W [N, K] kept in their 4- or 8-bit blocks (never
  * dequantized into memory): block b of column n is (q - z) s, q the
  * block's values (4-bit: byte j holds values 2j, low nibble, and 2j + 1),
  * s = sc[n nb + b], z its zero point (zf[n nb + b]; or zq, uint8 packed as
- * q is, zrow bytes a column; else 2^(bits-1)). A, the scales, float zero
- * points, bias and Y are $T (f32 or f16), read as $C through ox_ld_$S, the
- * sums in $C, Y rounded to $T once.
- * AVX-512, f32 only (OX_MMNB_F32_$S): each whole block of a column
+ * q is, zrow bytes a column; else 2^(bits-1)). Instantiated per type of
+ * A (f32 or f16): A, the scales, float zero points, the bias and Y of it,
+ * read as float (ox_ld_), summed in float, Y rounded once (ox_st_).
+ * AVX-512, in the f32 instantiation only: each whole block of a column
  * dequantized once, in registers, for 16 rows of A at a time (the
  * prefill's rows share it); one row of A (a decode step) by 4-bit blocks
  * of 32 or more, ox_mmnb_row4; plain C elsewhere, for a last partial
- * block, for f16, and in the CUDA kernel's threads (ox_mmnb_col_$S). */
+ * block, for f16, and in the CUDA kernel's threads (ox_mmnb_col_). */
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(OX_VF_PORTABLE) && defined(__AVX512F__) && defined(__AVX512BW__)
 #include <immintrin.h>
 #define OX_MMNB_AVX512 1
@@ -25,7 +25,7 @@ OX_STATIC inline OX_UNUSED $C ox_mmnb_z_$S(int bits, const uint8_t *zqn, const $
 }
 
 /* sum_k a[k] W[n][k] over column n's blocks [b0, nb): bn its blocks, scn
- * its scales, zqn its packed zero points or zfn its f32 ones (or neither);
+ * its scales, zqn its packed zero points or zfn its float ones (or neither);
  * the CUDA kernel's thread too (codegen/cuda/cuda_quant.c) */
 OX_STATIC OX_UNUSED $C ox_mmnb_col_$S(const $T *a, long K, long bs, int bits, const uint8_t *bn, const $T *scn,
 				      const uint8_t *zqn, const $T *zfn, long b0)

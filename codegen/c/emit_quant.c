@@ -966,8 +966,9 @@ static int emit_mmnb(ox_cg *cg, ox_graph *g, ox_node *n)
 		     !zp ? "default" : zp->dtype == OX_U8 ? "packed" : ox_dtype_name(zp->dtype), n->nin > 5 && n->in[5] >= 0 ? ", bias" : "");
 	const long T = N >= 64 * 16 ? 64 : (long)(N + 15) / 16;
 	ox_cg_tasks(cg, T);
-	ox_cg_printf(cg, "\tox_mmnb_rows_%s(in0, %s, %lld, %lld, %lld, %d, in1, in2, %s, %s, %s, ", ox_cg_sfx(a->dtype), M,
-		     (long long)K, (long long)N, (long long)bs, (int)bits, zp && zp->dtype == OX_U8 ? "in3" : "NULL",
+	ox_cg_printf(cg, "\tox_mmnb_rows_%s(in0, %s, %lld, %lld, %lld, %d, ", ox_cg_sfx(a->dtype), M, (long long)K,
+		     (long long)N, (long long)bs, (int)bits);
+	ox_cg_printf(cg, "in1, in2, %s, %s, %s, ", zp && zp->dtype == OX_U8 ? "in3" : "NULL",
 		     zp && zp->dtype != OX_U8 ? "in3" : "NULL", n->nin > 5 && n->in[5] >= 0 ? "in5" : "NULL");
 	ox_cg_printf(cg, "t * %lld / %ld, (t + 1) * %lld / %ld, out0);\n", (long long)N, T, (long long)N, T);
 	return 0;
