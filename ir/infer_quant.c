@@ -250,8 +250,9 @@ static int infer_convi(ox_graph *g, ox_node *n, int qlinear)
 /* com.microsoft MatMulNBits: Y[..., N] = A[..., K] W^T (+ bias), W [N, K]
  * stored as blocks of block_size 4- or 8-bit values along K (B uint8 [N,
  * blocks, block_size bits / 8], the first value in the low nibble), each
- * block (q - zero point) scale (scales [N blocks], f32; zero points none
- * (2^(bits-1)), uint8 packed like B, or f32 [N blocks]) */
+ * block (q - zero point) scale (scales [N blocks] of A's type, f32 or
+ * f16; zero points none (2^(bits-1)), uint8 packed like B, or [N blocks]
+ * of A's type); the bias and Y of A's type too */
 int ox_mmnb_geo(ox_graph *g, ox_node *n, int64_t *K, int64_t *N, int64_t *bits, int64_t *bs, int64_t *nb)
 {
 	ox_value *a = ox_in(g, n, 0), *b = ox_in(g, n, 1), *sc = ox_in(g, n, 2), *zp = ox_in(g, n, 3);
@@ -260,8 +261,9 @@ int ox_mmnb_geo(ox_graph *g, ox_node *n, int64_t *K, int64_t *N, int64_t *bits, 
 	if (*K <= 0 || *N <= 0 || (*bits != 4 && *bits != 8) || *bs < 16 || (*bs & (*bs - 1)))
 		return ox_error(g, n, "K, N, bits (4 or 8 here) and block_size (a power of 2, 16 or more) are required");
 	*nb = (*K + *bs - 1) / *bs;
-	if (a->dtype != OX_F32 || sc->dtype != OX_F32)
-		return ox_error(g, n, "A and scales of %s, %s: only f32 is supported", dt_name(a->dtype), dt_name(sc->dtype));
+	if ((a->dtype != OX_F32 && a->dtype != OX_F16) || sc->dtype != a->dtype)
+		return ox_error(g, n, "A and scales of %s, %s: f32 or f16, both the same, are supported", dt_name(a->dtype),
+				dt_name(sc->dtype));
 	if (a->shape.rank < 1 || a->shape.d[a->shape.rank - 1] != *K)
 		return ox_error(g, n, "A's last dim is not K = %lld", (long long)*K);
 	const int64_t blob = *bs * *bits / 8;
@@ -270,13 +272,14 @@ int ox_mmnb_geo(ox_graph *g, ox_node *n, int64_t *K, int64_t *N, int64_t *bits, 
 	if (ox_shape_numel(&sc->shape) != *N * *nb)
 		return ox_error(g, n, "scales must hold N x blocks = %lld values", (long long)(*N * *nb));
 	if (zp && !((zp->dtype == OX_U8 && ox_shape_numel(&zp->shape) == *N * ((*nb * *bits + 7) / 8)) ||
-		    (zp->dtype == OX_F32 && ox_shape_numel(&zp->shape) == *N * *nb)))
-		return ox_error(g, n, "zero_points must be uint8 [N x ceil(blocks x bits / 8)] or f32 [N x blocks]");
+		    (zp->dtype == a->dtype && ox_shape_numel(&zp->shape) == *N * *nb)))
+		return ox_error(g, n, "zero_points must be uint8 [N x ceil(blocks x bits / 8)] or %s [N x blocks]",
+				dt_name(a->dtype));
 	if (n->nin > 4 && n->in[4] >= 0)
 		return ox_error(g, n, "g_idx is not supported");
 	const ox_value *bias = n->nin > 5 && n->in[5] >= 0 ? ox_in(g, n, 5) : NULL;
-	if (bias && (bias->dtype != OX_F32 || ox_shape_numel(&bias->shape) != *N))
-		return ox_error(g, n, "bias must be f32 [N]");
+	if (bias && (bias->dtype != a->dtype || ox_shape_numel(&bias->shape) != *N))
+		return ox_error(g, n, "bias must be %s [N]", dt_name(a->dtype));
 	return 0;
 }
 
@@ -287,7 +290,7 @@ static int infer_mmnb(ox_graph *g, ox_node *n)
 		return -1;
 	ox_shape o = ox_in(g, n, 0)->shape;
 	o.d[o.rank - 1] = N;
-	ox_set_out(g, n, 0, OX_F32, &o);
+	ox_set_out(g, n, 0, ox_in(g, n, 0)->dtype, &o);
 	return 0;
 }
 

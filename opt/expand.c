@@ -1552,6 +1552,33 @@ static ox_id causal_mask(ox_graph *g, const char *nm, int dt, ox_id q4, ox_id k4
 	return fill_where(g, nm, dt, gt, fill, NULL, 0, mask);
 }
 
+/* ai.onnx Attention (opset 23) of ain[0..nin) (q, k, v, an additive
+ * mask), its output out (or fresh: -1); *at the node, for attributes.
+ * f16 and bf16 values on the C target are cast to f32 and the output
+ * back: the contrib ops prescribe no rounding of their steps, and the C
+ * target's Attention of f16 needs constant shapes (its blocked kernel,
+ * run-time lengths included, is f32; ox_opt_fuse_type). */
+static ox_id contrib_attention(ox_graph *g, const char *nm, int dt, const ox_id *ain, int nin, ox_id out, ox_id *at)
+{
+	const int up = !ox_opt_fuse_type(g, dt) && (dt == OX_F16 || dt == OX_BF16);
+	ox_id in[4], o[1] = {out};
+	for (int k = 0; k < nin; k++) {
+		in[k] = ain[k];
+		if (up) {
+			const ox_id c = contrib_node(g, OX_OP_Cast, nm, 13, ain[k], -1, -1);
+			ox_expand_attr_int(g, c, "to", OX_F32);
+			in[k] = ox_expand_out(g, c);
+		}
+	}
+	*at = ox_expand_add_node(g, OX_OP_Attention, nm, 23, nin, in, 1, up || out < 0 ? NULL : o);
+	const ox_id y = ox_expand_out(g, *at);
+	if (!up)
+		return y;
+	const ox_id c = contrib_node(g, OX_OP_Cast, nm, 13, y, -1, out);
+	ox_expand_attr_int(g, c, "to", dt);
+	return ox_expand_out(g, c);
+}
+
 static void attend(ox_graph *g, const char *nm, int dt, const ox_id *qkv, ox_id keymask, ox_id abias, ox_id pk,
 		   ox_id pv, const ox_id *out, int64_t heads, int causal, float fill, const ox_attr *scale)
 {
@@ -1561,7 +1588,7 @@ static void attend(ox_graph *g, const char *nm, int dt, const ox_id *qkv, ox_id 
 		if (keymask >= 0)
 			mask = key_mask(g, nm, dt, keymask, qkv[1], 1, fill, mask);
 		ox_id ain[4] = {qkv[0], qkv[1], qkv[2], mask};
-		at = ox_expand_add_node(g, OX_OP_Attention, nm, 23, mask >= 0 ? 4 : 3, ain, 1, out);
+		contrib_attention(g, nm, dt, ain, mask >= 0 ? 4 : 3, out[0], &at);
 		ox_expand_attr_int(g, at, "q_num_heads", heads);
 		ox_expand_attr_int(g, at, "kv_num_heads", heads);
 	} else {
@@ -1583,8 +1610,7 @@ static void attend(ox_graph *g, const char *nm, int dt, const ox_id *qkv, ox_id 
 			causal = 0;
 		}
 		ox_id ain[4] = {h4[0], h4[1], h4[2], mask};
-		at = ox_expand_add_node(g, OX_OP_Attention, nm, 23, mask >= 0 ? 4 : 3, ain, 1, NULL);
-		merge3(g, nm, ox_expand_out(g, at), out[0]);
+		merge3(g, nm, contrib_attention(g, nm, dt, ain, mask >= 0 ? 4 : 3, -1, &at), out[0]);
 	}
 	if (causal)
 		ox_expand_attr_int(g, at, "is_causal", 1);
@@ -1929,11 +1955,11 @@ static int expand_gqa(ox_graph *g, ox_id nid, const ox_id *in, const ox_id *out)
 	bad = ox_expand_out(g, contrib_node(g, OX_OP_Or, nm, 7, bad,
 					    ox_expand_out(g, contrib_node(g, OX_OP_Greater, nm, 13, cols, sl, -1)), -1));
 	ox_id mask = fill_where(g, nm, dt, bad, -3.4028234663852886e38f, &ax1, 1, in[10]);
-	ox_id ain[4] = {h4[0], h4[1], h4[2], mask};
-	ox_id at = ox_expand_add_node(g, OX_OP_Attention, nm, 23, 4, ain, 1, NULL);
+	ox_id ain[4] = {h4[0], h4[1], h4[2], mask}, at;
+	const ox_id y = contrib_attention(g, nm, dt, ain, 4, -1, &at);
 	if (sa)
 		attr_float(g, at, "scale", sa->f);
-	merge3(g, nm, ox_expand_out(g, at), out[0]);
+	merge3(g, nm, y, out[0]);
 	return 0;
 }
 

@@ -1,53 +1,56 @@
 /* mmnb.c: com.microsoft MatMulNBits (codegen/c/emit_quant.c prints the
- * calls): Y[m][n] = sum_k A[m][k] W[n][k] (+ bias[n]) of f32 rows A [M,
- * K] and weights W [N, K] kept in their 4- or 8-bit blocks (never
+ * calls): Y[m][n] = sum_k A[m][k] W[n][k] (+ bias[n]) of rows A [M, K]
+ * and weights W [N, K] kept in their 4- or 8-bit blocks (never
  * dequantized into memory): block b of column n is (q - z) s, q the
  * block's values (4-bit: byte j holds values 2j, low nibble, and 2j + 1),
  * s = sc[n nb + b], z its zero point (zf[n nb + b]; or zq, uint8 packed as
- * q is, zrow bytes a column; else 2^(bits-1)).
- * AVX-512: each whole block of a column dequantized once, in registers,
- * for 16 rows of A at a time (the prefill's rows share it); one row of A
- * (a decode step) by 4-bit blocks of 32 or more, ox_mmnb_row4; plain C
- * elsewhere, for a last partial block, and in the CUDA kernel's threads
- * (ox_mmnb_col). */
+ * q is, zrow bytes a column; else 2^(bits-1)). Instantiated per type of
+ * A (f32 or f16): A, the scales, float zero points, the bias and Y of it,
+ * read as float (ox_ld_), summed in float, Y rounded once (ox_st_).
+ * AVX-512, in the f32 instantiation only: each whole block of a column
+ * dequantized once, in registers, for 16 rows of A at a time (the
+ * prefill's rows share it); one row of A (a decode step) by 4-bit blocks
+ * of 32 or more, ox_mmnb_row4; plain C elsewhere, for a last partial
+ * block, for f16, and in the CUDA kernel's threads (ox_mmnb_col_). */
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(OX_VF_PORTABLE) && defined(__AVX512F__) && defined(__AVX512BW__)
 #include <immintrin.h>
 #define OX_MMNB_AVX512 1
 #endif
+#define OX_MMNB_F32_f32 1 /* (the instantiation the AVX-512 kernels are in) */
 
 /* block b's zero point */
-OX_STATIC inline OX_UNUSED float ox_mmnb_z(int bits, const uint8_t *zqn, const float *zfn, long b)
+OX_STATIC inline OX_UNUSED $C ox_mmnb_z_$S(int bits, const uint8_t *zqn, const $T *zfn, long b)
 {
-	return zfn ? zfn[b] : zqn ? (float)(bits == 4 ? zqn[b / 2] >> (b % 2 * 4) & 15 : zqn[b]) : (float)(1 << (bits - 1));
+	return zfn ? ox_ld_$S(zfn[b]) : zqn ? ($C)(bits == 4 ? zqn[b / 2] >> (b % 2 * 4) & 15 : zqn[b]) : ($C)(1 << (bits - 1));
 }
 
 /* value i of a block q */
-OX_STATIC inline OX_UNUSED int ox_mmnb_q(int bits, const uint8_t *q, long i)
+OX_STATIC inline OX_UNUSED int ox_mmnb_q_$S(int bits, const uint8_t *q, long i)
 {
 	return bits == 4 ? q[i / 2] >> (i % 2 * 4) & 15 : q[i];
 }
 
 /* sum_k a[k] W[n][k] over column n's blocks [b0, nb): bn its blocks, scn
- * its scales, zqn its packed zero points or zfn its f32 ones (or neither);
+ * its scales, zqn its packed zero points or zfn its float ones (or neither);
  * the CUDA kernel's thread too (codegen/cuda/cuda_quant.c) */
-OX_STATIC OX_UNUSED float ox_mmnb_col(const float *a, long K, long bs, int bits, const uint8_t *bn, const float *scn,
-				      const uint8_t *zqn, const float *zfn, long b0)
+OX_STATIC OX_UNUSED $C ox_mmnb_col_$S(const $T *a, long K, long bs, int bits, const uint8_t *bn, const $T *scn,
+				      const uint8_t *zqn, const $T *zfn, long b0)
 {
 	const long nb = (K + bs - 1) / bs, blob = bs * bits / 8;
-	float acc = 0.0f;
+	$C acc = 0.0f;
 	for (long b = b0; b < nb; b++) {
 		const uint8_t *q = bn + b * blob;
-		const float z = ox_mmnb_z(bits, zqn, zfn, b);
+		const $C z = ox_mmnb_z_$S(bits, zqn, zfn, b);
 		const long k0 = b * bs, kn = K - k0 < bs ? K - k0 : bs;
-		float s = 0.0f;
+		$C s = 0.0f;
 		for (long i = 0; i < kn; i++)
-			s += ((float)ox_mmnb_q(bits, q, i) - z) * a[k0 + i];
-		acc += s * scn[b];
+			s += (($C)ox_mmnb_q_$S(bits, q, i) - z) * ox_ld_$S(a[k0 + i]);
+		acc += s * ox_ld_$S(scn[b]);
 	}
 	return acc;
 }
 
-#if OX_MMNB_AVX512
+#if OX_MMNB_AVX512 && OX_MMNB_F32_$S
 /* out[r] = rows r < nr (nr <= 16, K apart) of a times column n's whole
  * blocks [0, nbw): each block's (q - z) s made once in registers (16 or
  * 32 values a step, the nibbles unpacked and put in order) for the rows;
@@ -65,7 +68,7 @@ static inline __attribute__((always_inline)) void ox_mmnb_tile(const float *a, l
 		acc[r] = _mm512_setzero_ps();
 	for (long b = 0; b < nbw; b++) {
 		const uint8_t *q = bn + b * blob;
-		const __m512 vz = _mm512_set1_ps(ox_mmnb_z(bits, zqn, zfn, b)), vs = _mm512_set1_ps(scn[b]);
+		const __m512 vz = _mm512_set1_ps(ox_mmnb_z_$S(bits, zqn, zfn, b)), vs = _mm512_set1_ps(scn[b]);
 		const float *ab = a + b * bs;
 		for (long j = 0; j < bs; j += bits == 4 ? 32 : 16) {
 			__m512 w0, w1 = _mm512_setzero_ps();
@@ -93,7 +96,7 @@ static inline __attribute__((always_inline)) void ox_mmnb_tile(const float *a, l
 }
 #endif
 
-#if OX_MMNB_AVX512
+#if OX_MMNB_AVX512 && OX_MMNB_F32_$S
 /* a 4-bit block q's sum of q a (16 lanes): its bytes as they lie, ab in
  * their order (ox_mmnb_row4) */
 static inline __attribute__((always_inline)) __m512 ox_mmnb_dot4(const uint8_t *q, const float *ab, long bs)
@@ -129,7 +132,7 @@ static inline __attribute__((always_inline)) float ox_mmnb_zsum(const uint8_t *z
 	}
 	float r = _mm512_reduce_add_ps(acc);
 	for (; b < c1; b++)
-		r += scn[b] * ox_mmnb_z(4, zqn, zfn, b) * as[b - c0];
+		r += scn[b] * ox_mmnb_z_$S(4, zqn, zfn, b) * as[b - c0];
 	return r;
 }
 
@@ -204,14 +207,16 @@ static void ox_mmnb_row4(const float *a, long bs, const uint8_t *B, const float 
  * a chunk of a group of columns dequantized for the GEMM's tiles, the
  * panel's rows their weight rows (codegen/c/emit_quant.c). k0 is a
  * multiple of the block size. AVX-512: 16 columns at a time, a gathered
- * 32-bit word of each holding 8 (4-bit) or 4 (8-bit) values in order. */
+ * 32-bit word of each holding 8 (4-bit) or 4 (8-bit) values in order. In
+ * the f32 instantiation (emit_quant.c takes the panels for f32 only). */
+#if OX_MMNB_F32_$S
 OX_STATIC OX_UNUSED void ox_mmnb_panel(const uint8_t *restrict B, const float *restrict sc,
 				       const uint8_t *restrict zq, const float *restrict zf, long N, long K, long bs,
 				       int bits, long n0, long gw, long k0, long kc, float *restrict P)
 {
 	const long nb = (K + bs - 1) / bs, blob = bs * bits / 8, zrow = (nb * bits + 7) / 8;
 	long j0 = 0, kv = 0;
-#if OX_MMNB_AVX512
+#if OX_MMNB_AVX512 && OX_MMNB_F32_$S
 	const int per = 32 / bits; /* values a word */
 	kv = (K - k0 < kc ? K - k0 : kc) / per * per; /* (whole words inside K) */
 	const __m512i cols = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
@@ -227,7 +232,7 @@ OX_STATIC OX_UNUSED void ox_mmnb_panel(const uint8_t *restrict B, const float *r
 				for (int c = 0; c < 16; c++) {
 					const long n = n0 + j0 + c;
 					s[c] = sc[n * nb + b];
-					z[c] = ox_mmnb_z(bits, zq ? zq + n * zrow : NULL, zf ? zf + n * nb : NULL, b);
+					z[c] = ox_mmnb_z_$S(bits, zq ? zq + n * zrow : NULL, zf ? zf + n * nb : NULL, b);
 				}
 				vs = _mm512_loadu_ps(s), vz = _mm512_loadu_ps(z);
 			}
@@ -243,25 +248,26 @@ OX_STATIC OX_UNUSED void ox_mmnb_panel(const uint8_t *restrict B, const float *r
 	for (long j = 0; j < gw; j++) /* (a last partial word of the columns above; the others) */
 		for (long k = j < j0 ? kv : 0; k < kc; k++) {
 			const long n = n0 + j, b = (k0 + k) / bs;
-			P[k * gw + j] = n < N ? ((float)ox_mmnb_q(bits, B + (n * nb + b) * blob, (k0 + k) % bs) -
-						 ox_mmnb_z(bits, zq ? zq + n * zrow : NULL, zf ? zf + n * nb : NULL, b)) *
+			P[k * gw + j] = n < N ? ((float)ox_mmnb_q_$S(bits, B + (n * nb + b) * blob, (k0 + k) % bs) -
+						 ox_mmnb_z_$S(bits, zq ? zq + n * zrow : NULL, zf ? zf + n * nb : NULL, b)) *
 							sc[n * nb + b]
 					      : 0.0f;
 		}
 }
+#endif
 
 /* Y's rows [0, M) (N apart), columns [n0, n1), of A's rows (K apart) */
-OX_STATIC OX_UNUSED void ox_mmnb_rows(const float *restrict A, long M, long K, long N, long bs, int bits,
-				      const uint8_t *restrict B, const float *restrict sc, const uint8_t *restrict zq,
-				      const float *restrict zf, const float *restrict bias, long n0, long n1,
-				      float *restrict Y)
+OX_STATIC OX_UNUSED void ox_mmnb_rows_$S(const $T *restrict A, long M, long K, long N, long bs, int bits,
+					 const uint8_t *restrict B, const $T *restrict sc, const uint8_t *restrict zq,
+					 const $T *restrict zf, const $T *restrict bias, long n0, long n1,
+					 $T *restrict Y)
 {
 	const long nb = (K + bs - 1) / bs, blob = bs * bits / 8, zrow = (nb * bits + 7) / 8;
-#if OX_MMNB_AVX512
+#if OX_MMNB_AVX512 && OX_MMNB_F32_$S
 	if (M == 1 && bits == 4 && bs >= 32 && bs <= 1024) { /* (a decode step) */
 		const long b1 = K / bs;
 		for (long n = n0; n < n1; n++)
-			Y[n] = (bias ? bias[n] : 0.0f) + (b1 < nb ? ox_mmnb_col(A, K, bs, bits, B + n * nb * blob, sc + n * nb,
+			Y[n] = (bias ? bias[n] : 0.0f) + (b1 < nb ? ox_mmnb_col_$S(A, K, bs, bits, B + n * nb * blob, sc + n * nb,
 										zq ? zq + n * zrow : NULL, zf ? zf + n * nb : NULL, b1) : 0.0f);
 		ox_mmnb_row4(A, bs, B, sc, zq, zf, nb, zrow, 0, b1, n0, n1, Y);
 		return;
@@ -271,10 +277,10 @@ OX_STATIC OX_UNUSED void ox_mmnb_rows(const float *restrict A, long M, long K, l
 		const int nr = M - m0 < 16 ? (int)(M - m0) : 16;
 		for (long n = n0; n < n1; n++) {
 			const uint8_t *bn = B + n * nb * blob, *zqn = zq ? zq + n * zrow : NULL;
-			const float *scn = sc + n * nb, *zfn = zf ? zf + n * nb : NULL;
-			float v[16];
+			const $T *scn = sc + n * nb, *zfn = zf ? zf + n * nb : NULL;
+			$C v[16];
 			long b0 = 0;
-#if OX_MMNB_AVX512
+#if OX_MMNB_AVX512 && OX_MMNB_F32_$S
 			b0 = K / bs; /* (the whole blocks here, a partial one below) */
 			if (nr == 1)
 				ox_mmnb_tile(A + m0 * K, K, 1, bs, bits, bn, scn, zqn, zfn, b0, v);
@@ -288,8 +294,8 @@ OX_STATIC OX_UNUSED void ox_mmnb_rows(const float *restrict A, long M, long K, l
 #endif
 			for (int r = 0; r < nr; r++) {
 				if (b0 < nb)
-					v[r] += ox_mmnb_col(A + (m0 + r) * K, K, bs, bits, bn, scn, zqn, zfn, b0);
-				Y[(m0 + r) * N + n] = bias ? v[r] + bias[n] : v[r];
+					v[r] += ox_mmnb_col_$S(A + (m0 + r) * K, K, bs, bits, bn, scn, zqn, zfn, b0);
+				Y[(m0 + r) * N + n] = ox_st_$S(bias ? v[r] + ox_ld_$S(bias[n]) : v[r]);
 			}
 		}
 	}

@@ -101,6 +101,20 @@ The models (each the case a user meets; docs/dynamic.md):
                     shapes (--inputs); dynamic 'batch', 'seq', 'past'
   contrib_gqa1      the same model, compiled for one batch (dyn.txt): its
                     presents by a Gather of rows, no index of their size
+  contrib_f16_dynseq, contrib_f16_mha, contrib_f16_nbits, contrib_f16_gqa
+                    the four above with every float f16 (the same draws,
+                    rounded; MatMulNBits' scales, float zero points and
+                    bias f16 too)
+  contrib_f16_llama a Llama decoder block in f16 as ONNX Runtime GenAI's
+                    model builder writes it for GPUs (onnx.helper):
+                    SimplifiedLayerNormalization, 4-bit MatMulNBits for
+                    the projections (packed, f16 and no zero points, a
+                    bias), GroupQueryAttention with rotary inside (f16
+                    cos/sin caches, inputs as contrib_gqa's),
+                    SkipSimplifiedLayerNormalization (its sum the
+                    residual), a SwiGLU MLP (Sigmoid, Mul), a final
+                    SkipSimplifiedLayerNormalization; dynamic 'batch',
+                    'seq', 'past'
   contrib_bert      a BERT layer as ONNX Runtime's transformer optimizer
                     fuses it (onnx.helper): com.microsoft
                     EmbedLayerNormalization (token, position and segment
@@ -431,6 +445,11 @@ def ocr_dynwidth(path):
     onnx.save(m, path)
 
 
+def tensor_type(dt):
+    """ONNX's element type of numpy's float type dt"""
+    return {np.float32: onnx.TensorProto.FLOAT, np.float16: onnx.TensorProto.FLOAT16}[dt]
+
+
 def save_contrib(g, path):
     """graph g as a model of ai.onnx 17 and com.microsoft 1 (the contrib_ models)"""
     from onnx import helper as h
@@ -440,19 +459,20 @@ def save_contrib(g, path):
     onnx.save(m, path)
 
 
-def contrib_dynseq(path):
-    """the contrib_dynseq model (above), written with onnx.helper"""
+def contrib_dynseq(path, name="contrib_dynseq", dt=np.float32):
+    """the contrib_dynseq model (above), written with onnx.helper, its
+    floats of type dt"""
     from onnx import helper as h, numpy_helper as nh, TensorProto as T
     r = np.random.RandomState(SEED)
 
     def w(name, *shape, scale=0.2, offset=0.0):
-        return nh.from_array((r.standard_normal(shape) * scale + offset).astype(np.float32), name)
+        return nh.from_array((r.standard_normal(shape) * scale + offset).astype(dt), name)
     inits = [w("w0", 32, 32), w("g1", 32, offset=1.0), w("be1", 32), w("bi1", 32), w("w1", 32, 64), w("b1", 64),
              w("w2", 32, 64), w("b2", 64), w("w3", 64, 32, scale=0.1), w("g2", 32, offset=1.0), w("bi2", 32),
              w("g3", 32, offset=1.0)]
     ang = np.arange(128)[:, None] / (10000.0 ** (np.arange(4)[None, :] / 4.0))
-    inits += [nh.from_array(np.cos(ang).astype(np.float32), "cos"), nh.from_array(np.sin(ang).astype(np.float32), "sin")]
-    N, MS = h.make_node, "com.microsoft"
+    inits += [nh.from_array(np.cos(ang).astype(dt), "cos"), nh.from_array(np.sin(ang).astype(dt), "sin")]
+    N, MS, F = h.make_node, "com.microsoft", tensor_type(dt)
     nodes = [N("MatMul", ["x", "w0"], ["sk"]),
              N("SkipLayerNormalization", ["x", "sk", "g1", "be1", "bi1"], ["ln1", "", "", "sum1"], domain=MS,
                epsilon=1e-5),
@@ -466,21 +486,22 @@ def contrib_dynseq(path):
                epsilon=1e-6),
              N("FastGelu", ["ln2"], ["f3"], domain=MS), N("Add", ["f3", "sum2"], ["a"]),
              N("SimplifiedLayerNormalization", ["a", "g3"], ["y"], axis=-1, epsilon=1e-5)]
-    g = h.make_graph(nodes, "contrib_dynseq", [h.make_tensor_value_info("x", T.FLOAT, ["batch", "seq", 32]),
-                                               h.make_tensor_value_info("pos", T.INT64, ["batch", "seq"])],
-                     [h.make_tensor_value_info("y", T.FLOAT, ["batch", "seq", 32])], inits)
+    g = h.make_graph(nodes, name, [h.make_tensor_value_info("x", F, ["batch", "seq", 32]),
+                                   h.make_tensor_value_info("pos", T.INT64, ["batch", "seq"])],
+                     [h.make_tensor_value_info("y", F, ["batch", "seq", 32])], inits)
     save_contrib(g, path)
 
 
-def contrib_mha(path):
-    """the contrib_mha model (above), written with onnx.helper"""
+def contrib_mha(path, name="contrib_mha", dt=np.float32):
+    """the contrib_mha model (above), written with onnx.helper, its floats
+    of type dt"""
     from onnx import helper as h, numpy_helper as nh, TensorProto as T
     r = np.random.RandomState(SEED)
 
     def w(name, *shape):
-        return nh.from_array((r.standard_normal(shape) * 0.2).astype(np.float32), name)
+        return nh.from_array((r.standard_normal(shape) * 0.2).astype(dt), name)
     inits = [w(n, 32, 32) for n in ("wq", "wk", "wv", "wq2", "wk2", "wv2", "wo")] + [w("bqkv", 96)]
-    N, MS = h.make_node, "com.microsoft"
+    N, MS, F = h.make_node, "com.microsoft", tensor_type(dt)
     nodes = [N("MatMul", ["x", "wq"], ["q1"]), N("MatMul", ["x", "wk"], ["k1"]), N("MatMul", ["x", "wv"], ["v1"]),
              N("MultiHeadAttention", ["q1", "k1", "v1", "bqkv", "mask"], ["a1"], domain=MS, num_heads=4),
              N("MatMul", ["a1", "wq2"], ["q2"]), N("MatMul", ["x", "wk2"], ["k2"]), N("MatMul", ["x", "wv2"], ["v2"]),
@@ -488,11 +509,10 @@ def contrib_mha(path):
                domain=MS, num_heads=4, scale=0.3),
              N("MatMul", ["a2", "wo"], ["y"])]
     vi = h.make_tensor_value_info
-    g = h.make_graph(nodes, "contrib_mha", [vi("x", T.FLOAT, ["batch", "seq", 32]), vi("mask", T.INT32, ["batch", "seq"]),
-                                            vi("past_k", T.FLOAT, ["batch", 4, "past", 8]),
-                                            vi("past_v", T.FLOAT, ["batch", 4, "past", 8])],
-                     [vi("y", T.FLOAT, ["batch", "seq", 32]), vi("present_k", T.FLOAT, ["batch", 4, "total", 8]),
-                      vi("present_v", T.FLOAT, ["batch", 4, "total", 8])], inits)
+    g = h.make_graph(nodes, name, [vi("x", F, ["batch", "seq", 32]), vi("mask", T.INT32, ["batch", "seq"]),
+                                   vi("past_k", F, ["batch", 4, "past", 8]), vi("past_v", F, ["batch", 4, "past", 8])],
+                     [vi("y", F, ["batch", "seq", 32]), vi("present_k", F, ["batch", 4, "total", 8]),
+                      vi("present_v", F, ["batch", 4, "total", 8])], inits)
     save_contrib(g, path)
 
 
@@ -590,35 +610,38 @@ def contrib_dynq(path):
     save_contrib(g, path)
 
 
-def contrib_gqa(path):
-    """the contrib_gqa model (above), written with onnx.helper"""
+def contrib_gqa(path, name="contrib_gqa", dt=np.float32):
+    """the contrib_gqa model (above), written with onnx.helper, its floats
+    of type dt"""
     from onnx import helper as h, numpy_helper as nh, TensorProto as T
     r = np.random.RandomState(SEED)
-    N, MS = h.make_node, "com.microsoft"
+    N, MS, F = h.make_node, "com.microsoft", tensor_type(dt)
     ang = np.arange(256)[:, None] / (10000.0 ** (np.arange(8)[None, :] / 8.0))
-    inits = [nh.from_array((r.standard_normal((64, 128)) * 0.15).astype(np.float32), "wqkv"),
-             nh.from_array((r.standard_normal((64, 64)) * 0.15).astype(np.float32), "wo"),
-             nh.from_array(np.cos(ang).astype(np.float32), "cos"), nh.from_array(np.sin(ang).astype(np.float32), "sin")]
+    inits = [nh.from_array((r.standard_normal((64, 128)) * 0.15).astype(dt), "wqkv"),
+             nh.from_array((r.standard_normal((64, 64)) * 0.15).astype(dt), "wo"),
+             nh.from_array(np.cos(ang).astype(dt), "cos"), nh.from_array(np.sin(ang).astype(dt), "sin")]
     nodes = [N("MatMul", ["x", "wqkv"], ["qkv"]),
              N("GroupQueryAttention", ["qkv", "", "", "past_key", "past_value", "seqlens_k", "total_sequence_length", "cos",
                                        "sin"], ["a", "present_key", "present_value"], domain=MS, num_heads=4, kv_num_heads=2,
                do_rotary=1),
              N("MatMul", ["a", "wo"], ["y"])]
     vi = h.make_tensor_value_info
-    g = h.make_graph(nodes, "contrib_gqa", [vi("x", T.FLOAT, ["batch", "seq", 64]),
-                                            vi("past_key", T.FLOAT, ["batch", 2, "past", 16]),
-                                            vi("past_value", T.FLOAT, ["batch", 2, "past", 16]),
-                                            vi("seqlens_k", T.INT32, ["batch"]), vi("total_sequence_length", T.INT32, [])],
-                     [vi("y", T.FLOAT, ["batch", "seq", 64]), vi("present_key", T.FLOAT, ["batch", 2, "total", 16]),
-                      vi("present_value", T.FLOAT, ["batch", 2, "total", 16])], inits)
+    g = h.make_graph(nodes, name, [vi("x", F, ["batch", "seq", 64]),
+                                   vi("past_key", F, ["batch", 2, "past", 16]),
+                                   vi("past_value", F, ["batch", 2, "past", 16]),
+                                   vi("seqlens_k", T.INT32, ["batch"]), vi("total_sequence_length", T.INT32, [])],
+                     [vi("y", F, ["batch", "seq", 64]), vi("present_key", F, ["batch", 2, "total", 16]),
+                      vi("present_value", F, ["batch", 2, "total", 16])], inits)
     save_contrib(g, path)
 
 
-def contrib_nbits(path):
-    """the contrib_nbits model (above), written with onnx.helper"""
+def contrib_nbits(path, name="contrib_nbits", dt=np.float32):
+    """the contrib_nbits model (above), written with onnx.helper, A, the
+    scales, float zero points and bias of type dt"""
     from onnx import helper as h, numpy_helper as nh, TensorProto as T
     r = np.random.RandomState(SEED)
     N, MS, inits, nodes, x = h.make_node, "com.microsoft", [], [], "x"
+    F = tensor_type(dt)
     # (K, N, bits, block, zero points, bias): 4-bit packed zero points and
     # a bias; 4-bit f32 zero points with a partial last block; 8-bit;
     # 4-bit symmetric (ONNX Runtime's CPU kernel has no 8-bit f32 zero
@@ -629,18 +652,60 @@ def contrib_nbits(path):
     for i, (k, n, bits, bs, zp, bias) in enumerate(layers):
         q, sc, z = nbits_weights(r, n, k, bits, bs, zp)
         ins = [x, "B%d" % i, "s%d" % i, "z%d" % i if zp else ""]
-        inits += [nh.from_array(q, "B%d" % i), nh.from_array(sc, "s%d" % i)]
+        inits += [nh.from_array(q, "B%d" % i), nh.from_array(sc.astype(dt), "s%d" % i)]
         if zp:
-            inits.append(nh.from_array(z, "z%d" % i))
+            inits.append(nh.from_array(z if zp == "packed" else z.astype(dt), "z%d" % i))
         if bias:
             ins += ["", "bias%d" % i]
-            inits.append(nh.from_array((r.standard_normal(n) * 0.1).astype(np.float32), "bias%d" % i))
+            inits.append(nh.from_array((r.standard_normal(n) * 0.1).astype(dt), "bias%d" % i))
         y = "y" if i == len(layers) - 1 else "h%d" % i
         nodes.append(N("MatMulNBits", ins, [y], domain=MS, K=k, N=n, bits=bits, block_size=bs))
         x = y
     vi = h.make_tensor_value_info
-    g = h.make_graph(nodes, "contrib_nbits", [vi("x", T.FLOAT, ["batch", "seq", 64])], [vi("y", T.FLOAT, ["batch", "seq", 32])],
+    g = h.make_graph(nodes, name, [vi("x", F, ["batch", "seq", 64])], [vi("y", F, ["batch", "seq", 32])],
                      inits)
+    save_contrib(g, path)
+
+
+def contrib_llama(path, name="contrib_llama", dt=np.float16):
+    """the contrib_f16_llama model (above), written with onnx.helper, its
+    floats of type dt"""
+    from onnx import helper as h, numpy_helper as nh, TensorProto as T
+    r = np.random.RandomState(SEED)
+    N, MS, F, inits = h.make_node, "com.microsoft", tensor_type(dt), []
+
+    def nbits(x, y, wname, k, n, bs, zp, bias=False):
+        q, sc, z = nbits_weights(r, n, k, 4, bs, zp)
+        inits.extend([nh.from_array(q, "B" + wname), nh.from_array(sc.astype(dt), "s" + wname)])
+        ins = [x, "B" + wname, "s" + wname, "z" + wname if zp else ""]
+        if zp:
+            inits.append(nh.from_array(z if zp == "packed" else z.astype(dt), "z" + wname))
+        if bias:
+            ins += ["", "bias" + wname]
+            inits.append(nh.from_array((r.standard_normal(n) * 0.1).astype(dt), "bias" + wname))
+        return N("MatMulNBits", ins, [y], domain=MS, K=k, N=n, bits=4, block_size=bs)
+    for g in ("g1", "g2", "g3"):
+        inits.append(nh.from_array((r.standard_normal(64) * 0.2 + 1.0).astype(dt), g))
+    ang = np.arange(256)[:, None] / (10000.0 ** (np.arange(8)[None, :] / 8.0))
+    inits += [nh.from_array(np.cos(ang).astype(dt), "cos"), nh.from_array(np.sin(ang).astype(dt), "sin")]
+    nodes = [N("SimplifiedLayerNormalization", ["x", "g1"], ["n1"], axis=-1, epsilon=1e-5),
+             nbits("n1", "qkv", "qkv", 64, 128, 32, "packed"),
+             N("GroupQueryAttention", ["qkv", "", "", "past_key", "past_value", "seqlens_k", "total_sequence_length", "cos",
+                                       "sin"], ["a", "present_key", "present_value"], domain=MS, num_heads=4, kv_num_heads=2,
+               do_rotary=1),
+             nbits("a", "o", "o", 64, 64, 16, None),
+             N("SkipSimplifiedLayerNormalization", ["o", "x", "g2"], ["n2", "", "", "h"], domain=MS, epsilon=1e-5),
+             nbits("n2", "gate", "gate", 64, 96, 32, "float"),
+             nbits("n2", "up", "up", 64, 96, 32, "packed", bias=True),
+             N("Sigmoid", ["gate"], ["sg"]), N("Mul", ["gate", "sg"], ["silu"]), N("Mul", ["silu", "up"], ["m"]),
+             nbits("m", "d", "down", 96, 64, 32, "packed"),
+             N("SkipSimplifiedLayerNormalization", ["d", "h", "g3"], ["y"], domain=MS, epsilon=1e-5)]
+    vi = h.make_tensor_value_info
+    g = h.make_graph(nodes, name, [vi("x", F, ["batch", "seq", 64]), vi("past_key", F, ["batch", 2, "past", 16]),
+                                   vi("past_value", F, ["batch", 2, "past", 16]), vi("seqlens_k", T.INT32, ["batch"]),
+                                   vi("total_sequence_length", T.INT32, [])],
+                     [vi("y", F, ["batch", "seq", 64]), vi("present_key", F, ["batch", 2, "total", 16]),
+                      vi("present_value", F, ["batch", 2, "total", 16])], inits)
     save_contrib(g, path)
 
 
@@ -742,6 +807,16 @@ def export(name, outdir):
         contrib_dynq(path)
     elif name in ("contrib_gqa", "contrib_gqa1"):  # (contrib_gqa1: compiled for one batch, dyn.txt)
         contrib_gqa(path)
+    elif name == "contrib_f16_dynseq":
+        contrib_dynseq(path, name, np.float16)
+    elif name == "contrib_f16_mha":
+        contrib_mha(path, name, np.float16)
+    elif name == "contrib_f16_nbits":
+        contrib_nbits(path, name, np.float16)
+    elif name == "contrib_f16_gqa":
+        contrib_gqa(path, name, np.float16)
+    elif name == "contrib_f16_llama":
+        contrib_llama(path, name, np.float16)
     else:
         raise SystemExit("export_dyn: unknown model " + name)
     mo = onnx.load(path)
@@ -753,7 +828,8 @@ def export(name, outdir):
 
 MODELS = ["cnn_dynbatch", "transformer_dynseq", "detector_dynimg", "loop_trips", "if_shapes", "bert_dynseq",
           "encoder_dynmask", "vit_dynbatch", "gpt_dynseq", "unet_dynimg", "wav_dynlen", "rnn_dynseq",
-          "decoder_dynseq", "llama_dynseq", "mobile_dynbatch", "ocr_dynwidth", "contrib_dynseq", "contrib_mha", "contrib_bert", "contrib_gpt2", "contrib_nbits", "contrib_dynq", "contrib_gqa", "contrib_gqa1"]
+          "decoder_dynseq", "llama_dynseq", "mobile_dynbatch", "ocr_dynwidth", "contrib_dynseq", "contrib_mha", "contrib_bert", "contrib_gpt2", "contrib_nbits", "contrib_dynq", "contrib_gqa", "contrib_gqa1",
+          "contrib_f16_dynseq", "contrib_f16_mha", "contrib_f16_nbits", "contrib_f16_gqa", "contrib_f16_llama"]
 
 
 def inputs(model, outdir, spec, seed):
@@ -766,7 +842,7 @@ def inputs(model, outdir, spec, seed):
         raise SystemExit("export_dyn: %d shapes for %d inputs" % (len(parts), len(ins)))
     rs = np.random.RandomState(int(seed))
     os.makedirs(outdir, exist_ok=True)
-    types = {1: np.float32, 7: np.int64, 9: np.bool_, 6: np.int32}
+    types = {1: np.float32, 10: np.float16, 7: np.int64, 9: np.bool_, 6: np.int32}
     names = [i.name for i in ins]
     for k, (i, p) in enumerate(zip(ins, parts)):
         dt = types[i.type.tensor_type.elem_type]

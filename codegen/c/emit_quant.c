@@ -955,27 +955,27 @@ static int emit_mmnb(ox_cg *cg, ox_graph *g, ox_node *n)
 	int64_t K, N, bits, bs, nb;
 	if (ox_mmnb_geo(g, n, &K, &N, &bits, &bs, &nb))
 		return -1;
-	if (ox_cg_use(cg, "mmnb", OX_F32))
-		return ox_error(g, n, "kernel template templates/mmnb.c is missing");
 	const ox_value *a = ox_in(g, n, 0), *zp = n->nin > 3 && n->in[3] >= 0 ? ox_in(g, n, 3) : NULL;
 	const int hasbias = n->nin > 5 && n->in[5] >= 0;
+	if (ox_cg_use(cg, "mmnb", a->dtype))
+		return ox_error(g, n, "kernel template templates/mmnb.c is missing");
 	ox_shape rows = a->shape;
 	rows.rank--;
 	char M[1100];
 	ox_cg_snprintf(M, sizeof M, "%s", rows.rank ? ox_cg_numel(cg, &rows) : "1");
 	ox_cg_printf(cg, "\t/* MatMulNBits: rows of %lld x %lld-bit [%lld, %lld] in blocks of %lld, %s zero points%s */\n",
 		     (long long)K, (long long)bits, (long long)N, (long long)K, (long long)bs,
-		     !zp ? "default" : zp->dtype == OX_U8 ? "packed" : "f32", hasbias ? ", bias" : "");
-	const char *wts = ox_cg_text(cg, "in1, in2, %s, %s", zp && zp->dtype == OX_U8 ? "(const uint8_t *)in3" : "NULL",
-				     zp && zp->dtype == OX_F32 ? "(const float *)in3" : "NULL");
+		     !zp ? "default" : zp->dtype == OX_U8 ? "packed" : ox_dtype_name(zp->dtype), hasbias ? ", bias" : "");
+	const char *wts = ox_cg_text(cg, "in1, in2, %s, %s", zp && zp->dtype == OX_U8 ? "in3" : "NULL",
+				     zp && zp->dtype != OX_U8 ? "in3" : "NULL");
 	const char *call = ox_cg_text(cg, "%s, %s", wts, hasbias ? "in5" : "NULL");
 	ox_gemmgeo q;
 	int slots;
 	if (!n->scratch || !ox_opt_mmnb_tile(g, n, &q, &slots)) {
 		const long T = N >= 64 * 16 ? 64 : (long)(N + 15) / 16;
 		ox_cg_tasks(cg, T);
-		ox_cg_line(cg, 1, "ox_mmnb_rows(in0, %s, %lld, %lld, %lld, %d, %s, t * %lld / %ld, (t + 1) * %lld / %ld, out0);", M,
-			   (long long)K, (long long)N, (long long)bs, (int)bits, call, (long long)N, T, (long long)N, T);
+		ox_cg_line(cg, 1, "ox_mmnb_rows_%s(in0, %s, %lld, %lld, %lld, %d, %s, t * %lld / %ld, (t + 1) * %lld / %ld, out0);",
+			   ox_cg_sfx(a->dtype), M, (long long)K, (long long)N, (long long)bs, (int)bits, call, (long long)N, T, (long long)N, T);
 		return 0;
 	}
 	/* many rows (a prefill): per group of the GEMM's columns, the weights
@@ -989,7 +989,7 @@ static int emit_mmnb(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_line(cg, 1, "if (%s < %d) { /* a few rows: the blocks as they lie, groups of %lld columns */", M,
 		   OX_MMNB_PANEL_ROWS, (long long)gw);
 	ox_cg_line(cg, 2, "for (long gi = t; gi < %lld; gi += %d)", (long long)ng, slots);
-	ox_cg_line(cg, 3, "ox_mmnb_rows(in0, %s, %lld, %lld, %lld, %d, %s, gi * %lld, gi < %lld ? gi * %lld + %lld : %lld, out0);",
+	ox_cg_line(cg, 3, "ox_mmnb_rows_f32(in0, %s, %lld, %lld, %lld, %d, %s, gi * %lld, gi < %lld ? gi * %lld + %lld : %lld, out0);",
 		   M, (long long)K, (long long)N, (long long)bs, (int)bits, call, (long long)gw, (long long)(ng - 1),
 		   (long long)gw, (long long)gw, (long long)N);
 	ox_cg_line(cg, 1, "} else { /* %d slots of a panel of %lld x %lld floats */", slots, (long long)kc, (long long)gw);

@@ -1,5 +1,5 @@
 /* test_mmnb.c: cmocka test of templates/mmnb.c (com.microsoft
- * MatMulNBits): ox_mmnb_rows, its AVX-512 tiles of up to 16 rows and
+ * MatMulNBits), its f32 instantiation: ox_mmnb_rows_f32, its AVX-512 tiles of up to 16 rows and
  * one-row path (built by the pragma below, skipped on a CPU without
  * AVX-512) and its plain C column sums, against the direct sum of (q - z) s a in double, for 1 to
  * 11 rows, 4- and 8-bit blocks of 16 to 128 values, packed, f32 and
@@ -17,6 +17,13 @@
 
 #define OX_UNUSED __attribute__((unused))
 #define OX_STATIC static
+/* the template for f32, as codegen/text.c's ox_cg_use substitutes it ($T,
+ * $C the storage and compute types; GCC and Clang take $ in names) */
+#define $T float
+#define $C float
+#define ox_ld_$S(v) (v)
+#define ox_st_$S(v) (v)
+#define OX_MMNB_F32_$S 1
 #include "../../templates/mmnb.c"
 
 static uint64_t rng = 88172645463325252ull;
@@ -72,7 +79,7 @@ static void test_mmnb(void **state)
 			sc[b] = (float)(next() % 1000 + 1) / 8000.0f, zf[b] = (float)(next() % 16);
 		for (long b = 0; b < N * zrow; b++)
 			zq[b] = (uint8_t)next();
-		ox_mmnb_rows(a, M, K, N, bs, bits, bq, sc, zk == 1 ? zq : NULL, zk == 2 ? zf : NULL, c % 3 ? NULL : bias, 0, N, y);
+		ox_mmnb_rows_$S(a, M, K, N, bs, bits, bq, sc, zk == 1 ? zq : NULL, zk == 2 ? zf : NULL, c % 3 ? NULL : bias, 0, N, y);
 		for (long m = 0; m < M; m++)
 			for (long n = 0; n < N; n++) {
 				const double want = ref(a + m * K, K, bs, bits, bq + n * nb * blob, sc + n * nb, zk == 1 ? zq + n * zrow : NULL,
