@@ -968,14 +968,15 @@ static int emit_mmnb(ox_cg *cg, ox_graph *g, ox_node *n)
 		     !zp ? "default" : zp->dtype == OX_U8 ? "packed" : ox_dtype_name(zp->dtype), hasbias ? ", bias" : "");
 	const char *wts = ox_cg_text(cg, "in1, in2, %s, %s", zp && zp->dtype == OX_U8 ? "in3" : "NULL",
 				     zp && zp->dtype != OX_U8 ? "in3" : "NULL");
-	const char *call = ox_cg_text(cg, "%s, %s", wts, hasbias ? "in5" : "NULL");
+	/* ox_mmnb_rows's call up to its columns */
+	const char *rowsf = ox_cg_text(cg, "ox_mmnb_rows_%s(in0, %s, %lld, %lld, %lld, %d, %s, %s, ", ox_cg_sfx(a->dtype), M,
+				       (long long)K, (long long)N, (long long)bs, (int)bits, wts, hasbias ? "in5" : "NULL");
 	ox_gemmgeo q;
 	int slots;
 	if (!n->scratch || !ox_opt_mmnb_tile(g, n, &q, &slots)) {
 		const long T = N >= 64 * 16 ? 64 : (long)(N + 15) / 16;
 		ox_cg_tasks(cg, T);
-		ox_cg_line(cg, 1, "ox_mmnb_rows_%s(in0, %s, %lld, %lld, %lld, %d, %s, t * %lld / %ld, (t + 1) * %lld / %ld, out0);",
-			   ox_cg_sfx(a->dtype), M, (long long)K, (long long)N, (long long)bs, (int)bits, call, (long long)N, T, (long long)N, T);
+		ox_cg_line(cg, 1, "%st * %lld / %ld, (t + 1) * %lld / %ld, out0);", rowsf, (long long)N, T, (long long)N, T);
 		return 0;
 	}
 	/* many rows (a prefill): per group of the GEMM's columns, the weights
@@ -989,8 +990,7 @@ static int emit_mmnb(ox_cg *cg, ox_graph *g, ox_node *n)
 	ox_cg_line(cg, 1, "if (%s < %d) { /* a few rows: the blocks as they lie, groups of %lld columns */", M,
 		   OX_MMNB_PANEL_ROWS, (long long)gw);
 	ox_cg_line(cg, 2, "for (long gi = t; gi < %lld; gi += %d)", (long long)ng, slots);
-	ox_cg_line(cg, 3, "ox_mmnb_rows_f32(in0, %s, %lld, %lld, %lld, %d, %s, gi * %lld, gi < %lld ? gi * %lld + %lld : %lld, out0);",
-		   M, (long long)K, (long long)N, (long long)bs, (int)bits, call, (long long)gw, (long long)(ng - 1),
+	ox_cg_line(cg, 3, "%sgi * %lld, gi < %lld ? gi * %lld + %lld : %lld, out0);", rowsf, (long long)gw, (long long)(ng - 1),
 		   (long long)gw, (long long)gw, (long long)N);
 	ox_cg_line(cg, 1, "} else { /* %d slots of a panel of %lld x %lld floats */", slots, (long long)kc, (long long)gw);
 	ox_cg_line(cg, 2, "float *P = (float *)out%d + t * %lld;", n->nout - 1, (long long)(kc * gw));
