@@ -1580,11 +1580,11 @@ static ox_id contrib_attention(ox_graph *g, const char *nm, int dt, const ox_id 
 }
 
 static void attend(ox_graph *g, const char *nm, int dt, const ox_id *qkv, ox_id keymask, ox_id abias, ox_id pk,
-		   ox_id pv, const ox_id *out, int64_t heads, int causal, float fill, const ox_attr *scale)
+		   ox_id pv, int whole, const ox_id *out, int64_t heads, int causal, float fill, const ox_attr *scale)
 {
 	ox_id mask = abias;
 	ox_id at;
-	if (out[1] < 0) { /* no cache: Attention of the 3-D values */
+	if (out[1] < 0 && !whole) { /* no cache: Attention of the 3-D values */
 		if (keymask >= 0)
 			mask = key_mask(g, nm, dt, keymask, qkv[1], 1, fill, mask);
 		ox_id ain[4] = {qkv[0], qkv[1], qkv[2], mask};
@@ -1594,6 +1594,10 @@ static void attend(ox_graph *g, const char *nm, int dt, const ox_id *qkv, ox_id 
 	} else {
 		ox_id h4[3] = {heads4(g, nm, qkv[0], heads), heads4(g, nm, qkv[1], heads), heads4(g, nm, qkv[2], heads)};
 		for (int t = 1; t <= 2; t++) {
+			if (whole) { /* (the caller's keys and values, past and new) */
+				h4[t] = t == 1 ? pk : pv;
+				continue;
+			}
 			if (pk < 0) { /* (presents alone: the new K and V) */
 				h4[t] = ox_expand_out(g, contrib_node(g, OX_OP_Identity, nm, 16, h4[t], -1, out[t]));
 				continue;
@@ -1686,13 +1690,6 @@ static int expand_mha(ox_graph *g, ox_id nid, ox_id *in, int nin, const ox_id *o
 	if (!mha && (in[4] >= 0 || out[1] >= 0)) { /* past / present [2, batch, heads, sequence, head] */
 		if (in[4] >= 0 && out[1] < 0)
 			return ox_error(g, n, "a past needs the present output");
-		for (int t = 0; t < 2 && in[4] >= 0; t++) {
-			const int64_t ix = t;
-			ox_id gin[2] = {in[4], ox_expand_const_i64(g, "index", &ix, 1, 1)};
-			ox_id ga = ox_expand_add_node(g, OX_OP_Gather, nm, 13, 2, gin, 1, NULL);
-			ox_expand_attr_int(g, ga, "axis", 0);
-			*(t ? &pv : &pk) = g->nodes[ga].out[0];
-		}
 		pres[1] = ox_expand_value(g, "present_key"), pres[2] = ox_expand_value(g, "present_value");
 	}
 	/* the bias (and Attention's product by the weights), by thirds */
@@ -1713,7 +1710,31 @@ static int expand_mha(ox_graph *g, ox_id nid, ox_id *in, int nin, const ox_id *o
 			qkv[t] = ox_expand_out(g, contrib_node(g, OX_OP_Add, nm, 14, qkv[t], b, -1));
 		}
 	}
-	attend(g, nm, g->vals[in[0]].dtype, qkv, keymask, abias, pk, pv, pres, heads, (int)causal, fill, sa);
+	if (!mha && in[4] >= 0) {
+		/* the present first, past [2, batch, heads, past, head] and the new
+		 * keys and values stacked, its halves the keys and values
+		 * attended to: the past copied once (its first half's Gather a
+		 * view) */
+		const int64_t ax = 0;
+		ox_id u[2];
+		for (int t = 0; t < 2; t++)
+			u[t] = unsqueeze(g, nm, heads4(g, nm, qkv[1 + t], heads), &ax, 1);
+		ox_id c = ox_expand_add_node(g, OX_OP_Concat, nm, 13, 2, u, 1, NULL);
+		ox_expand_attr_int(g, c, "axis", 0);
+		ox_id pin[2] = {in[4], ox_expand_out(g, c)}, po[1] = {out[1]};
+		c = ox_expand_add_node(g, OX_OP_Concat, nm, 13, 2, pin, 1, po);
+		ox_expand_attr_int(g, c, "axis", 3);
+		for (int t = 0; t < 2; t++) {
+			const int64_t ix = t;
+			ox_id gin[2] = {out[1], ox_expand_const_i64(g, "index", &ix, 1, 1)};
+			ox_id ga = ox_expand_add_node(g, OX_OP_Gather, nm, 13, 2, gin, 1, NULL);
+			ox_expand_attr_int(g, ga, "axis", 0);
+			*(t ? &pv : &pk) = ox_expand_out(g, ga);
+		}
+		attend(g, nm, g->vals[in[0]].dtype, qkv, keymask, abias, pk, pv, 1, pres, heads, (int)causal, fill, sa);
+		return 0;
+	}
+	attend(g, nm, g->vals[in[0]].dtype, qkv, keymask, abias, pk, pv, 0, pres, heads, (int)causal, fill, sa);
 	if (!mha && out[1] >= 0) { /* present: the two stacked */
 		const int64_t ax = 0;
 		ox_id u[2];
