@@ -1804,8 +1804,12 @@ static ox_id scalar(ox_graph *g, int dt, double v)
  * rows, then the new K, V (a GatherElements of their Concat), then zeros,
  * as ONNX Runtime writes it;
  * Attention of those with an additive mask: query i sees keys j <= past_b
- * + i and j <= seqlens_k[b]. local_window_size, softcap, smooth_softmax and head_sink are
- * refused. */
+ * + i and j <= seqlens_k[b], and with local_window_size w > 0 only j >
+ * min(past_b + i, seqlens_k[b]) - w (ONNX Runtime's CPU kernel: w keys,
+ * the query's own included; a padded query's window ends at the batch's
+ * last key); softcap the Attention's, applied to the scaled scores before
+ * the mask and attention_bias as in ONNX Runtime. smooth_softmax and
+ * head_sink are refused. */
 static int expand_gqa(ox_graph *g, ox_id nid, const ox_id *in, const ox_id *out)
 {
 	ox_node *n = &g->nodes[nid];
@@ -1815,9 +1819,12 @@ static int expand_gqa(ox_graph *g, ox_id nid, const ox_id *in, const ox_id *out)
 	const ox_attr *sa = ox_attr_get(n, "scale");
 	if (hq <= 0 || hkv <= 0 || hq % hkv)
 		return ox_error(g, n, "num_heads must be a positive multiple of kv_num_heads");
-	if (ox_attr_int(n, "local_window_size", -1) != -1 || ox_attr_float(n, "softcap", 0) != 0 ||
-	    ox_attr_int(n, "smooth_softmax", 0) || in[11] >= 0)
-		return ox_error(g, n, "local_window_size, softcap, smooth_softmax and head_sink are not supported");
+	const int64_t win = ox_attr_int(n, "local_window_size", -1);
+	const float cap = ox_attr_float(n, "softcap", 0);
+	if (ox_attr_int(n, "smooth_softmax", 0) || in[11] >= 0)
+		return ox_error(g, n, "smooth_softmax and head_sink are not supported");
+	if (win == 0 || win < -1 || cap < 0)
+		return ox_error(g, n, "local_window_size must be -1 (none) or positive, softcap 0 (none) or positive");
 	if (in[5] < 0 || (in[3] >= 0) != (in[4] >= 0) || (out[1] >= 0) != (out[2] >= 0) || (in[3] >= 0 && out[1] < 0))
 		return ox_error(g, n, "seqlens_k is required; past_key, past_value, present_key and present_value together "
 				      "(or the presents alone)");
@@ -1901,11 +1908,19 @@ static int expand_gqa(ox_graph *g, ox_id nid, const ox_id *in, const ox_id *out)
 	ox_id sl = unsqueeze(g, nm, ox_expand_out(g, c64), ax12, 2);
 	bad = ox_expand_out(g, contrib_node(g, OX_OP_Or, nm, 7, bad,
 					    ox_expand_out(g, contrib_node(g, OX_OP_Greater, nm, 13, cols, sl, -1)), -1));
+	if (win > 0) { /* the sliding window: nor keys j <= min(past_b + i, seqlens_k) - local_window_size */
+		ox_id lo = ox_expand_out(g, contrib_node(g, OX_OP_Min, nm, 13, lim, sl, -1));
+		lo = ox_expand_out(g, contrib_node(g, OX_OP_Sub, nm, 14, lo, scalar(g, OX_I64, (double)win), -1));
+		bad = ox_expand_out(g, contrib_node(g, OX_OP_Or, nm, 7, bad,
+						    ox_expand_out(g, contrib_node(g, OX_OP_LessOrEqual, nm, 16, cols, lo, -1)), -1));
+	}
 	ox_id mask = fill_where(g, nm, dt, bad, -3.4028234663852886e38f, &ax1, 1, in[10]);
 	ox_id ain[4] = {h4[0], h4[1], h4[2], mask};
 	ox_id at = ox_expand_add_node(g, OX_OP_Attention, nm, 23, 4, ain, 1, NULL);
 	if (sa)
 		attr_float(g, at, "scale", sa->f);
+	if (cap > 0) /* (before the mask, as ONNX Runtime: Attention's order) */
+		attr_float(g, at, "softcap", cap);
 	merge3(g, nm, ox_expand_out(g, at), out[0]);
 	return 0;
 }

@@ -99,6 +99,10 @@ The models (each the case a user meets; docs/dynamic.md):
                     batch's first row its whole past, the others shorter:
                     right padding) and total_sequence_length read from the
                     shapes (--inputs); dynamic 'batch', 'seq', 'past'
+  contrib_gqa_win   GroupQueryAttention with local_window_size (5) and
+                    softcap (1.5): Q, K and V apart, no rotary, an
+                    attention_bias (made from x and past_key); dynamic
+                    'batch', 'seq', 'past'
   contrib_bert      a BERT layer as ONNX Runtime's transformer optimizer
                     fuses it (onnx.helper): com.microsoft
                     EmbedLayerNormalization (token, position and segment
@@ -612,6 +616,41 @@ def contrib_gqa(path):
     save_contrib(g, path)
 
 
+def contrib_gqa_win(path):
+    """the contrib_gqa_win model (above), written with onnx.helper"""
+    from onnx import helper as h, numpy_helper as nh, TensorProto as T
+    r = np.random.RandomState(SEED)
+
+    def w(name, *shape):
+        return nh.from_array((r.standard_normal(shape) * 0.5).astype(np.float32), name)
+
+    def i64(name, v):
+        return nh.from_array(np.array(v, np.int64), name)
+    N, MS = h.make_node, "com.microsoft"
+    # the attention_bias [batch, 1, seq, past + seq]: the outer product of
+    # x[:, :, 0] and the Concat of past_key[:, 0, :, 0] and x[:, :, 0] (its
+    # key axis the keys' own length, not a dim of its own)
+    nodes = [N("Slice", ["x", "c0", "c1", "c2"], ["xs"]), N("Unsqueeze", ["xs", "c1"], ["xc"]),
+             N("Slice", ["past_key", "c00", "c11", "c13"], ["pk0"]), N("Transpose", ["pk0"], ["pr"], perm=[0, 1, 3, 2]),
+             N("Transpose", ["xc"], ["xr"], perm=[0, 1, 3, 2]), N("Concat", ["pr", "xr"], ["row"], axis=3),
+             N("MatMul", ["xc", "row"], ["attention_bias"]),
+             N("MatMul", ["x", "wq"], ["q"]), N("MatMul", ["x", "wk"], ["k"]), N("MatMul", ["x", "wv"], ["v"]),
+             N("GroupQueryAttention", ["q", "k", "v", "past_key", "past_value", "seqlens_k", "total_sequence_length", "", "",
+                                       "", "attention_bias"], ["a", "present_key", "present_value"], domain=MS,
+               num_heads=4, kv_num_heads=2, local_window_size=5, softcap=1.5),
+             N("MatMul", ["a", "wo"], ["y"])]
+    vi = h.make_tensor_value_info
+    g = h.make_graph(nodes, "contrib_gqa_win", [vi("x", T.FLOAT, ["batch", "seq", 64]),
+                                                vi("past_key", T.FLOAT, ["batch", 2, "past", 16]),
+                                                vi("past_value", T.FLOAT, ["batch", 2, "past", 16]),
+                                                vi("seqlens_k", T.INT32, ["batch"]), vi("total_sequence_length", T.INT32, [])],
+                     [vi("y", T.FLOAT, ["batch", "seq", 64]), vi("present_key", T.FLOAT, ["batch", 2, "total", 16]),
+                      vi("present_value", T.FLOAT, ["batch", 2, "total", 16])],
+                     [w("wq", 64, 64), w("wk", 64, 32), w("wv", 64, 32), w("wo", 64, 64), i64("c0", [0]), i64("c1", [1]),
+                      i64("c2", [2]), i64("c00", [0, 0]), i64("c11", [1, 1]), i64("c13", [1, 3])])
+    save_contrib(g, path)
+
+
 def contrib_nbits(path):
     """the contrib_nbits model (above), written with onnx.helper"""
     from onnx import helper as h, numpy_helper as nh, TensorProto as T
@@ -738,6 +777,8 @@ def export(name, outdir):
         contrib_dynq(path)
     elif name == "contrib_gqa":
         contrib_gqa(path)
+    elif name == "contrib_gqa_win":
+        contrib_gqa_win(path)
     else:
         raise SystemExit("export_dyn: unknown model " + name)
     mo = onnx.load(path)
@@ -749,7 +790,8 @@ def export(name, outdir):
 
 MODELS = ["cnn_dynbatch", "transformer_dynseq", "detector_dynimg", "loop_trips", "if_shapes", "bert_dynseq",
           "encoder_dynmask", "vit_dynbatch", "gpt_dynseq", "unet_dynimg", "wav_dynlen", "rnn_dynseq",
-          "decoder_dynseq", "llama_dynseq", "mobile_dynbatch", "ocr_dynwidth", "contrib_dynseq", "contrib_mha", "contrib_bert", "contrib_gpt2", "contrib_nbits", "contrib_dynq", "contrib_gqa"]
+          "decoder_dynseq", "llama_dynseq", "mobile_dynbatch", "ocr_dynwidth", "contrib_dynseq", "contrib_mha", "contrib_bert", "contrib_gpt2", "contrib_nbits", "contrib_dynq", "contrib_gqa",
+          "contrib_gqa_win"]
 
 
 def inputs(model, outdir, spec, seed):
