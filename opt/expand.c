@@ -1434,6 +1434,7 @@ static int expand_flex(ox_graph *g, ox_id nid)
  *   MatMulIntegerToFloat, DynamicQuantizeMatMul: [DynamicQuantizeLinear,]
  *             MatMulInteger, Cast, Mul, Add (expand_mmitf)
  *   GroupQueryAttention: RotaryEmbedding, Concat, Attention (expand_gqa)
+ *   BiasAdd, BiasSplitGelu: Add; Add, Slice, Gelu, Mul (expand_bias)
  * The skip norms' epsilon defaults to 1e-12, the others' to 1e-5, as in
  * ONNX Runtime. */
 
@@ -1925,6 +1926,30 @@ static int expand_gqa(ox_graph *g, ox_id nid, const ox_id *in, const ox_id *out)
 	return 0;
 }
 
+/* BiasAdd(X, bias, skip): X + bias + skip (X and skip [N, S, C], bias
+ * [C]); BiasSplitGelu(X, bias): X + bias ([N, S, D], bias [D]) cut in
+ * halves along the last axis, the left times Gelu of the right (the erf
+ * form) [N, S, D / 2]. ONNX Runtime has them on CUDA only (Stable
+ * Diffusion's UNet). */
+static int expand_bias(ox_graph *g, ox_id nid, const ox_id *in, const ox_id *out)
+{
+	ox_node *n = &g->nodes[nid];
+	const char *nm = n->name;
+	const ox_value *x = &g->vals[in[0]];
+	if (n->op == OX_OP_BiasAdd) {
+		ox_id xb = ox_expand_out(g, contrib_node(g, OX_OP_Add, nm, 14, in[0], in[1], -1));
+		contrib_node(g, OX_OP_Add, nm, 14, xb, in[2], out[0]);
+		return 0;
+	}
+	const int64_t d = x->shape.rank == 3 ? ox_dim_eval(g, x->shape.d[2]) : -1;
+	if (d < 0 || d % 2)
+		return ox_error(g, n, "X must be 3-D, its last dim even and known at compile time");
+	ox_id xb = ox_expand_out(g, contrib_node(g, OX_OP_Add, nm, 14, in[0], in[1], -1));
+	ox_id ge = ox_expand_out(g, contrib_node(g, OX_OP_Gelu, nm, 20, last_slice(g, nm, xb, d / 2, d / 2), -1, -1));
+	contrib_node(g, OX_OP_Mul, nm, 14, last_slice(g, nm, xb, 0, d / 2), ge, out[0]);
+	return 0;
+}
+
 static int expand_contrib(ox_graph *g, ox_id nid)
 {
 	ox_node *n = &g->nodes[nid];
@@ -1992,6 +2017,9 @@ static int expand_contrib(ox_graph *g, ox_id nid)
 		return expand_mmitf(g, nid, in, out);
 	case OX_OP_GroupQueryAttention:
 		return expand_gqa(g, nid, in, out);
+	case OX_OP_BiasAdd:
+	case OX_OP_BiasSplitGelu:
+		return expand_bias(g, nid, in, out);
 	case OX_OP_SkipLayerNormalization:
 	case OX_OP_SkipSimplifiedLayerNormalization:
 	case OX_OP_SimplifiedLayerNormalization: {
@@ -2067,6 +2095,8 @@ static int expand_node(ox_graph *g, ox_id nid)
 	case OX_OP_MatMulIntegerToFloat:
 	case OX_OP_DynamicQuantizeMatMul:
 	case OX_OP_GroupQueryAttention:
+	case OX_OP_BiasAdd:
+	case OX_OP_BiasSplitGelu:
 		return expand_contrib(g, nid);
 	case OX_OP_Gradient:
 		return ox_expand_gradient(g, nid);

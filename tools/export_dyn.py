@@ -103,6 +103,10 @@ The models (each the case a user meets; docs/dynamic.md):
                     softcap (1.5): Q, K and V apart, no rotary, an
                     attention_bias (made from x and past_key); dynamic
                     'batch', 'seq', 'past'
+  contrib_bias      com.microsoft BiasAdd and BiasSplitGelu (onnx.helper),
+                    which ONNX Runtime runs on CUDA only: twin.onnx, the same
+                    graph in standard ops, is the reference; dynamic
+                    'batch' and 'seq'
   contrib_bert      a BERT layer as ONNX Runtime's transformer optimizer
                     fuses it (onnx.helper): com.microsoft
                     EmbedLayerNormalization (token, position and segment
@@ -433,13 +437,53 @@ def ocr_dynwidth(path):
     onnx.save(m, path)
 
 
-def save_contrib(g, path):
-    """graph g as a model of ai.onnx 17 and com.microsoft 1 (the contrib_ models)"""
+def twin_bias_add(n):
+    """BiasAdd(X, bias, skip) = X + bias + skip"""
     from onnx import helper as h
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid("com.microsoft", 1)],
-                     producer_name="export_dyn.py")
-    m.ir_version = 8
-    onnx.save(m, path)
+    t = n.output[0] + "_twin"
+    return [h.make_node("Add", [n.input[0], n.input[1]], [t]), h.make_node("Add", [t, n.input[2]], [n.output[0]])]
+
+
+def twin_bias_split_gelu(n, d):
+    """BiasSplitGelu(X, bias) = left * 0.5 right (1 + erf(right / sqrt 2)), left and right the halves of X + bias"""
+    from onnx import helper as h, numpy_helper as nh
+    N, p = h.make_node, n.output[0] + "_twin_"
+
+    def c(name, v):
+        return N("Constant", [], [p + name], value=nh.from_array(np.array(v, np.int64 if isinstance(v, list) else np.float32)))
+    return [c("lo", [0]), c("mid", [d // 2]), c("hi", [d]), c("ax", [-1]), c("r2", math.sqrt(2.0)), c("one", 1.0),
+            c("half", 0.5), N("Add", [n.input[0], n.input[1]], [p + "x"]),
+            N("Slice", [p + "x", p + "lo", p + "mid", p + "ax"], [p + "l"]),
+            N("Slice", [p + "x", p + "mid", p + "hi", p + "ax"], [p + "r"]),
+            N("Div", [p + "r", p + "r2"], [p + "rs"]), N("Erf", [p + "rs"], [p + "e"]),
+            N("Add", [p + "e", p + "one"], [p + "e1"]), N("Mul", [p + "r", p + "e1"], [p + "g0"]),
+            N("Mul", [p + "g0", p + "half"], [p + "g"]), N("Mul", [p + "l", p + "g"], [n.output[0]])]
+
+
+def save_contrib(g, path):
+    """graph g as a model of ai.onnx 17 and com.microsoft 1 (the contrib_ models);
+    where g has contrib ops that ONNX Runtime runs on CUDA only (BiasAdd,
+    BiasSplitGelu), also twin.onnx next to it: the same graph with each of
+    them written in standard ops from its documentation (twin_*), which
+    tests/e2e/dyn.sh gives ONNX Runtime as the reference"""
+    from onnx import helper as h
+
+    def save(graph, p):
+        m = h.make_model(graph, opset_imports=[h.make_opsetid("", 17), h.make_opsetid("com.microsoft", 1)],
+                         producer_name="export_dyn.py")
+        m.ir_version = 8
+        onnx.save(m, p)
+    save(g, path)
+    dims = {i.name: list(i.dims) for i in g.initializer}  # (BiasSplitGelu's width: its bias's)
+    twins = {"BiasAdd": twin_bias_add, "BiasSplitGelu": lambda n: twin_bias_split_gelu(n, dims[n.input[1]][0])}
+    if not any(n.domain == "com.microsoft" and n.op_type in twins for n in g.node):
+        return
+    tg = onnx.GraphProto()
+    tg.CopyFrom(g)
+    del tg.node[:]
+    for n in g.node:
+        tg.node.extend(twins[n.op_type](n) if n.domain == "com.microsoft" and n.op_type in twins else [n])
+    save(tg, os.path.join(os.path.dirname(path), "twin.onnx"))
 
 
 def contrib_dynseq(path):
@@ -616,6 +660,22 @@ def contrib_gqa(path):
     save_contrib(g, path)
 
 
+def contrib_bias(path):
+    """the contrib_bias model (above), written with onnx.helper"""
+    from onnx import helper as h, numpy_helper as nh, TensorProto as T
+    r = np.random.RandomState(SEED)
+
+    def w(name, *shape):
+        return nh.from_array((r.standard_normal(shape) * 0.2).astype(np.float32), name)
+    N, MS = h.make_node, "com.microsoft"
+    nodes = [N("MatMul", ["x", "w1"], ["h"]), N("BiasAdd", ["h", "b1", "x"], ["a"], domain=MS),
+             N("MatMul", ["a", "w2"], ["u"]), N("BiasSplitGelu", ["u", "b2"], ["y"], domain=MS)]
+    vi = h.make_tensor_value_info
+    g = h.make_graph(nodes, "contrib_bias", [vi("x", T.FLOAT, ["batch", "seq", 32])], [vi("y", T.FLOAT, ["batch", "seq", 48])],
+                     [w("w1", 32, 32), w("b1", 32), w("w2", 32, 96), w("b2", 96)])
+    save_contrib(g, path)
+
+
 def contrib_gqa_win(path):
     """the contrib_gqa_win model (above), written with onnx.helper"""
     from onnx import helper as h, numpy_helper as nh, TensorProto as T
@@ -777,6 +837,8 @@ def export(name, outdir):
         contrib_dynq(path)
     elif name == "contrib_gqa":
         contrib_gqa(path)
+    elif name == "contrib_bias":
+        contrib_bias(path)
     elif name == "contrib_gqa_win":
         contrib_gqa_win(path)
     else:
@@ -791,7 +853,7 @@ def export(name, outdir):
 MODELS = ["cnn_dynbatch", "transformer_dynseq", "detector_dynimg", "loop_trips", "if_shapes", "bert_dynseq",
           "encoder_dynmask", "vit_dynbatch", "gpt_dynseq", "unet_dynimg", "wav_dynlen", "rnn_dynseq",
           "decoder_dynseq", "llama_dynseq", "mobile_dynbatch", "ocr_dynwidth", "contrib_dynseq", "contrib_mha", "contrib_bert", "contrib_gpt2", "contrib_nbits", "contrib_dynq", "contrib_gqa",
-          "contrib_gqa_win"]
+          "contrib_bias", "contrib_gqa_win"]
 
 
 def inputs(model, outdir, spec, seed):
