@@ -103,6 +103,13 @@ The models (each the case a user meets; docs/dynamic.md):
                     softcap (1.5): Q, K and V apart, no rotary, an
                     attention_bias (made from x and past_key); dynamic
                     'batch', 'seq', 'past'
+  contrib_gbq       com.microsoft GatherBlockQuantized (onnx.helper), the
+                    embedding tables of GenAI's 4-bit models: uint8 data of
+                    4 bits (packed zero points, a partial last block; no
+                    zero points, int32 indices) and 8 bits (zero points; none,
+                    negative indices), int4 data gathered along axis 1 with
+                    blocks along axis 0, uint4 with zero points; dynamic
+                    'batch' and 'seq'
   contrib_bias      com.microsoft BiasAdd and BiasSplitGelu (onnx.helper),
                     which ONNX Runtime runs on CUDA only: twin.onnx, the same
                     graph in standard ops, is the reference; dynamic
@@ -660,6 +667,70 @@ def contrib_gqa(path):
     save_contrib(g, path)
 
 
+def gbq_weights(r, rows, k, bits, bs, zp, dt=np.uint8):
+    """a [rows, k] table quantized for GatherBlockQuantized along its last
+    axis in blocks of bs (the last one partial where bs does not divide k):
+    the data (uint8: 8 / bits values a byte, the first in the low bits; else
+    one a value), scales [rows, blocks] and zero points (packed the same way
+    for uint8, or None)"""
+    top = (1 << bits) - 1
+    nb = (k + bs - 1) // bs
+    q = r.randint(0, top + 1, (rows, k)).astype(np.uint8)
+    sc = (np.abs(r.standard_normal((rows, nb))) * 0.05 + 0.01).astype(np.float32)
+    z = r.randint(0, top + 1, (rows, nb)).astype(np.uint8) if zp else None
+    if dt == np.uint8 and bits == 4:
+        q = q[:, 0::2] | (q[:, 1::2] << 4)
+        if zp:
+            zpad = np.zeros((rows, nb + nb % 2), np.uint8)
+            zpad[:, :nb] = z
+            z = zpad[:, 0::2] | (zpad[:, 1::2] << 4)
+    return q, sc, z
+
+
+def int4_tensor(a, name, signed):
+    """an INT4 / UINT4 initializer of the values a (packed two a byte, the first in the low nibble)"""
+    flat = (a.reshape(-1).astype(np.int64) & 15).astype(np.uint8)
+    if flat.size % 2:
+        flat = np.append(flat, np.uint8(0))
+    t = onnx.TensorProto()
+    t.name, t.data_type = name, 22 if signed else 21  # (INT4, UINT4: numbers Debian's onnx does not name)
+    t.dims.extend(a.shape)
+    t.raw_data = (flat[0::2] | (flat[1::2] << 4)).tobytes()
+    return t
+
+
+def contrib_gbq(path):
+    """the contrib_gbq model (above), written with onnx.helper"""
+    from onnx import helper as h, numpy_helper as nh, TensorProto as T
+    r = np.random.RandomState(SEED)
+    N, MS, inits = h.make_node, "com.microsoft", []
+    # (name, bits, K, block, zero points, indices): a vocabulary of 100
+    layers = [("a", 4, 40, 16, True, "ids"), ("b", 4, 64, 32, False, "ids32"), ("c", 8, 48, 16, True, "ids"),
+              ("d", 8, 32, 32, False, "neg")]
+    nodes = [N("Cast", ["ids"], ["ids32"], to=T.INT32), N("Sub", ["ids", "vocab"], ["neg"])]
+    inits.append(nh.from_array(np.array(100, np.int64), "vocab"))
+    for name, bits, k, bs, zp, ids in layers:
+        q, sc, z = gbq_weights(r, 100, k, bits, bs, zp)
+        inits += [nh.from_array(q, "q" + name), nh.from_array(sc, "s" + name)] + ([nh.from_array(z, "z" + name)] if zp else [])
+        nodes.append(N("GatherBlockQuantized", ["q" + name, ids, "s" + name] + (["z" + name] if zp else []), ["y" + name],
+                       domain=MS, bits=bits, block_size=bs, gather_axis=0, quantize_axis=1))
+    # int4 [32, 100] gathered along axis 1, blocks along axis 0; uint4 [100, 48] with zero points
+    q = r.randint(-8, 8, (32, 100))
+    sc = (np.abs(r.standard_normal((2, 100))) * 0.05 + 0.01).astype(np.float32)
+    inits += [int4_tensor(q, "qe", True), nh.from_array(sc, "se")]
+    nodes.append(N("GatherBlockQuantized", ["qe", "ids", "se"], ["ye"], domain=MS, bits=4, block_size=16, gather_axis=1,
+                   quantize_axis=0))
+    q = r.randint(0, 16, (100, 48))
+    sc = (np.abs(r.standard_normal((100, 3))) * 0.05 + 0.01).astype(np.float32)
+    inits += [int4_tensor(q, "qf", False), nh.from_array(sc, "sf"), int4_tensor(r.randint(0, 16, (100, 3)), "zf", False)]
+    nodes.append(N("GatherBlockQuantized", ["qf", "ids32", "sf", "zf"], ["yf"], domain=MS, bits=4, block_size=16))
+    vi = h.make_tensor_value_info
+    outs = [vi("y" + name, T.FLOAT, ["batch", "seq", k]) for name, _, k, _, _, _ in layers]
+    outs += [vi("ye", T.FLOAT, [32, "batch", "seq"]), vi("yf", T.FLOAT, ["batch", "seq", 48])]
+    g = h.make_graph(nodes, "contrib_gbq", [vi("ids", T.INT64, ["batch", "seq"])], outs, inits)
+    save_contrib(g, path)
+
+
 def contrib_bias(path):
     """the contrib_bias model (above), written with onnx.helper"""
     from onnx import helper as h, numpy_helper as nh, TensorProto as T
@@ -837,6 +908,8 @@ def export(name, outdir):
         contrib_dynq(path)
     elif name == "contrib_gqa":
         contrib_gqa(path)
+    elif name == "contrib_gbq":
+        contrib_gbq(path)
     elif name == "contrib_bias":
         contrib_bias(path)
     elif name == "contrib_gqa_win":
@@ -853,7 +926,7 @@ def export(name, outdir):
 MODELS = ["cnn_dynbatch", "transformer_dynseq", "detector_dynimg", "loop_trips", "if_shapes", "bert_dynseq",
           "encoder_dynmask", "vit_dynbatch", "gpt_dynseq", "unet_dynimg", "wav_dynlen", "rnn_dynseq",
           "decoder_dynseq", "llama_dynseq", "mobile_dynbatch", "ocr_dynwidth", "contrib_dynseq", "contrib_mha", "contrib_bert", "contrib_gpt2", "contrib_nbits", "contrib_dynq", "contrib_gqa",
-          "contrib_bias", "contrib_gqa_win"]
+          "contrib_gbq", "contrib_bias", "contrib_gqa_win"]
 
 
 def inputs(model, outdir, spec, seed):

@@ -34,7 +34,8 @@
 # cache and a causal mask of the past's run-time length, contrib_nbits, its
 # 4- and 8-bit weight-only MatMulNBits, contrib_gqa, GroupQueryAttention
 # with rotary inside and right-padded batches, contrib_gqa_win, its sliding
-# window and softcap, contrib_bias, BiasAdd and BiasSplitGelu) must have a parallel
+# window and softcap, contrib_gbq, GatherBlockQuantized's 4- and 8-bit
+# tables, contrib_bias, BiasAdd and BiasSplitGelu) must have a parallel
 # kernel for every node (--report; docs/cuda.md), and those of
 # $DYN_CUDA_NVCC (default the same) a .cu for a GPU that nvcc
 # compiles for sm_90 without a warning ($NVCC, else
@@ -51,7 +52,7 @@ ONNXCC=${ONNXCC:-./onnxcc}
 ONNXCC_FLAGS=${ONNXCC_FLAGS:-}
 OXCMP=${OXCMP:-tests/e2e/oxcmp}
 LIST=${DYN_LIST:-tests/e2e/dyn.txt}
-DYN_CUDA_PARALLEL=${DYN_CUDA_PARALLEL:-cnn_dynbatch transformer_dynseq detector_dynimg loop_trips if_shapes silero_vad bert_dynseq encoder_dynmask vit_dynbatch gpt_dynseq unet_dynimg wav_dynlen rnn_dynseq decoder_dynseq llama_dynseq mobile_dynbatch contrib_dynseq contrib_mha contrib_bert contrib_gpt2 contrib_nbits contrib_gqa contrib_gqa_win contrib_bias}
+DYN_CUDA_PARALLEL=${DYN_CUDA_PARALLEL:-cnn_dynbatch transformer_dynseq detector_dynimg loop_trips if_shapes silero_vad bert_dynseq encoder_dynmask vit_dynbatch gpt_dynseq unet_dynimg wav_dynlen rnn_dynseq decoder_dynseq llama_dynseq mobile_dynbatch contrib_dynseq contrib_mha contrib_bert contrib_gpt2 contrib_nbits contrib_gqa contrib_gqa_win contrib_gbq contrib_bias}
 DYN_CUDA_NVCC=${DYN_CUDA_NVCC:-$DYN_CUDA_PARALLEL}
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 cuda=0
