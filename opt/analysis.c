@@ -623,7 +623,7 @@ int64_t ox_opt_mmnb_tile(ox_graph *g, ox_node *n, ox_gemmgeo *q, int *slots)
 
 /* ---- Attention: the fast path's geometry (codegen/c/emit_attn.c, scratch from opt/pack.c) ---- */
 
-/* ext: past K/V with both present outputs, present outputs, softcap,
+/* ext: past K/V with both present outputs, present outputs,
  * nonpad_kv_seqlen */
 static int attn_geo(ox_graph *g, const ox_node *n, ox_attngeo *q, int ext)
 {
@@ -643,7 +643,7 @@ static int attn_geo(ox_graph *g, const ox_node *n, ox_attngeo *q, int ext)
 	if (np && (np->dtype != OX_I64 || np->layout || np->shape.rank != 1 || np->shape.d[0] != g->vals[n->in[0]].shape.d[0]))
 		return -1;
 	q->softcap = ox_attr_float(n, "softcap", 0);
-	if ((!ext && q->softcap != 0) || q->softcap < 0 || ox_attr_int(n, "softmax_precision", 0) > 1)
+	if (q->softcap < 0 || ox_attr_int(n, "softmax_precision", 0) > 1)
 		return -1;
 	const ox_value *qv = ox_in(g, n, 0), *kv = ox_in(g, n, 1), *vv = ox_in(g, n, 2), *m = ox_in(g, n, 3);
 	const int dt = qv->dtype; /* f32; f16, bf16 on the GPU (ox_opt_fuse_type) */

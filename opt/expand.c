@@ -1434,6 +1434,9 @@ static int expand_flex(ox_graph *g, ox_id nid)
  *   MatMulIntegerToFloat, DynamicQuantizeMatMul: [DynamicQuantizeLinear,]
  *             MatMulInteger, Cast, Mul, Add (expand_mmitf)
  *   GroupQueryAttention: RotaryEmbedding, Concat, Attention (expand_gqa)
+ *   GatherBlockQuantized: Gathers, [BitShift, BitwiseAnd, Concat,]
+ *             DequantizeLinear (expand_gbq)
+ *   BiasAdd, BiasSplitGelu: Add; Add, Slice, Gelu, Mul (expand_bias)
  * The skip norms' epsilon defaults to 1e-12, the others' to 1e-5, as in
  * ONNX Runtime. */
 
@@ -1851,8 +1854,12 @@ static ox_id scalar(ox_graph *g, int dt, double v)
  * rows, then the new K, V (a GatherElements of their Concat), then zeros,
  * as ONNX Runtime writes it;
  * Attention of those with an additive mask: query i sees keys j <= past_b
- * + i and j <= seqlens_k[b]. local_window_size, softcap, smooth_softmax and head_sink are
- * refused. */
+ * + i and j <= seqlens_k[b], and with local_window_size w > 0 only j >
+ * min(past_b + i, seqlens_k[b]) - w (ONNX Runtime's CPU kernel: w keys,
+ * the query's own included; a padded query's window ends at the batch's
+ * last key); softcap the Attention's, applied to the scaled scores before
+ * the mask and attention_bias as in ONNX Runtime. smooth_softmax and
+ * head_sink are refused. */
 static int expand_gqa(ox_graph *g, ox_id nid, const ox_id *in, const ox_id *out)
 {
 	ox_node *n = &g->nodes[nid];
@@ -1862,9 +1869,12 @@ static int expand_gqa(ox_graph *g, ox_id nid, const ox_id *in, const ox_id *out)
 	const ox_attr *sa = ox_attr_get(n, "scale");
 	if (hq <= 0 || hkv <= 0 || hq % hkv)
 		return ox_error(g, n, "num_heads must be a positive multiple of kv_num_heads");
-	if (ox_attr_int(n, "local_window_size", -1) != -1 || ox_attr_float(n, "softcap", 0) != 0 ||
-	    ox_attr_int(n, "smooth_softmax", 0) || in[11] >= 0)
-		return ox_error(g, n, "local_window_size, softcap, smooth_softmax and head_sink are not supported");
+	const int64_t win = ox_attr_int(n, "local_window_size", -1);
+	const float cap = ox_attr_float(n, "softcap", 0);
+	if (ox_attr_int(n, "smooth_softmax", 0) || in[11] >= 0)
+		return ox_error(g, n, "smooth_softmax and head_sink are not supported");
+	if (win == 0 || win < -1 || cap < 0)
+		return ox_error(g, n, "local_window_size must be -1 (none) or positive, softcap 0 (none) or positive");
 	if (in[5] < 0 || (in[3] >= 0) != (in[4] >= 0) || (out[1] >= 0) != (out[2] >= 0) || (in[3] >= 0 && out[1] < 0))
 		return ox_error(g, n, "seqlens_k is required; past_key, past_value, present_key and present_value together "
 				      "(or the presents alone)");
@@ -1975,12 +1985,133 @@ static int expand_gqa(ox_graph *g, ox_id nid, const ox_id *in, const ox_id *out)
 	ox_id sl = unsqueeze(g, nm, ox_expand_out(g, c64), ax12, 2);
 	bad = ox_expand_out(g, contrib_node(g, OX_OP_Or, nm, 7, bad,
 					    ox_expand_out(g, contrib_node(g, OX_OP_Greater, nm, 13, cols, sl, -1)), -1));
+	if (win > 0) { /* the sliding window: nor keys j <= min(past_b + i, seqlens_k) - local_window_size */
+		ox_id lo = ox_expand_out(g, contrib_node(g, OX_OP_Min, nm, 13, lim, sl, -1));
+		lo = ox_expand_out(g, contrib_node(g, OX_OP_Sub, nm, 14, lo, scalar(g, OX_I64, (double)win), -1));
+		bad = ox_expand_out(g, contrib_node(g, OX_OP_Or, nm, 7, bad,
+						    ox_expand_out(g, contrib_node(g, OX_OP_LessOrEqual, nm, 16, cols, lo, -1)), -1));
+	}
 	ox_id mask = fill_where(g, nm, dt, bad, -3.4028234663852886e38f, &ax1, 1, in[10]);
 	ox_id ain[4] = {h4[0], h4[1], h4[2], mask}, at;
 	const ox_id y = contrib_attention(g, nm, dt, ain, 4, -1, &at);
 	if (sa)
 		attr_float(g, at, "scale", sa->f);
+	if (cap > 0) /* (before the mask, as ONNX Runtime: Attention's order) */
+		attr_float(g, at, "softcap", cap);
 	merge3(g, nm, y, out[0]);
+	return 0;
+}
+
+/* GatherBlockQuantized(data, indices, scales, zero_points?; bits,
+ * block_size, gather_axis, quantize_axis), as ONNX Runtime's CPU kernel
+ * computes it: the slices of data, scales and zero points that indices
+ * pick along gather_axis (Gathers: only the rows asked for are
+ * dequantized, an embedding table stays packed), then DequantizeLinear in
+ * blocks of block_size along the quantize axis. uint8 data (gather_axis
+ * 0, quantize_axis the last, as ONNX Runtime requires) holds 8 / bits
+ * values a byte, the first in the low bits, and so do its zero points
+ * along the blocks: unpacked by gbq_unpack; without zero points they are
+ * 2^(bits - 1). int4 / uint4 data (one value an element in the IR) needs
+ * no unpacking; its zero points default to 0. An index out of range is
+ * what Gather makes of it (ONNX Runtime writes zeros). */
+static ox_id gbq_unpack(ox_graph *g, const char *nm, ox_id x, int rank, int64_t bits)
+{
+	const int c = (int)(8 / bits);
+	const int64_t last = -1;
+	ox_id part[4];
+	for (int k = 0; k < c; k++) {
+		ox_id p = x;
+		if (k) {
+			ox_id sh = contrib_node(g, OX_OP_BitShift, nm, 11, x, scalar(g, OX_U8, (double)(bits * k)), -1);
+			ox_attr *a = ox_ir_add_attr(g, &g->nodes[sh], "direction", OX_AT_STRING);
+			a->s = "RIGHT", a->slen = 5;
+			p = ox_expand_out(g, sh);
+		}
+		if (k < c - 1)
+			p = ox_expand_out(g, contrib_node(g, OX_OP_BitwiseAnd, nm, 18, p, scalar(g, OX_U8, (double)((1 << bits) - 1)), -1));
+		part[k] = unsqueeze(g, nm, p, &last, 1);
+	}
+	ox_id cat = ox_expand_add_node(g, OX_OP_Concat, nm, 13, c, part, 1, NULL);
+	ox_expand_attr_int(g, cat, "axis", -1);
+	int64_t shape[OX_MAX_RANK + 1];
+	for (int i = 0; i < rank - 1; i++)
+		shape[i] = 0;
+	shape[rank - 1] = -1;
+	return ox_expand_out(g, contrib_node(g, OX_OP_Reshape, nm, 14, ox_expand_out(g, cat),
+					     ox_expand_const_i64(g, "shape", shape, rank, 0), -1));
+}
+
+static int expand_gbq(ox_graph *g, ox_id nid, const ox_id *in, const ox_id *out)
+{
+	ox_node *n = &g->nodes[nid];
+	const char *nm = n->name;
+	const ox_value *data = &g->vals[in[0]], *sc = &g->vals[in[2]];
+	const int r = data->shape.rank, ri = g->vals[in[1]].shape.rank, u8 = data->dtype == OX_U8;
+	const int64_t bits = ox_attr_int(n, "bits", 4), bs = ox_attr_int(n, "block_size", 128);
+	const int ga = ox_norm_axis(ox_attr_int(n, "gather_axis", 0), r), qa = ox_norm_axis(ox_attr_int(n, "quantize_axis", 1), r);
+	if (!u8 && data->dtype != OX_U4 && data->dtype != OX_I4)
+		return ox_error(g, n, "data of type %s: only uint8, uint4 and int4 are supported", ox_dtype_name(data->dtype));
+	if (sc->dtype != OX_F32)
+		return ox_error(g, n, "scales of type %s: only float32 is supported", ox_dtype_name(sc->dtype));
+	if (bs < 16 || (bs & (bs - 1)))
+		return ox_error(g, n, "block_size %lld: it must be a power of 2, 16 or more", (long long)bs);
+	if (u8 ? bits != 4 && bits != 8 : bits != 4)
+		return ox_error(g, n, "bits %lld: only 4 and 8 for uint8 data, 4 for int4 and uint4", (long long)bits);
+	if (ga < 0 || qa < 0 || ga == qa)
+		return ox_error(g, n, "gather_axis and quantize_axis must be two different axes of data");
+	if (u8 && (ga != 0 || qa != r - 1))
+		return ox_error(g, n, "uint8 data: gather_axis must be 0 and quantize_axis the last axis");
+	if (sc->shape.rank != r || (in[3] >= 0 && g->vals[in[3]].shape.rank != r) || ox_dim_is_rt(g, sc->shape.d[qa]))
+		return ox_error(g, n, "scales (and zero_points) must have data's rank, their blocks known at compile time");
+	ox_id pick[3] = {in[0], in[2], in[3]};
+	for (int t = 0; t < 3; t++) {
+		if (pick[t] < 0)
+			continue;
+		ox_id ga_n = contrib_node(g, OX_OP_Gather, nm, 13, pick[t], in[1], -1);
+		ox_expand_attr_int(g, ga_n, "axis", ga);
+		pick[t] = ox_expand_out(g, ga_n);
+	}
+	const int ro = r - 1 + ri;
+	ox_id q = pick[0], s = pick[1], z = pick[2];
+	if (u8 && bits < 8) {
+		q = gbq_unpack(g, nm, q, ro, bits);
+		if (z >= 0) {
+			z = gbq_unpack(g, nm, z, ro, bits);
+			if (sc->shape.d[qa] % (8 / bits))
+				z = last_slice(g, nm, z, 0, sc->shape.d[qa]);
+		}
+	}
+	if (u8 && z < 0) /* 2^(bits - 1), one per block */
+		z = ox_expand_out(g, contrib_node(g, OX_OP_Expand, nm, 13, scalar(g, OX_U8, (double)(1 << (bits - 1))),
+						   ox_expand_out(g, contrib_node(g, OX_OP_Shape, nm, 15, s, -1, -1)), -1));
+	ox_id din[3] = {q, s, z};
+	ox_id dq = ox_expand_add_node(g, OX_OP_DequantizeLinear, nm, 21, z >= 0 ? 3 : 2, din, 1, out);
+	ox_expand_attr_int(g, dq, "axis", qa < ga ? qa : qa + ri - 1);
+	ox_expand_attr_int(g, dq, "block_size", bs);
+	return 0;
+}
+
+/* BiasAdd(X, bias, skip): X + bias + skip (X and skip [N, S, C], bias
+ * [C]); BiasSplitGelu(X, bias): X + bias ([N, S, D], bias [D]) cut in
+ * halves along the last axis, the left times Gelu of the right (the erf
+ * form) [N, S, D / 2]. ONNX Runtime has them on CUDA only (Stable
+ * Diffusion's UNet). */
+static int expand_bias(ox_graph *g, ox_id nid, const ox_id *in, const ox_id *out)
+{
+	ox_node *n = &g->nodes[nid];
+	const char *nm = n->name;
+	const ox_value *x = &g->vals[in[0]];
+	if (n->op == OX_OP_BiasAdd) {
+		ox_id xb = ox_expand_out(g, contrib_node(g, OX_OP_Add, nm, 14, in[0], in[1], -1));
+		contrib_node(g, OX_OP_Add, nm, 14, xb, in[2], out[0]);
+		return 0;
+	}
+	const int64_t d = x->shape.rank == 3 ? ox_dim_eval(g, x->shape.d[2]) : -1;
+	if (d < 0 || d % 2)
+		return ox_error(g, n, "X must be 3-D, its last dim even and known at compile time");
+	ox_id xb = ox_expand_out(g, contrib_node(g, OX_OP_Add, nm, 14, in[0], in[1], -1));
+	ox_id ge = ox_expand_out(g, contrib_node(g, OX_OP_Gelu, nm, 20, last_slice(g, nm, xb, d / 2, d / 2), -1, -1));
+	contrib_node(g, OX_OP_Mul, nm, 14, last_slice(g, nm, xb, 0, d / 2), ge, out[0]);
 	return 0;
 }
 
@@ -2051,6 +2182,11 @@ static int expand_contrib(ox_graph *g, ox_id nid)
 		return expand_mmitf(g, nid, in, out);
 	case OX_OP_GroupQueryAttention:
 		return expand_gqa(g, nid, in, out);
+	case OX_OP_GatherBlockQuantized:
+		return expand_gbq(g, nid, in, out);
+	case OX_OP_BiasAdd:
+	case OX_OP_BiasSplitGelu:
+		return expand_bias(g, nid, in, out);
 	case OX_OP_SkipLayerNormalization:
 	case OX_OP_SkipSimplifiedLayerNormalization:
 	case OX_OP_SimplifiedLayerNormalization: {
@@ -2126,6 +2262,9 @@ static int expand_node(ox_graph *g, ox_id nid)
 	case OX_OP_MatMulIntegerToFloat:
 	case OX_OP_DynamicQuantizeMatMul:
 	case OX_OP_GroupQueryAttention:
+	case OX_OP_GatherBlockQuantized:
+	case OX_OP_BiasAdd:
+	case OX_OP_BiasSplitGelu:
 		return expand_contrib(g, nid);
 	case OX_OP_Gradient:
 		return ox_expand_gradient(g, nid);

@@ -243,7 +243,7 @@ int ox_opt_gemm_geo(ox_graph *g, const ox_node *n, ox_gemmgeo *q); /* 0, or -1 i
 int64_t ox_opt_mmnb_tile(ox_graph *g, ox_node *n, ox_gemmgeo *q, int *slots);
 
 /* An Attention node the blocked kernel computes (codegen/c/emit_attn.c): f32,
- * no past K/V, no extra outputs, no softcap, a float mask over all keys;
+ * no past K/V, no extra outputs, a float mask over all keys;
  * query rows in blocks of `rows`; `slots` task slots of scratch, each
  * slot_floats: K^T of a head and a block of scores */
 typedef struct {
@@ -261,14 +261,14 @@ typedef struct {
 	int64_t ktw;
 	/* ox_opt_attn_geo_ext only (the CUDA kernels): the past keys' length
 	 * (0 without past K/V; Skv and dSkv count them: past + new), the new
-	 * keys', present_key/value asked for, softcap (0: none) */
+	 * keys', present_key/value asked for; both: softcap (0: none) */
 	ox_dim dP, dSnew;
 	int present;
 	double softcap;
 } ox_attngeo;
 int ox_opt_attn_geo(ox_graph *g, const ox_node *n, ox_attngeo *q); /* 0, or -1 if not */
 /* the same, also with past K/V (then with both present outputs), present
- * outputs, softcap and the padding lengths (nonpad_kv_seqlen) */
+ * outputs and the padding lengths (nonpad_kv_seqlen) */
 int ox_opt_attn_geo_ext(ox_graph *g, const ox_node *n, ox_attngeo *q);
 /* NonMaxSuppression's CUDA kernels' scratch (codegen/cuda/cuda_index.c)
  * for P (batch, class) pairs of N boxes, at most K kept a pair: its bytes;

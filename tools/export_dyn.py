@@ -115,6 +115,21 @@ The models (each the case a user meets; docs/dynamic.md):
                     residual), a SwiGLU MLP (Sigmoid, Mul), a final
                     SkipSimplifiedLayerNormalization; dynamic 'batch',
                     'seq', 'past'
+  contrib_gqa_win   GroupQueryAttention with local_window_size (5) and
+                    softcap (1.5): Q, K and V apart, no rotary, an
+                    attention_bias (made from x and past_key); dynamic
+                    'batch', 'seq', 'past'
+  contrib_gbq       com.microsoft GatherBlockQuantized (onnx.helper), the
+                    embedding tables of GenAI's 4-bit models: uint8 data of
+                    4 bits (packed zero points, a partial last block; no
+                    zero points, int32 indices) and 8 bits (zero points; none,
+                    negative indices), int4 data gathered along axis 1 with
+                    blocks along axis 0, uint4 with zero points; dynamic
+                    'batch' and 'seq'
+  contrib_bias      com.microsoft BiasAdd and BiasSplitGelu (onnx.helper),
+                    which ONNX Runtime runs on CUDA only: twin.onnx, the same
+                    graph in standard ops, is the reference; dynamic
+                    'batch' and 'seq'
   contrib_bert      a BERT layer as ONNX Runtime's transformer optimizer
                     fuses it (onnx.helper): com.microsoft
                     EmbedLayerNormalization (token, position and segment
@@ -450,13 +465,53 @@ def tensor_type(dt):
     return {np.float32: onnx.TensorProto.FLOAT, np.float16: onnx.TensorProto.FLOAT16}[dt]
 
 
-def save_contrib(g, path):
-    """graph g as a model of ai.onnx 17 and com.microsoft 1 (the contrib_ models)"""
+def twin_bias_add(n):
+    """BiasAdd(X, bias, skip) = X + bias + skip"""
     from onnx import helper as h
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid("com.microsoft", 1)],
-                     producer_name="export_dyn.py")
-    m.ir_version = 8
-    onnx.save(m, path)
+    t = n.output[0] + "_twin"
+    return [h.make_node("Add", [n.input[0], n.input[1]], [t]), h.make_node("Add", [t, n.input[2]], [n.output[0]])]
+
+
+def twin_bias_split_gelu(n, d):
+    """BiasSplitGelu(X, bias) = left * 0.5 right (1 + erf(right / sqrt 2)), left and right the halves of X + bias"""
+    from onnx import helper as h, numpy_helper as nh
+    N, p = h.make_node, n.output[0] + "_twin_"
+
+    def c(name, v):
+        return N("Constant", [], [p + name], value=nh.from_array(np.array(v, np.int64 if isinstance(v, list) else np.float32)))
+    return [c("lo", [0]), c("mid", [d // 2]), c("hi", [d]), c("ax", [-1]), c("r2", math.sqrt(2.0)), c("one", 1.0),
+            c("half", 0.5), N("Add", [n.input[0], n.input[1]], [p + "x"]),
+            N("Slice", [p + "x", p + "lo", p + "mid", p + "ax"], [p + "l"]),
+            N("Slice", [p + "x", p + "mid", p + "hi", p + "ax"], [p + "r"]),
+            N("Div", [p + "r", p + "r2"], [p + "rs"]), N("Erf", [p + "rs"], [p + "e"]),
+            N("Add", [p + "e", p + "one"], [p + "e1"]), N("Mul", [p + "r", p + "e1"], [p + "g0"]),
+            N("Mul", [p + "g0", p + "half"], [p + "g"]), N("Mul", [p + "l", p + "g"], [n.output[0]])]
+
+
+def save_contrib(g, path):
+    """graph g as a model of ai.onnx 17 and com.microsoft 1 (the contrib_ models);
+    where g has contrib ops that ONNX Runtime runs on CUDA only (BiasAdd,
+    BiasSplitGelu), also twin.onnx next to it: the same graph with each of
+    them written in standard ops from its documentation (twin_*), which
+    tests/e2e/dyn.sh gives ONNX Runtime as the reference"""
+    from onnx import helper as h
+
+    def save(graph, p):
+        m = h.make_model(graph, opset_imports=[h.make_opsetid("", 17), h.make_opsetid("com.microsoft", 1)],
+                         producer_name="export_dyn.py")
+        m.ir_version = 8
+        onnx.save(m, p)
+    save(g, path)
+    dims = {i.name: list(i.dims) for i in g.initializer}  # (BiasSplitGelu's width: its bias's)
+    twins = {"BiasAdd": twin_bias_add, "BiasSplitGelu": lambda n: twin_bias_split_gelu(n, dims[n.input[1]][0])}
+    if not any(n.domain == "com.microsoft" and n.op_type in twins for n in g.node):
+        return
+    tg = onnx.GraphProto()
+    tg.CopyFrom(g)
+    del tg.node[:]
+    for n in g.node:
+        tg.node.extend(twins[n.op_type](n) if n.domain == "com.microsoft" and n.op_type in twins else [n])
+    save(tg, os.path.join(os.path.dirname(path), "twin.onnx"))
 
 
 def contrib_dynseq(path, name="contrib_dynseq", dt=np.float32):
@@ -632,6 +687,121 @@ def contrib_gqa(path, name="contrib_gqa", dt=np.float32):
                                    vi("seqlens_k", T.INT32, ["batch"]), vi("total_sequence_length", T.INT32, [])],
                      [vi("y", F, ["batch", "seq", 64]), vi("present_key", F, ["batch", 2, "total", 16]),
                       vi("present_value", F, ["batch", 2, "total", 16])], inits)
+    save_contrib(g, path)
+
+
+def gbq_weights(r, rows, k, bits, bs, zp, dt=np.uint8):
+    """a [rows, k] table quantized for GatherBlockQuantized along its last
+    axis in blocks of bs (the last one partial where bs does not divide k):
+    the data (uint8: 8 / bits values a byte, the first in the low bits; else
+    one a value), scales [rows, blocks] and zero points (packed the same way
+    for uint8, or None)"""
+    top = (1 << bits) - 1
+    nb = (k + bs - 1) // bs
+    q = r.randint(0, top + 1, (rows, k)).astype(np.uint8)
+    sc = (np.abs(r.standard_normal((rows, nb))) * 0.05 + 0.01).astype(np.float32)
+    z = r.randint(0, top + 1, (rows, nb)).astype(np.uint8) if zp else None
+    if dt == np.uint8 and bits == 4:
+        q = q[:, 0::2] | (q[:, 1::2] << 4)
+        if zp:
+            zpad = np.zeros((rows, nb + nb % 2), np.uint8)
+            zpad[:, :nb] = z
+            z = zpad[:, 0::2] | (zpad[:, 1::2] << 4)
+    return q, sc, z
+
+
+def int4_tensor(a, name, signed):
+    """an INT4 / UINT4 initializer of the values a (packed two a byte, the first in the low nibble)"""
+    flat = (a.reshape(-1).astype(np.int64) & 15).astype(np.uint8)
+    if flat.size % 2:
+        flat = np.append(flat, np.uint8(0))
+    t = onnx.TensorProto()
+    t.name, t.data_type = name, 22 if signed else 21  # (INT4, UINT4: numbers Debian's onnx does not name)
+    t.dims.extend(a.shape)
+    t.raw_data = (flat[0::2] | (flat[1::2] << 4)).tobytes()
+    return t
+
+
+def contrib_gbq(path):
+    """the contrib_gbq model (above), written with onnx.helper"""
+    from onnx import helper as h, numpy_helper as nh, TensorProto as T
+    r = np.random.RandomState(SEED)
+    N, MS, inits = h.make_node, "com.microsoft", []
+    # (name, bits, K, block, zero points, indices): a vocabulary of 100
+    layers = [("a", 4, 40, 16, True, "ids"), ("b", 4, 64, 32, False, "ids32"), ("c", 8, 48, 16, True, "ids"),
+              ("d", 8, 32, 32, False, "neg")]
+    nodes = [N("Cast", ["ids"], ["ids32"], to=T.INT32), N("Sub", ["ids", "vocab"], ["neg"])]
+    inits.append(nh.from_array(np.array(100, np.int64), "vocab"))
+    for name, bits, k, bs, zp, ids in layers:
+        q, sc, z = gbq_weights(r, 100, k, bits, bs, zp)
+        inits += [nh.from_array(q, "q" + name), nh.from_array(sc, "s" + name)] + ([nh.from_array(z, "z" + name)] if zp else [])
+        nodes.append(N("GatherBlockQuantized", ["q" + name, ids, "s" + name] + (["z" + name] if zp else []), ["y" + name],
+                       domain=MS, bits=bits, block_size=bs, gather_axis=0, quantize_axis=1))
+    # int4 [32, 100] gathered along axis 1, blocks along axis 0; uint4 [100, 48] with zero points
+    q = r.randint(-8, 8, (32, 100))
+    sc = (np.abs(r.standard_normal((2, 100))) * 0.05 + 0.01).astype(np.float32)
+    inits += [int4_tensor(q, "qe", True), nh.from_array(sc, "se")]
+    nodes.append(N("GatherBlockQuantized", ["qe", "ids", "se"], ["ye"], domain=MS, bits=4, block_size=16, gather_axis=1,
+                   quantize_axis=0))
+    q = r.randint(0, 16, (100, 48))
+    sc = (np.abs(r.standard_normal((100, 3))) * 0.05 + 0.01).astype(np.float32)
+    inits += [int4_tensor(q, "qf", False), nh.from_array(sc, "sf"), int4_tensor(r.randint(0, 16, (100, 3)), "zf", False)]
+    nodes.append(N("GatherBlockQuantized", ["qf", "ids32", "sf", "zf"], ["yf"], domain=MS, bits=4, block_size=16))
+    vi = h.make_tensor_value_info
+    outs = [vi("y" + name, T.FLOAT, ["batch", "seq", k]) for name, _, k, _, _, _ in layers]
+    outs += [vi("ye", T.FLOAT, [32, "batch", "seq"]), vi("yf", T.FLOAT, ["batch", "seq", 48])]
+    g = h.make_graph(nodes, "contrib_gbq", [vi("ids", T.INT64, ["batch", "seq"])], outs, inits)
+    save_contrib(g, path)
+
+
+def contrib_bias(path):
+    """the contrib_bias model (above), written with onnx.helper"""
+    from onnx import helper as h, numpy_helper as nh, TensorProto as T
+    r = np.random.RandomState(SEED)
+
+    def w(name, *shape):
+        return nh.from_array((r.standard_normal(shape) * 0.2).astype(np.float32), name)
+    N, MS = h.make_node, "com.microsoft"
+    nodes = [N("MatMul", ["x", "w1"], ["h"]), N("BiasAdd", ["h", "b1", "x"], ["a"], domain=MS),
+             N("MatMul", ["a", "w2"], ["u"]), N("BiasSplitGelu", ["u", "b2"], ["y"], domain=MS)]
+    vi = h.make_tensor_value_info
+    g = h.make_graph(nodes, "contrib_bias", [vi("x", T.FLOAT, ["batch", "seq", 32])], [vi("y", T.FLOAT, ["batch", "seq", 48])],
+                     [w("w1", 32, 32), w("b1", 32), w("w2", 32, 96), w("b2", 96)])
+    save_contrib(g, path)
+
+
+def contrib_gqa_win(path):
+    """the contrib_gqa_win model (above), written with onnx.helper"""
+    from onnx import helper as h, numpy_helper as nh, TensorProto as T
+    r = np.random.RandomState(SEED)
+
+    def w(name, *shape):
+        return nh.from_array((r.standard_normal(shape) * 0.5).astype(np.float32), name)
+
+    def i64(name, v):
+        return nh.from_array(np.array(v, np.int64), name)
+    N, MS = h.make_node, "com.microsoft"
+    # the attention_bias [batch, 1, seq, past + seq]: the outer product of
+    # x[:, :, 0] and the Concat of past_key[:, 0, :, 0] and x[:, :, 0] (its
+    # key axis the keys' own length, not a dim of its own)
+    nodes = [N("Slice", ["x", "c0", "c1", "c2"], ["xs"]), N("Unsqueeze", ["xs", "c1"], ["xc"]),
+             N("Slice", ["past_key", "c00", "c11", "c13"], ["pk0"]), N("Transpose", ["pk0"], ["pr"], perm=[0, 1, 3, 2]),
+             N("Transpose", ["xc"], ["xr"], perm=[0, 1, 3, 2]), N("Concat", ["pr", "xr"], ["row"], axis=3),
+             N("MatMul", ["xc", "row"], ["attention_bias"]),
+             N("MatMul", ["x", "wq"], ["q"]), N("MatMul", ["x", "wk"], ["k"]), N("MatMul", ["x", "wv"], ["v"]),
+             N("GroupQueryAttention", ["q", "k", "v", "past_key", "past_value", "seqlens_k", "total_sequence_length", "", "",
+                                       "", "attention_bias"], ["a", "present_key", "present_value"], domain=MS,
+               num_heads=4, kv_num_heads=2, local_window_size=5, softcap=1.5),
+             N("MatMul", ["a", "wo"], ["y"])]
+    vi = h.make_tensor_value_info
+    g = h.make_graph(nodes, "contrib_gqa_win", [vi("x", T.FLOAT, ["batch", "seq", 64]),
+                                                vi("past_key", T.FLOAT, ["batch", 2, "past", 16]),
+                                                vi("past_value", T.FLOAT, ["batch", 2, "past", 16]),
+                                                vi("seqlens_k", T.INT32, ["batch"]), vi("total_sequence_length", T.INT32, [])],
+                     [vi("y", T.FLOAT, ["batch", "seq", 64]), vi("present_key", T.FLOAT, ["batch", 2, "total", 16]),
+                      vi("present_value", T.FLOAT, ["batch", 2, "total", 16])],
+                     [w("wq", 64, 64), w("wk", 64, 32), w("wv", 64, 32), w("wo", 64, 64), i64("c0", [0]), i64("c1", [1]),
+                      i64("c2", [2]), i64("c00", [0, 0]), i64("c11", [1, 1]), i64("c13", [1, 3])])
     save_contrib(g, path)
 
 
@@ -817,6 +987,12 @@ def export(name, outdir):
         contrib_gqa(path, name, np.float16)
     elif name == "contrib_f16_llama":
         contrib_llama(path, name, np.float16)
+    elif name == "contrib_gbq":
+        contrib_gbq(path)
+    elif name == "contrib_bias":
+        contrib_bias(path)
+    elif name == "contrib_gqa_win":
+        contrib_gqa_win(path)
     else:
         raise SystemExit("export_dyn: unknown model " + name)
     mo = onnx.load(path)
@@ -829,7 +1005,8 @@ def export(name, outdir):
 MODELS = ["cnn_dynbatch", "transformer_dynseq", "detector_dynimg", "loop_trips", "if_shapes", "bert_dynseq",
           "encoder_dynmask", "vit_dynbatch", "gpt_dynseq", "unet_dynimg", "wav_dynlen", "rnn_dynseq",
           "decoder_dynseq", "llama_dynseq", "mobile_dynbatch", "ocr_dynwidth", "contrib_dynseq", "contrib_mha", "contrib_bert", "contrib_gpt2", "contrib_nbits", "contrib_dynq", "contrib_gqa", "contrib_gqa1",
-          "contrib_f16_dynseq", "contrib_f16_mha", "contrib_f16_nbits", "contrib_f16_gqa", "contrib_f16_llama"]
+          "contrib_f16_dynseq", "contrib_f16_mha", "contrib_f16_nbits", "contrib_f16_gqa", "contrib_f16_llama",
+          "contrib_gbq", "contrib_bias", "contrib_gqa_win"]
 
 
 def inputs(model, outdir, spec, seed):

@@ -6,7 +6,7 @@
  * it transposes the head's K into the slot (K^T is the kernel's B: rows of
  * Skv keys), then for each block of `rows` queries computes the block's
  * scores S = Q K^T (rows x Skv, in the slot), turns each row into
- * probabilities (scale, mask, causal, max, exp, sum: vectorized with
+ * probabilities (scale, softcap, mask, causal, max, exp, sum: vectorized with
  * templates/vmath.c's exp), and writes Y = S V straight into the output
  * rows. The [Sq, Skv] matrix of a head is never stored whole. The product
  * order differs from the reference's (Q and K each scaled by sqrt(scale)):
@@ -103,6 +103,14 @@ static void block(ox_cg *cg, const ox_attngeo *q, int rows, long qrs, long vrs, 
 	ox_cg_line(cg, 4, "long j = 0;");
 	ox_cg_line(cg, 4, "for (; j + %d <= %s; j += %d) {", b, E, b);
 	ox_cg_line(cg, 5, "ox_vf v = ox_vf_mul(ox_vf_load(s + j), sv);");
+	/* softcap c: c tanh(score / c), before the mask (opset 23's order) */
+	char cs[128] = "s[j] * ", ci[32] = "", cc[32] = "";
+	if (q->softcap > 0) {
+		ox_cg_snprintf(ci, sizeof ci, "%s", ox_cg_lit(OX_F32, 1.0 / q->softcap));
+		ox_cg_snprintf(cc, sizeof cc, "%s", ox_cg_lit(OX_F32, q->softcap));
+		ox_cg_line(cg, 5, "v = ox_vf_mul(ox_vf_tanh(ox_vf_mul(v, ox_vf_set1(%s))), ox_vf_set1(%s));", ci, cc);
+		ox_cg_snprintf(cs, sizeof cs, "tanhf(s[j] * %s * %s) * ", ox_cg_lit(OX_F32, q->scale), ci);
+	}
 	if (mask)
 		ox_cg_line(cg, 5, "v = ox_vf_add(v, ox_vf_load(mr + j));");
 	if (q->causal) /* keys j >= tq come after query i0 + r */
@@ -111,10 +119,11 @@ static void block(ox_cg *cg, const ox_attngeo *q, int rows, long qrs, long vrs, 
 	ox_cg_line(cg, 5, "ox_vf_store(s + j, v);");
 	ox_cg_line(cg, 4, "}");
 	ox_cg_line(cg, 4, "for (; j < %s; j++)", E);
+	const char *sj = q->softcap > 0 ? cc : ox_cg_lit(OX_F32, q->scale);
 	if (q->causal)
-		ox_cg_line(cg, 5, "s[j] = j < tq ? s[j] * %s%s : -INFINITY;", ox_cg_lit(OX_F32, q->scale), mask ? " + mr[j]" : "");
+		ox_cg_line(cg, 5, "s[j] = j < tq ? %s%s%s : -INFINITY;", cs, sj, mask ? " + mr[j]" : "");
 	else
-		ox_cg_line(cg, 5, "s[j] = s[j] * %s%s;", ox_cg_lit(OX_F32, q->scale), mask ? " + mr[j]" : "");
+		ox_cg_line(cg, 5, "s[j] = %s%s%s;", cs, sj, mask ? " + mr[j]" : "");
 	ox_cg_line(cg, 4, "for (j = 0; j + %d <= %s; j += %d)", b, E, b);
 	ox_cg_line(cg, 5, "mx = ox_vf_max(ox_vf_load(s + j), mx);");
 	ox_cg_line(cg, 4, "float m = ox_vf_hmax(mx);");

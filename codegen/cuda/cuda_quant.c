@@ -14,7 +14,8 @@
  *       C emitter prints in its loop (codegen/quant.h);
  *   QuantizeLinear, DequantizeLinear (per tensor, per axis, blocked): a
  *       thread per element, the C emitter's statements likewise.
- * Shapes are constants; anything else (run-time dims, a blocked layout)
+ * Shapes are constants (QuantizeLinear and DequantizeLinear: but for
+ * the leading dims); anything else (run-time dims, a blocked layout)
  * answers 1: the C function on the device.
  */
 #include "cuda_kernels.h"
@@ -186,9 +187,10 @@ static int emit_qgemm(ox_cg *cg, ox_graph *g, ox_node *n)
 
 /* a thread per element of dims[0..r) running body; the node's inputs
  * in0.. and out0 as parameters */
-static void elem_kernel(ox_cg *cg, ox_graph *g, ox_node *n, const char *what, const int64_t *dims, int r,
-			const char *body)
+static int elem_kernel(ox_cg *cg, ox_graph *g, ox_node *n, const char *what, const ox_dim *dims, int r,
+		       const char *body, ox_cu_rt *rt)
 {
+	ox_cu_rt R0 = {g, 0, {0}}, *R = rt ? rt : &R0;
 	ox_buf params = {0}, t = ox_cu_kbuf(g, n);
 	for (int k = 0; k < n->nin; k++)
 		ox_buf_printf(&params, "const %s *__restrict__ in%d, ",
@@ -197,19 +199,25 @@ static void elem_kernel(ox_cg *cg, ox_graph *g, ox_node *n, const char *what, co
 	char kname[200];
 	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	ox_buf_printf(&t, "/* %s: %s, a thread per element */\n", cg->fname, what);
-	ox_cu_index_kernel(&t, kname, params.s, dims, r, body);
+	if (ox_cu_index_kernel_rt(&t, kname, params.s, dims, r, body, R)) {
+		ox_buf_free(&t), ox_buf_free(&params);
+		return 1;
+	}
 	ox_buf ptrs = {0};
 	for (int k = 0; k < n->nin; k++)
 		ox_buf_printf(&ptrs, n->in[k] >= 0 ? "in%d, " : "nullptr, ", k);
 	ox_buf_puts(&ptrs, "out0");
-	ox_cu_index_launch(cg, kname, dims, r, ptrs.s, NULL);
+	ox_cu_index_launch(cg, kname, dims, r, ptrs.s, R);
 	ox_buf_free(&ptrs);
 	ox_cu_finish(cg, kname, &t);
 	ox_buf_free(&params);
+	return 0;
 }
 
 /* QuantizeLinear (dq 0), DequantizeLinear (dq 1): the element k of the
- * index space [O, D, I] (D the axis; per tensor: [N]) */
+ * index space [O, D, I] (D the axis; per tensor: [N]); O and I (per
+ * tensor: N) may be run-time dims, kernel parameters (GatherBlockQuantized's
+ * rows of a run-time batch: opt/expand.c) */
 static int emit_qdq(ox_cg *cg, ox_graph *g, ox_node *n, int dq)
 {
 	ox_value *x = ox_in(g, n, 0), *y = ox_out(g, n, 0);
@@ -220,10 +228,15 @@ static int emit_qdq(ox_cg *cg, ox_graph *g, ox_node *n, int dq)
 		return -1;
 	if (ox_cg_qdq_use(cg, g, n, dq))
 		return -1;
-	int64_t d[3] = {1, 1, 1};
-	for (int i = 0; i < x->shape.rank; i++)
-		d[lay == OX_QL_TENSOR || i > axis ? 2 : i == axis ? 1 : 0] *= x->shape.d[i];
-	if (d[0] * d[1] * d[2] == 0)
+	ox_dim d[3] = {1, 1, 1};
+	for (int i = 0; i < x->shape.rank; i++) {
+		const int k = lay == OX_QL_TENSOR || i > axis ? 2 : i == axis ? 1 : 0;
+		d[k] = ox_dim_mul(g, d[k], x->shape.d[i]);
+	}
+	ox_cu_rt R = {g, 0, {0}};
+	char di[32];
+	if ((lay != OX_QL_TENSOR && ox_dim_is_rt(g, d[1])) || !ox_cu_rt_dim(&R, d[2], di, sizeof di) || d[0] == 0 || d[1] == 0 ||
+	    d[2] == 0)
 		return 1;
 	const int zdt = dq ? x->dtype : y->dtype;
 	ox_buf b = {0};
@@ -234,15 +247,15 @@ static int emit_qdq(ox_cg *cg, ox_graph *g, ox_node *n, int dq)
 		ox_buf_puts(&b, "\tconst $I k = i;\n");
 		ox_cg_qdq_decl(&b, g, n, "\t", "i1", zdt);
 	} else {
-		ox_buf_printf(&b, "\tconst $I k = i, q = (i0 * %lld + i1 / %lld) * %lld + i2;\n",
-			      (long long)((d[1] + block - 1) / block), (long long)block, (long long)d[2]);
+		ox_buf_printf(&b, "\tconst $I k = i, q = (i0 * %lld + i1 / %lld) * %s + i2;\n",
+			      (long long)((d[1] + block - 1) / block), (long long)block, di);
 		ox_cg_qdq_decl(&b, g, n, "\t", "q", zdt);
 	}
 	ox_cg_qdq_stmt(&b, g, n, "\t", dq);
-	elem_kernel(cg, g, n, dq ? "DequantizeLinear" : "QuantizeLinear", lay == OX_QL_TENSOR ? d + 2 : d,
-		    lay == OX_QL_TENSOR ? 1 : 3, b.s);
+	int rc = elem_kernel(cg, g, n, dq ? "DequantizeLinear" : "QuantizeLinear", lay == OX_QL_TENSOR ? d + 2 : d,
+			     lay == OX_QL_TENSOR ? 1 : 3, b.s, &R);
 	ox_buf_free(&b);
-	return 0;
+	return rc;
 }
 
 /* com.microsoft MatMulNBits: a thread per output element, templates/mmnb.c's
@@ -301,12 +314,13 @@ int ox_cu_emit_quant(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	if (n->op == OX_OP_MatMulNBits)
 		return emit_mmnb(cg, g, n);
+	const int qdq = n->op == OX_OP_QuantizeLinear || n->op == OX_OP_DequantizeLinear;
 	for (int k = 0; k < n->nin + n->nout; k++) {
 		ox_id v = k < n->nin ? n->in[k] : n->out[k - n->nin];
-		if (v >= 0 && (g->vals[v].layout || ox_shape_is_rt(g, &g->vals[v].shape)))
+		if (v >= 0 && (g->vals[v].layout || (!qdq && ox_shape_is_rt(g, &g->vals[v].shape))))
 			return 1;
 	}
-	if (n->op == OX_OP_QuantizeLinear || n->op == OX_OP_DequantizeLinear)
+	if (qdq)
 		return emit_qdq(cg, g, n, n->op == OX_OP_DequantizeLinear);
 	if (ox_cg_use(cg, "qint", OX_U8))
 		return ox_error(g, n, "kernel template templates/qint.c is missing");
@@ -320,13 +334,13 @@ int ox_cu_emit_quant(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_buf_puts(&b, "\tconst $I c = i0, oh = i1, ow = i2;\n");
 		rc = ox_cg_qpool(&b, g, n, "\t", d);
 		if (!rc)
-			elem_kernel(cg, g, n, "onnxcc::QPool", d, 3, b.s);
+			elem_kernel(cg, g, n, "onnxcc::QPool", d, 3, b.s, NULL);
 	} else if (n->op == OX_OP_QAdd || n->op == OX_OP_QRescale) {
 		d[0] = ox_shape_numel(&ox_out(g, n, 0)->shape);
 		ox_buf_puts(&b, "\tconst $I k = i;\n");
 		rc = d[0] ? ox_cg_qi_elem(&b, g, n, "\t") : 1;
 		if (!rc)
-			elem_kernel(cg, g, n, n->op == OX_OP_QAdd ? "onnxcc::QAdd" : "onnxcc::QRescale", d, 1, b.s);
+			elem_kernel(cg, g, n, n->op == OX_OP_QAdd ? "onnxcc::QAdd" : "onnxcc::QRescale", d, 1, b.s, NULL);
 	} else {
 		rc = 1;
 	}

@@ -8,7 +8,9 @@
 # from the npm package), compile ONCE with onnxcc --main --build and the
 # listed flags, then for every run: random inputs of the run's shapes
 # (tools/export_dyn.py --inputs, seeded by the run's position), ONNX
-# Runtime's outputs (tools/ort_run.js) and the program's, compared
+# Runtime's outputs (tools/ort_run.js; of DIR/NAME/twin.onnx where the
+# export wrote one: the same graph with the contrib ops that ONNX Runtime
+# runs on CUDA only written in standard ops) and the program's, compared
 # normwise (oxcmp --rtol 0 --atol rtol*max|ref|), the output shapes
 # included. A run marked '!' must be refused with the _ERR_SHAPE message.
 # With --target cuda in ONNXCC_FLAGS, the models of $DYN_CUDA_PARALLEL
@@ -32,9 +34,11 @@
 # cache and a causal mask of the past's run-time length, contrib_nbits, its
 # 4- and 8-bit weight-only MatMulNBits, contrib_gqa, GroupQueryAttention
 # with rotary inside and right-padded batches, contrib_f16_dynseq,
-# contrib_f16_mha, contrib_f16_nbits and contrib_f16_gqa, those in f16, and
+# contrib_f16_mha, contrib_f16_nbits and contrib_f16_gqa, those in f16,
 # contrib_f16_llama, a Llama block in f16 with 4-bit MatMulNBits and
-# GroupQueryAttention) must have a parallel
+# GroupQueryAttention, contrib_gqa_win, its sliding window and softcap,
+# contrib_gbq, GatherBlockQuantized's 4- and 8-bit tables, contrib_bias,
+# BiasAdd and BiasSplitGelu) must have a parallel
 # kernel for every node (--report; docs/cuda.md), and those of
 # $DYN_CUDA_NVCC (default the same) a .cu for a GPU that nvcc
 # compiles for sm_90 without a warning ($NVCC, else
@@ -51,7 +55,7 @@ ONNXCC=${ONNXCC:-./onnxcc}
 ONNXCC_FLAGS=${ONNXCC_FLAGS:-}
 OXCMP=${OXCMP:-tests/e2e/oxcmp}
 LIST=${DYN_LIST:-tests/e2e/dyn.txt}
-DYN_CUDA_PARALLEL=${DYN_CUDA_PARALLEL:-cnn_dynbatch transformer_dynseq detector_dynimg loop_trips if_shapes silero_vad bert_dynseq encoder_dynmask vit_dynbatch gpt_dynseq unet_dynimg wav_dynlen rnn_dynseq decoder_dynseq llama_dynseq mobile_dynbatch contrib_dynseq contrib_mha contrib_bert contrib_gpt2 contrib_nbits contrib_gqa contrib_gqa1 contrib_f16_dynseq contrib_f16_mha contrib_f16_nbits contrib_f16_gqa contrib_f16_llama}
+DYN_CUDA_PARALLEL=${DYN_CUDA_PARALLEL:-cnn_dynbatch transformer_dynseq detector_dynimg loop_trips if_shapes silero_vad bert_dynseq encoder_dynmask vit_dynbatch gpt_dynseq unet_dynimg wav_dynlen rnn_dynseq decoder_dynseq llama_dynseq mobile_dynbatch contrib_dynseq contrib_mha contrib_bert contrib_gpt2 contrib_nbits contrib_gqa contrib_gqa1 contrib_f16_dynseq contrib_f16_mha contrib_f16_nbits contrib_f16_gqa contrib_f16_llama contrib_gqa_win contrib_gbq contrib_bias}
 DYN_CUDA_NVCC=${DYN_CUDA_NVCC:-$DYN_CUDA_PARALLEL}
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 cuda=0
@@ -149,7 +153,9 @@ one_model() {
 				status=BAD-REFUSAL log=$r/run.log
 			fi
 		elif [ -z "$status" ]; then
-			if ! node tools/ort_run.js "$d/model.onnx" "${ins[@]}" -o "$r/ref" > "$r/ort.log" 2>&1; then
+			ref=$d/model.onnx
+			[ -f "$d/twin.onnx" ] && ref=$d/twin.onnx
+			if ! node tools/ort_run.js "$ref" "${ins[@]}" -o "$r/ref" > "$r/ort.log" 2>&1; then
 				status=REF-FAIL log=$r/ort.log
 			elif ! timeout 300 "$d/c/net" "${ins[@]}" -o "$r/out" > "$r/run.log" 2>&1; then
 				status=RUN-FAIL log=$r/run.log
