@@ -2,14 +2,16 @@
 # llm_bench.sh: a decoder of about 100M parameters (examples/generate's
 # make_decoder.py: 12 layers, hidden 768, 12 heads, vocabulary 8192) in f32
 # (GPT-2's fused form) and 4-bit (the GenAI builder's Llama form:
-# MatMulNBits, GroupQueryAttention with 6 KV heads), greedy decoding with examples/generate/generate.c
-# against the same loop on ONNX Runtime (generate_ort.js), on 1 and on 2
-# threads each (generate --threads, ORT's intra-op threads), interleaved rounds: the prefill of 128 tokens and the decode steps after
-# it (tokens a second), the decode's bytes a second (the weights each step
-# reads, the embedding tables but one row not counted, plus the KV cache)
-# against the machine's read bandwidth (bench/copybw.c, as many threads), and the weights'
-# and arena's sizes. make bench-llm writes the table into
-# docs/benchmarks-llm.md.
+# MatMulNBits, GroupQueryAttention with 6 KV heads), greedy decoding with
+# examples/generate/generate.c against the same loop on ONNX Runtime
+# (generate_ort.js), on 1 and on 2 threads each (generate --threads, ORT's
+# intra-op threads), each the second of two runs of the loop in a process
+# (-w 1), interleaved rounds: the prefill of 128 tokens and the decode
+# steps after it (tokens a second), the decode's bytes a second (the
+# weights each step reads, the embedding tables but one row not counted,
+# plus the KV cache) against the machine's read bandwidth (bench/copybw.c,
+# as many threads), and the weights' and arena's sizes. make bench-llm
+# writes the table into docs/benchmarks-llm.md.
 #
 #   bench/llm_bench.sh [-d DIR] [-r ROUNDS] [-n TOKENS] [-t "THREADS..."] [--md FILE]
 set -eu
@@ -61,8 +63,8 @@ for r in $(seq 1 "$R"); do
 	for t in $T; do
 		o=$D/$form
 		cache=$([ $form = f32 ] && echo 2x1x12x0x64 || echo 1x6x0x64)
-		"$o/generate" --threads "$t" "$N" $PROMPT > "$o/onnxcc.txt" 2> "$o/onnxcc.log"
-		node examples/generate/generate_ort.js --threads "$t" --cache $cache "$o/decoder.onnx" "$N" $PROMPT > "$o/ort.txt" 2> "$o/ort.log"
+		"$o/generate" -w 1 --threads "$t" "$N" $PROMPT > "$o/onnxcc.txt" 2> "$o/onnxcc.log"
+		node examples/generate/generate_ort.js -w 1 --threads "$t" --cache $cache "$o/decoder.onnx" "$N" $PROMPT > "$o/ort.txt" 2> "$o/ort.log"
 		same=$(cmp -s "$o/onnxcc.txt" "$o/ort.txt" && echo same || echo differ)
 		echo "$form $t $(sed 's/.*prefill [0-9]* tokens in \([0-9.]*\) ms.*decode [0-9]* tokens in \([0-9.]*\) ms.*/\1 \2/' "$o/onnxcc.log") $(sed 's/.*prefill [0-9]* tokens in \([0-9.]*\) ms.*decode [0-9]* tokens in \([0-9.]*\) ms.*/\1 \2/' "$o/ort.log") $same" >> "$D/times.txt"
 	done
@@ -115,9 +117,12 @@ it.
   too).
 - Each run: `examples/generate/generate.c` (onnxcc, `--threads T`:
   `decoder_pool.h`) and `generate_ort.js` (ONNX Runtime, npm, T intra-op
-  threads): a prompt of 128 tokens (prefill), then %d steps of one token;
-  %d interleaved rounds, medians. "same ids": the two greedy decodings
-  agree in every round.
+  threads): a prompt of 128 tokens (prefill), then %d steps of one token,
+  the second of two runs of the whole loop in one process (the first,
+  untimed, touches the weights: onnxcc's are pages of the program, read
+  on first use, ONNX Runtime's read when the session is made); %d
+  interleaved rounds, medians. "same ids": the two greedy decodings agree
+  in every round.
 - MB read a step: the weights a decode step reads (the embedding tables
   one row); GB/s: those bytes plus the KV cache's (2 x 12 layers x the
   past x 768 floats, 384 with 6 KV heads), over onnxcc's time a token,

@@ -3,8 +3,9 @@
 // tools/node_modules), for the comparison: the same ids, and its tokens a
 // second.
 //
-//   node examples/generate/generate_ort.js [--threads T] [--cache DIMS] decoder.onnx N ID...
-// (--threads: ONNX Runtime's intra-op threads, default 1)
+//   node examples/generate/generate_ort.js [--threads T] [-w W] [--cache DIMS] decoder.onnx N ID...
+// (--threads: ONNX Runtime's intra-op threads, default 1; -w: W untimed
+// runs of the whole loop first, as generate.c's)
 // (--cache: a cache input's shape with its past 0, default make_decoder.py's
 // 2x1x4x0x16, for the first step's empty past; the caches are the inputs
 // after input_ids and position_ids, the presents the outputs after logits,
@@ -13,20 +14,7 @@
 const path = require('path');
 const ort = require(path.join(__dirname, '..', '..', 'tools', 'node_modules', 'onnxruntime-node'));
 
-async function main() {
-  let args = process.argv.slice(2), empty = [2, 1, 4, 0, 16], threads = 1;
-  if (args[0] === '--threads') {
-    threads = Number(args[1]);
-    args = args.slice(2);
-  }
-  if (args[0] === '--cache') {
-    empty = args[1].split('x').map(Number);
-    args = args.slice(2);
-  }
-  const [model, n, ...prompt] = args;
-  const steps = Number(n);
-  const sess = await ort.InferenceSession.create(model, { intraOpNumThreads: threads, interOpNumThreads: 1 });
-  const pasts = sess.inputNames.slice(2), presents = sess.outputNames.slice(1);
+async function decode(sess, pasts, presents, empty, prompt, steps) {
   let ids = prompt.map((x) => BigInt(x)), past = 0, kv = null, out = [];
   let tp = 0, td = 0;
   for (let s = 0; s < steps; s++) {
@@ -51,6 +39,25 @@ async function main() {
     past += seq;
     ids = [BigInt(best)];
   }
+  return [out, tp, td];
+}
+
+async function main() {
+  let args = process.argv.slice(2), empty = [2, 1, 4, 0, 16], threads = 1, warm = 0;
+  for (;;) {
+    if (args[0] === '--threads') threads = Number(args[1]);
+    else if (args[0] === '-w') warm = Number(args[1]);
+    else if (args[0] === '--cache') empty = args[1].split('x').map(Number);
+    else break;
+    args = args.slice(2);
+  }
+  const [model, n, ...prompt] = args;
+  const steps = Number(n);
+  const sess = await ort.InferenceSession.create(model, { intraOpNumThreads: threads, interOpNumThreads: 1 });
+  const pasts = sess.inputNames.slice(2), presents = sess.outputNames.slice(1);
+  let out, tp, td;
+  for (let r = 0; r <= warm; r++) /* (the last of warm + 1 runs of the loop timed) */
+    [out, tp, td] = await decode(sess, pasts, presents, empty, prompt, steps);
   console.log(out.join(' '));
   console.error(`generate_ort: prefill ${prompt.length} tokens in ${(tp * 1e3).toFixed(3)} ms, decode ${steps - 1} tokens in ${(td * 1e3).toFixed(3)} ms (${((steps - 1) / td).toFixed(0)} tokens/s)`);
 }
