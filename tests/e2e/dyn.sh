@@ -41,7 +41,7 @@
 # BiasAdd and BiasSplitGelu) must have a parallel
 # kernel for every node (--report; docs/cuda.md), and those of
 # $DYN_CUDA_NVCC (default the same) a .cu for a GPU that nvcc
-# compiles for sm_90 without a warning ($NVCC, else
+# compiles for sm_80 and sm_90 without a warning ($NVCC, else
 # /usr/local/cuda/bin/nvcc; skipped without it), or the model fails.
 # The models run $JOBS at a time (default: the cores), rows in list order.
 # Exit status 1 if any run fails, 2 on setup errors.
@@ -122,8 +122,9 @@ one_model() {
 	# shellcheck disable=SC2086
 	if [ $cuda = 1 ] && [[ " $DYN_CUDA_NVCC " == *" $name "* ]] && [ -x "$NVCC" ] &&
 		! { "$ONNXCC" "$d/model.onnx" -o "$d/c/nv.c" --target cuda $flags > "$d/c/nvcc.log" 2>&1 &&
-			"$NVCC" -std=c++17 -arch=sm_90 -Werror all-warnings -I runtime_min -c "$d/c/nv.cu" -o "$d/c/nv.o" >> "$d/c/nvcc.log" 2>&1; }; then
-		row "$name" "(nvcc sm_90)" - NVCC-FAIL
+			"$NVCC" -std=c++17 -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -Werror all-warnings \
+				-I runtime_min -c "$d/c/nv.cu" -o "$d/c/nv.o" >> "$d/c/nvcc.log" 2>&1; }; then
+		row "$name" "(nvcc sm_80, sm_90)" - NVCC-FAIL
 		printf '%s\n' "--- $name: NVCC-FAIL" "$(head -n 8 "$d/c/nvcc.log")" > "$d/details.txt"
 		echo "0 1" > "$d/counts.txt"
 		return
