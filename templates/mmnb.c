@@ -11,7 +11,7 @@
  * dequantized once, in registers, for 16 rows of A at a time (the
  * prefill's rows share it); one row of A (a decode step) by 4-bit blocks
  * of 32 or more, ox_mmnb_row4; plain C elsewhere, for a last partial
- * block, for f16, and in the CUDA kernel's threads (ox_mmnb_col_). */
+ * block, for f16, and in the CUDA kernel's warps (ox_mmnb_col_). */
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(OX_VF_PORTABLE) && defined(__AVX512F__) && defined(__AVX512BW__)
 #include <immintrin.h>
 #define OX_MMNB_AVX512 1
@@ -30,15 +30,16 @@ OX_STATIC inline OX_UNUSED int ox_mmnb_q_$S(int bits, const uint8_t *q, long i)
 	return bits == 4 ? q[i / 2] >> (i % 2 * 4) & 15 : q[i];
 }
 
-/* sum_k a[k] W[n][k] over column n's blocks [b0, nb): bn its blocks, scn
- * its scales, zqn its packed zero points or zfn its float ones (or neither);
- * the CUDA kernel's thread too (codegen/cuda/cuda_quant.c) */
+/* sum_k a[k] W[n][k] over column n's blocks b0, b0 + step, ... below nb:
+ * bn its blocks, scn its scales, zqn its packed zero points or zfn its
+ * float ones (or neither); a lane of the CUDA kernel's warp too, step 32
+ * (codegen/cuda/cuda_quant.c) */
 OX_STATIC OX_UNUSED $C ox_mmnb_col_$S(const $T *a, long K, long bs, int bits, const uint8_t *bn, const $T *scn,
-				      const uint8_t *zqn, const $T *zfn, long b0)
+				      const uint8_t *zqn, const $T *zfn, long b0, long step)
 {
 	const long nb = (K + bs - 1) / bs, blob = bs * bits / 8;
 	$C acc = 0.0f;
-	for (long b = b0; b < nb; b++) {
+	for (long b = b0; b < nb; b += step) {
 		const uint8_t *q = bn + b * blob;
 		const $C z = ox_mmnb_z_$S(bits, zqn, zfn, b);
 		const long k0 = b * bs, kn = K - k0 < bs ? K - k0 : bs;
@@ -268,7 +269,7 @@ OX_STATIC OX_UNUSED void ox_mmnb_rows_$S(const $T *restrict A, long M, long K, l
 		const long b1 = K / bs;
 		for (long n = n0; n < n1; n++)
 			Y[n] = (bias ? bias[n] : 0.0f) + (b1 < nb ? ox_mmnb_col_$S(A, K, bs, bits, B + n * nb * blob, sc + n * nb,
-										zq ? zq + n * zrow : NULL, zf ? zf + n * nb : NULL, b1) : 0.0f);
+										zq ? zq + n * zrow : NULL, zf ? zf + n * nb : NULL, b1, 1) : 0.0f);
 		ox_mmnb_row4(A, bs, B, sc, zq, zf, nb, zrow, 0, b1, n0, n1, Y);
 		return;
 	}
@@ -294,7 +295,7 @@ OX_STATIC OX_UNUSED void ox_mmnb_rows_$S(const $T *restrict A, long M, long K, l
 #endif
 			for (int r = 0; r < nr; r++) {
 				if (b0 < nb)
-					v[r] += ox_mmnb_col_$S(A + (m0 + r) * K, K, bs, bits, bn, scn, zqn, zfn, b0);
+					v[r] += ox_mmnb_col_$S(A + (m0 + r) * K, K, bs, bits, bn, scn, zqn, zfn, b0, 1);
 				Y[(m0 + r) * N + n] = ox_st_$S(bias ? v[r] + ox_ld_$S(bias[n]) : v[r]);
 			}
 		}

@@ -194,3 +194,52 @@ int ox_cu_plain_num(int dt)
 	return dt == OX_F32 || dt == OX_F64 || dt == OX_F16 || dt == OX_BF16 || dt == OX_I8 || dt == OX_U8 ||
 	       dt == OX_I16 || dt == OX_U16 || dt == OX_I32 || dt == OX_U32 || dt == OX_I64 || dt == OX_U64;
 }
+
+/* the head of a kernel of a warp per row (4 a block), rows of D: a
+ * run-time D is the parameter ox_len after params (ox_cu_rows_launch passes
+ * it); len, when not NULL, gets D's text in the kernel */
+void ox_cu_warp_rows(ox_buf *t, ox_graph *g, const char *fname, const char *op, ox_dim rows, ox_dim D,
+		      const char *kname, const char *params, char *len, size_t lensz)
+{
+	const int rtD = ox_dim_is_rt(g, D);
+	if (len)
+		ox_cg_snprintf(len, lensz, rtD ? "ox_len" : "%lld", (long long)D);
+	/* a run-time count of rows: the parameter ox_rows (ox_cu_rows_launch) */
+	const int rt = ox_dim_is_rt(g, rows);
+	char rs[128], lim[32];
+	if (rt)
+		ox_dim_str(g, rows, rs, sizeof rs), ox_cg_snprintf(lim, sizeof lim, "ox_rows");
+	else
+		ox_cg_snprintf(rs, sizeof rs, "%lld", (long long)rows), ox_cg_snprintf(lim, sizeof lim, "%lld$L", (long long)rows);
+	char ds[32] = "the run's length";
+	if (!rtD)
+		ox_cg_snprintf(ds, sizeof ds, "%lld", (long long)D);
+	ox_buf_printf(t, "/* %s: %s of %s rows of %s, a warp each */\n"
+			 "__global__ void __launch_bounds__(128) %s(%s%s%s)\n"
+			 "{\n"
+			 "\tconst $I row = ($I)blockIdx.x * 4 + threadIdx.x / 32;\n"
+			 "\tconst int lane = threadIdx.x %% 32;\n",
+		      fname, op, rs, ds, kname, params, rtD ? ", const $I ox_len" : "",
+		      rt ? ", const $I ox_rows" : "");
+	ox_buf_printf(t, "\tif (row >= %s)\n"
+			 "\t\treturn;\n",
+		      lim);
+}
+
+/* ox_cu_warp_rows' launch, 4 rows a block, args its arguments before ox_len
+ * (a run-time D) and ox_rows */
+void ox_cu_rows_launch(ox_cg *cg, ox_graph *g, const char *kname, ox_dim rows, ox_dim D, const char *args)
+{
+	char a[400];
+	if (ox_dim_is_rt(g, D)) {
+		ox_cg_snprintf(a, sizeof a, "%s, (long)%s", args, ox_cg_dim(cg, D));
+		args = a;
+	}
+	if (!ox_dim_is_rt(g, rows))
+		ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 128, 0, ox_st, %s);\n", kname, (long long)((rows + 3) / 4), args);
+	else {
+		char b[440];
+		ox_cg_snprintf(b, sizeof b, "%s, ox_n", args);
+		ox_cu_launch_rt(cg, kname, rows, 4, 128, b);
+	}
+}

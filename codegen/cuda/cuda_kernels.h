@@ -57,6 +57,15 @@ int ox_cu_index_kernel_rt(ox_buf *t, const char *kname, const char *params, cons
  * out0"): a constant grid, or one the host computes from ox_d[] */
 void ox_cu_index_launch(ox_cg *cg, const char *kname, const ox_dim *dims, int r, const char *ptrs, const ox_cu_rt *R);
 
+/* the head of a kernel of a warp per row (4 a block), rows of D (the
+ * norms, softmaxes, MatMulNBits' outputs): its index row, its lane; a
+ * run-time D is the parameter ox_len after params, len (when not NULL)
+ * gets D's text in the kernel; ox_cu_rows_launch launches it, args its
+ * arguments before ox_len and the rows' count */
+void ox_cu_warp_rows(ox_buf *t, ox_graph *g, const char *fname, const char *op, ox_dim rows, ox_dim D,
+		     const char *kname, const char *params, char *len, size_t lensz);
+void ox_cu_rows_launch(ox_cg *cg, ox_graph *g, const char *kname, ox_dim rows, ox_dim D, const char *args);
+
 /* Where a thread's accumulators lie in its tile: acc[e] for e < ne is
  * output (m0 + row, p0 + col), row and col C expressions of e */
 typedef struct {

@@ -258,54 +258,48 @@ static int emit_qdq(ox_cg *cg, ox_graph *g, ox_node *n, int dq)
 	return rc;
 }
 
-/* com.microsoft MatMulNBits: a thread per output element, templates/mmnb.c's
- * ox_mmnb_col_$S (the C target's column sum, a __device__ function here:
- * f32 sums of f32 or f16 A and scales); the rows of A may be run-time dims
- * (kernel parameters) */
+/* com.microsoft MatMulNBits: a warp per output element, lane l summing
+ * its column's blocks l, l + 32, ... by templates/mmnb.c's ox_mmnb_col_$S
+ * (the C target's column sum, a __device__ function here: f32 sums of f32
+ * or f16 A and scales), so that a warp reads the column's blocks
+ * coalesced; the rows of A may be run-time dims (the count of outputs a
+ * kernel parameter) */
 static int emit_mmnb(ox_cg *cg, ox_graph *g, ox_node *n)
 {
 	int64_t K, N, bits, bs, nb;
 	const ox_value *a = ox_in(g, n, 0), *y = ox_out(g, n, 0), *zp = n->nin > 3 && n->in[3] >= 0 ? ox_in(g, n, 3) : NULL;
-	if (a->layout || y->layout || ox_mmnb_geo(g, n, &K, &N, &bits, &bs, &nb) || y->shape.rank > 8)
+	if (a->layout || y->layout || ox_mmnb_geo(g, n, &K, &N, &bits, &bs, &nb))
 		return 1;
 	const int dt = a->dtype;
 	if (ox_cg_use(cg, "mmnb", dt))
 		return ox_error(g, n, "kernel template templates/mmnb.c is missing");
-	ox_cu_rt R = {g, 0, {0}};
-	const int r = y->shape.rank;
-	ox_dim dims[8];
-	for (int i = 0; i < r; i++)
-		dims[i] = y->shape.d[i];
 	const int64_t zrow = (nb * bits + 7) / 8;
 	const int bias = n->nin > 5 && n->in[5] >= 0;
-	ox_buf body = {0};
-	ox_buf_printf(&body, "\tconst $I row = i / %lld$L, col = i %% %lld$L;\n", (long long)N, (long long)N);
-	ox_buf_printf(&body, "\tconst float v = ox_mmnb_col_%s(x + row * %lld$L, %lld, %lld, %d, b + col * %lld$L, ",
-		      ox_cg_sfx(dt), (long long)K, (long long)K, (long long)bs, (int)bits, (long long)(nb * bs * bits / 8));
-	ox_buf_printf(&body, "sc + col * %lld$L, ", (long long)nb);
-	char zq[64] = "nullptr", zf[64] = "nullptr"; /* the column's zero points */
-	if (zp && zp->dtype == OX_U8)
-		ox_cg_snprintf(zq, sizeof zq, "(const uint8_t *)z + col * %lld$L", (long long)zrow);
-	else if (zp)
-		ox_cg_snprintf(zf, sizeof zf, "(const %s *)z + col * %lld$L", ox_cg_ctype(dt), (long long)nb);
-	ox_buf_printf(&body, "%s, %s, 0);\n", zq, zf);
-	ox_buf_printf(&body, "\ty[i] = %s;\n", ox_cg_store(dt, bias ? ox_cg_text(cg, "v + %s", ox_cg_load(dt, "bias[col]")) : "v"));
+	const ox_dim outs = ox_shape_numel_dim(g, &y->shape);
 	char kname[200];
 	ox_cg_snprintf(kname, sizeof kname, "%s_kernel", cg->fname);
 	const char *T = ox_cg_ctype(dt);
 	const char *params = ox_cg_text(cg, "const %s *__restrict__ x, const uint8_t *__restrict__ b, const %s *__restrict__ sc, "
 					"const void *__restrict__ z, const %s *__restrict__ bias, %s *__restrict__ y", T, T, T, T);
 	ox_buf t = ox_cu_kbuf(g, n);
-	ox_buf_printf(&t, "/* %s: MatMulNBits, %lld-bit [%lld, %lld] in blocks of %lld: a thread per output */\n", cg->fname,
-		      (long long)bits, (long long)N, (long long)K, (long long)bs);
-	if (ox_cu_index_kernel_rt(&t, kname, params, dims, r, body.s, &R)) {
-		ox_buf_free(&t), ox_buf_free(&body);
-		return 1;
-	}
-	ox_buf_free(&body);
-	char ptrs[128];
-	ox_cg_snprintf(ptrs, sizeof ptrs, "in0, in1, in2, %s, %s, out0", zp ? "in3" : "nullptr", bias ? "in5" : "nullptr");
-	ox_cu_index_launch(cg, kname, dims, r, ptrs, &R);
+	ox_cu_warp_rows(&t, g, cg->fname, ox_cg_text(cg, "MatMulNBits (%lld-bit [%lld, %lld] in blocks of %lld), outputs", (long long)bits,
+						      (long long)N, (long long)K, (long long)bs),
+			outs, K, kname, params, NULL, 0);
+	ox_buf_printf(&t, "\tconst $I m = row / %lld$L, col = row %% %lld$L;\n", (long long)N, (long long)N);
+	ox_buf_printf(&t, "\tfloat v = ox_mmnb_col_%s(x + m * %lld$L, %lld, %lld, %d, b + col * %lld$L, ", ox_cg_sfx(dt),
+		      (long long)K, (long long)K, (long long)bs, (int)bits, (long long)(nb * bs * bits / 8));
+	ox_buf_printf(&t, "sc + col * %lld$L, ", (long long)nb);
+	char zq[64] = "nullptr", zf[64] = "nullptr"; /* the column's zero points */
+	if (zp && zp->dtype == OX_U8)
+		ox_cg_snprintf(zq, sizeof zq, "(const uint8_t *)z + col * %lld$L", (long long)zrow);
+	else if (zp)
+		ox_cg_snprintf(zf, sizeof zf, "(const %s *)z + col * %lld$L", T, (long long)nb);
+	ox_buf_printf(&t, "%s, %s, lane, 32);\n", zq, zf);
+	ox_buf_puts(&t, "\tfor (int o = 16; o > 0; o /= 2)\n\t\tv += __shfl_xor_sync(0xffffffffu, v, o);\n\tif (lane == 0)\n");
+	ox_buf_printf(&t, "\t\ty[row] = %s;\n}\n",
+		      ox_cg_store(dt, bias ? ox_cg_text(cg, "v + %s", ox_cg_load(dt, "bias[col]")) : "v"));
+	ox_cu_rows_launch(cg, g, kname, outs, K,
+			  ox_cg_text(cg, "in0, in1, in2, %s, %s, out0", zp ? "in3" : "nullptr", bias ? "in5" : "nullptr"));
 	ox_cu_finish(cg, kname, &t);
 	return 0;
 }

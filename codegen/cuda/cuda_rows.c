@@ -114,55 +114,6 @@ static int strided_kernel(ox_cg *cg, ox_cu_rt *R, ox_dim outer, ox_dim inner,
 	return 0;
 }
 
-/* the head of a kernel of a warp per row (4 a block), rows of D: a
- * run-time D is the parameter ox_len after params (rows_launch passes
- * it); len, when not NULL, gets D's text in the kernel */
-static void warp_rows(ox_buf *t, ox_graph *g, const char *fname, const char *op, ox_dim rows, ox_dim D,
-		      const char *kname, const char *params, char *len, size_t lensz)
-{
-	const int rtD = ox_dim_is_rt(g, D);
-	if (len)
-		ox_cg_snprintf(len, lensz, rtD ? "ox_len" : "%lld", (long long)D);
-	/* a run-time count of rows: the parameter ox_rows (rows_launch) */
-	const int rt = ox_dim_is_rt(g, rows);
-	char rs[128], lim[32];
-	if (rt)
-		ox_dim_str(g, rows, rs, sizeof rs), ox_cg_snprintf(lim, sizeof lim, "ox_rows");
-	else
-		ox_cg_snprintf(rs, sizeof rs, "%lld", (long long)rows), ox_cg_snprintf(lim, sizeof lim, "%lld$L", (long long)rows);
-	char ds[32] = "the run's length";
-	if (!rtD)
-		ox_cg_snprintf(ds, sizeof ds, "%lld", (long long)D);
-	ox_buf_printf(t, "/* %s: %s of %s rows of %s, a warp each */\n"
-			 "__global__ void __launch_bounds__(128) %s(%s%s%s)\n"
-			 "{\n"
-			 "\tconst $I row = ($I)blockIdx.x * 4 + threadIdx.x / 32;\n"
-			 "\tconst int lane = threadIdx.x %% 32;\n",
-		      fname, op, rs, ds, kname, params, rtD ? ", const $I ox_len" : "",
-		      rt ? ", const $I ox_rows" : "");
-	ox_buf_printf(t, "\tif (row >= %s)\n"
-			 "\t\treturn;\n",
-		      lim);
-}
-
-/* warp_rows' launch, 4 rows a block, args its arguments before ox_len
- * (a run-time D) and ox_rows */
-static void rows_launch(ox_cg *cg, ox_graph *g, const char *kname, ox_dim rows, ox_dim D, const char *args)
-{
-	char a[400];
-	if (ox_dim_is_rt(g, D)) {
-		ox_cg_snprintf(a, sizeof a, "%s, (long)%s", args, ox_cg_dim(cg, D));
-		args = a;
-	}
-	if (!ox_dim_is_rt(g, rows))
-		ox_cg_printf(cg, "\tOX_LAUNCH(%s, %lld, 128, 0, ox_st, %s);\n", kname, (long long)((rows + 3) / 4), args);
-	else {
-		char b[440];
-		ox_cg_snprintf(b, sizeof b, "%s, ox_n", args);
-		ox_cu_launch_rt(cg, kname, rows, 4, 128, b);
-	}
-}
-
 /* the rows of x before axis ax, the axes from ax on constants: 0 when not */
 static int rows_of(ox_graph *g, const ox_value *x, int ax, ox_dim *rows)
 {
@@ -316,7 +267,7 @@ void ox_cu_norm_kernel(ox_cg *cg, ox_graph *g, ox_node *n, const char *kname, ox
 			double eps, int b, int ym, int yi, const char *args)
 {
 	ox_buf t = ox_cu_kbuf(g, n);
-	warp_rows(&t, g, cg->fname, rms ? "RMSNormalization" : "LayerNormalization", rows, D, kname,
+	ox_cu_warp_rows(&t, g, cg->fname, rms ? "RMSNormalization" : "LayerNormalization", rows, D, kname,
 		  ym || yi ? "const OX_T *__restrict__ x, const OX_T *__restrict__ sc,\n"
 			     "\t\tconst OX_T *__restrict__ b, OX_T *__restrict__ y, float *__restrict__ ym, float *__restrict__ yi"
 			   : "const OX_T *__restrict__ x, const OX_T *__restrict__ sc,\n"
@@ -327,7 +278,7 @@ void ox_cu_norm_kernel(ox_cg *cg, ox_graph *g, ox_node *n, const char *kname, ox
 	ox_cu_norm_row(&t, "\t", "lane", "sc", b ? "b" : NULL, rms, D, eps, "OX_LD(%s)");
 	ox_buf_printf(&t, "%s%s%s%s}\n\n", ym || yi ? "\tif (lane == 0) {\n" : "", ym ? "\t\tym[row] = mean;\n" : "",
 		      yi ? "\t\tyi[row] = inv;\n" : "", ym || yi ? "\t}\n" : "");
-	rows_launch(cg, g, kname, rows, D, args);
+	ox_cu_rows_launch(cg, g, kname, rows, D, args);
 	ox_cu_finish(cg, kname, &t);
 }
 
@@ -404,7 +355,7 @@ int ox_cu_emit_softmax(ox_cg *cg, ox_graph *g, ox_node *n)
 		return ox_cu_emit_map(cg, g, n);
 	}
 	char len[48];
-	warp_rows(&t, g, cg->fname, n->optype, rows, D, kname, "const OX_T *__restrict__ x, OX_T *__restrict__ y", len,
+	ox_cu_warp_rows(&t, g, cg->fname, n->optype, rows, D, kname, "const OX_T *__restrict__ x, OX_T *__restrict__ y", len,
 		  sizeof len);
 	ox_buf_printf(&t, "\tconst OX_T *xr = x + row * %s;\n\tOX_T *yr = y + row * %s;\n"
 			  "\tfloat m = -INFINITY;\n\tfor ($I i = lane; i < %s; i += 32) {\n"
@@ -416,7 +367,7 @@ int ox_cu_emit_softmax(ox_cg *cg, ox_graph *g, ox_node *n)
 			  "\tfor ($I i = lane; i < %s; i += 32)\n\t\tyr[i] = OX_ST(%s);\n}\n\n",
 		      len, len, len, len, log ? "\tconst float ls = logf(s);\n" : "", len,
 		      log ? "(OX_LD(xr[i]) - m) - ls" : "expf(OX_LD(xr[i]) - m) / s");
-	rows_launch(cg, g, kname, rows, D, "in0, out0");
+	ox_cu_rows_launch(cg, g, kname, rows, D, "in0, out0");
 	ox_cu_finish(cg, kname, &t);
 	return 0;
 }
@@ -572,13 +523,13 @@ int ox_cu_emit_reduce(ox_cg *cg, ox_graph *g, ox_node *n)
 		ox_cu_finish(cg, kname, &t);
 		return 0;
 	}
-	warp_rows(&t, g, cg->fname, n->optype, rows, D, kname, "const OX_T *__restrict__ x, OX_T *__restrict__ y", NULL, 0);
+	ox_cu_warp_rows(&t, g, cg->fname, n->optype, rows, D, kname, "const OX_T *__restrict__ x, OX_T *__restrict__ y", NULL, 0);
 	ox_buf_printf(&t, "\tconst OX_T *xr = x + row * %s;\n", len);
 	red_start(cg, &t, &rd, len, "+= 32", "xr[j]", 1);
 	red_loop(cg, &t, &rd, "lane", len, "+= 32", "xr[j]", 0);
 	red_shuffle(cg, &t, &rd, 0);
 	ox_buf_printf(&t, "\tif (lane == 0)\n\t\ty[row] = %s;\n}\n\n", res);
-	rows_launch(cg, g, kname, rows, D, "in0, out0");
+	ox_cu_rows_launch(cg, g, kname, rows, D, "in0, out0");
 	ox_cu_finish(cg, kname, &t);
 	return 0;
 }
