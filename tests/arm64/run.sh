@@ -23,6 +23,10 @@
 #       inputs: the same bits as the host's --cpu generic program, and
 #       those of INT8_ORT and the convolutions within one quantization
 #       step of ONNX Runtime (tests/e2e/quant/check.py cmp, as make int8);
+#     - run-time shapes (--cpu armv8-a): make dyn's MatMulNBits and
+#       one-batch GroupQueryAttention models (DYN: the prefill's panels on
+#       the NEON micro-kernel, the decode's blocks) at their sizes against
+#       ONNX Runtime (tests/e2e/dyn.sh with DYN_EMU);
 #  3. riscv64, --cpu generic (vf.c's vector extensions, no vector unit):
 #     the backend tests every 27th from the 3rd and two zoo models (ZOO_RV).
 # Speed under qemu means nothing (bench/arm_insns.sh counts instructions).
@@ -32,7 +36,7 @@
 #                                   ZOO_DIR/int8/resnet18_int8.onnx is made
 #                                   as make cuda makes it when absent)
 #
-# PARTS (default "vmath conformance zoo int8") runs some of them. Each part
+# PARTS (default "vmath conformance zoo int8 dyn") runs some of them. Each part
 # prints its seconds. Exit status 1 when anything fails, 2 on setup errors.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
@@ -60,7 +64,7 @@ for c in aarch64-linux-gnu-gcc riscv64-linux-gnu-gcc qemu-aarch64 qemu-riscv64; 
 done
 mkdir -p "$B" || exit 2
 fail=0
-PARTS=${PARTS:-vmath conformance zoo int8}
+PARTS=${PARTS:-vmath conformance zoo int8 dyn}
 part() { case " $PARTS " in *" $1 "*) SECONDS=0; return 0 ;; esac; return 1; }
 took() { echo "arm64: $1 took $SECONDS s"; }
 
@@ -179,6 +183,14 @@ if part zoo; then
 	done
 	each zoo_one "${zoo[@]}" || fail=1
 	took "the zoo"
+fi
+
+# ---- run-time shapes ----
+DYN=${DYN:-contrib_nbits contrib_gqa1}
+if part dyn; then
+	CC=aarch64-linux-gnu-gcc ONNXCC_FLAGS="--cpu $A64" DYN_EMU="$(emu aarch64 $A64)" \
+		tests/e2e/dyn.sh $B/dyn "^($(echo $DYN | tr ' ' '|'))\$" || fail=1
+	took "the run-time shapes"
 fi
 
 # ---- int8 models ----

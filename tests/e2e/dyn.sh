@@ -53,6 +53,9 @@ FILTER=${2:-}
 PY=/usr/bin/python3
 ONNXCC=${ONNXCC:-./onnxcc}
 ONNXCC_FLAGS=${ONNXCC_FLAGS:-}
+# DYN_EMU: a command the programs run under (tests/arm64/run.sh: qemu-user,
+# the programs cross-built by onnxcc --build with $CC)
+DYN_EMU=${DYN_EMU:-}
 OXCMP=${OXCMP:-tests/e2e/oxcmp}
 LIST=${DYN_LIST:-tests/e2e/dyn.txt}
 DYN_CUDA_PARALLEL=${DYN_CUDA_PARALLEL:-cnn_dynbatch transformer_dynseq detector_dynimg loop_trips if_shapes silero_vad bert_dynseq encoder_dynmask vit_dynbatch gpt_dynseq unet_dynimg wav_dynlen rnn_dynseq decoder_dynseq llama_dynseq mobile_dynbatch contrib_dynseq contrib_mha contrib_bert contrib_gpt2 contrib_nbits contrib_gqa contrib_gqa1 contrib_f16_dynseq contrib_f16_mha contrib_f16_nbits contrib_f16_gqa contrib_f16_llama contrib_gqa_win contrib_gbq contrib_bias}
@@ -97,6 +100,7 @@ fi
 row() { printf "%-20s %-26s %12s  %s\n" "$@"; }
 # one model's line of the list: its rows on stdout, its failures' details
 # in $d/details.txt, "PASSED FAILED" in $d/counts.txt
+# shellcheck disable=SC2086 # ($DYN_EMU: a command and its options, split)
 one_model() {
 	local name flags runs rtol d pass=0 fail=0 details=''
 	IFS='|' read -r name flags runs rtol <<< "$1"
@@ -146,7 +150,7 @@ one_model() {
 		k=0
 		while [ -f "$r/in/input_$k.npy" ]; do ins+=("$r/in/input_$k.npy"); k=$((k + 1)); done
 		if [ -z "$status" ] && [ $refuse = 1 ]; then
-			if "$d/c/net" "${ins[@]}" -o "$r/out" > "$r/run.log" 2>&1; then
+			if $DYN_EMU "$d/c/net" "${ins[@]}" -o "$r/out" > "$r/run.log" 2>&1; then
 				status=NOT-REFUSED log=$r/run.log
 			elif grep -q "not ones the program was compiled for\|expected .* found" "$r/run.log"; then
 				status=refused
@@ -158,7 +162,7 @@ one_model() {
 			[ -f "$d/twin.onnx" ] && ref=$d/twin.onnx
 			if ! node tools/ort_run.js "$ref" "${ins[@]}" -o "$r/ref" > "$r/ort.log" 2>&1; then
 				status=REF-FAIL log=$r/ort.log
-			elif ! timeout 300 "$d/c/net" "${ins[@]}" -o "$r/out" > "$r/run.log" 2>&1; then
+			elif ! timeout 300 $DYN_EMU "$d/c/net" "${ins[@]}" -o "$r/out" > "$r/run.log" 2>&1; then
 				status=RUN-FAIL log=$r/run.log
 			else
 				status=ok
