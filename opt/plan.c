@@ -140,7 +140,10 @@ static int split_view(ox_graph *g, const ox_node *n, int k, const ox_value *x, i
 	return 1;
 }
 
-/* Gather of one constant index along an axis whose outer dims are all 1. */
+/* Gather of one constant index along an axis whose outer dims are all 1.
+ * Index 0 is x's first elements: offset 0 whatever the other dims, with
+ * run-time dims too (the keys of a stacked [2, ...] KV cache); another
+ * needs x's shape constant. */
 static int gather_view(ox_graph *g, const ox_node *n, const ox_value *x, const ox_value *y, int64_t *elem)
 {
 	const ox_tensor *t = ox_in_const(g, n, 1);
@@ -149,10 +152,13 @@ static int gather_view(ox_graph *g, const ox_node *n, const ox_value *x, const o
 	int axis = ox_norm_axis(ox_attr_int(n, "axis", 0), x->shape.rank);
 	if (axis < 0)
 		return 0;
-	int64_t inner = 1, idx = ox_tensor_get_i64(t, 0), d = x->shape.d[axis];
 	for (int i = 0; i < axis; i++)
 		if (x->shape.d[i] != 1)
 			return 0;
+	int64_t inner = 1, idx = ox_tensor_get_i64(t, 0), d = x->shape.d[axis];
+	*elem = 0;
+	if (!ox_shape_is_const(&x->shape) || !ox_shape_is_const(&y->shape))
+		return idx == 0;
 	for (int i = axis + 1; i < x->shape.rank; i++)
 		inner *= x->shape.d[i];
 	if (idx < 0)
@@ -160,24 +166,6 @@ static int gather_view(ox_graph *g, const ox_node *n, const ox_value *x, const o
 	if (idx < 0 || idx >= d || ox_shape_numel(&y->shape) != inner)
 		return 0;
 	*elem = idx * inner;
-	return 1;
-}
-
-/* A Gather of the constant index 0 along an axis whose outer dims are all
- * 1: x's first elements, a view at offset 0 whatever the other dims
- * (with run-time dims too: the keys of a stacked [2, ...] KV cache) */
-static int gather_first(ox_graph *g, const ox_node *n, const ox_value *x, const ox_value *y)
-{
-	const ox_tensor *t = ox_in_const(g, n, 1);
-	if (n->op != OX_OP_Gather || !t || ox_tensor_numel(t) != 1 || t->shape.rank || !ox_dtype_is_int(t->dtype) ||
-	    ox_tensor_get_i64(t, 0) != 0 || y->shape.rank != x->shape.rank - 1)
-		return 0;
-	int axis = ox_norm_axis(ox_attr_int(n, "axis", 0), x->shape.rank);
-	if (axis < 0)
-		return 0;
-	for (int i = 0; i < axis; i++)
-		if (x->shape.d[i] != 1)
-			return 0;
 	return 1;
 }
 
@@ -230,15 +218,15 @@ int ox_plan_view(ox_graph *g, const ox_node *n, int k, int64_t *off)
 	/* with run-time dims: the reshape-like ops, whose element count the
 	 * inference (or, for dims read from data, the node at run time)
 	 * checked to be their input's, a Slice or Gather of x's first elements
-	 * (prefix_view, gather_first), and a Reorder whose two layouts are the same bytes
+	 * (prefix_view, gather_view), and a Reorder whose two layouts are the same bytes
 	 * (reorder_view: its run-time dim the batch); other offsets would be
 	 * run-time values */
+	int64_t elem = 0;
 	if (!ox_shape_is_const(&x->shape) || !ox_shape_is_const(&y->shape))
 		return k == 0 && (n->op == OX_OP_Reorder ? reorder_view(n, x, y)
 						       : ((ox_ops[n->op].flags & OX_F_VIEW) || prefix_view(g, n, x, y) ||
-							  gather_first(g, n, x, y)) &&
+							  (n->op == OX_OP_Gather && gather_view(g, n, x, y, &elem))) &&
 								 !x->layout && !y->layout);
-	int64_t elem = 0;
 	int ok = 0;
 	if (ox_ops[n->op].flags & OX_F_VIEW)
 		ok = k == 0 && ox_shape_numel(&x->shape) == ox_shape_numel(&y->shape);
