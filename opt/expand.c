@@ -1625,10 +1625,10 @@ static void attend(ox_graph *g, const char *nm, int dt, const ox_id *qkv, ox_id 
 		attr_float(g, at, "scale", scale->f);
 }
 
-/* x[..., off:off + w] of a 3-D x, and its last dim's size w */
-static ox_id last_slice(ox_graph *g, const char *nm, ox_id x, int64_t off, int64_t w)
+/* x's [off, off + w) along axis */
+static ox_id slice_on(ox_graph *g, const char *nm, ox_id x, int64_t axis, int64_t off, int64_t w)
 {
-	const int64_t end = off + w, axis = -1;
+	const int64_t end = off + w;
 	ox_id sin[4] = {x, ox_expand_const_i64(g, "start", &off, 1, 0), ox_expand_const_i64(g, "end", &end, 1, 0),
 			ox_expand_const_i64(g, "axes", &axis, 1, 0)};
 	return ox_expand_out(g, ox_expand_add_node(g, OX_OP_Slice, nm, 13, 4, sin, 1, NULL));
@@ -1705,12 +1705,9 @@ static int expand_mha(ox_graph *g, ox_id nid, ox_id *in, int nin, const ox_id *o
 	const ox_id bias = mha ? in[3] : -1;
 	for (int t = 0, off = 0; t < 3; off += (int)w[t], t++) {
 		if (!mha)
-			qkv[t] = last_slice(g, nm, x, off, w[t]);
+			qkv[t] = slice_on(g, nm, x, -1, off, w[t]);
 		else if (bias >= 0) {
-			const int64_t o = off, e = off + w[t];
-			ox_id sin[3] = {bias, ox_expand_const_i64(g, "start", &o, 1, 0), ox_expand_const_i64(g, "end", &e, 1, 0)};
-			ox_id b = ox_expand_out(g, ox_expand_add_node(g, OX_OP_Slice, nm, 13, 3, sin, 1, NULL));
-			qkv[t] = ox_expand_out(g, contrib_node(g, OX_OP_Add, nm, 14, qkv[t], b, -1));
+			qkv[t] = ox_expand_out(g, contrib_node(g, OX_OP_Add, nm, 14, qkv[t], slice_on(g, nm, bias, -1, off, w[t]), -1));
 		}
 	}
 	if (!mha && in[4] >= 0) {
@@ -1889,9 +1886,9 @@ static int expand_gqa(ox_graph *g, ox_id nid, const ox_id *in, const ox_id *out)
 		const int64_t d = q->shape.d[2] / (hq + 2 * hkv);
 		if (d * (hq + 2 * hkv) != q->shape.d[2])
 			return ox_error(g, n, "a packed QKV's hidden size is not a multiple of num_heads + 2 kv_num_heads");
-		qkv[0] = last_slice(g, nm, in[0], 0, hq * d);
-		qkv[1] = last_slice(g, nm, in[0], hq * d, hkv * d);
-		qkv[2] = last_slice(g, nm, in[0], (hq + hkv) * d, hkv * d);
+		qkv[0] = slice_on(g, nm, in[0], -1, 0, hq * d);
+		qkv[1] = slice_on(g, nm, in[0], -1, hq * d, hkv * d);
+		qkv[2] = slice_on(g, nm, in[0], -1, (hq + hkv) * d, hkv * d);
 	}
 	/* past_b, int64 [batch, 1] */
 	const int64_t ax1 = 1, ax13[2] = {1, 3};
@@ -1926,14 +1923,7 @@ static int expand_gqa(ox_graph *g, ox_id nid, const ox_id *in, const ox_id *out)
 		const int one = !ox_dim_is_rt(g, q->shape.d[0]) && q->shape.d[0] == 1;
 		ox_id cin[3] = {in[2 + t], h4[t], -1};
 		if (one) {
-			const int64_t z0 = 0, z1 = 1, a2 = 2;
-			ox_id sin[4] = {h4[t], ox_expand_const_i64(g, "start", &z0, 1, 0), ox_expand_const_i64(g, "end", &z1, 1, 0),
-					ox_expand_const_i64(g, "axes", &a2, 1, 0)};
-			ox_id row = ox_expand_out(g, ox_expand_add_node(g, OX_OP_Slice, nm, 13, 4, sin, 1, NULL));
-			ox_shape s1 = {1, {1}};
-			ox_tensor *f = ox_ir_new_tensor(g, OX_BOOL, &s1);
-			ox_tensor_set_f64(f, 0, 0);
-			ox_id fin[3] = {ox_ir_add_const(g, ox_expand_name(g, "false"), f), row, scalar(g, dt, 0)};
+			ox_id fin[3] = {scalar(g, OX_BOOL, 0), slice_on(g, nm, h4[t], 2, 0, 1), scalar(g, dt, 0)};
 			cin[2] = ox_expand_out(g, ox_expand_add_node(g, OX_OP_Where, nm, 16, 3, fin, 1, NULL));
 		}
 		ox_id c = ox_expand_add_node(g, OX_OP_Concat, nm, 13, 2 + one, cin, 1, NULL);
@@ -2078,7 +2068,7 @@ static int expand_gbq(ox_graph *g, ox_id nid, const ox_id *in, const ox_id *out)
 		if (z >= 0) {
 			z = gbq_unpack(g, nm, z, ro, bits);
 			if (sc->shape.d[qa] % (8 / bits))
-				z = last_slice(g, nm, z, 0, sc->shape.d[qa]);
+				z = slice_on(g, nm, z, -1, 0, sc->shape.d[qa]);
 		}
 	}
 	if (u8 && z < 0) /* 2^(bits - 1), one per block */
@@ -2110,8 +2100,8 @@ static int expand_bias(ox_graph *g, ox_id nid, const ox_id *in, const ox_id *out
 	if (d < 0 || d % 2)
 		return ox_error(g, n, "X must be 3-D, its last dim even and known at compile time");
 	ox_id xb = ox_expand_out(g, contrib_node(g, OX_OP_Add, nm, 14, in[0], in[1], -1));
-	ox_id ge = ox_expand_out(g, contrib_node(g, OX_OP_Gelu, nm, 20, last_slice(g, nm, xb, d / 2, d / 2), -1, -1));
-	contrib_node(g, OX_OP_Mul, nm, 14, last_slice(g, nm, xb, 0, d / 2), ge, out[0]);
+	ox_id ge = ox_expand_out(g, contrib_node(g, OX_OP_Gelu, nm, 20, slice_on(g, nm, xb, -1, d / 2, d / 2), -1, -1));
+	contrib_node(g, OX_OP_Mul, nm, 14, slice_on(g, nm, xb, -1, 0, d / 2), ge, out[0]);
 	return 0;
 }
 
