@@ -217,7 +217,7 @@ OX_STATIC OX_UNUSED void ox_mmnb_panel(const uint8_t *restrict B, const float *r
 {
 	const long nb = (K + bs - 1) / bs, blob = bs * bits / 8, zrow = (nb * bits + 7) / 8;
 	long j0 = 0, kv = 0;
-#if OX_MMNB_AVX512 && OX_MMNB_F32_$S
+#if OX_MMNB_AVX512
 	const int per = 32 / bits; /* values a word */
 	kv = (K - k0 < kc ? K - k0 : kc) / per * per; /* (whole words inside K) */
 	const __m512i cols = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
