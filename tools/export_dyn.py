@@ -514,14 +514,22 @@ def save_contrib(g, path):
     save(tg, os.path.join(os.path.dirname(path), "twin.onnx"))
 
 
+def normal_init(r, dt=np.float32, scale=0.2):
+    """w(name, *shape, scale, offset): an initializer of r's normal draws
+    times scale plus offset, of type dt (the contrib_ models' weights)"""
+    from onnx import numpy_helper as nh
+
+    def w(name, *shape, scale=scale, offset=0.0):
+        return nh.from_array((r.standard_normal(shape) * scale + offset).astype(dt), name)
+    return w
+
+
 def contrib_dynseq(path, name="contrib_dynseq", dt=np.float32):
     """the contrib_dynseq model (above), written with onnx.helper, its
     floats of type dt"""
     from onnx import helper as h, numpy_helper as nh, TensorProto as T
     r = np.random.RandomState(SEED)
-
-    def w(name, *shape, scale=0.2, offset=0.0):
-        return nh.from_array((r.standard_normal(shape) * scale + offset).astype(dt), name)
+    w = normal_init(r, dt)
     inits = [w("w0", 32, 32), w("g1", 32, offset=1.0), w("be1", 32), w("bi1", 32), w("w1", 32, 64), w("b1", 64),
              w("w2", 32, 64), w("b2", 64), w("w3", 64, 32, scale=0.1), w("g2", 32, offset=1.0), w("bi2", 32),
              w("g3", 32, offset=1.0)]
@@ -550,11 +558,9 @@ def contrib_dynseq(path, name="contrib_dynseq", dt=np.float32):
 def contrib_mha(path, name="contrib_mha", dt=np.float32):
     """the contrib_mha model (above), written with onnx.helper, its floats
     of type dt"""
-    from onnx import helper as h, numpy_helper as nh, TensorProto as T
+    from onnx import helper as h, TensorProto as T
     r = np.random.RandomState(SEED)
-
-    def w(name, *shape):
-        return nh.from_array((r.standard_normal(shape) * 0.2).astype(dt), name)
+    w = normal_init(r, dt)
     inits = [w(n, 32, 32) for n in ("wq", "wk", "wv", "wq2", "wk2", "wv2", "wo")] + [w("bqkv", 96)]
     N, MS, F = h.make_node, "com.microsoft", tensor_type(dt)
     nodes = [N("MatMul", ["x", "wq"], ["q1"]), N("MatMul", ["x", "wk"], ["k1"]), N("MatMul", ["x", "wv"], ["v1"]),
@@ -573,11 +579,9 @@ def contrib_mha(path, name="contrib_mha", dt=np.float32):
 
 def contrib_bert(path):
     """the contrib_bert model (above), written with onnx.helper"""
-    from onnx import helper as h, numpy_helper as nh, TensorProto as T
+    from onnx import helper as h, TensorProto as T
     r = np.random.RandomState(SEED)
-
-    def w(name, *shape, scale=0.2, offset=0.0):
-        return nh.from_array((r.standard_normal(shape) * scale + offset).astype(np.float32), name)
+    w = normal_init(r)
     inits = [w("wqkv", 32, 96), w("bqkv", 96), w("wo", 32, 32), w("bo", 32), w("g1", 32, offset=1.0), w("b1", 32),
              w("wi", 32, 64), w("bi", 64), w("wd", 64, 32, scale=0.1), w("bd", 32), w("g2", 32, offset=1.0),
              w("b2", 32), w("word", 100, 32, scale=0.5), w("posemb", 64, 32, scale=0.5), w("segemb", 100, 32, scale=0.5),
@@ -601,11 +605,9 @@ def contrib_bert(path):
 
 def contrib_gpt2(path):
     """the contrib_gpt2 model (above), written with onnx.helper"""
-    from onnx import helper as h, numpy_helper as nh, TensorProto as T
+    from onnx import helper as h, TensorProto as T
     r = np.random.RandomState(SEED)
-
-    def w(name, *shape):
-        return nh.from_array((r.standard_normal(shape) * 0.2).astype(np.float32), name)
+    w = normal_init(r)
     N, MS = h.make_node, "com.microsoft"
     nodes = [N("Attention", ["x", "wqkv", "bqkv", "", "past"], ["a", "present"], domain=MS, num_heads=4,
                unidirectional=1),
@@ -756,11 +758,9 @@ def contrib_gbq(path):
 
 def contrib_bias(path):
     """the contrib_bias model (above), written with onnx.helper"""
-    from onnx import helper as h, numpy_helper as nh, TensorProto as T
+    from onnx import helper as h, TensorProto as T
     r = np.random.RandomState(SEED)
-
-    def w(name, *shape):
-        return nh.from_array((r.standard_normal(shape) * 0.2).astype(np.float32), name)
+    w = normal_init(r)
     N, MS = h.make_node, "com.microsoft"
     nodes = [N("MatMul", ["x", "w1"], ["h"]), N("BiasAdd", ["h", "b1", "x"], ["a"], domain=MS),
              N("MatMul", ["a", "w2"], ["u"]), N("BiasSplitGelu", ["u", "b2"], ["y"], domain=MS)]
@@ -774,9 +774,7 @@ def contrib_gqa_win(path):
     """the contrib_gqa_win model (above), written with onnx.helper"""
     from onnx import helper as h, numpy_helper as nh, TensorProto as T
     r = np.random.RandomState(SEED)
-
-    def w(name, *shape):
-        return nh.from_array((r.standard_normal(shape) * 0.5).astype(np.float32), name)
+    w = normal_init(r, scale=0.5)
 
     def i64(name, v):
         return nh.from_array(np.array(v, np.int64), name)
@@ -808,7 +806,7 @@ def contrib_gqa_win(path):
 def contrib_nbits(path, name="contrib_nbits", dt=np.float32):
     """the contrib_nbits model (above), written with onnx.helper, A, the
     scales, float zero points and bias of type dt"""
-    from onnx import helper as h, numpy_helper as nh, TensorProto as T
+    from onnx import helper as h, numpy_helper as nh
     r = np.random.RandomState(SEED)
     N, MS, inits, nodes, x = h.make_node, "com.microsoft", [], [], "x"
     F = tensor_type(dt)
@@ -877,6 +875,21 @@ def contrib_llama(path, name="contrib_llama", dt=np.float16):
                      [vi("y", F, ["batch", "seq", 64]), vi("present_key", F, ["batch", 2, "total", 16]),
                       vi("present_value", F, ["batch", 2, "total", 16])], inits)
     save_contrib(g, path)
+
+
+# the contrib_ models' builders (onnx.helper); contrib_gqa1 is contrib_gqa
+# compiled for one batch (dyn.txt), the contrib_f16_ ones the builders in f16
+CONTRIB = {
+    "contrib_dynseq": contrib_dynseq, "contrib_mha": contrib_mha, "contrib_bert": contrib_bert,
+    "contrib_gpt2": contrib_gpt2, "contrib_nbits": contrib_nbits, "contrib_dynq": contrib_dynq,
+    "contrib_gqa": contrib_gqa, "contrib_gqa1": contrib_gqa, "contrib_gbq": contrib_gbq, "contrib_bias": contrib_bias,
+    "contrib_gqa_win": contrib_gqa_win,
+    "contrib_f16_dynseq": lambda p: contrib_dynseq(p, "contrib_f16_dynseq", np.float16),
+    "contrib_f16_mha": lambda p: contrib_mha(p, "contrib_f16_mha", np.float16),
+    "contrib_f16_nbits": lambda p: contrib_nbits(p, "contrib_f16_nbits", np.float16),
+    "contrib_f16_gqa": lambda p: contrib_gqa(p, "contrib_f16_gqa", np.float16),
+    "contrib_f16_llama": lambda p: contrib_llama(p, "contrib_f16_llama", np.float16),
+}
 
 
 def export(name, outdir):
@@ -963,36 +976,8 @@ def export(name, outdir):
                           dynamic_axes={"tgt": {0: "tgt"}, "mem": {0: "src"}, "out": {0: "tgt"}})
     elif name == "ocr_dynwidth":
         ocr_dynwidth(path)
-    elif name == "contrib_dynseq":
-        contrib_dynseq(path)
-    elif name == "contrib_mha":
-        contrib_mha(path)
-    elif name == "contrib_bert":
-        contrib_bert(path)
-    elif name == "contrib_gpt2":
-        contrib_gpt2(path)
-    elif name == "contrib_nbits":
-        contrib_nbits(path)
-    elif name == "contrib_dynq":
-        contrib_dynq(path)
-    elif name in ("contrib_gqa", "contrib_gqa1"):  # (contrib_gqa1: compiled for one batch, dyn.txt)
-        contrib_gqa(path)
-    elif name == "contrib_f16_dynseq":
-        contrib_dynseq(path, name, np.float16)
-    elif name == "contrib_f16_mha":
-        contrib_mha(path, name, np.float16)
-    elif name == "contrib_f16_nbits":
-        contrib_nbits(path, name, np.float16)
-    elif name == "contrib_f16_gqa":
-        contrib_gqa(path, name, np.float16)
-    elif name == "contrib_f16_llama":
-        contrib_llama(path, name, np.float16)
-    elif name == "contrib_gbq":
-        contrib_gbq(path)
-    elif name == "contrib_bias":
-        contrib_bias(path)
-    elif name == "contrib_gqa_win":
-        contrib_gqa_win(path)
+    elif name in CONTRIB:
+        CONTRIB[name](path)
     else:
         raise SystemExit("export_dyn: unknown model " + name)
     mo = onnx.load(path)
